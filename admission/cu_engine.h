@@ -1,0 +1,142 @@
+/*
+ * cu_engine.h - the admission engine: Kueue's quota model and scheduling
+ * cycle, with no I/O. `cueue simulate`, the benchmark and (later) the
+ * controller all drive this one API.
+ *
+ * Ownership: the engine borrows the cu_world (and the objects in it) it was
+ * loaded from; the world must outlive the engine. Workloads added with
+ * cu_engine_add_workload are borrowed the same way. Views returned by the
+ * cu_engine_*_info functions are engine-owned and valid until the next
+ * call that changes the engine.
+ */
+#ifndef CU_ENGINE_H
+#define CU_ENGINE_H
+
+#include "cu_objects.h"
+
+typedef struct cu_engine cu_engine;
+
+typedef struct cu_engine_opts {
+    cu_clock clock;          /* time source for admission timestamps */
+    int one_head_per_cycle;  /* 1: Kueue's exact loop, one head per
+                                ClusterQueue per cycle. 0 (default):
+                                Cueue's cycle, which runs Kueue's rounds
+                                back to back without rebuilding state and
+                                drains a ClusterQueue alone in its cohort
+                                tree; identical results, fewer cycles. */
+    int fair_sharing;        /* reserved for issue 3 */
+} cu_engine_opts;
+
+/* Returns a new empty engine; caller frees with cu_engine_free. */
+cu_engine *cu_engine_new(const cu_engine_opts *opts);
+void cu_engine_free(cu_engine *e);
+
+/* Builds flavors, the cohort tree, ClusterQueues and LocalQueues from w,
+ * then adds every workload of w (those holding quota count from the
+ * start). Problems that Kueue reports as status (missing flavor, cohort
+ * cycle, missing LocalQueue) are not errors: they show up as inactive
+ * queues and pending reasons. Borrows w. */
+cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d);
+
+/* Adds one workload (borrowed; must outlive the engine). Its priority is
+ * resolved against the loaded world. Returns its index, or -1 on OOM. */
+int cu_engine_add_workload(cu_engine *e, const cu_workload *wl);
+
+/* Marks workload idx finished: its quota is released and inadmissible
+ * workloads of its cohort tree are requeued. */
+cu_err cu_engine_finish(cu_engine *e, int idx);
+
+typedef struct cu_cycle_stats {
+    int rounds;          /* Kueue-equivalent cycles run inside this cycle */
+    int heads;           /* workloads considered */
+    int admitted;        /* admissions made */
+    int inadmissible;    /* moved to the inadmissible set */
+    int progress;        /* 1 if anything changed */
+} cu_cycle_stats;
+
+/* Runs one scheduling cycle. st may be NULL. */
+cu_err cu_engine_cycle(cu_engine *e, cu_cycle_stats *st);
+
+/* Runs cycles until one makes no progress or max_cycles ran. Returns the
+ * number of cycles run (the last, idle one included). */
+int cu_engine_run(cu_engine *e, int max_cycles);
+
+/* Checks that every node's usage equals the sum of its admitted workloads
+ * and that no ClusterQueue or cohort exceeds its limits. Returns CU_OK or
+ * CU_EINVAL with the first violation in d. */
+cu_err cu_engine_check_invariants(const cu_engine *e, cu_diag *d);
+
+/* ---- read-only views ---- */
+typedef struct cu_fr_usage {
+    const char *flavor, *resource;
+    int64_t total;       /* reserved by workloads holding quota (milli) */
+    int64_t borrowed;    /* part of total above the node's own quota */
+    int64_t nominal;
+    int has_blimit; int64_t blimit;
+    int has_llimit; int64_t llimit;
+} cu_fr_usage;
+
+typedef struct cu_psa_info {
+    const char *name;
+    int32_t count;
+    size_t n;                 /* resources assigned */
+    const char **resources;   /* sorted by name */
+    const char **flavors;     /* flavor for resources[i] */
+    int64_t *usage;           /* total usage of resources[i] (milli) */
+} cu_psa_info;
+
+typedef struct cu_wl_info {
+    const cu_workload *obj;
+    const char *ns, *name;
+    const char *local_queue;
+    const char *cluster_queue;  /* NULL when the LocalQueue is missing */
+    int32_t priority;
+    int admitted;               /* holds quota (QuotaReserved=True) */
+    int finished;
+    size_t npsa; const cu_psa_info *psa;   /* when admitted */
+    int evictions;
+    const char *reason;         /* QuotaReserved=False reason, NULL if admitted */
+    const char *message;        /* why it is pending; NULL if admitted */
+    int64_t admitted_at_ms;     /* QuotaReserved transition time */
+    int position;               /* 0-based position in its ClusterQueue, -1 */
+} cu_wl_info;
+
+typedef struct cu_cq_info {
+    const char *name;
+    const cu_cluster_queue *obj;
+    const char *cohort;          /* NULL when none */
+    int active;
+    const char *reason, *message;  /* Active condition */
+    int pending, reserving, admitted;
+    size_t nusage; const cu_fr_usage *usage;  /* in resourceGroups order */
+} cu_cq_info;
+
+typedef struct cu_lq_info {
+    const char *ns, *name;
+    const cu_local_queue *obj;
+    const char *cluster_queue;
+    int active;
+    const char *reason, *message;
+    int pending, reserving, admitted;
+    size_t nusage; const cu_fr_usage *usage;  /* total only */
+} cu_lq_info;
+
+typedef struct cu_cohort_info {
+    const char *name;
+    const cu_cohort *obj;       /* NULL for an implicit cohort */
+    const char *parent;
+    int active;
+    size_t nusage; const cu_fr_usage *usage;
+} cu_cohort_info;
+
+/* Counts and views, in name order (workloads by "ns/name"). */
+size_t cu_engine_nworkloads(const cu_engine *e);
+const cu_wl_info *cu_engine_workload_info(cu_engine *e, size_t i);
+size_t cu_engine_ncqs(const cu_engine *e);
+const cu_cq_info *cu_engine_cq_info(cu_engine *e, size_t i);
+size_t cu_engine_nlqs(const cu_engine *e);
+const cu_lq_info *cu_engine_lq_info(cu_engine *e, size_t i);
+size_t cu_engine_ncohorts(const cu_engine *e);
+const cu_cohort_info *cu_engine_cohort_info(cu_engine *e, size_t i);
+
+#endif

@@ -1,0 +1,293 @@
+/*
+ * cu_objects.h - C structs for the Kueue and core Kubernetes objects Cueue
+ * reads, their decoders from cu_doc trees (kueue.x-k8s.io v1beta2, and
+ * v1beta1 mapped on read), validation by Kueue's rules, the Job -> Workload
+ * conversion and pod request arithmetic.
+ *
+ * Ownership: every object and every string in it is owned by the arena of
+ * the cu_world it was decoded into. Objects are immutable once decoded;
+ * the engine copies what it needs.
+ *
+ * Quantities are int64 milli-units (cu_quantity.h).
+ */
+#ifndef CU_OBJECTS_H
+#define CU_OBJECTS_H
+
+#include "cu_base.h"
+#include "cu_doc.h"
+#include "cu_quantity.h"
+
+#define CU_GROUP "kueue.x-k8s.io"
+#define CU_LABEL_QUEUE_NAME "kueue.x-k8s.io/queue-name"
+#define CU_LABEL_PRIORITY_CLASS "kueue.x-k8s.io/priority-class"
+#define CU_ANN_JOB_MIN_PARALLELISM "kueue.x-k8s.io/job-min-parallelism"
+
+typedef struct cu_kv { const char *key, *value; } cu_kv;
+typedef struct cu_kvs { size_t n; cu_kv *items; } cu_kvs;
+typedef struct cu_strs { size_t n; const char **items; } cu_strs;
+
+/* One resource amount; lists are kept sorted by name, names unique. */
+typedef struct cu_res { const char *name; int64_t milli; } cu_res;
+typedef struct cu_reslist { size_t n; cu_res *items; } cu_reslist;
+
+/* Returns the value in kvs for key, or NULL. */
+const char *cu_kvs_get(const cu_kvs *kvs, const char *key);
+/* Returns the amount for name in l (0 when absent). */
+int64_t cu_reslist_get(const cu_reslist *l, const char *name);
+
+typedef enum cu_tolop { CU_TOL_EQUAL = 0, CU_TOL_EXISTS } cu_tolop;
+typedef struct cu_toleration {
+    const char *key;      /* NULL/"" with Exists = tolerate everything */
+    cu_tolop op;
+    const char *value;    /* may be NULL */
+    const char *effect;   /* NULL/"" = all effects */
+} cu_toleration;
+
+typedef struct cu_taint { const char *key, *value, *effect; } cu_taint;
+
+typedef enum cu_selop {
+    CU_SEL_IN = 0, CU_SEL_NOTIN, CU_SEL_EXISTS, CU_SEL_DOESNOTEXIST,
+    CU_SEL_GT, CU_SEL_LT
+} cu_selop;
+typedef struct cu_selreq { const char *key; cu_selop op; cu_strs values; } cu_selreq;
+/* A node selector term: all requirements must hold. */
+typedef struct cu_selterm { size_t n; cu_selreq *reqs; } cu_selterm;
+
+/* metav1.LabelSelector. is_null: the field was absent or null. */
+typedef struct cu_labelsel {
+    int is_null;
+    cu_kvs match_labels;
+    size_t nexpr;
+    cu_selreq *exprs;     /* In, NotIn, Exists, DoesNotExist only */
+} cu_labelsel;
+
+/* Returns 1 if labels match sel (a null selector matches nothing, an
+ * empty one everything). */
+int cu_labelsel_matches(const cu_labelsel *sel, const cu_kvs *labels);
+
+typedef enum cu_kind {
+    CU_KIND_UNKNOWN = 0,
+    CU_KIND_RESOURCE_FLAVOR, CU_KIND_CLUSTER_QUEUE, CU_KIND_COHORT,
+    CU_KIND_LOCAL_QUEUE, CU_KIND_WORKLOAD, CU_KIND_WORKLOAD_PRIORITY_CLASS,
+    CU_KIND_JOB, CU_KIND_NAMESPACE, CU_KIND_PRIORITY_CLASS,
+    CU_KIND_CONFIGURATION
+} cu_kind;
+
+/* Returns "ClusterQueue" etc. */
+const char *cu_kind_name(cu_kind k);
+
+typedef struct cu_meta {
+    const char *api_version;  /* as written */
+    const char *name;
+    const char *ns;           /* NULL for cluster-scoped objects */
+    const char *uid;          /* may be NULL */
+    cu_kvs labels, annotations;
+    int64_t created_ms;       /* creationTimestamp; 0 if absent (see load) */
+    int has_created;
+    const char *file;         /* where it was read from */
+    int line;
+    size_t seq;               /* order of appearance across all inputs */
+} cu_meta;
+
+/* ---- quotas ---- */
+typedef struct cu_rquota {
+    const char *name;         /* resource */
+    int64_t nominal;
+    int has_blimit; int64_t blimit;
+    int has_llimit; int64_t llimit;
+} cu_rquota;
+typedef struct cu_fquota { const char *name; size_t n; cu_rquota *res; } cu_fquota;
+typedef struct cu_rgroup {
+    cu_strs covered;
+    size_t nflavors;
+    cu_fquota *flavors;
+} cu_rgroup;
+typedef struct cu_rgroups { size_t n; cu_rgroup *items; } cu_rgroups;
+
+typedef enum cu_queueing { CU_BEST_EFFORT_FIFO = 0, CU_STRICT_FIFO } cu_queueing;
+typedef enum cu_stop { CU_STOP_NONE = 0, CU_STOP_HOLD, CU_STOP_HOLD_AND_DRAIN } cu_stop;
+typedef enum cu_fung { CU_FUNG_MAY_STOP_SEARCH = 0, CU_FUNG_TRY_NEXT_FLAVOR } cu_fung;
+typedef enum cu_fpref {
+    CU_PREF_UNSET = 0, CU_PREF_BORROWING_OVER_PREEMPTION, CU_PREF_PREEMPTION_OVER_BORROWING
+} cu_fpref;
+typedef enum cu_ppolicy {
+    CU_PP_NEVER = 0, CU_PP_LOWER_PRIORITY, CU_PP_LOWER_OR_NEWER_EQUAL_PRIORITY, CU_PP_ANY
+} cu_ppolicy;
+
+typedef struct cu_resource_flavor {
+    cu_meta meta;
+    cu_kvs node_labels;
+    size_t ntaints; cu_taint *taints;
+    size_t ntols; cu_toleration *tols;
+    const char *topology_name;
+} cu_resource_flavor;
+
+typedef struct cu_cluster_queue {
+    cu_meta meta;
+    const char *cohort;           /* NULL when none (v1beta1 spec.cohort) */
+    cu_rgroups groups;
+    cu_queueing queueing;
+    cu_labelsel ns_selector;      /* is_null: selects no namespace */
+    struct {
+        cu_fung when_can_borrow;  /* default MayStopSearch */
+        cu_fung when_can_preempt; /* default TryNextFlavor */
+        cu_fpref preference;
+    } fungibility;
+    struct {
+        cu_ppolicy within_cq;     /* Never, LowerPriority, LowerOrNewerEqualPriority */
+        cu_ppolicy reclaim;       /* Never, LowerPriority, Any */
+        cu_ppolicy borrow_policy; /* Never, LowerPriority */
+        int has_threshold; int32_t threshold;
+    } preemption;
+    cu_stop stop_policy;
+    int64_t fs_weight;            /* milli; default 1000 */
+    int afs;                      /* admissionScope UsageBasedAdmissionFairSharing */
+} cu_cluster_queue;
+
+typedef struct cu_cohort {
+    cu_meta meta;
+    const char *parent;           /* NULL for a root */
+    cu_rgroups groups;
+    int64_t fs_weight;            /* milli; default 1000 */
+} cu_cohort;
+
+typedef struct cu_local_queue {
+    cu_meta meta;
+    const char *cluster_queue;
+    cu_stop stop_policy;
+    int64_t fs_weight;            /* milli; default 1000 */
+} cu_local_queue;
+
+typedef struct cu_podset {
+    const char *name;             /* default "main" */
+    int32_t count;                /* default 1 */
+    int has_min; int32_t min_count;
+    cu_reslist requests;          /* per pod, by the Kueue rules (no "pods") */
+    cu_kvs node_selector;
+    size_t nterms; cu_selterm *terms;   /* required node affinity (ORed) */
+    size_t ntols; cu_toleration *tols;
+    const char *priority_class_name;    /* template spec.priorityClassName */
+} cu_podset;
+
+typedef struct cu_psa {               /* status.admission.podSetAssignments[] */
+    const char *name;
+    int32_t count;
+    cu_kvs flavors;                   /* resource -> flavor */
+    cu_reslist usage;                 /* resourceUsage (total for the pod set) */
+} cu_psa;
+
+typedef struct cu_condition {
+    const char *type, *status, *reason, *message;
+    int64_t ltt_ms;
+} cu_condition;
+
+typedef struct cu_workload {
+    cu_meta meta;
+    const char *queue_name;
+    int has_priority; int32_t priority;     /* spec.priority */
+    const char *pc_group, *pc_kind, *pc_name; /* priorityClassRef (NULL when none) */
+    int active;                             /* default 1 */
+    size_t npodsets; cu_podset *podsets;
+    int has_admission;                      /* status.admission present */
+    const char *adm_cq;
+    size_t npsa; cu_psa *psa;
+    size_t nconds; cu_condition *conds;
+    const char *job_name;                   /* set when built from a Job */
+} cu_workload;
+
+typedef struct cu_wpc { cu_meta meta; int32_t value; const char *description; } cu_wpc;
+typedef struct cu_priority_class { cu_meta meta; int32_t value; int global_default; } cu_priority_class;
+typedef struct cu_namespace { cu_meta meta; } cu_namespace;
+
+/* The controller Configuration (config.kueue.x-k8s.io), the parts the
+ * engine uses. */
+typedef struct cu_config {
+    cu_meta meta;
+    int fair_sharing;
+    int manage_jobs_without_queue_name;
+} cu_config;
+
+/* Returns the condition of type in wl, or NULL. */
+const cu_condition *cu_workload_cond(const cu_workload *wl, const char *type);
+/* Returns 1 when wl holds quota: has_admission and QuotaReserved=True. */
+int cu_workload_has_quota(const cu_workload *wl);
+/* Returns 1 when wl has Finished=True. */
+int cu_workload_finished(const cu_workload *wl);
+
+#define CU_VEC(T) struct { size_t n, cap; T *items; }
+
+/* Everything read from the inputs. */
+typedef struct cu_world {
+    cu_arena arena;
+    CU_VEC(cu_resource_flavor *) flavors;
+    CU_VEC(cu_cluster_queue *) cqs;
+    CU_VEC(cu_cohort *) cohorts;
+    CU_VEC(cu_local_queue *) lqs;
+    CU_VEC(cu_workload *) workloads;   /* Workloads, including those built from Jobs */
+    CU_VEC(cu_wpc *) wpcs;
+    CU_VEC(cu_priority_class *) pcs;
+    CU_VEC(cu_namespace *) namespaces;
+    CU_VEC(cu_config *) configs;
+    size_t nseq;
+    cu_doc *docs_hint;                /* unused by the engine */
+} cu_world;
+
+/* Initializes an empty world. */
+void cu_world_init(cu_world *w);
+/* Frees the arena and the vectors. */
+void cu_world_free(cu_world *w);
+
+/* Decodes one document root into w: known kinds become objects (a Job with
+ * the queue-name label becomes a Workload; a Job without it is skipped with
+ * a warning), "List" kinds are expanded, unknown kinds are skipped with a
+ * warning naming FILE:LINE, kind and name. Structural problems (wrong
+ * type, bad quantity, unknown enum value) are errors in d naming kind,
+ * namespace/name, the field path and the problem; the object is then
+ * dropped and CU_EINVAL returned, but other objects are unaffected.
+ * Borrows doc (strings are copied into w's arena). */
+cu_err cu_world_decode(cu_world *w, const cu_doc *doc, cu_diag *d);
+
+/* Loads paths (files, or folders read recursively in name order taking
+ * *.yaml, *.yml, *.json) into w. A syntax error is reported as
+ * "FILE:LINE:COLUMN: message" and returns CU_ESYNTAX; decode errors are
+ * collected (all of them) and return CU_EINVAL. */
+cu_err cu_world_load(cu_world *w, const char *const *paths, size_t npaths, cu_diag *d);
+
+/* Validates every object by Kueue's rules and cross-object consistency
+ * that Kueue's webhooks check (not references to missing objects, which
+ * make queues inactive instead). Appends every problem to d as
+ * "Kind ns/name: field.path: problem". Returns CU_OK or CU_EINVAL. */
+cu_err cu_world_validate(const cu_world *w, cu_diag *d);
+
+/* Resolves each workload's priority: explicit spec.priority wins;
+ * otherwise priorityClassRef to a WorkloadPriorityClass or PriorityClass;
+ * otherwise a globalDefault PriorityClass; otherwise 0. A reference to a
+ * missing class is an error in d. Returns the priority via out. */
+cu_err cu_workload_priority(const cu_world *w, const cu_workload *wl,
+                            int32_t *out, cu_diag *d);
+
+/* ---- pod requests (Kueue's rules) ---- */
+/* Computes the effective per-pod requests of a pod spec node (the
+ * PodSpec map: containers, initContainers, overhead): for each resource
+ * max(sum(containers) + sum(sidecars), max over init containers i of
+ * (init_i + sum(sidecars started before i))) + overhead, where a
+ * container's request is its requests[r], or limits[r] when the request
+ * is missing. Appends problems to d prefixed by where. Result is
+ * arena-owned and sorted by name. */
+cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where,
+                       cu_reslist *out, cu_diag *d);
+
+/* The name Kueue gives the Workload of a batch/v1 Job:
+ * "job-<name>" truncated to 247 chars, "-", first 5 hex of
+ * sha1("Job\nbatch\n<name>\n<uid>"). Returns arena-owned string. */
+const char *cu_job_workload_name(cu_arena *a, const char *job_name, const char *uid);
+
+/* ---- conversion ---- */
+/* Rewrites a v1beta1 kueue.x-k8s.io document in place into v1beta2
+ * (spec.cohort -> cohortName, priorityClassName/Source ->
+ * priorityClassRef, Borrow/Preempt -> MayStopSearch, admissionChecks ->
+ * admissionChecksStrategy, Cohort spec.parent -> parentName). Documents
+ * of other groups or already v1beta2 are left alone. Returns 1 if changed. */
+int cu_convert_v1beta2(cu_arena *a, cu_node *doc);
+
+#endif
