@@ -42,6 +42,15 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d);
  * resolved against the loaded world. Returns its index, or -1 on OOM. */
 int cu_engine_add_workload(cu_engine *e, const cu_workload *wl);
 
+/* Returns 1 if workload idx (as returned by cu_engine_add_workload, or
+ * the input order for cu_engine_load) holds quota. */
+int cu_engine_wl_admitted(const cu_engine *e, int idx);
+
+/* Moves up to max indices of workloads admitted since the last call into
+ * out (oldest first) and returns how many were written. Lets a driver
+ * (benchmark, controller) react to admissions without scanning. */
+size_t cu_engine_take_admitted(cu_engine *e, int *out, size_t max);
+
 /* Marks workload idx finished: its quota is released and inadmissible
  * workloads of its cohort tree are requeued. */
 cu_err cu_engine_finish(cu_engine *e, int idx);

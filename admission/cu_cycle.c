@@ -1,0 +1,664 @@
+/*
+ * cu_cycle.c - the scheduling cycle (Kueue's Scheduler.schedule) and
+ * flavor assignment (Kueue's FlavorAssigner), pure: no I/O, no clock
+ * other than the injected one.
+ *
+ * One round is exactly one Kueue cycle: pop one head per active
+ * ClusterQueue, assign flavors against current usage, order the entries,
+ * admit those that still fit (usage of earlier admissions in the round is
+ * visible to later entries), requeue the rest. cu_engine_cycle runs rounds
+ * back to back until one makes no progress (unless one_head_per_cycle):
+ * since nothing outside the engine changes between those rounds, the
+ * result is the one Kueue's one-head-per-cycle loop reaches, with less
+ * work per admission (no snapshot is rebuilt between rounds).
+ *
+ * Per-round memory comes from e->cycle and is released at the start of the
+ * next round.
+ */
+#include "cu_engine_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MODE_NOFIT = 0, MODE_FIT = 2 };
+enum { RQ_PARK = 0, RQ_HEAP = 1 };
+
+typedef struct asg {
+    int mode;
+    int borrow;
+    int reason;
+    const char *msg;
+    eassign *ps;
+    size_t nuse; int *fr; int64_t *amt;
+} asg;
+
+typedef struct entry {
+    ewl *wl;
+    ecq *cq;
+    asg a;
+    int requeue;      /* RQ_* when not admitted */
+    const char *msg;
+    int reason;
+} entry;
+
+/* ---------------- small helpers ---------------- */
+
+typedef struct strlist { const char **s; size_t n, cap; } strlist;
+
+static void sl_add(cu_arena *a, strlist *l, const char *s)
+{
+    if (!s)
+        return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        const char **p = cu_arena_alloc(a, cap * sizeof(*p));
+        if (!p)
+            return;
+        if (l->n)
+            memcpy(p, l->s, l->n * sizeof(*p));
+        l->s = p;
+        l->cap = cap;
+    }
+    l->s[l->n++] = s;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static const char *qty(cu_engine *e, int res, int64_t v, char *buf, size_t n)
+{
+    return cu_qty_format_res(e->res_names.items[res], v, buf, n);
+}
+
+/* ---------------- eligibility of a flavor ---------------- */
+
+static int tolerates(const cu_toleration *t, const cu_taint *x)
+{
+    if (t->effect && *t->effect && (!x->effect || strcmp(t->effect, x->effect) != 0))
+        return 0;
+    if (!t->key || !*t->key)
+        return t->op == CU_TOL_EXISTS;
+    if (!x->key || strcmp(t->key, x->key) != 0)
+        return 0;
+    if (t->op == CU_TOL_EXISTS)
+        return 1;
+    const char *tv = t->value ? t->value : "", *xv = x->value ? x->value : "";
+    return strcmp(tv, xv) == 0;
+}
+
+/* Returns the first NoSchedule/NoExecute taint of f that neither the pod
+ * set nor the flavor's own tolerations tolerate, or NULL. */
+static const cu_taint *untolerated(const cu_resource_flavor *f, const cu_podset *ps)
+{
+    for (size_t i = 0; i < f->ntaints; i++) {
+        const cu_taint *x = &f->taints[i];
+        if (!x->effect || (strcmp(x->effect, "NoSchedule") != 0 && strcmp(x->effect, "NoExecute") != 0))
+            continue;
+        int ok = 0;
+        for (size_t j = 0; j < ps->ntols && !ok; j++)
+            ok = tolerates(&ps->tols[j], x);
+        for (size_t j = 0; j < f->ntols && !ok; j++)
+            ok = tolerates(&f->tols[j], x);
+        if (!ok)
+            return x;
+    }
+    return NULL;
+}
+
+static int has_key(const egroup *g, const char *key)
+{
+    for (size_t i = 0; i < g->nkeys; i++)
+        if (strcmp(g->keys[i], key) == 0)
+            return 1;
+    return 0;
+}
+
+static int parse_i64(const char *s, long long *out)
+{
+    char *end;
+    if (!s || !*s)
+        return 0;
+    *out = strtoll(s, &end, 10);
+    return *end == '\0';
+}
+
+static int req_matches(const cu_selreq *r, const cu_kvs *labels)
+{
+    const char *v = cu_kvs_get(labels, r->key);
+    switch (r->op) {
+    case CU_SEL_IN:
+    case CU_SEL_NOTIN: {
+        int in = 0;
+        for (size_t i = 0; v && i < r->values.n && !in; i++)
+            in = strcmp(v, r->values.items[i]) == 0;
+        return r->op == CU_SEL_IN ? in : !in;
+    }
+    case CU_SEL_EXISTS:
+        return v != NULL;
+    case CU_SEL_DOESNOTEXIST:
+        return v == NULL;
+    case CU_SEL_GT:
+    case CU_SEL_LT: {
+        long long a, b;
+        if (!v || r->values.n != 1 || !parse_i64(v, &a) || !parse_i64(r->values.items[0], &b))
+            return 0;
+        return r->op == CU_SEL_GT ? a > b : a < b;
+    }
+    }
+    return 0;
+}
+
+/* Kueue's flavorSelector: the pod's nodeSelector and required node
+ * affinity, restricted to the label keys the group's flavors use, must
+ * match the flavor's nodeLabels. */
+static int affinity_matches(const egroup *g, const cu_podset *ps, const cu_kvs *labels)
+{
+    for (size_t i = 0; i < ps->node_selector.n; i++) {
+        const cu_kv *kv = &ps->node_selector.items[i];
+        if (!has_key(g, kv->key))
+            continue;
+        const char *v = cu_kvs_get(labels, kv->key);
+        if (!v || strcmp(v, kv->value) != 0)
+            return 0;
+    }
+    if (!ps->nterms)
+        return 1;
+    /* a term left with no relevant requirement makes the affinity match
+     * anything (terms are ORed) */
+    for (size_t t = 0; t < ps->nterms; t++) {
+        size_t relevant = 0;
+        for (size_t r = 0; r < ps->terms[t].n; r++)
+            relevant += has_key(g, ps->terms[t].reqs[r].key);
+        if (!relevant)
+            return 1;
+    }
+    for (size_t t = 0; t < ps->nterms; t++) {
+        int all = 1;
+        for (size_t r = 0; r < ps->terms[t].n && all; r++) {
+            const cu_selreq *q = &ps->terms[t].reqs[r];
+            if (has_key(g, q->key))
+                all = req_matches(q, labels);
+        }
+        if (all)
+            return 1;
+    }
+    return 0;
+}
+
+/* ---------------- flavor assignment ---------------- */
+
+typedef struct item { int res; int64_t amt; int flv; } item;
+
+static int64_t acc_get(const asg *a, int fr)
+{
+    for (size_t i = 0; i < a->nuse; i++)
+        if (a->fr[i] == fr)
+            return a->amt[i];
+    return 0;
+}
+
+static void acc_add(asg *a, int fr, int64_t v)
+{
+    for (size_t i = 0; i < a->nuse; i++)
+        if (a->fr[i] == fr) {
+            a->amt[i] = cu_qty_sat_add(a->amt[i], v);
+            return;
+        }
+    a->fr[a->nuse] = fr;
+    a->amt[a->nuse++] = v;
+}
+
+/* Finds the flavor of group g for the items of pod set psi. Returns the
+ * flavor index within the group, or -1 with reasons appended. */
+static int find_flavor(cu_engine *e, ecq *c, const egroup *g, const cu_podset *pso,
+                       item *items, size_t nitems, asg *a, strlist *reasons,
+                       int *reason_code, int *borrow_out)
+{
+    cu_arena *ar = &e->cycle;
+    char b1[40], b2[40], b3[40];
+    int best = -1, best_borrow = 0;
+    int least = R_INADMISSIBLE + 1;
+    for (size_t fi = 0; fi < g->nflv; fi++) {
+        const eflavor *fl = &e->flavors.items[g->flv[fi]];
+        if (!fl->obj) {
+            sl_add(ar, reasons, cu_arena_printf(ar, "flavor %s not found", fl->name));
+            if (R_NO_MATCHING_FLAVOR < least)
+                least = R_NO_MATCHING_FLAVOR;
+            continue;
+        }
+        const cu_taint *t = untolerated(fl->obj, pso);
+        if (t) {
+            sl_add(ar, reasons, cu_arena_printf(ar, "untolerated taint {%s %s %s <nil>} in flavor %s",
+                                                 t->key ? t->key : "", t->value ? t->value : "",
+                                                 t->effect, fl->name));
+            if (R_NO_MATCHING_FLAVOR < least)
+                least = R_NO_MATCHING_FLAVOR;
+            continue;
+        }
+        if (!affinity_matches(g, pso, &fl->obj->node_labels)) {
+            sl_add(ar, reasons, cu_arena_printf(ar, "flavor %s doesn't match node affinity", fl->name));
+            if (R_NO_MATCHING_FLAVOR < least)
+                least = R_NO_MATCHING_FLAVOR;
+            continue;
+        }
+        int fit = 1, borrow = 0;
+        for (size_t i = 0; i < nitems && fit; i++) {
+            size_t rpos;
+            for (rpos = 0; rpos < g->nres; rpos++)
+                if (g->res[rpos] == items[i].res)
+                    break;
+            if (rpos == g->nres)
+                continue; /* another group's resource */
+            int fr = g->fr[fi * g->nres + rpos];
+            const char *rname = e->res_names.items[items[i].res];
+            if (fr < 0) {
+                sl_add(ar, reasons, cu_arena_printf(ar, "resource %s unavailable in flavor %s", rname, fl->name));
+                fit = 0;
+                break;
+            }
+            int64_t prev = acc_get(a, fr);
+            int64_t val = cu_qty_sat_add(items[i].amt, prev);
+            int64_t pot = cu_quota_potential(c->node, (size_t)fr);
+            if (val > pot) {
+                const char *m;
+                if (prev > 0)
+                    m = cu_arena_printf(ar, "insufficient quota for %s in flavor %s, previously considered podsets requests (%s) + current podset request (%s) > maximum capacity (%s)",
+                                        rname, fl->name, qty(e, items[i].res, prev, b1, sizeof b1),
+                                        qty(e, items[i].res, items[i].amt, b2, sizeof b2),
+                                        qty(e, items[i].res, pot, b3, sizeof b3));
+                else
+                    m = cu_arena_printf(ar, "insufficient quota for %s in flavor %s, request > maximum capacity (%s > %s)",
+                                        rname, fl->name, qty(e, items[i].res, val, b1, sizeof b1),
+                                        qty(e, items[i].res, pot, b2, sizeof b2));
+                sl_add(ar, reasons, m);
+                if (R_EXCEEDS_MAX_QUOTA < least)
+                    least = R_EXCEEDS_MAX_QUOTA;
+                fit = 0;
+                break;
+            }
+            int64_t avail = cu_quota_available(c->node, (size_t)fr);
+            if (val <= avail) {
+                int lvl = cu_quota_borrow_level(c->node, (size_t)fr, val);
+                if (lvl > borrow)
+                    borrow = lvl;
+                continue;
+            }
+            /* Preemption (issue 3) slots in here: Kueue asks the
+             * preemption oracle when val <= nominal or reclaim/borrow
+             * policies allow it. */
+            sl_add(ar, reasons, cu_arena_printf(ar, "insufficient unused quota for %s in flavor %s, %s more needed",
+                                                 rname, fl->name,
+                                                 qty(e, items[i].res, cu_qty_sat_sub(val, avail), b1, sizeof b1)));
+            if (R_WAITING_FOR_QUOTA < least)
+                least = R_WAITING_FOR_QUOTA;
+            fit = 0;
+        }
+        if (!fit)
+            continue;
+        if (borrow == 0 || c->obj->fungibility.when_can_borrow == CU_FUNG_MAY_STOP_SEARCH) {
+            *borrow_out = borrow;
+            return (int)fi;
+        }
+        if (best < 0) {
+            best = (int)fi;
+            best_borrow = borrow;
+        }
+    }
+    if (best >= 0) {
+        *borrow_out = best_borrow;
+        return best;
+    }
+    *reason_code = least <= R_INADMISSIBLE ? least : R_NO_MATCHING_FLAVOR;
+    return -1;
+}
+
+static const char *join_reasons(cu_arena *ar, const char *psname, strlist *r)
+{
+    qsort(r->s, r->n, sizeof(*r->s), cmp_str);
+    cu_buf b;
+    cu_buf_init(&b, 1 << 20);
+    cu_buf_printf(&b, "couldn't assign flavors to pod set %s: ", psname);
+    for (size_t i = 0; i < r->n; i++) {
+        if (i)
+            cu_buf_puts(&b, ", ");
+        cu_buf_puts(&b, r->s[i]);
+    }
+    const char *s = cu_arena_strdup(ar, cu_buf_str(&b));
+    cu_buf_free(&b);
+    return s;
+}
+
+/* Assigns flavors for all pod sets of w with the given counts. */
+static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
+{
+    cu_arena *ar = &e->cycle;
+    memset(a, 0, sizeof(*a));
+    a->mode = MODE_NOFIT;
+    size_t total = 1;
+    for (size_t i = 0; i < w->nps; i++)
+        total += w->ps[i].nreq + 1;
+    a->ps = cu_arena_alloc(ar, (w->nps ? w->nps : 1) * sizeof(eassign));
+    a->fr = cu_arena_alloc(ar, total * sizeof(int));
+    a->amt = cu_arena_alloc(ar, total * sizeof(int64_t));
+    item *items = cu_arena_alloc(ar, total * sizeof(item));
+    if (!a->ps || !a->fr || !a->amt || !items) {
+        a->msg = "out of memory";
+        a->reason = R_PENDING;
+        return;
+    }
+    for (size_t p = 0; p < w->nps; p++) {
+        const eps *ps = &w->ps[p];
+        const cu_podset *pso = &w->obj->podsets[p];
+        int32_t cnt = counts[p];
+        size_t n = 0;
+        int pods_done = c->pods_res < 0;
+        const char *pods = "pods";
+        for (size_t r = 0; r <= ps->nreq; r++) {
+            if (!pods_done && (r == ps->nreq || strcmp(pods, e->res_names.items[ps->res[r]]) < 0)) {
+                items[n].res = c->pods_res;
+                items[n].amt = (int64_t)cnt * 1000;
+                items[n].flv = -1;
+                n++;
+                pods_done = 1;
+            }
+            if (r == ps->nreq)
+                break;
+            int64_t v = cu_engine_mul_sat(ps->amt[r], cnt);
+            if (v == 0)
+                continue;
+            items[n].res = ps->res[r];
+            items[n].amt = v;
+            items[n].flv = -1;
+            n++;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (items[i].flv >= 0)
+                continue;
+            int gi = (size_t)items[i].res < c->nres_group ? c->res_group[items[i].res] : -1;
+            strlist reasons = {0};
+            if (gi < 0) {
+                sl_add(ar, &reasons, cu_arena_printf(ar, "resource %s unavailable in ClusterQueue",
+                                                      e->res_names.items[items[i].res]));
+                a->msg = join_reasons(ar, ps->name, &reasons);
+                a->reason = R_NO_MATCHING_FLAVOR;
+                return;
+            }
+            const egroup *g = &c->groups[gi];
+            int code = R_PENDING, borrow = 0;
+            int fi = find_flavor(e, c, g, pso, items, n, a, &reasons, &code, &borrow);
+            if (fi < 0) {
+                a->msg = join_reasons(ar, ps->name, &reasons);
+                a->reason = code;
+                return;
+            }
+            if (borrow > a->borrow)
+                a->borrow = borrow;
+            for (size_t j = 0; j < n; j++) {
+                for (size_t rpos = 0; rpos < g->nres; rpos++) {
+                    if (g->res[rpos] != items[j].res)
+                        continue;
+                    items[j].flv = g->flv[fi];
+                    acc_add(a, g->fr[(size_t)fi * g->nres + rpos], items[j].amt);
+                }
+            }
+        }
+        eassign *ea = &a->ps[p];
+        ea->count = cnt;
+        ea->n = n;
+        ea->res = cu_arena_alloc(ar, (n ? n : 1) * sizeof(int));
+        ea->flv = cu_arena_alloc(ar, (n ? n : 1) * sizeof(int));
+        ea->amt = cu_arena_alloc(ar, (n ? n : 1) * sizeof(int64_t));
+        if (!ea->res || !ea->flv || !ea->amt) {
+            a->msg = "out of memory";
+            a->reason = R_PENDING;
+            return;
+        }
+        for (size_t i = 0; i < n; i++) {
+            ea->res[i] = items[i].res;
+            ea->flv[i] = items[i].flv;
+            ea->amt[i] = items[i].amt;
+        }
+    }
+    a->mode = MODE_FIT;
+}
+
+/* Full counts first; with minCount (partial admission) the largest count
+ * that fits, found by binary search, as Kueue's pod set reducer does. */
+static void nominate_assign(cu_engine *e, ecq *c, ewl *w, asg *out)
+{
+    int32_t *counts = cu_arena_alloc(&e->cycle, (w->nps ? w->nps : 1) * sizeof(int32_t));
+    if (!counts) {
+        memset(out, 0, sizeof(*out));
+        out->msg = "out of memory";
+        return;
+    }
+    int partial = -1;
+    for (size_t i = 0; i < w->nps; i++) {
+        counts[i] = w->ps[i].count;
+        if (partial < 0 && w->ps[i].min < w->ps[i].count)
+            partial = (int)i;
+    }
+    assign(e, c, w, counts, out);
+    if (out->mode == MODE_FIT || partial < 0)
+        return;
+    int32_t lo = w->ps[partial].min, hi = w->ps[partial].count - 1;
+    asg best, tmp;
+    int found = 0;
+    while (lo <= hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        counts[partial] = mid;
+        assign(e, c, w, counts, &tmp);
+        if (tmp.mode == MODE_FIT) {
+            best = tmp;
+            found = 1;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    if (found)
+        *out = best;
+}
+
+/* ---------------- the cycle ---------------- */
+
+static int entry_cmp(const void *pa, const void *pb)
+{
+    const entry *a = pa, *b = pb;
+    int ab = a->a.mode == MODE_FIT ? a->a.borrow : 0;
+    int bb = b->a.mode == MODE_FIT ? b->a.borrow : 0;
+    if (ab != bb)
+        return ab < bb ? -1 : 1;
+    return cu_qitem_cmp(&a->wl->qi, &b->wl->qi);
+}
+
+static int fits_now(const ecq *c, const asg *a)
+{
+    for (size_t i = 0; i < a->nuse; i++)
+        if (a->amt[i] > cu_quota_available(c->node, (size_t)a->fr[i]))
+            return 0;
+    return 1;
+}
+
+static cu_err admit(cu_engine *e, ecq *c, ewl *w, const asg *a)
+{
+    eassign *adm = calloc(w->nps ? w->nps : 1, sizeof(eassign));
+    int *fr = malloc((a->nuse ? a->nuse : 1) * sizeof(int));
+    int64_t *amt = malloc((a->nuse ? a->nuse : 1) * sizeof(int64_t));
+    if (!adm || !fr || !amt) {
+        free(adm);
+        free(fr);
+        free(amt);
+        return CU_ENOMEM;
+    }
+    for (size_t p = 0; p < w->nps; p++) {
+        const eassign *s = &a->ps[p];
+        eassign *d = &adm[p];
+        d->count = s->count;
+        d->n = s->n;
+        d->res = malloc((s->n ? s->n : 1) * sizeof(int));
+        d->flv = malloc((s->n ? s->n : 1) * sizeof(int));
+        d->amt = malloc((s->n ? s->n : 1) * sizeof(int64_t));
+        if (!d->res || !d->flv || !d->amt) {
+            for (size_t q = 0; q <= p; q++) {
+                free(adm[q].res);
+                free(adm[q].flv);
+                free(adm[q].amt);
+            }
+            free(adm);
+            free(fr);
+            free(amt);
+            return CU_ENOMEM;
+        }
+        if (s->n) {
+            memcpy(d->res, s->res, s->n * sizeof(int));
+            memcpy(d->flv, s->flv, s->n * sizeof(int));
+            memcpy(d->amt, s->amt, s->n * sizeof(int64_t));
+        }
+    }
+    if (a->nuse) {
+        memcpy(fr, a->fr, a->nuse * sizeof(int));
+        memcpy(amt, a->amt, a->nuse * sizeof(int64_t));
+    }
+    w->adm = adm;
+    w->use_fr = fr;
+    w->use_amt = amt;
+    w->nuse = a->nuse;
+    w->state = WL_ADMITTED;
+    w->admitted_at = cu_clock_now(&e->opts.clock);
+    free(w->message);
+    w->message = NULL;
+    w->reason = R_NONE;
+    w->blocked_by = NULL;
+    cu_engine_apply_usage(e, w, 1);
+    c->admitted++;
+    CU_VEC(int) *log = (void *)&e->admitted_log;
+    if (log->n == log->cap) {
+        size_t cap = log->cap ? log->cap * 2 : 64;
+        int *p = realloc(log->items, cap * sizeof(int));
+        if (p) {
+            log->items = p;
+            log->cap = cap;
+        }
+    }
+    if (log->n < log->cap)
+        log->items[log->n++] = w->idx;
+    return CU_OK;
+}
+
+static void set_msg(ewl *w, int reason, const char *msg)
+{
+    if (!(w->message && msg && strcmp(w->message, msg) == 0)) {
+        free(w->message);
+        w->message = msg ? strdup(msg) : NULL;
+    }
+    w->reason = reason;
+}
+
+/* One Kueue cycle. */
+static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
+{
+    cu_arena_free(&e->cycle);
+    size_t nlist = e->nonempty.n;
+    int *list = cu_arena_alloc(&e->cycle, (nlist ? nlist : 1) * sizeof(int));
+    entry *ents = cu_arena_alloc(&e->cycle, (nlist ? nlist : 1) * sizeof(entry));
+    if (!list || !ents)
+        return CU_ENOMEM;
+    if (nlist)
+        memcpy(list, e->nonempty.items, nlist * sizeof(int));
+    e->nonempty.n = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < nlist; i++) {
+        ecq *c = &e->cqs.items[list[i]];
+        c->in_list = 0;
+        if (!c->active || !c->q.n)
+            continue;
+        cu_qitem *it = cu_pq_pop(&c->q);
+        entry *en = &ents[n++];
+        memset(en, 0, sizeof(*en));
+        en->wl = (ewl *)it;
+        en->cq = c;
+    }
+    st->heads += (int)n;
+    /* nominate */
+    for (size_t i = 0; i < n; i++) {
+        entry *en = &ents[i];
+        ewl *w = en->wl;
+        if (!cu_engine_ns_selected(e, en->cq->obj, w->obj->meta.ns ? w->obj->meta.ns : "default")) {
+            en->a.mode = MODE_NOFIT;
+            en->msg = "Workload namespace doesn't match ClusterQueue selector";
+            en->reason = R_INADMISSIBLE;
+            en->requeue = RQ_PARK;
+            continue;
+        }
+        nominate_assign(e, en->cq, w, &en->a);
+        en->msg = en->a.msg;
+        en->reason = en->a.reason;
+        en->requeue = en->cq->obj->queueing == CU_STRICT_FIFO ? RQ_HEAP : RQ_PARK;
+    }
+    qsort(ents, n, sizeof(entry), entry_cmp);
+    /* admit in order, usage re-checked */
+    int admitted = 0, parked = 0;
+    for (size_t i = 0; i < n; i++) {
+        entry *en = &ents[i];
+        if (en->a.mode != MODE_FIT)
+            continue;
+        if (!fits_now(en->cq, &en->a)) {
+            en->a.mode = MODE_NOFIT;
+            en->msg = "Workload no longer fits after processing another workload";
+            en->reason = R_PENDING;
+            en->requeue = RQ_HEAP;
+            continue;
+        }
+        cu_err err = admit(e, en->cq, en->wl, &en->a);
+        if (err)
+            return err;
+        en->requeue = -1;
+        admitted++;
+    }
+    /* requeue the rest */
+    for (size_t i = 0; i < n; i++) {
+        entry *en = &ents[i];
+        if (en->requeue < 0)
+            continue;
+        ewl *w = en->wl;
+        set_msg(w, en->reason, en->msg);
+        if (en->requeue == RQ_HEAP) {
+            if (cu_pq_push(&en->cq->q, &w->qi))
+                return CU_ENOMEM;
+        } else {
+            if (cu_pq_park(&en->cq->q, &w->qi))
+                return CU_ENOMEM;
+            parked++;
+        }
+    }
+    for (size_t i = 0; i < nlist; i++)
+        cu_engine_mark_nonempty(e, list[i]);
+    st->admitted += admitted;
+    st->inadmissible += parked;
+    st->rounds++;
+    return (admitted || parked) ? CU_OK : CU_ENOTFOUND;
+}
+
+cu_err cu_engine_cycle(cu_engine *e, cu_cycle_stats *st)
+{
+    cu_cycle_stats tmp;
+    if (!st)
+        st = &tmp;
+    memset(st, 0, sizeof(*st));
+    for (;;) {
+        cu_err err = round_once(e, st);
+        if (err == CU_ENOTFOUND)
+            break;
+        if (err)
+            return err;
+        st->progress = 1;
+        if (e->opts.one_head_per_cycle)
+            break;
+    }
+    e->views_dirty = 1;
+    return CU_OK;
+}

@@ -1,0 +1,359 @@
+/*
+ * test_engine.c - engine tests built from C objects (no YAML): the
+ * documentation's borrowing examples, and a seeded randomized test that
+ * builds random cohort trees, quotas and workloads and checks, after every
+ * cycle, the quota invariants, and at the end that Cueue's multi-round
+ * cycle reaches exactly the state of Kueue's one-head-per-cycle loop.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cu_engine.h"
+
+#define PUSH(v, x)                                                            \
+    do {                                                                      \
+        if ((v).n == (v).cap) {                                               \
+            (v).cap = (v).cap ? (v).cap * 2 : 8;                              \
+            (v).items = realloc((v).items, (v).cap * sizeof(*(v).items));     \
+            assert_non_null((v).items);                                       \
+        }                                                                     \
+        (v).items[(v).n++] = (x);                                             \
+    } while (0)
+
+static void *al(cu_world *w, size_t n)
+{
+    void *p = cu_arena_alloc(&w->arena, n);
+    assert_non_null(p);
+    return p;
+}
+
+static const char *s(cu_world *w, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return cu_arena_strdup(&w->arena, buf);
+}
+
+static void add_flavor(cu_world *w, const char *name)
+{
+    cu_resource_flavor *f = al(w, sizeof(*f));
+    f->meta.name = s(w, "%s", name);
+    PUSH(w->flavors, f);
+}
+
+/* A ClusterQueue with one group [cpu] and the given flavors/quotas (milli).
+ * blimit/llimit < 0 mean unset. */
+static cu_cluster_queue *add_cq(cu_world *w, const char *name, const char *cohort, int nflv,
+                                const char **flv, const int64_t *nom, const int64_t *bl,
+                                const int64_t *ll, int strict)
+{
+    cu_cluster_queue *q = al(w, sizeof(*q));
+    q->meta.name = s(w, "%s", name);
+    q->cohort = cohort ? s(w, "%s", cohort) : NULL;
+    q->queueing = strict ? CU_STRICT_FIFO : CU_BEST_EFFORT_FIFO;
+    q->fs_weight = 1000;
+    q->fungibility.when_can_preempt = CU_FUNG_TRY_NEXT_FLAVOR;
+    q->groups.n = 1;
+    q->groups.items = al(w, sizeof(cu_rgroup));
+    cu_rgroup *g = &q->groups.items[0];
+    g->covered.n = 1;
+    g->covered.items = al(w, sizeof(char *));
+    g->covered.items[0] = "cpu";
+    g->nflavors = (size_t)nflv;
+    g->flavors = al(w, (size_t)nflv * sizeof(cu_fquota));
+    for (int i = 0; i < nflv; i++) {
+        g->flavors[i].name = flv[i];
+        g->flavors[i].n = 1;
+        g->flavors[i].res = al(w, sizeof(cu_rquota));
+        cu_rquota *r = &g->flavors[i].res[0];
+        r->name = "cpu";
+        r->nominal = nom[i];
+        if (bl && bl[i] >= 0) {
+            r->has_blimit = 1;
+            r->blimit = bl[i];
+        }
+        if (ll && ll[i] >= 0) {
+            r->has_llimit = 1;
+            r->llimit = ll[i];
+        }
+    }
+    PUSH(w->cqs, q);
+    cu_local_queue *lq = al(w, sizeof(*lq));
+    lq->meta.name = s(w, "lq-%s", name);
+    lq->meta.ns = "ns";
+    lq->cluster_queue = q->meta.name;
+    lq->fs_weight = 1000;
+    PUSH(w->lqs, lq);
+    return q;
+}
+
+static cu_cohort *add_cohort(cu_world *w, const char *name, const char *parent, const char *flv,
+                             int64_t nom)
+{
+    cu_cohort *c = al(w, sizeof(*c));
+    c->meta.name = s(w, "%s", name);
+    c->parent = parent ? s(w, "%s", parent) : NULL;
+    c->fs_weight = 1000;
+    if (nom > 0) {
+        c->groups.n = 1;
+        c->groups.items = al(w, sizeof(cu_rgroup));
+        cu_rgroup *g = &c->groups.items[0];
+        g->covered.n = 1;
+        g->covered.items = al(w, sizeof(char *));
+        g->covered.items[0] = "cpu";
+        g->nflavors = 1;
+        g->flavors = al(w, sizeof(cu_fquota));
+        g->flavors[0].name = flv;
+        g->flavors[0].n = 1;
+        g->flavors[0].res = al(w, sizeof(cu_rquota));
+        g->flavors[0].res[0].name = "cpu";
+        g->flavors[0].res[0].nominal = nom;
+    }
+    PUSH(w->cohorts, c);
+    return c;
+}
+
+static cu_workload *add_wl(cu_world *w, const char *name, const char *cq, int64_t cpu_milli,
+                           int32_t count, int32_t min, int32_t prio, int64_t ts)
+{
+    cu_workload *wl = al(w, sizeof(*wl));
+    wl->meta.name = s(w, "%s", name);
+    wl->meta.ns = "ns";
+    wl->meta.created_ms = ts;
+    wl->meta.has_created = 1;
+    wl->meta.seq = w->nseq++;
+    wl->queue_name = s(w, "lq-%s", cq);
+    wl->has_priority = 1;
+    wl->priority = prio;
+    wl->active = 1;
+    wl->npodsets = 1;
+    wl->podsets = al(w, sizeof(cu_podset));
+    cu_podset *ps = &wl->podsets[0];
+    ps->name = "main";
+    ps->count = count;
+    if (min > 0 && min < count) {
+        ps->has_min = 1;
+        ps->min_count = min;
+    }
+    ps->requests.n = 1;
+    ps->requests.items = al(w, sizeof(cu_res));
+    ps->requests.items[0].name = "cpu";
+    ps->requests.items[0].milli = cpu_milli;
+    PUSH(w->workloads, wl);
+    return wl;
+}
+
+static int64_t now_ms = 1767225600000LL;
+
+static cu_engine *engine(const cu_world *w, int one_head)
+{
+    cu_engine_opts o = {.clock = {cu_clock_fake_now, &now_ms}, .one_head_per_cycle = one_head};
+    cu_engine *e = cu_engine_new(&o);
+    assert_non_null(e);
+    cu_diag d;
+    cu_diag_init(&d);
+    assert_int_equal(cu_engine_load(e, w, &d), CU_OK);
+    cu_diag_free(&d);
+    return e;
+}
+
+static const cu_wl_info *find(cu_engine *e, const char *key)
+{
+    for (size_t i = 0; i < cu_engine_nworkloads(e); i++) {
+        const cu_wl_info *v = cu_engine_workload_info(e, i);
+        char k[256];
+        snprintf(k, sizeof k, "%s/%s", v->ns, v->name);
+        if (strcmp(k, key) == 0)
+            return v;
+    }
+    fail_msg("workload %s not found", key);
+    return NULL;
+}
+
+static void run_checked(cu_engine *e)
+{
+    for (int i = 0; i < 10000; i++) {
+        cu_cycle_stats st;
+        assert_int_equal(cu_engine_cycle(e, &st), CU_OK);
+        cu_diag d;
+        cu_diag_init(&d);
+        cu_err err = cu_engine_check_invariants(e, &d);
+        if (err)
+            fail_msg("invariant broken after cycle %d: %s", i, d.n ? d.msgs[0] : "?");
+        cu_diag_free(&d);
+        if (!st.progress)
+            return;
+    }
+    fail_msg("no steady state after 10000 cycles");
+}
+
+/* Docs (ClusterQueue concept): A has 9 cpu, B 12 in cohort team-ab. With B
+ * idle, A can use 21; with borrowingLimit 1 on A only 10. */
+static void test_docs_borrowing(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 3; variant++) {
+        cu_world w;
+        cu_world_init(&w);
+        add_flavor(&w, "default");
+        const char *f[] = {"default"};
+        int64_t na[] = {9000}, nb[] = {12000};
+        int64_t bla[] = {variant == 1 ? 1000 : -1};
+        int64_t llb[] = {variant == 2 ? 1000 : -1};
+        add_cq(&w, "a", "team-ab", 1, f, na, bla, NULL, 0);
+        add_cq(&w, "b", "team-ab", 1, f, nb, NULL, llb, 0);
+        /* 21 one-cpu workloads in A */
+        for (int i = 0; i < 21; i++) {
+            char n[32];
+            snprintf(n, sizeof n, "w%02d", i);
+            add_wl(&w, n, "a", 1000, 1, 0, 0, now_ms - 1000 + i);
+        }
+        cu_engine *e = engine(&w, 0);
+        run_checked(e);
+        int admitted = 0;
+        for (size_t i = 0; i < cu_engine_nworkloads(e); i++)
+            admitted += cu_engine_workload_info(e, i)->admitted;
+        int want = variant == 0 ? 21 : 10;
+        assert_int_equal(admitted, want);
+        if (variant) {
+            const cu_wl_info *v = find(e, "ns/w20");
+            assert_false(v->admitted);
+            /* each workload asks 1 cpu; 10 are in use, none available */
+            assert_string_equal(v->message,
+                "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 1 more needed");
+        }
+        cu_engine_free(e);
+        cu_world_free(&w);
+    }
+}
+
+/* Priority decides who gets the last free cpu; the loser's message counts
+ * what is missing. */
+static void test_priority_and_message(void **state)
+{
+    (void)state;
+    cu_world w;
+    cu_world_init(&w);
+    add_flavor(&w, "default");
+    const char *f[] = {"default"};
+    int64_t n[] = {4000};
+    add_cq(&w, "a", NULL, 1, f, n, NULL, NULL, 0);
+    add_wl(&w, "low", "a", 3000, 1, 0, 1, now_ms - 100);
+    add_wl(&w, "high", "a", 3000, 1, 0, 10, now_ms - 50);
+    cu_engine *e = engine(&w, 0);
+    run_checked(e);
+    assert_true(find(e, "ns/high")->admitted);
+    const cu_wl_info *low = find(e, "ns/low");
+    assert_false(low->admitted);
+    assert_string_equal(low->message, "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 2 more needed");
+    assert_string_equal(low->reason, "WaitingForQuota");
+    /* finishing the admitted one frees quota and retries the parked one */
+    size_t hi_idx = 1;
+    assert_int_equal(cu_engine_finish(e, (int)hi_idx), CU_OK);
+    run_checked(e);
+    assert_true(find(e, "ns/low")->admitted);
+    cu_engine_free(e);
+    cu_world_free(&w);
+}
+
+/* ---------- randomized: invariants and one-head equivalence ---------- */
+
+static uint64_t rng;
+static uint32_t rnd(uint32_t n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng % n);
+}
+
+static void random_world(cu_world *w, uint64_t seed)
+{
+    rng = seed * 2654435761ULL + 1;
+    cu_world_init(w);
+    const char *flv[] = {"f0", "f1"};
+    add_flavor(w, "f0");
+    add_flavor(w, "f1");
+    int nco = (int)rnd(4);
+    for (int i = 0; i < nco; i++) {
+        char name[16], parent[16];
+        snprintf(name, sizeof name, "co%d", i);
+        snprintf(parent, sizeof parent, "co%d", i ? (int)rnd((uint32_t)i) : 0);
+        add_cohort(w, name, i && rnd(2) ? parent : NULL, flv[rnd(2)],
+                   rnd(3) ? 0 : (int64_t)rnd(6) * 1000);
+    }
+    int ncq = 1 + (int)rnd(6);
+    for (int i = 0; i < ncq; i++) {
+        char name[16], co[16];
+        snprintf(name, sizeof name, "cq%d", i);
+        snprintf(co, sizeof co, "co%d", nco ? (int)rnd((uint32_t)nco) : 0);
+        int has_co = nco && rnd(4);
+        int nf = 1 + (int)rnd(2);
+        int64_t nom[2], bl[2], ll[2];
+        for (int k = 0; k < 2; k++) {
+            nom[k] = (int64_t)rnd(8) * 1000;
+            bl[k] = has_co && rnd(3) == 0 ? (int64_t)rnd(6) * 1000 : -1;
+            ll[k] = has_co && rnd(3) == 0 ? (int64_t)rnd((uint32_t)(nom[k] / 1000 + 1)) * 1000 : -1;
+        }
+        add_cq(w, name, has_co ? co : NULL, nf, flv, nom, bl, ll, rnd(4) == 0);
+    }
+    int nwl = (int)rnd(40);
+    for (int i = 0; i < nwl; i++) {
+        char name[16], cq[16];
+        snprintf(name, sizeof name, "w%02d", i);
+        snprintf(cq, sizeof cq, "cq%d", (int)rnd((uint32_t)ncq));
+        int32_t count = 1 + (int32_t)rnd(4);
+        add_wl(w, name, cq, (int64_t)(1 + rnd(4)) * 500, count,
+               rnd(3) == 0 ? 1 + (int32_t)rnd((uint32_t)count) : 0, (int32_t)rnd(3),
+               now_ms - 10000 + (int64_t)rnd(5000));
+    }
+}
+
+static void test_random_equivalence(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 400; seed++) {
+        cu_world w;
+        random_world(&w, seed);
+        cu_engine *multi = engine(&w, 0), *single = engine(&w, 1);
+        run_checked(multi);
+        run_checked(single);
+        assert_int_equal(cu_engine_nworkloads(multi), cu_engine_nworkloads(single));
+        for (size_t i = 0; i < cu_engine_nworkloads(multi); i++) {
+            const cu_wl_info *a = cu_engine_workload_info(multi, i);
+            const cu_wl_info *b = cu_engine_workload_info(single, i);
+            if (a->admitted != b->admitted)
+                fail_msg("seed %llu: %s admitted %d vs %d", (unsigned long long)seed, a->name,
+                         a->admitted, b->admitted);
+            if (a->admitted) {
+                assert_int_equal(a->psa[0].count, b->psa[0].count);
+                assert_string_equal(a->psa[0].flavors[0], b->psa[0].flavors[0]);
+            } else {
+                assert_string_equal(a->message, b->message);
+            }
+        }
+        cu_engine_free(multi);
+        cu_engine_free(single);
+        cu_world_free(&w);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_docs_borrowing),
+        cmocka_unit_test(test_priority_and_message),
+        cmocka_unit_test(test_random_equivalence),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,64 @@
+/*
+ * fuzz_quantity.c - libFuzzer target for cu_qty_parse / cu_qty_format.
+ *
+ * The input bytes, up to the first NUL, are parsed as a quantity. When
+ * parsing succeeds the value is printed in the parsed format, the printed
+ * text is parsed again and must give the same value, and printing that
+ * value again must give the same text (the canonical form is a fixed
+ * point). The value is also printed in the other two formats and must
+ * round-trip there too. Any mismatch aborts.
+ *
+ * Build: clang -fsanitize=fuzzer,address,undefined -I api \
+ *            api/fuzz_quantity.c api/cu_quantity.c api/cu_base.c
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cu_quantity.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(int ok, const char *what, const char *in, const char *out)
+{
+    if (!ok) {
+        fprintf(stderr, "fuzz_quantity: %s: input \"%s\" printed \"%s\"\n",
+                what, in, out);
+        abort();
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *s = malloc(size + 1);
+    if (!s)
+        return 0;
+    memcpy(s, data, size);
+    s[size] = '\0'; /* parse stops at the first NUL in data */
+
+    int64_t milli = 0;
+    cu_qfmt fmt = CU_QFMT_DECIMAL_SI;
+    cu_err err = cu_qty_parse(s, &milli, &fmt);
+    check(err == CU_OK || err == CU_EINVAL || err == CU_EOVERFLOW,
+          "unexpected error code", s, "");
+    if (err == CU_OK) {
+        for (int k = 0; k < 3; k++) {
+            cu_qfmt f = k == 0 ? fmt : (cu_qfmt)((fmt + k) % 3);
+            char out[32], out2[32];
+            memset(out, 'x', sizeof(out));
+            cu_qty_format(milli, f, out, sizeof(out));
+            check(memchr(out, '\0', sizeof(out)) != NULL &&
+                      strlen(out) < sizeof(out) - 1,
+                  "output not terminated or 32 bytes not enough", s, "");
+            int64_t back = 0;
+            cu_err err2 = cu_qty_parse(out, &back, NULL);
+            check(err2 == CU_OK, "canonical form does not parse", s, out);
+            check(back == milli, "value does not round-trip", s, out);
+            cu_qty_format(back, f, out2, sizeof(out2));
+            check(strcmp(out, out2) == 0, "canonical form not stable", s, out);
+        }
+    }
+    free(s);
+    return 0;
+}
