@@ -1,0 +1,1119 @@
+/*
+ * test_objects.c - decoding of every kind from YAML text, v1beta1/v1beta2
+ * equivalence, defaults, Job -> Workload, error messages (and that other
+ * objects survive a bad one), label selectors, priorities, conversion and
+ * loading files and folders.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cu_objects.h"
+
+typedef struct fx {
+    cu_world w;
+    cu_diag d;
+    cu_arena a;   /* parse arena, freed at teardown (decode must not need it) */
+} fx;
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof(*f));
+    if (!f)
+        return -1;
+    cu_world_init(&f->w);
+    cu_diag_init(&f->d);
+    cu_arena_init(&f->a, 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    cu_world_free(&f->w);
+    cu_diag_free(&f->d);
+    cu_arena_free(&f->a);
+    free(f);
+    return 0;
+}
+
+static void dump_diag(const cu_diag *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        fprintf(stderr, "  diag: %s\n", d->msgs[i]);
+}
+
+/* Parses yaml (multi-document) into a temporary arena, decodes every
+ * document into f->w, frees the temporary arena (so the test also checks
+ * that decoded objects do not point into the doc tree). Returns the first
+ * non-OK decode result. */
+static cu_err load(fx *f, const char *yaml)
+{
+    cu_arena tmp;
+    cu_doc *docs = NULL;
+    size_t n = 0;
+    cu_arena_init(&tmp, 0);
+    cu_err err = cu_doc_parse("test.yaml", yaml, strlen(yaml), &tmp, &docs, &n, &f->d);
+    if (err)
+        dump_diag(&f->d);
+    assert_int_equal(err, CU_OK);
+    cu_err ret = CU_OK;
+    for (size_t i = 0; i < n; i++) {
+        cu_err e = cu_world_decode(&f->w, &docs[i], &f->d);
+        if (e && !ret)
+            ret = e;
+    }
+    /* scribble over the freed tree's memory is not possible portably;
+     * freeing is enough under ASan */
+    cu_arena_free(&tmp);
+    return ret;
+}
+
+static int has_msg(const cu_diag *d, const char *msg)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (strcmp(d->msgs[i], msg) == 0)
+            return 1;
+    return 0;
+}
+
+#define assert_msg(d, m) do { if (!has_msg((d), (m))) { dump_diag(d); \
+    fprintf(stderr, "  missing: %s\n", (m)); } assert_true(has_msg((d), (m))); } while (0)
+
+/* ------------------------------------------------------------------ */
+
+static void test_kvs_reslist(void **state)
+{
+    (void)state;
+    cu_kv kv[] = { { "a", "1" }, { "b", "2" } };
+    cu_kvs kvs = { 2, kv };
+    assert_string_equal(cu_kvs_get(&kvs, "b"), "2");
+    assert_null(cu_kvs_get(&kvs, "c"));
+    cu_res r[] = { { "cpu", 5 }, { "memory", 7 }, { "pods", 9 } };
+    cu_reslist l = { 3, r };
+    assert_int_equal(cu_reslist_get(&l, "cpu"), 5);
+    assert_int_equal(cu_reslist_get(&l, "pods"), 9);
+    assert_int_equal(cu_reslist_get(&l, "memory"), 7);
+    assert_int_equal(cu_reslist_get(&l, "gpu"), 0);
+    assert_string_equal(cu_kind_name(CU_KIND_CLUSTER_QUEUE), "ClusterQueue");
+    assert_string_equal(cu_kind_name(CU_KIND_WORKLOAD_PRIORITY_CLASS), "WorkloadPriorityClass");
+}
+
+static void test_resource_flavor(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f,
+        "apiVersion: kueue.x-k8s.io/v1beta2\n"
+        "kind: ResourceFlavor\n"
+        "metadata: {name: spot, labels: {tier: cheap}}\n"
+        "spec:\n"
+        "  nodeLabels: {instance-type: spot}\n"
+        "  nodeTaints: [{key: spot, value: 'true', effect: NoSchedule}]\n"
+        "  tolerations: [{key: spot-taint, operator: Exists, effect: NoSchedule}, {key: k, value: v}]\n"
+        "  topologyName: default\n"), CU_OK);
+    assert_int_equal(f->w.flavors.n, 1);
+    const cu_resource_flavor *rf = f->w.flavors.items[0];
+    assert_string_equal(rf->meta.name, "spot");
+    assert_null(rf->meta.ns);
+    assert_string_equal(rf->meta.api_version, "kueue.x-k8s.io/v1beta2");
+    assert_string_equal(cu_kvs_get(&rf->meta.labels, "tier"), "cheap");
+    assert_string_equal(cu_kvs_get(&rf->node_labels, "instance-type"), "spot");
+    assert_int_equal(rf->ntaints, 1);
+    assert_string_equal(rf->taints[0].key, "spot");
+    assert_string_equal(rf->taints[0].value, "true");
+    assert_string_equal(rf->taints[0].effect, "NoSchedule");
+    assert_int_equal(rf->ntols, 2);
+    assert_int_equal(rf->tols[0].op, CU_TOL_EXISTS);
+    assert_null(rf->tols[0].value);
+    assert_int_equal(rf->tols[1].op, CU_TOL_EQUAL);
+    assert_string_equal(rf->tols[1].value, "v");
+    assert_null(rf->tols[1].effect);
+    assert_string_equal(rf->topology_name, "default");
+    assert_string_equal(rf->meta.file, "test.yaml");
+    assert_int_equal(rf->meta.line, 1);
+    assert_int_equal(f->d.n, 0);
+}
+
+static const char *cq_full_v1beta2 =
+    "apiVersion: kueue.x-k8s.io/v1beta2\n"
+    "kind: ClusterQueue\n"
+    "metadata: {name: team-a-cq, creationTimestamp: '2024-01-02T03:04:05Z'}\n"
+    "spec:\n"
+    "  namespaceSelector: {matchLabels: {team: a}}\n"
+    "  cohortName: team-ab\n"
+    "  queueingStrategy: StrictFIFO\n"
+    "  resourceGroups:\n"
+    "  - coveredResources: [cpu, memory, pods]\n"
+    "    flavors:\n"
+    "    - name: default-flavor\n"
+    "      resources:\n"
+    "      - {name: cpu, nominalQuota: 9, borrowingLimit: 1}\n"
+    "      - {name: memory, nominalQuota: 36Gi, lendingLimit: 10Gi}\n"
+    "      - {name: pods, nominalQuota: 5}\n"
+    "    - name: spot\n"
+    "      resources:\n"
+    "      - {name: cpu, nominalQuota: 500m}\n"
+    "      - {name: memory, nominalQuota: 0}\n"
+    "      - {name: pods, nominalQuota: 0}\n"
+    "  - coveredResources: [nvidia.com/gpu]\n"
+    "    flavors: [{name: a100, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]\n"
+    "  preemption:\n"
+    "    reclaimWithinCohort: Any\n"
+    "    borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 100}\n"
+    "    withinClusterQueue: LowerOrNewerEqualPriority\n"
+    "  flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: MayStopSearch,\n"
+    "                      preference: PreemptionOverBorrowing}\n"
+    "  fairSharing: {weight: '0.5'}\n"
+    "  stopPolicy: HoldAndDrain\n"
+    "  admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}\n";
+
+static void test_cluster_queue_full(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f, cq_full_v1beta2), CU_OK);
+    assert_int_equal(f->w.cqs.n, 1);
+    const cu_cluster_queue *cq = f->w.cqs.items[0];
+    assert_string_equal(cq->meta.name, "team-a-cq");
+    assert_true(cq->meta.has_created);
+    assert_int_equal(cq->meta.created_ms, 1704164645000LL);
+    assert_string_equal(cq->cohort, "team-ab");
+    assert_int_equal(cq->queueing, CU_STRICT_FIFO);
+    assert_false(cq->ns_selector.is_null);
+    assert_string_equal(cu_kvs_get(&cq->ns_selector.match_labels, "team"), "a");
+    assert_int_equal(cq->groups.n, 2);
+    const cu_rgroup *g = &cq->groups.items[0];
+    assert_int_equal(g->covered.n, 3);
+    assert_string_equal(g->covered.items[2], "pods");
+    assert_int_equal(g->nflavors, 2);
+    assert_string_equal(g->flavors[0].name, "default-flavor");
+    assert_int_equal(g->flavors[0].n, 3);
+    assert_string_equal(g->flavors[0].res[0].name, "cpu");
+    assert_int_equal(g->flavors[0].res[0].nominal, 9000);
+    assert_true(g->flavors[0].res[0].has_blimit);
+    assert_int_equal(g->flavors[0].res[0].blimit, 1000);
+    assert_false(g->flavors[0].res[0].has_llimit);
+    assert_int_equal(g->flavors[0].res[1].nominal, 36LL * 1073741824 * 1000);
+    assert_true(g->flavors[0].res[1].has_llimit);
+    assert_int_equal(g->flavors[0].res[1].llimit, 10LL * 1073741824 * 1000);
+    assert_int_equal(g->flavors[1].res[0].nominal, 500);
+    assert_string_equal(cq->groups.items[1].flavors[0].res[0].name, "nvidia.com/gpu");
+    assert_int_equal(cq->groups.items[1].flavors[0].res[0].nominal, 8000);
+    assert_int_equal(cq->preemption.reclaim, CU_PP_ANY);
+    assert_int_equal(cq->preemption.within_cq, CU_PP_LOWER_OR_NEWER_EQUAL_PRIORITY);
+    assert_int_equal(cq->preemption.borrow_policy, CU_PP_LOWER_PRIORITY);
+    assert_true(cq->preemption.has_threshold);
+    assert_int_equal(cq->preemption.threshold, 100);
+    assert_int_equal(cq->fungibility.when_can_borrow, CU_FUNG_TRY_NEXT_FLAVOR);
+    assert_int_equal(cq->fungibility.when_can_preempt, CU_FUNG_MAY_STOP_SEARCH);
+    assert_int_equal(cq->fungibility.preference, CU_PREF_PREEMPTION_OVER_BORROWING);
+    assert_int_equal(cq->fs_weight, 500);
+    assert_int_equal(cq->stop_policy, CU_STOP_HOLD_AND_DRAIN);
+    assert_true(cq->afs);
+}
+
+static void test_cluster_queue_defaults(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f,
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: a}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: b}\n"
+        "spec: {namespaceSelector: {}, preemption: {}, flavorFungibility: {}}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: c}\n"
+        "spec: {namespaceSelector: null}\n"), CU_OK);
+    assert_int_equal(f->w.cqs.n, 3);
+    for (size_t i = 0; i < 3; i++) {
+        const cu_cluster_queue *cq = f->w.cqs.items[i];
+        assert_null(cq->cohort);
+        assert_int_equal(cq->groups.n, 0);
+        assert_int_equal(cq->queueing, CU_BEST_EFFORT_FIFO);
+        assert_int_equal(cq->fungibility.when_can_borrow, CU_FUNG_MAY_STOP_SEARCH);
+        assert_int_equal(cq->fungibility.when_can_preempt, CU_FUNG_TRY_NEXT_FLAVOR);
+        assert_int_equal(cq->fungibility.preference, CU_PREF_UNSET);
+        assert_int_equal(cq->preemption.within_cq, CU_PP_NEVER);
+        assert_int_equal(cq->preemption.reclaim, CU_PP_NEVER);
+        assert_int_equal(cq->preemption.borrow_policy, CU_PP_NEVER);
+        assert_false(cq->preemption.has_threshold);
+        assert_int_equal(cq->stop_policy, CU_STOP_NONE);
+        assert_int_equal(cq->fs_weight, 1000);
+        assert_false(cq->afs);
+        assert_false(cq->meta.has_created);
+        assert_int_equal(cq->meta.seq, i);
+    }
+    cu_kv kv = { "kubernetes.io/metadata.name", "x" };
+    cu_kvs labels = { 1, &kv };
+    assert_true(f->w.cqs.items[0]->ns_selector.is_null);
+    assert_false(cu_labelsel_matches(&f->w.cqs.items[0]->ns_selector, &labels));
+    assert_false(f->w.cqs.items[1]->ns_selector.is_null);
+    assert_true(cu_labelsel_matches(&f->w.cqs.items[1]->ns_selector, &labels));
+    assert_true(f->w.cqs.items[2]->ns_selector.is_null);
+}
+
+/* The same objects written in v1beta1 and v1beta2 decode the same. */
+static void test_v1beta1_equivalence(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f,
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: old}\n"
+        "spec:\n"
+        "  cohort: co\n"
+        "  flavorFungibility: {whenCanBorrow: Borrow, whenCanPreempt: Preempt}\n"
+        "  admissionChecks: [check-a]\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: new}\n"
+        "spec:\n"
+        "  cohortName: co\n"
+        "  flavorFungibility: {whenCanBorrow: MayStopSearch, whenCanPreempt: MayStopSearch}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w1, namespace: ns}\n"
+        "spec: {priorityClassName: high, priorityClassSource: kueue.x-k8s.io/workloadpriorityclass}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w2, namespace: ns}\n"
+        "spec: {priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: high}}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w3, namespace: ns}\n"
+        "spec: {priorityClassName: pc, priorityClassSource: scheduling.k8s.io/priorityclass}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w4, namespace: ns}\n"
+        "spec: {priorityClassName: pc}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w5, namespace: ns}\n"
+        "spec: {priorityClassRef: {group: scheduling.k8s.io, kind: PriorityClass, name: pc}}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: c1}\nspec: {parent: root}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: c2}\nspec: {parentName: root}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: c3}\nspec: {parentName: root}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: v2-ignores-cohort}\n"
+        "spec: {cohort: co}\n"), CU_OK);
+    assert_int_equal(f->w.cqs.n, 3);
+    for (size_t i = 0; i < 2; i++) {
+        const cu_cluster_queue *cq = f->w.cqs.items[i];
+        assert_string_equal(cq->cohort, "co");
+        assert_int_equal(cq->fungibility.when_can_borrow, CU_FUNG_MAY_STOP_SEARCH);
+        assert_int_equal(cq->fungibility.when_can_preempt, CU_FUNG_MAY_STOP_SEARCH);
+    }
+    assert_null(f->w.cqs.items[2]->cohort); /* v1beta2 has cohortName only */
+    assert_int_equal(f->w.workloads.n, 5);
+    for (size_t i = 0; i < 2; i++) {
+        const cu_workload *wl = f->w.workloads.items[i];
+        assert_string_equal(wl->pc_group, "kueue.x-k8s.io");
+        assert_string_equal(wl->pc_kind, "WorkloadPriorityClass");
+        assert_string_equal(wl->pc_name, "high");
+    }
+    for (size_t i = 2; i < 5; i++) {
+        const cu_workload *wl = f->w.workloads.items[i];
+        assert_string_equal(wl->pc_group, "scheduling.k8s.io");
+        assert_string_equal(wl->pc_kind, "PriorityClass");
+        assert_string_equal(wl->pc_name, "pc");
+    }
+    assert_int_equal(f->w.cohorts.n, 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(f->w.cohorts.items[i]->parent, "root");
+}
+
+static void test_other_kinds(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f,
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: root}\n"
+        "spec:\n"
+        "  fairSharing: {weight: 750m}\n"
+        "  resourceGroups: [{coveredResources: [cpu], flavors: [{name: f, resources: [{name: cpu, nominalQuota: 12}]}]}]\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q, namespace: team-a}\n"
+        "spec: {clusterQueue: cq, stopPolicy: Hold, fairSharing: {weight: '2'}}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q2}\nspec: {clusterQueue: cq}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: sample}\n"
+        "value: 10000\ndescription: Sample priority\n"
+        "---\n"
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\n"
+        "value: -5\nglobalDefault: true\n"
+        "---\n"
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {team: a}}\n"
+        "---\n"
+        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+        "manageJobsWithoutQueueName: true\nfairSharing: {enable: true}\n"
+        "---\n"
+        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nfairSharing: {enable: false}\n"
+        "---\n"
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "metadata: {name: cfg}\nfairSharing: {}\n"
+        "---\n"
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"), CU_OK);
+    assert_int_equal(f->d.n, 0);
+    assert_int_equal(f->w.cohorts.n, 1);
+    const cu_cohort *co = f->w.cohorts.items[0];
+    assert_null(co->parent);
+    assert_int_equal(co->fs_weight, 750);
+    assert_int_equal(co->groups.items[0].flavors[0].res[0].nominal, 12000);
+    assert_int_equal(f->w.lqs.n, 2);
+    assert_string_equal(f->w.lqs.items[0]->meta.ns, "team-a");
+    assert_string_equal(f->w.lqs.items[0]->cluster_queue, "cq");
+    assert_int_equal(f->w.lqs.items[0]->stop_policy, CU_STOP_HOLD);
+    assert_int_equal(f->w.lqs.items[0]->fs_weight, 2000);
+    assert_string_equal(f->w.lqs.items[1]->meta.ns, "default");
+    assert_int_equal(f->w.lqs.items[1]->stop_policy, CU_STOP_NONE);
+    assert_int_equal(f->w.lqs.items[1]->fs_weight, 1000);
+    assert_int_equal(f->w.wpcs.n, 1);
+    assert_int_equal(f->w.wpcs.items[0]->value, 10000);
+    assert_string_equal(f->w.wpcs.items[0]->description, "Sample priority");
+    assert_int_equal(f->w.pcs.n, 1);
+    assert_int_equal(f->w.pcs.items[0]->value, -5);
+    assert_true(f->w.pcs.items[0]->global_default);
+    assert_int_equal(f->w.namespaces.n, 1);
+    assert_string_equal(cu_kvs_get(&f->w.namespaces.items[0]->meta.labels, "team"), "a");
+    assert_int_equal(f->w.configs.n, 4);
+    assert_true(f->w.configs.items[0]->fair_sharing);
+    assert_true(f->w.configs.items[0]->manage_jobs_without_queue_name);
+    assert_false(f->w.configs.items[1]->fair_sharing);
+    assert_true(f->w.configs.items[2]->fair_sharing);
+    assert_false(f->w.configs.items[3]->fair_sharing);
+    assert_false(f->w.configs.items[3]->manage_jobs_without_queue_name);
+}
+
+static const char *wl_full =
+    "apiVersion: kueue.x-k8s.io/v1beta2\n"
+    "kind: Workload\n"
+    "metadata: {name: train, namespace: ml, uid: u-1, creationTimestamp: '2024-05-01T00:00:00Z'}\n"
+    "spec:\n"
+    "  queueName: team-a-queue\n"
+    "  priority: 10000\n"
+    "  active: false\n"
+    "  podSets:\n"
+    "  - name: driver\n"
+    "    count: 3\n"
+    "    minCount: 2\n"
+    "    template:\n"
+    "      spec:\n"
+    "        priorityClassName: high\n"
+    "        nodeSelector: {zone: a}\n"
+    "        tolerations: [{operator: Exists}]\n"
+    "        affinity:\n"
+    "          nodeAffinity:\n"
+    "            requiredDuringSchedulingIgnoredDuringExecution:\n"
+    "              nodeSelectorTerms:\n"
+    "              - matchExpressions:\n"
+    "                - {key: type, operator: In, values: [a100, h100]}\n"
+    "                - {key: gen, operator: Gt, values: ['3']}\n"
+    "              - matchExpressions: [{key: spot, operator: DoesNotExist}]\n"
+    "        containers: [{name: c, resources: {requests: {cpu: '1', memory: 200Mi}}}]\n"
+    "  - template: {spec: {containers: [{name: c, resources: {limits: {cpu: 2}}}]}}\n"
+    "status:\n"
+    "  admission:\n"
+    "    clusterQueue: cluster-queue\n"
+    "    podSetAssignments:\n"
+    "    - name: driver\n"
+    "      count: 2\n"
+    "      flavors: {cpu: default-flavor, memory: default-flavor}\n"
+    "      resourceUsage: {memory: 400Mi, cpu: '2'}\n"
+    "    - name: main\n"
+    "      flavors: {cpu: spot}\n"
+    "  conditions:\n"
+    "  - {type: QuotaReserved, status: 'True', reason: QuotaReserved, message: Quota reserved in ClusterQueue cluster-queue,\n"
+    "     lastTransitionTime: '2024-05-01T00:00:10Z'}\n"
+    "  - {type: Admitted, status: 'True', reason: Admitted, message: The workload is admitted}\n";
+
+static void test_workload_full(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f, wl_full), CU_OK);
+    assert_int_equal(f->w.workloads.n, 1);
+    const cu_workload *wl = f->w.workloads.items[0];
+    assert_string_equal(wl->meta.ns, "ml");
+    assert_string_equal(wl->meta.uid, "u-1");
+    assert_int_equal(wl->meta.created_ms, 1714521600000LL);
+    assert_string_equal(wl->queue_name, "team-a-queue");
+    assert_true(wl->has_priority);
+    assert_int_equal(wl->priority, 10000);
+    assert_false(wl->active);
+    assert_null(wl->job_name);
+    assert_null(wl->pc_name);
+    assert_int_equal(wl->npodsets, 2);
+    const cu_podset *ps = &wl->podsets[0];
+    assert_string_equal(ps->name, "driver");
+    assert_int_equal(ps->count, 3);
+    assert_true(ps->has_min);
+    assert_int_equal(ps->min_count, 2);
+    assert_int_equal(ps->requests.n, 2);
+    assert_int_equal(cu_reslist_get(&ps->requests, "cpu"), 1000);
+    assert_int_equal(cu_reslist_get(&ps->requests, "memory"), 200LL * 1048576 * 1000);
+    assert_string_equal(cu_kvs_get(&ps->node_selector, "zone"), "a");
+    assert_int_equal(ps->ntols, 1);
+    assert_int_equal(ps->tols[0].op, CU_TOL_EXISTS);
+    assert_null(ps->tols[0].key);
+    assert_string_equal(ps->priority_class_name, "high");
+    assert_int_equal(ps->nterms, 2);
+    assert_int_equal(ps->terms[0].n, 2);
+    assert_string_equal(ps->terms[0].reqs[0].key, "type");
+    assert_int_equal(ps->terms[0].reqs[0].op, CU_SEL_IN);
+    assert_int_equal(ps->terms[0].reqs[0].values.n, 2);
+    assert_string_equal(ps->terms[0].reqs[0].values.items[1], "h100");
+    assert_int_equal(ps->terms[0].reqs[1].op, CU_SEL_GT);
+    assert_int_equal(ps->terms[1].reqs[0].op, CU_SEL_DOESNOTEXIST);
+    /* defaults of the second pod set */
+    assert_string_equal(wl->podsets[1].name, "main");
+    assert_int_equal(wl->podsets[1].count, 1);
+    assert_false(wl->podsets[1].has_min);
+    assert_int_equal(cu_reslist_get(&wl->podsets[1].requests, "cpu"), 2000);
+    /* status */
+    assert_true(wl->has_admission);
+    assert_string_equal(wl->adm_cq, "cluster-queue");
+    assert_int_equal(wl->npsa, 2);
+    assert_int_equal(wl->psa[0].count, 2);
+    assert_string_equal(cu_kvs_get(&wl->psa[0].flavors, "memory"), "default-flavor");
+    assert_string_equal(wl->psa[0].usage.items[0].name, "cpu"); /* sorted */
+    assert_int_equal(cu_reslist_get(&wl->psa[0].usage, "memory"), 400LL * 1048576 * 1000);
+    assert_int_equal(wl->psa[1].count, 1); /* from the pod set "main" */
+    assert_int_equal(wl->nconds, 2);
+    const cu_condition *c = cu_workload_cond(wl, "QuotaReserved");
+    assert_non_null(c);
+    assert_string_equal(c->message, "Quota reserved in ClusterQueue cluster-queue");
+    assert_int_equal(c->ltt_ms, 1714521610000LL);
+    assert_null(cu_workload_cond(wl, "Evicted"));
+    assert_true(cu_workload_has_quota(wl));
+    assert_false(cu_workload_finished(wl));
+}
+
+static void test_workload_defaults_and_status(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f,
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: a}\n"
+        "spec: {queueName: q, podSets: [{template: {spec: {containers: []}}}]}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: b, namespace: x}\n"
+        "spec: {queueName: q}\n"
+        "status: {conditions: [{type: QuotaReserved, status: 'True'}, {type: Finished, status: 'True', reason: Succeeded}]}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: c, namespace: x}\n"
+        "spec: {queueName: q}\n"
+        "status: {admission: {clusterQueue: cq}, conditions: [{type: QuotaReserved, status: 'False'}]}\n"),
+        CU_OK);
+    assert_int_equal(f->w.workloads.n, 3);
+    const cu_workload *a = f->w.workloads.items[0];
+    assert_string_equal(a->meta.ns, "default");
+    assert_true(a->active);
+    assert_false(a->has_priority);
+    assert_int_equal(a->npodsets, 1);
+    assert_string_equal(a->podsets[0].name, "main");
+    assert_int_equal(a->podsets[0].count, 1);
+    assert_int_equal(a->podsets[0].requests.n, 0);
+    assert_false(a->has_admission);
+    assert_false(cu_workload_has_quota(a));
+    const cu_workload *b = f->w.workloads.items[1];
+    assert_false(cu_workload_has_quota(b)); /* no status.admission */
+    assert_true(cu_workload_finished(b));
+    const cu_workload *c = f->w.workloads.items[2];
+    assert_true(c->has_admission);
+    assert_false(cu_workload_has_quota(c));
+}
+
+/* Job -> Workload. Expected names: see test_podreq.c (hashes computed
+ * with sha1sum when the test was written):
+ *   printf 'Job\nbatch\nsample-job\na1b2c3d4-0000-4000-8000-000000000001' | sha1sum -> 57a5d...
+ *   printf 'Job\nbatch\npi\nuid-1' | sha1sum -> 34650... */
+static void test_job(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f,
+        "apiVersion: batch/v1\nkind: Job\n"
+        "metadata:\n"
+        "  name: sample-job\n"
+        "  namespace: team-a\n"
+        "  uid: a1b2c3d4-0000-4000-8000-000000000001\n"
+        "  creationTimestamp: '2024-01-01T00:00:01Z'\n"
+        "  labels: {kueue.x-k8s.io/queue-name: user-queue, kueue.x-k8s.io/priority-class: high}\n"
+        "  annotations: {kueue.x-k8s.io/job-min-parallelism: '2'}\n"
+        "spec:\n"
+        "  parallelism: 3\n"
+        "  completions: 10\n"
+        "  suspend: false\n"
+        "  template:\n"
+        "    spec:\n"
+        "      priorityClassName: pod-pc\n"
+        "      nodeSelector: {disk: ssd}\n"
+        "      tolerations: [{key: gpu, operator: Exists, effect: NoSchedule}]\n"
+        "      containers: [{name: c, resources: {requests: {cpu: 500m}, limits: {memory: 1Gi}}}]\n"
+        "      restartPolicy: Never\n"
+        "---\n"
+        "apiVersion: batch/v1\nkind: Job\n"
+        "metadata: {name: pi, uid: uid-1, labels: {kueue.x-k8s.io/queue-name: q}}\n"
+        "spec: {template: {spec: {priorityClassName: pod-pc, containers: [{name: c}]}}}\n"), CU_OK);
+    assert_int_equal(f->d.n, 0);
+    assert_int_equal(f->w.workloads.n, 2);
+    const cu_workload *wl = f->w.workloads.items[0];
+    assert_string_equal(wl->meta.name, "job-sample-job-57a5d");
+    assert_string_equal(wl->meta.ns, "team-a");
+    assert_string_equal(wl->job_name, "sample-job");
+    assert_string_equal(wl->queue_name, "user-queue");
+    assert_true(wl->meta.has_created);
+    assert_int_equal(wl->meta.created_ms, 1704067201000LL);
+    assert_true(wl->active);
+    assert_false(wl->has_admission);
+    assert_int_equal(wl->npodsets, 1);
+    assert_string_equal(wl->podsets[0].name, "main");
+    assert_int_equal(wl->podsets[0].count, 3);
+    assert_true(wl->podsets[0].has_min);
+    assert_int_equal(wl->podsets[0].min_count, 2);
+    assert_int_equal(cu_reslist_get(&wl->podsets[0].requests, "cpu"), 500);
+    assert_int_equal(cu_reslist_get(&wl->podsets[0].requests, "memory"), 1073741824000LL);
+    assert_string_equal(cu_kvs_get(&wl->podsets[0].node_selector, "disk"), "ssd");
+    assert_int_equal(wl->podsets[0].ntols, 1);
+    /* the priority-class label wins over the pod's priorityClassName */
+    assert_string_equal(wl->pc_kind, "WorkloadPriorityClass");
+    assert_string_equal(wl->pc_group, "kueue.x-k8s.io");
+    assert_string_equal(wl->pc_name, "high");
+
+    const cu_workload *pi = f->w.workloads.items[1];
+    assert_string_equal(pi->meta.name, "job-pi-34650");
+    assert_string_equal(pi->meta.ns, "default");
+    assert_int_equal(pi->podsets[0].count, 1);
+    assert_false(pi->podsets[0].has_min);
+    assert_string_equal(pi->pc_kind, "PriorityClass");
+    assert_string_equal(pi->pc_group, "scheduling.k8s.io");
+    assert_string_equal(pi->pc_name, "pod-pc");
+}
+
+static void test_job_count_table(void **state)
+{
+    (void)state;
+    static const struct { const char *spec; int32_t count; } cases[] = {
+        { "{}", 1 },
+        { "{parallelism: 4}", 4 },            /* completions default to parallelism */
+        { "{completions: 5}", 1 },            /* parallelism defaults to 1 */
+        { "{parallelism: 4, completions: 2}", 2 },
+        { "{parallelism: 2, completions: 8}", 2 },
+        { "{parallelism: 0}", 0 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        fx *f;
+        void *st = NULL;
+        assert_int_equal(setup(&st), 0);
+        f = st;
+        char yaml[512];
+        snprintf(yaml, sizeof(yaml),
+                 "apiVersion: batch/v1\nkind: Job\n"
+                 "metadata: {name: j, labels: {kueue.x-k8s.io/queue-name: q}}\nspec: %s\n",
+                 cases[i].spec);
+        assert_int_equal(load(f, yaml), CU_OK);
+        assert_int_equal(f->w.workloads.n, 1);
+        assert_int_equal(f->w.workloads.items[0]->podsets[0].count, cases[i].count);
+        teardown(&st);
+    }
+}
+
+static void test_job_errors_and_unmanaged(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f,
+        "apiVersion: batch/v1\nkind: Job\n"
+        "metadata: {name: nolabel, namespace: ns}\nspec: {}\n"
+        "---\n"
+        "apiVersion: batch/v1\nkind: Job\n"
+        "metadata: {name: badmin, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q},\n"
+        "           annotations: {kueue.x-k8s.io/job-min-parallelism: '5'}}\n"
+        "spec: {parallelism: 4}\n"
+        "---\n"
+        "apiVersion: batch/v1\nkind: Job\n"
+        "metadata: {name: notint, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q},\n"
+        "           annotations: {kueue.x-k8s.io/job-min-parallelism: two}}\n"
+        "spec: {parallelism: many}\n"
+        "---\n"
+        "apiVersion: batch/v1\nkind: Job\n"
+        "metadata: {name: good, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}\n"), CU_EINVAL);
+    assert_msg(&f->d, "warning: test.yaml:1: Job ns/nolabel has no kueue.x-k8s.io/queue-name label; not managed");
+    assert_msg(&f->d, "Job ns/badmin: metadata.annotations[kueue.x-k8s.io/job-min-parallelism]: "
+                      "must be an integer between 1 and 4, got \"5\"");
+    assert_msg(&f->d, "Job ns/notint: spec.parallelism: must be an integer");
+    assert_msg(&f->d, "Job ns/notint: metadata.annotations[kueue.x-k8s.io/job-min-parallelism]: "
+                      "must be an integer between 1 and 1, got \"two\"");
+    assert_int_equal(f->d.nerrors, 3);
+    assert_int_equal(f->w.workloads.n, 1);
+    assert_string_equal(f->w.workloads.items[0]->job_name, "good");
+}
+
+static void test_document_errors(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f,
+        "- just a list\n"
+        "---\n"
+        "kind: ClusterQueue\nmetadata: {name: x}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nmetadata: {name: x}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {namespace: x}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata: {name: prov}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1alpha1\nkind: Cohort\nmetadata: {name: old}\n"
+        "---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: ok}\n"), CU_EINVAL);
+    assert_msg(&f->d, "test.yaml:1: document is not a map (expected a Kubernetes object)");
+    assert_msg(&f->d, "test.yaml:3: missing apiVersion");
+    assert_msg(&f->d, "test.yaml:6: missing kind");
+    assert_msg(&f->d, "test.yaml:9: ClusterQueue: missing metadata.name");
+    assert_msg(&f->d, "warning: test.yaml:13: skipping unknown kind AdmissionCheck (apiVersion kueue.x-k8s.io/v1beta2) prov");
+    assert_msg(&f->d, "warning: test.yaml:17: skipping unknown kind Cohort (apiVersion kueue.x-k8s.io/v1alpha1) old");
+    assert_msg(&f->d, "warning: test.yaml:21: skipping unknown kind Deployment (apiVersion apps/v1) web");
+    assert_int_equal(f->d.nerrors, 4);
+    assert_int_equal(f->w.flavors.n, 1);
+}
+
+/* All problems of an object are reported, the object is dropped, the
+ * others survive. */
+static void test_object_errors(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f,
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: before}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: team-a}\n"
+        "spec:\n"
+        "  queueingStrategy: Fifo\n"
+        "  stopPolicy: Stop\n"
+        "  namespaceSelector: {matchExpressions: [{key: a, operator: Gt, values: ['1']}]}\n"
+        "  preemption: {withinClusterQueue: Any, reclaimWithinCohort: LowerOrNewerEqualPriority,\n"
+        "               borrowWithinCohort: {policy: Any, maxPriorityThreshold: high}}\n"
+        "  flavorFungibility: {whenCanBorrow: Borrow, whenCanPreempt: Maybe, preference: Cheapest}\n"
+        "  fairSharing: {weight: heavy}\n"
+        "  admissionScope: {admissionMode: Fair}\n"
+        "  resourceGroups:\n"
+        "  - coveredResources: [cpu]\n"
+        "    flavors:\n"
+        "    - {name: f0, resources: [{name: cpu, nominalQuota: 1}]}\n"
+        "    - {name: f1, resources: [{name: cpu, nominalQuota: 12x, borrowingLimit: [1]}, {name: memory}]}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: rf}\n"
+        "spec: {tolerations: [{key: a, operator: Equals}], nodeLabels: [a]}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: train, namespace: ml,\n"
+        "  creationTimestamp: yesterday}\n"
+        "spec:\n"
+        "  active: maybe\n"
+        "  priority: 3000000000\n"
+        "  priorityClassRef: {group: example.com, kind: PriorityClass}\n"
+        "  podSets:\n"
+        "  - count: abc\n"
+        "    template: {spec: {containers: [{name: a}, {name: b, resources: {requests: {cpu: 12x}}}]}}\n"
+        "status: {conditions: [{status: 'True', lastTransitionTime: later}]}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q, namespace: ml}\n"
+        "spec: {stopPolicy: hold}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: after}\n"), CU_EINVAL);
+    static const char *const want[] = {
+        "ClusterQueue team-a: spec.queueingStrategy: Unsupported value: \"Fifo\": supported values: \"StrictFIFO\", \"BestEffortFIFO\"",
+        "ClusterQueue team-a: spec.stopPolicy: Unsupported value: \"Stop\": supported values: \"None\", \"Hold\", \"HoldAndDrain\"",
+        "ClusterQueue team-a: spec.namespaceSelector.matchExpressions[0].operator: Unsupported value: \"Gt\": supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\"",
+        "ClusterQueue team-a: spec.preemption.withinClusterQueue: Unsupported value: \"Any\": supported values: \"Never\", \"LowerPriority\", \"LowerOrNewerEqualPriority\"",
+        "ClusterQueue team-a: spec.preemption.reclaimWithinCohort: Unsupported value: \"LowerOrNewerEqualPriority\": supported values: \"Never\", \"LowerPriority\", \"Any\"",
+        "ClusterQueue team-a: spec.preemption.borrowWithinCohort.policy: Unsupported value: \"Any\": supported values: \"Never\", \"LowerPriority\"",
+        "ClusterQueue team-a: spec.preemption.borrowWithinCohort.maxPriorityThreshold: must be an integer",
+        "ClusterQueue team-a: spec.flavorFungibility.whenCanBorrow: Unsupported value: \"Borrow\": supported values: \"MayStopSearch\", \"TryNextFlavor\"",
+        "ClusterQueue team-a: spec.flavorFungibility.whenCanPreempt: Unsupported value: \"Maybe\": supported values: \"MayStopSearch\", \"TryNextFlavor\"",
+        "ClusterQueue team-a: spec.flavorFungibility.preference: Unsupported value: \"Cheapest\": supported values: \"BorrowingOverPreemption\", \"PreemptionOverBorrowing\"",
+        "ClusterQueue team-a: spec.fairSharing.weight: invalid quantity \"heavy\"",
+        "ClusterQueue team-a: spec.admissionScope.admissionMode: Unsupported value: \"Fair\": supported values: \"NoAdmissionFairSharing\", \"UsageBasedAdmissionFairSharing\"",
+        "ClusterQueue team-a: spec.resourceGroups[0].flavors[1].resources[0].nominalQuota: invalid quantity \"12x\"",
+        "ClusterQueue team-a: spec.resourceGroups[0].flavors[1].resources[0].borrowingLimit: must be a quantity",
+        "ClusterQueue team-a: spec.resourceGroups[0].flavors[1].resources[1].nominalQuota: Required value",
+        "ResourceFlavor rf: spec.tolerations[0].operator: Unsupported value: \"Equals\": supported values: \"Equal\", \"Exists\"",
+        "ResourceFlavor rf: spec.nodeLabels: must be an object",
+        "Workload ml/train: metadata.creationTimestamp: invalid time \"yesterday\"",
+        "Workload ml/train: spec.active: must be a boolean",
+        "Workload ml/train: spec.priority: must fit in a 32-bit integer",
+        "Workload ml/train: spec.priorityClassRef.group: Unsupported value: \"example.com\": supported values: \"kueue.x-k8s.io\", \"scheduling.k8s.io\"",
+        "Workload ml/train: spec.priorityClassRef.name: Required value",
+        "Workload ml/train: spec.podSets[0].count: must be an integer",
+        "Workload ml/train: spec.podSets[0].template.spec.containers[1].resources.requests.cpu: invalid quantity \"12x\"",
+        "Workload ml/train: status.conditions[0].type: Required value",
+        "Workload ml/train: status.conditions[0].lastTransitionTime: invalid time \"later\"",
+        "LocalQueue ml/q: spec.stopPolicy: Unsupported value: \"hold\": supported values: \"None\", \"Hold\", \"HoldAndDrain\"",
+    };
+    size_t nwant = sizeof(want) / sizeof(want[0]);
+    for (size_t i = 0; i < nwant; i++)
+        assert_msg(&f->d, want[i]);
+    if (f->d.n != nwant)
+        dump_diag(&f->d);
+    assert_int_equal(f->d.n, nwant);
+    assert_int_equal(f->d.nerrors, nwant);
+    /* the bad objects are dropped, the good ones survive */
+    assert_int_equal(f->w.cqs.n, 2);
+    assert_string_equal(f->w.cqs.items[0]->meta.name, "before");
+    assert_string_equal(f->w.cqs.items[1]->meta.name, "after");
+    assert_int_equal(f->w.flavors.n, 0);
+    assert_int_equal(f->w.workloads.n, 0);
+    assert_int_equal(f->w.lqs.n, 0);
+}
+
+static void test_type_errors(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f,
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: t}\n"
+        "spec: {cohortName: [a], resourceGroups: {a: b}}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: n}\n"
+        "spec: {queueName: q, podSets: [{count: '3'}, 7]}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w2, namespace: n}\n"
+        "spec: {priorityClassRef: {kind: Pod, name: x}, podSets: [{count: -1}]}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w3, namespace: n}\n"
+        "spec: {priorityClassName: x, priorityClassSource: kueue}\n"), CU_EINVAL);
+    assert_msg(&f->d, "ClusterQueue t: spec.cohortName: must be a string");
+    assert_msg(&f->d, "ClusterQueue t: spec.resourceGroups: must be a list");
+    assert_msg(&f->d, "Workload n/w: spec.podSets[0].count: must be an integer");
+    assert_msg(&f->d, "Workload n/w: spec.podSets[1]: must be an object");
+    assert_msg(&f->d, "Workload n/w2: spec.priorityClassRef.kind: Unsupported value: \"Pod\": supported values: \"WorkloadPriorityClass\", \"PriorityClass\"");
+    assert_msg(&f->d, "Workload n/w2: spec.podSets[0].count: must be greater than or equal to 0");
+    assert_msg(&f->d, "Workload n/w3: spec.priorityClassSource: Unsupported value: \"kueue\": supported values: "
+                      "\"kueue.x-k8s.io/workloadpriorityclass\", \"scheduling.k8s.io/priorityclass\", \"\"");
+    assert_int_equal(f->d.nerrors, 7);
+    assert_int_equal(f->w.cqs.n + f->w.workloads.n, 0);
+}
+
+static void test_lists_and_order(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f,
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: first}\n"
+        "---\n"
+        "apiVersion: v1\n"
+        "kind: List\n"
+        "items:\n"
+        "- apiVersion: kueue.x-k8s.io/v1beta2\n"
+        "  kind: ResourceFlavor\n"
+        "  metadata: {name: second}\n"
+        "- apiVersion: kueue.x-k8s.io/v1beta2\n"
+        "  kind: ClusterQueueList\n"
+        "  items:\n"
+        "  - {apiVersion: kueue.x-k8s.io/v1beta2, kind: ClusterQueue, metadata: {name: third}}\n"
+        "- apiVersion: kueue.x-k8s.io/v1beta2\n"
+        "  kind: LocalQueue\n"
+        "  metadata: {name: fourth, namespace: n}\n"
+        "---\n"
+        "apiVersion: v1\nkind: List\nitems: []\n"), CU_OK);
+    assert_int_equal(f->w.flavors.n, 2);
+    assert_int_equal(f->w.cqs.n, 1);
+    assert_int_equal(f->w.lqs.n, 1);
+    assert_int_equal(f->w.flavors.items[0]->meta.seq, 0);
+    assert_int_equal(f->w.flavors.items[1]->meta.seq, 1);
+    assert_int_equal(f->w.cqs.items[0]->meta.seq, 2);
+    assert_int_equal(f->w.lqs.items[0]->meta.seq, 3);
+    assert_int_equal(f->w.nseq, 4);
+    assert_int_equal(f->w.flavors.items[0]->meta.line, 1);
+    assert_int_equal(f->w.flavors.items[1]->meta.line, 8);
+    assert_int_equal(f->w.cqs.items[0]->meta.line, 14);
+    assert_int_equal(f->w.lqs.items[0]->meta.line, 15);
+}
+
+static void test_labelsel_matches(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f,
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: s}\n"
+        "spec:\n"
+        "  namespaceSelector:\n"
+        "    matchLabels: {team: a}\n"
+        "    matchExpressions:\n"
+        "    - {key: env, operator: In, values: [prod, staging]}\n"
+        "    - {key: tier, operator: NotIn, values: [free]}\n"
+        "    - {key: owner, operator: Exists}\n"
+        "    - {key: legacy, operator: DoesNotExist}\n"), CU_OK);
+    const cu_labelsel *sel = &f->w.cqs.items[0]->ns_selector;
+    static const struct { const char *labels; int want; } cases[] = {
+        { "team=a,env=prod,owner=x", 1 },
+        { "team=a,env=staging,owner=x,tier=paid", 1 },
+        { "team=b,env=prod,owner=x", 0 },          /* matchLabels value */
+        { "env=prod,owner=x", 0 },                 /* matchLabels key missing */
+        { "team=a,env=dev,owner=x", 0 },           /* In */
+        { "team=a,owner=x", 0 },                   /* In with key missing */
+        { "team=a,env=prod,owner=x,tier=free", 0 },/* NotIn */
+        { "team=a,env=prod", 0 },                  /* Exists */
+        { "team=a,env=prod,owner=x,legacy=", 0 },  /* DoesNotExist */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char buf[256];
+        cu_kv kv[8];
+        cu_kvs labels = { 0, kv };
+        snprintf(buf, sizeof(buf), "%s", cases[i].labels);
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+            char *eq = strchr(tok, '=');
+            *eq = '\0';
+            kv[labels.n].key = tok;
+            kv[labels.n].value = eq + 1;
+            labels.n++;
+        }
+        if (cu_labelsel_matches(sel, &labels) != cases[i].want)
+            fprintf(stderr, "labels %s\n", cases[i].labels);
+        assert_int_equal(cu_labelsel_matches(sel, &labels), cases[i].want);
+    }
+    cu_labelsel null_sel = { .is_null = 1 };
+    cu_labelsel all = { 0 };
+    cu_kvs none = { 0, NULL };
+    assert_false(cu_labelsel_matches(&null_sel, &none));
+    assert_true(cu_labelsel_matches(&all, &none));
+}
+
+static void test_priority(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f,
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: wpc}\nvalue: 100\n"
+        "---\n"
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: pc}\nvalue: 50\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: explicit, namespace: n}\n"
+        "spec: {priority: 7, priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: wpc}}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: by-wpc, namespace: n}\n"
+        "spec: {priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: wpc}}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: by-pc, namespace: n}\n"
+        "spec: {priorityClassRef: {group: scheduling.k8s.io, kind: PriorityClass, name: pc}}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: wrong-kind, namespace: n}\n"
+        "spec: {priorityClassRef: {group: scheduling.k8s.io, kind: PriorityClass, name: wpc}}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: missing, namespace: n}\n"
+        "spec: {priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: x}}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: none, namespace: n}\n"
+        "---\n"
+        "apiVersion: batch/v1\nkind: Job\n"
+        "metadata: {name: j, namespace: n, labels: {kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/priority-class: nope}}\n"),
+        CU_OK);
+    static const struct { cu_err err; int32_t prio; } want[] = {
+        { CU_OK, 7 }, { CU_OK, 100 }, { CU_OK, 50 }, { CU_ENOTFOUND, 0 },
+        { CU_ENOTFOUND, 0 }, { CU_OK, 0 }, { CU_ENOTFOUND, 0 },
+    };
+    assert_int_equal(f->w.workloads.n, 7);
+    for (size_t i = 0; i < 7; i++) {
+        int32_t p = -1;
+        assert_int_equal(cu_workload_priority(&f->w, f->w.workloads.items[i], &p, &f->d), want[i].err);
+        assert_int_equal(p, want[i].prio);
+    }
+    assert_msg(&f->d, "Workload n/wrong-kind: spec.priorityClassRef: PriorityClass \"wpc\" not found");
+    assert_msg(&f->d, "Workload n/missing: spec.priorityClassRef: WorkloadPriorityClass \"x\" not found");
+    assert_msg(&f->d, "Job n/j: metadata.labels[kueue.x-k8s.io/priority-class]: WorkloadPriorityClass \"nope\" not found");
+
+    /* a globalDefault PriorityClass applies when nothing else does */
+    assert_int_equal(load(f,
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: dflt}\n"
+        "value: 42\nglobalDefault: true\n"), CU_OK);
+    int32_t p = -1;
+    assert_int_equal(cu_workload_priority(&f->w, f->w.workloads.items[5], &p, &f->d), CU_OK);
+    assert_int_equal(p, 42);
+    assert_int_equal(cu_workload_priority(&f->w, f->w.workloads.items[0], &p, &f->d), CU_OK);
+    assert_int_equal(p, 7);
+}
+
+/* ------------------------------------------------------------------ */
+/* conversion                                                          */
+
+static cu_node *parse_root(cu_arena *a, const char *yaml)
+{
+    cu_doc *docs = NULL;
+    size_t n = 0;
+    cu_diag d;
+    cu_diag_init(&d);
+    assert_int_equal(cu_doc_parse("conv.yaml", yaml, strlen(yaml), a, &docs, &n, &d), CU_OK);
+    assert_int_equal(n, 1);
+    cu_diag_free(&d);
+    return docs[0].root;
+}
+
+static void test_convert(void **state)
+{
+    fx *f = *state;
+    cu_node *cq = parse_root(&f->a,
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+        "spec:\n"
+        "  cohort: co\n"
+        "  admissionChecks: [a, b]\n"
+        "  flavorFungibility: {whenCanBorrow: Borrow, whenCanPreempt: Preempt}\n"
+        "  queueingStrategy: StrictFIFO\n"
+        "status: {pendingWorkloadsStatus: {head: []}}\n");
+    assert_int_equal(cu_convert_v1beta2(&f->a, cq), 1);
+    assert_string_equal(cu_node_scalar(cu_node_get(cq, "apiVersion")), "kueue.x-k8s.io/v1beta2");
+    cu_node *spec = cu_node_get(cq, "spec");
+    assert_null(cu_node_get(spec, "cohort"));
+    assert_string_equal(cu_node_scalar(cu_node_get(spec, "cohortName")), "co");
+    assert_string_equal(spec->keys[0], "cohortName"); /* position kept */
+    assert_null(cu_node_get(spec, "admissionChecks"));
+    cu_node *acs = cu_node_path(spec, "admissionChecksStrategy.admissionChecks");
+    assert_non_null(acs);
+    assert_int_equal(acs->type, CU_NODE_SEQ);
+    assert_int_equal(acs->n, 2);
+    assert_string_equal(cu_node_scalar(cu_node_get(acs->vals[1], "name")), "b");
+    assert_string_equal(cu_node_scalar(cu_node_path(spec, "flavorFungibility.whenCanBorrow")), "MayStopSearch");
+    assert_string_equal(cu_node_scalar(cu_node_path(spec, "flavorFungibility.whenCanPreempt")), "MayStopSearch");
+    assert_null(cu_node_path(cq, "status.pendingWorkloadsStatus"));
+    /* already v1beta2: unchanged */
+    assert_int_equal(cu_convert_v1beta2(&f->a, cq), 0);
+
+    cu_node *wl = parse_root(&f->a,
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w, namespace: n}\n"
+        "spec: {queueName: q, priorityClassName: high, priorityClassSource: kueue.x-k8s.io/workloadpriorityclass, priority: 3}\n");
+    assert_int_equal(cu_convert_v1beta2(&f->a, wl), 1);
+    assert_null(cu_node_path(wl, "spec.priorityClassName"));
+    assert_null(cu_node_path(wl, "spec.priorityClassSource"));
+    assert_string_equal(cu_node_scalar(cu_node_path(wl, "spec.priorityClassRef.group")), "kueue.x-k8s.io");
+    assert_string_equal(cu_node_scalar(cu_node_path(wl, "spec.priorityClassRef.kind")), "WorkloadPriorityClass");
+    assert_string_equal(cu_node_scalar(cu_node_path(wl, "spec.priorityClassRef.name")), "high");
+
+    cu_node *wl2 = parse_root(&f->a,
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w2, namespace: n}\n"
+        "spec: {priorityClassName: pc, priorityClassSource: ''}\n");
+    assert_int_equal(cu_convert_v1beta2(&f->a, wl2), 1);
+    assert_string_equal(cu_node_scalar(cu_node_path(wl2, "spec.priorityClassRef.group")), "scheduling.k8s.io");
+    assert_string_equal(cu_node_scalar(cu_node_path(wl2, "spec.priorityClassRef.kind")), "PriorityClass");
+
+    cu_node *co = parse_root(&f->a,
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- {apiVersion: kueue.x-k8s.io/v1beta1, kind: Cohort, metadata: {name: c}, spec: {parent: root}}\n"
+        "- {apiVersion: v1, kind: Namespace, metadata: {name: n}}\n");
+    assert_int_equal(cu_convert_v1beta2(&f->a, co), 1);
+    cu_node *item = cu_node_get(co, "items")->vals[0];
+    assert_string_equal(cu_node_scalar(cu_node_path(item, "spec.parentName")), "root");
+    assert_null(cu_node_path(item, "spec.parent"));
+    assert_string_equal(cu_node_scalar(cu_node_get(cu_node_get(co, "items")->vals[1], "apiVersion")), "v1");
+
+    cu_node *job = parse_root(&f->a, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\n");
+    assert_int_equal(cu_convert_v1beta2(&f->a, job), 0);
+
+    /* the converted documents decode to the same objects as the originals */
+    cu_doc d1 = { "conv.yaml", cq }, d2 = { "conv.yaml", wl };
+    assert_int_equal(cu_world_decode(&f->w, &d1, &f->d), CU_OK);
+    assert_int_equal(cu_world_decode(&f->w, &d2, &f->d), CU_OK);
+    assert_string_equal(f->w.cqs.items[0]->cohort, "co");
+    assert_int_equal(f->w.cqs.items[0]->fungibility.when_can_preempt, CU_FUNG_MAY_STOP_SEARCH);
+    assert_int_equal(f->w.cqs.items[0]->queueing, CU_STRICT_FIFO);
+    assert_string_equal(f->w.workloads.items[0]->pc_kind, "WorkloadPriorityClass");
+    assert_string_equal(f->w.workloads.items[0]->pc_name, "high");
+}
+
+/* ------------------------------------------------------------------ */
+/* loading files and folders                                           */
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void rm_rf(const char *dir)
+{
+    char cmd[1100];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+#define RF(n) "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: " n "}\n"
+
+static void test_load(void **state)
+{
+    fx *f = *state;
+    char dir[] = "/tmp/cu_test_objects_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sub[1100];
+    snprintf(sub, sizeof(sub), "%s/b-sub", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    write_file(dir, "c.yml", RF("c"));
+    write_file(dir, "a.yaml", RF("a1") "---\n" RF("a2"));
+    write_file(dir, "notes.txt", RF("ignored"));
+    write_file(dir, ".hidden.yaml", RF("hidden"));
+    write_file(sub, "x.json",
+               "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ResourceFlavor\", "
+               "\"metadata\": {\"name\": \"b\"}}");
+    write_file(dir, "d.yaml",
+               "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: bad}\n"
+               "spec: {queueingStrategy: Fifo}\n---\n" RF("d"));
+    char txt[1100];
+    snprintf(txt, sizeof(txt), "%s/notes.txt", dir);
+
+    const char *paths[] = { dir, txt };
+    assert_int_equal(cu_world_load(&f->w, paths, 2, &f->d), CU_EINVAL);
+    assert_msg(&f->d, "ClusterQueue bad: spec.queueingStrategy: Unsupported value: \"Fifo\": "
+                      "supported values: \"StrictFIFO\", \"BestEffortFIFO\"");
+    assert_int_equal(f->d.nerrors, 1);
+    static const char *const order[] = { "a1", "a2", "b", "c", "d", "ignored" };
+    assert_int_equal(f->w.flavors.n, 6);
+    for (size_t i = 0; i < 6; i++)
+        assert_string_equal(f->w.flavors.items[i]->meta.name, order[i]);
+    char want_file[1100];
+    snprintf(want_file, sizeof(want_file), "%s/b-sub/x.json", dir);
+    assert_string_equal(f->w.flavors.items[2]->meta.file, want_file);
+    assert_int_equal(f->w.flavors.items[4]->meta.line, 6);
+
+    /* a syntax error aborts with CU_ESYNTAX */
+    write_file(sub, "y.yaml", "apiVersion: [unclosed\n");
+    cu_world w2;
+    cu_diag d2;
+    cu_world_init(&w2);
+    cu_diag_init(&d2);
+    const char *p1[] = { dir };
+    assert_int_equal(cu_world_load(&w2, p1, 1, &d2), CU_ESYNTAX);
+    assert_true(d2.nerrors >= 1);
+    cu_world_free(&w2);
+    cu_diag_free(&d2);
+
+    /* a missing path is an I/O error */
+    cu_world_init(&w2);
+    cu_diag_init(&d2);
+    const char *p2[] = { "/nonexistent/cueue-input.yaml" };
+    assert_int_equal(cu_world_load(&w2, p2, 1, &d2), CU_EIO);
+    assert_msg(&d2, "/nonexistent/cueue-input.yaml: No such file or directory");
+    cu_world_free(&w2);
+    cu_diag_free(&d2);
+    rm_rf(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kvs_reslist),
+        cmocka_unit_test_setup_teardown(test_resource_flavor, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_queue_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_queue_defaults, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_v1beta1_equivalence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_kinds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_workload_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_workload_defaults_and_status, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job, setup, teardown),
+        cmocka_unit_test(test_job_count_table),
+        cmocka_unit_test_setup_teardown(test_job_errors_and_unmanaged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_document_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_object_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_type_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lists_and_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_labelsel_matches, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_priority, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_convert, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

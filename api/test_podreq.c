@@ -1,0 +1,293 @@
+/*
+ * test_podreq.c - pod request arithmetic (cu_pod_requests), Kueue's Job
+ * workload names and the SHA-1 behind them.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cu_objects.h"
+#include "cu_sha1.h"
+
+/* Parses a one-document YAML string into a arena; returns the root. */
+static cu_node *parse1(cu_arena *a, const char *yaml)
+{
+    cu_doc *docs = NULL;
+    size_t n = 0;
+    cu_diag d;
+    cu_diag_init(&d);
+    cu_err err = cu_doc_parse("podspec.yaml", yaml, strlen(yaml), a, &docs, &n, &d);
+    if (err != CU_OK)
+        fprintf(stderr, "parse error: %s\n", d.n ? d.msgs[0] : "?");
+    assert_int_equal(err, CU_OK);
+    assert_int_equal(n, 1);
+    cu_diag_free(&d);
+    return docs[0].root;
+}
+
+/* "name=milli,name=milli" in list order. */
+static void fmt_list(const cu_reslist *l, char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < l->n; i++) {
+        int k = snprintf(out + len, n - len, "%s%s=%lld", i ? "," : "", l->items[i].name,
+                         (long long)l->items[i].milli);
+        assert_true(k > 0 && (size_t)k < n - len);
+        len += (size_t)k;
+    }
+}
+
+#define GI "1073741824000" /* 1Gi in milli */
+
+static void test_requests_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *spec, *want;
+    } cases[] = {
+        { "empty pod spec", "{}", "" },
+        { "one container",
+          "containers: [{name: a, resources: {requests: {cpu: '1', memory: 1Gi}}}]",
+          "cpu=1000,memory=" GI },
+        { "containers are summed",
+          "containers:\n"
+          "- {name: a, resources: {requests: {cpu: 250m}}}\n"
+          "- {name: b, resources: {requests: {cpu: '1'}}}\n",
+          "cpu=1250" },
+        { "limits stand in for missing requests only",
+          "containers: [{name: a, resources: {requests: {cpu: 500m}, limits: {cpu: '2', memory: 1Gi}}}]",
+          "cpu=500,memory=" GI },
+        { "explicit zero request beats the limit and is dropped",
+          "containers: [{name: a, resources: {requests: {cpu: '0', memory: 1Gi}, limits: {cpu: '2'}}}]",
+          "memory=" GI },
+        { "zero amounts are dropped",
+          "containers: [{name: a, resources: {requests: {cpu: 1m, nvidia.com/gpu: '0'}}}]",
+          "cpu=1" },
+        { "larger init container wins",
+          "initContainers: [{name: i, resources: {requests: {cpu: '3'}}}]\n"
+          "containers: [{name: a, resources: {requests: {cpu: '1'}}}]\n",
+          "cpu=3000" },
+        { "smaller init container does not add",
+          "initContainers: [{name: i, resources: {requests: {cpu: 500m}}}]\n"
+          "containers: [{name: a, resources: {requests: {cpu: '1'}}}]\n",
+          "cpu=1000" },
+        { "resource only requested by an init container",
+          "initContainers: [{name: i, resources: {requests: {memory: 2Gi}}}]\n"
+          "containers: [{name: a, resources: {requests: {cpu: '1'}}}]\n",
+          "cpu=1000,memory=2147483648000" },
+        { "sidecars add to the regular containers",
+          "initContainers:\n"
+          "- {name: s1, restartPolicy: Always, resources: {requests: {cpu: '1'}}}\n"
+          "- {name: s2, restartPolicy: Always, resources: {requests: {cpu: 500m}}}\n"
+          "containers: [{name: a, resources: {requests: {cpu: '1'}}}]\n",
+          "cpu=2500" },
+        { "init container runs next to the sidecars declared before it",
+          "initContainers:\n"
+          "- {name: s, restartPolicy: Always, resources: {requests: {cpu: '1'}}}\n"
+          "- {name: i, resources: {requests: {cpu: '2'}}}\n"
+          "containers: [{name: a, resources: {requests: {cpu: '1'}}}]\n",
+          "cpu=3000" },
+        { "sidecars declared after an init container do not count for it",
+          "initContainers:\n"
+          "- {name: i, resources: {requests: {cpu: '2'}}}\n"
+          "- {name: s, restartPolicy: Always, resources: {requests: {cpu: '1'}}}\n"
+          "containers: [{name: a, resources: {requests: {cpu: '1'}}}]\n",
+          "cpu=2000" },
+        { "sidecar limits used as requests",
+          "initContainers: [{name: s, restartPolicy: Always, resources: {limits: {memory: 1Gi}}}]\n"
+          "containers: [{name: a}]\n",
+          "memory=" GI },
+        { "overhead is added on top",
+          "containers: [{name: a, resources: {requests: {cpu: '1'}}}]\n"
+          "overhead: {cpu: 250m, memory: 120Mi}\n",
+          "cpu=1250,memory=125829120000" },
+        { "overhead added after the init max",
+          "initContainers: [{name: i, resources: {requests: {cpu: '4'}}}]\n"
+          "containers: [{name: a, resources: {requests: {cpu: '1'}}}]\n"
+          "overhead: {cpu: 100m}\n",
+          "cpu=4100" },
+        { "output sorted by name",
+          "containers: [{name: a, resources: {requests: {memory: 1Gi, example.com/foo: '2', cpu: '1'}}}]",
+          "cpu=1000,example.com/foo=2000,memory=" GI },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cu_arena a;
+        cu_diag d;
+        cu_reslist out;
+        char got[512];
+        cu_arena_init(&a, 0);
+        cu_diag_init(&d);
+        cu_node *spec = parse1(&a, cases[i].spec);
+        cu_err err = cu_pod_requests(&a, spec, "Workload ns/w: spec.podSets[0].template.spec", &out, &d);
+        if (err != CU_OK || strcmp(cases[i].want, (fmt_list(&out, got, sizeof(got)), got)) != 0)
+            fprintf(stderr, "case '%s': err %d got '%s' want '%s' (%s)\n", cases[i].name, err,
+                    err ? "" : got, cases[i].want, d.n ? d.msgs[0] : "");
+        assert_int_equal(err, CU_OK);
+        assert_string_equal(got, cases[i].want);
+        assert_int_equal(d.n, 0);
+        cu_diag_free(&d);
+        cu_arena_free(&a);
+    }
+}
+
+static void test_requests_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *spec;
+        cu_err err;
+        const char *msgs[3];
+    } cases[] = {
+        { "invalid quantity",
+          "containers:\n"
+          "- {name: a, resources: {requests: {cpu: '1'}}}\n"
+          "- {name: b, resources: {requests: {cpu: 12x}}}\n",
+          CU_EINVAL,
+          { "Workload ml/train: spec.podSets[0].template.spec.containers[1].resources.requests.cpu: "
+            "invalid quantity \"12x\"" } },
+        { "every problem is reported",
+          "initContainers: [{name: i, resources: {limits: {memory: lots}}}]\n"
+          "containers: [{name: a, resources: {requests: {pods: '1', cpu: -1}}}]\n",
+          CU_EINVAL,
+          { "Workload ml/train: spec.podSets[0].template.spec.containers[0].resources.requests.pods: "
+            "the \"pods\" resource may not be requested",
+            "Workload ml/train: spec.podSets[0].template.spec.containers[0].resources.requests.cpu: "
+            "must be greater than or equal to 0",
+            "Workload ml/train: spec.podSets[0].template.spec.initContainers[0].resources.limits.memory: "
+            "invalid quantity \"lots\"" } },
+        { "quantity too large",
+          "containers: [{name: a, resources: {requests: {cpu: 100P}}}]",
+          CU_EINVAL,
+          { "Workload ml/train: spec.podSets[0].template.spec.containers[0].resources.requests.cpu: "
+            "quantity \"100P\" is too large" } },
+        { "sum overflows", /* 9P = 9e18 milli each: fits int64 alone, not twice */
+          "containers:\n"
+          "- {name: a, resources: {requests: {cpu: 9P}}}\n"
+          "- {name: b, resources: {requests: {cpu: 9P}}}\n",
+          CU_EINVAL,
+          { "Workload ml/train: spec.podSets[0].template.spec: total cpu request overflows" } },
+        { "containers not a list",
+          "containers: {name: a}",
+          CU_EINVAL,
+          { "Workload ml/train: spec.podSets[0].template.spec.containers: must be a list" } },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cu_arena a;
+        cu_diag d;
+        cu_reslist out;
+        cu_arena_init(&a, 0);
+        cu_diag_init(&d);
+        cu_node *spec = parse1(&a, cases[i].spec);
+        cu_err err = cu_pod_requests(&a, spec, "Workload ml/train: spec.podSets[0].template.spec",
+                                     &out, &d);
+        assert_int_equal(err, cases[i].err);
+        size_t want = 0;
+        while (want < 3 && cases[i].msgs[want])
+            want++;
+        for (size_t k = 0; k < d.n; k++)
+            fprintf(stderr, "  [%s] %s\n", cases[i].name, d.msgs[k]);
+        assert_int_equal(d.n, want);
+        for (size_t k = 0; k < want; k++) {
+            int found = 0;
+            for (size_t m = 0; m < d.n; m++)
+                found |= strcmp(d.msgs[m], cases[i].msgs[k]) == 0;
+            if (!found)
+                fprintf(stderr, "missing: %s\n", cases[i].msgs[k]);
+            assert_true(found);
+        }
+        assert_int_equal(out.n, 0);
+        cu_diag_free(&d);
+        cu_arena_free(&a);
+    }
+}
+
+static void test_requests_null_where(void **state)
+{
+    (void)state;
+    cu_arena a;
+    cu_diag d;
+    cu_reslist out;
+    cu_arena_init(&a, 0);
+    cu_diag_init(&d);
+    cu_node *spec = parse1(&a, "containers: [{name: a, resources: {requests: {cpu: x}}}]");
+    assert_int_equal(cu_pod_requests(&a, spec, NULL, &out, &d), CU_EINVAL);
+    assert_int_equal(d.n, 1);
+    assert_string_equal(d.msgs[0], "containers[0].resources.requests.cpu: invalid quantity \"x\"");
+    assert_int_equal(cu_pod_requests(&a, NULL, NULL, &out, &d), CU_OK);
+    assert_int_equal(out.n, 0);
+    cu_diag_free(&d);
+    cu_arena_free(&a);
+}
+
+/* Test vectors from the FIPS 180 examples ("abc", the 448-bit two-block
+ * message, one million 'a'); each expected value was also checked with
+ * sha1sum when the test was written. */
+static void test_sha1_vectors(void **state)
+{
+    (void)state;
+    char hex[41];
+    cu_sha1_hex("abc", 3, hex);
+    assert_string_equal(hex, "a9993e364706816aba3e25717850c26c9cd0d89d");
+    const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    cu_sha1_hex(m, strlen(m), hex);
+    assert_string_equal(hex, "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+    cu_sha1_hex("", 0, hex);
+    assert_string_equal(hex, "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+
+    cu_sha1 s;
+    unsigned char dg[20];
+    char chunk[1001];
+    memset(chunk, 'a', sizeof(chunk));
+    cu_sha1_init(&s);
+    for (int i = 0; i < 1000; i++)
+        cu_sha1_update(&s, chunk, i % 2 ? 999 : 1001); /* odd split across blocks */
+    cu_sha1_final(&s, dg);
+    static const unsigned char want[20] = {
+        0x34, 0xaa, 0x97, 0x3c, 0xd4, 0xc4, 0xda, 0xa4, 0xf6, 0x1e,
+        0xeb, 0x2b, 0xdb, 0xad, 0x27, 0x31, 0x65, 0x34, 0x01, 0x6f
+    };
+    assert_memory_equal(dg, want, 20);
+}
+
+/* Expected hashes were computed independently when writing this test:
+ *   printf 'Job\nbatch\nsample-job\na1b2c3d4-0000-4000-8000-000000000001' | sha1sum
+ *     -> 57a5db0e...
+ *   printf 'Job\nbatch\nsample-job\n' | sha1sum -> 4b8c421a...
+ *   printf 'Job\nbatch\n<300 x>\nu' | sha1sum -> b01c4af6... */
+static void test_job_workload_name(void **state)
+{
+    (void)state;
+    cu_arena a;
+    cu_arena_init(&a, 0);
+    assert_string_equal(cu_job_workload_name(&a, "sample-job", "a1b2c3d4-0000-4000-8000-000000000001"),
+                        "job-sample-job-57a5d");
+    assert_string_equal(cu_job_workload_name(&a, "sample-job", NULL), "job-sample-job-4b8c4");
+    assert_string_equal(cu_job_workload_name(&a, "sample-job", ""), "job-sample-job-4b8c4");
+
+    char longname[301];
+    memset(longname, 'x', 300);
+    longname[300] = '\0';
+    const char *n = cu_job_workload_name(&a, longname, "u");
+    assert_int_equal(strlen(n), 253);
+    assert_memory_equal(n, "job-xxx", 7);
+    assert_string_equal(n + 247, "-b01c4");
+    cu_arena_free(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_requests_table),
+        cmocka_unit_test(test_requests_errors),
+        cmocka_unit_test(test_requests_null_where),
+        cmocka_unit_test(test_sha1_vectors),
+        cmocka_unit_test(test_job_workload_name),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

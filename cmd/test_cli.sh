@@ -1,0 +1,322 @@
+#!/usr/bin/env bash
+# test_cli.sh - runs the real `cueue` binary on good and bad inputs and
+# checks exit codes, stdout and stderr.
+#
+# Usage: cmd/test_cli.sh PATH_TO_cueue   (from the repository root)
+set -u
+
+if [ $# -ne 1 ] || [ ! -x "$1" ]; then
+    echo "usage: $0 PATH_TO_cueue" >&2
+    exit 2
+fi
+CUEUE=$1
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TD=$ROOT/cmd/testdata
+SAMPLES=$ROOT/config/samples
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+HAVE_PY=0
+command -v python3 >/dev/null 2>&1 && HAVE_PY=1
+
+FAILS=0
+PASSES=0
+pass() { echo "PASS  $1"; PASSES=$((PASSES + 1)); }
+fail() {
+    echo "FAIL  $1: $2"
+    FAILS=$((FAILS + 1))
+    if [ -s "$TMP/err" ]; then sed 's/^/      stderr: /' "$TMP/err" | head -n 20; fi
+}
+
+# run ARGS...: runs cueue, leaving stdout in $TMP/out, stderr in $TMP/err
+# and the exit code in $RC.
+run() {
+    "$CUEUE" "$@" >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+}
+
+# check NAME WANT_RC [grep -E patterns that stdout must match...]
+check_rc() {
+    local name=$1 want=$2
+    if [ "$RC" -ne "$want" ]; then
+        fail "$name" "exit code $RC, want $want"
+        return 1
+    fi
+    return 0
+}
+
+out_has() { grep -Eq -- "$1" "$TMP/out"; }
+err_has() { grep -Eq -- "$1" "$TMP/err"; }
+
+valid_json() {
+    if [ "$HAVE_PY" = 1 ]; then
+        python3 -c 'import json,sys; json.load(sys.stdin)' <"$TMP/out" 2>/dev/null
+    else
+        head -c1 "$TMP/out" | grep -q '{' && grep -q '"workloads"' "$TMP/out" &&
+            grep -q '"clusterQueues"' "$TMP/out"
+    fi
+}
+
+# ---- top level ----
+run --version
+if check_rc "version" 0; then
+    if out_has '^cueue 0\.1\.0$'; then pass "version"; else fail "version" "unexpected output"; fi
+fi
+
+for h in --help -h help; do
+    run $h
+    if check_rc "main help ($h)" 0; then
+        missing=""
+        for w in simulate convert cluster controller dev help --version --help; do
+            out_has "$w" || missing="$missing $w"
+        done
+        if [ -z "$missing" ]; then pass "main help ($h)"; else fail "main help ($h)" "missing:$missing"; fi
+    fi
+done
+
+run
+if check_rc "no command is a usage error" 2; then
+    if [ -s "$TMP/out" ]; then fail "no command is a usage error" "stdout not empty"
+    else pass "no command is a usage error"; fi
+fi
+
+run frobnicate
+if check_rc "unknown command" 2; then
+    if err_has "unknown command 'frobnicate'" && [ ! -s "$TMP/out" ]; then pass "unknown command"
+    else fail "unknown command" "no usage message on stderr"; fi
+fi
+
+run --frobnicate
+if check_rc "unknown top-level flag" 2; then
+    if err_has "unknown option" && [ ! -s "$TMP/out" ]; then pass "unknown top-level flag"
+    else fail "unknown top-level flag" "no usage message on stderr"; fi
+fi
+
+for c in cluster controller dev; do
+    run $c
+    if check_rc "$c not implemented" 2; then
+        if err_has "'$c' is not implemented yet"; then pass "$c not implemented"
+        else fail "$c not implemented" "message missing"; fi
+    fi
+done
+
+# ---- simulate: help and usage ----
+for args in "simulate --help" "simulate -h" "help simulate"; do
+    run $args
+    if check_rc "$args" 0; then
+        missing=""
+        for w in --output -o table json yaml --one-head-per-cycle --max-cycles --now --help \
+                 "Exit codes" FILE:LINE:COLUMN ClusterQueue LocalQueue Workload Job; do
+            out_has "$w" || missing="$missing $w"
+        done
+        if [ -z "$missing" ]; then pass "$args mentions every flag"
+        else fail "$args mentions every flag" "missing:$missing"; fi
+    fi
+done
+
+run simulate
+if check_rc "simulate without PATH" 2; then
+    if err_has "no PATH" && [ ! -s "$TMP/out" ]; then pass "simulate without PATH"
+    else fail "simulate without PATH" "no message"; fi
+fi
+
+run simulate --bogus "$SAMPLES"
+if check_rc "simulate unknown flag" 2; then
+    if err_has "unknown option '--bogus'" && [ ! -s "$TMP/out" ]; then pass "simulate unknown flag"
+    else fail "simulate unknown flag" "no message"; fi
+fi
+
+run simulate -o xml "$SAMPLES"
+if check_rc "simulate bad -o" 2; then
+    if err_has "xml" && [ ! -s "$TMP/out" ]; then pass "simulate bad -o"
+    else fail "simulate bad -o" "no message naming the format"; fi
+fi
+
+for bad in 0 -3 abc 12x; do
+    run simulate --max-cycles "$bad" "$SAMPLES"
+    if check_rc "simulate --max-cycles $bad" 2; then
+        if err_has "max-cycles"; then pass "simulate --max-cycles $bad"
+        else fail "simulate --max-cycles $bad" "no message"; fi
+    fi
+done
+
+run simulate --now yesterday "$SAMPLES"
+if check_rc "simulate bad --now" 2; then
+    if err_has "RFC 3339"; then pass "simulate bad --now"; else fail "simulate bad --now" "no message"; fi
+fi
+
+run simulate --max-cycles
+if check_rc "simulate flag without value" 2; then
+    if err_has "needs a value"; then pass "simulate flag without value"
+    else fail "simulate flag without value" "no message"; fi
+fi
+
+run simulate "$TMP/does-not-exist.yaml"
+if check_rc "simulate missing path" 2; then
+    if [ ! -s "$TMP/out" ] && [ -s "$TMP/err" ]; then pass "simulate missing path"
+    else fail "simulate missing path" "want a message and empty stdout"; fi
+fi
+
+# ---- simulate on the samples ----
+run simulate -o json "$SAMPLES"
+if check_rc "simulate samples json" 0; then
+    if valid_json; then pass "simulate samples json is valid JSON"
+    else fail "simulate samples json is valid JSON" "invalid JSON"; fi
+    if [ -s "$TMP/err" ]; then fail "simulate samples: no warnings" "stderr not empty"
+    else pass "simulate samples: no warnings"; fi
+    if [ "$HAVE_PY" = 1 ]; then
+        cp "$TMP/out" "$TMP/samples.json"
+        if python3 - "$TMP/samples.json" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert list(doc) == ["workloads", "clusterQueues"], list(doc)
+wls, cqs = doc["workloads"], doc["clusterQueues"]
+names = [w["name"] for w in wls]
+assert names == sorted(names), "workloads not sorted"
+assert [c["name"] for c in cqs] == sorted(c["name"] for c in cqs), "clusterQueues not sorted"
+for w in wls:
+    assert list(w) == ["name", "admitted", "clusterQueue", "podSets", "evictions", "reason"], list(w)
+    assert isinstance(w["admitted"], bool) and isinstance(w["evictions"], int)
+    if w["admitted"]:
+        assert w["reason"] is None and w["podSets"], w
+        for ps in w["podSets"]:
+            assert list(ps) == ["name", "count", "flavors"], list(ps)
+            assert list(ps["flavors"]) == sorted(ps["flavors"]), ps
+    else:
+        assert w["podSets"] == [] and isinstance(w["reason"], str) and w["reason"], w
+for c in cqs:
+    assert list(c) == ["name", "cohort", "pending", "admitted", "usage"], list(c)
+    for u in c["usage"]:
+        assert list(u) == ["flavor", "resource", "total", "borrowed", "nominal"], list(u)
+        assert all(isinstance(u[k], str) for k in ("total", "borrowed", "nominal")), u
+by = {w["name"]: w for w in wls}
+def find(ns, prefix):
+    m = [w for n, w in by.items() if n.startswith(ns + "/" + prefix)]
+    assert len(m) == 1, (prefix, list(by))
+    return m[0]
+srv = by["ml-prod/llm-inference-server"]
+assert srv["admitted"] and srv["clusterQueue"] == "production-gpu", srv
+assert srv["podSets"][0]["flavors"]["nvidia.com/gpu"] == "a100", srv
+typo = find("ml-research", "job-notebook-export-")
+assert not typo["admitted"] and typo["clusterQueue"] is None, typo
+huge = find("ml-research", "job-pretrain-70b-")
+assert not huge["admitted"] and huge["clusterQueue"] == "research-gpu", huge
+notol = find("ml-research", "job-eval-on-spot-")
+assert not notol["admitted"], notol
+spot = find("ml-research", "job-rl-spot-rollouts-")
+assert spot["admitted"] and spot["podSets"][0]["flavors"]["nvidia.com/gpu"] == "spot-a100", spot
+intern = by["sandbox/intern-notebook"]
+assert not intern["admitted"], intern
+cq = {c["name"]: c for c in cqs}
+assert cq["research-gpu"]["cohort"] == "research" and cq["cpu-batch"]["cohort"] is None
+assert [(u["flavor"], u["resource"]) for u in cq["cpu-batch"]["usage"]] == \
+    [("cpu-general", "cpu"), ("cpu-general", "memory")], cq["cpu-batch"]["usage"]
+PY
+        then pass "simulate samples json: shape and expected outcomes"
+        else fail "simulate samples json: shape and expected outcomes" "$(tail -n 3 "$TMP/py")"; fi
+    fi
+fi
+
+run simulate "$SAMPLES"
+if check_rc "simulate samples table" 0; then
+    missing=""
+    for w in "^ClusterQueue cpu-batch \(no cohort\)" "^ClusterQueue research-gpu \(cohort research\)" \
+             "FLAVOR +RESOURCE +NOMINAL +USED +BORROWED" "admitted: +ml-prod/llm-inference-server" \
+             "pending: +ml-research/job-pretrain-70b-" "LocalQueue or ClusterQueue is missing"; do
+        out_has "$w" || missing="$missing [$w]"
+    done
+    if [ -z "$missing" ]; then pass "simulate samples table"
+    else fail "simulate samples table" "missing:$missing"; fi
+fi
+
+run simulate -o yaml --now 2026-02-01T10:00:00Z "$SAMPLES"
+if check_rc "simulate samples yaml" 0; then
+    ncq=$(grep -c '^kind: ClusterQueue$' "$TMP/out")
+    nlq=$(grep -c '^kind: LocalQueue$' "$TMP/out")
+    nsep=$(grep -c '^---$' "$TMP/out")
+    nwl=$(grep -c '^kind: Workload$' "$TMP/out")
+    first_kind=$(grep -m1 '^kind:' "$TMP/out")
+    if [ "$ncq" = 3 ] && [ "$nlq" = 6 ] && [ "$nwl" = 17 ] &&
+        [ "$nsep" = $((ncq + nlq + nwl - 1)) ] && [ "$first_kind" = "kind: ClusterQueue" ] &&
+        out_has "Can admit new workloads" && out_has "2026-02-01T10:00:00Z"; then
+        pass "simulate samples yaml"
+    else
+        fail "simulate samples yaml" "cq=$ncq lq=$nlq wl=$nwl sep=$nsep first=$first_kind"
+    fi
+fi
+
+run simulate --one-head-per-cycle -o json "$SAMPLES"
+if check_rc "simulate --one-head-per-cycle" 0; then
+    if [ -f "$TMP/samples.json" ] && ! cmp -s "$TMP/out" "$TMP/samples.json"; then
+        fail "simulate --one-head-per-cycle" "result differs from the default loop"
+    else pass "simulate --one-head-per-cycle gives the same result"; fi
+fi
+
+# ---- bad inputs ----
+run simulate "$TD/syntax-error.yaml"
+if check_rc "syntax error" 2; then
+    if err_has 'syntax-error\.yaml:[0-9]+:[0-9]+: ' && [ ! -s "$TMP/out" ]; then pass "syntax error"
+    else fail "syntax error" "want FILE:LINE:COLUMN: on stderr and empty stdout"; fi
+fi
+
+run simulate -o json "$TD/invalid-object.yaml"
+if check_rc "invalid object" 2; then
+    if [ -s "$TMP/out" ]; then fail "invalid object" "stdout not empty"
+    elif err_has 'ClusterQueue' && err_has 'bad-cq' && err_has 'nominalQuota'; then
+        pass "invalid object"
+    else fail "invalid object" "error must name kind, name and field"; fi
+fi
+
+run simulate -o json "$TD/unknown-kind.yaml"
+if check_rc "unknown kind is a warning" 0; then
+    if err_has '^cueue: warning: .*ConfigMap' && valid_json; then pass "unknown kind is a warning"
+    else fail "unknown kind is a warning" "want a warning naming ConfigMap and JSON output"; fi
+fi
+
+# A folder mixing good and bad files reports the bad one.
+mkdir -p "$TMP/mixed"
+cp "$TD/unknown-kind.yaml" "$TMP/mixed/a.yaml"
+cp "$TD/syntax-error.yaml" "$TMP/mixed/b.yml"
+echo "not yaml: [" >"$TMP/mixed/ignored.txt"
+run simulate "$TMP/mixed"
+if check_rc "folder with a bad file" 2; then
+    if err_has 'b\.yml:[0-9]+:[0-9]+: ' && ! err_has 'ignored\.txt'; then pass "folder with a bad file"
+    else fail "folder with a bad file" "want the .yml error and the .txt file ignored"; fi
+fi
+
+# ---- convert ----
+for args in "convert --help" "help convert"; do
+    run $args
+    if check_rc "$args" 0; then
+        if out_has "--help" && out_has "[Cc]omments" && out_has "cohortName"; then pass "$args"
+        else fail "$args" "must mention --help, lost comments and the renames"; fi
+    fi
+done
+
+run convert "$TD/v1beta1-clusterqueue.yaml"
+if check_rc "convert v1beta1" 0; then
+    if out_has '^  cohortName: team-ab$' && ! out_has '^  cohort:' &&
+        out_has 'kueue.x-k8s.io/v1beta2' && out_has 'whenCanBorrow: MayStopSearch' &&
+        ! out_has '^#'; then
+        pass "convert v1beta1"
+    else fail "convert v1beta1" "$(head -c 300 "$TMP/out")"; fi
+fi
+
+run convert "$TD/v1beta1-clusterqueue.yaml" "$TD/unknown-kind.yaml"
+if check_rc "convert several files" 0; then
+    n=$(grep -c '^---$' "$TMP/out")
+    if [ "$n" = 4 ] && out_has '^kind: ConfigMap$'; then pass "convert several files"
+    else fail "convert several files" "want 5 documents, got $((n + 1))"; fi
+fi
+
+run convert "$TD/syntax-error.yaml"
+if check_rc "convert syntax error" 2; then
+    if err_has 'syntax-error\.yaml:[0-9]+:[0-9]+: ' && [ ! -s "$TMP/out" ]; then pass "convert syntax error"
+    else fail "convert syntax error" "want FILE:LINE:COLUMN: and empty stdout"; fi
+fi
+
+run convert
+if check_rc "convert without PATH" 2; then pass "convert without PATH"; fi
+
+echo "$PASSES passed, $FAILS failed"
+[ "$FAILS" -eq 0 ]

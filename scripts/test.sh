@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs every test: installs dependencies, builds, runs the unit, scenario
+# and CLI tests, then the same tests again under AddressSanitizer and
+# UndefinedBehaviorSanitizer, then a short run of each fuzz target.
+# Usage: scripts/test.sh            (FUZZ_SECONDS=N to change the fuzz time; 0 skips)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+jobs=$(nproc)
+echo "== build and test (RelWithDebInfo)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+cmake --build build -j"$jobs"
+(cd build && ctest --output-on-failure -j"$jobs")
+echo "== build and test under ASan+UBSan"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCUEUE_SANITIZE=ON > /dev/null
+cmake --build build-asan -j"$jobs"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+   ctest --output-on-failure -j"$jobs")
+secs=${FUZZ_SECONDS:-20}
+if [ "$secs" -gt 0 ]; then
+  echo "== fuzz targets, ${secs}s each"
+  CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCUEUE_FUZZ=ON > /dev/null
+  cmake --build build-fuzz -j"$jobs" --target fuzz_quantity fuzz_yaml
+  for f in fuzz_quantity fuzz_yaml; do
+    mkdir -p build-fuzz/corpus-$f
+    ./build-fuzz/$f -max_total_time="$secs" -print_final_stats=0 build-fuzz/corpus-$f 2>&1 | tail -2
+  done
+fi
+echo "== all tests passed"

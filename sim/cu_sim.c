@@ -1,0 +1,662 @@
+/*
+ * cu_sim.c - `cueue simulate`: load manifests, validate them, run the
+ * admission engine with a fake clock until nothing changes, and render the
+ * engine's views as a table (for people), JSON (for scripts) or a YAML
+ * stream of the objects with the status the controller would write.
+ *
+ * Every renderer reads the engine only through the cu_engine_*_info views
+ * and copies what it keeps (node trees copy their strings), so no view is
+ * held across another engine call. Output order never depends on the
+ * engine's internal order: JSON and YAML lists are sorted here.
+ */
+#include "cu_sim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* 2026-01-01T00:00:00Z, the default simulated "now". */
+#define SIM_DEFAULT_NOW_MS INT64_C(1767225600000)
+#define SIM_DEFAULT_MAX_CYCLES 100000
+
+static int64_t sim_now(const cu_sim_opts *opts)
+{
+    return (opts && opts->now_ms) ? opts->now_ms : SIM_DEFAULT_NOW_MS;
+}
+
+/* ---------------- small node helpers ---------------- */
+
+/* The build context: an arena plus a sticky failure flag so the builders
+ * can be chained without checking every call. */
+typedef struct sim_tb {
+    cu_arena *a;
+    int failed;
+} sim_tb;
+
+static cu_node *tb_check(sim_tb *tb, cu_node *n)
+{
+    if (!n)
+        tb->failed = 1;
+    return n;
+}
+
+static cu_node *tb_map(sim_tb *tb) { return tb_check(tb, cu_node_new_map(tb->a)); }
+static cu_node *tb_seq(sim_tb *tb) { return tb_check(tb, cu_node_new_seq(tb->a)); }
+
+/* A string scalar, or null when s is NULL. */
+static cu_node *tb_str(sim_tb *tb, const char *s)
+{
+    return tb_check(tb, s ? cu_node_new_str(tb->a, s) : cu_node_new_null(tb->a));
+}
+
+static cu_node *tb_int(sim_tb *tb, int64_t v) { return tb_check(tb, cu_node_new_int(tb->a, v)); }
+static cu_node *tb_bool(sim_tb *tb, int v) { return tb_check(tb, cu_node_new_bool(tb->a, v)); }
+
+static cu_node *tb_qty(sim_tb *tb, const char *res, int64_t milli)
+{
+    char q[40];
+    cu_qty_format_res(res, milli, q, sizeof q);
+    return tb_str(tb, q);
+}
+
+static cu_node *tb_time(sim_tb *tb, int64_t ms)
+{
+    char t[40];
+    cu_time_format(ms, t, sizeof t);
+    return tb_str(tb, t);
+}
+
+static void tb_set(sim_tb *tb, cu_node *map, const char *key, cu_node *v)
+{
+    if (!map || !v || cu_node_set(tb->a, map, key, v) != CU_OK)
+        tb->failed = 1;
+}
+
+static void tb_push(sim_tb *tb, cu_node *seq, cu_node *v)
+{
+    if (!seq || !v || cu_node_push(tb->a, seq, v) != CU_OK)
+        tb->failed = 1;
+}
+
+/* Sort key of a built object: "ns/name" from metadata, or its "name". */
+static const char *node_sort_ns(const cu_node *n)
+{
+    const char *ns = cu_node_scalar(cu_node_path(n, "metadata.namespace"));
+    return ns ? ns : "";
+}
+
+static const char *node_sort_name(const cu_node *n)
+{
+    const char *s = cu_node_scalar(cu_node_path(n, "metadata.name"));
+    if (!s)
+        s = cu_node_scalar(cu_node_get(n, "name"));
+    return s ? s : "";
+}
+
+static int node_cmp(const void *pa, const void *pb)
+{
+    const cu_node *a = *(cu_node *const *)pa, *b = *(cu_node *const *)pb;
+    int c = strcmp(node_sort_ns(a), node_sort_ns(b));
+    return c ? c : strcmp(node_sort_name(a), node_sort_name(b));
+}
+
+static void sort_seq(cu_node *seq)
+{
+    if (seq && seq->n > 1)
+        qsort(seq->vals, seq->n, sizeof(seq->vals[0]), node_cmp);
+}
+
+/* Fills idx[0..n) with the indexes of strs in strcmp order (insertion sort:
+ * pod sets assign a handful of resources). */
+static void sort_idx(const char *const *strs, size_t n, size_t *idx)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i;
+        while (j > 0 && strcmp(strs[idx[j - 1]], strs[i]) > 0) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = i;
+    }
+}
+
+/* A map resource -> flavor (or resource -> usage) of one pod set
+ * assignment, keys sorted. */
+static cu_node *psa_map(sim_tb *tb, const cu_psa_info *p, int usage)
+{
+    cu_node *m = tb_map(tb);
+    if (p->n == 0)
+        return m;
+    size_t *idx = cu_arena_alloc(tb->a, p->n * sizeof(*idx));
+    if (!idx) {
+        tb->failed = 1;
+        return m;
+    }
+    sort_idx(p->resources, p->n, idx);
+    for (size_t k = 0; k < p->n; k++) {
+        size_t i = idx[k];
+        cu_node *v = usage ? tb_qty(tb, p->resources[i], p->usage[i])
+                           : tb_str(tb, p->flavors[i]);
+        tb_set(tb, m, p->resources[i], v);
+    }
+    return m;
+}
+
+/* The ClusterQueue a workload is queued in or admitted to. */
+static const char *wl_cq(const cu_wl_info *wi)
+{
+    if (wi->cluster_queue)
+        return wi->cluster_queue;
+    if (wi->admitted && wi->obj && wi->obj->adm_cq)
+        return wi->obj->adm_cq;
+    return NULL;
+}
+
+/* ---------------- JSON ---------------- */
+
+static cu_node *json_workload(sim_tb *tb, const cu_wl_info *wi)
+{
+    cu_node *w = tb_map(tb);
+    char *full = cu_arena_printf(tb->a, "%s/%s", wi->ns ? wi->ns : "", wi->name);
+    tb_set(tb, w, "name", tb_str(tb, full ? full : ""));
+    tb_set(tb, w, "admitted", tb_bool(tb, wi->admitted));
+    tb_set(tb, w, "clusterQueue", tb_str(tb, wl_cq(wi)));
+    cu_node *pss = tb_seq(tb);
+    if (wi->admitted) {
+        for (size_t i = 0; i < wi->npsa; i++) {
+            const cu_psa_info *p = &wi->psa[i];
+            cu_node *ps = tb_map(tb);
+            tb_set(tb, ps, "name", tb_str(tb, p->name));
+            tb_set(tb, ps, "count", tb_int(tb, p->count));
+            tb_set(tb, ps, "flavors", psa_map(tb, p, 0));
+            tb_push(tb, pss, ps);
+        }
+    }
+    tb_set(tb, w, "podSets", pss);
+    tb_set(tb, w, "evictions", tb_int(tb, wi->evictions));
+    tb_set(tb, w, "reason", tb_str(tb, wi->admitted ? NULL : wi->message));
+    return w;
+}
+
+static cu_node *json_cq(sim_tb *tb, const cu_cq_info *ci)
+{
+    cu_node *c = tb_map(tb);
+    tb_set(tb, c, "name", tb_str(tb, ci->name));
+    tb_set(tb, c, "cohort", tb_str(tb, ci->cohort));
+    tb_set(tb, c, "pending", tb_int(tb, ci->pending));
+    tb_set(tb, c, "admitted", tb_int(tb, ci->admitted));
+    cu_node *us = tb_seq(tb);
+    for (size_t i = 0; i < ci->nusage; i++) {
+        const cu_fr_usage *u = &ci->usage[i];
+        cu_node *e = tb_map(tb);
+        tb_set(tb, e, "flavor", tb_str(tb, u->flavor));
+        tb_set(tb, e, "resource", tb_str(tb, u->resource));
+        tb_set(tb, e, "total", tb_qty(tb, u->resource, u->total));
+        tb_set(tb, e, "borrowed", tb_qty(tb, u->resource, u->borrowed));
+        tb_set(tb, e, "nominal", tb_qty(tb, u->resource, u->nominal));
+        tb_push(tb, us, e);
+    }
+    tb_set(tb, c, "usage", us);
+    return c;
+}
+
+static cu_err render_json(cu_engine *e, cu_arena *a, cu_buf *out)
+{
+    sim_tb tb = { a, 0 };
+    cu_node *root = tb_map(&tb);
+    cu_node *wls = tb_seq(&tb);
+    size_t n = cu_engine_nworkloads(e);
+    for (size_t i = 0; i < n && !tb.failed; i++)
+        tb_push(&tb, wls, json_workload(&tb, cu_engine_workload_info(e, i)));
+    cu_node *cqs = tb_seq(&tb);
+    n = cu_engine_ncqs(e);
+    for (size_t i = 0; i < n && !tb.failed; i++)
+        tb_push(&tb, cqs, json_cq(&tb, cu_engine_cq_info(e, i)));
+    if (tb.failed)
+        return CU_ENOMEM;
+    sort_seq(wls);
+    sort_seq(cqs);
+    tb_set(&tb, root, "workloads", wls);
+    tb_set(&tb, root, "clusterQueues", cqs);
+    if (tb.failed)
+        return CU_ENOMEM;
+    cu_err err = cu_node_emit_json(root, out, 2);
+    if (!err)
+        err = cu_buf_puts(out, "\n");
+    return err;
+}
+
+/* ---------------- YAML ---------------- */
+
+static cu_node *yaml_obj(sim_tb *tb, const char *kind, const char *ns, const char *name)
+{
+    cu_node *o = tb_map(tb);
+    tb_set(tb, o, "apiVersion", tb_str(tb, CU_GROUP "/v1beta2"));
+    tb_set(tb, o, "kind", tb_str(tb, kind));
+    cu_node *md = tb_map(tb);
+    tb_set(tb, md, "name", tb_str(tb, name));
+    if (ns)
+        tb_set(tb, md, "namespace", tb_str(tb, ns));
+    tb_set(tb, o, "metadata", md);
+    return o;
+}
+
+static cu_node *yaml_cond(sim_tb *tb, const char *type, int status, const char *reason,
+                          const char *message, int64_t ltt_ms)
+{
+    cu_node *c = tb_map(tb);
+    tb_set(tb, c, "type", tb_str(tb, type));
+    tb_set(tb, c, "status", tb_str(tb, status ? "True" : "False"));
+    tb_set(tb, c, "reason", tb_str(tb, reason ? reason : ""));
+    tb_set(tb, c, "message", tb_str(tb, message ? message : ""));
+    tb_set(tb, c, "lastTransitionTime", tb_time(tb, ltt_ms));
+    return c;
+}
+
+/* flavorsReservation/flavorsUsage: usage grouped by flavor in the order
+ * the flavors first appear; "borrowed" only for ClusterQueues. */
+static cu_node *yaml_flavors(sim_tb *tb, const cu_fr_usage *usage, size_t n, int borrowed)
+{
+    cu_node *seq = tb_seq(tb);
+    if (!seq)
+        return NULL;
+    for (size_t i = 0; i < n && !tb->failed; i++) {
+        const cu_fr_usage *u = &usage[i];
+        cu_node *fl = NULL;
+        for (size_t k = 0; k < seq->n; k++) {
+            const char *fn = cu_node_scalar(cu_node_get(seq->vals[k], "name"));
+            if (fn && strcmp(fn, u->flavor) == 0) {
+                fl = seq->vals[k];
+                break;
+            }
+        }
+        if (!fl) {
+            fl = tb_map(tb);
+            tb_set(tb, fl, "name", tb_str(tb, u->flavor));
+            tb_set(tb, fl, "resources", tb_seq(tb));
+            tb_push(tb, seq, fl);
+            if (tb->failed)
+                break;
+        }
+        cu_node *r = tb_map(tb);
+        tb_set(tb, r, "name", tb_str(tb, u->resource));
+        tb_set(tb, r, "total", tb_qty(tb, u->resource, u->total));
+        if (borrowed)
+            tb_set(tb, r, "borrowed", tb_qty(tb, u->resource, u->borrowed));
+        tb_push(tb, cu_node_get(fl, "resources"), r);
+    }
+    return seq;
+}
+
+static cu_node *yaml_cq(sim_tb *tb, const cu_cq_info *ci, int64_t now)
+{
+    cu_node *o = yaml_obj(tb, "ClusterQueue", NULL, ci->name);
+    cu_node *st = tb_map(tb);
+    tb_set(tb, st, "pendingWorkloads", tb_int(tb, ci->pending));
+    tb_set(tb, st, "reservingWorkloads", tb_int(tb, ci->reserving));
+    tb_set(tb, st, "admittedWorkloads", tb_int(tb, ci->admitted));
+    /* In simulate every workload holding quota is admitted (no admission
+     * checks), so reservation and usage are the same numbers. */
+    tb_set(tb, st, "flavorsReservation", yaml_flavors(tb, ci->usage, ci->nusage, 1));
+    tb_set(tb, st, "flavorsUsage", yaml_flavors(tb, ci->usage, ci->nusage, 1));
+    cu_node *conds = tb_seq(tb);
+    if (ci->active)
+        tb_push(tb, conds, yaml_cond(tb, "Active", 1, "Ready", "Can admit new workloads", now));
+    else
+        tb_push(tb, conds, yaml_cond(tb, "Active", 0, ci->reason, ci->message, now));
+    tb_set(tb, st, "conditions", conds);
+    tb_set(tb, o, "status", st);
+    return o;
+}
+
+static cu_node *yaml_lq(sim_tb *tb, const cu_lq_info *li, int64_t now)
+{
+    cu_node *o = yaml_obj(tb, "LocalQueue", li->ns, li->name);
+    cu_node *st = tb_map(tb);
+    tb_set(tb, st, "pendingWorkloads", tb_int(tb, li->pending));
+    tb_set(tb, st, "reservingWorkloads", tb_int(tb, li->reserving));
+    tb_set(tb, st, "admittedWorkloads", tb_int(tb, li->admitted));
+    tb_set(tb, st, "flavorsReservation", yaml_flavors(tb, li->usage, li->nusage, 0));
+    tb_set(tb, st, "flavorsUsage", yaml_flavors(tb, li->usage, li->nusage, 0));
+    cu_node *conds = tb_seq(tb);
+    if (li->active)
+        tb_push(tb, conds, yaml_cond(tb, "Active", 1, "Ready",
+                                     "Can submit new workloads to localQueue", now));
+    else
+        tb_push(tb, conds, yaml_cond(tb, "Active", 0, li->reason, li->message, now));
+    tb_set(tb, st, "conditions", conds);
+    tb_set(tb, o, "status", st);
+    return o;
+}
+
+static cu_node *yaml_wl(sim_tb *tb, const cu_wl_info *wi, int64_t now)
+{
+    cu_node *o = yaml_obj(tb, "Workload", wi->ns, wi->name);
+    cu_node *st = tb_map(tb);
+    cu_node *conds = tb_seq(tb);
+    if (wi->admitted) {
+        const char *cq = wl_cq(wi);
+        cu_node *adm = tb_map(tb);
+        tb_set(tb, adm, "clusterQueue", tb_str(tb, cq));
+        cu_node *psas = tb_seq(tb);
+        for (size_t i = 0; i < wi->npsa; i++) {
+            const cu_psa_info *p = &wi->psa[i];
+            cu_node *ps = tb_map(tb);
+            tb_set(tb, ps, "name", tb_str(tb, p->name));
+            tb_set(tb, ps, "flavors", psa_map(tb, p, 0));
+            tb_set(tb, ps, "resourceUsage", psa_map(tb, p, 1));
+            tb_set(tb, ps, "count", tb_int(tb, p->count));
+            tb_push(tb, psas, ps);
+        }
+        tb_set(tb, adm, "podSetAssignments", psas);
+        tb_set(tb, st, "admission", adm);
+        int64_t at = wi->admitted_at_ms ? wi->admitted_at_ms : now;
+        char *msg = cu_arena_printf(tb->a, "Quota reserved in ClusterQueue %s", cq ? cq : "");
+        tb_push(tb, conds, yaml_cond(tb, "QuotaReserved", 1, "QuotaReserved", msg, at));
+        tb_push(tb, conds, yaml_cond(tb, "Admitted", 1, "Admitted",
+                                     "The workload is admitted", at));
+    } else {
+        tb_push(tb, conds, yaml_cond(tb, "QuotaReserved", 0,
+                                     wi->reason ? wi->reason : "Pending",
+                                     wi->message, now));
+    }
+    if (wi->finished && wi->obj) {
+        const cu_condition *f = cu_workload_cond(wi->obj, "Finished");
+        if (f)
+            tb_push(tb, conds, yaml_cond(tb, "Finished", 1, f->reason, f->message,
+                                         f->ltt_ms ? f->ltt_ms : now));
+    }
+    tb_set(tb, st, "conditions", conds);
+    tb_set(tb, o, "status", st);
+    return o;
+}
+
+static cu_err emit_stream(const cu_node *seq, cu_buf *out, int *first)
+{
+    for (size_t i = 0; seq && i < seq->n; i++) {
+        cu_err err = CU_OK;
+        if (!*first)
+            err = cu_buf_puts(out, "---\n");
+        *first = 0;
+        if (!err)
+            err = cu_node_emit_yaml(seq->vals[i], out);
+        if (!err && out->len > 0 && out->data[out->len - 1] != '\n')
+            err = cu_buf_puts(out, "\n");
+        if (err)
+            return err;
+    }
+    return CU_OK;
+}
+
+static cu_err render_yaml(cu_engine *e, cu_arena *a, int64_t now, cu_buf *out)
+{
+    sim_tb tb = { a, 0 };
+    cu_node *cqs = tb_seq(&tb), *lqs = tb_seq(&tb), *wls = tb_seq(&tb);
+    size_t n = cu_engine_ncqs(e);
+    for (size_t i = 0; i < n && !tb.failed; i++)
+        tb_push(&tb, cqs, yaml_cq(&tb, cu_engine_cq_info(e, i), now));
+    n = cu_engine_nlqs(e);
+    for (size_t i = 0; i < n && !tb.failed; i++)
+        tb_push(&tb, lqs, yaml_lq(&tb, cu_engine_lq_info(e, i), now));
+    n = cu_engine_nworkloads(e);
+    for (size_t i = 0; i < n && !tb.failed; i++)
+        tb_push(&tb, wls, yaml_wl(&tb, cu_engine_workload_info(e, i), now));
+    if (tb.failed)
+        return CU_ENOMEM;
+    sort_seq(cqs);
+    sort_seq(lqs);
+    sort_seq(wls);
+    int first = 1;
+    cu_err err = emit_stream(cqs, out, &first);
+    if (!err)
+        err = emit_stream(lqs, out, &first);
+    if (!err)
+        err = emit_stream(wls, out, &first);
+    return err;
+}
+
+/* ---------------- table ---------------- */
+
+#define TABLE_COLS 5
+
+typedef struct sim_row { const char *c[TABLE_COLS]; } sim_row;
+
+/* Appends rows (row 0 is the header) with columns padded to the widest
+ * cell, indented by two spaces, no trailing blanks. */
+static void table_rows(cu_buf *out, const sim_row *rows, size_t n)
+{
+    size_t w[TABLE_COLS] = { 0 };
+    for (size_t r = 0; r < n; r++)
+        for (int c = 0; c < TABLE_COLS; c++) {
+            size_t l = strlen(rows[r].c[c]);
+            if (l > w[c])
+                w[c] = l;
+        }
+    for (size_t r = 0; r < n; r++) {
+        cu_buf_puts(out, " ");
+        for (int c = 0; c < TABLE_COLS; c++) {
+            if (c == TABLE_COLS - 1)
+                cu_buf_printf(out, " %s\n", rows[r].c[c]);
+            else
+                cu_buf_printf(out, " %-*s ", (int)w[c], rows[r].c[c]);
+        }
+    }
+}
+
+/* "main=3 [cpu=h100, nvidia.com/gpu=h100]" for every pod set. */
+static const char *table_podsets(cu_arena *a, const cu_wl_info *wi)
+{
+    cu_buf b;
+    cu_buf_init(&b, 1 << 16);
+    for (size_t i = 0; i < wi->npsa; i++) {
+        const cu_psa_info *p = &wi->psa[i];
+        cu_buf_printf(&b, "%s%s=%d [", i ? "  " : "", p->name, (int)p->count);
+        size_t *idx = p->n ? cu_arena_alloc(a, p->n * sizeof(*idx)) : NULL;
+        if (idx)
+            sort_idx(p->resources, p->n, idx);
+        for (size_t k = 0; k < p->n; k++) {
+            size_t r = idx ? idx[k] : k;
+            cu_buf_printf(&b, "%s%s=%s", k ? ", " : "", p->resources[r], p->flavors[r]);
+        }
+        cu_buf_puts(&b, "]");
+    }
+    const char *s = cu_arena_strdup(a, cu_buf_str(&b));
+    cu_buf_free(&b);
+    return s ? s : "";
+}
+
+static int cq_known(char **names, size_t n, const char *cq)
+{
+    for (size_t i = 0; cq && i < n; i++)
+        if (strcmp(names[i], cq) == 0)
+            return 1;
+    return 0;
+}
+
+/* Appends the workload lines of one ClusterQueue (cq != NULL) or of the
+ * workloads whose queue is missing (cq == NULL). Returns how many. */
+static size_t table_workloads(cu_engine *e, cu_arena *a, cu_buf *out, const char *cq,
+                              char **cqnames, size_t ncq)
+{
+    size_t n = cu_engine_nworkloads(e), width = 0, count = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int admitted = 1; admitted >= 0; admitted--) {
+            for (size_t i = 0; i < n; i++) {
+                const cu_wl_info *wi = cu_engine_workload_info(e, i);
+                const char *wcq = wl_cq(wi);
+                int mine = cq ? (wcq && strcmp(wcq, cq) == 0)
+                              : !cq_known(cqnames, ncq, wcq);
+                if (!mine || wi->finished || !!wi->admitted != admitted)
+                    continue;
+                size_t len = strlen(wi->ns ? wi->ns : "") + 1 + strlen(wi->name);
+                if (pass == 0) {
+                    if (len > width)
+                        width = len;
+                    count++;
+                    continue;
+                }
+                char *full = cu_arena_printf(a, "%s/%s", wi->ns ? wi->ns : "", wi->name);
+                const char *what;
+                if (wi->admitted) {
+                    what = table_podsets(a, wi);
+                    if (wi->evictions)
+                        what = cu_arena_printf(a, "%s  (evicted %d times before)",
+                                               what, wi->evictions);
+                } else {
+                    what = wi->message ? wi->message : "(no reason given)";
+                }
+                cu_buf_printf(out, "  %-9s %-*s  %s\n", admitted ? "admitted:" : "pending:",
+                              (int)width, full ? full : wi->name, what ? what : "");
+            }
+        }
+    }
+    return count;
+}
+
+static cu_err render_table(cu_engine *e, cu_arena *a, cu_buf *out)
+{
+    size_t ncq = cu_engine_ncqs(e);
+    char **names = cu_arena_alloc(a, (ncq + 1) * sizeof(*names));
+    if (!names)
+        return CU_ENOMEM;
+    for (size_t i = 0; i < ncq; i++) {
+        const cu_cq_info *ci = cu_engine_cq_info(e, i);
+        names[i] = cu_arena_strdup(a, ci->name);
+        if (!names[i])
+            return CU_ENOMEM;
+    }
+    /* ClusterQueues in name order, whatever order the engine keeps. */
+    for (size_t i = 1; i < ncq; i++)
+        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+
+    for (size_t k = 0; k < ncq; k++) {
+        const cu_cq_info *ci = NULL;
+        for (size_t i = 0; i < ncq; i++) {
+            ci = cu_engine_cq_info(e, i);
+            if (strcmp(ci->name, names[k]) == 0)
+                break;
+        }
+        if (k)
+            cu_buf_puts(out, "\n");
+        cu_buf_printf(out, "ClusterQueue %s ", ci->name);
+        if (ci->cohort)
+            cu_buf_printf(out, "(cohort %s)", ci->cohort);
+        else
+            cu_buf_puts(out, "(no cohort)");
+        if (!ci->active)
+            cu_buf_printf(out, " [inactive: %s%s%s]", ci->reason ? ci->reason : "Inactive",
+                          ci->message ? ": " : "", ci->message ? ci->message : "");
+        cu_buf_printf(out, "  %d admitted, %d pending\n", ci->admitted, ci->pending);
+        if (ci->nusage == 0) {
+            cu_buf_puts(out, "  (no quota)\n");
+        } else {
+            sim_row *rows = cu_arena_alloc(a, (ci->nusage + 1) * sizeof(*rows));
+            if (!rows)
+                return CU_ENOMEM;
+            rows[0] = (sim_row){ { "FLAVOR", "RESOURCE", "NOMINAL", "USED", "BORROWED" } };
+            for (size_t i = 0; i < ci->nusage; i++) {
+                const cu_fr_usage *u = &ci->usage[i];
+                char q[3][40];
+                cu_qty_format_res(u->resource, u->nominal, q[0], sizeof q[0]);
+                cu_qty_format_res(u->resource, u->total, q[1], sizeof q[1]);
+                cu_qty_format_res(u->resource, u->borrowed, q[2], sizeof q[2]);
+                rows[i + 1] = (sim_row){ { cu_arena_strdup(a, u->flavor),
+                                           cu_arena_strdup(a, u->resource),
+                                           cu_arena_strdup(a, q[0]), cu_arena_strdup(a, q[1]),
+                                           cu_arena_strdup(a, q[2]) } };
+                for (int c = 0; c < TABLE_COLS; c++)
+                    if (!rows[i + 1].c[c])
+                        return CU_ENOMEM;
+            }
+            table_rows(out, rows, ci->nusage + 1);
+        }
+        if (table_workloads(e, a, out, names[k], names, ncq) == 0)
+            cu_buf_puts(out, "  (no workloads)\n");
+    }
+
+    /* Workloads that cannot reach a ClusterQueue: missing LocalQueue, or a
+     * LocalQueue pointing at a missing ClusterQueue. */
+    cu_buf tail;
+    cu_buf_init(&tail, 0);
+    size_t nmiss = table_workloads(e, a, &tail, NULL, names, ncq);
+    if (nmiss) {
+        if (ncq)
+            cu_buf_puts(out, "\n");
+        cu_buf_puts(out, "Workloads whose LocalQueue or ClusterQueue is missing\n");
+        cu_buf_append(out, cu_buf_str(&tail), tail.len);
+    }
+    int failed = tail.failed;
+    cu_buf_free(&tail);
+    if (ncq == 0 && nmiss == 0)
+        cu_buf_puts(out, "No ClusterQueues and no workloads.\n");
+    return (failed || out->failed) ? CU_ENOMEM : CU_OK;
+}
+
+/* ---------------- entry points ---------------- */
+
+cu_err cu_sim_render(cu_engine *e, const cu_world *w, const cu_sim_opts *opts, cu_buf *out)
+{
+    (void)w; /* the engine's views carry everything rendered */
+    cu_arena a;
+    cu_arena_init(&a, 0);
+    cu_sim_format fmt = opts ? opts->format : CU_SIM_TABLE;
+    cu_err err;
+    switch (fmt) {
+    case CU_SIM_JSON:
+        err = render_json(e, &a, out);
+        break;
+    case CU_SIM_YAML:
+        err = render_yaml(e, &a, sim_now(opts), out);
+        break;
+    case CU_SIM_TABLE:
+    default:
+        err = render_table(e, &a, out);
+        break;
+    }
+    cu_arena_free(&a);
+    if (!err && out->failed)
+        err = CU_ENOMEM;
+    return err;
+}
+
+cu_err cu_sim_run(const char *const *paths, size_t npaths, const cu_sim_opts *opts,
+                  cu_buf *out, cu_diag *d)
+{
+    cu_sim_opts defaults = { 0 };
+    if (!opts)
+        opts = &defaults;
+    int64_t now = sim_now(opts);
+    cu_world w;
+    cu_world_init(&w);
+    cu_engine *e = NULL;
+    cu_err err = cu_world_load(&w, paths, npaths, d);
+    if (!err)
+        err = cu_world_validate(&w, d);
+    if (!err) {
+        cu_engine_opts eo = { 0 };
+        eo.clock.now_ms = cu_clock_fake_now;
+        eo.clock.ud = &now;
+        eo.one_head_per_cycle = opts->one_head_per_cycle;
+        eo.fair_sharing = opts->fair_sharing;
+        e = cu_engine_new(&eo);
+        if (!e)
+            err = CU_ENOMEM;
+    }
+    if (!err)
+        err = cu_engine_load(e, &w, d);
+    if (!err) {
+        int max = opts->max_cycles > 0 ? opts->max_cycles : SIM_DEFAULT_MAX_CYCLES;
+        int ran = cu_engine_run(e, max);
+        if (ran >= max)
+            cu_diag_warn(d, "the engine still made progress after %d cycles "
+                            "(--max-cycles); the result is not a steady state", max);
+        err = cu_sim_render(e, &w, opts, out);
+    }
+    if (e)
+        cu_engine_free(e);
+    cu_world_free(&w);
+    return err;
+}
