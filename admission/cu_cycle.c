@@ -558,6 +558,32 @@ static void set_msg(ewl *w, int reason, const char *msg)
     w->reason = reason;
 }
 
+/* Kueue's SchedulingEquivalenceHashing (BestEffortFIFO): when a head is
+ * found inadmissible, every workload waiting in the same heap with the
+ * same scheduling hash would get the same answer against the same usage,
+ * so they are parked together, with the head's reason. */
+static cu_err park_equivalent(cu_engine *e, ecq *c, const ewl *head, int *parked)
+{
+    if (c->obj->queueing != CU_BEST_EFFORT_FIFO || !c->q.n)
+        return CU_OK;
+    ewl **same = cu_arena_alloc(&e->cycle, c->q.n * sizeof(*same));
+    if (!same)
+        return CU_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < c->q.n; i++) {
+        ewl *w = (ewl *)c->q.heap[i];
+        if (w->shape == head->shape)
+            same[n++] = w;
+    }
+    for (size_t i = 0; i < n; i++) {
+        set_msg(same[i], head->reason, head->message);
+        if (cu_pq_park(&c->q, &same[i]->qi))
+            return CU_ENOMEM;
+        (*parked)++;
+    }
+    return CU_OK;
+}
+
 /* One Kueue cycle. */
 static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
 {
@@ -633,6 +659,9 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
             if (cu_pq_park(&en->cq->q, &w->qi))
                 return CU_ENOMEM;
             parked++;
+            cu_err err = park_equivalent(e, en->cq, w, &parked);
+            if (err)
+                return err;
         }
     }
     for (size_t i = 0; i < nlist; i++)

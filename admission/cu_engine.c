@@ -489,6 +489,66 @@ static void set_msg(ewl *w, int reason, const char *msg)
     w->reason = reason;
 }
 
+static uint64_t h_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static uint64_t h_str(uint64_t h, const char *s)
+{
+    return h_bytes(h, s ? s : "", s ? strlen(s) + 1 : 1);
+}
+
+/* Kueue's scheduling-equivalence hash: workloads with the same hash in
+ * the same ClusterQueue get the same flavor-assignment result against the
+ * same usage (namespace, priority, pod set counts, requests, selectors,
+ * affinity and tolerations). */
+static uint64_t shape_hash(const ewl *w)
+{
+    const cu_workload *o = w->obj;
+    uint64_t h = 1469598103934665603ULL;
+    h = h_str(h, o->meta.ns);
+    h = h_bytes(h, &w->qi.prio, sizeof(w->qi.prio));
+    for (size_t i = 0; i < w->nps; i++) {
+        const eps *ps = &w->ps[i];
+        const cu_podset *p = &o->podsets[i];
+        h = h_str(h, ps->name);
+        h = h_bytes(h, &ps->count, sizeof(ps->count));
+        h = h_bytes(h, &ps->min, sizeof(ps->min));
+        for (size_t r = 0; r < ps->nreq; r++) {
+            h = h_bytes(h, &ps->res[r], sizeof(int));
+            h = h_bytes(h, &ps->amt[r], sizeof(int64_t));
+        }
+        for (size_t k = 0; k < p->node_selector.n; k++) {
+            h = h_str(h, p->node_selector.items[k].key);
+            h = h_str(h, p->node_selector.items[k].value);
+        }
+        for (size_t t = 0; t < p->nterms; t++) {
+            h = h_bytes(h, "|", 1);
+            for (size_t r = 0; r < p->terms[t].n; r++) {
+                const cu_selreq *q = &p->terms[t].reqs[r];
+                h = h_str(h, q->key);
+                h = h_bytes(h, &q->op, sizeof(q->op));
+                for (size_t v = 0; v < q->values.n; v++)
+                    h = h_str(h, q->values.items[v]);
+            }
+        }
+        for (size_t t = 0; t < p->ntols; t++) {
+            const cu_toleration *x = &p->tols[t];
+            h = h_str(h, x->key);
+            h = h_bytes(h, &x->op, sizeof(x->op));
+            h = h_str(h, x->value);
+            h = h_str(h, x->effect);
+        }
+    }
+    return h;
+}
+
 static cu_err wl_requests(cu_engine *e, ewl *w, cu_diag *d)
 {
     const cu_workload *o = w->obj;
@@ -677,6 +737,7 @@ static cu_err place_wl(cu_engine *e, ewl *w, cu_diag *d)
         return CU_OK;
     }
     w->qi.prio = prio;
+    w->shape = shape_hash(w);
     ecq *c = &e->cqs.items[w->cq];
     w->state = WL_QUEUED;
     if (cu_pq_push(&c->q, &w->qi))

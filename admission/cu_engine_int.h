@@ -90,6 +90,7 @@ typedef struct ewl {
     int evictions;
     int64_t admitted_at;
     const char *blocked_by;         /* StrictFIFO: head it waits behind */
+    uint64_t shape;                 /* scheduling-equivalence hash */
 } ewl;
 
 struct cu_engine {
