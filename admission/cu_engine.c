@@ -350,7 +350,7 @@ static cu_err build_cq(cu_engine *e, const cu_cluster_queue *obj)
     return cu_strmap_put(&e->cq_map, cp->name, id);
 }
 
-static cu_err build_tree(cu_engine *e, cu_diag *d)
+static cu_err build_tree(cu_engine *e)
 {
     const cu_world *w = e->world;
     /* cohorts: explicit ones, then the implicit ones named by others */
@@ -431,11 +431,8 @@ static cu_err build_tree(cu_engine *e, cu_diag *d)
     }
     for (size_t i = 0; i < nco; i++) {
         ecohort *c = &e->cohorts.items[i];
-        if (!c->node->parent) {
+        if (!c->node->parent)
             cu_quota_recompute(c->node);
-            if (c->cyclic)
-                cu_diag_warn(d, "Cohort %s: part of a cycle in the cohort tree; its ClusterQueues are inactive", c->name);
-        }
     }
     for (size_t i = 0; i < e->cqs.n; i++) {
         ecq *cq = &e->cqs.items[i];
@@ -825,8 +822,12 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
         if ((err = build_cq(e, w->cqs.items[i])))
             return err;
     }
-    if ((err = build_tree(e, d)))
+    if ((err = build_tree(e)))
         return err;
+    for (size_t i = 0; i < e->cohorts.n; i++)
+        if (e->cohorts.items[i].cyclic && e->cohorts.items[i].obj)
+            cu_diag_warn(d, "Cohort %s: spec.parentName: part of a cycle in the cohort tree; "
+                            "every ClusterQueue in it is inactive", e->cohorts.items[i].name);
     for (size_t i = 0; i < w->namespaces.n; i++)
         if (cu_strmap_put(&e->ns_map, w->namespaces.items[i]->meta.name, (int)i))
             return CU_ENOMEM;

@@ -1244,6 +1244,10 @@ static int yaml_typed(const char *s)
         if (ieq(s, words[i]))
             return 1;
     const char *p = s;
+    /* YAML 1.1 timestamps: 2001-12-14, 2001-12-14t21:59:43.10-05:00, ... */
+    if (strlen(s) >= 8 && s[4] == '-' && strspn(s, "0123456789") == 4 && s[5] >= '0' &&
+        s[5] <= '9')
+        return 1;
     if (*p == '+' || *p == '-')
         p++;
     if (ieq(p, ".inf") || ieq(p, ".nan"))

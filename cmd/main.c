@@ -136,10 +136,14 @@ static int usage_error(const char *cmd, const char *fmt, ...)
     fputs("cueue: ", stderr);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
+    const char *help = !cmd ? help_main
+                       : strcmp(cmd, "simulate") == 0 ? help_simulate : help_convert;
+    /* the help's first line is the usage synopsis */
+    fprintf(stderr, "\n%.*s\n", (int)strcspn(help, "\n"), help);
     if (cmd)
-        fprintf(stderr, "\nTry 'cueue %s --help'.\n", cmd);
+        fprintf(stderr, "Try 'cueue %s --help'.\n", cmd);
     else
-        fputs("\nTry 'cueue --help'.\n", stderr);
+        fputs("Try 'cueue --help'.\n", stderr);
     return EXIT_USAGE;
 }
 

@@ -89,10 +89,19 @@ cu_qnode *cu_quota_root(cu_qnode *n)
 
 int64_t cu_quota_local(const cu_qnode *n, size_t fr)
 {
-    if (n->llimit[fr] == CU_QUOTA_UNSET)
+    if (n->llimit[fr] == CU_QUOTA_UNSET || n->llimit[fr] >= n->subtree[fr])
         return 0;
-    int64_t v = cu_qty_sat_sub(n->subtree[fr], n->llimit[fr]);
-    return v > 0 ? v : 0;
+    /* plain arithmetic: an unlimited subtree minus a finite lendingLimit
+     * keeps exactly lendingLimit lendable */
+    return n->subtree[fr] - n->llimit[fr];
+}
+
+/* What n lends to its parent: its subtree quota minus the local part. */
+static int64_t lent(const cu_qnode *n, size_t fr)
+{
+    if (n->llimit[fr] == CU_QUOTA_UNSET || n->llimit[fr] >= n->subtree[fr])
+        return n->subtree[fr];
+    return n->llimit[fr];
 }
 
 void cu_quota_recompute(cu_qnode *n)
@@ -104,7 +113,7 @@ void cu_quota_recompute(cu_qnode *n)
         if (!n->is_cq) {
             for (size_t i = 0; i < n->nkids; i++) {
                 const cu_qnode *k = n->kids[i];
-                s = cu_qty_sat_add(s, cu_qty_sat_sub(k->subtree[fr], cu_quota_local(k, fr)));
+                s = cu_qty_sat_add(s, lent(k, fr));
             }
         }
         n->subtree[fr] = s;
@@ -122,7 +131,7 @@ int64_t cu_quota_available(const cu_qnode *n, size_t fr)
     int64_t local_avail = max64(0, cu_qty_sat_sub(local, n->usage[fr]));
     int64_t parent_avail = cu_quota_available(n->parent, fr);
     if (n->blimit[fr] != CU_QUOTA_UNSET) {
-        int64_t stored = cu_qty_sat_sub(n->subtree[fr], local);
+        int64_t stored = lent(n, fr);
         int64_t used = max64(0, cu_qty_sat_sub(n->usage[fr], local));
         parent_avail = min64(parent_avail,
                              cu_qty_sat_add(cu_qty_sat_sub(stored, used), n->blimit[fr]));

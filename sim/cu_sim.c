@@ -547,9 +547,10 @@ static cu_err render_table(cu_engine *e, cu_arena *a, cu_buf *out)
         else
             cu_buf_puts(out, "(no cohort)");
         if (!ci->active)
-            cu_buf_printf(out, " [inactive: %s%s%s]", ci->reason ? ci->reason : "Inactive",
-                          ci->message ? ": " : "", ci->message ? ci->message : "");
+            cu_buf_printf(out, " [inactive: %s]", ci->reason ? ci->reason : "Inactive");
         cu_buf_printf(out, "  %d admitted, %d pending\n", ci->admitted, ci->pending);
+        if (!ci->active && ci->message)
+            cu_buf_printf(out, "  %s\n", ci->message);
         if (ci->nusage == 0) {
             cu_buf_puts(out, "  (no quota)\n");
         } else {
