@@ -683,6 +683,36 @@ static cu_err preadmitted(cu_engine *e, ewl *w)
     return CU_OK;
 }
 
+/* Releases w's quota and clears its admission (Kueue's eviction); the
+ * caller queues it again. Inadmissible workloads of its cohort tree are
+ * retried, since quota was freed. */
+static void evict(cu_engine *e, ewl *w)
+{
+    if (w->state != WL_ADMITTED)
+        return;
+    if (w->cq >= 0) {
+        cu_engine_apply_usage(e, w, -1);
+        e->cqs.items[w->cq].admitted--;
+        cu_engine_requeue_tree(e, e->cqs.items[w->cq].tree);
+    }
+    for (size_t i = 0; w->adm && i < w->nps; i++) {
+        free(w->adm[i].res);
+        free(w->adm[i].flv);
+        free(w->adm[i].amt);
+    }
+    free(w->adm);
+    free(w->use_fr);
+    free(w->use_amt);
+    w->adm = NULL;
+    w->use_fr = NULL;
+    w->use_amt = NULL;
+    w->nuse = 0;
+    w->state = WL_NONE;
+    w->evictions++;
+}
+
+static cu_err queue_wl(cu_engine *e, ewl *w, cu_diag *d);
+
 static cu_err place_wl(cu_engine *e, ewl *w, cu_diag *d)
 {
     const cu_workload *o = w->obj;
@@ -691,12 +721,35 @@ static cu_err place_wl(cu_engine *e, ewl *w, cu_diag *d)
         w->state = WL_FINISHED;
         return CU_OK;
     }
-    if (cu_workload_has_quota(o))
-        return preadmitted(e, w);
     if (o->queue_name) {
         snprintf(buf, sizeof(buf), "%s/%s", o->meta.ns ? o->meta.ns : "default", o->queue_name);
         w->lq = cu_strmap_get(&e->lq_map, buf);
     }
+    if (cu_workload_has_quota(o)) {
+        cu_err err = preadmitted(e, w);
+        if (err)
+            return err;
+        /* HoldAndDrain on its ClusterQueue or LocalQueue, or spec.active
+         * false, evicts an admitted workload */
+        const ecq *c = w->cq >= 0 ? &e->cqs.items[w->cq] : NULL;
+        const elq *l = w->lq >= 0 ? &e->lqs.items[w->lq] : NULL;
+        if ((c && c->obj->stop_policy == CU_STOP_HOLD_AND_DRAIN) ||
+            (l && l->obj->stop_policy == CU_STOP_HOLD_AND_DRAIN) || !o->active) {
+            evict(e, w);
+            w->cq = -1;
+            return queue_wl(e, w, d);
+        }
+        return CU_OK;
+    }
+    return queue_wl(e, w, d);
+}
+
+/* Puts a workload that holds no quota into its ClusterQueue, or records
+ * why it cannot be queued. */
+static cu_err queue_wl(cu_engine *e, ewl *w, cu_diag *d)
+{
+    const cu_workload *o = w->obj;
+    char buf[512];
     if (w->lq >= 0) {
         const elq *lq = &e->lqs.items[w->lq];
         w->cq = lq->cq;
