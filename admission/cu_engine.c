@@ -156,7 +156,7 @@ static int intern_flavor(cu_engine *e, const char *name)
 
 int cu_engine_fr(const cu_engine *e, int flv, int res)
 {
-    if (flv < 0 || res < 0 || (size_t)res >= e->nres_fr || (size_t)flv >= e->flavors.n)
+    if (flv < 0 || res < 0 || (size_t)res >= e->nres_fr || (size_t)flv >= e->nflv_fr)
         return -1;
     return e->frmat[(size_t)flv * e->nres_fr + (size_t)res];
 }
@@ -847,7 +847,8 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
         if ((err = note_groups(e, &w->cohorts.items[i]->groups)))
             return err;
     e->nres_fr = e->res_names.n;
-    size_t cells = e->nres_fr * e->flavors.n;
+    e->nflv_fr = e->flavors.n;
+    size_t cells = e->nres_fr * e->nflv_fr;
     e->frmat = malloc((cells ? cells : 1) * sizeof(int));
     if (!e->frmat)
         return CU_ENOMEM;
@@ -861,7 +862,7 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
     e->fr_res = malloc((e->nfr ? e->nfr : 1) * sizeof(int));
     if (!e->fr_flv || !e->fr_res)
         return CU_ENOMEM;
-    for (size_t f = 0; f < e->flavors.n; f++)
+    for (size_t f = 0; f < e->nflv_fr; f++)
         for (size_t r = 0; r < e->nres_fr; r++) {
             int fr = e->frmat[f * e->nres_fr + r];
             if (fr >= 0) {

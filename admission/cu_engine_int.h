@@ -100,6 +100,7 @@ struct cu_engine {
     CU_VEC(const char *) res_names;
     CU_VEC(eflavor) flavors;
     size_t nres_fr;                 /* resources known when frs were built */
+    size_t nflv_fr;                 /* flavors known when frs were built */
     int *frmat;                     /* [flavor * nres_fr + res] -> fr, -1 */
     size_t nfr;
     int *fr_flv, *fr_res;

@@ -236,7 +236,7 @@ static cu_err build(cu_engine *e)
         cu_lq_info *v = &e->vlq[w->lq];
         if (w->state == WL_QUEUED) {
             v->pending++;
-        } else if (w->state == WL_ADMITTED && e->cqs.items[w->cq >= 0 ? w->cq : 0].name) {
+        } else if (w->state == WL_ADMITTED) {
             v->admitted++;
             v->reserving++;
             for (size_t u = 0; u < w->nuse; u++)
