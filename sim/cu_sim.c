@@ -634,8 +634,13 @@ cu_err cu_sim_run(const char *const *paths, size_t npaths, const cu_sim_opts *op
     cu_world_init(&w);
     cu_engine *e = NULL;
     cu_err err = cu_world_load(&w, paths, npaths, d);
-    if (!err)
-        err = cu_world_validate(&w, d);
+    if (!err || err == CU_EINVAL) {
+        /* objects that failed to decode were dropped; validate the rest
+         * too so that every problem is reported in one run */
+        cu_err verr = cu_world_validate(&w, d);
+        if (!err)
+            err = verr;
+    }
     if (!err) {
         cu_engine_opts eo = { 0 };
         eo.clock.now_ms = cu_clock_fake_now;
@@ -650,11 +655,17 @@ cu_err cu_sim_run(const char *const *paths, size_t npaths, const cu_sim_opts *op
         err = cu_engine_load(e, &w, d);
     if (!err) {
         int max = opts->max_cycles > 0 ? opts->max_cycles : SIM_DEFAULT_MAX_CYCLES;
-        int ran = cu_engine_run(e, max);
-        if (ran >= max)
+        int settled = 0;
+        for (int i = 0; i < max && !err && !settled; i++) {
+            cu_cycle_stats st;
+            err = cu_engine_cycle(e, &st);
+            settled = !st.progress;
+        }
+        if (!err && !settled)
             cu_diag_warn(d, "the engine still made progress after %d cycles "
                             "(--max-cycles); the result is not a steady state", max);
-        err = cu_sim_render(e, &w, opts, out);
+        if (!err)
+            err = cu_sim_render(e, &w, opts, out);
     }
     if (e)
         cu_engine_free(e);
