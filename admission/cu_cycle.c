@@ -21,23 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MODE_NOFIT = 0, MODE_FIT = 2 };
-enum { RQ_PARK = 0, RQ_HEAP = 1 };
-
-typedef struct asg {
-    int mode;
-    int borrow;
-    int reason;
-    const char *msg;
-    eassign *ps;
-    size_t nuse; int *fr; int64_t *amt;
-} asg;
+enum { RQ_PARK = 0, RQ_HEAP = 1, RQ_DONE = 2 };
 
 typedef struct entry {
     ewl *wl;
     ecq *cq;
     asg a;
-    int requeue;      /* RQ_* when not admitted */
+    targets t;        /* preemption targets (mode PREEMPT/RECLAIM) */
+    int requeue;      /* RQ_* */
     const char *msg;
     int reason;
 } entry;
@@ -211,15 +202,52 @@ static void acc_add(asg *a, int fr, int64_t v)
     a->amt[a->nuse++] = v;
 }
 
-/* Finds the flavor of group g for the items of pod set psi. Returns the
- * flavor index within the group, or -1 with reasons appended. */
-static int find_flavor(cu_engine *e, ecq *c, const egroup *g, const cu_podset *pso,
+/* Kueue's canPreemptWhileBorrowing. */
+static int can_preempt_while_borrowing(const cu_engine *e, const ecq *c)
+{
+    return c->obj->preemption.borrow_policy != CU_PP_NEVER ||
+           (e->opts.fair_sharing && c->obj->preemption.reclaim != CU_PP_NEVER);
+}
+
+/* Kueue's shouldTryNextFlavor. */
+static int try_next_flavor(const ecq *c, int mode, int borrows)
+{
+    cu_fung wb = c->obj->fungibility.when_can_borrow;
+    cu_fung wp = c->obj->fungibility.when_can_preempt;
+    return mode == MODE_NOFIT || mode == MODE_NOCAND ||
+           ((mode == MODE_PREEMPT || mode == MODE_RECLAIM) && wp == CU_FUNG_TRY_NEXT_FLAVOR) ||
+           (borrows && wb == CU_FUNG_TRY_NEXT_FLAVOR);
+}
+
+/* Kueue's isPreferred: is (mode, borrow) better than (bmode, bborrow)? */
+static int preferred(const ecq *c, int mode, int borrow, int bmode, int bborrow)
+{
+    if (mode == MODE_NOFIT)
+        return 0;
+    if (bmode == MODE_NOFIT)
+        return 1;
+    if ((mode == MODE_NOCAND) != (bmode == MODE_NOCAND))
+        return mode != MODE_NOCAND;
+    if (c->obj->fungibility.preference == CU_PREF_PREEMPTION_OVER_BORROWING) {
+        if (borrow != bborrow)
+            return borrow < bborrow;
+        return mode > bmode;
+    }
+    if (mode != bmode)
+        return mode > bmode;
+    return borrow < bborrow;
+}
+
+/* Finds the flavor of group g for the items of one pod set. Returns the
+ * flavor index within the group, or -1; *mode_out is the chosen flavor's
+ * mode. Reasons for flavors that do not fit are appended to reasons. */
+static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_podset *pso,
                        item *items, size_t nitems, asg *a, strlist *reasons,
-                       int *reason_code, int *borrow_out)
+                       int *reason_code, int *borrow_out, int *mode_out)
 {
     cu_arena *ar = &e->cycle;
     char b1[40], b2[40], b3[40];
-    int best = -1, best_borrow = 0;
+    int best = -1, best_borrow = 0, best_mode = MODE_NOFIT;
     int least = R_INADMISSIBLE + 1;
     for (size_t fi = 0; fi < g->nflv; fi++) {
         const eflavor *fl = &e->flavors.items[g->flv[fi]];
@@ -244,8 +272,8 @@ static int find_flavor(cu_engine *e, ecq *c, const egroup *g, const cu_podset *p
                 least = R_NO_MATCHING_FLAVOR;
             continue;
         }
-        int fit = 1, borrow = 0;
-        for (size_t i = 0; i < nitems && fit; i++) {
+        int mode = MODE_FIT, borrow = 0;
+        for (size_t i = 0; i < nitems && mode != MODE_NOFIT; i++) {
             size_t rpos;
             for (rpos = 0; rpos < g->nres; rpos++)
                 if (g->res[rpos] == items[i].res)
@@ -256,7 +284,7 @@ static int find_flavor(cu_engine *e, ecq *c, const egroup *g, const cu_podset *p
             const char *rname = e->res_names.items[items[i].res];
             if (fr < 0) {
                 sl_add(ar, reasons, cu_arena_printf(ar, "resource %s unavailable in flavor %s", rname, fl->name));
-                fit = 0;
+                mode = MODE_NOFIT;
                 break;
             }
             int64_t prev = acc_get(a, fr);
@@ -276,62 +304,69 @@ static int find_flavor(cu_engine *e, ecq *c, const egroup *g, const cu_podset *p
                 sl_add(ar, reasons, m);
                 if (R_EXCEEDS_MAX_QUOTA < least)
                     least = R_EXCEEDS_MAX_QUOTA;
-                fit = 0;
+                mode = MODE_NOFIT;
                 break;
             }
+            int may_reclaim = 0;
+            int lvl = cu_quota_borrow_level_ex(c->node, (size_t)fr, val, &may_reclaim);
             int64_t avail = cu_quota_available(c->node, (size_t)fr);
-            if (val <= avail) {
-                int lvl = cu_quota_borrow_level(c->node, (size_t)fr, val);
-                if (lvl > borrow)
-                    borrow = lvl;
+            if (lvl > borrow)
+                borrow = lvl;
+            if (val <= avail)
                 continue;
-            }
-            /* Preemption (issue 3) slots in here: Kueue asks the
-             * preemption oracle when val <= nominal or reclaim/borrow
-             * policies allow it. */
             sl_add(ar, reasons, cu_arena_printf(ar, "insufficient unused quota for %s in flavor %s, %s more needed",
                                                  rname, fl->name,
                                                  qty(e, items[i].res, cu_qty_sat_sub(val, avail), b1, sizeof b1)));
             if (R_WAITING_FOR_QUOTA < least)
                 least = R_WAITING_FOR_QUOTA;
-            fit = 0;
+            int m = MODE_NOFIT;
+            if (val <= c->node->nominal[fr] || may_reclaim ||
+                c->obj->preemption.within_cq != CU_PP_NEVER || can_preempt_while_borrowing(e, c)) {
+                int after = 0;
+                m = cu_preempt_oracle(e, c, w, fr, val, &after);
+                if (after > borrow)
+                    borrow = after;
+            }
+            if (m < mode)
+                mode = m;
         }
-        if (!fit)
+        if (mode == MODE_NOFIT)
             continue;
-        if (borrow == 0 || c->obj->fungibility.when_can_borrow == CU_FUNG_MAY_STOP_SEARCH) {
+        if (!try_next_flavor(c, mode, borrow > 0)) {
             *borrow_out = borrow;
+            *mode_out = mode;
             return (int)fi;
         }
-        if (best < 0) {
+        if (best < 0 || preferred(c, mode, borrow, best_mode, best_borrow)) {
             best = (int)fi;
             best_borrow = borrow;
+            best_mode = mode;
         }
     }
     if (best >= 0) {
         *borrow_out = best_borrow;
+        *mode_out = best_mode;
         return best;
     }
     *reason_code = least <= R_INADMISSIBLE ? least : R_NO_MATCHING_FLAVOR;
     return -1;
 }
 
-static const char *join_reasons(cu_arena *ar, const char *psname, strlist *r)
+static void join_into(cu_buf *b, const char *psname, strlist *r)
 {
     qsort(r->s, r->n, sizeof(*r->s), cmp_str);
-    cu_buf b;
-    cu_buf_init(&b, 1 << 20);
-    cu_buf_printf(&b, "couldn't assign flavors to pod set %s: ", psname);
+    if (b->len)
+        cu_buf_puts(b, "; ");
+    cu_buf_printf(b, "couldn't assign flavors to pod set %s: ", psname);
     for (size_t i = 0; i < r->n; i++) {
         if (i)
-            cu_buf_puts(&b, ", ");
-        cu_buf_puts(&b, r->s[i]);
+            cu_buf_puts(b, ", ");
+        cu_buf_puts(b, r->s[i]);
     }
-    const char *s = cu_arena_strdup(ar, cu_buf_str(&b));
-    cu_buf_free(&b);
-    return s;
 }
 
-/* Assigns flavors for all pod sets of w with the given counts. */
+/* Assigns flavors for all pod sets of w with the given counts. The
+ * workload's mode is the worst of its pod sets'. */
 static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
 {
     cu_arena *ar = &e->cycle;
@@ -349,15 +384,17 @@ static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
         a->reason = R_PENDING;
         return;
     }
+    cu_buf msg;
+    cu_buf_init(&msg, 1 << 20);
+    int wmode = MODE_FIT;
     for (size_t p = 0; p < w->nps; p++) {
         const eps *ps = &w->ps[p];
         const cu_podset *pso = &w->obj->podsets[p];
         int32_t cnt = counts[p];
         size_t n = 0;
         int pods_done = c->pods_res < 0;
-        const char *pods = "pods";
         for (size_t r = 0; r <= ps->nreq; r++) {
-            if (!pods_done && (r == ps->nreq || strcmp(pods, e->res_names.items[ps->res[r]]) < 0)) {
+            if (!pods_done && (r == ps->nreq || strcmp("pods", e->res_names.items[ps->res[r]]) < 0)) {
                 items[n].res = c->pods_res;
                 items[n].amt = (int64_t)cnt * 1000;
                 items[n].flv = -1;
@@ -374,26 +411,36 @@ static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
             items[n].flv = -1;
             n++;
         }
+        strlist reasons = {0};
+        int psmode = MODE_FIT;
         for (size_t i = 0; i < n; i++) {
             if (items[i].flv >= 0)
                 continue;
             int gi = (size_t)items[i].res < c->nres_group ? c->res_group[items[i].res] : -1;
-            strlist reasons = {0};
             if (gi < 0) {
                 sl_add(ar, &reasons, cu_arena_printf(ar, "resource %s unavailable in ClusterQueue",
                                                       e->res_names.items[items[i].res]));
-                a->msg = join_reasons(ar, ps->name, &reasons);
+                join_into(&msg, ps->name, &reasons);
+                a->msg = cu_arena_strdup(ar, cu_buf_str(&msg));
                 a->reason = R_NO_MATCHING_FLAVOR;
+                cu_buf_free(&msg);
                 return;
             }
             const egroup *g = &c->groups[gi];
-            int code = R_PENDING, borrow = 0;
-            int fi = find_flavor(e, c, g, pso, items, n, a, &reasons, &code, &borrow);
+            int code = R_PENDING, borrow = 0, mode = MODE_NOFIT;
+            size_t before = reasons.n;
+            int fi = find_flavor(e, c, w, g, pso, items, n, a, &reasons, &code, &borrow, &mode);
             if (fi < 0) {
-                a->msg = join_reasons(ar, ps->name, &reasons);
+                join_into(&msg, ps->name, &reasons);
+                a->msg = cu_arena_strdup(ar, cu_buf_str(&msg));
                 a->reason = code;
+                cu_buf_free(&msg);
                 return;
             }
+            if (mode == MODE_FIT)
+                reasons.n = before; /* a fitting flavor carries no reasons */
+            if (mode < psmode)
+                psmode = mode;
             if (borrow > a->borrow)
                 a->borrow = borrow;
             for (size_t j = 0; j < n; j++) {
@@ -405,6 +452,10 @@ static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
                 }
             }
         }
+        if (psmode != MODE_FIT && reasons.n)
+            join_into(&msg, ps->name, &reasons);
+        if (psmode < wmode)
+            wmode = psmode;
         eassign *ea = &a->ps[p];
         ea->count = cnt;
         ea->n = n;
@@ -414,6 +465,7 @@ static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
         if (!ea->res || !ea->flv || !ea->amt) {
             a->msg = "out of memory";
             a->reason = R_PENDING;
+            cu_buf_free(&msg);
             return;
         }
         for (size_t i = 0; i < n; i++) {
@@ -422,45 +474,79 @@ static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
             ea->amt[i] = items[i].amt;
         }
     }
-    a->mode = MODE_FIT;
+    a->mode = wmode;
+    if (wmode != MODE_FIT) {
+        a->msg = cu_arena_strdup(ar, cu_buf_str(&msg));
+        a->reason = R_WAITING_FOR_QUOTA;
+    }
+    cu_buf_free(&msg);
 }
 
-/* Full counts first; with minCount (partial admission) the largest count
- * that fits, found by binary search, as Kueue's pod set reducer does. */
-static void nominate_assign(cu_engine *e, ecq *c, ewl *w, asg *out)
+static int preemptish(int mode)
+{
+    return mode == MODE_PREEMPT || mode == MODE_RECLAIM || mode == MODE_NOCAND;
+}
+
+/* Assigns flavors and, when the assignment needs preemption, finds the
+ * targets. Full counts first; with minCount (partial admission) and no
+ * way to admit the full count, the largest count that fits or can
+ * preempt, found by binary search, as Kueue's pod set reducer does. */
+static cu_err nominate_assign(cu_engine *e, ecq *c, ewl *w, asg *out, targets *t)
 {
     int32_t *counts = cu_arena_alloc(&e->cycle, (w->nps ? w->nps : 1) * sizeof(int32_t));
-    if (!counts) {
-        memset(out, 0, sizeof(*out));
-        out->msg = "out of memory";
-        return;
-    }
+    if (!counts)
+        return CU_ENOMEM;
     int partial = -1;
     for (size_t i = 0; i < w->nps; i++) {
         counts[i] = w->ps[i].count;
         if (partial < 0 && w->ps[i].min < w->ps[i].count)
             partial = (int)i;
     }
+    t->n = 0;
+    if (w->plan) {
+        /* a preemptor first tries the counts it preempted for */
+        assign(e, c, w, w->plan, out);
+        if (out->mode == MODE_FIT)
+            return CU_OK;
+        free(w->plan);
+        w->plan = NULL;
+    }
     assign(e, c, w, counts, out);
-    if (out->mode == MODE_FIT || partial < 0)
-        return;
+    if (preemptish(out->mode)) {
+        cu_err err = cu_preempt_targets(e, c, w, out, -1, 0, t);
+        if (err)
+            return err;
+    }
+    if (out->mode == MODE_FIT || t->n || partial < 0)
+        return CU_OK;
     int32_t lo = w->ps[partial].min, hi = w->ps[partial].count - 1;
     asg best, tmp;
+    targets bt = {0, NULL}, tt;
     int found = 0;
     while (lo <= hi) {
         int32_t mid = lo + (hi - lo) / 2;
         counts[partial] = mid;
         assign(e, c, w, counts, &tmp);
-        if (tmp.mode == MODE_FIT) {
+        tt.n = 0;
+        if (preemptish(tmp.mode)) {
+            cu_err err = cu_preempt_targets(e, c, w, &tmp, -1, 0, &tt);
+            if (err)
+                return err;
+        }
+        if (tmp.mode == MODE_FIT || tt.n) {
             best = tmp;
+            bt = tt;
             found = 1;
             lo = mid + 1;
         } else {
             hi = mid - 1;
         }
     }
-    if (found)
+    if (found) {
         *out = best;
+        *t = bt;
+    }
+    return CU_OK;
 }
 
 /* ---------------- the cycle ---------------- */
@@ -468,19 +554,17 @@ static void nominate_assign(cu_engine *e, ecq *c, ewl *w, asg *out)
 static int entry_cmp(const void *pa, const void *pb)
 {
     const entry *a = pa, *b = pb;
-    int ab = a->a.mode == MODE_FIT ? a->a.borrow : 0;
-    int bb = b->a.mode == MODE_FIT ? b->a.borrow : 0;
+    /* a workload whose preemptions released quota goes first, so that the
+     * quota goes to the workload it was freed for (Kueue's
+     * PrioritizePreemptorWorkloads); see docs/DEVELOPING.md */
+    int ap = a->wl->plan != NULL, bp = b->wl->plan != NULL;
+    if (ap != bp)
+        return ap ? -1 : 1;
+    int ab = a->a.mode != MODE_NOFIT ? a->a.borrow : 0;
+    int bb = b->a.mode != MODE_NOFIT ? b->a.borrow : 0;
     if (ab != bb)
         return ab < bb ? -1 : 1;
     return cu_qitem_cmp(&a->wl->qi, &b->wl->qi);
-}
-
-static int fits_now(const ecq *c, const asg *a)
-{
-    for (size_t i = 0; i < a->nuse; i++)
-        if (a->amt[i] > cu_quota_available(c->node, (size_t)a->fr[i]))
-            return 0;
-    return 1;
 }
 
 static cu_err admit(cu_engine *e, ecq *c, ewl *w, const asg *a)
@@ -523,6 +607,17 @@ static cu_err admit(cu_engine *e, ecq *c, ewl *w, const asg *a)
         memcpy(fr, a->fr, a->nuse * sizeof(int));
         memcpy(amt, a->amt, a->nuse * sizeof(int64_t));
     }
+    if (cu_engine_adm_add(c, w)) {
+        for (size_t q = 0; q < w->nps; q++) {
+            free(adm[q].res);
+            free(adm[q].flv);
+            free(adm[q].amt);
+        }
+        free(adm);
+        free(fr);
+        free(amt);
+        return CU_ENOMEM;
+    }
     w->adm = adm;
     w->use_fr = fr;
     w->use_amt = amt;
@@ -531,8 +626,15 @@ static cu_err admit(cu_engine *e, ecq *c, ewl *w, const asg *a)
     w->admitted_at = cu_clock_now(&e->opts.clock);
     free(w->message);
     w->message = NULL;
+    free(w->note);
+    w->note = NULL;
     w->reason = R_NONE;
     w->blocked_by = NULL;
+    w->waiting_for = 0;
+    free(w->plan);
+    w->plan = NULL;
+    if (c->sticky == w)
+        c->sticky = NULL;
     cu_engine_apply_usage(e, w, 1);
     c->admitted++;
     CU_VEC(int) *log = (void *)&e->admitted_log;
@@ -572,7 +674,7 @@ static cu_err park_equivalent(cu_engine *e, ecq *c, const ewl *head, int *parked
     size_t n = 0;
     for (size_t i = 0; i < c->q.n; i++) {
         ewl *w = (ewl *)c->q.heap[i];
-        if (w->shape == head->shape)
+        if (w->shape == head->shape && !w->note)
             same[n++] = w;
     }
     for (size_t i = 0; i < n; i++) {
@@ -584,10 +686,157 @@ static cu_err park_equivalent(cu_engine *e, ecq *c, const ewl *head, int *parked
     return CU_OK;
 }
 
+/* "/root/.../cq": the ClusterQueue's path in its cohort tree. */
+static const char *cq_path(cu_arena *ar, const ecq *c)
+{
+    const cu_qnode *chain[64];
+    size_t n = 0;
+    for (const cu_qnode *p = c->node; p && n < 64; p = p->parent)
+        chain[n++] = p;
+    cu_buf b;
+    cu_buf_init(&b, 4096);
+    while (n--)
+        cu_buf_printf(&b, "/%s", chain[n]->name);
+    const char *s = cu_arena_strdup(ar, cu_buf_str(&b));
+    cu_buf_free(&b);
+    return s;
+}
+
+static const char *human_reason(const char *r)
+{
+    if (strcmp(r, PR_IN_CQ) == 0)
+        return "prioritization in the ClusterQueue";
+    if (strcmp(r, PR_RECLAIM) == 0)
+        return "reclamation within the cohort";
+    if (strcmp(r, PR_FAIR_SHARING) == 0)
+        return "Fair Sharing within the cohort";
+    return "reclamation within the cohort while borrowing";
+}
+
+/* Marks target v as preempted by w (issue the eviction). Its quota stays
+ * reserved until cu_engine_complete_evictions. */
+static cu_err issue_preemption(cu_engine *e, ecq *c, ewl *w, ewl *v, const char *reason)
+{
+    cu_arena *ar = &e->cycle;
+    ecq *vc = &e->cqs.items[v->cq];
+    const char *uid = w->obj->meta.uid && *w->obj->meta.uid ? w->obj->meta.uid : "UNKNOWN";
+    const char *juid = cu_kvs_get(&w->obj->meta.labels, "kueue.x-k8s.io/job-uid");
+    const char *m = cu_arena_printf(ar,
+        "Preempted to accommodate a workload (UID: %s, JobUID: %s) due to %s; preemptor path: %s; preemptee path: %s",
+        uid, juid && *juid ? juid : "UNKNOWN", human_reason(reason), cq_path(ar, c), cq_path(ar, vc));
+    const char *cohort = c->obj->cohort ? c->obj->cohort : c->name;
+    const char *note;
+    if (strcmp(reason, PR_IN_CQ) == 0)
+        note = cu_arena_printf(ar, "preempted by %s within ClusterQueue %s", w->key, c->name);
+    else if (strcmp(reason, PR_RECLAIM) == 0)
+        note = cu_arena_printf(ar, "preempted by %s to reclaim nominal quota in cohort %s", w->key, cohort);
+    else if (strcmp(reason, PR_FAIR_SHARING) == 0)
+        note = cu_arena_printf(ar, "preempted by %s for fair sharing in cohort %s", w->key, cohort);
+    else
+        note = cu_arena_printf(ar, "preempted by %s, which borrows in cohort %s with a higher priority",
+                               w->key, cohort);
+    if (!m || !note)
+        return CU_ENOMEM;
+    free(v->evict_message);
+    free(v->note);
+    v->evict_message = strdup(m);
+    v->note = strdup(note);
+    if (!v->evict_message || !v->note)
+        return CU_ENOMEM;
+    v->evicting = 1;
+    v->evict_reason = "Preempted";
+    v->preempt_reason = reason;
+    CU_VEC(int) *ev = (void *)&e->evicting;
+    if (ev->n == ev->cap) {
+        size_t cap = ev->cap ? ev->cap * 2 : 16;
+        int *p = realloc(ev->items, cap * sizeof(int));
+        if (!p)
+            return CU_ENOMEM;
+        ev->items = p;
+        ev->cap = cap;
+    }
+    ev->items[ev->n++] = v->idx;
+    return CU_OK;
+}
+
+/* Temporary usage changes of one round (reservations of preemptors and
+ * of entries that could preempt), undone when the round ends. */
+typedef struct journal { size_t n, cap; int *cq; int *fr; int64_t *amt; } journal;
+
+static cu_err journal_add(cu_engine *e, journal *j, int cq, int fr, int64_t amt)
+{
+    if (!amt)
+        return CU_OK;
+    if (j->n == j->cap) {
+        size_t cap = j->cap ? j->cap * 2 : 32;
+        int *c = cu_arena_alloc(&e->cycle, cap * sizeof(int));
+        int *f = cu_arena_alloc(&e->cycle, cap * sizeof(int));
+        int64_t *a = cu_arena_alloc(&e->cycle, cap * sizeof(int64_t));
+        if (!c || !f || !a)
+            return CU_ENOMEM;
+        if (j->n) {
+            memcpy(c, j->cq, j->n * sizeof(int));
+            memcpy(f, j->fr, j->n * sizeof(int));
+            memcpy(a, j->amt, j->n * sizeof(int64_t));
+        }
+        j->cq = c;
+        j->fr = f;
+        j->amt = a;
+        j->cap = cap;
+    }
+    j->cq[j->n] = cq;
+    j->fr[j->n] = fr;
+    j->amt[j->n++] = amt;
+    cu_quota_add_usage(e->cqs.items[cq].node, (size_t)fr, amt);
+    return CU_OK;
+}
+
+static void journal_undo(cu_engine *e, journal *j)
+{
+    while (j->n) {
+        j->n--;
+        cu_quota_add_usage(e->cqs.items[j->cq[j->n]].node, (size_t)j->fr[j->n], -j->amt[j->n]);
+    }
+}
+
+/* Kueue reserves capacity for an entry that needs preemption but found
+ * no targets, unless its queue can always reclaim (reclaimWithinCohort
+ * Any), so that lower-priority workloads of the tree cannot take it in
+ * this cycle: up to nominal quota, or up to nominal + borrowingLimit when
+ * the entry borrows. */
+static cu_err reserve_capacity(cu_engine *e, ecq *c, const asg *a, journal *j)
+{
+    int ci = (int)(c - e->cqs.items);
+    for (size_t i = 0; i < a->nuse; i++) {
+        size_t fr = (size_t)a->fr[i];
+        const cu_qnode *n = c->node;
+        int64_t r;
+        if (a->borrow > 0 && n->blimit[fr] == CU_QUOTA_UNSET) {
+            r = a->amt[i];
+        } else {
+            int64_t limit = n->nominal[fr];
+            if (a->borrow > 0)
+                limit = cu_qty_sat_add(limit, n->blimit[fr]);
+            int64_t room = cu_qty_sat_sub(limit, n->usage[fr]);
+            r = a->amt[i] < room ? a->amt[i] : room;
+        }
+        if (r > 0) {
+            cu_err err = journal_add(e, j, ci, (int)fr, r);
+            if (err)
+                return err;
+        }
+    }
+    return CU_OK;
+}
+
 /* One Kueue cycle. */
 static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
 {
     cu_arena_free(&e->cycle);
+    e->round++;
+    int released = e->opts.manual_evictions ? 0 : cu_engine_complete_evictions(e);
+    if (released < 0)
+        return CU_ENOMEM;
     size_t nlist = e->nonempty.n;
     int *list = cu_arena_alloc(&e->cycle, (nlist ? nlist : 1) * sizeof(int));
     entry *ents = cu_arena_alloc(&e->cycle, (nlist ? nlist : 1) * sizeof(entry));
@@ -602,7 +851,14 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
         c->in_list = 0;
         if (!c->active || !c->q.n)
             continue;
-        cu_qitem *it = cu_pq_pop(&c->q);
+        cu_qitem *it;
+        if (c->sticky && c->sticky->qi.where == CU_QI_HEAP) {
+            it = &c->sticky->qi;
+            cu_pq_remove(&c->q, it);
+        } else {
+            c->sticky = NULL;
+            it = cu_pq_pop(&c->q);
+        }
         entry *en = &ents[n++];
         memset(en, 0, sizeof(*en));
         en->wl = (ewl *)it;
@@ -613,6 +869,7 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
     for (size_t i = 0; i < n; i++) {
         entry *en = &ents[i];
         ewl *w = en->wl;
+        en->requeue = en->cq->obj->queueing == CU_STRICT_FIFO ? RQ_HEAP : RQ_PARK;
         if (!cu_engine_ns_selected(e, en->cq->obj, w->obj->meta.ns ? w->obj->meta.ns : "default")) {
             en->a.mode = MODE_NOFIT;
             en->msg = "Workload namespace doesn't match ClusterQueue selector";
@@ -620,38 +877,127 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
             en->requeue = RQ_PARK;
             continue;
         }
-        nominate_assign(e, en->cq, w, &en->a);
+        cu_err err = nominate_assign(e, en->cq, w, &en->a, &en->t);
+        if (err)
+            return err;
         en->msg = en->a.msg;
         en->reason = en->a.reason;
-        en->requeue = en->cq->obj->queueing == CU_STRICT_FIFO ? RQ_HEAP : RQ_PARK;
     }
     qsort(ents, n, sizeof(entry), entry_cmp);
-    /* admit in order, usage re-checked */
-    int admitted = 0, parked = 0;
+    /* process in order; usage of earlier entries is visible to later ones */
+    int admitted = 0, parked = 0, issued = 0;
+    journal j = {0, 0, NULL, NULL, NULL};
+    ewl **victims = cu_arena_alloc(&e->cycle, 16 * sizeof(ewl *));
+    size_t nvict = 0, capvict = 16;
+    if (!victims)
+        return CU_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         entry *en = &ents[i];
-        if (en->a.mode != MODE_FIT)
+        ecq *c = en->cq;
+        ewl *w = en->wl;
+        if (en->a.mode == MODE_NOFIT)
             continue;
-        if (!fits_now(en->cq, &en->a)) {
-            en->a.mode = MODE_NOFIT;
+        if (en->a.mode != MODE_FIT && !en->t.n) {
+            if (c->obj->preemption.reclaim != CU_PP_ANY) {
+                cu_err err = reserve_capacity(e, c, &en->a, &j);
+                if (err)
+                    return err;
+            }
+            continue;
+        }
+        if (en->a.mode != MODE_FIT) {
+            int overlap = 0;
+            for (size_t k = 0; k < en->t.n && !overlap; k++)
+                overlap = en->t.t[k].wl->claimed_round == e->round;
+            if (overlap) {
+                en->msg = "Workload has overlapping preemption targets with another workload";
+                en->reason = R_PENDING;
+                en->requeue = RQ_HEAP;
+                continue;
+            }
+            /* fits once every victim chosen so far and its own are gone */
+            for (size_t k = 0; k < nvict; k++)
+                cu_engine_apply_usage(e, victims[k], -1);
+            for (size_t k = 0; k < en->t.n; k++)
+                cu_engine_apply_usage(e, en->t.t[k].wl, -1);
+            int ok = cu_asg_fits(c, &en->a, 1);
+            for (size_t k = 0; k < en->t.n; k++)
+                cu_engine_apply_usage(e, en->t.t[k].wl, 1);
+            for (size_t k = 0; k < nvict; k++)
+                cu_engine_apply_usage(e, victims[k], 1);
+            if (!ok) {
+                en->msg = "Workload no longer fits after processing another workload";
+                en->reason = R_PENDING;
+                en->requeue = RQ_HEAP;
+                continue;
+            }
+            int ci = (int)(c - e->cqs.items);
+            for (size_t k = 0; k < en->a.nuse; k++) {
+                cu_err err = journal_add(e, &j, ci, en->a.fr[k], en->a.amt[k]);
+                if (err)
+                    return err;
+            }
+            int fresh = 0;
+            for (size_t k = 0; k < en->t.n; k++) {
+                ewl *v = en->t.t[k].wl;
+                v->claimed_round = e->round;
+                if (nvict == capvict) {
+                    ewl **nv = cu_arena_alloc(&e->cycle, capvict * 2 * sizeof(ewl *));
+                    if (!nv)
+                        return CU_ENOMEM;
+                    memcpy(nv, victims, nvict * sizeof(ewl *));
+                    victims = nv;
+                    capvict *= 2;
+                }
+                victims[nvict++] = v;
+                if (v->evicting)
+                    continue;
+                cu_err err = issue_preemption(e, c, w, v, en->t.t[k].reason);
+                if (err)
+                    return err;
+                fresh++;
+            }
+            issued += fresh;
+            w->waiting_for = (int)en->t.n;
+            if (!w->plan)
+                w->plan = malloc((w->nps ? w->nps : 1) * sizeof(int32_t));
+            if (!w->plan)
+                return CU_ENOMEM;
+            for (size_t p = 0; p < w->nps; p++)
+                w->plan[p] = en->a.ps[p].count;
+            en->msg = cu_arena_printf(&e->cycle, "waiting for %zu preempted workload%s to release quota",
+                                      en->t.n, en->t.n == 1 ? "" : "s");
+            en->reason = R_PENDING;
+            en->requeue = RQ_HEAP;
+            if (c->obj->queueing == CU_BEST_EFFORT_FIFO)
+                c->sticky = w;
+            continue;
+        }
+        /* Fit: must fit against real usage plus this round's reservations;
+         * Cueue never admits into quota a preempted workload still holds */
+        if (!cu_asg_fits(c, &en->a, 1)) {
             en->msg = "Workload no longer fits after processing another workload";
             en->reason = R_PENDING;
             en->requeue = RQ_HEAP;
             continue;
         }
-        cu_err err = admit(e, en->cq, en->wl, &en->a);
+        cu_err err = admit(e, c, w, &en->a);
         if (err)
             return err;
-        en->requeue = -1;
+        en->requeue = RQ_DONE;
         admitted++;
     }
+    journal_undo(e, &j);
     /* requeue the rest */
     for (size_t i = 0; i < n; i++) {
         entry *en = &ents[i];
-        if (en->requeue < 0)
+        if (en->requeue == RQ_DONE)
             continue;
         ewl *w = en->wl;
-        set_msg(w, en->reason, en->msg);
+        if (en->cq->sticky == w && !en->t.n)
+            en->cq->sticky = NULL;
+        /* a preempted workload keeps explaining why it waits */
+        set_msg(w, en->reason, w->note && !w->waiting_for ? w->note : en->msg);
         if (en->requeue == RQ_HEAP) {
             if (cu_pq_push(&en->cq->q, &w->qi))
                 return CU_ENOMEM;
@@ -668,8 +1014,9 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
         cu_engine_mark_nonempty(e, list[i]);
     st->admitted += admitted;
     st->inadmissible += parked;
+    st->preempted += issued;
     st->rounds++;
-    return (admitted || parked) ? CU_OK : CU_ENOTFOUND;
+    return (admitted || parked || issued || released) ? CU_OK : CU_ENOTFOUND;
 }
 
 cu_err cu_engine_cycle(cu_engine *e, cu_cycle_stats *st)
@@ -678,7 +1025,11 @@ cu_err cu_engine_cycle(cu_engine *e, cu_cycle_stats *st)
     if (!st)
         st = &tmp;
     memset(st, 0, sizeof(*st));
-    for (;;) {
+    /* A cycle runs rounds while they make progress, but never more than
+     * max_rounds: a driver that calls cycles in a loop must see every
+     * cycle end, even if the workloads never settle. */
+    int max_rounds = e->opts.max_rounds > 0 ? e->opts.max_rounds : 100000;
+    for (int r = 0; r < max_rounds; r++) {
         cu_err err = round_once(e, st);
         if (err == CU_ENOTFOUND)
             break;

@@ -63,6 +63,9 @@ static void free_wl(ewl *w)
         return;
     free(w->key);
     free(w->message);
+    free(w->evict_message);
+    free(w->note);
+    free(w->plan);
     for (size_t i = 0; i < w->nps; i++) {
         free(w->ps[i].res);
         free(w->ps[i].amt);
@@ -90,6 +93,7 @@ void cu_engine_free(cu_engine *e)
         ecq *c = &e->cqs.items[i];
         cu_pq_free(&c->q);
         cu_qnode_free(c->node);
+        free(c->adm);
         free(c->res_group);
         for (size_t g = 0; g < c->ngroups; g++) {
             free(c->groups[g].res);
@@ -108,6 +112,7 @@ void cu_engine_free(cu_engine *e)
     free(e->res_names.items);
     free(e->nonempty.items);
     free(e->admitted_log.items);
+    free(e->evicting.items);
     free(e->frmat);
     free(e->fr_flv);
     free(e->fr_res);
@@ -679,8 +684,35 @@ static cu_err preadmitted(cu_engine *e, ewl *w)
     if (w->cq >= 0) {
         cu_engine_apply_usage(e, w, 1);
         e->cqs.items[w->cq].admitted++;
+        return cu_engine_adm_add(&e->cqs.items[w->cq], w);
     }
     return CU_OK;
+}
+
+cu_err cu_engine_adm_add(ecq *c, ewl *w)
+{
+    if (c->nadm == c->capadm) {
+        size_t cap = c->capadm ? c->capadm * 2 : 16;
+        ewl **p = realloc(c->adm, cap * sizeof(*p));
+        if (!p)
+            return CU_ENOMEM;
+        c->adm = p;
+        c->capadm = cap;
+    }
+    w->adm_pos = c->nadm;
+    c->adm[c->nadm++] = w;
+    return CU_OK;
+}
+
+void cu_engine_adm_del(ecq *c, ewl *w)
+{
+    if (w->adm_pos >= c->nadm || c->adm[w->adm_pos] != w)
+        return;
+    c->nadm--;
+    if (w->adm_pos != c->nadm) {
+        c->adm[w->adm_pos] = c->adm[c->nadm];
+        c->adm[w->adm_pos]->adm_pos = w->adm_pos;
+    }
 }
 
 /* Releases w's quota and clears its admission (Kueue's eviction); the
@@ -693,8 +725,10 @@ static void evict(cu_engine *e, ewl *w)
     if (w->cq >= 0) {
         cu_engine_apply_usage(e, w, -1);
         e->cqs.items[w->cq].admitted--;
+        cu_engine_adm_del(&e->cqs.items[w->cq], w);
         cu_engine_requeue_tree(e, e->cqs.items[w->cq].tree);
     }
+    w->evicting = 0;
     for (size_t i = 0; w->adm && i < w->nps; i++) {
         free(w->adm[i].res);
         free(w->adm[i].flv);
@@ -733,9 +767,21 @@ static cu_err place_wl(cu_engine *e, ewl *w, cu_diag *d)
          * false, evicts an admitted workload */
         const ecq *c = w->cq >= 0 ? &e->cqs.items[w->cq] : NULL;
         const elq *l = w->lq >= 0 ? &e->lqs.items[w->lq] : NULL;
-        if ((c && c->obj->stop_policy == CU_STOP_HOLD_AND_DRAIN) ||
-            (l && l->obj->stop_policy == CU_STOP_HOLD_AND_DRAIN) || !o->active) {
+        const char *why = NULL;
+        if (!o->active)
+            why = "Deactivated";
+        else if (c && c->obj->stop_policy == CU_STOP_HOLD_AND_DRAIN)
+            why = "ClusterQueueStopped";
+        else if (l && l->obj->stop_policy == CU_STOP_HOLD_AND_DRAIN)
+            why = "LocalQueueStopped";
+        if (why) {
             evict(e, w);
+            w->evict_reason = why;
+            free(w->evict_message);
+            w->evict_message = strdup(!o->active ? "The workload is deactivated"
+                                      : c && c->obj->stop_policy == CU_STOP_HOLD_AND_DRAIN
+                                          ? "The ClusterQueue is stopped"
+                                          : "The LocalQueue is stopped");
             w->cq = -1;
             return queue_wl(e, w, d);
         }
@@ -918,6 +964,32 @@ void cu_engine_requeue_tree(cu_engine *e, int tree)
     }
 }
 
+int cu_engine_complete_evictions(cu_engine *e)
+{
+    int n = 0;
+    for (size_t i = 0; i < e->evicting.n; i++) {
+        ewl *w = e->wls.items[e->evicting.items[i]];
+        if (!w->evicting || w->state != WL_ADMITTED)
+            continue;
+        evict(e, w);
+        w->evicted_at = cu_clock_now(&e->opts.clock);
+        w->cq = -1;
+        cu_diag tmp;
+        cu_diag_init(&tmp);
+        cu_err err = queue_wl(e, w, &tmp);
+        cu_diag_free(&tmp);
+        if (err)
+            return -1;
+        if (w->note && w->state == WL_QUEUED)
+            set_msg(w, R_PENDING, w->note);
+        n++;
+    }
+    e->evicting.n = 0;
+    if (n)
+        e->views_dirty = 1;
+    return n;
+}
+
 cu_err cu_engine_finish(cu_engine *e, int idx)
 {
     if (idx < 0 || (size_t)idx >= e->wls.n)
@@ -929,9 +1001,11 @@ cu_err cu_engine_finish(cu_engine *e, int idx)
         cu_pq_remove(&e->cqs.items[w->cq].q, &w->qi);
     int was_admitted = w->state == WL_ADMITTED;
     w->state = WL_FINISHED;
+    w->evicting = 0;
     if (was_admitted && w->cq >= 0) {
         cu_engine_apply_usage(e, w, -1);
         e->cqs.items[w->cq].admitted--;
+        cu_engine_adm_del(&e->cqs.items[w->cq], w);
         cu_engine_requeue_tree(e, e->cqs.items[w->cq].tree);
     }
     e->views_dirty = 1;

@@ -25,6 +25,11 @@ typedef struct cu_engine_opts {
                                 drains a ClusterQueue alone in its cohort
                                 tree; identical results, fewer cycles. */
     int fair_sharing;        /* reserved for issue 3 */
+    int max_rounds;          /* rounds per cycle at most (0: 100000) */
+    int manual_evictions;    /* 0: a preempted workload releases its quota
+                                at the start of the next round (simulation);
+                                1: only when the driver calls
+                                cu_engine_eviction_done (controller) */
 } cu_engine_opts;
 
 /* Returns a new empty engine; caller frees with cu_engine_free. */
@@ -60,6 +65,7 @@ typedef struct cu_cycle_stats {
     int heads;           /* workloads considered */
     int admitted;        /* admissions made */
     int inadmissible;    /* moved to the inadmissible set */
+    int preempted;       /* preemptions issued */
     int progress;        /* 1 if anything changed */
 } cu_cycle_stats;
 

@@ -19,6 +19,8 @@ enum {
     R_NO_MATCHING_FLAVOR, R_INADMISSIBLE
 };
 
+typedef struct ewl ewl;
+
 typedef struct eflavor {
     const char *name;
     const cu_resource_flavor *obj;  /* NULL when missing */
@@ -44,6 +46,8 @@ typedef struct ecq {
     int in_list;
     int tree;                           /* index of its cohort tree */
     int admitted;
+    ewl **adm; size_t nadm, capadm;     /* workloads holding quota here */
+    ewl *sticky;                        /* BestEffortFIFO preemptor kept at the head */
 } ecq;
 
 typedef struct ecohort {
@@ -74,7 +78,7 @@ typedef struct eassign {            /* one pod set's assignment */
     size_t n; int *res; int *flv; int64_t *amt;  /* sorted by resource name */
 } eassign;
 
-typedef struct ewl {
+struct ewl {
     cu_qitem qi;
     const cu_workload *obj;
     char *key;
@@ -91,7 +95,18 @@ typedef struct ewl {
     int64_t admitted_at;
     const char *blocked_by;         /* StrictFIFO: head it waits behind */
     uint64_t shape;                 /* scheduling-equivalence hash */
-} ewl;
+    /* preemption */
+    size_t adm_pos;                 /* index in its ClusterQueue's adm list */
+    int evicting;                   /* preempted; holds quota until released */
+    const char *evict_reason;       /* Evicted condition reason, NULL */
+    char *evict_message;            /* Evicted/Preempted condition message */
+    const char *preempt_reason;     /* Preempted condition reason, NULL */
+    char *note;                     /* "preempted by ..." shown while pending */
+    int64_t evicted_at;
+    int waiting_for;                /* preemptor: victims not yet released */
+    int32_t *plan;                  /* preemptor: pod set counts it preempted for */
+    unsigned claimed_round;         /* round in which it was chosen as victim */
+};
 
 struct cu_engine {
     cu_engine_opts opts;
@@ -111,6 +126,8 @@ struct cu_engine {
     CU_VEC(int) nonempty;           /* ClusterQueues with heads */
     CU_VEC(int) admitted_log;
     size_t admitted_taken;
+    CU_VEC(int) evicting;           /* workloads whose eviction is pending */
+    unsigned round;                 /* rounds run so far */
     int ntrees;
     cu_arena arena;                 /* long-lived strings */
     cu_arena cycle;                 /* per-round memory */
@@ -124,6 +141,50 @@ struct cu_engine {
     int *wl_order;
 };
 
+/* Flavor-assignment modes, worst to best (Kueue's granular modes). */
+enum { MODE_NOFIT = 0, MODE_NOCAND = 1, MODE_PREEMPT = 2, MODE_RECLAIM = 3, MODE_FIT = 4 };
+
+/* A flavor assignment for one workload (per-round arena). */
+typedef struct asg {
+    int mode;
+    int borrow;
+    int reason;
+    const char *msg;
+    eassign *ps;
+    size_t nuse; int *fr; int64_t *amt;
+} asg;
+
+/* Preemption reasons (Preempted condition). */
+#define PR_IN_CQ "InClusterQueue"
+#define PR_RECLAIM "InCohortReclamation"
+#define PR_RECLAIM_WHILE_BORROWING "InCohortReclaimWhileBorrowing"
+#define PR_FAIR_SHARING "InCohortFairSharing"
+
+typedef struct target { ewl *wl; const char *reason; } target;
+typedef struct targets { size_t n; target *t; } targets;
+
+/* Classic (or fair-sharing) preemption: fills out with the minimal set
+ * of admitted workloads whose removal lets w's assignment a fit in c.
+ * With only_fr >= 0 only that flavor-resource (needing val) is
+ * considered (the flavor assigner's oracle). Arena: e->cycle. Leaves all
+ * usage as it found it. */
+cu_err cu_preempt_targets(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr,
+                          int64_t val, targets *out);
+/* The flavor assigner's oracle: MODE_NOCAND, MODE_PREEMPT or MODE_RECLAIM;
+ * *borrow is the borrowing level once the targets are gone. */
+int cu_preempt_oracle(cu_engine *e, ecq *c, ewl *w, int fr, int64_t val, int *borrow);
+/* Fair-sharing preemption (cu_fairshare.c): same contract as the classic
+ * search, for the usage (fr, amt) of w, contested frs. */
+cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
+                       const int64_t *amt, const int *frs, size_t nfrs, targets *out);
+/* Shared preemption helpers (cu_preempt.c). */
+int cu_policy_ok(cu_ppolicy p, const ewl *pre, const ewl *c);
+int cu_wl_uses_any(const ewl *w, const int *frs, size_t nfrs);
+int cu_within_nominal(const cu_qnode *n, const int *frs, size_t nfrs);
+int cu_cand_cmp(const ewl *a, int a_same, const ewl *b, int b_same);
+/* 1 if all of a's usage fits in c now (optionally not borrowing). */
+int cu_asg_fits(const ecq *c, const asg *a, int allow_borrow);
+
 /* Shared between the engine's source files. */
 int cu_engine_fr(const cu_engine *e, int flv, int res);
 int64_t cu_engine_mul_sat(int64_t per_pod, int64_t count);
@@ -131,5 +192,11 @@ int cu_engine_ns_selected(cu_engine *e, const cu_cluster_queue *cq, const char *
 void cu_engine_mark_nonempty(cu_engine *e, int cqi);
 void cu_engine_apply_usage(cu_engine *e, ewl *w, int sign);
 void cu_engine_requeue_tree(cu_engine *e, int tree);
+/* Records w as holding quota in c (adm list), or forgets it. */
+cu_err cu_engine_adm_add(ecq *c, ewl *w);
+void cu_engine_adm_del(ecq *c, ewl *w);
+/* Releases the quota of every workload whose preemption was issued and
+ * requeues them (the job controller stopped them). Returns how many. */
+int cu_engine_complete_evictions(cu_engine *e);
 
 #endif

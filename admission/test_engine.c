@@ -157,7 +157,8 @@ static int64_t now_ms = 1767225600000LL;
 
 static cu_engine *engine(const cu_world *w, int one_head)
 {
-    cu_engine_opts o = {.clock = {cu_clock_fake_now, &now_ms}, .one_head_per_cycle = one_head};
+    cu_engine_opts o = {.clock = {cu_clock_fake_now, &now_ms}, .one_head_per_cycle = one_head,
+                        .max_rounds = 200};
     cu_engine *e = cu_engine_new(&o);
     assert_non_null(e);
     cu_diag d;
@@ -277,7 +278,7 @@ static uint32_t rnd(uint32_t n)
     return (uint32_t)(rng % n);
 }
 
-static void random_world(cu_world *w, uint64_t seed)
+static void random_world(cu_world *w, uint64_t seed, int with_preemption)
 {
     rng = seed * 2654435761ULL + 1;
     cu_world_init(w);
@@ -305,7 +306,25 @@ static void random_world(cu_world *w, uint64_t seed)
             bl[k] = has_co && rnd(3) == 0 ? (int64_t)rnd(6) * 1000 : -1;
             ll[k] = has_co && rnd(3) == 0 ? (int64_t)rnd((uint32_t)(nom[k] / 1000 + 1)) * 1000 : -1;
         }
-        add_cq(w, name, has_co ? co : NULL, nf, flv, nom, bl, ll, rnd(4) == 0);
+        cu_cluster_queue *q = add_cq(w, name, has_co ? co : NULL, nf, flv, nom, bl, ll, rnd(4) == 0);
+        if (with_preemption) {
+            static const cu_ppolicy within[] = {CU_PP_NEVER, CU_PP_LOWER_PRIORITY,
+                                                CU_PP_LOWER_OR_NEWER_EQUAL_PRIORITY};
+            static const cu_ppolicy reclaim[] = {CU_PP_NEVER, CU_PP_LOWER_PRIORITY, CU_PP_ANY};
+            q->preemption.within_cq = within[rnd(3)];
+            q->preemption.reclaim = reclaim[rnd(3)];
+            if (q->preemption.reclaim != CU_PP_NEVER && rnd(2)) {
+                q->preemption.borrow_policy = CU_PP_LOWER_PRIORITY;
+                if (rnd(2)) {
+                    q->preemption.has_threshold = 1;
+                    q->preemption.threshold = (int32_t)rnd(3);
+                }
+            }
+            if (rnd(3) == 0)
+                q->fungibility.when_can_borrow = CU_FUNG_TRY_NEXT_FLAVOR;
+            if (rnd(3) == 0)
+                q->fungibility.when_can_preempt = CU_FUNG_MAY_STOP_SEARCH;
+        }
     }
     int nwl = (int)rnd(40);
     for (int i = 0; i < nwl; i++) {
@@ -322,9 +341,9 @@ static void random_world(cu_world *w, uint64_t seed)
 static void test_random_equivalence(void **state)
 {
     (void)state;
-    for (uint64_t seed = 1; seed <= 400; seed++) {
+    for (uint64_t seed = 1; seed <= 800; seed++) {
         cu_world w;
-        random_world(&w, seed);
+        random_world(&w, seed, seed > 400);
         cu_engine *multi = engine(&w, 0), *single = engine(&w, 1);
         run_checked(multi);
         run_checked(single);
@@ -335,6 +354,7 @@ static void test_random_equivalence(void **state)
             if (a->admitted != b->admitted)
                 fail_msg("seed %llu: %s admitted %d vs %d", (unsigned long long)seed, a->name,
                          a->admitted, b->admitted);
+            assert_int_equal(a->evictions, b->evictions);
             if (a->admitted) {
                 assert_int_equal(a->psa[0].count, b->psa[0].count);
                 assert_string_equal(a->psa[0].flavors[0], b->psa[0].flavors[0]);
@@ -348,12 +368,90 @@ static void test_random_equivalence(void **state)
     }
 }
 
+/* Preemption must reach a steady state: a bounded number of rounds, with
+ * the quota invariants holding after every cycle (Kueue's preemption
+ * loops, issues #3779 and #14543, are what this guards against). A
+ * failing seed becomes a named regression test. */
+static void test_random_preemption_terminates(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 1500; seed++) {
+        cu_world w;
+        random_world(&w, seed, 1);
+        for (int one = 0; one <= 1; one++) {
+            cu_engine *e = engine(&w, one);
+            int cycles = 0, settled = 0;
+            /* bound: every workload can be admitted, preempted and
+             * readmitted only a few times */
+            int bound = 50 + 20 * (int)w.workloads.n;
+            for (; cycles < bound && !settled; cycles++) {
+                cu_cycle_stats st;
+                assert_int_equal(cu_engine_cycle(e, &st), CU_OK);
+                cu_diag d;
+                cu_diag_init(&d);
+                if (cu_engine_check_invariants(e, &d) != CU_OK)
+                    fail_msg("seed %llu: invariant broken: %s", (unsigned long long)seed,
+                             d.n ? d.msgs[0] : "?");
+                cu_diag_free(&d);
+                settled = !st.progress;
+            }
+            if (!settled)
+                fail_msg("seed %llu (one_head=%d): no steady state after %d cycles",
+                         (unsigned long long)seed, one, bound);
+            cu_engine_free(e);
+        }
+        cu_world_free(&w);
+    }
+}
+
+/* Runs one random world to a steady state within bound cycles. */
+static void settle_seed(uint64_t seed, int bound)
+{
+    cu_world w;
+    random_world(&w, seed, 1);
+    for (int one = 0; one <= 1; one++) {
+        cu_engine *e = engine(&w, one);
+        int settled = 0;
+        for (int c = 0; c < bound && !settled; c++) {
+            cu_cycle_stats st;
+            assert_int_equal(cu_engine_cycle(e, &st), CU_OK);
+            settled = !st.progress;
+        }
+        assert_true(settled);
+        cu_engine_free(e);
+    }
+    cu_world_free(&w);
+}
+
+/* Seed 1 looped: a partially admitted preemptor freed quota for 2 pods,
+ * then competed with its full count against its re-queued victim of
+ * higher priority, lost, and preempted again. Fixed by giving a
+ * preemptor its planned counts and precedence in the next cycle. */
+static void test_regression_seed1_partial_preemptor(void **state)
+{
+    (void)state;
+    settle_seed(1, 100);
+}
+
+/* Seed 576 looped: a high-priority workload preempted to borrow
+ * (borrowWithinCohort) from a queue whose reclaimWithinCohort: Any took
+ * the quota straight back. Fixed by the stability rule in
+ * cu_preempt.c (classify_cohort). */
+static void test_regression_seed576_borrow_reclaim_ping_pong(void **state)
+{
+    (void)state;
+    settle_seed(576, 100);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_docs_borrowing),
         cmocka_unit_test(test_priority_and_message),
         cmocka_unit_test(test_random_equivalence),
+        cmocka_unit_test(test_random_preemption_terminates),
+        cmocka_unit_test(test_regression_seed1_partial_preemptor),
+        cmocka_unit_test(test_regression_seed576_borrow_reclaim_ping_pong),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -180,6 +180,16 @@ int cu_quota_borrow_level(const cu_qnode *n, size_t fr, int64_t v)
     }
 }
 
+int cu_quota_borrow_level_ex(const cu_qnode *n, size_t fr, int64_t v, int *may_reclaim)
+{
+    int depth = 0;
+    for (const cu_qnode *p = n->parent; p; p = p->parent)
+        depth++;
+    int level = cu_quota_borrow_level(n, fr, v);
+    *may_reclaim = depth > 0 && level < depth;
+    return level;
+}
+
 static cu_err check_node(const cu_qnode *n,
                          int64_t (*cq_usage)(const cu_qnode *, size_t, void *),
                          void *ud, cu_diag *d)

@@ -62,6 +62,11 @@ void cu_quota_add_usage(cu_qnode *n, size_t fr, int64_t v);
 /* How many levels above n a request of v more of fr must reach to fit
  * without borrowing beyond that subtree: 0 = within n's own quota. */
 int cu_quota_borrow_level(const cu_qnode *n, size_t fr, int64_t v);
+/* Like cu_quota_borrow_level; *may_reclaim is set to 1 when n has a
+ * parent and the request fits without borrowing in a subtree below the
+ * root (Kueue's "hierarchical advantage": reclaiming inside that subtree
+ * is possible). */
+int cu_quota_borrow_level_ex(const cu_qnode *n, size_t fr, int64_t v, int *may_reclaim);
 
 /* Checks the invariants of root's tree; on violation writes a message
  * naming the node and fr into d and returns CU_EINVAL. cq_usage(n, fr)

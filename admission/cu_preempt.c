@@ -1,0 +1,410 @@
+/*
+ * cu_preempt.c - Kueue's classic preemption: which admitted workloads may
+ * be evicted to make room for a preemptor, in which order they are tried,
+ * and the minimal set (greedy removal, then fill-back). Fair-sharing
+ * preemption is in cu_fairshare.c.
+ *
+ * Every usage change made while searching is undone before returning:
+ * callers see the quota tree exactly as they left it.
+ */
+#include "cu_engine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { V_WITHIN_CQ, V_HIERARCHICAL, V_RECLAIM_NO_BORROW, V_RECLAIM_WHILE_BORROWING };
+enum { G_HIER = 0, G_PRIO = 1, G_SAME = 2 };
+
+typedef struct cand {
+    ewl *wl;
+    ecq *cq;
+    const cu_qnode *lca;     /* cohort level at which it was collected */
+    int variant;
+    int group;
+} cand;
+
+/* The search context: the preemptor, the usage it needs (all its
+ * flavor-resources) and the flavor-resources that need preemption. */
+typedef struct pctx {
+    cu_engine *e;
+    ecq *c;
+    ewl *w;
+    size_t nuse; const int *fr; const int64_t *amt;
+    const int *frs; size_t nfrs;
+    cand *cands; size_t n, cap;
+} pctx;
+
+int cu_policy_ok(cu_ppolicy p, const ewl *pre, const ewl *c)
+{
+    switch (p) {
+    case CU_PP_NEVER: return 0;
+    case CU_PP_ANY: return 1;
+    case CU_PP_LOWER_PRIORITY: return c->qi.prio < pre->qi.prio;
+    case CU_PP_LOWER_OR_NEWER_EQUAL_PRIORITY:
+        return c->qi.prio < pre->qi.prio || (c->qi.prio == pre->qi.prio && pre->qi.ts < c->qi.ts);
+    }
+    return 0;
+}
+
+int cu_wl_uses_any(const ewl *w, const int *frs, size_t nfrs)
+{
+    for (size_t i = 0; i < w->nuse; i++)
+        for (size_t j = 0; j < nfrs; j++)
+            if (w->use_fr[i] == frs[j] && w->use_amt[i] > 0)
+                return 1;
+    return 0;
+}
+
+/* Kueue's IsWithinNominalInResources: usage <= subtree quota on every fr. */
+int cu_within_nominal(const cu_qnode *n, const int *frs, size_t nfrs)
+{
+    for (size_t i = 0; i < nfrs; i++)
+        if (n->usage[frs[i]] > n->subtree[frs[i]])
+            return 0;
+    return 1;
+}
+
+/* Kueue's CandidatesOrdering: workloads already being evicted first, then
+ * other ClusterQueues before the preemptor's own, lower priority first,
+ * most recently admitted first, then name. */
+int cu_cand_cmp(const ewl *a, int a_same, const ewl *b, int b_same)
+{
+    if (a->evicting != b->evicting)
+        return a->evicting ? -1 : 1;
+    if (a_same != b_same)
+        return a_same ? 1 : -1;
+    if (a->qi.prio != b->qi.prio)
+        return a->qi.prio < b->qi.prio ? -1 : 1;
+    if (a->admitted_at != b->admitted_at)
+        return a->admitted_at > b->admitted_at ? -1 : 1;
+    return strcmp(a->key, b->key);
+}
+
+static int cand_qsort(const void *pa, const void *pb)
+{
+    const cand *a = pa, *b = pb;
+    /* evicted prefix across groups: evicted hierarchy, priority, same CQ,
+     * then the non-evicted ones in the same group order */
+    if (a->wl->evicting != b->wl->evicting)
+        return a->wl->evicting ? -1 : 1;
+    if (a->group != b->group)
+        return a->group < b->group ? -1 : 1;
+    return cu_cand_cmp(a->wl, a->group == G_SAME, b->wl, b->group == G_SAME);
+}
+
+static int add_cand(pctx *p, ewl *v, ecq *q, const cu_qnode *lca, int variant, int group)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 32;
+        cand *nc = cu_arena_alloc(&p->e->cycle, cap * sizeof(cand));
+        if (!nc)
+            return -1;
+        if (p->n)
+            memcpy(nc, p->cands, p->n * sizeof(cand));
+        p->cands = nc;
+        p->cap = cap;
+    }
+    p->cands[p->n++] = (cand){v, q, lca, variant, group};
+    return 0;
+}
+
+/* Kueue's QuantitiesFitInQuota over the remaining request: fits when
+ * usage + remaining <= subtree quota on every fr; remaining shrinks by
+ * what the node holds locally. */
+static int fits_in_quota(const cu_qnode *n, size_t nuse, const int *fr, int64_t *remaining)
+{
+    int fits = 1;
+    for (size_t i = 0; i < nuse; i++) {
+        if (cu_qty_sat_add(n->usage[fr[i]], remaining[i]) > n->subtree[fr[i]])
+            fits = 0;
+        int64_t la = cu_quota_local(n, (size_t)fr[i]) - n->usage[fr[i]];
+        if (la < 0)
+            la = 0;
+        remaining[i] = remaining[i] > la ? remaining[i] - la : 0;
+    }
+    return fits;
+}
+
+/* The victim's ClusterQueue could take the quota straight back: its
+ * reclaimWithinCohort policy would let the victim preempt the preemptor
+ * once the preemptor borrows. */
+static int could_reclaim_back(const ecq *vq, const ewl *victim, const ewl *preemptor)
+{
+    return cu_policy_ok(vq->obj->preemption.reclaim, victim, preemptor);
+}
+
+static int classify_cohort(const pctx *p, const ecq *vq, const ewl *v, int adv)
+{
+    const cu_cluster_queue *q = p->c->obj;
+    if (adv)
+        return V_HIERARCHICAL;
+    if (q->preemption.borrow_policy == CU_PP_NEVER)
+        return V_RECLAIM_NO_BORROW;
+    if (v->qi.prio >= p->w->qi.prio ||
+        (q->preemption.has_threshold && v->qi.prio > q->preemption.threshold))
+        return V_RECLAIM_NO_BORROW;
+    /* Cueue's stability rule: preempting to borrow is only done when the
+     * victim's queue could not reclaim the quota back from the preemptor,
+     * which would otherwise repeat forever (Kueue #3779). */
+    if (could_reclaim_back(vq, v, p->w))
+        return V_RECLAIM_NO_BORROW;
+    return V_RECLAIM_WHILE_BORROWING;
+}
+
+static int collect_subtree(pctx *p, const cu_qnode *cur, const cu_qnode *lca,
+                           const cu_qnode *skip, int adv)
+{
+    for (size_t i = 0; i < cur->nkids; i++) {
+        const cu_qnode *k = cur->kids[i];
+        if (k->is_cq || k == skip || cu_within_nominal(k, p->frs, p->nfrs))
+            continue;
+        if (collect_subtree(p, k, lca, skip, adv))
+            return -1;
+    }
+    for (size_t i = 0; i < cur->nkids; i++) {
+        const cu_qnode *k = cur->kids[i];
+        if (!k->is_cq)
+            continue;
+        ecq *q = &p->e->cqs.items[k->id];
+        if (q == p->c || cu_within_nominal(k, p->frs, p->nfrs))
+            continue;
+        for (size_t j = 0; j < q->nadm; j++) {
+            ewl *v = q->adm[j];
+            if (!cu_wl_uses_any(v, p->frs, p->nfrs) ||
+                !cu_policy_ok(p->c->obj->preemption.reclaim, p->w, v))
+                continue;
+            if (add_cand(p, v, q, lca, classify_cohort(p, q, v, adv), adv ? G_HIER : G_PRIO))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static cu_err collect(pctx *p, int *n_hier, int *n_other)
+{
+    const cu_cluster_queue *q = p->c->obj;
+    if (q->preemption.within_cq != CU_PP_NEVER) {
+        for (size_t i = 0; i < p->c->nadm; i++) {
+            ewl *v = p->c->adm[i];
+            if (v == p->w || !cu_wl_uses_any(v, p->frs, p->nfrs) ||
+                !cu_policy_ok(q->preemption.within_cq, p->w, v))
+                continue;
+            if (add_cand(p, v, p->c, NULL, V_WITHIN_CQ, G_SAME))
+                return CU_ENOMEM;
+        }
+    }
+    size_t before = p->n;
+    if (p->c->node->parent && q->preemption.reclaim != CU_PP_NEVER) {
+        int64_t *rem = cu_arena_alloc(&p->e->cycle, (p->nuse ? p->nuse : 1) * sizeof(int64_t));
+        if (!rem)
+            return CU_ENOMEM;
+        if (p->nuse)
+            memcpy(rem, p->amt, p->nuse * sizeof(int64_t));
+        int adv = fits_in_quota(p->c->node, p->nuse, p->fr, rem);
+        const cu_qnode *prev = NULL;
+        for (const cu_qnode *node = p->c->node->parent; node; node = node->parent) {
+            if (collect_subtree(p, node, node, prev, adv))
+                return CU_ENOMEM;
+            adv = fits_in_quota(node, p->nuse, p->fr, rem) || adv;
+            prev = node;
+        }
+    }
+    *n_hier = *n_other = 0;
+    for (size_t i = before; i < p->n; i++) {
+        (*n_other)++;
+        if (p->cands[i].group == G_HIER)
+            (*n_hier)++;
+    }
+    return CU_OK;
+}
+
+/* Kueue's workloadFits: every flavor-resource of the preemptor fits what
+ * is available; without borrowing, its ClusterQueue also stays within its
+ * own quota. */
+static int wl_fits(const pctx *p, int allow_borrow)
+{
+    const cu_qnode *n = p->c->node;
+    for (size_t i = 0; i < p->nuse; i++) {
+        size_t fr = (size_t)p->fr[i];
+        if (!allow_borrow && cu_qty_sat_add(n->usage[fr], p->amt[i]) > n->subtree[fr])
+            return 0;
+        if (p->amt[i] > cu_quota_available(n, fr))
+            return 0;
+    }
+    return 1;
+}
+
+int cu_asg_fits(const ecq *c, const asg *a, int allow_borrow)
+{
+    pctx p;
+    memset(&p, 0, sizeof(p));
+    p.c = (ecq *)c;
+    p.nuse = a->nuse;
+    p.fr = a->fr;
+    p.amt = a->amt;
+    return wl_fits(&p, allow_borrow);
+}
+
+/* Kueue's candidateIsValid, against the current (simulated) usage. */
+static int cand_valid(const pctx *p, const cand *k, int borrow)
+{
+    if (k->cq == p->c)
+        return 1;
+    if (borrow && k->variant == V_RECLAIM_NO_BORROW)
+        return 0;
+    if (cu_within_nominal(k->cq->node, p->frs, p->nfrs))
+        return 0;
+    for (const cu_qnode *n = k->cq->node->parent; n && n != k->lca; n = n->parent)
+        if (cu_within_nominal(n, p->frs, p->nfrs))
+            return 0;
+    return 1;
+}
+
+/* Greedy removal until the preemptor fits, then fill-back. Returns the
+ * number of targets in out (0: this attempt found none). */
+static size_t attempt(pctx *p, int borrow, cand **out)
+{
+    cu_engine *e = p->e;
+    size_t nt = 0;
+    int ok = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        if (!cand_valid(p, &p->cands[i], borrow))
+            continue;
+        cu_engine_apply_usage(e, p->cands[i].wl, -1);
+        out[nt++] = &p->cands[i];
+        if (wl_fits(p, borrow)) {
+            ok = 1;
+            break;
+        }
+    }
+    if (ok && nt > 1) {
+        /* fill back in reverse, never the last one added; a target put
+         * back for good is replaced by the last of the list */
+        for (size_t k = nt - 1; k-- > 0;) {
+            cu_engine_apply_usage(e, out[k]->wl, 1);
+            if (wl_fits(p, borrow)) {
+                out[k] = out[nt - 1];
+                nt--;
+            } else {
+                cu_engine_apply_usage(e, out[k]->wl, -1);
+            }
+        }
+    }
+    for (size_t k = 0; k < nt; k++)
+        cu_engine_apply_usage(e, out[k]->wl, 1);
+    return ok ? nt : 0;
+}
+
+static const char *variant_reason(int v)
+{
+    switch (v) {
+    case V_WITHIN_CQ: return PR_IN_CQ;
+    case V_RECLAIM_WHILE_BORROWING: return PR_RECLAIM_WHILE_BORROWING;
+    default: return PR_RECLAIM;
+    }
+}
+
+static cu_err classic(pctx *p, targets *out)
+{
+    int n_hier, n_other;
+    cu_err err = collect(p, &n_hier, &n_other);
+    if (err || !p->n)
+        return err;
+    qsort(p->cands, p->n, sizeof(cand), cand_qsort);
+    const cu_qnode *node = p->c->node;
+    int forbidden = p->c->obj->preemption.borrow_policy == CU_PP_NEVER;
+    int under = 1;
+    for (size_t i = 0; i < p->nfrs; i++)
+        if (node->usage[p->frs[i]] >= node->nominal[p->frs[i]])
+            under = 0;
+    int attempts[2], na = 0;
+    if (!n_other || (forbidden && !under)) {
+        attempts[na++] = 1;
+    } else if (forbidden && !n_hier) {
+        attempts[na++] = 0;
+        attempts[na++] = 1;
+    } else {
+        attempts[na++] = 1;
+        attempts[na++] = 0;
+    }
+    cand **picked = cu_arena_alloc(&p->e->cycle, p->n * sizeof(cand *));
+    if (!picked)
+        return CU_ENOMEM;
+    size_t nt = 0;
+    for (int i = 0; i < na && !nt; i++)
+        nt = attempt(p, attempts[i], picked);
+    if (!nt)
+        return CU_OK;
+    out->t = cu_arena_alloc(&p->e->cycle, nt * sizeof(target));
+    if (!out->t)
+        return CU_ENOMEM;
+    for (size_t i = 0; i < nt; i++) {
+        out->t[i].wl = picked[i]->wl;
+        out->t[i].reason = variant_reason(picked[i]->variant);
+    }
+    out->n = nt;
+    return CU_OK;
+}
+
+cu_err cu_preempt_targets(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr,
+                          int64_t val, targets *out)
+{
+    out->n = 0;
+    out->t = NULL;
+    pctx p;
+    memset(&p, 0, sizeof(p));
+    p.e = e;
+    p.c = c;
+    p.w = w;
+    int *frs = cu_arena_alloc(&e->cycle, (a->nuse + 1) * sizeof(int));
+    if (!frs)
+        return CU_ENOMEM;
+    if (only_fr >= 0) {
+        /* the oracle: only this flavor-resource, needing val */
+        int *one = cu_arena_alloc(&e->cycle, sizeof(int));
+        int64_t *amt = cu_arena_alloc(&e->cycle, sizeof(int64_t));
+        if (!one || !amt)
+            return CU_ENOMEM;
+        *one = only_fr;
+        *amt = val;
+        frs[0] = only_fr;
+        p.nfrs = 1;
+        p.nuse = 1;
+        p.fr = one;
+        p.amt = amt;
+    } else {
+        for (size_t i = 0; i < a->nuse; i++)
+            if (a->amt[i] > cu_quota_available(c->node, (size_t)a->fr[i]))
+                frs[p.nfrs++] = a->fr[i];
+        p.nuse = a->nuse;
+        p.fr = a->fr;
+        p.amt = a->amt;
+    }
+    p.frs = frs;
+    if (!p.nfrs)
+        return CU_OK;
+    if (e->opts.fair_sharing)
+        return cu_fair_targets(e, c, w, p.nuse, p.fr, p.amt, p.frs, p.nfrs, out);
+    return classic(&p, out);
+}
+
+int cu_preempt_oracle(cu_engine *e, ecq *c, ewl *w, int fr, int64_t val, int *borrow)
+{
+    asg none;
+    memset(&none, 0, sizeof(none));
+    targets t;
+    int may;
+    if (cu_preempt_targets(e, c, w, &none, fr, val, &t) != CU_OK || !t.n) {
+        *borrow = cu_quota_borrow_level_ex(c->node, (size_t)fr, val, &may);
+        return MODE_NOCAND;
+    }
+    int same = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        cu_engine_apply_usage(e, t.t[i].wl, -1);
+        same |= t.t[i].wl->cq == (int)(c - e->cqs.items);
+    }
+    *borrow = cu_quota_borrow_level_ex(c->node, (size_t)fr, val, &may);
+    for (size_t i = 0; i < t.n; i++)
+        cu_engine_apply_usage(e, t.t[i].wl, 1);
+    return same ? MODE_PREEMPT : MODE_RECLAIM;
+}
