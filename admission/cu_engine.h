@@ -24,7 +24,16 @@ typedef struct cu_engine_opts {
                                 back to back without rebuilding state and
                                 drains a ClusterQueue alone in its cohort
                                 tree; identical results, fewer cycles. */
-    int fair_sharing;        /* reserved for issue 3 */
+    int fair_sharing;        /* Kueue's fairSharing: DRS ordering and
+                                fair-sharing preemption */
+    size_t nstrategies;      /* fair-sharing preemption strategies, in
+                                order; 0 = [LessThanOrEqualToFinalShare,
+                                LessThanInitialShare] */
+    cu_fs_strategy strategies[2];
+    int afs;                 /* Admission Fair Sharing configured */
+    int64_t afs_half_life_ms;
+    int64_t afs_sampling_ms; /* 0 = 5 minutes */
+    const cu_reslist *afs_weights; /* borrowed; NULL = 1 per resource */
     int max_rounds;          /* rounds per cycle at most (0: 100000) */
     int manual_evictions;    /* 0: a preempted workload releases its quota
                                 at the start of the next round (simulation);
@@ -114,6 +123,14 @@ typedef struct cu_wl_info {
     const char *message;        /* why it is pending; NULL if admitted */
     int64_t admitted_at_ms;     /* QuotaReserved transition time */
     int position;               /* 0-based position in its ClusterQueue, -1 */
+    int evicting;               /* preempted, quota not released yet */
+    const char *evicted_reason; /* last Evicted reason ("Preempted",
+                                   "ClusterQueueStopped", ...) or NULL */
+    const char *evicted_message;/* Kueue's Evicted/Preempted message */
+    const char *preempted_reason; /* InClusterQueue, InCohortReclamation,
+                                   InCohortFairSharing,
+                                   InCohortReclaimWhileBorrowing, or NULL */
+    int64_t evicted_at_ms;
 } cu_wl_info;
 
 typedef struct cu_cq_info {
@@ -124,7 +141,15 @@ typedef struct cu_cq_info {
     const char *reason, *message;  /* Active condition */
     int pending, reserving, admitted;
     size_t nusage; const cu_fr_usage *usage;  /* in resourceGroups order */
+    int64_t weighted_share;      /* status.fairSharing.weightedShare: ceil of
+                                    the DRS / weight; INT64_MAX when a
+                                    zero-weight queue borrows; 0 without a
+                                    cohort or when not borrowing */
 } cu_cq_info;
+
+typedef struct cu_lq_info_afs {
+    double usage;                /* Admission Fair Sharing usage (weighted) */
+} cu_lq_info_afs;
 
 typedef struct cu_lq_info {
     const char *ns, *name;
@@ -134,6 +159,7 @@ typedef struct cu_lq_info {
     const char *reason, *message;
     int pending, reserving, admitted;
     size_t nusage; const cu_fr_usage *usage;  /* total only */
+    cu_lq_info_afs afs;          /* when the ClusterQueue uses AFS */
 } cu_lq_info;
 
 typedef struct cu_cohort_info {
@@ -142,6 +168,7 @@ typedef struct cu_cohort_info {
     const char *parent;
     int active;
     size_t nusage; const cu_fr_usage *usage;
+    int64_t weighted_share;      /* as for ClusterQueues; 0 for a root */
 } cu_cohort_info;
 
 /* Counts and views, in name order (workloads by "ns/name"). */

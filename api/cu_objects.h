@@ -201,9 +201,20 @@ typedef struct cu_namespace { cu_meta meta; } cu_namespace;
 
 /* The controller Configuration (config.kueue.x-k8s.io), the parts the
  * engine uses. */
+typedef enum cu_fs_strategy {
+    CU_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = 0,
+    CU_FS_LESS_THAN_INITIAL_SHARE = 1
+} cu_fs_strategy;
+
 typedef struct cu_config {
     cu_meta meta;
-    int fair_sharing;
+    int fair_sharing;               /* fairSharing block present (v1beta1: enable: true) */
+    size_t nstrategies;             /* fairSharing.preemptionStrategies (0: default both) */
+    cu_fs_strategy strategies[2];
+    int afs;                        /* admissionFairSharing block present */
+    int64_t afs_half_life_ms;       /* usageHalfLifeTime */
+    int64_t afs_sampling_ms;        /* usageSamplingInterval (default 5m) */
+    cu_reslist afs_weights;         /* resourceWeights (milli; default 1 per resource) */
     int manage_jobs_without_queue_name;
 } cu_config;
 
