@@ -23,15 +23,6 @@
 
 enum { RQ_PARK = 0, RQ_HEAP = 1, RQ_DONE = 2 };
 
-typedef struct entry {
-    ewl *wl;
-    ecq *cq;
-    asg a;
-    targets t;        /* preemption targets (mode PREEMPT/RECLAIM) */
-    int requeue;      /* RQ_* */
-    const char *msg;
-    int reason;
-} entry;
 
 /* ---------------- small helpers ---------------- */
 
@@ -745,6 +736,13 @@ static cu_err issue_preemption(cu_engine *e, ecq *c, ewl *w, ewl *v, const char 
         return CU_ENOMEM;
     v->evicting = 1;
     v->evict_reason = "Preempted";
+    int64_t now = cu_clock_now(&e->opts.clock);
+    int64_t window = e->opts.preemption_window_ms ? e->opts.preemption_window_ms : 600000;
+    if (!v->preempt_count || now - v->preempt_window >= window) {
+        v->preempt_count = 0;
+        v->preempt_window = now;
+    }
+    v->preempt_count++;
     v->preempt_reason = reason;
     CU_VEC(int) *ev = (void *)&e->evicting;
     if (ev->n == ev->cap) {
@@ -829,6 +827,115 @@ static cu_err reserve_capacity(cu_engine *e, ecq *c, const asg *a, journal *j)
     return CU_OK;
 }
 
+/* State of one round's processing. */
+typedef struct rstate {
+    journal j;
+    ewl **victims;
+    size_t nvict, capvict;
+    int admitted, issued;
+} rstate;
+
+/* Processes one nominated entry: admit it, issue its preemptions,
+ * reserve capacity, or leave it for requeueing with a reason. Usage of
+ * every entry processed before is visible. */
+static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
+{
+    ecq *c = en->cq;
+    ewl *w = en->wl;
+    if (en->a.mode == MODE_NOFIT)
+        return CU_OK;
+    if (en->a.mode != MODE_FIT && !en->t.n) {
+        if (c->obj->preemption.reclaim != CU_PP_ANY) {
+            cu_err err = reserve_capacity(e, c, &en->a, &rs->j);
+            if (err)
+                return err;
+        }
+        return CU_OK;
+    }
+    if (en->a.mode != MODE_FIT) {
+        int overlap = 0;
+        for (size_t k = 0; k < en->t.n && !overlap; k++)
+            overlap = en->t.t[k].wl->claimed_round == e->round;
+        if (overlap) {
+            en->msg = "Workload has overlapping preemption targets with another workload";
+            en->reason = R_PENDING;
+            en->requeue = RQ_HEAP;
+            return CU_OK;
+        }
+        /* fits once every victim chosen so far and its own are gone */
+        for (size_t k = 0; k < rs->nvict; k++)
+            cu_engine_apply_usage(e, rs->victims[k], -1);
+        for (size_t k = 0; k < en->t.n; k++)
+            cu_engine_apply_usage(e, en->t.t[k].wl, -1);
+        int ok = cu_asg_fits(c, &en->a, 1);
+        for (size_t k = 0; k < en->t.n; k++)
+            cu_engine_apply_usage(e, en->t.t[k].wl, 1);
+        for (size_t k = 0; k < rs->nvict; k++)
+            cu_engine_apply_usage(e, rs->victims[k], 1);
+        if (!ok) {
+            en->msg = "Workload no longer fits after processing another workload";
+            en->reason = R_PENDING;
+            en->requeue = RQ_HEAP;
+            return CU_OK;
+        }
+        int ci = (int)(c - e->cqs.items);
+        for (size_t k = 0; k < en->a.nuse; k++) {
+            cu_err err = journal_add(e, &rs->j, ci, en->a.fr[k], en->a.amt[k]);
+            if (err)
+                return err;
+        }
+        int fresh = 0;
+        for (size_t k = 0; k < en->t.n; k++) {
+            ewl *v = en->t.t[k].wl;
+            v->claimed_round = e->round;
+            if (rs->nvict == rs->capvict) {
+                ewl **nv = cu_arena_alloc(&e->cycle, rs->capvict * 2 * sizeof(ewl *));
+                if (!nv)
+                    return CU_ENOMEM;
+                memcpy(nv, rs->victims, rs->nvict * sizeof(ewl *));
+                rs->victims = nv;
+                rs->capvict *= 2;
+            }
+            rs->victims[rs->nvict++] = v;
+            if (v->evicting)
+                return CU_OK;
+            cu_err err = issue_preemption(e, c, w, v, en->t.t[k].reason);
+            if (err)
+                return err;
+            fresh++;
+        }
+        rs->issued += fresh;
+        w->waiting_for = (int)en->t.n;
+        if (!w->plan)
+            w->plan = malloc((w->nps ? w->nps : 1) * sizeof(int32_t));
+        if (!w->plan)
+            return CU_ENOMEM;
+        for (size_t p = 0; p < w->nps; p++)
+            w->plan[p] = en->a.ps[p].count;
+        en->msg = cu_arena_printf(&e->cycle, "waiting for %zu preempted workload%s to release quota",
+                                  en->t.n, en->t.n == 1 ? "" : "s");
+        en->reason = R_PENDING;
+        en->requeue = RQ_HEAP;
+        if (c->obj->queueing == CU_BEST_EFFORT_FIFO)
+            c->sticky = w;
+        return CU_OK;
+    }
+    /* Fit: must fit against real usage plus this round's reservations;
+     * Cueue never admits into quota a preempted workload still holds */
+    if (!cu_asg_fits(c, &en->a, 1)) {
+        en->msg = "Workload no longer fits after processing another workload";
+        en->reason = R_PENDING;
+        en->requeue = RQ_HEAP;
+        return CU_OK;
+    }
+    cu_err err = admit(e, c, w, &en->a);
+    if (err)
+        return err;
+    en->requeue = RQ_DONE;
+    rs->admitted++;
+    return CU_OK;
+}
+
 /* One Kueue cycle. */
 static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
 {
@@ -883,111 +990,34 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
         en->msg = en->a.msg;
         en->reason = en->a.reason;
     }
-    qsort(ents, n, sizeof(entry), entry_cmp);
     /* process in order; usage of earlier entries is visible to later ones */
-    int admitted = 0, parked = 0, issued = 0;
-    journal j = {0, 0, NULL, NULL, NULL};
-    ewl **victims = cu_arena_alloc(&e->cycle, 16 * sizeof(ewl *));
-    size_t nvict = 0, capvict = 16;
-    if (!victims)
+    rstate rs;
+    memset(&rs, 0, sizeof(rs));
+    rs.capvict = 16;
+    rs.victims = cu_arena_alloc(&e->cycle, rs.capvict * sizeof(ewl *));
+    if (!rs.victims)
         return CU_ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        entry *en = &ents[i];
-        ecq *c = en->cq;
-        ewl *w = en->wl;
-        if (en->a.mode == MODE_NOFIT)
-            continue;
-        if (en->a.mode != MODE_FIT && !en->t.n) {
-            if (c->obj->preemption.reclaim != CU_PP_ANY) {
-                cu_err err = reserve_capacity(e, c, &en->a, &j);
-                if (err)
-                    return err;
-            }
-            continue;
+    if (e->opts.fair_sharing) {
+        /* the fair-sharing tournament picks each next entry */
+        for (size_t k = 0; k < n; k++) {
+            int i = cu_fs_next(e, ents, n);
+            if (i < 0)
+                break;
+            ents[i].done = 1;
+            cu_err err = process_entry(e, &ents[i], &rs);
+            if (err)
+                return err;
         }
-        if (en->a.mode != MODE_FIT) {
-            int overlap = 0;
-            for (size_t k = 0; k < en->t.n && !overlap; k++)
-                overlap = en->t.t[k].wl->claimed_round == e->round;
-            if (overlap) {
-                en->msg = "Workload has overlapping preemption targets with another workload";
-                en->reason = R_PENDING;
-                en->requeue = RQ_HEAP;
-                continue;
-            }
-            /* fits once every victim chosen so far and its own are gone */
-            for (size_t k = 0; k < nvict; k++)
-                cu_engine_apply_usage(e, victims[k], -1);
-            for (size_t k = 0; k < en->t.n; k++)
-                cu_engine_apply_usage(e, en->t.t[k].wl, -1);
-            int ok = cu_asg_fits(c, &en->a, 1);
-            for (size_t k = 0; k < en->t.n; k++)
-                cu_engine_apply_usage(e, en->t.t[k].wl, 1);
-            for (size_t k = 0; k < nvict; k++)
-                cu_engine_apply_usage(e, victims[k], 1);
-            if (!ok) {
-                en->msg = "Workload no longer fits after processing another workload";
-                en->reason = R_PENDING;
-                en->requeue = RQ_HEAP;
-                continue;
-            }
-            int ci = (int)(c - e->cqs.items);
-            for (size_t k = 0; k < en->a.nuse; k++) {
-                cu_err err = journal_add(e, &j, ci, en->a.fr[k], en->a.amt[k]);
-                if (err)
-                    return err;
-            }
-            int fresh = 0;
-            for (size_t k = 0; k < en->t.n; k++) {
-                ewl *v = en->t.t[k].wl;
-                v->claimed_round = e->round;
-                if (nvict == capvict) {
-                    ewl **nv = cu_arena_alloc(&e->cycle, capvict * 2 * sizeof(ewl *));
-                    if (!nv)
-                        return CU_ENOMEM;
-                    memcpy(nv, victims, nvict * sizeof(ewl *));
-                    victims = nv;
-                    capvict *= 2;
-                }
-                victims[nvict++] = v;
-                if (v->evicting)
-                    continue;
-                cu_err err = issue_preemption(e, c, w, v, en->t.t[k].reason);
-                if (err)
-                    return err;
-                fresh++;
-            }
-            issued += fresh;
-            w->waiting_for = (int)en->t.n;
-            if (!w->plan)
-                w->plan = malloc((w->nps ? w->nps : 1) * sizeof(int32_t));
-            if (!w->plan)
-                return CU_ENOMEM;
-            for (size_t p = 0; p < w->nps; p++)
-                w->plan[p] = en->a.ps[p].count;
-            en->msg = cu_arena_printf(&e->cycle, "waiting for %zu preempted workload%s to release quota",
-                                      en->t.n, en->t.n == 1 ? "" : "s");
-            en->reason = R_PENDING;
-            en->requeue = RQ_HEAP;
-            if (c->obj->queueing == CU_BEST_EFFORT_FIFO)
-                c->sticky = w;
-            continue;
+    } else {
+        qsort(ents, n, sizeof(entry), entry_cmp);
+        for (size_t i = 0; i < n; i++) {
+            cu_err err = process_entry(e, &ents[i], &rs);
+            if (err)
+                return err;
         }
-        /* Fit: must fit against real usage plus this round's reservations;
-         * Cueue never admits into quota a preempted workload still holds */
-        if (!cu_asg_fits(c, &en->a, 1)) {
-            en->msg = "Workload no longer fits after processing another workload";
-            en->reason = R_PENDING;
-            en->requeue = RQ_HEAP;
-            continue;
-        }
-        cu_err err = admit(e, c, w, &en->a);
-        if (err)
-            return err;
-        en->requeue = RQ_DONE;
-        admitted++;
     }
-    journal_undo(e, &j);
+    int admitted = rs.admitted, issued = rs.issued, parked = 0;
+    journal_undo(e, &rs.j);
     /* requeue the rest */
     for (size_t i = 0; i < n; i++) {
         entry *en = &ents[i];

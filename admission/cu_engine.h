@@ -35,6 +35,11 @@ typedef struct cu_engine_opts {
     int64_t afs_sampling_ms; /* 0 = 5 minutes */
     const cu_reslist *afs_weights; /* borrowed; NULL = 1 per resource */
     int max_rounds;          /* rounds per cycle at most (0: 100000) */
+    int preemption_budget;   /* a workload preempted this many times within
+                                preemption_window_ms is not preempted
+                                again until the window ends (0: 3; <0:
+                                unlimited, as Kueue) */
+    int64_t preemption_window_ms; /* 0: 10 minutes */
     int manual_evictions;    /* 0: a preempted workload releases its quota
                                 at the start of the next round (simulation);
                                 1: only when the driver calls

@@ -105,6 +105,8 @@ struct ewl {
     int64_t evicted_at;
     int waiting_for;                /* preemptor: victims not yet released */
     int32_t *plan;                  /* preemptor: pod set counts it preempted for */
+    int preempt_count;              /* preemptions within the current window */
+    int64_t preempt_window;         /* start of that window (ms) */
     unsigned claimed_round;         /* round in which it was chosen as victim */
 };
 
@@ -163,6 +165,25 @@ typedef struct asg {
 typedef struct target { ewl *wl; const char *reason; } target;
 typedef struct targets { size_t n; target *t; } targets;
 
+/* One head considered in a round. */
+typedef struct entry {
+    ewl *wl;
+    ecq *cq;
+    asg a;
+    targets t;        /* preemption targets (mode PREEMPT/RECLAIM) */
+    int requeue;      /* RQ_* of cu_cycle.c */
+    const char *msg;
+    int reason;
+    int done;         /* fair sharing: already processed */
+} entry;
+
+/* Fair sharing: the index of the entry the tournament picks next among
+ * those not done, or -1 (cu_fairshare.c). */
+int cu_fs_next(cu_engine *e, entry *ents, size_t n);
+/* status.fairSharing.weightedShare of node n (ceil; INT64_MAX for a
+ * borrowing zero-weight node). */
+int64_t cu_fs_weighted_share(const cu_engine *e, const cu_qnode *n);
+
 /* Classic (or fair-sharing) preemption: fills out with the minimal set
  * of admitted workloads whose removal lets w's assignment a fit in c.
  * With only_fr >= 0 only that flavor-resource (needing val) is
@@ -178,6 +199,8 @@ int cu_preempt_oracle(cu_engine *e, ecq *c, ewl *w, int fr, int64_t val, int *bo
 cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
                        const int64_t *amt, const int *frs, size_t nfrs, targets *out);
 /* Shared preemption helpers (cu_preempt.c). */
+/* 1 when v has used up its preemption budget (see cu_engine_opts). */
+int cu_preempt_protected(const cu_engine *e, const ewl *v);
 int cu_policy_ok(cu_ppolicy p, const ewl *pre, const ewl *c);
 int cu_wl_uses_any(const ewl *w, const int *frs, size_t nfrs);
 int cu_within_nominal(const cu_qnode *n, const int *frs, size_t nfrs);

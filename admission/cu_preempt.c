@@ -55,6 +55,15 @@ int cu_wl_uses_any(const ewl *w, const int *frs, size_t nfrs)
     return 0;
 }
 
+int cu_preempt_protected(const cu_engine *e, const ewl *v)
+{
+    int budget = e->opts.preemption_budget ? e->opts.preemption_budget : 3;
+    if (budget < 0 || v->preempt_count < budget)
+        return 0;
+    int64_t window = e->opts.preemption_window_ms ? e->opts.preemption_window_ms : 600000;
+    return cu_clock_now(&e->opts.clock) - v->preempt_window < window;
+}
+
 /* Kueue's IsWithinNominalInResources: usage <= subtree quota on every fr. */
 int cu_within_nominal(const cu_qnode *n, const int *frs, size_t nfrs)
 {
@@ -171,7 +180,8 @@ static int collect_subtree(pctx *p, const cu_qnode *cur, const cu_qnode *lca,
         for (size_t j = 0; j < q->nadm; j++) {
             ewl *v = q->adm[j];
             if (!cu_wl_uses_any(v, p->frs, p->nfrs) ||
-                !cu_policy_ok(p->c->obj->preemption.reclaim, p->w, v))
+                !cu_policy_ok(p->c->obj->preemption.reclaim, p->w, v) ||
+                cu_preempt_protected(p->e, v))
                 continue;
             if (add_cand(p, v, q, lca, classify_cohort(p, q, v, adv), adv ? G_HIER : G_PRIO))
                 return -1;
@@ -187,7 +197,8 @@ static cu_err collect(pctx *p, int *n_hier, int *n_other)
         for (size_t i = 0; i < p->c->nadm; i++) {
             ewl *v = p->c->adm[i];
             if (v == p->w || !cu_wl_uses_any(v, p->frs, p->nfrs) ||
-                !cu_policy_ok(q->preemption.within_cq, p->w, v))
+                !cu_policy_ok(q->preemption.within_cq, p->w, v) ||
+                cu_preempt_protected(p->e, v))
                 continue;
             if (add_cand(p, v, p->c, NULL, V_WITHIN_CQ, G_SAME))
                 return CU_ENOMEM;

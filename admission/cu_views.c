@@ -122,6 +122,11 @@ static cu_err build(cu_engine *e)
         v->finished = w->state == WL_FINISHED;
         v->evictions = w->evictions;
         v->position = pos[w->idx];
+        v->evicting = w->evicting;
+        v->evicted_reason = w->evict_reason;
+        v->evicted_message = w->evict_message;
+        v->preempted_reason = w->preempt_reason;
+        v->evicted_at_ms = w->evicted_at;
         if (v->admitted) {
             v->admitted_at_ms = w->admitted_at;
             v->npsa = w->nps;
@@ -178,6 +183,7 @@ static cu_err build(cu_engine *e)
         v->message = q->message;
         v->pending = (int)cu_pq_len(&q->q);
         v->reserving = v->admitted = q->admitted;
+        v->weighted_share = e->opts.fair_sharing ? cu_fs_weighted_share(e, q->node) : 0;
         size_t cnt = 0;
         for (size_t g = 0; g < q->ngroups; g++)
             cnt += q->groups[g].nflv * q->groups[g].nres;
@@ -284,6 +290,7 @@ static cu_err build(cu_engine *e)
         v->obj = c->obj;
         v->parent = c->obj ? c->obj->parent : NULL;
         v->active = !c->cyclic;
+        v->weighted_share = e->opts.fair_sharing ? cu_fs_weighted_share(e, c->node) : 0;
         cu_fr_usage *u = cu_arena_alloc(a, (e->nfr ? e->nfr : 1) * sizeof(*u));
         if (!u)
             return CU_ENOMEM;

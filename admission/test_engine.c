@@ -155,10 +155,10 @@ static cu_workload *add_wl(cu_world *w, const char *name, const char *cq, int64_
 
 static int64_t now_ms = 1767225600000LL;
 
-static cu_engine *engine(const cu_world *w, int one_head)
+static cu_engine *engine_fs(const cu_world *w, int one_head, int fs)
 {
     cu_engine_opts o = {.clock = {cu_clock_fake_now, &now_ms}, .one_head_per_cycle = one_head,
-                        .max_rounds = 200};
+                        .max_rounds = 200, .fair_sharing = fs};
     cu_engine *e = cu_engine_new(&o);
     assert_non_null(e);
     cu_diag d;
@@ -166,6 +166,11 @@ static cu_engine *engine(const cu_world *w, int one_head)
     assert_int_equal(cu_engine_load(e, w, &d), CU_OK);
     cu_diag_free(&d);
     return e;
+}
+
+static cu_engine *engine(const cu_world *w, int one_head)
+{
+    return engine_fs(w, one_head, 0);
 }
 
 static const cu_wl_info *find(cu_engine *e, const char *key)
@@ -372,14 +377,16 @@ static void test_random_equivalence(void **state)
  * the quota invariants holding after every cycle (Kueue's preemption
  * loops, issues #3779 and #14543, are what this guards against). A
  * failing seed becomes a named regression test. */
-static void test_random_preemption_terminates(void **state)
+static void run_random_preemption(int fs)
 {
-    (void)state;
     for (uint64_t seed = 1; seed <= 1500; seed++) {
         cu_world w;
         random_world(&w, seed, 1);
+        if (fs)
+            for (size_t i = 0; i < w.cqs.n; i++)
+                w.cqs.items[i]->fs_weight = (int64_t)(rnd(4)) * 500; /* 0, 0.5, 1, 1.5 */
         for (int one = 0; one <= 1; one++) {
-            cu_engine *e = engine(&w, one);
+            cu_engine *e = engine_fs(&w, one, fs);
             int cycles = 0, settled = 0;
             /* bound: every workload can be admitted, preempted and
              * readmitted only a few times */
@@ -396,21 +403,38 @@ static void test_random_preemption_terminates(void **state)
                 settled = !st.progress;
             }
             if (!settled)
-                fail_msg("seed %llu (one_head=%d): no steady state after %d cycles",
-                         (unsigned long long)seed, one, bound);
+                fail_msg("seed %llu (one_head=%d fs=%d): no steady state after %d cycles",
+                         (unsigned long long)seed, one, fs, bound);
             cu_engine_free(e);
         }
         cu_world_free(&w);
     }
 }
 
+static void test_random_preemption_terminates(void **state)
+{
+    (void)state;
+    run_random_preemption(0);
+}
+
+/* The same with fair sharing: DRS ordering and fair-sharing preemption
+ * (Kueue's #14543 is a fair-sharing preemption loop). */
+static void test_random_fair_sharing_terminates(void **state)
+{
+    (void)state;
+    run_random_preemption(1);
+}
+
 /* Runs one random world to a steady state within bound cycles. */
-static void settle_seed(uint64_t seed, int bound)
+static void settle_seed_fs(uint64_t seed, int bound, int fs)
 {
     cu_world w;
     random_world(&w, seed, 1);
+    if (fs)
+        for (size_t i = 0; i < w.cqs.n; i++)
+            w.cqs.items[i]->fs_weight = (int64_t)(rnd(4)) * 500;
     for (int one = 0; one <= 1; one++) {
-        cu_engine *e = engine(&w, one);
+        cu_engine *e = engine_fs(&w, one, fs);
         int settled = 0;
         for (int c = 0; c < bound && !settled; c++) {
             cu_cycle_stats st;
@@ -421,6 +445,30 @@ static void settle_seed(uint64_t seed, int bound)
         cu_engine_free(e);
     }
     cu_world_free(&w);
+}
+
+static void settle_seed(uint64_t seed, int bound)
+{
+    settle_seed_fs(seed, bound, 0);
+}
+
+/* Fair sharing, seed 59 looped: the quota a preemptor freed was taken by
+ * its re-queued victim, which the tournament ranked first. Fixed by
+ * letting preemptors go first in the tournament too. */
+static void test_regression_fs_seed59_preemptor_first(void **state)
+{
+    (void)state;
+    settle_seed_fs(59, 100, 1);
+}
+
+/* Fair sharing, seed 263 looped through three preemption kinds (fair
+ * sharing between two zero-weight queues, reclaim within nominal, and
+ * priority within a queue) that are each legal in Kueue. Bounded by the
+ * per-workload preemption budget. */
+static void test_regression_fs_seed263_three_way(void **state)
+{
+    (void)state;
+    settle_seed_fs(263, 100, 1);
 }
 
 /* Seed 1 looped: a partially admitted preemptor freed quota for 2 pods,
@@ -450,8 +498,11 @@ int main(void)
         cmocka_unit_test(test_priority_and_message),
         cmocka_unit_test(test_random_equivalence),
         cmocka_unit_test(test_random_preemption_terminates),
+        cmocka_unit_test(test_random_fair_sharing_terminates),
         cmocka_unit_test(test_regression_seed1_partial_preemptor),
         cmocka_unit_test(test_regression_seed576_borrow_reclaim_ping_pong),
+        cmocka_unit_test(test_regression_fs_seed59_preemptor_first),
+        cmocka_unit_test(test_regression_fs_seed263_three_way),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
