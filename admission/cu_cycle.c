@@ -628,6 +628,8 @@ static cu_err admit(cu_engine *e, ecq *c, ewl *w, const asg *a)
         c->sticky = NULL;
     cu_engine_apply_usage(e, w, 1);
     c->admitted++;
+    if (cu_afs_admitted(e, c, w))
+        return CU_ENOMEM;
     CU_VEC(int) *log = (void *)&e->admitted_log;
     if (log->n == log->cap) {
         size_t cap = log->cap ? log->cap * 2 : 64;
@@ -959,7 +961,9 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
         if (!c->active || !c->q.n)
             continue;
         cu_qitem *it;
-        if (c->sticky && c->sticky->qi.where == CU_QI_HEAP) {
+        /* the sticky preemptor heads its BestEffortFIFO queue, unless the
+         * queue orders by Admission Fair Sharing, which outranks it */
+        if (c->sticky && c->sticky->qi.where == CU_QI_HEAP && !cu_afs_on(e, c)) {
             it = &c->sticky->qi;
             cu_pq_remove(&c->q, it);
         } else {

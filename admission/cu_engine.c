@@ -15,6 +15,7 @@
  */
 #include "cu_engine_int.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,10 @@ void cu_engine_free(cu_engine *e)
     for (size_t i = 0; i < e->cohorts.n; i++)
         cu_qnode_free(e->cohorts.items[i].node);
     free(e->cohorts.items);
+    for (size_t i = 0; i < e->lqs.n; i++) {
+        free(e->lqs.items[i].afs_consumed);
+        free(e->lqs.items[i].afs_penalty);
+    }
     free(e->lqs.items);
     free(e->flavors.items);
     free(e->res_names.items);
@@ -833,6 +838,7 @@ static cu_err queue_wl(cu_engine *e, ewl *w, cu_diag *d)
         return CU_OK;
     }
     w->qi.prio = prio;
+    w->qi.afs = cu_afs_on(e, &e->cqs.items[w->cq]) ? cu_afs_usage(e, w->lq) : 0;
     w->shape = shape_hash(w);
     ecq *c = &e->cqs.items[w->cq];
     w->state = WL_QUEUED;
@@ -938,6 +944,8 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
         l.obj = o;
         l.cq = o->cluster_queue ? cu_strmap_get(&e->cq_map, o->cluster_queue) : -1;
         l.active = o->stop_policy == CU_STOP_NONE;
+        l.afs_consumed = l.afs_penalty = NULL;
+        l.afs_n = 0;
         if (!l.key)
             return CU_ENOMEM;
         if (cu_strmap_get(&e->lq_map, l.key) >= 0)
@@ -1090,4 +1098,85 @@ cu_err cu_engine_check_invariants(const cu_engine *e, cu_diag *d)
     free(sum);
     free(admitted);
     return err;
+}
+
+/* ---------------- Admission Fair Sharing ---------------- */
+
+int cu_afs_on(const cu_engine *e, const ecq *c)
+{
+    return e->opts.afs && c->obj->afs;
+}
+
+static double afs_weight(const cu_engine *e, int res)
+{
+    if (!e->opts.afs_weights)
+        return 1.0;
+    int64_t w = cu_reslist_get(e->opts.afs_weights, e->res_names.items[res]);
+    return w > 0 ? (double)w / 1000.0 : 1.0;
+}
+
+double cu_afs_usage(const cu_engine *e, int lqi)
+{
+    if (lqi < 0)
+        return 0;
+    const elq *l = &e->lqs.items[lqi];
+    double sum = 0;
+    for (size_t r = 0; r < l->afs_n; r++)
+        sum += afs_weight(e, (int)r) * (l->afs_consumed[r] + l->afs_penalty[r]);
+    if (sum == 0)
+        return 0;
+    if (l->obj->fs_weight <= 0)
+        return 1e300;
+    return sum / ((double)l->obj->fs_weight / 1000.0);
+}
+
+/* alpha(dt) = 1 - 0.5^(dt / halfLife); 0 with a zero half-life. */
+static double afs_alpha(const cu_engine *e, int64_t dt_ms)
+{
+    if (e->opts.afs_half_life_ms <= 0)
+        return 0;
+    return 1.0 - pow(0.5, (double)dt_ms / (double)e->opts.afs_half_life_ms);
+}
+
+static cu_err afs_grow(cu_engine *e, elq *l)
+{
+    size_t n = e->res_names.n;
+    if (l->afs_n >= n)
+        return CU_OK;
+    double *c = realloc(l->afs_consumed, n * sizeof(double));
+    if (!c)
+        return CU_ENOMEM;
+    l->afs_consumed = c;
+    double *p = realloc(l->afs_penalty, n * sizeof(double));
+    if (!p)
+        return CU_ENOMEM;
+    l->afs_penalty = p;
+    for (size_t i = l->afs_n; i < n; i++)
+        c[i] = p[i] = 0;
+    l->afs_n = n;
+    return CU_OK;
+}
+
+cu_err cu_afs_admitted(cu_engine *e, ecq *c, ewl *w)
+{
+    if (!cu_afs_on(e, c) || w->lq < 0)
+        return CU_OK;
+    elq *l = &e->lqs.items[w->lq];
+    cu_err err = afs_grow(e, l);
+    if (err)
+        return err;
+    int64_t sampling = e->opts.afs_sampling_ms > 0 ? e->opts.afs_sampling_ms : 300000;
+    double a = afs_alpha(e, sampling);
+    for (size_t p = 0; w->adm && p < w->nps; p++)
+        for (size_t i = 0; i < w->adm[p].n; i++)
+            l->afs_penalty[w->adm[p].res[i]] += (double)w->adm[p].amt[i] / 1000.0 * a;
+    /* every workload of that LocalQueue now sorts with the new usage */
+    double u = cu_afs_usage(e, w->lq);
+    for (size_t i = 0; i < e->wls.n; i++) {
+        ewl *x = e->wls.items[i];
+        if (x->lq == w->lq)
+            x->qi.afs = u;
+    }
+    cu_pq_rebuild(&c->q);
+    return CU_OK;
 }

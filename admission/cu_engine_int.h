@@ -65,6 +65,9 @@ typedef struct elq {
     const cu_local_queue *obj;
     int cq;                         /* -1: missing */
     int active;
+    double *afs_consumed;           /* AFS: decayed usage per resource id */
+    double *afs_penalty;            /* AFS: entry penalties not yet sampled */
+    size_t afs_n;
 } elq;
 
 typedef struct eps {                /* a pod set's per-pod requests */
@@ -207,6 +210,13 @@ int cu_within_nominal(const cu_qnode *n, const int *frs, size_t nfrs);
 int cu_cand_cmp(const ewl *a, int a_same, const ewl *b, int b_same);
 /* 1 if all of a's usage fits in c now (optionally not borrowing). */
 int cu_asg_fits(const ecq *c, const asg *a, int allow_borrow);
+
+/* Admission Fair Sharing (cu_engine.c): 1 when c orders by LocalQueue
+ * usage; the usage value of LocalQueue lq; records an admission's entry
+ * penalty and re-sorts c's queue. */
+int cu_afs_on(const cu_engine *e, const ecq *c);
+double cu_afs_usage(const cu_engine *e, int lq);
+cu_err cu_afs_admitted(cu_engine *e, ecq *c, ewl *w);
 
 /* Shared between the engine's source files. */
 int cu_engine_fr(const cu_engine *e, int flv, int res);

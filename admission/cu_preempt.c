@@ -82,6 +82,10 @@ int cu_cand_cmp(const ewl *a, int a_same, const ewl *b, int b_same)
         return a->evicting ? -1 : 1;
     if (a_same != b_same)
         return a_same ? 1 : -1;
+    /* Admission Fair Sharing: within the queue, the LocalQueue that used
+     * more goes first */
+    if (a_same && b_same && a->lq != b->lq && a->qi.afs != b->qi.afs)
+        return a->qi.afs > b->qi.afs ? -1 : 1;
     if (a->qi.prio != b->qi.prio)
         return a->qi.prio < b->qi.prio ? -1 : 1;
     if (a->admitted_at != b->admitted_at)

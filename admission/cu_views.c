@@ -216,6 +216,7 @@ static cu_err build(cu_engine *e)
         v->obj = q->obj;
         v->cluster_queue = q->obj->cluster_queue;
         v->active = q->active && q->cq >= 0 && e->cqs.items[q->cq].active;
+        v->afs.usage = cu_afs_usage(e, (int)l);
         if (!q->active) {
             v->reason = "Stopped";
             v->message = "LocalQueue is stopped";

@@ -272,6 +272,95 @@ static void test_priority_and_message(void **state)
     cu_world_free(&w);
 }
 
+/* Admission Fair Sharing: within one ClusterQueue, LocalQueues take turns
+ * by usage (each admission adds an entry penalty to its LocalQueue), so
+ * the older workloads of team a do not take all the quota. */
+static void test_afs_alternates_local_queues(void **state)
+{
+    (void)state;
+    for (int afs = 0; afs <= 1; afs++) {
+        cu_world w;
+        cu_world_init(&w);
+        add_flavor(&w, "default");
+        const char *f[] = {"default"};
+        int64_t n[] = {4000};
+        cu_cluster_queue *q = add_cq(&w, "cq", NULL, 1, f, n, NULL, NULL, 0);
+        q->afs = 1;
+        cu_local_queue *lqb = al(&w, sizeof(*lqb));
+        lqb->meta.name = "lq-b";
+        lqb->meta.ns = "ns";
+        lqb->cluster_queue = "cq";
+        lqb->fs_weight = 1000;
+        PUSH(w.lqs, lqb);
+        for (int i = 0; i < 3; i++) {
+            char name[8];
+            snprintf(name, sizeof name, "a%d", i);
+            add_wl(&w, name, "cq", 1000, 1, 0, 0, now_ms - 1000 + i);
+        }
+        for (int i = 0; i < 3; i++) {
+            char name[8];
+            snprintf(name, sizeof name, "b%d", i);
+            cu_workload *x = add_wl(&w, name, "cq", 1000, 1, 0, 0, now_ms - 500 + i);
+            x->queue_name = "lq-b";
+        }
+        cu_engine_opts o = {.clock = {cu_clock_fake_now, &now_ms}, .afs = afs,
+                            .afs_half_life_ms = 3600000, .afs_sampling_ms = 300000};
+        cu_engine *e = cu_engine_new(&o);
+        cu_diag d;
+        cu_diag_init(&d);
+        assert_int_equal(cu_engine_load(e, &w, &d), CU_OK);
+        cu_diag_free(&d);
+        run_checked(e);
+        /* without AFS the three older workloads of lq-cq go first */
+        assert_int_equal(find(e, "ns/a2")->admitted, !afs);
+        assert_int_equal(find(e, "ns/b1")->admitted, afs);
+        assert_true(find(e, "ns/a0")->admitted && find(e, "ns/b0")->admitted);
+        cu_engine_free(e);
+        cu_world_free(&w);
+    }
+}
+
+/* Dominant Resource Share as Kueue computes it: A borrows 5 cpu of the
+ * 20 its parent can lend: 5 * 1000 / 20 = 250, divided by A's weight;
+ * the root cohort and the non-borrowing B are at 0. */
+static void test_weighted_share(void **state)
+{
+    (void)state;
+    static const struct { int64_t weight; int64_t want; } cases[] = {
+        {1000, 250}, {500, 500}, {2000, 125}, {3000, 84 /* ceil(83.3) */}, {0, INT64_MAX},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        cu_world w;
+        cu_world_init(&w);
+        add_flavor(&w, "default");
+        const char *f[] = {"default"};
+        int64_t n[] = {10000};
+        cu_cluster_queue *a = add_cq(&w, "a", "root", 1, f, n, NULL, NULL, 0);
+        add_cq(&w, "b", "root", 1, f, n, NULL, NULL, 0);
+        a->fs_weight = cases[k].weight;
+        for (int i = 0; i < 15; i++) {
+            char name[8];
+            snprintf(name, sizeof name, "w%02d", i);
+            add_wl(&w, name, "a", 1000, 1, 0, 0, now_ms - 100 + i);
+        }
+        cu_engine *e = engine_fs(&w, 0, 1);
+        run_checked(e);
+        int64_t got_a = -1, got_b = -1;
+        for (size_t i = 0; i < cu_engine_ncqs(e); i++) {
+            const cu_cq_info *v = cu_engine_cq_info(e, i);
+            if (strcmp(v->name, "a") == 0)
+                got_a = v->weighted_share;
+            else
+                got_b = v->weighted_share;
+        }
+        assert_int_equal(got_a, cases[k].want);
+        assert_int_equal(got_b, 0);
+        assert_int_equal(cu_engine_cohort_info(e, 0)->weighted_share, 0);
+        cu_engine_free(e);
+        cu_world_free(&w);
+    }
+}
+
 /* ---------- randomized: invariants and one-head equivalence ---------- */
 
 static uint64_t rng;
@@ -496,6 +585,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_docs_borrowing),
         cmocka_unit_test(test_priority_and_message),
+        cmocka_unit_test(test_afs_alternates_local_queues),
+        cmocka_unit_test(test_weighted_share),
         cmocka_unit_test(test_random_equivalence),
         cmocka_unit_test(test_random_preemption_terminates),
         cmocka_unit_test(test_random_fair_sharing_terminates),

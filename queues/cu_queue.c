@@ -11,6 +11,8 @@
 
 int cu_qitem_cmp(const cu_qitem *a, const cu_qitem *b)
 {
+    if (a->afs != b->afs)
+        return a->afs < b->afs ? -1 : 1;
     if (a->prio != b->prio)
         return a->prio > b->prio ? -1 : 1;
     if (a->ts != b->ts)
@@ -174,4 +176,10 @@ void cu_pq_fix(cu_pqueue *q, cu_qitem *it)
         return;
     sift_up(q, it->pos);
     sift_down(q, it->pos);
+}
+
+void cu_pq_rebuild(cu_pqueue *q)
+{
+    for (size_t i = q->n / 2; i-- > 0;)
+        sift_down(q, i);
 }

@@ -15,6 +15,9 @@
 enum { CU_QI_NONE = 0, CU_QI_HEAP, CU_QI_INADMISSIBLE };
 
 typedef struct cu_qitem {
+    double afs;          /* Admission Fair Sharing: its LocalQueue's usage
+                            (ordered ascending before everything else; 0
+                            when the ClusterQueue does not use AFS) */
     int32_t prio;
     int64_t ts;          /* queue order timestamp, ms */
     const char *key;     /* "ns/name", borrowed; last tie-breaker */
@@ -48,6 +51,8 @@ void cu_pq_remove(cu_pqueue *q, cu_qitem *it);
 size_t cu_pq_requeue_all(cu_pqueue *q);
 /* Re-sorts it after its prio/ts changed (it must be in the heap). */
 void cu_pq_fix(cu_pqueue *q, cu_qitem *it);
+/* Restores the heap order after many keys changed (O(n)). */
+void cu_pq_rebuild(cu_pqueue *q);
 /* Number of items pending (heap + inadmissible). */
 static inline size_t cu_pq_len(const cu_pqueue *q) { return q->n + q->ninadm; }
 
