@@ -899,12 +899,12 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
                 rs->capvict *= 2;
             }
             rs->victims[rs->nvict++] = v;
-            if (v->evicting)
-                return CU_OK;
-            cu_err err = issue_preemption(e, c, w, v, en->t.t[k].reason);
-            if (err)
-                return err;
-            fresh++;
+            if (!v->evicting) {
+                cu_err err = issue_preemption(e, c, w, v, en->t.t[k].reason);
+                if (err)
+                    return err;
+                fresh++;
+            }
         }
         rs->issued += fresh;
         w->waiting_for = (int)en->t.n;

@@ -972,6 +972,25 @@ void cu_engine_requeue_tree(cu_engine *e, int tree)
     }
 }
 
+/* Releases the quota of one workload whose preemption was issued and
+ * queues it again. */
+static cu_err release_evicted(cu_engine *e, ewl *w)
+{
+    evict(e, w);
+    w->evicted_at = cu_clock_now(&e->opts.clock);
+    w->cq = -1;
+    cu_diag tmp;
+    cu_diag_init(&tmp);
+    cu_err err = queue_wl(e, w, &tmp);
+    cu_diag_free(&tmp);
+    if (err)
+        return err;
+    if (w->note && w->state == WL_QUEUED)
+        set_msg(w, R_PENDING, w->note);
+    e->views_dirty = 1;
+    return CU_OK;
+}
+
 int cu_engine_complete_evictions(cu_engine *e)
 {
     int n = 0;
@@ -979,23 +998,30 @@ int cu_engine_complete_evictions(cu_engine *e)
         ewl *w = e->wls.items[e->evicting.items[i]];
         if (!w->evicting || w->state != WL_ADMITTED)
             continue;
-        evict(e, w);
-        w->evicted_at = cu_clock_now(&e->opts.clock);
-        w->cq = -1;
-        cu_diag tmp;
-        cu_diag_init(&tmp);
-        cu_err err = queue_wl(e, w, &tmp);
-        cu_diag_free(&tmp);
-        if (err)
+        if (release_evicted(e, w))
             return -1;
-        if (w->note && w->state == WL_QUEUED)
-            set_msg(w, R_PENDING, w->note);
         n++;
     }
     e->evicting.n = 0;
-    if (n)
-        e->views_dirty = 1;
     return n;
+}
+
+cu_err cu_engine_eviction_done(cu_engine *e, int idx)
+{
+    if (idx < 0 || (size_t)idx >= e->wls.n)
+        return CU_ENOTFOUND;
+    ewl *w = e->wls.items[idx];
+    if (!w->evicting || w->state != WL_ADMITTED)
+        return CU_ENOTFOUND;
+    cu_err err = release_evicted(e, w);
+    if (err)
+        return err;
+    for (size_t i = 0; i < e->evicting.n; i++)
+        if (e->evicting.items[i] == idx) {
+            e->evicting.items[i] = e->evicting.items[--e->evicting.n];
+            break;
+        }
+    return CU_OK;
 }
 
 cu_err cu_engine_finish(cu_engine *e, int idx)

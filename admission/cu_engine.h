@@ -70,6 +70,11 @@ int cu_engine_wl_admitted(const cu_engine *e, int idx);
  * (benchmark, controller) react to admissions without scanning. */
 size_t cu_engine_take_admitted(cu_engine *e, int *out, size_t max);
 
+/* With manual_evictions: the preempted workload idx has stopped; its
+ * quota is released and it is queued again. CU_ENOTFOUND if idx is not
+ * being evicted. */
+cu_err cu_engine_eviction_done(cu_engine *e, int idx);
+
 /* Marks workload idx finished: its quota is released and inadmissible
  * workloads of its cohort tree are requeued. */
 cu_err cu_engine_finish(cu_engine *e, int idx);

@@ -361,6 +361,50 @@ static void test_weighted_share(void **state)
     }
 }
 
+/* Preemption with manual evictions (the controller's mode): the victim
+ * keeps its quota, and the preemptor waits, until the driver reports the
+ * victim stopped; only then is the preemptor admitted. */
+static void test_manual_eviction(void **state)
+{
+    (void)state;
+    cu_world w;
+    cu_world_init(&w);
+    add_flavor(&w, "default");
+    const char *f[] = {"default"};
+    int64_t n[] = {4000};
+    cu_cluster_queue *q = add_cq(&w, "a", NULL, 1, f, n, NULL, NULL, 0);
+    q->preemption.within_cq = CU_PP_LOWER_PRIORITY;
+    add_wl(&w, "low", "a", 3000, 1, 0, 1, now_ms - 100);
+    cu_engine_opts o = {.clock = {cu_clock_fake_now, &now_ms}, .manual_evictions = 1};
+    cu_engine *e = cu_engine_new(&o);
+    cu_diag d;
+    cu_diag_init(&d);
+    assert_int_equal(cu_engine_load(e, &w, &d), CU_OK);
+    cu_diag_free(&d);
+    run_checked(e);
+    assert_true(find(e, "ns/low")->admitted);
+    cu_workload *hi = add_wl(&w, "high", "a", 3000, 1, 0, 10, now_ms - 50);
+    int hidx = cu_engine_add_workload(e, hi);
+    assert_true(hidx >= 0);
+    run_checked(e);
+    const cu_wl_info *lo = find(e, "ns/low");
+    assert_true(lo->admitted && lo->evicting);
+    assert_false(find(e, "ns/high")->admitted);
+    assert_string_equal(find(e, "ns/high")->message,
+                        "waiting for 1 preempted workload to release quota");
+    assert_int_equal(cu_engine_eviction_done(e, hidx), CU_ENOTFOUND);
+    assert_int_equal(cu_engine_eviction_done(e, 0), CU_OK);
+    run_checked(e);
+    assert_true(find(e, "ns/high")->admitted);
+    lo = find(e, "ns/low");
+    assert_false(lo->admitted);
+    assert_int_equal(lo->evictions, 1);
+    assert_string_equal(lo->message, "preempted by ns/high within ClusterQueue a");
+    assert_string_equal(lo->preempted_reason, "InClusterQueue");
+    cu_engine_free(e);
+    cu_world_free(&w);
+}
+
 /* ---------- randomized: invariants and one-head equivalence ---------- */
 
 static uint64_t rng;
@@ -587,6 +631,7 @@ int main(void)
         cmocka_unit_test(test_priority_and_message),
         cmocka_unit_test(test_afs_alternates_local_queues),
         cmocka_unit_test(test_weighted_share),
+        cmocka_unit_test(test_manual_eviction),
         cmocka_unit_test(test_random_equivalence),
         cmocka_unit_test(test_random_preemption_terminates),
         cmocka_unit_test(test_random_fair_sharing_terminates),
