@@ -1005,17 +1005,221 @@ static void dec_pc(dctx *c, const cu_node *root, cu_priority_class *x)
     get_bool(c, root, "globalDefault", "", &x->global_default);
 }
 
+/* Parses a Go duration ("168h", "1h30m", "1.5h", "300s", "250ms", "0")
+ * as time.ParseDuration does, into milliseconds (sub-millisecond parts
+ * are dropped). Returns 0, or -1 when s is not a duration or overflows. */
+static int parse_go_duration(const char *s, int64_t *out_ms)
+{
+    static const struct { const char *unit; int64_t ns; } units[] = {
+        { "ns", 1 }, { "us", 1000 }, { "\xc2\xb5s", 1000 }, { "\xce\xbcs", 1000 },
+        { "ms", 1000000 }, { "s", INT64_C(1000000000) }, { "m", INT64_C(60000000000) },
+        { "h", INT64_C(3600000000000) },
+    };
+    int neg = 0;
+    if (*s == '-' || *s == '+')
+        neg = *s++ == '-';
+    if (strcmp(s, "0") == 0) {
+        *out_ms = 0;
+        return 0;
+    }
+    if (!*s)
+        return -1;
+    int64_t total = 0;   /* nanoseconds */
+    while (*s) {
+        int64_t whole = 0, frac = 0, scale = 1;
+        int digits = 0;
+        while (*s >= '0' && *s <= '9') {
+            if (whole > (INT64_MAX - (*s - '0')) / 10)
+                return -1;
+            whole = whole * 10 + (*s - '0');
+            s++;
+            digits++;
+        }
+        if (*s == '.') {
+            s++;
+            while (*s >= '0' && *s <= '9') {
+                if (scale <= INT64_MAX / 10 / 10) { /* keep 17 digits at most */
+                    frac = frac * 10 + (*s - '0');
+                    scale *= 10;
+                }
+                s++;
+                digits++;
+            }
+        }
+        if (digits == 0)
+            return -1;
+        size_t best = 0, bestlen = 0;
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+            size_t l = strlen(units[i].unit);
+            if (l > bestlen && strncmp(s, units[i].unit, l) == 0) {
+                best = i;
+                bestlen = l;
+            }
+        }
+        if (bestlen == 0)
+            return -1;   /* missing or unknown unit */
+        s += bestlen;
+        int64_t u = units[best].ns;
+        if (whole > INT64_MAX / u)
+            return -1;
+        int64_t v = whole * u;
+        if (frac) {
+            double f = (double)frac * ((double)u / (double)scale);
+            if (f >= (double)(INT64_MAX - v))
+                return -1;
+            v += (int64_t)f;
+        }
+        if (v > INT64_MAX - total)
+            return -1;
+        total += v;
+    }
+    *out_ms = (neg ? -total : total) / 1000000;
+    return 0;
+}
+
+/* A metav1.Duration field (a Go duration string) in milliseconds; returns
+ * 1 when present and valid (and not negative). */
+static int get_duration(dctx *c, const cu_node *map, const char *key, const char *base,
+                        int64_t *out_ms)
+{
+    const cu_node *n = cu_node_get(map, key);
+    char p[PATHMAX];
+    if (!n || cu_node_is_null(n))
+        return 0;
+    pj(p, base, "%s", key);
+    if (n->type != CU_NODE_SCALAR) {
+        ferr(c, p, "must be a duration string such as \"5m\" or \"168h\"");
+        return 0;
+    }
+    int64_t ms;
+    if (parse_go_duration(n->str, &ms) != 0) {
+        ferr(c, p, "invalid duration \"%s\" (use Go duration syntax such as \"168h\", "
+                   "\"1h30m\" or \"300s\")", n->str);
+        return 0;
+    }
+    if (ms < 0) {
+        ferr(c, p, "must not be negative, got \"%s\"", n->str);
+        return 0;
+    }
+    *out_ms = ms;
+    return 1;
+}
+
+static const char *const fs_strategy_names[] = {
+    [CU_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE] = "LessThanOrEqualToFinalShare",
+    [CU_FS_LESS_THAN_INITIAL_SHARE] = "LessThanInitialShare",
+};
+
+/* fairSharing.preemptionStrategies: each value known, and the list one of
+ * Kueue's allowed combinations. An empty or absent list keeps the
+ * default (nstrategies 0). */
+static void dec_fs_strategies(dctx *c, const cu_node *fs, cu_config *x)
+{
+    const char *path = "fairSharing.preemptionStrategies";
+    const cu_node *seq = want_seq(c, cu_node_get(fs, "preemptionStrategies"), path);
+    if (!seq || seq->n == 0)
+        return;
+    int vals[8];
+    size_t n = 0;
+    int bad = 0;
+    for (size_t i = 0; i < seq->n; i++) {
+        char p[PATHMAX];
+        const cu_node *v = seq->vals[i];
+        pj(p, path, "[%zu]", i);
+        if (v->type != CU_NODE_SCALAR || cu_node_is_null(v)) {
+            ferr(c, p, "must be a string");
+            bad = 1;
+            continue;
+        }
+        int k = -1;
+        for (int s = 0; s < 2; s++)
+            if (strcmp(v->str, fs_strategy_names[s]) == 0)
+                k = s;
+        if (k < 0) {
+            ferr(c, p, "Unsupported value: \"%s\": supported values: \"%s\", \"%s\"", v->str,
+                 fs_strategy_names[0], fs_strategy_names[1]);
+            bad = 1;
+            continue;
+        }
+        if (n < sizeof(vals) / sizeof(vals[0]))
+            vals[n] = k;
+        n++;
+    }
+    if (bad)
+        return;
+    int ok = (n == 1) ||
+             (n == 2 && vals[0] == CU_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE &&
+              vals[1] == CU_FS_LESS_THAN_INITIAL_SHARE);
+    if (!ok) {
+        ferr(c, path, "Invalid value: allowed lists are [%s], [%s] and [%s, %s]",
+             fs_strategy_names[0], fs_strategy_names[1], fs_strategy_names[0],
+             fs_strategy_names[1]);
+        return;
+    }
+    x->nstrategies = n;
+    for (size_t i = 0; i < n; i++)
+        x->strategies[i] = (cu_fs_strategy)vals[i];
+}
+
+/* admissionFairSharing {usageHalfLifeTime, usageSamplingInterval,
+ * resourceWeights}. */
+static void dec_afs(dctx *c, const cu_node *afs, cu_config *x)
+{
+    const char *base = "admissionFairSharing";
+    x->afs = 1;
+    x->afs_sampling_ms = 5 * 60 * 1000;
+    get_duration(c, afs, "usageHalfLifeTime", base, &x->afs_half_life_ms);
+    int64_t si = 0;
+    if (get_duration(c, afs, "usageSamplingInterval", base, &si) && si > 0)
+        x->afs_sampling_ms = si;   /* 0 keeps the default, as Kueue's defaulting */
+    const cu_node *rw = want_map(c, cu_node_get(afs, "resourceWeights"),
+                                 "admissionFairSharing.resourceWeights");
+    if (!rw || rw->n == 0)
+        return;
+    x->afs_weights.items = dalloc(c, rw->n * sizeof(*x->afs_weights.items));
+    if (!x->afs_weights.items)
+        return;
+    for (size_t i = 0; i < rw->n; i++) {
+        char p[PATHMAX];
+        int64_t v;
+        pj(p, "admissionFairSharing.resourceWeights", "%s", rw->keys[i]);
+        if (!node_qty(c, rw->vals[i], p, &v))
+            continue;
+        if (v < 0) {
+            ferr(c, p, "must be greater than or equal to 0");
+            continue;
+        }
+        cu_res *r = &x->afs_weights.items[x->afs_weights.n++];
+        r->name = dstr(c, rw->keys[i]);
+        r->milli = v;
+    }
+    if (x->afs_weights.n > 1)
+        qsort(x->afs_weights.items, x->afs_weights.n, sizeof(cu_res), res_cmp);
+}
+
+/* The controller Configuration. It usually has no metadata.name, so
+ * messages name the file it came from. */
 static void dec_config(dctx *c, const cu_node *root, cu_config *x)
 {
-    const cu_node *fs = cu_node_get(root, "fairSharing");
-    if (fs && !cu_node_is_null(fs)) {
-        if (c->v1beta1) {
-            const cu_node *m = want_map(c, fs, "fairSharing");
-            get_bool(c, m, "enable", "fairSharing", &x->fair_sharing);
-        } else {
-            x->fair_sharing = 1;
-        }
+    if (c->who[0]) {
+        char tmp[sizeof(c->who)];
+        snprintf(tmp, sizeof(tmp), "%s", c->who);
+        snprintf(c->who, sizeof(c->who), "%.200s (%.390s)", tmp, c->file ? c->file : "<input>");
+    } else {
+        snprintf(c->who, sizeof(c->who), "%.590s", c->file ? c->file : "<input>");
     }
+    const cu_node *fs = want_map(c, cu_node_get(root, "fairSharing"), "fairSharing");
+    if (fs) {
+        if (c->v1beta1)
+            get_bool(c, fs, "enable", "fairSharing", &x->fair_sharing);
+        else
+            x->fair_sharing = 1;   /* v1beta2: the block's presence enables it */
+        dec_fs_strategies(c, fs, x);
+    }
+    const cu_node *afs = want_map(c, cu_node_get(root, "admissionFairSharing"),
+                                  "admissionFairSharing");
+    if (afs)
+        dec_afs(c, afs, x);
     get_bool(c, root, "manageJobsWithoutQueueName", "", &x->manage_jobs_without_queue_name);
 }
 

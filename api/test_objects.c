@@ -386,6 +386,208 @@ static void test_other_kinds(void **state)
     assert_false(f->w.configs.items[3]->manage_jobs_without_queue_name);
 }
 
+/* ---- the controller Configuration ---- */
+
+static const cu_config *only_config(fx *f)
+{
+    assert_int_equal(f->w.configs.n, 1);
+    return f->w.configs.items[0];
+}
+
+static void test_config_fair_sharing(void **state)
+{
+    fx *f = *state;
+    static const struct {
+        const char *name, *yaml;
+        int fair_sharing;
+        size_t nstrategies;
+        cu_fs_strategy s0, s1;
+    } cases[] = {
+        { "v1beta2 block enables", "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+          "fairSharing: {preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]}\n",
+          1, 2, CU_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, CU_FS_LESS_THAN_INITIAL_SHARE },
+        { "v1beta2 one strategy", "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+          "fairSharing:\n  preemptionStrategies: [LessThanInitialShare]\n",
+          1, 1, CU_FS_LESS_THAN_INITIAL_SHARE, 0 },
+        { "v1beta2 S2-a alone", "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+          "fairSharing: {preemptionStrategies: [LessThanOrEqualToFinalShare]}\n",
+          1, 1, CU_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, 0 },
+        { "v1beta2 null block is absent", "apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+          "kind: Configuration\nfairSharing: null\n", 0, 0, 0, 0 },
+        { "v1beta2 no block", "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+          "namespace: kueue-system\n", 0, 0, 0, 0 },
+        { "v1beta1 enable true, default strategies", "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
+          "kind: Configuration\nfairSharing: {enable: true}\n", 1, 0, 0, 0 },
+        { "v1beta1 block without enable", "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
+          "kind: Configuration\nfairSharing: {preemptionStrategies: [LessThanInitialShare]}\n",
+          0, 1, CU_FS_LESS_THAN_INITIAL_SHARE, 0 },
+        { "v1beta1 enable false", "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
+          "kind: Configuration\nfairSharing: {enable: false}\n", 0, 0, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        teardown(state);
+        setup(state);
+        f = *state;
+        if (load(f, cases[i].yaml) != CU_OK) {
+            dump_diag(&f->d);
+            fail_msg("%s: decode failed", cases[i].name);
+        }
+        const cu_config *x = only_config(f);
+        if (x->fair_sharing != cases[i].fair_sharing || x->nstrategies != cases[i].nstrategies)
+            fail_msg("%s: fair_sharing %d nstrategies %zu", cases[i].name, x->fair_sharing,
+                     x->nstrategies);
+        if (x->nstrategies > 0)
+            assert_int_equal(x->strategies[0], cases[i].s0);
+        if (x->nstrategies > 1)
+            assert_int_equal(x->strategies[1], cases[i].s1);
+        assert_false(x->afs);
+    }
+}
+
+static void test_config_afs(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f,
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "admissionFairSharing:\n"
+        "  usageHalfLifeTime: 168h\n"
+        "  usageSamplingInterval: 1h30m\n"
+        "  resourceWeights: {nvidia.com/gpu: 10, cpu: 0.5, memory: '0'}\n"), CU_OK);
+    const cu_config *x = only_config(f);
+    assert_false(x->fair_sharing);
+    assert_true(x->afs);
+    assert_int_equal(x->afs_half_life_ms, INT64_C(168) * 3600 * 1000);
+    assert_int_equal(x->afs_sampling_ms, 90 * 60 * 1000);
+    assert_int_equal(x->afs_weights.n, 3);
+    /* sorted by name */
+    assert_string_equal(x->afs_weights.items[0].name, "cpu");
+    assert_int_equal(x->afs_weights.items[0].milli, 500);
+    assert_string_equal(x->afs_weights.items[1].name, "memory");
+    assert_int_equal(x->afs_weights.items[1].milli, 0);
+    assert_string_equal(x->afs_weights.items[2].name, "nvidia.com/gpu");
+    assert_int_equal(cu_reslist_get(&x->afs_weights, "nvidia.com/gpu"), 10000);
+
+    /* usageSamplingInterval defaults to 5m (also when 0); no weights */
+    teardown(state);
+    setup(state);
+    f = *state;
+    assert_int_equal(load(f,
+        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+        "admissionFairSharing: {usageHalfLifeTime: 0s}\n"
+        "---\n"
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "admissionFairSharing: {usageHalfLifeTime: 300s, usageSamplingInterval: '0'}\n"), CU_OK);
+    assert_int_equal(f->w.configs.n, 2);
+    for (size_t i = 0; i < 2; i++) {
+        const cu_config *c = f->w.configs.items[i];
+        assert_true(c->afs);
+        assert_int_equal(c->afs_sampling_ms, 5 * 60 * 1000);
+        assert_int_equal(c->afs_weights.n, 0);
+    }
+    assert_int_equal(f->w.configs.items[0]->afs_half_life_ms, 0);
+    assert_int_equal(f->w.configs.items[1]->afs_half_life_ms, 300 * 1000);
+}
+
+/* Go duration syntax, through usageHalfLifeTime. */
+static void test_config_durations(void **state)
+{
+    static const struct { const char *text; int64_t ms; } good[] = {
+        { "0", 0 }, { "0s", 0 }, { "5m", 300000 }, { "1h30m", 5400000 }, { "300s", 300000 },
+        { "1.5h", 5400000 }, { "250ms", 250 }, { "1500us", 1 }, { "999999ns", 0 },
+        { "2h45m30.5s", INT64_C(9930500) }, { "+10s", 10000 }, { ".5s", 500 },
+        { "1h1h", 7200000 }, { "2562047h", INT64_C(2562047) * 3600000 },
+    };
+    static const char *const bad[] = {
+        "", "5", "h", "1x", "1.h5", "10 s", "1hour", "s5", "-", ".s", "9999999999h",
+        "2562048h", "1e3s",
+    };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        teardown(state);
+        setup(state);
+        fx *f = *state;
+        char yaml[256];
+        snprintf(yaml, sizeof yaml, "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+                 "admissionFairSharing: {usageHalfLifeTime: '%s'}\n", good[i].text);
+        if (load(f, yaml) != CU_OK) {
+            dump_diag(&f->d);
+            fail_msg("\"%s\" should parse", good[i].text);
+        }
+        if (only_config(f)->afs_half_life_ms != good[i].ms)
+            fail_msg("\"%s\": %lld ms, want %lld", good[i].text,
+                     (long long)only_config(f)->afs_half_life_ms, (long long)good[i].ms);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        teardown(state);
+        setup(state);
+        fx *f = *state;
+        char yaml[256], want[512];
+        snprintf(yaml, sizeof yaml, "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+                 "admissionFairSharing: {usageHalfLifeTime: '%s'}\n", bad[i]);
+        if (load(f, yaml) != CU_EINVAL)
+            fail_msg("\"%s\" should be rejected", bad[i]);
+        snprintf(want, sizeof want, "Configuration test.yaml: admissionFairSharing.usageHalfLifeTime: "
+                 "invalid duration \"%s\" (use Go duration syntax such as \"168h\", \"1h30m\" or "
+                 "\"300s\")", bad[i]);
+        assert_msg(&f->d, want);
+        assert_int_equal(f->w.configs.n, 0);
+    }
+}
+
+static void test_config_errors(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f,
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "fairSharing: {preemptionStrategies: [LessThanInitialShare, LessThanOrEqualToFinalShare]}\n"
+        "---\n"
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "fairSharing: {preemptionStrategies: [LessThanInitialShare, LessThanInitialShare]}\n"
+        "---\n"
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nmetadata: {name: cfg}\n"
+        "fairSharing: {preemptionStrategies: [LessThanOrEqualToFinalShare, Fair, [x]]}\n"
+        "---\n"
+        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+        "fairSharing: {enable: yes-please, preemptionStrategies: LessThanInitialShare}\n"
+        "---\n"
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "fairSharing: true\n"
+        "admissionFairSharing:\n"
+        "  usageHalfLifeTime: -1h\n"
+        "  usageSamplingInterval: [5m]\n"
+        "  resourceWeights: {cpu: heavy, memory: -2}\n"
+        "---\n"
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "admissionFairSharing: {resourceWeights: [cpu]}\n"), CU_EINVAL);
+    static const char *const want[] = {
+        "Configuration test.yaml: fairSharing.preemptionStrategies: Invalid value: allowed lists are "
+        "[LessThanOrEqualToFinalShare], [LessThanInitialShare] and "
+        "[LessThanOrEqualToFinalShare, LessThanInitialShare]",
+        "Configuration test.yaml: fairSharing.preemptionStrategies: Invalid value: allowed lists are "
+        "[LessThanOrEqualToFinalShare], [LessThanInitialShare] and "
+        "[LessThanOrEqualToFinalShare, LessThanInitialShare]",
+        "Configuration cfg (test.yaml): fairSharing.preemptionStrategies[1]: Unsupported value: "
+        "\"Fair\": supported values: \"LessThanOrEqualToFinalShare\", \"LessThanInitialShare\"",
+        "Configuration cfg (test.yaml): fairSharing.preemptionStrategies[2]: must be a string",
+        "Configuration test.yaml: fairSharing.enable: must be a boolean",
+        "Configuration test.yaml: fairSharing.preemptionStrategies: must be a list",
+        "Configuration test.yaml: fairSharing: must be an object",
+        "Configuration test.yaml: admissionFairSharing.usageHalfLifeTime: must not be negative, got \"-1h\"",
+        "Configuration test.yaml: admissionFairSharing.usageSamplingInterval: must be a duration "
+        "string such as \"5m\" or \"168h\"",
+        "Configuration test.yaml: admissionFairSharing.resourceWeights.cpu: invalid quantity \"heavy\"",
+        "Configuration test.yaml: admissionFairSharing.resourceWeights.memory: must be greater than "
+        "or equal to 0",
+        "Configuration test.yaml: admissionFairSharing.resourceWeights: must be an object",
+    };
+    size_t nwant = sizeof(want) / sizeof(want[0]);
+    for (size_t i = 0; i < nwant; i++)
+        assert_msg(&f->d, want[i]);
+    if (f->d.n != nwant)
+        dump_diag(&f->d);
+    assert_int_equal(f->d.n, nwant);
+    assert_int_equal(f->w.configs.n, 0);
+}
+
 static const char *wl_full =
     "apiVersion: kueue.x-k8s.io/v1beta2\n"
     "kind: Workload\n"
@@ -1101,6 +1303,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cluster_queue_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_v1beta1_equivalence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_kinds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_fair_sharing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_afs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_durations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_workload_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_workload_defaults_and_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job, setup, teardown),

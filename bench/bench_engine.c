@@ -37,6 +37,7 @@
 #define BENCH_NOMINAL_MILLI INT64_C(20000)   /* 20 cpu per ClusterQueue */
 #define BENCH_BLIMIT_MILLI INT64_C(100000)   /* borrowingLimit 100 cpu */
 #define BENCH_MAX_CYCLES_PER_STEP 1000000    /* a stuck engine fails, not hangs */
+#define BENCH_MAX_ROUNDS_PER_STEP 2000000LL  /* a step that never settles fails */
 #define BENCH_DEFAULT_CHECK_EVERY 100
 #define BENCH_TARGET_RSS_MIB 64.0
 
@@ -75,8 +76,24 @@ static const bench_shape bench_shapes[] = {
 };
 #define BENCH_NSHAPES (sizeof bench_shapes / sizeof bench_shapes[0])
 
+/* A run is one shape, with or without fair sharing. */
+typedef struct bench_variant {
+    const char *name;         /* "baseline", "large", "baseline-fs", "large-fs" */
+    size_t shape;             /* index in bench_shapes */
+    int fair_sharing;         /* engine opts.fair_sharing, default strategies */
+} bench_variant;
+
+static const bench_variant bench_variants[] = {
+    { "baseline", 0, 0 },
+    { "large", 1, 0 },
+    { "baseline-fs", 0, 1 },
+    { "large-fs", 1, 1 },
+};
+#define BENCH_NVARIANTS (sizeof bench_variants / sizeof bench_variants[0])
+
 typedef struct bench_opts {
-    int shapes_mask;          /* bit i: bench_shapes[i] */
+    int variants_mask;        /* bit i: bench_variants[i] */
+    int fair_sharing;         /* --fair-sharing: map plain shapes to their -fs variant */
     int one_head_per_cycle;
     int check;
     int check_every;
@@ -90,9 +107,15 @@ enum { WL_PENDING = 0, WL_ADMITTED, WL_FINISHED };
 typedef struct bench_wl {
     const cu_workload *obj;
     int64_t arrival_ms;       /* relative to BENCH_T0_MS */
-    int64_t admitted_ms;      /* relative; -1 until admitted */
+    int64_t admitted_ms;      /* first admission, relative; -1 until admitted */
+    int64_t cur_admitted_ms;  /* current (last) admission, relative; -1 */
     int32_t eidx;             /* index returned by cu_engine_add_workload */
     int32_t cq;
+    uint32_t gen;             /* admission generation: bumped on every
+                                 admission and eviction, so a finish event
+                                 of an earlier admission is recognised as
+                                 stale and dropped */
+    uint16_t evictions;       /* preemptions seen by the driver */
     uint8_t cls;
     uint8_t state;
 } bench_wl;
@@ -101,7 +124,9 @@ typedef struct bench_cq {
     const char *name;         /* also its namespace and LocalQueue name */
 } bench_cq;
 
-typedef struct bench_ev { int64_t t; int32_t wl; } bench_ev;
+/* A finish event: workload wl finishes at t if it is still in admission
+ * generation gen. */
+typedef struct bench_ev { int64_t t; int32_t wl; uint32_t gen; } bench_ev;
 
 typedef struct bench_heap { bench_ev *items; size_t n, cap; } bench_heap;
 
@@ -109,23 +134,42 @@ typedef struct bench_i64s { int64_t *items; size_t n, cap; } bench_i64s;
 
 typedef struct bench_result {
     size_t ncqs, nworkloads;
+    int fair_sharing;
     long long admissions, heads, cycles, rounds, inadmissible;
+    long long preemptions;    /* sum of cu_cycle_stats.preempted */
+    long long evictions[BENCH_NCLASSES];      /* per class, seen by the driver */
+    long long evicted_wls[BENCH_NCLASSES];    /* workloads evicted at least once */
+    int max_evictions;        /* most evictions of one workload */
+    long long reasons[5];     /* last preempted_reason of evicted workloads
+                                 (engine views): InClusterQueue,
+                                 InCohortReclamation, InCohortFairSharing,
+                                 InCohortReclaimWhileBorrowing, other */
+    long long stale_finishes; /* finish events dropped: workload was evicted */
+    long long preempt_steps;  /* event times with at least one preemption */
+    long long max_step_preemptions, max_step_rounds;
+    int64_t max_step_rounds_t;
+    double held_cpu_s;        /* quota held, cpu x s, evicted stretches included */
+    double wasted_cpu_s;      /* quota held by admissions that were evicted */
     long long checks;
     int64_t ns_add, ns_finish, ns_cycle, ns_take, ns_load;
     int64_t makespan_ms;
     double quota_bound_s, arrival_bound_s, offered_cpu;
-    double usage_pct;
+    double usage_pct;         /* held_cpu_s / (nominal x makespan) */
+    double useful_usage_pct;  /* the work alone (no evicted stretches) */
     double cycle_p50_us, cycle_p99_us, cycle_max_us;
     long long busy_cycles;    /* cycles that made progress */
     double busy_p50_us, busy_p99_us;
     double wait_mean_ms[BENCH_NCLASSES], wait_p50_ms[BENCH_NCLASSES],
-           wait_p99_ms[BENCH_NCLASSES];
+           wait_p99_ms[BENCH_NCLASSES];      /* to the first admission */
+    double final_mean_ms[BENCH_NCLASSES], final_p99_ms[BENCH_NCLASSES];
+                                             /* to the admission that ran to the end */
     double rss_mib;
     double driver_mib;        /* world, workload objects and bookkeeping */
 } bench_result;
 
 typedef struct bench_run {
     const bench_shape *shape;
+    const bench_variant *variant;
     const bench_opts *opts;
     cu_world world;
     cu_engine *engine;
@@ -137,6 +181,7 @@ typedef struct bench_run {
     int32_t *by_eidx;         /* engine index -> wls index, -1 */
     size_t nby_eidx;
     size_t npending;
+    long long step_preempted; /* preemptions issued at the current event time */
     bench_heap finishes;
     bench_i64s cycle_ns;      /* every cycle */
     bench_i64s busy_ns;       /* cycles that made progress */
@@ -207,7 +252,7 @@ static int bench_ev_less(const bench_ev *a, const bench_ev *b)
     return a->t < b->t || (a->t == b->t && a->wl < b->wl);
 }
 
-static void bench_heap_push(bench_heap *h, int64_t t, int32_t wl)
+static void bench_heap_push(bench_heap *h, int64_t t, int32_t wl, uint32_t gen)
 {
     size_t i;
     if (h->n == h->cap) {
@@ -217,6 +262,7 @@ static void bench_heap_push(bench_heap *h, int64_t t, int32_t wl)
     i = h->n++;
     h->items[i].t = t;
     h->items[i].wl = wl;
+    h->items[i].gen = gen;
     while (i > 0) {
         size_t p = (i - 1) / 2;
         bench_ev tmp;
@@ -262,7 +308,7 @@ static void *bench_alloc(bench_run *br, size_t n)
 {
     void *p = cu_arena_alloc(&br->world.arena, n);
     if (!p)
-        bench_die("out of memory building the %s world", br->shape->name);
+        bench_die("out of memory building the %s world", br->variant->name);
     return p;
 }
 
@@ -278,7 +324,7 @@ static const char *bench_name(bench_run *br, const char *fmt, ...)
     va_end(ap);
     s = cu_arena_strdup(&br->world.arena, tmp);
     if (!s)
-        bench_die("out of memory building the %s world", br->shape->name);
+        bench_die("out of memory building the %s world", br->variant->name);
     return s;
 }
 
@@ -403,6 +449,7 @@ static int32_t bench_new_workload(bench_run *br, size_t cq, size_t k, int si, in
     bw->obj = wl;
     bw->arrival_ms = t;
     bw->admitted_ms = -1;
+    bw->cur_admitted_ms = -1;
     bw->eidx = -1;
     bw->cq = (int32_t)cq;
     bw->cls = (uint8_t)k;
@@ -425,7 +472,7 @@ static void bench_map_eidx(bench_run *br, int eidx, int32_t wl)
         br->nby_eidx = n;
     }
     if (br->by_eidx[eidx] >= 0)
-        bench_die("%s: cu_engine_add_workload returned index %d twice", br->shape->name, eidx);
+        bench_die("%s: cu_engine_add_workload returned index %d twice", br->variant->name, eidx);
     br->by_eidx[eidx] = wl;
 }
 
@@ -441,15 +488,66 @@ static const cu_wl_info *bench_view(bench_run *br, const bench_wl *bw)
     return NULL;
 }
 
-/* Records that wl was admitted at relative time t. */
+/* Records that the driver saw wl lose its admission by preemption at
+ * relative time t (the eviction completed during this event time's
+ * cycles). Its pending finish event becomes stale; the quota it held
+ * since cur_admitted_ms is counted as held and wasted. */
+static void bench_evicted(bench_run *br, int32_t wl, int64_t t)
+{
+    bench_wl *bw = &br->wls[wl];
+    const bench_class *cl = &br->shape->classes[bw->cls];
+    double held = (double)cl->cpu_milli / 1000.0 * (double)(t - bw->cur_admitted_ms) / 1000.0;
+    br->r.held_cpu_s += held;
+    br->r.wasted_cpu_s += held;
+    if (bw->evictions == 0)
+        br->r.evicted_wls[bw->cls]++;
+    if (bw->evictions < UINT16_MAX)
+        bw->evictions++;
+    if (bw->evictions > br->r.max_evictions)
+        br->r.max_evictions = bw->evictions;
+    br->r.evictions[bw->cls]++;
+    bw->state = WL_PENDING;
+    bw->cur_admitted_ms = -1;
+    bw->gen++;
+    br->npending++;
+}
+
+/* Records that wl was admitted at relative time t and schedules its
+ * finish; the runtime starts over on every admission. A workload the
+ * driver still holds as admitted was preempted and admitted again within
+ * this event time. */
 static void bench_admitted(bench_run *br, int32_t wl, int64_t t)
 {
     bench_wl *bw = &br->wls[wl];
     const bench_class *cl = &br->shape->classes[bw->cls];
+    if (bw->state == WL_ADMITTED)
+        bench_evicted(br, wl, t);
     bw->state = WL_ADMITTED;
-    bw->admitted_ms = t;
+    if (bw->admitted_ms < 0)
+        bw->admitted_ms = t;
+    bw->cur_admitted_ms = t;
+    bw->gen++;
     br->npending--;
-    bench_heap_push(&br->finishes, t + cl->runtime_ms, wl);
+    bench_heap_push(&br->finishes, t + cl->runtime_ms, wl, bw->gen);
+}
+
+/* Finds the workloads that lost their admission during this event time's
+ * cycles: every live finish event whose workload the engine no longer
+ * holds as admitted. Called after bench_detect when the cycles reported
+ * preemptions. Since the driver runs cycles until one makes no progress,
+ * and a round releases the evictions issued by the round before it, no
+ * eviction is still pending here. */
+static void bench_scan_evictions(bench_run *br, int64_t t)
+{
+    size_t i;
+    for (i = 0; i < br->finishes.n; i++) {
+        const bench_ev *ev = &br->finishes.items[i];
+        bench_wl *bw = &br->wls[ev->wl];
+        if (ev->gen != bw->gen || bw->state != WL_ADMITTED)
+            continue;
+        if (!cu_engine_wl_admitted(br->engine, bw->eidx))
+            bench_evicted(br, ev->wl, t);
+    }
 }
 
 /* Takes the workloads the engine admitted since the last call
@@ -470,15 +568,19 @@ static void bench_detect(bench_run *br, long long expected, int64_t t)
             int32_t wl = idx >= 0 && (size_t)idx < br->nby_eidx ? br->by_eidx[idx] : -1;
             if (wl < 0)
                 bench_die("%s: cu_engine_take_admitted returned unknown workload index %d "
-                          "at t=%" PRId64 " ms", br->shape->name, idx, t);
-            if (br->wls[wl].state != WL_PENDING)
-                bench_die("%s: workload %s/%s (index %d) reported admitted twice at t=%" PRId64
-                          " ms", br->shape->name, br->wls[wl].obj->meta.ns,
+                          "at t=%" PRId64 " ms", br->variant->name, idx, t);
+            if (br->wls[wl].state == WL_FINISHED)
+                bench_die("%s: workload %s/%s (index %d) reported admitted after it finished "
+                          "at t=%" PRId64 " ms", br->variant->name, br->wls[wl].obj->meta.ns,
                           br->wls[wl].obj->meta.name, idx, t);
-            if (br->opts->check && !cu_engine_wl_admitted(br->engine, idx))
+            /* Without a preemption in this event time, an admission
+             * cannot have been undone since. */
+            if (br->opts->check && br->step_preempted == 0 &&
+                !cu_engine_wl_admitted(br->engine, idx))
                 bench_die("%s: workload %s/%s (index %d) was taken as admitted but "
-                          "cu_engine_wl_admitted says it is not", br->shape->name,
-                          br->wls[wl].obj->meta.ns, br->wls[wl].obj->meta.name, idx);
+                          "cu_engine_wl_admitted says it is not, and no preemption was "
+                          "issued at t=%" PRId64 " ms", br->variant->name,
+                          br->wls[wl].obj->meta.ns, br->wls[wl].obj->meta.name, idx, t);
             bench_admitted(br, wl, t);
             found++;
         }
@@ -488,7 +590,7 @@ static void bench_detect(bench_run *br, long long expected, int64_t t)
     if (found != expected)
         bench_die("%s: the cycles reported %lld admissions at t=%" PRId64
                   " ms but cu_engine_take_admitted returned %lld",
-                  br->shape->name, expected, t, found);
+                  br->variant->name, expected, t, found);
 }
 
 /* ---- the simulation ---- */
@@ -503,7 +605,7 @@ static void bench_check(bench_run *br, const char *when)
         size_t i;
         fflush(stdout);
         fprintf(stderr, "cueue_bench: error: %s: invariant check failed %s (%s):\n",
-                br->shape->name, when, cu_strerror(err));
+                br->variant->name, when, cu_strerror(err));
         for (i = 0; i < d.n; i++)
             fprintf(stderr, "  %s\n", d.msgs[i]);
         cu_diag_free(&d);
@@ -513,11 +615,15 @@ static void bench_check(bench_run *br, const char *when)
     br->r.checks++;
 }
 
-/* Runs cycles until one makes no progress; returns the admissions. */
+/* Runs cycles until one makes no progress; returns the admissions and
+ * leaves the preemptions issued in br->step_preempted. A step that needs
+ * more than BENCH_MAX_ROUNDS_PER_STEP rounds does not settle (for
+ * example a preemption storm): that is an engine failure. */
 static long long bench_cycles(bench_run *br, int64_t t)
 {
-    long long admitted = 0;
+    long long admitted = 0, rounds = 0;
     int n;
+    br->step_preempted = 0;
     for (n = 0; n < BENCH_MAX_CYCLES_PER_STEP; n++) {
         cu_cycle_stats st;
         int64_t t0, dt;
@@ -532,11 +638,14 @@ static long long bench_cycles(bench_run *br, int64_t t)
             *BENCH_PUSH(br->busy_ns) = dt;
         if (err != CU_OK)
             bench_die("%s: cu_engine_cycle at t=%" PRId64 " ms: %s",
-                      br->shape->name, t, cu_strerror(err));
+                      br->variant->name, t, cu_strerror(err));
         br->r.cycles++;
         br->r.rounds += st.rounds;
         br->r.heads += st.heads;
         br->r.inadmissible += st.inadmissible;
+        br->r.preemptions += st.preempted;
+        br->step_preempted += st.preempted;
+        rounds += st.rounds;
         admitted += st.admitted;
         if (br->opts->check && br->r.cycles % br->opts->check_every == 0) {
             char when[64];
@@ -544,10 +653,24 @@ static long long bench_cycles(bench_run *br, int64_t t)
             bench_check(br, when);
         }
         if (!st.progress)
-            return admitted;
+            break;
+        if (rounds > BENCH_MAX_ROUNDS_PER_STEP)
+            bench_die("%s: the engine does not settle at t=%" PRId64 " ms: %lld rounds in "
+                      "%d cycles, %lld preemptions and %lld admissions at this event time",
+                      br->variant->name, t, rounds, n + 1, br->step_preempted, admitted);
     }
-    bench_die("%s: %d cycles at t=%" PRId64 " ms all reported progress",
-              br->shape->name, BENCH_MAX_CYCLES_PER_STEP, t);
+    if (n == BENCH_MAX_CYCLES_PER_STEP)
+        bench_die("%s: %d cycles at t=%" PRId64 " ms all reported progress",
+                  br->variant->name, BENCH_MAX_CYCLES_PER_STEP, t);
+    if (br->step_preempted > 0)
+        br->r.preempt_steps++;
+    if (br->step_preempted > br->r.max_step_preemptions)
+        br->r.max_step_preemptions = br->step_preempted;
+    if (rounds > br->r.max_step_rounds) {
+        br->r.max_step_rounds = rounds;
+        br->r.max_step_rounds_t = t;
+    }
+    return admitted;
 }
 
 static int bench_cmp_i64(const void *a, const void *b)
@@ -589,8 +712,10 @@ static void bench_summarize(bench_run *br)
     }
     nominal = (double)br->ncqs * (double)BENCH_NOMINAL_MILLI / 1000.0;
     r->quota_bound_s = work / nominal;
-    r->usage_pct = r->makespan_ms > 0
+    r->useful_usage_pct = r->makespan_ms > 0
         ? 100.0 * work / (nominal * (double)r->makespan_ms / 1000.0) : 0.0;
+    r->usage_pct = r->makespan_ms > 0
+        ? 100.0 * r->held_cpu_s / (nominal * (double)r->makespan_ms / 1000.0) : 0.0;
 
     qsort(br->cycle_ns.items, br->cycle_ns.n, sizeof *br->cycle_ns.items, bench_cmp_i64);
     r->cycle_p50_us = (double)bench_pct(br->cycle_ns.items, br->cycle_ns.n, 50) / 1000.0;
@@ -623,9 +748,116 @@ static void bench_summarize(bench_run *br)
         r->wait_mean_ms[k] = n ? sum / (double)n : 0.0;
         r->wait_p50_ms[k] = (double)bench_pct(waits, n, 50);
         r->wait_p99_ms[k] = (double)bench_pct(waits, n, 99);
+
+        /* to the admission that ran to the end: its finish - runtime */
+        n = 0;
+        sum = 0.0;
+        for (i = 0; i < br->nwls; i++) {
+            if (br->wls[i].cls != k || br->wls[i].cur_admitted_ms < 0)
+                continue;
+            waits[n] = br->wls[i].cur_admitted_ms - br->wls[i].arrival_ms;
+            sum += (double)waits[n];
+            n++;
+        }
+        qsort(waits, n, sizeof *waits, bench_cmp_i64);
+        r->final_mean_ms[k] = n ? sum / (double)n : 0.0;
+        r->final_p99_ms[k] = (double)bench_pct(waits, n, 99);
     }
     free(waits);
     r->rss_mib = bench_rss_mib();
+}
+
+/* Checks that the preemption policy the shape sets on every ClusterQueue
+ * is what the engine holds (reclaimWithinCohort Any, withinClusterQueue
+ * LowerPriority, borrowWithinCohort Never). */
+static void bench_check_policies(bench_run *br)
+{
+    size_t i, n = cu_engine_ncqs(br->engine);
+    for (i = 0; i < n; i++) {
+        const cu_cq_info *ci = cu_engine_cq_info(br->engine, i);
+        if (!ci || !ci->obj)
+            bench_die("%s: no engine view for ClusterQueue %zu", br->variant->name, i);
+        if (ci->obj->preemption.reclaim != CU_PP_ANY ||
+            ci->obj->preemption.within_cq != CU_PP_LOWER_PRIORITY ||
+            ci->obj->preemption.borrow_policy != CU_PP_NEVER)
+            bench_die("%s: ClusterQueue %s: spec.preemption is not reclaimWithinCohort Any, "
+                      "withinClusterQueue LowerPriority, borrowWithinCohort Never in the engine",
+                      br->variant->name, ci->name);
+        if (!ci->active)
+            bench_die("%s: ClusterQueue %s is inactive: %s", br->variant->name, ci->name,
+                      ci->message ? ci->message : "no message");
+    }
+}
+
+typedef struct bench_objidx { const void *obj; int32_t wl; } bench_objidx;
+
+static int bench_cmp_objidx(const void *a, const void *b)
+{
+    const bench_objidx *x = a, *y = b;
+    return (x->obj > y->obj) - (x->obj < y->obj);
+}
+
+/* At the end of the run: compares every workload's eviction count in the
+ * engine's views with the driver's, counts the last preemption reason of
+ * the evicted ones, and compares the evictions with the preemptions the
+ * cycles reported. A disagreement is fatal with --check, a note without. */
+static void bench_check_evictions(bench_run *br)
+{
+    static const char *const reasons[] = {
+        "InClusterQueue", "InCohortReclamation", "InCohortFairSharing",
+        "InCohortReclaimWhileBorrowing",
+    };
+    bench_objidx *map = bench_xcalloc(br->nwls, sizeof *map);
+    size_t i, n = cu_engine_nworkloads(br->engine), k;
+    long long total = 0, mismatches = 0;
+    const char *first = NULL;
+    int first_view = 0, first_driver = 0;
+
+    for (i = 0; i < br->nwls; i++) {
+        map[i].obj = br->wls[i].obj;
+        map[i].wl = (int32_t)i;
+    }
+    qsort(map, br->nwls, sizeof *map, bench_cmp_objidx);
+    for (i = 0; i < n; i++) {
+        const cu_wl_info *wi = cu_engine_workload_info(br->engine, i);
+        bench_objidx key, *hit;
+        const bench_wl *bw;
+        if (!wi)
+            continue;
+        key.obj = wi->obj;
+        key.wl = -1;
+        hit = bsearch(&key, map, br->nwls, sizeof *map, bench_cmp_objidx);
+        if (!hit)
+            continue;
+        bw = &br->wls[hit->wl];
+        if (wi->evictions != (int)bw->evictions && mismatches++ == 0) {
+            first = wi->name;
+            first_view = wi->evictions;
+            first_driver = bw->evictions;
+        }
+        if (bw->evictions > 0) {
+            for (k = 0; k < 4; k++)
+                if (wi->preempted_reason && strcmp(wi->preempted_reason, reasons[k]) == 0)
+                    break;
+            br->r.reasons[k]++;
+        }
+    }
+    free(map);
+    for (k = 0; k < BENCH_NCLASSES; k++)
+        total += br->r.evictions[k];
+    if (mismatches > 0 || total != br->r.preemptions) {
+        char msg[512];
+        if (mismatches > 0)
+            snprintf(msg, sizeof msg, "%lld workloads have an engine eviction count that differs "
+                     "from the driver's (first: %s: engine %d, driver %d)", mismatches,
+                     first ? first : "?", first_view, first_driver);
+        else
+            snprintf(msg, sizeof msg, "the cycles reported %lld preemptions but the driver saw "
+                     "%lld evictions", br->r.preemptions, total);
+        if (br->opts->check)
+            bench_die("%s: %s", br->variant->name, msg);
+        fprintf(stderr, "cueue_bench: note: %s: %s\n", br->variant->name, msg);
+    }
 }
 
 static void bench_simulate(bench_run *br)
@@ -643,6 +875,8 @@ static void bench_simulate(bench_run *br)
     eo.clock.now_ms = cu_clock_fake_now;
     eo.clock.ud = &br->now_ms;
     eo.one_head_per_cycle = br->opts->one_head_per_cycle;
+    eo.fair_sharing = br->variant->fair_sharing;   /* default strategies */
+    br->r.fair_sharing = br->variant->fair_sharing;
     br->now_ms = BENCH_T0_MS;
 
     t0 = bench_cpu_ns();
@@ -664,6 +898,7 @@ static void bench_simulate(bench_run *br)
     if (cu_engine_ncqs(br->engine) != br->ncqs)
         bench_die("%s: the engine loaded %zu ClusterQueues, expected %zu",
                   s->name, cu_engine_ncqs(br->engine), br->ncqs);
+    bench_check_policies(br);
 
     cap_batch = br->ncqs * BENCH_NCLASSES;
     if (cap_batch < 1024)
@@ -712,10 +947,21 @@ static void bench_simulate(bench_run *br)
             }
         }
 
-        /* Finishes due now. */
+        /* Finishes due now. An event of an admission that was since
+         * preempted is stale: the workload is pending again (or admitted
+         * anew, with an event of its own) and must not be finished. */
         nb = 0;
         while (br->finishes.n > 0 && br->finishes.items[0].t <= t) {
             bench_ev ev = bench_heap_pop(&br->finishes);
+            bench_wl *bw = &br->wls[ev.wl];
+            if (ev.gen != bw->gen || bw->state != WL_ADMITTED) {
+                br->r.stale_finishes++;
+                continue;
+            }
+            if (!cu_engine_wl_admitted(br->engine, bw->eidx))
+                bench_die("%s: %s/%s is due to finish at t=%" PRId64 " ms but the engine "
+                          "no longer holds it as admitted, and the driver saw no eviction",
+                          s->name, bw->obj->meta.ns, bw->obj->meta.name, t);
             if (nb == cap_batch) {
                 cap_batch *= 2;
                 batch = bench_xrealloc(batch, cap_batch * sizeof *batch);
@@ -732,19 +978,26 @@ static void bench_simulate(bench_run *br)
                               t, cu_strerror(err));
             }
             br->r.ns_finish += bench_cpu_ns() - ts;
-            for (i = 0; i < nb; i++)
-                br->wls[batch[i]].state = WL_FINISHED;
+            for (i = 0; i < nb; i++) {
+                bench_wl *bw = &br->wls[batch[i]];
+                br->r.held_cpu_s += (double)s->classes[bw->cls].cpu_milli / 1000.0 *
+                                    (double)(t - bw->cur_admitted_ms) / 1000.0;
+                bw->state = WL_FINISHED;
+            }
             br->r.makespan_ms = t;
         }
 
         admitted = bench_cycles(br, t);
         bench_detect(br, admitted, t);
+        if (br->step_preempted > 0)
+            bench_scan_evictions(br, t);
         br->r.admissions += admitted;
     }
     free(batch);
 
     if (br->opts->check)
         bench_check(br, "at the end of the run");
+    bench_check_evictions(br);
 
     {
         size_t pending = 0, admitted_now = 0, i;
@@ -790,20 +1043,47 @@ static double bench_per_s(long long n, int64_t ns)
 
 static const char *bench_verdict(int ok) { return ok ? "ok" : "MISSED"; }
 
-static void bench_print_text(const bench_shape *s, const bench_opts *o, const bench_result *r)
+static const char *const bench_reason_names[5] = {
+    "InClusterQueue", "InCohortReclamation", "InCohortFairSharing",
+    "InCohortReclaimWhileBorrowing", "other",
+};
+
+static void bench_print_text(const bench_variant *v, const bench_opts *o, const bench_result *r)
 {
+    const bench_shape *s = &bench_shapes[v->shape];
     int64_t eng = r->ns_add + r->ns_finish + r->ns_cycle + r->ns_take;
     double dps = bench_per_s(r->heads, eng), aps = bench_per_s(r->admissions, eng);
     double ideal = r->quota_bound_s > r->arrival_bound_s ? r->quota_bound_s : r->arrival_bound_s;
+    long long evicted = 0;
     size_t k;
 
-    printf("== shape %s: %zu ClusterQueues (%d cohorts x %d), %zu workloads, %s cycle\n",
-           s->name, r->ncqs, s->ncohorts, s->cqs_per_cohort, r->nworkloads,
-           o->one_head_per_cycle ? "Kueue one-head-per-CQ" : "Cueue draining");
-    printf("  admissions            %lld\n", r->admissions);
-    printf("  heads considered      %lld (decisions; %lld went inadmissible)\n",
-           r->heads, r->inadmissible);
-    printf("  cycles                %lld (Kueue-equivalent rounds %lld)\n", r->cycles, r->rounds);
+    for (k = 0; k < BENCH_NCLASSES; k++)
+        evicted += r->evictions[k];
+    printf("== %s: %zu ClusterQueues (%d cohorts x %d), %zu workloads, %s cycle, "
+           "preemption reclaimWithinCohort Any / withinClusterQueue LowerPriority%s\n",
+           v->name, r->ncqs, s->ncohorts, s->cqs_per_cohort, r->nworkloads,
+           o->one_head_per_cycle ? "Kueue one-head-per-CQ" : "Cueue draining",
+           r->fair_sharing ? ", fair sharing (default strategies)" : "");
+    printf("  admissions            %lld (%zu workloads + %lld re-admissions after "
+           "preemption)\n", r->admissions, r->nworkloads, r->admissions - (long long)r->nworkloads);
+    printf("  heads considered      %lld (decisions); moved to the inadmissible set %lld times "
+           "(heads and the equivalent workloads parked with them)\n", r->heads, r->inadmissible);
+    printf("  preemptions           %lld issued (sum of cu_cycle_stats.preempted), at %lld "
+           "event times; at most %lld at one event time\n",
+           r->preemptions, r->preempt_steps, r->max_step_preemptions);
+    printf("  evictions per class   ");
+    for (k = BENCH_NCLASSES; k-- > 0;)
+        printf("%s %lld (%lld workloads)%s", s->classes[k].name, r->evictions[k],
+               r->evicted_wls[k], k ? ", " : "");
+    printf("; most for one workload %d\n", r->max_evictions);
+    if (evicted > 0) {
+        printf("  last preempted reason ");
+        for (k = 0; k < 5; k++)
+            printf("%s %lld%s", bench_reason_names[k], r->reasons[k], k < 4 ? ", " : "\n");
+    }
+    printf("  cycles                %lld (Kueue-equivalent rounds %lld; at most %lld rounds "
+           "at one event time, t=%.3f s)\n", r->cycles, r->rounds, r->max_step_rounds,
+           (double)r->max_step_rounds_t / 1000.0);
     printf("  engine CPU            %.3f s (cycles %.3f, add %.3f, finish %.3f, take_admitted "
            "%.3f); load %.3f ms\n",
            (double)eng / 1e9, (double)r->ns_cycle / 1e9, (double)r->ns_add / 1e9,
@@ -824,11 +1104,18 @@ static void bench_print_text(const bench_shape *s, const bench_opts *o, const be
            "                        Kueue's harness takes ~%.0f s (admission-throughput-bound, "
            "not quota-bound)\n", r->offered_cpu, s->kueue_wall_s);
     printf("  ClusterQueue usage    %.1f%% of nominal, time-weighted over the makespan "
-           "(Kueue published ~%.1f%%)\n", r->usage_pct, s->kueue_usage_pct);
-    printf("  wait to admission     ");
+           "(Kueue published ~%.1f%%);\n"
+           "                        the work alone %.1f%%; %.1f cpu*s held by admissions that "
+           "were preempted\n", r->usage_pct, s->kueue_usage_pct, r->useful_usage_pct,
+           r->wasted_cpu_s);
+    printf("  wait to admission     first: ");
     for (k = BENCH_NCLASSES; k-- > 0;)
         printf("%s mean %.0f / p50 %.0f / p99 %.0f ms%s", s->classes[k].name, r->wait_mean_ms[k],
                r->wait_p50_ms[k], r->wait_p99_ms[k], k ? "; " : "\n");
+    printf("                        last (the one that ran): ");
+    for (k = BENCH_NCLASSES; k-- > 0;)
+        printf("%s mean %.0f / p99 %.0f ms%s", s->classes[k].name, r->final_mean_ms[k],
+               r->final_p99_ms[k], k ? "; " : "\n");
     printf("  peak RSS              %.1f MiB   (target < %.0f MiB: %s); the driver's own "
            "world, workloads and bookkeeping: %.1f MiB\n", r->rss_mib,
            BENCH_TARGET_RSS_MIB, bench_verdict(r->rss_mib < BENCH_TARGET_RSS_MIB),
@@ -838,35 +1125,58 @@ static void bench_print_text(const bench_shape *s, const bench_opts *o, const be
                r->checks, o->check_every);
 }
 
-static void bench_print_json(const bench_shape *s, const bench_opts *o, const bench_result *r)
+static void bench_print_json(const bench_variant *v, const bench_opts *o, const bench_result *r)
 {
+    const bench_shape *s = &bench_shapes[v->shape];
     int64_t eng = r->ns_add + r->ns_finish + r->ns_cycle + r->ns_take;
     double dps = bench_per_s(r->heads, eng);
-    printf("{\"shape\":\"%s\",\"cluster_queues\":%zu,\"workloads\":%zu,"
+    size_t k;
+    printf("{\"variant\":\"%s\",\"shape\":\"%s\",\"fair_sharing\":%s,"
+           "\"cluster_queues\":%zu,\"workloads\":%zu,"
            "\"one_head_per_cycle\":%s,\"admissions\":%lld,\"heads\":%lld,"
            "\"inadmissible\":%lld,\"cycles\":%lld,\"rounds\":%lld,"
-           "\"engine_cpu_s\":%.6f,\"cycle_cpu_s\":%.6f,\"add_cpu_s\":%.6f,"
+           "\"max_step_rounds\":%lld,\"preemptions\":%lld,\"preempt_steps\":%lld,"
+           "\"max_step_preemptions\":%lld,\"stale_finishes\":%lld,\"evictions\":{",
+           v->name, s->name, r->fair_sharing ? "true" : "false",
+           r->ncqs, r->nworkloads, o->one_head_per_cycle ? "true" : "false",
+           r->admissions, r->heads, r->inadmissible, r->cycles, r->rounds,
+           r->max_step_rounds, r->preemptions, r->preempt_steps, r->max_step_preemptions,
+           r->stale_finishes);
+    for (k = 0; k < BENCH_NCLASSES; k++)
+        printf("\"%s\":%lld%s", s->classes[k].name, r->evictions[k],
+               k + 1 < BENCH_NCLASSES ? "," : "");
+    printf("},\"evicted_workloads\":{");
+    for (k = 0; k < BENCH_NCLASSES; k++)
+        printf("\"%s\":%lld%s", s->classes[k].name, r->evicted_wls[k],
+               k + 1 < BENCH_NCLASSES ? "," : "");
+    printf("},\"max_evictions_per_workload\":%d,\"preempted_reasons\":{", r->max_evictions);
+    for (k = 0; k < 5; k++)
+        printf("\"%s\":%lld%s", bench_reason_names[k], r->reasons[k], k < 4 ? "," : "");
+    printf("},\"engine_cpu_s\":%.6f,\"cycle_cpu_s\":%.6f,\"add_cpu_s\":%.6f,"
            "\"finish_cpu_s\":%.6f,\"take_admitted_cpu_s\":%.6f,\"load_cpu_s\":%.6f,"
            "\"decisions_per_s\":%.0f,\"decisions_per_s_target\":%.0f,"
            "\"admissions_per_s\":%.0f,"
            "\"cycle_us\":{\"p50\":%.2f,\"p99\":%.2f,\"max\":%.2f},"
            "\"busy_cycles\":%lld,\"busy_cycle_us\":{\"p50\":%.2f,\"p99\":%.2f},"
            "\"makespan_s\":%.3f,\"quota_bound_s\":%.3f,\"arrival_bound_s\":%.3f,"
-           "\"cq_usage_pct\":%.2f,\"kueue_cq_usage_pct\":%.1f,"
+           "\"cq_usage_pct\":%.2f,\"useful_usage_pct\":%.2f,\"wasted_cpu_s\":%.1f,"
+           "\"kueue_cq_usage_pct\":%.1f,"
            "\"wait_ms\":{",
-           s->name, r->ncqs, r->nworkloads, o->one_head_per_cycle ? "true" : "false",
-           r->admissions, r->heads, r->inadmissible, r->cycles, r->rounds,
            (double)eng / 1e9, (double)r->ns_cycle / 1e9, (double)r->ns_add / 1e9,
            (double)r->ns_finish / 1e9, (double)r->ns_take / 1e9, (double)r->ns_load / 1e9,
            dps, s->target_dps, bench_per_s(r->admissions, eng),
            r->cycle_p50_us, r->cycle_p99_us, r->cycle_max_us,
            r->busy_cycles, r->busy_p50_us, r->busy_p99_us,
            (double)r->makespan_ms / 1000.0, r->quota_bound_s, r->arrival_bound_s,
-           r->usage_pct, s->kueue_usage_pct);
-    for (size_t k = 0; k < BENCH_NCLASSES; k++)
+           r->usage_pct, r->useful_usage_pct, r->wasted_cpu_s, s->kueue_usage_pct);
+    for (k = 0; k < BENCH_NCLASSES; k++)
         printf("\"%s\":{\"mean\":%.1f,\"p50\":%.0f,\"p99\":%.0f}%s", s->classes[k].name,
                r->wait_mean_ms[k], r->wait_p50_ms[k], r->wait_p99_ms[k],
                k + 1 < BENCH_NCLASSES ? "," : "");
+    printf("},\"final_wait_ms\":{");
+    for (k = 0; k < BENCH_NCLASSES; k++)
+        printf("\"%s\":{\"mean\":%.1f,\"p99\":%.0f}%s", s->classes[k].name,
+               r->final_mean_ms[k], r->final_p99_ms[k], k + 1 < BENCH_NCLASSES ? "," : "");
     printf("},\"peak_rss_mib\":%.2f,\"peak_rss_target_mib\":%.0f,\"driver_mib\":%.2f,"
            "\"invariant_checks\":%lld,"
            "\"targets_met\":%s}\n",
@@ -875,19 +1185,20 @@ static void bench_print_json(const bench_shape *s, const bench_opts *o, const be
            (dps >= s->target_dps && r->rss_mib < BENCH_TARGET_RSS_MIB) ? "true" : "false");
 }
 
-/* Runs one shape in this process and prints its figures. */
-static void bench_run_shape(const bench_shape *s, const bench_opts *o)
+/* Runs one variant in this process and prints its figures. */
+static void bench_run_variant(const bench_variant *v, const bench_opts *o)
 {
     bench_run *br = bench_xcalloc(1, sizeof *br);
-    br->shape = s;
+    br->shape = &bench_shapes[v->shape];
+    br->variant = v;
     br->opts = o;
     bench_build_world(br);
     bench_simulate(br);
     bench_summarize(br);
     if (o->json)
-        bench_print_json(s, o, &br->r);
+        bench_print_json(v, o, &br->r);
     else
-        bench_print_text(s, o, &br->r);
+        bench_print_text(v, o, &br->r);
     fflush(stdout);
     bench_free_run(br);
     free(br);
@@ -896,21 +1207,28 @@ static void bench_run_shape(const bench_shape *s, const bench_opts *o)
 static void bench_usage(FILE *f)
 {
     fprintf(f,
-        "usage: cueue_bench [--shape baseline|large|both] [--one-head-per-cycle]\n"
+        "usage: cueue_bench [--shape baseline|large|baseline-fs|large-fs|both|all]\n"
+        "                   [--fair-sharing] [--one-head-per-cycle]\n"
         "                   [--check] [--check-every N] [--json] [--help]\n"
         "\n"
         "Drains Kueue's scheduler-performance load through the admission engine in\n"
-        "simulated time and prints engine throughput, cycle latency, makespan, usage\n"
-        "and peak RSS.\n"
+        "simulated time, with Kueue's preemption settings (reclaimWithinCohort Any,\n"
+        "withinClusterQueue LowerPriority), and prints engine throughput, preemptions,\n"
+        "cycle latency, makespan, ClusterQueue usage and peak RSS.\n"
         "\n"
         "  --shape S             baseline (30 CQs, 15,000 workloads), large (1,000 CQs,\n"
-        "                        50,000 workloads) or both (default; each shape runs in\n"
-        "                        its own child process so peak RSS is per shape)\n"
+        "                        50,000 workloads), baseline-fs / large-fs (the same\n"
+        "                        with fair sharing), both (default: baseline and large)\n"
+        "                        or all (the four). With more than one, each runs in\n"
+        "                        its own child process so peak RSS is its own\n"
+        "  --fair-sharing        run the fair-sharing variant of the chosen shapes\n"
+        "                        (engine fairSharing on, default preemption strategies)\n"
         "  --one-head-per-cycle  Kueue's exact loop: one head per ClusterQueue per cycle\n"
         "  --check               run cu_engine_check_invariants every N cycles and at\n"
-        "                        the end; exit 1 on the first violation\n"
+        "                        the end, and cross-check admissions and evictions with\n"
+        "                        the engine; exit 1 on the first violation\n"
         "  --check-every N       N for --check (default %d)\n"
-        "  --json                one JSON object per shape, one per line\n"
+        "  --json                one JSON object per run, one per line\n"
         "  --help                this text\n", BENCH_DEFAULT_CHECK_EVERY);
 }
 
@@ -918,7 +1236,7 @@ static int bench_parse(int argc, char **argv, bench_opts *o)
 {
     int i;
     memset(o, 0, sizeof *o);
-    o->shapes_mask = 3;
+    o->variants_mask = 3;
     o->check_every = BENCH_DEFAULT_CHECK_EVERY;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -927,22 +1245,29 @@ static int bench_parse(int argc, char **argv, bench_opts *o)
             exit(0);
         } else if (strcmp(a, "--one-head-per-cycle") == 0) {
             o->one_head_per_cycle = 1;
+        } else if (strcmp(a, "--fair-sharing") == 0) {
+            o->fair_sharing = 1;
         } else if (strcmp(a, "--check") == 0) {
             o->check = 1;
         } else if (strcmp(a, "--json") == 0) {
             o->json = 1;
         } else if (strcmp(a, "--shape") == 0 || strncmp(a, "--shape=", 8) == 0) {
             const char *v = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
+            size_t k;
             if (!v) {
-                fprintf(stderr, "cueue_bench: --shape needs a value: baseline, large or both\n");
+                fprintf(stderr, "cueue_bench: --shape needs a value: baseline, large, "
+                        "baseline-fs, large-fs, both or all\n");
                 return -1;
             }
-            if (strcmp(v, "baseline") == 0) o->shapes_mask = 1;
-            else if (strcmp(v, "large") == 0) o->shapes_mask = 2;
-            else if (strcmp(v, "both") == 0) o->shapes_mask = 3;
-            else {
+            o->variants_mask = 0;
+            for (k = 0; k < BENCH_NVARIANTS; k++)
+                if (strcmp(v, bench_variants[k].name) == 0)
+                    o->variants_mask = 1 << k;
+            if (strcmp(v, "both") == 0) o->variants_mask = 3;
+            else if (strcmp(v, "all") == 0) o->variants_mask = 15;
+            if (o->variants_mask == 0) {
                 fprintf(stderr, "cueue_bench: --shape: unknown shape \"%s\" "
-                        "(want baseline, large or both)\n", v);
+                        "(want baseline, large, baseline-fs, large-fs, both or all)\n", v);
                 return -1;
             }
         } else if (strcmp(a, "--check-every") == 0 || strncmp(a, "--check-every=", 14) == 0) {
@@ -963,6 +1288,9 @@ static int bench_parse(int argc, char **argv, bench_opts *o)
             return -1;
         }
     }
+    /* --fair-sharing moves baseline and large to their -fs variants */
+    if (o->fair_sharing)
+        o->variants_mask = (o->variants_mask | (o->variants_mask << 2)) & 12;
     return 0;
 }
 
@@ -970,47 +1298,51 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     size_t i;
-    int nshapes = 0;
+    int nruns = 0, failed = 0;
 
     if (bench_parse(argc, argv, &o) != 0)
         return 2;
-    for (i = 0; i < BENCH_NSHAPES; i++)
-        if (o.shapes_mask & (1 << i))
-            nshapes++;
+    for (i = 0; i < BENCH_NVARIANTS; i++)
+        if (o.variants_mask & (1 << i))
+            nruns++;
 
-    for (i = 0; i < BENCH_NSHAPES; i++) {
+    for (i = 0; i < BENCH_NVARIANTS; i++) {
+        const bench_variant *v = &bench_variants[i];
         pid_t pid;
         int status;
-        if (!(o.shapes_mask & (1 << i)))
+        if (!(o.variants_mask & (1 << i)))
             continue;
-        if (nshapes == 1) {
-            bench_run_shape(&bench_shapes[i], &o);
+        if (nruns == 1) {
+            bench_run_variant(v, &o);
             continue;
         }
-        /* One child per shape, so each peak RSS is that shape's alone. */
+        /* One child per run, so each peak RSS is that run's alone. */
         fflush(stdout);
         fflush(stderr);
         pid = fork();
         if (pid < 0) {
             fprintf(stderr, "cueue_bench: fork: %s; running %s in-process (peak RSS then "
-                    "covers earlier shapes too)\n", strerror(errno), bench_shapes[i].name);
-            bench_run_shape(&bench_shapes[i], &o);
+                    "covers earlier runs too)\n", strerror(errno), v->name);
+            bench_run_variant(v, &o);
             continue;
         }
         if (pid == 0) {
-            bench_run_shape(&bench_shapes[i], &o);
+            bench_run_variant(v, &o);
             fflush(stdout);
             _exit(0);
         }
         if (waitpid(pid, &status, 0) < 0)
             bench_die("waitpid: %s", strerror(errno));
+        /* A failed run does not stop the others; the exit code says it. */
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
             if (WIFSIGNALED(status))
-                bench_die("shape %s: killed by signal %d", bench_shapes[i].name,
-                          WTERMSIG(status));
-            bench_die("shape %s failed (exit %d)", bench_shapes[i].name,
-                      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+                fprintf(stderr, "cueue_bench: error: %s: killed by signal %d\n", v->name,
+                        WTERMSIG(status));
+            else
+                fprintf(stderr, "cueue_bench: error: %s failed (exit %d)\n", v->name,
+                        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+            failed = 1;
         }
     }
-    return 0;
+    return failed;
 }

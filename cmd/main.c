@@ -65,6 +65,7 @@ static const char help_simulate[] =
     "      Workload, as Kueue's job integration creates one)\n"
     "    v1 Namespace (labels, for ClusterQueue namespaceSelectors)\n"
     "    scheduling.k8s.io PriorityClass, config.kueue.x-k8s.io Configuration\n"
+    "      (at most one; see --config)\n"
     "  Other kinds are skipped with a warning. Workloads that already hold quota\n"
     "  (status.admission and QuotaReserved=True) count from the start.\n"
     "\n"
@@ -75,10 +76,26 @@ static const char help_simulate[] =
     "                                     workloads and the pending ones with\n"
     "                                     the reason they wait\n"
     "                              json   {\"workloads\": [...], \"clusterQueues\":\n"
-    "                                     [...]}, a stable shape for scripts\n"
-    "                              yaml   the ClusterQueues, LocalQueues and\n"
-    "                                     Workloads with the status the\n"
-    "                                     controller would write (a YAML stream)\n"
+    "                                     [...]}, a stable shape for scripts;\n"
+    "                                     with fair sharing, \"weightedShare\" on\n"
+    "                                     each ClusterQueue and \"cohorts\": [...]\n"
+    "                              yaml   the ClusterQueues, Cohorts (with fair\n"
+    "                                     sharing), LocalQueues and Workloads\n"
+    "                                     with the status the controller would\n"
+    "                                     write (a YAML stream)\n"
+    "      --config FILE         Kueue's controller Configuration file (the\n"
+    "                            config.kueue.x-k8s.io v1beta2 or v1beta1\n"
+    "                            Configuration Kueue's manager reads); its\n"
+    "                            fairSharing (preemptionStrategies) and\n"
+    "                            admissionFairSharing settings are used.\n"
+    "                            Without --config, a Configuration among the\n"
+    "                            inputs is used; with it, those are ignored\n"
+    "                            with a warning\n"
+    "      --fair-sharing        turn Kueue's fair sharing on (ordering by\n"
+    "                            weighted share and fair-sharing preemption),\n"
+    "                            as a fairSharing block in the Configuration\n"
+    "                            does; the Configuration's preemptionStrategies\n"
+    "                            still apply\n"
     "      --one-head-per-cycle  run Kueue's exact loop: one head per\n"
     "                            ClusterQueue per scheduling cycle (same\n"
     "                            result, more cycles)\n"
@@ -203,12 +220,14 @@ static const char *bad_option(char **argv, int optind_now, int optopt_now, char 
 
 static int cmd_simulate(int argc, char **argv)
 {
-    enum { OPT_ONE_HEAD = 256, OPT_MAX_CYCLES, OPT_NOW };
+    enum { OPT_ONE_HEAD = 256, OPT_MAX_CYCLES, OPT_NOW, OPT_CONFIG, OPT_FAIR_SHARING };
     static const struct option opts[] = {
         { "output", required_argument, NULL, 'o' },
         { "one-head-per-cycle", no_argument, NULL, OPT_ONE_HEAD },
         { "max-cycles", required_argument, NULL, OPT_MAX_CYCLES },
         { "now", required_argument, NULL, OPT_NOW },
+        { "config", required_argument, NULL, OPT_CONFIG },
+        { "fair-sharing", no_argument, NULL, OPT_FAIR_SHARING },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -255,6 +274,17 @@ static int cmd_simulate(int argc, char **argv)
                                    "2026-01-01T00:00:00Z, got '%s'", optarg);
             if (so.now_ms <= 0)
                 return usage_error("simulate", "--now must be after 1970, got '%s'", optarg);
+            break;
+        case OPT_CONFIG:
+            if (so.config_path)
+                return usage_error("simulate", "--config given twice ('%s' and '%s')",
+                                   so.config_path, optarg);
+            if (!*optarg)
+                return usage_error("simulate", "--config needs a FILE");
+            so.config_path = optarg;
+            break;
+        case OPT_FAIR_SHARING:
+            so.fair_sharing = 1;
             break;
         case ':':
             return usage_error("simulate", "option '%s' needs a value",

@@ -106,6 +106,7 @@ for args in "simulate --help" "simulate -h" "help simulate"; do
     if check_rc "$args" 0; then
         missing=""
         for w in --output -o table json yaml --one-head-per-cycle --max-cycles --now --help \
+                 --config --fair-sharing "Configuration" weightedShare cohorts \
                  "Exit codes" FILE:LINE:COLUMN ClusterQueue LocalQueue Workload Job; do
             out_has "$w" || missing="$missing $w"
         done
@@ -250,6 +251,181 @@ if check_rc "simulate --one-head-per-cycle" 0; then
     if [ -f "$TMP/samples.json" ] && ! cmp -s "$TMP/out" "$TMP/samples.json"; then
         fail "simulate --one-head-per-cycle" "result differs from the default loop"
     else pass "simulate --one-head-per-cycle gives the same result"; fi
+fi
+
+# ---- simulate: fair sharing and the controller Configuration ----
+cat >"$TMP/fs-config.yaml" <<'EOF'
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+fairSharing:
+  preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]
+admissionFairSharing:
+  usageHalfLifeTime: 168h
+  usageSamplingInterval: 5m
+EOF
+cat >"$TMP/plain-config.yaml" <<'EOF'
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+manageJobsWithoutQueueName: false
+EOF
+cat >"$TMP/bad-strategies.yaml" <<'EOF'
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+fairSharing:
+  preemptionStrategies: [LessThanInitialShare, LessThanOrEqualToFinalShare]
+EOF
+cat >"$TMP/bad-duration.yaml" <<'EOF'
+apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+admissionFairSharing:
+  usageHalfLifeTime: 7days
+EOF
+
+# check_fs_json NAME WANT(1|0): stdout is the samples' JSON with (1) or
+# without (0) the fair-sharing fields.
+check_fs_json() {
+    local name=$1 want=$2
+    if [ "$HAVE_PY" != 1 ]; then
+        if [ "$want" = 1 ] && out_has '"weightedShare"' && out_has '"cohorts"'; then pass "$name"
+        elif [ "$want" = 0 ] && ! out_has '"weightedShare"'; then pass "$name"
+        else fail "$name" "fair-sharing fields wrong"; fi
+        return
+    fi
+    if python3 - "$want" "$TMP/out" >"$TMP/py" 2>&1 <<'PY'
+import json, sys
+want = sys.argv[1] == "1"
+doc = json.load(open(sys.argv[2]))
+if not want:
+    assert list(doc) == ["workloads", "clusterQueues"], list(doc)
+    assert all("weightedShare" not in c for c in doc["clusterQueues"])
+    sys.exit(0)
+assert list(doc) == ["workloads", "clusterQueues", "cohorts"], list(doc)
+for c in doc["clusterQueues"]:
+    assert list(c) == ["name", "cohort", "pending", "admitted", "usage", "weightedShare"], list(c)
+    assert isinstance(c["weightedShare"], int) and c["weightedShare"] >= 0, c
+    if c["cohort"] is None:
+        assert c["weightedShare"] == 0, c
+cos = doc["cohorts"]
+assert [h["name"] for h in cos] == sorted(h["name"] for h in cos), "cohorts not sorted"
+names = {h["name"] for h in cos}
+for h in cos:
+    assert list(h) == ["name", "parent", "weightedShare"], list(h)
+    assert isinstance(h["weightedShare"], int), h
+    assert h["parent"] is None or h["parent"] in names, h
+    if h["parent"] is None:
+        assert h["weightedShare"] == 0, h     # a root never borrows
+for c in doc["clusterQueues"]:
+    assert c["cohort"] is None or c["cohort"] in names, c
+# the samples borrow GPUs across the org: someone has a share
+assert any(c["weightedShare"] > 0 for c in doc["clusterQueues"]), doc["clusterQueues"]
+PY
+    then pass "$name"
+    else fail "$name" "$(tail -n 3 "$TMP/py")"; fi
+}
+
+run simulate --fair-sharing -o json "$SAMPLES"
+if check_rc "simulate --fair-sharing json" 0; then
+    check_fs_json "simulate --fair-sharing json: weightedShare and cohorts" 1
+    cp "$TMP/out" "$TMP/fs.json"
+fi
+
+run simulate --config "$TMP/fs-config.yaml" -o json "$SAMPLES"
+if check_rc "simulate --config with fairSharing" 0; then
+    check_fs_json "simulate --config with fairSharing: weightedShare and cohorts" 1
+    if [ -s "$TMP/err" ]; then fail "simulate --config: no warnings" "stderr not empty"
+    else pass "simulate --config: no warnings"; fi
+    if cmp -s "$TMP/out" "$TMP/fs.json"; then pass "--config fairSharing = --fair-sharing"
+    else fail "--config fairSharing = --fair-sharing" "results differ"; fi
+fi
+
+run simulate --config "$TMP/plain-config.yaml" -o json "$SAMPLES"
+if check_rc "simulate --config without fairSharing" 0; then
+    check_fs_json "simulate --config without fairSharing: classic shape" 0
+fi
+
+run simulate --config "$TMP/plain-config.yaml" --fair-sharing -o json "$SAMPLES"
+if check_rc "simulate --fair-sharing overrides the Configuration" 0; then
+    check_fs_json "simulate --fair-sharing overrides the Configuration" 1
+fi
+
+# A Configuration among the inputs is honoured without --config ...
+mkdir -p "$TMP/with-config"
+cp "$SAMPLES"/*.yaml "$TMP/with-config/"
+cp "$TMP/fs-config.yaml" "$TMP/with-config/99-config.yaml"
+run simulate -o json "$TMP/with-config"
+if check_rc "Configuration among the inputs" 0; then
+    check_fs_json "Configuration among the inputs turns fair sharing on" 1
+fi
+# ... and ignored, with a warning, when --config is given.
+run simulate --config "$TMP/plain-config.yaml" -o json "$TMP/with-config"
+if check_rc "--config wins over an input Configuration" 0; then
+    check_fs_json "--config wins over an input Configuration" 0
+    if err_has '^cueue: warning: .*99-config\.yaml:[0-9]+: Configuration ignored: --config'; then
+        pass "--config: the input Configuration is ignored with a warning"
+    else fail "--config: the input Configuration is ignored with a warning" "no warning"; fi
+fi
+cp "$TMP/plain-config.yaml" "$TMP/with-config/98-config.yaml"
+run simulate -o json "$TMP/with-config"
+if check_rc "two Configurations among the inputs" 2; then
+    if err_has '2 Configurations among the inputs' && [ ! -s "$TMP/out" ]; then
+        pass "two Configurations among the inputs"
+    else fail "two Configurations among the inputs" "want an error and empty stdout"; fi
+fi
+
+run simulate --fair-sharing -o yaml "$SAMPLES"
+if check_rc "simulate --fair-sharing yaml" 0; then
+    nfs=$(grep -c '^  fairSharing:$' "$TMP/out")
+    ncq=$(grep -c '^kind: ClusterQueue$' "$TMP/out")
+    nco=$(grep -c '^kind: Cohort$' "$TMP/out")
+    if [ "$nfs" = $((ncq + nco)) ] && out_has '^    weightedShare: [0-9]+$'; then
+        pass "simulate --fair-sharing yaml: status.fairSharing.weightedShare"
+    else fail "simulate --fair-sharing yaml: status.fairSharing.weightedShare" "fairSharing=$nfs cq=$ncq cohort=$nco"; fi
+fi
+
+run simulate --fair-sharing "$SAMPLES"
+if check_rc "simulate --fair-sharing table" 0; then
+    if out_has '^  weighted share: [0-9]+$'; then pass "simulate --fair-sharing table"
+    else fail "simulate --fair-sharing table" "no weighted share line"; fi
+fi
+
+run simulate --config "$TMP/bad-strategies.yaml" "$SAMPLES"
+if check_rc "bad --config: strategies" 2; then
+    if [ ! -s "$TMP/out" ] && err_has 'bad-strategies\.yaml' &&
+        err_has 'fairSharing\.preemptionStrategies' && err_has 'allowed lists'; then
+        pass "bad --config: strategies"
+    else fail "bad --config: strategies" "want the file, the field and the problem"; fi
+fi
+
+run simulate --config "$TMP/bad-duration.yaml" "$SAMPLES"
+if check_rc "bad --config: duration" 2; then
+    if [ ! -s "$TMP/out" ] && err_has 'bad-duration\.yaml' &&
+        err_has 'admissionFairSharing\.usageHalfLifeTime' && err_has '7days'; then
+        pass "bad --config: duration"
+    else fail "bad --config: duration" "want the file, the field and the value"; fi
+fi
+
+run simulate --config "$SAMPLES/20-clusterqueues.yaml" "$SAMPLES"
+if check_rc "--config with no Configuration" 2; then
+    if err_has '20-clusterqueues\.yaml: --config needs a file holding one Kueue Configuration'; then
+        pass "--config with no Configuration"
+    else fail "--config with no Configuration" "no message"; fi
+fi
+
+run simulate --config "$TMP/nope.yaml" "$SAMPLES"
+if check_rc "--config missing file" 2; then
+    if err_has 'nope\.yaml' && [ ! -s "$TMP/out" ]; then pass "--config missing file"
+    else fail "--config missing file" "want a message naming the file"; fi
+fi
+
+run simulate --config "$TD/syntax-error.yaml" "$SAMPLES"
+if check_rc "--config syntax error" 2; then
+    if err_has 'syntax-error\.yaml:[0-9]+:[0-9]+: '; then pass "--config syntax error"
+    else fail "--config syntax error" "want FILE:LINE:COLUMN:"; fi
+fi
+
+run simulate --config "$TMP/fs-config.yaml" --config "$TMP/plain-config.yaml" "$SAMPLES"
+if check_rc "--config twice" 2; then
+    if err_has 'given twice'; then pass "--config twice"; else fail "--config twice" "no message"; fi
 fi
 
 # ---- bad inputs ----

@@ -177,7 +177,7 @@ static cu_node *json_workload(sim_tb *tb, const cu_wl_info *wi)
     return w;
 }
 
-static cu_node *json_cq(sim_tb *tb, const cu_cq_info *ci)
+static cu_node *json_cq(sim_tb *tb, const cu_cq_info *ci, int fs)
 {
     cu_node *c = tb_map(tb);
     tb_set(tb, c, "name", tb_str(tb, ci->name));
@@ -196,10 +196,21 @@ static cu_node *json_cq(sim_tb *tb, const cu_cq_info *ci)
         tb_push(tb, us, e);
     }
     tb_set(tb, c, "usage", us);
+    if (fs)
+        tb_set(tb, c, "weightedShare", tb_int(tb, ci->weighted_share));
     return c;
 }
 
-static cu_err render_json(cu_engine *e, cu_arena *a, cu_buf *out)
+static cu_node *json_cohort(sim_tb *tb, const cu_cohort_info *hi)
+{
+    cu_node *c = tb_map(tb);
+    tb_set(tb, c, "name", tb_str(tb, hi->name));
+    tb_set(tb, c, "parent", tb_str(tb, hi->parent));
+    tb_set(tb, c, "weightedShare", tb_int(tb, hi->weighted_share));
+    return c;
+}
+
+static cu_err render_json(cu_engine *e, cu_arena *a, int fs, cu_buf *out)
 {
     sim_tb tb = { a, 0 };
     cu_node *root = tb_map(&tb);
@@ -210,13 +221,23 @@ static cu_err render_json(cu_engine *e, cu_arena *a, cu_buf *out)
     cu_node *cqs = tb_seq(&tb);
     n = cu_engine_ncqs(e);
     for (size_t i = 0; i < n && !tb.failed; i++)
-        tb_push(&tb, cqs, json_cq(&tb, cu_engine_cq_info(e, i)));
+        tb_push(&tb, cqs, json_cq(&tb, cu_engine_cq_info(e, i), fs));
+    cu_node *cos = NULL;
+    if (fs) {
+        cos = tb_seq(&tb);
+        n = cu_engine_ncohorts(e);
+        for (size_t i = 0; i < n && !tb.failed; i++)
+            tb_push(&tb, cos, json_cohort(&tb, cu_engine_cohort_info(e, i)));
+    }
     if (tb.failed)
         return CU_ENOMEM;
     sort_seq(wls);
     sort_seq(cqs);
+    sort_seq(cos);
     tb_set(&tb, root, "workloads", wls);
     tb_set(&tb, root, "clusterQueues", cqs);
+    if (fs)
+        tb_set(&tb, root, "cohorts", cos);
     if (tb.failed)
         return CU_ENOMEM;
     cu_err err = cu_node_emit_json(root, out, 2);
@@ -287,7 +308,15 @@ static cu_node *yaml_flavors(sim_tb *tb, const cu_fr_usage *usage, size_t n, int
     return seq;
 }
 
-static cu_node *yaml_cq(sim_tb *tb, const cu_cq_info *ci, int64_t now)
+/* status.fairSharing: {weightedShare: N} */
+static cu_node *yaml_fair_sharing(sim_tb *tb, int64_t weighted_share)
+{
+    cu_node *fs = tb_map(tb);
+    tb_set(tb, fs, "weightedShare", tb_int(tb, weighted_share));
+    return fs;
+}
+
+static cu_node *yaml_cq(sim_tb *tb, const cu_cq_info *ci, int fs, int64_t now)
 {
     cu_node *o = yaml_obj(tb, "ClusterQueue", NULL, ci->name);
     cu_node *st = tb_map(tb);
@@ -304,6 +333,18 @@ static cu_node *yaml_cq(sim_tb *tb, const cu_cq_info *ci, int64_t now)
     else
         tb_push(tb, conds, yaml_cond(tb, "Active", 0, ci->reason, ci->message, now));
     tb_set(tb, st, "conditions", conds);
+    if (fs)
+        tb_set(tb, st, "fairSharing", yaml_fair_sharing(tb, ci->weighted_share));
+    tb_set(tb, o, "status", st);
+    return o;
+}
+
+/* A Cohort object: its status has only fairSharing in Kueue. */
+static cu_node *yaml_cohort(sim_tb *tb, const cu_cohort_info *hi)
+{
+    cu_node *o = yaml_obj(tb, "Cohort", NULL, hi->name);
+    cu_node *st = tb_map(tb);
+    tb_set(tb, st, "fairSharing", yaml_fair_sharing(tb, hi->weighted_share));
     tb_set(tb, o, "status", st);
     return o;
 }
@@ -326,6 +367,41 @@ static cu_node *yaml_lq(sim_tb *tb, const cu_lq_info *li, int64_t now)
     tb_set(tb, st, "conditions", conds);
     tb_set(tb, o, "status", st);
     return o;
+}
+
+/* The conditions an eviction leaves, as Kueue writes them:
+ *  - while the victim still holds quota (evicting): Evicted=True with the
+ *    eviction reason and, for a preemption, Preempted=True with the
+ *    preemption reason; both carry the eviction message;
+ *  - once the quota is released and the workload is pending again, the
+ *    same two stay True (until it is admitted again) and Requeued is set:
+ *    True for a preemption, False (reason = the eviction reason) for the
+ *    others (stopped queues, deactivation), which wait to be restarted;
+ *  - when it is admitted again, Evicted and Preempted turn False with
+ *    reason QuotaReserved and the message "Previously: <message>";
+ *    Requeued stays as it was. */
+static void yaml_eviction_conds(sim_tb *tb, cu_node *conds, const cu_wl_info *wi, int64_t now)
+{
+    if (!wi->evicted_reason)
+        return;
+    const char *msg = wi->evicted_message ? wi->evicted_message : "";
+    int64_t at = wi->evicted_at_ms ? wi->evicted_at_ms : now;
+    int preempted = strcmp(wi->evicted_reason, "Preempted") == 0;
+    if (wi->admitted && !wi->evicting) {
+        /* admitted again after the eviction */
+        int64_t adm = wi->admitted_at_ms ? wi->admitted_at_ms : now;
+        char *prev = cu_arena_printf(tb->a, "Previously: %s", msg);
+        tb_push(tb, conds, yaml_cond(tb, "Evicted", 0, "QuotaReserved", prev, adm));
+        if (wi->preempted_reason)
+            tb_push(tb, conds, yaml_cond(tb, "Preempted", 0, "QuotaReserved", prev, adm));
+        tb_push(tb, conds, yaml_cond(tb, "Requeued", preempted, wi->evicted_reason, msg, at));
+        return;
+    }
+    tb_push(tb, conds, yaml_cond(tb, "Evicted", 1, wi->evicted_reason, msg, at));
+    if (wi->preempted_reason)
+        tb_push(tb, conds, yaml_cond(tb, "Preempted", 1, wi->preempted_reason, msg, at));
+    if (!wi->admitted)
+        tb_push(tb, conds, yaml_cond(tb, "Requeued", preempted, wi->evicted_reason, msg, at));
 }
 
 static cu_node *yaml_wl(sim_tb *tb, const cu_wl_info *wi, int64_t now)
@@ -358,7 +434,12 @@ static cu_node *yaml_wl(sim_tb *tb, const cu_wl_info *wi, int64_t now)
         tb_push(tb, conds, yaml_cond(tb, "QuotaReserved", 0,
                                      wi->reason ? wi->reason : "Pending",
                                      wi->message, now));
+        if (wi->evicted_reason)
+            tb_push(tb, conds, yaml_cond(tb, "Admitted", 0, "NoReservation",
+                                         "The workload has no reservation",
+                                         wi->evicted_at_ms ? wi->evicted_at_ms : now));
     }
+    yaml_eviction_conds(tb, conds, wi, now);
     if (wi->finished && wi->obj) {
         const cu_condition *f = cu_workload_cond(wi->obj, "Finished");
         if (f)
@@ -387,13 +468,21 @@ static cu_err emit_stream(const cu_node *seq, cu_buf *out, int *first)
     return CU_OK;
 }
 
-static cu_err render_yaml(cu_engine *e, cu_arena *a, int64_t now, cu_buf *out)
+static cu_err render_yaml(cu_engine *e, cu_arena *a, int fs, int64_t now, cu_buf *out)
 {
     sim_tb tb = { a, 0 };
-    cu_node *cqs = tb_seq(&tb), *lqs = tb_seq(&tb), *wls = tb_seq(&tb);
+    cu_node *cqs = tb_seq(&tb), *cos = tb_seq(&tb), *lqs = tb_seq(&tb), *wls = tb_seq(&tb);
     size_t n = cu_engine_ncqs(e);
     for (size_t i = 0; i < n && !tb.failed; i++)
-        tb_push(&tb, cqs, yaml_cq(&tb, cu_engine_cq_info(e, i), now));
+        tb_push(&tb, cqs, yaml_cq(&tb, cu_engine_cq_info(e, i), fs, now));
+    /* Cohort objects only: an implicit cohort (named by a ClusterQueue,
+     * no Cohort object) has nowhere to write a status */
+    n = fs ? cu_engine_ncohorts(e) : 0;
+    for (size_t i = 0; i < n && !tb.failed; i++) {
+        const cu_cohort_info *hi = cu_engine_cohort_info(e, i);
+        if (hi->obj)
+            tb_push(&tb, cos, yaml_cohort(&tb, hi));
+    }
     n = cu_engine_nlqs(e);
     for (size_t i = 0; i < n && !tb.failed; i++)
         tb_push(&tb, lqs, yaml_lq(&tb, cu_engine_lq_info(e, i), now));
@@ -403,10 +492,13 @@ static cu_err render_yaml(cu_engine *e, cu_arena *a, int64_t now, cu_buf *out)
     if (tb.failed)
         return CU_ENOMEM;
     sort_seq(cqs);
+    sort_seq(cos);
     sort_seq(lqs);
     sort_seq(wls);
     int first = 1;
     cu_err err = emit_stream(cqs, out, &first);
+    if (!err)
+        err = emit_stream(cos, out, &first);
     if (!err)
         err = emit_stream(lqs, out, &first);
     if (!err)
@@ -464,6 +556,12 @@ static const char *table_podsets(cu_arena *a, const cu_wl_info *wi)
     return s ? s : "";
 }
 
+/* "once", "2 times", ... */
+static const char *table_times(cu_arena *a, int n)
+{
+    return n == 1 ? "once" : cu_arena_printf(a, "%d times", n);
+}
+
 static int cq_known(char **names, size_t n, const char *cq)
 {
     for (size_t i = 0; cq && i < n; i++)
@@ -498,11 +596,18 @@ static size_t table_workloads(cu_engine *e, cu_arena *a, cu_buf *out, const char
                 const char *what;
                 if (wi->admitted) {
                     what = table_podsets(a, wi);
-                    if (wi->evictions)
-                        what = cu_arena_printf(a, "%s  (evicted %d times before)",
-                                               what, wi->evictions);
+                    if (wi->evicting)
+                        what = cu_arena_printf(a, "%s  (being evicted: %s)", what,
+                                               wi->evicted_reason ? wi->evicted_reason
+                                                                  : "Evicted");
+                    else if (wi->evictions)
+                        what = cu_arena_printf(a, "%s  (evicted %s before)", what,
+                                               table_times(a, wi->evictions));
                 } else {
                     what = wi->message ? wi->message : "(no reason given)";
+                    if (wi->evictions)
+                        what = cu_arena_printf(a, "%s  (evicted %s)", what,
+                                               table_times(a, wi->evictions));
                 }
                 cu_buf_printf(out, "  %-9s %-*s  %s\n", admitted ? "admitted:" : "pending:",
                               (int)width, full ? full : wi->name, what ? what : "");
@@ -512,7 +617,7 @@ static size_t table_workloads(cu_engine *e, cu_arena *a, cu_buf *out, const char
     return count;
 }
 
-static cu_err render_table(cu_engine *e, cu_arena *a, cu_buf *out)
+static cu_err render_table(cu_engine *e, cu_arena *a, int fs, cu_buf *out)
 {
     size_t ncq = cu_engine_ncqs(e);
     char **names = cu_arena_alloc(a, (ncq + 1) * sizeof(*names));
@@ -551,6 +656,10 @@ static cu_err render_table(cu_engine *e, cu_arena *a, cu_buf *out)
         cu_buf_printf(out, "  %d admitted, %d pending\n", ci->admitted, ci->pending);
         if (!ci->active && ci->message)
             cu_buf_printf(out, "  %s\n", ci->message);
+        if (fs && ci->weighted_share == INT64_MAX)
+            cu_buf_puts(out, "  weighted share: 9223372036854775807 (weight 0 and borrowing)\n");
+        else if (fs)
+            cu_buf_printf(out, "  weighted share: %lld\n", (long long)ci->weighted_share);
         if (ci->nusage == 0) {
             cu_buf_puts(out, "  (no quota)\n");
         } else {
@@ -604,23 +713,76 @@ cu_err cu_sim_render(cu_engine *e, const cu_world *w, const cu_sim_opts *opts, c
     cu_arena a;
     cu_arena_init(&a, 0);
     cu_sim_format fmt = opts ? opts->format : CU_SIM_TABLE;
+    int fs = opts ? opts->fair_sharing : 0;
     cu_err err;
     switch (fmt) {
     case CU_SIM_JSON:
-        err = render_json(e, &a, out);
+        err = render_json(e, &a, fs, out);
         break;
     case CU_SIM_YAML:
-        err = render_yaml(e, &a, sim_now(opts), out);
+        err = render_yaml(e, &a, fs, sim_now(opts), out);
         break;
     case CU_SIM_TABLE:
     default:
-        err = render_table(e, &a, out);
+        err = render_table(e, &a, fs, out);
         break;
     }
     cu_arena_free(&a);
     if (!err && out->failed)
         err = CU_ENOMEM;
     return err;
+}
+
+/* Counts the objects of w other than Configurations. */
+static size_t world_nobjects(const cu_world *w)
+{
+    return w->flavors.n + w->cqs.n + w->cohorts.n + w->lqs.n + w->workloads.n + w->wpcs.n +
+           w->pcs.n + w->namespaces.n;
+}
+
+/* Reads the --config file into cw and points *out at its Configuration.
+ * The file must hold exactly one Configuration and nothing else. */
+static cu_err sim_load_config(cu_world *cw, const char *path, const cu_config **out, cu_diag *d)
+{
+    cu_err err = cu_world_load(cw, &path, 1, d);
+    if (err)
+        return err;
+    if (cw->configs.n != 1 || world_nobjects(cw) != 0) {
+        cu_diag_error(d, "%s: --config needs a file holding one Kueue Configuration "
+                         "(apiVersion config.kueue.x-k8s.io/v1beta2 or v1beta1, kind "
+                         "Configuration); found %zu Configuration(s) and %zu other object(s)",
+                      path, cw->configs.n, world_nobjects(cw));
+        return CU_EINVAL;
+    }
+    *out = cw->configs.items[0];
+    return CU_OK;
+}
+
+/* Picks the Configuration for the run: the --config one (cfg already
+ * set), else the only one among the inputs. */
+static cu_err sim_pick_config(const cu_world *w, const char *config_path,
+                              const cu_config **cfg, cu_diag *d)
+{
+    if (config_path) {
+        for (size_t i = 0; i < w->configs.n; i++) {
+            const cu_meta *m = &w->configs.items[i]->meta;
+            cu_diag_warn(d, "%s:%d: Configuration ignored: --config %s is used instead",
+                         m->file ? m->file : "<input>", m->line, config_path);
+        }
+        return CU_OK;
+    }
+    if (w->configs.n == 1) {
+        *cfg = w->configs.items[0];
+    } else if (w->configs.n > 1) {
+        cu_diag_error(d, "%zu Configurations among the inputs (%s and %s%s); keep one, or "
+                         "choose one with --config",
+                      w->configs.n,
+                      w->configs.items[0]->meta.file ? w->configs.items[0]->meta.file : "<input>",
+                      w->configs.items[1]->meta.file ? w->configs.items[1]->meta.file : "<input>",
+                      w->configs.n > 2 ? ", ..." : "");
+        return CU_EINVAL;
+    }
+    return CU_OK;
 }
 
 cu_err cu_sim_run(const char *const *paths, size_t npaths, const cu_sim_opts *opts,
@@ -630,9 +792,12 @@ cu_err cu_sim_run(const char *const *paths, size_t npaths, const cu_sim_opts *op
     if (!opts)
         opts = &defaults;
     int64_t now = sim_now(opts);
-    cu_world w;
+    cu_world w, cw;   /* the inputs, the --config file */
     cu_world_init(&w);
+    cu_world_init(&cw);
     cu_engine *e = NULL;
+    const cu_config *cfg = NULL;
+    cu_err cerr = opts->config_path ? sim_load_config(&cw, opts->config_path, &cfg, d) : CU_OK;
     cu_err err = cu_world_load(&w, paths, npaths, d);
     if (!err || err == CU_EINVAL) {
         /* objects that failed to decode were dropped; validate the rest
@@ -641,12 +806,25 @@ cu_err cu_sim_run(const char *const *paths, size_t npaths, const cu_sim_opts *op
         if (!err)
             err = verr;
     }
+    if (!err)
+        err = sim_pick_config(&w, opts->config_path, &cfg, d);
+    if (!err && cerr)
+        err = cerr;
     if (!err) {
         cu_engine_opts eo = { 0 };
         eo.clock.now_ms = cu_clock_fake_now;
         eo.clock.ud = &now;
         eo.one_head_per_cycle = opts->one_head_per_cycle;
-        eo.fair_sharing = opts->fair_sharing;
+        eo.fair_sharing = opts->fair_sharing || (cfg && cfg->fair_sharing);
+        if (cfg) {
+            eo.nstrategies = cfg->nstrategies;
+            for (size_t i = 0; i < cfg->nstrategies && i < 2; i++)
+                eo.strategies[i] = cfg->strategies[i];
+            eo.afs = cfg->afs;
+            eo.afs_half_life_ms = cfg->afs_half_life_ms;
+            eo.afs_sampling_ms = cfg->afs_sampling_ms;
+            eo.afs_weights = cfg->afs_weights.n ? &cfg->afs_weights : NULL;
+        }
         e = cu_engine_new(&eo);
         if (!e)
             err = CU_ENOMEM;
@@ -664,11 +842,15 @@ cu_err cu_sim_run(const char *const *paths, size_t npaths, const cu_sim_opts *op
         if (!err && !settled)
             cu_diag_warn(d, "the engine still made progress after %d cycles "
                             "(--max-cycles); the result is not a steady state", max);
-        if (!err)
-            err = cu_sim_render(e, &w, opts, out);
+        if (!err) {
+            cu_sim_opts ro = *opts;
+            ro.fair_sharing = opts->fair_sharing || (cfg && cfg->fair_sharing);
+            err = cu_sim_render(e, &w, &ro, out);
+        }
     }
     if (e)
         cu_engine_free(e);
     cu_world_free(&w);
+    cu_world_free(&cw);
     return err;
 }

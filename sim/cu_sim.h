@@ -14,17 +14,30 @@ typedef struct cu_sim_opts {
     int one_head_per_cycle;    /* run Kueue's exact one-head loop */
     int max_cycles;            /* 0 = default (100000) */
     int64_t now_ms;            /* simulated "now"; 0 = 2026-01-01T00:00:00Z */
-    int fair_sharing;          /* reserved for issue 3 */
+    int fair_sharing;          /* cu_sim_run: force Kueue's fair sharing on
+                                  (--fair-sharing), whatever the
+                                  Configuration says. cu_sim_render: render
+                                  the fair-sharing status (weightedShare,
+                                  cohorts) */
+    const char *config_path;   /* Kueue's controller Configuration file
+                                  (--config), or NULL. Without it, a
+                                  Configuration found among the inputs is
+                                  used; with it, those are ignored with a
+                                  warning */
 } cu_sim_opts;
 
-/* Loads paths, validates, runs the engine until nothing changes and
- * appends the rendering to out. Diagnostics (warnings too) go to d.
+/* Loads paths, validates, reads the controller Configuration (opts->
+ * config_path, else the one among the inputs; more than one among the
+ * inputs is an error), runs the engine with its fairSharing and
+ * admissionFairSharing settings until nothing changes and appends the
+ * rendering to out. Diagnostics (warnings too) go to d.
  * Returns CU_OK; CU_ESYNTAX or CU_EINVAL (nothing rendered) on bad input;
  * CU_ENOMEM. Borrows everything. */
 cu_err cu_sim_run(const char *const *paths, size_t npaths,
                   const cu_sim_opts *opts, cu_buf *out, cu_diag *d);
 
-/* Renders an engine's current state (after cu_engine_run) into out. */
+/* Renders an engine's current state (after cu_engine_run) into out; the
+ * fair-sharing fields only when opts->fair_sharing is set. */
 cu_err cu_sim_render(cu_engine *e, const cu_world *w, const cu_sim_opts *opts,
                      cu_buf *out);
 
