@@ -765,6 +765,13 @@ static cu_err place_wl(cu_engine *e, ewl *w, cu_diag *d)
         w->lq = cu_strmap_get(&e->lq_map, buf);
     }
     if (cu_workload_has_quota(o)) {
+        /* its priority matters when it is a preemption candidate */
+        int32_t prio = 0;
+        if (o->has_priority)
+            prio = o->priority;
+        else if (e->world)
+            cu_workload_priority(e->world, o, &prio, d);
+        w->qi.prio = prio;
         cu_err err = preadmitted(e, w);
         if (err)
             return err;
