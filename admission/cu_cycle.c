@@ -301,23 +301,23 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
             int may_reclaim = 0;
             int lvl = cu_quota_borrow_level_ex(c->node, (size_t)fr, val, &may_reclaim);
             int64_t avail = cu_quota_available(c->node, (size_t)fr);
-            if (lvl > borrow)
-                borrow = lvl;
-            if (val <= avail)
+            if (val <= avail) {
+                if (lvl > borrow)
+                    borrow = lvl;
                 continue;
+            }
             sl_add(ar, reasons, cu_arena_printf(ar, "insufficient unused quota for %s in flavor %s, %s more needed",
                                                  rname, fl->name,
                                                  qty(e, items[i].res, cu_qty_sat_sub(val, avail), b1, sizeof b1)));
             if (R_WAITING_FOR_QUOTA < least)
                 least = R_WAITING_FOR_QUOTA;
             int m = MODE_NOFIT;
+            int level = lvl; /* a preempting flavor counts the level after preemption */
             if (val <= c->node->nominal[fr] || may_reclaim ||
-                c->obj->preemption.within_cq != CU_PP_NEVER || can_preempt_while_borrowing(e, c)) {
-                int after = 0;
-                m = cu_preempt_oracle(e, c, w, fr, val, &after);
-                if (after > borrow)
-                    borrow = after;
-            }
+                c->obj->preemption.within_cq != CU_PP_NEVER || can_preempt_while_borrowing(e, c))
+                m = cu_preempt_oracle(e, c, w, fr, val, &level);
+            if (level > borrow)
+                borrow = level;
             if (m < mode)
                 mode = m;
         }

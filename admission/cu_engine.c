@@ -53,6 +53,7 @@ cu_engine *cu_engine_new(const cu_engine_opts *opts)
     cu_strmap_init(&e->ns_map);
     cu_arena_init(&e->arena, 64 * 1024);
     cu_arena_init(&e->cycle, 64 * 1024);
+    cu_arena_init(&e->scratch, 64 * 1024);
     cu_arena_init(&e->varena, 64 * 1024);
     e->views_dirty = 1;
     return e;
@@ -129,7 +130,13 @@ void cu_engine_free(cu_engine *e)
     cu_strmap_free(&e->ns_map);
     cu_arena_free(&e->arena);
     cu_arena_free(&e->cycle);
+    cu_arena_free(&e->scratch);
     cu_arena_free(&e->varena);
+    free(e->drs_ratio);
+    free(e->drs_gen);
+    free(e->drs_valid);
+    free(e->lendable);
+    free(e->lendable_ok);
     free(e);
 }
 

@@ -136,6 +136,12 @@ struct cu_engine {
     int ntrees;
     cu_arena arena;                 /* long-lived strings */
     cu_arena cycle;                 /* per-round memory */
+    cu_arena scratch;               /* per-search memory (preemption, tournament) */
+    /* fair sharing caches: DRS by node (CQs, then cohorts), valid while
+     * the node's gen is unchanged; lendable per node and resource
+     * (depends on quotas only) */
+    double *drs_ratio; uint64_t *drs_gen; uint8_t *drs_valid;
+    double *lendable; uint8_t *lendable_ok;
     /* views */
     int views_dirty;
     cu_arena varena;

@@ -22,11 +22,75 @@ typedef struct drs {
     int64_t weight;    /* milli */
 } drs;
 
-static drs node_drs(const cu_engine *e, const cu_qnode *n)
+/* Cache slot of node n: ClusterQueues first, then cohorts. */
+static size_t slot(const cu_engine *e, const cu_qnode *n)
+{
+    return n->is_cq ? (size_t)n->id : e->cqs.n + (size_t)n->id;
+}
+
+static int ensure_caches(cu_engine *e)
+{
+    if (e->drs_ratio)
+        return 1;
+    size_t nodes = e->cqs.n + e->cohorts.n + 1, nres = e->res_names.n + 1;
+    e->drs_ratio = calloc(nodes, sizeof(double));
+    e->drs_gen = calloc(nodes, sizeof(uint64_t));
+    e->drs_valid = calloc(nodes, 1);
+    e->lendable = calloc(nodes * nres, sizeof(double));
+    e->lendable_ok = calloc(nodes, 1);
+    return e->drs_ratio && e->drs_gen && e->drs_valid && e->lendable && e->lendable_ok;
+}
+
+/* What n's parent can lend of each resource: sum over the flavors of the
+ * tree of potentialAvailable(parent). Depends on quotas only. */
+static const double *lendable_of(cu_engine *e, const cu_qnode *n)
+{
+    size_t nres = e->res_names.n + 1, k = slot(e, n);
+    double *l = &e->lendable[k * nres];
+    if (e->lendable_ok[k])
+        return l;
+    const cu_qnode *root = n;
+    while (root->parent)
+        root = root->parent;
+    for (size_t r = 0; r < nres; r++)
+        l[r] = 0;
+    for (size_t fr = 0; fr < n->nfr; fr++) {
+        if (!root->subtree[fr] && !root->declared[fr])
+            continue;
+        l[e->fr_res[fr]] += (double)cu_quota_potential(n->parent, fr);
+    }
+    e->lendable_ok[k] = 1;
+    return l;
+}
+
+static drs node_drs_raw(cu_engine *e, const cu_qnode *n);
+
+static drs node_drs(const cu_engine *ce, const cu_qnode *n)
+{
+    cu_engine *e = (cu_engine *)ce; /* caches only */
+    drs d = {0.0, n->fs_weight};
+    if (!n->parent)
+        return d;
+    if (!ensure_caches(e))
+        return node_drs_raw(e, n);
+    size_t k = slot(e, n);
+    if (e->drs_valid[k] && e->drs_gen[k] == n->gen) {
+        d.ratio = e->drs_ratio[k];
+        return d;
+    }
+    d = node_drs_raw(e, n);
+    e->drs_ratio[k] = d.ratio;
+    e->drs_gen[k] = n->gen;
+    e->drs_valid[k] = 1;
+    return d;
+}
+
+static drs node_drs_raw(cu_engine *e, const cu_qnode *n)
 {
     drs d = {0.0, n->fs_weight};
     if (!n->parent)
         return d;
+    const double *lend = e->lendable_ok && ensure_caches(e) ? lendable_of(e, n) : NULL;
     const cu_qnode *root = n;
     while (root->parent)
         root = root->parent;
@@ -47,12 +111,16 @@ static drs node_drs(const cu_engine *e, const cu_qnode *n)
         }
         if (!any)
             continue;
-        for (size_t fr = 0; fr < n->nfr; fr++) {
-            if (e->fr_res[fr] != (int)r)
-                continue;
-            if (!root->subtree[fr] && !root->declared[fr])
-                continue;
-            lendable += (double)cu_quota_potential(n->parent, fr);
+        if (lend) {
+            lendable = lend[r];
+        } else {
+            for (size_t fr = 0; fr < n->nfr; fr++) {
+                if (e->fr_res[fr] != (int)r)
+                    continue;
+                if (!root->subtree[fr] && !root->declared[fr])
+                    continue;
+                lendable += (double)cu_quota_potential(n->parent, fr);
+            }
         }
         if (lendable <= 0)
             continue;
@@ -175,7 +243,7 @@ static entry *tournament(cu_engine *e, const cu_qnode *cohort, entry **cand, siz
                 }
         } else {
             size_t m = 0;
-            entry **sub = cu_arena_alloc(&e->cycle, (ncand ? ncand : 1) * sizeof(entry *));
+            entry **sub = cu_arena_alloc(&e->scratch, (ncand ? ncand : 1) * sizeof(entry *));
             if (!sub)
                 return NULL;
             for (size_t j = 0; j < ncand; j++)
@@ -206,7 +274,7 @@ static int fs_pick(cu_engine *e, entry *ents, size_t n, int preemptors)
     if (first < 0)
         return -1;
     const cu_qnode *root = cu_quota_root(ents[first].cq->node);
-    entry **cand = cu_arena_alloc(&e->cycle, n * sizeof(entry *));
+    entry **cand = cu_arena_alloc(&e->scratch, n * sizeof(entry *));
     if (!cand)
         return first;
     size_t m = 0;
@@ -223,7 +291,10 @@ int cu_fs_next(cu_engine *e, entry *ents, size_t n)
     /* a workload whose preemptions released quota goes first, as in the
      * classic order (see cu_cycle.c entry_cmp) */
     int i = fs_pick(e, ents, n, 1);
-    return i >= 0 ? i : fs_pick(e, ents, n, 0);
+    if (i < 0)
+        i = fs_pick(e, ents, n, 0);
+    cu_arena_free(&e->scratch);
+    return i;
 }
 
 /* ---------------- fair-sharing preemption ---------------- */
@@ -412,7 +483,7 @@ static void regroup(fctx *f, fcand *list, size_t n)
 cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
                        const int64_t *amt, const int *frs, size_t nfrs, targets *out)
 {
-    cu_arena *ar = &e->cycle;
+    cu_arena *ar = &e->scratch;
     out->n = 0;
     out->t = NULL;
     fctx f;
@@ -563,7 +634,7 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
         cu_engine_apply_usage(e, f.targets[k], 1);
     if (!success)
         return CU_OK;
-    out->t = cu_arena_alloc(ar, f.nt * sizeof(target));
+    out->t = cu_arena_alloc(&e->cycle, f.nt * sizeof(target));
     if (!out->t)
         return CU_ENOMEM;
     for (size_t k = 0; k < f.nt; k++) {

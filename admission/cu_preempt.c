@@ -109,7 +109,7 @@ static int add_cand(pctx *p, ewl *v, ecq *q, const cu_qnode *lca, int variant, i
 {
     if (p->n == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 32;
-        cand *nc = cu_arena_alloc(&p->e->cycle, cap * sizeof(cand));
+        cand *nc = cu_arena_alloc(&p->e->scratch, cap * sizeof(cand));
         if (!nc)
             return -1;
         if (p->n)
@@ -210,7 +210,7 @@ static cu_err collect(pctx *p, int *n_hier, int *n_other)
     }
     size_t before = p->n;
     if (p->c->node->parent && q->preemption.reclaim != CU_PP_NEVER) {
-        int64_t *rem = cu_arena_alloc(&p->e->cycle, (p->nuse ? p->nuse : 1) * sizeof(int64_t));
+        int64_t *rem = cu_arena_alloc(&p->e->scratch, (p->nuse ? p->nuse : 1) * sizeof(int64_t));
         if (!rem)
             return CU_ENOMEM;
         if (p->nuse)
@@ -342,7 +342,7 @@ static cu_err classic(pctx *p, targets *out)
         attempts[na++] = 1;
         attempts[na++] = 0;
     }
-    cand **picked = cu_arena_alloc(&p->e->cycle, p->n * sizeof(cand *));
+    cand **picked = cu_arena_alloc(&p->e->scratch, p->n * sizeof(cand *));
     if (!picked)
         return CU_ENOMEM;
     size_t nt = 0;
@@ -361,8 +361,21 @@ static cu_err classic(pctx *p, targets *out)
     return CU_OK;
 }
 
+static cu_err targets_in(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr,
+                         int64_t val, targets *out);
+
 cu_err cu_preempt_targets(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr,
                           int64_t val, targets *out)
+{
+    /* everything but the result lives in the scratch arena, released
+     * here: a round with thousands of preemption searches stays small */
+    cu_err err = targets_in(e, c, w, a, only_fr, val, out);
+    cu_arena_free(&e->scratch);
+    return err;
+}
+
+static cu_err targets_in(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr,
+                         int64_t val, targets *out)
 {
     out->n = 0;
     out->t = NULL;
@@ -371,13 +384,13 @@ cu_err cu_preempt_targets(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_f
     p.e = e;
     p.c = c;
     p.w = w;
-    int *frs = cu_arena_alloc(&e->cycle, (a->nuse + 1) * sizeof(int));
+    int *frs = cu_arena_alloc(&e->scratch, (a->nuse + 1) * sizeof(int));
     if (!frs)
         return CU_ENOMEM;
     if (only_fr >= 0) {
         /* the oracle: only this flavor-resource, needing val */
-        int *one = cu_arena_alloc(&e->cycle, sizeof(int));
-        int64_t *amt = cu_arena_alloc(&e->cycle, sizeof(int64_t));
+        int *one = cu_arena_alloc(&e->scratch, sizeof(int));
+        int64_t *amt = cu_arena_alloc(&e->scratch, sizeof(int64_t));
         if (!one || !amt)
             return CU_ENOMEM;
         *one = only_fr;

@@ -118,6 +118,7 @@ void cu_quota_recompute(cu_qnode *n)
         }
         n->subtree[fr] = s;
     }
+    n->gen++;
 }
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -160,6 +161,7 @@ void cu_quota_add_usage(cu_qnode *n, size_t fr, int64_t v)
         int64_t local = cu_quota_local(n, fr);
         int64_t before = max64(0, cu_qty_sat_sub(n->usage[fr], local));
         n->usage[fr] = cu_qty_sat_add(n->usage[fr], v);
+        n->gen++;
         int64_t after = max64(0, cu_qty_sat_sub(n->usage[fr], local));
         v = after - before;
         n = n->parent;

@@ -33,6 +33,7 @@ struct cu_qnode {
     uint8_t *declared;       /* fr listed in this node's resourceGroups */
     int64_t fs_weight;       /* milli */
     int id;                  /* caller's index */
+    uint64_t gen;            /* bumped whenever usage or quota changes here */
 };
 
 /* Returns a new node with nfr zeroed slots (limits unset); caller frees
