@@ -14,6 +14,13 @@
  * makes no progress, and finally takes the workloads that were admitted
  * (cu_engine_take_admitted) to schedule their finishes.
  *
+ * Preemption (reclaimWithinCohort Any, withinClusterQueue LowerPriority,
+ * optionally fair sharing) is live: a preempted workload goes back to
+ * pending and starts its runtime over when admitted again. Each workload
+ * has an admission generation, bumped on every admission and eviction;
+ * a finish event of an older generation is dropped, so cu_engine_finish
+ * is only called on workloads the engine holds as admitted.
+ *
  * Only engine calls are timed (CLOCK_PROCESS_CPUTIME_ID); generation and
  * the driver's bookkeeping are not.
  */
@@ -386,8 +393,8 @@ static void bench_build_world(bench_run *br)
             cq->fungibility.when_can_borrow = CU_FUNG_MAY_STOP_SEARCH;
             cq->fungibility.when_can_preempt = CU_FUNG_TRY_NEXT_FLAVOR;
             cq->fungibility.preference = CU_PREF_UNSET;
-            /* As the generator sets them; the engine ignores them until
-             * preemption lands (issue 3). */
+            /* As the generator sets them; bench_check_policies reads
+             * them back from the engine after loading. */
             cq->preemption.reclaim = CU_PP_ANY;
             cq->preemption.within_cq = CU_PP_LOWER_PRIORITY;
             cq->preemption.borrow_policy = CU_PP_NEVER;
