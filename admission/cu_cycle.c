@@ -502,11 +502,18 @@ static cu_err nominate_assign(cu_engine *e, ecq *c, ewl *w, asg *out, targets *t
         free(w->plan);
         w->plan = NULL;
     }
+    e->oracle.valid = 0;
     assign(e, c, w, counts, out);
     if (preemptish(out->mode)) {
-        cu_err err = cu_preempt_targets(e, c, w, out, -1, 0, t);
-        if (err)
-            return err;
+        if (e->oracle.valid && e->oracle.w == w && e->oracle.c == c &&
+            e->oracle.round == e->round && out->nuse == 1 && out->fr[0] == e->oracle.fr &&
+            out->amt[0] == e->oracle.val) {
+            *t = e->oracle.t; /* the same search the oracle just ran */
+        } else {
+            cu_err err = cu_preempt_targets(e, c, w, out, -1, 0, t);
+            if (err)
+                return err;
+        }
     }
     if (out->mode == MODE_FIT || t->n || partial < 0)
         return CU_OK;

@@ -21,6 +21,10 @@ enum {
 
 typedef struct ewl ewl;
 
+/* Preemption targets: a victim and its Preempted reason. */
+typedef struct target { ewl *wl; const char *reason; } target;
+typedef struct targets { size_t n; target *t; } targets;
+
 typedef struct eflavor {
     const char *name;
     const cu_resource_flavor *obj;  /* NULL when missing */
@@ -137,6 +141,11 @@ struct cu_engine {
     cu_arena arena;                 /* long-lived strings */
     cu_arena cycle;                 /* per-round memory */
     cu_arena scratch;               /* per-search memory (preemption, tournament) */
+    unsigned fs_stamp;              /* fair-sharing picks so far */
+    struct {                        /* the last oracle search of this round */
+        const ewl *w; const ecq *c; int fr; int64_t val; unsigned round; int valid;
+        targets t;
+    } oracle;
     /* fair sharing caches: DRS by node (CQs, then cohorts), valid while
      * the node's gen is unchanged; lendable per node and resource
      * (depends on quotas only) */
@@ -171,8 +180,6 @@ typedef struct asg {
 #define PR_RECLAIM_WHILE_BORROWING "InCohortReclaimWhileBorrowing"
 #define PR_FAIR_SHARING "InCohortFairSharing"
 
-typedef struct target { ewl *wl; const char *reason; } target;
-typedef struct targets { size_t n; target *t; } targets;
 
 /* One head considered in a round. */
 typedef struct entry {
@@ -184,6 +191,8 @@ typedef struct entry {
     const char *msg;
     int reason;
     int done;         /* fair sharing: already processed */
+    /* fair sharing: value at one cohort level, cached within one pick */
+    unsigned vstamp; const void *vnode; double vratio; int64_t vweight; int vbor;
 } entry;
 
 /* Fair sharing: the index of the entry the tournament picks next among

@@ -203,11 +203,22 @@ typedef struct fsval { drs d; int bor; } fsval;
 static fsval entry_value(cu_engine *e, entry *en, const cu_qnode *cohort)
 {
     fsval v;
+    if (en->vstamp == e->fs_stamp && en->vnode == cohort) {
+        v.d.ratio = en->vratio;
+        v.d.weight = en->vweight;
+        v.bor = en->vbor;
+        return v;
+    }
     add_asg(e, en->cq, &en->a, 1);
     const cu_qnode *k = child_on_path(en->cq->node, cohort);
     v.d = node_drs(e, k);
     v.bor = borrowing_on(k, &en->a);
     add_asg(e, en->cq, &en->a, -1);
+    en->vstamp = e->fs_stamp;
+    en->vnode = cohort;
+    en->vratio = v.d.ratio;
+    en->vweight = v.d.weight;
+    en->vbor = v.bor;
     return v;
 }
 
@@ -227,33 +238,48 @@ static int fs_less(cu_engine *e, entry *a, entry *b, const cu_qnode *cohort)
     return strcmp(a->wl->key, b->wl->key) < 0;
 }
 
-/* Winner of the tournament below cohort among the given entries. */
+typedef struct tcand { entry *en; const cu_qnode *child; } tcand;
+
+static int tcand_cmp(const void *pa, const void *pb)
+{
+    const tcand *a = pa, *b = pb;
+    if (a->child != b->child)
+        return (uintptr_t)a->child < (uintptr_t)b->child ? -1 : 1;
+    return 0;
+}
+
+/* Winner of the tournament below cohort among the given entries: the
+ * entries are grouped by the child of cohort they sit under; a child
+ * cohort's group plays its own tournament first. */
 static entry *tournament(cu_engine *e, const cu_qnode *cohort, entry **cand, size_t ncand)
 {
+    if (!ncand)
+        return NULL;
+    tcand *t = cu_arena_alloc(&e->scratch, ncand * sizeof(tcand));
+    entry **sub = cu_arena_alloc(&e->scratch, ncand * sizeof(entry *));
+    if (!t || !sub)
+        return cand[0];
+    for (size_t j = 0; j < ncand; j++) {
+        t[j].en = cand[j];
+        t[j].child = child_on_path(cand[j]->cq->node, cohort);
+    }
+    qsort(t, ncand, sizeof(tcand), tcand_cmp);
     entry *best = NULL;
-    /* group candidates by the child of cohort they sit under */
-    for (size_t i = 0; i < cohort->nkids; i++) {
-        const cu_qnode *k = cohort->kids[i];
-        entry *winner = NULL;
-        if (k->is_cq) {
-            for (size_t j = 0; j < ncand; j++)
-                if (cand[j]->cq->node == k) {
-                    winner = cand[j];
-                    break;
-                }
+    for (size_t i = 0; i < ncand;) {
+        size_t j = i;
+        while (j < ncand && t[j].child == t[i].child)
+            j++;
+        entry *winner;
+        if (t[i].child->is_cq) {
+            winner = t[i].en; /* one entry per ClusterQueue in a round */
         } else {
-            size_t m = 0;
-            entry **sub = cu_arena_alloc(&e->scratch, (ncand ? ncand : 1) * sizeof(entry *));
-            if (!sub)
-                return NULL;
-            for (size_t j = 0; j < ncand; j++)
-                if (child_on_path(cand[j]->cq->node, cohort) == k)
-                    sub[m++] = cand[j];
-            if (m)
-                winner = tournament(e, k, sub, m);
+            for (size_t k = i; k < j; k++)
+                sub[k - i] = t[k].en;
+            winner = tournament(e, t[i].child, sub, j - i);
         }
         if (winner && (!best || fs_less(e, winner, best, cohort)))
             best = winner;
+        i = j;
     }
     return best;
 }
@@ -288,6 +314,7 @@ static int fs_pick(cu_engine *e, entry *ents, size_t n, int preemptors)
 
 int cu_fs_next(cu_engine *e, entry *ents, size_t n)
 {
+    e->fs_stamp++;
     /* a workload whose preemptions released quota goes first, as in the
      * classic order (see cu_cycle.c entry_cmp) */
     int i = fs_pick(e, ents, n, 1);

@@ -422,7 +422,17 @@ int cu_preempt_oracle(cu_engine *e, ecq *c, ewl *w, int fr, int64_t val, int *bo
     memset(&none, 0, sizeof(none));
     targets t;
     int may;
-    if (cu_preempt_targets(e, c, w, &none, fr, val, &t) != CU_OK || !t.n) {
+    cu_err err = cu_preempt_targets(e, c, w, &none, fr, val, &t);
+    /* remembered: for a workload using only this flavor-resource, the
+     * real search would repeat exactly this one (cu_cycle.c) */
+    e->oracle.w = w;
+    e->oracle.c = c;
+    e->oracle.fr = fr;
+    e->oracle.val = val;
+    e->oracle.round = e->round;
+    e->oracle.valid = err == CU_OK;
+    e->oracle.t = t;
+    if (err != CU_OK || !t.n) {
         *borrow = cu_quota_borrow_level_ex(c->node, (size_t)fr, val, &may);
         return MODE_NOCAND;
     }
