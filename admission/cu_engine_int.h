@@ -142,6 +142,8 @@ struct cu_engine {
     cu_arena cycle;                 /* per-round memory */
     cu_arena scratch;               /* per-search memory (preemption, tournament) */
     unsigned fs_stamp;              /* fair-sharing picks so far */
+    int overcommitted_input;        /* workloads admitted in the input exceed
+                                       some quota (e.g. after a quota cut) */
     struct {                        /* the last oracle search of this round */
         const ewl *w; const ecq *c; int fr; int64_t val; unsigned round; int valid;
         targets t;

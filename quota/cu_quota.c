@@ -194,10 +194,10 @@ int cu_quota_borrow_level_ex(const cu_qnode *n, size_t fr, int64_t v, int *may_r
 
 static cu_err check_node(const cu_qnode *n,
                          int64_t (*cq_usage)(const cu_qnode *, size_t, void *),
-                         void *ud, cu_diag *d)
+                         void *ud, int check_limits, cu_diag *d)
 {
     for (size_t i = 0; i < n->nkids; i++) {
-        cu_err err = check_node(n->kids[i], cq_usage, ud, d);
+        cu_err err = check_node(n->kids[i], cq_usage, ud, check_limits, d);
         if (err)
             return err;
     }
@@ -221,6 +221,8 @@ static cu_err check_node(const cu_qnode *n,
             return CU_EINVAL;
         }
     limits:
+        if (!check_limits)
+            continue;
         if (n->usage[fr] > 0 && n->usage[fr] > cu_quota_potential(n, fr)) {
             cu_diag_error(d, "%s %s: usage of fr %zu is %lld, above its maximum %lld", kind,
                           n->name, fr, (long long)n->usage[fr],
@@ -235,7 +237,7 @@ static cu_err check_node(const cu_qnode *n,
             return CU_EINVAL;
         }
     }
-    if (!n->parent) {
+    if (!n->parent && check_limits) {
         for (size_t fr = 0; fr < n->nfr; fr++) {
             if (n->usage[fr] > n->subtree[fr] && n->usage[fr] > 0) {
                 cu_diag_error(d, "%s %s: root usage of fr %zu is %lld, above its quota %lld",
@@ -252,5 +254,12 @@ cu_err cu_quota_check(const cu_qnode *root,
                       int64_t (*cq_usage)(const cu_qnode *n, size_t fr, void *ud),
                       void *ud, cu_diag *d)
 {
-    return check_node(root, cq_usage, ud, d);
+    return check_node(root, cq_usage, ud, 1, d);
+}
+
+cu_err cu_quota_check_ex(const cu_qnode *root,
+                         int64_t (*cq_usage)(const cu_qnode *n, size_t fr, void *ud),
+                         void *ud, int check_limits, cu_diag *d)
+{
+    return check_node(root, cq_usage, ud, check_limits, d);
 }

@@ -77,5 +77,11 @@ int cu_quota_borrow_level_ex(const cu_qnode *n, size_t fr, int64_t v, int *may_r
 cu_err cu_quota_check(const cu_qnode *root,
                       int64_t (*cq_usage)(const cu_qnode *n, size_t fr, void *ud),
                       void *ud, cu_diag *d);
+/* The same; check_limits 0 skips the checks against quotas and limits
+ * (usage bookkeeping only), for trees that were over quota from the
+ * start (workloads admitted before a quota cut). */
+cu_err cu_quota_check_ex(const cu_qnode *root,
+                         int64_t (*cq_usage)(const cu_qnode *n, size_t fr, void *ud),
+                         void *ud, int check_limits, cu_diag *d);
 
 #endif
