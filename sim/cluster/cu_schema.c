@@ -1,0 +1,977 @@
+/*
+ * cu_schema.c - structural openAPIV3Schema validation of custom resources,
+ * as kube-apiserver's apiextensions code does it: prune unknown fields,
+ * drop non-nullable nulls, apply defaults, then validate, reporting each
+ * problem with the full field path and kube-apiserver's wording
+ * (field.Error bodies around go-openapi messages such as
+ * "spec.x in body should be less than or equal to 16").
+ *
+ * Invariants:
+ *  - one walk over the object: at each object node unknown fields are
+ *    pruned and defaults set before its children are visited, so defaults
+ *    reach nested objects that exist (or that a default just created),
+ *    never objects that are absent;
+ *  - branches of anyOf/oneOf/allOf/not only validate: they never prune or
+ *    default (structural schemas keep those to the main branch);
+ *  - the schema is borrowed and never modified; the object is modified
+ *    only by pruning and defaulting.
+ *
+ * Simplifications: x-kubernetes-validations (CEL) rules are not evaluated;
+ * patterns are translated from ECMA-262 to POSIX ERE for the common subset
+ * (\d \w \s and their negations, escapes, classes, (?: ), lazy
+ * quantifiers); a pattern outside it (look-around, back-references, \b) is
+ * not enforced. Formats checked: date-time, date, uuid (and uuid3/4/5),
+ * ipv4, ipv6, cidr, hostname, mac, byte; others are accepted as kube-apiserver
+ * accepts unknown formats.
+ */
+#include "cu_schema.h"
+
+#include <arpa/inet.h>
+#include <math.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sv_ctx {
+    int strict;
+    int mutate;        /* 0 inside anyOf/oneOf/not branches */
+    cu_schema_err *errs;
+    size_t max, n;
+} sv_ctx;
+
+static void sv_err(sv_ctx *c, const char *field, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void sv_err(sv_ctx *c, const char *field, const char *type, const char *fmt, ...)
+{
+    if (c->n < c->max && c->errs) {
+        cu_schema_err *e = &c->errs[c->n];
+        snprintf(e->field, sizeof e->field, "%s", field);
+        snprintf(e->type, sizeof e->type, "%s", type);
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e->message, sizeof e->message, fmt, ap);
+        va_end(ap);
+    }
+    c->n++;
+}
+
+/* ---- json helpers ---- */
+
+static int is_obj(json_object *o) { return o && json_object_is_type(o, json_type_object); }
+static int is_arr(json_object *o) { return o && json_object_is_type(o, json_type_array); }
+static int is_str(json_object *o) { return o && json_object_is_type(o, json_type_string); }
+static int is_num(json_object *o)
+{
+    return o && (json_object_is_type(o, json_type_int) || json_object_is_type(o, json_type_double));
+}
+
+static json_object *sget(json_object *schema, const char *key)
+{
+    json_object *v = NULL;
+    if (!is_obj(schema) || !json_object_object_get_ex(schema, key, &v))
+        return NULL;
+    return v;
+}
+
+static int sbool(json_object *schema, const char *key)
+{
+    json_object *v = sget(schema, key);
+    return v && json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+}
+
+static const char *sstr(json_object *schema, const char *key)
+{
+    json_object *v = sget(schema, key);
+    return is_str(v) ? json_object_get_string(v) : NULL;
+}
+
+static int jv_equal(json_object *a, json_object *b)
+{
+    if (!a || !b)
+        return a == b;
+    if (is_num(a) && is_num(b)) {
+        if (json_object_is_type(a, json_type_int) && json_object_is_type(b, json_type_int))
+            return json_object_get_int64(a) == json_object_get_int64(b);
+        return json_object_get_double(a) == json_object_get_double(b);
+    }
+    json_type t = json_object_get_type(a);
+    if (t != json_object_get_type(b))
+        return 0;
+    switch (t) {
+    case json_type_boolean:
+        return json_object_get_boolean(a) == json_object_get_boolean(b);
+    case json_type_string:
+        return json_object_get_string_len(a) == json_object_get_string_len(b) &&
+               memcmp(json_object_get_string(a), json_object_get_string(b),
+                      (size_t)json_object_get_string_len(a)) == 0;
+    case json_type_array: {
+        size_t n = json_object_array_length(a);
+        if (n != json_object_array_length(b))
+            return 0;
+        for (size_t i = 0; i < n; i++)
+            if (!jv_equal(json_object_array_get_idx(a, i), json_object_array_get_idx(b, i)))
+                return 0;
+        return 1;
+    }
+    case json_type_object: {
+        if (json_object_object_length(a) != json_object_object_length(b))
+            return 0;
+        json_object_object_foreach(a, k, va) {
+            json_object *vb = NULL;
+            if (!json_object_object_get_ex(b, k, &vb) || !jv_equal(va, vb))
+                return 0;
+        }
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* The JSON type name kube-openapi reports for a value. */
+static const char *type_name(json_object *v)
+{
+    if (!v)
+        return "null";
+    switch (json_object_get_type(v)) {
+    case json_type_boolean: return "boolean";
+    case json_type_int: return "integer";
+    case json_type_double: return "number";
+    case json_type_string: return "string";
+    case json_type_array: return "array";
+    case json_type_object: return "object";
+    default: return "null";
+    }
+}
+
+/* Formats a number as Go's %v does for int64 and float64. */
+static void fmt_num(json_object *v, char *out, size_t n)
+{
+    if (json_object_is_type(v, json_type_int)) {
+        snprintf(out, n, "%lld", (long long)json_object_get_int64(v));
+        return;
+    }
+    double d = json_object_get_double(v);
+    if (d == floor(d) && fabs(d) < 1e21) {
+        snprintf(out, n, "%.0f", d);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(out, n, "%.*g", prec, d);
+        if (strtod(out, NULL) == d)
+            return;
+    }
+}
+
+/* Formats a bad value the way field.Error does: numbers and booleans
+ * plainly, strings quoted, everything else as JSON. */
+static void fmt_value(json_object *v, char *out, size_t n)
+{
+    if (is_num(v))
+        fmt_num(v, out, n);
+    else if (v && json_object_is_type(v, json_type_boolean))
+        snprintf(out, n, "%s", json_object_get_boolean(v) ? "true" : "false");
+    else
+        snprintf(out, n, "%s", v ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+                                                                       JSON_C_TO_STRING_NOSLASHESCAPE)
+                                 : "null");
+}
+
+static void quote_str(const char *s, char *out, size_t n)
+{
+    json_object *tmp = json_object_new_string(s);
+    snprintf(out, n, "%s", json_object_to_json_string_ext(tmp, JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(tmp);
+}
+
+/* ---- paths ---- */
+
+typedef struct sv_path {
+    char buf[256];
+    size_t len;
+} sv_path;
+
+static size_t path_push_key(sv_path *p, const char *key)
+{
+    size_t old = p->len;
+    int w = snprintf(p->buf + p->len, sizeof p->buf - p->len, "%s%s", p->len ? "." : "", key);
+    if (w > 0)
+        p->len = p->len + (size_t)w >= sizeof p->buf ? sizeof p->buf - 1 : p->len + (size_t)w;
+    return old;
+}
+
+static size_t path_push_idx(sv_path *p, size_t i)
+{
+    size_t old = p->len;
+    int w = snprintf(p->buf + p->len, sizeof p->buf - p->len, "[%zu]", i);
+    if (w > 0)
+        p->len = p->len + (size_t)w >= sizeof p->buf ? sizeof p->buf - 1 : p->len + (size_t)w;
+    return old;
+}
+
+static void path_pop(sv_path *p, size_t old)
+{
+    p->len = old;
+    p->buf[old] = '\0';
+}
+
+/* ---- ECMA-262 pattern -> POSIX ERE ---- */
+
+typedef struct rx_buf {
+    char *s;
+    size_t len, cap;
+    int bad;
+} rx_buf;
+
+static void rx_put(rx_buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (b->bad)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = (b->cap ? b->cap * 2 : 64) + n;
+        char *ns = realloc(b->s, cap);
+        if (!ns) {
+            b->bad = 1;
+            return;
+        }
+        b->s = ns;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n + 1);
+    b->len += n;
+}
+
+static void rx_putc(rx_buf *b, char ch)
+{
+    char s[2] = {ch, '\0'};
+    rx_put(b, s);
+}
+
+/* Translates a bracket expression starting after '['; returns the
+ * position after the closing ']' or NULL when unsupported. */
+static const char *rx_class(const char *p, rx_buf *b)
+{
+    int neg = 0, has_rbracket = 0, has_dash = 0, has_caret = 0;
+    rx_buf body = {0};
+    if (*p == '^') {
+        neg = 1;
+        p++;
+    }
+    while (*p && *p != ']') {
+        char lit = 0;
+        if (*p == '\\') {
+            p++;
+            switch (*p) {
+            case 'd': rx_put(&body, "0-9"); p++; continue;
+            case 'w': rx_put(&body, "A-Za-z0-9_"); p++; continue;
+            case 's': rx_put(&body, "[:space:]"); p++; continue;
+            case 'n': lit = '\n'; break;
+            case 't': lit = '\t'; break;
+            case 'r': lit = '\r'; break;
+            case 'D': case 'W': case 'S': case 'b': case 'u': case 'x': case '\0':
+                free(body.s);
+                return NULL;
+            default: lit = *p; break;
+            }
+            p++;
+        } else {
+            lit = *p++;
+        }
+        /* a range a-z keeps its shape; escaped ends were resolved above */
+        if (*p == '-' && p[1] && p[1] != ']') {
+            char hi = p[1];
+            if (hi == '\\') {
+                free(body.s);
+                return NULL;
+            }
+            char r[4] = {lit, '-', hi, '\0'};
+            if (lit == ']' || lit == '^' || lit == '-') {
+                free(body.s);
+                return NULL;
+            }
+            rx_put(&body, r);
+            p += 2;
+            continue;
+        }
+        if (lit == ']')
+            has_rbracket = 1;
+        else if (lit == '-')
+            has_dash = 1;
+        else if (lit == '^')
+            has_caret = 1;
+        else
+            rx_putc(&body, lit);
+    }
+    if (*p != ']') {
+        free(body.s);
+        return NULL;
+    }
+    rx_putc(b, '[');
+    if (neg)
+        rx_putc(b, '^');
+    if (has_rbracket)
+        rx_putc(b, ']');
+    if (body.s)
+        rx_put(b, body.s);
+    if (has_caret)
+        rx_putc(b, '^');
+    if (has_dash)
+        rx_putc(b, '-');
+    rx_putc(b, ']');
+    /* "[^]" or "[]" alone would be malformed */
+    if (!body.s && !has_rbracket && !has_dash && !has_caret) {
+        free(body.s);
+        return NULL;
+    }
+    free(body.s);
+    return p + 1;
+}
+
+/* Returns a malloc'd POSIX ERE for an ECMA-262 pattern, NULL if the
+ * pattern uses something outside the supported subset. */
+static char *rx_translate(const char *p)
+{
+    rx_buf b = {0};
+    while (*p && !b.bad) {
+        char ch = *p;
+        if (ch == '\\') {
+            p++;
+            switch (*p) {
+            case 'd': rx_put(&b, "[0-9]"); break;
+            case 'D': rx_put(&b, "[^0-9]"); break;
+            case 'w': rx_put(&b, "[A-Za-z0-9_]"); break;
+            case 'W': rx_put(&b, "[^A-Za-z0-9_]"); break;
+            case 's': rx_put(&b, "[[:space:]]"); break;
+            case 'S': rx_put(&b, "[^[:space:]]"); break;
+            case 'n': rx_putc(&b, '\n'); break;
+            case 't': rx_putc(&b, '\t'); break;
+            case 'r': rx_putc(&b, '\r'); break;
+            case '.': case '\\': case '+': case '*': case '?': case '(': case ')':
+            case '[': case ']': case '{': case '}': case '|': case '^': case '$':
+                rx_putc(&b, '\\');
+                rx_putc(&b, *p);
+                break;
+            case '/': case '-': case ':': case '=': case '!': case ',': case '#': case '@':
+            case '_': case '%': case '&': case '~': case '"': case '\'': case '<': case '>':
+                rx_putc(&b, *p);
+                break;
+            default:
+                free(b.s);
+                return NULL;  /* \b, \1, \uXXXX, ... */
+            }
+            p++;
+            continue;
+        }
+        if (ch == '[') {
+            p = rx_class(p + 1, &b);
+            if (!p) {
+                free(b.s);
+                return NULL;
+            }
+            continue;
+        }
+        if (ch == '(' && p[1] == '?') {
+            if (p[2] == ':') {
+                rx_putc(&b, '(');
+                p += 3;
+                continue;
+            }
+            free(b.s);
+            return NULL;  /* look-around, named groups */
+        }
+        if ((ch == '*' || ch == '+' || ch == '?' || ch == '}') && p[1] == '?') {
+            rx_putc(&b, ch);  /* lazy quantifier: same language */
+            p += 2;
+            continue;
+        }
+        rx_putc(&b, ch);
+        p++;
+    }
+    if (b.bad) {
+        free(b.s);
+        return NULL;
+    }
+    if (!b.s)
+        rx_put(&b, "");
+    return b.s;
+}
+
+/* Returns 1 if s matches, 0 if not, -1 if the pattern is unsupported. */
+static int rx_match(const char *pattern, const char *s)
+{
+    char *ere = rx_translate(pattern);
+    if (!ere)
+        return -1;
+    regex_t re;
+    int rc = regcomp(&re, ere, REG_EXTENDED | REG_NOSUB);
+    free(ere);
+    if (rc != 0)
+        return -1;
+    rc = regexec(&re, s, 0, NULL, 0);
+    regfree(&re);
+    return rc == 0;
+}
+
+/* ---- formats ---- */
+
+static int ndigits(const char *s, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+    return 1;
+}
+
+static int fmt_date(const char *s)
+{
+    if (strlen(s) < 10 || !ndigits(s, 4) || s[4] != '-' || !ndigits(s + 5, 2) || s[7] != '-' ||
+        !ndigits(s + 8, 2))
+        return 0;
+    int mo = (s[5] - '0') * 10 + (s[6] - '0'), d = (s[8] - '0') * 10 + (s[9] - '0');
+    return mo >= 1 && mo <= 12 && d >= 1 && d <= 31;
+}
+
+static int fmt_datetime(const char *s)
+{
+    if (!fmt_date(s) || (s[10] != 'T' && s[10] != 't' && s[10] != ' '))
+        return 0;
+    const char *t = s + 11;
+    if (!ndigits(t, 2) || t[2] != ':' || !ndigits(t + 3, 2) || t[5] != ':' || !ndigits(t + 6, 2))
+        return 0;
+    int h = (t[0] - '0') * 10 + (t[1] - '0'), mi = (t[3] - '0') * 10 + (t[4] - '0'),
+        se = (t[6] - '0') * 10 + (t[7] - '0');
+    if (h > 23 || mi > 59 || se > 60)
+        return 0;
+    t += 8;
+    if (*t == '.') {
+        t++;
+        if (*t < '0' || *t > '9')
+            return 0;
+        while (*t >= '0' && *t <= '9')
+            t++;
+    }
+    if ((*t == 'Z' || *t == 'z') && t[1] == '\0')
+        return 1;
+    if ((*t == '+' || *t == '-') && ndigits(t + 1, 2) && t[3] == ':' && ndigits(t + 4, 2) && t[6] == '\0')
+        return 1;
+    return 0;
+}
+
+static int ishex(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static int fmt_uuid(const char *s)
+{
+    static const int groups[] = {8, 4, 4, 4, 12};
+    for (int g = 0; g < 5; g++) {
+        for (int i = 0; i < groups[g]; i++)
+            if (!ishex(*s++))
+                return 0;
+        if (g < 4 && *s++ != '-')
+            return 0;
+    }
+    return *s == '\0';
+}
+
+static int fmt_hostname(const char *s)
+{
+    size_t n = strlen(s), lab = 0;
+    if (n == 0 || n > 253)
+        return 0;
+    for (size_t i = 0; i <= n; i++) {
+        char c = s[i];
+        if (c == '.' || c == '\0') {
+            if (lab == 0 || lab > 63 || s[i - 1] == '-')
+                return 0;
+            lab = 0;
+            continue;
+        }
+        int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!alnum && !(c == '-' && lab > 0))
+            return 0;
+        lab++;
+    }
+    return 1;
+}
+
+static int fmt_ip(const char *s, int af)
+{
+    unsigned char buf[16];
+    return inet_pton(af, s, buf) == 1;
+}
+
+static int fmt_cidr(const char *s)
+{
+    const char *slash = strchr(s, '/');
+    if (!slash || slash == s || !slash[1] || strlen(slash + 1) > 3 || !ndigits(slash + 1, (int)strlen(slash + 1)))
+        return 0;
+    char addr[64];
+    size_t al = (size_t)(slash - s);
+    if (al >= sizeof addr)
+        return 0;
+    memcpy(addr, s, al);
+    addr[al] = '\0';
+    int bits = atoi(slash + 1);
+    if (fmt_ip(addr, AF_INET))
+        return bits <= 32;
+    if (fmt_ip(addr, AF_INET6))
+        return bits <= 128;
+    return 0;
+}
+
+static int fmt_mac(const char *s)
+{
+    for (int i = 0; i < 6; i++) {
+        if (!ishex(s[0]) || !ishex(s[1]))
+            return 0;
+        s += 2;
+        if (i < 5 && *s != ':' && *s != '-')
+            return 0;
+        if (i < 5)
+            s++;
+    }
+    return *s == '\0';
+}
+
+static int fmt_byte(const char *s)
+{
+    size_t n = strlen(s), pad = 0;
+    if (n % 4 != 0)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '=') {
+            pad++;
+            continue;
+        }
+        if (pad || !((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                     c == '+' || c == '/'))
+            return 0;
+    }
+    return pad <= 2;
+}
+
+/* Returns 0 if s does not have the format, 1 if it does or the format
+ * is not checked. */
+static int fmt_check(const char *format, const char *s)
+{
+    if (!strcmp(format, "date-time")) return fmt_datetime(s);
+    if (!strcmp(format, "date")) return strlen(s) == 10 && fmt_date(s);
+    if (!strcmp(format, "uuid") || !strcmp(format, "uuid3") || !strcmp(format, "uuid4") ||
+        !strcmp(format, "uuid5"))
+        return fmt_uuid(s);
+    if (!strcmp(format, "ipv4")) return fmt_ip(s, AF_INET);
+    if (!strcmp(format, "ipv6")) return fmt_ip(s, AF_INET6);
+    if (!strcmp(format, "cidr")) return fmt_cidr(s);
+    if (!strcmp(format, "hostname")) return fmt_hostname(s);
+    if (!strcmp(format, "mac")) return fmt_mac(s);
+    if (!strcmp(format, "byte")) return fmt_byte(s);
+    return 1;
+}
+
+/* ---- validation ---- */
+
+static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path *p, int root);
+
+static int type_ok(const char *type, json_object *v)
+{
+    if (!strcmp(type, "object")) return is_obj(v);
+    if (!strcmp(type, "array")) return is_arr(v);
+    if (!strcmp(type, "string")) return is_str(v);
+    if (!strcmp(type, "boolean")) return v && json_object_is_type(v, json_type_boolean);
+    if (!strcmp(type, "number")) return is_num(v);
+    if (!strcmp(type, "integer")) {
+        if (v && json_object_is_type(v, json_type_int))
+            return 1;
+        if (v && json_object_is_type(v, json_type_double)) {
+            double d = json_object_get_double(v);
+            return isfinite(d) && d == floor(d);
+        }
+        return 0;
+    }
+    return 1; /* unknown type names are not ours to reject */
+}
+
+static size_t utf8_len(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80)
+            n++;
+    return n;
+}
+
+static void sv_number(sv_ctx *c, json_object *schema, json_object *v, const char *path)
+{
+    char val[64], lim[64];
+    double d = json_object_get_double(v);
+    json_object *mx = sget(schema, "maximum"), *mn = sget(schema, "minimum"),
+                *mo = sget(schema, "multipleOf");
+    fmt_value(v, val, sizeof val);
+    if (is_num(mx)) {
+        int excl = sbool(schema, "exclusiveMaximum");
+        double m = json_object_get_double(mx);
+        fmt_num(mx, lim, sizeof lim);
+        if (excl ? d >= m : d > m)
+            sv_err(c, path, "FieldValueInvalid", "Invalid value: %s: %s in body should be less than %s%s",
+                   val, path, excl ? "" : "or equal to ", lim);
+    }
+    if (is_num(mn)) {
+        int excl = sbool(schema, "exclusiveMinimum");
+        double m = json_object_get_double(mn);
+        fmt_num(mn, lim, sizeof lim);
+        if (excl ? d <= m : d < m)
+            sv_err(c, path, "FieldValueInvalid", "Invalid value: %s: %s in body should be greater than %s%s",
+                   val, path, excl ? "" : "or equal to ", lim);
+    }
+    if (is_num(mo) && json_object_get_double(mo) > 0) {
+        double q = d / json_object_get_double(mo);
+        fmt_num(mo, lim, sizeof lim);
+        if (fabs(q - nearbyint(q)) > 1e-9)
+            sv_err(c, path, "FieldValueInvalid", "Invalid value: %s: %s in body should be a multiple of %s",
+                   val, path, lim);
+    }
+}
+
+static void sv_string(sv_ctx *c, json_object *schema, json_object *v, const char *path)
+{
+    const char *s = json_object_get_string(v);
+    char q[300];
+    json_object *mxl = sget(schema, "maxLength"), *mnl = sget(schema, "minLength");
+    const char *pattern = sstr(schema, "pattern"), *format = sstr(schema, "format");
+    size_t len = utf8_len(s);
+    quote_str(s, q, sizeof q);
+    if (is_num(mxl) && (double)len > json_object_get_double(mxl)) {
+        long long m = (long long)json_object_get_int64(mxl);
+        sv_err(c, path, "FieldValueTooLong", "Too long: may not be more than %lld %s", m,
+               m == 1 ? "byte" : "bytes");
+    }
+    if (is_num(mnl) && (double)len < json_object_get_double(mnl))
+        sv_err(c, path, "FieldValueInvalid", "Invalid value: %s: %s in body should be at least %lld chars long",
+               q, path, (long long)json_object_get_int64(mnl));
+    if (pattern && rx_match(pattern, s) == 0)
+        sv_err(c, path, "FieldValueInvalid", "Invalid value: %s: %s in body should match '%s'", q, path,
+               pattern);
+    if (format && !fmt_check(format, s))
+        sv_err(c, path, "FieldValueTypeInvalid", "Invalid value: %s: %s in body must be of type %s: %s", q,
+               path, format, q);
+}
+
+/* The identity of a list-type=map element, as kube-apiserver prints it
+ * in a Duplicate error: a JSON object of the key fields, sorted. */
+static json_object *map_key_of(json_object *e, json_object *keys)
+{
+    size_t nk = json_object_array_length(keys);
+    const char *names[16];
+    size_t n = 0;
+    for (size_t i = 0; i < nk && n < 16; i++) {
+        json_object *k = json_object_array_get_idx(keys, i);
+        if (is_str(k))
+            names[n++] = json_object_get_string(k);
+    }
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            const char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    json_object *out = json_object_new_object();
+    for (size_t i = 0; i < n; i++) {
+        json_object *v = NULL;
+        if (is_obj(e) && json_object_object_get_ex(e, names[i], &v))
+            json_object_object_add(out, names[i], json_object_get(v));
+    }
+    return out;
+}
+
+static void sv_array(sv_ctx *c, json_object *schema, json_object *arr, sv_path *p)
+{
+    size_t n = json_object_array_length(arr);
+    json_object *items = sget(schema, "items"), *mxi = sget(schema, "maxItems"),
+                *mni = sget(schema, "minItems");
+    const char *lt = sstr(schema, "x-kubernetes-list-type");
+    if (is_num(mxi) && (double)n > json_object_get_double(mxi)) {
+        long long m = (long long)json_object_get_int64(mxi);
+        sv_err(c, p->buf, "FieldValueTooMany", "Too many: %zu: must have at most %lld %s", n, m,
+               m == 1 ? "item" : "items");
+    }
+    if (is_num(mni) && (double)n < json_object_get_double(mni))
+        sv_err(c, p->buf, "FieldValueInvalid", "Invalid value: %zu: %s in body should have at least %lld items",
+               n, p->buf, (long long)json_object_get_int64(mni));
+    if (is_obj(items)) {
+        for (size_t i = 0; i < n; i++) {
+            size_t old = path_push_idx(p, i);
+            json_object *e = json_object_array_get_idx(arr, i);
+            json_object *slot = e;
+            sv_value(c, items, &slot, p, 0);
+            path_pop(p, old);
+        }
+    }
+    if (lt && !strcmp(lt, "set")) {
+        for (size_t i = 1; i < n; i++)
+            for (size_t j = 0; j < i; j++)
+                if (jv_equal(json_object_array_get_idx(arr, i), json_object_array_get_idx(arr, j))) {
+                    char val[200];
+                    size_t old = path_push_idx(p, i);
+                    fmt_value(json_object_array_get_idx(arr, i), val, sizeof val);
+                    sv_err(c, p->buf, "FieldValueDuplicate", "Duplicate value: %s", val);
+                    path_pop(p, old);
+                    break;
+                }
+    } else if (lt && !strcmp(lt, "map") && is_arr(sget(schema, "x-kubernetes-list-map-keys"))) {
+        json_object *keys = sget(schema, "x-kubernetes-list-map-keys");
+        for (size_t i = 1; i < n; i++) {
+            json_object *ki = map_key_of(json_object_array_get_idx(arr, i), keys);
+            for (size_t j = 0; j < i; j++) {
+                json_object *kj = map_key_of(json_object_array_get_idx(arr, j), keys);
+                int dup = jv_equal(ki, kj);
+                json_object_put(kj);
+                if (dup) {
+                    size_t old = path_push_idx(p, i);
+                    sv_err(c, p->buf, "FieldValueDuplicate", "Duplicate value: %s",
+                           json_object_to_json_string_ext(ki, JSON_C_TO_STRING_PLAIN));
+                    path_pop(p, old);
+                    break;
+                }
+            }
+            json_object_put(ki);
+        }
+    }
+}
+
+static int keep_embedded(int root, json_object *schema, const char *k)
+{
+    int embedded = root || sbool(schema, "x-kubernetes-embedded-resource");
+    return embedded && (!strcmp(k, "apiVersion") || !strcmp(k, "kind") || !strcmp(k, "metadata"));
+}
+
+static void sv_object(sv_ctx *c, json_object *schema, json_object *obj, sv_path *p, int root)
+{
+    json_object *props = sget(schema, "properties"), *addl = sget(schema, "additionalProperties");
+    int preserve = sbool(schema, "x-kubernetes-preserve-unknown-fields");
+    int addl_any = addl && json_object_is_type(addl, json_type_boolean) && json_object_get_boolean(addl);
+    json_object *addl_schema = is_obj(addl) ? addl : NULL;
+
+    /* 1. prune unknown fields and non-nullable nulls */
+    if (c->mutate) {
+        size_t nk = (size_t)json_object_object_length(obj), nd = 0;
+        char **del = calloc(nk ? nk : 1, sizeof *del);
+        if (!del)
+            return;
+        json_object_object_foreach(obj, k, v) {
+            if (keep_embedded(root, schema, k))
+                continue;
+            json_object *ps = props ? sget(props, k) : NULL;
+            if (!ps && !addl_schema && !addl_any && !preserve) {
+                if (c->strict) {
+                    size_t old = path_push_key(p, k);
+                    char msg[300];
+                    quote_str(p->buf, msg, sizeof msg);
+                    sv_err(c, p->buf, "UnknownField", "unknown field %s", msg);
+                    path_pop(p, old);
+                }
+                del[nd++] = strdup(k);
+                continue;
+            }
+            json_object *eff = ps ? ps : addl_schema;
+            if (!v && eff && !sbool(eff, "nullable"))
+                del[nd++] = strdup(k);
+        }
+        for (size_t i = 0; i < nd; i++) {
+            if (del[i])
+                json_object_object_del(obj, del[i]);
+            free(del[i]);
+        }
+        free(del);
+    }
+
+    /* 2. defaults for absent properties */
+    if (c->mutate && is_obj(props)) {
+        json_object_object_foreach(props, pk, ps) {
+            json_object *def = NULL, *cur = NULL;
+            if (!is_obj(ps) || !json_object_object_get_ex(ps, "default", &def))
+                continue;
+            if (json_object_object_get_ex(obj, pk, &cur))
+                continue;
+            json_object *copy = NULL;
+            if (def && json_object_deep_copy(def, &copy, NULL) != 0)
+                continue;
+            json_object_object_add(obj, pk, copy);
+        }
+    }
+
+    /* 3. required, property counts */
+    json_object *req = sget(schema, "required");
+    if (is_arr(req)) {
+        size_t n = json_object_array_length(req);
+        for (size_t i = 0; i < n; i++) {
+            json_object *r = json_object_array_get_idx(req, i);
+            json_object *cur = NULL;
+            if (!is_str(r))
+                continue;
+            if (!json_object_object_get_ex(obj, json_object_get_string(r), &cur)) {
+                size_t old = path_push_key(p, json_object_get_string(r));
+                sv_err(c, p->buf, "FieldValueRequired", "Required value");
+                path_pop(p, old);
+            }
+        }
+    }
+    json_object *mxp = sget(schema, "maxProperties"), *mnp = sget(schema, "minProperties");
+    size_t np = (size_t)json_object_object_length(obj);
+    if (is_num(mxp) && (double)np > json_object_get_double(mxp)) {
+        long long m = (long long)json_object_get_int64(mxp);
+        sv_err(c, p->buf, "FieldValueTooMany", "Too many: %zu: must have at most %lld %s", np, m,
+               m == 1 ? "item" : "items");
+    }
+    if (is_num(mnp) && (double)np < json_object_get_double(mnp))
+        sv_err(c, p->buf, "FieldValueInvalid", "Invalid value: %zu: %s in body should have at least %lld properties",
+               np, p->buf, (long long)json_object_get_int64(mnp));
+
+    /* 4. children */
+    json_object_object_foreach(obj, k, v) {
+        if (keep_embedded(root, schema, k))
+            continue;
+        json_object *ps = props ? sget(props, k) : NULL;
+        if (!ps)
+            ps = addl_schema;
+        if (!ps)
+            continue;
+        size_t old = path_push_key(p, k);
+        json_object *slot = v;
+        sv_value(c, ps, &slot, p, 0);
+        path_pop(p, old);
+    }
+}
+
+/* Validates v against each branch without pruning or defaulting;
+ * returns how many branches it satisfies. */
+static size_t sv_branches(sv_ctx *c, json_object *list, json_object *v, sv_path *p, int root)
+{
+    size_t ok = 0, n = json_object_array_length(list);
+    for (size_t i = 0; i < n; i++) {
+        sv_ctx sub = {c->strict, 0, NULL, 0, 0};
+        json_object *slot = v;
+        sv_value(&sub, json_object_array_get_idx(list, i), &slot, p, root);
+        if (sub.n == 0)
+            ok++;
+    }
+    return ok;
+}
+
+static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path *p, int root)
+{
+    json_object *v = *slot;
+    const char *type = sstr(schema, "type");
+    int ios = sbool(schema, "x-kubernetes-int-or-string");
+    char val[300];
+
+    if (!v) {
+        if (sbool(schema, "nullable"))
+            return;
+        sv_err(c, p->buf, "FieldValueTypeInvalid", "Invalid value: \"null\": %s in body must be of type %s: \"null\"",
+               p->buf, ios ? "integer,string" : type ? type : "object");
+        return;
+    }
+    if (ios) {
+        if (!is_str(v) && !type_ok("integer", v)) {
+            sv_err(c, p->buf, "FieldValueTypeInvalid", "Invalid value: \"%s\": %s in body must be of type integer,string: \"%s\"",
+                   type_name(v), p->buf, type_name(v));
+            return;
+        }
+    } else if (type && !type_ok(type, v)) {
+        sv_err(c, p->buf, "FieldValueTypeInvalid", "Invalid value: \"%s\": %s in body must be of type %s: \"%s\"",
+               type_name(v), p->buf, type, type_name(v));
+        return;
+    }
+
+    json_object *en = sget(schema, "enum");
+    if (is_arr(en)) {
+        size_t n = json_object_array_length(en), i;
+        for (i = 0; i < n; i++)
+            if (jv_equal(v, json_object_array_get_idx(en, i)))
+                break;
+        if (i == n) {
+            char list[400];
+            size_t used = 0;
+            list[0] = '\0';
+            for (i = 0; i < n && used < sizeof list; i++) {
+                json_object *e = json_object_array_get_idx(en, i);
+                char one[120], q[160];
+                if (is_str(e))
+                    snprintf(one, sizeof one, "%s", json_object_get_string(e));
+                else
+                    fmt_value(e, one, sizeof one);
+                quote_str(one, q, sizeof q);
+                int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", q);
+                if (w < 0)
+                    break;
+                used += (size_t)w;
+            }
+            fmt_value(v, val, sizeof val);
+            sv_err(c, p->buf, "FieldValueNotSupported", "Unsupported value: %s: supported values: %s", val, list);
+        }
+    }
+
+    if (is_num(v))
+        sv_number(c, schema, v, p->buf);
+    else if (is_str(v))
+        sv_string(c, schema, v, p->buf);
+    else if (is_arr(v))
+        sv_array(c, schema, v, p);
+    else if (is_obj(v))
+        sv_object(c, schema, v, p, root);
+
+    json_object *all = sget(schema, "allOf"), *any = sget(schema, "anyOf"),
+                *one = sget(schema, "oneOf"), *not = sget(schema, "not");
+    if (is_arr(all)) {
+        size_t n = json_object_array_length(all);
+        for (size_t i = 0; i < n; i++) {
+            int saved = c->mutate;
+            json_object *s2 = v;
+            c->mutate = 0;
+            sv_value(c, json_object_array_get_idx(all, i), &s2, p, root);
+            c->mutate = saved;
+        }
+    }
+    if (is_arr(any) && json_object_array_length(any) > 0 && sv_branches(c, any, v, p, root) == 0) {
+        fmt_value(v, val, sizeof val);
+        sv_err(c, p->buf, "FieldValueInvalid", "Invalid value: %s: %s in body must validate at least one schema (anyOf)",
+               val, p->buf);
+    }
+    if (is_arr(one) && json_object_array_length(one) > 0 && sv_branches(c, one, v, p, root) != 1) {
+        fmt_value(v, val, sizeof val);
+        sv_err(c, p->buf, "FieldValueInvalid", "Invalid value: %s: %s in body must validate one and only one schema (oneOf)",
+               val, p->buf);
+    }
+    if (is_obj(not)) {
+        sv_ctx sub = {c->strict, 0, NULL, 0, 0};
+        json_object *s2 = v;
+        sv_value(&sub, not, &s2, p, root);
+        if (sub.n == 0) {
+            fmt_value(v, val, sizeof val);
+            sv_err(c, p->buf, "FieldValueInvalid", "Invalid value: %s: %s in body must not validate the schema (not)",
+                   val, p->buf);
+        }
+    }
+}
+
+size_t cu_schema_validate(json_object *schema, json_object *obj, int strict,
+                          cu_schema_err *errs, size_t max)
+{
+    sv_ctx c = {strict, 1, errs, max, 0};
+    sv_path p;
+    p.buf[0] = '\0';
+    p.len = 0;
+    if (!is_obj(schema)) {
+        sv_err(&c, "", "FieldValueInvalid", "Invalid value: the CRD has no structural schema");
+        return c.n;
+    }
+    json_object *slot = obj;
+    sv_value(&c, schema, &slot, &p, 1);
+    return c.n;
+}
