@@ -112,6 +112,11 @@ cu_err cu_store_get(cu_store *s, const cu_rtype *rt, const char *ns, const char 
  * and metadata.continue when more remain. */
 cu_err cu_store_list(cu_store *s, const cu_rtype *rt, const char *ns, const cu_list_opts *o,
                      json_object **out, cu_status *st);
+/* LIST as JSON text, without building json-c trees: the same response as
+ * cu_store_list serialized, the items exactly as stored (much faster for
+ * big lists). *out is malloc'ed (caller frees), *len its length. */
+cu_err cu_store_list_raw(cu_store *s, const cu_rtype *rt, const char *ns, const cu_list_opts *o,
+                         char **out, size_t *len, cu_status *st);
 /* CREATE: takes obj; sets uid, creationTimestamp, resourceVersion,
  * generation 1, name from generateName, namespace; status is kept only
  * for types without a status subresource... (as kube-apiserver: on
@@ -181,7 +186,36 @@ cu_err cu_store_persist(cu_store *s, const char *dir, cu_status *st);
 typedef void (*cu_store_hook)(cu_store *s, const cu_rtype *rt, const char *type,
                               json_object *obj, void *ud);
 /* Registers a hook called (outside the store lock) after every ADDED,
- * MODIFIED and DELETED event. */
+ * MODIFIED and DELETED event. obj is a fresh deep copy made for this call
+ * and borrowed by the hook: the store puts it when the hook returns (take
+ * json_object_get to keep it). Hooks may call back into the store. */
 void cu_store_on_change(cu_store *s, cu_store_hook fn, void *ud);
+
+/* ---- storage backend: the seam between cu_store.c and cu_persist.c ----
+ * Not for other callers. "res" names a stored resource the way error
+ * messages do: "pods", "jobs.batch", "clusterqueues.kueue.x-k8s.io". */
+typedef struct cu_store_backend {
+    void *ud;
+    /* Called under the store lock after every change: data is the object's
+     * JSON (NULL when it was removed); counter is the new global RV. */
+    cu_err (*write)(void *ud, const char *res, const char *ns, const char *name,
+                    int64_t rv, const char *data, int64_t counter);
+    void (*close)(void *ud);      /* called by cu_store_free */
+} cu_store_backend;
+/* Installs b (copied; the store owns b->ud from now on). */
+void cu_store_set_backend(cu_store *s, const cu_store_backend *b);
+/* Removes every object (no events, no backend writes). */
+void cu_store_reset(cu_store *s);
+/* Inserts a stored object as it is (no validation, no events, no backend
+ * write); CRDs register their types. data is borrowed. */
+cu_err cu_store_load(cu_store *s, const char *res, const char *data, cu_status *st);
+/* Ends a load: sets the RV counter (at least the highest loaded RV) and
+ * starts the watch history there. */
+void cu_store_load_done(cu_store *s, int64_t counter);
+/* Calls fn for every stored object (under the lock; fn must not call the
+ * store). Stops at the first error and returns it. */
+cu_err cu_store_dump(cu_store *s, cu_err (*fn)(void *ud, const char *res, const char *ns,
+                                                const char *name, int64_t rv, const char *data),
+                     void *ud);
 
 #endif
