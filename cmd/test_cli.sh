@@ -92,7 +92,15 @@ if check_rc "unknown top-level flag" 2; then
     else fail "unknown top-level flag" "no usage message on stderr"; fi
 fi
 
-for c in cluster controller dev; do
+run cluster --help
+if check_rc "cluster --help" 0; then
+    if out_has "--listen" || err_has "--listen"; then pass "cluster --help"
+    else fail "cluster --help" "--listen not documented"; fi
+fi
+run cluster --bogus
+check_rc "cluster --bogus" 2 && pass "cluster --bogus"
+
+for c in controller dev; do
     run $c
     if check_rc "$c not implemented" 2; then
         if err_has "'$c' is not implemented yet"; then pass "$c not implemented"
