@@ -1,0 +1,52 @@
+/*
+ * cu_informer.h - list-and-watch of one resource (client-go's reflector):
+ * paginated LIST, then WATCH from its resourceVersion with bookmarks; on
+ * 410 Gone, relist and report deletions for objects that vanished; a
+ * watch that stays silent longer than the expected bookmark interval is
+ * restarted; watch errors back off exponentially.
+ *
+ * Objects are decoded at the boundary: the informer hands each object's
+ * JSON (json-c, borrowed for the duration of the callback) to the
+ * caller's decode function, which keeps only what it needs; the informer
+ * itself keeps, per object, only its key and resourceVersion.
+ */
+#ifndef CU_INFORMER_H
+#define CU_INFORMER_H
+
+#include <json-c/json.h>
+
+#include "cu_kclient.h"
+
+typedef enum cu_ievent { CU_IEV_ADDED = 0, CU_IEV_MODIFIED, CU_IEV_DELETED } cu_ievent;
+
+typedef struct cu_informer cu_informer;
+
+typedef struct cu_informer_opts {
+    const char *path;           /* collection path: "/apis/kueue.x-k8s.io/v1beta2/workloads" or
+                                   "/api/v1/namespaces/ns/pods" */
+    const char *label_selector; /* optional */
+    const char *field_selector; /* optional */
+    int page_size;              /* LIST limit (0: 500) */
+    int watch_timeout_s;        /* timeoutSeconds for each watch (0: 300..600 randomized) */
+    int silence_ms;             /* restart a watch silent this long (0: 2 x bookmark
+                                   interval, 120000) */
+    /* Called for every change, in order. obj is borrowed; for DELETED it is
+     * the last known state (from the event, or a tombstone with only
+     * metadata when the object vanished during a relist). */
+    void (*on_event)(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud);
+    /* Called once, when the first LIST has been delivered completely. */
+    void (*on_synced)(cu_informer *inf, void *ud);
+    void *ud;
+} cu_informer_opts;
+
+cu_informer *cu_informer_start(cu_kclient *c, const cu_informer_opts *o, cu_diag *d);
+void cu_informer_stop(cu_informer *inf);
+int cu_informer_synced(const cu_informer *inf);
+const char *cu_informer_rv(const cu_informer *inf);   /* last resourceVersion seen */
+
+typedef struct cu_informer_stats {
+    uint64_t lists, watches, relists_410, silent_restarts, events;
+} cu_informer_stats;
+void cu_informer_stats_get(const cu_informer *inf, cu_informer_stats *out);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * cu_kclient.h - asynchronous Kubernetes REST client: libcurl multi
+ * driven by a libev loop (curl_multi_socket_action, one ev_timer, one
+ * place where transfers complete), keep-alive and HTTP/2 where libcurl has
+ * it, per-request timeouts, a client-side token-bucket rate limiter (QPS
+ * and burst shared by all requests), retries with exponential backoff and
+ * jitter on connection errors, 429 (honouring Retry-After) and 5xx, and
+ * bounded response buffers. Streaming requests (watches) deliver complete
+ * lines as they arrive.
+ *
+ * Callbacks are never called from inside the function that started the
+ * request (they are deferred to the loop).
+ */
+#ifndef CU_KCLIENT_H
+#define CU_KCLIENT_H
+
+#include <ev.h>
+#include <stdint.h>
+
+#include "cu_base.h"
+#include "cu_kconfig.h"
+
+typedef struct cu_kclient cu_kclient;
+typedef struct cu_kreq cu_kreq;
+
+typedef struct cu_kclient_opts {
+    double qps;                 /* 0: Kueue's default (50) */
+    int burst;                  /* 0: Kueue's default (100) */
+    int timeout_ms;             /* per request (not watches); 0: 30000 */
+    int max_retries;            /* 0: 5 */
+    size_t max_body;            /* response cap; 0: 64 MiB */
+    size_t max_line;            /* watch line cap; 0: 16 MiB */
+    const cu_clock *clock;      /* NULL: the loop's clock */
+    uint64_t jitter_seed;       /* for deterministic tests */
+} cu_kclient_opts;
+
+typedef struct cu_kresp {
+    int code;                   /* HTTP status, 0 on a transport error */
+    const char *body;           /* borrowed, NUL-terminated; valid during the callback */
+    size_t len;
+    const char *error;          /* transport error text, or NULL */
+    int retries;                /* how many retries it took */
+} cu_kresp;
+
+typedef void (*cu_kdone_fn)(cu_kclient *c, const cu_kresp *r, void *ud);
+/* A watch line (one JSON event, no newline); return 0 to go on, non-zero
+ * to stop the stream. */
+typedef int (*cu_kline_fn)(cu_kclient *c, const char *line, size_t len, void *ud);
+
+/* Creates a client on loop for cfg (borrowed; must outlive the client). */
+cu_kclient *cu_kclient_new(struct ev_loop *loop, cu_kconfig *cfg, const cu_kclient_opts *o,
+                           cu_diag *d);
+void cu_kclient_free(cu_kclient *c);
+
+/* Starts a request: method "GET"/"POST"/"PUT"/"PATCH"/"DELETE", path with
+ * query ("/api/v1/namespaces/default/pods?limit=500"), body may be NULL,
+ * content_type for the body (e.g. "application/merge-patch+json"). done
+ * is called once. Returns a handle (valid until done runs) or NULL. */
+cu_kreq *cu_kclient_request(cu_kclient *c, const char *method, const char *path,
+                            const char *body, size_t len, const char *content_type,
+                            cu_kdone_fn done, void *ud);
+/* Starts a streaming GET (watch): on_line for each line, done at the end
+ * (code 200 and error NULL when the server closed it). No retries. */
+cu_kreq *cu_kclient_stream(cu_kclient *c, const char *path, cu_kline_fn on_line,
+                           cu_kdone_fn done, void *ud);
+/* Cancels a request; done is called with error "cancelled". */
+void cu_kclient_cancel(cu_kreq *r);
+
+typedef struct cu_kclient_stats {
+    uint64_t requests, retries, throttled_ms, bytes_in;
+    uint64_t by_code[6];        /* 0: transport errors, 1..5: 1xx..5xx */
+} cu_kclient_stats;
+void cu_kclient_stats_get(const cu_kclient *c, cu_kclient_stats *out);
+
+#endif
