@@ -240,7 +240,6 @@ typedef struct cu_world {
     CU_VEC(cu_namespace *) namespaces;
     CU_VEC(cu_config *) configs;
     size_t nseq;
-    cu_doc *docs_hint;                /* unused by the engine */
 } cu_world;
 
 /* Initializes an empty world. */
