@@ -1219,8 +1219,8 @@ static void test_convert(void **state)
 
 static void write_file(const char *dir, const char *name, const char *text)
 {
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    char path[2200];
+    snprintf(path, sizeof(path), "%.1023s/%.1023s", dir, name);
     FILE *fp = fopen(path, "w");
     assert_non_null(fp);
     fputs(text, fp);

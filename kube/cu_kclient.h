@@ -23,14 +23,22 @@
 typedef struct cu_kclient cu_kclient;
 typedef struct cu_kreq cu_kreq;
 
+/* Kueue's current clientConnection defaults (apis/config/v1beta2
+ * defaults.go, raised from 50/100 to 300/500 and then to 1000/1000,
+ * kueue PR #12440 and #15206). */
+#define CU_KCLIENT_DEFAULT_QPS 1000.0
+#define CU_KCLIENT_DEFAULT_BURST 1000
+
 typedef struct cu_kclient_opts {
-    double qps;                 /* 0: Kueue's default (50) */
-    int burst;                  /* 0: Kueue's default (100) */
+    double qps;                 /* 0: Kueue's default (CU_KCLIENT_DEFAULT_QPS) */
+    int burst;                  /* 0: Kueue's default (CU_KCLIENT_DEFAULT_BURST) */
     int timeout_ms;             /* per request (not watches); 0: 30000 */
     int max_retries;            /* 0: 5 */
     size_t max_body;            /* response cap; 0: 64 MiB */
     size_t max_line;            /* watch line cap; 0: 16 MiB */
-    const cu_clock *clock;      /* NULL: the loop's clock */
+    const cu_clock *clock;      /* for credential expiry (exec plugins); NULL: the
+                                   loop's clock. Rate limiting and backoff always
+                                   run on the loop's timers. */
     uint64_t jitter_seed;       /* for deterministic tests */
 } cu_kclient_opts;
 
@@ -43,14 +51,21 @@ typedef struct cu_kresp {
 } cu_kresp;
 
 typedef void (*cu_kdone_fn)(cu_kclient *c, const cu_kresp *r, void *ud);
-/* A watch line (one JSON event, no newline); return 0 to go on, non-zero
- * to stop the stream. */
+/* A watch line (one JSON event, no newline, NUL-terminated; borrowed for
+ * the call); return 0 to go on, non-zero to stop the stream. It may start
+ * or cancel requests (cancelling its own stream included). */
 typedef int (*cu_kline_fn)(cu_kclient *c, const char *line, size_t len, void *ud);
 
-/* Creates a client on loop for cfg (borrowed; must outlive the client). */
+/* Creates a client on loop for cfg (borrowed; must outlive the client).
+ * A bearer token is sent over https, and over plain http only to a
+ * loopback server. Returns NULL with a message in d on bad options. */
 cu_kclient *cu_kclient_new(struct ev_loop *loop, cu_kconfig *cfg, const cu_kclient_opts *o,
                            cu_diag *d);
+/* Frees c; requests still pending are dropped without their done
+ * callbacks. Not to be called from inside one of c's callbacks. */
 void cu_kclient_free(cu_kclient *c);
+/* The loop the client runs on (borrowed). */
+struct ev_loop *cu_kclient_loop(const cu_kclient *c);
 
 /* Starts a request: method "GET"/"POST"/"PUT"/"PATCH"/"DELETE", path with
  * query ("/api/v1/namespaces/default/pods?limit=500"), body may be NULL,
@@ -60,15 +75,23 @@ cu_kreq *cu_kclient_request(cu_kclient *c, const char *method, const char *path,
                             const char *body, size_t len, const char *content_type,
                             cu_kdone_fn done, void *ud);
 /* Starts a streaming GET (watch): on_line for each line, done at the end
- * (code 200 and error NULL when the server closed it). No retries. */
+ * (code 200 and error NULL when the server closed it, or when on_line
+ * returned non-zero to stop it). A non-2xx answer is not split into lines:
+ * done gets its code and body. A partial last line is dropped. No retries
+ * and no request timeout. */
 cu_kreq *cu_kclient_stream(cu_kclient *c, const char *path, cu_kline_fn on_line,
                            cu_kdone_fn done, void *ud);
 /* Cancels a request; done is called with error "cancelled". */
 void cu_kclient_cancel(cu_kreq *r);
 
 typedef struct cu_kclient_stats {
-    uint64_t requests, retries, throttled_ms, bytes_in;
-    uint64_t by_code[6];        /* 0: transport errors, 1..5: 1xx..5xx */
+    uint64_t requests;          /* HTTP attempts sent (retries included) */
+    uint64_t retries;           /* attempts that were retries */
+    uint64_t throttled_ms;      /* time requests waited for the rate limiter */
+    uint64_t bytes_in;          /* response body bytes received */
+    uint64_t by_code[6];        /* per attempt: 0 transport/client errors, 1..5: 1xx..5xx */
+    uint64_t new_connections;   /* connections opened (CURLINFO_NUM_CONNECTS summed);
+                                   with keep-alive it stays below requests */
 } cu_kclient_stats;
 void cu_kclient_stats_get(const cu_kclient *c, cu_kclient_stats *out);
 

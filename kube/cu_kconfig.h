@@ -38,6 +38,9 @@ typedef struct cu_kconfig {
     char *token_file;                 /* re-read when modified */
     cu_kexec *exec;                   /* exec plugin, NULL when none */
     int in_cluster;
+    /* Private to cu_kconfig.c: the cached credential (token file state,
+     * exec plugin result and its expiry). Callers leave it alone. */
+    struct cu_kcred *cred_;
 } cu_kconfig;
 
 /* Loads the configuration: path (NULL = $KUBECONFIG, else ~/.kube/config;
@@ -57,5 +60,11 @@ void cu_kconfig_free(cu_kconfig *c);
  * exec plugin. now_ms from the injected clock. Returned string is owned
  * by c and valid until the next call. */
 const char *cu_kconfig_token(cu_kconfig *c, int64_t now_ms, cu_diag *d);
+
+/* Forgets the cached exec-plugin credential and the token file state, so
+ * the next cu_kconfig_token runs the plugin / reads the file again (used
+ * after a 401). Returns 1 when there was a credential source to refresh
+ * (exec plugin or token file), 0 for static credentials. */
+int cu_kconfig_invalidate(cu_kconfig *c);
 
 #endif

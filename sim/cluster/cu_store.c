@@ -472,9 +472,10 @@ json_object *cu_status_json(const cu_status *st)
 static void st_details(cu_status *st, const char *kind, const char *name, const char *group)
 {
     if (!st) return;
-    snprintf(st->kind, sizeof(st->kind), "%s", kind ? kind : "");
-    snprintf(st->name, sizeof(st->name), "%s", name ? name : "");
-    snprintf(st->group, sizeof(st->group), "%s", group ? group : "");
+    /* details only: longer values are cut, never overflow */
+    snprintf(st->kind, sizeof(st->kind), "%.*s", (int)sizeof(st->kind) - 1, kind ? kind : "");
+    snprintf(st->name, sizeof(st->name), "%.*s", (int)sizeof(st->name) - 1, name ? name : "");
+    snprintf(st->group, sizeof(st->group), "%.*s", (int)sizeof(st->group) - 1, group ? group : "");
 }
 
 static cu_err err_notfound(cu_status *st, const rt_ent *rt, const char *name)
@@ -517,11 +518,12 @@ static void ferr_add(ferrs *fe, const char *field, const char *type, const char 
     va_end(ap);
 }
 
-static cu_err err_invalid(cu_status *st, const rt_ent *rt, const char *name, const ferrs *fe)
+static cu_err err_invalid_gk(cu_status *st, const char *kind, const char *group, const char *name,
+                             const ferrs *fe)
 {
     char qk[256];
-    if (rt->pub.group[0]) snprintf(qk, sizeof(qk), "%s.%s", rt->pub.kind, rt->pub.group);
-    else snprintf(qk, sizeof(qk), "%s", rt->pub.kind);
+    if (group[0]) snprintf(qk, sizeof(qk), "%s.%s", kind, group);
+    else snprintf(qk, sizeof(qk), "%s", kind);
     cu_err e = cu_status_set(st, 422, "Invalid", "%s", "");
     if (!st) return e;
     cu_buf b;
@@ -536,7 +538,7 @@ static cu_err err_invalid(cu_status *st, const rt_ent *rt, const char *name, con
     if (fe->n > 1) cu_buf_puts(&b, "]");
     snprintf(st->message, sizeof(st->message), "%s", cu_buf_str(&b));
     cu_buf_free(&b);
-    st_details(st, rt->pub.kind, name, rt->pub.group);
+    st_details(st, kind, name, group);
     for (size_t i = 0; i < fe->n && i < 32; i++) {
         snprintf(st->causes[i].type, sizeof(st->causes[i].type), "%s", fe->e[i].type);
         snprintf(st->causes[i].field, sizeof(st->causes[i].field), "%s", fe->e[i].field);
@@ -544,6 +546,11 @@ static cu_err err_invalid(cu_status *st, const rt_ent *rt, const char *name, con
     }
     st->ncauses = fe->n < 32 ? fe->n : 32;
     return e;
+}
+
+static cu_err err_invalid(cu_status *st, const rt_ent *rt, const char *name, const ferrs *fe)
+{
+    return err_invalid_gk(st, rt->pub.kind, rt->pub.group, name, fe);
 }
 
 static cu_err err_invalid1(cu_status *st, const rt_ent *rt, const char *name, const char *field,
@@ -2704,16 +2711,27 @@ static cu_err list_impl(cu_store *s, const cu_rtype *rtp, const char *ns, const 
         sel_free(&sl);
         return cu_status_set(st, 400, "BadRequest", "invalid resource version: %s", rvq);
     }
-    if (match && *match && strcmp(match, "NotOlderThan") && strcmp(match, "Exact")) {
-        sel_free(&sl);
-        return cu_status_set(st, 400, "BadRequest",
-                             "resourceVersionMatch: Unsupported value: \"%s\": supported values: "
-                             "\"Exact\", \"NotOlderThan\"", match);
-    }
-    if (match && *match && !(rvq && *rvq)) {
-        sel_free(&sl);
-        return cu_status_set(st, 400, "BadRequest",
-                             "resourceVersionMatch is forbidden unless resourceVersion is provided");
+    if (match && *match) {
+        /* kube-apiserver's ListOptions validation: 422 Invalid */
+        ferrs fe;
+        fe.n = fe.total = 0;
+        if (!(rvq && *rvq))
+            ferr_add(&fe, "resourceVersionMatch", "FieldValueForbidden",
+                     "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided");
+        if (cont && *cont)
+            ferr_add(&fe, "resourceVersionMatch", "FieldValueForbidden",
+                     "Forbidden: resourceVersionMatch is forbidden when continue is provided");
+        if (strcmp(match, "NotOlderThan") && strcmp(match, "Exact"))
+            ferr_add(&fe, "resourceVersionMatch", "FieldValueNotSupported",
+                     "Unsupported value: \"%s\": supported values: \"Exact\", \"NotOlderThan\", \"\"",
+                     match);
+        if (!strcmp(match, "Exact") && rvq && !strcmp(rvq, "0"))
+            ferr_add(&fe, "resourceVersionMatch", "FieldValueForbidden",
+                     "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"");
+        if (fe.n) {
+            sel_free(&sl);
+            return err_invalid_gk(st, "ListOptions", "meta.k8s.io", "", &fe);
+        }
     }
 
     pthread_mutex_lock(&s->mu);

@@ -1,0 +1,883 @@
+/*
+ * test_informer.c - the informer against a real `cueue cluster` (started
+ * here with fork/exec, faults injected through POST /cueue/faults):
+ * paginated initial LIST, events in order, resume after dropped watches
+ * without duplicates, 410 (in-stream and on watch open) -> relist with
+ * deletions for vanished objects, silent-watch restart, selectors, and
+ * bad options.
+ *
+ * The cueue binary is $CUEUE_BIN, else "cueue" next to this executable.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ev.h>
+
+#include "cu_informer.h"
+#include "cu_kconfig.h"
+
+/* ---------------- harness: a cluster process and a client ---------------- */
+
+typedef struct cluster {
+    pid_t pid;
+    char dir[64], kc[128], log[128];
+    cu_kconfig *cfg;
+    cu_kclient *c;
+    struct ev_loop *loop;
+} cluster;
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void cueue_bin(char *out, size_t n)
+{
+    const char *env = getenv("CUEUE_BIN");
+    if (env && *env) {
+        snprintf(out, n, "%s", env);
+        return;
+    }
+    char self[512];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        snprintf(out, n, "cueue");
+        return;
+    }
+    self[len] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = 0;
+    snprintf(out, n, "%s/cueue", self);
+}
+
+static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)w;
+    (void)revents;
+}
+
+/* Runs the loop until pred(ud) holds or timeout_ms passes; returns pred. */
+static int run_until(cluster *k, int (*pred)(void *), void *ud, int timeout_ms)
+{
+    ev_timer t;
+    ev_timer_init(&t, tick_cb, 0.01, 0.01);
+    ev_timer_start(k->loop, &t);
+    int64_t end = mono_ms() + timeout_ms;
+    int ok;
+    while (!(ok = pred ? pred(ud) : 0) && mono_ms() < end)
+        ev_run(k->loop, EVRUN_ONCE);
+    ev_timer_stop(k->loop, &t);
+    return ok;
+}
+
+static void run_for(cluster *k, int ms)
+{
+    run_until(k, NULL, NULL, ms);
+}
+
+typedef struct sreq {
+    int done, code;
+    char *body;
+} sreq;
+
+static void sreq_done(cu_kclient *c, const cu_kresp *r, void *ud)
+{
+    sreq *s = ud;
+    (void)c;
+    s->done = 1;
+    s->code = r->code;
+    s->body = r->body ? strdup(r->body) : NULL;
+}
+
+static int sreq_is_done(void *ud)
+{
+    return ((sreq *)ud)->done;
+}
+
+/* A request run to completion; returns the status, *out (if asked) the
+ * body (caller frees). */
+static int kreq(cluster *k, const char *method, const char *path, const char *body, char **out)
+{
+    sreq s = {0, 0, NULL};
+    const char *ct = !body ? NULL
+                     : strcmp(method, "PATCH") == 0 ? "application/merge-patch+json"
+                                                     : "application/json";
+    cu_kreq *r = cu_kclient_request(k->c, method, path, body, body ? strlen(body) : 0, ct,
+                                    sreq_done, &s);
+    assert_non_null(r);
+    assert_true(run_until(k, sreq_is_done, &s, 15000));
+    if (out)
+        *out = s.body;
+    else
+        free(s.body);
+    return s.code;
+}
+
+static void fault(cluster *k, const char *cmd)
+{
+    char *b = NULL;
+    int code = kreq(k, "POST", "/cueue/faults", cmd, &b);
+    if (code != 200)
+        fail_msg("fault %s: HTTP %d: %s", cmd, code, b ? b : "");
+    free(b);
+}
+
+static int cluster_start(cluster *k)
+{
+    memset(k, 0, sizeof *k);
+    snprintf(k->dir, sizeof k->dir, "/tmp/cu_test_informer_XXXXXX");
+    if (!mkdtemp(k->dir))
+        return -1;
+    snprintf(k->kc, sizeof k->kc, "%s/kubeconfig", k->dir);
+    snprintf(k->log, sizeof k->log, "%s/cluster.log", k->dir);
+    char bin[600];
+    cueue_bin(bin, sizeof bin);
+    if (access(bin, X_OK) != 0) {
+        fprintf(stderr, "test_informer: no cueue binary at %s (build target cueue or set "
+                        "CUEUE_BIN)\n", bin);
+        return -1;
+    }
+    k->pid = fork();
+    if (k->pid < 0)
+        return -1;
+    if (k->pid == 0) {
+        int fd = open(k->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        execl(bin, "cueue", "cluster", "--listen", "127.0.0.1:0", "--kubeconfig-out", k->kc,
+              "--admin", (char *)NULL);
+        _exit(127);
+    }
+    int64_t end = mono_ms() + 15000;
+    while (access(k->kc, R_OK) != 0) {
+        int st;
+        if (waitpid(k->pid, &st, WNOHANG) == k->pid || mono_ms() > end) {
+            fprintf(stderr, "test_informer: cueue cluster did not start (log %s)\n", k->log);
+            k->pid = 0;
+            return -1;
+        }
+        sleep_ms(20);
+    }
+    cu_diag d;
+    cu_diag_init(&d);
+    k->cfg = cu_kconfig_load(k->kc, NULL, &d);
+    k->loop = EV_DEFAULT;
+    cu_kclient_opts o;
+    memset(&o, 0, sizeof o);
+    o.timeout_ms = 10000;
+    o.max_retries = 2;
+    k->c = k->cfg ? cu_kclient_new(k->loop, k->cfg, &o, &d) : NULL;
+    for (size_t i = 0; i < d.n; i++)
+        fprintf(stderr, "test_informer: %s\n", d.msgs[i]);
+    cu_diag_free(&d);
+    return k->c ? 0 : -1;
+}
+
+static void cluster_stop(cluster *k)
+{
+    if (k->c)
+        cu_kclient_free(k->c);
+    if (k->cfg)
+        cu_kconfig_free(k->cfg);
+    if (k->pid > 0) {
+        kill(k->pid, SIGTERM);
+        waitpid(k->pid, NULL, 0);
+    }
+    unlink(k->kc);
+    unlink(k->log);
+    rmdir(k->dir);
+}
+
+static int group_setup(void **state)
+{
+    static cluster k;
+    if (cluster_start(&k) != 0) {
+        cluster_stop(&k);
+        return -1;
+    }
+    *state = &k;
+    return 0;
+}
+
+/* Each test starts without faults, whatever the one before left. */
+static int clear_faults(void **state)
+{
+    fault(*state, "{\"clear\":true}");
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    cluster_stop(*state);
+    return 0;
+}
+
+/* ---------------- objects ---------------- */
+
+static void mk_ns(cluster *k, const char *ns)
+{
+    char b[256];
+    snprintf(b, sizeof b, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+                          "\"%s\"}}", ns);
+    int code = kreq(k, "POST", "/api/v1/namespaces", b, NULL);
+    assert_true(code == 201 || code == 200);
+}
+
+static void mk_cm(cluster *k, const char *ns, const char *name, const char *app, const char *v)
+{
+    char b[512], p[256];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\","
+             "\"labels\":{\"app\":\"%s\"}},\"data\":{\"v\":\"%s\"}}",
+             name, app, v);
+    snprintf(p, sizeof p, "/api/v1/namespaces/%s/configmaps", ns);
+    assert_int_equal(kreq(k, "POST", p, b, NULL), 201);
+}
+
+static void patch_cm(cluster *k, const char *ns, const char *name, const char *patch)
+{
+    char p[256];
+    snprintf(p, sizeof p, "/api/v1/namespaces/%s/configmaps/%s", ns, name);
+    assert_int_equal(kreq(k, "PATCH", p, patch, NULL), 200);
+}
+
+static void set_v(cluster *k, const char *ns, const char *name, const char *v)
+{
+    char b[128];
+    snprintf(b, sizeof b, "{\"data\":{\"v\":\"%s\"}}", v);
+    patch_cm(k, ns, name, b);
+}
+
+static void rm_cm(cluster *k, const char *ns, const char *name)
+{
+    char p[256];
+    snprintf(p, sizeof p, "/api/v1/namespaces/%s/configmaps/%s", ns, name);
+    assert_int_equal(kreq(k, "DELETE", p, NULL, NULL), 200);
+}
+
+/* ---------------- a consumer: decodes into C structs at once ---------------- */
+
+typedef struct rec {
+    cu_ievent ev;
+    char name[64], ns[64], rv[32], v[32];
+} rec;
+
+typedef struct recorder {
+    rec r[512];
+    int n;
+    int synced;            /* on_synced calls */
+    int n_at_sync;         /* events before on_synced */
+    int want;              /* for wait_events */
+} recorder;
+
+static const char *js(json_object *o, const char *k)
+{
+    json_object *v = NULL;
+    if (o && json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string))
+        return json_object_get_string(v);
+    return "";
+}
+
+static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
+{
+    recorder *R = ud;
+    (void)inf;
+    if (R->n >= (int)(sizeof R->r / sizeof R->r[0]))
+        return;
+    rec *r = &R->r[R->n++];
+    json_object *md = NULL, *data = NULL;
+    json_object_object_get_ex(obj, "metadata", &md);
+    json_object_object_get_ex(obj, "data", &data);
+    r->ev = ev;
+    snprintf(r->name, sizeof r->name, "%s", js(md, "name"));
+    snprintf(r->ns, sizeof r->ns, "%s", js(md, "namespace"));
+    snprintf(r->rv, sizeof r->rv, "%s", js(md, "resourceVersion"));
+    snprintf(r->v, sizeof r->v, "%s", js(data, "v"));
+}
+
+static void on_synced(cu_informer *inf, void *ud)
+{
+    recorder *R = ud;
+    (void)inf;
+    R->synced++;
+    R->n_at_sync = R->n;
+}
+
+static int is_synced(void *ud)
+{
+    return ((recorder *)ud)->synced > 0;
+}
+
+static int has_events(void *ud)
+{
+    recorder *R = ud;
+    return R->n >= R->want;
+}
+
+static cu_informer *start(cluster *k, recorder *R, const char *ns, int page, int silence_ms,
+                          const char *lsel, const char *fsel)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/configmaps", ns);
+    cu_informer_opts o;
+    memset(&o, 0, sizeof o);
+    o.path = path;
+    o.page_size = page;
+    o.silence_ms = silence_ms;
+    o.label_selector = lsel;
+    o.field_selector = fsel;
+    o.on_event = on_event;
+    o.on_synced = on_synced;
+    o.ud = R;
+    cu_diag d;
+    cu_diag_init(&d);
+    cu_informer *inf = cu_informer_start(k->c, &o, &d);
+    assert_non_null(inf);
+    assert_int_equal(d.n, 0);
+    cu_diag_free(&d);
+    assert_false(cu_informer_synced(inf)); /* nothing is delivered from inside start */
+    assert_int_equal(R->n, 0);
+    assert_true(run_until(k, is_synced, R, 10000));
+    assert_true(cu_informer_synced(inf));
+    return inf;
+}
+
+static void wait_events(cluster *k, recorder *R, int n)
+{
+    R->want = n;
+    if (!run_until(k, has_events, R, 10000))
+        fail_msg("expected %d events, got %d", n, R->n);
+}
+
+static void expect(const rec *r, cu_ievent ev, const char *name, const char *v)
+{
+    if (r->ev != ev || strcmp(r->name, name) != 0 || (v && strcmp(r->v, v) != 0))
+        fail_msg("expected event %d %s v=%s, got %d %s v=%s", (int)ev, name, v ? v : "*",
+                 (int)r->ev, r->name, r->v);
+}
+
+/* No (name, rv) pair delivered twice. */
+static void assert_no_duplicates(const recorder *R)
+{
+    for (int i = 0; i < R->n; i++)
+        for (int j = i + 1; j < R->n; j++)
+            if (!strcmp(R->r[i].name, R->r[j].name) && !strcmp(R->r[i].rv, R->r[j].rv) &&
+                R->r[i].ev == R->r[j].ev)
+                fail_msg("duplicate event %d for %s rv %s (#%d and #%d)", (int)R->r[i].ev,
+                         R->r[i].name, R->r[i].rv, i, j);
+}
+
+static void stop_and_settle(cluster *k, cu_informer *inf)
+{
+    cu_informer_stop(inf);
+    run_for(k, 50); /* deferred completions of cancelled requests */
+}
+
+/* ---------------- tests ---------------- */
+
+static void test_list_paginated(void **state)
+{
+    cluster *k = *state;
+    mk_ns(k, "inf-page");
+    const char *names[] = {"cm-0", "cm-1", "cm-2", "cm-3", "cm-4"};
+    for (int i = 0; i < 5; i++) {
+        char v[8];
+        snprintf(v, sizeof v, "%d", i);
+        mk_cm(k, "inf-page", names[i], "x", v);
+    }
+    /* another namespace's objects are not ours */
+    mk_ns(k, "inf-other");
+    mk_cm(k, "inf-other", "cm-9", "x", "9");
+
+    recorder *R = calloc(1, sizeof *R);
+    cu_informer *inf = start(k, R, "inf-page", 2, 0, NULL, NULL);
+    assert_int_equal(R->synced, 1);
+    assert_int_equal(R->n_at_sync, 5); /* synced only after the whole list */
+    assert_int_equal(R->n, 5);
+    int seen[5] = {0};
+    for (int i = 0; i < R->n; i++) {
+        assert_int_equal(R->r[i].ev, CU_IEV_ADDED);
+        assert_string_equal(R->r[i].ns, "inf-page");
+        int idx = R->r[i].name[3] - '0';
+        assert_true(idx >= 0 && idx < 5);
+        char v[8];
+        snprintf(v, sizeof v, "%d", idx);
+        assert_string_equal(R->r[i].v, v);
+        seen[idx]++;
+    }
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(seen[i], 1);
+    cu_informer_stats st;
+    cu_informer_stats_get(inf, &st);
+    assert_int_equal(st.lists, 3); /* 2 + 2 + 1 */
+    assert_int_equal(st.events, 5);
+    assert_int_equal(st.relists_410, 0);
+    /* the RV to watch from is the list's, not older than any item's */
+    long long lrv = atoll(cu_informer_rv(inf));
+    for (int i = 0; i < R->n; i++)
+        assert_true(lrv >= atoll(R->r[i].rv));
+    /* the watch is running: a new object arrives */
+    mk_cm(k, "inf-page", "cm-5", "x", "5");
+    wait_events(k, R, 6);
+    expect(&R->r[5], CU_IEV_ADDED, "cm-5", "5");
+    run_for(k, 300);
+    assert_int_equal(R->n, 6);
+    assert_int_equal(R->synced, 1);
+    stop_and_settle(k, inf);
+    free(R);
+}
+
+static void test_events_in_order(void **state)
+{
+    cluster *k = *state;
+    mk_ns(k, "inf-order");
+    recorder *R = calloc(1, sizeof *R);
+    cu_informer *inf = start(k, R, "inf-order", 0, 0, NULL, NULL);
+    assert_int_equal(R->n, 0);
+    mk_cm(k, "inf-order", "a", "x", "1");
+    set_v(k, "inf-order", "a", "2");
+    mk_cm(k, "inf-order", "b", "x", "1");
+    set_v(k, "inf-order", "a", "3");
+    rm_cm(k, "inf-order", "a");
+    set_v(k, "inf-order", "b", "2");
+    wait_events(k, R, 6);
+    expect(&R->r[0], CU_IEV_ADDED, "a", "1");
+    expect(&R->r[1], CU_IEV_MODIFIED, "a", "2");
+    expect(&R->r[2], CU_IEV_ADDED, "b", "1");
+    expect(&R->r[3], CU_IEV_MODIFIED, "a", "3");
+    expect(&R->r[4], CU_IEV_DELETED, "a", "3"); /* last known state */
+    expect(&R->r[5], CU_IEV_MODIFIED, "b", "2");
+    for (int i = 1; i < R->n; i++)
+        assert_true(atoll(R->r[i].rv) > atoll(R->r[i - 1].rv));
+    assert_string_equal(cu_informer_rv(inf), R->r[5].rv);
+    run_for(k, 300);
+    assert_int_equal(R->n, 6);
+    stop_and_settle(k, inf);
+    free(R);
+}
+
+static void test_resume_after_drop(void **state)
+{
+    cluster *k = *state;
+    mk_ns(k, "inf-drop");
+    mk_cm(k, "inf-drop", "a", "x", "1");
+    mk_cm(k, "inf-drop", "b", "x", "1");
+    recorder *R = calloc(1, sizeof *R);
+    cu_informer *inf = start(k, R, "inf-drop", 0, 0, NULL, NULL);
+    assert_int_equal(R->n, 2);
+    mk_cm(k, "inf-drop", "c", "x", "1");
+    wait_events(k, R, 3);
+    cu_informer_stats before;
+    cu_informer_stats_get(inf, &before);
+
+    fault(k, "{\"dropWatches\":true}");
+    set_v(k, "inf-drop", "a", "2");      /* while the watch is down or coming back */
+    mk_cm(k, "inf-drop", "d", "x", "1");
+    wait_events(k, R, 5);
+    fault(k, "{\"dropWatches\":true}");  /* twice */
+    rm_cm(k, "inf-drop", "b");
+    wait_events(k, R, 6);
+    run_for(k, 500);
+
+    assert_int_equal(R->n, 6);
+    expect(&R->r[3], CU_IEV_MODIFIED, "a", "2");
+    expect(&R->r[4], CU_IEV_ADDED, "d", "1");
+    expect(&R->r[5], CU_IEV_DELETED, "b", NULL);
+    assert_no_duplicates(R);
+    cu_informer_stats st;
+    cu_informer_stats_get(inf, &st);
+    assert_true(st.watches >= before.watches + 2); /* re-watched after each drop */
+    assert_int_equal(st.lists, before.lists);      /* ... from the RV, without a relist */
+    assert_int_equal(st.relists_410, 0);
+    stop_and_settle(k, inf);
+    free(R);
+}
+
+/* Objects a, b, c, e listed; while the informer cannot see (stalled
+ * watch) b is deleted, c changed, d created and the history compacted;
+ * drop: re-watch from the old RV gets 410 -> relist. */
+static void relist_case(cluster *k, const char *ns, int drop)
+{
+    mk_ns(k, ns);
+    mk_cm(k, ns, "a", "x", "1");
+    mk_cm(k, ns, "b", "x", "1");
+    mk_cm(k, ns, "c", "x", "1");
+    recorder *R = calloc(1, sizeof *R);
+    cu_informer *inf = start(k, R, ns, 2, 0, NULL, NULL);
+    mk_cm(k, ns, "e", "x", "1");
+    wait_events(k, R, 4);
+
+    fault(k, "{\"stallWatches\":true}");
+    run_for(k, 700); /* the server looks at the stall flag every 500 ms */
+    rm_cm(k, ns, "b");
+    set_v(k, ns, "c", "2");
+    mk_cm(k, ns, "d", "x", "1");
+    rm_cm(k, ns, "e");
+    fault(k, "{\"compact\":true}");
+    if (drop)
+        fault(k, "{\"dropWatches\":true}"); /* ends when the stall ends; re-watch -> HTTP 410 */
+    run_for(k, 200);
+    assert_int_equal(R->n, 4); /* nothing seen while stalled */
+    fault(k, "{\"stallWatches\":false}"); /* without drop: in-stream ERROR 410 */
+
+    wait_events(k, R, 8);
+    run_for(k, 500);
+    assert_int_equal(R->n, 8);
+    /* relist: changes in list order, then deletions (any order) */
+    int got_b = 0, got_e = 0, got_c = 0, got_d = 0;
+    for (int i = 4; i < 8; i++) {
+        rec *r = &R->r[i];
+        if (r->ev == CU_IEV_DELETED && !strcmp(r->name, "b")) {
+            got_b++;
+            assert_string_equal(r->ns, ns); /* tombstone carries the key */
+            assert_true(i >= 6);
+        } else if (r->ev == CU_IEV_DELETED && !strcmp(r->name, "e")) {
+            got_e++;
+            assert_string_equal(r->ns, ns);
+            assert_true(i >= 6);
+        } else if (r->ev == CU_IEV_MODIFIED && !strcmp(r->name, "c")) {
+            got_c++;
+            assert_string_equal(r->v, "2");
+        } else if (r->ev == CU_IEV_ADDED && !strcmp(r->name, "d")) {
+            got_d++;
+        } else {
+            fail_msg("unexpected event %d for %s after relist", (int)r->ev, r->name);
+        }
+    }
+    assert_int_equal(got_b + got_e + got_c + got_d, 4);
+    assert_int_equal(got_b * got_e * got_c * got_d, 1);
+    cu_informer_stats st;
+    cu_informer_stats_get(inf, &st);
+    assert_int_equal(st.relists_410, 1);
+    assert_int_equal(st.lists, 2 + 2); /* 2 pages, then 2 pages again */
+    /* watching again after the relist */
+    mk_cm(k, ns, "f", "x", "1");
+    wait_events(k, R, 9);
+    expect(&R->r[8], CU_IEV_ADDED, "f", "1");
+    fault(k, "{\"clear\":true}");
+    stop_and_settle(k, inf);
+    free(R);
+}
+
+static void test_relist_after_410_in_stream(void **state)
+{
+    relist_case(*state, "inf-410a", 0);
+}
+
+static void test_relist_after_410_on_watch(void **state)
+{
+    relist_case(*state, "inf-410b", 1);
+}
+
+/* churn elsewhere moves the global RV, so the cluster sends bookmarks */
+typedef struct churn {
+    cluster *k;
+    ev_timer t;
+    int n;
+} churn;
+
+static void churn_done(cu_kclient *c, const cu_kresp *r, void *ud)
+{
+    (void)c;
+    (void)r;
+    (void)ud;
+}
+
+static void churn_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    churn *ch = (churn *)((char *)w - offsetof(churn, t));
+    (void)loop;
+    (void)revents;
+    char b[256];
+    snprintf(b, sizeof b, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                          "\"churn-%d\"}}", ch->n++);
+    cu_kclient_request(ch->k->c, "POST", "/api/v1/namespaces/inf-churn/configmaps", b,
+                       strlen(b), "application/json", churn_done, NULL);
+}
+
+static int restarted(void *ud)
+{
+    cu_informer_stats st;
+    cu_informer_stats_get(ud, &st);
+    return st.silent_restarts > 0;
+}
+
+static void test_silent_watch_restart(void **state)
+{
+    cluster *k = *state;
+    mk_ns(k, "inf-quiet");
+    mk_ns(k, "inf-churn");
+    mk_cm(k, "inf-quiet", "a", "x", "1");
+    churn ch = {k, {0}, 0};
+    ev_timer_init(&ch.t, churn_cb, 0.1, 0.1);
+    ev_timer_start(k->loop, &ch.t);
+
+    recorder *R = calloc(1, sizeof *R);
+    cu_informer *inf = start(k, R, "inf-quiet", 0, 1500, NULL, NULL);
+    char rv0[32];
+    snprintf(rv0, sizeof rv0, "%s", cu_informer_rv(inf));
+    /* bookmarks (every ~0.5 s while the RV moves) keep a healthy watch alive */
+    run_for(k, 3000);
+    cu_informer_stats st;
+    cu_informer_stats_get(inf, &st);
+    assert_int_equal(st.silent_restarts, 0);
+    assert_int_equal(st.watches, 1);
+    assert_int_equal(R->n, 1);
+    assert_true(atoll(cu_informer_rv(inf)) > atoll(rv0)); /* BOOKMARK moved the RV only */
+
+    /* a stalled watch is silent: restarted after silence_ms */
+    fault(k, "{\"stallWatches\":true}");
+    run_for(k, 700); /* the server looks at the stall flag every 500 ms */
+    int64_t t0 = mono_ms();
+    mk_cm(k, "inf-quiet", "b", "x", "1");
+    assert_true(run_until(k, restarted, inf, 5000));
+    assert_true(mono_ms() - t0 <= 1500 + 500); /* silence_ms after the last line */
+    assert_int_equal(R->n, 1);
+    fault(k, "{\"stallWatches\":false}");
+    wait_events(k, R, 2);
+    expect(&R->r[1], CU_IEV_ADDED, "b", "1");
+    run_for(k, 500);
+    assert_int_equal(R->n, 2);
+    cu_informer_stats_get(inf, &st);
+    assert_true(st.watches >= 2);
+    assert_int_equal(st.lists, 1); /* resumed from the RV, no relist */
+    assert_int_equal(st.relists_410, 0);
+    ev_timer_stop(k->loop, &ch.t);
+    fault(k, "{\"clear\":true}");
+    stop_and_settle(k, inf);
+    free(R);
+}
+
+static void test_selectors(void **state)
+{
+    cluster *k = *state;
+    mk_ns(k, "inf-sel");
+    mk_cm(k, "inf-sel", "web-1", "web", "1");
+    mk_cm(k, "inf-sel", "web-2", "web", "1");
+    mk_cm(k, "inf-sel", "db-1", "db", "1");
+    mk_cm(k, "inf-sel", "other", "cache", "1");
+    recorder *R = calloc(1, sizeof *R);
+    /* needs encoding: spaces, parentheses, commas, '!' and '=' */
+    cu_informer *inf = start(k, R, "inf-sel", 1, 0, "app in (web, db)",
+                             "metadata.name!=web-2");
+    assert_int_equal(R->n, 2);
+    int w1 = 0, d1 = 0;
+    for (int i = 0; i < 2; i++) {
+        w1 += !strcmp(R->r[i].name, "web-1");
+        d1 += !strcmp(R->r[i].name, "db-1");
+    }
+    assert_int_equal(w1, 1);
+    assert_int_equal(d1, 1);
+    mk_cm(k, "inf-sel", "web-3", "web", "1");
+    set_v(k, "inf-sel", "web-2", "2");                                 /* excluded by field */
+    set_v(k, "inf-sel", "other", "2");                                 /* excluded by label */
+    patch_cm(k, "inf-sel", "other", "{\"metadata\":{\"labels\":{\"app\":\"web\"}}}"); /* enters */
+    patch_cm(k, "inf-sel", "db-1", "{\"metadata\":{\"labels\":{\"app\":\"gone\"}}}"); /* leaves */
+    wait_events(k, R, 5);
+    run_for(k, 300);
+    assert_int_equal(R->n, 5);
+    expect(&R->r[2], CU_IEV_ADDED, "web-3", "1");
+    expect(&R->r[3], CU_IEV_ADDED, "other", "2");
+    expect(&R->r[4], CU_IEV_DELETED, "db-1", NULL);
+    stop_and_settle(k, inf);
+    free(R);
+}
+
+/* The continue token expires between pages (history compacted): the pass
+ * starts again from page 1, and nothing is reported twice. */
+typedef struct cont_ctx {
+    cluster *k;
+    recorder R;
+    int step;
+} cont_ctx;
+
+static void compact_done(cu_kclient *c, const cu_kresp *r, void *ud)
+{
+    cont_ctx *x = ud;
+    (void)c;
+    assert_int_equal(r->code, 200);
+    x->step = 3;
+}
+
+static void moved_done(cu_kclient *c, const cu_kresp *r, void *ud)
+{
+    cont_ctx *x = ud;
+    static const char cmd[] = "{\"compact\":true}";
+    assert_int_equal(r->code, 201);
+    x->step = 2;
+    cu_kclient_request(c, "POST", "/cueue/faults", cmd, strlen(cmd), "application/json",
+                       compact_done, x);
+}
+
+static void cont_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
+{
+    cont_ctx *x = ud;
+    on_event(inf, ev, obj, &x->R);
+    if (x->step == 0) {
+        /* after page 1: move the RV on elsewhere, then compact */
+        static const char cm[] = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+                                 "\"metadata\":{\"name\":\"mover\"}}";
+        x->step = 1;
+        cu_kclient_request(x->k->c, "POST", "/api/v1/namespaces/inf-cont2/configmaps", cm,
+                           strlen(cm), "application/json", moved_done, x);
+    }
+}
+
+static void cont_synced(cu_informer *inf, void *ud)
+{
+    on_synced(inf, &((cont_ctx *)ud)->R);
+}
+
+static int cont_is_synced(void *ud)
+{
+    return ((cont_ctx *)ud)->R.synced > 0;
+}
+
+static void test_continue_expired_restarts_list(void **state)
+{
+    cluster *k = *state;
+    mk_ns(k, "inf-cont");
+    mk_ns(k, "inf-cont2");
+    mk_cm(k, "inf-cont", "a", "x", "1");
+    mk_cm(k, "inf-cont", "b", "x", "1");
+    mk_cm(k, "inf-cont", "c", "x", "1");
+    /* pages wait 400 ms at the server, so the compaction lands between them */
+    fault(k, "{\"delayMs\":400,\"match\":\"^GET /api/v1/namespaces/inf-cont/configmaps$\"}");
+    cont_ctx *x = calloc(1, sizeof *x);
+    x->k = k;
+    cu_informer_opts o;
+    memset(&o, 0, sizeof o);
+    o.path = "/api/v1/namespaces/inf-cont/configmaps";
+    o.page_size = 1;
+    o.on_event = cont_event;
+    o.on_synced = cont_synced;
+    o.ud = x;
+    cu_diag d;
+    cu_diag_init(&d);
+    cu_informer *inf = cu_informer_start(k->c, &o, &d);
+    assert_non_null(inf);
+    assert_true(run_until(k, cont_is_synced, x, 15000));
+    assert_int_equal(x->step, 3);
+    assert_int_equal(x->R.n, 3); /* a, b, c once each */
+    assert_int_equal(x->R.n_at_sync, 3);
+    const char *want[] = {"a", "b", "c"};
+    for (int i = 0; i < 3; i++)
+        expect(&x->R.r[i], CU_IEV_ADDED, want[i], "1");
+    cu_informer_stats st;
+    cu_informer_stats_get(inf, &st);
+    assert_int_equal(st.lists, 1 + 1 + 3); /* page 1, the expired page 2, pages 1..3 */
+    assert_int_equal(st.relists_410, 0);   /* not a watch 410 */
+    fault(k, "{\"clear\":true}");
+    stop_and_settle(k, inf);
+    cu_diag_free(&d);
+    free(x);
+}
+
+static void stop_in_cb(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
+{
+    int *n = ud;
+    (void)ev;
+    (void)obj;
+    if (++*n == 1)
+        cu_informer_stop(inf); /* freed once the callback unwinds */
+}
+
+static void test_stop_inside_callback(void **state)
+{
+    cluster *k = *state;
+    mk_ns(k, "inf-stop");
+    mk_cm(k, "inf-stop", "a", "x", "1");
+    mk_cm(k, "inf-stop", "b", "x", "1");
+    mk_cm(k, "inf-stop", "c", "x", "1");
+    int n = 0;
+    cu_informer_opts o;
+    memset(&o, 0, sizeof o);
+    o.path = "/api/v1/namespaces/inf-stop/configmaps";
+    o.on_event = stop_in_cb;
+    o.ud = &n;
+    cu_diag d;
+    cu_diag_init(&d);
+    cu_informer *inf = cu_informer_start(k->c, &o, &d);
+    assert_non_null(inf);
+    run_for(k, 500);
+    assert_int_equal(n, 1); /* no event after stop; no leak (ASan) */
+    cu_diag_free(&d);
+}
+
+static void test_bad_options(void **state)
+{
+    cluster *k = *state;
+    struct {
+        const char *path;
+        int page, silence;
+        int has_cb;
+        const char *want;
+    } cases[] = {
+        {NULL, 0, 0, 1, "path: must be an API collection path"},
+        {"api/v1/configmaps", 0, 0, 1, "path: must be an API collection path"},
+        {"/api/v1/configmaps?limit=3", 0, 0, 1, "path: must not carry a query"},
+        {"/api/v1/configmaps", -1, 0, 1, "page_size: must be >= 0 (got -1)"},
+        {"/api/v1/configmaps", 0, -5, 1, "silence_ms: must be >= 0 (got -5)"},
+        {"/api/v1/configmaps", 0, 0, 0, "on_event: missing"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cu_informer_opts o;
+        memset(&o, 0, sizeof o);
+        o.path = cases[i].path;
+        o.page_size = cases[i].page;
+        o.silence_ms = cases[i].silence;
+        o.on_event = cases[i].has_cb ? on_event : NULL;
+        cu_diag d;
+        cu_diag_init(&d);
+        assert_null(cu_informer_start(k->c, &o, &d));
+        assert_true(d.n >= 1);
+        if (!strstr(d.msgs[0], cases[i].want))
+            fail_msg("case %zu: \"%s\" does not contain \"%s\"", i, d.msgs[0], cases[i].want);
+        cu_diag_free(&d);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_bad_options, clear_faults),
+        cmocka_unit_test_setup(test_list_paginated, clear_faults),
+        cmocka_unit_test_setup(test_events_in_order, clear_faults),
+        cmocka_unit_test_setup(test_resume_after_drop, clear_faults),
+        cmocka_unit_test_setup(test_relist_after_410_in_stream, clear_faults),
+        cmocka_unit_test_setup(test_relist_after_410_on_watch, clear_faults),
+        cmocka_unit_test_setup(test_silent_watch_restart, clear_faults),
+        cmocka_unit_test_setup(test_selectors, clear_faults),
+        cmocka_unit_test_setup(test_continue_expired_restarts_list, clear_faults),
+        cmocka_unit_test_setup(test_stop_inside_callback, clear_faults),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
