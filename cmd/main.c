@@ -7,6 +7,7 @@
  * fails prints nothing on stdout: output is built in a buffer first.
  */
 #include "cu_apiserver.h"
+#include "cu_controller.h"
 #include "cu_sim.h"
 
 #include <dirent.h>
@@ -38,7 +39,7 @@ static const char help_main[] =
     "  convert     rewrite kueue.x-k8s.io/v1beta1 manifests as v1beta2\n"
     "  cluster     run an embedded Kubernetes cluster (API server, simulated GPU\n"
     "              nodes, scheduler and Job controller) for trials and tests\n"
-    "  controller  (coming)\n"
+    "  controller  run the admission controller against a Kubernetes API server\n"
     "  dev         (coming)\n"
     "  help [CMD]  show this help, or the help of CMD\n"
     "\n"
@@ -524,7 +525,9 @@ static int cmd_help(int argc, char **argv)
         fputs(help_main, stdout);
     else if (strcmp(argv[1], "cluster") == 0)
         fputs(cu_cluster_help(), stdout);
-    else if (strcmp(argv[1], "controller") == 0 || strcmp(argv[1], "dev") == 0)
+    else if (strcmp(argv[1], "controller") == 0)
+        return cu_controller_main(2, (char *[]){ "controller", "--help", NULL });
+    else if (strcmp(argv[1], "dev") == 0)
         printf("cueue %s: not implemented yet (coming in a later release).\n", argv[1]);
     else
         return usage_error(NULL, "unknown command '%s'", argv[1]);
@@ -552,7 +555,9 @@ int main(int argc, char **argv)
         return cmd_convert(argc - 1, argv + 1);
     if (strcmp(cmd, "cluster") == 0)
         return cu_cluster_main(argc - 1, argv + 1);
-    if (strcmp(cmd, "controller") == 0 || strcmp(cmd, "dev") == 0) {
+    if (strcmp(cmd, "controller") == 0)
+        return cu_controller_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "dev") == 0) {
         fprintf(stderr, "cueue: '%s' is not implemented yet\n", cmd);
         return EXIT_USAGE;
     }

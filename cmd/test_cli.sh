@@ -100,7 +100,18 @@ fi
 run cluster --bogus
 check_rc "cluster --bogus" 2 && pass "cluster --bogus"
 
-for c in controller dev; do
+run controller --bogus
+if check_rc "controller --bogus" 2; then
+    if err_has "unknown option '--bogus'"; then pass "controller --bogus"
+    else fail "controller --bogus" "no usage message on stderr"; fi
+fi
+run controller --help
+if check_rc "controller --help" 0; then
+    if out_has "--kubeconfig"; then pass "controller --help"
+    else fail "controller --help" "--kubeconfig not documented"; fi
+fi
+
+for c in dev; do
     run $c
     if check_rc "$c not implemented" 2; then
         if err_has "'$c' is not implemented yet"; then pass "$c not implemented"

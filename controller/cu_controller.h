@@ -1,0 +1,67 @@
+/*
+ * cu_controller.h - `cueue controller`: the admission controller daemon.
+ *
+ * It watches the cluster (informers on Kueue's objects, Namespaces,
+ * PriorityClasses and batch/v1 Jobs), creates one Workload per Job that
+ * carries the queue-name label, runs the admission engine on what it saw,
+ * writes admissions (status.admission plus QuotaReserved/Admitted) and
+ * pending reasons to the Workloads, and unsuspends admitted Jobs with the
+ * flavors' nodeLabels and tolerations.
+ *
+ * The pieces below that build request bodies are pure functions, exposed
+ * for the unit tests.
+ */
+#ifndef CU_CONTROLLER_H
+#define CU_CONTROLLER_H
+
+#include <json-c/json.h>
+
+#include "cu_engine.h"
+
+/* Converts a json-c value to a cu_node tree in a (numbers, booleans and
+ * null become plain scalars, strings quoted ones). Returns NULL on OOM or
+ * nesting deeper than 256. Borrows j. */
+cu_node *cu_ctrl_json_to_node(cu_arena *a, json_object *j);
+
+/* Returns 1 if the Job (json) has Complete=True or Failed=True; *failed
+ * tells which. */
+int cu_ctrl_job_finished(json_object *job, int *failed);
+
+/* Builds the Workload Kueue's job integration creates for job: name from
+ * cu_job_workload_name, the Job's namespace, a controller ownerReference
+ * to the Job, one pod set "main" with count min(parallelism, completions)
+ * (minCount from the job-min-parallelism annotation), the Job's pod
+ * template, queueName and priorityClassRef from the priority-class label.
+ * Returns a new object (caller frees with json_object_put), or NULL with
+ * "Job ns/name: field: problem" in d. */
+json_object *cu_ctrl_workload_for_job(json_object *job, cu_diag *d);
+
+/* Returns a new conditions array: old (borrowed, may be NULL) with the
+ * condition of type replaced (lastTransitionTime kept when the status does
+ * not change) or appended. Caller frees with json_object_put. */
+json_object *cu_ctrl_set_condition(json_object *old, const char *type, const char *status,
+                                   const char *reason, const char *message, int64_t now_ms);
+
+/* The merge patch of the Workload's /status for an admission: the
+ * resourceVersion precondition rv (may be NULL), status.admission from
+ * info (cluster queue, per pod set flavors, resourceUsage and count) and
+ * QuotaReserved/Admitted=True with Kueue's reasons and messages, merged
+ * into old_conds (borrowed). Caller frees with json_object_put. */
+json_object *cu_ctrl_admission_patch(const cu_wl_info *info, const char *rv,
+                                     json_object *old_conds, int64_t now_ms);
+
+/* The merge patch that starts an admitted Job: spec.suspend=false, the
+ * template's nodeSelector extended with the nodeLabels of the flavors of
+ * wl's status.admission (flavors: name -> ResourceFlavor json, borrowed),
+ * the flavors' tolerations appended to the template's, and spec.parallelism
+ * set to the admitted count when it differs (partial admission). Returns
+ * a new object, or NULL with a message in d when wl has no admission or a
+ * flavor is missing. */
+json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_object *flavors,
+                                     cu_diag *d);
+
+/* `cueue controller [OPTIONS]`: argv[0] is "controller". Returns the exit
+ * code (0 after SIGTERM/SIGINT, 1 on a runtime failure, 2 bad usage). */
+int cu_controller_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,270 @@
+/*
+ * test_build.c - the controller's pure pieces: json -> cu_node conversion
+ * (decoded by cu_world_decode), the Workload built for a Job, condition
+ * merging, the admission status patch and the Job start patch.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cu_controller.h"
+
+static json_object *J(const char *s)
+{
+    json_object *o = json_tokener_parse(s);
+    assert_non_null(o);
+    return o;
+}
+
+static const char *S(json_object *o, const char *a, const char *b, const char *c)
+{
+    json_object *v = o;
+    const char *ks[3] = { a, b, c };
+    for (int i = 0; i < 3 && ks[i]; i++)
+        if (!json_object_object_get_ex(v, ks[i], &v))
+            return NULL;
+    return json_object_get_string(v);
+}
+
+static const char JOB[] =
+    "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"pi\",\"namespace\":\"team\","
+    "\"uid\":\"u-1\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\","
+    "\"kueue.x-k8s.io/priority-class\":\"high\"}},"
+    "\"spec\":{\"suspend\":true,\"parallelism\":%d,\"completions\":%d,\"template\":{\"spec\":{"
+    "\"nodeSelector\":{\"a\":\"b\"},\"tolerations\":[{\"key\":\"t\",\"operator\":\"Exists\"}],"
+    "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1500m\"}}}]}}}}";
+
+static void test_json_to_node_decodes(void **st)
+{
+    (void)st;
+    json_object *o = J("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
+                       "\"metadata\":{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},"
+                       "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"f\","
+                       "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":4}]}]}],"
+                       "\"fairSharing\":{\"weight\":0.5},\"x\":null,\"y\":true}}");
+    cu_world w;
+    cu_diag d;
+    cu_world_init(&w);
+    cu_diag_init(&d);
+    cu_node *n = cu_ctrl_json_to_node(&w.arena, o);
+    assert_non_null(n);
+    assert_true(cu_node_is_null(cu_node_path(n, "spec.x")));
+    int b = 0;
+    assert_int_equal(cu_node_bool(cu_node_path(n, "spec.y"), &b), CU_OK);
+    assert_int_equal(b, 1);
+    cu_doc doc = { .file = "t", .root = n };
+    assert_int_equal(cu_world_decode(&w, &doc, &d), CU_OK);
+    assert_int_equal(w.cqs.n, 1);
+    assert_int_equal(w.cqs.items[0]->groups.items[0].flavors[0].res[0].nominal, 4000);
+    assert_int_equal(w.cqs.items[0]->fs_weight, 500);
+    cu_diag_free(&d);
+    cu_world_free(&w);
+    json_object_put(o);
+}
+
+static void test_workload_for_job(void **st)
+{
+    (void)st;
+    static const struct { int par, comp, count; } cases[] = { { 3, 5, 3 }, { 4, 2, 2 }, { 1, 1, 1 } };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char buf[2048];
+        snprintf(buf, sizeof(buf), JOB, cases[i].par, cases[i].comp);
+        json_object *job = J(buf);
+        cu_diag d;
+        cu_diag_init(&d);
+        json_object *wl = cu_ctrl_workload_for_job(job, &d);
+        assert_non_null(wl);
+        cu_arena a;
+        cu_arena_init(&a, 0);
+        assert_string_equal(S(wl, "metadata", "name", NULL), cu_job_workload_name(&a, "pi", "u-1"));
+        cu_arena_free(&a);
+        assert_string_equal(S(wl, "metadata", "namespace", NULL), "team");
+        assert_string_equal(S(wl, "spec", "queueName", NULL), "lq");
+        assert_string_equal(S(wl, "spec", "priorityClassRef", "name"), "high");
+        assert_string_equal(S(wl, "spec", "priorityClassRef", "kind"), "WorkloadPriorityClass");
+        json_object *own = json_object_array_get_idx(
+            json_object_object_get(json_object_object_get(wl, "metadata"), "ownerReferences"), 0);
+        assert_string_equal(S(own, "uid", NULL, NULL), "u-1");
+        assert_true(json_object_get_boolean(json_object_object_get(own, "controller")));
+        json_object *ps = json_object_array_get_idx(
+            json_object_object_get(json_object_object_get(wl, "spec"), "podSets"), 0);
+        assert_int_equal(json_object_get_int(json_object_object_get(ps, "count")), cases[i].count);
+        /* and the engine's decoder reads it back with the template's requests */
+        cu_world w;
+        cu_world_init(&w);
+        cu_doc doc = { .file = "t", .root = cu_ctrl_json_to_node(&w.arena, wl) };
+        assert_int_equal(cu_world_decode(&w, &doc, &d), CU_OK);
+        assert_int_equal(w.workloads.n, 1);
+        assert_int_equal(cu_reslist_get(&w.workloads.items[0]->podsets[0].requests, "cpu"), 1500);
+        cu_world_free(&w);
+        json_object_put(wl);
+        json_object_put(job);
+        cu_diag_free(&d);
+    }
+}
+
+static void test_workload_for_job_errors(void **st)
+{
+    (void)st;
+    static const struct { const char *job, *want; } cases[] = {
+        { "{\"metadata\":{\"name\":\"j\",\"namespace\":\"n\",\"uid\":\"u\"},\"spec\":{\"template\":{}}}",
+          "Job n/j: metadata.labels: no kueue.x-k8s.io/queue-name label" },
+        { "{\"metadata\":{\"name\":\"j\",\"namespace\":\"n\",\"uid\":\"u\",\"labels\":"
+          "{\"kueue.x-k8s.io/queue-name\":\"q\"}},\"spec\":{}}",
+          "Job n/j: spec.template: missing or not an object" },
+        { "{\"metadata\":{\"name\":\"j\",\"namespace\":\"n\",\"uid\":\"u\",\"labels\":"
+          "{\"kueue.x-k8s.io/queue-name\":\"q\"}},\"spec\":{\"parallelism\":-1,\"template\":{}}}",
+          "Job n/j: spec.parallelism: must be an integer >= 0" },
+        { "{\"metadata\":{\"name\":\"j\",\"namespace\":\"n\",\"uid\":\"u\",\"labels\":"
+          "{\"kueue.x-k8s.io/queue-name\":\"q\"},\"annotations\":{\"kueue.x-k8s.io/job-min-parallelism\":\"5\"}},"
+          "\"spec\":{\"parallelism\":2,\"template\":{}}}",
+          "Job n/j: metadata.annotations[kueue.x-k8s.io/job-min-parallelism]: must be an integer between 1 and 2, got \"5\"" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_object *job = J(cases[i].job);
+        cu_diag d;
+        cu_diag_init(&d);
+        assert_null(cu_ctrl_workload_for_job(job, &d));
+        assert_int_equal(d.n, 1);
+        assert_string_equal(d.msgs[0], cases[i].want);
+        cu_diag_free(&d);
+        json_object_put(job);
+    }
+}
+
+static void test_set_condition(void **st)
+{
+    (void)st;
+    json_object *old = J("[{\"type\":\"QuotaReserved\",\"status\":\"False\",\"reason\":\"Pending\","
+                         "\"message\":\"m\",\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"},"
+                         "{\"type\":\"X\",\"status\":\"True\"}]");
+    /* same status keeps the transition time; another status takes now */
+    json_object *a = cu_ctrl_set_condition(old, "QuotaReserved", "False", "Pending", "m2", 0);
+    json_object *b = cu_ctrl_set_condition(old, "QuotaReserved", "True", "QuotaReserved", "q", 0);
+    assert_int_equal(json_object_array_length(a), 2);
+    json_object *ca = json_object_array_get_idx(a, 1), *cb = json_object_array_get_idx(b, 1);
+    assert_string_equal(S(ca, "lastTransitionTime", NULL, NULL), "2024-01-01T00:00:00Z");
+    assert_string_equal(S(ca, "message", NULL, NULL), "m2");
+    assert_string_equal(S(cb, "lastTransitionTime", NULL, NULL), "1970-01-01T00:00:00Z");
+    assert_string_equal(S(json_object_array_get_idx(b, 0), "type", NULL, NULL), "X");
+    json_object_put(a);
+    json_object_put(b);
+    json_object_put(old);
+}
+
+static void test_admission_patch(void **st)
+{
+    (void)st;
+    const char *res[] = { "cpu", "memory" }, *fl[] = { "f1", "f2" };
+    int64_t use[] = { 3000, 2LL * 1024 * 1024 * 1024 * 1000 };
+    cu_psa_info psa = { .name = "main", .count = 2, .n = 2, .resources = res, .flavors = fl,
+                        .usage = use };
+    cu_wl_info info = { .ns = "n", .name = "w", .cluster_queue = "cq", .admitted = 1,
+                        .npsa = 1, .psa = &psa };
+    json_object *p = cu_ctrl_admission_patch(&info, "42", NULL, 0);
+    assert_string_equal(S(p, "metadata", "resourceVersion", NULL), "42");
+    json_object *adm = json_object_object_get(json_object_object_get(p, "status"), "admission");
+    assert_string_equal(S(adm, "clusterQueue", NULL, NULL), "cq");
+    json_object *ps = json_object_array_get_idx(json_object_object_get(adm, "podSetAssignments"), 0);
+    assert_string_equal(S(ps, "flavors", "memory", NULL), "f2");
+    assert_string_equal(S(ps, "resourceUsage", "cpu", NULL), "3");
+    assert_string_equal(S(ps, "resourceUsage", "memory", NULL), "2Gi");
+    assert_int_equal(json_object_get_int(json_object_object_get(ps, "count")), 2);
+    json_object *conds = json_object_object_get(json_object_object_get(p, "status"), "conditions");
+    assert_int_equal(json_object_array_length(conds), 2);
+    assert_string_equal(S(json_object_array_get_idx(conds, 0), "message", NULL, NULL),
+                        "Quota reserved in ClusterQueue cq");
+    assert_string_equal(S(json_object_array_get_idx(conds, 1), "message", NULL, NULL),
+                        "The workload is admitted");
+    json_object_put(p);
+}
+
+static void test_job_start_patch(void **st)
+{
+    (void)st;
+    char buf[2048];
+    snprintf(buf, sizeof(buf), JOB, 4, 4);
+    json_object *job = J(buf);
+    json_object *flavors = J("{\"f1\":{\"spec\":{\"nodeLabels\":{\"pool\":\"gpu\"},"
+                             "\"tolerations\":[{\"key\":\"spot\",\"operator\":\"Exists\"}]}}}");
+    json_object *wl = J("{\"metadata\":{\"name\":\"w\",\"namespace\":\"team\"},\"status\":{\"admission\":"
+                        "{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\",\"count\":0,"
+                        "\"flavors\":{\"cpu\":\"f1\"}}]}}}");
+    /* patch the count in: 2 of 4 (partial) and 4 of 4 */
+    for (int count = 2; count <= 4; count += 2) {
+        json_object *ps = json_object_array_get_idx(json_object_object_get(json_object_object_get(
+            json_object_object_get(wl, "status"), "admission"), "podSetAssignments"), 0);
+        json_object_object_add(ps, "count", json_object_new_int(count));
+        cu_diag d;
+        cu_diag_init(&d);
+        json_object *p = cu_ctrl_job_start_patch(job, wl, flavors, &d);
+        assert_non_null(p);
+        json_object *spec = json_object_object_get(p, "spec");
+        assert_false(json_object_get_boolean(json_object_object_get(spec, "suspend")));
+        json_object *par = json_object_object_get(spec, "parallelism");
+        if (count == 2)
+            assert_int_equal(json_object_get_int(par), 2);
+        else
+            assert_null(par);
+        json_object *ts = json_object_object_get(json_object_object_get(spec, "template"), "spec");
+        assert_string_equal(S(ts, "nodeSelector", "pool", NULL), "gpu");
+        assert_string_equal(S(ts, "nodeSelector", "a", NULL), "b");
+        json_object *tols = json_object_object_get(ts, "tolerations");
+        assert_int_equal(json_object_array_length(tols), 2);
+        assert_string_equal(S(json_object_array_get_idx(tols, 1), "key", NULL, NULL), "spot");
+        json_object_put(p);
+        cu_diag_free(&d);
+    }
+    /* a missing flavor is an error naming the Workload and the field */
+    json_object *none = J("{}");
+    cu_diag d;
+    cu_diag_init(&d);
+    assert_null(cu_ctrl_job_start_patch(job, wl, none, &d));
+    assert_int_equal(d.n, 1);
+    assert_non_null(strstr(d.msgs[0], "Workload team/w: status.admission.podSetAssignments[0].flavors[cpu]"));
+    assert_non_null(strstr(d.msgs[0], "ResourceFlavor \"f1\" not found"));
+    cu_diag_free(&d);
+    json_object_put(none);
+    json_object_put(wl);
+    json_object_put(flavors);
+    json_object_put(job);
+}
+
+static void test_job_finished(void **st)
+{
+    (void)st;
+    static const struct { const char *j; int fin, failed; } cases[] = {
+        { "{}", 0, 0 },
+        { "{\"status\":{\"conditions\":[{\"type\":\"Complete\",\"status\":\"False\"}]}}", 0, 0 },
+        { "{\"status\":{\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\"}]}}", 1, 0 },
+        { "{\"status\":{\"conditions\":[{\"type\":\"Suspended\",\"status\":\"True\"},"
+          "{\"type\":\"Failed\",\"status\":\"True\"}]}}", 1, 1 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_object *o = J(cases[i].j);
+        int failed = -1;
+        assert_int_equal(cu_ctrl_job_finished(o, &failed), cases[i].fin);
+        if (cases[i].fin)
+            assert_int_equal(failed, cases[i].failed);
+        json_object_put(o);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_to_node_decodes),
+        cmocka_unit_test(test_workload_for_job),
+        cmocka_unit_test(test_workload_for_job_errors),
+        cmocka_unit_test(test_set_condition),
+        cmocka_unit_test(test_admission_patch),
+        cmocka_unit_test(test_job_start_patch),
+        cmocka_unit_test(test_job_finished),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

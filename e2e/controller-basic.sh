@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# controller-basic.sh - end to end: `cueue cluster` + `cueue controller` +
+# kubectl. One flavor (the general CPU pool), a ClusterQueue with cpu 4, a
+# LocalQueue, and two suspended Jobs of cpu 3 each that run $RUNTIME (default 5s). The first
+# is admitted (Workload status.admission, Job unsuspended with the flavor's
+# nodeSelector, pods run and finish, Workload Finished); the second waits
+# with Kueue's pending message until the first finishes, then is admitted.
+# While it runs, the admitted cpu of the ClusterQueue is sampled and must
+# never exceed 4.
+#
+# Usage: e2e/controller-basic.sh PATH_TO_cueue
+# Needs: kubectl, jq, timeout.
+set -u -o pipefail
+
+if [ $# -ne 1 ] || [ ! -x "$1" ]; then
+    echo "usage: $0 PATH_TO_cueue" >&2
+    exit 2
+fi
+CUEUE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+for tool in kubectl jq timeout; do
+    command -v "$tool" >/dev/null 2>&1 || { echo "SKIP  all: $tool is not installed"; exit 0; }
+done
+TMP=$(mktemp -d)
+export HOME=$TMP/home
+mkdir -p "$HOME"
+CL_PID="" CT_PID=""
+cleanup() {
+    [ -n "$CT_PID" ] && kill "$CT_PID" 2>/dev/null && wait "$CT_PID" 2>/dev/null
+    [ -n "$CL_PID" ] && kill "$CL_PID" 2>/dev/null && wait "$CL_PID" 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+FAILS=0
+pass() { echo "PASS  $1"; }
+fail() { echo "FAIL  $1: $2"; FAILS=$((FAILS + 1)); }
+dump() {
+    echo "---- controller log"; sed 's/^/  | /' "$TMP/ctrl.log" | tail -n 40
+    echo "---- workloads"; k get workloads -o yaml 2>&1 | sed 's/^/  | /' | tail -n 80
+}
+KC=$TMP/kc
+k() { kubectl --kubeconfig "$KC" --request-timeout=15s "$@"; }
+
+# wait_for SECONDS DESC COMMAND...: polls until COMMAND succeeds.
+wait_for() {
+    local secs=$1 desc=$2; shift 2
+    local end=$((SECONDS + secs))
+    while [ $SECONDS -lt $end ]; do
+        if "$@" >/dev/null 2>&1; then pass "$desc"; return 0; fi
+        sleep 0.2
+    done
+    fail "$desc" "not within ${secs}s"
+    return 1
+}
+
+"$CUEUE" cluster --listen 127.0.0.1:0 --kubeconfig-out "$KC" 2>"$TMP/cluster.log" &
+CL_PID=$!
+for _ in $(seq 1 100); do [ -s "$KC" ] && break; sleep 0.1; done
+[ -s "$KC" ] || { echo "FAIL  cluster did not start"; cat "$TMP/cluster.log"; exit 1; }
+
+k apply -f "$ROOT/crds/" >/dev/null || { echo "FAIL  apply crds"; exit 1; }
+k apply -f - >/dev/null <<'YAML' || { echo "FAIL  apply quota setup"; exit 1; }
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: general}
+spec:
+  nodeLabels: {node.example.com/pool: general}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: general
+      resources:
+      - {name: cpu, nominalQuota: "4"}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: default}
+spec: {clusterQueue: cq}
+YAML
+pass "quota setup applied"
+
+"$CUEUE" controller --kubeconfig "$KC" -v 1 2>"$TMP/ctrl.log" &
+CT_PID=$!
+wait_for 15 "controller synced" grep -q "all informers synced" "$TMP/ctrl.log"
+
+# The pods' simulated run time: long enough for the checks made while the
+# first Job runs, even on a loaded machine.
+RUNTIME=${RUNTIME:-5s}
+job() {
+    cat <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $1
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: lq}
+spec:
+  suspend: true
+  parallelism: 1
+  completions: 1
+  template:
+    metadata:
+      annotations: {cueue.dev/simulated-runtime: "$RUNTIME"}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        resources: {requests: {cpu: "3"}}
+YAML
+}
+job first | k apply -f - >/dev/null || fail "create Job first" "kubectl failed"
+sleep 1
+job second | k apply -f - >/dev/null || fail "create Job second" "kubectl failed"
+
+# Samples the admitted cpu of cq (sum of resourceUsage of Workloads holding
+# quota and not finished) into $TMP/samples until killed.
+sample() {
+    while :; do
+        k get workloads -n default -o json 2>/dev/null | jq -r '
+          [.items[] | select(.status.admission.clusterQueue == "cq")
+           | select(any(.status.conditions[]?; .type == "QuotaReserved" and .status == "True"))
+           | select(all(.status.conditions[]?; .type != "Finished" or .status != "True"))
+           | .status.admission.podSetAssignments[].resourceUsage.cpu // "0"
+           | tonumber] | add // 0' >>"$TMP/samples"
+        sleep 0.2
+    done
+}
+sample &
+SAMPLER=$!
+
+uid_of() { k get job "$1" -n default -o jsonpath='{.metadata.uid}'; }
+wl_of() {   # the Workload owned by Job $1
+    k get workloads -n default -o json | jq -r --arg j "$1" \
+      '.items[] | select(.metadata.ownerReferences[]? | .kind == "Job" and .name == $j and .controller == true) | .metadata.name'
+}
+wl_json() { local n; n=$(wl_of "$1") && [ -n "$n" ] && k get workload "$n" -n default -o json; }
+has_wl() { [ -n "$(wl_of "$1")" ]; }
+
+wait_for 15 "Workload created for Job first" has_wl first
+wait_for 15 "Workload created for Job second" has_wl second
+WL1=$(wl_of first)
+case "$WL1" in job-first-?????) pass "Workload named as Kueue names it ($WL1)";;
+               *) fail "Workload name" "got '$WL1'";; esac
+
+adm_first() { wl_json first | jq -e '.status.admission.clusterQueue == "cq" and
+    (.status.admission.podSetAssignments[0].flavors.cpu == "general") and
+    any(.status.conditions[]; .type == "QuotaReserved" and .status == "True" and .message == "Quota reserved in ClusterQueue cq") and
+    any(.status.conditions[]; .type == "Admitted" and .status == "True")'; }
+wait_for 15 "first admitted (status.admission, QuotaReserved, Admitted)" adm_first
+unsusp() { k get job "$1" -n default -o json | jq -e '.spec.suspend == false and
+    .spec.template.spec.nodeSelector["node.example.com/pool"] == "general"'; }
+wait_for 15 "Job first unsuspended with the flavor's nodeSelector" unsusp first
+
+# pending with Kueue's message while its Job is still suspended (checked
+# at the same moment: once the first Job finishes, it is admitted)
+pending_second() { wl_json second | jq -e '(.status.admission == null) and
+    any(.status.conditions[]; .type == "QuotaReserved" and .status == "False" and
+        (.message | test("insufficient unused quota for cpu in flavor general")))' &&
+    k get job second -n default -o jsonpath='{.spec.suspend}' | grep -qx true; }
+wait_for 15 "second pending with Kueue's message, Job second suspended" pending_second
+
+done_first() { k get job first -n default -o json | jq -e 'any(.status.conditions[]?; .type == "Complete" and .status == "True")'; }
+wait_for 30 "Job first completes (pods ran)" done_first
+fin_first() { wl_json first | jq -e 'any(.status.conditions[]; .type == "Finished" and .status == "True" and .reason == "Succeeded")'; }
+wait_for 15 "Workload first Finished" fin_first
+
+adm_second() { wl_json second | jq -e '.status.admission.clusterQueue == "cq" and any(.status.conditions[]; .type == "Admitted" and .status == "True")'; }
+wait_for 15 "second admitted after first finished" adm_second
+wait_for 15 "Job second unsuspended" unsusp second
+done_second() { k get job second -n default -o json | jq -e 'any(.status.conditions[]?; .type == "Complete" and .status == "True")'; }
+wait_for 30 "Job second completes" done_second
+
+kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null
+N=$(wc -l <"$TMP/samples")
+MAX=$(sort -g "$TMP/samples" | tail -n 1)
+if [ "$N" -gt 5 ] && awk '$1 > 4 { bad = 1 } END { exit bad }' "$TMP/samples"; then
+    pass "quota never exceeded ($N samples, max admitted cpu $MAX of 4)"
+else
+    fail "quota never exceeded" "$N samples, max $MAX"
+fi
+
+k delete job first -n default --wait=false >/dev/null
+gone() { local n; n=$(wl_of first) && [ -z "$n" ]; }
+wait_for 15 "Workload deleted with its Job" gone
+
+grep -c "admitted Workload" "$TMP/ctrl.log" | grep -qx 2 && pass "one log line per admission" \
+    || fail "one log line per admission" "$(grep -c 'admitted Workload' "$TMP/ctrl.log") lines"
+
+kill -TERM "$CT_PID"; wait "$CT_PID"; rc=$?; CT_PID=""
+[ "$rc" -eq 0 ] && pass "controller exits 0 on SIGTERM" || fail "controller exits 0 on SIGTERM" "exit $rc"
+
+if [ "$FAILS" -ne 0 ]; then dump; echo "$FAILS check(s) failed"; exit 1; fi
+echo "all checks passed"
