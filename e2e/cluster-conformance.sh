@@ -80,6 +80,13 @@ api() {
     curl -sS -o "$TMP/body" -w '%{http_code}' -X "$m" "$URL$p" "$@"
 }
 json() { jq -r "$1" "$TMP/body"; }
+# wait_line FILE TEXT PID: waits (up to 3 s) for TEXT in FILE, then ends
+# the background watch PID.
+wait_line() {
+    for _ in $(seq 1 30); do grep -q "$2" "$1" 2>/dev/null && break; sleep 0.1; done
+    kill "$3" 2>/dev/null
+    wait "$3" 2>/dev/null
+}
 
 # ------------------------------------------------------------------
 start main --listen 127.0.0.1:0 --admin || { echo "FAIL  start"; exit 1; }
@@ -110,6 +117,12 @@ else fail "kubectl api-resources" "failed"; fi
 
 code=$(api GET /healthz); [ "$code" = 200 ] && [ "$(cat "$TMP/body")" = ok ] \
     && pass "healthz" || fail "healthz" "code $code"
+codes=""
+for p in /readyz /livez /api /api/v1 /apis /apis/batch /apis/batch/v1 /apis/coordination.k8s.io/v1 /apis/events.k8s.io/v1; do
+    codes="$codes $(api GET $p)"
+done
+[ "$codes" = " 200 200 200 200 200 200 200 200 200" ] && pass "readyz, livez and discovery documents" \
+    || fail "readyz, livez, discovery" "$codes"
 code=$(api GET /apis/nope.example.com/v1/things)
 [ "$code" = 404 ] && [ "$(json .message)" = "the server could not find the requested resource" ] \
     && pass "404 for an unknown path is a Status" || fail "404 for an unknown path" "code $code $(cat "$TMP/body")"
@@ -154,6 +167,9 @@ spec:
             properties:
               size: {type: integer, minimum: 1, maximum: 10}
               color: {type: string, enum: [red, blue], default: red}
+              tags: {type: array, maxItems: 2, items: {type: string, maxLength: 3}}
+              code: {type: string, pattern: '^[a-z]+$'}
+              qty: {x-kubernetes-int-or-string: true}
           status:
             type: object
             properties:
@@ -188,6 +204,16 @@ if [ "$code" = 422 ] && [ "$(json .reason)" = Invalid ] &&
    [ "$(json '[.details.causes[].field] | sort | join(",")')" = "spec.color,spec.size" ]; then
     pass "schema validation: 422 Invalid naming every bad field"
 else fail "schema validation" "code $code $(cat "$TMP/body")"; fi
+code=$(api POST /apis/conformance.cueue.dev/v1/namespaces/conformance/widgets \
+    -H 'Content-Type: application/json' \
+    -d '{"apiVersion":"conformance.cueue.dev/v1","kind":"Widget","metadata":{"name":"bad2"},"spec":{"size":"x","tags":["a","b","long"],"code":"A1","qty":true}}')
+if [ "$code" = 422 ] &&
+   [ "$(json '[.details.causes[] | .field + ":" + .reason] | sort | join(",")')" = "spec.code:FieldValueInvalid,spec.qty:FieldValueTypeInvalid,spec.size:FieldValueTypeInvalid,spec.tags:FieldValueTooMany,spec.tags[2]:FieldValueTooLong" ] &&
+   [ "$(api POST /apis/conformance.cueue.dev/v1/namespaces/conformance/widgets -H 'Content-Type: application/json' \
+        -d '{"apiVersion":"conformance.cueue.dev/v1","kind":"Widget","metadata":{"name":"bad3"},"spec":{"qty":"1Gi"}}')/$(json .message)" = \
+     '422/Widget.conformance.cueue.dev "bad3" is invalid: spec.size: Required value' ]; then
+    pass "schema validation: type, maxItems, maxLength, pattern, int-or-string, required"
+else fail "schema validation (more keywords)" "code $code $(cat "$TMP/body")"; fi
 
 if [ -n "$(ls "$ROOT"/crds/*.yaml 2>/dev/null)" ]; then
     check "kubectl apply -f crds/" k apply -f "$ROOT/crds/"
@@ -200,6 +226,17 @@ if [ -n "$(ls "$ROOT"/crds/*.yaml 2>/dev/null)" ]; then
         pass "kubectl get clusterqueues (columns: $(head -1 "$TMP/out" | tr -s ' ' | tr ' ' ','))"
     else fail "kubectl get clusterqueues" "$(cat "$TMP/out")"; fi
     check "kubectl get workloads -A" k get workloads -A
+    if k get clusterqueues,localqueues,workloads -A >"$TMP/out" 2>"$TMP/err" &&
+       grep -Eq '^NAME +COHORT +PENDING WORKLOADS *$' "$TMP/out" &&
+       grep -Eq '^NAMESPACE +NAME +CLUSTERQUEUE +PENDING WORKLOADS +ADMITTED WORKLOADS *$' "$TMP/out" &&
+       grep -Eq '^NAMESPACE +NAME +QUEUE +RESERVED IN +ADMITTED +FINISHED +AGE *$' "$TMP/out" &&
+       grep -q '^clusterqueue.kueue.x-k8s.io/research-gpu ' "$TMP/out" &&
+       grep -Eq 'localqueue.kueue.x-k8s.io/research +research-gpu' "$TMP/out"; then
+        pass "kubectl get clusterqueues,localqueues,workloads -A (Kueue's columns)"
+    else fail "kubectl get clusterqueues,localqueues,workloads" "$(cat "$TMP/out")"; fi
+    k apply -f "$ROOT/config/samples/20-clusterqueues.yaml" >"$TMP/out" 2>"$TMP/err" &&
+        ! grep -qv unchanged "$TMP/out" && pass "kubectl apply of the samples again: unchanged" \
+        || fail "kubectl apply of the samples again" "$(cat "$TMP/out")"
     k get clusterqueue research-gpu -o json >"$TMP/out" 2>"$TMP/err" &&
         jq -e '.spec.queueingStrategy == "BestEffortFIFO"' "$TMP/out" >/dev/null \
         && pass "kubectl get clusterqueue -o json" || fail "kubectl get clusterqueue -o json" "bad JSON"
@@ -267,6 +304,54 @@ sed 's/x: "1"/x: "5"/' "$TMP/ssa.yaml" >"$TMP/ssa2.yaml"
 if k apply --server-side -f "$TMP/ssa2.yaml" >"$TMP/out" 2>"$TMP/err" &&
    [ "$(k $NS get cm ssa -o jsonpath='{.data.x}')" = 5 ]; then
     pass "kubectl apply --server-side (update)"; else fail "kubectl apply --server-side (update)" "$(cat "$TMP/err")"; fi
+# The second client-side apply of a changed file is a strategic merge PATCH
+# (kubectl-client-side-apply) that also updates the last-applied annotation.
+sed 's/z: "2"/z: "3"/' "$TMP/cm-apply2.yaml" >"$TMP/cm-apply3.yaml"
+if k apply -f "$TMP/cm-apply3.yaml" -v=6 >"$TMP/out" 2>"$TMP/err" &&
+   grep -q 'PATCH .*/configmaps/applied?fieldManager=kubectl-client-side-apply.* 200 OK' "$TMP/err" &&
+   k $NS get cm applied -o json >"$TMP/out" 2>/dev/null &&
+   jq -e '(.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"] | fromjson | .data) == {"z":"3"} and .data == {"z":"3"}' "$TMP/out" >/dev/null; then
+    pass "kubectl apply: a PATCH that updates the last-applied annotation"
+else fail "kubectl apply (PATCH, last-applied)" "$(grep -E 'PATCH|POST' "$TMP/err" | head -3)"; fi
+k apply --server-side -f "$TMP/ssa2.yaml" >"$TMP/out" 2>"$TMP/err" && grep -q serverside-applied "$TMP/out" \
+    && [ "$(k $NS get cm ssa -o jsonpath='{.data.x}')" = 5 ] \
+    && pass "kubectl apply --server-side again (same file)" || fail "kubectl apply --server-side again" "$(cat "$TMP/err")"
+
+# Strategic merge on a Job's pod template: containers and env merge by name;
+# generation moves on spec changes only.
+cat >"$TMP/sj.yaml" <<'Y'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: sj, namespace: conformance}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: main, image: "busybox:1", env: [{name: A, value: "1"}, {name: B, value: "2"}]}
+      - {name: side, image: "busybox:1"}
+Y
+k apply -f "$TMP/sj.yaml" >/dev/null 2>&1
+if k $NS patch job sj --type strategic -p '{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"busybox:2","env":[{"name":"B","value":"3"}]}]}}}}' >"$TMP/out" 2>"$TMP/err" &&
+   k $NS get job sj -o json >"$TMP/out" 2>"$TMP/err" &&
+   [ "$(jq -c '[.spec.template.spec.containers[] | [.name, .image, ([.env[]? | .name + "=" + .value] | join(","))]]' "$TMP/out")" = '[["main","busybox:2","A=1,B=3"],["side","busybox:1",""]]' ] &&
+   [ "$(jq -r .metadata.generation "$TMP/out")" = 2 ]; then
+    pass "kubectl patch --type strategic of a Job's pod template (containers, env by name)"
+else fail "strategic patch of a Job template" "$(jq -c '.spec.template.spec.containers, .metadata.generation' "$TMP/out" 2>/dev/null)"; fi
+k $NS label job sj touched=yes >/dev/null 2>&1
+[ "$(k $NS get job sj -o jsonpath='{.metadata.generation}')" = 2 ] \
+    && pass "generation is not bumped by a metadata-only change" || fail "generation" "bumped by a label"
+
+# generateName, and the label selector operators not used above.
+code=$(api POST /api/v1/namespaces/conformance/configmaps -H 'Content-Type: application/json' \
+    -d '{"metadata":{"generateName":"gen-","labels":{"env":"dev"}}}')
+[ "$code" = 201 ] && case "$(json .metadata.name)" in gen-?????) true;; *) false;; esac \
+    && pass "generateName" || fail "generateName" "code $code name $(json .metadata.name)"
+if [ "$(k $NS get cm -l 'env notin (prod),env' -o name 2>/dev/null | grep -c '^configmap/gen-')" = 1 ] &&
+   [ -z "$(k $NS get cm -l 'env notin (dev)' -o name 2>/dev/null | grep gen-)" ]; then
+    pass "label selectors: notin and exists"
+else fail "label selectors notin/exists" "$(k $NS get cm -l 'env notin (prod),env' -o name 2>&1)"; fi
 check "kubectl delete" k $NS delete configmap applied
 k $NS get configmap applied >"$TMP/out" 2>"$TMP/err"
 grep -q 'Error from server (NotFound): configmaps "applied" not found' "$TMP/err" \
@@ -297,8 +382,8 @@ curl -sS -N "$URL$CM?watch=1&resourceVersion=$RV&timeoutSeconds=2" >"$TMP/resume
 if [ "$(jq -r 'select(.type=="ADDED") | .object.metadata.name' "$TMP/resume" | tr '\n' ' ')" = "r1 r2 " ]; then
     pass "watch resumes from a resourceVersion (only later events)"
 else fail "watch resume" "$(cat "$TMP/resume")"; fi
-code=$(curl -sS -o /dev/null -w '%{http_code} %{time_total}' "$URL$CM?watch=1&resourceVersion=$RV&timeoutSeconds=1")
-case "$code" in 200\ 1.*|200\ 2.*) pass "watch timeoutSeconds ends the stream";; *) fail "watch timeoutSeconds" "$code";; esac
+code=$(curl -sS -o /dev/null -w '%{http_code} %{time_total}' "$URL$CM?watch=1&resourceVersion=$RV&timeoutSeconds=1"; echo " rc=$?")
+case "$code" in "200 1."*" rc=0"|"200 2."*" rc=0") pass "watch timeoutSeconds ends the stream cleanly";; *) fail "watch timeoutSeconds" "$code";; esac
 
 curl -sS -N "$URL$CM?watch=1&allowWatchBookmarks=true&resourceVersion=$RV&timeoutSeconds=3" >"$TMP/bm" 2>"$TMP/err" &
 BPID=$!
@@ -331,6 +416,29 @@ done
 code=$(api GET "$CM?fieldSelector=metadata.name%3Dpage2")
 [ "$code" = 200 ] && [ "$(json '[.items[].metadata.name] | join(",")')" = page2 ] \
     && pass "fieldSelector metadata.name" || fail "fieldSelector" "$(cat "$TMP/body")"
+code=$(api GET "/api/v1/pods?fieldSelector=spec.bogus%3Dx")
+[ "$code" = 400 ] && [ "$(json .reason)" = BadRequest ] && [ "$(json .message)" = 'field label not supported: spec.bogus' ] \
+    && pass "fieldSelector: unsupported field is 400 BadRequest" || fail "fieldSelector unsupported field" "code $code $(cat "$TMP/body")"
+
+# resourceVersion / resourceVersionMatch on LIST
+api GET "$CM" >/dev/null; NOW=$(json .metadata.resourceVersion)
+code=$(api GET "$CM?resourceVersion=$NOW&resourceVersionMatch=NotOlderThan")
+c1="$code/$(json .metadata.resourceVersion)"
+code=$(api GET "$CM?resourceVersion=$((NOW + 1000))&resourceVersionMatch=NotOlderThan")
+c2="$code/$(json .reason)"
+[ "$c1" = "200/$NOW" ] && [ "$c2" = 504/Timeout ] && grep -q 'Too large resource version' "$TMP/body" \
+    && pass "LIST resourceVersionMatch=NotOlderThan (current ok, future 504 Too large)" \
+    || fail "resourceVersionMatch=NotOlderThan" "$c1 $c2"
+code=$(api GET "$CM?resourceVersion=$NOW&resourceVersionMatch=Exact"); c1="$code/$(json .metadata.resourceVersion)"
+api POST $CM -H 'Content-Type: application/json' -d '{"metadata":{"name":"exact-later"}}' >/dev/null
+code=$(api GET "$CM?resourceVersion=$NOW&resourceVersionMatch=Exact"); c2="$code/$(json .reason)"
+code=$(api GET "$CM?resourceVersion=0&resourceVersionMatch=Exact"); c3="$code/$(json .reason)"
+m3=$(json .message)
+code=$(api GET "$CM?resourceVersionMatch=NotOlderThan"); c4="$code/$(json .reason)"
+if [ "$c1" = "200/$NOW" ] && [ "$c2" = 410/Expired ] && [ "$c3" = 422/Invalid ] && [ "$c4" = 422/Invalid ] &&
+   [ "$m3" = 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"' ]; then
+    pass "LIST resourceVersionMatch=Exact (same RV ok, changed since 410, RV 0 and no RV 422)"
+else fail "resourceVersionMatch=Exact" "$c1 $c2 $c3 $c4 $m3"; fi
 
 api POST $CM -H 'Content-Type: application/json' -d '{"metadata":{"name":"fin","finalizers":["conformance.cueue.dev/hold"]}}' >/dev/null
 code=$(api DELETE $CM/fin)
@@ -381,6 +489,197 @@ api POST /cueue/faults -d '{"dropWatches":true}' >/dev/null
 wait $DPID
 [ $(( $(date +%s) - t0 )) -le 3 ] && pass "fault injection: dropWatches ends open watches" \
     || fail "dropWatches" "the watch stayed open"
+api POST /cueue/faults -d '{"respond":{"match":"^GET /api/v1/namespaces/conformance/configmaps/c1$","code":500,"times":2}}' >/dev/null
+codes="$(api GET $CM/c1) $(json .reason) $(api GET $CM/c1) $(api GET $CM/c1)"
+[ "$codes" = "500 InternalError 500 200" ] && pass "fault injection: 500 exactly N times" \
+    || fail "fault injection 500 x2" "$codes"
+api POST /cueue/faults -d '{"respond":{"match":"^GET .*/configmaps/c1$","code":503,"retryAfter":3}}' >/dev/null
+hdr=$(curl -sS -D - -o "$TMP/body" "$URL$CM/c1")
+echo "$hdr" | grep -q '^HTTP/1.1 503' && echo "$hdr" | grep -qi '^Retry-After: 3' && [ "$(json .details.retryAfterSeconds)" = 3 ] \
+    && pass "fault injection: 503 with Retry-After and details.retryAfterSeconds" || fail "fault injection 503" "$hdr $(cat "$TMP/body")"
+api POST /cueue/faults -d '{"delayMs":600,"match":"^GET .*/configmaps/c1$","times":1}' >/dev/null
+api GET /cueue/faults >/dev/null; listed=$(json '[.faults[] | .delayMs] | join(",")' 2>/dev/null)
+t=$(curl -sS -o /dev/null -w '%{http_code} %{time_total}' "$URL$CM/c1"); t2=$(curl -sS -o /dev/null -w '%{http_code} %{time_total}' "$URL$CM/c1")
+case "$listed|$t|$t2" in "600|200 0.6"*"|200 0.0"*|"600|200 0.7"*"|200 0.0"*) pass "fault injection: delayMs once (listed by GET /cueue/faults)";;
+    *) fail "fault injection delay" "listed '$listed', then $t, then $t2";; esac
+api POST /cueue/faults -d '{"respond":{"match":"^GET .*/configmaps/c1$","code":409,"times":-1}}' >/dev/null
+c1=$(api GET $CM/c1); c2=$(api DELETE /cueue/faults); c3=$(api GET $CM/c1)
+code=$(api POST /cueue/faults -d '{"respond":{"match":"x","code":418}}')
+[ "$c1 $c2 $c3 $code" = "409 200 200 400" ] && pass "fault injection: DELETE /cueue/faults clears; bad command is 400" \
+    || fail "fault injection clear" "$c1 $c2 $c3 $code"
+
+# ---- the simulated cluster: --nodes, scheduler, Job controller, kubelet ----
+# Three GPU nodes with 2, 2 and 4 GPUs, one 8-GPU node tainted for
+# maintenance, and a CPU node without the gpu label. A small history and a
+# fault given at start.
+cat >"$TMP/nodes.yaml" <<'Y'
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-a, labels: {gpu: "true"}}
+status:
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "2"}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-b, labels: {gpu: "true"}}
+status:
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "2"}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-c, labels: {gpu: "true"}}
+status:
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "4"}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-m, labels: {gpu: "true"}}
+spec:
+  taints: [{key: maintenance, effect: NoSchedule}]
+status:
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "8"}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: cpu-a}
+status:
+  allocatable: {cpu: "16", memory: 64Gi, pods: "110"}
+Y
+if start sim --listen 127.0.0.1:0 --admin --nodes "$TMP/nodes.yaml" --history 5 \
+       --fault '{"respond":{"match":"^GET /api/v1/namespaces/default/secrets/probe$","code":500,"times":1}}'; then
+    KC=$KC_sim URL=$URL_sim
+    c1=$(api GET /api/v1/namespaces/default/secrets/probe); c2=$(api GET /api/v1/namespaces/default/secrets/probe)
+    [ "$c1 $c2" = "500 404" ] && pass "--fault at start" || fail "--fault at start" "$c1 $c2"
+    [ "$(k get nodes -o name 2>/dev/null | tr '\n' ' ')" = "node/cpu-a node/gpu-a node/gpu-b node/gpu-c node/gpu-m " ] &&
+    [ "$(k get node gpu-m -o jsonpath='{.spec.taints[0].key}/{.status.allocatable.nvidia\.com/gpu}')" = maintenance/8 ] \
+        && pass "--nodes FILE: nodes, taints and GPUs from the file" || fail "--nodes FILE" "$(k get nodes 2>&1)"
+
+    # A suspended Job gets no pods; unsuspended with kubectl patch, its pod
+    # fits only on gpu-c (fragmentation), runs, succeeds after its runtime.
+    cat >"$TMP/job.yaml" <<'Y'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: default}
+spec:
+  suspend: true
+  parallelism: 1
+  completions: 1
+  template:
+    metadata:
+      annotations: {cueue.dev/simulated-runtime: 1s}
+    spec:
+      restartPolicy: Never
+      nodeSelector: {gpu: "true"}
+      containers:
+      - {name: main, image: trainer, resources: {limits: {nvidia.com/gpu: 4}}}
+Y
+    k apply -f "$TMP/job.yaml" >/dev/null 2>&1
+    sleep 0.3
+    [ "$(api GET /api/v1/namespaces/default/pods >/dev/null; json '.items | length')" = 0 ] \
+        && pass "Job controller: a suspended Job has no pods" || fail "suspended Job" "$(cat "$TMP/body")"
+    k patch job train --type merge -p '{"spec":{"suspend":false}}' >/dev/null 2>&1
+    running=""
+    for _ in $(seq 1 30); do
+        api GET "/api/v1/namespaces/default/pods?fieldSelector=status.phase%3DRunning" >/dev/null
+        running=$(json '[.items[] | .metadata.ownerReferences[0].name + "@" + .spec.nodeName] | join(",")')
+        [ -n "$running" ] && break
+        sleep 0.1
+    done
+    case "$running" in train@gpu-c) pass "Job unsuspended: its pod is created, placed on the only node that fits (gpu-c), Running";;
+        *) fail "Job pod placement" "running: '$running'";; esac
+    api GET "/api/v1/pods?fieldSelector=spec.nodeName%3Dgpu-c" >/dev/null; n1=$(json '.items | length')
+    api GET "/api/v1/pods?fieldSelector=spec.nodeName%3Dgpu-a" >/dev/null; n2=$(json '.items | length')
+    [ "$n1/$n2" = 1/0 ] && pass "fieldSelector spec.nodeName on pods" || fail "fieldSelector spec.nodeName" "$n1/$n2"
+    done_=""
+    for _ in $(seq 1 40); do
+        done_=$(k get job train -o jsonpath='{.status.succeeded}/{.status.conditions[?(@.type=="Complete")].status}' 2>/dev/null)
+        [ "$done_" = 1/True ] && break
+        sleep 0.1
+    done
+    api GET "/api/v1/namespaces/default/pods?fieldSelector=status.phase%3DSucceeded" >/dev/null
+    if [ "$done_" = 1/True ] && [ "$(json '.items | length')" = 1 ] &&
+       k get job train >"$TMP/out" 2>&1 && grep -Eq '^train +Complete +1/1 ' "$TMP/out"; then
+        pass "Job: pod Succeeded after cueue.dev/simulated-runtime, Job Complete (fieldSelector status.phase)"
+    else fail "Job completion" "$done_ $(cat "$TMP/out")"; fi
+
+    # Nothing fits an 8-GPU pod: FailedScheduling in kube-scheduler's words.
+    cat >"$TMP/big.yaml" <<'Y'
+apiVersion: v1
+kind: Pod
+metadata: {name: big, namespace: default}
+spec:
+  nodeSelector: {gpu: "true"}
+  containers: [{name: main, image: trainer, resources: {limits: {nvidia.com/gpu: 8}}}]
+Y
+    k apply -f "$TMP/big.yaml" >/dev/null 2>&1
+    want="0/5 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint {maintenance: }, 3 Insufficient nvidia.com/gpu."
+    got=""
+    for _ in $(seq 1 30); do
+        k get events --field-selector involvedObject.name=big >"$TMP/out" 2>"$TMP/err"
+        got=$(grep -F "$want" "$TMP/out")
+        [ -n "$got" ] && break
+        sleep 0.1
+    done
+    [ -n "$got" ] && echo "$got" | grep -Eq 'Warning +FailedScheduling +pod/big' \
+        && pass "kubectl get events: FailedScheduling in kube-scheduler's words" \
+        || fail "FailedScheduling event" "$(cat "$TMP/out")"
+
+    # A running Job suspended again loses its active pods; a Job deleted
+    # with --cascade=orphan leaves its pods, without owner and finalizer.
+    sed 's/name: train/name: forever/; s/suspend: true/suspend: false/; s/simulated-runtime: 1s/other: x/; s/gpu: 4/gpu: 1/' \
+        "$TMP/job.yaml" | k apply -f - >/dev/null 2>&1
+    sed 's/name: train/name: orphaner/; s/suspend: true/suspend: false/; s/simulated-runtime: 1s/other: x/; s/gpu: 4/gpu: 1/' \
+        "$TMP/job.yaml" | k apply -f - >/dev/null 2>&1
+    for _ in $(seq 1 30); do
+        [ "$(k get pods -l batch.kubernetes.io/job-name -o name 2>/dev/null | grep -c -e forever -e orphaner)" = 2 ] && break
+        sleep 0.1
+    done
+    k patch job forever --type merge -p '{"spec":{"suspend":true}}' >/dev/null 2>&1
+    k delete job orphaner --cascade=orphan >/dev/null 2>&1
+    ok=""
+    for _ in $(seq 1 30); do
+        a=$(k get pods -l batch.kubernetes.io/job-name=forever -o name 2>/dev/null | wc -l)
+        o=$(k get pods -l batch.kubernetes.io/job-name=orphaner -o json 2>/dev/null |
+            jq -c '[.items[] | [.status.phase, (.metadata.ownerReferences // [] | length), (.metadata.finalizers // [] | length)]]')
+        [ "$a" = 0 ] && [ "$o" = '[["Running",0,0]]' ] && { ok=1; break; }
+        sleep 0.1
+    done
+    [ -n "$ok" ] && [ "$(k get job forever -o jsonpath='{.status.conditions[?(@.type=="Suspended")].status}')" = True ] \
+        && pass "Job suspended again: active pods deleted; --cascade=orphan keeps pods (no owner, no finalizer)" \
+        || fail "suspend / orphan" "forever pods: $a, orphaned: $o"
+
+    # Watches: a stall holds events back; a watcher that falls behind the
+    # (5-event) history gets an in-stream ERROR 410.
+    CM=/api/v1/namespaces/default/configmaps
+    api GET $CM >/dev/null; RV=$(json .metadata.resourceVersion)
+    curl -sS -N "$URL$CM?watch=1&resourceVersion=$RV&timeoutSeconds=10" >"$TMP/stall" 2>/dev/null &
+    SPID=$!
+    sleep 0.3
+    api POST /cueue/faults -d '{"stallWatches":true}' >/dev/null
+    api POST $CM -H 'Content-Type: application/json' -d '{"metadata":{"name":"during-stall"}}' >/dev/null
+    sleep 0.7
+    held=$(wc -c <"$TMP/stall")
+    api POST /cueue/faults -d '{"stallWatches":false}' >/dev/null
+    wait_line "$TMP/stall" during-stall $SPID
+    [ "$held" = 0 ] && [ "$(jq -r '.type + " " + .object.metadata.name' "$TMP/stall")" = "ADDED during-stall" ] \
+        && pass "fault injection: stallWatches holds events until it ends" || fail "stallWatches" "held $held bytes: $(cat "$TMP/stall")"
+    api GET $CM >/dev/null; RV=$(json .metadata.resourceVersion)
+    curl -sS -N "$URL$CM?watch=1&resourceVersion=$RV&timeoutSeconds=3" >"$TMP/behind" 2>/dev/null &
+    SPID=$!
+    sleep 0.3
+    api POST /cueue/faults -d '{"stallWatches":true}' >/dev/null
+    for i in 1 2 3 4 5 6 7 8; do
+        api POST $CM -H 'Content-Type: application/json' -d "{\"metadata\":{\"name\":\"flood$i\"}}" >/dev/null
+    done
+    api POST /cueue/faults -d '{"stallWatches":false}' >/dev/null
+    wait $SPID
+    if [ "$(tail -n 1 "$TMP/behind" | jq -r '.type + " " + (.object.code | tostring) + " " + .object.reason')" = "ERROR 410 Expired" ] &&
+       ! grep -q flood8 "$TMP/behind"; then
+        pass "a watcher that falls behind the history gets an in-stream ERROR 410"
+    else fail "in-stream 410" "$(cut -c1-120 "$TMP/behind")"; fi
+    stop sim
+fi
+KC=$KC_main URL=$URL_main CM=/api/v1/namespaces/conformance/configmaps
 
 # ---- auth (with TLS: kubectl sends bearer tokens only over HTTPS) ----
 echo "s3cret,admin,1" >"$TMP/tokens"
@@ -427,6 +726,7 @@ if start dd --listen 127.0.0.1:0 --data-dir "$TMP/data"; then
     sed 's/namespace: conformance/namespace: keep/' "$TMP/widget.yaml" | k apply -f - >/dev/null 2>&1
     RV1=$(k -n keep get configmap kept -o jsonpath='{.metadata.resourceVersion}' 2>/dev/null)
     UID1=$(k -n keep get configmap kept -o jsonpath='{.metadata.uid}' 2>/dev/null)
+    RVL=$(curl -sS "$URL_dd/api/v1/namespaces/keep/configmaps" | jq -r .metadata.resourceVersion)
     stop dd
     if start dd --listen 127.0.0.1:0 --data-dir "$TMP/data"; then
         KC=$KC_dd
@@ -434,7 +734,18 @@ if start dd --listen 127.0.0.1:0 --data-dir "$TMP/data"; then
            [ "$(k -n keep get widgets w1 -o jsonpath='{.spec.size}' 2>/dev/null)" = 3 ]; then
             pass "restart with --data-dir keeps objects and custom resources"
         else fail "restart with --data-dir" "objects lost"; fi
+        # A watch from the resourceVersion reached before the restart resumes:
+        # it sees what happens after, and nothing before.
+        curl -sS -N "$URL_dd/api/v1/namespaces/keep/configmaps?watch=1&resourceVersion=$RVL&timeoutSeconds=10" \
+            >"$TMP/resume-dd" 2>"$TMP/err" &
+        RPID=$!
+        sleep 0.3
         k -n keep create configmap later >/dev/null 2>&1
+        wait_line "$TMP/resume-dd" '"later"' $RPID
+        : >"$TMP/err"
+        [ "$(jq -r '.type + " " + .object.metadata.name' "$TMP/resume-dd" | tr '\n' ' ')" = "ADDED later " ] \
+            && pass "restart with --data-dir: a watch resumes from the old resourceVersion" \
+            || fail "watch resume after restart" "from $RVL: $(cat "$TMP/resume-dd" "$TMP/err")"
         RV2=$(k -n keep get configmap later -o jsonpath='{.metadata.resourceVersion}' 2>/dev/null)
         [ -n "$RV2" ] && [ -n "$RV1" ] && [ "$RV2" -gt "$RV1" ] \
             && pass "restart keeps the resourceVersion counter" || fail "resourceVersion counter" "$RV1 then $RV2"

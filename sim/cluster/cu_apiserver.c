@@ -75,6 +75,7 @@ typedef struct watch_stream {
     int fd;                /* the client socket, -1 in-process */
     char *pending;         /* the line being sent, with its newline */
     size_t plen, off;
+    char *held;            /* an event that arrived as a stall began; sent after it */
     int ended;
 } watch_stream;
 
@@ -2126,8 +2127,17 @@ static int apply_faults(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp)
         resp_json(resp, 429, j);
         resp->retry_after = retry;
     } else if (code == 503) {
-        resp_status(resp, 503, "ServiceUnavailable", "the server is currently unable to handle "
-                                                     "the request (injected fault)");
+        cu_status st;
+        memset(&st, 0, sizeof st);
+        cu_status_set(&st, 503, "ServiceUnavailable",
+                      "the server is currently unable to handle the request (injected fault)");
+        json_object *j = cu_status_json(&st);
+        if (retry > 0) {
+            json_object *det = json_object_new_object();
+            json_object_object_add(det, "retryAfterSeconds", json_object_new_int(retry));
+            json_object_object_add(j, "details", det);
+        }
+        resp_json(resp, 503, j);
         resp->retry_after = retry;
     } else
         resp_status(resp, 500, "InternalError",
@@ -2388,11 +2398,22 @@ static char *ws_next(watch_stream *ws, int timeout_ms, int *ended)
         pthread_mutex_unlock(&ws->a->mu);
         if (stall) {
             sleep_ms((int)slice);
+        } else if (ws->held) {
+            char *line = ws->held;
+            ws->held = NULL;
+            return transform_line(ws, line);
         } else {
             char *line = cu_store_watch_next(ws->w, (int)slice);
-            if (line)
-                return transform_line(ws, line);
-            if (cu_store_watch_done(ws->w)) {
+            if (line) {
+                /* a stall that began while we waited holds this event too */
+                pthread_mutex_lock(&ws->a->mu);
+                stall = ws->a->stall;
+                pthread_mutex_unlock(&ws->a->mu);
+                if (!stall)
+                    return transform_line(ws, line);
+                ws->held = line;
+            }
+            if (!ws->held && cu_store_watch_done(ws->w)) {
                 ws->ended = 1;
                 *ended = 1;
                 return NULL;
@@ -2412,6 +2433,7 @@ static void ws_free(watch_stream *ws)
         return;
     cu_store_watch_close(ws->w);
     free(ws->pending);
+    free(ws->held);
     free(ws);
 }
 

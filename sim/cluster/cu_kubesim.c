@@ -1401,6 +1401,16 @@ static int cmp_podref(const void *a, const void *b)
 }
 
 /* The uid of pod's controller Job, or NULL. */
+/* Whether any ownerReference of pod is marked controller. */
+static int has_controller(json_object *pod)
+{
+    json_object *refs = jpath(pod, "metadata.ownerReferences");
+    for (size_t i = 0; i < jlen(refs); i++)
+        if (jtrue(jget(jidx(refs, i), "controller")))
+            return 1;
+    return 0;
+}
+
 static const char *job_owner_uid(json_object *pod)
 {
     json_object *refs = jpath(pod, "metadata.ownerReferences");
@@ -1769,6 +1779,13 @@ int cu_kubesim_sync_jobs(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
     for (size_t i = 0; i < npods; i++) {
         json_object *p = jidx(pods, i);
         const char *ou = job_owner_uid(p);
+        if (!ou && !has_controller(p)) {
+            /* orphaned (its Job was deleted with propagationPolicy Orphan):
+             * no Job will count it, so the tracking finalizer goes, as the
+             * Job controller's orphan-pod handling does */
+            writes += pod_drop_finalizer(s, t.pods, p);
+            continue;
+        }
         if (!ou || !uid_of(p))
             continue;
         podref key = { ou, NULL };
