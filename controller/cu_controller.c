@@ -633,7 +633,7 @@ out:
         json_object_put(c.objs[r]);
     }
     if (c.kc)
-        cu_kclient_free(c.kc);   /* pending writes are dropped without callbacks */
+        cu_kclient_free(c.kc);   /* pending writes complete with "client closed" */
     if (c.loop)
         ev_loop_destroy(c.loop);
     json_object_put(c.assumed);

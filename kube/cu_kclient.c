@@ -856,12 +856,26 @@ void cu_kclient_free(cu_kclient *c)
 {
     if (!c)
         return;
+    /* Every request still pending completes now, with error "client
+     * closed" (or its result, if it had one), so that callers can free
+     * what they attached to it. Callbacks must not start new requests. */
     rq_list *lists[] = {&c->queued, &c->delayed, &c->active, &c->done};
     for (size_t i = 0; i < 4; i++) {
         while (lists[i]->head) {
             cu_kreq *r = lists[i]->head;
             rq_unlink(r);
             attempt_cleanup(r);
+            if (r->done) {
+                cu_kresp resp;
+                memset(&resp, 0, sizeof(resp));
+                int finished = lists[i] == &c->done;
+                resp.code = finished ? r->code : 0;
+                resp.error = finished ? r->error : "client closed";
+                resp.body = cu_buf_str(&r->resp);
+                resp.len = finished ? r->resp.len : 0;
+                resp.retries = r->retries;
+                r->done(c, &resp, r->ud);
+            }
             req_free(r);
         }
     }

@@ -63,6 +63,9 @@ cu_kclient *cu_kclient_new(struct ev_loop *loop, cu_kconfig *cfg, const cu_kclie
                            cu_diag *d);
 /* Frees c; requests still pending are dropped without their done
  * callbacks. Not to be called from inside one of c's callbacks. */
+/* Frees the client. Requests still pending complete during the call
+ * (done with error "client closed"); their callbacks must not start new
+ * requests. */
 void cu_kclient_free(cu_kclient *c);
 /* The loop the client runs on (borrowed). */
 struct ev_loop *cu_kclient_loop(const cu_kclient *c);
