@@ -1556,9 +1556,25 @@ static void do_list(req_ctx *c)
         do_watch(c, &lo);
         return;
     }
-    json_object *out = NULL;
     cu_status st;
     memset(&st, 0, sizeof st);
+    if (!want_table(c->r->accept)) {
+        /* plain JSON: the stored text as it is, no json-c trees (a LIST of
+         * 10,000 objects is ~100x cheaper this way) */
+        char *raw = NULL;
+        size_t len = 0;
+        if (cu_store_list_raw(c->a->s, c->rt, c->ns, &lo, &raw, &len, &st) != CU_OK) {
+            resp_st(c->resp, &st);
+            return;
+        }
+        c->resp->code = 200;
+        free(c->resp->body);
+        c->resp->body = raw;
+        c->resp->body_len = len;
+        snprintf(c->resp->content_type, sizeof c->resp->content_type, "application/json");
+        return;
+    }
+    json_object *out = NULL;
     if (cu_store_list(c->a->s, c->rt, c->ns, &lo, &out, &st) != CU_OK) {
         resp_st(c->resp, &st);
         return;
