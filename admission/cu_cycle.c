@@ -995,11 +995,15 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
             en->requeue = RQ_PARK;
             continue;
         }
+        unsigned protected_before = e->protected_seen;
         cu_err err = nominate_assign(e, en->cq, w, &en->a, &en->t);
         if (err)
             return err;
         en->msg = en->a.msg;
         en->reason = en->a.reason;
+        if (en->a.mode != MODE_FIT && !en->t.n && en->msg && e->protected_seen != protected_before)
+            en->msg = cu_arena_printf(&e->cycle, "%s; workloads that could be preempted have "
+                                      "reached their preemption budget", en->msg);
     }
     /* process in order; usage of earlier entries is visible to later ones */
     rstate rs;

@@ -142,6 +142,7 @@ struct cu_engine {
     cu_arena cycle;                 /* per-round memory */
     cu_arena scratch;               /* per-search memory (preemption, tournament) */
     unsigned fs_stamp;              /* fair-sharing picks so far */
+    unsigned protected_seen;        /* candidates skipped for their preemption budget */
     int overcommitted_input;        /* workloads admitted in the input exceed
                                        some quota (e.g. after a quota cut) */
     struct {                        /* the last oracle search of this round */

@@ -55,13 +55,16 @@ int cu_wl_uses_any(const ewl *w, const int *frs, size_t nfrs)
     return 0;
 }
 
-int cu_preempt_protected(const cu_engine *e, const ewl *v)
+int cu_preempt_protected(const cu_engine *ce, const ewl *v)
 {
-    int budget = e->opts.preemption_budget ? e->opts.preemption_budget : 3;
+    int budget = ce->opts.preemption_budget ? ce->opts.preemption_budget : 3;
     if (budget < 0 || v->preempt_count < budget)
         return 0;
-    int64_t window = e->opts.preemption_window_ms ? e->opts.preemption_window_ms : 600000;
-    return cu_clock_now(&e->opts.clock) - v->preempt_window < window;
+    int64_t window = ce->opts.preemption_window_ms ? ce->opts.preemption_window_ms : 600000;
+    if (cu_clock_now(&ce->opts.clock) - v->preempt_window >= window)
+        return 0;
+    ((cu_engine *)ce)->protected_seen++; /* reported in the pending reason */
+    return 1;
 }
 
 /* Kueue's IsWithinNominalInResources: usage <= subtree quota on every fr. */
