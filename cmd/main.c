@@ -528,7 +528,7 @@ static int cmd_help(int argc, char **argv)
     else if (strcmp(argv[1], "controller") == 0)
         return cu_controller_main(2, (char *[]){ "controller", "--help", NULL });
     else if (strcmp(argv[1], "dev") == 0)
-        printf("cueue %s: not implemented yet (coming in a later release).\n", argv[1]);
+        return cu_dev_main(2, (char *[]){ "dev", "--help", NULL });
     else
         return usage_error(NULL, "unknown command '%s'", argv[1]);
     return 0;
@@ -557,10 +557,8 @@ int main(int argc, char **argv)
         return cu_cluster_main(argc - 1, argv + 1);
     if (strcmp(cmd, "controller") == 0)
         return cu_controller_main(argc - 1, argv + 1);
-    if (strcmp(cmd, "dev") == 0) {
-        fprintf(stderr, "cueue: '%s' is not implemented yet\n", cmd);
-        return EXIT_USAGE;
-    }
+    if (strcmp(cmd, "dev") == 0)
+        return cu_dev_main(argc - 1, argv + 1);
     if (cmd[0] == '-')
         return usage_error(NULL, "unknown option '%s'", cmd);
     return usage_error(NULL, "unknown command '%s'", cmd);

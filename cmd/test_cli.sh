@@ -111,13 +111,21 @@ if check_rc "controller --help" 0; then
     else fail "controller --help" "--kubeconfig not documented"; fi
 fi
 
-for c in dev; do
-    run $c
-    if check_rc "$c not implemented" 2; then
-        if err_has "'$c' is not implemented yet"; then pass "$c not implemented"
-        else fail "$c not implemented" "message missing"; fi
-    fi
-done
+run dev --help
+if check_rc "dev --help" 0; then
+    missing=""
+    for w in --dir --samples --crds --duration --quiet --help kubeconfig; do
+        out_has "$w" || missing="$missing $w"
+    done
+    [ -z "$missing" ] && pass "dev --help" || fail "dev --help" "not documented:$missing"
+fi
+run dev --bogus
+if check_rc "dev --bogus" 2; then
+    if err_has "unknown option '--bogus'"; then pass "dev --bogus"
+    else fail "dev --bogus" "no usage message on stderr"; fi
+fi
+run dev --duration 0
+check_rc "dev --duration 0" 2 && pass "dev --duration 0"
 
 # ---- simulate: help and usage ----
 for args in "simulate --help" "simulate -h" "help simulate"; do

@@ -1,0 +1,1109 @@
+/*
+ * cu_dev.c - `cueue dev`: a local trial environment in one command.
+ *
+ * Starts `cueue cluster` (this same binary, /proc/self/exe) on a free port,
+ * creates the objects of the CRD folder and then of the samples folder
+ * through the API (YAML documents converted to JSON and POSTed; Jobs with
+ * the queue-name label are created suspended; a Workload's status is
+ * written to /status after the create), starts `cueue controller` against
+ * it, and then polls Workloads and Jobs once a second, printing one line
+ * per change. SIGINT/SIGTERM (or --duration) stop the controller, then the
+ * cluster.
+ *
+ * Signals are handled without globals: SIGINT, SIGTERM and SIGCHLD are
+ * blocked and collected with sigtimedwait, which is also the loop's sleep.
+ * The children get the original mask back and their own process group, so
+ * a Ctrl-C reaches only this process, which stops them in order.
+ */
+#include "cu_controller.h"
+#include "cu_doc.h"
+#include "cu_kconfig.h"
+
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEV_MAX_DEPTH 16
+#define DEV_START_TIMEOUT_S 20
+#define DEV_PATH_MAX 4096
+
+static const char dev_help[] =
+    "Usage: cueue dev [OPTIONS]\n"
+    "\n"
+    "Starts a local trial environment and shows what the controller does:\n"
+    "  1. 'cueue cluster' on a free port of 127.0.0.1, with its built-in\n"
+    "     simulated GPU and CPU nodes (log: DIR/cluster.log);\n"
+    "  2. creates the objects of the CRD folder, then of the samples folder\n"
+    "     (Jobs with the kueue.x-k8s.io/queue-name label are created\n"
+    "     suspended; a Workload's status is written after it is created);\n"
+    "  3. 'cueue controller' against it (log: DIR/controller.log);\n"
+    "  4. prints one line per change until Ctrl-C:\n"
+    "       admitted NS/JOB to ClusterQueue CQ (flavors F...)\n"
+    "       started NS/JOB\n"
+    "       finished NS/JOB (Succeeded)   or (Failed: MESSAGE)\n"
+    "       waiting NS/JOB: MESSAGE       (QuotaReserved=False; when it changes)\n"
+    "       evicted NS/JOB: MESSAGE\n"
+    "       deleted NS/JOB\n"
+    "     Workloads created directly (without a Job) are shown as\n"
+    "     'Workload NS/NAME'.\n"
+    "The kubeconfig is written to DIR/kubeconfig; submit your own Jobs with\n"
+    "  kubectl --kubeconfig DIR/kubeconfig apply -f job.yaml\n"
+    "(with spec.suspend: true and the kueue.x-k8s.io/queue-name label).\n"
+    "Pods run for the time in their cueue.dev/simulated-runtime annotation\n"
+    "(a duration such as \"30s\"); without it they run until deleted.\n"
+    "\n"
+    "Options:\n"
+    "      --dir DIR           where the kubeconfig and the logs go (default\n"
+    "                          ./cueue-dev; created if missing)\n"
+    "      --samples DIR       the objects to create after the CRDs (default\n"
+    "                          config/samples); files or folders of *.yaml,\n"
+    "                          *.yml and *.json, folders read in name order\n"
+    "      --crds DIR          the CustomResourceDefinitions (default crds)\n"
+    "      --duration SECONDS  stop after SECONDS (for tests; default: run\n"
+    "                          until Ctrl-C or SIGTERM)\n"
+    "      --quiet             print only the change lines and errors (no\n"
+    "                          banner, no setup progress)\n"
+    "  -h, --help              show this help\n"
+    "\n"
+    "Exit codes: 0 stopped by Ctrl-C, SIGTERM or --duration; 1 the cluster or\n"
+    "the controller failed (see the logs in DIR); 2 bad usage or unreadable\n"
+    "or malformed manifests (nothing is started then).\n";
+
+/* ---------------- manifests ---------------- */
+
+typedef struct dev_obj {
+    json_object *obj;   /* owned */
+    char *where;        /* "FILE:LINE", owned */
+} dev_obj;
+
+typedef struct dev_objs {
+    dev_obj *items;
+    size_t n, cap;
+} dev_objs;
+
+static void objs_free(dev_objs *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        json_object_put(l->items[i].obj);
+        free(l->items[i].where);
+    }
+    free(l->items);
+    l->items = NULL;
+    l->n = l->cap = 0;
+}
+
+/* Takes ownership of obj. Returns 0 or -1 (OOM; obj is freed). */
+static int objs_add(dev_objs *l, json_object *obj, const char *file, int line)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 32;
+        dev_obj *p = realloc(l->items, cap * sizeof(*p));
+        if (!p) {
+            json_object_put(obj);
+            return -1;
+        }
+        l->items = p;
+        l->cap = cap;
+    }
+    char where[DEV_PATH_MAX + 16];
+    snprintf(where, sizeof where, "%s:%d", file, line);
+    char *w = strdup(where);
+    if (!w) {
+        json_object_put(obj);
+        return -1;
+    }
+    l->items[l->n].obj = obj;
+    l->items[l->n].where = w;
+    l->n++;
+    return 0;
+}
+
+static const char *jstr(json_object *o, const char *k)
+{
+    json_object *v;
+    if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, k, &v) ||
+        !json_object_is_type(v, json_type_string))
+        return NULL;
+    return json_object_get_string(v);
+}
+
+static json_object *jget(json_object *o, const char *k)
+{
+    json_object *v;
+    if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, k, &v))
+        return NULL;
+    return v;
+}
+
+static int has_ext(const char *name)
+{
+    static const char *const exts[] = { ".yaml", ".yml", ".json" };
+    size_t l = strlen(name);
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+        size_t el = strlen(exts[i]);
+        if (l > el && strcmp(name + l - el, exts[i]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Parses one file and appends its objects (List items expanded). Returns
+ * 0, 2 (unreadable or malformed; message printed) or 1 (OOM). */
+static int load_file(dev_objs *l, const char *file)
+{
+    cu_arena a;
+    cu_arena_init(&a, 0);
+    cu_diag d;
+    cu_diag_init(&d);
+    cu_doc *docs = NULL;
+    size_t ndocs = 0;
+    int rc = 0;
+    cu_err err = cu_doc_parse_file(file, &a, &docs, &ndocs, &d);
+    if (err) {
+        for (size_t i = 0; i < d.n; i++)
+            fprintf(stderr, "cueue: dev: %s\n", d.msgs[i]);
+        if (d.n == 0)
+            fprintf(stderr, "cueue: dev: %s: %s\n", file, cu_strerror(err));
+        rc = err == CU_ENOMEM ? 1 : 2;
+    }
+    for (size_t i = 0; i < ndocs && !rc; i++) {
+        if (!docs[i].root)
+            continue;
+        cu_buf b;
+        cu_buf_init(&b, 0);
+        if (cu_node_emit_json(docs[i].root, &b, 0) != CU_OK) {
+            cu_buf_free(&b);
+            rc = 1;
+            break;
+        }
+        json_object *o = json_tokener_parse(cu_buf_str(&b));
+        cu_buf_free(&b);
+        if (!o || !json_object_is_type(o, json_type_object)) {
+            fprintf(stderr, "cueue: dev: %s:%d: the document is not an object\n", file,
+                    docs[i].root->line);
+            json_object_put(o);
+            rc = 2;
+            break;
+        }
+        const char *kind = jstr(o, "kind");
+        json_object *items = jget(o, "items");
+        if (kind && strlen(kind) > 4 && strcmp(kind + strlen(kind) - 4, "List") == 0 && items &&
+            json_object_is_type(items, json_type_array)) {
+            for (size_t k = 0; k < json_object_array_length(items) && !rc; k++) {
+                json_object *it = json_object_get(json_object_array_get_idx(items, k));
+                if (objs_add(l, it, file, docs[i].root->line))
+                    rc = 1;
+            }
+            json_object_put(o);
+        } else if (objs_add(l, o, file, docs[i].root->line)) {
+            rc = 1;
+        }
+    }
+    cu_diag_free(&d);
+    cu_arena_free(&a);
+    return rc;
+}
+
+/* Loads path (a file, or a folder read recursively in name order). */
+static int load_path(dev_objs *l, const char *path, int depth)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "cueue: dev: %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    if (!S_ISDIR(st.st_mode))
+        return load_file(l, path);
+    if (depth > DEV_MAX_DEPTH) {
+        fprintf(stderr, "cueue: dev: %s: folders nested deeper than %d levels\n", path,
+                DEV_MAX_DEPTH);
+        return 2;
+    }
+    DIR *dp = opendir(path);
+    if (!dp) {
+        fprintf(stderr, "cueue: dev: %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    struct dirent *de;
+    while ((de = readdir(dp)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **p = realloc(names, cap * sizeof(*p));
+            if (!p) {
+                rc = 1;
+                break;
+            }
+            names = p;
+        }
+        if (!(names[n] = strdup(de->d_name))) {
+            rc = 1;
+            break;
+        }
+        n++;
+    }
+    closedir(dp);
+    if (n)
+        qsort(names, n, sizeof(*names), cmp_str);
+    for (size_t i = 0; i < n && !rc; i++) {
+        char p[DEV_PATH_MAX];
+        size_t pl = strlen(path);
+        snprintf(p, sizeof p, "%s%s%s", path, pl && path[pl - 1] == '/' ? "" : "/", names[i]);
+        if (stat(p, &st) != 0) {
+            fprintf(stderr, "cueue: dev: %s: %s\n", p, strerror(errno));
+            rc = 2;
+        } else if (S_ISDIR(st.st_mode)) {
+            rc = load_path(l, p, depth + 1);
+        } else if (S_ISREG(st.st_mode) && has_ext(names[i])) {
+            rc = load_file(l, p);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
+/* ---------------- HTTP ---------------- */
+
+typedef struct dev_http {
+    CURL *curl;
+    char *server;            /* without a trailing '/' */
+    struct curl_slist *auth; /* Authorization header or NULL */
+    cu_kconfig *kc;
+} dev_http;
+
+static size_t on_body(char *p, size_t sz, size_t nm, void *ud)
+{
+    cu_buf *b = ud;
+    return cu_buf_append(b, p, sz * nm) == CU_OK ? sz * nm : 0;
+}
+
+/* Sends one request; body may be NULL. Returns the HTTP code (0 when the
+ * request failed; *resp then holds curl's message). resp is reset. */
+static long http_do(dev_http *h, const char *method, const char *path, const char *ctype,
+                    const char *body, cu_buf *resp)
+{
+    char url[DEV_PATH_MAX];
+    snprintf(url, sizeof url, "%s%s", h->server, path);
+    cu_buf_free(resp);
+    cu_buf_init(resp, 64u << 20);
+    struct curl_slist *hdrs = NULL;
+    for (struct curl_slist *s = h->auth; s; s = s->next)
+        hdrs = curl_slist_append(hdrs, s->data);
+    hdrs = curl_slist_append(hdrs, "Accept: application/json");
+    if (ctype) {
+        char ct[128];
+        snprintf(ct, sizeof ct, "Content-Type: %s", ctype);
+        hdrs = curl_slist_append(hdrs, ct);
+    }
+    CURL *c = h->curl;
+    curl_easy_reset(c);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, resp);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 15L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    if (body) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+    }
+    if (h->kc->ca_pem) {
+        struct curl_blob blob = { h->kc->ca_pem, strlen(h->kc->ca_pem), CURL_BLOB_COPY };
+        curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
+    }
+    if (h->kc->insecure) {
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    CURLcode cc = curl_easy_perform(c);
+    curl_slist_free_all(hdrs);
+    if (cc != CURLE_OK) {
+        cu_buf_free(resp);
+        cu_buf_init(resp, 0);
+        cu_buf_puts(resp, curl_easy_strerror(cc));
+        return 0;
+    }
+    long code = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    return code;
+}
+
+/* The message of a Status body, or the body itself. Borrows resp; the
+ * result lives in out (size n). */
+static const char *status_msg(const cu_buf *resp, char *out, size_t n)
+{
+    json_object *j = json_tokener_parse(cu_buf_str(resp));
+    const char *m = jstr(j, "message");
+    snprintf(out, n, "%s", m ? m : cu_buf_str(resp));
+    json_object_put(j);
+    return out;
+}
+
+/* ---------------- creating objects ---------------- */
+
+static const struct {
+    const char *kind, *plural;
+    int namespaced;
+} k_kinds[] = {
+    { "Namespace", "namespaces", 0 },
+    { "Node", "nodes", 0 },
+    { "CustomResourceDefinition", "customresourcedefinitions", 0 },
+    { "PriorityClass", "priorityclasses", 0 },
+    { "ResourceFlavor", "resourceflavors", 0 },
+    { "ClusterQueue", "clusterqueues", 0 },
+    { "Cohort", "cohorts", 0 },
+    { "WorkloadPriorityClass", "workloadpriorityclasses", 0 },
+    { "LocalQueue", "localqueues", 1 },
+    { "Workload", "workloads", 1 },
+    { "Job", "jobs", 1 },
+    { "Pod", "pods", 1 },
+    { "ConfigMap", "configmaps", 1 },
+    { "Secret", "secrets", 1 },
+    { "ServiceAccount", "serviceaccounts", 1 },
+    { "Lease", "leases", 1 },
+    { "Event", "events", 1 },
+};
+
+/* Writes the collection path of obj into out; returns 0, or -1 when
+ * apiVersion or kind is missing. */
+static int collection_path(json_object *obj, char *out, size_t n)
+{
+    const char *av = jstr(obj, "apiVersion"), *kind = jstr(obj, "kind");
+    if (!av || !kind || !*av || !*kind)
+        return -1;
+    const char *ns = jstr(jget(obj, "metadata"), "namespace");
+    char plural[256];
+    int namespaced = ns != NULL;
+    size_t i;
+    for (i = 0; i < sizeof k_kinds / sizeof k_kinds[0]; i++)
+        if (strcmp(k_kinds[i].kind, kind) == 0)
+            break;
+    if (i < sizeof k_kinds / sizeof k_kinds[0]) {
+        snprintf(plural, sizeof plural, "%s", k_kinds[i].plural);
+        namespaced = k_kinds[i].namespaced;
+    } else {
+        size_t k = 0;
+        for (; kind[k] && k < sizeof plural - 2; k++)
+            plural[k] = (char)(kind[k] >= 'A' && kind[k] <= 'Z' ? kind[k] - 'A' + 'a' : kind[k]);
+        plural[k++] = 's';
+        plural[k] = '\0';
+    }
+    const char *root = strchr(av, '/') ? "/apis/" : "/api/";
+    if (namespaced)
+        snprintf(out, n, "%s%s/namespaces/%s/%s", root, av, ns ? ns : "default", plural);
+    else
+        snprintf(out, n, "%s%s/%s", root, av, plural);
+    return 0;
+}
+
+typedef struct dev {
+    const char *dir, *samples, *crds;
+    long duration;
+    int quiet;
+    char kubeconfig[DEV_PATH_MAX];
+    pid_t cluster, controller;
+    sigset_t oldmask, waitmask;
+    dev_http http;
+    json_object *state;   /* key -> {"adm":bool,"msg":str,"start":bool,"fin":bool} */
+} dev;
+
+static void say(const dev *dv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const dev *dv, const char *fmt, ...)
+{
+    if (dv->quiet)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+}
+
+/* Creates one object. Returns 0 on success (or AlreadyExists), -1 with a
+ * message on stderr otherwise. */
+static int create_obj(dev *dv, const dev_obj *o)
+{
+    json_object *obj = o->obj;
+    const char *kind = jstr(obj, "kind");
+    json_object *meta = jget(obj, "metadata");
+    const char *name = jstr(meta, "name"), *ns = jstr(meta, "namespace");
+    char what[512];
+    snprintf(what, sizeof what, "%s %s%s%s", kind ? kind : "(no kind)", ns ? ns : "",
+             ns ? "/" : "", name ? name : "(no name)");
+    char path[1024];
+    if (collection_path(obj, path, sizeof path)) {
+        fprintf(stderr, "cueue: dev: %s: %s: apiVersion and kind are required\n", o->where, what);
+        return -1;
+    }
+    /* Server-assigned fields go; the status is written separately. */
+    if (meta && json_object_is_type(meta, json_type_object)) {
+        json_object_object_del(meta, "uid");
+        json_object_object_del(meta, "resourceVersion");
+        json_object_object_del(meta, "creationTimestamp");
+    }
+    json_object *status = jget(obj, "status");
+    if (status)
+        status = json_object_get(status);
+    json_object_object_del(obj, "status");
+    if (kind && strcmp(kind, "Job") == 0 && jstr(jget(meta, "labels"), "kueue.x-k8s.io/queue-name")) {
+        json_object *spec = jget(obj, "spec");
+        if (spec && json_object_is_type(spec, json_type_object))
+            json_object_object_add(spec, "suspend", json_object_new_boolean(1));
+    }
+    cu_buf resp;
+    cu_buf_init(&resp, 0);
+    char msg[1024];
+    int rc = 0;
+    long code = http_do(&dv->http, "POST", path, "application/json",
+                        json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN), &resp);
+    if (code == 409) {
+        say(dv, "  %s already exists\n", what);
+    } else if (code < 200 || code >= 300) {
+        fprintf(stderr, "cueue: dev: %s: %s: creating it failed (%s%ld): %s\n", o->where, what,
+                code ? "HTTP " : "", code, status_msg(&resp, msg, sizeof msg));
+        rc = -1;
+    } else if (status && kind && strcmp(kind, "Workload") == 0 && name) {
+        char sp[1200];
+        snprintf(sp, sizeof sp, "%s/%s/status", path, name);
+        json_object *patch = json_object_new_object();
+        json_object_object_add(patch, "status", json_object_get(status));
+        code = http_do(&dv->http, "PATCH", sp, "application/merge-patch+json",
+                       json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN), &resp);
+        json_object_put(patch);
+        if (code < 200 || code >= 300) {
+            fprintf(stderr, "cueue: dev: %s: %s: writing its status failed (%s%ld): %s\n",
+                    o->where, what, code ? "HTTP " : "", code, status_msg(&resp, msg, sizeof msg));
+            rc = -1;
+        }
+    }
+    json_object_put(status);
+    cu_buf_free(&resp);
+    return rc;
+}
+
+/* Waits until the group/version of every CRD in l is served (at most 10 s). */
+static void wait_crds_served(dev *dv, const dev_objs *l)
+{
+    cu_buf resp;
+    cu_buf_init(&resp, 0);
+    for (size_t i = 0; i < l->n; i++) {
+        json_object *spec = jget(l->items[i].obj, "spec");
+        const char *group = jstr(spec, "group");
+        json_object *vers = jget(spec, "versions");
+        if (!group || !vers || !json_object_is_type(vers, json_type_array) ||
+            json_object_array_length(vers) == 0)
+            continue;
+        const char *v = jstr(json_object_array_get_idx(vers, 0), "name");
+        if (!v)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "/apis/%s/%s", group, v);
+        for (int t = 0; t < 100; t++) {
+            if (http_do(&dv->http, "GET", path, NULL, NULL, &resp) == 200)
+                break;
+            struct timespec ts = { 0, 100 * 1000000L };
+            nanosleep(&ts, NULL);
+        }
+    }
+    cu_buf_free(&resp);
+}
+
+/* ---------------- processes ---------------- */
+
+/* Starts this binary with args, stdout and stderr to logfile, in its own
+ * process group with the original signal mask. Returns the pid or -1. */
+static pid_t spawn(dev *dv, char *const args[], const char *logfile)
+{
+    int fd = open(logfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "cueue: dev: %s: %s\n", logfile, strerror(errno));
+        return -1;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        sigprocmask(SIG_SETMASK, &dv->oldmask, NULL);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            dup2(devnull, 0);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execv("/proc/self/exe", args);
+        fprintf(stderr, "cueue: dev: cannot run /proc/self/exe: %s\n", strerror(errno));
+        _exit(127);
+    }
+    close(fd);
+    if (pid < 0)
+        fprintf(stderr, "cueue: dev: fork: %s\n", strerror(errno));
+    return pid;
+}
+
+/* SIGTERM, then SIGKILL after 10 s. */
+static void stop_child(dev *dv, pid_t *pid, const char *what)
+{
+    if (*pid <= 0)
+        return;
+    kill(*pid, SIGTERM);
+    for (int i = 0; i < 200; i++) {
+        if (waitpid(*pid, NULL, WNOHANG) == *pid) {
+            *pid = -1;
+            return;
+        }
+        struct timespec ts = { 0, 50 * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+    fprintf(stderr, "cueue: dev: the %s did not stop within 10 s; killing it\n", what);
+    kill(*pid, SIGKILL);
+    waitpid(*pid, NULL, 0);
+    *pid = -1;
+    (void)dv;
+}
+
+/* Returns 1 if a child has exited (reported on stderr), else 0. */
+static int child_died(dev *dv)
+{
+    pid_t *pids[2] = { &dv->cluster, &dv->controller };
+    const char *names[2] = { "cluster", "controller" };
+    for (int i = 0; i < 2; i++) {
+        int st;
+        if (*pids[i] > 0 && waitpid(*pids[i], &st, WNOHANG) == *pids[i]) {
+            *pids[i] = -1;
+            if (WIFEXITED(st))
+                fprintf(stderr, "cueue: dev: the %s exited with status %d; see %s/%s.log\n",
+                        names[i], WEXITSTATUS(st), dv->dir, names[i]);
+            else
+                fprintf(stderr, "cueue: dev: the %s was killed by signal %d; see %s/%s.log\n",
+                        names[i], WIFSIGNALED(st) ? WTERMSIG(st) : 0, dv->dir, names[i]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Sleeps up to ms; returns 1 if SIGINT or SIGTERM arrived. */
+static int wait_signal(dev *dv, long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    int s = sigtimedwait(&dv->waitmask, NULL, &ts);
+    return s == SIGINT || s == SIGTERM;
+}
+
+/* ---------------- watching ---------------- */
+
+static json_object *cond(json_object *o, const char *type)
+{
+    json_object *cs = jget(jget(o, "status"), "conditions");
+    if (!cs || !json_object_is_type(cs, json_type_array))
+        return NULL;
+    for (size_t i = 0; i < json_object_array_length(cs); i++) {
+        json_object *c = json_object_array_get_idx(cs, i);
+        const char *t = jstr(c, "type");
+        if (t && strcmp(t, type) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+static int cond_true(json_object *o, const char *type)
+{
+    const char *s = jstr(cond(o, type), "status");
+    return s && strcmp(s, "True") == 0;
+}
+
+/* The state entry of key (created on first use). Borrowed from dv->state. */
+static json_object *st_get(dev *dv, const char *key)
+{
+    json_object *s = jget(dv->state, key);
+    if (!s) {
+        s = json_object_new_object();
+        json_object_object_add(dv->state, key, s);
+    }
+    return s;
+}
+
+static int st_flag(json_object *s, const char *k)
+{
+    json_object *v = jget(s, k);
+    return v && json_object_get_boolean(v);
+}
+
+static void st_set(json_object *s, const char *k, int v)
+{
+    json_object_object_add(s, k, json_object_new_boolean(v));
+}
+
+static void out_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void out_line(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    fflush(stdout);
+}
+
+/* "flavors a, b" from the admission (distinct names, in order), plus
+ * "; N of M pods" for a partial admission. */
+static void describe_admission(json_object *wl, char *out, size_t n)
+{
+    json_object *psa = jget(jget(jget(wl, "status"), "admission"), "podSetAssignments");
+    size_t off = 0;
+    long assigned = 0, wanted = 0;
+    const char *seen[32];
+    size_t nseen = 0;
+    out[0] = '\0';
+    off += (size_t)snprintf(out, n, "flavors ");
+    size_t base = off;
+    for (size_t i = 0; psa && json_object_is_type(psa, json_type_array) &&
+                       i < json_object_array_length(psa); i++) {
+        json_object *a = json_object_array_get_idx(psa, i);
+        json_object *cnt = jget(a, "count");
+        assigned += cnt ? json_object_get_int(cnt) : 0;
+        json_object *fl = jget(a, "flavors");
+        if (!fl || !json_object_is_type(fl, json_type_object))
+            continue;
+        json_object_object_foreach(fl, res, fv) {
+            (void)res;
+            const char *f = json_object_get_string(fv);
+            if (!f || off >= n)
+                continue;
+            int dup = 0;
+            for (size_t k = 0; k < nseen && !dup; k++)
+                dup = strcmp(seen[k], f) == 0;
+            if (dup || nseen == sizeof seen / sizeof seen[0])
+                continue;
+            seen[nseen++] = f;
+            if (!dup)
+                off += (size_t)snprintf(out + off, n - off, "%s%s", off > base ? ", " : "", f);
+        }
+    }
+    if (off == base)
+        snprintf(out + base, n - base, "none");
+    json_object *ps = jget(jget(wl, "spec"), "podSets");
+    for (size_t i = 0; ps && json_object_is_type(ps, json_type_array) &&
+                       i < json_object_array_length(ps); i++) {
+        json_object *cnt = jget(json_object_array_get_idx(ps, i), "count");
+        wanted += cnt ? json_object_get_int(cnt) : 1;
+    }
+    off = strlen(out);
+    if (assigned && wanted && assigned != wanted && off < n)
+        snprintf(out + off, n - off, "; %ld of %ld pods", assigned, wanted);
+}
+
+/* Name shown for a Workload: "ns/JOB" when a Job owns it, else
+ * "Workload ns/name". *job_owned tells which. */
+static void wl_display(json_object *wl, char *out, size_t n, int *job_owned)
+{
+    json_object *meta = jget(wl, "metadata");
+    const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
+    json_object *refs = jget(meta, "ownerReferences");
+    *job_owned = 0;
+    for (size_t i = 0; refs && json_object_is_type(refs, json_type_array) &&
+                       i < json_object_array_length(refs); i++) {
+        json_object *r = json_object_array_get_idx(refs, i);
+        const char *k = jstr(r, "kind"), *rn = jstr(r, "name");
+        if (k && rn && strcmp(k, "Job") == 0) {
+            snprintf(out, n, "%s/%s", ns ? ns : "", rn);
+            *job_owned = 1;
+            return;
+        }
+    }
+    snprintf(out, n, "Workload %s/%s", ns ? ns : "", name ? name : "");
+}
+
+static void see_workload(dev *dv, json_object *wl, json_object *seen)
+{
+    json_object *meta = jget(wl, "metadata");
+    char key[600], disp[600];
+    snprintf(key, sizeof key, "wl:%s/%s", jstr(meta, "namespace") ? jstr(meta, "namespace") : "",
+             jstr(meta, "name") ? jstr(meta, "name") : "");
+    json_object_object_add(seen, key, json_object_new_boolean(1));
+    int job_owned;
+    wl_display(wl, disp, sizeof disp, &job_owned);
+    json_object *s = st_get(dv, key);
+    json_object *adm = jget(jget(wl, "status"), "admission");
+    int holds = adm && cond_true(wl, "QuotaReserved");
+    if (holds && !st_flag(s, "adm")) {
+        char fl[1024];
+        describe_admission(wl, fl, sizeof fl);
+        const char *cq = jstr(adm, "clusterQueue");
+        out_line("admitted %s to ClusterQueue %s (%s)", disp, cq ? cq : "?", fl);
+        st_set(s, "adm", 1);
+        json_object_object_del(s, "msg");
+    } else if (!holds && st_flag(s, "adm")) {
+        st_set(s, "adm", 0);
+        json_object *ev = cond(wl, "Evicted");
+        if (ev && cond_true(wl, "Evicted"))
+            out_line("evicted %s: %s", disp, jstr(ev, "message") ? jstr(ev, "message") : "");
+    }
+    if (!holds && !cond_true(wl, "Finished")) {
+        json_object *qr = cond(wl, "QuotaReserved");
+        const char *status = jstr(qr, "status"), *msg = jstr(qr, "message");
+        const char *last = jstr(s, "msg");
+        if (qr && status && strcmp(status, "False") == 0 && msg && (!last || strcmp(last, msg))) {
+            out_line("waiting %s: %s", disp, msg);
+            json_object_object_add(s, "msg", json_object_new_string(msg));
+        }
+    }
+    if (!job_owned && cond_true(wl, "Finished") && !st_flag(s, "fin")) {
+        const char *r = jstr(cond(wl, "Finished"), "reason");
+        out_line("finished %s (%s)", disp, r ? r : "Finished");
+        st_set(s, "fin", 1);
+    }
+}
+
+static void see_job(dev *dv, json_object *job, json_object *seen)
+{
+    json_object *meta = jget(job, "metadata");
+    char key[600];
+    const char *disp;
+    snprintf(key, sizeof key, "job:%s/%s", jstr(meta, "namespace") ? jstr(meta, "namespace") : "",
+             jstr(meta, "name") ? jstr(meta, "name") : "");
+    disp = key + 4;
+    json_object_object_add(seen, key, json_object_new_boolean(1));
+    json_object *s = st_get(dv, key);
+    json_object *spec = jget(job, "spec"), *status = jget(job, "status");
+    json_object *susp = jget(spec, "suspend");
+    int suspended = susp && json_object_get_boolean(susp);
+    json_object *active = jget(status, "active");
+    if (!suspended && (jget(status, "startTime") || (active && json_object_get_int(active) > 0)) &&
+        !st_flag(s, "start")) {
+        out_line("started %s", disp);
+        st_set(s, "start", 1);
+    }
+    if (suspended && st_flag(s, "start") && !st_flag(s, "fin")) {
+        out_line("suspended %s", disp);
+        st_set(s, "start", 0);
+    }
+    if (!st_flag(s, "fin")) {
+        if (cond_true(job, "Complete")) {
+            out_line("finished %s (Succeeded)", disp);
+            st_set(s, "fin", 1);
+        } else if (cond_true(job, "Failed")) {
+            const char *m = jstr(cond(job, "Failed"), "message");
+            out_line("finished %s (Failed%s%s)", disp, m ? ": " : "", m ? m : "");
+            st_set(s, "fin", 1);
+        }
+    }
+}
+
+/* Lists path and feeds every item to fn. Returns 0, or -1 (warned once
+ * per failure streak through *warned). */
+static int poll_list(dev *dv, const char *path, void (*fn)(dev *, json_object *, json_object *),
+                     json_object *seen, int *warned)
+{
+    cu_buf resp;
+    cu_buf_init(&resp, 0);
+    long code = http_do(&dv->http, "GET", path, NULL, NULL, &resp);
+    json_object *list = code == 200 ? json_tokener_parse(cu_buf_str(&resp)) : NULL;
+    json_object *items = jget(list, "items");
+    int rc = 0;
+    if (!items || !json_object_is_type(items, json_type_array)) {
+        if (!*warned) {
+            char msg[512];
+            fprintf(stderr, "cueue: dev: listing %s failed (%s%ld): %s\n", path,
+                    code ? "HTTP " : "", code, status_msg(&resp, msg, sizeof msg));
+        }
+        *warned = 1;
+        rc = -1;
+    } else {
+        *warned = 0;
+        for (size_t i = 0; i < json_object_array_length(items); i++)
+            fn(dv, json_object_array_get_idx(items, i), seen);
+    }
+    json_object_put(list);
+    cu_buf_free(&resp);
+    return rc;
+}
+
+static void poll_once(dev *dv, int *warned)
+{
+    json_object *seen = json_object_new_object();
+    int ok = poll_list(dv, "/apis/kueue.x-k8s.io/v1beta2/workloads", see_workload, seen,
+                       &warned[0]) == 0;
+    ok = poll_list(dv, "/apis/batch/v1/jobs", see_job, seen, &warned[1]) == 0 && ok;
+    if (ok) {
+        /* forget what is gone; say so for Jobs */
+        char **gone = NULL;
+        size_t ng = 0;
+        json_object_object_foreach(dv->state, k, v) {
+            (void)v;
+            if (!jget(seen, k)) {
+                char **p = realloc(gone, (ng + 1) * sizeof(*p));
+                if (!p)
+                    break;
+                gone = p;
+                gone[ng++] = strdup(k);
+            }
+        }
+        for (size_t i = 0; i < ng; i++) {
+            if (gone[i] && strncmp(gone[i], "job:", 4) == 0)
+                out_line("deleted %s", gone[i] + 4);
+            if (gone[i])
+                json_object_object_del(dv->state, gone[i]);
+            free(gone[i]);
+        }
+        free(gone);
+    }
+    json_object_put(seen);
+}
+
+/* ---------------- main ---------------- */
+
+static int usage(const char *fmt, const char *arg)
+{
+    fputs("cueue: dev: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\nTry 'cueue dev --help'.\n", stderr);
+    return 2;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Starts the cluster and waits for its kubeconfig. Returns 0, 1 (failed)
+ * or 3 (interrupted). */
+static int start_cluster(dev *dv)
+{
+    char log[DEV_PATH_MAX];
+    snprintf(log, sizeof log, "%s/cluster.log", dv->dir);
+    unlink(dv->kubeconfig);
+    char *args[] = { "cueue", "cluster", "--listen", "127.0.0.1:0", "--kubeconfig-out",
+                     dv->kubeconfig, NULL };
+    dv->cluster = spawn(dv, args, log);
+    if (dv->cluster < 0)
+        return 1;
+    int64_t end = now_ms() + DEV_START_TIMEOUT_S * 1000;
+    while (now_ms() < end) {
+        struct stat st;
+        if (stat(dv->kubeconfig, &st) == 0 && st.st_size > 0)
+            return 0;
+        if (child_died(dv))
+            return 1;
+        if (wait_signal(dv, 100))
+            return 3;
+    }
+    fprintf(stderr, "cueue: dev: the cluster wrote no kubeconfig within %d s; see %s\n",
+            DEV_START_TIMEOUT_S, log);
+    return 1;
+}
+
+static int apply_all(dev *dv, const dev_objs *l, const char *what)
+{
+    int fails = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (create_obj(dv, &l->items[i]))
+            fails++;
+    say(dv, "cueue dev: created %zu of %zu objects of %s\n", l->n - (size_t)fails, l->n, what);
+    return fails;
+}
+
+int cu_dev_main(int argc, char **argv)
+{
+    enum { O_DIR = 256, O_SAMPLES, O_CRDS, O_DURATION, O_QUIET };
+    static const struct option opts[] = {
+        { "dir", required_argument, NULL, O_DIR },
+        { "samples", required_argument, NULL, O_SAMPLES },
+        { "crds", required_argument, NULL, O_CRDS },
+        { "duration", required_argument, NULL, O_DURATION },
+        { "quiet", no_argument, NULL, O_QUIET },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    dev dv;
+    memset(&dv, 0, sizeof dv);
+    dv.dir = "cueue-dev";
+    dv.samples = "config/samples";
+    dv.crds = "crds";
+    dv.duration = -1;
+    dv.cluster = dv.controller = -1;
+    int ch;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (ch) {
+        case O_DIR: dv.dir = optarg; break;
+        case O_SAMPLES: dv.samples = optarg; break;
+        case O_CRDS: dv.crds = optarg; break;
+        case O_QUIET: dv.quiet = 1; break;
+        case O_DURATION: {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || v < 1 || v > 100000000L)
+                return usage("--duration needs a positive number of seconds, got '%s'", optarg);
+            dv.duration = v;
+            break;
+        }
+        case 'h': fputs(dev_help, stdout); return 0;
+        case ':': return usage("option '%s' needs a value", argv[optind - 1]);
+        default: return usage("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage("unexpected argument '%s'", argv[optind]);
+    if (!*dv.dir)
+        return usage("--dir needs a folder%s", "");
+    if (strlen(dv.dir) > DEV_PATH_MAX - 64)
+        return usage("--dir: path too long: '%s'", dv.dir);
+
+    /* Read everything first: bad manifests start nothing. */
+    dev_objs crds = { 0 }, samples = { 0 };
+    int rc = load_path(&crds, dv.crds, 0);
+    if (!rc)
+        rc = load_path(&samples, dv.samples, 0);
+    if (rc) {
+        objs_free(&crds);
+        objs_free(&samples);
+        return rc;
+    }
+    if (mkdir(dv.dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "cueue: dev: %s: %s\n", dv.dir, strerror(errno));
+        objs_free(&crds);
+        objs_free(&samples);
+        return 1;
+    }
+    snprintf(dv.kubeconfig, sizeof dv.kubeconfig, "%s/kubeconfig", dv.dir);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+
+    sigemptyset(&dv.waitmask);
+    sigaddset(&dv.waitmask, SIGINT);
+    sigaddset(&dv.waitmask, SIGTERM);
+    sigaddset(&dv.waitmask, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &dv.waitmask, &dv.oldmask);
+    dv.state = json_object_new_object();
+    int64_t deadline = dv.duration > 0 ? now_ms() + dv.duration * 1000 : 0;
+    cu_diag d;
+    cu_diag_init(&d);
+
+    say(&dv, "cueue dev: starting the cluster (log: %s/cluster.log)\n", dv.dir);
+    rc = start_cluster(&dv);
+    if (rc == 3) {
+        rc = 0;
+        goto out;
+    }
+    if (rc)
+        goto out;
+    dv.http.kc = cu_kconfig_load(dv.kubeconfig, NULL, &d);
+    dv.http.curl = dv.http.kc ? curl_easy_init() : NULL;
+    if (!dv.http.kc || !dv.http.curl) {
+        for (size_t i = 0; i < d.n; i++)
+            fprintf(stderr, "cueue: dev: %s\n", d.msgs[i]);
+        if (dv.http.kc)
+            fprintf(stderr, "cueue: dev: cannot start libcurl\n");
+        rc = 1;
+        goto out;
+    }
+    dv.http.server = strdup(dv.http.kc->server);
+    if (dv.http.server) {
+        size_t sl = strlen(dv.http.server);
+        if (sl && dv.http.server[sl - 1] == '/')
+            dv.http.server[sl - 1] = '\0';
+    }
+    {
+        char *tok = NULL;
+        if (dv.http.kc->token) {
+            size_t tl = strlen(dv.http.kc->token) + 32;
+            tok = malloc(tl);
+            if (tok) {
+                snprintf(tok, tl, "Authorization: Bearer %s", dv.http.kc->token);
+                dv.http.auth = curl_slist_append(NULL, tok);
+            }
+            free(tok);
+        }
+    }
+    say(&dv, "cueue dev: cluster serving %s\n", dv.http.server ? dv.http.server : "?");
+    if (apply_all(&dv, &crds, dv.crds)) {
+        fprintf(stderr, "cueue: dev: the CRDs could not all be created; stopping\n");
+        rc = 1;
+        goto out;
+    }
+    wait_crds_served(&dv, &crds);
+    if (apply_all(&dv, &samples, dv.samples))
+        fprintf(stderr, "cueue: dev: some objects of %s were not created (see above); "
+                "going on with the others\n", dv.samples);
+    {
+        char log[DEV_PATH_MAX];
+        snprintf(log, sizeof log, "%s/controller.log", dv.dir);
+        char *args[] = { "cueue", "controller", "--kubeconfig", dv.kubeconfig, NULL };
+        say(&dv, "cueue dev: starting the controller (log: %s)\n", log);
+        dv.controller = spawn(&dv, args, log);
+        if (dv.controller < 0) {
+            rc = 1;
+            goto out;
+        }
+    }
+    say(&dv, "\nTry, in another terminal:\n"
+             "  kubectl --kubeconfig %s get workloads -A\n"
+             "  kubectl --kubeconfig %s get clusterqueues,jobs -A\n"
+             "  kubectl --kubeconfig %s apply -f my-job.yaml   "
+             "# suspend: true, label kueue.x-k8s.io/queue-name\n"
+             "Ctrl-C stops everything.\n\n",
+             dv.kubeconfig, dv.kubeconfig, dv.kubeconfig);
+
+    int warned[2] = { 0, 0 };
+    for (;;) {
+        poll_once(&dv, warned);
+        if (child_died(&dv)) {
+            rc = 1;
+            break;
+        }
+        long wait = 1000;
+        if (deadline) {
+            int64_t left = deadline - now_ms();
+            if (left <= 0)
+                break;
+            if (left < wait)
+                wait = (long)left;
+        }
+        if (wait_signal(&dv, wait))
+            break;
+    }
+out:
+    if (dv.controller > 0 || dv.cluster > 0)
+        say(&dv, "cueue dev: stopping\n");
+    stop_child(&dv, &dv.controller, "controller");
+    stop_child(&dv, &dv.cluster, "cluster");
+    if (dv.http.curl)
+        curl_easy_cleanup(dv.http.curl);
+    curl_slist_free_all(dv.http.auth);
+    free(dv.http.server);
+    cu_kconfig_free(dv.http.kc);
+    json_object_put(dv.state);
+    cu_diag_free(&d);
+    objs_free(&crds);
+    objs_free(&samples);
+    sigprocmask(SIG_SETMASK, &dv.oldmask, NULL);
+    return rc;
+}

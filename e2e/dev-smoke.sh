@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# dev-smoke.sh - end to end: `cueue dev --duration 20` from the repository
+# root (default --crds and --samples) starts the cluster and the controller,
+# creates the CRDs and config/samples/, and prints what happens. Checks that
+# at least one sample Job is admitted, one starts and one finishes (the
+# samples' pods carry cueue.dev/simulated-runtime), that pending reasons are
+# printed, that the kubeconfig works while it runs, and that it exits 0 and
+# leaves no child process behind.
+#
+# Usage: e2e/dev-smoke.sh PATH_TO_cueue
+set -u -o pipefail
+
+if [ $# -ne 1 ] || [ ! -x "$1" ]; then
+    echo "usage: $0 PATH_TO_cueue" >&2
+    exit 2
+fi
+CUEUE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+TMP=$(mktemp -d)
+DEV_PID=""
+cleanup() {
+    [ -n "$DEV_PID" ] && kill "$DEV_PID" 2>/dev/null && wait "$DEV_PID" 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+FAILS=0
+pass() { echo "PASS  $1"; }
+fail() { echo "FAIL  $1: $2"; FAILS=$((FAILS + 1)); }
+
+"$CUEUE" dev --duration 20 --dir "$TMP/dev" >"$TMP/out" 2>"$TMP/err" &
+DEV_PID=$!
+
+# While it runs: the kubeconfig it printed works (when kubectl is installed).
+if command -v kubectl >/dev/null 2>&1; then
+    ok=0
+    for _ in $(seq 1 100); do
+        if [ -s "$TMP/dev/kubeconfig" ] && kubectl --kubeconfig "$TMP/dev/kubeconfig" \
+               --request-timeout=5s get workloads -A 2>/dev/null | grep -q "job-"; then
+            ok=1; break
+        fi
+        sleep 0.2
+    done
+    [ "$ok" = 1 ] && pass "kubectl get workloads -A works with DIR/kubeconfig" \
+        || fail "kubectl against DIR/kubeconfig" "no Workloads listed within 20s"
+else
+    echo "SKIP  kubectl check: kubectl is not installed"
+fi
+
+wait "$DEV_PID"; rc=$?; DEV_PID=""
+[ "$rc" -eq 0 ] && pass "exit code 0 after --duration" || fail "exit code" "got $rc"
+
+grep -q "kubectl --kubeconfig $TMP/dev/kubeconfig get workloads -A" "$TMP/out" \
+    && pass "prints how to use kubectl" || fail "kubectl hint" "missing"
+grep -Eq "^admitted [a-z-]+/[a-z0-9-]+ to ClusterQueue [a-z-]+ \(flavors [^)]+\)$" "$TMP/out" \
+    && pass "an 'admitted' line" || fail "admitted" "no line"
+grep -Eq "^started [a-z-]+/[a-z0-9-]+$" "$TMP/out" && pass "a 'started' line" || fail "started" "no line"
+grep -Eq "^finished [a-z-]+/[a-z0-9-]+ \(Succeeded\)$" "$TMP/out" \
+    && pass "a 'finished' line" || fail "finished" "no line"
+grep -q "^waiting ml-research/notebook-export: LocalQueue reserch doesn't exist$" "$TMP/out" \
+    && pass "a 'waiting' line with the pending reason" || fail "waiting" "no line for notebook-export"
+n=$(grep -c "^waiting ml-research/notebook-export:" "$TMP/out")
+[ "$n" -eq 1 ] && pass "a pending reason is printed once while it does not change" \
+    || fail "waiting printed once" "$n times"
+n=$(grep -c "^admitted analytics/etl-nightly " "$TMP/out")
+[ "$n" -eq 1 ] && pass "one 'admitted' line per admission" || fail "admitted once" "$n times"
+if grep -q "^cueue dev: stopping" "$TMP/out" && grep -q "stopping" "$TMP/dev/controller.log"; then
+    pass "controller stopped cleanly"
+else
+    fail "controller stop" "no 'stopping' in the output or the controller log"
+fi
+if pgrep -f -- "--kubeconfig-out $TMP/dev/kubeconfig" >/dev/null || \
+   pgrep -f -- "--kubeconfig $TMP/dev/kubeconfig" >/dev/null; then
+    fail "children stopped" "a cluster or controller process is still running"
+else
+    pass "children stopped"
+fi
+[ -s "$TMP/err" ] && { echo "---- stderr"; sed 's/^/  | /' "$TMP/err"; }
+
+if [ "$FAILS" -ne 0 ]; then
+    echo "---- output"; sed 's/^/  | /' "$TMP/out"
+    echo "---- controller log"; tail -n 20 "$TMP/dev/controller.log" 2>/dev/null | sed 's/^/  | /'
+    echo "$FAILS check(s) failed"; exit 1
+fi
+echo "all checks passed"
