@@ -62,7 +62,7 @@ static int is_num(json_object *o)
 
 /* Deep JSON equality: numbers compare by value (1 == 1.0), objects by
  * their member sets, arrays element-wise. */
-static int jv_equal(json_object *a, json_object *b)
+int cu_json_equal(json_object *a, json_object *b)
 {
     if (!a || !b)
         return a == b;
@@ -86,7 +86,7 @@ static int jv_equal(json_object *a, json_object *b)
         if (n != json_object_array_length(b))
             return 0;
         for (size_t i = 0; i < n; i++)
-            if (!jv_equal(json_object_array_get_idx(a, i), json_object_array_get_idx(b, i)))
+            if (!cu_json_equal(json_object_array_get_idx(a, i), json_object_array_get_idx(b, i)))
                 return 0;
         return 1;
     }
@@ -95,7 +95,7 @@ static int jv_equal(json_object *a, json_object *b)
             return 0;
         json_object_object_foreach(a, k, va) {
             json_object *vb = NULL;
-            if (!json_object_object_get_ex(b, k, &vb) || !jv_equal(va, vb))
+            if (!json_object_object_get_ex(b, k, &vb) || !cu_json_equal(va, vb))
                 return 0;
         }
         return 1;
@@ -427,7 +427,7 @@ static int jp_apply_op(json_object **doc, json_object *opo, size_t i, char *err,
         json_object *cur;
         if (jp_get(*doc, &p, &cur) != 0)
             snprintf(why, sizeof why, "testing value %s failed: missing value", path);
-        else if (!jv_equal(cur, value))
+        else if (!cu_json_equal(cur, value))
             snprintf(why, sizeof why, "testing value %s failed: test failed", path);
         else
             rc = 0;
@@ -762,7 +762,7 @@ static long list_index(json_object *l, json_object *item, const char *mk)
         json_object *e = json_object_array_get_idx(l, i);
         int has_e = 1;
         json_object *ke = mk ? elem_key(e, mk, &has_e) : e;
-        if (has_e && jv_equal(ki, ke))
+        if (has_e && cu_json_equal(ki, ke))
             return (long)i;
     }
     return -1;

@@ -29,4 +29,8 @@ json_object *cu_strategic_merge_patch(json_object *target, json_object *patch,
 json_object *cu_apply_patch(json_object *target, json_object *applied,
                             const char *api_version, const char *kind, char *err, size_t errn);
 
+/* Deep JSON equality: numbers compare by value (1 == 1.0), objects by
+ * their member sets, arrays element-wise. Borrows both. */
+int cu_json_equal(json_object *a, json_object *b);
+
 #endif

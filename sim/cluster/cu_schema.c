@@ -25,6 +25,7 @@
  * accepts unknown formats.
  */
 #include "cu_schema.h"
+#include "cu_patch.h"
 
 #include <arpa/inet.h>
 #include <math.h>
@@ -87,48 +88,6 @@ static const char *sstr(json_object *schema, const char *key)
     return is_str(v) ? json_object_get_string(v) : NULL;
 }
 
-static int jv_equal(json_object *a, json_object *b)
-{
-    if (!a || !b)
-        return a == b;
-    if (is_num(a) && is_num(b)) {
-        if (json_object_is_type(a, json_type_int) && json_object_is_type(b, json_type_int))
-            return json_object_get_int64(a) == json_object_get_int64(b);
-        return json_object_get_double(a) == json_object_get_double(b);
-    }
-    json_type t = json_object_get_type(a);
-    if (t != json_object_get_type(b))
-        return 0;
-    switch (t) {
-    case json_type_boolean:
-        return json_object_get_boolean(a) == json_object_get_boolean(b);
-    case json_type_string:
-        return json_object_get_string_len(a) == json_object_get_string_len(b) &&
-               memcmp(json_object_get_string(a), json_object_get_string(b),
-                      (size_t)json_object_get_string_len(a)) == 0;
-    case json_type_array: {
-        size_t n = json_object_array_length(a);
-        if (n != json_object_array_length(b))
-            return 0;
-        for (size_t i = 0; i < n; i++)
-            if (!jv_equal(json_object_array_get_idx(a, i), json_object_array_get_idx(b, i)))
-                return 0;
-        return 1;
-    }
-    case json_type_object: {
-        if (json_object_object_length(a) != json_object_object_length(b))
-            return 0;
-        json_object_object_foreach(a, k, va) {
-            json_object *vb = NULL;
-            if (!json_object_object_get_ex(b, k, &vb) || !jv_equal(va, vb))
-                return 0;
-        }
-        return 1;
-    }
-    default:
-        return 0;
-    }
-}
 
 /* The JSON type name kube-openapi reports for a value. */
 static const char *type_name(json_object *v)
@@ -715,7 +674,7 @@ static void sv_array(sv_ctx *c, json_object *schema, json_object *arr, sv_path *
     if (lt && !strcmp(lt, "set")) {
         for (size_t i = 1; i < n; i++)
             for (size_t j = 0; j < i; j++)
-                if (jv_equal(json_object_array_get_idx(arr, i), json_object_array_get_idx(arr, j))) {
+                if (cu_json_equal(json_object_array_get_idx(arr, i), json_object_array_get_idx(arr, j))) {
                     char val[200];
                     size_t old = path_push_idx(p, i);
                     fmt_value(json_object_array_get_idx(arr, i), val, sizeof val);
@@ -729,7 +688,7 @@ static void sv_array(sv_ctx *c, json_object *schema, json_object *arr, sv_path *
             json_object *ki = map_key_of(json_object_array_get_idx(arr, i), keys);
             for (size_t j = 0; j < i; j++) {
                 json_object *kj = map_key_of(json_object_array_get_idx(arr, j), keys);
-                int dup = jv_equal(ki, kj);
+                int dup = cu_json_equal(ki, kj);
                 json_object_put(kj);
                 if (dup) {
                     size_t old = path_push_idx(p, i);
@@ -893,7 +852,7 @@ static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path
     if (is_arr(en)) {
         size_t n = json_object_array_length(en), i;
         for (i = 0; i < n; i++)
-            if (jv_equal(v, json_object_array_get_idx(en, i)))
+            if (cu_json_equal(v, json_object_array_get_idx(en, i)))
                 break;
         if (i == n) {
             char list[400];
