@@ -19,13 +19,21 @@
  */
 #include "cu_controller.h"
 #include "cu_informer.h"
+#include "cu_lease.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_WL, R_JOB, NRES };
 
@@ -47,6 +55,17 @@ static const struct {
 typedef struct ctrl ctrl;
 typedef struct rctx { ctrl *c; int r; } rctx;
 
+/* One connection to the health probe server (a request, one response). */
+typedef struct hconn {
+    ctrl *c;
+    int fd;
+    ev_io io;
+    ev_timer timeout;
+    size_t len;
+    char buf[2048];
+    struct hconn *next;
+} hconn;
+
 struct ctrl {
     struct ev_loop *loop;
     cu_kclient *kc;
@@ -60,6 +79,20 @@ struct ctrl {
     ev_timer tick;
     ev_signal sigterm, sigint;
     unsigned long admissions;
+
+    /* leader election (--leader-elect): only the leader cycles and writes */
+    int elect, leading, stopping;
+    cu_lease_opts lopts;
+    cu_lease *lease;
+    const char *lease_ns;      /* --leader-elect-namespace, NULL: kueue-system or default */
+    char ident[300];
+    ev_timer stop_timer;       /* exit even if the release does not answer */
+
+    /* health probes (--health-probe-bind-address) */
+    int hfd;
+    ev_io hio;
+    hconn *hconns;
+    int exit_rc;
 };
 
 typedef enum { OP_CREATE, OP_ADMIT, OP_PENDING, OP_FINISH, OP_START, OP_STOP } opkind;
@@ -162,8 +195,8 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
 static void send_write(ctrl *c, opkind kind, const char *op, const char *key, const char *method,
                        const char *path, const char *ctype, json_object *body, const char *what)
 {
-    if (jget(c->inflight, op)) {
-        json_object_put(body);
+    if (jget(c->inflight, op) || (c->elect && !c->leading)) {
+        json_object_put(body);   /* in flight, or not leading: no writes */
         return;
     }
     wctx *w = calloc(1, sizeof(*w));
@@ -424,11 +457,12 @@ static void on_tick(struct ev_loop *loop, ev_timer *t, int revents)
     (void)loop;
     (void)revents;
     ctrl *c = t->data;
-    if (c->nsynced < NRES || !c->dirty)
+    if (c->nsynced < NRES || !c->dirty || c->stopping || (c->elect && !c->leading))
         return;
     if (!c->started) {
         c->started = 1;
-        logf_("all informers synced; starting admission cycles");
+        logf_(c->elect ? "starting admission cycles as the leader"
+                       : "all informers synced; starting admission cycles");
     }
     c->dirty = 0;
     json_object_object_foreach(c->objs[R_JOB], k, job) {
@@ -436,6 +470,289 @@ static void on_tick(struct ev_loop *loop, ev_timer *t, int revents)
         reconcile_job(c, job);
     }
     schedule(c);
+}
+
+/* ---------------- leader election ---------------- */
+
+static void on_lead_started(cu_lease *l, void *ud)
+{
+    (void)l;
+    ctrl *c = ud;
+    c->leading = 1;
+    c->started = 0;
+    c->dirty = 1;
+    logf_("became leader (Lease %s/%s, identity %s)", c->lopts.ns, c->lopts.name, c->ident);
+}
+
+static void on_lead_stopped(cu_lease *l, void *ud)
+{
+    (void)l;
+    ctrl *c = ud;
+    c->leading = 0;
+    c->started = 0;
+    /* what we assumed may never be written now; the next leader reads the API */
+    json_object_put(c->assumed);
+    c->assumed = json_object_new_object();
+    if (c->stopping)
+        logf_("gave up leadership: releasing the Lease");
+    else
+        logf_("lost leadership: admission cycles and writes stopped");
+}
+
+/* Starts the candidate once the Namespaces are known: the namespace is
+ * --leader-elect-namespace, else kueue-system when it exists, else default. */
+static void start_election(ctrl *c)
+{
+    if (c->lease || c->stopping)
+        return;
+    c->lopts.ns = c->lease_ns ? c->lease_ns
+                  : jget(c->objs[R_NS], "kueue-system") ? "kueue-system" : "default";
+    cu_diag d;
+    cu_diag_init(&d);
+    c->lease = cu_lease_start(c->kc, &c->lopts, &d);
+    if (!c->lease) {
+        for (size_t i = 0; i < d.n; i++)
+            logf_("%s", d.msgs[i]);
+        logf_("could not start leader election");
+        c->exit_rc = 1;
+        ev_break(c->loop, EVBREAK_ALL);
+    } else {
+        logf_("leader election: Lease %s/%s, identity %s", c->lopts.ns, c->lopts.name, c->ident);
+    }
+    cu_diag_free(&d);
+}
+
+/* ---------------- health probes ---------------- */
+
+static int ready(const ctrl *c, char *why, size_t n)
+{
+    if (c->stopping)
+        snprintf(why, n, "stopping");
+    else if (c->nsynced < NRES)
+        snprintf(why, n, "informers synced: %d of %d", c->nsynced, NRES);
+    else if (c->elect && c->leading && !c->started)
+        snprintf(why, n, "leading, admission cycles not started yet");
+    else
+        return 1;
+    return 0;
+}
+
+static void hconn_close(hconn *h)
+{
+    ctrl *c = h->c;
+    ev_io_stop(c->loop, &h->io);
+    ev_timer_stop(c->loop, &h->timeout);
+    close(h->fd);
+    for (hconn **pp = &c->hconns; *pp; pp = &(*pp)->next)
+        if (*pp == h) {
+            *pp = h->next;
+            break;
+        }
+    free(h);
+}
+
+static void hconn_respond(hconn *h)
+{
+    char method[8] = "", path[256] = "", body[200], resp[512];
+    int code = 404;
+    const char *status = "Not Found";
+    h->buf[h->len] = 0;
+    if (sscanf(h->buf, "%7s %255s", method, path) != 2) {
+        code = 400;
+        status = "Bad Request";
+        snprintf(body, sizeof(body), "bad request\n");
+    } else {
+        path[strcspn(path, "?")] = 0;
+        if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+            code = 405;
+            status = "Method Not Allowed";
+            snprintf(body, sizeof(body), "only GET and HEAD\n");
+        } else if (strcmp(path, "/healthz") == 0 || strcmp(path, "/livez") == 0) {
+            code = 200;
+            status = "OK";
+            snprintf(body, sizeof(body), "ok");
+        } else if (strcmp(path, "/readyz") == 0) {
+            char why[160];
+            if (ready(h->c, why, sizeof(why))) {
+                code = 200;
+                status = "OK";
+                snprintf(body, sizeof(body), "ok");
+            } else {
+                code = 503;
+                status = "Service Unavailable";
+                snprintf(body, sizeof(body), "not ready: %s\n", why);
+            }
+        } else {
+            snprintf(body, sizeof(body), "not found: %.150s\n", path);
+        }
+    }
+    int n = snprintf(resp, sizeof(resp),
+                     "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                     "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                     code, status, strlen(body), strcmp(method, "HEAD") == 0 ? "" : body);
+    if (n > 0)   /* small enough for the socket buffer of a fresh connection */
+        (void)send(h->fd, resp, (size_t)n < sizeof(resp) ? (size_t)n : sizeof(resp) - 1,
+                   MSG_NOSIGNAL);
+    hconn_close(h);
+}
+
+static void hconn_read(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    hconn *h = w->data;
+    ssize_t r = recv(h->fd, h->buf + h->len, sizeof(h->buf) - 1 - h->len, 0);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    if (r <= 0) {
+        hconn_close(h);
+        return;
+    }
+    h->len += (size_t)r;
+    h->buf[h->len] = 0;
+    if (strstr(h->buf, "\r\n\r\n") || strstr(h->buf, "\n\n") || h->len >= sizeof(h->buf) - 1)
+        hconn_respond(h);
+}
+
+static void hconn_timeout(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)loop;
+    (void)revents;
+    hconn_close(t->data);
+}
+
+static void health_accept(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)revents;
+    ctrl *c = w->data;
+    for (;;) {
+        int fd = accept(c->hfd, NULL, NULL);
+        if (fd < 0)
+            return;   /* EAGAIN, or an error the next readiness retries */
+        hconn *h = calloc(1, sizeof(*h));
+        if (!h || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
+            free(h);
+            close(fd);
+            continue;
+        }
+        h->c = c;
+        h->fd = fd;
+        h->next = c->hconns;
+        c->hconns = h;
+        ev_io_init(&h->io, hconn_read, fd, EV_READ);
+        h->io.data = h;
+        ev_io_start(loop, &h->io);
+        ev_timer_init(&h->timeout, hconn_timeout, 5.0, 0.);
+        h->timeout.data = h;
+        ev_timer_start(loop, &h->timeout);
+    }
+}
+
+/* Listens on addr (HOST:PORT, [V6]:PORT or :PORT for every address; port 0
+ * picks one, logged). Returns 0, or -1 with a message on stderr. */
+static int health_start(ctrl *c, const char *addr)
+{
+    char host[256], port[32];
+    const char *colon = strrchr(addr, ':');
+    size_t hl = colon ? (size_t)(colon - addr) : 0;
+    if (!colon || !colon[1] || hl >= sizeof(host) || strlen(colon + 1) >= sizeof(port)) {
+        fprintf(stderr, "cueue: controller: --health-probe-bind-address: expected HOST:PORT or "
+                "\"0\", got '%s'\n", addr);
+        return -1;
+    }
+    memcpy(host, addr, hl);
+    host[hl] = 0;
+    snprintf(port, sizeof(port), "%s", colon + 1);
+    char *h = host;
+    if (h[0] == '[' && hl >= 2 && h[hl - 1] == ']') {
+        h[hl - 1] = 0;
+        h++;
+    }
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int e = getaddrinfo(*h ? h : NULL, port, &hints, &res);
+    if (e != 0) {
+        fprintf(stderr, "cueue: controller: --health-probe-bind-address %s: %s\n", addr,
+                gai_strerror(e));
+        return -1;
+    }
+    int fd = socket(res->ai_family, res->ai_socktype, res->ai_protocol), one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 16) != 0 ||
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
+        fprintf(stderr, "cueue: controller: --health-probe-bind-address %s: %s\n", addr,
+                strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(res);
+        return -1;
+    }
+    freeaddrinfo(res);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    char nh[256] = "?", np[32] = "?";
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+        getnameinfo((struct sockaddr *)&ss, sl, nh, sizeof(nh), np, sizeof(np),
+                    NI_NUMERICHOST | NI_NUMERICSERV);
+    logf_("health probes on %s%s%s:%s (/healthz, /readyz)", strchr(nh, ':') ? "[" : "", nh,
+          strchr(nh, ':') ? "]" : "", np);
+    c->hfd = fd;
+    ev_io_init(&c->hio, health_accept, fd, EV_READ);
+    c->hio.data = c;
+    ev_io_start(c->loop, &c->hio);
+    return 0;
+}
+
+static void health_stop(ctrl *c)
+{
+    while (c->hconns)
+        hconn_close(c->hconns);
+    if (c->hfd >= 0) {
+        ev_io_stop(c->loop, &c->hio);
+        close(c->hfd);
+        c->hfd = -1;
+    }
+}
+
+/* Parses a Go duration ("3s", "500ms", "1m30s", "1.5s") into *ms (at
+ * least 1 ms). Returns 0, or -1 when malformed. */
+static int parse_go_duration(const char *s, int *ms)
+{
+    static const struct { const char *u; double ms; } units[] = {
+        { "ns", 1e-6 }, { "us", 1e-3 }, { "\xc2\xb5s", 1e-3 }, { "ms", 1 },
+        { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+    };
+    double total = 0;
+    const char *p = s;
+    if (!*p)
+        return -1;
+    while (*p) {
+        if (!((*p >= '0' && *p <= '9') || *p == '.'))
+            return -1;
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p)
+            return -1;
+        p = end;
+        size_t i, nu = sizeof(units) / sizeof(units[0]);
+        for (i = 0; i < nu; i++) {
+            size_t ul = strlen(units[i].u);
+            if (strncmp(p, units[i].u, ul) == 0 && !(ul == 1 && p[0] == 'm' && p[1] == 's')) {
+                total += v * units[i].ms;
+                p += ul;
+                break;
+            }
+        }
+        if (i == nu)
+            return -1;
+    }
+    if (total < 1 || total > 86400000.0)
+        return -1;
+    *ms = (int)total;
+    return 0;
 }
 
 /* ---------------- informers ---------------- */
@@ -463,17 +780,46 @@ static void on_synced(cu_informer *inf, void *ud)
 {
     (void)inf;
     rctx *rc = ud;
-    rc->c->nsynced++;
-    rc->c->dirty = 1;
-    if (rc->c->verbose)
+    ctrl *c = rc->c;
+    c->nsynced++;
+    c->dirty = 1;
+    if (c->verbose)
         logf_("synced %s", res_tab[rc->r].path);
+    if (c->elect && rc->r == R_NS)
+        start_election(c);
+    if (c->elect && c->nsynced == NRES)
+        logf_("all informers synced%s", c->leading ? "" : "; standing by until elected leader");
 }
 
+static void on_released(void *ud)
+{
+    ctrl *c = ud;
+    ev_break(c->loop, EVBREAK_ALL);
+}
+
+static void on_stop_timer(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)t;
+    (void)revents;
+    logf_("the Lease release did not finish in time");
+    ev_break(loop, EVBREAK_ALL);
+}
+
+/* SIGTERM/SIGINT: stop cycling and writing, release the Lease if held
+ * (at most 3 s), then leave the loop. A second signal leaves at once. */
 static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
 {
-    (void)s;
     (void)revents;
-    ev_break(loop, EVBREAK_ALL);
+    ctrl *c = s->data;
+    if (c->stopping || !c->lease) {
+        c->stopping = 1;
+        ev_break(loop, EVBREAK_ALL);
+        return;
+    }
+    c->stopping = 1;
+    ev_timer_init(&c->stop_timer, on_stop_timer, 3.0, 0.);
+    ev_timer_start(loop, &c->stop_timer);
+    cu_lease_release(c->lease, on_released, c);
 }
 
 /* ---------------- main ---------------- */
@@ -499,9 +845,30 @@ static const char help_text[] =
     "                         admissionFairSharing are used)\n"
     "  -v, --verbose N        log level: 0 admissions and errors (default),\n"
     "                         1 also pending reasons and sync, 2 every write\n"
+    "      --leader-elect     run as one of several replicas: only the holder of\n"
+    "                         the coordination.k8s.io Lease c1f6bfd2.kueue.x-k8s.io\n"
+    "                         runs admission cycles and writes; the others keep\n"
+    "                         their informers synced and take over when the\n"
+    "                         Lease expires (default: off, always act)\n"
+    "      --leader-elect-namespace NS\n"
+    "                         namespace of the Lease (default kueue-system when\n"
+    "                         it exists, else default)\n"
+    "      --leader-elect-lease-duration D   (default 15s)\n"
+    "      --leader-elect-renew-deadline D   (default 10s)\n"
+    "      --leader-elect-retry-period D     (default 2s)\n"
+    "                         Go durations (500ms, 3s, 1m); the lease duration\n"
+    "                         must exceed the renew deadline, which must exceed\n"
+    "                         the retry period\n"
+    "      --health-probe-bind-address HOST:PORT\n"
+    "                         serve /healthz (200 once running) and /readyz (200\n"
+    "                         once every informer synced and, when electing,\n"
+    "                         cycling as the leader or synced as a standby; 503\n"
+    "                         otherwise) over HTTP (default 127.0.0.1:8081; port\n"
+    "                         0 picks a free one, logged; \"0\" disables)\n"
     "  -h, --help             show this help\n"
     "\n"
-    "Stops cleanly on SIGTERM or SIGINT (exit 0). Exit codes: 1 runtime failure,\n"
+    "Stops cleanly on SIGTERM or SIGINT (exit 0), releasing the Lease when it\n"
+    "leads. Exit codes: 1 runtime failure,\n"
     "2 bad usage or bad configuration.\n";
 
 int cu_controller_main(int argc, char **argv)
@@ -512,10 +879,17 @@ int cu_controller_main(int argc, char **argv)
         { "config", required_argument, NULL, 'c' },
         { "verbose", required_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
+        { "leader-elect", no_argument, NULL, 'L' },
+        { "leader-elect-namespace", required_argument, NULL, 'N' },
+        { "leader-elect-lease-duration", required_argument, NULL, 'D' },
+        { "leader-elect-renew-deadline", required_argument, NULL, 'R' },
+        { "leader-elect-retry-period", required_argument, NULL, 'P' },
+        { "health-probe-bind-address", required_argument, NULL, 'H' },
         { NULL, 0, NULL, 0 },
     };
-    const char *kubeconfig = NULL, *context = NULL, *config = NULL;
-    int verbose = 0, ch;
+    const char *kubeconfig = NULL, *context = NULL, *config = NULL, *lease_ns = NULL;
+    const char *health = NULL;   /* NULL: the default, 127.0.0.1:8081 */
+    int verbose = 0, ch, elect = 0, lease_ms = 15000, renew_ms = 10000, retry_ms = 2000;
     optind = 1;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":v:h", opts, NULL)) != -1) {
@@ -534,6 +908,28 @@ int cu_controller_main(int argc, char **argv)
             break;
         }
         case 'h': fputs(help_text, stdout); return 0;
+        case 'L': elect = 1; break;
+        case 'N':
+            if (!*optarg) {
+                fprintf(stderr, "cueue: controller: --leader-elect-namespace: empty name\n");
+                return 2;
+            }
+            lease_ns = optarg;
+            break;
+        case 'H': health = optarg; break;
+        case 'D': case 'R': case 'P': {
+            int *dst = ch == 'D' ? &lease_ms : ch == 'R' ? &renew_ms : &retry_ms;
+            if (parse_go_duration(optarg, dst) != 0) {
+                fprintf(stderr, "cueue: controller: %s: expected a Go duration such as 500ms, "
+                        "3s or 1m (at least 1ms, at most 24h), got '%s'\n",
+                        ch == 'D'   ? "--leader-elect-lease-duration"
+                        : ch == 'R' ? "--leader-elect-renew-deadline"
+                                    : "--leader-elect-retry-period",
+                        optarg);
+                return 2;
+            }
+            break;
+        }
         case ':':
             fprintf(stderr, "cueue: controller: option '%s' needs a value\n", argv[optind - 1]);
             return 2;
@@ -546,6 +942,12 @@ int cu_controller_main(int argc, char **argv)
         fprintf(stderr, "cueue: controller: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
+    if (lease_ms < 1000 || lease_ms <= renew_ms || renew_ms <= retry_ms) {
+        fprintf(stderr, "cueue: controller: leader election timings: need lease duration "
+                "(%d ms, at least 1s) > renew deadline (%d ms) > retry period (%d ms)\n",
+                lease_ms, renew_ms, retry_ms);
+        return 2;
+    }
 
     int rc = 0;
     cu_diag d;
@@ -555,6 +957,23 @@ int cu_controller_main(int argc, char **argv)
     ctrl c;
     memset(&c, 0, sizeof(c));
     c.verbose = verbose;
+    c.hfd = -1;
+    c.elect = elect;
+    c.lease_ns = lease_ns;
+    {
+        char hn[256] = "";
+        if (gethostname(hn, sizeof(hn) - 1) != 0 || !hn[0])
+            snprintf(hn, sizeof(hn), "localhost");
+        snprintf(c.ident, sizeof(c.ident), "%s_%ld", hn, (long)getpid());
+    }
+    c.lopts.name = "c1f6bfd2.kueue.x-k8s.io";
+    c.lopts.identity = c.ident;
+    c.lopts.lease_ms = lease_ms;
+    c.lopts.renew_ms = renew_ms;
+    c.lopts.retry_ms = retry_ms;
+    c.lopts.on_started = on_lead_started;
+    c.lopts.on_stopped = on_lead_stopped;
+    c.lopts.ud = &c;
     c.eopts.clock.now_ms = real_now;
     c.eopts.manual_evictions = 1;
     if (config) {
@@ -597,6 +1016,16 @@ int cu_controller_main(int argc, char **argv)
         goto out;
     }
     logf_("connecting to %s", kcfg->server);
+    if (!health) {
+        /* the default address may be taken (another controller on this
+         * host): then run without probes rather than not at all */
+        if (health_start(&c, "127.0.0.1:8081") != 0)
+            logf_("health probes disabled: the default address 127.0.0.1:8081 is not "
+                  "available (choose one with --health-probe-bind-address)");
+    } else if (strcmp(health, "0") != 0 && health_start(&c, health) != 0) {
+        rc = 2;
+        goto out;
+    }
     for (int r = 0; r < NRES; r++) {
         c.objs[r] = json_object_new_object();
         c.rc[r].c = &c;
@@ -619,14 +1048,22 @@ int cu_controller_main(int argc, char **argv)
     ev_timer_start(c.loop, &c.tick);
     ev_signal_init(&c.sigterm, on_signal, SIGTERM);
     ev_signal_init(&c.sigint, on_signal, SIGINT);
+    c.sigterm.data = &c;
+    c.sigint.data = &c;
     ev_signal_start(c.loop, &c.sigterm);
     ev_signal_start(c.loop, &c.sigint);
     ev_run(c.loop, 0);
+    rc = c.exit_rc;
     logf_("stopping (%lu admissions)", c.admissions);
     ev_signal_stop(c.loop, &c.sigterm);
     ev_signal_stop(c.loop, &c.sigint);
     ev_timer_stop(c.loop, &c.tick);
+    ev_timer_stop(c.loop, &c.stop_timer);
 out:
+    if (c.lease)
+        cu_lease_free(c.lease);
+    if (c.loop)
+        health_stop(&c);
     for (int r = 0; r < NRES; r++) {
         if (c.inf[r])
             cu_informer_stop(c.inf[r]);

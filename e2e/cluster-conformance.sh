@@ -383,7 +383,10 @@ if [ "$(jq -r 'select(.type=="ADDED") | .object.metadata.name' "$TMP/resume" | t
     pass "watch resumes from a resourceVersion (only later events)"
 else fail "watch resume" "$(cat "$TMP/resume")"; fi
 code=$(curl -sS -o /dev/null -w '%{http_code} %{time_total}' "$URL$CM?watch=1&resourceVersion=$RV&timeoutSeconds=1"; echo " rc=$?")
-case "$code" in "200 1."*" rc=0"|"200 2."*" rc=0") pass "watch timeoutSeconds ends the stream cleanly";; *) fail "watch timeoutSeconds" "$code";; esac
+# ends with 200 and no transport error after at least the timeout (slack for a loaded machine)
+if echo "$code" | awk '$1 == 200 && $2 >= 1 && $2 < 10 && $3 == "rc=0" { ok = 1 } END { exit !ok }'; then
+    pass "watch timeoutSeconds ends the stream cleanly"
+else fail "watch timeoutSeconds" "$code"; fi
 
 curl -sS -N "$URL$CM?watch=1&allowWatchBookmarks=true&resourceVersion=$RV&timeoutSeconds=3" >"$TMP/bm" 2>"$TMP/err" &
 BPID=$!
