@@ -1582,6 +1582,16 @@ static void do_list(req_ctx *c)
     respond_object(c, 200, out);
 }
 
+/* dryRun=All: answer with the validated object instead of storing it
+ * (takes obj). */
+static void respond_dry_run(req_ctx *c, int code, json_object *obj)
+{
+    if (dry_validate(c->rt, obj, c->resp) == 0)
+        respond_object(c, code, obj);
+    else
+        json_object_put(obj);
+}
+
 static int namespace_exists(req_ctx *c)
 {
     const cu_rtype *nrt = cu_store_rtype(c->a->s, "", "v1", "namespaces");
@@ -1607,10 +1617,7 @@ static void do_create(req_ctx *c, json_object *body)
         return;
     }
     if (is_dry_run(c->r)) {
-        if (dry_validate(c->rt, body, c->resp) == 0)
-            respond_object(c, 201, body);
-        else
-            json_object_put(body);
+        respond_dry_run(c, 201, body);
         return;
     }
     json_object *out = NULL;
@@ -1636,10 +1643,7 @@ static void do_update(req_ctx *c, json_object *body)
         return;
     }
     if (is_dry_run(c->r)) {
-        if (dry_validate(c->rt, body, c->resp) == 0)
-            respond_object(c, 200, body);
-        else
-            json_object_put(body);
+        respond_dry_run(c, 200, body);
         return;
     }
     json_object *out = NULL;
@@ -1732,10 +1736,7 @@ static void do_patch(req_ctx *c)
         }
         if (is_dry_run(c->r)) {
             json_object_put(patch);
-            if (dry_validate(c->rt, next, c->resp) == 0)
-                respond_object(c, 200, next);
-            else
-                json_object_put(next);
+            respond_dry_run(c, 200, next);
             return;
         }
         e = cu_store_update(c->a->s, c->rt, c->ns, c->route->name, status_sub(c), next, &out,
