@@ -569,7 +569,7 @@ spec:
   completions: 1
   template:
     metadata:
-      annotations: {cueue.dev/simulated-runtime: 1s}
+      annotations: {cueue.dev/simulated-runtime: 3s}
     spec:
       restartPolicy: Never
       nodeSelector: {gpu: "true"}
@@ -582,7 +582,8 @@ Y
         && pass "Job controller: a suspended Job has no pods" || fail "suspended Job" "$(cat "$TMP/body")"
     k patch job train --type merge -p '{"spec":{"suspend":false}}' >/dev/null 2>&1
     running=""
-    for _ in $(seq 1 30); do
+    # the pod runs for 3 s; on a loaded machine placement can take a while
+    for _ in $(seq 1 150); do
         api GET "/api/v1/namespaces/default/pods?fieldSelector=status.phase%3DRunning" >/dev/null
         running=$(json '[.items[] | .metadata.ownerReferences[0].name + "@" + .spec.nodeName] | join(",")')
         [ -n "$running" ] && break
@@ -594,7 +595,7 @@ Y
     api GET "/api/v1/pods?fieldSelector=spec.nodeName%3Dgpu-a" >/dev/null; n2=$(json '.items | length')
     [ "$n1/$n2" = 1/0 ] && pass "fieldSelector spec.nodeName on pods" || fail "fieldSelector spec.nodeName" "$n1/$n2"
     done_=""
-    for _ in $(seq 1 40); do
+    for _ in $(seq 1 150); do
         done_=$(k get job train -o jsonpath='{.status.succeeded}/{.status.conditions[?(@.type=="Complete")].status}' 2>/dev/null)
         [ "$done_" = 1/True ] && break
         sleep 0.1
@@ -629,9 +630,9 @@ Y
 
     # A running Job suspended again loses its active pods; a Job deleted
     # with --cascade=orphan leaves its pods, without owner and finalizer.
-    sed 's/name: train/name: forever/; s/suspend: true/suspend: false/; s/simulated-runtime: 1s/other: x/; s/gpu: 4/gpu: 1/' \
+    sed 's/name: train/name: forever/; s/suspend: true/suspend: false/; s/simulated-runtime: 3s/other: x/; s/gpu: 4/gpu: 1/' \
         "$TMP/job.yaml" | k apply -f - >/dev/null 2>&1
-    sed 's/name: train/name: orphaner/; s/suspend: true/suspend: false/; s/simulated-runtime: 1s/other: x/; s/gpu: 4/gpu: 1/' \
+    sed 's/name: train/name: orphaner/; s/suspend: true/suspend: false/; s/simulated-runtime: 3s/other: x/; s/gpu: 4/gpu: 1/' \
         "$TMP/job.yaml" | k apply -f - >/dev/null 2>&1
     for _ in $(seq 1 30); do
         [ "$(k get pods -l batch.kubernetes.io/job-name -o name 2>/dev/null | grep -c -e forever -e orphaner)" = 2 ] && break
