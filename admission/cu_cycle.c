@@ -753,6 +753,16 @@ static cu_err issue_preemption(cu_engine *e, ecq *c, ewl *w, ewl *v, const char 
     }
     v->preempt_count++;
     v->preempt_reason = reason;
+    CU_VEC(int) *elog = (void *)&e->evicted_log;
+    if (elog->n == elog->cap) {
+        size_t cap = elog->cap ? elog->cap * 2 : 16;
+        int *p = realloc(elog->items, cap * sizeof(int));
+        if (!p)
+            return CU_ENOMEM;
+        elog->items = p;
+        elog->cap = cap;
+    }
+    elog->items[elog->n++] = v->idx;
     CU_VEC(int) *ev = (void *)&e->evicting;
     if (ev->n == ev->cap) {
         size_t cap = ev->cap ? ev->cap * 2 : 16;

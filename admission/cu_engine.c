@@ -119,6 +119,7 @@ void cu_engine_free(cu_engine *e)
     free(e->nonempty.items);
     free(e->admitted_log.items);
     free(e->evicting.items);
+    free(e->evicted_log.items);
     free(e->frmat);
     free(e->fr_flv);
     free(e->fr_res);
@@ -1067,6 +1068,31 @@ cu_err cu_engine_finish(cu_engine *e, int idx)
     }
     e->views_dirty = 1;
     return CU_OK;
+}
+
+size_t cu_engine_take_evicted(cu_engine *e, int *out, size_t max)
+{
+    size_t n = 0;
+    while (n < max && e->evicted_taken < e->evicted_log.n)
+        out[n++] = e->evicted_log.items[e->evicted_taken++];
+    if (e->evicted_taken == e->evicted_log.n) {
+        e->evicted_log.n = 0;
+        e->evicted_taken = 0;
+    }
+    return n;
+}
+
+int cu_engine_wl_evicting(const cu_engine *e, int idx)
+{
+    if (idx < 0 || (size_t)idx >= e->wls.n)
+        return 0;
+    const ewl *w = e->wls.items[idx];
+    return w->evicting && w->state == WL_ADMITTED;
+}
+
+int cu_engine_wl_finished(const cu_engine *e, int idx)
+{
+    return idx >= 0 && (size_t)idx < e->wls.n && e->wls.items[idx]->state == WL_FINISHED;
 }
 
 int cu_engine_wl_admitted(const cu_engine *e, int idx)

@@ -70,6 +70,18 @@ int cu_engine_wl_admitted(const cu_engine *e, int idx);
  * (benchmark, controller) react to admissions without scanning. */
 size_t cu_engine_take_admitted(cu_engine *e, int *out, size_t max);
 
+/* Moves up to max indices of workloads whose eviction was issued since
+ * the last call (preempted, or evicted because their ClusterQueue
+ * stopped) into out, oldest first; returns how many. With
+ * manual_evictions the driver stops them and then calls
+ * cu_engine_eviction_done. */
+size_t cu_engine_take_evicted(cu_engine *e, int *out, size_t max);
+
+/* 1 when workload idx was evicted and still holds its quota. */
+int cu_engine_wl_evicting(const cu_engine *e, int idx);
+/* 1 when workload idx is finished (or was removed with cu_engine_finish). */
+int cu_engine_wl_finished(const cu_engine *e, int idx);
+
 /* With manual_evictions: the preempted workload idx has stopped; its
  * quota is released and it is queued again. CU_ENOTFOUND if idx is not
  * being evicted. */
@@ -185,6 +197,8 @@ typedef struct cu_cohort_info {
 size_t cu_engine_nworkloads(const cu_engine *e);
 const cu_wl_info *cu_engine_workload_info(cu_engine *e, size_t i);
 size_t cu_engine_ncqs(const cu_engine *e);
+/* The view of workload idx (engine index, as from cu_engine_add_workload). */
+const cu_wl_info *cu_engine_workload_info_idx(cu_engine *e, int idx);
 const cu_cq_info *cu_engine_cq_info(cu_engine *e, size_t i);
 size_t cu_engine_nlqs(const cu_engine *e);
 const cu_lq_info *cu_engine_lq_info(cu_engine *e, size_t i);

@@ -136,6 +136,8 @@ struct cu_engine {
     CU_VEC(int) admitted_log;
     size_t admitted_taken;
     CU_VEC(int) evicting;           /* workloads whose eviction is pending */
+    CU_VEC(int) evicted_log;        /* evictions issued, not yet taken */
+    size_t evicted_taken;
     unsigned round;                 /* rounds run so far */
     int ntrees;
     cu_arena arena;                 /* long-lived strings */
@@ -162,6 +164,7 @@ struct cu_engine {
     cu_lq_info *vlq;
     cu_cohort_info *vco;
     int *wl_order;
+    int *wl_view;                   /* engine index -> position in vwl */
 };
 
 /* Flavor-assignment modes, worst to best (Kueue's granular modes). */

@@ -68,9 +68,10 @@ static cu_err build(cu_engine *e)
     size_t nw = e->wls.n;
     e->vwl = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(cu_wl_info));
     e->wl_order = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(int));
+    e->wl_view = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(int));
     int *pos = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(int));
     const char **blocked = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(char *));
-    if (!e->vwl || !e->wl_order || !pos || !blocked)
+    if (!e->vwl || !e->wl_order || !e->wl_view || !pos || !blocked)
         return CU_ENOMEM;
     const ewl **sorted = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(*sorted));
     if (!sorted)
@@ -80,8 +81,10 @@ static cu_err build(cu_engine *e)
         pos[i] = -1;
     }
     qsort(sorted, nw, sizeof(*sorted), cmp_wl_key);
-    for (size_t i = 0; i < nw; i++)
+    for (size_t i = 0; i < nw; i++) {
         e->wl_order[i] = sorted[i]->idx;
+        e->wl_view[sorted[i]->idx] = (int)i;
+    }
     /* positions, and StrictFIFO blocking */
     for (size_t c = 0; c < e->cqs.n; c++) {
         ecq *q = &e->cqs.items[c];
@@ -320,6 +323,11 @@ size_t cu_engine_ncohorts(const cu_engine *e) { return e->cohorts.n; }
 const cu_wl_info *cu_engine_workload_info(cu_engine *e, size_t i)
 {
     return i < e->wls.n && ensure(e) ? &e->vwl[i] : NULL;
+}
+
+const cu_wl_info *cu_engine_workload_info_idx(cu_engine *e, int idx)
+{
+    return idx >= 0 && (size_t)idx < e->wls.n && ensure(e) ? &e->vwl[e->wl_view[idx]] : NULL;
 }
 
 const cu_cq_info *cu_engine_cq_info(cu_engine *e, size_t i)

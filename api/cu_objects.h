@@ -206,8 +206,25 @@ typedef enum cu_fs_strategy {
     CU_FS_LESS_THAN_INITIAL_SHARE = 1
 } cu_fs_strategy;
 
+/* waitForPodsReady.requeuingStrategy.timestamp */
+typedef enum cu_requeue_ts { CU_REQUEUE_EVICTION = 0, CU_REQUEUE_CREATION } cu_requeue_ts;
+
+#define CU_CONFIG_DEFAULT_NAMESPACE "kueue-system"
+#define CU_CONFIG_DEFAULT_LEASE_NAME "c1f6bfd2.kueue.x-k8s.io"
+#define CU_CONFIG_DEFAULT_METRICS_ADDR ":8443"
+#define CU_CONFIG_DEFAULT_HEALTH_ADDR ":8081"
+/* Kueue's current v1beta2 clientConnection defaults (apis/config/v1beta2/
+ * defaults.go; the 300/500 of the semantics reference are an older
+ * release's), the same as the kube client's own defaults. */
+#define CU_CONFIG_DEFAULT_QPS 1000.0
+#define CU_CONFIG_DEFAULT_BURST 1000
+
+/* All strings are arena-owned or static; never free them. Every field
+ * holds its effective value (Kueue's defaults applied); has_* flags say
+ * whether the file set a value the command line may also set. */
 typedef struct cu_config {
     cu_meta meta;
+    int v1beta1;                    /* read from config.kueue.x-k8s.io/v1beta1 */
     int fair_sharing;               /* fairSharing block present (v1beta1: enable: true) */
     size_t nstrategies;             /* fairSharing.preemptionStrategies (0: default both) */
     cu_fs_strategy strategies[2];
@@ -216,7 +233,78 @@ typedef struct cu_config {
     int64_t afs_sampling_ms;        /* usageSamplingInterval (default 5m) */
     cu_reslist afs_weights;         /* resourceWeights (milli; default 1 per resource) */
     int manage_jobs_without_queue_name;
+
+    const char *ns;                 /* namespace; default "kueue-system" */
+    int has_ns;                     /* the file set it */
+    /* managedJobsNamespaceSelector: never is_null after decoding; default
+     * kubernetes.io/metadata.name NotIn [kube-system, <ns>]. Match it with
+     * cu_labelsel_matches against the Namespace's labels (the API server
+     * sets kubernetes.io/metadata.name on every Namespace). */
+    cu_labelsel managed_ns_selector;
+    int has_managed_ns_selector;    /* the file set one */
+
+    struct {
+        int present;                /* the block is in the file (and not null) */
+        int enabled;                /* v1beta2: present; v1beta1: present && enable */
+        int64_t timeout_ms;         /* default 30m (v1beta1 5m); "0s" = the default */
+        int block_admission;        /* default 0 (v1beta1: = enable) */
+        int recovery_enabled;       /* 0 when recoveryTimeout is "0s" */
+        int64_t recovery_timeout_ms;/* default = timeout_ms; 0 when disabled */
+        cu_requeue_ts requeue_timestamp;   /* default Eviction */
+        int32_t backoff_limit_count;/* -1 = null/absent = requeue forever */
+        int32_t backoff_base_s;     /* default 60 */
+        int32_t backoff_max_s;      /* default 3600; >= backoff_base_s */
+    } pods_ready;
+
+    cu_strs frameworks;             /* integrations.frameworks; ["batch/job"] when empty */
+    cu_strs unsupported_frameworks; /* listed frameworks Cueue does not integrate
+                                       (Kueue knows them; all but "batch/job") */
+    cu_strs unknown_frameworks;     /* listed names Kueue does not know either (typos?);
+                                       also in unsupported_frameworks */
+    cu_strs label_keys_to_copy;     /* integrations.labelKeysToCopy */
+    cu_strs exclude_resource_prefixes; /* resources.excludeResourcePrefixes */
+
+    /* clientConnection. The controller keeps its kube client's defaults
+     * unless has_qps / has_burst. qps < 0: no client-side rate limit;
+     * qps == 0: client-go reads it as "use the library default". */
+    struct {
+        int has_qps; double qps;    /* default CU_CONFIG_DEFAULT_QPS */
+        int has_burst; int32_t burst;   /* default CU_CONFIG_DEFAULT_BURST */
+    } client;
+
+    /* leaderElection (component-base LeaderElectionConfiguration). The
+     * three durations satisfy client-go's rules: lease > renew >
+     * 1.2 * retry, all > 0 ("0s" in the file means the default). */
+    struct {
+        int has_leader_elect; int leader_elect;   /* Kueue's default: 1 */
+        const char *resource_name;  /* default "c1f6bfd2.kueue.x-k8s.io" */
+        const char *resource_namespace;   /* default = ns */
+        int has_lease_duration; int64_t lease_duration_ms;  /* default 15s */
+        int has_renew_deadline; int64_t renew_deadline_ms;  /* default 10s */
+        int has_retry_period; int64_t retry_period_ms;      /* default 2s */
+    } leader_election;
+
+    const char *metrics_bind_address;  /* default ":8443"; "0" disables */
+    int has_metrics_bind_address;
+    const char *health_bind_address;   /* health.healthProbeBindAddress; default ":8081";
+                                          "0" disables */
+    int has_health_bind_address;
 } cu_config;
+
+/* Fills x (zeroed first) with Kueue's v1beta2 defaults: the Configuration
+ * the controller runs with when no file is given (no fair sharing, no
+ * AFS, waitForPodsReady off). The default selector is allocated in a.
+ * Returns CU_OK or CU_ENOMEM. */
+cu_err cu_config_init_defaults(cu_config *x, cu_arena *a);
+
+/* Returns 1 when name (e.g. "batch/job") is in cfg's integrations
+ * frameworks; a NULL cfg has the default list ["batch/job"]. Borrows. */
+int cu_config_framework_enabled(const cu_config *cfg, const char *name);
+
+/* Returns 1 when a job without the queue-name label in a namespace with
+ * these labels is managed: manageJobsWithoutQueueName and the namespace
+ * matches managedJobsNamespaceSelector. NULL cfg: 0. Borrows. */
+int cu_config_manages_unlabelled(const cu_config *cfg, const cu_kvs *ns_labels);
 
 /* Returns the condition of type in wl, or NULL. */
 const cu_condition *cu_workload_cond(const cu_workload *wl, const char *type);

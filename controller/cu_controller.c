@@ -1,37 +1,45 @@
 /*
- * cu_controller.c - `cueue controller`: informers, the reconcile loop of
- * the Job integration and the admission cycles.
+ * cu_controller.c - `cueue controller`: informers, the Job integration,
+ * the admission cycle and the writes.
  *
- * State: the last seen JSON of every watched object (json-c, keyed
- * "ns/name"), the admissions written but not yet seen back from the
- * watch ("assumed": the Workload as it will be, so they count at once),
- * and the writes in flight (so none is sent twice).
+ * State. Every watched object is decoded at the informer boundary into a
+ * record of C structs (a one-object cu_world in a small arena, or for a
+ * Job a handful of fields and the text of the Workload it needs); no
+ * JSON tree is kept. Records live in one hash map per resource.
  *
- * A cycle (after every informer synced, and then at most every 50 ms
- * after a change): reconcile Jobs (create missing Workloads, finish
- * Workloads of finished Jobs, unsuspend Jobs whose Workload holds quota,
- * suspend managed Jobs that run without it); then decode everything into
- * a fresh cu_world, load a fresh engine (admission state comes from the
- * Workloads' status, assumed ones included), run it, write the new
- * admissions and the pending reasons. Rebuilding per cycle keeps the
- * engine exactly in line with the API: a failed write is forgotten by
- * dropping the assumed object, and the next cycle retries.
+ * The engine is long-lived. It is rebuilt (from the records, in memory)
+ * only when a queue-shaping object changes (ResourceFlavor, ClusterQueue,
+ * Cohort, LocalQueue, priority classes, Namespaces), when leadership is
+ * gained, or when removed workloads pile up; never while an admission is
+ * written but not yet seen back, so a rebuild cannot forget quota.
+ * Workload events are applied incrementally: a new Workload is added, a
+ * Finished or deleted one is removed, an eviction whose Job stopped is
+ * completed, and anything the engine did not expect (an admission made or
+ * cleared by someone else) replaces the engine's copy.
+ *
+ * Writes. An admission is assumed at once (the engine counts it), written
+ * with a resourceVersion precondition, confirmed by the watch, and undone
+ * if the write fails. Every other write is "desired state, retried until
+ * observed": the reconcilers compare what they see with what should be and
+ * send one request per object at a time.
  */
 #include "cu_controller.h"
+#include "cu_ctrlhttp.h"
+#include "cu_ctrlstatus.h"
+#include "cu_log.h"
+#include "cu_podsready.h"
 #include "cu_informer.h"
 #include "cu_lease.h"
+#include "cu_quantity.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,51 +60,204 @@ static const struct {
     { "/apis/batch/v1/jobs", "batch/v1", "Job" },
 };
 
+static const char MERGE[] = "application/merge-patch+json";
+static const char WLPATH[] = "/apis/kueue.x-k8s.io/v1beta2/namespaces";
+
+/* ---------------- records ---------------- */
+
+/* What the controller keeps of a batch/v1 Job. */
+typedef struct cjob {
+    char *ns, *name, *uid;
+    char *label_queue;       /* the queue-name label, NULL when absent */
+    char *wlkey;             /* ns/name of its Workload */
+    int suspended, finished, failed, deleting;
+    char *fail_msg;
+    int has_par, has_comp;
+    int32_t par, comp;
+    int64_t active, ready, succeeded;
+    char *cur_sel;           /* the template's nodeSelector now (JSON text), NULL if none */
+    char *create_body;       /* the Workload to create (JSON text), NULL if unmanaged */
+} cjob;
+
+typedef struct rec {
+    struct rec *hnext;
+    char *key, *rv;
+    int r;
+    cu_world *w;             /* kinds decoded by api/: the latest decode, one object */
+    const void *obj;
+    /* Workloads */
+    cu_world *ew;            /* the decode the engine's live copy is from (w, or an
+                                older one kept in the grave) */
+    int pinned;              /* w is referenced by the engine (live or removed copy) */
+    int idx;                 /* engine index, -1 when not in the engine */
+    int assumed;             /* admission written or in flight, not seen back yet */
+    char *owner;             /* "ns/job" of its controlling Job, NULL */
+    char *tmpl;              /* pod set 0's template spec: {"nodeSelector","tolerations"} */
+    int32_t ps_count;
+    int32_t rq_count;
+    int64_t rq_at;           /* status.requeueState */
+    int evict_pending;       /* the engine evicted it: Evicted=True still to be written */
+    char *ev_reason, *ev_msg, *pr_reason;
+    /* ResourceFlavors: spec.nodeLabels and spec.tolerations (JSON text) */
+    char *rf_spec;
+    /* ClusterQueues, LocalQueues: status.conditions as read (JSON text) */
+    char *st_conds;
+    cjob *job;
+} rec;
+
+typedef struct omap {
+    rec **b;
+    size_t nb, n;
+} omap;
+
+static size_t hstr(const char *s)
+{
+    size_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static rec *omap_get(const omap *m, const char *key)
+{
+    if (!m->nb)
+        return NULL;
+    for (rec *r = m->b[hstr(key) & (m->nb - 1)]; r; r = r->hnext)
+        if (strcmp(r->key, key) == 0)
+            return r;
+    return NULL;
+}
+
+static int omap_add(omap *m, rec *r)
+{
+    if (m->n + 1 > m->nb) {
+        size_t nb = m->nb ? m->nb * 2 : 64;
+        rec **b = calloc(nb, sizeof(*b));
+        if (!b)
+            return -1;
+        for (size_t i = 0; i < m->nb; i++)
+            for (rec *x = m->b[i], *nx; x; x = nx) {
+                nx = x->hnext;
+                size_t h = hstr(x->key) & (nb - 1);
+                x->hnext = b[h];
+                b[h] = x;
+            }
+        free(m->b);
+        m->b = b;
+        m->nb = nb;
+    }
+    size_t h = hstr(r->key) & (m->nb - 1);
+    r->hnext = m->b[h];
+    m->b[h] = r;
+    m->n++;
+    return 0;
+}
+
+static rec *omap_del(omap *m, const char *key)
+{
+    if (!m->nb)
+        return NULL;
+    for (rec **pp = &m->b[hstr(key) & (m->nb - 1)]; *pp; pp = &(*pp)->hnext)
+        if (strcmp((*pp)->key, key) == 0) {
+            rec *r = *pp;
+            *pp = r->hnext;
+            m->n--;
+            return r;
+        }
+    return NULL;
+}
+
+#define OMAP_FOREACH(m, x)                                                                         \
+    for (size_t x##_i = 0; x##_i < (m)->nb; x##_i++)                                               \
+        for (rec *x = (m)->b[x##_i], *x##_n = NULL; x && ((x##_n = x->hnext), 1); x = x##_n)
+
+static void world_free(cu_world *w)
+{
+    if (w) {
+        cu_world_free(w);
+        free(w);
+    }
+}
+
+static void cjob_free(cjob *j)
+{
+    if (!j)
+        return;
+    free(j->ns);
+    free(j->name);
+    free(j->uid);
+    free(j->label_queue);
+    free(j->wlkey);
+    free(j->fail_msg);
+    free(j->cur_sel);
+    free(j->create_body);
+    free(j);
+}
+
+/* ---------------- the controller ---------------- */
+
 typedef struct ctrl ctrl;
 typedef struct rctx { ctrl *c; int r; } rctx;
 
-/* One connection to the health probe server (a request, one response). */
-typedef struct hconn {
-    ctrl *c;
-    int fd;
-    ev_io io;
-    ev_timer timeout;
-    size_t len;
-    char buf[2048];
-    struct hconn *next;
-} hconn;
+typedef struct cfgx {
+    cu_pr_config pr;           /* waitForPodsReady */
+    int manage_without_queue;
+    const cu_config *cf;       /* the Configuration file, NULL */
+    int jobs;                  /* batch/job integration on */
+} cfgx;
 
 struct ctrl {
     struct ev_loop *loop;
     cu_kclient *kc;
     cu_informer *inf[NRES];
     rctx rc[NRES];
-    json_object *objs[NRES];   /* key -> last seen object */
-    json_object *assumed;      /* Workload key -> Workload as admitted (written, unconfirmed) */
-    json_object *inflight;     /* operation key -> true */
-    int nsynced, dirty, verbose, started;
+    int ninf, nsynced;
+    omap objs[NRES];
+    omap inflight;             /* operation keys in flight (records with only a key) */
+    omap dirty_jobs;           /* Job keys to reconcile */
+    int verbose;
+    cu_log log;
+    cfgx cfg;
+
+    /* the engine */
     cu_engine_opts eopts;
+    cu_engine *eng;
+    cu_world vw;               /* view world: pointers into the records */
+    rec **by_idx;              /* engine index -> Workload record (NULL: removed) */
+    size_t nby, capby;
+    size_t tombs;              /* removed workloads still in the engine */
+    cu_world **grave;          /* decodes the engine may still point at */
+    size_t ngrave, capgrave;
+    int need_rebuild, need_views, started;
+    int nassumed, nevict_pending;
+    int64_t next_wake;         /* earliest requeueAt of a workload in backoff */
+    int64_t pr_wake;           /* next waitForPodsReady deadline, 0 none */
+    int pr_dirty;              /* a Job or Workload changed: look again */
+    size_t pr_not_ready;       /* admitted workloads whose pods are not ready */
+
     ev_timer tick;
     ev_signal sigterm, sigint;
-    unsigned long admissions;
+    struct {
+        unsigned long admissions, evictions, preemptions, cycles, rebuilds, writes, write_errors,
+            conflicts;
+    } n;
 
-    /* leader election (--leader-elect): only the leader cycles and writes */
+    /* leader election */
     int elect, leading, stopping;
     cu_lease_opts lopts;
     cu_lease *lease;
-    const char *lease_ns;      /* --leader-elect-namespace, NULL: kueue-system or default */
+    const char *lease_ns;
     char ident[300];
-    ev_timer stop_timer;       /* exit even if the release does not answer */
+    ev_timer stop_timer, drain;
 
-    /* health probes (--health-probe-bind-address) */
-    int hfd;
-    ev_io hio;
-    hconn *hconns;
+    cu_httpd *health, *metrics;
+    cu_coalescer *co;          /* ClusterQueue/LocalQueue/Cohort status writes */
+    cu_recorder *ev_adm, *ev_job;   /* Events of the scheduler and of the Job integration */
+    uint64_t ev_seq;
+    unsigned long events;
+    int need_status;
     int exit_rc;
 };
-
-typedef enum { OP_CREATE, OP_ADMIT, OP_PENDING, OP_FINISH, OP_START, OP_STOP } opkind;
-typedef struct wctx { ctrl *c; opkind kind; char *op, *key, *what; } wctx;
 
 static int64_t real_now(void *ud)
 {
@@ -106,16 +267,21 @@ static int64_t real_now(void *ud)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void logf_(const char *fmt, ...)
+static void clog_(ctrl *c, int v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void clog_(ctrl *c, int v, const char *fmt, ...)
 {
+    if (!cu_log_enabled(&c->log, v, "info"))
+        return;
+    char line[4096];
     va_list ap;
     va_start(ap, fmt);
-    fputs("cueue controller: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
+    int err = strstr(line, "failed") || strstr(line, "could not") || strstr(line, "cannot");
+    cu_log_kv(&c->log, v, err ? "error" : "info", line, NULL);
 }
+
+/* ---------------- json helpers (for decoding at the boundary) ---------------- */
 
 static json_object *jget(json_object *o, const char *k)
 {
@@ -133,6 +299,796 @@ static const char *jstr2(json_object *o, const char *a, const char *b)
     return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
+static char *sdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static char *jtext(json_object *o)
+{
+    return o ? strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) : NULL;
+}
+
+static int64_t jint(json_object *o, int64_t dflt)
+{
+    return json_object_is_type(o, json_type_int) ? json_object_get_int64(o) : dflt;
+}
+
+/* ---------------- writes ---------------- */
+
+typedef enum { OP_CREATE, OP_ADMIT, OP_STATUS, OP_JOB, OP_QSTATUS, OP_OTHER } opkind;
+typedef struct wctx {
+    ctrl *c;
+    opkind kind;
+    char *op, *key, *what;
+} wctx;
+
+static int leading(const ctrl *c)
+{
+    return (!c->elect || c->leading) && !c->stopping;
+}
+
+static void undo_admission(ctrl *c, rec *w);
+
+static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
+{
+    (void)kc;
+    wctx *w = ud;
+    ctrl *c = w->c;
+    int ok = r->code >= 200 && r->code < 300;
+    if (!ok && w->kind == OP_CREATE && r->code == 409)
+        ok = 1;   /* AlreadyExists: the watch brings it */
+    if (!ok) {
+        c->n.write_errors++;
+        if (r->code == 409)
+            c->n.conflicts++;
+        clog_(c, r->code == 409 ? 1 : 0, "%s failed: %s%d %.300s", w->what,
+              r->error ? r->error : "HTTP ", r->code, r->body ? r->body : "");
+        if (w->kind == OP_QSTATUS)
+            cu_coalescer_written(c->co, w->key, 0);
+        if (w->kind == OP_ADMIT) {
+            rec *x = omap_get(&c->objs[R_WL], w->key);
+            if (x)
+                undo_admission(c, x);
+        }
+    }
+    if (ok && w->kind == OP_QSTATUS)
+        cu_coalescer_written(c->co, w->key, 1);
+    rec *f = omap_del(&c->inflight, w->op);
+    if (f) {
+        free(f->key);
+        free(f);
+    }
+    /* the object's Job (or the Job itself) gets another look */
+    rec *wl = omap_get(&c->objs[R_WL], w->key);
+    const char *jk = wl && wl->owner ? wl->owner : w->key;
+    if (!omap_get(&c->dirty_jobs, jk)) {
+        rec *d = calloc(1, sizeof(*d));
+        if (d && (d->key = strdup(jk)) && omap_add(&c->dirty_jobs, d) == 0)
+            d = NULL;
+        if (d) {
+            free(d->key);
+            free(d);
+        }
+    }
+    free(w->op);
+    free(w->key);
+    free(w->what);
+    free(w);
+}
+
+/* Sends body (taken) unless op is in flight or this replica must not
+ * write. Returns 1 when sent. */
+static int send_write(ctrl *c, opkind kind, const char *op, const char *key, const char *method,
+                      const char *path, const char *ctype, json_object *body, const char *what)
+{
+    if (omap_get(&c->inflight, op) || !leading(c)) {
+        json_object_put(body);
+        return 0;
+    }
+    wctx *w = calloc(1, sizeof(*w));
+    rec *f = calloc(1, sizeof(*f));
+    if (w) {
+        w->c = c;
+        w->kind = kind;
+        w->op = strdup(op);
+        w->key = strdup(key);
+        w->what = strdup(what);
+    }
+    const char *s = body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN) : NULL;
+    cu_kreq *rq = NULL;
+    if (w && f && w->op && w->key && w->what && (f->key = strdup(op)) != NULL) {
+        if (c->verbose >= 3)
+            clog_(c, 3, "%s %s %s", method, path, s ? s : "");
+        rq = cu_kclient_request(c->kc, method, path, s, s ? strlen(s) : 0, ctype, write_done, w);
+    }
+    json_object_put(body);
+    if (!rq || omap_add(&c->inflight, f) != 0) {
+        clog_(c, 0, "%s: could not start the request", what);
+        if (w) {
+            free(w->op);
+            free(w->key);
+            free(w->what);
+        }
+        free(w);
+        if (f)
+            free(f->key);
+        free(f);
+        return 0;   /* an rq already sent completes with w freed? never: rq is NULL here */
+    }
+    c->n.writes++;
+    return 1;
+}
+
+static int inflight(ctrl *c, const char *op)
+{
+    return omap_get(&c->inflight, op) != NULL;
+}
+
+static void mark_job(ctrl *c, const char *jkey)
+{
+    if (!jkey || omap_get(&c->dirty_jobs, jkey))
+        return;
+    rec *d = calloc(1, sizeof(*d));
+    if (!d || !(d->key = strdup(jkey)) || omap_add(&c->dirty_jobs, d) != 0) {
+        if (d)
+            free(d->key);
+        free(d);
+    }
+}
+
+/* ---------------- events ---------------- */
+
+typedef struct evctx { ctrl *c; cu_recorder *r; cu_event_req req; } evctx;
+
+static void event_done(cu_kclient *kc, const cu_kresp *r, void *ud)
+{
+    (void)kc;
+    evctx *e = ud;
+    if (r->code < 200 || r->code >= 300) {
+        cu_recorder_failed(e->r, &e->req);
+        clog_(e->c, 2, "event %s %s failed: %d", e->req.method, e->req.path, r->code);
+    }
+    cu_event_req_free(&e->req);
+    free(e);
+}
+
+/* Records an event about an object (fire and forget; the leader only). */
+static void emit(ctrl *c, int job, const char *kind, const char *ns, const char *name,
+                 const char *uid, const char *type, const char *reason, const char *msg)
+{
+    if (!leading(c))
+        return;
+    cu_event_ref ref = {
+        .api_version = job ? "batch/v1" : CU_GROUP "/v1beta2",
+        .kind = kind, .ns = ns, .name = name, .uid = uid,
+    };
+    evctx *e = calloc(1, sizeof(*e));
+    if (!e)
+        return;
+    e->c = c;
+    e->r = job ? c->ev_job : c->ev_adm;
+    if (cu_recorder_record(e->r, &ref, type, reason, msg, real_now(NULL), &e->req) != 1) {
+        free(e);
+        return;
+    }
+    const char *s = json_object_to_json_string_ext(e->req.body, JSON_C_TO_STRING_PLAIN);
+    if (!cu_kclient_request(c->kc, e->req.method, e->req.path, s, strlen(s),
+                            e->req.content_type, event_done, e)) {
+        cu_event_req_free(&e->req);
+        free(e);
+        return;
+    }
+    c->events++;
+}
+
+static void emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *reason,
+                    const char *msg)
+{
+    if (wl)
+        emit(c, 0, "Workload", wl->meta.ns, wl->meta.name, wl->meta.uid, type, reason, msg);
+}
+
+static void emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg)
+{
+    if (j)
+        emit(c, 1, "Job", j->ns, j->name, j->uid, type, reason, msg);
+}
+
+/* ---------------- conditions ---------------- */
+
+static const cu_workload *wl_of(const rec *r)
+{
+    return r && r->w && r->w->workloads.n ? r->w->workloads.items[0] : NULL;
+}
+
+static int cond_is(const cu_workload *wl, const char *type, const char *status)
+{
+    const cu_condition *k = wl ? cu_workload_cond(wl, type) : NULL;
+    return k && k->status && strcmp(k->status, status) == 0;
+}
+
+/* The Workload's conditions as a json array (new; caller frees). */
+static json_object *conds_json(const cu_workload *wl)
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; wl && i < wl->nconds; i++) {
+        const cu_condition *k = &wl->conds[i];
+        json_object *o = json_object_new_object();
+        char ts[40];
+        json_object_object_add(o, "type", json_object_new_string(k->type ? k->type : ""));
+        json_object_object_add(o, "status", json_object_new_string(k->status ? k->status : "Unknown"));
+        json_object_object_add(o, "reason", json_object_new_string(k->reason ? k->reason : "Unknown"));
+        json_object_object_add(o, "message", json_object_new_string(k->message ? k->message : ""));
+        cu_time_format(k->ltt_ms, ts, sizeof(ts));
+        json_object_object_add(o, "lastTransitionTime", json_object_new_string(ts));
+        json_object_array_add(a, o);
+    }
+    return a;
+}
+
+/* conds with type set (taken and returned; lastTransitionTime kept when
+ * the status does not change). */
+static json_object *cset(json_object *conds, const char *type, const char *status,
+                         const char *reason, const char *message, int64_t now)
+{
+    json_object *n = cu_ctrl_set_condition(conds, type, status, reason, message, now);
+    json_object_put(conds);
+    return n;
+}
+
+static json_object *status_patch(const char *rv, json_object **st_out)
+{
+    json_object *p = json_object_new_object(), *st = json_object_new_object();
+    if (rv) {
+        json_object *md = json_object_new_object();
+        json_object_object_add(md, "resourceVersion", json_object_new_string(rv));
+        json_object_object_add(p, "metadata", md);
+    }
+    json_object_object_add(p, "status", st);
+    *st_out = st;
+    return p;
+}
+
+static void wl_status_write(ctrl *c, rec *w, opkind kind, json_object *p, const char *what)
+{
+    const cu_workload *wl = wl_of(w);
+    char op[1100], path[1200];
+    snprintf(op, sizeof(op), "status:%s", w->key);
+    snprintf(path, sizeof(path), "%s/%s/workloads/%s/status", WLPATH, wl->meta.ns, wl->meta.name);
+    send_write(c, kind, op, w->key, "PATCH", path, MERGE, p, what);
+}
+
+/* ---------------- the engine ---------------- */
+
+static void grave_push(ctrl *c, cu_world *w)
+{
+    if (!w)
+        return;
+    if (c->ngrave == c->capgrave) {
+        size_t cap = c->capgrave ? c->capgrave * 2 : 64;
+        cu_world **g = realloc(c->grave, cap * sizeof(*g));
+        if (!g) {
+            /* cannot keep it for the engine: rebuild now-ish and leak nothing */
+            c->need_rebuild = 1;
+            world_free(w);   /* the engine is freed before it is used again */
+            if (c->eng) {
+                cu_engine_free(c->eng);
+                c->eng = NULL;
+            }
+            return;
+        }
+        c->grave = g;
+        c->capgrave = cap;
+    }
+    c->grave[c->ngrave++] = w;
+}
+
+static int by_idx_set(ctrl *c, int idx, rec *r)
+{
+    if (idx < 0)
+        return -1;
+    if ((size_t)idx >= c->capby) {
+        size_t cap = c->capby ? c->capby * 2 : 256;
+        while (cap <= (size_t)idx)
+            cap *= 2;
+        rec **p = realloc(c->by_idx, cap * sizeof(*p));
+        if (!p)
+            return -1;
+        memset(p + c->capby, 0, (cap - c->capby) * sizeof(*p));
+        c->by_idx = p;
+        c->capby = cap;
+    }
+    c->by_idx[idx] = r;
+    if ((size_t)idx >= c->nby)
+        c->nby = (size_t)idx + 1;
+    return 0;
+}
+
+static int in_backoff(const ctrl *c, const rec *w)
+{
+    (void)c;
+    return w->rq_at > 0 && !cu_workload_has_quota(wl_of(w)) && w->rq_at > real_now(NULL);
+}
+
+/* Removes w from the engine (its copy stays alive until the next rebuild). */
+static void eng_remove(ctrl *c, rec *w)
+{
+    if (c->eng && w->idx >= 0) {
+        cu_engine_finish(c->eng, w->idx);
+        c->by_idx[w->idx] = NULL;
+        c->tombs++;
+        c->need_views = 1;
+    }
+    w->idx = -1;
+    w->ew = NULL;   /* still alive: pinned, or in the grave until the next rebuild */
+}
+
+/* Replaces the current decode of x (which the engine may reference). */
+static void set_decode(ctrl *c, rec *x, cu_world *w)
+{
+    if (x->w) {
+        if (x->pinned && c->eng)
+            grave_push(c, x->w);
+        else
+            world_free(x->w);
+    }
+    x->w = w;
+    x->pinned = 0;
+}
+
+/* Adds w's current decode to the engine when it belongs there. */
+static void eng_add(ctrl *c, rec *w)
+{
+    const cu_workload *wl = wl_of(w);
+    if (!c->eng || w->idx >= 0 || !wl || cu_workload_finished(wl))
+        return;
+    if (in_backoff(c, w)) {
+        if (!c->next_wake || w->rq_at < c->next_wake)
+            c->next_wake = w->rq_at;
+        return;
+    }
+    int idx = cu_engine_add_workload(c->eng, wl);
+    if (idx < 0 || by_idx_set(c, idx, w) != 0) {
+        c->need_rebuild = 1;
+        return;
+    }
+    w->idx = idx;
+    w->ew = w->w;
+    w->pinned = 1;
+    c->need_views = 1;
+}
+
+/* Rebuilds the engine from the records. Not while admissions are assumed
+ * (their quota is only in the engine). */
+static void rebuild(ctrl *c)
+{
+    if (c->nassumed > 0 || c->nsynced < c->ninf)
+        return;
+    if (c->eng)
+        cu_engine_free(c->eng);
+    c->eng = NULL;
+    for (size_t i = 0; i < c->ngrave; i++)
+        world_free(c->grave[i]);
+    c->ngrave = 0;
+    cu_world_free(&c->vw);
+    cu_world_init(&c->vw);
+    c->nby = 0;
+    c->tombs = 0;
+    c->next_wake = 0;
+    cu_world *vw = &c->vw;
+    size_t cnt[NRES] = { 0 };
+    for (int r = 0; r < R_JOB; r++)
+        cnt[r] = c->objs[r].n;
+#define ALLOCV(vec, r)                                                                             \
+    do {                                                                                           \
+        vw->vec.items = calloc(cnt[r] ? cnt[r] : 1, sizeof(*vw->vec.items));                       \
+        vw->vec.cap = cnt[r];                                                                      \
+    } while (0)
+    ALLOCV(flavors, R_RF);
+    ALLOCV(cqs, R_CQ);
+    ALLOCV(cohorts, R_COHORT);
+    ALLOCV(lqs, R_LQ);
+    ALLOCV(wpcs, R_WPC);
+    ALLOCV(pcs, R_PC);
+    ALLOCV(namespaces, R_NS);
+    ALLOCV(workloads, R_WL);
+#undef ALLOCV
+    if (!vw->flavors.items || !vw->cqs.items || !vw->cohorts.items || !vw->lqs.items ||
+        !vw->wpcs.items || !vw->pcs.items || !vw->namespaces.items || !vw->workloads.items) {
+        clog_(c, 0, "out of memory building the engine");
+        return;
+    }
+    for (int r = 0; r < R_WL; r++) {
+        OMAP_FOREACH(&c->objs[r], x) {
+            cu_world *w = x->w;
+            if (!w)
+                continue;
+            switch (r) {
+            case R_RF: if (w->flavors.n) vw->flavors.items[vw->flavors.n++] = w->flavors.items[0]; break;
+            case R_CQ: if (w->cqs.n) vw->cqs.items[vw->cqs.n++] = w->cqs.items[0]; break;
+            case R_COHORT: if (w->cohorts.n) vw->cohorts.items[vw->cohorts.n++] = w->cohorts.items[0]; break;
+            case R_LQ: if (w->lqs.n) vw->lqs.items[vw->lqs.n++] = w->lqs.items[0]; break;
+            case R_WPC: if (w->wpcs.n) vw->wpcs.items[vw->wpcs.n++] = w->wpcs.items[0]; break;
+            case R_PC: if (w->pcs.n) vw->pcs.items[vw->pcs.n++] = w->pcs.items[0]; break;
+            case R_NS: if (w->namespaces.n) vw->namespaces.items[vw->namespaces.n++] = w->namespaces.items[0]; break;
+            }
+        }
+    }
+    /* workloads: their engine copy becomes the current decode */
+    rec **order = calloc(c->objs[R_WL].n ? c->objs[R_WL].n : 1, sizeof(*order));
+    size_t no = 0;
+    if (!order) {
+        clog_(c, 0, "out of memory building the engine");
+        return;
+    }
+    OMAP_FOREACH(&c->objs[R_WL], x) {
+        x->ew = NULL;
+        x->idx = -1;
+        x->pinned = 0;
+        const cu_workload *wl = wl_of(x);
+        if (!wl || cu_workload_finished(wl))
+            continue;
+        if (in_backoff(c, x)) {
+            if (!c->next_wake || x->rq_at < c->next_wake)
+                c->next_wake = x->rq_at;
+            continue;
+        }
+        x->ew = x->w;
+        x->pinned = 1;
+        vw->workloads.items[vw->workloads.n++] = (cu_workload *)wl;
+        order[no++] = x;
+    }
+    cu_diag d;
+    cu_diag_init(&d);
+    c->eng = cu_engine_new(&c->eopts);
+    if (!c->eng || cu_engine_load(c->eng, vw, &d) != CU_OK) {
+        for (size_t i = 0; i < d.n; i++)
+            clog_(c, 0, "%s", d.msgs[i]);
+        clog_(c, 0, "could not load the engine");
+        if (c->eng)
+            cu_engine_free(c->eng);
+        c->eng = NULL;
+        for (size_t i = 0; i < no; i++)
+            order[i]->ew = NULL;
+    } else {
+        for (size_t i = 0; i < no; i++) {
+            order[i]->idx = (int)i;
+            by_idx_set(c, (int)i, order[i]);
+        }
+        c->need_rebuild = 0;
+        c->need_views = 1;
+        c->n.rebuilds++;
+        clog_(c, 2, "engine rebuilt: %zu ClusterQueues, %zu workloads", vw->cqs.n, no);
+    }
+    cu_diag_free(&d);
+    free(order);
+}
+
+static void undo_admission(ctrl *c, rec *w)
+{
+    if (!w->assumed)
+        return;
+    w->assumed = 0;
+    c->nassumed--;
+    /* the engine admitted a copy that says "pending": take it out and
+     * queue the current state again */
+    if (w->idx >= 0 && c->eng) {
+        eng_remove(c, w);
+        if (!w->w)
+            return;
+        eng_add(c, w);
+    }
+}
+
+static int same_spec(const cu_workload *a, const cu_workload *b)
+{
+    if (!a || !b)
+        return 0;
+    if ((a->queue_name == NULL) != (b->queue_name == NULL) ||
+        (a->queue_name && strcmp(a->queue_name, b->queue_name) != 0))
+        return 0;
+    if (a->active != b->active || a->has_priority != b->has_priority ||
+        a->priority != b->priority || a->npodsets != b->npodsets)
+        return 0;
+    for (size_t i = 0; i < a->npodsets; i++)
+        if (a->podsets[i].count != b->podsets[i].count)
+            return 0;
+    return 1;
+}
+
+/* Brings the engine in line with Workload w's current decode. */
+static void wl_sync(ctrl *c, rec *w)
+{
+    const cu_workload *n = wl_of(w);
+    if (!c->eng || !n)
+        return;
+    if (w->idx < 0) {
+        eng_add(c, w);
+        return;
+    }
+    const cu_workload *o = w->ew && w->ew->workloads.n ? w->ew->workloads.items[0] : NULL;
+    int q = cu_workload_has_quota(n);
+    if (cu_workload_finished(n)) {
+        eng_remove(c, w);
+        return;
+    }
+    int eadm = cu_engine_wl_admitted(c->eng, w->idx);
+    if (q) {
+        if (w->assumed) {
+            w->assumed = 0;
+            c->nassumed--;
+        }
+        if (eadm && n->adm_cq && o) {
+            const cu_wl_info *vi = cu_engine_workload_info_idx(c->eng, w->idx);
+            if (vi && vi->cluster_queue && strcmp(vi->cluster_queue, n->adm_cq) == 0)
+                return;   /* confirmation of what the engine holds */
+        }
+        eng_remove(c, w);   /* admitted by someone else, or differently */
+        eng_add(c, w);
+        return;
+    }
+    if (eadm) {
+        if (w->assumed)
+            return;   /* our admission is not visible yet */
+        if (cu_engine_wl_evicting(c->eng, w->idx)) {
+            cu_engine_eviction_done(c->eng, w->idx);   /* the Job stopped: quota released */
+            c->need_views = 1;
+            c->n.evictions++;
+            return;
+        }
+        eng_remove(c, w);   /* admission cleared without the engine */
+        eng_add(c, w);
+        return;
+    }
+    if (!same_spec(o, n) || in_backoff(c, w)) {
+        eng_remove(c, w);
+        eng_add(c, w);
+    }
+}
+
+/* ---------------- decoding at the boundary ---------------- */
+
+static cu_world *decode_obj(ctrl *c, int r, json_object *obj)
+{
+    cu_arena tmp;
+    cu_arena_init(&tmp, 16 * 1024);
+    cu_node *n = cu_ctrl_json_to_node(&tmp, obj);
+    cu_world *w = calloc(1, sizeof(*w));
+    if (!n || !w) {
+        cu_arena_free(&tmp);
+        free(w);
+        return NULL;
+    }
+    cu_world_init(w);
+    cu_arena_free(&w->arena);
+    cu_arena_init(&w->arena, 2048);   /* one object: small chunks */
+    cu_node_set(&tmp, n, "apiVersion", cu_node_new_str(&tmp, res_tab[r].api_version));
+    cu_node_set(&tmp, n, "kind", cu_node_new_str(&tmp, res_tab[r].kind));
+    cu_doc doc = { .file = "api", .root = n };
+    cu_diag d;
+    cu_diag_init(&d);
+    cu_err err = cu_world_decode(w, &doc, &d);
+    if (err != CU_OK || d.n) {
+        for (size_t i = 0; i < d.n; i++)
+            clog_(c, 1, "%s", d.msgs[i]);
+    }
+    cu_diag_free(&d);
+    cu_arena_free(&tmp);
+    size_t total = w->flavors.n + w->cqs.n + w->cohorts.n + w->lqs.n + w->workloads.n +
+                   w->wpcs.n + w->pcs.n + w->namespaces.n;
+    if (total != 1) {
+        world_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* resources.excludeResourcePrefixes: drop those requests (Kueue ignores
+ * them in quota accounting). */
+static void exclude_resources(ctrl *c, cu_world *w)
+{
+    const cu_config *cf = c->cfg.cf;
+    if (!cf || !w || !w->workloads.n || !cf->exclude_resource_prefixes.n)
+        return;
+    cu_workload *wl = w->workloads.items[0];
+    for (size_t p = 0; p < wl->npodsets; p++) {
+        cu_reslist *rl = &wl->podsets[p].requests;
+        size_t k = 0;
+        for (size_t i = 0; i < rl->n; i++) {
+            int drop = 0;
+            for (size_t e = 0; e < cf->exclude_resource_prefixes.n && !drop; e++)
+                drop = strncmp(rl->items[i].name, cf->exclude_resource_prefixes.items[e],
+                               strlen(cf->exclude_resource_prefixes.items[e])) == 0;
+            if (!drop)
+                rl->items[k++] = rl->items[i];
+        }
+        rl->n = k;
+    }
+}
+
+static void decode_wl_extras(rec *x, json_object *obj)
+{
+    free(x->owner);
+    x->owner = NULL;
+    json_object *owners = jget(jget(obj, "metadata"), "ownerReferences");
+    size_t no = json_object_is_type(owners, json_type_array) ? json_object_array_length(owners) : 0;
+    for (size_t i = 0; i < no; i++) {
+        json_object *o = json_object_array_get_idx(owners, i);
+        const char *kind = jstr2(o, "kind", NULL), *name = jstr2(o, "name", NULL);
+        const char *av = jstr2(o, "apiVersion", NULL);
+        json_object *ctl = jget(o, "controller");
+        if (kind && name && av && strcmp(kind, "Job") == 0 && strcmp(av, "batch/v1") == 0 &&
+            ctl && json_object_get_boolean(ctl)) {
+            const char *ns = jstr2(obj, "metadata", "namespace");
+            size_t l = strlen(ns ? ns : "") + strlen(name) + 2;
+            x->owner = malloc(l);
+            if (x->owner)
+                snprintf(x->owner, l, "%s/%s", ns ? ns : "", name);
+        }
+    }
+    free(x->tmpl);
+    x->tmpl = NULL;
+    json_object *ps = jget(jget(obj, "spec"), "podSets");
+    json_object *p0 = json_object_is_type(ps, json_type_array) && json_object_array_length(ps)
+                          ? json_object_array_get_idx(ps, 0)
+                          : NULL;
+    x->ps_count = (int32_t)jint(jget(p0, "count"), 1);
+    json_object *ts = jget(jget(p0, "template"), "spec");
+    json_object *t = json_object_new_object();
+    json_object *sel = jget(ts, "nodeSelector"), *tols = jget(ts, "tolerations");
+    if (sel)
+        json_object_object_add(t, "nodeSelector", json_object_get(sel));
+    if (tols)
+        json_object_object_add(t, "tolerations", json_object_get(tols));
+    x->tmpl = jtext(t);
+    json_object_put(t);
+    json_object *rq = jget(jget(obj, "status"), "requeueState");
+    x->rq_count = (int32_t)jint(jget(rq, "count"), 0);
+    const char *at = jstr2(rq, "requeueAt", NULL);
+    int64_t ms = 0;
+    x->rq_at = at && cu_time_parse(at, &ms) == 0 ? ms : 0;
+}
+
+static cjob *decode_job(ctrl *c, json_object *job)
+{
+    const char *ns = jstr2(job, "metadata", "namespace"), *name = jstr2(job, "metadata", "name");
+    const char *uid = jstr2(job, "metadata", "uid");
+    if (!ns || !name || !uid)
+        return NULL;
+    cjob *j = calloc(1, sizeof(*j));
+    if (!j)
+        return NULL;
+    j->ns = strdup(ns);
+    j->name = strdup(name);
+    j->uid = strdup(uid);
+    j->label_queue = sdup(jstr2(jget(job, "metadata"), "labels", CU_LABEL_QUEUE_NAME));
+    if (j->label_queue && !*j->label_queue) {
+        free(j->label_queue);
+        j->label_queue = NULL;
+    }
+    j->deleting = jget(jget(job, "metadata"), "deletionTimestamp") != NULL;
+    json_object *spec = jget(job, "spec"), *st = jget(job, "status");
+    json_object *susp = jget(spec, "suspend");
+    j->suspended = susp && json_object_get_boolean(susp);
+    j->has_par = jget(spec, "parallelism") != NULL;
+    j->par = (int32_t)jint(jget(spec, "parallelism"), 1);
+    j->has_comp = jget(spec, "completions") != NULL;
+    j->comp = (int32_t)jint(jget(spec, "completions"), 0);
+    j->active = jint(jget(st, "active"), 0);
+    j->ready = jint(jget(st, "ready"), 0);
+    j->succeeded = jint(jget(st, "succeeded"), 0);
+    j->finished = cu_ctrl_job_finished(job, &j->failed);
+    if (j->finished && j->failed) {
+        json_object *conds = jget(st, "conditions");
+        size_t n = json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+        for (size_t i = 0; i < n; i++) {
+            json_object *k = json_object_array_get_idx(conds, i);
+            const char *t = jstr2(k, "type", NULL);
+            if (t && strcmp(t, "Failed") == 0)
+                j->fail_msg = sdup(jstr2(k, "message", NULL));
+        }
+    }
+    json_object *sel = jget(jget(jget(spec, "template"), "spec"), "nodeSelector");
+    j->cur_sel = json_object_is_type(sel, json_type_object) ? jtext(sel) : NULL;
+    cu_arena a;
+    cu_arena_init(&a, 1024);
+    const char *wlname = cu_job_workload_name(&a, name, uid);
+    if (wlname) {
+        size_t l = strlen(ns) + strlen(wlname) + 2;
+        j->wlkey = malloc(l);
+        if (j->wlkey)
+            snprintf(j->wlkey, l, "%s/%s", ns, wlname);
+    }
+    cu_arena_free(&a);
+    /* the Workload it needs: only for Jobs the controller may manage */
+    int maybe = j->label_queue != NULL;
+    if (!maybe) {
+        char lk[600];
+        snprintf(lk, sizeof(lk), "%s/default", ns);
+        maybe = c->cfg.manage_without_queue || omap_get(&c->objs[R_LQ], lk) != NULL;
+    }
+    if (maybe && !j->finished && !j->deleting) {
+        json_object *src = job, *copy = NULL;
+        if (!j->label_queue) {
+            /* build it as if labelled; the queue is decided at creation */
+            if (json_object_deep_copy(job, &copy, NULL) == 0) {
+                json_object *md = jget(copy, "metadata"), *lb = jget(md, "labels");
+                if (!lb) {
+                    lb = json_object_new_object();
+                    json_object_object_add(md, "labels", lb);
+                }
+                json_object_object_add(lb, CU_LABEL_QUEUE_NAME, json_object_new_string("default"));
+                src = copy;
+            }
+        }
+        cu_diag d;
+        cu_diag_init(&d);
+        json_object *body = cu_ctrl_workload_for_job(src, &d);
+        if (body) {
+            j->create_body = jtext(body);
+            json_object_put(body);
+        } else {
+            for (size_t i = 0; i < d.n; i++)
+                clog_(c, 0, "%s", d.msgs[i]);
+        }
+        cu_diag_free(&d);
+        json_object_put(copy);
+    }
+    if (!j->ns || !j->name || !j->uid || !j->wlkey) {
+        cjob_free(j);
+        return NULL;
+    }
+    return j;
+}
+
+/* The queue of a Job: its label; else "default" when its namespace has a
+ * LocalQueue named default; else "" when manageJobsWithoutQueueName
+ * covers its namespace (managed, no queue); NULL: not managed. */
+static const char *job_queue(ctrl *c, const cjob *j)
+{
+    if (j->label_queue)
+        return j->label_queue;
+    char lk[600];
+    snprintf(lk, sizeof(lk), "%s/default", j->ns);
+    if (omap_get(&c->objs[R_LQ], lk))
+        return "default";
+    if (!c->cfg.manage_without_queue)
+        return NULL;
+    rec *nsr = omap_get(&c->objs[R_NS], j->ns);
+    const cu_namespace *nso = nsr && nsr->w && nsr->w->namespaces.n ? nsr->w->namespaces.items[0]
+                                                                     : NULL;
+    static const cu_kvs none = { 0, NULL };
+    cu_kv kv[1];
+    cu_kvs synth = { 1, kv };
+    const cu_kvs *labels = nso ? &nso->meta.labels : &none;
+    if (!nso) {
+        kv[0].key = "kubernetes.io/metadata.name";
+        kv[0].value = j->ns;
+        labels = &synth;
+    }
+    return cu_config_manages_unlabelled(c->cfg.cf, labels) ? "" : NULL;
+}
+
+/* ---------------- informer events ---------------- */
+
+static void rec_free(rec *x)
+{
+    if (!x)
+        return;
+    free(x->key);
+    free(x->rv);
+    free(x->owner);
+    free(x->tmpl);
+    free(x->ev_reason);
+    free(x->ev_msg);
+    free(x->pr_reason);
+    free(x->rf_spec);
+    free(x->st_conds);
+    cjob_free(x->job);
+    free(x);
+}
+
 static void obj_key(json_object *o, char *out, size_t n)
 {
     const char *ns = jstr2(o, "metadata", "namespace"), *name = jstr2(o, "metadata", "name");
@@ -142,314 +1098,688 @@ static void obj_key(json_object *o, char *out, size_t n)
         snprintf(out, n, "%s", name ? name : "");
 }
 
-/* condition type's status in a json object's status.conditions, or NULL */
-static json_object *jcond(json_object *o, const char *type)
+static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
 {
-    json_object *conds = jget(jget(o, "status"), "conditions");
-    size_t n = json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
-    for (size_t i = 0; i < n; i++) {
-        json_object *c = json_object_array_get_idx(conds, i);
-        const char *t = jstr2(c, "type", NULL);
-        if (t && strcmp(t, type) == 0)
-            return c;
-    }
-    return NULL;
-}
+    (void)inf;
+    rctx *rc = ud;
+    ctrl *c = rc->c;
+    int r = rc->r;
+    char key[600];
+    obj_key(obj, key, sizeof(key));
+    rec *x = omap_get(&c->objs[r], key);
 
-static int jcond_true(json_object *o, const char *type)
-{
-    const char *s = jstr2(jcond(o, type), "status", NULL);
-    return s && strcmp(s, "True") == 0;
-}
-
-static int wl_holds_quota(json_object *wl)
-{
-    return jget(jget(wl, "status"), "admission") && jcond_true(wl, "QuotaReserved");
-}
-
-/* ---------------- writes ---------------- */
-
-static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
-{
-    (void)kc;
-    wctx *w = ud;
-    ctrl *c = w->c;
-    int ok = r->code >= 200 && r->code < 300;
-    if (!ok && w->kind == OP_CREATE && r->code == 409)
-        ok = 1;   /* AlreadyExists: the watch will bring it */
-    if (!ok) {
-        logf_("%s failed: %s%d %.300s", w->what, r->error ? r->error : "HTTP ", r->code,
-              r->body ? r->body : "");
-        if (w->kind == OP_ADMIT)
-            json_object_object_del(c->assumed, w->key);   /* forget; retried next cycle */
-    }
-    json_object_object_del(c->inflight, w->op);
-    c->dirty = 1;
-    free(w->op);
-    free(w->key);
-    free(w->what);
-    free(w);
-}
-
-/* Sends body (taken) unless op is in flight. */
-static void send_write(ctrl *c, opkind kind, const char *op, const char *key, const char *method,
-                       const char *path, const char *ctype, json_object *body, const char *what)
-{
-    if (jget(c->inflight, op) || (c->elect && !c->leading)) {
-        json_object_put(body);   /* in flight, or not leading: no writes */
-        return;
-    }
-    wctx *w = calloc(1, sizeof(*w));
-    if (!w) {
-        json_object_put(body);
-        return;
-    }
-    w->c = c;
-    w->kind = kind;
-    w->op = strdup(op);
-    w->key = strdup(key);
-    w->what = strdup(what);
-    const char *s = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
-    if (c->verbose >= 2)
-        logf_("%s %s %s", method, path, s);
-    cu_kreq *rq = w->op && w->key && w->what
-                      ? cu_kclient_request(c->kc, method, path, s, strlen(s), ctype, write_done, w)
-                      : NULL;
-    json_object_put(body);
-    if (!rq) {
-        logf_("%s: could not start the request", what);
-        free(w->op);
-        free(w->key);
-        free(w->what);
-        free(w);
-        return;
-    }
-    json_object_object_add(c->inflight, op, json_object_new_boolean(1));
-}
-
-static const char MERGE[] = "application/merge-patch+json";
-
-/* ---------------- Job integration ---------------- */
-
-static void reconcile_job(ctrl *c, json_object *job)
-{
-    const char *queue = jstr2(jget(job, "metadata"), "labels", CU_LABEL_QUEUE_NAME);
-    const char *ns = jstr2(job, "metadata", "namespace"), *name = jstr2(job, "metadata", "name");
-    const char *uid = jstr2(job, "metadata", "uid");
-    if (!queue || !*queue || !ns || !name || !uid || jget(jget(job, "metadata"), "deletionTimestamp"))
-        return;
-    cu_arena a;
-    cu_arena_init(&a, 0);
-    const char *wlname = cu_job_workload_name(&a, name, uid);
-    char wlkey[600], jkey[600], op[2048], path[2048], what[2048];
-    snprintf(wlkey, sizeof(wlkey), "%s/%s", ns, wlname ? wlname : "");
-    snprintf(jkey, sizeof(jkey), "%s/%s", ns, name);
-    json_object *wl = jget(c->objs[R_WL], wlkey);
-    int failed = 0, finished = cu_ctrl_job_finished(job, &failed);
-    json_object *susp = jget(jget(job, "spec"), "suspend");
-    int suspended = susp && json_object_get_boolean(susp);
-
-    if (!wlname) {
-    } else if (!wl) {
-        if (!finished) {
-            cu_diag d;
-            cu_diag_init(&d);
-            json_object *body = cu_ctrl_workload_for_job(job, &d);
-            if (!body) {
-                if (c->verbose)
-                    for (size_t i = 0; i < d.n; i++)
-                        logf_("%s", d.msgs[i]);
-            } else {
-                snprintf(op, sizeof(op), "create:%s", wlkey);
-                snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads", ns);
-                snprintf(what, sizeof(what), "creating Workload %s for Job %s", wlkey, jkey);
-                send_write(c, OP_CREATE, op, wlkey, "POST", path, "application/json", body, what);
+    if (ev == CU_IEV_DELETED) {
+        if (!x)
+            return;
+        omap_del(&c->objs[r], key);
+        if (r == R_JOB) {
+            clog_(c, 1, "Job %s deleted", key);
+        } else if (r == R_WL) {
+            if (x->assumed) {
+                x->assumed = 0;
+                c->nassumed--;
             }
-            cu_diag_free(&d);
+            if (x->evict_pending)
+                c->nevict_pending--;
+            eng_remove(c, x);
+            set_decode(c, x, NULL);
+            mark_job(c, x->owner);
+        } else {
+            c->need_rebuild = 1;
+            x->pinned = 1;   /* the engine may point into it */
+            set_decode(c, x, NULL);
+            if (r == R_CQ || r == R_LQ || r == R_COHORT) {
+                char ck[700];
+                snprintf(ck, sizeof(ck), "%s/%s", r == R_CQ ? "cq" : r == R_LQ ? "lq" : "cohort", key);
+                cu_coalescer_forget(c->co, ck);
+            }
         }
-    } else if (finished) {
-        if (!jcond_true(wl, "Finished")) {
-            json_object *fc = jcond(job, failed ? "Failed" : "Complete");
-            const char *msg = failed ? jstr2(fc, "message", NULL) : "Job finished successfully";
-            json_object *conds = cu_ctrl_set_condition(jget(jget(wl, "status"), "conditions"),
-                                                       "Finished", "True",
-                                                       failed ? "Failed" : "Succeeded",
-                                                       msg ? msg : "Job failed", real_now(NULL));
-            json_object *p = json_object_new_object(), *st = json_object_new_object();
-            json_object_object_add(p, "status", st);
-            json_object_object_add(st, "conditions", conds);
-            snprintf(op, sizeof(op), "finish:%s", wlkey);
-            snprintf(path, sizeof(path),
-                     "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status", ns, wlname);
-            snprintf(what, sizeof(what), "finishing Workload %s", wlkey);
-            send_write(c, OP_FINISH, op, wlkey, "PATCH", path, MERGE, p, what);
-            logf_("Workload %s finished (Job %s %s)", wlkey, jkey, failed ? "failed" : "succeeded");
+        rec_free(x);
+        return;
+    }
+
+    if (!x) {
+        x = calloc(1, sizeof(*x));
+        if (!x || !(x->key = strdup(key)) || omap_add(&c->objs[r], x) != 0) {
+            if (x)
+                free(x->key);
+            free(x);
+            clog_(c, 0, "out of memory keeping %s %s", res_tab[r].kind, key);
+            return;
         }
-    } else if (wl_holds_quota(wl) && suspended) {
+        x->r = r;
+        x->idx = -1;
+    }
+    free(x->rv);
+    x->rv = sdup(jstr2(obj, "metadata", "resourceVersion"));
+
+    if (r == R_JOB) {
+        cjob *j = decode_job(c, obj);
+        if (!j) {
+            clog_(c, 1, "Job %s: cannot be read (no metadata.uid?)", key);
+            return;
+        }
+        cjob_free(x->job);
+        x->job = j;
+        mark_job(c, key);
+        c->pr_dirty = 1;
+        return;
+    }
+
+    cu_world *w = decode_obj(c, r, obj);
+    if (r == R_WL) {
+        if (!w) {
+            clog_(c, 1, "Workload %s: cannot be decoded; ignored", key);
+            return;
+        }
+        exclude_resources(c, w);
+        set_decode(c, x, w);
+        decode_wl_extras(x, obj);
+        const cu_workload *wl = wl_of(x);
+        if (x->evict_pending && (cond_is(wl, "Evicted", "True") || !cu_workload_has_quota(wl))) {
+            x->evict_pending = 0;   /* written (or moot) */
+            c->nevict_pending--;
+        }
+        wl_sync(c, x);
+        mark_job(c, x->owner);
+        c->need_views = 1;
+        c->pr_dirty = 1;
+        return;
+    }
+
+    /* queue-shaping objects: the engine is rebuilt */
+    if (!w) {
+        clog_(c, 0, "%s %s: cannot be decoded; ignored until fixed", res_tab[r].kind, key);
+    }
+    x->pinned = 1;   /* the engine may point into it */
+    set_decode(c, x, w);
+    if (r == R_RF) {
+        free(x->rf_spec);
+        json_object *spec = jget(obj, "spec"), *t = json_object_new_object();
+        if (jget(spec, "nodeLabels"))
+            json_object_object_add(t, "nodeLabels", json_object_get(jget(spec, "nodeLabels")));
+        if (jget(spec, "tolerations"))
+            json_object_object_add(t, "tolerations", json_object_get(jget(spec, "tolerations")));
+        x->rf_spec = jtext(t);
+        json_object_put(t);
+    }
+    if (r == R_CQ || r == R_LQ || r == R_COHORT) {
+        json_object *status = jget(obj, "status");
+        free(x->st_conds);
+        x->st_conds = jtext(jget(status, "conditions"));
+        if (status) {
+            char ck[700];
+            snprintf(ck, sizeof(ck), "%s/%s", r == R_CQ ? "cq" : r == R_LQ ? "lq" : "cohort", key);
+            json_object *b = json_object_new_object();
+            json_object_object_add(b, "status", json_object_get(status));
+            cu_coalescer_seed(c->co, ck, b);
+            json_object_put(b);
+        }
+    }
+    c->need_rebuild = 1;
+    if (r == R_LQ) {
+        /* Jobs of its namespace may now be managed (LocalQueue "default") */
+        OMAP_FOREACH(&c->objs[R_JOB], jr) {
+            if (jr->job && !jr->job->label_queue)
+                mark_job(c, jr->key);
+        }
+    }
+}
+
+/* ---------------- the Job integration ---------------- */
+
+static json_object *parse_or_null(const char *s)
+{
+    return s ? json_tokener_parse(s) : NULL;
+}
+
+/* The merge patch that stops a Job and restores its template: suspend,
+ * the Workload's original nodeSelector (keys added at admission removed)
+ * and tolerations, and parallelism when partial admission changed it. */
+static json_object *job_stop_patch(const cjob *j, const rec *w)
+{
+    json_object *p = json_object_new_object(), *spec = json_object_new_object();
+    json_object_object_add(p, "spec", spec);
+    json_object_object_add(spec, "suspend", json_object_new_boolean(1));
+    if (!w)
+        return p;
+    json_object *orig = parse_or_null(w->tmpl);
+    json_object *osel = jget(orig, "nodeSelector"), *otol = jget(orig, "tolerations");
+    json_object *cur = parse_or_null(j->cur_sel);
+    json_object *sel = json_object_new_object();
+    if (json_object_is_type(cur, json_type_object)) {
+        json_object_object_foreach(cur, k, v) {
+            (void)v;
+            if (!jget(osel, k))
+                json_object_object_add(sel, k, NULL);
+        }
+    }
+    if (json_object_is_type(osel, json_type_object)) {
+        json_object_object_foreach(osel, k, v)
+            json_object_object_add(sel, k, json_object_get(v));
+    }
+    json_object *tspec = json_object_new_object(), *tmpl = json_object_new_object();
+    json_object_object_add(tmpl, "spec", tspec);
+    json_object_object_add(spec, "template", tmpl);
+    if (json_object_object_length(sel))
+        json_object_object_add(tspec, "nodeSelector", sel);
+    else
+        json_object_put(sel);
+    json_object_object_add(tspec, "tolerations", otol ? json_object_get(otol) : NULL);
+    if (j->has_par && w->ps_count > 0 && j->par != w->ps_count && j->par < w->ps_count)
+        json_object_object_add(spec, "parallelism", json_object_new_int(w->ps_count));
+    json_object_put(orig);
+    json_object_put(cur);
+    return p;
+}
+
+static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_diag *d)
+{
+    const cu_workload *wl = wl_of(w);
+    json_object *job = json_object_new_object(), *spec = json_object_new_object();
+    json_object *tmpl = json_object_new_object();
+    json_object_object_add(job, "spec", spec);
+    if (j->has_par)
+        json_object_object_add(spec, "parallelism", json_object_new_int(j->par > w->ps_count ? j->par : w->ps_count));
+    if (j->has_comp)
+        json_object_object_add(spec, "completions", json_object_new_int(j->comp));
+    json_object *orig = parse_or_null(w->tmpl);
+    json_object_object_add(tmpl, "spec", orig ? orig : json_object_new_object());
+    json_object_object_add(spec, "template", tmpl);
+
+    json_object *wj = json_object_new_object(), *md = json_object_new_object();
+    json_object_object_add(md, "namespace", json_object_new_string(wl->meta.ns ? wl->meta.ns : ""));
+    json_object_object_add(md, "name", json_object_new_string(wl->meta.name));
+    json_object_object_add(wj, "metadata", md);
+    json_object *st = json_object_new_object(), *adm = json_object_new_object();
+    json_object *psas = json_object_new_array();
+    json_object *flavors = json_object_new_object();
+    for (size_t i = 0; i < wl->npsa; i++) {
+        json_object *o = json_object_new_object(), *fl = json_object_new_object();
+        for (size_t k = 0; k < wl->psa[i].flavors.n; k++) {
+            const char *fn = wl->psa[i].flavors.items[k].value;
+            json_object_object_add(fl, wl->psa[i].flavors.items[k].key, json_object_new_string(fn));
+            rec *rf = omap_get(&c->objs[R_RF], fn);
+            if (rf && !jget(flavors, fn)) {
+                json_object *fo = json_object_new_object();
+                json_object *sp = parse_or_null(rf->rf_spec);
+                json_object_object_add(fo, "spec", sp ? sp : json_object_new_object());
+                json_object_object_add(flavors, fn, fo);
+            }
+        }
+        json_object_object_add(o, "flavors", fl);
+        json_object_object_add(o, "count", json_object_new_int(wl->psa[i].count));
+        json_object_array_add(psas, o);
+    }
+    json_object_object_add(adm, "podSetAssignments", psas);
+    json_object_object_add(st, "admission", adm);
+    json_object_object_add(wj, "status", st);
+    json_object *p = cu_ctrl_job_start_patch(job, wj, flavors, d);
+    json_object_put(job);
+    json_object_put(wj);
+    json_object_put(flavors);
+    return p;
+}
+
+static void reconcile_job(ctrl *c, rec *jr)
+{
+    cjob *j = jr->job;
+    if (!j || j->deleting)
+        return;
+    const char *queue = job_queue(c, j);
+    if (!queue)
+        return;
+    rec *w = omap_get(&c->objs[R_WL], j->wlkey);
+    const cu_workload *wl = wl_of(w);
+    char op[1100], path[1200], what[1300];
+    snprintf(op, sizeof(op), "job:%s", jr->key);
+    snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", j->ns, j->name);
+
+    if (!w || !wl) {
+        if (w || j->finished || !j->create_body)
+            return;
+        json_object *body = json_tokener_parse(j->create_body);
+        if (!body)
+            return;
+        json_object *spec = jget(body, "spec");
+        if (*queue)
+            json_object_object_add(spec, "queueName", json_object_new_string(queue));
+        else
+            json_object_object_del(spec, "queueName");
+        char cop[1100], cpath[700];
+        snprintf(cop, sizeof(cop), "create:%s", j->wlkey);
+        snprintf(cpath, sizeof(cpath), "%s/%s/workloads", WLPATH, j->ns);
+        snprintf(what, sizeof(what), "creating Workload %s for Job %s", j->wlkey, jr->key);
+        if (send_write(c, OP_CREATE, cop, j->wlkey, "POST", cpath, "application/json", body, what)) {
+            clog_(c, 1, "Job %s: created Workload %s (queue %s)", jr->key, j->wlkey,
+                  *queue ? queue : "<none>");
+            char m[900];
+            emit_job(c, j, "Normal", CU_EV_CREATED_WORKLOAD,
+                     cu_ctrl_event_msg_created_workload(m, sizeof(m), j->ns, strchr(j->wlkey, '/') + 1));
+        }
+        return;
+    }
+    if (cu_workload_finished(wl))
+        return;
+    if (j->finished) {
+        json_object *st, *p = status_patch(NULL, &st);
+        const char *msg = j->failed ? (j->fail_msg ? j->fail_msg : "Job failed")
+                                    : "Job finished successfully";
+        json_object_object_add(st, "conditions",
+                               cset(conds_json(wl), "Finished", "True",
+                                    j->failed ? "Failed" : "Succeeded", msg, real_now(NULL)));
+        snprintf(what, sizeof(what), "finishing Workload %s", w->key);
+        wl_status_write(c, w, OP_STATUS, p, what);
+        clog_(c, 0, "finished Job %s (%s)%s%s", jr->key, j->failed ? "Failed" : "Succeeded",
+              j->failed ? ": " : "", j->failed ? msg : "");
+        char m[900];
+        emit_job(c, j, "Normal", CU_EV_FINISHED_WORKLOAD,
+                 cu_ctrl_event_msg_finished(m, sizeof(m), wl->meta.ns, wl->meta.name));
+        return;
+    }
+    int holds = cu_workload_has_quota(wl), evicted = cond_is(wl, "Evicted", "True");
+    if ((holds && evicted) || (!holds && !w->assumed)) {
+        if (!j->suspended) {
+            json_object *p = job_stop_patch(j, w);
+            snprintf(what, sizeof(what), "suspending Job %s", jr->key);
+            if (send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, p, what)) {
+                clog_(c, 0, "suspending Job %s: %s", jr->key,
+                      evicted ? "its Workload was evicted" : "its Workload holds no quota");
+                const cu_condition *ec = cu_workload_cond(wl, "Evicted");
+                emit_job(c, j, "Normal", CU_EV_STOPPED,
+                         evicted && ec && ec->message ? ec->message : CU_EV_MSG_NOT_ADMITTED);
+            }
+        } else if (holds && evicted && j->active == 0) {
+            /* stopped: give the quota back and queue it again */
+            const cu_condition *ec = cu_workload_cond(wl, "Evicted");
+            const char *er = ec && ec->reason ? ec->reason : "Evicted";
+            const char *em = ec && ec->message ? ec->message : "The workload was evicted";
+            int64_t now = real_now(NULL);
+            json_object *st, *p = status_patch(w->rv, &st);
+            json_object_object_add(st, "admission", NULL);
+            json_object *k = conds_json(wl);
+            k = cset(k, "QuotaReserved", "False", "Pending", em, now);
+            k = cset(k, "Admitted", "False", "NoReservation", "The workload has no reservation", now);
+            k = cset(k, "Requeued", "True", er, em, now);
+            json_object_object_add(st, "conditions", k);
+            snprintf(what, sizeof(what), "releasing the quota of evicted Workload %s", w->key);
+            wl_status_write(c, w, OP_STATUS, p, what);
+        }
+        return;
+    }
+    if (holds && j->suspended) {
         cu_diag d;
         cu_diag_init(&d);
-        json_object *p = cu_ctrl_job_start_patch(job, wl, c->objs[R_RF], &d);
+        json_object *p = job_start_patch(c, j, w, &d);
         if (!p) {
             for (size_t i = 0; i < d.n; i++)
-                logf_("%s", d.msgs[i]);
+                clog_(c, 0, "%s", d.msgs[i]);
         } else {
-            snprintf(op, sizeof(op), "job:%s", jkey);
-            snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", ns, name);
-            snprintf(what, sizeof(what), "starting Job %s", jkey);
-            send_write(c, OP_START, op, wlkey, "PATCH", path, MERGE, p, what);
-            if (c->verbose)
-                logf_("starting Job %s", jkey);
+            snprintf(what, sizeof(what), "starting Job %s", jr->key);
+            if (send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, p, what)) {
+                clog_(c, 0, "started Job %s (Workload %s, ClusterQueue %s)", jr->key, w->key,
+                      wl->adm_cq ? wl->adm_cq : "?");
+                char m[600];
+                emit_job(c, j, "Normal", CU_EV_STARTED,
+                         cu_ctrl_event_msg_started(m, sizeof(m), wl->adm_cq ? wl->adm_cq : "?"));
+            }
         }
         cu_diag_free(&d);
-    } else if (!wl_holds_quota(wl) && !suspended && !jget(c->assumed, wlkey)) {
-        /* Kueue keeps a Job without quota suspended. */
-        json_object *p = json_object_new_object(), *spec = json_object_new_object();
-        json_object_object_add(p, "spec", spec);
-        json_object_object_add(spec, "suspend", json_object_new_boolean(1));
-        snprintf(op, sizeof(op), "job:%s", jkey);
-        snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", ns, name);
-        snprintf(what, sizeof(what), "suspending Job %s", jkey);
-        send_write(c, OP_STOP, op, wlkey, "PATCH", path, MERGE, p, what);
-        logf_("suspending Job %s: its Workload %s holds no quota", jkey, wlkey);
     }
-    cu_arena_free(&a);
 }
 
-/* ---------------- admission cycle ---------------- */
+/* ---------------- the admission cycle ---------------- */
 
-static void admit(ctrl *c, cu_engine *e, const cu_workload *wl)
+static int log_admission(ctrl *c, const cu_wl_info *info, const rec *w)
 {
-    const cu_wl_info *info = NULL;
-    for (size_t i = 0, n = cu_engine_nworkloads(e); i < n && !info; i++) {
-        const cu_wl_info *x = cu_engine_workload_info(e, i);
-        if (x->obj == wl)
-            info = x;
-    }
-    char key[600], op[2048], path[2048], what[2048];
-    snprintf(key, sizeof(key), "%s/%s", wl->meta.ns, wl->meta.name);
-    json_object *cur = jget(c->objs[R_WL], key);
-    if (!info || !info->cluster_queue || !cur || jget(c->assumed, key))
-        return;
-    int64_t now = real_now(NULL);
-    json_object *p = cu_ctrl_admission_patch(info, jstr2(cur, "metadata", "resourceVersion"),
-                                             jget(jget(cur, "status"), "conditions"), now);
-    /* assume: the Workload as it will be once written */
-    json_object *as = NULL;
-    if (json_object_deep_copy(cur, &as, NULL) != 0) {
-        json_object_put(p);
-        return;
-    }
-    json_object *st = jget(as, "status");
-    if (!st) {
-        st = json_object_new_object();
-        json_object_object_add(as, "status", st);
-    }
-    json_object *pst = jget(p, "status");
-    json_object_object_add(st, "admission", json_object_get(jget(pst, "admission")));
-    json_object_object_add(st, "conditions", json_object_get(jget(pst, "conditions")));
-    json_object_object_add(c->assumed, key, as);
-
     char flv[400] = "";
     size_t off = 0;
     for (size_t i = 0; i < info->npsa; i++)
         for (size_t r = 0; r < info->psa[i].n && off < sizeof(flv) - 1; r++)
             off += (size_t)snprintf(flv + off, sizeof(flv) - off, "%s%s=%s", off ? "," : "",
                                     info->psa[i].resources[r], info->psa[i].flavors[r]);
-    logf_("admitted Workload %s in ClusterQueue %s (%s)", key, info->cluster_queue, flv);
-    c->admissions++;
-    snprintf(op, sizeof(op), "status:%s", key);
-    snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
-             wl->meta.ns, wl->meta.name);
-    snprintf(what, sizeof(what), "writing the admission of Workload %s", key);
-    send_write(c, OP_ADMIT, op, key, "PATCH", path, MERGE, p, what);
+    clog_(c, 0, "admitted Workload %s to ClusterQueue %s (%s)%s%s", w->key, info->cluster_queue,
+          flv, w->owner ? " for Job " : "", w->owner ? w->owner : "");
+    return 0;
 }
 
-static void write_pending(ctrl *c, const cu_wl_info *info)
+static void admit(ctrl *c, int idx)
 {
-    char key[600], op[2048], path[2048], what[2048];
-    snprintf(key, sizeof(key), "%s/%s", info->ns, info->name);
-    json_object *cur = jget(c->objs[R_WL], key);
-    if (!cur || jget(c->assumed, key) || !info->message)
+    rec *w = (size_t)idx < c->nby ? c->by_idx[idx] : NULL;
+    const cu_wl_info *info = cu_engine_workload_info_idx(c->eng, idx);
+    const cu_workload *wl = wl_of(w);
+    if (!w || !wl || !info || !info->cluster_queue || w->assumed || cu_workload_has_quota(wl))
+        return;
+    char op[1100];
+    snprintf(op, sizeof(op), "status:%s", w->key);
+    if (inflight(c, op)) {
+        /* another status write of this Workload is on its way: the engine
+         * must not count an admission that is not written; retry later */
+        eng_remove(c, w);
+        eng_add(c, w);
+        return;
+    }
+    int64_t now = real_now(NULL);
+    json_object *k = conds_json(wl);
+    /* Kueue: a new reservation turns Evicted/Preempted False, "Previously: ..." */
+    static const char *const was[] = { "Evicted", "Preempted" };
+    for (int i = 0; i < 2; i++) {
+        const cu_condition *e = cu_workload_cond(wl, was[i]);
+        if (e && e->status && strcmp(e->status, "True") == 0) {
+            char m[1100];
+            snprintf(m, sizeof(m), "Previously: %s", e->message ? e->message : "");
+            k = cset(k, was[i], "False", "QuotaReserved", m, now);
+        }
+    }
+    json_object *p = cu_ctrl_admission_patch(info, w->rv, k, now);
+    json_object_put(k);
+    w->assumed = 1;
+    c->nassumed++;
+    c->n.admissions++;
+    char what[1300], path[1200];
+    snprintf(what, sizeof(what), "writing the admission of Workload %s", w->key);
+    snprintf(path, sizeof(path), "%s/%s/workloads/%s/status", WLPATH, wl->meta.ns, wl->meta.name);
+    log_admission(c, info, w);
+    if (!send_write(c, OP_ADMIT, op, w->key, "PATCH", path, MERGE, p, what)) {
+        undo_admission(c, w);
+        return;
+    }
+    char m[600];
+    int64_t since = wl->meta.has_created ? now - wl->meta.created_ms : 0;
+    emit_wl(c, wl, "Normal", CU_EV_QUOTA_RESERVED,
+            cu_ctrl_event_msg_quota_reserved(m, sizeof(m), info->cluster_queue, since));
+    emit_wl(c, wl, "Normal", CU_EV_ADMITTED,
+            cu_ctrl_event_msg_admitted(m, sizeof(m), info->cluster_queue));
+}
+
+static void evict(ctrl *c, int idx)
+{
+    rec *w = (size_t)idx < c->nby ? c->by_idx[idx] : NULL;
+    const cu_wl_info *info = cu_engine_workload_info_idx(c->eng, idx);
+    if (!w || !info)
+        return;
+    free(w->ev_reason);
+    free(w->ev_msg);
+    free(w->pr_reason);
+    w->ev_reason = sdup(info->evicted_reason ? info->evicted_reason : "Preempted");
+    w->ev_msg = sdup(info->evicted_message ? info->evicted_message : "Preempted");
+    w->pr_reason = sdup(info->preempted_reason);
+    if (!w->evict_pending) {
+        w->evict_pending = 1;
+        c->nevict_pending++;
+    }
+    c->n.preemptions++;
+    clog_(c, 0, "evicting Workload %s: %s", w->key, w->ev_msg ? w->ev_msg : "");
+    if (w->pr_reason)
+        emit_wl(c, wl_of(w), "Normal", CU_EV_PREEMPTED, w->ev_msg);
+    char er[200];
+    emit_wl(c, wl_of(w), "Normal",
+            cu_ctrl_event_reason_evicted(er, sizeof(er), w->ev_reason, NULL), w->ev_msg);
+}
+
+static void write_evictions(ctrl *c)
+{
+    if (!c->nevict_pending)
+        return;
+    OMAP_FOREACH(&c->objs[R_WL], w) {
+        const cu_workload *wl = wl_of(w);
+        if (!w->evict_pending || !wl)
+            continue;
+        int64_t now = real_now(NULL);
+        json_object *st, *p = status_patch(w->rv, &st);
+        json_object *k = conds_json(wl);
+        k = cset(k, "Evicted", "True", w->ev_reason, w->ev_msg, now);
+        if (w->pr_reason)
+            k = cset(k, "Preempted", "True", w->pr_reason, w->ev_msg, now);
+        json_object_object_add(st, "conditions", k);
+        char what[1300];
+        snprintf(what, sizeof(what), "evicting Workload %s", w->key);
+        wl_status_write(c, w, OP_STATUS, p, what);
+    }
+}
+
+static void write_pending(ctrl *c, const cu_wl_info *info, rec *w)
+{
+    const cu_workload *wl = wl_of(w);
+    if (!wl || w->assumed || !info->message || cu_workload_has_quota(wl))
         return;
     const char *reason = info->reason ? info->reason : "Pending";
-    json_object *qr = jcond(cur, "QuotaReserved");
-    const char *s = jstr2(qr, "status", NULL), *rs = jstr2(qr, "reason", NULL),
-               *m = jstr2(qr, "message", NULL);
-    if (s && rs && m && strcmp(s, "False") == 0 && strcmp(rs, reason) == 0 &&
-        strcmp(m, info->message) == 0)
+    const cu_condition *qr = cu_workload_cond(wl, "QuotaReserved");
+    if (qr && qr->status && qr->reason && qr->message && strcmp(qr->status, "False") == 0 &&
+        strcmp(qr->reason, reason) == 0 && strcmp(qr->message, info->message) == 0)
         return;
-    json_object *conds = cu_ctrl_set_condition(jget(jget(cur, "status"), "conditions"),
-                                               "QuotaReserved", "False", reason, info->message,
-                                               real_now(NULL));
-    json_object *p = json_object_new_object(), *md = json_object_new_object(),
-                *st = json_object_new_object();
-    const char *rv = jstr2(cur, "metadata", "resourceVersion");
-    if (rv)
-        json_object_object_add(md, "resourceVersion", json_object_new_string(rv));
-    json_object_object_add(p, "metadata", md);
-    json_object_object_add(p, "status", st);
-    json_object_object_add(st, "conditions", conds);
-    snprintf(op, sizeof(op), "status:%s", key);
-    snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
-             info->ns, info->name);
-    snprintf(what, sizeof(what), "writing the pending reason of Workload %s", key);
-    if (c->verbose)
-        logf_("Workload %s pending: %s", key, info->message);
-    send_write(c, OP_PENDING, op, key, "PATCH", path, MERGE, p, what);
+    json_object *st, *p = status_patch(w->rv, &st);
+    json_object_object_add(st, "conditions", cset(conds_json(wl), "QuotaReserved", "False", reason,
+                                                  info->message, real_now(NULL)));
+    char what[1300];
+    snprintf(what, sizeof(what), "writing the pending reason of Workload %s", w->key);
+    clog_(c, 1, "Workload %s pending: %s", w->key, info->message);
+    wl_status_write(c, w, OP_STATUS, p, what);
+    emit_wl(c, wl, "Warning", CU_EV_PENDING, info->message);
 }
 
-static void schedule(ctrl *c)
+/* waitForPodsReady: PodsReady conditions, timeouts (eviction with
+ * backoff, or deactivation past the limit), and the count of admitted
+ * workloads still waiting for their pods (blockAdmission). */
+static void pods_ready(ctrl *c)
 {
-    cu_world w;
-    cu_diag d;
-    cu_world_init(&w);
-    cu_diag_init(&d);
-    for (int r = 0; r < R_JOB; r++) {
-        json_object_object_foreach(c->objs[r], key, obj) {
-            json_object *src = obj;
-            if (r == R_WL) {
-                json_object *as = jget(c->assumed, key);
-                if (as)
-                    src = as;
+    const cu_pr_config *cfg = &c->cfg.pr;
+    int64_t now = real_now(NULL);
+    if (!cfg->enable || (!c->pr_dirty && (!c->pr_wake || now < c->pr_wake)))
+        return;
+    c->pr_dirty = 0;
+    c->pr_wake = 0;
+    c->pr_not_ready = 0;
+    OMAP_FOREACH(&c->objs[R_WL], w) {
+        const cu_workload *wl = wl_of(w);
+        if (!wl || !cu_workload_has_quota(wl) || cu_workload_finished(wl))
+            continue;
+        rec *jr = w->owner ? omap_get(&c->objs[R_JOB], w->owner) : NULL;
+        const cjob *j = jr ? jr->job : NULL;
+        const cu_condition *adm = cu_workload_cond(wl, "Admitted");
+        const cu_condition *prc = cu_workload_cond(wl, "PodsReady");
+        int32_t pods = 0;
+        for (size_t i = 0; i < wl->npsa; i++)
+            pods += wl->psa[i].count;
+        cu_pr_wl pw = {
+            .ns = wl->meta.ns, .name = wl->meta.name,
+            .admitted = adm && adm->status && strcmp(adm->status, "True") == 0,
+            .admitted_ltt_ms = adm ? adm->ltt_ms : 0,
+            .evicted = cond_is(wl, "Evicted", "True") || w->evict_pending,
+            .inactive = !wl->active,
+            .has_ready_cond = prc != NULL,
+            .ready = prc && prc->status && strcmp(prc->status, "True") == 0,
+            .ready_reason = prc ? prc->reason : NULL,
+            .ready_ltt_ms = prc ? prc->ltt_ms : 0,
+            .job_pods_ready = j && !j->suspended && cu_pr_job_pods_ready(pods, j->ready, j->succeeded),
+            .requeue_count = w->rq_count,
+        };
+        if (cu_pr_wl_not_ready(&pw))
+            c->pr_not_ready++;
+        cu_pr_action a = cu_pr_decide(cfg, &pw, now, hstr(w->key) ^ (uint64_t)w->rq_count);
+        if (a.recheck_at_ms > 0 && (!c->pr_wake || a.recheck_at_ms < c->pr_wake))
+            c->pr_wake = a.recheck_at_ms;
+        if (a.kind == CU_PR_NOTHING)
+            continue;
+        json_object *st, *p = status_patch(w->rv, &st);
+        json_object *k = conds_json(wl);
+        char what[1300];
+        if (a.kind == CU_PR_SET_CONDITION) {
+            k = cset(k, "PodsReady", a.ready ? "True" : "False", a.reason, a.message, now);
+            snprintf(what, sizeof(what), "writing PodsReady of Workload %s", w->key);
+        } else {
+            k = cset(k, "Evicted", "True", a.evict_reason, a.evict_message, now);
+            json_object *rq = json_object_new_object();
+            json_object_object_add(rq, "count", json_object_new_int(a.new_requeue_count));
+            if (a.requeue_at_ms > 0) {
+                char ts[40];
+                cu_time_format(a.requeue_at_ms, ts, sizeof(ts));
+                json_object_object_add(rq, "requeueAt", json_object_new_string(ts));
             }
-            cu_node *n = cu_ctrl_json_to_node(&w.arena, src);
-            if (!n)
-                continue;
-            cu_node_set(&w.arena, n, "apiVersion", cu_node_new_str(&w.arena, res_tab[r].api_version));
-            cu_node_set(&w.arena, n, "kind", cu_node_new_str(&w.arena, res_tab[r].kind));
-            cu_doc doc = { .file = "api", .root = n };
-            cu_world_decode(&w, &doc, &d);
+            json_object_object_add(st, "requeueState",
+                                   a.kind == CU_PR_DEACTIVATE ? NULL : rq);
+            if (a.kind == CU_PR_DEACTIVATE) {
+                json_object_put(rq);
+                /* spec.active=false goes to the main resource */
+                json_object *sp = json_object_new_object(), *spec = json_object_new_object();
+                json_object_object_add(sp, "spec", spec);
+                json_object_object_add(spec, "active", json_object_new_boolean(0));
+                char op[1100], path[1200], w2[1300];
+                snprintf(op, sizeof(op), "spec:%s", w->key);
+                snprintf(path, sizeof(path), "%s/%s/workloads/%s", WLPATH, wl->meta.ns,
+                         wl->meta.name);
+                snprintf(w2, sizeof(w2), "deactivating Workload %s", w->key);
+                send_write(c, OP_OTHER, op, w->key, "PATCH", path, MERGE, sp, w2);
+            }
+            snprintf(what, sizeof(what), "evicting Workload %s (%s)", w->key, a.evict_reason);
+            clog_(c, 0, "evicting Workload %s: %s", w->key, a.evict_message);
         }
+        json_object_object_add(st, "conditions", k);
+        wl_status_write(c, w, OP_STATUS, p, what);
     }
-    if (c->verbose >= 1)
-        for (size_t i = 0; i < d.n; i++)
-            logf_("%s", d.msgs[i]);
-    cu_diag_free(&d);
-    cu_diag_init(&d);
-    cu_engine *e = cu_engine_new(&c->eopts);
-    if (!e || cu_engine_load(e, &w, &d) != CU_OK) {
-        for (size_t i = 0; i < d.n; i++)
-            logf_("%s", d.msgs[i]);
-        logf_("could not load the engine");
+}
+
+static void qstatus_send(const char *key, const char *body, void *ud)
+{
+    ctrl *c = ud;
+    char path[900], op[800], what[900];
+    const char *name = strchr(key, '/') + 1;
+    if (strncmp(key, "cq/", 3) == 0) {
+        snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/%s/status", name);
+    } else if (strncmp(key, "cohort/", 7) == 0) {
+        snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/cohorts/%s/status", name);
     } else {
-        cu_engine_run(e, 1000);
-        int idx[64];
-        size_t n;
-        while ((n = cu_engine_take_admitted(e, idx, 64)) > 0)
-            for (size_t i = 0; i < n; i++) {
-                const cu_workload *wl = w.workloads.items[idx[i]];
-                if (!cu_workload_has_quota(wl))
-                    admit(c, e, wl);
-            }
-        for (size_t i = 0, nw = cu_engine_nworkloads(e); i < nw; i++) {
-            const cu_wl_info *info = cu_engine_workload_info(e, i);
-            if (!info->admitted && !info->finished && !info->evicting)
-                write_pending(c, info);
+        const char *sl = strchr(name, '/');
+        if (!sl)
+            return;
+        snprintf(path, sizeof(path), "%s/%.*s/localqueues/%s/status", WLPATH, (int)(sl - name),
+                 name, sl + 1);
+    }
+    snprintf(op, sizeof(op), "qstatus:%s", key);
+    snprintf(what, sizeof(what), "writing the status of %s", key);
+    json_object *b = json_tokener_parse(body);
+    if (!b || !send_write(c, OP_QSTATUS, op, key, "PATCH", path, MERGE, b, what))
+        cu_coalescer_written(c->co, key, 0);
+}
+
+static json_object *parse_conds(const rec *x)
+{
+    return x && x->st_conds ? json_tokener_parse(x->st_conds) : NULL;
+}
+
+/* ClusterQueue, LocalQueue and Cohort status: computed after the engine
+ * changed, written at most once a second per object (coalesced). */
+static void queue_status(ctrl *c)
+{
+    int64_t now = real_now(NULL);
+    if (c->need_status) {
+        c->need_status = 0;
+        char key[700];
+        for (size_t i = 0, n = cu_engine_ncqs(c->eng); i < n; i++) {
+            const cu_cq_info *ci = cu_engine_cq_info(c->eng, i);
+            rec *x = omap_get(&c->objs[R_CQ], ci->name);
+            if (!x)
+                continue;
+            json_object *oc = parse_conds(x);
+            json_object *b = cu_ctrl_cq_status(ci, c->eopts.fair_sharing, oc, now);
+            json_object_put(oc);
+            snprintf(key, sizeof(key), "cq/%s", ci->name);
+            if (b)
+                cu_coalescer_set(c->co, key, b);
+            json_object_put(b);
+        }
+        for (size_t i = 0, n = cu_engine_nlqs(c->eng); i < n; i++) {
+            const cu_lq_info *li = cu_engine_lq_info(c->eng, i);
+            snprintf(key, sizeof(key), "%s/%s", li->ns, li->name);
+            rec *x = omap_get(&c->objs[R_LQ], key);
+            if (!x)
+                continue;
+            json_object *oc = parse_conds(x);
+            json_object *b = cu_ctrl_lq_status(li, oc, now);
+            json_object_put(oc);
+            snprintf(key, sizeof(key), "lq/%s/%s", li->ns, li->name);
+            if (b)
+                cu_coalescer_set(c->co, key, b);
+            json_object_put(b);
+        }
+        for (size_t i = 0, n = cu_engine_ncohorts(c->eng); i < n; i++) {
+            const cu_cohort_info *hi = cu_engine_cohort_info(c->eng, i);
+            if (!hi->obj || !omap_get(&c->objs[R_COHORT], hi->name))
+                continue;   /* implicit cohorts have no object */
+            json_object *b = cu_ctrl_cohort_status(hi, c->eopts.fair_sharing);
+            snprintf(key, sizeof(key), "cohort/%s", hi->name);
+            if (b)
+                cu_coalescer_set(c->co, key, b);
+            json_object_put(b);
         }
     }
-    cu_engine_free(e);
-    cu_diag_free(&d);
-    cu_world_free(&w);
+    cu_coalescer_due(c->co, now, qstatus_send, c);
+}
+
+static void cycle(ctrl *c)
+{
+    int64_t now = real_now(NULL);
+    if (c->next_wake && now >= c->next_wake) {
+        c->next_wake = 0;
+        OMAP_FOREACH(&c->objs[R_WL], w) {
+            if (w->idx < 0)
+                eng_add(c, w);   /* re-arms next_wake for those still waiting */
+        }
+    }
+    if ((c->need_rebuild || !c->eng ||
+         (c->tombs > 1024 && c->tombs > c->objs[R_WL].n)) && c->nassumed == 0)
+        rebuild(c);
+    if (!c->eng)
+        return;
+
+    /* the Job integration first: it creates Workloads and stops evicted Jobs */
+    OMAP_FOREACH(&c->dirty_jobs, d) {
+        omap_del(&c->dirty_jobs, d->key);
+        rec *jr = omap_get(&c->objs[R_JOB], d->key);
+        if (jr)
+            reconcile_job(c, jr);
+        free(d->key);
+        free(d);
+    }
+
+    pods_ready(c);
+    cu_cycle_stats st;
+    int ran = 0, progress = 0;
+    if (!cu_pr_may_admit(&c->cfg.pr, c->pr_not_ready))
+        ran = 1000;   /* blockAdmission: no admission until every admitted workload's pods are ready */
+    else do {
+        memset(&st, 0, sizeof(st));
+        if (cu_engine_cycle(c->eng, &st) != CU_OK)
+            break;
+        progress |= st.progress;
+        c->n.cycles++;
+    } while (st.progress && ++ran < 1000);
+    (void)ran;
+    int idx[64];
+    size_t n;
+    while ((n = cu_engine_take_evicted(c->eng, idx, 64)) > 0)
+        for (size_t i = 0; i < n; i++)
+            evict(c, idx[i]);
+    while ((n = cu_engine_take_admitted(c->eng, idx, 64)) > 0)
+        for (size_t i = 0; i < n; i++)
+            admit(c, idx[i]);
+    write_evictions(c);
+    if (progress || c->need_views) {
+        c->need_views = 0;
+        c->need_status = 1;
+        for (size_t i = 0, nw = cu_engine_nworkloads(c->eng); i < nw; i++) {
+            const cu_wl_info *info = cu_engine_workload_info(c->eng, i);
+            if (!info || info->admitted || info->finished || info->evicting)
+                continue;
+            /* find its record: by name */
+            char key[600];
+            snprintf(key, sizeof(key), "%s/%s", info->ns, info->name);
+            rec *w = omap_get(&c->objs[R_WL], key);
+            if (w && w->idx >= 0)
+                write_pending(c, info, w);
+        }
+    }
+    queue_status(c);
 }
 
 static void on_tick(struct ev_loop *loop, ev_timer *t, int revents)
@@ -457,19 +1787,15 @@ static void on_tick(struct ev_loop *loop, ev_timer *t, int revents)
     (void)loop;
     (void)revents;
     ctrl *c = t->data;
-    if (c->nsynced < NRES || !c->dirty || c->stopping || (c->elect && !c->leading))
+    if (c->nsynced < c->ninf || c->stopping || !leading(c))
         return;
     if (!c->started) {
         c->started = 1;
-        logf_(c->elect ? "starting admission cycles as the leader"
-                       : "all informers synced; starting admission cycles");
+        c->need_rebuild = 1;
+        clog_(c, 0, c->elect ? "starting admission cycles as the leader"
+                             : "all informers synced; starting admission cycles");
     }
-    c->dirty = 0;
-    json_object_object_foreach(c->objs[R_JOB], k, job) {
-        (void)k;
-        reconcile_job(c, job);
-    }
-    schedule(c);
+    cycle(c);
 }
 
 /* ---------------- leader election ---------------- */
@@ -480,8 +1806,8 @@ static void on_lead_started(cu_lease *l, void *ud)
     ctrl *c = ud;
     c->leading = 1;
     c->started = 0;
-    c->dirty = 1;
-    logf_("became leader (Lease %s/%s, identity %s)", c->lopts.ns, c->lopts.name, c->ident);
+    c->need_rebuild = 1;
+    clog_(c, 0, "became leader (Lease %s/%s, identity %s)", c->lopts.ns, c->lopts.name, c->ident);
 }
 
 static void on_lead_stopped(cu_lease *l, void *ud)
@@ -491,45 +1817,50 @@ static void on_lead_stopped(cu_lease *l, void *ud)
     c->leading = 0;
     c->started = 0;
     /* what we assumed may never be written now; the next leader reads the API */
-    json_object_put(c->assumed);
-    c->assumed = json_object_new_object();
-    if (c->stopping)
-        logf_("gave up leadership: releasing the Lease");
-    else
-        logf_("lost leadership: admission cycles and writes stopped");
+    OMAP_FOREACH(&c->objs[R_WL], w) {
+        w->assumed = 0;
+        w->evict_pending = 0;
+    }
+    c->nassumed = 0;
+    c->nevict_pending = 0;
+    c->need_rebuild = 1;
+    clog_(c, 0, c->stopping ? "gave up leadership: releasing the Lease"
+                            : "lost leadership: admission cycles and writes stopped");
 }
 
 /* Starts the candidate once the Namespaces are known: the namespace is
- * --leader-elect-namespace, else kueue-system when it exists, else default. */
+ * --leader-elect-namespace (or the Configuration's), else kueue-system
+ * when it exists, else default. */
 static void start_election(ctrl *c)
 {
     if (c->lease || c->stopping)
         return;
     c->lopts.ns = c->lease_ns ? c->lease_ns
-                  : jget(c->objs[R_NS], "kueue-system") ? "kueue-system" : "default";
+                  : omap_get(&c->objs[R_NS], "kueue-system") ? "kueue-system" : "default";
     cu_diag d;
     cu_diag_init(&d);
     c->lease = cu_lease_start(c->kc, &c->lopts, &d);
     if (!c->lease) {
         for (size_t i = 0; i < d.n; i++)
-            logf_("%s", d.msgs[i]);
-        logf_("could not start leader election");
+            clog_(c, 0, "%s", d.msgs[i]);
+        clog_(c, 0, "could not start leader election");
         c->exit_rc = 1;
         ev_break(c->loop, EVBREAK_ALL);
     } else {
-        logf_("leader election: Lease %s/%s, identity %s", c->lopts.ns, c->lopts.name, c->ident);
+        clog_(c, 0, "leader election: Lease %s/%s, identity %s", c->lopts.ns, c->lopts.name,
+              c->ident);
     }
     cu_diag_free(&d);
 }
 
-/* ---------------- health probes ---------------- */
+/* ---------------- health probes and metrics ---------------- */
 
 static int ready(const ctrl *c, char *why, size_t n)
 {
     if (c->stopping)
         snprintf(why, n, "stopping");
-    else if (c->nsynced < NRES)
-        snprintf(why, n, "informers synced: %d of %d", c->nsynced, NRES);
+    else if (c->nsynced < c->ninf)
+        snprintf(why, n, "informers synced: %d of %d", c->nsynced, c->ninf);
     else if (c->elect && c->leading && !c->started)
         snprintf(why, n, "leading, admission cycles not started yet");
     else
@@ -537,188 +1868,72 @@ static int ready(const ctrl *c, char *why, size_t n)
     return 0;
 }
 
-static void hconn_close(hconn *h)
+static int health_handler(void *ud, const char *path, const char *query, const char *accept,
+                          cu_buf *body, const char **ctype)
 {
-    ctrl *c = h->c;
-    ev_io_stop(c->loop, &h->io);
-    ev_timer_stop(c->loop, &h->timeout);
-    close(h->fd);
-    for (hconn **pp = &c->hconns; *pp; pp = &(*pp)->next)
-        if (*pp == h) {
-            *pp = h->next;
-            break;
+    (void)query;
+    (void)accept;
+    ctrl *c = ud;
+    *ctype = "text/plain; charset=utf-8";
+    if (strcmp(path, "/healthz") == 0 || strcmp(path, "/livez") == 0) {
+        cu_buf_puts(body, "ok");
+        return 200;
+    }
+    if (strcmp(path, "/readyz") == 0) {
+        char why[160];
+        if (ready(c, why, sizeof(why))) {
+            cu_buf_puts(body, "ok");
+            return 200;
         }
-    free(h);
+        cu_buf_printf(body, "not ready: %s\n", why);
+        return 503;
+    }
+    cu_buf_printf(body, "not found: %.150s\n", path);
+    return 404;
 }
 
-static void hconn_respond(hconn *h)
+static long peak_rss_kib(void)
 {
-    char method[8] = "", path[256] = "", body[200], resp[512];
-    int code = 404;
-    const char *status = "Not Found";
-    h->buf[h->len] = 0;
-    if (sscanf(h->buf, "%7s %255s", method, path) != 2) {
-        code = 400;
-        status = "Bad Request";
-        snprintf(body, sizeof(body), "bad request\n");
-    } else {
-        path[strcspn(path, "?")] = 0;
-        if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-            code = 405;
-            status = "Method Not Allowed";
-            snprintf(body, sizeof(body), "only GET and HEAD\n");
-        } else if (strcmp(path, "/healthz") == 0 || strcmp(path, "/livez") == 0) {
-            code = 200;
-            status = "OK";
-            snprintf(body, sizeof(body), "ok");
-        } else if (strcmp(path, "/readyz") == 0) {
-            char why[160];
-            if (ready(h->c, why, sizeof(why))) {
-                code = 200;
-                status = "OK";
-                snprintf(body, sizeof(body), "ok");
-            } else {
-                code = 503;
-                status = "Service Unavailable";
-                snprintf(body, sizeof(body), "not ready: %s\n", why);
-            }
-        } else {
-            snprintf(body, sizeof(body), "not found: %.150s\n", path);
-        }
-    }
-    int n = snprintf(resp, sizeof(resp),
-                     "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                     "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-                     code, status, strlen(body), strcmp(method, "HEAD") == 0 ? "" : body);
-    if (n > 0)   /* small enough for the socket buffer of a fresh connection */
-        (void)send(h->fd, resp, (size_t)n < sizeof(resp) ? (size_t)n : sizeof(resp) - 1,
-                   MSG_NOSIGNAL);
-    hconn_close(h);
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
 }
 
-static void hconn_read(struct ev_loop *loop, ev_io *w, int revents)
+static int metrics_handler(void *ud, const char *path, const char *query, const char *accept,
+                           cu_buf *b, const char **ctype)
 {
-    (void)loop;
-    (void)revents;
-    hconn *h = w->data;
-    ssize_t r = recv(h->fd, h->buf + h->len, sizeof(h->buf) - 1 - h->len, 0);
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-        return;
-    if (r <= 0) {
-        hconn_close(h);
-        return;
+    (void)query;
+    (void)accept;
+    ctrl *c = ud;
+    if (strcmp(path, "/metrics") != 0) {
+        *ctype = "text/plain; charset=utf-8";
+        cu_buf_printf(b, "not found: %.150s\n", path);
+        return 404;
     }
-    h->len += (size_t)r;
-    h->buf[h->len] = 0;
-    if (strstr(h->buf, "\r\n\r\n") || strstr(h->buf, "\n\n") || h->len >= sizeof(h->buf) - 1)
-        hconn_respond(h);
-}
-
-static void hconn_timeout(struct ev_loop *loop, ev_timer *t, int revents)
-{
-    (void)loop;
-    (void)revents;
-    hconn_close(t->data);
-}
-
-static void health_accept(struct ev_loop *loop, ev_io *w, int revents)
-{
-    (void)revents;
-    ctrl *c = w->data;
-    for (;;) {
-        int fd = accept(c->hfd, NULL, NULL);
-        if (fd < 0)
-            return;   /* EAGAIN, or an error the next readiness retries */
-        hconn *h = calloc(1, sizeof(*h));
-        if (!h || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
-            free(h);
-            close(fd);
-            continue;
-        }
-        h->c = c;
-        h->fd = fd;
-        h->next = c->hconns;
-        c->hconns = h;
-        ev_io_init(&h->io, hconn_read, fd, EV_READ);
-        h->io.data = h;
-        ev_io_start(loop, &h->io);
-        ev_timer_init(&h->timeout, hconn_timeout, 5.0, 0.);
-        h->timeout.data = h;
-        ev_timer_start(loop, &h->timeout);
-    }
-}
-
-/* Listens on addr (HOST:PORT, [V6]:PORT or :PORT for every address; port 0
- * picks one, logged). Returns 0, or -1 with a message on stderr. */
-static int health_start(ctrl *c, const char *addr)
-{
-    char host[256], port[32];
-    const char *colon = strrchr(addr, ':');
-    size_t hl = colon ? (size_t)(colon - addr) : 0;
-    if (!colon || !colon[1] || hl >= sizeof(host) || strlen(colon + 1) >= sizeof(port)) {
-        fprintf(stderr, "cueue: controller: --health-probe-bind-address: expected HOST:PORT or "
-                "\"0\", got '%s'\n", addr);
-        return -1;
-    }
-    memcpy(host, addr, hl);
-    host[hl] = 0;
-    snprintf(port, sizeof(port), "%s", colon + 1);
-    char *h = host;
-    if (h[0] == '[' && hl >= 2 && h[hl - 1] == ']') {
-        h[hl - 1] = 0;
-        h++;
-    }
-    struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    int e = getaddrinfo(*h ? h : NULL, port, &hints, &res);
-    if (e != 0) {
-        fprintf(stderr, "cueue: controller: --health-probe-bind-address %s: %s\n", addr,
-                gai_strerror(e));
-        return -1;
-    }
-    int fd = socket(res->ai_family, res->ai_socktype, res->ai_protocol), one = 1;
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
-        bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 16) != 0 ||
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
-        fprintf(stderr, "cueue: controller: --health-probe-bind-address %s: %s\n", addr,
-                strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        freeaddrinfo(res);
-        return -1;
-    }
-    freeaddrinfo(res);
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof(ss);
-    char nh[256] = "?", np[32] = "?";
-    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-        getnameinfo((struct sockaddr *)&ss, sl, nh, sizeof(nh), np, sizeof(np),
-                    NI_NUMERICHOST | NI_NUMERICSERV);
-    logf_("health probes on %s%s%s:%s (/healthz, /readyz)", strchr(nh, ':') ? "[" : "", nh,
-          strchr(nh, ':') ? "]" : "", np);
-    c->hfd = fd;
-    ev_io_init(&c->hio, health_accept, fd, EV_READ);
-    c->hio.data = c;
-    ev_io_start(c->loop, &c->hio);
-    return 0;
-}
-
-static void health_stop(ctrl *c)
-{
-    while (c->hconns)
-        hconn_close(c->hconns);
-    if (c->hfd >= 0) {
-        ev_io_stop(c->loop, &c->hio);
-        close(c->hfd);
-        c->hfd = -1;
-    }
+    *ctype = "text/plain; version=0.0.4; charset=utf-8";
+    cu_kclient_stats ks;
+    cu_kclient_stats_get(c->kc, &ks);
+    static const struct { const char *name, *help; int kind; } m[] = {
+        { "cueue_admissions_total", "Admissions written by this controller.", 0 },
+        { "cueue_evictions_total", "Evictions completed (quota released).", 0 },
+        { "cueue_preemptions_total", "Preemptions issued.", 0 },
+        { "cueue_scheduling_cycles_total", "Engine cycles run.", 0 },
+        { "cueue_engine_rebuilds_total", "Times the engine was rebuilt from the cache.", 0 },
+        { "cueue_api_writes_total", "Write requests sent to the API server.", 0 },
+        { "cueue_api_write_errors_total", "Write requests that failed.", 0 },
+        { "cueue_api_requests_total", "HTTP requests sent to the API server (retries included).", 0 },
+        { "cueue_leader", "1 when this replica leads (or runs without election).", 1 },
+    };
+    unsigned long v[] = { c->n.admissions, c->n.evictions, c->n.preemptions, c->n.cycles,
+                          c->n.rebuilds, c->n.writes, c->n.write_errors,
+                          (unsigned long)ks.requests, (unsigned long)leading(c) };
+    for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+        cu_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %lu\n", m[i].name, m[i].help, m[i].name,
+                      m[i].kind ? "gauge" : "counter", m[i].name, v[i]);
+    return 200;
 }
 
 /* Parses a Go duration ("3s", "500ms", "1m30s", "1.5s") into *ms (at
- * least 1 ms). Returns 0, or -1 when malformed. */
+ * least 1 ms, at most 24 h). Returns 0, or -1 when malformed. */
 static int parse_go_duration(const char *s, int *ms)
 {
     static const struct { const char *u; double ms; } units[] = {
@@ -755,26 +1970,7 @@ static int parse_go_duration(const char *s, int *ms)
     return 0;
 }
 
-/* ---------------- informers ---------------- */
-
-static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
-{
-    (void)inf;
-    rctx *rc = ud;
-    ctrl *c = rc->c;
-    char key[600];
-    obj_key(obj, key, sizeof(key));
-    if (ev == CU_IEV_DELETED) {
-        json_object_object_del(c->objs[rc->r], key);
-        if (rc->r == R_WL)
-            json_object_object_del(c->assumed, key);
-    } else {
-        json_object_object_add(c->objs[rc->r], key, json_object_get(obj));
-        if (rc->r == R_WL && jget(jget(obj, "status"), "admission"))
-            json_object_object_del(c->assumed, key);   /* confirmed by the watch */
-    }
-    c->dirty = 1;
-}
+/* ---------------- informers, signals ---------------- */
 
 static void on_synced(cu_informer *inf, void *ud)
 {
@@ -782,13 +1978,12 @@ static void on_synced(cu_informer *inf, void *ud)
     rctx *rc = ud;
     ctrl *c = rc->c;
     c->nsynced++;
-    c->dirty = 1;
-    if (c->verbose)
-        logf_("synced %s", res_tab[rc->r].path);
+    clog_(c, 1, "synced %s (%zu objects)", res_tab[rc->r].path, c->objs[rc->r].n);
     if (c->elect && rc->r == R_NS)
         start_election(c);
-    if (c->elect && c->nsynced == NRES)
-        logf_("all informers synced%s", c->leading ? "" : "; standing by until elected leader");
+    if (c->nsynced == c->ninf)
+        clog_(c, 0, "all informers synced%s",
+              c->elect && !c->leading ? "; standing by until elected leader" : "");
 }
 
 static void on_released(void *ud)
@@ -801,25 +1996,43 @@ static void on_stop_timer(struct ev_loop *loop, ev_timer *t, int revents)
 {
     (void)t;
     (void)revents;
-    logf_("the Lease release did not finish in time");
+    ctrl *c = t->data;
+    clog_(c, 0, "grace period over: %zu writes still in flight are cancelled", c->inflight.n);
     ev_break(loop, EVBREAK_ALL);
 }
 
-/* SIGTERM/SIGINT: stop cycling and writing, release the Lease if held
- * (at most 3 s), then leave the loop. A second signal leaves at once. */
+static void on_drain(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)revents;
+    ctrl *c = t->data;
+    if (c->inflight.n)
+        return;   /* writes still on their way */
+    ev_timer_stop(loop, t);
+    if (c->lease)
+        cu_lease_release(c->lease, on_released, c);
+    else
+        ev_break(loop, EVBREAK_ALL);
+}
+
+/* SIGTERM/SIGINT: stop cycling (no new writes), let in-flight writes
+ * finish, release the Lease if held, and leave; everything within the
+ * grace period (5 s). A second signal leaves at once. */
 static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
 {
     (void)revents;
     ctrl *c = s->data;
-    if (c->stopping || !c->lease) {
-        c->stopping = 1;
+    if (c->stopping) {
         ev_break(loop, EVBREAK_ALL);
         return;
     }
     c->stopping = 1;
-    ev_timer_init(&c->stop_timer, on_stop_timer, 3.0, 0.);
+    clog_(c, 0, "stopping: %zu writes in flight", c->inflight.n);
+    ev_timer_init(&c->stop_timer, on_stop_timer, 5.0, 0.);
+    c->stop_timer.data = c;
     ev_timer_start(loop, &c->stop_timer);
-    cu_lease_release(c->lease, on_released, c);
+    ev_timer_init(&c->drain, on_drain, 0., 0.02);
+    c->drain.data = c;
+    ev_timer_start(loop, &c->drain);
 }
 
 /* ---------------- main ---------------- */
@@ -827,32 +2040,39 @@ static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
 static const char help_text[] =
     "Usage: cueue controller [OPTIONS]\n"
     "\n"
-    "Runs the admission controller against a Kubernetes API server: watches\n"
+    "Runs the admission controller against a Kubernetes API server. It watches\n"
     "ResourceFlavors, Cohorts, ClusterQueues, LocalQueues, WorkloadPriorityClasses,\n"
     "PriorityClasses, Namespaces, Workloads and batch/v1 Jobs; creates a Workload\n"
-    "for every Job with the kueue.x-k8s.io/queue-name label; admits Workloads when\n"
-    "their ClusterQueue has quota (status.admission, QuotaReserved and Admitted);\n"
-    "then unsuspends their Jobs with the flavors' nodeLabels and tolerations.\n"
-    "Jobs must be created with spec.suspend: true (there is no webhook to suspend\n"
-    "them); a managed Job without quota is suspended.\n"
+    "for every Job with the kueue.x-k8s.io/queue-name label (or in a namespace\n"
+    "with a LocalQueue named \"default\", or every Job of the selected namespaces\n"
+    "with manageJobsWithoutQueueName); admits Workloads when their ClusterQueue\n"
+    "has quota (status.admission, QuotaReserved and Admitted), then unsuspends\n"
+    "their Jobs with the flavors' nodeLabels and tolerations. Preempted Workloads\n"
+    "are evicted: their Jobs are suspended and restored, their quota released,\n"
+    "and they are queued again. Jobs should be created with spec.suspend: true\n"
+    "(there is no webhook); a managed Job running without quota is suspended.\n"
     "\n"
     "Options:\n"
     "      --kubeconfig FILE  kubeconfig to use (default $KUBECONFIG, then\n"
     "                         ~/.kube/config, then the in-cluster configuration)\n"
     "      --context NAME     kubeconfig context (default: the current one)\n"
     "      --config FILE      Kueue's controller Configuration\n"
-    "                         (config.kueue.x-k8s.io; fairSharing and\n"
-    "                         admissionFairSharing are used)\n"
-    "  -v, --verbose N        log level: 0 admissions and errors (default),\n"
-    "                         1 also pending reasons and sync, 2 every write\n"
+    "                         (config.kueue.x-k8s.io/v1beta2 or v1beta1; see\n"
+    "                         config/controller/config.yaml); flags override it\n"
+    "  -v, --verbose N        log level: 0 admissions, evictions, starts,\n"
+    "                         finishes, leader changes and errors (default);\n"
+    "                         1 also pending reasons, Workload creation, sync;\n"
+    "                         2 engine rebuilds; 3 every write request\n"
+    "      --log-format F     text (default) or json (one object per line)\n"
     "      --leader-elect     run as one of several replicas: only the holder of\n"
-    "                         the coordination.k8s.io Lease c1f6bfd2.kueue.x-k8s.io\n"
-    "                         runs admission cycles and writes; the others keep\n"
-    "                         their informers synced and take over when the\n"
-    "                         Lease expires (default: off, always act)\n"
+    "                         the coordination.k8s.io Lease runs admission cycles\n"
+    "                         and writes; the others keep their caches synced and\n"
+    "                         take over when the Lease expires (default: off, or\n"
+    "                         the Configuration's leaderElection.leaderElect)\n"
     "      --leader-elect-namespace NS\n"
-    "                         namespace of the Lease (default kueue-system when\n"
-    "                         it exists, else default)\n"
+    "                         namespace of the Lease (default: the Configuration's\n"
+    "                         resourceNamespace, else kueue-system when it exists,\n"
+    "                         else default)\n"
     "      --leader-elect-lease-duration D   (default 15s)\n"
     "      --leader-elect-renew-deadline D   (default 10s)\n"
     "      --leader-elect-retry-period D     (default 2s)\n"
@@ -863,13 +2083,51 @@ static const char help_text[] =
     "                         serve /healthz (200 once running) and /readyz (200\n"
     "                         once every informer synced and, when electing,\n"
     "                         cycling as the leader or synced as a standby; 503\n"
-    "                         otherwise) over HTTP (default 127.0.0.1:8081; port\n"
-    "                         0 picks a free one, logged; \"0\" disables)\n"
+    "                         otherwise) over HTTP (default 127.0.0.1:8081, or\n"
+    "                         the Configuration's; port 0 picks a free one,\n"
+    "                         logged; \"0\" disables)\n"
+    "      --metrics-bind-address HOST:PORT\n"
+    "                         serve Prometheus metrics at /metrics over HTTP\n"
+    "                         (default 127.0.0.1:8080, or the Configuration's;\n"
+    "                         \"0\" disables)\n"
     "  -h, --help             show this help\n"
     "\n"
-    "Stops cleanly on SIGTERM or SIGINT (exit 0), releasing the Lease when it\n"
-    "leads. Exit codes: 1 runtime failure,\n"
-    "2 bad usage or bad configuration.\n";
+    "Stops on SIGTERM or SIGINT: no new writes, in-flight writes finish (at most\n"
+    "5 s), the Lease is released when held; exit 0. At exit it logs its request\n"
+    "and admission counts. Exit codes: 1 runtime failure, 2 bad usage or bad\n"
+    "configuration.\n";
+
+static int bad_duration(const char *flag, const char *v)
+{
+    fprintf(stderr, "cueue: controller: %s: expected a Go duration such as 500ms, 3s or 1m (at "
+            "least 1ms, at most 24h), got '%s'\n", flag, v);
+    return 2;
+}
+
+static cu_httpd *start_server(ctrl *c, const char *addr, const char *dflt, const char *what,
+                              const char *paths, cu_httpd_handler h, int *fatal)
+{
+    *fatal = 0;
+    const char *a = addr ? addr : dflt;
+    if (strcmp(a, "0") == 0)
+        return NULL;
+    char err[400];
+    int port = 0;
+    cu_httpd *s = cu_httpd_start(c->loop, a, what, h, c, err, sizeof(err), &port);
+    if (!s) {
+        if (addr) {   /* asked for: an error */
+            fprintf(stderr, "cueue: controller: %s\n", err);
+            *fatal = 1;
+        } else {      /* the default may be taken (another controller on this host) */
+            clog_(c, 0, "%s disabled: %s (choose an address with the flag)", what, err);
+        }
+        return NULL;
+    }
+    char shown[300];
+    snprintf(shown, sizeof(shown), "%.*s:%d", (int)(strrchr(a, ':') - a), a, port);
+    clog_(c, 0, "%s on %s (%s)", what, shown, paths);
+    return s;
+}
 
 int cu_controller_main(int argc, char **argv)
 {
@@ -878,6 +2136,7 @@ int cu_controller_main(int argc, char **argv)
         { "context", required_argument, NULL, 'x' },
         { "config", required_argument, NULL, 'c' },
         { "verbose", required_argument, NULL, 'v' },
+        { "log-format", required_argument, NULL, 'F' },
         { "help", no_argument, NULL, 'h' },
         { "leader-elect", no_argument, NULL, 'L' },
         { "leader-elect-namespace", required_argument, NULL, 'N' },
@@ -885,11 +2144,12 @@ int cu_controller_main(int argc, char **argv)
         { "leader-elect-renew-deadline", required_argument, NULL, 'R' },
         { "leader-elect-retry-period", required_argument, NULL, 'P' },
         { "health-probe-bind-address", required_argument, NULL, 'H' },
+        { "metrics-bind-address", required_argument, NULL, 'M' },
         { NULL, 0, NULL, 0 },
     };
     const char *kubeconfig = NULL, *context = NULL, *config = NULL, *lease_ns = NULL;
-    const char *health = NULL;   /* NULL: the default, 127.0.0.1:8081 */
-    int verbose = 0, ch, elect = 0, lease_ms = 15000, renew_ms = 10000, retry_ms = 2000;
+    const char *health = NULL, *metrics = NULL, *logfmt = "text";
+    int verbose = 0, ch, elect = -1, lease_ms = 0, renew_ms = 0, retry_ms = 0;
     optind = 1;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":v:h", opts, NULL)) != -1) {
@@ -907,6 +2167,14 @@ int cu_controller_main(int argc, char **argv)
             verbose = (int)v;
             break;
         }
+        case 'F':
+            if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0) {
+                fprintf(stderr, "cueue: controller: --log-format: expected text or json, got "
+                        "'%s'\n", optarg);
+                return 2;
+            }
+            logfmt = optarg;
+            break;
         case 'h': fputs(help_text, stdout); return 0;
         case 'L': elect = 1; break;
         case 'N':
@@ -917,19 +2185,19 @@ int cu_controller_main(int argc, char **argv)
             lease_ns = optarg;
             break;
         case 'H': health = optarg; break;
-        case 'D': case 'R': case 'P': {
-            int *dst = ch == 'D' ? &lease_ms : ch == 'R' ? &renew_ms : &retry_ms;
-            if (parse_go_duration(optarg, dst) != 0) {
-                fprintf(stderr, "cueue: controller: %s: expected a Go duration such as 500ms, "
-                        "3s or 1m (at least 1ms, at most 24h), got '%s'\n",
-                        ch == 'D'   ? "--leader-elect-lease-duration"
-                        : ch == 'R' ? "--leader-elect-renew-deadline"
-                                    : "--leader-elect-retry-period",
-                        optarg);
-                return 2;
-            }
+        case 'M': metrics = optarg; break;
+        case 'D':
+            if (parse_go_duration(optarg, &lease_ms) != 0)
+                return bad_duration("--leader-elect-lease-duration", optarg);
             break;
-        }
+        case 'R':
+            if (parse_go_duration(optarg, &renew_ms) != 0)
+                return bad_duration("--leader-elect-renew-deadline", optarg);
+            break;
+        case 'P':
+            if (parse_go_duration(optarg, &retry_ms) != 0)
+                return bad_duration("--leader-elect-retry-period", optarg);
+            break;
         case ':':
             fprintf(stderr, "cueue: controller: option '%s' needs a value\n", argv[optind - 1]);
             return 2;
@@ -942,42 +2210,16 @@ int cu_controller_main(int argc, char **argv)
         fprintf(stderr, "cueue: controller: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (lease_ms < 1000 || lease_ms <= renew_ms || renew_ms <= retry_ms) {
-        fprintf(stderr, "cueue: controller: leader election timings: need lease duration "
-                "(%d ms, at least 1s) > renew deadline (%d ms) > retry period (%d ms)\n",
-                lease_ms, renew_ms, retry_ms);
-        return 2;
-    }
 
-    int rc = 0;
+    /* the Configuration: Kueue's defaults, the file, then the flags */
     cu_diag d;
     cu_diag_init(&d);
     cu_world cw;
     cu_world_init(&cw);
-    ctrl c;
-    memset(&c, 0, sizeof(c));
-    c.verbose = verbose;
-    c.hfd = -1;
-    c.elect = elect;
-    c.lease_ns = lease_ns;
-    {
-        char hn[256] = "";
-        if (gethostname(hn, sizeof(hn) - 1) != 0 || !hn[0])
-            snprintf(hn, sizeof(hn), "localhost");
-        snprintf(c.ident, sizeof(c.ident), "%s_%ld", hn, (long)getpid());
-    }
-    c.lopts.name = "c1f6bfd2.kueue.x-k8s.io";
-    c.lopts.identity = c.ident;
-    c.lopts.lease_ms = lease_ms;
-    c.lopts.renew_ms = renew_ms;
-    c.lopts.retry_ms = retry_ms;
-    c.lopts.on_started = on_lead_started;
-    c.lopts.on_stopped = on_lead_stopped;
-    c.lopts.ud = &c;
-    c.eopts.clock.now_ms = real_now;
-    c.eopts.manual_evictions = 1;
+    cu_config defcfg;
+    const cu_config *cf = NULL;
     if (config) {
-        if (cu_world_load(&cw, &config, 1, &d) != CU_OK || cw.configs.n != 1) {
+        if (cu_world_load(&cw, &config, 1, &d) != CU_OK || cw.configs.n != 1 || d.n) {
             for (size_t i = 0; i < d.n; i++)
                 fprintf(stderr, "cueue: controller: %s\n", d.msgs[i]);
             if (cw.configs.n != 1)
@@ -987,94 +2229,239 @@ int cu_controller_main(int argc, char **argv)
             cu_diag_free(&d);
             return 2;
         }
-        const cu_config *cf = cw.configs.items[0];
-        c.eopts.fair_sharing = cf->fair_sharing;
-        c.eopts.nstrategies = cf->nstrategies;
-        memcpy(c.eopts.strategies, cf->strategies, sizeof(c.eopts.strategies));
-        c.eopts.afs = cf->afs;
-        c.eopts.afs_half_life_ms = cf->afs_half_life_ms;
-        c.eopts.afs_sampling_ms = cf->afs_sampling_ms;
-        c.eopts.afs_weights = cf->afs_weights.n ? &cf->afs_weights : NULL;
+        cf = cw.configs.items[0];
+    } else {
+        if (cu_config_init_defaults(&defcfg, &cw.arena) != CU_OK) {
+            cu_world_free(&cw);
+            return 1;
+        }
+        cf = &defcfg;
     }
-    cu_kconfig *kcfg = cu_kconfig_load(kubeconfig, context, &d);
-    if (!kcfg) {
-        for (size_t i = 0; i < d.n; i++)
-            fprintf(stderr, "cueue: controller: %s\n", d.msgs[i]);
+#define le (&cf->leader_election)
+    if (elect < 0)
+        elect = le->has_leader_elect ? le->leader_elect : 0;
+    if (!lease_ms)
+        lease_ms = le->has_lease_duration ? (int)le->lease_duration_ms : 15000;
+    if (!renew_ms)
+        renew_ms = le->has_renew_deadline ? (int)le->renew_deadline_ms : 10000;
+    if (!retry_ms)
+        retry_ms = le->has_retry_period ? (int)le->retry_period_ms : 2000;
+    if (!lease_ns && le->resource_namespace && config)
+        lease_ns = le->resource_namespace;
+    if (lease_ms < 1000 || lease_ms <= renew_ms || renew_ms <= retry_ms) {
+        fprintf(stderr, "cueue: controller: leader election timings: need lease duration "
+                "(%d ms, at least 1s) > renew deadline (%d ms) > retry period (%d ms)\n",
+                lease_ms, renew_ms, retry_ms);
         cu_world_free(&cw);
         cu_diag_free(&d);
         return 2;
     }
-    c.loop = ev_loop_new(EVFLAG_AUTO);
+    if (!health && config && cf->has_health_bind_address)
+        health = cf->health_bind_address;
+    if (!metrics && config && cf->has_metrics_bind_address)
+        metrics = cf->metrics_bind_address;
+
+    int rc = 0;
+    ctrl *cp = calloc(1, sizeof(ctrl));
+    if (!cp) {
+        cu_world_free(&cw);
+        cu_diag_free(&d);
+        return 1;
+    }
+    ctrl *c = cp;
+    c->verbose = verbose;
+    {
+        cu_log_format lf = CU_LOG_TEXT;
+        cu_log_format_parse(logfmt, &lf);
+        cu_clock lc = { .now_ms = real_now };
+        cu_log_init(&c->log, stderr, lf, verbose, lc);
+    }
+    c->elect = elect;
+    c->lease_ns = lease_ns;
+    c->cfg.cf = cf;
+    c->cfg.manage_without_queue = cf->manage_jobs_without_queue_name;
+    cu_pr_config_default(&c->cfg.pr);
+    c->cfg.pr.enable = cf->pods_ready.enabled;
+    if (c->cfg.pr.enable) {
+        c->cfg.pr.timeout_ms = cf->pods_ready.timeout_ms;
+        c->cfg.pr.recovery_timeout_ms = cf->pods_ready.recovery_enabled
+                                            ? cf->pods_ready.recovery_timeout_ms : -1;
+        c->cfg.pr.block_admission = cf->pods_ready.block_admission;
+        c->cfg.pr.requeue_at_creation = cf->pods_ready.requeue_timestamp == CU_REQUEUE_CREATION;
+        c->cfg.pr.backoff_limit = cf->pods_ready.backoff_limit_count;
+        c->cfg.pr.backoff_base_ms = (int64_t)cf->pods_ready.backoff_base_s * 1000;
+        c->cfg.pr.backoff_max_ms = (int64_t)cf->pods_ready.backoff_max_s * 1000;
+    }
+    c->cfg.jobs = cu_config_framework_enabled(cf, "batch/job");
+    for (size_t i = 0; i < cf->unsupported_frameworks.n; i++)
+        clog_(c, 0, "integrations.frameworks: %s is not integrated by Cueue (only batch/job); "
+              "ignored", cf->unsupported_frameworks.items[i]);
+    cu_world_init(&c->vw);
+    c->co = cu_coalescer_new(1000);
+    {
+        cu_recorder_opts ro = { .component = CU_EVENT_COMPONENT_ADMISSION };
+        c->ev_adm = cu_recorder_new(&ro);
+        ro.component = CU_EVENT_COMPONENT_JOB;
+        c->ev_job = cu_recorder_new(&ro);
+    }
+    if (!c->co || !c->ev_adm || !c->ev_job) {
+        cu_coalescer_free(c->co);
+        cu_recorder_free(c->ev_adm);
+        cu_recorder_free(c->ev_job);
+        free(c);
+        cu_world_free(&cw);
+        cu_diag_free(&d);
+        return 1;
+    }
+    {
+        char hn[256] = "";
+        if (gethostname(hn, sizeof(hn) - 1) != 0 || !hn[0])
+            snprintf(hn, sizeof(hn), "localhost");
+        snprintf(c->ident, sizeof(c->ident), "%s_%ld", hn, (long)getpid());
+    }
+    c->lopts.name = le->resource_name ? le->resource_name : "c1f6bfd2.kueue.x-k8s.io";
+#undef le
+    c->lopts.identity = c->ident;
+    c->lopts.lease_ms = lease_ms;
+    c->lopts.renew_ms = renew_ms;
+    c->lopts.retry_ms = retry_ms;
+    c->lopts.on_started = on_lead_started;
+    c->lopts.on_stopped = on_lead_stopped;
+    c->lopts.ud = c;
+    c->eopts.clock.now_ms = real_now;
+    c->eopts.manual_evictions = 1;
+    c->eopts.fair_sharing = cf->fair_sharing;
+    c->eopts.nstrategies = cf->nstrategies;
+    memcpy(c->eopts.strategies, cf->strategies, sizeof(c->eopts.strategies));
+    c->eopts.afs = cf->afs;
+    c->eopts.afs_half_life_ms = cf->afs_half_life_ms;
+    c->eopts.afs_sampling_ms = cf->afs_sampling_ms;
+    c->eopts.afs_weights = cf->afs_weights.n ? &cf->afs_weights : NULL;
+
+    cu_kconfig *kcfg = cu_kconfig_load(kubeconfig, context, &d);
+    if (!kcfg) {
+        for (size_t i = 0; i < d.n; i++)
+            fprintf(stderr, "cueue: controller: %s\n", d.msgs[i]);
+        cu_coalescer_free(c->co);
+        cu_recorder_free(c->ev_adm);
+        cu_recorder_free(c->ev_job);
+        free(c);
+        cu_world_free(&cw);
+        cu_diag_free(&d);
+        return 2;
+    }
+    c->loop = ev_loop_new(EVFLAG_AUTO);
     cu_kclient_opts ko = { 0 };
-    c.kc = c.loop ? cu_kclient_new(c.loop, kcfg, &ko, &d) : NULL;
-    c.assumed = json_object_new_object();
-    c.inflight = json_object_new_object();
-    if (!c.kc) {
+    if (cf->client.has_qps)
+        ko.qps = cf->client.qps < 0 ? 1e9 : cf->client.qps;
+    if (cf->client.has_burst)
+        ko.burst = cf->client.burst;
+    c->kc = c->loop ? cu_kclient_new(c->loop, kcfg, &ko, &d) : NULL;
+    if (!c->kc) {
         for (size_t i = 0; i < d.n; i++)
             fprintf(stderr, "cueue: controller: %s\n", d.msgs[i]);
         rc = 1;
         goto out;
     }
-    logf_("connecting to %s", kcfg->server);
-    if (!health) {
-        /* the default address may be taken (another controller on this
-         * host): then run without probes rather than not at all */
-        if (health_start(&c, "127.0.0.1:8081") != 0)
-            logf_("health probes disabled: the default address 127.0.0.1:8081 is not "
-                  "available (choose one with --health-probe-bind-address)");
-    } else if (strcmp(health, "0") != 0 && health_start(&c, health) != 0) {
+    clog_(c, 0, "connecting to %s", kcfg->server);
+    int fatal = 0;
+    c->health = start_server(c, health, "127.0.0.1:8081", "health probes", "/healthz, /readyz",
+                             health_handler, &fatal);
+    if (fatal) {
+        rc = 2;
+        goto out;
+    }
+    c->metrics = start_server(c, metrics, "127.0.0.1:8080", "metrics", "/metrics",
+                              metrics_handler, &fatal);
+    if (fatal) {
         rc = 2;
         goto out;
     }
     for (int r = 0; r < NRES; r++) {
-        c.objs[r] = json_object_new_object();
-        c.rc[r].c = &c;
-        c.rc[r].r = r;
+        c->rc[r].c = c;
+        c->rc[r].r = r;
+        if (r == R_JOB && !c->cfg.jobs)
+            continue;
         cu_informer_opts io = { 0 };
         io.path = res_tab[r].path;
         io.on_event = on_event;
         io.on_synced = on_synced;
-        io.ud = &c.rc[r];
-        c.inf[r] = cu_informer_start(c.kc, &io, &d);
-        if (!c.inf[r]) {
+        io.ud = &c->rc[r];
+        c->inf[r] = cu_informer_start(c->kc, &io, &d);
+        if (!c->inf[r]) {
             for (size_t i = 0; i < d.n; i++)
                 fprintf(stderr, "cueue: controller: %s\n", d.msgs[i]);
             rc = 1;
             goto out;
         }
+        c->ninf++;
     }
-    ev_timer_init(&c.tick, on_tick, 0.05, 0.05);
-    c.tick.data = &c;
-    ev_timer_start(c.loop, &c.tick);
-    ev_signal_init(&c.sigterm, on_signal, SIGTERM);
-    ev_signal_init(&c.sigint, on_signal, SIGINT);
-    c.sigterm.data = &c;
-    c.sigint.data = &c;
-    ev_signal_start(c.loop, &c.sigterm);
-    ev_signal_start(c.loop, &c.sigint);
-    ev_run(c.loop, 0);
-    rc = c.exit_rc;
-    logf_("stopping (%lu admissions)", c.admissions);
-    ev_signal_stop(c.loop, &c.sigterm);
-    ev_signal_stop(c.loop, &c.sigint);
-    ev_timer_stop(c.loop, &c.tick);
-    ev_timer_stop(c.loop, &c.stop_timer);
+    ev_timer_init(&c->tick, on_tick, 0.05, 0.05);
+    c->tick.data = c;
+    ev_timer_start(c->loop, &c->tick);
+    ev_signal_init(&c->sigterm, on_signal, SIGTERM);
+    ev_signal_init(&c->sigint, on_signal, SIGINT);
+    c->sigterm.data = c;
+    c->sigint.data = c;
+    ev_signal_start(c->loop, &c->sigterm);
+    ev_signal_start(c->loop, &c->sigint);
+    ev_run(c->loop, 0);
+    rc = c->exit_rc;
+    {
+        cu_kclient_stats ks;
+        cu_kclient_stats_get(c->kc, &ks);
+        clog_(c, 0, "stopped: admissions=%lu evictions=%lu preemptions=%lu requests=%llu "
+              "writes=%lu write_errors=%lu conflicts=%lu events=%lu cycles=%lu rebuilds=%lu "
+              "peak_rss_kib=%ld",
+              c->n.admissions, c->n.evictions, c->n.preemptions, (unsigned long long)ks.requests,
+              c->n.writes, c->n.write_errors, c->n.conflicts, c->events, c->n.cycles, c->n.rebuilds,
+              peak_rss_kib());
+    }
+    ev_signal_stop(c->loop, &c->sigterm);
+    ev_signal_stop(c->loop, &c->sigint);
+    ev_timer_stop(c->loop, &c->tick);
+    ev_timer_stop(c->loop, &c->stop_timer);
+    ev_timer_stop(c->loop, &c->drain);
 out:
-    if (c.lease)
-        cu_lease_free(c.lease);
-    if (c.loop)
-        health_stop(&c);
+    if (c->lease)
+        cu_lease_free(c->lease);
+    cu_httpd_stop(c->health);
+    cu_httpd_stop(c->metrics);
+    for (int r = 0; r < NRES; r++)
+        if (c->inf[r])
+            cu_informer_stop(c->inf[r]);
+    if (c->kc)
+        cu_kclient_free(c->kc);   /* pending writes complete with "client closed" */
+    if (c->eng)
+        cu_engine_free(c->eng);
+    for (size_t i = 0; i < c->ngrave; i++)
+        world_free(c->grave[i]);
+    free(c->grave);
     for (int r = 0; r < NRES; r++) {
-        if (c.inf[r])
-            cu_informer_stop(c.inf[r]);
-        json_object_put(c.objs[r]);
+        OMAP_FOREACH(&c->objs[r], x) {
+            world_free(x->w);
+            rec_free(x);
+        }
+        free(c->objs[r].b);
     }
-    if (c.kc)
-        cu_kclient_free(c.kc);   /* pending writes complete with "client closed" */
-    if (c.loop)
-        ev_loop_destroy(c.loop);
-    json_object_put(c.assumed);
-    json_object_put(c.inflight);
+    OMAP_FOREACH(&c->inflight, x) {
+        free(x->key);
+        free(x);
+    }
+    free(c->inflight.b);
+    OMAP_FOREACH(&c->dirty_jobs, x) {
+        free(x->key);
+        free(x);
+    }
+    free(c->dirty_jobs.b);
+    free(c->by_idx);
+    cu_world_free(&c->vw);
+    cu_coalescer_free(c->co);
+    cu_recorder_free(c->ev_adm);
+    cu_recorder_free(c->ev_job);
+    if (c->loop)
+        ev_loop_destroy(c->loop);
+    free(c);
     cu_kconfig_free(kcfg);
     cu_world_free(&cw);
     cu_diag_free(&d);

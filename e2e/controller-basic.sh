@@ -11,111 +11,25 @@
 # Usage: e2e/controller-basic.sh PATH_TO_cueue
 # Needs: kubectl, jq, timeout.
 set -u -o pipefail
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@" kubectl jq
 
-if [ $# -ne 1 ] || [ ! -x "$1" ]; then
-    echo "usage: $0 PATH_TO_cueue" >&2
-    exit 2
-fi
-CUEUE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-for tool in kubectl jq timeout; do
-    command -v "$tool" >/dev/null 2>&1 || { echo "SKIP  all: $tool is not installed"; exit 0; }
-done
-TMP=$(mktemp -d)
-export HOME=$TMP/home
-mkdir -p "$HOME"
-CL_PID="" CT_PID=""
-cleanup() {
-    [ -n "$CT_PID" ] && kill "$CT_PID" 2>/dev/null && wait "$CT_PID" 2>/dev/null
-    [ -n "$CL_PID" ] && kill "$CL_PID" 2>/dev/null && wait "$CL_PID" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-FAILS=0
-pass() { echo "PASS  $1"; }
-fail() { echo "FAIL  $1: $2"; FAILS=$((FAILS + 1)); }
 dump() {
-    echo "---- controller log"; sed 's/^/  | /' "$TMP/ctrl.log" | tail -n 40
+    show "$TMP/ctrl.log" "controller log"
     echo "---- workloads"; k get workloads -o yaml 2>&1 | sed 's/^/  | /' | tail -n 80
 }
-KC=$TMP/kc
-k() { kubectl --kubeconfig "$KC" --request-timeout=15s "$@"; }
 
-# wait_for SECONDS DESC COMMAND...: polls until COMMAND succeeds.
-wait_for() {
-    local secs=$1 desc=$2; shift 2
-    local end=$((SECONDS + secs))
-    while [ $SECONDS -lt $end ]; do
-        if "$@" >/dev/null 2>&1; then pass "$desc"; return 0; fi
-        sleep 0.2
-    done
-    fail "$desc" "not within ${secs}s"
-    return 1
-}
+start_cluster
+apply_crds
+quota_setup --labels '{node.example.com/pool: general}' cq:lq:4
 
-"$CUEUE" cluster --listen 127.0.0.1:0 --kubeconfig-out "$KC" 2>"$TMP/cluster.log" &
-CL_PID=$!
-for _ in $(seq 1 100); do [ -s "$KC" ] && break; sleep 0.1; done
-[ -s "$KC" ] || { echo "FAIL  cluster did not start"; cat "$TMP/cluster.log"; exit 1; }
-
-k apply -f "$ROOT/crds/" >/dev/null || { echo "FAIL  apply crds"; exit 1; }
-k apply -f - >/dev/null <<'YAML' || { echo "FAIL  apply quota setup"; exit 1; }
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: general}
-spec:
-  nodeLabels: {node.example.com/pool: general}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: general
-      resources:
-      - {name: cpu, nominalQuota: "4"}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: default}
-spec: {clusterQueue: cq}
-YAML
-pass "quota setup applied"
-
-"$CUEUE" controller --kubeconfig "$KC" -v 1 2>"$TMP/ctrl.log" &
-CT_PID=$!
+start_controller ctrl -v 1
 wait_for 15 "controller synced" grep -q "all informers synced" "$TMP/ctrl.log"
 
 # The pods' simulated run time: long enough for the checks made while the
 # first Job runs, even on a loaded machine.
 RUNTIME=${RUNTIME:-5s}
-job() {
-    cat <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: $1
-  namespace: default
-  labels: {kueue.x-k8s.io/queue-name: lq}
-spec:
-  suspend: true
-  parallelism: 1
-  completions: 1
-  template:
-    metadata:
-      annotations: {cueue.dev/simulated-runtime: "$RUNTIME"}
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: busybox
-        resources: {requests: {cpu: "3"}}
-YAML
-}
+job() { job_yaml "$1" 3 "$RUNTIME" lq; }
 job first | k apply -f - >/dev/null || fail "create Job first" "kubectl failed"
 sleep 1
 job second | k apply -f - >/dev/null || fail "create Job second" "kubectl failed"
@@ -178,7 +92,7 @@ wait_for 15 "Job second unsuspended" unsusp second
 done_second() { k get job second -n default -o json | jq -e 'any(.status.conditions[]?; .type == "Complete" and .status == "True")'; }
 wait_for 30 "Job second completes" done_second
 
-kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null
+stop_pid "$SAMPLER"
 N=$(wc -l <"$TMP/samples")
 MAX=$(sort -g "$TMP/samples" | tail -n 1)
 if [ "$N" -gt 5 ] && awk '$1 > 4 { bad = 1 } END { exit bad }' "$TMP/samples"; then
@@ -197,5 +111,4 @@ grep -c "admitted Workload" "$TMP/ctrl.log" | grep -qx 2 && pass "one log line p
 kill -TERM "$CT_PID"; wait "$CT_PID"; rc=$?; CT_PID=""
 [ "$rc" -eq 0 ] && pass "controller exits 0 on SIGTERM" || fail "controller exits 0 on SIGTERM" "exit $rc"
 
-if [ "$FAILS" -ne 0 ]; then dump; echo "$FAILS check(s) failed"; exit 1; fi
-echo "all checks passed"
+e2e_finish

@@ -15,114 +15,27 @@
 # Needs: kubectl, jq, curl, timeout.
 set -u -o pipefail
 
-if [ $# -ne 1 ] || [ ! -x "$1" ]; then
-    echo "usage: $0 PATH_TO_cueue" >&2
-    exit 2
-fi
-CUEUE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-for tool in kubectl jq curl timeout; do
-    command -v "$tool" >/dev/null 2>&1 || { echo "SKIP  all: $tool is not installed"; exit 0; }
-done
-TMP=$(mktemp -d)
-export HOME=$TMP/home
-mkdir -p "$HOME"
-CL_PID="" A_PID="" B_PID="" C_PID=""
-cleanup() {
-    for p in "$A_PID" "$B_PID" "$C_PID" "$CL_PID"; do
-        [ -n "$p" ] && kill -CONT "$p" 2>/dev/null
-        [ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
-    done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@" kubectl jq curl
+A_PID="" B_PID="" C_PID=""
 
-FAILS=0
-pass() { echo "PASS  $1"; }
-fail() { echo "FAIL  $1: $2"; FAILS=$((FAILS + 1)); }
 dump() {
-    for r in a b c; do
-        echo "---- controller $r log"; sed 's/^/  | /' "$TMP/ctrl-$r.log" | tail -n 30
-    done
+    for r in a b c; do show "$TMP/ctrl-$r.log" "controller $r log" 30; done
     echo "---- lease"; k get lease -A -o yaml 2>&1 | sed 's/^/  | /' | tail -n 30
 }
-KC=$TMP/kc
-k() { kubectl --kubeconfig "$KC" --request-timeout=15s "$@"; }
 
-# wait_for SECONDS DESC COMMAND...: polls until COMMAND succeeds.
-wait_for() {
-    local secs=$1 desc=$2; shift 2
-    local end=$((SECONDS + secs))
-    while [ $SECONDS -lt $end ]; do
-        if "$@" >/dev/null 2>&1; then pass "$desc"; return 0; fi
-        sleep 0.2
-    done
-    fail "$desc" "not within ${secs}s"
-    return 1
-}
+start_cluster
+apply_crds
+quota_setup cq:lq:10
 
-"$CUEUE" cluster --listen 127.0.0.1:0 --kubeconfig-out "$KC" 2>"$TMP/cluster.log" &
-CL_PID=$!
-for _ in $(seq 1 100); do [ -s "$KC" ] && break; sleep 0.1; done
-[ -s "$KC" ] || { echo "FAIL  cluster did not start"; cat "$TMP/cluster.log"; exit 1; }
-
-k apply -f "$ROOT/crds/" >/dev/null || { echo "FAIL  apply crds"; exit 1; }
-k apply -f - >/dev/null <<'YAML' || { echo "FAIL  apply quota setup"; exit 1; }
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: general}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: general
-      resources:
-      - {name: cpu, nominalQuota: "10"}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: default}
-spec: {clusterQueue: cq}
-YAML
-pass "quota setup applied"
-
-job() {
-    cat <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: $1
-  namespace: default
-  labels: {kueue.x-k8s.io/queue-name: lq}
-spec:
-  suspend: true
-  parallelism: 1
-  completions: 1
-  template:
-    metadata:
-      annotations: {cueue.dev/simulated-runtime: "300s"}
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: busybox
-        resources: {requests: {cpu: "1"}}
-YAML
-}
+job() { job_yaml "$1" 1 300s lq; }
 job first | k apply -f - >/dev/null || fail "create Job first" "kubectl failed"
 job second | k apply -f - >/dev/null || fail "create Job second" "kubectl failed"
 
 TIMINGS=(--leader-elect --leader-elect-lease-duration 3s --leader-elect-renew-deadline 2s
          --leader-elect-retry-period 500ms --health-probe-bind-address 127.0.0.1:0)
-"$CUEUE" controller --kubeconfig "$KC" -v 1 "${TIMINGS[@]}" 2>"$TMP/ctrl-a.log" &
-A_PID=$!
-"$CUEUE" controller --kubeconfig "$KC" -v 1 "${TIMINGS[@]}" 2>"$TMP/ctrl-b.log" &
-B_PID=$!
+start_controller ctrl-a -v 1 "${TIMINGS[@]}"; A_PID=$CT_PID
+start_controller ctrl-b -v 1 "${TIMINGS[@]}"; B_PID=$CT_PID
 
 port_of() { sed -n 's/.*health probes on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$TMP/ctrl-$1.log" | head -n 1; }
 has_port() { [ -n "$(port_of "$1")" ]; }
@@ -188,8 +101,7 @@ wait_for 5 "/readyz 200 on the new leader" ready_new
 
 # A third replica stands by; the leader is paused (SIGSTOP) past the Lease
 # duration, the third takes over, and the paused one, resumed, stops leading.
-"$CUEUE" controller --kubeconfig "$KC" -v 1 "${TIMINGS[@]}" 2>"$TMP/ctrl-c.log" &
-C_PID=$!
+start_controller ctrl-c -v 1 "${TIMINGS[@]}"; C_PID=$CT_PID
 wait_for 15 "replica c synced and standing by" grep -q "standing by" "$TMP/ctrl-c.log"
 kill -STOP "$S_PID"
 c_leads() { grep -q "became leader" "$TMP/ctrl-c.log"; }
@@ -213,5 +125,4 @@ if [ "$S" = a ]; then A_PID=""; else B_PID=""; fi
 [ -z "$(holder)" ] && pass "no holder once every replica stopped (holderIdentity empty)" \
     || fail "Lease released" "holder '$(holder)'"
 
-if [ "$FAILS" -ne 0 ]; then dump; echo "$FAILS check(s) failed"; exit 1; fi
-echo "all checks passed"
+e2e_finish

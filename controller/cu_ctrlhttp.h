@@ -1,0 +1,30 @@
+/*
+ * cu_ctrlhttp.h - the controller's small HTTP servers (health probes and
+ * metrics) on its libev loop: one request per connection, GET/HEAD only,
+ * responses of any size written as the socket accepts them. The handler
+ * runs on the loop, so it sees the controller's state without locks.
+ */
+#ifndef CU_CTRLHTTP_H
+#define CU_CTRLHTTP_H
+
+#include <ev.h>
+
+#include "cu_base.h"
+
+typedef struct cu_httpd cu_httpd;
+
+/* Fills body (bounded cu_buf, already initialised) and *ctype (static
+ * string) for path (query string removed; *query points at it, "" when
+ * none) and returns the HTTP status code. */
+typedef int (*cu_httpd_handler)(void *ud, const char *path, const char *query,
+                                const char *accept, cu_buf *body, const char **ctype);
+
+/* Listens on addr: HOST:PORT, [V6]:PORT or :PORT (every address); port 0
+ * picks a free one. what names the server in messages ("health probes").
+ * Returns the server (caller frees with cu_httpd_stop), or NULL with
+ * "WHAT ADDR: problem" in err. *port_out gets the bound port. */
+cu_httpd *cu_httpd_start(struct ev_loop *loop, const char *addr, const char *what,
+                         cu_httpd_handler h, void *ud, char *err, size_t errn, int *port_out);
+void cu_httpd_stop(cu_httpd *s);
+
+#endif

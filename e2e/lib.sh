@@ -1,0 +1,291 @@
+# lib.sh - the shared harness of the e2e scripts that run `cueue cluster` and
+# `cueue controller` (sourced, not run). A script does:
+#
+#   . "$(dirname "$0")/lib.sh"
+#   e2e_init "$@" kubectl jq curl     # usage check, SKIP when a tool is missing,
+#                                     # $TMP (removed on exit), $CUEUE, $ROOT
+#   start_cluster                     # $KC, $API, $CL_PID; log $TMP/cluster.log
+#   apply_crds; quota_setup cq:lq:4   # a flavor, ClusterQueues, LocalQueues
+#   start_controller ctrl -v 1        # $CT_PID; log $TMP/ctrl.log
+#   wait_for 15 "desc" COMMAND...     # PASS or FAIL line
+#   e2e_finish                        # dump() on failure, the exit code
+#
+# Every process started here (and any other background job of the script)
+# is stopped on exit: SIGCONT (in case it was paused), SIGTERM, then SIGKILL
+# after 5 s; each by its own pid, never by name.
+#
+# Needs bash 4; the tools the script names in e2e_init (timeout is always
+# checked).
+
+# e2e_init "$@" TOOL...: $1 must be the cueue binary; the other arguments are
+# the tools the script needs (a missing one skips the whole script, exit 0).
+e2e_init() {
+    if [ $# -lt 1 ] || [ ! -x "$1" ]; then
+        echo "usage: $0 PATH_TO_cueue" >&2
+        exit 2
+    fi
+    CUEUE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+    ROOT=$(cd "$(dirname "$0")/.." && pwd)
+    shift
+    local tool
+    for tool in timeout "$@"; do
+        command -v "$tool" >/dev/null 2>&1 || { echo "SKIP  all: $tool is not installed"; exit 0; }
+    done
+    TMP=$(mktemp -d)
+    export HOME=$TMP/home
+    mkdir -p "$HOME"
+    KC=$TMP/kc
+    API=""
+    CL_PID="" CT_PID=""
+    FAILS=0 PASSES=0
+    trap e2e_cleanup EXIT
+}
+
+# stop_pid PID [SIGNAL]: signals (default TERM) one child and waits for it,
+# SIGKILL after 5 s. Returns the child's exit status.
+stop_pid() {
+    local p=$1 sig=${2:-TERM} i
+    [ -n "$p" ] || return 0
+    kill -CONT "$p" 2>/dev/null
+    kill "-$sig" "$p" 2>/dev/null || { wait "$p" 2>/dev/null; return $?; }
+    for i in $(seq 1 50); do
+        kill -0 "$p" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
+    wait "$p" 2>/dev/null
+}
+
+e2e_cleanup() {
+    local pids=() p i
+    # newest first: controllers stop before the cluster they talk to
+    for p in $(jobs -p); do pids=("$p" "${pids[@]}"); done
+    for p in "${pids[@]}"; do stop_pid "$p"; done
+    [ -n "${TMP:-}" ] && rm -rf "$TMP"
+}
+
+# PASS and FAIL lines; $E2E_PREFIX (e.g. "b: ") is put before each.
+pass() { echo "PASS  ${E2E_PREFIX:-}$1"; PASSES=$((PASSES + 1)); }
+fail() { echo "FAIL  ${E2E_PREFIX:-}$1: $2"; FAILS=$((FAILS + 1)); }
+
+# check DESC DETAIL COMMAND...: PASS when COMMAND succeeds, else FAIL with DETAIL.
+check() {
+    local desc=$1 detail=$2; shift 2
+    if "$@"; then pass "$desc"; else fail "$desc" "$detail"; fi
+}
+
+# e2e_finish: on failure calls the script's dump() (when it defines one);
+# exits 1 when a check failed, 0 otherwise.
+e2e_finish() {
+    echo "$PASSES passed, $FAILS failed"
+    if [ "$FAILS" -ne 0 ]; then
+        declare -F dump >/dev/null && dump
+        echo "$FAILS check(s) failed"
+        exit 1
+    fi
+    echo "all checks passed"
+    exit 0
+}
+
+# show FILE TITLE [LINES]: the last lines of FILE, indented (for dump()).
+show() {
+    echo "---- $2"
+    if [ -e "$1" ]; then sed 's/^/  | /' "$1" | tail -n "${3:-40}"; else echo "  | (no $1)"; fi
+}
+
+k() { kubectl --kubeconfig "$KC" --request-timeout=15s "$@"; }
+
+# wait_for SECONDS DESC COMMAND...: polls until COMMAND succeeds (PASS), or
+# FAIL after SECONDS. Returns COMMAND's last status.
+wait_for() {
+    local secs=$1 desc=$2; shift 2
+    local end=$((SECONDS + secs))
+    while [ $SECONDS -lt $end ]; do
+        if "$@" >/dev/null 2>&1; then pass "$desc"; return 0; fi
+        sleep 0.2
+    done
+    fail "$desc" "not within ${secs}s"
+    return 1
+}
+
+# poll SECONDS COMMAND...: like wait_for without a PASS or FAIL line.
+poll() {
+    local secs=$1; shift
+    local end=$((SECONDS + secs))
+    while [ $SECONDS -lt $end ]; do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# start_cluster [ARGS...]: starts `cueue cluster` (listening on $CL_LISTEN,
+# default 127.0.0.1:0, kubeconfig $KC, log appended to $CL_LOG, default
+# $TMP/cluster.log)
+# and waits up to $CL_START_S (default 20) s for its kubeconfig. Sets
+# CL_PID, API (the server URL) and CL_LISTEN to the address it serves on,
+# so that a second start_cluster after stop_cluster reuses the address.
+# Exits the script when the cluster does not start.
+start_cluster() {
+    rm -f "$KC"
+    "$CUEUE" cluster --listen "${CL_LISTEN:-127.0.0.1:0}" --kubeconfig-out "$KC" "$@" \
+        2>>"${CL_LOG:-$TMP/cluster.log}" &
+    CL_PID=$!
+    local i
+    for i in $(seq 1 $((${CL_START_S:-20} * 10))); do
+        [ -s "$KC" ] && break
+        kill -0 "$CL_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ ! -s "$KC" ]; then
+        echo "FAIL  ${E2E_PREFIX:-}cluster did not start"
+        cat "${CL_LOG:-$TMP/cluster.log}"
+        FAILS=$((FAILS + 1))
+        exit 1
+    fi
+    API=$(sed -n 's/^ *server: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$KC" | head -n 1)
+    CL_LISTEN=${API#*://}
+}
+
+# stop_cluster: SIGTERM and wait; returns its exit status.
+stop_cluster() {
+    local rc=0
+    stop_pid "$CL_PID" || rc=$?
+    CL_PID=""
+    return $rc
+}
+
+apply_crds() {
+    k apply -f "$ROOT/crds/" >/dev/null \
+        || { echo "FAIL  ${E2E_PREFIX:-}apply crds"; FAILS=$((FAILS + 1)); exit 1; }
+}
+
+# quota_yaml [--labels '{K: V}'] [--flavor NAME] [--namespace NS] CQ:LQ:CPU...:
+# one ResourceFlavor (default "general", with the given nodeLabels), and per
+# argument a ClusterQueue CQ (namespaceSelector {}, cpu nominalQuota CPU in
+# that flavor, no cohort so nothing is borrowed) and a LocalQueue LQ in NS
+# (default "default") pointing at it.
+quota_yaml() {
+    local labels="" flavor=general ns=default a cq lq cpu
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --labels) labels=$2; shift 2;;
+            --flavor) flavor=$2; shift 2;;
+            --namespace) ns=$2; shift 2;;
+            *) break;;
+        esac
+    done
+    echo "apiVersion: kueue.x-k8s.io/v1beta2"
+    echo "kind: ResourceFlavor"
+    echo "metadata: {name: $flavor}"
+    if [ -n "$labels" ]; then
+        echo "spec:"
+        echo "  nodeLabels: $labels"
+    fi
+    for a in "$@"; do
+        IFS=: read -r cq lq cpu <<<"$a"
+        cat <<YAML
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: $cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: $flavor
+      resources:
+      - {name: cpu, nominalQuota: "$cpu"}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: $lq, namespace: $ns}
+spec: {clusterQueue: $cq}
+YAML
+    done
+}
+
+# quota_setup ARGS...: applies quota_yaml ARGS (PASS "quota setup applied";
+# exits the script when kubectl fails).
+quota_setup() {
+    quota_yaml "$@" | k apply -f - >/dev/null \
+        || { echo "FAIL  ${E2E_PREFIX:-}apply quota setup"; FAILS=$((FAILS + 1)); exit 1; }
+    pass "quota setup applied"
+}
+
+# start_controller NAME [ARGS...]: starts `cueue controller --kubeconfig $KC
+# ARGS` with its stderr appended to $TMP/NAME.log. Sets CT_PID.
+start_controller() {
+    local name=$1; shift
+    "$CUEUE" controller --kubeconfig "$KC" "$@" 2>>"$TMP/$name.log" &
+    CT_PID=$!
+}
+
+# job_yaml NAME CPU RUNTIME [LQ] [NS]: one suspended batch/v1 Job (one pod of
+# CPU cpu) in LocalQueue LQ (default lq) of NS (default default), whose
+# simulated pod runs RUNTIME (a Go duration: the cueue.dev/simulated-runtime
+# annotation that `cueue cluster`'s simulated kubelet honours).
+job_yaml() {
+    cat <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $1
+  namespace: ${5:-default}
+  labels: {kueue.x-k8s.io/queue-name: ${4:-lq}}
+spec:
+  suspend: true
+  parallelism: 1
+  completions: 1
+  template:
+    metadata:
+      annotations: {cueue.dev/simulated-runtime: "$3"}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        resources: {requests: {cpu: "$2"}}
+YAML
+}
+
+# jobs_yaml PREFIX N LQS CPUS RUNTIMES [NS]: N Jobs PREFIX-0..PREFIX-(N-1) as
+# one multi-document YAML; job i goes to the i-th (cyclically) of the
+# space-separated LocalQueues LQS, with the i-th of CPUS and of RUNTIMES (lists
+# of co-prime lengths give varied combinations).
+jobs_yaml() {
+    local prefix=$1 n=$2 ns=${6:-default} i
+    local -a lqs cpus rts
+    read -r -a lqs <<<"$3"
+    read -r -a cpus <<<"$4"
+    read -r -a rts <<<"$5"
+    for ((i = 0; i < n; i++)); do
+        [ "$i" -gt 0 ] && echo "---"
+        job_yaml "$prefix-$i" "${cpus[i % ${#cpus[@]}]}" "${rts[i % ${#rts[@]}]}" \
+            "${lqs[i % ${#lqs[@]}]}" "$ns"
+    done
+}
+
+# create_jobs PREFIX N LQS CPUS RUNTIMES [NS]: writes jobs_yaml to
+# $TMP/jobs-PREFIX.yaml and creates them with one `kubectl apply -f`.
+create_jobs() {
+    local f=$TMP/jobs-$1.yaml
+    jobs_yaml "$@" >"$f"
+    kubectl --kubeconfig "$KC" --request-timeout=60s apply -f "$f" >/dev/null
+}
+
+# njobs_done [NS]: prints "complete failed total" for the Jobs of NS.
+njobs_done() {
+    k get jobs -n "${1:-default}" -o json | jq -r '[.items[] | .status.conditions // [] |
+        [any(.[]; .type == "Complete" and .status == "True"),
+         any(.[]; .type == "Failed" and .status == "True")]] |
+        "\(map(select(.[0])) | length) \(map(select(.[1])) | length) \(length)"'
+}
+
+# all_jobs_complete N [NS]: true when N Jobs of NS exist and all are Complete.
+all_jobs_complete() {
+    local c f t
+    read -r c f t < <(njobs_done "${2:-default}") || return 1
+    [ "$t" -eq "$1" ] && [ "$c" -eq "$1" ]
+}
