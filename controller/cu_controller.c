@@ -102,6 +102,7 @@ typedef struct rec {
     char *rf_spec;
     /* ClusterQueues, LocalQueues: status.conditions as read (JSON text) */
     char *st_conds;
+    size_t shape;            /* queue-shaping objects: hash of what the engine reads */
     cjob *job;
 } rec;
 
@@ -1187,12 +1188,36 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         return;
     }
 
-    /* queue-shaping objects: the engine is rebuilt */
+    /* queue-shaping objects: the engine is rebuilt, unless only the status
+     * changed (our own status writes come back here) */
+    size_t shape;
+    {
+        json_object *t = json_object_new_object();
+        static const char *const parts[] = { "spec", "value", "globalDefault" };
+        for (size_t i = 0; i < 3; i++)
+            if (jget(obj, parts[i]))
+                json_object_object_add(t, parts[i], json_object_get(jget(obj, parts[i])));
+        json_object *md = jget(obj, "metadata");
+        if (jget(md, "labels"))
+            json_object_object_add(t, "labels", json_object_get(jget(md, "labels")));
+        shape = hstr(json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN)) ^ (w ? 1 : 0);
+        json_object_put(t);
+    }
+    if (x->w && w && x->shape == shape) {
+        world_free(w);   /* same for the engine: keep the decode it points at */
+        w = x->w;
+    } else {
+        x->shape = shape;
+        if (x->w || w)
+            c->need_rebuild = 1;
+    }
     if (!w) {
         clog_(c, 0, "%s %s: cannot be decoded; ignored until fixed", res_tab[r].kind, key);
     }
-    x->pinned = 1;   /* the engine may point into it */
-    set_decode(c, x, w);
+    if (w != x->w) {
+        x->pinned = 1;   /* the engine may point into it */
+        set_decode(c, x, w);
+    }
     if (r == R_RF) {
         free(x->rf_spec);
         json_object *spec = jget(obj, "spec"), *t = json_object_new_object();
@@ -1216,8 +1241,8 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
             json_object_put(b);
         }
     }
-    c->need_rebuild = 1;
-    if (r == R_LQ) {
+    const char *lqname = jstr2(obj, "metadata", "name");
+    if (r == R_LQ && lqname && strcmp(lqname, "default") == 0 && c->need_rebuild) {
         /* Jobs of its namespace may now be managed (LocalQueue "default") */
         OMAP_FOREACH(&c->objs[R_JOB], jr) {
             if (jr->job && !jr->job->label_queue)

@@ -12,7 +12,8 @@
 #
 # Every process started here (and any other background job of the script)
 # is stopped on exit: SIGCONT (in case it was paused), SIGTERM, then SIGKILL
-# after 5 s; each by its own pid, never by name.
+# after 5 s; each by its own pid, never by name. $TMP is removed then, unless
+# E2E_KEEP is set (for a post-mortem: logs, recordings).
 #
 # Needs bash 4; the tools the script names in e2e_init (timeout is always
 # checked).
@@ -61,7 +62,11 @@ e2e_cleanup() {
     # newest first: controllers stop before the cluster they talk to
     for p in $(jobs -p); do pids=("$p" "${pids[@]}"); done
     for p in "${pids[@]}"; do stop_pid "$p"; done
-    [ -n "${TMP:-}" ] && rm -rf "$TMP"
+    if [ -n "${E2E_KEEP:-}" ]; then
+        echo "(kept $TMP)"
+    elif [ -n "${TMP:-}" ]; then
+        rm -rf "$TMP"
+    fi
 }
 
 # PASS and FAIL lines; $E2E_PREFIX (e.g. "b: ") is put before each.
