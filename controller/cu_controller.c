@@ -1403,6 +1403,20 @@ static void reconcile_job(ctrl *c, rec *jr)
         return;
     }
     int holds = cu_workload_has_quota(wl), evicted = cond_is(wl, "Evicted", "True");
+    const char *wq = wl->queue_name ? wl->queue_name : "";
+    if (!holds && !w->assumed && j->suspended && strcmp(wq, queue) != 0) {
+        /* Kueue: a new queue-name on a suspended, unadmitted Job moves its Workload */
+        json_object *p = json_object_new_object(), *spec = json_object_new_object();
+        json_object_object_add(p, "spec", spec);
+        json_object_object_add(spec, "queueName", *queue ? json_object_new_string(queue) : NULL);
+        char sop[1100], spath[1200];
+        snprintf(sop, sizeof(sop), "spec:%s", w->key);
+        snprintf(spath, sizeof(spath), "%s/%s/workloads/%s", WLPATH, wl->meta.ns, wl->meta.name);
+        snprintf(what, sizeof(what), "moving Workload %s to LocalQueue %s", w->key, queue);
+        if (send_write(c, OP_OTHER, sop, w->key, "PATCH", spath, MERGE, p, what))
+            clog_(c, 0, "Job %s: queue-name changed to %s; moving its Workload", jr->key, queue);
+        return;
+    }
     if ((holds && evicted) || (!holds && !w->assumed)) {
         if (!j->suspended) {
             json_object *p = job_stop_patch(j, w);
