@@ -103,6 +103,10 @@ typedef struct rec {
     /* ClusterQueues, LocalQueues: status.conditions as read (JSON text) */
     char *st_conds;
     size_t shape;            /* queue-shaping objects: hash of what the engine reads */
+    /* the resourceVersion a write of this object was based on, per kind of
+     * write (0 status, 1 spec): no second write until the object changed */
+    char *sent_rv[2];
+    int64_t pend_at;         /* Workloads: when the pending reason was last written */
     cjob *job;
 } rec;
 
@@ -233,6 +237,8 @@ struct ctrl {
     int nassumed, nevict_pending;
     int64_t next_wake;         /* earliest requeueAt of a workload in backoff */
     int64_t pr_wake;           /* next waitForPodsReady deadline, 0 none */
+    int64_t pend_wake;         /* a held-back pending reason is due, 0 none */
+    int64_t resync_at;         /* next full pass over the Jobs */
     int pr_dirty;              /* a Job or Workload changed: look again */
     size_t pr_not_ready;       /* admitted workloads whose pods are not ready */
 
@@ -331,6 +337,24 @@ static int leading(const ctrl *c)
 
 static void undo_admission(ctrl *c, rec *w);
 
+/* The guard slot of a write: Workload status (admission included) and
+ * spec writes, Job patches. NULL for writes without one. */
+static char **guard_slot(ctrl *c, opkind kind, const char *op, const char *key, rec **out)
+{
+    rec *x = NULL;
+    int slot = 0;
+    if (kind == OP_STATUS || kind == OP_ADMIT) {
+        x = omap_get(&c->objs[R_WL], key);
+    } else if (kind == OP_JOB) {
+        x = omap_get(&c->objs[R_JOB], key);
+    } else if (kind == OP_OTHER && strncmp(op, "spec:", 5) == 0) {
+        x = omap_get(&c->objs[R_WL], key);
+        slot = 1;
+    }
+    *out = x;
+    return x ? &x->sent_rv[slot] : NULL;
+}
+
 static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
 {
     (void)kc;
@@ -347,6 +371,12 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
               r->error ? r->error : "HTTP ", r->code, r->body ? r->body : "");
         if (w->kind == OP_QSTATUS)
             cu_coalescer_written(c->co, w->key, 0);
+        rec *gx;
+        char **g = guard_slot(c, w->kind, w->op, w->key, &gx);
+        if (g) {
+            free(*g);
+            *g = NULL;   /* failed: the next look may write again */
+        }
         if (w->kind == OP_ADMIT) {
             rec *x = omap_get(&c->objs[R_WL], w->key);
             if (x)
@@ -383,8 +413,11 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
 static int send_write(ctrl *c, opkind kind, const char *op, const char *key, const char *method,
                       const char *path, const char *ctype, json_object *body, const char *what)
 {
-    if (omap_get(&c->inflight, op) || !leading(c)) {
-        json_object_put(body);
+    rec *gx = NULL;
+    char **g = guard_slot(c, kind, op, key, &gx);
+    if (omap_get(&c->inflight, op) || !leading(c) ||
+        (g && *g && gx->rv && strcmp(*g, gx->rv) == 0)) {
+        json_object_put(body);   /* in flight, already written at this version, or not leading */
         return 0;
     }
     wctx *w = calloc(1, sizeof(*w));
@@ -418,6 +451,10 @@ static int send_write(ctrl *c, opkind kind, const char *op, const char *key, con
         return 0;   /* an rq already sent completes with w freed? never: rq is NULL here */
     }
     c->n.writes++;
+    if (g) {
+        free(*g);
+        *g = sdup(gx->rv);
+    }
     return 1;
 }
 
@@ -551,13 +588,13 @@ static json_object *status_patch(const char *rv, json_object **st_out)
     return p;
 }
 
-static void wl_status_write(ctrl *c, rec *w, opkind kind, json_object *p, const char *what)
+static int wl_status_write(ctrl *c, rec *w, opkind kind, json_object *p, const char *what)
 {
     const cu_workload *wl = wl_of(w);
     char op[1100], path[1200];
     snprintf(op, sizeof(op), "status:%s", w->key);
     snprintf(path, sizeof(path), "%s/%s/workloads/%s/status", WLPATH, wl->meta.ns, wl->meta.name);
-    send_write(c, kind, op, w->key, "PATCH", path, MERGE, p, what);
+    return send_write(c, kind, op, w->key, "PATCH", path, MERGE, p, what);
 }
 
 /* ---------------- the engine ---------------- */
@@ -1086,6 +1123,8 @@ static void rec_free(rec *x)
     free(x->pr_reason);
     free(x->rf_spec);
     free(x->st_conds);
+    free(x->sent_rv[0]);
+    free(x->sent_rv[1]);
     cjob_free(x->job);
     free(x);
 }
@@ -1375,7 +1414,7 @@ static void reconcile_job(ctrl *c, rec *jr)
         snprintf(cop, sizeof(cop), "create:%s", j->wlkey);
         snprintf(cpath, sizeof(cpath), "%s/%s/workloads", WLPATH, j->ns);
         snprintf(what, sizeof(what), "creating Workload %s for Job %s", j->wlkey, jr->key);
-        if (send_write(c, OP_CREATE, cop, j->wlkey, "POST", cpath, "application/json", body, what)) {
+        if (send_write(c, OP_CREATE, cop, jr->key, "POST", cpath, "application/json", body, what)) {
             clog_(c, 1, "Job %s: created Workload %s (queue %s)", jr->key, j->wlkey,
                   *queue ? queue : "<none>");
             char m[900];
@@ -1394,7 +1433,8 @@ static void reconcile_job(ctrl *c, rec *jr)
                                cset(conds_json(wl), "Finished", "True",
                                     j->failed ? "Failed" : "Succeeded", msg, real_now(NULL)));
         snprintf(what, sizeof(what), "finishing Workload %s", w->key);
-        wl_status_write(c, w, OP_STATUS, p, what);
+        if (!wl_status_write(c, w, OP_STATUS, p, what))
+            return;
         clog_(c, 0, "finished Job %s (%s)%s%s", jr->key, j->failed ? "Failed" : "Succeeded",
               j->failed ? ": " : "", j->failed ? msg : "");
         char m[900];
@@ -1587,13 +1627,24 @@ static void write_pending(ctrl *c, const cu_wl_info *info, rec *w)
     if (qr && qr->status && qr->reason && qr->message && strcmp(qr->status, "False") == 0 &&
         strcmp(qr->reason, reason) == 0 && strcmp(qr->message, info->message) == 0)
         return;
+    /* same reason, new numbers: at most one rewrite per 10 s per Workload
+     * (messages such as "N more needed" change with every admission) */
+    int64_t now = real_now(NULL);
+    if (qr && qr->status && qr->reason && strcmp(qr->status, "False") == 0 &&
+        strcmp(qr->reason, reason) == 0 && now - w->pend_at < 10000) {
+        if (!c->pend_wake || w->pend_at + 10000 < c->pend_wake)
+            c->pend_wake = w->pend_at + 10000;
+        return;
+    }
     json_object *st, *p = status_patch(w->rv, &st);
     json_object_object_add(st, "conditions", cset(conds_json(wl), "QuotaReserved", "False", reason,
                                                   info->message, real_now(NULL)));
     char what[1300];
     snprintf(what, sizeof(what), "writing the pending reason of Workload %s", w->key);
+    if (!wl_status_write(c, w, OP_STATUS, p, what))
+        return;
+    w->pend_at = now;
     clog_(c, 1, "Workload %s pending: %s", w->key, info->message);
-    wl_status_write(c, w, OP_STATUS, p, what);
     emit_wl(c, wl, "Warning", CU_EV_PENDING, info->message);
 }
 
@@ -1771,6 +1822,17 @@ static void cycle(ctrl *c)
     if (!c->eng)
         return;
 
+    if (c->pend_wake && now >= c->pend_wake) {
+        c->pend_wake = 0;
+        c->need_views = 1;
+    }
+    if (now >= c->resync_at) {
+        /* a periodic full pass: no lost trigger leaves a Job behind */
+        c->resync_at = now + 30000;
+        OMAP_FOREACH(&c->objs[R_JOB], jr) mark_job(c, jr->key);
+        c->need_views = 1;
+        c->pr_dirty = 1;
+    }
     /* the Job integration first: it creates Workloads and stops evicted Jobs */
     OMAP_FOREACH(&c->dirty_jobs, d) {
         omap_del(&c->dirty_jobs, d->key);

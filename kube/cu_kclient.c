@@ -837,6 +837,10 @@ cu_kclient *cu_kclient_new(struct ev_loop *loop, cu_kconfig *cfg, const cu_kclie
     curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
     curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
     curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, 64L);
+    /* at most 64 connections to the server, watches included: a burst
+     * queues here instead of opening hundreds of connections (an API
+     * server, or our embedded one, refuses past its own limit) */
+    curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 64L);
     ev_timer_init(&c->curl_timer, curl_timer_cb, 0., 0.);
     ev_timer_init(&c->sched_timer, sched_cb, 0., 0.);
     return c;
