@@ -91,6 +91,9 @@ typedef struct rec {
     int pinned;              /* w is referenced by the engine (live or removed copy) */
     int idx;                 /* engine index, -1 when not in the engine */
     int assumed;             /* admission written or in flight, not seen back yet */
+    int adm_written;         /* ... and the write succeeded (the Job may start) */
+    int hold;                /* a write of this version conflicted: out of the engine
+                                until a newer version arrives */
     char *owner;             /* "ns/job" of its controlling Job, NULL */
     char *tmpl;              /* pod set 0's template spec: {"nodeSelector","tolerations"} */
     int32_t ps_count;
@@ -102,6 +105,7 @@ typedef struct rec {
     char *rf_spec;
     /* ClusterQueues, LocalQueues: status.conditions as read (JSON text) */
     char *st_conds;
+    char *deact_msg;         /* why waitForPodsReady deactivated it */
     size_t shape;            /* queue-shaping objects: hash of what the engine reads */
     /* the resourceVersion a write of this object was based on, per kind of
      * write (0 status, 1 spec): no second write until the object changed */
@@ -240,6 +244,7 @@ struct ctrl {
     int64_t pend_wake;         /* a held-back pending reason is due, 0 none */
     int64_t resync_at;         /* next full pass over the Jobs */
     int pr_dirty;              /* a Job or Workload changed: look again */
+    int deact_dirty;           /* a Workload changed: look for deactivated ones */
     size_t pr_not_ready;       /* admitted workloads whose pods are not ready */
 
     ev_timer tick;
@@ -261,7 +266,10 @@ struct ctrl {
     cu_coalescer *co;          /* ClusterQueue/LocalQueue/Cohort status writes */
     cu_recorder *ev_adm, *ev_job;   /* Events of the scheduler and of the Job integration */
     uint64_t ev_seq;
-    unsigned long events;
+    unsigned long events, events_dropped;
+    struct evctx *evq_head, *evq_tail;
+    size_t evq_len;
+    int ev_inflight;
     int need_status;
     int exit_rc;
 };
@@ -373,18 +381,26 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
             cu_coalescer_written(c->co, w->key, 0);
         rec *gx;
         char **g = guard_slot(c, w->kind, w->op, w->key, &gx);
-        if (g) {
+        if (g && r->code != 409) {
             free(*g);
-            *g = NULL;   /* failed: the next look may write again */
+            *g = NULL;   /* failed: the next look may write again (after a
+                            conflict, only once the object changed) */
         }
         if (w->kind == OP_ADMIT) {
             rec *x = omap_get(&c->objs[R_WL], w->key);
-            if (x)
+            if (x) {
+                x->hold = r->code == 409;
                 undo_admission(c, x);
+            }
         }
     }
     if (ok && w->kind == OP_QSTATUS)
         cu_coalescer_written(c->co, w->key, 1);
+    if (ok && w->kind == OP_ADMIT) {
+        rec *x = omap_get(&c->objs[R_WL], w->key);
+        if (x && x->assumed)
+            x->adm_written = 1;   /* in the API now: its Job may start before the watch says so */
+    }
     rec *f = omap_del(&c->inflight, w->op);
     if (f) {
         free(f->key);
@@ -477,18 +493,66 @@ static void mark_job(ctrl *c, const char *jkey)
 
 /* ---------------- events ---------------- */
 
-typedef struct evctx { ctrl *c; cu_recorder *r; cu_event_req req; } evctx;
+/* Events wait in a FIFO and at most EV_INFLIGHT are sent at a time, so
+ * that a burst of them never delays admissions and Job starts (which go
+ * straight to the client). The FIFO is bounded: past EV_QUEUE_MAX the
+ * oldest are dropped (counted). */
+enum { EV_INFLIGHT = 4, EV_QUEUE_MAX = 20000 };
+
+typedef struct evctx {
+    ctrl *c;
+    cu_recorder *r;
+    cu_event_req req;
+    struct evctx *next;
+} evctx;
+
+static void ev_pump(ctrl *c);
 
 static void event_done(cu_kclient *kc, const cu_kresp *r, void *ud)
 {
     (void)kc;
     evctx *e = ud;
+    ctrl *c = e->c;
     if (r->code < 200 || r->code >= 300) {
         cu_recorder_failed(e->r, &e->req);
-        clog_(e->c, 2, "event %s %s failed: %d", e->req.method, e->req.path, r->code);
+        clog_(c, 2, "event %s %s failed: %d", e->req.method, e->req.path, r->code);
     }
     cu_event_req_free(&e->req);
     free(e);
+    c->ev_inflight--;
+    ev_pump(c);
+}
+
+static void ev_pump(ctrl *c)
+{
+    while (c->evq_head && c->ev_inflight < EV_INFLIGHT && !c->stopping) {
+        evctx *e = c->evq_head;
+        c->evq_head = e->next;
+        if (!c->evq_head)
+            c->evq_tail = NULL;
+        c->evq_len--;
+        const char *s = json_object_to_json_string_ext(e->req.body, JSON_C_TO_STRING_PLAIN);
+        if (!cu_kclient_request(c->kc, e->req.method, e->req.path, s, strlen(s),
+                                e->req.content_type, event_done, e)) {
+            cu_event_req_free(&e->req);
+            free(e);
+            continue;
+        }
+        c->ev_inflight++;
+        c->events++;
+    }
+}
+
+static void ev_queue_free(ctrl *c)
+{
+    while (c->evq_head) {
+        evctx *e = c->evq_head;
+        c->evq_head = e->next;
+        cu_event_req_free(&e->req);
+        free(e);
+    }
+    c->evq_tail = NULL;
+    c->evq_len = 0;
 }
 
 /* Records an event about an object (fire and forget; the leader only). */
@@ -510,14 +574,23 @@ static void emit(ctrl *c, int job, const char *kind, const char *ns, const char 
         free(e);
         return;
     }
-    const char *s = json_object_to_json_string_ext(e->req.body, JSON_C_TO_STRING_PLAIN);
-    if (!cu_kclient_request(c->kc, e->req.method, e->req.path, s, strlen(s),
-                            e->req.content_type, event_done, e)) {
-        cu_event_req_free(&e->req);
-        free(e);
-        return;
+    if (c->evq_len >= EV_QUEUE_MAX) {
+        evctx *old = c->evq_head;
+        c->evq_head = old->next;
+        if (!c->evq_head)
+            c->evq_tail = NULL;
+        c->evq_len--;
+        cu_event_req_free(&old->req);
+        free(old);
+        c->events_dropped++;
     }
-    c->events++;
+    if (c->evq_tail)
+        c->evq_tail->next = e;
+    else
+        c->evq_head = e;
+    c->evq_tail = e;
+    c->evq_len++;
+    ev_pump(c);
 }
 
 static void emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *reason,
@@ -679,7 +752,7 @@ static void set_decode(ctrl *c, rec *x, cu_world *w)
 static void eng_add(ctrl *c, rec *w)
 {
     const cu_workload *wl = wl_of(w);
-    if (!c->eng || w->idx >= 0 || !wl || cu_workload_finished(wl))
+    if (!c->eng || w->idx >= 0 || !wl || cu_workload_finished(wl) || w->hold)
         return;
     if (in_backoff(c, w)) {
         if (!c->next_wake || w->rq_at < c->next_wake)
@@ -808,6 +881,7 @@ static void undo_admission(ctrl *c, rec *w)
     if (!w->assumed)
         return;
     w->assumed = 0;
+    w->adm_written = 0;
     c->nassumed--;
     /* the engine admitted a copy that says "pending": take it out and
      * queue the current state again */
@@ -855,6 +929,7 @@ static void wl_sync(ctrl *c, rec *w)
     if (q) {
         if (w->assumed) {
             w->assumed = 0;
+            w->adm_written = 0;
             c->nassumed--;
         }
         if (eadm && n->adm_cq && o) {
@@ -1123,6 +1198,7 @@ static void rec_free(rec *x)
     free(x->pr_reason);
     free(x->rf_spec);
     free(x->st_conds);
+    free(x->deact_msg);
     free(x->sent_rv[0]);
     free(x->sent_rv[1]);
     cjob_free(x->job);
@@ -1214,6 +1290,7 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         }
         exclude_resources(c, w);
         set_decode(c, x, w);
+        x->hold = 0;
         decode_wl_extras(x, obj);
         const cu_workload *wl = wl_of(x);
         if (x->evict_pending && (cond_is(wl, "Evicted", "True") || !cu_workload_has_quota(wl))) {
@@ -1224,6 +1301,7 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         mark_job(c, x->owner);
         c->need_views = 1;
         c->pr_dirty = 1;
+        c->deact_dirty = 1;
         return;
     }
 
@@ -1358,11 +1436,19 @@ static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_dia
     json_object *st = json_object_new_object(), *adm = json_object_new_object();
     json_object *psas = json_object_new_array();
     json_object *flavors = json_object_new_object();
-    for (size_t i = 0; i < wl->npsa; i++) {
+    /* the admission: from the Workload, or, written but not seen back yet,
+     * from the engine that made it */
+    const cu_wl_info *vi = !cu_workload_has_quota(wl) && w->adm_written && c->eng && w->idx >= 0
+                               ? cu_engine_workload_info_idx(c->eng, w->idx)
+                               : NULL;
+    size_t npsa = vi ? vi->npsa : wl->npsa;
+    for (size_t i = 0; i < npsa; i++) {
         json_object *o = json_object_new_object(), *fl = json_object_new_object();
-        for (size_t k = 0; k < wl->psa[i].flavors.n; k++) {
-            const char *fn = wl->psa[i].flavors.items[k].value;
-            json_object_object_add(fl, wl->psa[i].flavors.items[k].key, json_object_new_string(fn));
+        size_t nf = vi ? vi->psa[i].n : wl->psa[i].flavors.n;
+        for (size_t k = 0; k < nf; k++) {
+            const char *fn = vi ? vi->psa[i].flavors[k] : wl->psa[i].flavors.items[k].value;
+            const char *rn = vi ? vi->psa[i].resources[k] : wl->psa[i].flavors.items[k].key;
+            json_object_object_add(fl, rn, json_object_new_string(fn));
             rec *rf = omap_get(&c->objs[R_RF], fn);
             if (rf && !jget(flavors, fn)) {
                 json_object *fo = json_object_new_object();
@@ -1372,7 +1458,7 @@ static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_dia
             }
         }
         json_object_object_add(o, "flavors", fl);
-        json_object_object_add(o, "count", json_object_new_int(wl->psa[i].count));
+        json_object_object_add(o, "count", json_object_new_int(vi ? vi->psa[i].count : wl->psa[i].count));
         json_object_array_add(psas, o);
     }
     json_object_object_add(adm, "podSetAssignments", psas);
@@ -1442,7 +1528,8 @@ static void reconcile_job(ctrl *c, rec *jr)
                  cu_ctrl_event_msg_finished(m, sizeof(m), wl->meta.ns, wl->meta.name));
         return;
     }
-    int holds = cu_workload_has_quota(wl), evicted = cond_is(wl, "Evicted", "True");
+    int holds = cu_workload_has_quota(wl) || (w->assumed && w->adm_written);
+    int evicted = cond_is(wl, "Evicted", "True");
     const char *wq = wl->queue_name ? wl->queue_name : "";
     if (!holds && !w->assumed && j->suspended && strcmp(wq, queue) != 0) {
         /* Kueue: a new queue-name on a suspended, unadmitted Job moves its Workload */
@@ -1560,6 +1647,7 @@ static void admit(ctrl *c, int idx)
     snprintf(path, sizeof(path), "%s/%s/workloads/%s/status", WLPATH, wl->meta.ns, wl->meta.name);
     log_admission(c, info, w);
     if (!send_write(c, OP_ADMIT, op, w->key, "PATCH", path, MERGE, p, what)) {
+        w->hold = 1;   /* not writable at this version: wait for a newer one */
         undo_admission(c, w);
         return;
     }
@@ -1706,12 +1794,19 @@ static void pods_ready(ctrl *c)
                 cu_time_format(a.requeue_at_ms, ts, sizeof(ts));
                 json_object_object_add(rq, "requeueAt", json_object_new_string(ts));
             }
-            json_object_object_add(st, "requeueState",
-                                   a.kind == CU_PR_DEACTIVATE ? NULL : rq);
             if (a.kind == CU_PR_DEACTIVATE) {
+                /* spec.active=false on the main resource; the eviction
+                 * (reason Deactivated) follows once it is seen, as for any
+                 * deactivated Workload (see deactivations) */
                 json_object_put(rq);
-                /* spec.active=false goes to the main resource */
+                json_object_put(k);
+                json_object_put(p);
+                free(w->deact_msg);
+                w->deact_msg = sdup(a.evict_message);
                 json_object *sp = json_object_new_object(), *spec = json_object_new_object();
+                json_object *md = json_object_new_object();
+                json_object_object_add(md, "resourceVersion", json_object_new_string(w->rv));
+                json_object_object_add(sp, "metadata", md);
                 json_object_object_add(sp, "spec", spec);
                 json_object_object_add(spec, "active", json_object_new_boolean(0));
                 char op[1100], path[1200], w2[1300];
@@ -1719,13 +1814,46 @@ static void pods_ready(ctrl *c)
                 snprintf(path, sizeof(path), "%s/%s/workloads/%s", WLPATH, wl->meta.ns,
                          wl->meta.name);
                 snprintf(w2, sizeof(w2), "deactivating Workload %s", w->key);
-                send_write(c, OP_OTHER, op, w->key, "PATCH", path, MERGE, sp, w2);
+                if (send_write(c, OP_OTHER, op, w->key, "PATCH", path, MERGE, sp, w2))
+                    clog_(c, 0, "deactivating Workload %s: %s", w->key, a.evict_message);
+                continue;
             }
+            json_object_object_add(st, "requeueState", rq);
             snprintf(what, sizeof(what), "evicting Workload %s (%s)", w->key, a.evict_reason);
             clog_(c, 0, "evicting Workload %s: %s", w->key, a.evict_message);
         }
         json_object_object_add(st, "conditions", k);
         wl_status_write(c, w, OP_STATUS, p, what);
+    }
+}
+
+/* A Workload with spec.active=false that holds quota is evicted with
+ * reason Deactivated (then its Job stops and the quota is released as
+ * for any eviction). Kueue's messages: "The workload is deactivated", or
+ * the requeuing-limit one when waitForPodsReady deactivated it. */
+static void deactivations(ctrl *c)
+{
+    if (!c->deact_dirty)
+        return;
+    c->deact_dirty = 0;
+    int64_t now = real_now(NULL);
+    OMAP_FOREACH(&c->objs[R_WL], w) {
+        const cu_workload *wl = wl_of(w);
+        if (!wl || wl->active || !cu_workload_has_quota(wl) || cu_workload_finished(wl) ||
+            cond_is(wl, "Evicted", "True"))
+            continue;
+        const char *msg = w->deact_msg ? w->deact_msg : "The workload is deactivated";
+        json_object *st, *p = status_patch(w->rv, &st);
+        json_object_object_add(st, "conditions",
+                               cset(conds_json(wl), "Evicted", "True", "Deactivated", msg, now));
+        if (w->deact_msg)
+            json_object_object_add(st, "requeueState", NULL);
+        char what[1300];
+        snprintf(what, sizeof(what), "evicting deactivated Workload %s", w->key);
+        if (wl_status_write(c, w, OP_STATUS, p, what)) {
+            clog_(c, 0, "evicting Workload %s: %s", w->key, msg);
+            emit_wl(c, wl, "Normal", "EvictedDueToDeactivated", msg);
+        }
     }
 }
 
@@ -1830,6 +1958,12 @@ static void cycle(ctrl *c)
         /* a periodic full pass: no lost trigger leaves a Job behind */
         c->resync_at = now + 30000;
         OMAP_FOREACH(&c->objs[R_JOB], jr) mark_job(c, jr->key);
+        OMAP_FOREACH(&c->objs[R_WL], wr) {
+            if (wr->hold) {
+                wr->hold = 0;
+                eng_add(c, wr);
+            }
+        }
         c->need_views = 1;
         c->pr_dirty = 1;
     }
@@ -1844,6 +1978,7 @@ static void cycle(ctrl *c)
     }
 
     pods_ready(c);
+    deactivations(c);
     cu_cycle_stats st;
     int ran = 0, progress = 0;
     if (!cu_pr_may_admit(&c->cfg.pr, c->pr_not_ready))
@@ -2557,6 +2692,7 @@ out:
     free(c->dirty_jobs.b);
     free(c->by_idx);
     cu_world_free(&c->vw);
+    ev_queue_free(c);
     cu_coalescer_free(c->co);
     cu_recorder_free(c->ev_adm);
     cu_recorder_free(c->ev_job);

@@ -1,0 +1,1523 @@
+/*
+ * test_controller.c - `cueue controller` end to end against a scripted
+ * fake API server (the HTTP boundary mocked).
+ *
+ * The test process plays the API server on 127.0.0.1 (plain sockets and
+ * poll, HTTP/1.1 with keep-alive, several connections at once): it answers
+ * LISTs from per-test fixtures, keeps WATCHes open with chunked encoding
+ * (replaying what happened after the watch's resourceVersion, then pushing
+ * events as the store changes), applies writes to a small store (merge
+ * patches, the metadata.resourceVersion precondition, /status touching only
+ * status), and records every request. Faults (a status and a count) and
+ * delayed answers are scripted per test. The controller runs as a forked
+ * child, cu_controller_main with a kubeconfig pointing at the fake; it is
+ * stopped with SIGTERM at the end of each test and must exit 0.
+ *
+ * What is checked: the Workload created for a labelled Job, the admission
+ * status patch (precondition, admission, conditions), a 409 on it (no Job
+ * start, a retry with the new resourceVersion), the pending reason of a
+ * Workload that does not fit, the Job started once its Workload holds
+ * quota, one admission for two Workloads that each need the whole quota,
+ * quota held in the listed state counted after a restart, and no admission
+ * before every informer has listed.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cu_controller.h"
+
+/* ---------------- the resources the fake serves ---------------- */
+
+enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_WL, R_JOB, NRES, R_OTHER = NRES };
+
+static const struct {
+    const char *prefix, *plural, *api_version, *list_kind;
+} res_tab[NRES] = {
+    { "/apis/kueue.x-k8s.io/v1beta2", "resourceflavors", "kueue.x-k8s.io/v1beta2",
+      "ResourceFlavorList" },
+    { "/apis/kueue.x-k8s.io/v1beta2", "clusterqueues", "kueue.x-k8s.io/v1beta2",
+      "ClusterQueueList" },
+    { "/apis/kueue.x-k8s.io/v1beta2", "cohorts", "kueue.x-k8s.io/v1beta2", "CohortList" },
+    { "/apis/kueue.x-k8s.io/v1beta2", "localqueues", "kueue.x-k8s.io/v1beta2", "LocalQueueList" },
+    { "/apis/kueue.x-k8s.io/v1beta2", "workloadpriorityclasses", "kueue.x-k8s.io/v1beta2",
+      "WorkloadPriorityClassList" },
+    { "/apis/scheduling.k8s.io/v1", "priorityclasses", "scheduling.k8s.io/v1",
+      "PriorityClassList" },
+    { "/api/v1", "namespaces", "v1", "NamespaceList" },
+    { "/apis/kueue.x-k8s.io/v1beta2", "workloads", "kueue.x-k8s.io/v1beta2", "WorkloadList" },
+    { "/apis/batch/v1", "jobs", "batch/v1", "JobList" },
+};
+
+/* ---------------- the fake API server ---------------- */
+
+#define MAXCONN 64
+
+typedef struct sreq {            /* one recorded request */
+    char *method, *path, *ctype, *body;
+    json_object *j;              /* body parsed, NULL when none or not JSON */
+    int status;                  /* what the fake answered (0: not yet) */
+    double t, ta;                /* when it arrived, when it was answered (s, monotonic) */
+} sreq;
+
+typedef struct fault {
+    const char *method, *path;   /* exact method; path: substring of the request path */
+    int status, times;           /* times < 0: until cleared */
+    int retry_after_s;           /* > 0: a Retry-After header */
+} fault;
+
+typedef struct delay {
+    const char *path;            /* a non-watch GET whose path (no query) equals this */
+    int ms, times;
+} delay;
+
+typedef struct obj {
+    char *key;
+    json_object *o;
+} obj;
+
+typedef struct evlog {
+    long rv;
+    char *line;                  /* {"type":..,"object":..} */
+} evlog;
+
+typedef struct conn {
+    int fd;
+    char *in;
+    size_t len, cap;
+    int watch;                   /* resource watched + 1, 0: none */
+    double due;                  /* > 0: a delayed request waits until then */
+    size_t held_len;             /* its length in `in` */
+    int held_req;                /* its index in the record */
+} conn;
+
+typedef struct srv {
+    int lfd, port;
+    conn c[MAXCONN];
+    int nc;
+    obj *objs[NRES];
+    size_t nobjs[NRES];
+    evlog *ev[NRES];
+    size_t nev[NRES];
+    long rv;
+    sreq *reqs;
+    size_t nreqs, capreqs;
+    fault faults[8];
+    int nfaults;
+    delay delays[4];
+    int ndelays;
+    long uid_seq;
+} srv;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static char *xstrdup(const char *s)
+{
+    char *p = strdup(s ? s : "");
+    assert_non_null(p);
+    return p;
+}
+
+static json_object *jget(json_object *o, const char *k)
+{
+    json_object *v = NULL;
+    if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, k, &v))
+        return NULL;
+    return v;
+}
+
+/* The value at a dotted path ("status.admission.clusterQueue"); a numeric
+ * component indexes an array. NULL when absent. */
+static json_object *jpath(json_object *o, const char *path)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", path);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ".", &save); t && o; t = strtok_r(NULL, ".", &save)) {
+        if (json_object_is_type(o, json_type_array) && *t >= '0' && *t <= '9') {
+            size_t i = (size_t)strtoul(t, NULL, 10);
+            o = i < json_object_array_length(o) ? json_object_array_get_idx(o, i) : NULL;
+        } else {
+            o = jget(o, t);
+        }
+    }
+    return o;
+}
+
+static const char *jstrp(json_object *o, const char *path)
+{
+    json_object *v = jpath(o, path);
+    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static json_object *parse_json(const char *s)
+{
+    json_object *o = json_tokener_parse(s);
+    if (!o)
+        fail_msg("fixture is not JSON: %s", s);
+    return o;
+}
+
+/* RFC 7386: patch merged into target (taken); returns the result. */
+static json_object *merge_patch(json_object *target, json_object *patch)
+{
+    if (!json_object_is_type(patch, json_type_object)) {
+        json_object_put(target);
+        return json_object_get(patch);
+    }
+    if (!json_object_is_type(target, json_type_object)) {
+        json_object_put(target);
+        target = json_object_new_object();
+    }
+    json_object_object_foreach(patch, k, v) {
+        if (!v) {
+            json_object_object_del(target, k);
+            continue;
+        }
+        json_object *cur = jget(target, k);
+        json_object *n = merge_patch(cur ? json_object_get(cur) : NULL, v);
+        json_object_object_add(target, k, n);
+    }
+    return target;
+}
+
+static void srv_close_conn(srv *s, int i)
+{
+    close(s->c[i].fd);
+    free(s->c[i].in);
+    s->c[i] = s->c[--s->nc];
+}
+
+static void srv_free(srv *s)
+{
+    if (!s)
+        return;
+    while (s->nc)
+        srv_close_conn(s, 0);
+    if (s->lfd >= 0)
+        close(s->lfd);
+    for (int r = 0; r < NRES; r++) {
+        for (size_t i = 0; i < s->nobjs[r]; i++) {
+            free(s->objs[r][i].key);
+            json_object_put(s->objs[r][i].o);
+        }
+        free(s->objs[r]);
+        for (size_t i = 0; i < s->nev[r]; i++)
+            free(s->ev[r][i].line);
+        free(s->ev[r]);
+    }
+    for (size_t i = 0; i < s->nreqs; i++) {
+        free(s->reqs[i].method);
+        free(s->reqs[i].path);
+        free(s->reqs[i].ctype);
+        free(s->reqs[i].body);
+        json_object_put(s->reqs[i].j);
+    }
+    free(s->reqs);
+    free(s);
+}
+
+static srv *srv_new(void)
+{
+    srv *s = calloc(1, sizeof(*s));
+    assert_non_null(s);
+    s->rv = 100;
+    s->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(s->lfd >= 0);
+    int one = 1;
+    setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in a = { 0 };
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(s->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(s->lfd, 64), 0);
+    socklen_t l = sizeof(a);
+    assert_int_equal(getsockname(s->lfd, (struct sockaddr *)&a, &l), 0);
+    s->port = ntohs(a.sin_port);
+    fcntl(s->lfd, F_SETFD, FD_CLOEXEC);
+    return s;
+}
+
+static int send_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static const char *reason_phrase(int code)
+{
+    switch (code) {
+    case 200: return "OK";
+    case 201: return "Created";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
+    case 422: return "Unprocessable Entity";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    default: return "Status";
+    }
+}
+
+static void respond(conn *c, int code, const char *body, int retry_after_s)
+{
+    char head[512];
+    char ra[64] = "";
+    if (retry_after_s > 0)
+        snprintf(ra, sizeof(ra), "Retry-After: %d\r\n", retry_after_s);
+    size_t bl = strlen(body);
+    int n = snprintf(head, sizeof(head),
+                     "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %zu\r\n%s\r\n",
+                     code, reason_phrase(code), bl, ra);
+    if (send_all(c->fd, head, (size_t)n) == 0)
+        send_all(c->fd, body, bl);
+}
+
+static void respond_status(conn *c, int code, const char *reason, const char *msg,
+                           int retry_after_s)
+{
+    char b[1024];
+    snprintf(b, sizeof(b),
+             "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+             "\"message\":\"%s\",\"reason\":\"%s\",\"code\":%d}",
+             msg, reason, code);
+    respond(c, code, b, retry_after_s);
+}
+
+static void respond_obj(conn *c, int code, json_object *o)
+{
+    respond(c, code, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), 0);
+}
+
+static obj *store_find(srv *s, int r, const char *key)
+{
+    for (size_t i = 0; i < s->nobjs[r]; i++)
+        if (strcmp(s->objs[r][i].key, key) == 0)
+            return &s->objs[r][i];
+    return NULL;
+}
+
+static void obj_key(json_object *o, char *out, size_t n)
+{
+    const char *ns = jstrp(o, "metadata.namespace"), *name = jstrp(o, "metadata.name");
+    if (ns && *ns)
+        snprintf(out, n, "%s/%s", ns, name ? name : "");
+    else
+        snprintf(out, n, "%s", name ? name : "");
+}
+
+static void set_rv(json_object *o, long rv)
+{
+    char b[32];
+    snprintf(b, sizeof(b), "%ld", rv);
+    json_object *md = jget(o, "metadata");
+    if (!md) {
+        md = json_object_new_object();
+        json_object_object_add(o, "metadata", md);
+    }
+    json_object_object_add(md, "resourceVersion", json_object_new_string(b));
+}
+
+/* Sends one chunk with an event line to a watching connection. */
+static void send_event(conn *c, const char *line)
+{
+    char head[32];
+    size_t l = strlen(line);
+    int n = snprintf(head, sizeof(head), "%zx\r\n", l + 1);
+    if (send_all(c->fd, head, (size_t)n) == 0 && send_all(c->fd, line, l) == 0)
+        send_all(c->fd, "\n\r\n", 3);
+}
+
+/* Records an event for resource r at the store's current rv and pushes it
+ * to the open watches of r. */
+static void push_event(srv *s, int r, const char *type, json_object *o)
+{
+    json_object *e = json_object_new_object();
+    json_object_object_add(e, "type", json_object_new_string(type));
+    json_object_object_add(e, "object", json_object_get(o));
+    evlog *n = realloc(s->ev[r], (s->nev[r] + 1) * sizeof(*n));
+    assert_non_null(n);
+    s->ev[r] = n;
+    n[s->nev[r]].rv = s->rv;
+    n[s->nev[r]].line = xstrdup(json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN));
+    json_object_put(e);
+    const char *line = n[s->nev[r]].line;
+    s->nev[r]++;
+    for (int i = 0; i < s->nc; i++)
+        if (s->c[i].watch == r + 1)
+            send_event(&s->c[i], line);
+}
+
+/* Adds a fixture object (JSON text) with the next resourceVersion; an
+ * ADDED event when watches may see it. Returns its resourceVersion. */
+static long srv_add(srv *s, int r, const char *json)
+{
+    json_object *o = parse_json(json);
+    char key[600];
+    obj_key(o, key, sizeof(key));
+    assert_null(store_find(s, r, key));
+    set_rv(o, ++s->rv);
+    obj *n = realloc(s->objs[r], (s->nobjs[r] + 1) * sizeof(*n));
+    assert_non_null(n);
+    s->objs[r] = n;
+    n[s->nobjs[r]].key = xstrdup(key);
+    n[s->nobjs[r]].o = o;
+    s->nobjs[r]++;
+    push_event(s, r, "ADDED", o);
+    return s->rv;
+}
+
+/* Changes a stored object by a merge patch (JSON text), as someone else
+ * would; with push, the watches get a MODIFIED event, without it the
+ * change is silent (its event "not delivered yet"). Returns the new rv. */
+static long srv_update(srv *s, int r, const char *key, const char *patch, int push)
+{
+    obj *x = store_find(s, r, key);
+    if (!x)
+        fail_msg("srv_update: no %s %s", res_tab[r].plural, key);
+    json_object *p = parse_json(patch);
+    x->o = merge_patch(x->o, p);
+    json_object_put(p);
+    set_rv(x->o, ++s->rv);
+    if (push)
+        push_event(s, r, "MODIFIED", x->o);
+    return s->rv;
+}
+
+/* Pushes the current state of a stored object as MODIFIED. */
+static void srv_push(srv *s, int r, const char *key)
+{
+    obj *x = store_find(s, r, key);
+    if (!x)
+        fail_msg("srv_push: no %s %s", res_tab[r].plural, key);
+    push_event(s, r, "MODIFIED", x->o);
+}
+
+static void srv_fault(srv *s, const char *method, const char *path, int status, int times,
+                      int retry_after_s)
+{
+    assert_true(s->nfaults < 8);
+    s->faults[s->nfaults++] = (fault){ method, path, status, times, retry_after_s };
+}
+
+static void srv_clear_faults(srv *s)
+{
+    s->nfaults = 0;
+}
+
+/* Splits path (no query) into resource, namespace, name, subresource.
+ * Returns the resource index, R_OTHER when not one of ours. */
+static int route(const char *path, char *ns, char *name, char *sub)
+{
+    ns[0] = name[0] = sub[0] = '\0';
+    for (int r = 0; r < NRES; r++) {
+        size_t pl = strlen(res_tab[r].prefix);
+        if (strncmp(path, res_tab[r].prefix, pl) != 0 || path[pl] != '/')
+            continue;
+        char buf[1024], *tok[8];
+        int nt = 0;
+        snprintf(buf, sizeof(buf), "%s", path + pl + 1);
+        char *save = NULL;
+        for (char *t = strtok_r(buf, "/", &save); t && nt < 8; t = strtok_r(NULL, "/", &save))
+            tok[nt++] = t;
+        int k = 0;
+        if (nt >= 3 && strcmp(tok[0], "namespaces") == 0 && r != R_NS) {
+            snprintf(ns, 256, "%s", tok[1]);
+            k = 2;
+        }
+        if (k >= nt || strcmp(tok[k], res_tab[r].plural) != 0 ||
+            (r == R_NS && nt >= 3 && strcmp(tok[2], "status") != 0)) {
+            /* not this resource (for /api/v1/namespaces/NS/KIND: another kind) */
+            ns[0] = '\0';
+            continue;
+        }
+        if (k + 1 < nt)
+            snprintf(name, 256, "%s", tok[k + 1]);
+        if (k + 2 < nt)
+            snprintf(sub, 64, "%s", tok[k + 2]);
+        return r;
+    }
+    return R_OTHER;
+}
+
+static void serve_list(srv *s, conn *c, int r)
+{
+    json_object *l = json_object_new_object(), *items = json_object_new_array();
+    json_object_object_add(l, "kind", json_object_new_string(res_tab[r].list_kind));
+    json_object_object_add(l, "apiVersion", json_object_new_string(res_tab[r].api_version));
+    json_object *md = json_object_new_object();
+    char b[32];
+    snprintf(b, sizeof(b), "%ld", s->rv);
+    json_object_object_add(md, "resourceVersion", json_object_new_string(b));
+    json_object_object_add(l, "metadata", md);
+    for (size_t i = 0; i < s->nobjs[r]; i++)
+        json_object_array_add(items, json_object_get(s->objs[r][i].o));
+    json_object_object_add(l, "items", items);
+    respond_obj(c, 200, l);
+    json_object_put(l);
+}
+
+static void serve_watch(srv *s, conn *c, int r, const char *query)
+{
+    const char *p = strstr(query, "resourceVersion=");
+    long from = p ? strtol(p + 16, NULL, 10) : s->rv;
+    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                               "Transfer-Encoding: chunked\r\n\r\n";
+    send_all(c->fd, head, sizeof(head) - 1);
+    c->watch = r + 1;
+    for (size_t i = 0; i < s->nev[r]; i++)
+        if (s->ev[r][i].rv > from)
+            send_event(c, s->ev[r][i].line);
+}
+
+/* A write to the store: POST (create), PATCH (merge patch; /status only
+ * changes status, the main resource everything but status), DELETE. */
+static int serve_write(srv *s, conn *c, sreq *q, int r, const char *ns, const char *name,
+                       const char *sub)
+{
+    json_object *body = q->j;
+    if (strcmp(q->method, "POST") == 0 && !name[0]) {
+        if (!json_object_is_type(body, json_type_object)) {
+            respond_status(c, 400, "BadRequest", "body is not an object", 0);
+            return 400;
+        }
+        json_object *o = NULL;
+        json_object_deep_copy(body, &o, NULL);
+        json_object *md = jget(o, "metadata");
+        if (ns[0] && md)
+            json_object_object_add(md, "namespace", json_object_new_string(ns));
+        char key[600];
+        obj_key(o, key, sizeof(key));
+        if (store_find(s, r, key)) {
+            json_object_put(o);
+            respond_status(c, 409, "AlreadyExists", "already exists", 0);
+            return 409;
+        }
+        char uid[64];
+        snprintf(uid, sizeof(uid), "uid-%ld", ++s->uid_seq);
+        if (md && !jget(md, "uid"))
+            json_object_object_add(md, "uid", json_object_new_string(uid));
+        if (md && !jget(md, "creationTimestamp")) {
+            char ts[40];
+            time_t t = time(NULL);
+            struct tm tm;
+            gmtime_r(&t, &tm);
+            strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+            json_object_object_add(md, "creationTimestamp", json_object_new_string(ts));
+        }
+        set_rv(o, ++s->rv);
+        obj *n = realloc(s->objs[r], (s->nobjs[r] + 1) * sizeof(*n));
+        assert_non_null(n);
+        s->objs[r] = n;
+        n[s->nobjs[r]].key = xstrdup(key);
+        n[s->nobjs[r]].o = o;
+        s->nobjs[r]++;
+        respond_obj(c, 201, o);
+        push_event(s, r, "ADDED", o);
+        return 201;
+    }
+    char key[600];
+    if (ns[0])
+        snprintf(key, sizeof(key), "%s/%s", ns, name);
+    else
+        snprintf(key, sizeof(key), "%s", name);
+    obj *x = name[0] ? store_find(s, r, key) : NULL;
+    if (!x) {
+        respond_status(c, 404, "NotFound", "not found", 0);
+        return 404;
+    }
+    if (strcmp(q->method, "PATCH") == 0) {
+        if (!q->ctype || strcmp(q->ctype, "application/merge-patch+json") != 0) {
+            respond_status(c, 415, "UnsupportedMediaType", "only merge patches here", 0);
+            return 415;
+        }
+        if (!json_object_is_type(body, json_type_object)) {
+            respond_status(c, 400, "BadRequest", "body is not an object", 0);
+            return 400;
+        }
+        const char *prv = jstrp(body, "metadata.resourceVersion");
+        const char *crv = jstrp(x->o, "metadata.resourceVersion");
+        if (prv && (!crv || strcmp(prv, crv) != 0)) {
+            respond_status(c, 409, "Conflict",
+                           "the object has been modified; please apply your changes to the "
+                           "latest version and try again",
+                           0);
+            return 409;
+        }
+        json_object *p = NULL;
+        json_object_deep_copy(body, &p, NULL);
+        if (jget(p, "metadata"))
+            json_object_object_del(jget(p, "metadata"), "resourceVersion");
+        if (strcmp(sub, "status") == 0) {
+            json_object *only = json_object_new_object();
+            if (jget(p, "status"))
+                json_object_object_add(only, "status", json_object_get(jget(p, "status")));
+            json_object_put(p);
+            p = only;
+        } else {
+            json_object_object_del(p, "status");
+        }
+        x->o = merge_patch(x->o, p);
+        json_object_put(p);
+        set_rv(x->o, ++s->rv);
+        respond_obj(c, 200, x->o);
+        push_event(s, r, "MODIFIED", x->o);
+        return 200;
+    }
+    if (strcmp(q->method, "DELETE") == 0) {
+        json_object *o = x->o;
+        free(x->key);
+        *x = s->objs[r][--s->nobjs[r]];
+        set_rv(o, ++s->rv);
+        respond_obj(c, 200, o);
+        push_event(s, r, "DELETED", o);
+        json_object_put(o);
+        return 200;
+    }
+    respond_status(c, 405, "MethodNotAllowed", "not served by the fake", 0);
+    return 405;
+}
+
+/* Handles one complete request (already recorded as s->reqs[qi]). */
+static void handle(srv *s, conn *c, size_t qi)
+{
+    sreq *q = &s->reqs[qi];
+    q->ta = now_s();
+    char path[1024];
+    snprintf(path, sizeof(path), "%s", q->path);
+    char *qm = strchr(path, '?');
+    const char *query = "";
+    if (qm) {
+        *qm = '\0';
+        query = qm + 1;
+    }
+    for (int i = 0; i < s->nfaults; i++) {
+        fault *f = &s->faults[i];
+        if (f->times != 0 && strcmp(f->method, q->method) == 0 && strstr(path, f->path)) {
+            if (f->times > 0)
+                f->times--;
+            q->status = f->status;
+            respond_status(c, f->status, f->status == 409 ? "Conflict" : "InternalError",
+                           "injected by the test", f->retry_after_s);
+            return;
+        }
+    }
+    char ns[256], name[256], sub[64];
+    int r = route(path, ns, name, sub);
+    int is_get = strcmp(q->method, "GET") == 0;
+    if (r == R_OTHER) {
+        /* Events and anything else: accepted and echoed */
+        if (is_get) {
+            q->status = 404;
+            respond_status(c, 404, "NotFound", "not served by the fake", 0);
+        } else {
+            q->status = strcmp(q->method, "POST") == 0 ? 201 : 200;
+            respond(c, q->status, q->body && *q->body ? q->body : "{}", 0);
+        }
+        return;
+    }
+    if (is_get && !name[0]) {
+        int watch = strstr(query, "watch=true") != NULL || strstr(query, "watch=1") != NULL;
+        q->status = 200;
+        if (watch)
+            serve_watch(s, c, r, query);
+        else
+            serve_list(s, c, r);
+        return;
+    }
+    if (is_get) {
+        char key[600];
+        snprintf(key, sizeof(key), "%s%s%s", ns, ns[0] ? "/" : "", name);
+        obj *x = store_find(s, r, key);
+        q->status = x ? 200 : 404;
+        if (x)
+            respond_obj(c, 200, x->o);
+        else
+            respond_status(c, 404, "NotFound", "not found", 0);
+        return;
+    }
+    q->status = serve_write(s, c, q, r, ns, name, sub);
+}
+
+static char *header_value(const char *head, size_t hl, const char *name)
+{
+    size_t nl = strlen(name);
+    for (const char *p = head; p && p < head + hl;) {
+        const char *eol = strstr(p, "\r\n");
+        if (!eol || eol > head + hl)
+            break;
+        if ((size_t)(eol - p) > nl + 1 && strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
+            const char *v = p + nl + 1;
+            while (*v == ' ')
+                v++;
+            char *out = malloc((size_t)(eol - v) + 1);
+            assert_non_null(out);
+            memcpy(out, v, (size_t)(eol - v));
+            out[eol - v] = '\0';
+            return out;
+        }
+        p = eol + 2;
+    }
+    return NULL;
+}
+
+/* Parses and records one request at the start of c->in; returns its
+ * length, 0 when incomplete, -1 when malformed. */
+static long parse_request(srv *s, conn *c, size_t *qi)
+{
+    char *end = c->len >= 4 ? strstr(c->in, "\r\n\r\n") : NULL;
+    if (!end)
+        return 0;
+    size_t hl = (size_t)(end - c->in) + 4;
+    char method[16], target[1024];
+    if (sscanf(c->in, "%15s %1023s HTTP/1.1", method, target) != 2)
+        return -1;
+    char *cl = header_value(c->in, hl, "Content-Length");
+    char *te = header_value(c->in, hl, "Transfer-Encoding");
+    size_t blen = cl ? (size_t)strtoul(cl, NULL, 10) : 0;
+    free(cl);
+    if (te) {
+        free(te);
+        fail_msg("the fake does not read chunked request bodies (%s %s)", method, target);
+    }
+    if (c->len < hl + blen)
+        return 0;
+    if (s->nreqs == s->capreqs) {
+        s->capreqs = s->capreqs ? s->capreqs * 2 : 64;
+        s->reqs = realloc(s->reqs, s->capreqs * sizeof(*s->reqs));
+        assert_non_null(s->reqs);
+    }
+    sreq *q = &s->reqs[s->nreqs];
+    memset(q, 0, sizeof(*q));
+    q->method = xstrdup(method);
+    q->path = xstrdup(target);
+    q->ctype = header_value(c->in, hl, "Content-Type");
+    q->body = malloc(blen + 1);
+    assert_non_null(q->body);
+    memcpy(q->body, c->in + hl, blen);
+    q->body[blen] = '\0';
+    q->j = blen ? json_tokener_parse(q->body) : NULL;
+    q->t = now_s();
+    *qi = s->nreqs++;
+    return (long)(hl + blen);
+}
+
+static void consume(conn *c, size_t n)
+{
+    memmove(c->in, c->in + n, c->len - n + 1);   /* and the NUL */
+    c->len -= n;
+}
+
+/* The delay (ms) scripted for this request, 0 when none. */
+static int delay_for(srv *s, const sreq *q)
+{
+    if (strcmp(q->method, "GET") != 0 || strstr(q->path, "watch="))
+        return 0;
+    size_t pl = strcspn(q->path, "?");
+    for (int i = 0; i < s->ndelays; i++) {
+        delay *d = &s->delays[i];
+        if (d->times > 0 && strlen(d->path) == pl && strncmp(q->path, d->path, pl) == 0) {
+            d->times--;
+            return d->ms;
+        }
+    }
+    return 0;
+}
+
+/* Handles what complete requests c holds (none while one is delayed). */
+static int conn_process(srv *s, conn *c)
+{
+    while (c->due == 0 && !c->watch) {
+        size_t qi = 0;
+        long n = parse_request(s, c, &qi);
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            return 0;
+        int ms = delay_for(s, &s->reqs[qi]);
+        if (ms > 0) {
+            c->due = now_s() + ms / 1000.0;
+            c->held_len = (size_t)n;
+            c->held_req = (int)qi;
+            return 0;
+        }
+        handle(s, c, qi);
+        consume(c, (size_t)n);
+    }
+    return 0;
+}
+
+/* Serves for up to ms milliseconds (returns early after any activity). */
+static void srv_step(srv *s, int ms)
+{
+    struct pollfd p[MAXCONN + 1];
+    double t = now_s();
+    for (int i = 0; i < s->nc; i++)
+        if (s->c[i].due > 0) {
+            int left = (int)((s->c[i].due - t) * 1000) + 1;
+            if (left < ms)
+                ms = left < 0 ? 0 : left;
+        }
+    p[0].fd = s->lfd;
+    p[0].events = POLLIN;
+    for (int i = 0; i < s->nc; i++) {
+        p[i + 1].fd = s->c[i].fd;
+        p[i + 1].events = POLLIN;
+    }
+    int nfds = s->nc + 1;
+    int rc = poll(p, (nfds_t)nfds, ms);
+    if (rc < 0 && errno != EINTR)
+        fail_msg("poll: %s", strerror(errno));
+    /* delayed requests that are due */
+    t = now_s();
+    for (int i = 0; i < s->nc; i++) {
+        conn *c = &s->c[i];
+        if (c->due > 0 && t >= c->due) {
+            c->due = 0;
+            handle(s, c, (size_t)c->held_req);
+            consume(c, c->held_len);
+            conn_process(s, c);
+        }
+    }
+    if (rc <= 0)
+        return;
+    /* connections first (indices stay valid while we walk backwards) */
+    for (int i = nfds - 2; i >= 0; i--) {
+        if (!(p[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        conn *c = &s->c[i];
+        if (c->len + 65536 > c->cap) {
+            c->cap = c->len + 65536;
+            c->in = realloc(c->in, c->cap);
+            assert_non_null(c->in);
+        }
+        ssize_t n = recv(c->fd, c->in + c->len, c->cap - c->len - 1, 0);
+        if (n <= 0) {
+            if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                continue;
+            srv_close_conn(s, i);
+            continue;
+        }
+        c->len += (size_t)n;
+        c->in[c->len] = '\0';   /* the parser reads text */
+        if (conn_process(s, c) != 0)
+            srv_close_conn(s, i);
+    }
+    if (p[0].revents & POLLIN) {
+        int fd = accept(s->lfd, NULL, NULL);
+        if (fd >= 0) {
+            if (s->nc == MAXCONN)
+                fail_msg("the fake server ran out of connection slots");
+            fcntl(fd, F_SETFD, FD_CLOEXEC);
+            memset(&s->c[s->nc], 0, sizeof(s->c[s->nc]));
+            s->c[s->nc++].fd = fd;
+        }
+    }
+}
+
+/* ---------------- the controller, forked ---------------- */
+
+typedef struct fx {
+    srv *s;
+    pid_t pid;
+    char dir[256], kc[300], log[300];
+} fx;
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof(*f));
+    if (!f)
+        return -1;
+    snprintf(f->dir, sizeof(f->dir), "/tmp/cu_test_controller.XXXXXX");
+    if (!mkdtemp(f->dir)) {
+        free(f);
+        return -1;
+    }
+    snprintf(f->kc, sizeof(f->kc), "%s/kubeconfig", f->dir);
+    snprintf(f->log, sizeof(f->log), "%s/controller.log", f->dir);
+    f->s = srv_new();
+    *state = f;
+    return 0;
+}
+
+static void dump(fx *f)
+{
+    fprintf(stderr, "---- requests the fake server saw ----\n");
+    for (size_t i = 0; i < f->s->nreqs; i++) {
+        sreq *q = &f->s->reqs[i];
+        if (strcmp(q->method, "GET") == 0 && !strstr(q->path, "watch="))
+            fprintf(stderr, "%3zu %d %s %s\n", i, q->status, q->method, q->path);
+        else if (strcmp(q->method, "GET") != 0 && !strstr(q->path, "/events"))
+            fprintf(stderr, "%3zu %d %s %s %.600s\n", i, q->status, q->method, q->path, q->body);
+    }
+    fprintf(stderr, "---- controller log ----\n");
+    FILE *l = fopen(f->log, "r");
+    char line[2048];
+    while (l && fgets(line, sizeof(line), l))
+        fputs(line, stderr);
+    if (l)
+        fclose(l);
+}
+
+#define EQS(f, o, path, want)                                                                      \
+    do {                                                                                           \
+        const char *got_ = jstrp(o, path);                                                         \
+        if (!got_ || strcmp(got_, want) != 0) {                                                    \
+            dump(f);                                                                               \
+            fail_msg("%s: \"%s\", want \"%s\"", path, got_ ? got_ : "(absent)", want);            \
+        }                                                                                          \
+    } while (0)
+
+#define CHECK(f, cond, ...)                                                                        \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            dump(f);                                                                               \
+            fail_msg(__VA_ARGS__);                                                                 \
+        }                                                                                          \
+    } while (0)
+
+/* Serves until the controller exits (after SIGTERM), at most 8 s. */
+static int reap_child(fx *f)
+{
+    double end = now_s() + 8;
+    int st = 0;
+    for (;;) {
+        pid_t w = waitpid(f->pid, &st, WNOHANG);
+        if (w == f->pid)
+            break;
+        if (now_s() > end) {
+            kill(f->pid, SIGKILL);
+            waitpid(f->pid, &st, 0);
+            f->pid = 0;
+            return -2;
+        }
+        srv_step(f->s, 10);
+    }
+    f->pid = 0;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    if (f->pid > 0) {
+        kill(f->pid, SIGTERM);
+        reap_child(f);
+    }
+    srv_free(f->s);
+    unlink(f->kc);
+    unlink(f->log);
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+/* Starts the controller against the fake. */
+static void start(fx *f)
+{
+    FILE *k = fopen(f->kc, "w");
+    assert_non_null(k);
+    fprintf(k, "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster: {server: "
+               "'http://127.0.0.1:%d'}\ncontexts:\n- name: fake\n  context: {cluster: fake}\n"
+               "current-context: fake\n",
+            f->s->port);
+    fclose(k);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* a crashed test must not leave a controller behind */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            exit(3);
+        int lfd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (lfd >= 0) {
+            dup2(lfd, 2);
+            dup2(lfd, 1);
+            close(lfd);
+        }
+        char kc[300];
+        snprintf(kc, sizeof(kc), "%s", f->kc);
+        srv_free(f->s);   /* the child serves nothing; its copy is closed and freed */
+        f->s = NULL;
+        char *argv[] = { "controller", "--kubeconfig", kc, "--health-probe-bind-address", "0",
+                         "--metrics-bind-address", "0", "-v", "3", NULL };
+        int rc = cu_controller_main((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv);
+        exit(rc);
+    }
+    f->pid = pid;
+}
+
+/* Stops the controller with SIGTERM (serving its last writes) and checks
+ * it exits 0. */
+static void stop(fx *f)
+{
+    assert_true(f->pid > 0);
+    kill(f->pid, SIGTERM);
+    int rc = reap_child(f);
+    CHECK(f, rc == 0, "the controller exited with %d after SIGTERM (want 0)", rc);
+}
+
+/* ---------------- looking at what was sent ---------------- */
+
+typedef int (*req_pred)(const sreq *q, const void *ud);
+
+/* The index of the first recorded request at or after from that matches,
+ * serving for up to timeout_ms while none has; -1 on timeout. */
+static long wait_req(fx *f, size_t from, req_pred p, const void *ud, int timeout_ms)
+{
+    double end = now_s() + timeout_ms / 1000.0;
+    for (;;) {
+        for (size_t i = from; i < f->s->nreqs; i++)
+            if (f->s->reqs[i].status && p(&f->s->reqs[i], ud))
+                return (long)i;
+        if (now_s() >= end)
+            return -1;
+        int st;
+        if (waitpid(f->pid, &st, WNOHANG) == f->pid) {
+            f->pid = 0;
+            dump(f);
+            fail_msg("the controller exited early (status %d)", st);
+        }
+        srv_step(f->s, 20);
+    }
+}
+
+/* Serves for ms milliseconds. */
+static void serve_for(fx *f, int ms)
+{
+    double end = now_s() + ms / 1000.0;
+    while (now_s() < end)
+        srv_step(f->s, 20);
+}
+
+static size_t count_req(fx *f, size_t from, size_t to, req_pred p, const void *ud)
+{
+    size_t n = 0;
+    for (size_t i = from; i < to && i < f->s->nreqs; i++)
+        n += p(&f->s->reqs[i], ud) != 0;
+    return n;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* The condition of type in a Workload/patch body, NULL when absent. */
+static json_object *cond(json_object *o, const char *type)
+{
+    json_object *cs = jpath(o, "status.conditions");
+    size_t n = json_object_is_type(cs, json_type_array) ? json_object_array_length(cs) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *k = json_object_array_get_idx(cs, i);
+        const char *t = jstrp(k, "type");
+        if (t && strcmp(t, type) == 0)
+            return k;
+    }
+    return NULL;
+}
+
+static const char WLS[] = "/apis/kueue.x-k8s.io/v1beta2/namespaces/";
+
+/* ud: the Workload's name (NULL: any). A merge patch of the Workload's
+ * /status with a status.admission. */
+static int is_admission(const sreq *q, const void *ud)
+{
+    const char *name = ud;
+    char suffix[300];
+    snprintf(suffix, sizeof(suffix), "/workloads/%s/status", name ? name : "");
+    return strcmp(q->method, "PATCH") == 0 && strncmp(q->path, WLS, strlen(WLS)) == 0 &&
+           (name ? ends_with(q->path, suffix) : strstr(q->path, "/workloads/") &&
+                                                    ends_with(q->path, "/status")) &&
+           json_object_is_type(jpath(q->j, "status.admission"), json_type_object);
+}
+
+/* ud: the Workload's name. A /status patch with QuotaReserved=False. */
+static int is_pending_write(const sreq *q, const void *ud)
+{
+    char suffix[300];
+    snprintf(suffix, sizeof(suffix), "/workloads/%s/status", (const char *)ud);
+    const char *st = jstrp(cond(q->j, "QuotaReserved"), "status");
+    return strcmp(q->method, "PATCH") == 0 && ends_with(q->path, suffix) && st &&
+           strcmp(st, "False") == 0;
+}
+
+/* ud: "ns/name" of the Job. A patch of the Job with spec.suspend=false. */
+static int is_job_start(const sreq *q, const void *ud)
+{
+    const char *key = ud, *sl = strchr(key, '/');
+    char path[600];
+    snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%.*s/jobs/%s", (int)(sl - key), key,
+             sl + 1);
+    json_object *s = jpath(q->j, "spec.suspend");
+    return strcmp(q->method, "PATCH") == 0 && strcmp(q->path, path) == 0 &&
+           json_object_is_type(s, json_type_boolean) && !json_object_get_boolean(s);
+}
+
+/* ud: a path. A POST to it. */
+static int is_post_to(const sreq *q, const void *ud)
+{
+    return strcmp(q->method, "POST") == 0 && strcmp(q->path, ud) == 0;
+}
+
+/* ---------------- fixtures ---------------- */
+
+/* One flavor f1 (nodeLabels pool=p1), ClusterQueue cq with 4 cpu of it,
+ * LocalQueue team/lq, Namespace team. */
+static void base_world(srv *s)
+{
+    srv_add(s, R_RF, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+                     "\"metadata\":{\"name\":\"f1\",\"uid\":\"rf-1\"},"
+                     "\"spec\":{\"nodeLabels\":{\"pool\":\"p1\"}}}");
+    srv_add(s, R_CQ, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
+                     "\"metadata\":{\"name\":\"cq\",\"uid\":\"cq-1\"},\"spec\":{"
+                     "\"namespaceSelector\":{},\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],"
+                     "\"flavors\":[{\"name\":\"f1\",\"resources\":[{\"name\":\"cpu\","
+                     "\"nominalQuota\":\"4\"}]}]}]}}");
+    srv_add(s, R_LQ, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
+                     "\"metadata\":{\"name\":\"lq\",\"namespace\":\"team\",\"uid\":\"lq-1\"},"
+                     "\"spec\":{\"clusterQueue\":\"cq\"}}");
+    srv_add(s, R_NS, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+                     "\"team\",\"uid\":\"ns-1\",\"labels\":{\"kubernetes.io/metadata.name\":"
+                     "\"team\"}}}");
+}
+
+/* A pending Workload team/NAME in queue QUEUE asking for CPU cpu; owner:
+ * a Job name (its uid "job-uid") or NULL. */
+static long add_workload(srv *s, const char *name, const char *queue, const char *cpu,
+                         const char *owner, int seq)
+{
+    char own[400] = "";
+    if (owner)
+        snprintf(own, sizeof(own),
+                 ",\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
+                 "\"name\":\"%s\",\"uid\":\"job-uid\",\"controller\":true,"
+                 "\"blockOwnerDeletion\":true}]",
+                 owner);
+    char b[2048];
+    snprintf(b, sizeof(b),
+             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"metadata\":{"
+             "\"name\":\"%s\",\"namespace\":\"team\",\"uid\":\"wl-%s\","
+             "\"creationTimestamp\":\"2025-01-01T00:00:%02dZ\"%s},"
+             "\"spec\":{\"queueName\":\"%s\",\"active\":true,\"podSets\":[{\"name\":\"main\","
+             "\"count\":1,\"template\":{\"spec\":{\"nodeSelector\":{\"disk\":\"ssd\"},"
+             "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":"
+             "{\"cpu\":\"%s\"}}}]}}}]}}",
+             name, name, seq, own, queue, cpu);
+    return srv_add(s, R_WL, b);
+}
+
+/* The Job the Workload names refer to: team/sample-job, uid as given
+ * (Kueue's Workload name for it with uid
+ * a1b2c3d4-0000-4000-8000-000000000001 is job-sample-job-57a5d:
+ * printf 'Job\nbatch\nsample-job\na1b2c3d4-0000-4000-8000-000000000001'
+ * | sha1sum starts 57a5d). */
+#define JOB_UID "a1b2c3d4-0000-4000-8000-000000000001"
+#define JOB_WL "job-sample-job-57a5d"
+
+static void add_job(srv *s, const char *queue)
+{
+    char b[2048];
+    snprintf(b, sizeof(b),
+             "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"sample-job\","
+             "\"namespace\":\"team\",\"uid\":\"" JOB_UID "\","
+             "\"creationTimestamp\":\"2025-01-01T00:00:00Z\","
+             "\"labels\":{\"kueue.x-k8s.io/queue-name\":\"%s\"}},"
+             "\"spec\":{\"suspend\":true,\"parallelism\":1,\"completions\":1,\"template\":{"
+             "\"spec\":{\"nodeSelector\":{\"disk\":\"ssd\"},\"restartPolicy\":\"Never\","
+             "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":"
+             "{\"cpu\":\"4\"}}}]}}},\"status\":{}}",
+             queue);
+    srv_add(s, R_JOB, b);
+}
+
+/* The Workload Kueue would have created for that Job, pending in queue. */
+static long add_job_workload(srv *s, const char *queue)
+{
+    char b[2048];
+    snprintf(b, sizeof(b),
+             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"metadata\":{"
+             "\"name\":\"" JOB_WL "\",\"namespace\":\"team\",\"uid\":\"wl-job\","
+             "\"creationTimestamp\":\"2025-01-01T00:00:00Z\","
+             "\"labels\":{\"kueue.x-k8s.io/job-uid\":\"" JOB_UID "\"},"
+             "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
+             "\"name\":\"sample-job\",\"uid\":\"" JOB_UID "\",\"controller\":true,"
+             "\"blockOwnerDeletion\":true}]},"
+             "\"spec\":{\"queueName\":\"%s\",\"active\":true,\"podSets\":[{\"name\":\"main\","
+             "\"count\":1,\"template\":{\"spec\":{\"nodeSelector\":{\"disk\":\"ssd\"},"
+             "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
+             "\"resources\":{\"requests\":{\"cpu\":\"4\"}}}]}}}]}}",
+             queue);
+    return srv_add(s, R_WL, b);
+}
+
+/* ---------------- the tests ---------------- */
+
+/* 1. A suspended Job with the queue-name label and no Workload gets one. */
+static void test_creates_workload_for_job(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_job(f->s, "lq");
+    start(f);
+    const char *path = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/workloads";
+    long i = wait_req(f, 0, is_post_to, path, 5000);
+    CHECK(f, i >= 0, "no POST of a Workload to %s", path);
+    sreq *q = &f->s->reqs[i];
+    CHECK(f, q->ctype && strcmp(q->ctype, "application/json") == 0, "content type %s",
+          q->ctype ? q->ctype : "(none)");
+    json_object *b = q->j;
+    CHECK(f, b != NULL, "the POST body is not JSON: %s", q->body);
+    EQS(f, b, "kind", "Workload");
+    EQS(f, b, "apiVersion", "kueue.x-k8s.io/v1beta2");
+    EQS(f, b, "metadata.name", JOB_WL);
+    EQS(f, b, "metadata.namespace", "team");
+    json_object *own = jpath(b, "metadata.ownerReferences");
+    CHECK(f, json_object_is_type(own, json_type_array) && json_object_array_length(own) == 1,
+          "want one ownerReference: %s", q->body);
+    EQS(f, b, "metadata.ownerReferences.0.apiVersion", "batch/v1");
+    EQS(f, b, "metadata.ownerReferences.0.kind", "Job");
+    EQS(f, b, "metadata.ownerReferences.0.name", "sample-job");
+    EQS(f, b, "metadata.ownerReferences.0.uid", JOB_UID);
+    json_object *ctl = jpath(b, "metadata.ownerReferences.0.controller");
+    assert_true(json_object_is_type(ctl, json_type_boolean) && json_object_get_boolean(ctl));
+    EQS(f, b, "spec.queueName", "lq");
+    EQS(f, b, "spec.podSets.0.name", "main");
+    assert_int_equal(json_object_get_int(jpath(b, "spec.podSets.0.count")), 1);
+    EQS(f, b, "spec.podSets.0.template.spec.containers.0.resources.requests.cpu", "4");
+    /* one creation, even after the Workload came back through the watch
+     * and the controller went on (it admits it and starts the Job) */
+    long a = wait_req(f, 0, is_admission, JOB_WL, 5000);
+    CHECK(f, a >= 0, "the created Workload was never admitted");
+    long s = wait_req(f, 0, is_job_start, "team/sample-job", 5000);
+    CHECK(f, s > a, "the Job was not started after its Workload's admission");
+    serve_for(f, 300);
+    size_t posts = count_req(f, 0, f->s->nreqs, is_post_to, path);
+    CHECK(f, posts == 1, "%zu Workload creations, want 1", posts);
+    stop(f);
+}
+
+/* 2. A pending Workload that fits is admitted with a precondition. */
+static void test_admits_with_precondition(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    long rv = add_workload(f->s, "a", "lq", "3", NULL, 1);
+    start(f);
+    long i = wait_req(f, 0, is_admission, "a", 5000);
+    CHECK(f, i >= 0, "no admission of team/a");
+    sreq *q = &f->s->reqs[i];
+    assert_string_equal(q->path, "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/workloads/a/status");
+    CHECK(f, q->ctype && strcmp(q->ctype, "application/merge-patch+json") == 0, "content type %s",
+          q->ctype ? q->ctype : "(none)");
+    char want_rv[32];
+    snprintf(want_rv, sizeof(want_rv), "%ld", rv);
+    const char *prv = jstrp(q->j, "metadata.resourceVersion");
+    CHECK(f, prv && strcmp(prv, want_rv) == 0, "precondition %s, want %s", prv ? prv : "(none)",
+          want_rv);
+    assert_int_equal(q->status, 200);
+    EQS(f, q->j, "status.admission.clusterQueue", "cq");
+    EQS(f, q->j, "status.admission.podSetAssignments.0.name", "main");
+    EQS(f, q->j, "status.admission.podSetAssignments.0.flavors.cpu", "f1");
+    assert_int_equal(json_object_get_int(jpath(q->j, "status.admission.podSetAssignments.0.count")),
+                     1);
+    EQS(f, q->j, "status.admission.podSetAssignments.0.resourceUsage.cpu", "3");
+    static const char *const types[] = { "QuotaReserved", "Admitted" };
+    for (int k = 0; k < 2; k++) {
+        json_object *c = cond(q->j, types[k]);
+        CHECK(f, c != NULL, "no %s condition in %s", types[k], q->body);
+        EQS(f, c, "status", "True");
+        EQS(f, c, "reason", types[k]);
+    }
+    EQS(f, cond(q->j, "QuotaReserved"), "message",
+                        "Quota reserved in ClusterQueue cq");
+    /* the spec is not touched by a status write */
+    CHECK(f, jpath(q->j, "spec") == NULL, "the status patch carries a spec: %s", q->body);
+    serve_for(f, 300);
+    size_t n = count_req(f, 0, f->s->nreqs, is_admission, "a");
+    CHECK(f, n == 1, "%zu admission writes of team/a, want 1", n);
+    stop(f);
+}
+
+/* 3. The admission write gets 409: the Job is not started, and the
+ * admission is written again, with the resourceVersion of the newer
+ * Workload the watch brings. */
+static void test_conflict_retries_with_new_rv(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_job(f->s, "lq");
+    long rv0 = add_job_workload(f->s, "lq");
+    srv_fault(f->s, "PATCH", "/workloads/" JOB_WL "/status", 409, -1, 0);
+    start(f);
+    long i = wait_req(f, 0, is_admission, JOB_WL, 5000);
+    CHECK(f, i >= 0, "no admission of " JOB_WL);
+    assert_int_equal(f->s->reqs[i].status, 409);
+    char b[32];
+    snprintf(b, sizeof(b), "%ld", rv0);
+    EQS(f, f->s->reqs[i].j, "metadata.resourceVersion", b);
+    /* a while with the conflict standing: the Job stays suspended */
+    serve_for(f, 700);
+    size_t starts = count_req(f, 0, f->s->nreqs, is_job_start, "team/sample-job");
+    CHECK(f, starts == 0, "the Job was started although its admission failed with 409");
+    size_t tries = count_req(f, 0, f->s->nreqs, is_admission, JOB_WL);
+    /* someone else changed the Workload (the cause of the conflict); the
+     * store now holds rv1 and answers the old one with 409 by itself */
+    srv_clear_faults(f->s);
+    size_t mark = f->s->nreqs;
+    long rv1 = srv_update(f->s, R_WL, "team/" JOB_WL,
+                          "{\"metadata\":{\"annotations\":{\"touched\":\"yes\"}}}", 0);
+    serve_for(f, 200);
+    starts = count_req(f, 0, f->s->nreqs, is_job_start, "team/sample-job");
+    CHECK(f, starts == 0, "the Job was started before its admission was written");
+    srv_push(f->s, R_WL, "team/" JOB_WL);
+    snprintf(b, sizeof(b), "%ld", rv1);
+    /* after the push: attempts with the old rv may still be on their way
+     * (409 from the store); the one that succeeds carries rv1 */
+    long ok = -1;
+    char b0[32];
+    snprintf(b0, sizeof(b0), "%ld", rv0);
+    double end = now_s() + 5;
+    for (size_t from = mark; ok < 0;) {
+        long k = wait_req(f, from, is_admission, JOB_WL, (int)((end - now_s()) * 1000));
+        CHECK(f, k >= 0, "no successful admission within 5 s of the newer Workload");
+        sreq *q = &f->s->reqs[k];
+        const char *rv = jstrp(q->j, "metadata.resourceVersion");
+        if (q->status == 200)
+            ok = k;
+        else
+            CHECK(f, q->status == 409 && rv && strcmp(rv, b0) == 0,
+                  "admission write %ld answered %d (rv %s)", k, q->status, rv ? rv : "-");
+        from = (size_t)k + 1;
+    }
+    CHECK(f, ok >= 0, "the admission was not retried successfully");
+    const char *rv = jstrp(f->s->reqs[ok].j, "metadata.resourceVersion");
+    CHECK(f, rv && strcmp(rv, b) == 0, "the retry carries rv %s, want %s", rv ? rv : "-", b);
+    /* now the Job starts, and only after the admission was written */
+    long s = wait_req(f, 0, is_job_start, "team/sample-job", 5000);
+    CHECK(f, s > ok, "the Job was not started after the successful admission");
+    print_message("    (%zu admission attempts answered 409 during the 700 ms conflict)\n", tries);
+    stop(f);
+}
+
+/* 4. A Workload that does not fit: QuotaReserved=False with Kueue's
+ * message; never an admission. */
+static void test_pending_reason(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_workload(f->s, "big", "lq", "8", NULL, 1);
+    start(f);
+    long i = wait_req(f, 0, is_pending_write, "big", 5000);
+    CHECK(f, i >= 0, "no pending reason written for team/big");
+    sreq *q = &f->s->reqs[i];
+    json_object *c = cond(q->j, "QuotaReserved");
+    /* Kueue v0.19+ (UnadmittedWorkloadsObservability, on by default): the
+     * granular reason, not the legacy "Pending" (kueue-semantics.md 3) */
+    EQS(f, c, "reason", "ExceedsMaxQuota");
+    EQS(f, c, "message", "couldn't assign flavors to pod set main: insufficient quota for cpu in "
+                        "flavor f1, request > maximum capacity (8 > 4)");
+    CHECK(f, jpath(q->j, "status.admission") == NULL, "a pending write with an admission: %s",
+          q->body);
+    CHECK(f, jstrp(q->j, "metadata.resourceVersion") != NULL,
+          "the pending write has no resourceVersion precondition");
+    serve_for(f, 600);
+    size_t n = count_req(f, 0, f->s->nreqs, is_admission, NULL);
+    CHECK(f, n == 0, "%zu admissions of a Workload that does not fit", n);
+    /* written once: its own write coming back does not trigger another */
+    n = count_req(f, 0, f->s->nreqs, is_pending_write, "big");
+    CHECK(f, n == 1, "%zu pending writes of team/big, want 1", n);
+    stop(f);
+}
+
+/* 5. A Job whose Workload now holds quota (admitted elsewhere, seen as
+ * MODIFIED) is started with the flavor's nodeLabels. */
+static void test_starts_job_when_admitted(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_job(f->s, "elsewhere");
+    /* its Workload waits in a queue that does not exist, so this
+     * controller cannot admit it itself */
+    add_job_workload(f->s, "elsewhere");
+    start(f);
+    serve_for(f, 500);
+    size_t n = count_req(f, 0, f->s->nreqs, is_job_start, "team/sample-job");
+    CHECK(f, n == 0, "the Job was started while its Workload held no quota");
+    size_t mark = f->s->nreqs;
+    srv_update(f->s, R_WL, "team/" JOB_WL,
+               "{\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{"
+               "\"name\":\"main\",\"count\":1,\"flavors\":{\"cpu\":\"f1\"},\"resourceUsage\":"
+               "{\"cpu\":\"4\"}}]},\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":"
+               "\"True\",\"reason\":\"QuotaReserved\",\"message\":\"Quota reserved in "
+               "ClusterQueue cq\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{\"type\":"
+               "\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\",\"message\":\"The "
+               "workload is admitted\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"}]}}",
+               1);
+    long i = wait_req(f, mark, is_job_start, "team/sample-job", 5000);
+    CHECK(f, i >= 0, "the Job was not started once its Workload held quota");
+    sreq *q = &f->s->reqs[i];
+    CHECK(f, q->ctype && strcmp(q->ctype, "application/merge-patch+json") == 0, "content type %s",
+          q->ctype ? q->ctype : "(none)");
+    EQS(f, q->j, "spec.template.spec.nodeSelector.pool", "p1");
+    EQS(f, q->j, "spec.template.spec.nodeSelector.disk", "ssd");
+    assert_int_equal(q->status, 200);
+    /* the stored Job is now running with the selector */
+    obj *job = store_find(f->s, R_JOB, "team/sample-job");
+    assert_false(json_object_get_boolean(jpath(job->o, "spec.suspend")));
+    EQS(f, job->o, "spec.template.spec.nodeSelector.pool", "p1");
+    serve_for(f, 300);
+    n = count_req(f, 0, f->s->nreqs, is_job_start, "team/sample-job");
+    CHECK(f, n == 1, "%zu Job starts, want 1", n);
+    n = count_req(f, 0, f->s->nreqs, is_admission, NULL);
+    CHECK(f, n == 0, "%zu admissions written, want none", n);
+    stop(f);
+}
+
+/* 6. Two Workloads that each need the whole quota: one admission, and
+ * only one, through the echo of the admitted one and later cycles. */
+static void test_quota_not_oversold(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_workload(f->s, "a", "lq", "4", NULL, 1);
+    add_workload(f->s, "b", "lq", "4", NULL, 2);
+    start(f);
+    long i = wait_req(f, 0, is_admission, NULL, 5000);
+    CHECK(f, i >= 0, "no admission");
+    CHECK(f, f->s->reqs[i].status == 200, "the admission write answered %d",
+          f->s->reqs[i].status);
+    const char *first = strstr(f->s->reqs[i].path, "/workloads/a/") ? "a" : "b";
+    const char *other = first[0] == 'a' ? "b" : "a";
+    assert_string_equal(first, "a");   /* the older one goes first */
+    /* the admitted Workload comes back MODIFIED (the store pushed it);
+     * let many cycles pass */
+    serve_for(f, 1500);
+    size_t n = count_req(f, 0, f->s->nreqs, is_admission, NULL);
+    CHECK(f, n == 1, "%zu admissions for 4 cpu of quota and two 4-cpu Workloads, want 1", n);
+    long p = wait_req(f, 0, is_pending_write, other, 100);
+    CHECK(f, p >= 0, "no pending reason for team/%s", other);
+    EQS(f, cond(f->s->reqs[p].j, "QuotaReserved"), "message",
+                        "couldn't assign flavors to pod set main: insufficient unused quota for "
+                        "cpu in flavor f1, 4 more needed");
+    stop(f);
+}
+
+/* 7. After a restart: quota held in the listed state counts, so the
+ * pending Workload only gets its reason. */
+static void test_restart_counts_held_quota(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_workload(f->s, "b", "lq", "4", NULL, 2);
+    add_workload(f->s, "a", "lq", "4", NULL, 1);
+    srv_update(f->s, R_WL, "team/a",
+               "{\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{"
+               "\"name\":\"main\",\"count\":1,\"flavors\":{\"cpu\":\"f1\"},\"resourceUsage\":"
+               "{\"cpu\":\"4\"}}]},\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":"
+               "\"True\",\"reason\":\"QuotaReserved\",\"message\":\"Quota reserved in "
+               "ClusterQueue cq\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{\"type\":"
+               "\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\",\"message\":\"The "
+               "workload is admitted\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"}]}}",
+               1);
+    start(f);
+    long p = wait_req(f, 0, is_pending_write, "b", 5000);
+    CHECK(f, p >= 0, "no pending reason for team/b");
+    json_object *c = cond(f->s->reqs[p].j, "QuotaReserved");
+    EQS(f, c, "reason", "WaitingForQuota");   /* the granular reason, as in test 4 */
+    EQS(f, c, "message", "couldn't assign flavors to pod set main: insufficient unused quota for "
+                        "cpu in flavor f1, 4 more needed");
+    serve_for(f, 800);
+    size_t n = count_req(f, 0, f->s->nreqs, is_admission, NULL);
+    CHECK(f, n == 0, "%zu admissions written although the quota is all held", n);
+    stop(f);
+}
+
+/* 8. Nothing is admitted before every informer has listed: the Jobs LIST
+ * is answered 1 s late. */
+static void test_no_write_before_sync(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_workload(f->s, "a", "lq", "1", NULL, 1);
+    f->s->delays[f->s->ndelays++] = (delay){ "/apis/batch/v1/jobs", 1000, 1 };
+    double t0 = now_s();
+    start(f);
+    long i = wait_req(f, 0, is_admission, "a", 6000);
+    CHECK(f, i >= 0, "no admission of team/a after the Jobs LIST was answered");
+    /* the Jobs LIST: when it was answered */
+    long jl = -1;
+    for (size_t k = 0; k < f->s->nreqs && jl < 0; k++)
+        if (strncmp(f->s->reqs[k].path, "/apis/batch/v1/jobs?", 20) == 0 &&
+            !strstr(f->s->reqs[k].path, "watch="))
+            jl = (long)k;
+    CHECK(f, jl >= 0, "the controller never listed Jobs");
+    double answered = f->s->reqs[jl].ta;
+    CHECK(f, answered - f->s->reqs[jl].t >= 0.99, "the Jobs LIST was not held");
+    CHECK(f, f->s->reqs[i].t >= answered - 0.01,
+          "admission written %.3f s after start, before the Jobs LIST was answered (%.3f s)",
+          f->s->reqs[i].t - t0, answered - t0);
+    /* no write of any kind before it */
+    for (size_t k = 0; k < f->s->nreqs; k++) {
+        sreq *q = &f->s->reqs[k];
+        if (strcmp(q->method, "GET") != 0)
+            CHECK(f, q->t >= answered - 0.01, "%s %s at %.3f s, before the Jobs LIST (%.3f s)",
+                  q->method, q->path, q->t - t0, answered - t0);
+    }
+    stop(f);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_creates_workload_for_job, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_admits_with_precondition, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_conflict_retries_with_new_rv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pending_reason, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_starts_job_when_admitted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quota_not_oversold, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restart_counts_held_quota, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_write_before_sync, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
