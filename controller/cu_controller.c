@@ -502,7 +502,8 @@ enum { EV_INFLIGHT = 4, EV_QUEUE_MAX = 20000 };
 typedef struct evctx {
     ctrl *c;
     cu_recorder *r;
-    cu_event_req req;
+    cu_event_req req;          /* body reduced to metadata.name once queued */
+    char *text;                /* the body to send */
     struct evctx *next;
 } evctx;
 
@@ -518,6 +519,7 @@ static void event_done(cu_kclient *kc, const cu_kresp *r, void *ud)
         clog_(c, 2, "event %s %s failed: %d", e->req.method, e->req.path, r->code);
     }
     cu_event_req_free(&e->req);
+    free(e->text);
     free(e);
     c->ev_inflight--;
     ev_pump(c);
@@ -531,10 +533,10 @@ static void ev_pump(ctrl *c)
         if (!c->evq_head)
             c->evq_tail = NULL;
         c->evq_len--;
-        const char *s = json_object_to_json_string_ext(e->req.body, JSON_C_TO_STRING_PLAIN);
-        if (!cu_kclient_request(c->kc, e->req.method, e->req.path, s, strlen(s),
+        if (!cu_kclient_request(c->kc, e->req.method, e->req.path, e->text, strlen(e->text),
                                 e->req.content_type, event_done, e)) {
             cu_event_req_free(&e->req);
+            free(e->text);
             free(e);
             continue;
         }
@@ -549,6 +551,7 @@ static void ev_queue_free(ctrl *c)
         evctx *e = c->evq_head;
         c->evq_head = e->next;
         cu_event_req_free(&e->req);
+        free(e->text);
         free(e);
     }
     c->evq_tail = NULL;
@@ -574,6 +577,21 @@ static void emit(ctrl *c, int job, const char *kind, const char *ns, const char 
         free(e);
         return;
     }
+    /* queued as text: a json-c tree costs ten times more */
+    e->text = strdup(json_object_to_json_string_ext(e->req.body, JSON_C_TO_STRING_PLAIN));
+    json_object *md = jget(e->req.body, "metadata"), *small = json_object_new_object();
+    if (md && jget(md, "name")) {
+        json_object *m2 = json_object_new_object();
+        json_object_object_add(m2, "name", json_object_get(jget(md, "name")));
+        json_object_object_add(small, "metadata", m2);
+    }
+    json_object_put(e->req.body);
+    e->req.body = small;
+    if (!e->text) {
+        cu_event_req_free(&e->req);
+        free(e);
+        return;
+    }
     if (c->evq_len >= EV_QUEUE_MAX) {
         evctx *old = c->evq_head;
         c->evq_head = old->next;
@@ -581,6 +599,7 @@ static void emit(ctrl *c, int job, const char *kind, const char *ns, const char 
             c->evq_tail = NULL;
         c->evq_len--;
         cu_event_req_free(&old->req);
+        free(old->text);
         free(old);
         c->events_dropped++;
     }

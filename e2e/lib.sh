@@ -40,6 +40,8 @@ e2e_init() {
     CL_PID="" CT_PID=""
     FAILS=0 PASSES=0
     trap e2e_cleanup EXIT
+    trap 'exit 130' INT     # so that the EXIT trap cleans up
+    trap 'exit 143' TERM
 }
 
 # stop_pid PID [SIGNAL]: signals (default TERM) one child and waits for it,

@@ -57,6 +57,7 @@
 #define KC_CONNECT_TIMEOUT_MS 10000L
 
 enum { RQ_QUEUED = 1, RQ_DELAYED, RQ_ACTIVE, RQ_DONE };
+enum { MAX_ACTIVE = 48 };   /* running requests (streams apart); see sched_cb */
 
 typedef struct rq_list {
     cu_kreq *head, *tail;
@@ -696,10 +697,28 @@ static void sched_cb(struct ev_loop *loop, ev_timer *w, int revents)
             rq_move(r, RQ_QUEUED);
         }
     }
-    /* 3. start what the token bucket allows */
+    /* 3. start what the token bucket allows, at most MAX_ACTIVE requests
+     * (not counting streams) at a time: a queued request holds only its
+     * method, path and body; an easy handle with its buffers exists only
+     * while it runs (memory stays flat under a burst) */
     refill(c, now);
+    int nreq = 0;
+    for (cu_kreq *r = c->active.head; r; r = r->next)
+        nreq += !r->stream;
+    int capped = 0;
     while (c->queued.head && c->tokens >= 1.0) {
         cu_kreq *r = c->queued.head;
+        if (!r->stream && nreq >= MAX_ACTIVE) {
+            /* the first queued streams still start: look past requests */
+            cu_kreq *s2 = r;
+            while (s2 && !s2->stream)
+                s2 = s2->next;
+            capped = 1;
+            if (!s2)
+                break;
+            r = s2;
+        }
+        nreq += !r->stream;
         c->tokens -= 1.0;
         if (now > r->enq)
             c->stats.throttled_ms += (uint64_t)((now - r->enq) * 1000.0);
@@ -726,7 +745,7 @@ static void sched_cb(struct ev_loop *loop, ev_timer *w, int revents)
     for (cu_kreq *r = c->active.head; r && next != 0; r = r->next)
         if (r->cancelled)
             next = 0;
-    if (next != 0 && c->queued.head) {
+    if (next != 0 && c->queued.head && !capped) {   /* capped: a completion kicks */
         refill(c, ev_now(loop));
         next = c->tokens >= 1.0 ? 0 : (1.0 - c->tokens) / c->qps;
     }
