@@ -111,6 +111,7 @@ typedef struct rec {
      * write (0 status, 1 spec): no second write until the object changed */
     char *sent_rv[2];
     int64_t pend_at;         /* Workloads: when the pending reason was last written */
+    int64_t created_at;      /* Jobs: when their Workload was created (until it is seen) */
     cjob *job;
 } rec;
 
@@ -371,6 +372,11 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     int ok = r->code >= 200 && r->code < 300;
     if (!ok && w->kind == OP_CREATE && r->code == 409)
         ok = 1;   /* AlreadyExists: the watch brings it */
+    if (!ok && w->kind == OP_CREATE) {
+        rec *jr = omap_get(&c->objs[R_JOB], w->key);
+        if (jr)
+            jr->created_at = 0;   /* failed: create again */
+    }
     if (!ok) {
         c->n.write_errors++;
         if (r->code == 409)
@@ -1507,6 +1513,8 @@ static void reconcile_job(ctrl *c, rec *jr)
     if (!w || !wl) {
         if (w || j->finished || !j->create_body)
             return;
+        if (jr->created_at && real_now(NULL) - jr->created_at < 30000)
+            return;   /* created; the watch has not brought it yet */
         json_object *body = json_tokener_parse(j->create_body);
         if (!body)
             return;
@@ -1520,6 +1528,7 @@ static void reconcile_job(ctrl *c, rec *jr)
         snprintf(cpath, sizeof(cpath), "%s/%s/workloads", WLPATH, j->ns);
         snprintf(what, sizeof(what), "creating Workload %s for Job %s", j->wlkey, jr->key);
         if (send_write(c, OP_CREATE, cop, jr->key, "POST", cpath, "application/json", body, what)) {
+            jr->created_at = real_now(NULL);
             clog_(c, 1, "Job %s: created Workload %s (queue %s)", jr->key, j->wlkey,
                   *queue ? queue : "<none>");
             char m[900];
