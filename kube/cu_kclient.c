@@ -1018,3 +1018,65 @@ struct ev_loop *cu_kclient_loop(const cu_kclient *c)
 {
     return c->loop;
 }
+
+/* ---------------- PATCH flavours ---------------- */
+
+const char *cu_patch_content_type(cu_patch_type t)
+{
+    switch (t) {
+    case CU_PATCH_JSON: return "application/json-patch+json";
+    case CU_PATCH_APPLY: return "application/apply-patch+yaml";
+    case CU_PATCH_STRATEGIC: return "application/strategic-merge-patch+json";
+    case CU_PATCH_MERGE:
+    default: return "application/merge-patch+json";
+    }
+}
+
+/* Appends s to out (at *n of cap) with URL query escaping. */
+static int q_escape(char *out, size_t cap, size_t *n, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        int plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                    ch == '-' || ch == '_' || ch == '.' || ch == '~';
+        if (*n + (plain ? 1 : 3) >= cap)
+            return -1;
+        if (plain) {
+            out[(*n)++] = (char)ch;
+        } else {
+            out[(*n)++] = '%';
+            out[(*n)++] = hex[ch >> 4];
+            out[(*n)++] = hex[ch & 15];
+        }
+    }
+    out[*n] = 0;
+    return 0;
+}
+
+cu_kreq *cu_kclient_patch(cu_kclient *c, const char *path, cu_patch_type t, const char *body,
+                          size_t len, const char *field_manager, int force, cu_kdone_fn done,
+                          void *ud)
+{
+    if (!path || strchr(path, '?') || (t == CU_PATCH_APPLY && (!field_manager || !*field_manager)))
+        return NULL;
+    char full[4096];
+    size_t n = (size_t)snprintf(full, sizeof(full), "%s", path);
+    if (n >= sizeof(full))
+        return NULL;
+    if (field_manager && *field_manager) {
+        if (n + 14 >= sizeof(full))
+            return NULL;
+        memcpy(full + n, "?fieldManager=", 15);
+        n += 14;
+        if (q_escape(full, sizeof(full), &n, field_manager) != 0)
+            return NULL;
+    }
+    if (force && t == CU_PATCH_APPLY) {
+        if (n + 12 >= sizeof(full))
+            return NULL;
+        memcpy(full + n, "&force=true", 12);
+        n += 11;
+    }
+    return cu_kclient_request(c, "PATCH", full, body, len, cu_patch_content_type(t), done, ud);
+}

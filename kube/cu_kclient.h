@@ -77,6 +77,24 @@ struct ev_loop *cu_kclient_loop(const cu_kclient *c);
 cu_kreq *cu_kclient_request(cu_kclient *c, const char *method, const char *path,
                             const char *body, size_t len, const char *content_type,
                             cu_kdone_fn done, void *ud);
+/* PATCH flavours and their content types. */
+typedef enum cu_patch_type {
+    CU_PATCH_MERGE = 0,      /* application/merge-patch+json (RFC 7386) */
+    CU_PATCH_JSON,           /* application/json-patch+json (RFC 6902; "test" ops guard) */
+    CU_PATCH_APPLY,          /* application/apply-patch+yaml (server-side apply; JSON is YAML) */
+    CU_PATCH_STRATEGIC       /* application/strategic-merge-patch+json (built-in kinds only) */
+} cu_patch_type;
+const char *cu_patch_content_type(cu_patch_type t);
+
+/* Starts a PATCH of path (no query) with body of type t. Server-side
+ * apply needs field_manager (sent as ?fieldManager=); force adds
+ * &force=true (take over fields another manager owns). A merge or JSON
+ * patch may also carry a field manager (NULL: none). Like
+ * cu_kclient_request otherwise; NULL on a bad argument. */
+cu_kreq *cu_kclient_patch(cu_kclient *c, const char *path, cu_patch_type t, const char *body,
+                          size_t len, const char *field_manager, int force, cu_kdone_fn done,
+                          void *ud);
+
 /* Starts a streaming GET (watch): on_line for each line, done at the end
  * (code 200 and error NULL when the server closed it, or when on_line
  * returned non-zero to stop it). A non-2xx answer is not split into lines:

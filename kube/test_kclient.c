@@ -877,6 +877,87 @@ static void on_done_box(cu_kclient *c, const cu_kresp *r, void *ud)
     on_done(c, r, &((cbox *)ud)->fin);
 }
 
+static void callp(t *x, const char *path, cu_patch_type pt, const char *body, const char *fm,
+                  int force, res *out)
+{
+    res_free(out);
+    int starting = 1;
+    out->starting = &starting;
+    cu_kreq *r = cu_kclient_patch(x->c, path, pt, body, strlen(body), fm, force, on_done, out);
+    starting = 0;
+    assert_non_null(r);
+    if (!run_until(x, &out->done, 30))
+        fail_msg("PATCH %s did not finish", path);
+    assert_int_equal(out->calls, 1);
+}
+
+/* The PATCH flavours against the embedded API server: a merge patch with a
+ * stale resourceVersion precondition is refused (409), a JSON patch whose
+ * "test" op fails changes nothing, server-side apply records its field
+ * manager and needs force to take a field another manager owns. */
+static void test_patch_flavours(void **state)
+{
+    world *w = *state;
+    t x;
+    t_open(&x, w->plain.kc, NULL);
+    res r = {0};
+    const char *path = "/api/v1/namespaces/default/configmaps/patchy";
+    call(&x, "POST", "/api/v1/namespaces/default/configmaps",
+         "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"patchy\"},"
+         "\"data\":{\"k\":\"v1\"}}", NULL, &r);
+    assert_int_equal(r.code, 201);
+    json_object *o = json_tokener_parse(r.body);
+    char rv[64];
+    snprintf(rv, sizeof rv, "%s", json_str(o, "metadata.resourceVersion"));
+    json_object_put(o);
+
+    /* merge with the current resourceVersion: applied */
+    char body[512];
+    snprintf(body, sizeof body, "{\"metadata\":{\"resourceVersion\":\"%s\"},\"data\":{\"k\":\"v2\"}}", rv);
+    callp(&x, path, CU_PATCH_MERGE, body, NULL, 0, &r);
+    assert_int_equal(r.code, 200);
+    /* again with the now stale one: a conflict, nothing changes */
+    snprintf(body, sizeof body, "{\"metadata\":{\"resourceVersion\":\"%s\"},\"data\":{\"k\":\"v3\"}}", rv);
+    callp(&x, path, CU_PATCH_MERGE, body, NULL, 0, &r);
+    assert_int_equal(r.code, 409);
+    call(&x, "GET", path, NULL, NULL, &r);
+    o = json_tokener_parse(r.body);
+    assert_string_equal(json_str(o, "data.k"), "v2");
+    json_object_put(o);
+
+    /* JSON patch: a failing test op guards the replace */
+    callp(&x, path, CU_PATCH_JSON,
+          "[{\"op\":\"test\",\"path\":\"/data/k\",\"value\":\"v1\"},"
+          "{\"op\":\"replace\",\"path\":\"/data/k\",\"value\":\"v4\"}]", NULL, 0, &r);
+    assert_true(r.code == 422 || r.code == 409);
+    callp(&x, path, CU_PATCH_JSON,
+          "[{\"op\":\"test\",\"path\":\"/data/k\",\"value\":\"v2\"},"
+          "{\"op\":\"replace\",\"path\":\"/data/k\",\"value\":\"v4\"}]", NULL, 0, &r);
+    assert_int_equal(r.code, 200);
+    o = json_tokener_parse(r.body);
+    assert_string_equal(json_str(o, "data.k"), "v4");
+    json_object_put(o);
+
+    /* server-side apply (the embedded server's apply is simplified: no
+     * managedFields, so no ownership conflicts to test here) */
+    const char *applied = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+                          "\"metadata\":{\"name\":\"patchy\"},\"data\":{\"owned\":\"a\"}}";
+    callp(&x, path, CU_PATCH_APPLY, applied, "cueue test", 1, &r);
+    assert_int_equal(r.code, 200);
+    o = json_tokener_parse(r.body);
+    assert_string_equal(json_str(o, "data.owned"), "a");
+    assert_string_equal(json_str(o, "data.k"), "v4");   /* apply merges, keeps others' fields */
+    json_object_put(o);
+
+    /* bad arguments: apply without a manager, a path with a query */
+    assert_null(cu_kclient_patch(x.c, path, CU_PATCH_APPLY, "{}", 2, NULL, 0, on_done, &r));
+    assert_null(cu_kclient_patch(x.c, "/api/v1/x?y=1", CU_PATCH_MERGE, "{}", 2, NULL, 0, on_done, &r));
+    assert_string_equal(cu_patch_content_type(CU_PATCH_STRATEGIC),
+                        "application/strategic-merge-patch+json");
+    res_free(&r);
+    t_close(&x);
+}
+
 static void test_cancel(void **state)
 {
     world *w = *state;
@@ -945,6 +1026,7 @@ int main(void)
         cmocka_unit_test(test_request_timeout),
         cmocka_unit_test(test_body_cap),
         cmocka_unit_test(test_watch_stream),
+        cmocka_unit_test(test_patch_flavours),
         cmocka_unit_test(test_cancel),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
