@@ -1519,6 +1519,19 @@ static void reconcile_job(ctrl *c, rec *jr)
         if (!body)
             return;
         json_object *spec = jget(body, "spec");
+        /* Kueue writes the class's value next to priorityClassRef */
+        json_object *ref = jget(spec, "priorityClassRef");
+        const char *pk = jstr2(ref, "kind", NULL), *pn = jstr2(ref, "name", NULL);
+        if (pk && pn) {
+            int wpc = strcmp(pk, "WorkloadPriorityClass") == 0;
+            rec *pr = omap_get(&c->objs[wpc ? R_WPC : R_PC], pn);
+            if (pr && pr->w && wpc && pr->w->wpcs.n)
+                json_object_object_add(spec, "priority",
+                                       json_object_new_int(pr->w->wpcs.items[0]->value));
+            else if (pr && pr->w && !wpc && pr->w->pcs.n)
+                json_object_object_add(spec, "priority",
+                                       json_object_new_int(pr->w->pcs.items[0]->value));
+        }
         if (*queue)
             json_object_object_add(spec, "queueName", json_object_new_string(queue));
         else

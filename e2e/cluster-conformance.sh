@@ -227,8 +227,8 @@ if [ -n "$(ls "$ROOT"/crds/*.yaml 2>/dev/null)" ]; then
     else fail "kubectl get clusterqueues" "$(cat "$TMP/out")"; fi
     check "kubectl get workloads -A" k get workloads -A
     if k get clusterqueues,localqueues,workloads -A >"$TMP/out" 2>"$TMP/err" &&
-       grep -Eq '^NAME +COHORT +PENDING WORKLOADS *$' "$TMP/out" &&
-       grep -Eq '^NAMESPACE +NAME +CLUSTERQUEUE +PENDING WORKLOADS +ADMITTED WORKLOADS *$' "$TMP/out" &&
+       grep -Eq '^NAME +COHORT +PENDING WORKLOADS +ACTIVE +AGE *$' "$TMP/out" &&
+       grep -Eq '^NAMESPACE +NAME +CLUSTERQUEUE +PENDING WORKLOADS +ADMITTED WORKLOADS +ACTIVE +AGE *$' "$TMP/out" &&
        grep -Eq '^NAMESPACE +NAME +QUEUE +RESERVED IN +ADMITTED +FINISHED +AGE *$' "$TMP/out" &&
        grep -q '^clusterqueue.kueue.x-k8s.io/research-gpu ' "$TMP/out" &&
        grep -Eq 'localqueue.kueue.x-k8s.io/research +research-gpu' "$TMP/out"; then

@@ -273,19 +273,129 @@ cu_err cu_route_parse(const char *path, cu_route *o)
 
 /* ---------------- JSONPath and durations ---------------- */
 
-json_object *cu_jsonpath_get(json_object *root, const char *path)
+/* JSONPath is evaluated as the CRD table convertor uses it: only the first
+ * result counts. A wildcard ([*]) or a filter ([?(...)]) tries its
+ * candidates in order and gives the first one for which the rest of the
+ * path finds a value. depth bounds the recursion. */
+static json_object *jp_eval(json_object *cur, const char *p, int depth);
+
+/* The ')' that closes the filter whose '(' is at p, or NULL (quotes and
+ * nested parentheses are skipped). */
+static const char *jp_close_paren(const char *p)
+{
+    int d = 0;
+    for (; *p; p++) {
+        if (*p == '\'' || *p == '"') {
+            char q = *p;
+            for (p++; *p && *p != q; p++)
+                ;
+            if (!*p)
+                return NULL;
+        } else if (*p == '(') {
+            d++;
+        } else if (*p == ')' && --d == 0) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* Whether element e passes the filter expression [s, end): "@PATH"
+ * (PATH has a value) or "@PATH OP LITERAL" with OP one of == != < <= > >=
+ * and LITERAL a quoted string, a number, true or false. A missing value,
+ * a literal of another type than the value, or an unsupported expression
+ * does not pass. */
+static int jp_filter_pass(json_object *e, const char *s, const char *end, int depth)
+{
+    char lhs[256], lit[256];
+    while (s < end && isspace((unsigned char)*s))
+        s++;
+    while (end > s && isspace((unsigned char)end[-1]))
+        end--;
+    if (s >= end || *s != '@')
+        return 0;
+    s++;
+    const char *op = s;
+    char q = 0;
+    int br = 0;
+    for (; op < end; op++) {
+        if (q) {
+            if (*op == q)
+                q = 0;
+        } else if (*op == '\'' || *op == '"') {
+            q = *op;
+        } else if (*op == '[' || *op == '(') {
+            br++;
+        } else if (*op == ']' || *op == ')') {
+            br--;
+        } else if (br == 0 && strchr("=!<>", *op)) {
+            break;
+        }
+    }
+    const char *le = op;
+    while (le > s && isspace((unsigned char)le[-1]))
+        le--;
+    if ((size_t)(le - s) >= sizeof lhs)
+        return 0;
+    memcpy(lhs, s, (size_t)(le - s));
+    lhs[le - s] = '\0';
+    json_object *v = jp_eval(e, lhs, depth + 1);
+    if (op >= end)
+        return v != NULL;
+    if (!v)
+        return 0;
+    int opc; /* 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >= */
+    if ((op[0] == '=' || op[0] == '!') && op + 1 < end && op[1] == '=') {
+        opc = op[0] == '!';
+        op += 2;
+    } else if (op[0] == '<' || op[0] == '>') {
+        int eq = op + 1 < end && op[1] == '=';
+        opc = (op[0] == '<' ? 2 : 4) + eq;
+        op += 1 + eq;
+    } else {
+        return 0;
+    }
+    while (op < end && isspace((unsigned char)*op))
+        op++;
+    size_t n = (size_t)(end - op);
+    if (n == 0 || n >= sizeof lit)
+        return 0;
+    memcpy(lit, op, n);
+    lit[n] = '\0';
+    int cmp;
+    if ((lit[0] == '\'' || lit[0] == '"') && n >= 2 && lit[n - 1] == lit[0]) {
+        if (!json_object_is_type(v, json_type_string))
+            return 0;
+        lit[n - 1] = '\0';
+        cmp = strcmp(json_object_get_string(v), lit + 1);
+    } else if (strcmp(lit, "true") == 0 || strcmp(lit, "false") == 0) {
+        if (!json_object_is_type(v, json_type_boolean) || opc > 1)
+            return 0;
+        cmp = (json_object_get_boolean(v) != 0) != (lit[0] == 't');
+    } else {
+        char *num_end;
+        double want = strtod(lit, &num_end);
+        if (num_end == lit || *num_end ||
+            !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
+            return 0;
+        double have = json_object_get_double(v);
+        cmp = have < want ? -1 : have > want ? 1 : 0;
+    }
+    switch (opc) {
+    case 0: return cmp == 0;
+    case 1: return cmp != 0;
+    case 2: return cmp < 0;
+    case 3: return cmp <= 0;
+    case 4: return cmp > 0;
+    default: return cmp >= 0;
+    }
+}
+
+static json_object *jp_eval(json_object *cur, const char *p, int depth)
 {
     char key[512];
-    const char *p = path;
-    json_object *cur = root;
-    if (!p)
+    if (depth > 16)
         return NULL;
-    while (isspace((unsigned char)*p))
-        p++;
-    if (*p == '{')
-        p++;
-    if (*p == '$')
-        p++;
     while (*p && *p != '}' && cur) {
         if (*p == '[') {
             p++;
@@ -299,20 +409,36 @@ json_object *cu_jsonpath_get(json_object *root, const char *path)
                     return NULL;
                 p++;
                 cur = jget(cur, key);
-            } else if (*p == '*') {
+            } else if (*p == '*' || *p == '?') {
+                const char *fs = NULL, *fe = NULL;
+                if (*p == '*') {
+                    p++;
+                } else {
+                    if (p[1] != '(' || !(fe = jp_close_paren(p + 1)))
+                        return NULL;
+                    fs = p + 2;
+                    p = fe + 1;
+                }
+                if (*p != ']')
+                    return NULL;
                 p++;
-                if (json_object_is_type(cur, json_type_array))
-                    cur = json_object_array_length(cur) ? json_object_array_get_idx(cur, 0) : NULL;
-                else if (json_object_is_type(cur, json_type_object)) {
-                    json_object *first = NULL;
+                if (json_object_is_type(cur, json_type_array)) {
+                    for (size_t i = 0; i < json_object_array_length(cur); i++) {
+                        json_object *e = json_object_array_get_idx(cur, i), *r;
+                        if (fs && !jp_filter_pass(e, fs, fe, depth))
+                            continue;
+                        if ((r = jp_eval(e, p, depth + 1)))
+                            return r;
+                    }
+                } else if (!fs && json_object_is_type(cur, json_type_object)) {
                     json_object_object_foreach(cur, k2, v2) {
                         (void)k2;
-                        first = v2;
-                        break;
+                        json_object *r = jp_eval(v2, p, depth + 1);
+                        if (r)
+                            return r;
                     }
-                    cur = first;
-                } else
-                    return NULL;
+                }
+                return NULL;
             } else {
                 char *end;
                 long idx = strtol(p, &end, 10);
@@ -342,6 +468,20 @@ json_object *cu_jsonpath_get(json_object *root, const char *path)
             cur = jget(cur, key);
     }
     return cur;
+}
+
+json_object *cu_jsonpath_get(json_object *root, const char *path)
+{
+    const char *p = path;
+    if (!p)
+        return NULL;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p == '{')
+        p++;
+    if (*p == '$')
+        p++;
+    return jp_eval(root, p, 0);
 }
 
 void cu_human_duration(int64_t ms, char *out, size_t n)
@@ -698,6 +838,10 @@ static json_object *crd_cell(const cu_pcol *c, json_object *o, int64_t now)
         return json_object_new_double(json_object_get_double(v));
     if (strcmp(type, "boolean") == 0 && json_object_is_type(v, json_type_boolean))
         return json_object_new_boolean(json_object_get_boolean(v));
+    /* A value of another JSON type than the column's gives an empty cell,
+     * as on a real API server; only string columns print any value. */
+    if (strcmp(type, "string") != 0)
+        return NULL;
     if (json_object_is_type(v, json_type_string))
         return json_object_new_string(json_object_get_string(v));
     return json_object_new_string(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));

@@ -83,7 +83,10 @@ static void test_jsonpath(void **state)
     json_object *o = json_tokener_parse(
         "{\"spec\":{\"x\":\"ex\",\"n\":3,\"a.b\":1},"
         "\"status\":{\"y\":[{\"z\":\"first\"},{\"z\":\"second\"}],"
-        "\"conditions\":[{\"type\":\"Active\",\"status\":\"True\"}]},"
+        "\"w\":[{},{\"z\":\"third\"}],"
+        "\"conditions\":[{\"type\":\"Active\",\"status\":\"True\",\"n\":1},"
+        "{\"type\":\"Admitted\",\"status\":\"False\",\"reason\":\"Pending\",\"n\":2,"
+        "\"ok\":true}]},"
         "\"metadata\":{\"labels\":{\"team/name\":\"ml\",\"a\":\"b\"}}}");
     assert_non_null(o);
     static const struct {
@@ -104,6 +107,22 @@ static void test_jsonpath(void **state)
         {".spec.missing", NULL},
         {".spec.x.deeper", NULL},
         {".status.conditions[0].status", "True"},
+        /* filters, as in CRD printer columns: the first match whose rest of the path has a value */
+        {".status.conditions[?(@.type=='Active')].status", "True"},
+        {".status.conditions[?(@.type == \"Admitted\")].status", "False"},
+        {".status.conditions[?(@.type=='Finished')].status", NULL},
+        {".status.conditions[?(@.type!='Active')].reason", "Pending"},
+        {".status.conditions[?(@.reason)].type", "Admitted"},
+        {".status.conditions[?(@.n>1)].type", "Admitted"},
+        {".status.conditions[?(@.n<=1)].type", "Active"},
+        {".status.conditions[?(@.n==' 2')].type", NULL},
+        {".status.conditions[?(@.ok==true)].type", "Admitted"},
+        {".status.conditions[?(@.type=='a)b')].status", NULL},
+        {".status.conditions[?(@.type=='Active')", NULL},
+        {".spec[?(@.x)]", NULL},
+        {".status.y[?(@.z=='second')].z", "second"},
+        {".status.w[*].z", "third"},
+        {".status.conditions[?(@.n>0)].reason", "Pending"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         json_object *v = cu_jsonpath_get(o, cases[i].path);

@@ -1,0 +1,1430 @@
+/*
+ * cu_explain.c - "why is my workload pending": builds an explanation of
+ * one workload from the engine's state (a model in a private arena), then
+ * renders it as text or as a cu_node document.
+ *
+ * Invariants:
+ *  - the engine is only read. The one engine call that changes anything
+ *    is the preemption search (cu_preempt_targets), which leaves usage as
+ *    it found it and allocates its result in the engine's per-round arena
+ *    (released by the next round);
+ *  - the flavor analysis mirrors the flavor assigner of cu_cycle.c (items
+ *    in resource-name order with "pods" added when covered, groups in the
+ *    order their first resource appears, flavors in the queue's order,
+ *    earlier pod sets' usage counted against later ones) but examines
+ *    every resource of every flavor, so it can say all that is missing,
+ *    not only the first resource that did not fit;
+ *  - quota numbers come from the quota tree's own functions
+ *    (cu_quota_available / cu_quota_potential); the local copies below
+ *    only add which limit binds, and agree with those functions (the
+ *    rendering uses the quota functions' values).
+ */
+#include "cu_explain.h"
+#include "cu_engine_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------- model ---------------- */
+
+enum { XR_FITS = 0, XR_SHORT, XR_OVER_MAX, XR_NO_QUOTA };
+enum { XF_FITS = 0, XF_SHORT, XF_OVER_MAX, XF_NO_QUOTA, XF_MISSING, XF_TAINT, XF_AFFINITY };
+
+typedef struct strlist { const char **s; size_t n, cap; } strlist;
+
+typedef struct xres {            /* one resource in one flavor */
+    int res, fr;
+    int state;                   /* XR_* */
+    int64_t req, prev;           /* this pod set's total; earlier pod sets' on fr */
+    int64_t nominal, used, free_own, avail, borrowable, lent, potential, more;
+    int has_cohort;
+    int has_blimit; int64_t blimit;
+    const char *avail_by;        /* what bounds avail, e.g. "borrowingLimit 4 of Cohort team" */
+    const char *pot_by;          /* what bounds potential */
+    const cu_qnode *pot_node;    /* the node whose limit bounds potential */
+    int pot_blimit;              /* ... by its borrowingLimit (else: tree total) */
+} xres;
+
+typedef struct xflv {
+    const char *name;
+    int state;                   /* XF_* */
+    const cu_taint *taint;
+    const char *mismatch;        /* node affinity detail */
+    size_t nres; xres *res;
+} xflv;
+
+typedef struct xgroup {
+    int gi;
+    size_t nres; const char **res;   /* the pod set's resources in this group */
+    size_t nflv; xflv *flv;
+    int fits, would;             /* first flavor fitting now / within max, -1 */
+} xgroup;
+
+typedef struct xps {
+    const char *name;
+    int32_t count, min;
+    size_t nreq; const int *res; const int64_t *per_pod;
+    strlist uncovered;           /* resources no group of the queue covers */
+    size_t ngroups; xgroup *g;
+} xps;
+
+typedef struct xwl {
+    cu_engine *e;
+    cu_arena *ar;
+    ewl *w;
+    const cu_wl_info *v;
+    const char *state;           /* pending, admitted, evicting, finished */
+    /* queue */
+    const char *lq_name;         /* spec.queueName, NULL when unset */
+    const elq *lq;
+    ecq *c;                      /* NULL when missing */
+    const char *cq_name;
+    strlist chain;
+    const char *cohort_cycle;    /* cohort name when the queue sits on a cycle */
+    int queued, inadmissible;
+    int ahead, ahead_inadm, lq_ahead;
+    const ewl *blocked_by;       /* StrictFIFO head */
+    int ns_selected;
+    /* requests and flavors */
+    size_t nps; xps *ps;
+    int analyzed;
+    const char *not_analyzed;
+    int64_t *acc;                /* per fr: usage of the chosen flavors */
+    int all_chosen;              /* every group of every pod set has a flavor */
+    int fits_now;                /* every group of every pod set fits now */
+    /* preemption */
+    int pre_configured;
+    int pre_quota;               /* quota (not matching) is what blocks it */
+    int n_within, n_reclaim;
+    strlist victims;             /* preempted for it, still holding quota */
+    int searched;
+    strlist targets;
+    /* unblock */
+    strlist unblock;
+} xwl;
+
+static void sl_add(cu_arena *a, strlist *l, const char *s)
+{
+    if (!s)
+        return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        const char **p = cu_arena_alloc(a, cap * sizeof(*p));
+        if (!p)
+            return;
+        if (l->n)
+            memcpy(p, l->s, l->n * sizeof(*p));
+        l->s = p;
+        l->cap = cap;
+    }
+    l->s[l->n++] = s;
+}
+
+static const char *rname(const xwl *x, int res)
+{
+    return x->e->res_names.items[res];
+}
+
+/* A quantity of resource res as an arena string ("1500m", "2Gi"). */
+static const char *qs(xwl *x, int res, int64_t v)
+{
+    char b[48];
+    if (v == CU_QTY_INF)
+        return "unlimited";
+    return cu_arena_strdup(x->ar, cu_qty_format_res(rname(x, res), v, b, sizeof b));
+}
+
+static const char *policy_name(cu_ppolicy p)
+{
+    switch (p) {
+    case CU_PP_LOWER_PRIORITY: return "LowerPriority";
+    case CU_PP_LOWER_OR_NEWER_EQUAL_PRIORITY: return "LowerOrNewerEqualPriority";
+    case CU_PP_ANY: return "Any";
+    default: return "Never";
+    }
+}
+
+static const char *stop_name(cu_stop s)
+{
+    return s == CU_STOP_HOLD ? "Hold" : s == CU_STOP_HOLD_AND_DRAIN ? "HoldAndDrain" : "None";
+}
+
+static const char *node_label(xwl *x, const cu_qnode *n)
+{
+    return cu_arena_printf(x->ar, "%s %s", n->is_cq ? "ClusterQueue" : "Cohort", n->name);
+}
+
+/* ---------------- flavor eligibility (as cu_cycle.c) ---------------- */
+
+static int tolerates(const cu_toleration *t, const cu_taint *x)
+{
+    if (t->effect && *t->effect && (!x->effect || strcmp(t->effect, x->effect) != 0))
+        return 0;
+    if (!t->key || !*t->key)
+        return t->op == CU_TOL_EXISTS;
+    if (!x->key || strcmp(t->key, x->key) != 0)
+        return 0;
+    if (t->op == CU_TOL_EXISTS)
+        return 1;
+    const char *tv = t->value ? t->value : "", *xv = x->value ? x->value : "";
+    return strcmp(tv, xv) == 0;
+}
+
+static const cu_taint *untolerated(const cu_resource_flavor *f, const cu_podset *ps)
+{
+    for (size_t i = 0; i < f->ntaints; i++) {
+        const cu_taint *t = &f->taints[i];
+        if (!t->effect || (strcmp(t->effect, "NoSchedule") != 0 && strcmp(t->effect, "NoExecute") != 0))
+            continue;
+        int ok = 0;
+        for (size_t j = 0; j < ps->ntols && !ok; j++)
+            ok = tolerates(&ps->tols[j], t);
+        for (size_t j = 0; j < f->ntols && !ok; j++)
+            ok = tolerates(&f->tols[j], t);
+        if (!ok)
+            return t;
+    }
+    return NULL;
+}
+
+static int has_key(const egroup *g, const char *key)
+{
+    for (size_t i = 0; i < g->nkeys; i++)
+        if (strcmp(g->keys[i], key) == 0)
+            return 1;
+    return 0;
+}
+
+static int parse_ll(const char *s, long long *out)
+{
+    char *end;
+    if (!s || !*s)
+        return 0;
+    *out = strtoll(s, &end, 10);
+    return *end == '\0';
+}
+
+static int req_matches(const cu_selreq *r, const cu_kvs *labels)
+{
+    const char *v = cu_kvs_get(labels, r->key);
+    switch (r->op) {
+    case CU_SEL_IN:
+    case CU_SEL_NOTIN: {
+        int in = 0;
+        for (size_t i = 0; v && i < r->values.n && !in; i++)
+            in = strcmp(v, r->values.items[i]) == 0;
+        return r->op == CU_SEL_IN ? in : !in;
+    }
+    case CU_SEL_EXISTS:
+        return v != NULL;
+    case CU_SEL_DOESNOTEXIST:
+        return v == NULL;
+    case CU_SEL_GT:
+    case CU_SEL_LT: {
+        long long a, b;
+        if (!v || r->values.n != 1 || !parse_ll(v, &a) || !parse_ll(r->values.items[0], &b))
+            return 0;
+        return r->op == CU_SEL_GT ? a > b : a < b;
+    }
+    }
+    return 0;
+}
+
+static const char *op_name(cu_selop op)
+{
+    switch (op) {
+    case CU_SEL_IN: return "In";
+    case CU_SEL_NOTIN: return "NotIn";
+    case CU_SEL_EXISTS: return "Exists";
+    case CU_SEL_DOESNOTEXIST: return "DoesNotExist";
+    case CU_SEL_GT: return "Gt";
+    case CU_SEL_LT: return "Lt";
+    }
+    return "?";
+}
+
+static const char *has_label(xwl *x, const cu_kvs *labels, const char *key)
+{
+    const char *v = cu_kvs_get(labels, key);
+    return v ? cu_arena_printf(x->ar, "flavor has %s=%s", key, v)
+             : cu_arena_printf(x->ar, "flavor has no label %s", key);
+}
+
+/* NULL when the pod set's nodeSelector and required node affinity
+ * (restricted to the group's label keys) match labels; otherwise what
+ * does not match. */
+static const char *affinity_mismatch(xwl *x, const egroup *g, const cu_podset *ps, const cu_kvs *labels)
+{
+    for (size_t i = 0; i < ps->node_selector.n; i++) {
+        const cu_kv *kv = &ps->node_selector.items[i];
+        if (!has_key(g, kv->key))
+            continue;
+        const char *v = cu_kvs_get(labels, kv->key);
+        if (!v || strcmp(v, kv->value) != 0)
+            return cu_arena_printf(x->ar, "nodeSelector %s=%s, %s", kv->key, kv->value,
+                                   has_label(x, labels, kv->key));
+    }
+    if (!ps->nterms)
+        return NULL;
+    for (size_t t = 0; t < ps->nterms; t++) {
+        size_t relevant = 0;
+        for (size_t r = 0; r < ps->terms[t].n; r++)
+            relevant += has_key(g, ps->terms[t].reqs[r].key);
+        if (!relevant)
+            return NULL;
+    }
+    const cu_selreq *first_bad = NULL;
+    for (size_t t = 0; t < ps->nterms; t++) {
+        int all = 1;
+        for (size_t r = 0; r < ps->terms[t].n && all; r++) {
+            const cu_selreq *q = &ps->terms[t].reqs[r];
+            if (has_key(g, q->key) && !req_matches(q, labels)) {
+                all = 0;
+                if (!first_bad)
+                    first_bad = q;
+            }
+        }
+        if (all)
+            return NULL;
+    }
+    cu_buf b;
+    cu_buf_init(&b, 4096);
+    cu_buf_printf(&b, "required node affinity %s %s", first_bad->key, op_name(first_bad->op));
+    if (first_bad->values.n) {
+        cu_buf_puts(&b, " (");
+        for (size_t i = 0; i < first_bad->values.n; i++)
+            cu_buf_printf(&b, "%s%s", i ? ", " : "", first_bad->values.items[i]);
+        cu_buf_puts(&b, ")");
+    }
+    cu_buf_printf(&b, ", %s", has_label(x, labels, first_bad->key));
+    if (ps->nterms > 1)
+        cu_buf_printf(&b, " (none of its %zu terms matches)", ps->nterms);
+    const char *s = cu_arena_strdup(x->ar, cu_buf_str(&b));
+    cu_buf_free(&b);
+    return s;
+}
+
+/* ---------------- quota: which limit binds ---------------- */
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* cu_quota_available, also naming the node whose limit bounds the part
+ * that comes from above (*by; is_blimit says whether it is that node's
+ * borrowingLimit or the unused quota of the tree's root). */
+static int64_t avail_why(const cu_qnode *n, size_t fr, const cu_qnode **by, int *is_blimit)
+{
+    if (!n->parent) {
+        *by = n;
+        *is_blimit = 0;
+        return cu_qty_sat_sub(n->subtree[fr], n->usage[fr]);
+    }
+    int64_t local = cu_quota_local(n, fr);
+    int64_t local_avail = max64(0, cu_qty_sat_sub(local, n->usage[fr]));
+    int64_t parent_avail = avail_why(n->parent, fr, by, is_blimit);
+    if (n->blimit[fr] != CU_QUOTA_UNSET) {
+        int64_t stored = n->llimit[fr] == CU_QUOTA_UNSET || n->llimit[fr] >= n->subtree[fr]
+                             ? n->subtree[fr] : n->llimit[fr];
+        int64_t used = max64(0, cu_qty_sat_sub(n->usage[fr], local));
+        int64_t cap = cu_qty_sat_add(cu_qty_sat_sub(stored, used), n->blimit[fr]);
+        if (cap < parent_avail) {
+            parent_avail = cap;
+            *by = n;
+            *is_blimit = 1;
+        }
+    }
+    return cu_qty_sat_add(local_avail, parent_avail);
+}
+
+/* cu_quota_potential, naming what bounds it the same way. */
+static int64_t potential_why(const cu_qnode *n, size_t fr, const cu_qnode **by, int *is_blimit)
+{
+    if (!n->parent) {
+        *by = n;
+        *is_blimit = 0;
+        return n->subtree[fr];
+    }
+    int64_t v = cu_qty_sat_add(cu_quota_local(n, fr), potential_why(n->parent, fr, by, is_blimit));
+    if (n->blimit[fr] != CU_QUOTA_UNSET) {
+        int64_t cap = cu_qty_sat_add(n->subtree[fr], n->blimit[fr]);
+        if (cap < v) {
+            v = cap;
+            *by = n;
+            *is_blimit = 1;
+        }
+    }
+    return v;
+}
+
+static const char *bound_text(xwl *x, int res, const cu_qnode *by, int is_blimit, size_t fr,
+                              int with_usage)
+{
+    if (is_blimit)
+        return cu_arena_printf(x->ar, "borrowingLimit %s of %s", qs(x, res, by->blimit[fr]),
+                               node_label(x, by));
+    if (!with_usage)
+        return cu_arena_printf(x->ar, "%s: %s in total", node_label(x, by), qs(x, res, by->subtree[fr]));
+    return cu_arena_printf(x->ar, "%s: %s in total, %s in use", node_label(x, by),
+                           qs(x, res, by->subtree[fr]), qs(x, res, by->usage[fr]));
+}
+
+static void fill_res(xwl *x, xres *r, int fr, int64_t req, int64_t prev)
+{
+    const cu_qnode *n = x->c->node;
+    r->fr = fr;
+    r->req = req;
+    r->prev = prev;
+    if (fr < 0) {
+        r->state = XR_NO_QUOTA;
+        return;
+    }
+    size_t f = (size_t)fr;
+    int64_t val = cu_qty_sat_add(req, prev);
+    const cu_qnode *by;
+    int isb;
+    r->nominal = n->nominal[f];
+    r->used = n->usage[f];
+    r->free_own = max64(0, cu_qty_sat_sub(r->nominal, r->used));
+    r->avail = cu_quota_available(n, f);
+    (void)avail_why(n, f, &by, &isb);
+    r->avail_by = n->parent ? bound_text(x, r->res, by, isb, f, 1) : NULL;
+    r->borrowable = max64(0, cu_qty_sat_sub(r->avail, r->free_own));
+    r->lent = max64(0, cu_qty_sat_sub(r->free_own, max64(0, r->avail)));
+    r->has_cohort = n->parent != NULL;
+    r->has_blimit = n->blimit[f] != CU_QUOTA_UNSET;
+    r->blimit = r->has_blimit ? n->blimit[f] : 0;
+    r->potential = cu_quota_potential(n, f);
+    (void)potential_why(n, f, &by, &isb);
+    r->pot_node = by;
+    r->pot_blimit = isb;
+    r->pot_by = n->parent ? bound_text(x, r->res, by, isb, f, 0) : NULL;
+    if (val > r->potential) {
+        r->state = XR_OVER_MAX;
+        r->more = cu_qty_sat_sub(val, r->potential);
+    } else if (val > r->avail) {
+        r->state = XR_SHORT;
+        r->more = cu_qty_sat_sub(val, r->avail);
+    } else {
+        r->state = XR_FITS;
+    }
+}
+
+/* ---------------- building the model ---------------- */
+
+typedef struct item { int res; int64_t amt; } item;
+
+static int group_pos(const egroup *g, int res)
+{
+    for (size_t i = 0; i < g->nres; i++)
+        if (g->res[i] == res)
+            return (int)i;
+    return -1;
+}
+
+static cu_err analyze_ps(xwl *x, size_t p)
+{
+    cu_engine *e = x->e;
+    ecq *c = x->c;
+    const eps *ps = &x->w->ps[p];
+    const cu_podset *pso = &x->w->obj->podsets[p];
+    xps *out = &x->ps[p];
+    item *items = cu_arena_alloc(x->ar, (ps->nreq + 2) * sizeof(item));
+    int *gorder = cu_arena_alloc(x->ar, (c->ngroups + 1) * sizeof(int));
+    out->g = cu_arena_alloc(x->ar, (c->ngroups + 1) * sizeof(xgroup));
+    if (!items || !gorder || !out->g)
+        return CU_ENOMEM;
+    size_t n = 0;
+    int pods_done = c->pods_res < 0;
+    for (size_t r = 0; r <= ps->nreq; r++) {
+        if (!pods_done && (r == ps->nreq || strcmp("pods", rname(x, ps->res[r])) < 0)) {
+            items[n++] = (item){c->pods_res, (int64_t)ps->count * 1000};
+            pods_done = 1;
+        }
+        if (r == ps->nreq)
+            break;
+        int64_t v = cu_engine_mul_sat(ps->amt[r], ps->count);
+        if (v)
+            items[n++] = (item){ps->res[r], v};
+    }
+    size_t ng = 0;
+    for (size_t i = 0; i < n; i++) {
+        int gi = (size_t)items[i].res < c->nres_group ? c->res_group[items[i].res] : -1;
+        if (gi < 0) {
+            sl_add(x->ar, &out->uncovered, rname(x, items[i].res));
+            continue;
+        }
+        size_t k;
+        for (k = 0; k < ng; k++)
+            if (gorder[k] == gi)
+                break;
+        if (k == ng)
+            gorder[ng++] = gi;
+    }
+    out->ngroups = ng;
+    for (size_t k = 0; k < ng; k++) {
+        const egroup *g = &c->groups[gorder[k]];
+        xgroup *xg = &out->g[k];
+        memset(xg, 0, sizeof(*xg));
+        xg->gi = gorder[k];
+        xg->fits = xg->would = -1;
+        xg->res = cu_arena_alloc(x->ar, (n + 1) * sizeof(char *));
+        xg->flv = cu_arena_alloc(x->ar, (g->nflv + 1) * sizeof(xflv));
+        if (!xg->res || !xg->flv)
+            return CU_ENOMEM;
+        for (size_t i = 0; i < n; i++)
+            if (group_pos(g, items[i].res) >= 0)
+                xg->res[xg->nres++] = rname(x, items[i].res);
+        xg->nflv = g->nflv;
+        for (size_t fi = 0; fi < g->nflv; fi++) {
+            const eflavor *fl = &e->flavors.items[g->flv[fi]];
+            xflv *xf = &xg->flv[fi];
+            memset(xf, 0, sizeof(*xf));
+            xf->name = fl->name;
+            if (!fl->obj) {
+                xf->state = XF_MISSING;
+                continue;
+            }
+            if ((xf->taint = untolerated(fl->obj, pso)) != NULL) {
+                xf->state = XF_TAINT;
+                continue;
+            }
+            if ((xf->mismatch = affinity_mismatch(x, g, pso, &fl->obj->node_labels)) != NULL) {
+                xf->state = XF_AFFINITY;
+                continue;
+            }
+            xf->res = cu_arena_alloc(x->ar, (xg->nres + 1) * sizeof(xres));
+            if (!xf->res)
+                return CU_ENOMEM;
+            int worst = XR_FITS;
+            for (size_t i = 0; i < n; i++) {
+                int rpos = group_pos(g, items[i].res);
+                if (rpos < 0)
+                    continue;
+                int fr = g->fr[fi * g->nres + (size_t)rpos];
+                xres *r = &xf->res[xf->nres++];
+                memset(r, 0, sizeof(*r));
+                r->res = items[i].res;
+                fill_res(x, r, fr, items[i].amt, fr >= 0 ? x->acc[fr] : 0);
+                if (r->state > worst)
+                    worst = r->state;
+            }
+            xf->state = worst == XR_FITS ? XF_FITS : worst == XR_SHORT ? XF_SHORT
+                      : worst == XR_OVER_MAX ? XF_OVER_MAX : XF_NO_QUOTA;
+            if (xf->state == XF_FITS && xg->fits < 0)
+                xg->fits = (int)fi;
+            if ((xf->state == XF_FITS || xf->state == XF_SHORT) && xg->would < 0)
+                xg->would = (int)fi;
+        }
+        int chosen = xg->fits >= 0 ? xg->fits : xg->would;
+        if (chosen < 0) {
+            x->all_chosen = 0;
+            continue;
+        }
+        const xflv *xf = &xg->flv[chosen];
+        for (size_t i = 0; i < xf->nres; i++)
+            if (xf->res[i].fr >= 0)
+                x->acc[xf->res[i].fr] = cu_qty_sat_add(x->acc[xf->res[i].fr], xf->res[i].req);
+    }
+    if (out->uncovered.n)
+        x->all_chosen = 0;
+    return CU_OK;
+}
+
+static int nfrs_contested(xwl *x, int *frs)
+{
+    int n = 0;
+    for (size_t fr = 0; fr < x->e->nfr; fr++)
+        if (x->acc[fr] > 0 && x->acc[fr] > cu_quota_available(x->c->node, fr))
+            frs[n++] = (int)fr;
+    return n;
+}
+
+/* Preempted workloads that were preempted for x->w and still hold quota
+ * (their note names it as the preemptor). */
+static void find_victims(xwl *x)
+{
+    size_t kl = strlen(x->w->key);
+    for (size_t i = 0; i < x->e->wls.n; i++) {
+        const ewl *v = x->e->wls.items[i];
+        if (!v->evicting || v->state != WL_ADMITTED || !v->note)
+            continue;
+        if (strncmp(v->note, "preempted by ", 13) == 0 && strncmp(v->note + 13, x->w->key, kl) == 0 &&
+            (v->note[13 + kl] == ' ' || v->note[13 + kl] == ','))
+            sl_add(x->ar, &x->victims, v->preempt_reason
+                       ? cu_arena_printf(x->ar, "%s (%s)", v->key, v->preempt_reason) : v->key);
+    }
+}
+
+static cu_err analyze_preemption(xwl *x)
+{
+    cu_engine *e = x->e;
+    ecq *c = x->c;
+    const cu_cluster_queue *q = c->obj;
+    x->pre_configured = q->preemption.within_cq != CU_PP_NEVER ||
+                        (c->node->parent && (q->preemption.reclaim != CU_PP_NEVER ||
+                                             q->preemption.borrow_policy != CU_PP_NEVER));
+    int *frs = cu_arena_alloc(x->ar, (e->nfr + 1) * sizeof(int));
+    if (!frs)
+        return CU_ENOMEM;
+    int nfrs = nfrs_contested(x, frs);
+    if (!x->pre_configured || !nfrs || !x->all_chosen || x->victims.n)
+        return CU_OK;
+    for (size_t i = 0; i < c->nadm; i++) {
+        const ewl *v = c->adm[i];
+        if (v != x->w && !v->evicting && cu_wl_uses_any(v, frs, (size_t)nfrs) &&
+            cu_policy_ok(q->preemption.within_cq, x->w, v))
+            x->n_within++;
+    }
+    if (c->node->parent && q->preemption.reclaim != CU_PP_NEVER) {
+        for (size_t k = 0; k < e->cqs.n; k++) {
+            const ecq *o = &e->cqs.items[k];
+            if (o == c || o->tree != c->tree || cu_within_nominal(o->node, frs, (size_t)nfrs))
+                continue;
+            for (size_t i = 0; i < o->nadm; i++) {
+                const ewl *v = o->adm[i];
+                if (!v->evicting && cu_wl_uses_any(v, frs, (size_t)nfrs) &&
+                    cu_policy_ok(q->preemption.reclaim, x->w, v))
+                    x->n_reclaim++;
+            }
+        }
+    }
+    if (!x->n_within && !x->n_reclaim)
+        return CU_OK;
+    /* the engine's own search, for the usage of the chosen flavors */
+    asg a;
+    memset(&a, 0, sizeof(a));
+    a.fr = cu_arena_alloc(x->ar, (e->nfr + 1) * sizeof(int));
+    a.amt = cu_arena_alloc(x->ar, (e->nfr + 1) * sizeof(int64_t));
+    if (!a.fr || !a.amt)
+        return CU_ENOMEM;
+    for (size_t fr = 0; fr < e->nfr; fr++)
+        if (x->acc[fr] > 0) {
+            a.fr[a.nuse] = (int)fr;
+            a.amt[a.nuse++] = x->acc[fr];
+        }
+    targets t;
+    cu_err err = cu_preempt_targets(e, c, x->w, &a, -1, 0, &t);
+    if (err)
+        return err;
+    x->searched = 1;
+    for (size_t i = 0; i < t.n; i++)
+        sl_add(x->ar, &x->targets, cu_arena_printf(x->ar, "%s (%s)", t.t[i].wl->key, t.t[i].reason));
+    return CU_OK;
+}
+
+static void position(xwl *x)
+{
+    const cu_pqueue *q = &x->c->q;
+    const cu_qitem *me = &x->w->qi;
+    x->inadmissible = me->where == CU_QI_INADMISSIBLE;
+    for (int pass = 0; pass < 2; pass++) {
+        cu_qitem *const *items = pass ? q->inadm : q->heap;
+        size_t n = pass ? q->ninadm : q->n;
+        for (size_t i = 0; i < n; i++) {
+            const cu_qitem *it = items[i];
+            if (it == me || cu_qitem_cmp(it, me) >= 0)
+                continue;
+            x->ahead++;
+            x->ahead_inadm += pass;
+            if (((const ewl *)it)->lq == x->w->lq)
+                x->lq_ahead++;
+        }
+    }
+    const ewl *head = (const ewl *)cu_pq_peek(q);
+    if (x->c->active && x->c->obj->queueing == CU_STRICT_FIFO && head && head != x->w &&
+        me->where == CU_QI_HEAP && head->reason != R_PENDING)
+        x->blocked_by = head;
+}
+
+/* "2 more cpu in flavor default: raise ..." for a request over the
+ * maximum, naming the limit that binds. */
+static const char *over_max_hint(xwl *x, const xflv *xf, const xres *xr)
+{
+    const char *more = qs(x, xr->res, xr->more), *rn = rname(x, xr->res);
+    const char *cq = x->c->name;
+    const char *how;
+    if (!xr->has_cohort)
+        how = cu_arena_printf(x->ar, "raise the nominalQuota of ClusterQueue %s", cq);
+    else if (xr->pot_blimit)
+        how = cu_arena_printf(x->ar, "raise the borrowingLimit of %s (or the nominalQuota of ClusterQueue %s)",
+                              node_label(x, xr->pot_node), cq);
+    else
+        how = cu_arena_printf(x->ar, "raise nominalQuota in %s (ClusterQueue %s or the cohorts above it)",
+                              node_label(x, xr->pot_node), cq);
+    return cu_arena_printf(x->ar, "%s more %s quota in flavor %s: %s, or request less", more, rn,
+                           xf->name, how);
+}
+
+/* Unblocking hints for a workload whose quota or flavors are the problem. */
+static void unblock_flavors(xwl *x)
+{
+    cu_arena *ar = x->ar;
+    const char *cq = x->c->name;
+    int reclaim_said = 0;
+    for (size_t p = 0; p < x->nps; p++) {
+        const xps *ps = &x->ps[p];
+        for (size_t i = 0; i < ps->uncovered.n; i++)
+            sl_add(ar, &x->unblock, cu_arena_printf(ar,
+                "quota for %s: add it to a resourceGroup of ClusterQueue %s (or drop the request)",
+                ps->uncovered.s[i], cq));
+        for (size_t k = 0; k < ps->ngroups; k++) {
+            const xgroup *g = &ps->g[k];
+            if (g->fits >= 0)
+                continue;
+            if (g->would >= 0) {
+                /* every flavor only short of quota is a way out */
+                for (size_t f = 0; f < g->nflv; f++) {
+                    const xflv *xf = &g->flv[f];
+                    if (xf->state != XF_SHORT)
+                        continue;
+                    cu_buf b;
+                    cu_buf_init(&b, 4096);
+                    int first = 1;
+                    for (size_t r = 0; r < xf->nres; r++) {
+                        if (xf->res[r].state != XR_SHORT)
+                            continue;
+                        cu_buf_printf(&b, "%s%s more %s", first ? "" : " and ",
+                                      qs(x, xf->res[r].res, xf->res[r].more), rname(x, xf->res[r].res));
+                        first = 0;
+                    }
+                    cu_buf_printf(&b, " free in flavor %s of ClusterQueue %s", xf->name, cq);
+                    sl_add(ar, &x->unblock, cu_arena_strdup(ar, cu_buf_str(&b)));
+                    cu_buf_free(&b);
+                    int lent = 0;
+                    for (size_t r = 0; r < xf->nres; r++)
+                        lent |= xf->res[r].state == XR_SHORT && xf->res[r].lent > 0;
+                    if (lent && x->c->obj->preemption.reclaim == CU_PP_NEVER && !reclaim_said) {
+                        sl_add(ar, &x->unblock, cu_arena_printf(ar,
+                            "preemption.reclaimWithinCohort LowerPriority or Any on ClusterQueue %s, "
+                            "to take back its nominal quota from the cohort", cq));
+                        reclaim_said = 1;
+                    }
+                }
+                continue;
+            }
+            /* no flavor can ever take it: say what each one lacks */
+            int affinity_said = 0;
+            for (size_t f = 0; f < g->nflv; f++) {
+                const xflv *xf = &g->flv[f];
+                const char *s = NULL;
+                switch (xf->state) {
+                case XF_MISSING:
+                    s = cu_arena_printf(ar, "create ResourceFlavor %s", xf->name);
+                    break;
+                case XF_TAINT: {
+                    const cu_taint *t = xf->taint;
+                    s = cu_arena_printf(ar, "tolerate taint %s%s%s:%s in pod set %s "
+                                        "(or in spec.tolerations of ResourceFlavor %s)",
+                                        t->key ? t->key : "", t->value && *t->value ? "=" : "",
+                                        t->value ? t->value : "", t->effect, ps->name, xf->name);
+                    break;
+                }
+                case XF_AFFINITY:
+                    if (!affinity_said) {
+                        s = cu_arena_printf(ar, "a flavor of ClusterQueue %s whose nodeLabels match the "
+                                            "node selector and affinity of pod set %s", cq, ps->name);
+                        affinity_said = 1;
+                    }
+                    break;
+                case XF_OVER_MAX:
+                case XF_NO_QUOTA:
+                    for (size_t r = 0; r < xf->nres; r++) {
+                        const xres *xr = &xf->res[r];
+                        if (xr->state == XR_NO_QUOTA)
+                            sl_add(ar, &x->unblock, cu_arena_printf(ar,
+                                "quota for %s in flavor %s of ClusterQueue %s",
+                                rname(x, xr->res), xf->name, cq));
+                        else if (xr->state == XR_OVER_MAX)
+                            sl_add(ar, &x->unblock, over_max_hint(x, xf, xr));
+                    }
+                    break;
+                default:
+                    break;
+                }
+                if (s)
+                    sl_add(ar, &x->unblock, s);
+            }
+        }
+    }
+}
+
+static cu_err build(xwl *x)
+{
+    cu_engine *e = x->e;
+    cu_arena *ar = x->ar;
+    ewl *w = x->w;
+    const cu_workload *o = w->obj;
+    x->lq_name = o->queue_name;
+    x->lq = w->lq >= 0 ? &e->lqs.items[w->lq] : NULL;
+    x->c = w->cq >= 0 ? &e->cqs.items[w->cq] : NULL;
+    x->cq_name = x->c ? x->c->name : w->cq_name;
+    x->state = w->state == WL_ADMITTED ? (w->evicting ? "evicting" : "admitted")
+             : w->state == WL_FINISHED ? "finished" : "pending";
+    /* queue chain */
+    const char *ns = o->meta.ns ? o->meta.ns : "default";
+    if (x->lq_name)
+        sl_add(ar, &x->chain, cu_arena_printf(ar, "LocalQueue %s/%s%s", ns, x->lq_name,
+                                              x->lq ? "" : " (missing)"));
+    if (x->cq_name)
+        sl_add(ar, &x->chain, cu_arena_printf(ar, "ClusterQueue %s%s", x->cq_name,
+                                              x->c ? "" : " (missing)"));
+    if (x->c) {
+        for (const cu_qnode *n = x->c->node->parent; n; n = n->parent)
+            sl_add(ar, &x->chain, cu_arena_printf(ar, "Cohort %s", n->name));
+        if (x->c->obj->cohort && !x->c->node->parent) {
+            x->cohort_cycle = x->c->obj->cohort;
+            sl_add(ar, &x->chain, cu_arena_printf(ar, "Cohort %s (in a cycle)", x->cohort_cycle));
+        }
+    }
+    if (w->state != WL_QUEUED && w->state != WL_NONE)
+        return CU_OK;
+    /* pending: why it is not even queued, or where it is */
+    if (!o->active) {
+        sl_add(ar, &x->unblock, "set spec.active: true on the Workload");
+        return CU_OK;
+    }
+    if (!x->lq_name) {
+        sl_add(ar, &x->unblock, "set spec.queueName (the kueue.x-k8s.io/queue-name label of its Job)");
+        return CU_OK;
+    }
+    if (!x->lq) {
+        sl_add(ar, &x->unblock, cu_arena_printf(ar, "create LocalQueue %s/%s (spec.clusterQueue: "
+                                                "the ClusterQueue to use)", ns, x->lq_name));
+        return CU_OK;
+    }
+    if (!x->c) {
+        sl_add(ar, &x->unblock, cu_arena_printf(ar, "create ClusterQueue %s (LocalQueue %s points "
+                                                "at it)", x->cq_name ? x->cq_name : "?", x->lq->key));
+        return CU_OK;
+    }
+    if (!x->lq->active) {
+        sl_add(ar, &x->unblock, cu_arena_printf(ar, "LocalQueue %s is stopped (stopPolicy %s): set "
+                                                "stopPolicy None", x->lq->key,
+                                                stop_name(x->lq->obj->stop_policy)));
+        return CU_OK;
+    }
+    x->queued = w->state == WL_QUEUED;
+    if (x->queued)
+        position(x);
+    if (!x->c->active) {
+        const cu_cluster_queue *q = x->c->obj;
+        if (q->stop_policy != CU_STOP_NONE)
+            sl_add(ar, &x->unblock, cu_arena_printf(ar, "ClusterQueue %s is stopped (stopPolicy %s): "
+                                                    "set stopPolicy None", x->c->name,
+                                                    stop_name(q->stop_policy)));
+        if (x->cohort_cycle)
+            sl_add(ar, &x->unblock, cu_arena_printf(ar, "break the cycle of parentName links "
+                                                    "through Cohort %s", x->cohort_cycle));
+        for (size_t g = 0; g < x->c->ngroups; g++)
+            for (size_t f = 0; f < x->c->groups[g].nflv; f++) {
+                const eflavor *fl = &e->flavors.items[x->c->groups[g].flv[f]];
+                if (!fl->obj)
+                    sl_add(ar, &x->unblock, cu_arena_printf(ar, "create ResourceFlavor %s "
+                                                            "(ClusterQueue %s uses it)", fl->name,
+                                                            x->c->name));
+            }
+        x->not_analyzed = cu_arena_printf(ar, "not evaluated: ClusterQueue %s is inactive", x->c->name);
+        return CU_OK;
+    }
+    x->ns_selected = cu_engine_ns_selected(e, x->c->obj, ns);
+    if (!x->ns_selected) {
+        sl_add(ar, &x->unblock, cu_arena_printf(ar, "namespace %s selected by the namespaceSelector "
+                                                "of ClusterQueue %s", ns, x->c->name));
+        x->not_analyzed = "not evaluated: the namespace is not selected";
+        return CU_OK;
+    }
+    /* flavors */
+    x->nps = w->nps;
+    x->ps = cu_arena_alloc(ar, (w->nps + 1) * sizeof(xps));
+    x->acc = cu_arena_alloc(ar, (e->nfr + 1) * sizeof(int64_t));
+    if (!x->ps || !x->acc)
+        return CU_ENOMEM;
+    x->all_chosen = 1;
+    for (size_t p = 0; p < w->nps; p++) {
+        x->ps[p].name = w->ps[p].name;
+        x->ps[p].count = w->ps[p].count;
+        x->ps[p].min = w->ps[p].min;
+        cu_err err = analyze_ps(x, p);
+        if (err)
+            return err;
+    }
+    x->analyzed = 1;
+    find_victims(x);
+    if (x->blocked_by) {
+        sl_add(ar, &x->unblock, cu_arena_printf(ar, "the head %s admitted (StrictFIFO), or "
+                                                "ClusterQueue %s switched to BestEffortFIFO",
+                                                x->blocked_by->key, x->c->name));
+    }
+    if (x->victims.n) {
+        sl_add(ar, &x->unblock, cu_arena_printf(ar, "the %zu preempted workload%s stopping and "
+                                                "releasing %s quota", x->victims.n,
+                                                x->victims.n == 1 ? "" : "s",
+                                                x->victims.n == 1 ? "its" : "their"));
+        return CU_OK;
+    }
+    cu_err err = analyze_preemption(x);
+    if (err)
+        return err;
+    int quota_blocked = 0;
+    for (size_t p = 0; p < x->nps; p++)
+        for (size_t k = 0; k < x->ps[p].ngroups; k++)
+            if (x->ps[p].g[k].fits < 0)
+                quota_blocked = 1;
+    for (size_t p = 0; p < x->nps; p++)
+        quota_blocked |= x->ps[p].uncovered.n > 0;
+    x->fits_now = !quota_blocked;
+    if (quota_blocked) {
+        x->pre_quota = x->all_chosen;
+        if (x->targets.n)
+            sl_add(ar, &x->unblock, cu_arena_printf(ar, "preempting %zu workload%s (see Preemption)",
+                                                    x->targets.n, x->targets.n == 1 ? "" : "s"));
+        unblock_flavors(x);
+    }
+    return CU_OK;
+}
+
+static ewl *find_wl(cu_engine *e, const char *key)
+{
+    char buf[600];
+    if (!strchr(key, '/')) {
+        snprintf(buf, sizeof buf, "default/%s", key);
+        key = buf;
+    }
+    for (size_t i = 0; i < e->wls.n; i++)
+        if (strcmp(e->wls.items[i]->key, key) == 0)
+            return e->wls.items[i];
+    return NULL;
+}
+
+static cu_err setup(cu_engine *e, const char *key, cu_arena *ar, xwl *x, cu_diag *d)
+{
+    memset(x, 0, sizeof(*x));
+    if (!key || !*key) {
+        if (d)
+            cu_diag_error(d, "explain: a workload name (NAMESPACE/NAME) is required");
+        return CU_EINVAL;
+    }
+    x->e = e;
+    x->ar = ar;
+    x->w = find_wl(e, key);
+    if (!x->w) {
+        if (d)
+            cu_diag_error(d, "explain: workload %s%s not found", strchr(key, '/') ? "" : "default/", key);
+        return CU_ENOTFOUND;
+    }
+    x->v = cu_engine_workload_info_idx(e, x->w->idx);
+    if (!x->v)
+        return CU_ENOMEM;
+    return build(x);
+}
+
+/* ---------------- text ---------------- */
+
+static void t_requests(xwl *x, cu_buf *b)
+{
+    cu_buf_puts(b, "\nRequests\n");
+    for (size_t p = 0; p < x->w->nps; p++) {
+        const eps *ps = &x->w->ps[p];
+        cu_buf_printf(b, "  pod set %s: %d pod%s", ps->name, ps->count, ps->count == 1 ? "" : "s");
+        if (!ps->nreq) {
+            cu_buf_puts(b, ", no resource requests\n");
+            continue;
+        }
+        cu_buf_puts(b, ps->count == 1 ? " (" : " x (");
+        for (size_t r = 0; r < ps->nreq; r++)
+            cu_buf_printf(b, "%s%s %s", r ? ", " : "", rname(x, ps->res[r]), qs(x, ps->res[r], ps->amt[r]));
+        cu_buf_puts(b, ")");
+        if (ps->count != 1) {
+            cu_buf_puts(b, " = ");
+            for (size_t r = 0; r < ps->nreq; r++)
+                cu_buf_printf(b, "%s%s %s", r ? ", " : "", rname(x, ps->res[r]),
+                              qs(x, ps->res[r], cu_engine_mul_sat(ps->amt[r], ps->count)));
+        }
+        cu_buf_puts(b, "\n");
+        if (ps->min < ps->count)
+            cu_buf_printf(b, "    minCount %d: may be admitted with fewer pods\n", ps->min);
+    }
+}
+
+static void t_res(xwl *x, cu_buf *b, const xres *r)
+{
+    const char *rn = rname(x, r->res);
+    int64_t val = cu_qty_sat_add(r->req, r->prev);
+    const char *req = r->prev ? cu_arena_printf(x->ar, "%s (%s by earlier pod sets + %s)",
+                                                qs(x, r->res, val), qs(x, r->res, r->prev),
+                                                qs(x, r->res, r->req))
+                              : qs(x, r->res, val);
+    switch (r->state) {
+    case XR_NO_QUOTA:
+        cu_buf_printf(b, "    %s: no quota for it in this flavor\n", rn);
+        return;
+    case XR_FITS:
+        cu_buf_printf(b, "    %s: fits (requested %s, available %s)\n", rn, req, qs(x, r->res, r->avail));
+        return;
+    case XR_OVER_MAX:
+        cu_buf_printf(b, "    %s: requested %s, at most %s ever: over the maximum by %s\n", rn, req,
+                      qs(x, r->res, r->potential), qs(x, r->res, r->more));
+        if (r->pot_by)
+            cu_buf_printf(b, "      limited by %s\n", r->pot_by);
+        else
+            cu_buf_printf(b, "      maximum: nominal %s, no cohort to borrow from\n",
+                          qs(x, r->res, r->nominal));
+        return;
+    default:
+        break;
+    }
+    cu_buf_printf(b, "    %s: requested %s, available %s: %s more needed\n", rn, req,
+                  qs(x, r->res, max64(0, r->avail)), qs(x, r->res, r->more));
+    cu_buf_printf(b, "      free in ClusterQueue %s: %s (nominal %s - used %s)\n", x->c->name,
+                  qs(x, r->res, r->free_own), qs(x, r->res, r->nominal), qs(x, r->res, r->used));
+    if (r->lent)
+        cu_buf_printf(b, "      %s of that is in use by other ClusterQueues of the cohort\n",
+                      qs(x, r->res, r->lent));
+    if (!r->has_cohort) {
+        cu_buf_puts(b, "      borrowable: none (no cohort)\n");
+        cu_buf_printf(b, "      limit: %s (nominal)\n", qs(x, r->res, r->nominal));
+        return;
+    }
+    cu_buf_printf(b, "      borrowable from the cohort: %s (limited by %s)\n", qs(x, r->res, r->borrowable),
+                  r->avail_by);
+    if (r->has_blimit)
+        cu_buf_printf(b, "      limit: %s (nominal %s + borrowingLimit %s)\n",
+                      qs(x, r->res, cu_qty_sat_add(r->nominal, r->blimit)), qs(x, r->res, r->nominal),
+                      qs(x, r->res, r->blimit));
+    else
+        cu_buf_printf(b, "      limit: no borrowing limit (at most %s, limited by %s)\n",
+                      qs(x, r->res, r->potential), r->pot_by);
+}
+
+static const char *flv_state_text(const xflv *f)
+{
+    switch (f->state) {
+    case XF_FITS: return "fits now";
+    case XF_SHORT: return "not enough unused quota";
+    case XF_OVER_MAX: return "request exceeds the maximum quota";
+    case XF_NO_QUOTA: return "no quota for a requested resource";
+    case XF_MISSING: return "ResourceFlavor not found";
+    default: return "";
+    }
+}
+
+static void t_flavors(xwl *x, cu_buf *b)
+{
+    for (size_t p = 0; p < x->nps; p++) {
+        const xps *ps = &x->ps[p];
+        for (size_t i = 0; i < ps->uncovered.n; i++)
+            cu_buf_printf(b, "\nPod set %s: %s is not covered by any resourceGroup of ClusterQueue %s\n",
+                          ps->name, ps->uncovered.s[i], x->c->name);
+        for (size_t k = 0; k < ps->ngroups; k++) {
+            const xgroup *g = &ps->g[k];
+            cu_buf_printf(b, "\nFlavors for pod set %s (", ps->name);
+            for (size_t r = 0; r < g->nres; r++)
+                cu_buf_printf(b, "%s%s", r ? ", " : "", g->res[r]);
+            cu_buf_puts(b, "), in order\n");
+            for (size_t f = 0; f < g->nflv; f++) {
+                const xflv *xf = &g->flv[f];
+                if (xf->state == XF_TAINT) {
+                    const cu_taint *t = xf->taint;
+                    cu_buf_printf(b, "  %s: taint %s%s%s:%s not tolerated\n", xf->name,
+                                  t->key ? t->key : "", t->value && *t->value ? "=" : "",
+                                  t->value ? t->value : "", t->effect);
+                    continue;
+                }
+                if (xf->state == XF_AFFINITY) {
+                    cu_buf_printf(b, "  %s: node labels don't match\n    %s\n", xf->name, xf->mismatch);
+                    continue;
+                }
+                cu_buf_printf(b, "  %s: %s\n", xf->name, flv_state_text(xf));
+                for (size_t r = 0; r < xf->nres; r++)
+                    t_res(x, b, &xf->res[r]);
+            }
+            if (g->fits >= 0)
+                cu_buf_printf(b, "  fits now in flavor %s\n", g->flv[g->fits].name);
+            else if (g->would >= 0)
+                cu_buf_printf(b, "  would use flavor %s once quota is free\n", g->flv[g->would].name);
+            else
+                cu_buf_puts(b, "  no flavor can ever fit it\n");
+        }
+    }
+}
+
+static void t_preemption(xwl *x, cu_buf *b)
+{
+    const cu_cluster_queue *q = x->c->obj;
+    cu_buf_puts(b, "\nPreemption\n");
+    if (x->victims.n) {
+        cu_buf_printf(b, "  waiting for %zu preempted workload%s to release quota:\n", x->victims.n,
+                      x->victims.n == 1 ? "" : "s");
+        for (size_t i = 0; i < x->victims.n; i++)
+            cu_buf_printf(b, "    %s\n", x->victims.s[i]);
+        return;
+    }
+    if (!x->pre_configured)
+        cu_buf_printf(b, "  preemption not configured (withinClusterQueue: %s, reclaimWithinCohort: %s)\n",
+                      policy_name(q->preemption.within_cq), policy_name(q->preemption.reclaim));
+    else
+        cu_buf_printf(b, "  policy: withinClusterQueue %s, reclaimWithinCohort %s, borrowWithinCohort %s\n",
+                      policy_name(q->preemption.within_cq), policy_name(q->preemption.reclaim),
+                      policy_name(q->preemption.borrow_policy));
+    if (x->fits_now) {
+        cu_buf_puts(b, "  not needed: it fits now\n");
+        return;
+    }
+    if (!x->all_chosen) {
+        cu_buf_puts(b, "  cannot help: no flavor can ever fit it\n");
+        return;
+    }
+    if (!x->pre_configured)
+        return;
+    if (!x->n_within && !x->n_reclaim) {
+        cu_buf_puts(b, "  no candidates: none of the workloads holding that quota may be preempted for it\n");
+        return;
+    }
+    cu_buf_puts(b, "  candidates:");
+    if (x->n_within)
+        cu_buf_printf(b, " %d workload%s of %s priority in ClusterQueue %s", x->n_within,
+                      x->n_within == 1 ? "" : "s",
+                      q->preemption.within_cq == CU_PP_LOWER_PRIORITY ? "lower" : "lower (or equal, newer)",
+                      x->c->name);
+    if (x->n_reclaim)
+        cu_buf_printf(b, "%s %d workload%s in ClusterQueues of the cohort that borrow", x->n_within ? "," : "",
+                      x->n_reclaim, x->n_reclaim == 1 ? "" : "s");
+    cu_buf_puts(b, "\n");
+    if (!x->targets.n) {
+        cu_buf_printf(b, "  preempting %s would not free enough quota\n",
+                      x->n_within + x->n_reclaim == 1 ? "it" : "all of them");
+        return;
+    }
+    cu_buf_printf(b, "  preempting %zu would make room:\n", x->targets.n);
+    for (size_t i = 0; i < x->targets.n; i++)
+        cu_buf_printf(b, "    %s\n", x->targets.s[i]);
+}
+
+static void t_holds(xwl *x, cu_buf *b)
+{
+    const cu_wl_info *v = x->v;
+    char ts[40];
+    cu_time_format(v->admitted_at_ms, ts, sizeof ts);
+    cu_buf_printf(b, "  holds quota in ClusterQueue %s since %s\n", v->cluster_queue ? v->cluster_queue : "?", ts);
+    if (x->w->evicting)
+        cu_buf_printf(b, "  evicted (%s): holds its quota until its pods stop\n",
+                      v->evicted_reason ? v->evicted_reason : "Evicted");
+}
+
+static void t_admission(xwl *x, cu_buf *b)
+{
+    const cu_wl_info *v = x->v;
+    cu_buf_puts(b, "\nAdmission\n");
+    for (size_t p = 0; p < v->npsa; p++) {
+        const cu_psa_info *ps = &v->psa[p];
+        int same = 1;
+        for (size_t i = 1; i < ps->n; i++)
+            same &= strcmp(ps->flavors[i], ps->flavors[0]) == 0;
+        cu_buf_printf(b, "  pod set %s: %d pod%s", ps->name, ps->count, ps->count == 1 ? "" : "s");
+        if (same && ps->n)
+            cu_buf_printf(b, " in flavor %s", ps->flavors[0]);
+        cu_buf_puts(b, ps->n ? ": " : "");
+        for (size_t i = 0; i < ps->n; i++) {
+            char q[48];
+            cu_buf_printf(b, "%s%s %s", i ? ", " : "", ps->resources[i],
+                          cu_qty_format_res(ps->resources[i], ps->usage[i], q, sizeof q));
+            if (!same)
+                cu_buf_printf(b, " (%s)", ps->flavors[i]);
+        }
+        cu_buf_puts(b, "\n");
+    }
+}
+
+static void render_text(xwl *x, cu_buf *b)
+{
+    const cu_wl_info *v = x->v;
+    cu_buf_printf(b, "Workload %s: %s", x->w->key, x->state);
+    if (!strcmp(x->state, "pending") && v->reason && strcmp(v->reason, "Pending") != 0)
+        cu_buf_printf(b, " (%s)", v->reason);
+    cu_buf_puts(b, "\n");
+    if (!strcmp(x->state, "pending") && v->message)
+        cu_buf_printf(b, "  message: %s\n", v->message);
+    int holds = !strcmp(x->state, "admitted") || !strcmp(x->state, "evicting");
+    if (holds)
+        t_holds(x, b);
+    cu_buf_puts(b, "\nQueue\n");
+    if (x->chain.n) {
+        cu_buf_puts(b, "  ");
+        for (size_t i = 0; i < x->chain.n; i++)
+            cu_buf_printf(b, "%s%s", i ? " -> " : "", x->chain.s[i]);
+        cu_buf_puts(b, "\n");
+    } else {
+        cu_buf_puts(b, "  no LocalQueue (spec.queueName is not set)\n");
+    }
+    if (x->lq && !x->lq->active)
+        cu_buf_printf(b, "  LocalQueue %s: stopped (stopPolicy %s)\n", x->lq->key,
+                      stop_name(x->lq->obj->stop_policy));
+    if (x->c) {
+        const char *st = "active";
+        if (!x->c->active && x->c->obj->stop_policy != CU_STOP_NONE) {
+            st = cu_arena_printf(x->ar, "inactive, stopped (stopPolicy %s)", stop_name(x->c->obj->stop_policy));
+        } else if (!x->c->active) {
+            const char *m = x->c->message ? x->c->message : "";
+            const char *pre = "Can't admit new workloads: ";
+            if (!strncmp(m, pre, strlen(pre)))
+                m += strlen(pre);
+            st = cu_arena_printf(x->ar, "inactive, %s", m);
+        }
+        cu_buf_printf(b, "  ClusterQueue %s: %s, %s\n", x->c->name, st,
+                      x->c->obj->queueing == CU_STRICT_FIFO ? "StrictFIFO" : "BestEffortFIFO");
+    }
+    cu_buf_printf(b, "  priority %d\n", (int)x->w->qi.prio);
+    if (x->queued) {
+        cu_buf_printf(b, "  position %d in ClusterQueue %s", x->ahead, x->c->name);
+        if (!x->ahead)
+            cu_buf_puts(b, " (nothing ahead of it)");
+        else
+            cu_buf_printf(b, " (%d ahead of it%s)", x->ahead,
+                          x->ahead_inadm ? cu_arena_printf(x->ar, ", %d of them set aside as inadmissible",
+                                                           x->ahead_inadm) : "");
+        cu_buf_printf(b, ", %d in LocalQueue %s\n", x->lq_ahead, x->lq->key);
+        if (x->inadmissible)
+            cu_buf_puts(b, "  set aside as inadmissible: tried again when quota is freed in its cohort tree\n");
+        if (x->blocked_by)
+            cu_buf_printf(b, "  waits behind the head %s, which does not fit (StrictFIFO)\n",
+                          x->blocked_by->key);
+    }
+    if (holds)
+        t_admission(x, b);
+    if (!strcmp(x->state, "pending")) {
+        t_requests(x, b);
+        if (x->not_analyzed)
+            cu_buf_printf(b, "\nFlavors\n  %s\n", x->not_analyzed);
+        if (x->analyzed) {
+            t_flavors(x, b);
+            t_preemption(x, b);
+        }
+        if (x->unblock.n) {
+            cu_buf_puts(b, "\nTo unblock\n");
+            for (size_t i = 0; i < x->unblock.n; i++)
+                cu_buf_printf(b, "  - %s\n", x->unblock.s[i]);
+        }
+    }
+}
+
+cu_err cu_engine_explain(cu_engine *e, const char *key, cu_buf *out, cu_diag *d)
+{
+    cu_arena ar;
+    cu_arena_init(&ar, 16 * 1024);
+    xwl x;
+    cu_err err = setup(e, key, &ar, &x, d);
+    if (!err) {
+        render_text(&x, out);
+        if (out->failed)
+            err = CU_ENOMEM;
+    }
+    cu_arena_free(&ar);
+    return err;
+}
+
+/* ---------------- document ---------------- */
+
+typedef struct dctx { cu_arena *a; int oom; } dctx;
+
+static cu_node *dstr(dctx *c, const char *s)
+{
+    cu_node *n = s ? cu_node_new_str(c->a, s) : cu_node_new_null(c->a);
+    if (!n)
+        c->oom = 1;
+    return n;
+}
+
+static cu_node *dint(dctx *c, int64_t v)
+{
+    cu_node *n = cu_node_new_int(c->a, v);
+    if (!n)
+        c->oom = 1;
+    return n;
+}
+
+static void dset(dctx *c, cu_node *m, const char *k, cu_node *v)
+{
+    if (!m || !v || cu_node_set(c->a, m, k, v))
+        c->oom = 1;
+}
+
+static void dpush(dctx *c, cu_node *s, cu_node *v)
+{
+    if (!s || !v || cu_node_push(c->a, s, v))
+        c->oom = 1;
+}
+
+static cu_node *dmap(dctx *c)
+{
+    cu_node *n = cu_node_new_map(c->a);
+    if (!n)
+        c->oom = 1;
+    return n;
+}
+
+static cu_node *dseq(dctx *c)
+{
+    cu_node *n = cu_node_new_seq(c->a);
+    if (!n)
+        c->oom = 1;
+    return n;
+}
+
+static cu_node *dlist(dctx *c, const strlist *l)
+{
+    cu_node *s = dseq(c);
+    for (size_t i = 0; i < l->n; i++)
+        dpush(c, s, dstr(c, l->s[i]));
+    return s;
+}
+
+static const char *xr_state(int s)
+{
+    switch (s) {
+    case XR_FITS: return "Fits";
+    case XR_SHORT: return "InsufficientUnusedQuota";
+    case XR_OVER_MAX: return "ExceedsMaxQuota";
+    default: return "NoQuota";
+    }
+}
+
+static const char *xf_state(int s)
+{
+    switch (s) {
+    case XF_FITS: return "Fits";
+    case XF_SHORT: return "InsufficientUnusedQuota";
+    case XF_OVER_MAX: return "ExceedsMaxQuota";
+    case XF_NO_QUOTA: return "NoQuota";
+    case XF_MISSING: return "FlavorNotFound";
+    case XF_TAINT: return "UntoleratedTaint";
+    default: return "NodeAffinityMismatch";
+    }
+}
+
+static cu_node *d_res(dctx *c, xwl *x, const xres *r)
+{
+    cu_node *m = dmap(c);
+    dset(c, m, "resource", dstr(c, rname(x, r->res)));
+    dset(c, m, "state", dstr(c, xr_state(r->state)));
+    dset(c, m, "requested", dstr(c, qs(x, r->res, cu_qty_sat_add(r->req, r->prev))));
+    if (r->state == XR_NO_QUOTA)
+        return m;
+    if (r->prev)
+        dset(c, m, "earlierPodSets", dstr(c, qs(x, r->res, r->prev)));
+    dset(c, m, "nominal", dstr(c, qs(x, r->res, r->nominal)));
+    dset(c, m, "used", dstr(c, qs(x, r->res, r->used)));
+    dset(c, m, "free", dstr(c, qs(x, r->res, r->free_own)));
+    dset(c, m, "borrowable", dstr(c, qs(x, r->res, r->borrowable)));
+    dset(c, m, "available", dstr(c, qs(x, r->res, max64(0, r->avail))));
+    dset(c, m, "borrowingLimit", r->has_blimit ? dstr(c, qs(x, r->res, r->blimit)) : dstr(c, NULL));
+    dset(c, m, "maximum", dstr(c, qs(x, r->res, r->potential)));
+    if (r->state != XR_FITS)
+        dset(c, m, "missing", dstr(c, qs(x, r->res, r->more)));
+    return m;
+}
+
+static cu_node *render_doc(dctx *c, xwl *x)
+{
+    const cu_wl_info *v = x->v;
+    cu_node *root = dmap(c);
+    dset(c, root, "workload", dstr(c, x->w->key));
+    dset(c, root, "status", dstr(c, x->state));
+    dset(c, root, "reason", dstr(c, v->reason));
+    dset(c, root, "message", dstr(c, v->message));
+    dset(c, root, "priority", dint(c, x->w->qi.prio));
+    cu_node *q = dmap(c);
+    dset(c, q, "chain", dlist(c, &x->chain));
+    dset(c, q, "localQueue", dstr(c, x->lq ? x->lq->key : NULL));
+    dset(c, q, "clusterQueue", dstr(c, x->cq_name));
+    if (x->c) {
+        dset(c, q, "active", cu_node_new_bool(c->a, x->c->active));
+        dset(c, q, "strategy", dstr(c, x->c->obj->queueing == CU_STRICT_FIFO ? "StrictFIFO" : "BestEffortFIFO"));
+    }
+    if (x->queued) {
+        dset(c, q, "position", dint(c, x->ahead));
+        dset(c, q, "positionInLocalQueue", dint(c, x->lq_ahead));
+        dset(c, q, "inadmissible", cu_node_new_bool(c->a, x->inadmissible));
+        dset(c, q, "blockedBy", dstr(c, x->blocked_by ? x->blocked_by->key : NULL));
+    }
+    dset(c, root, "queue", q);
+    if (x->analyzed) {
+        cu_node *pss = dseq(c);
+        for (size_t p = 0; p < x->nps; p++) {
+            const xps *ps = &x->ps[p];
+            const eps *ep = &x->w->ps[p];
+            cu_node *pm = dmap(c);
+            dset(c, pm, "name", dstr(c, ps->name));
+            dset(c, pm, "count", dint(c, ps->count));
+            cu_node *req = dmap(c);
+            for (size_t r = 0; r < ep->nreq; r++)
+                dset(c, req, rname(x, ep->res[r]), dstr(c, qs(x, ep->res[r], ep->amt[r])));
+            dset(c, pm, "perPod", req);
+            dset(c, pm, "uncovered", dlist(c, &ps->uncovered));
+            cu_node *gs = dseq(c);
+            for (size_t k = 0; k < ps->ngroups; k++) {
+                const xgroup *g = &ps->g[k];
+                cu_node *gm = dmap(c);
+                cu_node *fs = dseq(c);
+                for (size_t f = 0; f < g->nflv; f++) {
+                    const xflv *xf = &g->flv[f];
+                    cu_node *fm = dmap(c);
+                    dset(c, fm, "name", dstr(c, xf->name));
+                    dset(c, fm, "state", dstr(c, xf_state(xf->state)));
+                    if (xf->taint)
+                        dset(c, fm, "taint", dstr(c, cu_arena_printf(x->ar, "%s=%s:%s",
+                             xf->taint->key ? xf->taint->key : "", xf->taint->value ? xf->taint->value : "",
+                             xf->taint->effect)));
+                    if (xf->mismatch)
+                        dset(c, fm, "mismatch", dstr(c, xf->mismatch));
+                    if (xf->nres) {
+                        cu_node *rs = dseq(c);
+                        for (size_t r = 0; r < xf->nres; r++)
+                            dpush(c, rs, d_res(c, x, &xf->res[r]));
+                        dset(c, fm, "resources", rs);
+                    }
+                    dpush(c, fs, fm);
+                }
+                dset(c, gm, "flavors", fs);
+                dset(c, gm, "fitsNow", dstr(c, g->fits >= 0 ? g->flv[g->fits].name : NULL));
+                dset(c, gm, "wouldUse", dstr(c, g->would >= 0 ? g->flv[g->would].name : NULL));
+                dpush(c, gs, gm);
+            }
+            dset(c, pm, "resourceGroups", gs);
+            dpush(c, pss, pm);
+        }
+        dset(c, root, "podSets", pss);
+        cu_node *pm = dmap(c);
+        const cu_cluster_queue *cq = x->c->obj;
+        dset(c, pm, "withinClusterQueue", dstr(c, policy_name(cq->preemption.within_cq)));
+        dset(c, pm, "reclaimWithinCohort", dstr(c, policy_name(cq->preemption.reclaim)));
+        dset(c, pm, "borrowWithinCohort", dstr(c, policy_name(cq->preemption.borrow_policy)));
+        dset(c, pm, "configured", cu_node_new_bool(c->a, x->pre_configured));
+        dset(c, pm, "candidates", dint(c, x->n_within + x->n_reclaim));
+        dset(c, pm, "waitingFor", dlist(c, &x->victims));
+        dset(c, pm, "targets", dlist(c, &x->targets));
+        dset(c, root, "preemption", pm);
+    } else if (x->not_analyzed) {
+        dset(c, root, "notEvaluated", dstr(c, x->not_analyzed));
+    }
+    dset(c, root, "unblock", dlist(c, &x->unblock));
+    return root;
+}
+
+cu_err cu_engine_explain_doc(cu_engine *e, const char *key, cu_arena *a, cu_node **out, cu_diag *d)
+{
+    cu_arena ar;
+    cu_arena_init(&ar, 16 * 1024);
+    xwl x;
+    *out = NULL;
+    cu_err err = setup(e, key, &ar, &x, d);
+    if (!err) {
+        dctx c = {a, 0};
+        cu_node *root = render_doc(&c, &x);
+        if (c.oom || !root)
+            err = CU_ENOMEM;
+        else
+            *out = root;
+    }
+    cu_arena_free(&ar);
+    return err;
+}
