@@ -26,6 +26,7 @@
 #include "cu_controller.h"
 #include "cu_ctrlhttp.h"
 #include "cu_ctrlstatus.h"
+#include "cu_explain.h"
 #include "cu_log.h"
 #include "cu_podsready.h"
 #include "cu_informer.h"
@@ -2175,12 +2176,206 @@ static long peak_rss_kib(void)
     return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
 }
 
+/* The value of query parameter name (URL-decoded into out), or NULL. */
+static const char *qparam(const char *query, const char *name, char *out, size_t n)
+{
+    size_t nl = strlen(name);
+    for (const char *p = query; p && *p;) {
+        const char *amp = strchr(p, '&');
+        size_t len = amp ? (size_t)(amp - p) : strlen(p);
+        if (len > nl && strncmp(p, name, nl) == 0 && p[nl] == '=') {
+            size_t k = 0;
+            for (size_t i = nl + 1; i < len && k + 1 < n; i++) {
+                char ch = p[i];
+                if (ch == '%' && i + 2 < len) {
+                    char hx[3] = { p[i + 1], p[i + 2], 0 };
+                    ch = (char)strtol(hx, NULL, 16);
+                    i += 2;
+                } else if (ch == '+') {
+                    ch = ' ';
+                }
+                out[k++] = ch;
+            }
+            out[k] = 0;
+            return out;
+        }
+        p = amp ? amp + 1 : NULL;
+    }
+    return NULL;
+}
+
+static void json_str_out(cu_buf *b, const char *s)
+{
+    json_object *o = json_object_new_string(s ? s : "");
+    cu_buf_puts(b, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+    json_object_put(o);
+}
+
+/* GET /debug/pending[?clusterQueue=CQ|?localQueue=NS/LQ]: the pending
+ * workloads in admission order, as the controller's engine sees them. */
+static int debug_pending(ctrl *c, const char *query, cu_buf *b)
+{
+    char cq[300], lq[600], ts[40];
+    const char *want_cq = qparam(query, "clusterQueue", cq, sizeof(cq));
+    const char *want_lq = qparam(query, "localQueue", lq, sizeof(lq));
+    size_t n = cu_engine_nworkloads(c->eng);
+    const cu_wl_info **v = calloc(n ? n : 1, sizeof(*v));
+    if (!v)
+        return 500;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const cu_wl_info *w = cu_engine_workload_info(c->eng, i);
+        if (!w || w->admitted || w->finished || w->evicting || w->position < 0)
+            continue;
+        rec *r = NULL;
+        char key[600];
+        snprintf(key, sizeof(key), "%s/%s", w->ns, w->name);
+        r = omap_get(&c->objs[R_WL], key);
+        if (!r || r->idx < 0)
+            continue;   /* a removed copy */
+        if (want_cq && (!w->cluster_queue || strcmp(w->cluster_queue, want_cq) != 0))
+            continue;
+        if (want_lq) {
+            char k2[600];
+            snprintf(k2, sizeof(k2), "%s/%s", w->ns, w->local_queue ? w->local_queue : "");
+            if (strcmp(k2, want_lq) != 0)
+                continue;
+        }
+        v[k++] = w;
+    }
+    /* admission order: by ClusterQueue, then position (insertion sort: small) */
+    for (size_t i = 1; i < k; i++) {
+        const cu_wl_info *x = v[i];
+        size_t j = i;
+        while (j > 0) {
+            const cu_wl_info *y = v[j - 1];
+            int cmp = strcmp(y->cluster_queue ? y->cluster_queue : "", x->cluster_queue ? x->cluster_queue : "");
+            if (cmp < 0 || (cmp == 0 && y->position <= x->position))
+                break;
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+    cu_time_format(real_now(NULL), ts, sizeof(ts));
+    cu_buf_printf(b, "{\"kind\":\"PendingWorkloads\",\"generatedAt\":\"%s\",\"items\":[", ts);
+    for (size_t i = 0; i < k; i++) {
+        const cu_wl_info *w = v[i];
+        /* position among the same LocalQueue's workloads ahead in this order */
+        int lqpos = 0;
+        for (size_t j = 0; j < i; j++)
+            lqpos += strcmp(v[j]->ns, w->ns) == 0 && v[j]->local_queue && w->local_queue &&
+                     strcmp(v[j]->local_queue, w->local_queue) == 0 &&
+                     v[j]->cluster_queue && w->cluster_queue &&
+                     strcmp(v[j]->cluster_queue, w->cluster_queue) == 0;
+        cu_buf_puts(b, i ? ",{" : "{");
+        cu_buf_puts(b, "\"namespace\":");
+        json_str_out(b, w->ns);
+        cu_buf_puts(b, ",\"name\":");
+        json_str_out(b, w->name);
+        cu_buf_puts(b, ",\"localQueue\":");
+        json_str_out(b, w->local_queue);
+        cu_buf_puts(b, ",\"clusterQueue\":");
+        json_str_out(b, w->cluster_queue);
+        cu_buf_printf(b, ",\"positionInClusterQueue\":%d,\"positionInLocalQueue\":%d,"
+                      "\"priority\":%d,\"requests\":{", w->position, lqpos, (int)w->priority);
+        /* total requests: count x per-pod, summed over pod sets */
+        const cu_workload *o = w->obj;
+        cu_res tot[32];
+        size_t nt = 0;
+        for (size_t p = 0; o && p < o->npodsets; p++)
+            for (size_t r = 0; r < o->podsets[p].requests.n; r++) {
+                const cu_res *q = &o->podsets[p].requests.items[r];
+                size_t t;
+                for (t = 0; t < nt && strcmp(tot[t].name, q->name) != 0; t++)
+                    ;
+                if (t == nt) {
+                    if (nt == 32)
+                        continue;
+                    tot[nt].name = q->name;
+                    tot[nt++].milli = 0;
+                }
+                tot[t].milli += q->milli * o->podsets[p].count;
+            }
+        for (size_t t = 0; t < nt; t++) {
+            char q[64];
+            cu_qty_format_res(tot[t].name, tot[t].milli, q, sizeof(q));
+            cu_buf_puts(b, t ? "," : "");
+            json_str_out(b, tot[t].name);
+            cu_buf_puts(b, ":");
+            json_str_out(b, q);
+        }
+        cu_buf_puts(b, "}");
+        if (o && o->meta.has_created) {
+            cu_time_format(o->meta.created_ms, ts, sizeof(ts));
+            cu_buf_printf(b, ",\"createdAt\":\"%s\"", ts);
+        }
+        cu_buf_puts(b, ",\"reason\":");
+        json_str_out(b, w->reason);
+        cu_buf_puts(b, ",\"message\":");
+        json_str_out(b, w->message);
+        cu_buf_puts(b, "}");
+    }
+    cu_buf_puts(b, "]}\n");
+    free(v);
+    return 200;
+}
+
+/* The read-only endpoints on the metrics server: /debug/explain and
+ * /debug/pending (see docs/troubleshooting.md). */
+static int debug_handler(ctrl *c, const char *path, const char *query, cu_buf *b,
+                         const char **ctype)
+{
+    char why[160];
+    *ctype = "text/plain; charset=utf-8";
+    if (!ready(c, why, sizeof(why)) || !leading(c) || !c->eng) {
+        cu_buf_printf(b, "not ready: %s\n", c->eng ? why : "not leading or no engine yet");
+        return 503;
+    }
+    if (strcmp(path, "/debug/pending") == 0) {
+        *ctype = "application/json";
+        return debug_pending(c, query, b);
+    }
+    char key[600], fmt[16];
+    if (!qparam(query, "workload", key, sizeof(key))) {
+        cu_buf_puts(b, "missing ?workload=NAMESPACE/NAME\n");
+        return 400;
+    }
+    int json = qparam(query, "format", fmt, sizeof(fmt)) && strcmp(fmt, "json") == 0;
+    cu_diag d;
+    cu_diag_init(&d);
+    cu_err err;
+    if (json) {
+        cu_arena a;
+        cu_arena_init(&a, 0);
+        cu_node *doc = NULL;
+        err = cu_engine_explain_doc(c->eng, key, &a, &doc, &d);
+        if (err == CU_OK && cu_node_emit_json(doc, b, 2) == CU_OK)
+            *ctype = "application/json";
+        cu_arena_free(&a);
+    } else {
+        err = cu_engine_explain(c->eng, key, b, &d);
+    }
+    int code = 200;
+    if (err != CU_OK) {
+        b->len = 0;
+        if (b->data)
+            b->data[0] = 0;
+        cu_buf_printf(b, "%s\n", d.n ? d.msgs[0] : "cannot explain");
+        *ctype = "text/plain; charset=utf-8";
+        code = err == CU_ENOTFOUND ? 404 : err == CU_EINVAL ? 400 : 500;
+    }
+    cu_diag_free(&d);
+    return code;
+}
+
 static int metrics_handler(void *ud, const char *path, const char *query, const char *accept,
                            cu_buf *b, const char **ctype)
 {
-    (void)query;
     (void)accept;
     ctrl *c = ud;
+    if (strcmp(path, "/debug/explain") == 0 || strcmp(path, "/debug/pending") == 0)
+        return debug_handler(c, path, query, b, ctype);
     if (strcmp(path, "/metrics") != 0) {
         *ctype = "text/plain; charset=utf-8";
         cu_buf_printf(b, "not found: %.150s\n", path);
