@@ -145,6 +145,7 @@ typedef struct cu_wl_info {
     const char *message;        /* why it is pending; NULL if admitted */
     int64_t admitted_at_ms;     /* QuotaReserved transition time */
     int position;               /* 0-based position in its ClusterQueue, -1 */
+    int inadmissible;           /* pending and set aside in the inadmissible set */
     int evicting;               /* preempted, quota not released yet */
     const char *evicted_reason; /* last Evicted reason ("Preempted",
                                    "ClusterQueueStopped", ...) or NULL */

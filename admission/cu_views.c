@@ -71,7 +71,8 @@ static cu_err build(cu_engine *e)
     e->wl_view = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(int));
     int *pos = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(int));
     const char **blocked = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(char *));
-    if (!e->vwl || !e->wl_order || !e->wl_view || !pos || !blocked)
+    char *inadm = cu_arena_alloc(a, nw ? nw : 1);
+    if (!e->vwl || !e->wl_order || !e->wl_view || !pos || !blocked || !inadm)
         return CU_ENOMEM;
     const ewl **sorted = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(*sorted));
     if (!sorted)
@@ -101,6 +102,8 @@ static cu_err build(cu_engine *e)
         qsort(items, n, sizeof(*items), cmp_qitem_ptr);
         for (size_t i = 0; i < n; i++)
             pos[((ewl *)items[i])->idx] = (int)i;
+        for (size_t i = 0; i < q->q.ninadm; i++)
+            inadm[((ewl *)q->q.inadm[i])->idx] = 1;
         const ewl *head = (const ewl *)cu_pq_peek(&q->q);
         if (q->active && q->obj->queueing == CU_STRICT_FIFO && head && head->reason != R_PENDING) {
             for (size_t i = 0; i < q->q.n; i++) {
@@ -125,6 +128,7 @@ static cu_err build(cu_engine *e)
         v->finished = w->state == WL_FINISHED;
         v->evictions = w->evictions;
         v->position = pos[w->idx];
+        v->inadmissible = inadm[w->idx];
         v->evicting = w->evicting;
         v->evicted_reason = w->evict_reason;
         v->evicted_message = w->evict_message;

@@ -27,6 +27,7 @@
 #include "cu_ctrlhttp.h"
 #include "cu_ctrlstatus.h"
 #include "cu_explain.h"
+#include "cu_metrics.h"
 #include "cu_log.h"
 #include "cu_podsready.h"
 #include "cu_informer.h"
@@ -35,6 +36,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,6 +45,10 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef CUEUE_VERSION_STRING
+#define CUEUE_VERSION_STRING "0.1.0"
+#endif
 
 enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_WL, R_JOB, NRES };
 
@@ -113,6 +119,7 @@ typedef struct rec {
     char *sent_rv[2];
     int64_t pend_at;         /* Workloads: when the pending reason was last written */
     int64_t created_at;      /* Jobs: when their Workload was created (until it is seen) */
+    unsigned evicted_once;   /* eviction reasons already counted (evicted_workloads_once) */
     cjob *job;
 } rec;
 
@@ -266,6 +273,8 @@ struct ctrl {
 
     cu_httpd *health, *metrics;
     cu_coalescer *co;          /* ClusterQueue/LocalQueue/Cohort status writes */
+    cu_metrics *m;             /* /metrics */
+    cu_kueue_metrics km;
     cu_recorder *ev_adm, *ev_job;   /* Events of the scheduler and of the Job integration */
     uint64_t ev_seq;
     unsigned long events, events_dropped;
@@ -371,6 +380,19 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     wctx *w = ud;
     ctrl *c = w->c;
     int ok = r->code >= 200 && r->code < 300;
+    {
+        char code[8];
+        snprintf(code, sizeof(code), "%d", r->code);
+        const char *verb = w->kind == OP_CREATE ? "POST" : "PATCH";
+        const char *lv[] = { verb, code };
+        cu_metric_inc(c->km.cueue_api_requests_total, lv, 1);
+        if (r->code == 409) {
+            static const char *const kinds[] = { "workload", "workload-admission", "workload-status",
+                                                 "job", "queue-status", "workload-spec" };
+            const char *kv[] = { kinds[w->kind] };
+            cu_metric_inc(c->km.cueue_write_conflicts_total, kv, 1);
+        }
+    }
     if (!ok && w->kind == OP_CREATE && r->code == 409)
         ok = 1;   /* AlreadyExists: the watch brings it */
     if (!ok && w->kind == OP_CREATE) {
@@ -521,6 +543,12 @@ static void event_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     (void)kc;
     evctx *e = ud;
     ctrl *c = e->c;
+    {
+        char code[8];
+        snprintf(code, sizeof(code), "%d", r->code);
+        const char *lv[] = { e->req.method ? e->req.method : "POST", code };
+        cu_metric_inc(c->km.cueue_api_requests_total, lv, 1);
+    }
     if (r->code < 200 || r->code >= 300) {
         cu_recorder_failed(e->r, &e->req);
         clog_(c, 2, "event %s %s failed: %d", e->req.method, e->req.path, r->code);
@@ -630,6 +658,67 @@ static void emit_job(ctrl *c, const cjob *j, const char *type, const char *reaso
 {
     if (j)
         emit(c, 1, "Job", j->ns, j->name, j->uid, type, reason, msg);
+}
+
+/* ---------------- metrics (events) ---------------- */
+
+static const char *role(const ctrl *c)
+{
+    return !c->elect ? "standalone" : c->leading ? "leader" : "follower";
+}
+
+static const char *pclass(const cu_workload *wl)
+{
+    return wl && wl->pc_name ? wl->pc_name : "";
+}
+
+static double secs(int64_t ms)
+{
+    return ms > 0 ? (double)ms / 1000.0 : 0.0;
+}
+
+/* When the workload entered its queue last: the Requeued transition, else
+ * its creation. */
+static int64_t queued_at(const cu_workload *wl)
+{
+    const cu_condition *rq = cu_workload_cond(wl, "Requeued");
+    if (rq && rq->status && strcmp(rq->status, "True") == 0 && rq->ltt_ms)
+        return rq->ltt_ms;
+    return wl->meta.has_created ? wl->meta.created_ms : 0;
+}
+
+static void m_wl(ctrl *c, cu_metric_family *cqf, cu_metric_family *lqf, const cu_workload *wl,
+                 const char *cq, int observe, double v)
+{
+    const char *a[] = { cq ? cq : "", pclass(wl), role(c) };
+    const char *b[] = { wl->queue_name ? wl->queue_name : "", wl->meta.ns ? wl->meta.ns : "",
+                        pclass(wl), role(c) };
+    if (observe) {
+        cu_metric_observe(cqf, a, v);
+        cu_metric_observe(lqf, b, v);
+    } else {
+        cu_metric_inc(cqf, a, v);
+        cu_metric_inc(lqf, b, v);
+    }
+}
+
+/* The evicted_workloads counters (and the "once" variant), for a
+ * Workload of ClusterQueue cq evicted for reason (cause may be ""). */
+static void m_evicted(ctrl *c, rec *w, const cu_workload *wl, const char *cq, const char *reason,
+                      const char *cause)
+{
+    const char *a[] = { cq ? cq : "", reason, cause, pclass(wl), role(c) };
+    const char *b[] = { wl->queue_name ? wl->queue_name : "", wl->meta.ns ? wl->meta.ns : "",
+                        reason, cause, pclass(wl), role(c) };
+    cu_metric_inc(c->km.evicted_workloads_total, a, 1);
+    cu_metric_inc(c->km.local_queue_evicted_workloads_total, b, 1);
+    static const char *const known[] = { "Preempted", "PodsReadyTimeout", "Deactivated",
+                                         "ClusterQueueStopped", "LocalQueueStopped" };
+    for (unsigned i = 0; i < 5; i++)
+        if (strcmp(reason, known[i]) == 0 && !(w->evicted_once & (1u << i))) {
+            w->evicted_once |= 1u << i;
+            cu_metric_inc(c->km.evicted_workloads_once_total, a, 1);
+        }
 }
 
 /* ---------------- conditions ---------------- */
@@ -1563,6 +1652,14 @@ static void reconcile_job(ctrl *c, rec *jr)
         snprintf(what, sizeof(what), "finishing Workload %s", w->key);
         if (!wl_status_write(c, w, OP_STATUS, p, what))
             return;
+        if (cu_workload_has_quota(wl)) {
+            m_wl(c, c->km.finished_workloads_total, c->km.local_queue_finished_workloads_total, wl,
+                 wl->adm_cq, 0, 1);
+            const cu_condition *ac = cu_workload_cond(wl, "Admitted");
+            if (ac && ac->ltt_ms)
+                m_wl(c, c->km.execution_time_seconds, c->km.local_queue_execution_time_seconds, wl,
+                     wl->adm_cq, 1, secs(real_now(NULL) - ac->ltt_ms));
+        }
         clog_(c, 0, "finished Job %s (%s)%s%s", jr->key, j->failed ? "Failed" : "Succeeded",
               j->failed ? ": " : "", j->failed ? msg : "");
         char m[900];
@@ -1693,6 +1790,34 @@ static void admit(ctrl *c, int idx)
         undo_admission(c, w);
         return;
     }
+    double wait = secs(now - queued_at(wl));
+    m_wl(c, c->km.quota_reserved_workloads_total, c->km.local_queue_quota_reserved_workloads_total,
+         wl, info->cluster_queue, 0, 1);
+    m_wl(c, c->km.admitted_workloads_total, c->km.local_queue_admitted_workloads_total, wl,
+         info->cluster_queue, 0, 1);
+    m_wl(c, c->km.quota_reserved_wait_time_seconds,
+         c->km.local_queue_quota_reserved_wait_time_seconds, wl, info->cluster_queue, 1, wait);
+    m_wl(c, c->km.admission_wait_time_seconds, c->km.local_queue_admission_wait_time_seconds, wl,
+         info->cluster_queue, 1, wait);
+    for (size_t i = 0, n = cu_engine_ncqs(c->eng); i < n; i++) {
+        const cu_cq_info *ci = cu_engine_cq_info(c->eng, i);
+        if (strcmp(ci->name, info->cluster_queue) != 0)
+            continue;
+        /* every cohort up the tree counts it */
+        const char *co = ci->cohort;
+        for (int depth = 0; co && depth < 64; depth++) {
+            const char *lv[] = { co, pclass(wl), role(c) };
+            cu_metric_inc(c->km.cohort_subtree_admitted_workloads_total, lv, 1);
+            const char *parent = NULL;
+            for (size_t k = 0, nh = cu_engine_ncohorts(c->eng); k < nh; k++) {
+                const cu_cohort_info *hi = cu_engine_cohort_info(c->eng, k);
+                if (strcmp(hi->name, co) == 0)
+                    parent = hi->parent;
+            }
+            co = parent;
+        }
+        break;
+    }
     char m[600];
     int64_t since = wl->meta.has_created ? now - wl->meta.created_ms : 0;
     emit_wl(c, wl, "Normal", CU_EV_QUOTA_RESERVED,
@@ -1719,6 +1844,25 @@ static void evict(ctrl *c, int idx)
     }
     c->n.preemptions++;
     clog_(c, 0, "evicting Workload %s: %s", w->key, w->ev_msg ? w->ev_msg : "");
+    if (wl_of(w)) {
+        m_evicted(c, w, wl_of(w), info->cluster_queue, w->ev_reason, "");
+        if (w->pr_reason) {
+            /* the preemptor's ClusterQueue: the last part of "preemptor path: /a/b/cq" */
+            char pcq[300] = "";
+            const char *pp = w->ev_msg ? strstr(w->ev_msg, "preemptor path: ") : NULL;
+            if (pp) {
+                pp += 16;
+                size_t len = strcspn(pp, ";, ");
+                const char *last = pp;
+                for (size_t i = 0; i < len; i++)
+                    if (pp[i] == '/')
+                        last = pp + i + 1;
+                snprintf(pcq, sizeof(pcq), "%.*s", (int)(pp + len - last), last);
+            }
+            const char *lv[] = { pcq, w->pr_reason, role(c) };
+            cu_metric_inc(c->km.preempted_workloads_total, lv, 1);
+        }
+    }
     if (w->pr_reason)
         emit_wl(c, wl_of(w), "Normal", CU_EV_PREEMPTED, w->ev_msg);
     char er[200];
@@ -1826,6 +1970,13 @@ static void pods_ready(ctrl *c)
         char what[1300];
         if (a.kind == CU_PR_SET_CONDITION) {
             k = cset(k, "PodsReady", a.ready ? "True" : "False", a.reason, a.message, now);
+            if (a.ready && !pw.ready) {
+                m_wl(c, c->km.ready_wait_time_seconds, c->km.local_queue_ready_wait_time_seconds,
+                     wl, wl->adm_cq, 1, secs(now - queued_at(wl)));
+                m_wl(c, c->km.admitted_until_ready_wait_time_seconds,
+                     c->km.local_queue_admitted_until_ready_wait_time_seconds, wl, wl->adm_cq, 1,
+                     secs(now - pw.admitted_ltt_ms));
+            }
             snprintf(what, sizeof(what), "writing PodsReady of Workload %s", w->key);
         } else {
             k = cset(k, "Evicted", "True", a.evict_reason, a.evict_message, now);
@@ -1863,6 +2014,12 @@ static void pods_ready(ctrl *c)
             json_object_object_add(st, "requeueState", rq);
             snprintf(what, sizeof(what), "evicting Workload %s (%s)", w->key, a.evict_reason);
             clog_(c, 0, "evicting Workload %s: %s", w->key, a.evict_message);
+            m_evicted(c, w, wl, wl->adm_cq, a.evict_reason,
+                      a.underlying_cause ? a.underlying_cause : "");
+            const char *lv[] = { wl->adm_cq ? wl->adm_cq : "", a.evict_reason,
+                                 a.underlying_cause ? a.underlying_cause : "", role(c) };
+            cu_metric_observe(c->km.pods_ready_to_evicted_time_seconds, lv,
+                              secs(now - pw.admitted_ltt_ms));
         }
         json_object_object_add(st, "conditions", k);
         wl_status_write(c, w, OP_STATUS, p, what);
@@ -1894,6 +2051,8 @@ static void deactivations(ctrl *c)
         snprintf(what, sizeof(what), "evicting deactivated Workload %s", w->key);
         if (wl_status_write(c, w, OP_STATUS, p, what)) {
             clog_(c, 0, "evicting Workload %s: %s", w->key, msg);
+            m_evicted(c, w, wl, wl->adm_cq, "Deactivated",
+                      w->deact_msg ? "RequeuingLimitExceeded" : "");
             emit_wl(c, wl, "Normal", "EvictedDueToDeactivated", msg);
         }
     }
@@ -2027,8 +2186,24 @@ static void cycle(ctrl *c)
         ran = 1000;   /* blockAdmission: no admission until every admitted workload's pods are ready */
     else do {
         memset(&st, 0, sizeof(st));
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         if (cu_engine_cycle(c->eng, &st) != CU_OK)
             break;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        const char *res[] = { st.admitted > 0 ? "success" : "inadmissible" };
+        const char *rr[] = { res[0], role(c) };
+        cu_metric_observe(c->km.cueue_cycle_seconds, res, dt);
+        cu_metric_inc(c->km.cueue_cycles_total, res, 1);
+        if (st.heads > 0) {
+            const char *ok[] = { "success", role(c) }, *no[] = { "inadmissible", role(c) };
+            if (st.admitted > 0)
+                cu_metric_inc(c->km.admission_attempts_total, ok, st.admitted);
+            if (st.heads > st.admitted)
+                cu_metric_inc(c->km.admission_attempts_total, no, st.heads - st.admitted);
+            cu_metric_observe(c->km.admission_attempt_duration_seconds, rr, dt);
+        }
         progress |= st.progress;
         c->n.cycles++;
     } while (st.progress && ++ran < 1000);
@@ -2174,6 +2349,212 @@ static long peak_rss_kib(void)
 {
     struct rusage ru;
     return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+}
+
+static void fset(cu_metric_family *f, const char *const v[], double x)
+{
+    cu_metric_set(f, v, x);
+}
+
+static double q(int64_t milli)
+{
+    return (double)milli / 1000.0;
+}
+
+/* Gauges are rebuilt from the engine's views at each scrape (so deleted
+ * queues vanish); counters kept by the controller are copied in. */
+static void refresh_gauges(ctrl *c)
+{
+    cu_kueue_metrics *k = &c->km;
+    const char *rr = role(c);
+    cu_metric_family *reset[] = {
+        k->pending_workloads, k->reserving_active_workloads, k->admitted_active_workloads,
+        k->cluster_queue_status, k->cluster_queue_info, k->cluster_queue_resource_reservation,
+        k->cluster_queue_resource_usage, k->cluster_queue_nominal_quota,
+        k->cluster_queue_borrowing_limit, k->cluster_queue_lending_limit,
+        k->cluster_queue_weighted_share, k->finished_workloads, k->local_queue_pending_workloads,
+        k->local_queue_finished_workloads, k->local_queue_reserving_active_workloads,
+        k->local_queue_admitted_active_workloads, k->local_queue_status,
+        k->local_queue_resource_reservation, k->local_queue_resource_usage, k->cohort_info,
+        k->cohort_weighted_share, k->cohort_subtree_quota, k->cohort_subtree_resource_reservations,
+        k->cohort_subtree_admitted_active_workloads, k->cueue_pending_workloads_by_reason,
+    };
+    for (size_t i = 0; i < sizeof(reset) / sizeof(reset[0]); i++)
+        cu_metric_reset_family(reset[i]);
+    const char *lv[] = { NULL };
+    fset(k->cueue_leader, lv, leading(c) ? 1 : 0);
+    cu_metric_set(k->cueue_admissions_total, lv, (double)c->n.admissions);
+    cu_metric_set(k->cueue_evictions_total, lv, (double)c->n.evictions);
+    cu_metric_set(k->cueue_preemptions_total, lv, (double)c->n.preemptions);
+    cu_metric_set(k->cueue_engine_rebuilds_total, lv, (double)c->n.rebuilds);
+    cu_metric_set(k->cueue_api_writes_total, lv, (double)c->n.writes);
+    cu_metric_set(k->cueue_api_write_errors_total, lv, (double)c->n.write_errors);
+    for (int r = 0; r < NRES; r++) {
+        if (!c->inf[r])
+            continue;
+        cu_informer_stats is;
+        cu_informer_stats_get(c->inf[r], &is);
+        const char *res[] = { res_tab[r].kind };
+        cu_metric_set(k->cueue_watch_restarts_total, res,
+                      (double)(is.watches > 0 ? is.watches - 1 : 0));
+        cu_metric_set(k->cueue_watch_relists_total, res, (double)is.relists_410);
+    }
+    if (!c->eng)
+        return;
+    /* finished Workloads per queue (kept, not yet deleted) */
+    OMAP_FOREACH(&c->objs[R_WL], w) {
+        const cu_workload *wl = wl_of(w);
+        if (!wl || !cu_workload_finished(wl) || !wl->adm_cq)
+            continue;
+        const char *a[] = { wl->adm_cq, rr };
+        double v = 0;
+        cu_metric_get(k->finished_workloads, a, &v);
+        cu_metric_set(k->finished_workloads, a, v + 1);
+        const char *b[] = { wl->queue_name ? wl->queue_name : "", wl->meta.ns ? wl->meta.ns : "", rr };
+        v = 0;
+        cu_metric_get(k->local_queue_finished_workloads, b, &v);
+        cu_metric_set(k->local_queue_finished_workloads, b, v + 1);
+    }
+    /* pending: active vs inadmissible, and by reason */
+    for (size_t i = 0, n = cu_engine_nworkloads(c->eng); i < n; i++) {
+        const cu_wl_info *w = cu_engine_workload_info(c->eng, i);
+        if (!w || w->admitted || w->finished || w->evicting || !w->cluster_queue)
+            continue;
+        char key[600];
+        snprintf(key, sizeof(key), "%s/%s", w->ns, w->name);
+        rec *r = omap_get(&c->objs[R_WL], key);
+        if (!r || r->idx < 0)
+            continue;
+        const char *st = w->inadmissible ? "inadmissible" : "active";
+        const char *a[] = { w->cluster_queue, st, rr };
+        double v = 0;
+        cu_metric_get(k->pending_workloads, a, &v);
+        cu_metric_set(k->pending_workloads, a, v + 1);
+        const char *b[] = { w->local_queue ? w->local_queue : "", w->ns, st, rr };
+        v = 0;
+        cu_metric_get(k->local_queue_pending_workloads, b, &v);
+        cu_metric_set(k->local_queue_pending_workloads, b, v + 1);
+        const char *d[] = { w->cluster_queue, w->reason ? w->reason : "Pending" };
+        v = 0;
+        cu_metric_get(k->cueue_pending_workloads_by_reason, d, &v);
+        cu_metric_set(k->cueue_pending_workloads_by_reason, d, v + 1);
+    }
+    /* ClusterQueues */
+    for (size_t i = 0, n = cu_engine_ncqs(c->eng); i < n; i++) {
+        const cu_cq_info *ci = cu_engine_cq_info(c->eng, i);
+        const char *cq = ci->name, *cohort = ci->cohort ? ci->cohort : "";
+        static const char *const sts[] = { "pending", "active", "terminating" };
+        for (int s2 = 0; s2 < 3; s2++) {
+            const char *a[] = { cq, sts[s2], rr };
+            fset(k->cluster_queue_status, a, (s2 == 1) == (ci->active != 0) && s2 != 2 ? 1 : 0);
+        }
+        for (int s2 = 0; s2 < 2; s2++) {   /* every queue has both pending series */
+            const char *a[] = { cq, s2 ? "inadmissible" : "active", rr };
+            double v = 0;
+            if (cu_metric_get(k->pending_workloads, a, &v) != CU_OK)
+                fset(k->pending_workloads, a, 0);
+        }
+        const char *ab[] = { cq, rr };
+        fset(k->reserving_active_workloads, ab, ci->reserving);
+        fset(k->admitted_active_workloads, ab, ci->admitted);
+        /* root cohort: walk up */
+        const char *root = ci->cohort;
+        for (int depth = 0; root && depth < 64; depth++) {
+            const char *parent = NULL;
+            for (size_t h = 0, nh = cu_engine_ncohorts(c->eng); h < nh; h++) {
+                const cu_cohort_info *hi = cu_engine_cohort_info(c->eng, h);
+                if (strcmp(hi->name, root) == 0)
+                    parent = hi->parent;
+            }
+            if (!parent)
+                break;
+            root = parent;
+        }
+        const char *inf[] = { cq, cohort, root ? root : "" };
+        fset(k->cluster_queue_info, inf, 1);
+        const char *ws[] = { cq, cohort, rr };
+        fset(k->cluster_queue_weighted_share, ws,
+             ci->weighted_share == INT64_MAX ? (double)INFINITY : (double)ci->weighted_share);
+        for (size_t u = 0; u < ci->nusage; u++) {
+            const cu_fr_usage *fu = &ci->usage[u];
+            const char *a[] = { cohort, cq, fu->flavor, fu->resource, rr };
+            fset(k->cluster_queue_resource_reservation, a, q(fu->total));
+            fset(k->cluster_queue_resource_usage, a, q(fu->total));
+            fset(k->cluster_queue_nominal_quota, a, q(fu->nominal));
+            fset(k->cluster_queue_borrowing_limit, a,
+                 fu->has_blimit ? q(fu->blimit) : (double)INFINITY);
+            fset(k->cluster_queue_lending_limit, a,
+                 fu->has_llimit ? q(fu->llimit) : (double)INFINITY);
+        }
+    }
+    /* LocalQueues */
+    for (size_t i = 0, n = cu_engine_nlqs(c->eng); i < n; i++) {
+        const cu_lq_info *li = cu_engine_lq_info(c->eng, i);
+        const char *ab[] = { li->name, li->ns, rr };
+        fset(k->local_queue_reserving_active_workloads, ab, li->reserving);
+        fset(k->local_queue_admitted_active_workloads, ab, li->admitted);
+        const char *st[] = { li->name, li->ns, li->active ? "True" : "False", rr };
+        fset(k->local_queue_status, st, 1);
+        for (int s2 = 0; s2 < 2; s2++) {
+            const char *a[] = { li->name, li->ns, s2 ? "inadmissible" : "active", rr };
+            double v = 0;
+            if (cu_metric_get(k->local_queue_pending_workloads, a, &v) != CU_OK)
+                fset(k->local_queue_pending_workloads, a, 0);
+        }
+        for (size_t u = 0; u < li->nusage; u++) {
+            const cu_fr_usage *fu = &li->usage[u];
+            const char *a[] = { li->name, li->ns, fu->flavor, fu->resource, rr };
+            fset(k->local_queue_resource_reservation, a, q(fu->total));
+            fset(k->local_queue_resource_usage, a, q(fu->total));
+        }
+    }
+    /* Cohorts */
+    for (size_t i = 0, n = cu_engine_ncohorts(c->eng); i < n; i++) {
+        const cu_cohort_info *hi = cu_engine_cohort_info(c->eng, i);
+        const char *root = hi->name;
+        for (int depth = 0; depth < 64; depth++) {
+            const char *parent = NULL;
+            for (size_t h = 0, nh = cu_engine_ncohorts(c->eng); h < nh; h++) {
+                const cu_cohort_info *x = cu_engine_cohort_info(c->eng, h);
+                if (strcmp(x->name, root) == 0)
+                    parent = x->parent;
+            }
+            if (!parent)
+                break;
+            root = parent;
+        }
+        const char *inf[] = { hi->name, hi->parent ? hi->parent : "", root };
+        fset(k->cohort_info, inf, 1);
+        const char *ws[] = { hi->name, rr };
+        fset(k->cohort_weighted_share, ws,
+             hi->weighted_share == INT64_MAX ? (double)INFINITY : (double)hi->weighted_share);
+        for (size_t u = 0; u < hi->nusage; u++) {
+            const cu_fr_usage *fu = &hi->usage[u];
+            const char *a[] = { hi->name, fu->flavor, fu->resource, rr };
+            fset(k->cohort_subtree_quota, a, q(fu->nominal));
+            fset(k->cohort_subtree_resource_reservations, a, q(fu->total));
+        }
+        /* admitted workloads in the subtree: ClusterQueues whose chain reaches it */
+        double adm = 0;
+        for (size_t j = 0, nq = cu_engine_ncqs(c->eng); j < nq; j++) {
+            const cu_cq_info *ci = cu_engine_cq_info(c->eng, j);
+            const char *co = ci->cohort;
+            for (int depth = 0; co && depth < 64; depth++) {
+                if (strcmp(co, hi->name) == 0) {
+                    adm += ci->admitted;
+                    break;
+                }
+                const char *parent = NULL;
+                for (size_t h = 0, nh = cu_engine_ncohorts(c->eng); h < nh; h++) {
+                    const cu_cohort_info *x = cu_engine_cohort_info(c->eng, h);
+                    if (strcmp(x->name, co) == 0)
+                        parent = x->parent;
+                }
+                co = parent;
+            }
+        }
+        fset(k->cohort_subtree_admitted_active_workloads, ws, adm);
+    }
 }
 
 /* The value of query parameter name (URL-decoded into out), or NULL. */
@@ -2381,26 +2762,17 @@ static int metrics_handler(void *ud, const char *path, const char *query, const 
         cu_buf_printf(b, "not found: %.150s\n", path);
         return 404;
     }
-    *ctype = "text/plain; version=0.0.4; charset=utf-8";
-    cu_kclient_stats ks;
-    cu_kclient_stats_get(c->kc, &ks);
-    static const struct { const char *name, *help; int kind; } m[] = {
-        { "cueue_admissions_total", "Admissions written by this controller.", 0 },
-        { "cueue_evictions_total", "Evictions completed (quota released).", 0 },
-        { "cueue_preemptions_total", "Preemptions issued.", 0 },
-        { "cueue_scheduling_cycles_total", "Engine cycles run.", 0 },
-        { "cueue_engine_rebuilds_total", "Times the engine was rebuilt from the cache.", 0 },
-        { "cueue_api_writes_total", "Write requests sent to the API server.", 0 },
-        { "cueue_api_write_errors_total", "Write requests that failed.", 0 },
-        { "cueue_api_requests_total", "HTTP requests sent to the API server (retries included).", 0 },
-        { "cueue_leader", "1 when this replica leads (or runs without election).", 1 },
-    };
-    unsigned long v[] = { c->n.admissions, c->n.evictions, c->n.preemptions, c->n.cycles,
-                          c->n.rebuilds, c->n.writes, c->n.write_errors,
-                          (unsigned long)ks.requests, (unsigned long)leading(c) };
-    for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-        cu_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %lu\n", m[i].name, m[i].help, m[i].name,
-                      m[i].kind ? "gauge" : "counter", m[i].name, v[i]);
+    refresh_gauges(c);
+    int om = cu_metrics_wants_openmetrics(accept);
+    *ctype = cu_metrics_content_type(om);
+    if (cu_metrics_write(c->m, b, om) != CU_OK) {
+        b->len = 0;
+        if (b->data)
+            b->data[0] = 0;
+        *ctype = "text/plain; charset=utf-8";
+        cu_buf_puts(b, "metrics too large\n");
+        return 500;
+    }
     return 200;
 }
 
@@ -2770,6 +3142,22 @@ int cu_controller_main(int argc, char **argv)
               "ignored", cf->unsupported_frameworks.items[i]);
     cu_world_init(&c->vw);
     c->co = cu_coalescer_new(1000);
+    c->m = cu_metrics_new();
+    if (!c->m || cu_metrics_kueue_register(c->m, &c->km) != CU_OK) {
+        fprintf(stderr, "cueue: controller: metrics: %s\n",
+                c->m ? cu_metrics_last_error(c->m) : "out of memory");
+        cu_metrics_free(c->m);
+        free(c);
+        cu_world_free(&cw);
+        cu_diag_free(&d);
+        return 1;
+    }
+    {
+        const char *bi[] = { CUEUE_VERSION_STRING, "", "", "cc " __VERSION__, "linux" };
+        cu_metric_set(c->km.cueue_build_info, bi, 1);
+        const char *kb[] = { CUEUE_VERSION_STRING, "", "", "", "cc " __VERSION__, "linux" };
+        cu_metric_set(c->km.build_info, kb, 1);
+    }
     {
         cu_recorder_opts ro = { .component = CU_EVENT_COMPONENT_ADMISSION };
         c->ev_adm = cu_recorder_new(&ro);
@@ -2777,6 +3165,7 @@ int cu_controller_main(int argc, char **argv)
         c->ev_job = cu_recorder_new(&ro);
     }
     if (!c->co || !c->ev_adm || !c->ev_job) {
+        cu_metrics_free(c->m);
         cu_coalescer_free(c->co);
         cu_recorder_free(c->ev_adm);
         cu_recorder_free(c->ev_job);
@@ -2814,6 +3203,7 @@ int cu_controller_main(int argc, char **argv)
     if (!kcfg) {
         for (size_t i = 0; i < d.n; i++)
             fprintf(stderr, "cueue: controller: %s\n", d.msgs[i]);
+        cu_metrics_free(c->m);
         cu_coalescer_free(c->co);
         cu_recorder_free(c->ev_adm);
         cu_recorder_free(c->ev_job);
@@ -2929,6 +3319,7 @@ out:
     free(c->by_idx);
     cu_world_free(&c->vw);
     ev_queue_free(c);
+    cu_metrics_free(c->m);
     cu_coalescer_free(c->co);
     cu_recorder_free(c->ev_adm);
     cu_recorder_free(c->ev_job);
