@@ -120,6 +120,8 @@ typedef struct rec {
     int64_t pend_at;         /* Workloads: when the pending reason was last written */
     int64_t created_at;      /* Jobs: when their Workload was created (until it is seen) */
     unsigned evicted_once;   /* eviction reasons already counted (evicted_workloads_once) */
+    int conflicts;           /* writes refused with 409 in a row */
+    int64_t retry_at;        /* after a conflict: when the same version may be written again */
     cjob *job;
 } rec;
 
@@ -252,6 +254,8 @@ struct ctrl {
     int64_t pr_wake;           /* next waitForPodsReady deadline, 0 none */
     int64_t pend_wake;         /* a held-back pending reason is due, 0 none */
     int64_t resync_at;         /* next full pass over the Jobs */
+    int64_t retry_wake;        /* a write refused with 409 may be retried */
+    uint64_t relists_seen[NRES];
     int pr_dirty;              /* a Job or Workload changed: look again */
     int deact_dirty;           /* a Workload changed: look for deactivated ones */
     size_t pr_not_ready;       /* admitted workloads whose pods are not ready */
@@ -374,6 +378,43 @@ static char **guard_slot(ctrl *c, opkind kind, const char *op, const char *key, 
     return x ? &x->sent_rv[slot] : NULL;
 }
 
+static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud);
+
+typedef struct rrctx { ctrl *c; int r; } rrctx;
+
+static void reread_done(cu_kclient *kc, const cu_kresp *r, void *ud)
+{
+    (void)kc;
+    rrctx *x = ud;
+    if (r->code == 200 && r->body) {
+        json_object *o = json_tokener_parse(r->body);
+        if (o)
+            on_event(NULL, CU_IEV_MODIFIED, o, &x->c->rc[x->r]);
+        json_object_put(o);
+    }
+    free(x);
+}
+
+/* GETs one Workload or Job again and feeds it through on_event (as the
+ * watch would). */
+static void reread(ctrl *c, int r, const char *key)
+{
+    const char *sl = strchr(key, '/');
+    if (!sl)
+        return;
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/%.*s/%s/%s",
+             r == R_JOB ? "/apis/batch/v1/namespaces" : WLPATH, (int)(sl - key), key,
+             r == R_JOB ? "jobs" : "workloads", sl + 1);
+    rrctx *x = calloc(1, sizeof(*x));
+    if (!x)
+        return;
+    x->c = c;
+    x->r = r;
+    if (!cu_kclient_request(c->kc, "GET", path, NULL, 0, NULL, reread_done, x))
+        free(x);
+}
+
 static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
 {
     (void)kc;
@@ -412,8 +453,18 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
         char **g = guard_slot(c, w->kind, w->op, w->key, &gx);
         if (g && r->code != 409) {
             free(*g);
-            *g = NULL;   /* failed: the next look may write again (after a
-                            conflict, only once the object changed) */
+            *g = NULL;   /* failed: the next look may write again */
+        } else if (g && gx) {
+            /* a conflict: read the object again (a newer version may be
+             * on its way), and write the same version again only after a
+             * backoff (100 ms doubling to 10 s) */
+            gx->conflicts++;
+            int sh = gx->conflicts < 8 ? gx->conflicts : 8;
+            int64_t d = 100LL << sh;
+            gx->retry_at = real_now(NULL) + (d > 10000 ? 10000 : d);
+            if (!c->retry_wake || gx->retry_at < c->retry_wake)
+                c->retry_wake = gx->retry_at;
+            reread(c, w->kind == OP_JOB ? R_JOB : R_WL, w->key);
         }
         if (w->kind == OP_ADMIT) {
             rec *x = omap_get(&c->objs[R_WL], w->key);
@@ -425,6 +476,13 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     }
     if (ok && w->kind == OP_QSTATUS)
         cu_coalescer_written(c->co, w->key, 1);
+    if (ok) {
+        rec *gx;
+        if (guard_slot(c, w->kind, w->op, w->key, &gx) && gx) {
+            gx->conflicts = 0;
+            gx->retry_at = 0;
+        }
+    }
     if (ok && w->kind == OP_ADMIT) {
         rec *x = omap_get(&c->objs[R_WL], w->key);
         if (x && x->assumed)
@@ -461,7 +519,8 @@ static int send_write(ctrl *c, opkind kind, const char *op, const char *key, con
     rec *gx = NULL;
     char **g = guard_slot(c, kind, op, key, &gx);
     if (omap_get(&c->inflight, op) || !leading(c) ||
-        (g && *g && gx->rv && strcmp(*g, gx->rv) == 0)) {
+        (g && *g && gx->rv && strcmp(*g, gx->rv) == 0 &&
+         (!gx->retry_at || real_now(NULL) < gx->retry_at))) {
         json_object_put(body);   /* in flight, already written at this version, or not leading */
         return 0;
     }
@@ -2151,6 +2210,32 @@ static void cycle(ctrl *c)
     if (!c->eng)
         return;
 
+    if (c->retry_wake && now >= c->retry_wake) {
+        /* writes refused with 409: look at those objects again */
+        c->retry_wake = 0;
+        for (int r = R_WL; r <= R_JOB; r++) {
+            OMAP_FOREACH(&c->objs[r], x) {
+                if (!x->retry_at)
+                    continue;
+                if (x->retry_at <= now) {
+                    mark_job(c, r == R_JOB ? x->key : x->owner);
+                    c->need_views = c->pr_dirty = c->deact_dirty = 1;
+                } else if (!c->retry_wake || x->retry_at < c->retry_wake) {
+                    c->retry_wake = x->retry_at;
+                }
+            }
+        }
+    }
+    for (int r = 0; r < NRES; r++) {
+        cu_informer_stats is;
+        if (!c->inf[r])
+            continue;
+        cu_informer_stats_get(c->inf[r], &is);
+        if (is.relists_410 != c->relists_seen[r]) {
+            c->relists_seen[r] = is.relists_410;
+            clog_(c, 1, "watch of %s expired (410 Gone): listed again", res_tab[r].path);
+        }
+    }
     if (c->pend_wake && now >= c->pend_wake) {
         c->pend_wake = 0;
         c->need_views = 1;
