@@ -7,6 +7,7 @@
  * fails prints nothing on stdout: output is built in a buffer first.
  */
 #include "cu_apiserver.h"
+#include "cu_cli.h"
 #include "cu_controller.h"
 #include "cu_sim.h"
 
@@ -40,6 +41,11 @@ static const char help_main[] =
     "  cluster     run an embedded Kubernetes cluster (API server, simulated GPU\n"
     "              nodes, scheduler and Job controller) for trials and tests\n"
     "  controller  run the admission controller against a Kubernetes API server\n"
+    "  explain     why a Workload or Job is pending (or where it is admitted): the\n"
+    "              queue chain, its position, quota numbers per flavor, what would\n"
+    "              unblock it\n"
+    "  queue       queue visibility: 'queue list' (the queues with their counts),\n"
+    "              'queue pending CQ|NS/LQ' (pending workloads in admission order)\n"
     "  dev         (coming)\n"
     "  help [CMD]  show this help, or the help of CMD\n"
     "\n"
@@ -529,6 +535,10 @@ static int cmd_help(int argc, char **argv)
         return cu_controller_main(2, (char *[]){ "controller", "--help", NULL });
     else if (strcmp(argv[1], "dev") == 0)
         return cu_dev_main(2, (char *[]){ "dev", "--help", NULL });
+    else if (strcmp(argv[1], "explain") == 0)
+        return cu_explain_main(2, (char *[]){ "explain", "--help", NULL });
+    else if (strcmp(argv[1], "queue") == 0)
+        return cu_queue_main(2, (char *[]){ "queue", "--help", NULL });
     else
         return usage_error(NULL, "unknown command '%s'", argv[1]);
     return 0;
@@ -559,6 +569,10 @@ int main(int argc, char **argv)
         return cu_controller_main(argc - 1, argv + 1);
     if (strcmp(cmd, "dev") == 0)
         return cu_dev_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "explain") == 0)
+        return cu_explain_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "queue") == 0)
+        return cu_queue_main(argc - 1, argv + 1);
     if (cmd[0] == '-')
         return usage_error(NULL, "unknown option '%s'", cmd);
     return usage_error(NULL, "unknown command '%s'", cmd);

@@ -67,7 +67,7 @@ for h in --help -h help; do
     run $h
     if check_rc "main help ($h)" 0; then
         missing=""
-        for w in simulate convert cluster controller dev help --version --help; do
+        for w in simulate convert cluster controller dev explain queue help --version --help; do
             out_has "$w" || missing="$missing $w"
         done
         if [ -z "$missing" ]; then pass "main help ($h)"; else fail "main help ($h)" "missing:$missing"; fi
@@ -520,6 +520,80 @@ fi
 
 run convert
 if check_rc "convert without PATH" 2; then pass "convert without PATH"; fi
+
+# ---- explain and queue (no cluster needed: usage, help, runtime errors) ----
+for args in "explain --help" "help explain" "queue --help" "help queue" "queue pending --help"; do
+    run $args
+    if check_rc "$args" 0; then
+        missing=""
+        for w in --controller CUEUE_CONTROLLER --kubeconfig --context --config --output --help \
+                 "computed" "Exit codes"; do
+            out_has "$w" || missing="$missing $w"
+        done
+        [ -z "$missing" ] && pass "$args" || fail "$args" "not documented:$missing"
+    fi
+done
+run queue --help
+if out_has "queue list" && out_has "queue pending" && out_has "POSITION" && out_has "AGE"; then
+    pass "queue --help names both subcommands and the columns"
+else fail "queue --help" "subcommands or columns missing"; fi
+
+# usage errors: exit 2, nothing on stdout, a message naming the problem
+usage_case() {   # NAME PATTERN ARGS...
+    local name=$1 pat=$2; shift 2
+    run "$@"
+    if check_rc "$name" 2; then
+        if err_has "$pat" && [ ! -s "$TMP/out" ]; then pass "$name"
+        else fail "$name" "want '$pat' on stderr and empty stdout"; fi
+    fi
+}
+usage_case "explain without a name" "no workload given" explain
+usage_case "explain with two names" "one workload at a time, got extra 'b'" explain a b
+usage_case "explain a/b/c" "expected NAMESPACE/NAME, got 'a/b/c'" explain a/b/c
+usage_case "explain of an invalid name" "'Bad_Name' is not a valid name" explain default/Bad_Name
+usage_case "explain --bogus" "unknown option '--bogus'" explain --bogus x
+usage_case "explain -o yaml" "unknown output format 'yaml' \(use text or json\)" explain -o yaml x
+usage_case "explain --controller needs a URL" "--controller: expected an http:// or https:// URL" \
+    explain --controller ftp://host x
+usage_case "explain --controller without a value" "option '--controller' needs a value" explain --controller
+CUEUE_CONTROLLER=bogus "$CUEUE" explain x >"$TMP/out" 2>"$TMP/err"; RC=$?
+if check_rc "bad \$CUEUE_CONTROLLER" 2; then
+    if err_has '\$CUEUE_CONTROLLER: expected an http'; then pass "bad \$CUEUE_CONTROLLER"
+    else fail "bad \$CUEUE_CONTROLLER" "the variable is not named"; fi
+fi
+usage_case "queue without a subcommand" "no subcommand given \(list or pending\)" queue
+usage_case "queue frob" "unknown subcommand 'frob'" queue frob
+usage_case "queue list with an argument" "list takes no arguments, got 'x'" queue list x
+usage_case "queue pending with two queues" "got extra 'b'" queue pending a b
+usage_case "queue pending of an invalid ClusterQueue" "'CQ!' is not a valid ClusterQueue name" queue pending 'CQ!'
+usage_case "queue -o text" "unknown output format 'text' \(use table, wide or json\)" queue list -o text
+
+# runtime errors: no controller and no API server -> exit 1, both named
+cat >"$TMP/kc-closed" <<'YAML'
+apiVersion: v1
+kind: Config
+clusters:
+- {name: c, cluster: {server: "http://127.0.0.1:1"}}
+contexts:
+- {name: c, context: {cluster: c, user: u}}
+current-context: c
+users:
+- {name: u, user: {}}
+YAML
+for args in "explain default/x" "queue list" "queue pending cq"; do
+    run $args --controller http://127.0.0.1:1 --kubeconfig "$TMP/kc-closed"
+    if check_rc "$args, nothing reachable" 1; then
+        if err_has "cannot reach the API server at http://127.0.0.1:1" &&
+            err_has "the controller at http://127.0.0.1:1 did not answer either" && [ ! -s "$TMP/out" ]; then
+            pass "$args, nothing reachable"
+        else fail "$args, nothing reachable" "want both the API server and the controller named"; fi
+    fi
+done
+HOME=$TMP/nohome KUBECONFIG= KUBERNETES_SERVICE_HOST= run explain default/x --controller http://127.0.0.1:1
+if check_rc "explain without a kubeconfig" 1; then
+    if err_has "without a kubeconfig"; then pass "explain without a kubeconfig"
+    else fail "explain without a kubeconfig" "no kubeconfig message"; fi
+fi
 
 echo "$PASSES passed, $FAILS failed"
 [ "$FAILS" -eq 0 ]

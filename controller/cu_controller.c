@@ -2792,10 +2792,12 @@ static int debug_pending(ctrl *c, const char *query, cu_buf *b)
 static int debug_handler(ctrl *c, const char *path, const char *query, cu_buf *b,
                          const char **ctype)
 {
-    char why[160];
+    char why[160] = "";
     *ctype = "text/plain; charset=utf-8";
-    if (!ready(c, why, sizeof(why)) || !leading(c) || !c->eng) {
-        cu_buf_printf(b, "not ready: %s\n", c->eng ? why : "not leading or no engine yet");
+    if (ready(c, why, sizeof(why)) && (!leading(c) || !c->eng))
+        snprintf(why, sizeof(why), "%s", !leading(c) ? "not leading" : "no engine yet");
+    if (why[0]) {
+        cu_buf_printf(b, "not ready: %s\n", why);
         return 503;
     }
     if (strcmp(path, "/debug/pending") == 0) {
