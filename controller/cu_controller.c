@@ -249,6 +249,8 @@ struct ctrl {
     cu_world **grave;          /* decodes the engine may still point at */
     size_t ngrave, capgrave;
     int need_rebuild, need_views, started;
+    int eng_dirty;             /* something the engine reads changed: run it */
+    int64_t eng_ran_at;        /* idle: the engine still runs once a second */
     int nassumed, nevict_pending;
     int64_t next_wake;         /* earliest requeueAt of a workload in backoff */
     int64_t pr_wake;           /* next waitForPodsReady deadline, 0 none */
@@ -904,6 +906,7 @@ static void eng_remove(ctrl *c, rec *w)
         c->by_idx[w->idx] = NULL;
         c->tombs++;
         c->need_views = 1;
+        c->eng_dirty = 1;
     }
     w->idx = -1;
     w->ew = NULL;   /* still alive: pinned, or in the grave until the next rebuild */
@@ -942,6 +945,7 @@ static void eng_add(ctrl *c, rec *w)
     w->ew = w->w;
     w->pinned = 1;
     c->need_views = 1;
+    c->eng_dirty = 1;
 }
 
 /* Rebuilds the engine from the records. Not while admissions are assumed
@@ -1043,6 +1047,7 @@ static void rebuild(ctrl *c)
         }
         c->need_rebuild = 0;
         c->need_views = 1;
+        c->eng_dirty = 1;
         c->n.rebuilds++;
         clog_(c, 2, "engine rebuilt: %zu ClusterQueues, %zu workloads", vw->cqs.n, no);
     }
@@ -1054,6 +1059,7 @@ static void undo_admission(ctrl *c, rec *w)
 {
     if (!w->assumed)
         return;
+    c->eng_dirty = 1;
     w->assumed = 0;
     w->adm_written = 0;
     c->nassumed--;
@@ -1396,6 +1402,7 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
     int r = rc->r;
     char key[600];
     obj_key(obj, key, sizeof(key));
+    c->eng_dirty = 1;
     rec *x = omap_get(&c->objs[r], key);
 
     if (ev == CU_IEV_DELETED) {
@@ -2269,7 +2276,11 @@ static void cycle(ctrl *c)
     int ran = 0, progress = 0;
     if (!cu_pr_may_admit(&c->cfg.pr, c->pr_not_ready))
         ran = 1000;   /* blockAdmission: no admission until every admitted workload's pods are ready */
+    else if (!c->eng_dirty && now - c->eng_ran_at < 1000)
+        ran = 1000;   /* nothing changed: no cycle (time-based state is looked at once a second) */
     else do {
+        c->eng_dirty = 0;
+        c->eng_ran_at = now;
         memset(&st, 0, sizeof(st));
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -2436,6 +2447,38 @@ static long peak_rss_kib(void)
     return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
 }
 
+/* The cause a pending workload waits for, as the values of
+ * cueue_pending_workloads_by_reason (docs/metrics.md), from the engine's
+ * message (notes on the wording: the engine's message contract). */
+static const char *pending_cause(const cu_wl_info *w)
+{
+    const char *m = w->message ? w->message : "";
+    if (!w->cluster_queue || (strstr(m, "doesn't exist") && !strstr(m, "flavor")))
+        return "LocalQueueMissing";
+    if (strstr(m, "waiting for") && strstr(m, "preempted workload"))
+        return "WaitingForPreemption";
+    if (strstr(m, "in StrictFIFO ClusterQueue"))
+        return "StrictFIFOBlocked";
+    if (strstr(m, "LocalQueue") && strstr(m, "is stopped"))
+        return "LocalQueueStopped";
+    if (strstr(m, "ClusterQueue") && strstr(m, "is inactive"))
+        return "ClusterQueueStopped";
+    if (strstr(m, "namespace doesn't match"))
+        return "NamespaceNotSelected";
+    if (strstr(m, "insufficient unused quota") || strstr(m, "more needed"))
+        return "InsufficientQuota";
+    if (strstr(m, "maximum capacity"))
+        return "ExceedsMaximum";
+    if (strstr(m, "untolerated taint"))
+        return "TaintNotTolerated";
+    if (strstr(m, "node affinity") || strstr(m, "unavailable in ClusterQueue") ||
+        strstr(m, "doesn't match"))
+        return "NoMatchingFlavor";
+    if (!*m || (w->reason && strcmp(w->reason, "Pending") == 0 && !strstr(m, "couldn't")))
+        return "Queued";
+    return "Inadmissible";
+}
+
 static void fset(cu_metric_family *f, const char *const v[], double x)
 {
     cu_metric_set(f, v, x);
@@ -2503,13 +2546,20 @@ static void refresh_gauges(ctrl *c)
     /* pending: active vs inadmissible, and by reason */
     for (size_t i = 0, n = cu_engine_nworkloads(c->eng); i < n; i++) {
         const cu_wl_info *w = cu_engine_workload_info(c->eng, i);
-        if (!w || w->admitted || w->finished || w->evicting || !w->cluster_queue)
+        if (!w || w->admitted || w->finished || w->evicting)
             continue;
         char key[600];
         snprintf(key, sizeof(key), "%s/%s", w->ns, w->name);
         rec *r = omap_get(&c->objs[R_WL], key);
         if (!r || r->idx < 0)
             continue;
+        if (!w->cluster_queue) {
+            const char *d[] = { "", "LocalQueueMissing" };
+            double v = 0;
+            cu_metric_get(k->cueue_pending_workloads_by_reason, d, &v);
+            cu_metric_set(k->cueue_pending_workloads_by_reason, d, v + 1);
+            continue;
+        }
         const char *st = w->inadmissible ? "inadmissible" : "active";
         const char *a[] = { w->cluster_queue, st, rr };
         double v = 0;
@@ -2519,7 +2569,7 @@ static void refresh_gauges(ctrl *c)
         v = 0;
         cu_metric_get(k->local_queue_pending_workloads, b, &v);
         cu_metric_set(k->local_queue_pending_workloads, b, v + 1);
-        const char *d[] = { w->cluster_queue, w->reason ? w->reason : "Pending" };
+        const char *d[] = { w->cluster_queue, pending_cause(w) };
         v = 0;
         cu_metric_get(k->cueue_pending_workloads_by_reason, d, &v);
         cu_metric_set(k->cueue_pending_workloads_by_reason, d, v + 1);

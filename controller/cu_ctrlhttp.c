@@ -1,212 +1,222 @@
 /*
- * cu_ctrlhttp.c - see cu_ctrlhttp.h. A connection reads one request head
- * (at most 4 KiB, 5 s), asks the handler, writes the response as the
- * socket accepts it (EV_WRITE), and closes. Bodies are capped at 64 MiB.
+ * cu_ctrlhttp.c - see cu_ctrlhttp.h. A libmicrohttpd daemon without a
+ * thread of its own ("external polling", epoll): its epoll descriptor is
+ * watched by an ev_io on the controller's loop and MHD_run() is called
+ * when it is readable or when the ev_timer armed from MHD_get_timeout()
+ * fires (connection timeouts, and work MHD still holds after a run). The
+ * timer is re-armed after every run, so new connections (accepted inside
+ * MHD_run) and pending writes are covered.
+ *
+ * The handler gets the request target as the client sent it: the URI log
+ * callback (called before MHD unescapes the path and splits the query)
+ * keeps a copy per request, freed in the request-completed callback.
  */
 #include "cu_ctrlhttp.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <unistd.h>
 
-typedef struct hconn {
-    cu_httpd *s;
-    int fd;
-    ev_io io;
-    ev_timer timeout;
-    size_t len;
-    char buf[4096];
-    char *out;          /* response, malloc'd */
-    size_t outlen, sent;
-    struct hconn *next;
-} hconn;
+#include <microhttpd.h>
+
+#define BODY_LIMIT ((size_t)64 << 20)
+#define CONN_LIMIT 64u
+#define CONN_TIMEOUT_S 5u
+#define CONN_MEMORY ((size_t)32 << 10)
 
 struct cu_httpd {
     struct ev_loop *loop;
-    int fd;
-    ev_io io;
-    hconn *conns;
+    struct MHD_Daemon *d;
+    ev_io io;           /* MHD's epoll descriptor, EV_READ */
+    ev_timer timer;     /* MHD_get_timeout() */
     cu_httpd_handler h;
     void *ud;
+    int starting;       /* MHD's log messages are kept only while starting */
+    char lasterr[256];  /* the last one */
 };
 
-static void conn_close(hconn *h)
+/* One request: the target as sent, and how far it got. */
+enum { REQ_NEW, REQ_HEADERS, REQ_RESPONDED };
+typedef struct hreq {
+    int state;
+    char target[];
+} hreq;
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
-    cu_httpd *s = h->s;
-    ev_io_stop(s->loop, &h->io);
-    ev_timer_stop(s->loop, &h->timeout);
-    close(h->fd);
-    for (hconn **pp = &s->conns; *pp; pp = &(*pp)->next)
-        if (*pp == h) {
-            *pp = h->next;
-            break;
-        }
-    free(h->out);
-    free(h);
+    cu_httpd *s = cls;
+    if (!s->starting)
+        return;
+    vsnprintf(s->lasterr, sizeof(s->lasterr), fmt, ap);
+    size_t n = strlen(s->lasterr);
+    while (n > 0 && (s->lasterr[n - 1] == '\n' || s->lasterr[n - 1] == '.'))
+        s->lasterr[--n] = 0;
 }
 
-static const char *reason_of(int code)
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-    switch (code) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 406: return "Not Acceptable";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    (void)cls;
+    (void)conn;
+    size_t n = strlen(uri);
+    hreq *r = malloc(sizeof(*r) + n + 1);
+    if (r) {
+        r->state = REQ_NEW;
+        memcpy(r->target, uri, n + 1);
     }
+    return r;
 }
 
-static void conn_write(struct ev_loop *loop, ev_io *w, int revents)
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
 {
-    (void)loop;
-    (void)revents;
-    hconn *h = w->data;
-    while (h->sent < h->outlen) {
-        ssize_t n = send(h->fd, h->out + h->sent, h->outlen - h->sent, MSG_NOSIGNAL);
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-            return;
-        if (n <= 0)
-            break;
-        h->sent += (size_t)n;
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    free(*req_cls);
+    *req_cls = NULL;
+}
+
+/* Queues code with body (taken over: freed by MHD) and the headers. */
+static enum MHD_Result respond(struct MHD_Connection *conn, int code, cu_buf *body,
+                               const char *ctype, const char *allow)
+{
+    char *data = body->data;
+    size_t len = body->data ? body->len : 0;
+    struct MHD_Response *mr = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+    if (!mr) {
+        cu_buf_free(body);
+        return MHD_NO;
     }
-    conn_close(h);
+    body->data = NULL;  /* MHD frees it with the response */
+    body->len = body->cap = 0;
+    enum MHD_Result ret = MHD_NO;
+    if (MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, ctype) == MHD_YES &&
+        (!allow || MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, allow) == MHD_YES))
+        ret = MHD_queue_response(conn, (unsigned)code, mr);
+    MHD_destroy_response(mr);
+    return ret;
 }
 
-static void conn_respond(hconn *h)
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **req_cls)
 {
-    char method[8] = "", target[1024] = "", accept[256] = "";
-    h->buf[h->len] = 0;
+    (void)url;
+    (void)version;
+    (void)upload_data;
+    cu_httpd *s = cls;
+    hreq *r = *req_cls;
+    if (!r)                 /* the copy of the target failed: drop the connection */
+        return MHD_NO;
     cu_buf body;
-    cu_buf_init(&body, 64u << 20);
-    const char *ctype = "text/plain; charset=utf-8";
-    int code;
-    if (sscanf(h->buf, "%7s %1023s", method, target) != 2) {
-        code = 400;
-        cu_buf_puts(&body, "bad request\n");
-    } else if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        code = 405;
-        cu_buf_puts(&body, "only GET and HEAD\n");
-    } else {
-        const char *a = NULL;
-        for (const char *p = h->buf; (p = strchr(p, '\n')) != NULL && !a; p++)
-            if (strncasecmp(p + 1, "accept:", 7) == 0)
-                a = p;
-        if (a) {
-            a += 8;
-            while (*a == ' ')
-                a++;
-            size_t n = strcspn(a, "\r\n");
-            if (n >= sizeof(accept))
-                n = sizeof(accept) - 1;
-            memcpy(accept, a, n);
-            accept[n] = 0;
+    cu_buf_init(&body, BODY_LIMIT);
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+        if (r->state == REQ_RESPONDED) {
+            *upload_data_size = 0;
+            return MHD_YES;
         }
-        char *q = strchr(target, '?');
-        if (q)
-            *q++ = 0;
-        code = h->s->h(h->s->ud, target, q ? q : "", accept, &body, &ctype);
+        /* at once, on the first call: MHD then closes the connection
+         * instead of reading a body nobody wants */
+        r->state = REQ_RESPONDED;
+        cu_buf_puts(&body, "only GET and HEAD\n");
+        return respond(conn, MHD_HTTP_METHOD_NOT_ALLOWED, &body, "text/plain; charset=utf-8",
+                       "GET, HEAD");
     }
-    const char *b = cu_buf_str(&body);
-    size_t blen = body.len;
-    int head = strcmp(method, "HEAD") == 0;
-    char hdr[512];
-    int hn = snprintf(hdr, sizeof(hdr),
-                      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-                      "Connection: close\r\n\r\n",
-                      code, reason_of(code), ctype, blen);
-    size_t total = (size_t)hn + (head ? 0 : blen);
-    h->out = malloc(total ? total : 1);
-    if (!h->out || hn <= 0) {
-        cu_buf_free(&body);
-        conn_close(h);
-        return;
+    /* GET and HEAD answer on the last call (after the whole request was
+     * read): a response queued on the first call makes MHD 0.9.x close
+     * the connection after it (no keep-alive) */
+    if (r->state == REQ_NEW) {
+        r->state = REQ_HEADERS;
+        return MHD_YES;
     }
-    memcpy(h->out, hdr, (size_t)hn);
-    if (!head && blen)
-        memcpy(h->out + hn, b, blen);
-    h->outlen = total;
-    cu_buf_free(&body);
-    ev_io_stop(h->s->loop, &h->io);
-    ev_io_init(&h->io, conn_write, h->fd, EV_WRITE);
-    h->io.data = h;
-    ev_io_start(h->s->loop, &h->io);
+    if (*upload_data_size) {  /* a body with a GET: read and dropped */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (r->state == REQ_RESPONDED)
+        return MHD_YES;
+    r->state = REQ_RESPONDED;
+    /* path and query as sent */
+    const char *path = r->target, *query = "";
+    char *q = strchr(r->target, '?');
+    if (q) {
+        *q = 0;
+        query = q + 1;
+    }
+    const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_ACCEPT);
+    const char *ctype = "text/plain; charset=utf-8";
+    int code = s->h(s->ud, path, query, accept ? accept : "", &body, &ctype);
+    if (code < 100 || code > 599) {
+        body.len = 0;
+        body.failed = 0;
+        cu_buf_printf(&body, "handler returned status %d\n", code);
+        ctype = "text/plain; charset=utf-8";
+        code = 500;
+    }
+    return respond(conn, code, &body, ctype ? ctype : "application/octet-stream", NULL);
 }
 
-static void conn_read(struct ev_loop *loop, ev_io *w, int revents)
+static void arm_timer(cu_httpd *s)
+{
+    MHD_UNSIGNED_LONG_LONG ms = 0;
+    ev_timer_stop(s->loop, &s->timer);
+    if (MHD_get_timeout(s->d, &ms) != MHD_YES)
+        return;
+    ev_timer_set(&s->timer, (double)ms / 1000.0, 0.);
+    ev_timer_start(s->loop, &s->timer);
+}
+
+static void on_io(struct ev_loop *loop, ev_io *w, int revents)
 {
     (void)loop;
-    (void)revents;
-    hconn *h = w->data;
-    ssize_t r = recv(h->fd, h->buf + h->len, sizeof(h->buf) - 1 - h->len, 0);
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-        return;
-    if (r <= 0) {
-        conn_close(h);
-        return;
-    }
-    h->len += (size_t)r;
-    h->buf[h->len] = 0;
-    if (strstr(h->buf, "\r\n\r\n") || strstr(h->buf, "\n\n") || h->len >= sizeof(h->buf) - 1)
-        conn_respond(h);
-}
-
-static void conn_timeout(struct ev_loop *loop, ev_timer *t, int revents)
-{
-    (void)loop;
-    (void)revents;
-    conn_close(t->data);
-}
-
-static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
-{
     (void)revents;
     cu_httpd *s = w->data;
-    for (;;) {
-        int fd = accept(s->fd, NULL, NULL);
-        if (fd < 0)
-            return;
-        hconn *h = calloc(1, sizeof(*h));
-        if (!h || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
-            free(h);
-            close(fd);
-            continue;
-        }
-        h->s = s;
-        h->fd = fd;
-        h->next = s->conns;
-        s->conns = h;
-        ev_io_init(&h->io, conn_read, fd, EV_READ);
-        h->io.data = h;
-        ev_io_start(loop, &h->io);
-        ev_timer_init(&h->timeout, conn_timeout, 5.0, 0.);
-        h->timeout.data = h;
-        ev_timer_start(loop, &h->timeout);
-    }
+    MHD_run(s->d);
+    arm_timer(s);
 }
 
-cu_httpd *cu_httpd_start(struct ev_loop *loop, const char *addr, const char *what,
-                         cu_httpd_handler hnd, void *ud, char *err, size_t errn, int *port_out)
+static void on_timer(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)loop;
+    (void)revents;
+    cu_httpd *s = t->data;
+    MHD_run(s->d);
+    arm_timer(s);
+}
+
+/* Splits HOST:PORT, [V6]:PORT or :PORT and resolves it (numeric port).
+ * Returns 0 with *ss filled, or -1 with the problem in err. */
+static int resolve(const char *addr, const char *what, struct sockaddr_storage *ss,
+                   char *err, size_t errn)
 {
     char host[256], port[32];
     const char *colon = strrchr(addr, ':');
     size_t hl = colon ? (size_t)(colon - addr) : 0;
     if (!colon || !colon[1] || hl >= sizeof(host) || strlen(colon + 1) >= sizeof(port)) {
         snprintf(err, errn, "%s %s: expected HOST:PORT, :PORT or \"0\"", what, addr);
-        return NULL;
+        return -1;
     }
     memcpy(host, addr, hl);
     host[hl] = 0;
     snprintf(port, sizeof(port), "%s", colon + 1);
+    char *end;
+    errno = 0;
+    unsigned long pn = strtoul(port, &end, 10);
+    if (*end || port[0] < '0' || port[0] > '9' || errno || pn > 65535) {
+        snprintf(err, errn, "%s %s: the port must be a number from 0 to 65535", what, addr);
+        return -1;
+    }
     char *hp = host;
     if (hp[0] == '[' && hl >= 2 && hp[hl - 1] == ']') {
         hp[hl - 1] = 0;
@@ -219,41 +229,96 @@ cu_httpd *cu_httpd_start(struct ev_loop *loop, const char *addr, const char *wha
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     int e = getaddrinfo(*hp ? hp : NULL, port, &hints, &res);
     if (e != 0) {
-        snprintf(err, errn, "%s %s: %s", what, addr, gai_strerror(e));
-        return NULL;
+        snprintf(err, errn, "%s %s: %s", what, addr,
+                 e == EAI_SYSTEM ? strerror(errno) : gai_strerror(e));
+        return -1;
     }
-    int fd = socket(res->ai_family, res->ai_socktype, res->ai_protocol), one = 1;
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
-        bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 64) != 0 ||
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
-        snprintf(err, errn, "%s %s: %s", what, addr, strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    if ((res->ai_family != AF_INET && res->ai_family != AF_INET6) ||
+        res->ai_addrlen > sizeof(*ss)) {
+        snprintf(err, errn, "%s %s: not an IPv4 or IPv6 address", what, addr);
         freeaddrinfo(res);
-        return NULL;
+        return -1;
     }
+    memset(ss, 0, sizeof(*ss));
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
     freeaddrinfo(res);
+    return 0;
+}
+
+static int bound_port(struct MHD_Daemon *d)
+{
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    if (di && di->port)
+        return di->port;
+    /* older or odd builds: ask the listening socket */
+    di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_LISTEN_FD);
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
-    char nh[256] = "?", np[32] = "0";
-    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-        getnameinfo((struct sockaddr *)&ss, sl, nh, sizeof(nh), np, sizeof(np),
-                    NI_NUMERICHOST | NI_NUMERICSERV);
+    if (!di || getsockname(di->listen_fd, (struct sockaddr *)&ss, &sl) != 0)
+        return 0;
+    if (ss.ss_family == AF_INET)
+        return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    if (ss.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return 0;
+}
+
+cu_httpd *cu_httpd_start(struct ev_loop *loop, const char *addr, const char *what,
+                         cu_httpd_handler hnd, void *ud, char *err, size_t errn, int *port_out)
+{
+    struct sockaddr_storage ss;
+    if (resolve(addr, what, &ss, err, errn) != 0)
+        return NULL;
+    if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) != MHD_YES) {
+        snprintf(err, errn, "%s %s: this libmicrohttpd has no epoll support", what, addr);
+        return NULL;
+    }
     cu_httpd *s = calloc(1, sizeof(*s));
     if (!s) {
-        close(fd);
         snprintf(err, errn, "%s %s: out of memory", what, addr);
         return NULL;
     }
     s->loop = loop;
-    s->fd = fd;
     s->h = hnd;
     s->ud = ud;
+    s->starting = 1;
+    int v6 = ss.ss_family == AF_INET6;
+    uint16_t port = v6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                       : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
+    errno = 0;
+    s->d = MHD_start_daemon(flags, port, NULL, NULL, on_request, s,
+                            MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                            MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT,
+                            MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY,
+                            MHD_OPTION_END);
+    int e = errno;
+    const union MHD_DaemonInfo *di = s->d ? MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD)
+                                          : NULL;
+    if (!di || di->epoll_fd < 0) {
+        if (s->lasterr[0])
+            snprintf(err, errn, "%s %s: %s", what, addr, s->lasterr);
+        else
+            snprintf(err, errn, "%s %s: %s", what, addr,
+                     e ? strerror(e) : "libmicrohttpd could not start");
+        if (s->d)
+            MHD_stop_daemon(s->d);
+        free(s);
+        return NULL;
+    }
+    s->starting = 0;
     if (port_out)
-        *port_out = atoi(np);
-    ev_io_init(&s->io, on_accept, fd, EV_READ);
+        *port_out = bound_port(s->d);
+    ev_io_init(&s->io, on_io, di->epoll_fd, EV_READ);
     s->io.data = s;
     ev_io_start(loop, &s->io);
+    ev_init(&s->timer, on_timer);
+    s->timer.data = s;
+    arm_timer(s);
     return s;
 }
 
@@ -261,9 +326,8 @@ void cu_httpd_stop(cu_httpd *s)
 {
     if (!s)
         return;
-    while (s->conns)
-        conn_close(s->conns);
     ev_io_stop(s->loop, &s->io);
-    close(s->fd);
+    ev_timer_stop(s->loop, &s->timer);
+    MHD_stop_daemon(s->d);  /* closes the connections: on_completed frees their requests */
     free(s);
 }

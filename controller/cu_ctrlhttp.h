@@ -1,8 +1,11 @@
 /*
  * cu_ctrlhttp.h - the controller's small HTTP servers (health probes and
- * metrics) on its libev loop: one request per connection, GET/HEAD only,
- * responses of any size written as the socket accepts them. The handler
- * runs on the loop, so it sees the controller's state without locks.
+ * metrics): libmicrohttpd daemons without threads of their own, driven by
+ * the controller's libev loop (MHD's epoll descriptor in an ev_io, its
+ * timeouts in an ev_timer). HTTP/1.1 with keep-alive, GET and HEAD only
+ * (405 with Allow otherwise; HEAD gets the headers GET would), at most 64
+ * connections, each closed after 5 s without progress. The handler runs
+ * on the loop, so it sees the controller's state without locks.
  */
 #ifndef CU_CTRLHTTP_H
 #define CU_CTRLHTTP_H
@@ -13,9 +16,11 @@
 
 typedef struct cu_httpd cu_httpd;
 
-/* Fills body (bounded cu_buf, already initialised) and *ctype (static
- * string) for path (query string removed; *query points at it, "" when
- * none) and returns the HTTP status code. */
+/* Fills body (bounded cu_buf, already initialised, 64 MiB) and *ctype
+ * (static string) for path (query string removed; query is the rest, ""
+ * when none; both as the client sent them, not URL-decoded) and accept
+ * (the Accept header, "" when none), and returns the HTTP status code
+ * (100..599; anything else is answered with 500). */
 typedef int (*cu_httpd_handler)(void *ud, const char *path, const char *query,
                                 const char *accept, cu_buf *body, const char **ctype);
 

@@ -1,0 +1,681 @@
+/*
+ * test_ctrlhttp.c - the controller's HTTP servers (libmicrohttpd on a
+ * libev loop): a server on a fresh loop with an echoing handler, clients
+ * on plain non-blocking sockets, the loop pumped with EVRUN_NOWAIT while
+ * a client waits. Status, body and Content-Type; the query string and
+ * path passed as sent; Accept; 404 from the handler; 405 with Allow for
+ * other methods; HEAD; a 2 MiB body; keep-alive; a slow client that
+ * does not block others and is closed by the 5 s connection timeout; a
+ * client gone mid-body; bad addresses; port 0 and address families;
+ * stopping with open connections; 40 clients at once.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cu_ctrlhttp.h"
+
+#define BIG_LEN ((size_t)2 << 20)
+
+/* ---- the handler ---- */
+
+typedef struct echo {
+    int calls;
+} echo;
+
+/* /big: 2 MiB of a pattern; /missing: 404; anything else: the path,
+ * query and Accept it was given, one per line. */
+static int echo_handler(void *ud, const char *path, const char *query, const char *accept,
+                        cu_buf *body, const char **ctype)
+{
+    echo *e = ud;
+    e->calls++;
+    if (strcmp(path, "/big") == 0) {
+        char chunk[4096];
+        for (size_t i = 0; i < BIG_LEN; i += sizeof(chunk)) {
+            for (size_t j = 0; j < sizeof(chunk); j++)
+                chunk[j] = (char)('a' + (i + j) % 23);
+            if (cu_buf_append(body, chunk, sizeof(chunk)) != CU_OK)
+                return 500;
+        }
+        *ctype = "application/octet-stream";
+        return 200;
+    }
+    if (strcmp(path, "/missing") == 0) {
+        cu_buf_printf(body, "not found: %s\n", path);
+        return 404;
+    }
+    cu_buf_printf(body, "path=%s\nquery=%s\naccept=%s\n", path, query, accept);
+    *ctype = "text/x-echo; charset=utf-8";
+    return 200;
+}
+
+/* ---- a server on its own loop ---- */
+
+typedef struct fix {
+    struct ev_loop *loop;
+    cu_httpd *s;
+    echo e;
+    int port;
+} fix;
+
+static int setup(void **state)
+{
+    fix *f = calloc(1, sizeof(*f));
+    assert_non_null(f);
+    f->loop = ev_loop_new(EVFLAG_AUTO);
+    assert_non_null(f->loop);
+    char err[300] = "";
+    f->port = -1;
+    f->s = cu_httpd_start(f->loop, "127.0.0.1:0", "test server", echo_handler, &f->e, err,
+                          sizeof(err), &f->port);
+    if (!f->s)
+        fail_msg("start: %s", err);
+    assert_true(f->port > 0 && f->port < 65536);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fix *f = *state;
+    cu_httpd_stop(f->s);
+    ev_loop_destroy(f->loop);
+    free(f);
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Runs the loop once without blocking, then waits up to 2 ms for fd. */
+static void pump(fix *f, int fd)
+{
+    ev_run(f->loop, EVRUN_NOWAIT);
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    poll(&p, fd >= 0 ? 1 : 0, 2);
+}
+
+static int cli_connect_to(int family, int port)
+{
+    int fd = socket(family, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    int rc;
+    if (family == AF_INET6) {
+        struct sockaddr_in6 a;
+        memset(&a, 0, sizeof(a));
+        a.sin6_family = AF_INET6;
+        a.sin6_port = htons((uint16_t)port);
+        a.sin6_addr = in6addr_loopback;
+        rc = connect(fd, (struct sockaddr *)&a, sizeof(a));
+    } else {
+        struct sockaddr_in a;
+        memset(&a, 0, sizeof(a));
+        a.sin_family = AF_INET;
+        a.sin_port = htons((uint16_t)port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        rc = connect(fd, (struct sockaddr *)&a, sizeof(a));
+    }
+    assert_int_equal(rc, 0);   /* loopback: the backlog takes it before MHD accepts */
+    assert_int_equal(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+    return fd;
+}
+
+static int cli_connect(fix *f)
+{
+    return cli_connect_to(AF_INET, f->port);
+}
+
+static void cli_send(fix *f, int fd, const char *req)
+{
+    size_t n = strlen(req), off = 0;
+    double end = now_s() + 5;
+    while (off < n) {
+        ssize_t w = send(fd, req + off, n - off, MSG_NOSIGNAL);
+        if (w > 0)
+            off += (size_t)w;
+        else if (w < 0 && errno != EAGAIN && errno != EINTR)
+            fail_msg("send: %s", strerror(errno));
+        else
+            pump(f, fd);
+        if (now_s() > end)
+            fail_msg("send: not done within 5 s");
+    }
+}
+
+typedef struct resp {
+    int status;
+    char head[4096];     /* status line and headers */
+    char *body;
+    size_t body_len;
+    long clen;           /* Content-Length, -1 when absent */
+    int eof;             /* the server closed the connection */
+} resp;
+
+static void resp_free(resp *r)
+{
+    free(r->body);
+    memset(r, 0, sizeof(*r));
+}
+
+/* The value of header name in r->head ("" when absent), copied to out. */
+static const char *hdr(const resp *r, const char *name, char *out, size_t n)
+{
+    out[0] = 0;
+    size_t nl = strlen(name);
+    for (const char *p = strstr(r->head, "\r\n"); p; p = strstr(p + 2, "\r\n")) {
+        if (strncasecmp(p + 2, name, nl) == 0 && p[2 + nl] == ':') {
+            const char *v = p + 3 + nl;
+            while (*v == ' ')
+                v++;
+            size_t l = strcspn(v, "\r\n");
+            if (l >= n)
+                l = n - 1;
+            memcpy(out, v, l);
+            out[l] = 0;
+            break;
+        }
+    }
+    return out;
+}
+
+/* Reads one response from fd, pumping the loop: the head, then
+ * Content-Length bytes (none for HEAD). Fails the test after secs. */
+static void cli_read(fix *f, int fd, int head_only, resp *r, double secs)
+{
+    memset(r, 0, sizeof(*r));
+    r->clen = -1;
+    size_t cap = 8192, len = 0, hlen = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    double end = now_s() + secs;
+    for (;;) {
+        if (hlen) {
+            size_t want = head_only ? 0 : (size_t)(r->clen < 0 ? 0 : r->clen);
+            if (len - hlen >= want)
+                break;
+        }
+        if (len + 65536 > cap) {
+            cap = cap * 2 + 65536;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+        ssize_t n = recv(fd, buf + len, cap - len - 1, 0);
+        if (n > 0) {
+            len += (size_t)n;
+            buf[len] = 0;
+            if (!hlen) {
+                char *e = strstr(buf, "\r\n\r\n");
+                if (e) {
+                    hlen = (size_t)(e - buf) + 4;
+                    assert_true(hlen < sizeof(r->head));
+                    memcpy(r->head, buf, hlen - 2);
+                    r->head[hlen - 2] = 0;
+                    assert_int_equal(sscanf(r->head, "HTTP/1.%*d %d", &r->status), 1);
+                    char v[64];
+                    if (*hdr(r, "Content-Length", v, sizeof(v)))
+                        r->clen = atol(v);
+                    if (!head_only && r->clen < 0)
+                        fail_msg("no Content-Length in\n%s", r->head);
+                }
+            }
+            continue;
+        }
+        if (n == 0) {
+            r->eof = 1;
+            if (!hlen)
+                fail_msg("connection closed before a response (%zu bytes)", len);
+            fail_msg("connection closed after %zu of %ld body bytes", len - hlen, r->clen);
+        }
+        if (errno != EAGAIN && errno != EINTR)
+            fail_msg("recv: %s", strerror(errno));
+        if (now_s() > end)
+            fail_msg("no complete response within %.0f s (%zu bytes so far)", secs, len);
+        pump(f, fd);
+    }
+    r->body_len = len - hlen;
+    r->body = malloc(r->body_len + 1);
+    assert_non_null(r->body);
+    memcpy(r->body, buf + hlen, r->body_len);
+    r->body[r->body_len] = 0;
+    free(buf);
+}
+
+/* Pumps for secs; returns the bytes that arrived on fd (-1: closed). */
+static long cli_drain(fix *f, int fd, double secs)
+{
+    long got = 0;
+    double end = now_s() + secs;
+    while (now_s() < end) {
+        char b[4096];
+        ssize_t n = recv(fd, b, sizeof(b), 0);
+        if (n > 0)
+            got += n;
+        else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            return -1;
+        else
+            pump(f, fd);
+    }
+    return got;
+}
+
+static void get(fix *f, const char *req, int head_only, resp *r)
+{
+    int fd = cli_connect(f);
+    cli_send(f, fd, req);
+    cli_read(f, fd, head_only, r, 10);
+    close(fd);
+}
+
+/* ---- tests ---- */
+
+static void test_get_ok(void **state)
+{
+    fix *f = *state;
+    resp r;
+    get(f, "GET /echo?a=b&c=d HTTP/1.1\r\nHost: x\r\nAccept: text/x-test;q=0.9, */*\r\n\r\n", 0,
+        &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "path=/echo\nquery=a=b&c=d\naccept=text/x-test;q=0.9, */*\n");
+    assert_int_equal(r.clen, (long)r.body_len);
+    char v[128];
+    assert_string_equal(hdr(&r, "Content-Type", v, sizeof(v)), "text/x-echo; charset=utf-8");
+    assert_int_equal(f->e.calls, 1);
+    resp_free(&r);
+}
+
+static void test_target_passed_raw(void **state)
+{
+    static const struct {
+        const char *target, *path, *query;
+    } cases[] = {
+        { "/echo", "/echo", "" },
+        { "/echo?", "/echo", "" },
+        { "/echo?a=b&c=d", "/echo", "a=b&c=d" },
+        { "/echo?x=%2F%20y+z&x=2&flag", "/echo", "x=%2F%20y+z&x=2&flag" },
+        { "/echo?a=b?c", "/echo", "a=b?c" },
+        { "/ech%6F/%2e%2e?q=%3F", "/ech%6F/%2e%2e", "q=%3F" },
+        { "/debug/explain?workload=ns%2Fname&format=json", "/debug/explain",
+          "workload=ns%2Fname&format=json" },
+    };
+    fix *f = *state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char req[512], want[512];
+        snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", cases[i].target);
+        snprintf(want, sizeof(want), "path=%s\nquery=%s\naccept=\n", cases[i].path,
+                 cases[i].query);
+        resp r;
+        get(f, req, 0, &r);
+        assert_int_equal(r.status, 200);
+        if (strcmp(r.body, want) != 0)
+            fail_msg("%s: got\n%s\nwant\n%s", cases[i].target, r.body, want);
+        resp_free(&r);
+    }
+}
+
+static void test_not_found_from_handler(void **state)
+{
+    fix *f = *state;
+    resp r;
+    get(f, "GET /missing HTTP/1.1\r\nHost: x\r\n\r\n", 0, &r);
+    assert_int_equal(r.status, 404);
+    assert_string_equal(r.body, "not found: /missing\n");
+    char v[128];
+    assert_string_equal(hdr(&r, "Content-Type", v, sizeof(v)), "text/plain; charset=utf-8");
+    resp_free(&r);
+}
+
+static void test_other_methods_405(void **state)
+{
+    static const char *const reqs[] = {
+        "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nx=1",
+        "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+        "PUT /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}",
+        "DELETE /echo HTTP/1.1\r\nHost: x\r\n\r\n",
+        "OPTIONS /echo HTTP/1.1\r\nHost: x\r\n\r\n",
+    };
+    fix *f = *state;
+    for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+        resp r;
+        get(f, reqs[i], 0, &r);
+        assert_int_equal(r.status, 405);
+        char v[128];
+        assert_string_equal(hdr(&r, "Allow", v, sizeof(v)), "GET, HEAD");
+        assert_string_equal(r.body, "only GET and HEAD\n");
+        resp_free(&r);
+    }
+    assert_int_equal(f->e.calls, 0);
+}
+
+static void test_head_has_no_body(void **state)
+{
+    fix *f = *state;
+    resp g, h;
+    get(f, "GET /echo?z=1 HTTP/1.1\r\nHost: x\r\n\r\n", 0, &g);
+    int fd = cli_connect(f);
+    cli_send(f, fd, "HEAD /echo?z=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+    cli_read(f, fd, 1, &h, 10);
+    assert_int_equal(h.status, 200);
+    assert_int_equal(h.body_len, 0);
+    assert_int_equal(h.clen, (long)g.body_len);   /* the length GET would send */
+    char v[128];
+    assert_string_equal(hdr(&h, "Content-Type", v, sizeof(v)), "text/x-echo; charset=utf-8");
+    /* nothing follows the head; the connection stays usable */
+    assert_int_equal(cli_drain(f, fd, 0.3), 0);
+    cli_send(f, fd, "GET /echo?z=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+    resp g2;
+    cli_read(f, fd, 0, &g2, 10);
+    assert_string_equal(g2.body, g.body);
+    close(fd);
+    assert_int_equal(f->e.calls, 3);
+    resp_free(&g);
+    resp_free(&g2);
+    resp_free(&h);
+}
+
+static void test_large_body_whole(void **state)
+{
+    fix *f = *state;
+    int fd = cli_connect(f);
+    /* a small receive buffer: the server meets a full socket many times */
+    int rcv = 16384;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+    cli_send(f, fd, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+    resp r;
+    cli_read(f, fd, 0, &r, 20);
+    close(fd);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(r.clen, (long)BIG_LEN);
+    assert_int_equal(r.body_len, BIG_LEN);
+    for (size_t i = 0; i < BIG_LEN; i++)
+        if (r.body[i] != (char)('a' + i % 23))
+            fail_msg("byte %zu: got %d", i, r.body[i]);
+    resp_free(&r);
+}
+
+static void test_keep_alive(void **state)
+{
+    fix *f = *state;
+    int fd = cli_connect(f);
+    resp a, b;
+    cli_send(f, fd, "GET /echo?n=1 HTTP/1.1\r\nHost: x\r\nAccept: a/1\r\n\r\n");
+    cli_read(f, fd, 0, &a, 10);
+    cli_send(f, fd, "GET /echo?n=2 HTTP/1.1\r\nHost: x\r\nAccept: b/2\r\n\r\n");
+    cli_read(f, fd, 0, &b, 10);
+    assert_string_equal(a.body, "path=/echo\nquery=n=1\naccept=a/1\n");
+    assert_string_equal(b.body, "path=/echo\nquery=n=2\naccept=b/2\n");
+    /* Connection: close is honoured */
+    resp c;
+    cli_send(f, fd, "GET /echo?n=3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    cli_read(f, fd, 0, &c, 10);
+    assert_string_equal(c.body, "path=/echo\nquery=n=3\naccept=\n");
+    assert_int_equal(cli_drain(f, fd, 2), -1);
+    close(fd);
+    assert_int_equal(f->e.calls, 3);
+    resp_free(&a);
+    resp_free(&b);
+    resp_free(&c);
+}
+
+/* A GET with a body is answered after the body (dropped) was read, and
+ * the connection serves the next request; HTTP/1.0 gets its answer and
+ * the connection closes. */
+static void test_get_with_body_and_http10(void **state)
+{
+    fix *f = *state;
+    int fd = cli_connect(f);
+    resp a, b;
+    cli_send(f, fd, "GET /echo?b=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello");
+    cli_read(f, fd, 0, &a, 10);
+    cli_send(f, fd, "GET /echo?b=2 HTTP/1.1\r\nHost: x\r\n\r\n");
+    cli_read(f, fd, 0, &b, 10);
+    close(fd);
+    assert_int_equal(a.status, 200);
+    assert_string_equal(a.body, "path=/echo\nquery=b=1\naccept=\n");
+    assert_string_equal(b.body, "path=/echo\nquery=b=2\naccept=\n");
+    resp_free(&a);
+    resp_free(&b);
+    fd = cli_connect(f);
+    cli_send(f, fd, "GET /echo?v=10 HTTP/1.0\r\n\r\n");
+    cli_read(f, fd, 0, &a, 10);
+    assert_true(strncmp(a.head, "HTTP/1.", 7) == 0);
+    assert_int_equal(a.status, 200);
+    assert_string_equal(a.body, "path=/echo\nquery=v=10\naccept=\n");
+    assert_int_equal(cli_drain(f, fd, 2), -1);
+    close(fd);
+    resp_free(&a);
+    assert_int_equal(f->e.calls, 3);
+}
+
+static void test_slow_client_does_not_block(void **state)
+{
+    fix *f = *state;
+    int slow = cli_connect(f);
+    double t0 = now_s();
+    cli_send(f, slow, "GET /echo?slow=1 HTTP/1.1\r\nHo");
+    assert_int_equal(cli_drain(f, slow, 0.2), 0);
+    /* another client is served meanwhile */
+    resp r;
+    get(f, "GET /echo?fast=1 HTTP/1.1\r\nHost: x\r\n\r\n", 0, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "path=/echo\nquery=fast=1\naccept=\n");
+    assert_true(now_s() - t0 < 3);
+    resp_free(&r);
+    /* the half request is dropped by the 5 s connection timeout (the
+     * timer armed from MHD_get_timeout: no socket event comes) */
+    long got = 0;
+    double end = t0 + 12;
+    while (now_s() < end && (got = cli_drain(f, slow, 0.1)) >= 0) {
+    }
+    assert_int_equal(got, -1);
+    double took = now_s() - t0;
+    assert_true(took > 4.0);
+    assert_int_equal(f->e.calls, 1);
+    close(slow);
+}
+
+/* The server stops with a half request, an unread large response and an
+ * idle keep-alive connection open (ASan checks nothing leaks). */
+/* A client that goes away in the middle of a large response: the server
+ * (no SIGPIPE) goes on serving others. */
+static void test_client_gone_mid_body(void **state)
+{
+    fix *f = *state;
+    int fd = cli_connect(f);
+    int rcv = 16384;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+    cli_send(f, fd, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+    long got = 0;
+    for (double end = now_s() + 5; got < 65536 && now_s() < end;) {
+        char b[4096];
+        ssize_t n = recv(fd, b, sizeof(b), 0);
+        if (n > 0)
+            got += n;
+        else
+            pump(f, fd);
+    }
+    assert_true(got >= 65536);
+    struct linger lg = { 1, 0 };   /* close with a reset */
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    close(fd);
+    for (double end = now_s() + 0.3; now_s() < end;)
+        pump(f, -1);
+    resp r;
+    get(f, "GET /echo?after=1 HTTP/1.1\r\nHost: x\r\n\r\n", 0, &r);
+    assert_string_equal(r.body, "path=/echo\nquery=after=1\naccept=\n");
+    resp_free(&r);
+}
+
+static void test_stop_with_open_connections(void **state)
+{
+    fix *f = *state;
+    int a = cli_connect(f), b = cli_connect(f), c = cli_connect(f);
+    cli_send(f, a, "GET /echo HTTP/1.1\r\nHost");
+    cli_send(f, b, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+    cli_send(f, c, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+    resp r;
+    cli_read(f, c, 0, &r, 10);
+    resp_free(&r);
+    for (double end = now_s() + 0.2; now_s() < end;)
+        pump(f, -1);
+    cu_httpd_stop(f->s);
+    f->s = NULL;
+    char buf[4096];
+    for (int *fd = (int[]){ a, b, c, -1 }; *fd >= 0; fd++) {
+        ssize_t n;
+        while ((n = recv(*fd, buf, sizeof(buf), 0)) > 0) {
+        }
+        assert_true(n == 0 || errno == ECONNRESET);
+        close(*fd);
+    }
+}
+
+static void test_bad_addresses(void **state)
+{
+    fix *f = *state;
+    char in_use[64];
+    snprintf(in_use, sizeof(in_use), "127.0.0.1:%d", f->port);
+    const struct {
+        const char *addr, *want;
+    } cases[] = {
+        { "nonsense", "health probes nonsense: expected HOST:PORT, :PORT or \"0\"" },
+        { "127.0.0.1:", "health probes 127.0.0.1:: expected HOST:PORT" },
+        { "127.0.0.1:http", "health probes 127.0.0.1:http: the port must be a number from 0" },
+        { "127.0.0.1:65536", "the port must be a number from 0 to 65535" },
+        { "127.0.0.1:-1", "the port must be a number from 0 to 65535" },
+        { "127.0.0.1: 80", "the port must be a number from 0 to 65535" },
+        { "[::1:80", "health probes [::1:80: " },
+        { "192.0.2.1:0", "health probes 192.0.2.1:0: " },   /* not an address here */
+        { in_use, "in use" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char err[300] = "";
+        int port = -7;
+        cu_httpd *s = cu_httpd_start(f->loop, cases[i].addr, "health probes", echo_handler,
+                                     &f->e, err, sizeof(err), &port);
+        if (s) {
+            cu_httpd_stop(s);
+            fail_msg("%s: started", cases[i].addr);
+        }
+        char prefix[128];
+        snprintf(prefix, sizeof(prefix), "health probes %s: ", cases[i].addr);
+        if (strncmp(err, prefix, strlen(prefix)) != 0 || strlen(err) <= strlen(prefix) + 3 ||
+            !strstr(err, cases[i].want))
+            fail_msg("%s: error '%s', want it to start with '%s' and contain '%s'",
+                     cases[i].addr, err, prefix, cases[i].want);
+        assert_int_equal(port, -7);
+    }
+}
+
+static int ipv6_loopback(void)
+{
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    if (fd < 0)
+        return 0;
+    struct sockaddr_in6 a;
+    memset(&a, 0, sizeof(a));
+    a.sin6_family = AF_INET6;
+    a.sin6_addr = in6addr_loopback;
+    int ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    close(fd);
+    return ok;
+}
+
+static void test_port_zero_and_families(void **state)
+{
+    const struct {
+        const char *addr;
+        int family;
+    } cases[] = {
+        { "127.0.0.1:0", AF_INET },
+        { ":0", AF_INET },        /* every address: loopback included */
+        { "[::1]:0", AF_INET6 },
+    };
+    fix *f = *state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (cases[i].family == AF_INET6 && !ipv6_loopback()) {
+            print_message("no IPv6 loopback: %s skipped\n", cases[i].addr);
+            continue;
+        }
+        char err[300] = "";
+        int port = 0;
+        cu_httpd *s = cu_httpd_start(f->loop, cases[i].addr, "metrics", echo_handler, &f->e, err,
+                                     sizeof(err), &port);
+        if (!s)
+            fail_msg("%s: %s", cases[i].addr, err);
+        assert_true(port > 0 && port < 65536);
+        assert_int_not_equal(port, f->port);
+        int fd = cli_connect_to(cases[i].family, port);
+        cli_send(f, fd, "GET /echo?fam=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+        resp r;
+        cli_read(f, fd, 0, &r, 10);
+        close(fd);
+        assert_int_equal(r.status, 200);
+        assert_string_equal(r.body, "path=/echo\nquery=fam=1\naccept=\n");
+        resp_free(&r);
+        cu_httpd_stop(s);
+    }
+}
+
+static void test_many_clients_at_once(void **state)
+{
+    fix *f = *state;
+    enum { N = 40 };
+    int fds[N];
+    for (int i = 0; i < N; i++) {
+        fds[i] = cli_connect(f);
+        char req[128];
+        snprintf(req, sizeof(req), "GET /echo?i=%d HTTP/1.1\r\nHost: x\r\n\r\n", i);
+        cli_send(f, fds[i], req);
+    }
+    for (int i = N - 1; i >= 0; i--) {
+        resp r;
+        cli_read(f, fds[i], 0, &r, 10);
+        char want[128];
+        snprintf(want, sizeof(want), "path=/echo\nquery=i=%d\naccept=\n", i);
+        assert_string_equal(r.body, want);
+        resp_free(&r);
+        close(fds[i]);
+    }
+    assert_int_equal(f->e.calls, N);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_get_ok, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_target_passed_raw, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_found_from_handler, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_methods_405, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_head_has_no_body, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_large_body_whole, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keep_alive, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_get_with_body_and_http10, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_client_does_not_block, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_gone_mid_body, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_with_open_connections, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_addresses, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_port_zero_and_families, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_clients_at_once, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
