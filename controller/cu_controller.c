@@ -382,6 +382,20 @@ static char **guard_slot(ctrl *c, opkind kind, const char *op, const char *key, 
 
 static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud);
 
+/* Every API request attempt (the kube client's hook): counted by verb
+ * (LIST and WATCH told apart from GET) and status code, timed. */
+static void on_attempt(void *ud, const char *method, int watch, int code, double seconds)
+{
+    ctrl *c = ud;
+    char cs[8];
+    snprintf(cs, sizeof(cs), "%d", code);
+    const char *verb = watch ? "WATCH" : method;
+    const char *lv[] = { verb, cs }, *dv[] = { verb };
+    cu_metric_inc(c->km.cueue_api_requests_total, lv, 1);
+    if (!watch)
+        cu_metric_observe(c->km.cueue_api_request_duration_seconds, dv, seconds);
+}
+
 typedef struct rrctx { ctrl *c; int r; } rrctx;
 
 static void reread_done(cu_kclient *kc, const cu_kresp *r, void *ud)
@@ -424,11 +438,6 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     ctrl *c = w->c;
     int ok = r->code >= 200 && r->code < 300;
     {
-        char code[8];
-        snprintf(code, sizeof(code), "%d", r->code);
-        const char *verb = w->kind == OP_CREATE ? "POST" : "PATCH";
-        const char *lv[] = { verb, code };
-        cu_metric_inc(c->km.cueue_api_requests_total, lv, 1);
         if (r->code == 409) {
             static const char *const kinds[] = { "workload", "workload-admission", "workload-status",
                                                  "job", "queue-status", "workload-spec" };
@@ -604,12 +613,6 @@ static void event_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     (void)kc;
     evctx *e = ud;
     ctrl *c = e->c;
-    {
-        char code[8];
-        snprintf(code, sizeof(code), "%d", r->code);
-        const char *lv[] = { e->req.method ? e->req.method : "POST", code };
-        cu_metric_inc(c->km.cueue_api_requests_total, lv, 1);
-    }
     if (r->code < 200 || r->code >= 300) {
         cu_recorder_failed(e->r, &e->req);
         clog_(c, 2, "event %s %s failed: %d", e->req.method, e->req.path, r->code);
@@ -3351,6 +3354,8 @@ int cu_controller_main(int argc, char **argv)
     }
     c->loop = ev_loop_new(EVFLAG_AUTO);
     cu_kclient_opts ko = { 0 };
+    ko.on_attempt = on_attempt;
+    ko.attempt_ud = c;
     if (cf->client.has_qps)
         ko.qps = cf->client.qps < 0 ? 1e9 : cf->client.qps;
     if (cf->client.has_burst)

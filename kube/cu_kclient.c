@@ -87,6 +87,7 @@ struct cu_kreq {
     int retries;
     double due;                  /* ev time at which a delayed retry is ready */
     double enq;                  /* ev time it entered the queue */
+    double started;              /* ev time the current attempt started */
     /* result */
     int code;
     char *error;
@@ -111,6 +112,8 @@ struct cu_kclient {
     int burst, timeout_ms, max_retries;
     size_t max_body, max_line;
     cu_clock clock;
+    void (*on_attempt)(void *ud, const char *method, int watch, int code, double seconds);
+    void *attempt_ud;
     /* limiter */
     double tokens, last_refill;
     uint64_t rng;
@@ -449,6 +452,9 @@ static void finish(cu_kreq *r, CURLcode rc)
      * so it cannot tell a connect timeout from a request timeout) */
     int sent_any = sent > 0 || code > 0;
     attempt_cleanup(r);
+    if (c->on_attempt)
+        c->on_attempt(c->attempt_ud, r->method, r->stream, (int)code,
+                      ev_now(c->loop) - r->started);
 
     if (r->cancelled) {
         finalize(r, 0, "cancelled");
@@ -575,6 +581,7 @@ static int start_attempt(cu_kreq *r)
     r->retry_after_ms = -1;
     r->errbuf[0] = '\0';
     r->overflow = r->line_overflow = 0;
+    r->started = ev_now(c->loop);
 
     CURL *e = curl_easy_init();
     size_t ul = strlen(c->base_url) + strlen(r->path) + 1;
@@ -799,6 +806,8 @@ cu_kclient *cu_kclient_new(struct ev_loop *loop, cu_kconfig *cfg, const cu_kclie
     c->loop = loop;
     c->cfg = cfg;
     c->qps = o->qps > 0 ? o->qps : CU_KCLIENT_DEFAULT_QPS;
+    c->on_attempt = o->on_attempt;
+    c->attempt_ud = o->attempt_ud;
     c->burst = o->burst > 0 ? o->burst : CU_KCLIENT_DEFAULT_BURST;
     c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 30000;
     c->max_retries = o->max_retries > 0 ? o->max_retries : 5;

@@ -40,6 +40,11 @@ typedef struct cu_kclient_opts {
                                    loop's clock. Rate limiting and backoff always
                                    run on the loop's timers. */
     uint64_t jitter_seed;       /* for deterministic tests */
+    /* Optional: called at the end of every attempt (retries and watches
+     * included) with the method ("GET" for a watch too; watch = 1), the
+     * HTTP status (0: no response) and its duration. For metrics. */
+    void (*on_attempt)(void *ud, const char *method, int watch, int code, double seconds);
+    void *attempt_ud;
 } cu_kclient_opts;
 
 typedef struct cu_kresp {
