@@ -115,6 +115,21 @@ static const char help_simulate[] =
     "      --now TIME            the simulated current time, RFC 3339 (default\n"
     "                            2026-01-01T00:00:00Z); used for admission\n"
     "                            and condition timestamps\n"
+    "      --explain [NS/]NAME   after the run, explain Workload NS/NAME (or\n"
+    "                            the Workload of Job NS/NAME; NS defaults to\n"
+    "                            \"default\") as 'cueue explain' does on a\n"
+    "                            cluster: why it is pending or where it is\n"
+    "                            admitted, the queue chain, its position,\n"
+    "                            what it requests, for each flavor why it\n"
+    "                            did not fit (requested, free, borrowable,\n"
+    "                            limit), what preemption could do and what\n"
+    "                            would unblock it. Repeatable: explanations\n"
+    "                            in the order given. They replace the normal\n"
+    "                            output; with an explicit -o table they\n"
+    "                            follow the table; -o json prints a JSON\n"
+    "                            array of the documents 'cueue explain -o\n"
+    "                            json' prints (plus \"job\" when named by a\n"
+    "                            Job), -o yaml a YAML stream of them\n"
     "  -h, --help                show this help\n"
     "\n"
     "The result goes to stdout; errors and warnings go to stderr, one per line,\n"
@@ -125,7 +140,8 @@ static const char help_simulate[] =
     "  1  internal error (out of memory, failed write)\n"
     "  2  bad usage or bad input: a syntax error (FILE:LINE:COLUMN: message),\n"
     "     invalid objects (every problem is listed and nothing is printed on\n"
-    "     stdout) or an unreadable PATH\n";
+    "     stdout), an unreadable PATH or an --explain name that no Workload\n"
+    "     or Job among the inputs has\n";
 
 static const char help_convert[] =
     "Usage: cueue convert PATH...\n"
@@ -229,9 +245,13 @@ static const char *bad_option(char **argv, int optind_now, int optopt_now, char 
 
 /* ---------------- simulate ---------------- */
 
-static int cmd_simulate(int argc, char **argv)
+/* Parses the options of `cueue simulate` into so; the --explain names go
+ * to explain (room for argc pointers, borrowed from argv). Returns -1 to
+ * go on, else the exit code (help printed, or a usage error). */
+static int simulate_parse(int argc, char **argv, cu_sim_opts *so_out, const char **explain)
 {
-    enum { OPT_ONE_HEAD = 256, OPT_MAX_CYCLES, OPT_NOW, OPT_CONFIG, OPT_FAIR_SHARING };
+    enum { OPT_ONE_HEAD = 256, OPT_MAX_CYCLES, OPT_NOW, OPT_CONFIG, OPT_FAIR_SHARING,
+           OPT_EXPLAIN };
     static const struct option opts[] = {
         { "output", required_argument, NULL, 'o' },
         { "one-head-per-cycle", no_argument, NULL, OPT_ONE_HEAD },
@@ -239,12 +259,14 @@ static int cmd_simulate(int argc, char **argv)
         { "now", required_argument, NULL, OPT_NOW },
         { "config", required_argument, NULL, OPT_CONFIG },
         { "fair-sharing", no_argument, NULL, OPT_FAIR_SHARING },
+        { "explain", required_argument, NULL, OPT_EXPLAIN },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     char sbuf[3];
     cu_sim_opts so = { 0 };
     so.format = CU_SIM_TABLE;
+    so.explain = explain;
     int c;
     optind = 1;
     opterr = 0;
@@ -254,9 +276,11 @@ static int cmd_simulate(int argc, char **argv)
             fputs(help_simulate, stdout);
             return 0;
         case 'o':
-            if (strcmp(optarg, "table") == 0)
+            so.explain_after_table = 0;
+            if (strcmp(optarg, "table") == 0) {
                 so.format = CU_SIM_TABLE;
-            else if (strcmp(optarg, "json") == 0)
+                so.explain_after_table = 1;
+            } else if (strcmp(optarg, "json") == 0)
                 so.format = CU_SIM_JSON;
             else if (strcmp(optarg, "yaml") == 0)
                 so.format = CU_SIM_YAML;
@@ -297,6 +321,12 @@ static int cmd_simulate(int argc, char **argv)
         case OPT_FAIR_SHARING:
             so.fair_sharing = 1;
             break;
+        case OPT_EXPLAIN:
+            if (!*optarg)
+                return usage_error("simulate", "--explain needs NAMESPACE/NAME of a Workload "
+                                               "or a Job");
+            explain[so.nexplain++] = optarg;
+            break;
         case ':':
             return usage_error("simulate", "option '%s' needs a value",
                                bad_option(argv, optind, 0, sbuf));
@@ -307,7 +337,24 @@ static int cmd_simulate(int argc, char **argv)
     }
     if (optind >= argc)
         return usage_error("simulate", "no PATH given (files or folders of manifests)");
+    *so_out = so;
+    return -1;
+}
 
+static int cmd_simulate(int argc, char **argv)
+{
+    cu_sim_opts so;
+    /* the --explain names: argv pointers, at most one per argument */
+    const char **explain = calloc((size_t)argc + 1, sizeof(*explain));
+    if (!explain) {
+        fputs("cueue: out of memory\n", stderr);
+        return EXIT_INTERNAL;
+    }
+    int rc = simulate_parse(argc, argv, &so, explain);
+    if (rc >= 0) {
+        free(explain);
+        return rc;
+    }
     const char *const *paths = (const char *const *)&argv[optind];
     size_t npaths = (size_t)(argc - optind);
     cu_buf out;
@@ -316,7 +363,6 @@ static int cmd_simulate(int argc, char **argv)
     cu_diag_init(&d);
     cu_err err = cu_sim_run(paths, npaths, &so, &out, &d);
     print_diag(&d);
-    int rc;
     if (err) {
         if (d.nerrors == 0)
             fprintf(stderr, "cueue: simulate failed: %s\n", cu_strerror(err));
@@ -326,6 +372,7 @@ static int cmd_simulate(int argc, char **argv)
     }
     cu_diag_free(&d);
     cu_buf_free(&out);
+    free(explain);
     return rc;
 }
 

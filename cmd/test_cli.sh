@@ -595,5 +595,98 @@ if check_rc "explain without a kubeconfig" 1; then
     else fail "explain without a kubeconfig" "no kubeconfig message"; fi
 fi
 
+# ---- simulate --explain ----
+FIFO=$ROOT/sim/scenarios/019-strict-fifo-blocks.yaml
+JOBS=$ROOT/sim/scenarios/058-job-workload.yaml
+run simulate --help
+if out_has '--explain \[NS/\]NAME' && out_has "cueue explain -o" && out_has "an --explain name"; then
+    pass "simulate --help documents --explain"
+else fail "simulate --help" "--explain not documented"; fi
+
+run simulate --explain team-a/w-small "$FIFO"
+if check_rc "simulate --explain (text)" 0; then
+    if [ "$(head -n 1 "$TMP/out")" = "Workload team-a/w-small: pending" ] &&
+        out_has "waits behind the head team-a/w-big, which does not fit \(StrictFIFO\)" &&
+        out_has "position 1 in ClusterQueue cq \(1 ahead of it\)" &&
+        ! out_has "^ClusterQueue cq \(no cohort\)"; then
+        pass "simulate --explain (text): the explanation instead of the table"
+    else fail "simulate --explain (text)" "unexpected output"; fi
+fi
+
+run simulate --explain team-a/w-big --explain team-a/w-small "$FIFO"
+if check_rc "simulate --explain twice" 0; then
+    first=$(grep -n '^Workload ' "$TMP/out" | cut -d: -f2- | tr '\n' '|')
+    if [ "$first" = "Workload team-a/w-big: pending (WaitingForQuota)|Workload team-a/w-small: pending|" ] &&
+        out_has "nvidia.com/gpu: requested 4, available 2: 2 more needed"; then
+        pass "simulate --explain twice: both, in the order given"
+    else fail "simulate --explain twice" "got headers: $first"; fi
+fi
+
+run simulate -o table --explain team-a/w1 "$FIFO"
+if check_rc "simulate -o table --explain" 0; then
+    if [ "$(head -n 1 "$TMP/out")" = "ClusterQueue cq (no cohort)  1 admitted, 2 pending" ] &&
+        grep -q -x "Workload team-a/w1: admitted" "$TMP/out" &&
+        [ "$(grep -n -x "Workload team-a/w1: admitted" "$TMP/out" | cut -d: -f1)" -gt \
+          "$(grep -n "pending:  team-a/w-small" "$TMP/out" | cut -d: -f1)" ]; then
+        pass "simulate -o table --explain: the table, then the explanation"
+    else fail "simulate -o table --explain" "unexpected output"; fi
+fi
+
+run simulate -o json --explain team-a/w-small --explain team-a/w-big "$FIFO"
+if check_rc "simulate -o json --explain" 0; then
+    if ! command -v jq >/dev/null 2>&1; then
+        echo "SKIP  simulate -o json --explain: jq is not installed"
+    elif [ "$(jq -r 'length, .[0].workload, .[0].queue.blockedBy, .[0].queue.position,
+                     .[1].workload, .[1].reason' "$TMP/out" 2>/dev/null | tr '\n' ' ')" = \
+           "2 team-a/w-small team-a/w-big 1 team-a/w-big WaitingForQuota " ]; then
+        pass "simulate -o json --explain: an array of explanation documents"
+    else fail "simulate -o json --explain" "unexpected JSON"; fi
+fi
+
+run simulate -o yaml --explain team-a/w-small --explain team-a/w1 "$FIFO"
+if check_rc "simulate -o yaml --explain" 0; then
+    if [ "$(grep -c -x -- '---' "$TMP/out")" = 1 ] && out_has "^workload: team-a/w-small$" &&
+        out_has "^workload: team-a/w1$" && out_has "^status: admitted$"; then
+        pass "simulate -o yaml --explain: a YAML stream of the documents"
+    else fail "simulate -o yaml --explain" "unexpected YAML"; fi
+fi
+
+run simulate --explain sample-job "$JOBS"
+if check_rc "simulate --explain of a Job" 0; then
+    if [ "$(head -n 1 "$TMP/out")" = "(Job default/sample-job: its Workload is default/job-sample-job-19a77)" ] &&
+        out_has "^Workload default/job-sample-job-19a77: admitted$"; then
+        pass "simulate --explain of a Job (no namespace: default) explains its Workload"
+    else fail "simulate --explain of a Job" "unexpected output"; fi
+fi
+run simulate -o json --explain default/sample-job "$JOBS"
+if check_rc "simulate -o json --explain of a Job" 0; then
+    if ! command -v jq >/dev/null 2>&1; then
+        echo "SKIP  simulate -o json --explain of a Job: jq is not installed"
+    elif [ "$(jq -r '.[0] | keys_unsorted[0:2] | join(",")' "$TMP/out" 2>/dev/null),$(jq -r '.[0].job' "$TMP/out" 2>/dev/null)" = \
+           "workload,job,default/sample-job" ]; then
+        pass "simulate -o json --explain of a Job: \"job\" after \"workload\""
+    else fail "simulate -o json --explain of a Job" "no job key"; fi
+fi
+
+# unknown names: exit 2 like other input errors, nothing on stdout, the namespace named
+usage_case "simulate --explain of an unknown Workload" \
+    "--explain team-a/nope: no Workload or Job nope in namespace team-a \(namespace team-a has Workload w1, Workload w-big, Workload w-small\)" \
+    simulate --explain team-a/nope "$FIFO"
+usage_case "simulate --explain in an unknown namespace" \
+    "no Workload or Job w1 in namespace team-b \(the inputs have no Workload or Job in namespace team-b\)" \
+    simulate --explain team-b/w1 "$FIFO"
+usage_case "simulate --explain of an unknown name in default" \
+    "no Workload or Job in namespace default" simulate --explain w1 "$FIFO"
+run simulate --explain team-a/nope --explain team-b/x --explain team-a/w1 "$FIFO"
+if check_rc "simulate --explain: every unknown name reported" 2; then
+    if [ "$(grep -c "no Workload or Job" "$TMP/err")" = 2 ] && [ ! -s "$TMP/out" ]; then
+        pass "simulate --explain: every unknown name reported in one run"
+    else fail "simulate --explain: every unknown name reported" "want 2 errors"; fi
+fi
+usage_case "simulate --explain ''" "--explain needs NAMESPACE/NAME" simulate --explain '' "$FIFO"
+usage_case "simulate --explain a/" "--explain 'a/': expected NAMESPACE/NAME" simulate --explain a/ "$FIFO"
+usage_case "simulate --explain a/b/c" "--explain 'a/b/c': expected NAMESPACE/NAME" simulate --explain a/b/c "$FIFO"
+usage_case "simulate --explain without a value" "option '--explain' needs a value" simulate --explain
+
 echo "$PASSES passed, $FAILS failed"
 [ "$FAILS" -eq 0 ]

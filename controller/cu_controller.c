@@ -1655,6 +1655,28 @@ static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_dia
     return p;
 }
 
+/* An evicted Workload whose pods are gone: status.admission cleared,
+ * QuotaReserved=False, Admitted=False, Requeued=True (Kueue's
+ * UnsetQuotaReservation with the eviction's reason and message). */
+static void release_evicted(ctrl *c, rec *w)
+{
+    const cu_workload *wl = wl_of(w);
+    const cu_condition *ec = cu_workload_cond(wl, "Evicted");
+    const char *er = ec && ec->reason ? ec->reason : "Evicted";
+    const char *em = ec && ec->message ? ec->message : "The workload was evicted";
+    int64_t now = real_now(NULL);
+    json_object *st, *p = status_patch(w->rv, &st);
+    json_object_object_add(st, "admission", NULL);
+    json_object *k = conds_json(wl);
+    k = cset(k, "QuotaReserved", "False", "Pending", em, now);
+    k = cset(k, "Admitted", "False", "NoReservation", "The workload has no reservation", now);
+    k = cset(k, "Requeued", "True", er, em, now);
+    json_object_object_add(st, "conditions", k);
+    char what[1300];
+    snprintf(what, sizeof(what), "releasing the quota of evicted Workload %s", w->key);
+    wl_status_write(c, w, OP_STATUS, p, what);
+}
+
 static void reconcile_job(ctrl *c, rec *jr)
 {
     cjob *j = jr->job;
@@ -1764,20 +1786,7 @@ static void reconcile_job(ctrl *c, rec *jr)
                          evicted && ec && ec->message ? ec->message : CU_EV_MSG_NOT_ADMITTED);
             }
         } else if (holds && evicted && j->active == 0) {
-            /* stopped: give the quota back and queue it again */
-            const cu_condition *ec = cu_workload_cond(wl, "Evicted");
-            const char *er = ec && ec->reason ? ec->reason : "Evicted";
-            const char *em = ec && ec->message ? ec->message : "The workload was evicted";
-            int64_t now = real_now(NULL);
-            json_object *st, *p = status_patch(w->rv, &st);
-            json_object_object_add(st, "admission", NULL);
-            json_object *k = conds_json(wl);
-            k = cset(k, "QuotaReserved", "False", "Pending", em, now);
-            k = cset(k, "Admitted", "False", "NoReservation", "The workload has no reservation", now);
-            k = cset(k, "Requeued", "True", er, em, now);
-            json_object_object_add(st, "conditions", k);
-            snprintf(what, sizeof(what), "releasing the quota of evicted Workload %s", w->key);
-            wl_status_write(c, w, OP_STATUS, p, what);
+            release_evicted(c, w);   /* stopped: give the quota back, queue it again */
         }
         return;
     }
@@ -2085,6 +2094,13 @@ static void pods_ready(ctrl *c)
             clog_(c, 0, "evicting Workload %s: %s", w->key, a.evict_message);
             m_evicted(c, w, wl, wl->adm_cq, a.evict_reason,
                       a.underlying_cause ? a.underlying_cause : "");
+            {
+                char er[200];
+                emit_wl(c, wl, "Normal",
+                        cu_ctrl_event_reason_evicted(er, sizeof(er), a.evict_reason,
+                                                     a.underlying_cause),
+                        a.evict_message);
+            }
             const char *lv[] = { wl->adm_cq ? wl->adm_cq : "", a.evict_reason,
                                  a.underlying_cause ? a.underlying_cause : "", role(c) };
             cu_metric_observe(c->km.pods_ready_to_evicted_time_seconds, lv,
@@ -2107,6 +2123,14 @@ static void deactivations(ctrl *c)
     int64_t now = real_now(NULL);
     OMAP_FOREACH(&c->objs[R_WL], w) {
         const cu_workload *wl = wl_of(w);
+        if (wl && cu_workload_has_quota(wl) && !cu_workload_finished(wl) &&
+            cond_is(wl, "Evicted", "True") &&
+            (!w->owner || !omap_get(&c->objs[R_JOB], w->owner))) {
+            /* no Job to stop (a Workload created directly, or its Job is
+             * gone): the eviction completes at once */
+            release_evicted(c, w);
+            continue;
+        }
         if (!wl || wl->active || !cu_workload_has_quota(wl) || cu_workload_finished(wl) ||
             cond_is(wl, "Evicted", "True"))
             continue;
@@ -2863,6 +2887,43 @@ static int debug_handler(ctrl *c, const char *path, const char *query, cu_buf *b
         return 400;
     }
     int json = qparam(query, "format", fmt, sizeof(fmt)) && strcmp(fmt, "json") == 0;
+    /* Workloads the engine does not hold right now: said from the record */
+    char full[620];
+    snprintf(full, sizeof(full), "%s%s", strchr(key, '/') ? "" : "default/", key);
+    rec *wr = omap_get(&c->objs[R_WL], full);
+    const cu_workload *wwl = wl_of(wr);
+    if (wr && wr->idx < 0 && wwl) {
+        char ts[40] = "";
+        const char *state = cu_workload_finished(wwl) ? "finished"
+                            : wr->hold                ? "pending (a write conflicted; waiting for a newer version)"
+                            : in_backoff(c, wr)       ? "pending (requeue backoff)"
+                                                      : "pending (not in the scheduler yet)";
+        if (wr->rq_at)
+            cu_time_format(wr->rq_at, ts, sizeof(ts));
+        if (json) {
+            *ctype = "application/json";
+            cu_buf_puts(b, "{\"workload\":");
+            json_str_out(b, full);
+            cu_buf_puts(b, ",\"status\":");
+            json_str_out(b, cu_workload_finished(wwl) ? "finished" : "pending");
+            cu_buf_puts(b, ",\"detail\":");
+            json_str_out(b, state);
+            cu_buf_printf(b, ",\"requeueCount\":%d", (int)wr->rq_count);
+            if (ts[0])
+                cu_buf_printf(b, ",\"requeueAt\":\"%s\"", ts);
+            cu_buf_puts(b, "}\n");
+        } else {
+            cu_buf_printf(b, "Workload %s: %s\n", full, state);
+            if (ts[0] && !cu_workload_finished(wwl))
+                cu_buf_printf(b, "  requeued after a backoff: considered again at %s "
+                              "(requeue %d)\n", ts, (int)wr->rq_count);
+            const cu_condition *ev = cu_workload_cond(wwl, "Evicted");
+            if (ev && ev->message && *ev->message)
+                cu_buf_printf(b, "  last eviction: %s: %s\n", ev->reason ? ev->reason : "",
+                              ev->message);
+        }
+        return 200;
+    }
     cu_diag d;
     cu_diag_init(&d);
     cu_err err;

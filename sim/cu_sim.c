@@ -3,6 +3,9 @@
  * admission engine with a fake clock until nothing changes, and render the
  * engine's views as a table (for people), JSON (for scripts) or a YAML
  * stream of the objects with the status the controller would write.
+ * With --explain, the explanations of the named Workloads (or Jobs) from
+ * cu_engine_explain replace (or, with an explicit -o table, follow) that
+ * rendering.
  *
  * Every renderer reads the engine only through the cu_engine_*_info views
  * and copies what it keeps (node trees copy their strings), so no view is
@@ -10,6 +13,8 @@
  * engine's internal order: JSON and YAML lists are sorted here.
  */
 #include "cu_sim.h"
+
+#include "cu_explain.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -705,6 +710,177 @@ static cu_err render_table(cu_engine *e, cu_arena *a, int fs, cu_buf *out)
     return (failed || out->failed) ? CU_ENOMEM : CU_OK;
 }
 
+/* ---------------- --explain ---------------- */
+
+/* One --explain argument resolved against the inputs. */
+typedef struct sim_target {
+    const char *key;   /* "ns/name" of the Workload, arena-owned */
+    const char *job;   /* "ns/name" of the Job it was named by, or NULL */
+} sim_target;
+
+/* At most this many names are listed when an --explain name is unknown. */
+#define SIM_EXPLAIN_LIST 6
+
+/* Appends ", KIND NAME" (or "; and N more" past the limit) to b. */
+static void list_name(cu_buf *b, size_t *count, const char *kind, const char *name)
+{
+    if (*count < SIM_EXPLAIN_LIST)
+        cu_buf_printf(b, "%s%s %s", *count ? ", " : "", kind, name);
+    (*count)++;
+}
+
+/* Resolves arg ("[NAMESPACE/]NAME") to a Workload of w: a Workload of that
+ * name, else the Workload built from a Job of that name. */
+static cu_err sim_resolve(const cu_world *w, const char *arg, cu_arena *a, sim_target *t,
+                          cu_diag *d)
+{
+    if (!arg || !*arg) {
+        cu_diag_error(d, "--explain needs NAMESPACE/NAME (or NAME in namespace default) of a "
+                         "Workload or a Job");
+        return CU_EINVAL;
+    }
+    const char *slash = strchr(arg, '/');
+    const char *ns = "default", *name = arg;
+    if (slash) {
+        ns = cu_arena_printf(a, "%.*s", (int)(slash - arg), arg);
+        name = slash + 1;
+        if (!ns)
+            return CU_ENOMEM;
+    }
+    if (!*ns || !*name || strchr(name, '/')) {
+        cu_diag_error(d, "--explain '%s': expected NAMESPACE/NAME (or NAME in namespace "
+                         "default) of a Workload or a Job", arg);
+        return CU_EINVAL;
+    }
+    const cu_workload *by_job = NULL;
+    int own = 0;   /* named by the Workload's own name, job-NAME-xxxxx */
+    for (size_t i = 0; i < w->workloads.n; i++) {
+        const cu_workload *wl = w->workloads.items[i];
+        if (strcmp(wl->meta.ns ? wl->meta.ns : "default", ns) != 0)
+            continue;
+        if (!wl->job_name && strcmp(wl->meta.name, name) == 0) {
+            t->key = cu_arena_printf(a, "%s/%s", ns, name);
+            t->job = NULL;
+            return t->key ? CU_OK : CU_ENOMEM;
+        }
+        if (wl->job_name && !by_job && strcmp(wl->job_name, name) == 0) {
+            by_job = wl;
+        } else if (wl->job_name && !by_job && strcmp(wl->meta.name, name) == 0) {
+            by_job = wl;
+            own = 1;
+        }
+    }
+    if (by_job) {
+        t->key = cu_arena_printf(a, "%s/%s", ns, by_job->meta.name);
+        t->job = own ? NULL : cu_arena_printf(a, "%s/%s", ns, by_job->job_name);
+        return t->key && (own || t->job) ? CU_OK : CU_ENOMEM;
+    }
+    /* Unknown: say what the namespace holds. */
+    cu_buf b;
+    cu_buf_init(&b, 4096);
+    size_t count = 0;
+    for (size_t i = 0; i < w->workloads.n; i++) {
+        const cu_workload *wl = w->workloads.items[i];
+        if (strcmp(wl->meta.ns ? wl->meta.ns : "default", ns) == 0)
+            list_name(&b, &count, wl->job_name ? "Job" : "Workload",
+                      wl->job_name ? wl->job_name : wl->meta.name);
+    }
+    if (count == 0)
+        cu_diag_error(d, "--explain %s: no Workload or Job %s in namespace %s (the inputs "
+                         "have no Workload or Job in namespace %s)", arg, name, ns, ns);
+    else if (count > SIM_EXPLAIN_LIST)
+        cu_diag_error(d, "--explain %s: no Workload or Job %s in namespace %s (namespace %s "
+                         "has %s and %zu more)", arg, name, ns, ns, cu_buf_str(&b),
+                      count - SIM_EXPLAIN_LIST);
+    else
+        cu_diag_error(d, "--explain %s: no Workload or Job %s in namespace %s (namespace %s "
+                         "has %s)", arg, name, ns, ns, cu_buf_str(&b));
+    cu_buf_free(&b);
+    return CU_ENOTFOUND;
+}
+
+/* Resolves every --explain argument (all of them, so that every unknown
+ * name is reported in one run) into *out (arena-owned). */
+static cu_err sim_resolve_all(const cu_world *w, const cu_sim_opts *opts, cu_arena *a,
+                              sim_target **out, cu_diag *d)
+{
+    sim_target *t = cu_arena_alloc(a, opts->nexplain * sizeof(*t));
+    if (!t)
+        return CU_ENOMEM;
+    cu_err first = CU_OK;
+    for (size_t i = 0; i < opts->nexplain; i++) {
+        cu_err err = sim_resolve(w, opts->explain[i], a, &t[i], d);
+        if (err == CU_ENOMEM)
+            return err;
+        if (err && !first)
+            first = err;
+    }
+    *out = t;
+    return first;
+}
+
+/* A copy of the explanation document doc with "job": job right after its
+ * "workload" key (arena-owned; shares doc's values). */
+static cu_node *doc_with_job(cu_arena *a, const cu_node *doc, const char *job)
+{
+    cu_node *m = cu_node_new_map(a), *j = cu_node_new_str(a, job);
+    if (!m || !j || doc->type != CU_NODE_MAP)
+        return NULL;
+    for (size_t i = 0; i < doc->n; i++) {
+        if (cu_node_set(a, m, doc->keys[i], doc->vals[i]) != CU_OK)
+            return NULL;
+        if (strcmp(doc->keys[i], "workload") == 0 && cu_node_set(a, m, "job", j) != CU_OK)
+            return NULL;
+    }
+    return m;
+}
+
+/* Appends the explanation of every target: text, a JSON array or a YAML
+ * stream of the documents. A target named by its Job gets a note line
+ * (text) or a "job" key after "workload" (documents). */
+static cu_err render_explain(cu_engine *e, const sim_target *t, size_t n, cu_sim_format fmt,
+                             cu_buf *out, cu_diag *d)
+{
+    cu_err err = CU_OK;
+    if (fmt == CU_SIM_TABLE) {
+        for (size_t i = 0; i < n && !err; i++) {
+            if (i)
+                err = cu_buf_puts(out, "\n");
+            if (!err && t[i].job)
+                err = cu_buf_printf(out, "(Job %s: its Workload is %s)\n", t[i].job, t[i].key);
+            if (!err)
+                err = cu_engine_explain(e, t[i].key, out, d);
+        }
+        return err;
+    }
+    cu_arena a;
+    cu_arena_init(&a, 0);
+    cu_node *seq = cu_node_new_seq(&a);
+    if (!seq)
+        err = CU_ENOMEM;
+    for (size_t i = 0; i < n && !err; i++) {
+        cu_node *doc = NULL;
+        err = cu_engine_explain_doc(e, t[i].key, &a, &doc, d);
+        if (!err && t[i].job) {
+            doc = doc_with_job(&a, doc, t[i].job);
+            if (!doc)
+                err = CU_ENOMEM;
+        }
+        if (!err)
+            err = cu_node_push(&a, seq, doc);
+    }
+    if (!err && fmt == CU_SIM_JSON) {
+        err = cu_node_emit_json(seq, out, 2);
+        if (!err)
+            err = cu_buf_puts(out, "\n");
+    } else if (!err) {
+        int first = 1;
+        err = emit_stream(seq, out, &first);
+    }
+    cu_arena_free(&a);
+    return err;
+}
+
 /* ---------------- entry points ---------------- */
 
 cu_err cu_sim_render(cu_engine *e, const cu_world *w, const cu_sim_opts *opts, cu_buf *out)
@@ -797,6 +973,9 @@ cu_err cu_sim_run(const char *const *paths, size_t npaths, const cu_sim_opts *op
     cu_world_init(&cw);
     cu_engine *e = NULL;
     const cu_config *cfg = NULL;
+    cu_arena xa;   /* the resolved --explain targets */
+    cu_arena_init(&xa, 0);
+    sim_target *targets = NULL;
     cu_err cerr = opts->config_path ? sim_load_config(&cw, opts->config_path, &cfg, d) : CU_OK;
     cu_err err = cu_world_load(&w, paths, npaths, d);
     if (!err || err == CU_EINVAL) {
@@ -810,6 +989,8 @@ cu_err cu_sim_run(const char *const *paths, size_t npaths, const cu_sim_opts *op
         err = sim_pick_config(&w, opts->config_path, &cfg, d);
     if (!err && cerr)
         err = cerr;
+    if (!err && opts->nexplain)
+        err = sim_resolve_all(&w, opts, &xa, &targets, d);
     if (!err) {
         cu_engine_opts eo = { 0 };
         eo.clock.now_ms = cu_clock_fake_now;
@@ -845,11 +1026,22 @@ cu_err cu_sim_run(const char *const *paths, size_t npaths, const cu_sim_opts *op
         if (!err) {
             cu_sim_opts ro = *opts;
             ro.fair_sharing = opts->fair_sharing || (cfg && cfg->fair_sharing);
-            err = cu_sim_render(e, &w, &ro, out);
+            if (!opts->nexplain) {
+                err = cu_sim_render(e, &w, &ro, out);
+            } else {
+                if (opts->explain_after_table && opts->format == CU_SIM_TABLE) {
+                    err = cu_sim_render(e, &w, &ro, out);
+                    if (!err)
+                        err = cu_buf_puts(out, "\n");
+                }
+                if (!err)
+                    err = render_explain(e, targets, opts->nexplain, opts->format, out, d);
+            }
         }
     }
     if (e)
         cu_engine_free(e);
+    cu_arena_free(&xa);
     cu_world_free(&w);
     cu_world_free(&cw);
     return err;

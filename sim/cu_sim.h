@@ -24,15 +24,34 @@ typedef struct cu_sim_opts {
                                   Configuration found among the inputs is
                                   used; with it, those are ignored with a
                                   warning */
+    const char *const *explain;  /* --explain: nexplain "[NAMESPACE/]NAME"
+                                    (no namespace: "default") of Workloads
+                                    or Jobs (a Job stands for the Workload
+                                    built from it). When nexplain > 0,
+                                    cu_sim_run appends the explanation of
+                                    each (cu_engine_explain, in the order
+                                    given) instead of the rendering: text
+                                    for CU_SIM_TABLE (after the table when
+                                    explain_after_table is set), a JSON
+                                    array of cu_engine_explain_doc
+                                    documents for CU_SIM_JSON, a YAML
+                                    stream of them for CU_SIM_YAML. A name
+                                    the inputs do not have is CU_ENOTFOUND
+                                    with an error in d, checked before the
+                                    engine runs. Borrowed. */
+    size_t nexplain;
+    int explain_after_table;     /* -o table given explicitly */
 } cu_sim_opts;
 
 /* Loads paths, validates, reads the controller Configuration (opts->
  * config_path, else the one among the inputs; more than one among the
  * inputs is an error), runs the engine with its fairSharing and
  * admissionFairSharing settings until nothing changes and appends the
- * rendering to out. Diagnostics (warnings too) go to d.
+ * rendering (or the explanations, see opts->explain) to out. Diagnostics
+ * (warnings too) go to d.
  * Returns CU_OK; CU_ESYNTAX or CU_EINVAL (nothing rendered) on bad input;
- * CU_ENOMEM. Borrows everything. */
+ * CU_ENOTFOUND (nothing rendered) for an --explain name the inputs do not
+ * have; CU_ENOMEM. Borrows everything. */
 cu_err cu_sim_run(const char *const *paths, size_t npaths,
                   const cu_sim_opts *opts, cu_buf *out, cu_diag *d);
 
