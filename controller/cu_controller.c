@@ -3354,9 +3354,9 @@ int cu_controller_main(int argc, char **argv)
         return 1;
     }
     {
-        const char *bi[] = { CUEUE_VERSION_STRING, "", "", "cc " __VERSION__, "linux" };
+        const char *bi[] = { CUEUE_VERSION_STRING, "", "", ("cc " __VERSION__), "linux" };
         cu_metric_set(c->km.cueue_build_info, bi, 1);
-        const char *kb[] = { CUEUE_VERSION_STRING, "", "", "", "cc " __VERSION__, "linux" };
+        const char *kb[] = { CUEUE_VERSION_STRING, "", "", "", ("cc " __VERSION__), "linux" };
         cu_metric_set(c->km.build_info, kb, 1);
     }
     {

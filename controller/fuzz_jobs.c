@@ -1,0 +1,79 @@
+/*
+ * fuzz_jobs.c - libFuzzer target for the controller's boundary with the
+ * API server: arbitrary bytes are read as a JSON object (what a watch could
+ * deliver) and given, as a Job, to the Job integration's pure builders
+ * (finished? the Workload to create, the start patch) and, as any kind, to
+ * the decoders the informers use (json -> document -> Kueue objects). The
+ * Workload the builder makes is decoded again, as the controller would see
+ * it come back. Any crash or sanitizer report is a finding; a builder that
+ * refuses must say why.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cu_controller.h"
+#include "cu_metrics.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void decode_as(json_object *o, const char *api_version, const char *kind)
+{
+    cu_world w;
+    cu_world_init(&w);
+    cu_diag d;
+    cu_diag_init(&d);
+    cu_node *n = cu_ctrl_json_to_node(&w.arena, o);
+    if (n && n->type == CU_NODE_MAP) {
+        cu_node_set(&w.arena, n, "apiVersion", cu_node_new_str(&w.arena, api_version));
+        cu_node_set(&w.arena, n, "kind", cu_node_new_str(&w.arena, kind));
+        cu_doc doc = { .file = "fuzz", .root = n };
+        cu_world_decode(&w, &doc, &d);
+    }
+    cu_diag_free(&d);
+    cu_world_free(&w);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *s = malloc(size + 1);
+    if (!s)
+        return 0;
+    memcpy(s, data, size);
+    s[size] = 0;
+    (void)cu_metrics_wants_openmetrics(s);   /* an Accept header is untrusted too */
+    json_object *o = json_tokener_parse(s);
+    free(s);
+    if (!o)
+        return 0;
+    int failed = 0;
+    (void)cu_ctrl_job_finished(o, &failed);
+    cu_diag d;
+    cu_diag_init(&d);
+    json_object *wl = cu_ctrl_workload_for_job(o, &d);
+    if (!wl && d.n == 0)
+        abort();   /* a refusal must say why */
+    if (wl) {
+        decode_as(wl, "kueue.x-k8s.io/v1beta2", "Workload");
+        /* the start patch, with the input playing the admitted Workload
+         * and the flavor map too */
+        cu_diag d2;
+        cu_diag_init(&d2);
+        json_object *p = cu_ctrl_job_start_patch(o, o, o, &d2);
+        if (!p && d2.n == 0)
+            abort();
+        json_object_put(p);
+        cu_diag_free(&d2);
+        json_object_put(wl);
+    }
+    cu_diag_free(&d);
+    static const char *const kinds[][2] = {
+        { "kueue.x-k8s.io/v1beta2", "Workload" },      { "kueue.x-k8s.io/v1beta2", "ClusterQueue" },
+        { "kueue.x-k8s.io/v1beta2", "LocalQueue" },    { "kueue.x-k8s.io/v1beta2", "Cohort" },
+        { "kueue.x-k8s.io/v1beta2", "ResourceFlavor" }, { "v1", "Namespace" },
+    };
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        decode_as(o, kinds[i][0], kinds[i][1]);
+    json_object_put(o);
+    return 0;
+}
