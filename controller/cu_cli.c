@@ -667,6 +667,17 @@ static int model_load(cli *c, api *a, model *m)
                      wl->meta.name);
             cu_strmap_put(&have, cu_arena_strdup(&tmp, key), 1);
         }
+        /* namespaces with a LocalQueue named "default": their unlabelled
+         * Jobs go there, as the controller manages them */
+        cu_strmap dflt;
+        cu_strmap_init(&dflt);
+        json_object *lqs = jget(lists[R_LQ], "items");
+        for (size_t i = 0, nl = lqs ? json_object_array_length(lqs) : 0; i < nl; i++) {
+            json_object *lmd = jget(json_object_array_get_idx(lqs, i), "metadata");
+            const char *ln = jstr(lmd, "name"), *lns = jstr(lmd, "namespace");
+            if (ln && lns && strcmp(ln, "default") == 0)
+                cu_strmap_put(&dflt, cu_arena_strdup(&tmp, lns), 1);
+        }
         json_object *items = jget(lists[R_JOB], "items");
         size_t n = items ? json_object_array_length(items) : 0;
         for (size_t i = 0; i < n; i++) {
@@ -675,17 +686,30 @@ static int model_load(cli *c, api *a, model *m)
             const char *q_name = jstr(jget(md, "labels"), CU_LABEL_QUEUE_NAME);
             const char *name = jstr(md, "name"), *ns = jstr(md, "namespace");
             const char *uid = jstr(md, "uid");
-            if (!q_name || !*q_name || !name || !ns || !uid || cu_ctrl_job_finished(job, NULL))
+            int to_default = (!q_name || !*q_name) && ns && cu_strmap_get(&dflt, ns) >= 0;
+            if ((!to_default && (!q_name || !*q_name)) || !name || !ns || !uid ||
+                cu_ctrl_job_finished(job, NULL))
                 continue;
             const char *wn = cu_job_workload_name(&tmp, name, uid);
             snprintf(key, sizeof(key), "%s/%s", ns, wn ? wn : "");
             if (!wn || cu_strmap_get(&have, key) >= 0)
                 continue;
             size_t before = m->w.workloads.n;
-            decode_item(m, R_JOB, job, &d);
+            json_object *copy = NULL;
+            if (to_default && json_object_deep_copy(job, &copy, NULL) == 0) {
+                json_object *cmd = jget(copy, "metadata"), *lb = jget(cmd, "labels");
+                if (!lb) {
+                    lb = json_object_new_object();
+                    json_object_object_add(cmd, "labels", lb);
+                }
+                json_object_object_add(lb, CU_LABEL_QUEUE_NAME, json_object_new_string("default"));
+            }
+            decode_item(m, R_JOB, copy ? copy : job, &d);
+            json_object_put(copy);
             if (m->w.workloads.n > before)
                 cu_strmap_put(&m->synth, cu_arena_strdup(&m->keys, key), 1);
         }
+        cu_strmap_free(&dflt);
         cu_arena_free(&tmp);
         cu_strmap_free(&have);
         /* objects that did not decode are left out, as the controller does */

@@ -218,4 +218,24 @@ check "queue pending against a standby: computed from the API objects, says not 
     bash -c "[ $RC -eq 0 ] && grep -Eq '^\(the controller at http://127\.0\.0\.1:$SPORT is not ready \(not ready: .*\): computed from the API objects\)$' <(head -n 1 '$TMP/out')"
 stop_pid "$SB_PID"
 
+# ---- 4. offline: an unlabelled Job in a namespace with a LocalQueue "default" ----
+k create namespace plain-ns >/dev/null 2>&1
+quota_yaml --namespace plain-ns cq-plain:default:4 | k apply -f - >/dev/null
+cat <<YAML | k apply -f - >/dev/null
+apiVersion: batch/v1
+kind: Job
+metadata: {name: plain, namespace: plain-ns}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: x, resources: {requests: {cpu: "6"}}}]
+YAML
+cq explain --kubeconfig "$KC" --controller http://127.0.0.1:1 plain-ns/plain
+check "offline explain of an unlabelled Job goes to the namespace's LocalQueue default" \
+    "rc $RC: $(head -n 6 "$TMP/out" | tr '\n' '|')" \
+    bash -c "[ $RC -eq 0 ] && grep -q 'LocalQueue plain-ns/default -> ClusterQueue cq-plain' '$TMP/out' &&
+             grep -q 'request > maximum capacity (6 > 4)' '$TMP/out'"
+
 e2e_finish
