@@ -81,6 +81,7 @@ typedef struct cjob {
     char *fail_msg;
     int has_par, has_comp;
     int32_t par, comp;
+    int64_t created_ms;      /* metadata.creationTimestamp, 0 when absent */
     int64_t active, ready, succeeded;
     char *cur_sel;           /* the template's nodeSelector now (JSON text), NULL if none */
     char *create_body;       /* the Workload to create (JSON text), NULL if unmanaged */
@@ -250,6 +251,8 @@ struct ctrl {
     size_t ngrave, capgrave;
     int need_rebuild, need_views, started;
     int eng_dirty;             /* something the engine reads changed: run it */
+    int startup_done;          /* the Jobs found at the start have their Workloads */
+    int64_t started_at;
     int64_t eng_ran_at;        /* idle: the engine still runs once a second */
     int nassumed, nevict_pending;
     int64_t next_wake;         /* earliest requeueAt of a workload in backoff */
@@ -929,6 +932,22 @@ static void set_decode(ctrl *c, rec *x, cu_world *w)
 }
 
 /* Adds w's current decode to the engine when it belongs there. */
+/* Queue order of a Job's Workload: the Job's creation time when it is
+ * earlier than the Workload's (the Workload is created after the Job; after
+ * a controller outage, much later, and in no particular order). */
+static void job_order(ctrl *c, rec *w)
+{
+    const cu_workload *wl = wl_of(w);
+    rec *jr = w->owner ? omap_get(&c->objs[R_JOB], w->owner) : NULL;
+    if (!wl || !jr || !jr->job || !jr->job->created_ms)
+        return;
+    cu_workload *mw = (cu_workload *)wl;   /* our own decode */
+    if (!mw->meta.has_created || jr->job->created_ms < mw->meta.created_ms) {
+        mw->meta.created_ms = jr->job->created_ms;
+        mw->meta.has_created = 1;
+    }
+}
+
 static void eng_add(ctrl *c, rec *w)
 {
     const cu_workload *wl = wl_of(w);
@@ -939,6 +958,7 @@ static void eng_add(ctrl *c, rec *w)
             c->next_wake = w->rq_at;
         return;
     }
+    job_order(c, w);
     int idx = cu_engine_add_workload(c->eng, wl);
     if (idx < 0 || by_idx_set(c, idx, w) != 0) {
         c->need_rebuild = 1;
@@ -1026,6 +1046,7 @@ static void rebuild(ctrl *c)
                 c->next_wake = x->rq_at;
             continue;
         }
+        job_order(c, x);
         x->ew = x->w;
         x->pinned = 1;
         vw->workloads.items[vw->workloads.n++] = (cu_workload *)wl;
@@ -1264,6 +1285,11 @@ static cjob *decode_job(ctrl *c, json_object *job)
         j->label_queue = NULL;
     }
     j->deleting = jget(jget(job, "metadata"), "deletionTimestamp") != NULL;
+    {
+        const char *ct = jstr2(job, "metadata", "creationTimestamp");
+        int64_t ms = 0;
+        j->created_ms = ct && cu_time_parse(ct, &ms) == 0 ? ms : 0;
+    }
     json_object *spec = jget(job, "spec"), *st = jget(job, "status");
     json_object *susp = jget(spec, "suspend");
     j->suspended = susp && json_object_get_boolean(susp);
@@ -2228,6 +2254,31 @@ static void queue_status(ctrl *c)
     cu_coalescer_due(c->co, now, qstatus_send, c);
 }
 
+/* At the start of cycling (startup, or a new leader), the Jobs that are
+ * already there get their Workloads before anything is admitted, so that
+ * they are admitted in queue order rather than in the order their
+ * Workload creations happened to land. At most 5 s. */
+static int startup_wait(ctrl *c, int64_t now)
+{
+    if (c->startup_done)
+        return 0;
+    if (!c->started_at)
+        c->started_at = now;
+    if (now - c->started_at > 5000) {
+        c->startup_done = 1;
+        return 0;
+    }
+    OMAP_FOREACH(&c->objs[R_JOB], jr) {
+        cjob *j = jr->job;
+        if (!j || j->finished || j->deleting || !j->create_body || !job_queue(c, j))
+            continue;
+        if (!omap_get(&c->objs[R_WL], j->wlkey))
+            return 1;
+    }
+    c->startup_done = 1;
+    return 0;
+}
+
 static void cycle(ctrl *c)
 {
     int64_t now = real_now(NULL);
@@ -2301,6 +2352,10 @@ static void cycle(ctrl *c)
     deactivations(c);
     cu_cycle_stats st;
     int ran = 0, progress = 0;
+    if (startup_wait(c, now)) {
+        queue_status(c);
+        return;
+    }
     if (!cu_pr_may_admit(&c->cfg.pr, c->pr_not_ready))
         ran = 1000;   /* blockAdmission: no admission until every admitted workload's pods are ready */
     else if (!c->eng_dirty && now - c->eng_ran_at < 1000)
@@ -2383,6 +2438,8 @@ static void on_lead_started(cu_lease *l, void *ud)
     c->leading = 1;
     c->started = 0;
     c->need_rebuild = 1;
+    c->startup_done = 0;
+    c->started_at = 0;
     clog_(c, 0, "became leader (Lease %s/%s, identity %s)", c->lopts.ns, c->lopts.name, c->ident);
 }
 
