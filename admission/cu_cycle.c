@@ -73,7 +73,7 @@ static int tolerates(const cu_toleration *t, const cu_taint *x)
 
 /* Returns the first NoSchedule/NoExecute taint of f that neither the pod
  * set nor the flavor's own tolerations tolerate, or NULL. */
-static const cu_taint *untolerated(const cu_resource_flavor *f, const cu_podset *ps)
+const cu_taint *cu_flavor_untolerated(const cu_resource_flavor *f, const cu_podset *ps)
 {
     for (size_t i = 0; i < f->ntaints; i++) {
         const cu_taint *x = &f->taints[i];
@@ -90,7 +90,7 @@ static const cu_taint *untolerated(const cu_resource_flavor *f, const cu_podset 
     return NULL;
 }
 
-static int has_key(const egroup *g, const char *key)
+int cu_group_has_key(const egroup *g, const char *key)
 {
     for (size_t i = 0; i < g->nkeys; i++)
         if (strcmp(g->keys[i], key) == 0)
@@ -107,7 +107,7 @@ static int parse_i64(const char *s, long long *out)
     return *end == '\0';
 }
 
-static int req_matches(const cu_selreq *r, const cu_kvs *labels)
+int cu_selreq_matches(const cu_selreq *r, const cu_kvs *labels)
 {
     const char *v = cu_kvs_get(labels, r->key);
     switch (r->op) {
@@ -140,7 +140,7 @@ static int affinity_matches(const egroup *g, const cu_podset *ps, const cu_kvs *
 {
     for (size_t i = 0; i < ps->node_selector.n; i++) {
         const cu_kv *kv = &ps->node_selector.items[i];
-        if (!has_key(g, kv->key))
+        if (!cu_group_has_key(g, kv->key))
             continue;
         const char *v = cu_kvs_get(labels, kv->key);
         if (!v || strcmp(v, kv->value) != 0)
@@ -153,7 +153,7 @@ static int affinity_matches(const egroup *g, const cu_podset *ps, const cu_kvs *
     for (size_t t = 0; t < ps->nterms; t++) {
         size_t relevant = 0;
         for (size_t r = 0; r < ps->terms[t].n; r++)
-            relevant += has_key(g, ps->terms[t].reqs[r].key);
+            relevant += cu_group_has_key(g, ps->terms[t].reqs[r].key);
         if (!relevant)
             return 1;
     }
@@ -161,8 +161,8 @@ static int affinity_matches(const egroup *g, const cu_podset *ps, const cu_kvs *
         int all = 1;
         for (size_t r = 0; r < ps->terms[t].n && all; r++) {
             const cu_selreq *q = &ps->terms[t].reqs[r];
-            if (has_key(g, q->key))
-                all = req_matches(q, labels);
+            if (cu_group_has_key(g, q->key))
+                all = cu_selreq_matches(q, labels);
         }
         if (all)
             return 1;
@@ -248,7 +248,7 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
                 least = R_NO_MATCHING_FLAVOR;
             continue;
         }
-        const cu_taint *t = untolerated(fl->obj, pso);
+        const cu_taint *t = cu_flavor_untolerated(fl->obj, pso);
         if (t) {
             sl_add(ar, reasons, cu_arena_printf(ar, "untolerated taint {%s %s %s <nil>} in flavor %s",
                                                  t->key ? t->key : "", t->value ? t->value : "",

@@ -201,6 +201,15 @@ typedef struct entry {
     unsigned vstamp; const void *vnode; double vratio; int64_t vweight; int vbor;
 } entry;
 
+/* Flavor eligibility (cu_cycle.c), shared with the explanations
+ * (cu_explain.c): the first NoSchedule/NoExecute taint of f that neither
+ * the pod set nor the flavor's own tolerations tolerate (NULL: none);
+ * whether key is one of group g's nodeLabels keys; whether one selector
+ * requirement matches labels. All borrow their arguments. */
+const cu_taint *cu_flavor_untolerated(const cu_resource_flavor *f, const cu_podset *ps);
+int cu_group_has_key(const egroup *g, const char *key);
+int cu_selreq_matches(const cu_selreq *r, const cu_kvs *labels);
+
 /* Fair sharing: the index of the entry the tournament picks next among
  * those not done, or -1 (cu_fairshare.c). */
 int cu_fs_next(cu_engine *e, entry *ents, size_t n);

@@ -155,81 +155,7 @@ static const char *node_label(xwl *x, const cu_qnode *n)
     return cu_arena_printf(x->ar, "%s %s", n->is_cq ? "ClusterQueue" : "Cohort", n->name);
 }
 
-/* ---------------- flavor eligibility (as cu_cycle.c) ---------------- */
-
-static int tolerates(const cu_toleration *t, const cu_taint *x)
-{
-    if (t->effect && *t->effect && (!x->effect || strcmp(t->effect, x->effect) != 0))
-        return 0;
-    if (!t->key || !*t->key)
-        return t->op == CU_TOL_EXISTS;
-    if (!x->key || strcmp(t->key, x->key) != 0)
-        return 0;
-    if (t->op == CU_TOL_EXISTS)
-        return 1;
-    const char *tv = t->value ? t->value : "", *xv = x->value ? x->value : "";
-    return strcmp(tv, xv) == 0;
-}
-
-static const cu_taint *untolerated(const cu_resource_flavor *f, const cu_podset *ps)
-{
-    for (size_t i = 0; i < f->ntaints; i++) {
-        const cu_taint *t = &f->taints[i];
-        if (!t->effect || (strcmp(t->effect, "NoSchedule") != 0 && strcmp(t->effect, "NoExecute") != 0))
-            continue;
-        int ok = 0;
-        for (size_t j = 0; j < ps->ntols && !ok; j++)
-            ok = tolerates(&ps->tols[j], t);
-        for (size_t j = 0; j < f->ntols && !ok; j++)
-            ok = tolerates(&f->tols[j], t);
-        if (!ok)
-            return t;
-    }
-    return NULL;
-}
-
-static int has_key(const egroup *g, const char *key)
-{
-    for (size_t i = 0; i < g->nkeys; i++)
-        if (strcmp(g->keys[i], key) == 0)
-            return 1;
-    return 0;
-}
-
-static int parse_ll(const char *s, long long *out)
-{
-    char *end;
-    if (!s || !*s)
-        return 0;
-    *out = strtoll(s, &end, 10);
-    return *end == '\0';
-}
-
-static int req_matches(const cu_selreq *r, const cu_kvs *labels)
-{
-    const char *v = cu_kvs_get(labels, r->key);
-    switch (r->op) {
-    case CU_SEL_IN:
-    case CU_SEL_NOTIN: {
-        int in = 0;
-        for (size_t i = 0; v && i < r->values.n && !in; i++)
-            in = strcmp(v, r->values.items[i]) == 0;
-        return r->op == CU_SEL_IN ? in : !in;
-    }
-    case CU_SEL_EXISTS:
-        return v != NULL;
-    case CU_SEL_DOESNOTEXIST:
-        return v == NULL;
-    case CU_SEL_GT:
-    case CU_SEL_LT: {
-        long long a, b;
-        if (!v || r->values.n != 1 || !parse_ll(v, &a) || !parse_ll(r->values.items[0], &b))
-            return 0;
-        return r->op == CU_SEL_GT ? a > b : a < b;
-    }
-    }
-    return 0;
-}
+/* ---------------- flavor eligibility (cu_cycle.c's predicates) ---------------- */
 
 static const char *op_name(cu_selop op)
 {
@@ -258,7 +184,7 @@ static const char *affinity_mismatch(xwl *x, const egroup *g, const cu_podset *p
 {
     for (size_t i = 0; i < ps->node_selector.n; i++) {
         const cu_kv *kv = &ps->node_selector.items[i];
-        if (!has_key(g, kv->key))
+        if (!cu_group_has_key(g, kv->key))
             continue;
         const char *v = cu_kvs_get(labels, kv->key);
         if (!v || strcmp(v, kv->value) != 0)
@@ -270,7 +196,7 @@ static const char *affinity_mismatch(xwl *x, const egroup *g, const cu_podset *p
     for (size_t t = 0; t < ps->nterms; t++) {
         size_t relevant = 0;
         for (size_t r = 0; r < ps->terms[t].n; r++)
-            relevant += has_key(g, ps->terms[t].reqs[r].key);
+            relevant += cu_group_has_key(g, ps->terms[t].reqs[r].key);
         if (!relevant)
             return NULL;
     }
@@ -279,7 +205,7 @@ static const char *affinity_mismatch(xwl *x, const egroup *g, const cu_podset *p
         int all = 1;
         for (size_t r = 0; r < ps->terms[t].n && all; r++) {
             const cu_selreq *q = &ps->terms[t].reqs[r];
-            if (has_key(g, q->key) && !req_matches(q, labels)) {
+            if (cu_group_has_key(g, q->key) && !cu_selreq_matches(q, labels)) {
                 all = 0;
                 if (!first_bad)
                     first_bad = q;
@@ -484,7 +410,7 @@ static cu_err analyze_ps(xwl *x, size_t p)
                 xf->state = XF_MISSING;
                 continue;
             }
-            if ((xf->taint = untolerated(fl->obj, pso)) != NULL) {
+            if ((xf->taint = cu_flavor_untolerated(fl->obj, pso)) != NULL) {
                 xf->state = XF_TAINT;
                 continue;
             }
