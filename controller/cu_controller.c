@@ -364,6 +364,7 @@ static int leading(const ctrl *c)
 }
 
 static void undo_admission(ctrl *c, rec *w);
+static void mark_job(ctrl *c, const char *jkey);
 
 /* The guard slot of a write: Workload status (admission included) and
  * spec writes, Job patches. NULL for writes without one. */
@@ -509,16 +510,7 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     }
     /* the object's Job (or the Job itself) gets another look */
     rec *wl = omap_get(&c->objs[R_WL], w->key);
-    const char *jk = wl && wl->owner ? wl->owner : w->key;
-    if (!omap_get(&c->dirty_jobs, jk)) {
-        rec *d = calloc(1, sizeof(*d));
-        if (d && (d->key = strdup(jk)) && omap_add(&c->dirty_jobs, d) == 0)
-            d = NULL;
-        if (d) {
-            free(d->key);
-            free(d);
-        }
-    }
+    mark_job(c, wl && wl->owner ? wl->owner : w->key);
     free(w->op);
     free(w->key);
     free(w->what);
@@ -752,6 +744,30 @@ static int64_t queued_at(const cu_workload *wl)
     if (rq && rq->status && strcmp(rq->status, "True") == 0 && rq->ltt_ms)
         return rq->ltt_ms;
     return wl->meta.has_created ? wl->meta.created_ms : 0;
+}
+
+/* The parent of cohort name in the engine's views (NULL: a root, or not
+ * known), and the root of its tree (name itself for a root). Cohort
+ * chains are at most 64 deep here (a cycle makes no cohort active). */
+static const char *cohort_parent(ctrl *c, const char *name)
+{
+    for (size_t h = 0, nh = cu_engine_ncohorts(c->eng); h < nh; h++) {
+        const cu_cohort_info *hi = cu_engine_cohort_info(c->eng, h);
+        if (strcmp(hi->name, name) == 0)
+            return hi->parent;
+    }
+    return NULL;
+}
+
+static const char *cohort_root(ctrl *c, const char *name)
+{
+    for (int depth = 0; name && depth < 64; depth++) {
+        const char *parent = cohort_parent(c, name);
+        if (!parent)
+            break;
+        name = parent;
+    }
+    return name;
 }
 
 static void m_wl(ctrl *c, cu_metric_family *cqf, cu_metric_family *lqf, const cu_workload *wl,
@@ -1909,16 +1925,9 @@ static void admit(ctrl *c, int idx)
             continue;
         /* every cohort up the tree counts it */
         const char *co = ci->cohort;
-        for (int depth = 0; co && depth < 64; depth++) {
+        for (int depth = 0; co && depth < 64; depth++, co = cohort_parent(c, co)) {
             const char *lv[] = { co, pclass(wl), role(c) };
             cu_metric_inc(c->km.cohort_subtree_admitted_workloads_total, lv, 1);
-            const char *parent = NULL;
-            for (size_t k = 0, nh = cu_engine_ncohorts(c->eng); k < nh; k++) {
-                const cu_cohort_info *hi = cu_engine_cohort_info(c->eng, k);
-                if (strcmp(hi->name, co) == 0)
-                    parent = hi->parent;
-            }
-            co = parent;
         }
         break;
     }
@@ -1993,6 +2002,18 @@ static void write_evictions(ctrl *c)
         snprintf(what, sizeof(what), "evicting Workload %s", w->key);
         wl_status_write(c, w, OP_STATUS, p, what);
     }
+}
+
+/* The record of a workload pending in the engine (its removed copies show
+ * as finished), or NULL. */
+static rec *pending_rec(ctrl *c, const cu_wl_info *info)
+{
+    if (!info || info->admitted || info->finished || info->evicting)
+        return NULL;
+    char key[600];
+    snprintf(key, sizeof(key), "%s/%s", info->ns, info->name);
+    rec *r = omap_get(&c->objs[R_WL], key);
+    return r && r->idx >= 0 ? r : NULL;
 }
 
 static void write_pending(ctrl *c, const cu_wl_info *info, rec *w)
@@ -2400,13 +2421,8 @@ static void cycle(ctrl *c)
         c->need_status = 1;
         for (size_t i = 0, nw = cu_engine_nworkloads(c->eng); i < nw; i++) {
             const cu_wl_info *info = cu_engine_workload_info(c->eng, i);
-            if (!info || info->admitted || info->finished || info->evicting)
-                continue;
-            /* find its record: by name */
-            char key[600];
-            snprintf(key, sizeof(key), "%s/%s", info->ns, info->name);
-            rec *w = omap_get(&c->objs[R_WL], key);
-            if (w && w->idx >= 0)
+            rec *w = pending_rec(c, info);
+            if (w)
                 write_pending(c, info, w);
         }
     }
@@ -2619,44 +2635,27 @@ static void refresh_gauges(ctrl *c)
         if (!wl || !cu_workload_finished(wl) || !wl->adm_cq)
             continue;
         const char *a[] = { wl->adm_cq, rr };
-        double v = 0;
-        cu_metric_get(k->finished_workloads, a, &v);
-        cu_metric_set(k->finished_workloads, a, v + 1);
+        cu_metric_inc(k->finished_workloads, a, 1);
         const char *b[] = { wl->queue_name ? wl->queue_name : "", wl->meta.ns ? wl->meta.ns : "", rr };
-        v = 0;
-        cu_metric_get(k->local_queue_finished_workloads, b, &v);
-        cu_metric_set(k->local_queue_finished_workloads, b, v + 1);
+        cu_metric_inc(k->local_queue_finished_workloads, b, 1);
     }
     /* pending: active vs inadmissible, and by reason */
     for (size_t i = 0, n = cu_engine_nworkloads(c->eng); i < n; i++) {
         const cu_wl_info *w = cu_engine_workload_info(c->eng, i);
-        if (!w || w->admitted || w->finished || w->evicting)
-            continue;
-        char key[600];
-        snprintf(key, sizeof(key), "%s/%s", w->ns, w->name);
-        rec *r = omap_get(&c->objs[R_WL], key);
-        if (!r || r->idx < 0)
+        if (!pending_rec(c, w))
             continue;
         if (!w->cluster_queue) {
             const char *d[] = { "", "LocalQueueMissing" };
-            double v = 0;
-            cu_metric_get(k->cueue_pending_workloads_by_reason, d, &v);
-            cu_metric_set(k->cueue_pending_workloads_by_reason, d, v + 1);
+            cu_metric_inc(k->cueue_pending_workloads_by_reason, d, 1);
             continue;
         }
         const char *st = w->inadmissible ? "inadmissible" : "active";
         const char *a[] = { w->cluster_queue, st, rr };
-        double v = 0;
-        cu_metric_get(k->pending_workloads, a, &v);
-        cu_metric_set(k->pending_workloads, a, v + 1);
+        cu_metric_inc(k->pending_workloads, a, 1);
         const char *b[] = { w->local_queue ? w->local_queue : "", w->ns, st, rr };
-        v = 0;
-        cu_metric_get(k->local_queue_pending_workloads, b, &v);
-        cu_metric_set(k->local_queue_pending_workloads, b, v + 1);
+        cu_metric_inc(k->local_queue_pending_workloads, b, 1);
         const char *d[] = { w->cluster_queue, pending_cause(w) };
-        v = 0;
-        cu_metric_get(k->cueue_pending_workloads_by_reason, d, &v);
-        cu_metric_set(k->cueue_pending_workloads_by_reason, d, v + 1);
+        cu_metric_inc(k->cueue_pending_workloads_by_reason, d, 1);
     }
     /* ClusterQueues */
     for (size_t i = 0, n = cu_engine_ncqs(c->eng); i < n; i++) {
@@ -2676,19 +2675,7 @@ static void refresh_gauges(ctrl *c)
         const char *ab[] = { cq, rr };
         fset(k->reserving_active_workloads, ab, ci->reserving);
         fset(k->admitted_active_workloads, ab, ci->admitted);
-        /* root cohort: walk up */
-        const char *root = ci->cohort;
-        for (int depth = 0; root && depth < 64; depth++) {
-            const char *parent = NULL;
-            for (size_t h = 0, nh = cu_engine_ncohorts(c->eng); h < nh; h++) {
-                const cu_cohort_info *hi = cu_engine_cohort_info(c->eng, h);
-                if (strcmp(hi->name, root) == 0)
-                    parent = hi->parent;
-            }
-            if (!parent)
-                break;
-            root = parent;
-        }
+        const char *root = ci->cohort ? cohort_root(c, ci->cohort) : NULL;
         const char *inf[] = { cq, cohort, root ? root : "" };
         fset(k->cluster_queue_info, inf, 1);
         const char *ws[] = { cq, cohort, rr };
@@ -2730,19 +2717,7 @@ static void refresh_gauges(ctrl *c)
     /* Cohorts */
     for (size_t i = 0, n = cu_engine_ncohorts(c->eng); i < n; i++) {
         const cu_cohort_info *hi = cu_engine_cohort_info(c->eng, i);
-        const char *root = hi->name;
-        for (int depth = 0; depth < 64; depth++) {
-            const char *parent = NULL;
-            for (size_t h = 0, nh = cu_engine_ncohorts(c->eng); h < nh; h++) {
-                const cu_cohort_info *x = cu_engine_cohort_info(c->eng, h);
-                if (strcmp(x->name, root) == 0)
-                    parent = x->parent;
-            }
-            if (!parent)
-                break;
-            root = parent;
-        }
-        const char *inf[] = { hi->name, hi->parent ? hi->parent : "", root };
+        const char *inf[] = { hi->name, hi->parent ? hi->parent : "", cohort_root(c, hi->name) };
         fset(k->cohort_info, inf, 1);
         const char *ws[] = { hi->name, rr };
         fset(k->cohort_weighted_share, ws,
@@ -2753,26 +2728,24 @@ static void refresh_gauges(ctrl *c)
             fset(k->cohort_subtree_quota, a, q(fu->nominal));
             fset(k->cohort_subtree_resource_reservations, a, q(fu->total));
         }
-        /* admitted workloads in the subtree: ClusterQueues whose chain reaches it */
-        double adm = 0;
-        for (size_t j = 0, nq = cu_engine_ncqs(c->eng); j < nq; j++) {
-            const cu_cq_info *ci = cu_engine_cq_info(c->eng, j);
-            const char *co = ci->cohort;
-            for (int depth = 0; co && depth < 64; depth++) {
-                if (strcmp(co, hi->name) == 0) {
-                    adm += ci->admitted;
-                    break;
-                }
-                const char *parent = NULL;
-                for (size_t h = 0, nh = cu_engine_ncohorts(c->eng); h < nh; h++) {
-                    const cu_cohort_info *x = cu_engine_cohort_info(c->eng, h);
-                    if (strcmp(x->name, co) == 0)
-                        parent = x->parent;
-                }
-                co = parent;
-            }
+        fset(k->cohort_subtree_admitted_active_workloads, ws, 0);
+    }
+    /* admitted workloads in each cohort's subtree: every ClusterQueue adds
+     * its own to each cohort up its chain */
+    for (size_t j = 0, nq = cu_engine_ncqs(c->eng); j < nq; j++) {
+        const cu_cq_info *ci = cu_engine_cq_info(c->eng, j);
+        const char *seen[64];
+        const char *co = ci->cohort;
+        for (int depth = 0; co && depth < 64; depth++, co = cohort_parent(c, co)) {
+            int again = 0;   /* a cohort cycle: count each cohort once */
+            for (int d2 = 0; d2 < depth && !again; d2++)
+                again = strcmp(seen[d2], co) == 0;
+            if (again)
+                break;
+            seen[depth] = co;
+            const char *ws[] = { co, rr };
+            cu_metric_inc(k->cohort_subtree_admitted_active_workloads, ws, ci->admitted);
         }
-        fset(k->cohort_subtree_admitted_active_workloads, ws, adm);
     }
 }
 
@@ -2825,14 +2798,8 @@ static int debug_pending(ctrl *c, const char *query, cu_buf *b)
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const cu_wl_info *w = cu_engine_workload_info(c->eng, i);
-        if (!w || w->admitted || w->finished || w->evicting || w->position < 0)
+        if (!pending_rec(c, w) || w->position < 0)
             continue;
-        rec *r = NULL;
-        char key[600];
-        snprintf(key, sizeof(key), "%s/%s", w->ns, w->name);
-        r = omap_get(&c->objs[R_WL], key);
-        if (!r || r->idx < 0)
-            continue;   /* a removed copy */
         if (want_cq && (!w->cluster_queue || strcmp(w->cluster_queue, want_cq) != 0))
             continue;
         if (want_lq) {
