@@ -537,7 +537,9 @@ static int str_eq(const char *a, const char *b)
     return a && b && strcmp(a, b) == 0;
 }
 
-cu_err cu_coalescer_set(cu_coalescer *c, const char *key, json_object *body)
+/* Stores body's canonical text in the desired (acked 0) or the
+ * acknowledged (1) slot of key's entry. */
+static cu_err coalescer_put(cu_coalescer *c, const char *key, json_object *body, int acked)
 {
     if (!key || !body)
         return CU_EINVAL;
@@ -549,26 +551,20 @@ cu_err cu_coalescer_set(cu_coalescer *c, const char *key, json_object *body)
         free(s);
         return CU_ENOMEM;
     }
-    free(e->desired);
-    e->desired = s;
+    char **slot = acked ? &e->acked : &e->desired;
+    free(*slot);
+    *slot = s;
     return CU_OK;
+}
+
+cu_err cu_coalescer_set(cu_coalescer *c, const char *key, json_object *body)
+{
+    return coalescer_put(c, key, body, 0);
 }
 
 cu_err cu_coalescer_seed(cu_coalescer *c, const char *key, json_object *body)
 {
-    if (!key || !body)
-        return CU_EINVAL;
-    char *s = cu_ctrl_json_canonical(body);
-    if (!s)
-        return CU_ENOMEM;
-    centry *e = centry_get_or_add(c, key);
-    if (!e) {
-        free(s);
-        return CU_ENOMEM;
-    }
-    free(e->acked);
-    e->acked = s;
-    return CU_OK;
+    return coalescer_put(c, key, body, 1);
 }
 
 static int pending(const centry *e)
