@@ -71,7 +71,7 @@ typedef struct watch_stream {
     cu_watch *w;
     const cu_rtype *rt;
     int table, include, first;
-    int64_t deadline;      /* wall ms; 0 = none */
+    int64_t deadline;      /* monotonic ms (mono_ms); 0 = none */
     int fd;                /* the client socket, -1 in-process */
     char *pending;         /* the line being sent, with its newline */
     size_t plen, off;
@@ -85,6 +85,16 @@ static int64_t wall_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Monotonic milliseconds, for deadlines: the wall clock may step. Read as
+ * the floor, so a deadline is set one millisecond later than "now + T" and
+ * a watch never ends before the timeout the client asked for. */
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
@@ -1686,7 +1696,7 @@ static void do_watch(req_ctx *c, const cu_list_opts *lo)
     ws->fd = -1;
     const char *to = arg(c->r, "timeoutSeconds");
     if (to && strtoll(to, NULL, 10) > 0)
-        ws->deadline = wall_ms() + strtoll(to, NULL, 10) * 1000;
+        ws->deadline = mono_ms() + 1 + strtoll(to, NULL, 10) * 1000;
     c->resp->code = 200;
     c->resp->watch = ws;
     snprintf(c->resp->content_type, sizeof c->resp->content_type, "application/json");
@@ -2537,10 +2547,10 @@ static char *transform_line(watch_stream *ws, char *line)
  * went away. timeout_ms < 0: wait until something happens. */
 static char *ws_next(watch_stream *ws, int timeout_ms, int *ended)
 {
-    int64_t start = wall_ms();
+    int64_t start = mono_ms();
     *ended = 0;
     for (;;) {
-        int64_t now = wall_ms();
+        int64_t now = mono_ms();
         if (atomic_load(&ws->a->stopping) || ws->ended || (ws->deadline && now >= ws->deadline)) {
             *ended = 1;
             return NULL;
