@@ -503,8 +503,11 @@ echo "$hdr" | grep -q '^HTTP/1.1 503' && echo "$hdr" | grep -qi '^Retry-After: 3
 api POST /cueue/faults -d '{"delayMs":600,"match":"^GET .*/configmaps/c1$","times":1}' >/dev/null
 api GET /cueue/faults >/dev/null; listed=$(json '[.faults[] | .delayMs] | join(",")' 2>/dev/null)
 t=$(curl -sS -o /dev/null -w '%{http_code} %{time_total}' "$URL$CM/c1"); t2=$(curl -sS -o /dev/null -w '%{http_code} %{time_total}' "$URL$CM/c1")
-case "$listed|$t|$t2" in "600|200 0.6"*"|200 0.0"*|"600|200 0.7"*"|200 0.0"*) pass "fault injection: delayMs once (listed by GET /cueue/faults)";;
-    *) fail "fault injection delay" "listed '$listed', then $t, then $t2";; esac
+# the first GET waits at least 600 ms, the second is not delayed (slack for a
+# loaded machine: under 3 s and under 0.5 s)
+if [ "$listed" = 600 ] && echo "$t $t2" | awk '$1 == 200 && $2 >= 0.6 && $2 < 3 && $3 == 200 && $4 < 0.5 { ok = 1 } END { exit !ok }'; then
+    pass "fault injection: delayMs once (listed by GET /cueue/faults)"
+else fail "fault injection delay" "listed '$listed', then $t, then $t2"; fi
 api POST /cueue/faults -d '{"respond":{"match":"^GET .*/configmaps/c1$","code":409,"times":-1}}' >/dev/null
 c1=$(api GET $CM/c1); c2=$(api DELETE /cueue/faults); c3=$(api GET $CM/c1)
 code=$(api POST /cueue/faults -d '{"respond":{"match":"x","code":418}}')

@@ -150,7 +150,9 @@ def job_trans($old; $new; $rv; $ev; $gaps):
   | (if $new != null and (($new.spec.suspend == true) | not)
         and ($old == null or $old.spec.suspend == true) then
        [.wl[] | select(owner == $u)] as $ws
-       | ([$gaps[] | select(.since < $rv and $rv < .rv)][0]) as $g
+       # a relist at resourceVersion R holds everything up to R: the gap is
+       # (since, R], so an unsuspension at R itself lies in it
+       | ([$gaps[] | select(.since < $rv and $rv <= .rv)][0]) as $g
        # from a relist of the Jobs the moment of the unsuspension is unknown
        # (the Job may even have finished since): its Workload must have an admission
        | if any($ws[]; holds) or ($ev == "SNAPSHOT" and any($ws[]; adm)) then .unsuspends += 1
@@ -315,6 +317,12 @@ scenario_a() {
       snap_job 2 6 "$(ev_job MODIFIED 4 j1 false complete)"
       snap_wl 2 6 "$(ev_wl MODIFIED 5 w1 j1 finished 2)"; } >"$H"
     selftest "Jobs and Workloads relisted at one resourceVersion, the Job unsuspended and done in the gap" "" <"$H"
+    { ev_job ADDED 1 j1 true; ev_wl ADDED 2 w1 j1 pending 2; ev_job MODIFIED 6 j1 false
+      snap_wl 2 6 "$(ev_wl MODIFIED 5 w1 j1 admitted 2)"; } >"$H"
+    selftest "a Job unsuspended at the very resourceVersion of a Workload relist (admitted in the gap)" "" <"$H"
+    { ev_job ADDED 1 j1 true; ev_wl ADDED 2 w1 j1 pending 2; ev_job MODIFIED 6 j1 false
+      snap_wl 2 6 "$(ev_wl MODIFIED 2 w1 j1 pending 2)"; } >"$H"
+    selftest "(iii) a Job unsuspended at the resourceVersion of a relist that shows no admission" "iii default/job-j1" <"$H"
     E2E_PREFIX=""
 }
 
