@@ -156,6 +156,12 @@ struct cu_engine {
      * (depends on quotas only) */
     double *drs_ratio; uint64_t *drs_gen; uint8_t *drs_valid;
     double *lendable; uint8_t *lendable_ok;
+    struct {                        /* cu_fs_next's grouping of one round's
+                                       entries (cu_fairshare.c) */
+        unsigned round; const void *ents; size_t n;
+        void *g;                    /* e->cycle-owned; valid while round,
+                                       ents and n match the call */
+    } fsr;
     /* views */
     int views_dirty;
     cu_arena varena;
@@ -197,8 +203,10 @@ typedef struct entry {
     const char *msg;
     int reason;
     int done;         /* fair sharing: already processed */
-    /* fair sharing: value at one cohort level, cached within one pick */
+    /* fair sharing: value at one cohort level, cached within one pick, or
+     * while its ClusterQueue's usage is unchanged (gen; see cu_fairshare.c) */
     unsigned vstamp; const void *vnode; double vratio; int64_t vweight; int vbor;
+    uint64_t vgen;
 } entry;
 
 /* Flavor eligibility (cu_cycle.c), shared with the explanations

@@ -85,7 +85,33 @@ static drs node_drs(const cu_engine *ce, const cu_qnode *n)
     return d;
 }
 
+/* The usage of fr at ClusterQueue node n once the usage vector (ufr,
+ * uamt) is added with sign, as cu_quota_add_usage would leave it at n: a
+ * ClusterQueue keeps every change in full (lending limits only shape what
+ * is passed upwards). Lets a ClusterQueue's DRS be asked "with / without
+ * this workload" without changing the tree. */
+static int64_t usage_with(const cu_qnode *n, size_t fr, size_t nuse, const int *ufr,
+                          const int64_t *uamt, int sign)
+{
+    int64_t u = n->usage[fr];
+    for (size_t i = 0; i < nuse; i++)
+        if ((size_t)ufr[i] == fr && sign * uamt[i] != 0)
+            u = cu_qty_sat_add(u, sign * uamt[i]);
+    return u;
+}
+
+/* DRS of n with its usage as usage_with gives (nuse 0: as it is; nuse > 0
+ * only for a ClusterQueue). */
+static drs drs_with(cu_engine *e, const cu_qnode *n, size_t nuse, const int *ufr,
+                    const int64_t *uamt, int sign);
+
 static drs node_drs_raw(cu_engine *e, const cu_qnode *n)
+{
+    return drs_with(e, n, 0, NULL, NULL, 0);
+}
+
+static drs drs_with(cu_engine *e, const cu_qnode *n, size_t nuse, const int *ufr,
+                    const int64_t *uamt, int sign)
 {
     drs d = {0.0, n->fs_weight};
     if (!n->parent)
@@ -103,7 +129,7 @@ static drs node_drs_raw(cu_engine *e, const cu_qnode *n)
         for (size_t fr = 0; fr < n->nfr; fr++) {
             if (e->fr_res[fr] != (int)r)
                 continue;
-            int64_t b = n->usage[fr] - n->subtree[fr];
+            int64_t b = usage_with(n, fr, nuse, ufr, uamt, sign) - n->subtree[fr];
             if (b > 0) {
                 borrowed = cu_qty_sat_add(borrowed, b);
                 any = 1;
@@ -203,39 +229,61 @@ typedef struct fsval { drs d; int bor; } fsval;
 static fsval entry_value(cu_engine *e, entry *en, const cu_qnode *cohort)
 {
     fsval v;
-    if (en->vstamp == e->fs_stamp && en->vnode == cohort) {
+    const cu_qnode *q = en->cq->node;
+    /* Cached within one pick; and, when the entry's ClusterQueue is a
+     * child of cohort, for as long as that queue's usage is unchanged: the
+     * value then depends on the queue's usage (and quotas) only, and every
+     * usage change bumps the queue's gen. */
+    if (en->vnode == cohort &&
+        (en->vstamp == e->fs_stamp || (q->parent == cohort && en->vgen == q->gen))) {
         v.d.ratio = en->vratio;
         v.d.weight = en->vweight;
         v.bor = en->vbor;
         return v;
     }
-    add_asg(e, en->cq, &en->a, 1);
-    const cu_qnode *k = child_on_path(en->cq->node, cohort);
-    v.d = node_drs(e, k);
-    v.bor = borrowing_on(k, &en->a);
-    add_asg(e, en->cq, &en->a, -1);
+    const cu_qnode *k = child_on_path(q, cohort);
+    if (k == q) {
+        /* the queue itself: asked without changing the tree */
+        v.d = drs_with(e, q, en->a.nuse, en->a.fr, en->a.amt, 1);
+        v.bor = 0;
+        for (size_t i = 0; i < en->a.nuse && !v.bor; i++)
+            v.bor = usage_with(q, (size_t)en->a.fr[i], en->a.nuse, en->a.fr, en->a.amt, 1) >
+                    q->subtree[en->a.fr[i]];
+    } else {
+        add_asg(e, en->cq, &en->a, 1);
+        v.d = node_drs(e, k);
+        v.bor = borrowing_on(k, &en->a);
+        add_asg(e, en->cq, &en->a, -1);
+    }
     en->vstamp = e->fs_stamp;
     en->vnode = cohort;
+    en->vgen = q->gen; /* with the usage put back */
     en->vratio = v.d.ratio;
     en->vweight = v.d.weight;
     en->vbor = v.bor;
     return v;
 }
 
-/* Kueue's fair-sharing iterator "less": is a better than b at cohort? */
-static int fs_less(cu_engine *e, entry *a, entry *b, const cu_qnode *cohort)
+/* Kueue's fair-sharing iterator "less" as a comparison: < 0 when a is
+ * better than b at cohort; 0 only for equal keys. */
+static int fs_cmp(cu_engine *e, entry *a, entry *b, const cu_qnode *cohort)
 {
     fsval va = entry_value(e, a, cohort), vb = entry_value(e, b, cohort);
     if (va.bor != vb.bor)
-        return !va.bor;
+        return va.bor ? 1 : -1;
     int c = cmp_drs(va.d, vb.d);
     if (c)
-        return c < 0;
+        return c;
     if (a->wl->qi.prio != b->wl->qi.prio)
-        return a->wl->qi.prio > b->wl->qi.prio;
+        return a->wl->qi.prio > b->wl->qi.prio ? -1 : 1;
     if (a->wl->qi.ts != b->wl->qi.ts)
-        return a->wl->qi.ts < b->wl->qi.ts;
-    return strcmp(a->wl->key, b->wl->key) < 0;
+        return a->wl->qi.ts < b->wl->qi.ts ? -1 : 1;
+    return strcmp(a->wl->key, b->wl->key);
+}
+
+static int fs_less(cu_engine *e, entry *a, entry *b, const cu_qnode *cohort)
+{
+    return fs_cmp(e, a, b, cohort) < 0;
 }
 
 typedef struct tcand { entry *en; const cu_qnode *child; } tcand;
@@ -248,6 +296,22 @@ static int tcand_cmp(const void *pa, const void *pb)
     return 0;
 }
 
+/* The tournament below cohort when every entry sits in a ClusterQueue
+ * child of cohort: each is its group's winner (one entry per ClusterQueue
+ * in a round), and the groups' winners meet in child-address order, a
+ * later one winning only when strictly better. fs_cmp is a total order,
+ * so that is the least entry, the lowest child address among equals. */
+static entry *flat_tournament(cu_engine *e, const cu_qnode *cohort, entry **cand, size_t ncand)
+{
+    entry *best = cand[0];
+    for (size_t j = 1; j < ncand; j++) {
+        int c = fs_cmp(e, cand[j], best, cohort);
+        if (c < 0 || (c == 0 && (uintptr_t)cand[j]->cq->node < (uintptr_t)best->cq->node))
+            best = cand[j];
+    }
+    return best;
+}
+
 /* Winner of the tournament below cohort among the given entries: the
  * entries are grouped by the child of cohort they sit under; a child
  * cohort's group plays its own tournament first. */
@@ -255,6 +319,11 @@ static entry *tournament(cu_engine *e, const cu_qnode *cohort, entry **cand, siz
 {
     if (!ncand)
         return NULL;
+    size_t direct = 0;
+    while (direct < ncand && cand[direct]->cq->node->parent == cohort)
+        direct++;
+    if (direct == ncand)
+        return flat_tournament(e, cohort, cand, ncand);
     tcand *t = cu_arena_alloc(&e->scratch, ncand * sizeof(tcand));
     entry **sub = cu_arena_alloc(&e->scratch, ncand * sizeof(entry *));
     if (!t || !sub)
@@ -284,42 +353,117 @@ static entry *tournament(cu_engine *e, const cu_qnode *cohort, entry **cand, siz
     return best;
 }
 
-static int fs_pick(cu_engine *e, entry *ents, size_t n, int preemptors)
+/* One round's entries grouped for the picks. Relies on two facts of the
+ * round's loop (cu_cycle.c): an entry, once done, stays done; and a
+ * workload's plan changes only while its own entry is processed (then
+ * done). So an entry that is not eligible for a pass never becomes
+ * eligible again in the round, and the cursors only move forward. */
+typedef struct fs_round {
+    int *top; size_t ntop;          /* entries without a cohort, entry order */
+    int *par; size_t npar;          /* entries under a cohort, entry order */
+    size_t top_at[2], par_at[2];    /* per pass (1: preemptors): entries before
+                                       are not eligible any more */
+    int **tree; size_t *ntree;      /* per tree id: its entries not yet known
+                                       done, entry order */
+} fs_round;
+
+static int fs_eligible(const entry *en, int preemptors)
+{
+    return !en->done && (!preemptors || en->wl->plan);
+}
+
+/* Returns the grouping of ents for this round, built on the first call.
+ * Arena: e->cycle (freed when the next round starts). */
+static fs_round *fs_round_of(cu_engine *e, entry *ents, size_t n)
+{
+    if (e->fsr.g && e->fsr.round == e->round && e->fsr.ents == ents && e->fsr.n == n)
+        return e->fsr.g;
+    e->fsr.g = NULL;
+    cu_arena *ar = &e->cycle;
+    size_t nt = e->ntrees > 0 ? (size_t)e->ntrees : 1;
+    fs_round *r = cu_arena_alloc(ar, sizeof(*r));
+    int *top = cu_arena_alloc(ar, (n ? n : 1) * sizeof(int));
+    int *par = cu_arena_alloc(ar, (n ? n : 1) * sizeof(int));
+    int *flat = cu_arena_alloc(ar, (n ? n : 1) * sizeof(int));
+    int **tree = cu_arena_alloc(ar, nt * sizeof(int *));
+    size_t *ntree = cu_arena_alloc(ar, nt * sizeof(size_t));
+    if (!r || !top || !par || !flat || !tree || !ntree)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!ents[i].cq->node->parent) {
+            top[r->ntop++] = (int)i;
+            continue;
+        }
+        par[r->npar++] = (int)i;
+        ntree[ents[i].cq->tree]++;
+    }
+    size_t off = 0;
+    for (size_t t = 0; t < nt; t++) {
+        tree[t] = &flat[off];
+        off += ntree[t];
+        ntree[t] = 0;
+    }
+    for (size_t j = 0; j < r->npar; j++) {
+        int t = ents[par[j]].cq->tree;
+        tree[t][ntree[t]++] = par[j];
+    }
+    r->top = top;
+    r->par = par;
+    r->tree = tree;
+    r->ntree = ntree;
+    e->fsr.round = e->round;
+    e->fsr.ents = ents;
+    e->fsr.n = n;
+    e->fsr.g = r;
+    return r;
+}
+
+static int fs_pick(cu_engine *e, fs_round *r, entry *ents, int preemptors)
 {
     /* ClusterQueues without a cohort first, in entry order; then tree by
-     * tree (trees do not share quota, so their order does not matter) */
-    int first = -1;
-    for (size_t i = 0; i < n; i++) {
-        if (ents[i].done || (preemptors && !ents[i].wl->plan))
-            continue;
-        if (!ents[i].cq->node->parent)
-            return (int)i;
-        if (first < 0)
-            first = (int)i;
-    }
-    if (first < 0)
+     * tree (trees do not share quota, so their order does not matter),
+     * the tree of the first eligible entry under a cohort */
+    size_t *at = &r->top_at[preemptors];
+    while (*at < r->ntop && !fs_eligible(&ents[r->top[*at]], preemptors))
+        (*at)++;
+    if (*at < r->ntop)
+        return r->top[*at];
+    at = &r->par_at[preemptors];
+    while (*at < r->npar && !fs_eligible(&ents[r->par[*at]], preemptors))
+        (*at)++;
+    if (*at == r->npar)
         return -1;
-    const cu_qnode *root = cu_quota_root(ents[first].cq->node);
-    entry **cand = cu_arena_alloc(&e->scratch, n * sizeof(entry *));
+    int first = r->par[*at];
+    int t = ents[first].cq->tree;
+    int *list = r->tree[t];
+    entry **cand = cu_arena_alloc(&e->scratch, r->ntree[t] * sizeof(entry *));
     if (!cand)
         return first;
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!ents[i].done && (!preemptors || ents[i].wl->plan) && ents[i].cq->node->parent &&
-            cu_quota_root(ents[i].cq->node) == root)
-            cand[m++] = &ents[i];
-    entry *w = tournament(e, root, cand, m);
+    size_t m = 0, alive = 0;
+    for (size_t j = 0; j < r->ntree[t]; j++) {
+        entry *en = &ents[list[j]];
+        if (en->done)
+            continue; /* for good */
+        list[alive++] = list[j];
+        if (fs_eligible(en, preemptors))
+            cand[m++] = en;
+    }
+    r->ntree[t] = alive;
+    entry *w = tournament(e, cu_quota_root(ents[first].cq->node), cand, m);
     return w ? (int)(w - ents) : first;
 }
 
 int cu_fs_next(cu_engine *e, entry *ents, size_t n)
 {
     e->fs_stamp++;
+    fs_round *r = fs_round_of(e, ents, n);
+    if (!r)
+        return -1;
     /* a workload whose preemptions released quota goes first, as in the
      * classic order (see cu_cycle.c entry_cmp) */
-    int i = fs_pick(e, ents, n, 1);
+    int i = fs_pick(e, r, ents, 1);
     if (i < 0)
-        i = fs_pick(e, ents, n, 0);
+        i = fs_pick(e, r, ents, 0);
     cu_arena_free(&e->scratch);
     return i;
 }
@@ -328,17 +472,51 @@ int cu_fs_next(cu_engine *e, entry *ents, size_t n)
 
 typedef struct fcand { ewl *wl; ecq *cq; int same; } fcand;
 
+/* cmp_drs as a key computed once per node: zero-weight borrowers above
+ * everyone else (by ratio), the others by weighted share. */
+typedef struct dkey { int cls; double val; } dkey;
+
+static dkey drs_key(drs d)
+{
+    dkey k;
+    k.cls = zero_weight_borrows(d);
+    k.val = k.cls ? d.ratio : weighted(d);
+    return k;
+}
+
+static int key_cmp(dkey a, dkey b)
+{
+    if (a.cls != b.cls)
+        return a.cls < b.cls ? -1 : 1;
+    return a.val < b.val ? -1 : a.val > b.val;
+}
+
+/* A cohort's ClusterQueue children that may still give a target: a
+ * binary heap of cq indices, the next target on top (tgt_better). */
+typedef struct fheap { int *q; size_t n; } fheap;
+
 typedef struct fctx {
     cu_engine *e;
     ecq *c;
     ewl *w;
     size_t nuse; const int *fr; const int64_t *amt;
     const int *frs; size_t nfrs;
-    /* per ClusterQueue candidate lists (indices into cands), by cq index */
     fcand *cands; size_t ncands;
-    size_t *head, *end;          /* per cq: next candidate, end (in order[]) */
+    const cu_qnode *root;        /* root of the preemptor's tree */
+    int *tcq; size_t ntcq;       /* the ClusterQueues of that tree */
+    /* per cq index (meaningful for the tree's ClusterQueues only) */
+    size_t *head, *end;          /* next candidate, end (in order[]) */
+    dkey *key;                   /* DRS key when last (re)placed in a heap */
+    uint8_t *zero;               /* DRS ratio was 0 then */
+    int *hpos;                   /* position in its parent's heap, -1: none */
+    int *kidpos;                 /* index among its parent's kids */
     fcand **order;               /* candidates grouped per cq, in ordering */
-    uint8_t *cq_pruned, *co_pruned;
+    /* per cohort index (meaningful for the tree's cohorts only) */
+    fheap *heap;
+    const cu_qnode ***cokids; size_t *ncokids;  /* child cohorts, in kid order */
+    uint8_t *co_pruned;
+    uint8_t *co_anc;             /* an ancestor of the preemptor */
+    int dirty;                   /* cq of the last target (its key may be stale), -1 */
     ewl **targets; const char **reasons; size_t nt;
     int preemptor_added;
 } fctx;
@@ -346,8 +524,6 @@ typedef struct fctx {
 static int fcand_cmp(const void *pa, const void *pb)
 {
     const fcand *a = pa, *b = pb;
-    if (a->cq != b->cq)
-        return a->cq < b->cq ? -1 : 1;
     return cu_cand_cmp(a->wl, a->same, b->wl, b->same);
 }
 
@@ -378,45 +554,180 @@ static int cq_has(const fctx *f, int qi) { return f->head[qi] < f->end[qi]; }
 
 static fcand *cq_pop(fctx *f, int qi) { return f->order[f->head[qi]++]; }
 
-/* Kueue's TargetClusterQueueOrdering.nextTarget. Returns a cq index or -1. */
+/* ---- the target ordering's heaps ----
+ *
+ * Kueue's nextTarget scans a cohort's children for the one with the
+ * highest DRS (ties: the better head candidate). Scanning every child per
+ * popped target is quadratic in a wide cohort, so each cohort keeps its
+ * ClusterQueue children in a heap ordered the same way. Between two
+ * nextTarget calls only the last target's queue changes (its candidates
+ * popped, its usage lowered by a yield), so only that one is re-placed.
+ * A child that is no longer a target (DRS 0 unless it is the preemptor's,
+ * or no candidates left) never becomes one again within a pass: usage
+ * only falls and candidates are only popped. The scan pruned such
+ * children on sight, the heap drops them when they reach the top; both
+ * give the same targets in the same order. */
+
+/* Is cq a a better next target than cq b (both with candidates)? The
+ * scan's order: higher DRS; equal DRS, the better head candidate; fully
+ * equal, the earlier child (the scan kept the first). */
+static int tgt_better(const fctx *f, int a, int b)
+{
+    int c = key_cmp(f->key[a], f->key[b]);
+    if (c)
+        return c > 0;
+    const fcand *x = f->order[f->head[a]], *y = f->order[f->head[b]];
+    int d = cu_cand_cmp(x->wl, x->same, y->wl, y->same);
+    if (d)
+        return d < 0;
+    return f->kidpos[a] < f->kidpos[b];
+}
+
+static void heap_put(fctx *f, fheap *h, size_t i, int q)
+{
+    h->q[i] = q;
+    f->hpos[q] = (int)i;
+}
+
+static void heap_up(fctx *f, fheap *h, size_t i)
+{
+    int q = h->q[i];
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!tgt_better(f, q, h->q[p]))
+            break;
+        heap_put(f, h, i, h->q[p]);
+        i = p;
+    }
+    heap_put(f, h, i, q);
+}
+
+static void heap_down(fctx *f, fheap *h, size_t i)
+{
+    int q = h->q[i];
+    for (;;) {
+        size_t b = 2 * i + 1;
+        if (b >= h->n)
+            break;
+        if (b + 1 < h->n && tgt_better(f, h->q[b + 1], h->q[b]))
+            b++;
+        if (!tgt_better(f, h->q[b], q))
+            break;
+        heap_put(f, h, i, h->q[b]);
+        i = b;
+    }
+    heap_put(f, h, i, q);
+}
+
+static void heap_del(fctx *f, fheap *h, int q)
+{
+    size_t i = (size_t)f->hpos[q];
+    f->hpos[q] = -1;
+    if (i == --h->n)
+        return;
+    int last = h->q[h->n];
+    heap_put(f, h, i, last);
+    heap_up(f, h, i);
+    heap_down(f, h, (size_t)f->hpos[last]);
+}
+
+static void set_key(fctx *f, int q)
+{
+    drs d = node_drs(f->e, f->e->cqs.items[q].node);
+    f->key[q] = drs_key(d);
+    f->zero[q] = d.ratio == 0;
+}
+
+/* Re-places cq q in its heap after its usage or candidates changed. */
+static void refresh(fctx *f, int q)
+{
+    if (q < 0 || f->hpos[q] < 0)
+        return;
+    fheap *h = &f->heap[f->e->cqs.items[q].node->parent->id];
+    if (!cq_has(f, q)) {
+        heap_del(f, h, q);
+        return;
+    }
+    set_key(f, q);
+    heap_up(f, h, (size_t)f->hpos[q]);
+    heap_down(f, h, (size_t)f->hpos[q]);
+}
+
+/* Builds every cohort's heap and child-cohort list for a pass over the
+ * current candidates (order[], head[], end[]); clears the pruning.
+ * Arena: e->scratch (kept across the passes of one search). */
+static cu_err build_heaps(fctx *f)
+{
+    cu_arena *ar = &f->e->scratch;
+    f->dirty = -1;
+    if (!f->c->node->parent)
+        return CU_OK;
+    size_t nco = f->e->cohorts.n;
+    const cu_qnode **stack = cu_arena_alloc(ar, (nco ? nco : 1) * sizeof(*stack));
+    if (!stack)
+        return CU_ENOMEM;
+    size_t sp = 0;
+    stack[sp++] = f->root;
+    int ci = cq_index(f, f->c);
+    while (sp) {
+        const cu_qnode *co = stack[--sp];
+        fheap *h = &f->heap[co->id];
+        if (!h->q) {
+            h->q = cu_arena_alloc(ar, (co->nkids ? co->nkids : 1) * sizeof(int));
+            f->cokids[co->id] = cu_arena_alloc(ar, (co->nkids ? co->nkids : 1) * sizeof(cu_qnode *));
+            if (!h->q || !f->cokids[co->id])
+                return CU_ENOMEM;
+        }
+        h->n = 0;
+        f->ncokids[co->id] = 0;
+        f->co_pruned[co->id] = 0;
+        for (size_t i = 0; i < co->nkids; i++) {
+            const cu_qnode *k = co->kids[i];
+            if (!k->is_cq) {
+                f->cokids[co->id][f->ncokids[co->id]++] = k;
+                stack[sp++] = k;
+                continue;
+            }
+            int q = k->id;
+            f->kidpos[q] = (int)i;
+            f->hpos[q] = -1;
+            if (!cq_has(f, q))
+                continue;
+            set_key(f, q);
+            if (f->zero[q] && q != ci)
+                continue; /* the scan would prune it at once */
+            heap_put(f, h, h->n++, q);
+        }
+        for (size_t i = h->n / 2; i-- > 0;)
+            heap_down(f, h, i);
+    }
+    return CU_OK;
+}
+
+/* Kueue's TargetClusterQueueOrdering.nextTarget. Returns a cq index, -1
+ * (none below cohort) or -2 (nothing yet, ask again from the root). */
 static int next_target(fctx *f, const cu_qnode *cohort)
 {
+    fheap *h = &f->heap[cohort->id];
     int best_cq = -1;
-    drs best_cq_d = {-1.0, 1000};
-    int have_cq = 0;
-    for (size_t i = 0; i < cohort->nkids; i++) {
-        const cu_qnode *k = cohort->kids[i];
-        if (!k->is_cq)
-            continue;
-        int qi = k->id;
-        if (f->cq_pruned[qi])
-            continue;
-        drs d = node_drs(f->e, k);
-        if ((d.ratio == 0 && &f->e->cqs.items[qi] != f->c) || !cq_has(f, qi)) {
-            f->cq_pruned[qi] = 1;
-            continue;
+    while (h->n) {
+        int q = h->q[0];
+        if (!f->zero[q] || &f->e->cqs.items[q] == f->c) {
+            best_cq = q;
+            break;
         }
-        int c = have_cq ? cmp_drs(d, best_cq_d) : 1;
-        if (have_cq && c == 0) {
-            const fcand *x = f->order[f->head[qi]], *y = f->order[f->head[best_cq]];
-            if (cu_cand_cmp(x->wl, x->same, y->wl, y->same) < 0)
-                best_cq = qi;
-        } else if (c > 0) {
-            best_cq = qi;
-            best_cq_d = d;
-            have_cq = 1;
-        }
+        heap_del(f, h, q); /* DRS 0: pruned */
     }
     const cu_qnode *best_co = NULL;
     drs best_co_d = {-1.0, 1000};
     int have_co = 0;
-    for (size_t i = 0; i < cohort->nkids; i++) {
-        const cu_qnode *k = cohort->kids[i];
-        if (k->is_cq || f->co_pruned[k->id])
+    const cu_qnode **kids = f->cokids[cohort->id];
+    for (size_t i = 0; i < f->ncokids[cohort->id]; i++) {
+        const cu_qnode *k = kids[i];
+        if (f->co_pruned[k->id])
             continue;
         drs d = node_drs(f->e, k);
-        int ancestor = child_on_path(f->c->node, cohort) == k;
-        if (d.ratio == 0 && !ancestor) {
+        if (d.ratio == 0 && !f->co_anc[k->id]) {
             f->co_pruned[k->id] = 1;
             continue;
         }
@@ -426,14 +737,15 @@ static int next_target(fctx *f, const cu_qnode *cohort)
             have_co = 1;
         }
     }
-    if (!have_cq && !have_co) {
+    if (best_cq < 0 && !have_co) {
         if (cohort->parent || !cohort->is_cq)
             f->co_pruned[cohort->id] = 1;
         return -1;
     }
-    if (have_co && (!have_cq || cmp_drs(best_co_d, best_cq_d) >= 0)) {
+    if (have_co && (best_cq < 0 ||
+                    cmp_drs(best_co_d, node_drs(f->e, f->e->cqs.items[best_cq].node)) >= 0)) {
         int t = next_target(f, best_co);
-        return t >= 0 ? t : -2; /* -2: nothing yet, ask again from the root */
+        return t >= 0 ? t : -2;
     }
     return best_cq;
 }
@@ -442,11 +754,15 @@ static int iter_next(fctx *f)
 {
     if (!f->c->node->parent)
         return cq_has(f, cq_index(f, f->c)) ? cq_index(f, f->c) : -1;
-    const cu_qnode *root = cu_quota_root(f->c->node);
+    /* the last target's queue changed; the preemptor's usage was taken
+     * out and put back by fits(), re-placed for exactness */
+    refresh(f, f->dirty);
+    f->dirty = -1;
+    refresh(f, cq_index(f, f->c));
     for (int guard = 0; guard < 100000; guard++) {
-        if (f->co_pruned[root->id])
+        if (f->co_pruned[f->root->id])
             return -1;
-        int t = next_target(f, root);
+        int t = next_target(f, f->root);
         if (t >= 0)
             return t;
         if (t == -1)
@@ -485,26 +801,168 @@ static int strategy_ok(cu_fs_strategy s, drs pnew, drs told, drs tnew)
     return cmp_drs(pnew, told) < 0;
 }
 
-/* Builds the grouped order[] over the given candidate subset. */
-static void regroup(fctx *f, fcand *list, size_t n)
+/* 1 when a and b hold the same usage vector: removing either from their
+ * (common) ClusterQueue leaves the same quota tree. */
+static int same_usage(const ewl *a, const ewl *b)
 {
-    qsort(list, n, sizeof(fcand), fcand_cmp);
-    size_t ncq = f->e->cqs.n;
-    for (size_t q = 0; q < ncq; q++)
-        f->head[q] = f->end[q] = 0;
-    for (size_t i = 0; i < n; i++)
-        f->order[i] = &list[i];
-    for (size_t i = 0; i < n;) {
-        int qi = cq_index(f, list[i].cq);
-        size_t j = i;
-        while (j < n && list[j].cq == list[i].cq)
-            j++;
-        f->head[qi] = i;
-        f->end[qi] = j;
-        i = j;
+    return a->nuse == b->nuse &&
+           (!a->nuse || (memcmp(a->use_fr, b->use_fr, a->nuse * sizeof(int)) == 0 &&
+                         memcmp(a->use_amt, b->use_amt, a->nuse * sizeof(int64_t)) == 0));
+}
+
+/* Collects the ClusterQueues of the preemptor's tree into tcq (a walk
+ * from its root). Arena: e->scratch. */
+static cu_err tree_cqs(fctx *f)
+{
+    if (f->root->is_cq) {
+        f->tcq[f->ntcq++] = f->root->id;
+        return CU_OK;
     }
-    memset(f->cq_pruned, 0, ncq);
-    memset(f->co_pruned, 0, f->e->cohorts.n ? f->e->cohorts.n : 1);
+    size_t nco = f->e->cohorts.n;
+    const cu_qnode **stack = cu_arena_alloc(&f->e->scratch, (nco ? nco : 1) * sizeof(*stack));
+    if (!stack)
+        return CU_ENOMEM;
+    size_t sp = 0;
+    stack[sp++] = f->root;
+    while (sp) {
+        const cu_qnode *co = stack[--sp];
+        for (size_t i = 0; i < co->nkids; i++) {
+            if (co->kids[i]->is_cq)
+                f->tcq[f->ntcq++] = co->kids[i]->id;
+            else
+                stack[sp++] = co->kids[i];
+        }
+    }
+    return CU_OK;
+}
+
+/* Pass 2's grouping of the candidates pass 1 left: per cq, in the order
+ * pass 1 met them. Pass 1 popped each queue's candidates in ordering, so
+ * that is the sorted order a fresh sort would give. */
+static void regroup_retry(fctx *f, fcand *list, size_t n)
+{
+    for (size_t i = 0; i < f->ntcq; i++)
+        f->head[f->tcq[i]] = f->end[f->tcq[i]] = 0;
+    for (size_t i = 0; i < n; i++)
+        f->end[cq_index(f, list[i].cq)]++;
+    size_t off = 0;
+    for (size_t i = 0; i < f->ntcq; i++) {
+        int q = f->tcq[i];
+        f->head[q] = off;
+        off += f->end[q];
+        f->end[q] = f->head[q];
+    }
+    for (size_t i = 0; i < n; i++) {
+        int q = cq_index(f, list[i].cq);
+        f->order[f->end[q]++] = &list[i];
+    }
+}
+
+/* Records o's candidates, cands[start..ncands), as its group (they are
+ * collected per cq). */
+static void add_group(fctx *f, ecq *o, size_t start)
+{
+    int q = cq_index(f, o);
+    f->head[q] = start;
+    f->end[q] = f->ncands;
+}
+
+/* Sorts every group in Kueue's candidate ordering. */
+static void sort_groups(fctx *f)
+{
+    for (size_t i = 0; i < f->ntcq; i++) {
+        int q = f->tcq[i];
+        if (cq_has(f, q))
+            qsort(&f->cands[f->head[q]], f->end[q] - f->head[q], sizeof(fcand), fcand_cmp);
+    }
+}
+
+/* Moves each group's first candidate in Kueue's ordering to its front
+ * (all a pass that pops one candidate per queue looks at). */
+static void heads_first(fctx *f)
+{
+    for (size_t i = 0; i < f->ntcq; i++) {
+        int q = f->tcq[i];
+        if (!cq_has(f, q))
+            continue;
+        fcand *g = &f->cands[f->head[q]];
+        size_t n = f->end[q] - f->head[q], best = 0;
+        for (size_t j = 1; j < n; j++)
+            if (cu_cand_cmp(g[j].wl, g[j].same, g[best].wl, g[best].same) < 0)
+                best = j;
+        fcand tmp = g[0];
+        g[0] = g[best];
+        g[best] = tmp;
+    }
+}
+
+/* Whether pass 1 can be skipped: it would take nothing, whatever order
+ * it visits the queues in. Pass 1 changes the tree only by taking a
+ * candidate, so while it takes none every check sees the starting tree:
+ * when no candidate of any queue it may visit passes the strategy
+ * against that tree, it takes none, and it leaves in retry exactly the
+ * candidates of the queues it visits. Decided for the common shape only:
+ * the preemptor's cohort is a root whose children are all
+ * ClusterQueues, no pass-1 candidate in the preemptor's own queue (taken
+ * at once), the preemptor borrowing (otherwise candidates are taken
+ * unchecked). A flat tree's pass 1 visits every queue with candidates and
+ * a DRS above 0, each target's almost-LCA pair being (preemptor, target). */
+static int pass1_idle(fctx *f, cu_fs_strategy s, int within)
+{
+    const cu_qnode *p = f->c->node;
+    if (!p->parent || p->parent != f->root)
+        return 0;
+    for (size_t i = 0; i < f->root->nkids; i++)
+        if (!f->root->kids[i]->is_cq)
+            return 0;
+    if (within || cq_has(f, cq_index(f, f->c)))
+        return 0;
+    drs pnew = node_drs(f->e, p);
+    for (size_t i = 0; i < f->ntcq; i++) {
+        int q = f->tcq[i];
+        if (!cq_has(f, q))
+            continue;
+        const cu_qnode *t = f->e->cqs.items[q].node;
+        drs told = node_drs(f->e, t);
+        if (told.ratio == 0)
+            continue; /* never a target */
+        if (zero_weight_borrows(pnew) && !zero_weight_borrows(told))
+            continue; /* all to retry */
+        enum { NFAILED = 4 };
+        const ewl *failed[NFAILED];
+        size_t nfailed = 0;
+        for (size_t j = f->head[q]; j < f->end[q]; j++) {
+            ewl *v = f->cands[j].wl;
+            int known = 0;
+            for (size_t k = 0; k < nfailed && !known; k++)
+                known = same_usage(v, failed[k]);
+            if (known)
+                continue;
+            drs tnew = drs_with(f->e, t, v->nuse, v->use_fr, v->use_amt, -1);
+            if (strategy_ok(s, pnew, told, tnew))
+                return 0;
+            if (nfailed < NFAILED)
+                failed[nfailed++] = v;
+        }
+    }
+    return 1;
+}
+
+/* Whether pass 2 over a flat tree (see pass1_idle) with the starting tree
+ * can take anything: some queue with candidates and a DRS above 0 whose
+ * share is above the preemptor's. If none, it takes nothing. */
+static int pass2_may_take(fctx *f)
+{
+    drs pnew = node_drs(f->e, f->c->node);
+    for (size_t i = 0; i < f->ntcq; i++) {
+        int q = f->tcq[i];
+        if (!cq_has(f, q))
+            continue;
+        drs told = node_drs(f->e, f->e->cqs.items[q].node);
+        if ((told.ratio != 0 || q == cq_index(f, f->c)) && cmp_drs(pnew, told) < 0)
+            return 1;
+    }
+    return 0;
 }
 
 cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
@@ -523,50 +981,50 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
     f.amt = amt;
     f.frs = frs;
     f.nfrs = nfrs;
+    f.dirty = -1;
     const cu_cluster_queue *q = c->obj;
+    size_t ncq = e->cqs.n, nco = e->cohorts.n ? e->cohorts.n : 1;
+    f.root = cu_quota_root(c->node);
+    f.tcq = cu_arena_alloc(ar, ncq * sizeof(int));
+    f.head = cu_arena_alloc(ar, ncq * sizeof(size_t));
+    f.end = cu_arena_alloc(ar, ncq * sizeof(size_t));
+    if (!f.tcq || !f.head || !f.end || tree_cqs(&f))
+        return CU_ENOMEM;
     /* candidates */
     size_t cap = 0;
-    for (size_t i = 0; i < e->cqs.n; i++)
-        if (e->cqs.items[i].tree == c->tree)
-            cap += e->cqs.items[i].nadm;
+    for (size_t i = 0; i < f.ntcq; i++)
+        cap += e->cqs.items[f.tcq[i]].nadm;
     if (!cap)
         return CU_OK;
     f.cands = cu_arena_alloc(ar, cap * sizeof(fcand));
     if (!f.cands)
         return CU_ENOMEM;
-    if (q->preemption.within_cq != CU_PP_NEVER)
+    if (q->preemption.within_cq != CU_PP_NEVER) {
+        size_t start = f.ncands;
         for (size_t i = 0; i < c->nadm; i++) {
             ewl *v = c->adm[i];
             if (v != w && cu_wl_uses_any(v, frs, nfrs) && cu_policy_ok(q->preemption.within_cq, w, v) &&
                 !cu_preempt_protected(e, v))
                 f.cands[f.ncands++] = (fcand){v, c, 1};
         }
+        add_group(&f, c, start);
+    }
     if (c->node->parent && q->preemption.reclaim != CU_PP_NEVER)
-        for (size_t i = 0; i < e->cqs.n; i++) {
-            ecq *o = &e->cqs.items[i];
-            if (o == c || o->tree != c->tree || !o->node->parent || cu_within_nominal(o->node, frs, nfrs))
+        for (size_t j = 0; j < f.ntcq; j++) {
+            ecq *o = &e->cqs.items[f.tcq[j]];
+            if (o == c || !o->node->parent || cu_within_nominal(o->node, frs, nfrs))
                 continue;
+            size_t start = f.ncands;
             for (size_t k = 0; k < o->nadm; k++) {
                 ewl *v = o->adm[k];
                 if (cu_wl_uses_any(v, frs, nfrs) && cu_policy_ok(q->preemption.reclaim, w, v) &&
                     !cu_preempt_protected(e, v))
                     f.cands[f.ncands++] = (fcand){v, o, 0};
             }
+            add_group(&f, o, start);
         }
     if (!f.ncands)
         return CU_OK;
-    size_t ncq = e->cqs.n, nco = e->cohorts.n ? e->cohorts.n : 1;
-    f.head = cu_arena_alloc(ar, ncq * sizeof(size_t));
-    f.end = cu_arena_alloc(ar, ncq * sizeof(size_t));
-    f.order = cu_arena_alloc(ar, f.ncands * sizeof(fcand *));
-    f.cq_pruned = cu_arena_alloc(ar, ncq);
-    f.co_pruned = cu_arena_alloc(ar, nco);
-    f.targets = cu_arena_alloc(ar, f.ncands * sizeof(ewl *));
-    f.reasons = cu_arena_alloc(ar, f.ncands * sizeof(char *));
-    fcand *retry = cu_arena_alloc(ar, f.ncands * sizeof(fcand));
-    if (!f.head || !f.end || !f.order || !f.cq_pruned || !f.co_pruned || !f.targets ||
-        !f.reasons || !retry)
-        return CU_ENOMEM;
     size_t nretry = 0;
     cu_fs_strategy strategies[2] = {CU_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
                                     CU_FS_LESS_THAN_INITIAL_SHARE};
@@ -580,13 +1038,45 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
     preemptor_usage(&f, 1);
     f.preemptor_added = 1;
     int success = 0;
-    /* pass 1 */
-    regroup(&f, f.cands, f.ncands);
+    cu_err err = CU_OK;
+    fcand *retry = NULL;
     int within = cu_within_nominal(c->node, frs, nfrs);
-    for (;;) {
+    int skip1 = pass1_idle(&f, strategies[0], within);
+    if (skip1 && (nstrat < 2 || !pass2_may_take(&f)))
+        goto done; /* neither pass would take anything */
+    f.order = cu_arena_alloc(ar, f.ncands * sizeof(fcand *));
+    f.key = cu_arena_alloc(ar, ncq * sizeof(dkey));
+    f.zero = cu_arena_alloc(ar, ncq);
+    f.hpos = cu_arena_alloc(ar, ncq * sizeof(int));
+    f.kidpos = cu_arena_alloc(ar, ncq * sizeof(int));
+    f.heap = cu_arena_alloc(ar, nco * sizeof(fheap));
+    f.cokids = cu_arena_alloc(ar, nco * sizeof(*f.cokids));
+    f.ncokids = cu_arena_alloc(ar, nco * sizeof(size_t));
+    f.co_pruned = cu_arena_alloc(ar, nco);
+    f.co_anc = cu_arena_alloc(ar, nco);
+    f.targets = cu_arena_alloc(ar, f.ncands * sizeof(ewl *));
+    f.reasons = cu_arena_alloc(ar, f.ncands * sizeof(char *));
+    retry = cu_arena_alloc(ar, f.ncands * sizeof(fcand));
+    if (!f.order || !f.key || !f.zero || !f.hpos || !f.kidpos || !f.heap || !f.cokids ||
+        !f.ncokids || !f.co_pruned || !f.co_anc || !f.targets || !f.reasons || !retry) {
+        err = CU_ENOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < f.ncands; i++)
+        f.order[i] = &f.cands[i];
+    for (const cu_qnode *x = c->node->parent; x; x = x->parent)
+        f.co_anc[x->id] = 1;
+    /* pass 1 */
+    if (!skip1) {
+        sort_groups(&f);
+        if ((err = build_heaps(&f)))
+            goto done;
+    }
+    for (; !skip1;) {
         int t = iter_next(&f);
         if (t < 0)
             break;
+        f.dirty = t;
         ecq *T = &e->cqs.items[t];
         if (T == c) {
             fcand *k = cq_pop(&f, t);
@@ -608,16 +1098,35 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
                 retry[nretry++] = *cq_pop(&f, t);
             continue;
         }
+        /* The strategy check of a candidate depends on the tree and on
+         * its usage vector only, and the tree is the same until one is
+         * taken: a candidate with the usage of one that already failed
+         * here fails too (queues hold few distinct workload shapes). */
+        enum { NFAILED = 4 };
+        const ewl *failed[NFAILED];
+        size_t nfailed = 0;
         int took = 0;
         while (cq_has(&f, t)) {
             fcand *k = cq_pop(&f, t);
-            cu_engine_apply_usage(e, k->wl, -1);
-            drs tnew = node_drs(e, ta);
-            cu_engine_apply_usage(e, k->wl, 1);
-            if (strategy_ok(strategies[0], pnew, told, tnew)) {
-                took = 1;
-                success = yield(&f, k, PR_FAIR_SHARING);
-                break;
+            int known = 0;
+            for (size_t j = 0; j < nfailed && !known; j++)
+                known = same_usage(k->wl, failed[j]);
+            if (!known) {
+                drs tnew;
+                if (ta == T->node) {
+                    tnew = drs_with(e, ta, k->wl->nuse, k->wl->use_fr, k->wl->use_amt, -1);
+                } else {
+                    cu_engine_apply_usage(e, k->wl, -1);
+                    tnew = node_drs(e, ta);
+                    cu_engine_apply_usage(e, k->wl, 1);
+                }
+                if (strategy_ok(strategies[0], pnew, told, tnew)) {
+                    took = 1;
+                    success = yield(&f, k, PR_FAIR_SHARING);
+                    break;
+                }
+                if (nfailed < NFAILED)
+                    failed[nfailed++] = k->wl;
             }
             retry[nretry++] = *k;
         }
@@ -625,12 +1134,22 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
             break;
     }
     /* pass 2: LessThanInitialShare, at most one workload per queue */
-    if (!success && nstrat > 1 && nretry) {
-        regroup(&f, retry, nretry);
+    if (!success && nstrat > 1 && (nretry || skip1)) {
+        if (skip1) {
+            /* what pass 1 would have left: every candidate of the queues
+             * it visits, which are the ones pass 2 may visit, each queue
+             * in ordering; pass 2 pops one per queue */
+            heads_first(&f);
+        } else {
+            regroup_retry(&f, retry, nretry);
+        }
+        if ((err = build_heaps(&f)))
+            goto done;
         for (;;) {
             int t = iter_next(&f);
             if (t < 0)
                 break;
+            f.dirty = t;
             ecq *T = &e->cqs.items[t];
             const cu_qnode *pa, *ta;
             almost_lca(c->node, T->node, &pa, &ta);
@@ -639,12 +1158,12 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
             if (cmp_drs(pnew, told) < 0 && (success = yield(&f, k, PR_FAIR_SHARING)))
                 break;
             f.head[t] = f.end[t]; /* drop the queue */
-            f.cq_pruned[t] = 1;
         }
     }
+done:
     preemptor_usage(&f, -1);
     f.preemptor_added = 0;
-    if (success && f.nt > 1) {
+    if (!err && success && f.nt > 1) {
         /* fill back, as in classic preemption */
         for (size_t k = f.nt - 1; k-- > 0;) {
             cu_engine_apply_usage(e, f.targets[k], 1);
@@ -659,6 +1178,8 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
     }
     for (size_t k = 0; k < f.nt; k++)
         cu_engine_apply_usage(e, f.targets[k], 1);
+    if (err)
+        return err;
     if (!success)
         return CU_OK;
     out->t = cu_arena_alloc(&e->cycle, f.nt * sizeof(target));
