@@ -244,6 +244,23 @@ if [ -n "$(ls "$ROOT"/crds/*.yaml 2>/dev/null)" ]; then
         -H 'Content-Type: application/merge-patch+json' -d '{"spec":{"queueingStrategy":"Fifo"}}')
     [ "$code" = 422 ] && grep -q 'spec.queueingStrategy' "$TMP/body" \
         && pass "Kueue CRD schema: bad enum is 422" || fail "Kueue CRD schema enum" "code $code"
+    # server-side apply on the status subresource, as the controller writes
+    # queue statuses: a flavor (listType=map, key name) the second apply no
+    # longer lists is removed; the entry says subresource "status"
+    sst() {   # sst FLAVORS_JSON: applies status.flavorsUsage as manager qs
+        api PATCH "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/research-gpu/status?fieldManager=qs&force=true" \
+            -H 'Content-Type: application/apply-patch+yaml' \
+            -d "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"research-gpu\"},\"status\":{\"pendingWorkloads\":1,\"flavorsUsage\":$1}}"
+    }
+    c1=$(sst '[{"name":"a100","resources":[{"name":"nvidia.com/gpu","total":"1"}]},{"name":"h100","resources":[{"name":"nvidia.com/gpu","total":"2"}]}]')
+    c2=$(sst '[{"name":"h100","resources":[{"name":"nvidia.com/gpu","total":"3"}]}]')
+    if [ "$c1 $c2" = "200 200" ] && jq -e '[.status.flavorsUsage[].name] == ["h100"] and .status.flavorsUsage[0].resources[0].total == "3"
+            and .spec.queueingStrategy == "BestEffortFIFO"
+            and ([.metadata.managedFields[] | select(.manager == "qs")] | length == 1 and .[0].subresource == "status"
+                 and .[0].operation == "Apply" and (.[0].fieldsV1["f:status"]["f:flavorsUsage"] | has("k:{\"name\":\"h100\"}")))' \
+            "$TMP/body" >/dev/null; then
+        pass "server-side apply of a status: a list item no longer applied is removed (subresource status)"
+    else fail "status apply" "$c1 $c2 $(jq -c '[.status, .metadata.managedFields]' "$TMP/body" 2>&1 | head -c 600)"; fi
 else
     skip "kubectl apply -f crds/" "crds/ is empty"
     skip "kubectl apply -f config/samples/" "needs crds/"
@@ -316,6 +333,71 @@ else fail "kubectl apply (PATCH, last-applied)" "$(grep -E 'PATCH|POST' "$TMP/er
 k apply --server-side -f "$TMP/ssa2.yaml" >"$TMP/out" 2>"$TMP/err" && grep -q serverside-applied "$TMP/out" \
     && [ "$(k $NS get cm ssa -o jsonpath='{.data.x}')" = 5 ] \
     && pass "kubectl apply --server-side again (same file)" || fail "kubectl apply --server-side again" "$(cat "$TMP/err")"
+
+# Field management: two appliers of one ConfigMap. A different value for a
+# field the other owns is a conflict (kubectl prints the Status message);
+# --force-conflicts takes it over; a field dropped from a re-applied file
+# and owned by nobody else is removed; managedFields show who owns what.
+cat >"$TMP/own-a.yaml" <<'Y'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: owned, namespace: conformance, labels: {team: a}}
+data: {x: "1", k2: "1"}
+Y
+cat >"$TMP/own-b.yaml" <<'Y'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: owned, namespace: conformance}
+data: {x: "2"}
+Y
+check "kubectl apply --server-side --field-manager=mgr-a" \
+    k apply --server-side --field-manager=mgr-a -f "$TMP/own-a.yaml"
+if ! k apply --server-side --field-manager=mgr-b -f "$TMP/own-b.yaml" >"$TMP/out" 2>"$TMP/err" &&
+   grep -q 'Apply failed with 1 conflict: conflict with "mgr-a": .data.x' "$TMP/err" &&
+   [ "$(k $NS get cm owned -o jsonpath='{.data.x}')" = 1 ]; then
+    pass "server-side apply: a conflict with another field manager (409, kubectl's message)"
+else fail "server-side apply conflict" "$(cat "$TMP/out" "$TMP/err" | head -3)"; fi
+code=$(api PATCH "/api/v1/namespaces/conformance/configmaps/owned?fieldManager=mgr-b" \
+    -H 'Content-Type: application/apply-patch+yaml' --data-binary @"$TMP/own-b.yaml")
+if [ "$code" = 409 ] && jq -e '.reason == "Conflict" and .details.causes == [{"reason":"FieldManagerConflict","message":"conflict with \"mgr-a\"","field":".data.x"}]' "$TMP/body" >/dev/null; then
+    pass "server-side apply conflict: Status with FieldManagerConflict causes"
+else fail "server-side apply conflict Status" "$code $(cat "$TMP/body")"; fi
+if k apply --server-side --field-manager=mgr-b --force-conflicts -f "$TMP/own-b.yaml" >"$TMP/out" 2>"$TMP/err" &&
+   k $NS get cm owned -o json --show-managed-fields >"$TMP/out" 2>"$TMP/err" &&
+   jq -e '.data.x == "2" and
+          ([.metadata.managedFields[] | select(.manager == "mgr-b" and .operation == "Apply")][0].fieldsV1 == {"f:data":{"f:x":{}}}) and
+          ([.metadata.managedFields[] | select(.manager == "mgr-a")][0].fieldsV1 == {"f:data":{"f:k2":{}},"f:metadata":{"f:labels":{"f:team":{}}}})' "$TMP/out" >/dev/null; then
+    pass "server-side apply --force-conflicts takes the field over (kubectl get -o json --show-managed-fields)"
+else fail "server-side apply --force-conflicts" "$(jq -c '[.data, .metadata.managedFields]' "$TMP/out" 2>&1 | head -c 600)"; fi
+cat >"$TMP/own-a2.yaml" <<'Y'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: owned, namespace: conformance}
+data: {w: "1"}
+Y
+if k apply --server-side --field-manager=mgr-a -f "$TMP/own-a2.yaml" >"$TMP/out" 2>"$TMP/err" &&
+   [ "$(k $NS get cm owned -o jsonpath='{.data}')" = '{"w":"1","x":"2"}' ] &&
+   [ -z "$(k $NS get cm owned -o jsonpath='{.metadata.labels}')" ]; then
+    pass "server-side apply: fields dropped from the file are removed, other managers' fields stay"
+else fail "server-side apply removal" "$(k $NS get cm owned -o jsonpath='{.data} {.metadata.labels}')"; fi
+if k $NS get cm owned -o yaml >"$TMP/out" 2>"$TMP/err" && ! grep -q managedFields "$TMP/out" &&
+   k $NS get cm owned -o yaml --show-managed-fields >"$TMP/out" 2>"$TMP/err" && grep -q 'manager: mgr-a' "$TMP/out"; then
+    pass "kubectl get -o yaml hides managedFields unless --show-managed-fields"
+else fail "kubectl get -o yaml and managedFields" "$(head -5 "$TMP/out")"; fi
+code=$(api PATCH "/api/v1/namespaces/conformance/configmaps/owned" \
+    -H 'Content-Type: application/apply-patch+yaml' --data-binary @"$TMP/own-b.yaml")
+[ "$code" = 422 ] && jq -e '.message | test("fieldManager: Required value: is required for apply patch")' "$TMP/body" >/dev/null \
+    && pass "server-side apply without fieldManager: 422" || fail "apply without fieldManager" "$code $(cat "$TMP/body")"
+code=$(api PATCH "/api/v1/namespaces/conformance/configmaps/owned" -A 'curl/8.0' \
+    -H 'Content-Type: application/merge-patch+json' -d '{"data":{"v":"c"}}')
+if [ "$code" = 200 ] && jq -e '[.metadata.managedFields[] | select(.manager == "curl" and .operation == "Update")][0].fieldsV1 == {"f:data":{"f:v":{}}}' "$TMP/body" >/dev/null; then
+    pass "an update without fieldManager is owned by the User-Agent's product (curl)"
+else fail "update manager from User-Agent" "$code $(jq -c .metadata.managedFields "$TMP/body" 2>&1 | head -c 400)"; fi
+code=$(api PATCH "/api/v1/namespaces/conformance/configmaps/owned?fieldManager=reset" \
+    -H 'Content-Type: application/merge-patch+json' -d '{"metadata":{"managedFields":[{}]}}')
+if [ "$code" = 200 ] && jq -e '.metadata.managedFields == null' "$TMP/body" >/dev/null; then
+    pass "managedFields: [{}] clears field tracking"
+else fail "managedFields reset" "$code $(jq -c .metadata.managedFields "$TMP/body" 2>&1 | head -c 300)"; fi
 
 # Strategic merge on a Job's pod template: containers and env merge by name;
 # generation moves on spec changes only.

@@ -19,6 +19,7 @@
  */
 #include "cu_apiserver.h"
 #include "cu_doc.h"
+#include "cu_fields.h"
 #include "cu_patch.h"
 #include "cu_schema.h"
 
@@ -1760,13 +1761,115 @@ static int namespace_exists(req_ctx *c)
     return 0;
 }
 
-static void do_create(req_ctx *c, json_object *body)
+/* ---- field management (cu_fields.c) ---- */
+
+/* The User-Agent travels as an internal argument the query cannot carry
+ * (collect_arg drops keys starting with \001). */
+#define UA_ARG "\001user-agent"
+
+static const char *status_sub(req_ctx *c);
+
+static void field_oracle(const cu_rtype *rt, cu_field_oracle *o)
+{
+    if (rt->from_crd) {
+        cu_fields_schema_oracle(rt->schema, o);
+    } else {
+        char av[200];
+        api_version_of(rt, av, sizeof av);
+        cu_patch_field_oracle(av, rt->kind, o);
+    }
+}
+
+/* The part of the object a write reaches (the store drops the rest). */
+static int write_scope(req_ctx *c, int create)
+{
+    if (status_sub(c))
+        return CU_SCOPE_STATUS;
+    if (create)
+        return c->rt->from_crd && c->rt->status_sub ? CU_SCOPE_NO_STATUS : CU_SCOPE_ALL;
+    return c->rt->status_sub ? CU_SCOPE_NO_STATUS : CU_SCOPE_ALL;
+}
+
+static void fm_request(req_ctx *c, cu_fm_req *fr, char *mgr, size_t mn, char *av, size_t avn,
+                       char *now, size_t nown)
+{
+    const char *m = arg(c->r, "fieldManager");
+    if (m && *m)
+        copy_str(mgr, mn, m);
+    else
+        cu_fields_default_manager(arg(c->r, UA_ARG), mgr, mn);
+    api_version_of(c->rt, av, avn);
+    time_t t = (time_t)(wall_ms() / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(now, nown, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    memset(fr, 0, sizeof *fr);
+    fr->manager = mgr;
+    fr->api_version = av;
+    fr->subresource = status_sub(c);
+    fr->now = now;
+    fr->force = arg_true(c->r, "force");
+}
+
+/* Records an Update on nw (old NULL on create). Returns 0 or -1 with a
+ * 422 set. */
+static int track_update(req_ctx *c, json_object *old, json_object *nw, int create)
+{
+    cu_field_oracle o;
+    cu_fm_req fr;
+    char mgr[200], av[200], now[40], err[512];
+    field_oracle(c->rt, &o);
+    fm_request(c, &fr, mgr, sizeof mgr, av, sizeof av, now, sizeof now);
+    if (cu_fields_update(old, nw, &o, write_scope(c, create), &fr, err, sizeof err) == 0)
+        return 0;
+    const char *name = jstr(jmeta(nw), "name");
+    resp_status(c->resp, 422, "Invalid", "%s \"%s\" is invalid: %s", c->rt->kind,
+                name ? name : "", err);
+    return -1;
+}
+
+/* Server-side apply of patch onto cur (NULL = create). Returns the new
+ * object or NULL with the response (409 conflict, 422) set. */
+static json_object *track_apply(req_ctx *c, json_object *cur, json_object *patch)
+{
+    cu_field_oracle o;
+    cu_fm_req fr;
+    cu_fm_conflict cf;
+    char mgr[200], av[200], now[40], err[512] = "";
+    field_oracle(c->rt, &o);
+    fm_request(c, &fr, mgr, sizeof mgr, av, sizeof av, now, sizeof now);
+    json_object *next =
+        cu_fields_apply(cur, patch, &o, write_scope(c, cur == NULL), &fr, &cf, err, sizeof err);
+    if (next)
+        return next;
+    if (cf.n) {
+        cu_status st;
+        memset(&st, 0, sizeof st);
+        st.code = 409;
+        copy_str(st.reason, sizeof st.reason, "Conflict");
+        copy_str(st.message, sizeof st.message, cf.message);
+        for (size_t i = 0; i < cf.ncauses && i < 32; i++) {
+            copy_str(st.causes[i].type, sizeof st.causes[i].type, "FieldManagerConflict");
+            copy_str(st.causes[i].field, sizeof st.causes[i].field, cf.causes[i].field);
+            copy_str(st.causes[i].message, sizeof st.causes[i].message, cf.causes[i].message);
+        }
+        st.ncauses = cf.ncauses < 32 ? cf.ncauses : 32;
+        resp_st(c->resp, &st);
+        return NULL;
+    }
+    resp_status(c->resp, 422, "Invalid", "%s", err[0] ? err : "the apply failed");
+    return NULL;
+}
+
+/* tracked: managedFields are already set (create by apply). */
+static void do_create_ex(req_ctx *c, json_object *body, int tracked)
 {
     cu_status st;
     memset(&st, 0, sizeof st);
     if (fix_identity(c->rt, body, c->ns, NULL, c->resp) != 0 ||
         (c->rt->namespaced && !namespace_exists(c)) ||
-        check_unknown_fields(c->r, c->rt, body, c->resp) != 0) {
+        check_unknown_fields(c->r, c->rt, body, c->resp) != 0 ||
+        (!tracked && track_update(c, NULL, body, 1) != 0)) {
         json_object_put(body);
         return;
     }
@@ -1782,6 +1885,11 @@ static void do_create(req_ctx *c, json_object *body)
     respond_object(c, 201, out);
 }
 
+static void do_create(req_ctx *c, json_object *body)
+{
+    do_create_ex(c, body, 0);
+}
+
 static const char *status_sub(req_ctx *c)
 {
     return c->route->sub[0] ? c->route->sub : NULL;
@@ -1793,6 +1901,20 @@ static void do_update(req_ctx *c, json_object *body)
     memset(&st, 0, sizeof st);
     if (fix_identity(c->rt, body, c->ns, c->route->name, c->resp) != 0 ||
         check_unknown_fields(c->r, c->rt, body, c->resp) != 0) {
+        json_object_put(body);
+        return;
+    }
+    /* ownership is computed against the live object; a PUT carrying a
+     * resourceVersion is checked against the same version by the store */
+    json_object *cur = NULL;
+    if (cu_store_get(c->a->s, c->rt, c->ns, c->route->name, &cur, &st) != CU_OK) {
+        json_object_put(body);
+        resp_st(c->resp, &st);
+        return;
+    }
+    int bad = track_update(c, cur, body, 0);
+    json_object_put(cur);
+    if (bad) {
         json_object_put(body);
         return;
     }
@@ -1827,6 +1949,12 @@ static void do_patch(req_ctx *c)
                     c->rt->from_crd ? "" : ", application/strategic-merge-patch+json");
         return;
     }
+    if (type == PATCH_APPLY && !(arg(c->r, "fieldManager") && *arg(c->r, "fieldManager"))) {
+        resp_status(c->resp, 422, "Invalid",
+                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is "
+                    "required for apply patch");
+        return;
+    }
     json_object *patch = decode_body(c->r, c->resp, type == PATCH_APPLY);
     if (!patch)
         return;
@@ -1847,13 +1975,10 @@ static void do_patch(req_ctx *c)
         err[0] = '\0';
         cu_err e = cu_store_get(c->a->s, c->rt, c->ns, c->route->name, &cur, &st);
         if (e == CU_ENOTFOUND && type == PATCH_APPLY && !status_sub(c)) {
-            json_object *obj = cu_apply_patch(NULL, patch, av, c->rt->kind, err, sizeof err);
+            json_object *obj = track_apply(c, NULL, patch);
             json_object_put(patch);
-            if (!obj) {
-                resp_status(c->resp, 422, "Invalid", "%s", err);
-                return;
-            }
-            do_create(c, obj);
+            if (obj)
+                do_create_ex(c, obj, 1);
             return;
         }
         if (e != CU_OK) {
@@ -1867,7 +1992,14 @@ static void do_patch(req_ctx *c)
         case PATCH_STRATEGIC:
             next = cu_strategic_merge_patch(cur, patch, av, c->rt->kind, err, sizeof err);
             break;
-        default: next = cu_apply_patch(cur, patch, av, c->rt->kind, err, sizeof err); break;
+        default:
+            next = track_apply(c, cur, patch);
+            if (!next) {
+                json_object_put(cur);
+                json_object_put(patch);
+                return;
+            }
+            break;
         }
         if (!next) {
             json_object_put(cur);
@@ -1881,6 +2013,12 @@ static void do_patch(req_ctx *c)
         int explicit_rv = nrv && crv && strcmp(nrv, crv) != 0;
         if (!nrv && crv)
             jset_str(nm, "resourceVersion", crv);
+        if (type != PATCH_APPLY && track_update(c, cur, next, 0) != 0) {
+            json_object_put(cur);
+            json_object_put(next);
+            json_object_put(patch);
+            return;
+        }
         json_object_put(cur);
         if (fix_identity(c->rt, next, c->ns, c->route->name, c->resp) != 0 ||
             check_unknown_fields(c->r, c->rt, next, c->resp) != 0) {
@@ -2636,11 +2774,8 @@ typedef struct arg_vec {
     size_t n, cap;   /* n counts strings (2 per argument) */
 } arg_vec;
 
-static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-                                   const char *value)
+static enum MHD_Result arg_push(arg_vec *av, const char *key, const char *value)
 {
-    arg_vec *av = cls;
-    (void)kind;
     if (av->n + 2 > av->cap) {
         size_t nc = av->cap ? av->cap * 2 : 16;
         char **nv = realloc(av->v, nc * sizeof *nv);
@@ -2652,6 +2787,15 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
     av->v[av->n++] = strdup(key ? key : "");
     av->v[av->n++] = strdup(value ? value : "");
     return MHD_YES;
+}
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    if (key && key[0] == '\001')
+        return MHD_YES; /* internal arguments cannot come from the query */
+    return arg_push(cls, key, value);
 }
 
 static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -2733,6 +2877,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     arg_vec av = {NULL, 0, 0};
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &av);
+    const char *ua = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_USER_AGENT);
+    if (ua)
+        arg_push(&av, UA_ARG, ua);
     cu_api_req req = {
         .method = method,
         .path = url,

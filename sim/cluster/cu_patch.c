@@ -712,6 +712,31 @@ static const smp_field *smp_lookup_field(const smp_type *t, const char *name)
     return NULL;
 }
 
+static void smp_member(void *ud, const void *pos, const char *key, cu_fkind *out)
+{
+    (void)ud;
+    const smp_field *f = smp_lookup_field(pos, key);
+    if (pos == &T_meta && (strcmp(key, "labels") == 0 || strcmp(key, "annotations") == 0))
+        out->map_entries = 1;
+    if (!f)
+        return;
+    if (f->flags & SMP_MERGE) {
+        out->list = f->merge_key ? CU_LIST_MAP : CU_LIST_SET;
+        if (f->merge_key) {
+            out->keys[0] = f->merge_key;
+            out->nkeys = 1;
+        }
+    }
+    out->pos = f->type;
+}
+
+void cu_patch_field_oracle(const char *api_version, const char *kind, cu_field_oracle *out)
+{
+    out->member = smp_member;
+    out->ud = NULL;
+    out->root = smp_lookup_kind(api_version, kind);
+}
+
 /* ------------------------------------------------------------------ */
 /* Strategic merge patch and apply: the merge engine                    */
 

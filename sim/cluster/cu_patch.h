@@ -4,7 +4,7 @@
  * the lists Kubernetes marks, e.g. containers by name, patch directives
  * $patch/$retainKeys/$setElementOrder/$deleteFromPrimitiveList) and a
  * server-side apply good enough for `kubectl apply --server-side` and a
- * controller's status apply (field ownership is not tracked).
+ * controller's status apply (field ownership lives in cu_fields.c).
  *
  * All functions borrow their inputs and return a NEW object (caller puts)
  * or NULL with a message in err (size errn).
@@ -14,6 +14,8 @@
 
 #include <json-c/json.h>
 #include <stddef.h>
+
+#include "cu_fields.h"
 
 json_object *cu_merge_patch(json_object *target, json_object *patch, char *err, size_t errn);
 json_object *cu_json_patch(json_object *target, json_object *ops, char *err, size_t errn);
@@ -28,6 +30,12 @@ json_object *cu_strategic_merge_patch(json_object *target, json_object *patch,
  * except that apply never deletes fields it does not mention. */
 json_object *cu_apply_patch(json_object *target, json_object *applied,
                             const char *api_version, const char *kind, char *err, size_t errn);
+
+/* The list-type oracle of a built-in kind for field management
+ * (cu_fields.h): lists with a patchMergeKey are maps keyed by it, merge
+ * lists without one are sets, every other list is atomic. Unknown kinds
+ * get an oracle that knows nothing (all lists atomic). */
+void cu_patch_field_oracle(const char *api_version, const char *kind, cu_field_oracle *out);
 
 /* Deep JSON equality: numbers compare by value (1 == 1.0), objects by
  * their member sets, arrays element-wise. Borrows both. */

@@ -2483,6 +2483,10 @@ cu_err cu_store_update(cu_store *s, const cu_rtype *rtp, const char *ns, const c
     if (status_ep) {
         json_object_deep_copy(old, &nw, NULL);
         copy_field(nw, obj, "status");
+        /* managedFields carry the status write's ownership (kube-apiserver's
+         * status strategies reset all metadata but managedFields) */
+        if (jget(jmeta(obj), "managedFields"))
+            copy_field(jmeta(nw), jmeta(obj), "managedFields");
         json_object_put(obj);
         obj = NULL;
     } else {
