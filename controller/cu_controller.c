@@ -68,6 +68,9 @@ static const struct {
 };
 
 static const char MERGE[] = "application/merge-patch+json";
+static const char APPLY[] = "application/apply-patch+yaml";   /* JSON is YAML */
+/* The field manager of the queue statuses, written by server-side apply. */
+static const char QSTATUS_MANAGER[] = "cueue-queue-status";
 static const char WLPATH[] = "/apis/kueue.x-k8s.io/v1beta2/namespaces";
 
 /* ---------------- records ---------------- */
@@ -2198,26 +2201,75 @@ static void deactivations(ctrl *c)
     }
 }
 
+/* Drops the members whose value is null, at every depth: an apply
+ * configuration says "not mine" by leaving a field out, and the server
+ * then removes what this manager applied before. */
+static void drop_nulls(json_object *o)
+{
+    if (json_object_is_type(o, json_type_array)) {
+        for (size_t i = 0, n = json_object_array_length(o); i < n; i++)
+            drop_nulls(json_object_array_get_idx(o, i));
+        return;
+    }
+    if (!json_object_is_type(o, json_type_object))
+        return;
+    const char *gone[64];
+    size_t ngone = 0;
+    json_object_object_foreach(o, k, v) {
+        if (!v) {
+            if (ngone < sizeof(gone) / sizeof(gone[0]))
+                gone[ngone++] = k;
+        } else {
+            drop_nulls(v);
+        }
+    }
+    for (size_t i = 0; i < ngone; i++)
+        json_object_object_del(o, gone[i]);
+}
+
+/* Writes one queue status with server-side apply (field manager
+ * QSTATUS_MANAGER, forced: the controller is the authority on these
+ * fields). The coalesced body is the whole status, so a flavor or a
+ * condition it no longer lists is removed by the server. */
 static void qstatus_send(const char *key, const char *body, void *ud)
 {
     ctrl *c = ud;
-    char path[900], op[800], what[900];
-    const char *name = strchr(key, '/') + 1;
+    char path[1500], op[800], what[900];
+    const char *name = strchr(key, '/') + 1, *kind;
+    char qname[700], qns[300] = "", q[100];
+    snprintf(q, sizeof(q), "?fieldManager=%s&force=true", QSTATUS_MANAGER);
     if (strncmp(key, "cq/", 3) == 0) {
-        snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/%s/status", name);
+        kind = "ClusterQueue";
+        snprintf(qname, sizeof(qname), "%s", name);
+        snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/%s/status%s", name, q);
     } else if (strncmp(key, "cohort/", 7) == 0) {
-        snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/cohorts/%s/status", name);
+        kind = "Cohort";
+        snprintf(qname, sizeof(qname), "%s", name);
+        snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/cohorts/%s/status%s", name, q);
     } else {
         const char *sl = strchr(name, '/');
         if (!sl)
             return;
-        snprintf(path, sizeof(path), "%s/%.*s/localqueues/%s/status", WLPATH, (int)(sl - name),
-                 name, sl + 1);
+        kind = "LocalQueue";
+        snprintf(qns, sizeof(qns), "%.*s", (int)(sl - name), name);
+        snprintf(qname, sizeof(qname), "%s", sl + 1);
+        snprintf(path, sizeof(path), "%s/%s/localqueues/%s/status%s", WLPATH, qns, qname, q);
     }
     snprintf(op, sizeof(op), "qstatus:%s", key);
     snprintf(what, sizeof(what), "writing the status of %s", key);
-    json_object *b = json_tokener_parse(body);
-    if (!b || !send_write(c, OP_QSTATUS, op, key, "PATCH", path, MERGE, b, what))
+    json_object *b = json_tokener_parse(body), *meta = json_object_new_object();
+    if (b && meta) {
+        drop_nulls(b);
+        json_object_object_add(b, "apiVersion", json_object_new_string("kueue.x-k8s.io/v1beta2"));
+        json_object_object_add(b, "kind", json_object_new_string(kind));
+        json_object_object_add(meta, "name", json_object_new_string(qname));
+        if (*qns)
+            json_object_object_add(meta, "namespace", json_object_new_string(qns));
+        json_object_object_add(b, "metadata", meta);
+        meta = NULL;
+    }
+    json_object_put(meta);
+    if (!b || !send_write(c, OP_QSTATUS, op, key, "PATCH", path, APPLY, b, what))
         cu_coalescer_written(c->co, key, 0);
 }
 

@@ -19,7 +19,8 @@
 # both are 0 at the end; per ClusterQueue and overall,
 # histogram_quantile(0.5 and 0.99) of kueue_admission_wait_time_seconds lies
 # in the bucket that holds the true quantile of the waits computed from the
-# Workloads (QuotaReserved transition - creationTimestamp), the bucket counts
+# Workloads (QuotaReserved transition - creationTimestamp of the Workload,
+# or of its Job when earlier), the bucket counts
 # agree with those waits, _count equals the admissions; nominal quota,
 # cueue_leader, and a non-zero rate of cueue_api_requests_total.
 #
@@ -221,12 +222,20 @@ expect_num "API requests have a rate" 'max_over_time(sum(rate(cueue_api_requests
 
 # ---- the admission wait histogram against the Workloads
 
-# {cq, w} per Workload: w = QuotaReserved=True transition minus creation (s).
-k get workloads -o json | jq -c '[.items[] | select(.status.admission != null) |
-    {cq: .status.admission.clusterQueue,
+# {cq, w} per Workload: w = QuotaReserved=True transition minus the start of
+# the wait: the creation of the Workload, or of its Job when earlier (the
+# wait a team sees starts when it submits the Job; Cueue's Workload may be
+# created a moment later, or much later after a controller outage).
+k get jobs -o json >"$TMP/jobs.json"
+k get workloads -o json | jq -c --slurpfile jobs "$TMP/jobs.json" '
+    def ts: sub("\\.[0-9]+"; "") | fromdateiso8601;
+    ($jobs[0].items | map({key: .metadata.uid, value: (.metadata.creationTimestamp | ts)}) | from_entries) as $jc
+    | [.items[] | select(.status.admission != null) |
+    ([(.metadata.ownerReferences // [])[] | select(.kind == "Job") | $jc[.uid] // empty]) as $j
+    | {cq: .status.admission.clusterQueue,
      w: (((.status.conditions[] | select(.type == "QuotaReserved" and .status == "True")
-           | .lastTransitionTime | sub("\\.[0-9]+"; "") | fromdateiso8601)
-          - (.metadata.creationTimestamp | sub("\\.[0-9]+"; "") | fromdateiso8601)))}]' \
+           | .lastTransitionTime | ts)
+          - ([(.metadata.creationTimestamp | ts)] + $j | min)))}]' \
     >"$TMP/waits.json"
 for cq in cq-a cq-b ""; do
     echo "      waits from the Workloads${cq:+ of $cq} (s): $(jq -c --arg cq "$cq" \
