@@ -1763,10 +1763,6 @@ static int namespace_exists(req_ctx *c)
 
 /* ---- field management (cu_fields.c) ---- */
 
-/* The User-Agent travels as an internal argument the query cannot carry
- * (collect_arg drops keys starting with \001). */
-#define UA_ARG "\001user-agent"
-
 static const char *status_sub(req_ctx *c);
 
 static void field_oracle(const cu_rtype *rt, cu_field_oracle *o)
@@ -1797,7 +1793,7 @@ static void fm_request(req_ctx *c, cu_fm_req *fr, char *mgr, size_t mn, char *av
     if (m && *m)
         copy_str(mgr, mn, m);
     else
-        cu_fields_default_manager(arg(c->r, UA_ARG), mgr, mn);
+        cu_fields_default_manager(c->r->user_agent, mgr, mn);
     api_version_of(c->rt, av, avn);
     time_t t = (time_t)(wall_ms() / 1000);
     struct tm tm;
@@ -2793,8 +2789,6 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
                                    const char *value)
 {
     (void)kind;
-    if (key && key[0] == '\001')
-        return MHD_YES; /* internal arguments cannot come from the query */
     return arg_push(cls, key, value);
 }
 
@@ -2877,9 +2871,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     arg_vec av = {NULL, 0, 0};
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &av);
-    const char *ua = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_USER_AGENT);
-    if (ua)
-        arg_push(&av, UA_ARG, ua);
     cu_api_req req = {
         .method = method,
         .path = url,
@@ -2890,6 +2881,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
         .authorization =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+        .user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_USER_AGENT),
         .body = cs->body.len ? cu_buf_str(&cs->body) : NULL,
         .body_len = cs->body.len,
         .loopback = is_loopback(conn),

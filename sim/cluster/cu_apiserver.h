@@ -63,6 +63,7 @@ typedef struct cu_api_req {
     const char *body;              /* borrowed; need not be NUL-terminated */
     size_t body_len;
     int loopback;                  /* the client connected from a loopback address */
+    const char *user_agent;        /* names the field manager of updates without fieldManager */
 } cu_api_req;
 
 typedef struct cu_api_resp {

@@ -495,7 +495,7 @@ static json_object *send_req(fx *f, rq q, cu_api_resp *keep, int *code)
     while (nargs < 4 && q.args[2 * nargs])
         nargs++;
     cu_api_req r = {q.method, q.path, q.args, nargs, q.accept, q.ct, q.auth, q.body,
-                    q.body ? strlen(q.body) : 0, !q.remote};
+                    q.body ? strlen(q.body) : 0, !q.remote, NULL};
     cu_api_resp resp;
     cu_apiserver_handle(f->a, &r, &resp);
     *code = resp.code;
