@@ -1903,16 +1903,19 @@ static void admit(ctrl *c, int idx)
     json_object_put(k);
     w->assumed = 1;
     c->nassumed++;
-    c->n.admissions++;
     char what[1300], path[1200];
     snprintf(what, sizeof(what), "writing the admission of Workload %s", w->key);
     snprintf(path, sizeof(path), "%s/%s/workloads/%s/status", WLPATH, wl->meta.ns, wl->meta.name);
-    log_admission(c, info, w);
     if (!send_write(c, OP_ADMIT, op, w->key, "PATCH", path, MERGE, p, what)) {
-        w->hold = 1;   /* not writable at this version: wait for a newer one */
+        /* another write of this Workload is in flight, or this version was
+         * written already: wait for a newer one (not logged nor counted:
+         * it is admitted when the write is sent) */
+        w->hold = 1;
         undo_admission(c, w);
         return;
     }
+    c->n.admissions++;
+    log_admission(c, info, w);
     double wait = secs(now - queued_at(wl));
     m_wl(c, c->km.quota_reserved_workloads_total, c->km.local_queue_quota_reserved_workloads_total,
          wl, info->cluster_queue, 0, 1);
