@@ -649,7 +649,11 @@ static int valid_trie(json_object *t, int depth)
                 return 0;
             continue;
         }
-        if (strlen(k) < 3 || k[1] != ':' || !strchr("fkvi", k[0]) || !valid_trie(v, depth + 1))
+        /* "f:" alone names a field with an empty name (a map key may be
+         * ""); k:, v: and i: always carry a value */
+        size_t kl = strlen(k);
+        if (kl < 2 || k[1] != ':' || !strchr("fkvi", k[0]) || (k[0] != 'f' && kl < 3) ||
+            !valid_trie(v, depth + 1))
             return 0;
     }
     return 1;
@@ -868,7 +872,13 @@ static void merge_member(apply_ctx *a, json_object *dst, const char *key, json_o
     json_object *dv = jget(dst, key);
     char sub[1024];
     snprintf(sub, sizeof sub, "%s.%s", path, key);
-    if (is_obj(sv) && !k->atomic && is_obj(dv)) {
+    if (is_obj(sv) && !k->atomic) {
+        if (!is_obj(dv)) {
+            /* new here: merged into an empty object all the same, so that
+             * the lists inside are checked as they are when it exists */
+            dv = json_object_new_object();
+            json_object_object_add(dst, key, dv);
+        }
         merge_obj(a, dv, sv, k->pos, 1, CU_SCOPE_ALL, sub);
         return;
     }
@@ -894,7 +904,10 @@ static void merge_member(apply_ctx *a, json_object *dst, const char *key, json_o
                 json_object *item = json_object_array_get_idx(sv, (size_t)json_object_get_int64(ip));
                 json_object *dp = jget(di, pe);
                 if (!dp) {
-                    json_object_array_add(dv, dcopy(item));
+                    json_object *ni = is_obj(item) ? json_object_new_object() : dcopy(item);
+                    json_object_array_add(dv, ni);
+                    if (is_obj(item))
+                        merge_obj(a, ni, item, k->pos, 1, CU_SCOPE_ALL, sub);
                     continue;
                 }
                 json_object *cur = json_object_array_get_idx(dv, (size_t)json_object_get_int64(dp));
@@ -905,7 +918,21 @@ static void merge_member(apply_ctx *a, json_object *dst, const char *key, json_o
             json_object_put(si);
             return;
         }
+        /* no granular list here yet: the applied items, each merged into
+         * an empty object so that the lists inside them are checked */
+        json_object *nl = json_object_new_array();
+        json_object_object_foreach(si, pe2, ip2)
+        {
+            (void)pe2;
+            json_object *item = json_object_array_get_idx(sv, (size_t)json_object_get_int64(ip2));
+            json_object *ni = is_obj(item) ? json_object_new_object() : dcopy(item);
+            json_object_array_add(nl, ni);
+            if (is_obj(item))
+                merge_obj(a, ni, item, k->pos, 1, CU_SCOPE_ALL, sub);
+        }
         json_object_put(si);
+        json_object_object_add(dst, key, nl);
+        return;
     }
     json_object_object_add(dst, key, dcopy(sv));
 }

@@ -457,6 +457,47 @@ static void test_apply_noop_keeps_entries(void **state)
     json_object_put(v2);
 }
 
+/* Found by fuzz_fields: (1) a map list inside an object the live object
+ * does not have yet was not checked for its keys (the first apply stored
+ * it, the next one failed); (2) a field with an empty name ("f:") was
+ * written into managedFields but refused when read back, so the next
+ * apply dropped the other managers' entries. */
+static void test_apply_fuzz_findings(void **state)
+{
+    (void)state;
+    json_object *schema = J(SCHEMA);
+    cu_field_oracle o;
+    cu_fields_schema_oracle(schema, &o);
+    cu_fm_conflict cf;
+    char err[256] = "";
+    cu_fm_req r = req("m", "status", 0);
+    json_object *live = J("{\"metadata\":{\"name\":\"w\"}}");
+    json_object *bad = J("{\"status\":{\"conditions\":[{\"status\":\"True\"}]}}");
+    assert_null(cu_fields_apply(live, bad, &o, CU_SCOPE_STATUS, &r, &cf, err, sizeof err));
+    assert_int_equal(cf.n, 0);
+    assert_non_null(strstr(err, "status.conditions: associative list with keys has an element "
+                                "that omits a key field"));
+    json_object_put(bad);
+    json_object_put(live);
+    json_object_put(schema);
+
+    cu_field_oracle cm;
+    cu_patch_field_oracle("v1", "ConfigMap", &cm);
+    json_object *v0 = J("{\"metadata\":{\"name\":\"c\",\"managedFields\":[{\"manager\":\"other\","
+                        "\"operation\":\"Update\",\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\","
+                        "\"fieldsV1\":{\"f:data\":{\"f:x\":{}}}}]},\"data\":{\"x\":\"1\"}}");
+    json_object *v1 = apply(v0, "{\"data\":{\"\":\"e\"}}", &cm, CU_SCOPE_ALL, "m", NULL, 0, &cf);
+    assert_non_null(v1);
+    assert_string_equal(entry_field(v1, "m", "Apply", "fieldsV1"), "{\"f:data\":{\"f:\":{}}}");
+    json_object *v2 = apply(v1, "{\"data\":{\"\":\"e\"}}", &cm, CU_SCOPE_ALL, "m", NULL, 0, &cf);
+    assert_non_null(v2);
+    assert_true(json_object_equal(v1, v2));
+    assert_string_equal(entry_field(v2, "other", "Update", "fieldsV1"), "{\"f:data\":{\"f:x\":{}}}");
+    json_object_put(v0);
+    json_object_put(v1);
+    json_object_put(v2);
+}
+
 static void test_default_manager(void **state)
 {
     (void)state;
@@ -516,6 +557,7 @@ int main(void)
         cmocka_unit_test(test_apply_removes_dropped_fields),
         cmocka_unit_test(test_status_apply_clears_admission),
         cmocka_unit_test(test_apply_noop_keeps_entries),
+        cmocka_unit_test(test_apply_fuzz_findings),
         cmocka_unit_test(test_default_manager),
         cmocka_unit_test(test_big_list_linear),
     };
