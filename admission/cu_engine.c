@@ -91,6 +91,8 @@ void cu_engine_free(cu_engine *e)
     for (size_t i = 0; i < e->wls.n; i++)
         free_wl(e->wls.items[i]);
     free(e->wls.items);
+    free(e->kord);
+    free(e->krank);
     for (size_t i = 0; i < e->cqs.n; i++) {
         ecq *c = &e->cqs.items[i];
         cu_pq_free(&c->q);

@@ -145,6 +145,11 @@ struct cu_engine {
     cu_arena scratch;               /* per-search memory (preemption, tournament) */
     unsigned fs_stamp;              /* fair-sharing picks so far */
     unsigned protected_seen;        /* candidates skipped for their preemption budget */
+    /* workload keys in strcmp order, for the preemption candidates'
+     * order (cu_preempt.c): kord lists the indices 0..nkord-1 of wls
+     * sorted by key, krank[idx] is a label of wls[idx]'s key in the
+     * same order (equal keys, equal labels). Both owned, nkord entries. */
+    uint32_t *kord; uint64_t *krank; size_t nkord;
     int overcommitted_input;        /* workloads admitted in the input exceed
                                        some quota (e.g. after a quota cut) */
     struct {                        /* the last oracle search of this round */

@@ -23,6 +23,27 @@ typedef struct cand {
     int group;
 } cand;
 
+/* A candidate's place in the order (cand_order): k0 packs evicted
+ * first, the group and the priority, k1 the admission time (most recent
+ * first), klab the label of the key (when used); i is its index in the
+ * candidates. */
+typedef struct skey {
+    uint64_t k0, k1, klab;
+    uint32_t i;
+} skey;
+
+/* What the sort compares with: the candidates, and how ties are decided:
+ * by the key labels (klab) or by strcmp. Both give the same order:
+ * bringing the labels up to date costs a few strcmp calls per workload
+ * added since, which pays off only for a search with many candidates
+ * (KRANK_MIN_CANDS or more). */
+typedef struct sortctx {
+    const cand *c;
+    int labels;
+} sortctx;
+
+enum { KRANK_MIN_CANDS = 32 };
+
 /* The search context: the preemptor, the usage it needs (all its
  * flavor-resources) and the flavor-resources that need preemption. */
 typedef struct pctx {
@@ -96,16 +117,205 @@ int cu_cand_cmp(const ewl *a, int a_same, const ewl *b, int b_same)
     return strcmp(a->key, b->key);
 }
 
+/* Brings e->kord and e->krank up to date: workloads added since the
+ * last call are sorted by key and merged in. Keys never change and
+ * workloads are never removed from e->wls, so krank order is the strcmp
+ * order of the keys, equal keys sharing a label. Labels are spaced
+ * KGAP apart, and a new key takes a label between its neighbours' (at
+ * most KSTEP above the lower one, so that keys added one after another
+ * in the same gap fit many times over; KGAP above the last key) without
+ * relabelling the others. Only when no label is left between two
+ * neighbours are all of them spaced out again. */
+#define KGAP (UINT64_C(1) << 32)
+#define KSTEP (UINT64_C(1) << 16)
+
+static int kcmp(const void *pa, const void *pb)
+{
+    const ewl *a = *(ewl *const *)pa, *b = *(ewl *const *)pb;
+    return strcmp(a->key, b->key);
+}
+
+static cu_err key_ranks(cu_engine *e)
+{
+    size_t nold = e->nkord, n = e->wls.n;
+    if (nold == n)
+        return CU_OK;
+    if (n >= UINT32_MAX)
+        return CU_ENOMEM;
+    size_t m = n - nold;
+    ewl **fresh = malloc(m * sizeof(ewl *));
+    uint32_t *all = malloc(n * sizeof(uint32_t));
+    uint64_t *lab = realloc(e->krank, n * sizeof(uint64_t));
+    if (lab)
+        e->krank = lab;
+    if (!fresh || !all || !lab) {
+        free(fresh);
+        free(all);
+        return CU_ENOMEM;
+    }
+    memcpy(fresh, e->wls.items + nold, m * sizeof(ewl *));
+    qsort(fresh, m, sizeof(ewl *), kcmp);
+    const uint32_t *old = e->kord;
+    ewl *const *wls = e->wls.items;
+    size_t i = 0, k = 0;
+    int relabel = 0;
+    for (size_t j = 0; j < m; j++) {
+        /* old entries before fresh[j]: those with a key <= fresh[j]'s */
+        size_t lo = i, hi = nold;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (strcmp(wls[old[mid]]->key, fresh[j]->key) <= 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > i) {
+            memcpy(all + k, old + i, (lo - i) * sizeof(uint32_t));
+            k += lo - i;
+            i = lo;
+        }
+        uint32_t x = (uint32_t)fresh[j]->idx;
+        if (!relabel) {
+            /* between the last one placed and the next old one */
+            uint64_t lp = k ? lab[all[k - 1]] : 0;
+            uint64_t ln = i < nold ? lab[old[i]] : UINT64_MAX;
+            if (k && strcmp(wls[all[k - 1]]->key, fresh[j]->key) == 0) {
+                lab[x] = lp;
+            } else if (ln - lp >= 2) {
+                /* after the last key, a full gap */
+                uint64_t step = (ln - lp) / 2, cap = i < nold ? KSTEP : KGAP;
+                lab[x] = lp + (step < cap ? step : cap);
+            } else {
+                relabel = 1;
+            }
+        }
+        all[k++] = x;
+    }
+    if (i < nold) {
+        memcpy(all + k, old + i, (nold - i) * sizeof(uint32_t));
+        k += nold - i;
+    }
+    if (relabel) {
+        /* no room left somewhere: space all labels out again */
+        uint64_t r = KGAP;
+        for (k = 0; k < n; k++) {
+            if (k && strcmp(wls[all[k - 1]]->key, wls[all[k]]->key) != 0)
+                r += KGAP;
+            lab[all[k]] = r;
+        }
+    }
+    free(fresh);
+    free(e->kord);
+    e->kord = all;
+    e->nkord = n;
+    return CU_OK;
+}
+
+/* The candidates' order: evicted prefix across groups (evicted
+ * hierarchy, priority, same CQ), then the non-evicted ones in the same
+ * group order; within a group, cu_cand_cmp's order. */
 static int cand_qsort(const void *pa, const void *pb)
 {
     const cand *a = pa, *b = pb;
-    /* evicted prefix across groups: evicted hierarchy, priority, same CQ,
-     * then the non-evicted ones in the same group order */
     if (a->wl->evicting != b->wl->evicting)
         return a->wl->evicting ? -1 : 1;
     if (a->group != b->group)
         return a->group < b->group ? -1 : 1;
     return cu_cand_cmp(a->wl, a->group == G_SAME, b->wl, b->group == G_SAME);
+}
+
+/* cand_qsort's order on the packed keys, ties decided by the key: a
+ * lexicographic order (cand_qsort's Admission Fair Sharing rule never
+ * applies when the preemptor's own queue's candidates have equal
+ * usage). */
+static int skey_cmp(const sortctx *x, const skey *a, const skey *b)
+{
+    if (a->k0 != b->k0)
+        return a->k0 < b->k0 ? -1 : 1;
+    if (a->k1 != b->k1)
+        return a->k1 < b->k1 ? -1 : 1;
+    if (!x->labels)
+        return strcmp(x->c[a->i].wl->key, x->c[b->i].wl->key);
+    if (a->klab != b->klab)
+        return a->klab < b->klab ? -1 : 1;
+    return 0;
+}
+
+/* Stable merge sort of v[0..n), tmp holding n / 2 + 1. */
+static void skey_sort(const sortctx *x, skey *v, skey *tmp, size_t n)
+{
+    if (n <= 12) {
+        for (size_t i = 1; i < n; i++) {
+            skey t = v[i];
+            size_t j = i;
+            while (j && skey_cmp(x, &v[j - 1], &t) > 0) {
+                v[j] = v[j - 1];
+                j--;
+            }
+            v[j] = t;
+        }
+        return;
+    }
+    size_t h = n / 2;
+    skey_sort(x, v, tmp, h);
+    skey_sort(x, v + h, tmp, n - h);
+    if (skey_cmp(x, &v[h - 1], &v[h]) <= 0)
+        return;
+    memcpy(tmp, v, h * sizeof(skey));
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n) {
+        if (skey_cmp(x, &tmp[i], &v[j]) <= 0)
+            v[k++] = tmp[i++];
+        else
+            v[k++] = v[j++];
+    }
+    while (i < h)
+        v[k++] = tmp[i++];
+}
+
+/* Sorts p->cands into the candidates' order, like the stable qsort it
+ * replaces (candidates comparing equal keep their collection order).
+ * When Admission Fair Sharing usage differs among the preemptor's own
+ * queue's candidates the order need not be transitive, so that case
+ * keeps the qsort itself. */
+static cu_err cand_order(pctx *p)
+{
+    size_t n = p->n;
+    const ewl *same0 = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const cand *c = &p->cands[i];
+        if (c->group != G_SAME)
+            continue;
+        if (!same0) {
+            same0 = c->wl;
+        } else if (c->wl->qi.afs != same0->qi.afs) {
+            qsort(p->cands, n, sizeof(cand), cand_qsort);
+            return CU_OK;
+        }
+    }
+    sortctx x = {p->cands, 0};
+    if (p->e->nkord == p->e->wls.n || n >= KRANK_MIN_CANDS)
+        x.labels = key_ranks(p->e) == CU_OK;
+    skey *v = cu_arena_alloc(&p->e->scratch, n * sizeof(skey));
+    skey *tmp = cu_arena_alloc(&p->e->scratch, (n / 2 + 1) * sizeof(skey));
+    cand *out = cu_arena_alloc(&p->e->scratch, n * sizeof(cand));
+    if (!v || !tmp || !out)
+        return CU_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const cand *c = &p->cands[i];
+        const ewl *w = c->wl;
+        v[i].k0 = (uint64_t)(w->evicting ? 0 : 1) << 63 | (uint64_t)c->group << 61 |
+                  (uint64_t)((uint32_t)w->qi.prio ^ 0x80000000u) << 29;
+        v[i].k1 = ~((uint64_t)w->admitted_at ^ (UINT64_C(1) << 63));
+        v[i].klab = x.labels ? p->e->krank[w->idx] : 0;
+        v[i].i = (uint32_t)i;
+    }
+    skey_sort(&x, v, tmp, n);
+    for (size_t i = 0; i < n; i++)
+        out[i] = p->cands[v[i].i];
+    p->cands = out;
+    p->cap = n;
+    return CU_OK;
 }
 
 static int add_cand(pctx *p, ewl *v, ecq *q, const cu_qnode *lca, int variant, int group)
@@ -328,7 +538,9 @@ static cu_err classic(pctx *p, targets *out)
     cu_err err = collect(p, &n_hier, &n_other);
     if (err || !p->n)
         return err;
-    qsort(p->cands, p->n, sizeof(cand), cand_qsort);
+    err = cand_order(p);
+    if (err)
+        return err;
     const cu_qnode *node = p->c->node;
     int forbidden = p->c->obj->preemption.borrow_policy == CU_PP_NEVER;
     int under = 1;
