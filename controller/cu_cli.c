@@ -19,6 +19,7 @@
  */
 #include "cu_cli.h"
 #include "cu_controller.h"
+#include "cu_ctrlstatus.h"
 #include "cu_explain.h"
 #include "cu_kclient.h"
 #include "cu_kconfig.h"
@@ -784,99 +785,34 @@ static void jset_str(json_object *o, const char *k, const char *v)
     json_object_object_add(o, k, json_object_new_string(v ? v : ""));
 }
 
-static int cmp_pending(const void *pa, const void *pb)
-{
-    const cu_wl_info *a = *(const cu_wl_info *const *)pa, *b = *(const cu_wl_info *const *)pb;
-    int c = strcmp(a->cluster_queue, b->cluster_queue);
-    if (c)
-        return c;
-    return (a->position > b->position) - (a->position < b->position);
-}
-
 /* The PendingWorkloads document of the endpoint, computed from the engine:
  * pending workloads in a queue (filtered by cq, or lq "ns/name"), in
- * admission order. Returns a new object (json_object_put) or NULL (OOM). */
+ * admission order; the Workloads built from Jobs that have none are
+ * marked noWorkloadYet. Returns a new object (json_object_put) or NULL
+ * (OOM). */
 static json_object *offline_pending(model *m, const char *cq, const char *lq)
 {
     size_t n = cu_engine_nworkloads(m->e), k = 0;
     const cu_wl_info **v = calloc(n ? n : 1, sizeof(*v));
     if (!v)
         return NULL;
-    char key[600];
     for (size_t i = 0; i < n; i++) {
         const cu_wl_info *w = cu_engine_workload_info(m->e, i);
         if (!w || w->admitted || w->finished || w->evicting || w->position < 0 ||
             !w->cluster_queue)
             continue;
-        if (cq && strcmp(w->cluster_queue, cq) != 0)
-            continue;
-        snprintf(key, sizeof(key), "%s/%s", w->ns, w->local_queue ? w->local_queue : "");
-        if (lq && strcmp(key, lq) != 0)
-            continue;
         v[k++] = w;
     }
-    qsort(v, k, sizeof(*v), cmp_pending);
-    json_object *doc = json_object_new_object(), *items = json_object_new_array();
-    char ts[40];
-    cu_time_format(real_now(NULL), ts, sizeof(ts));
-    jset_str(doc, "kind", "PendingWorkloads");
-    jset_str(doc, "generatedAt", ts);
-    json_object_object_add(doc, "items", items);
-    for (size_t i = 0; i < k; i++) {
-        const cu_wl_info *w = v[i];
-        int lqpos = 0;
-        for (size_t j = 0; j < i; j++)
-            lqpos += strcmp(v[j]->ns, w->ns) == 0 && v[j]->local_queue && w->local_queue &&
-                     strcmp(v[j]->local_queue, w->local_queue) == 0 &&
-                     strcmp(v[j]->cluster_queue, w->cluster_queue) == 0;
-        json_object *it = json_object_new_object();
-        jset_str(it, "namespace", w->ns);
-        jset_str(it, "name", w->name);
-        jset_str(it, "localQueue", w->local_queue);
-        jset_str(it, "clusterQueue", w->cluster_queue);
-        json_object_object_add(it, "positionInClusterQueue", json_object_new_int(w->position));
-        json_object_object_add(it, "positionInLocalQueue", json_object_new_int(lqpos));
-        json_object_object_add(it, "priority", json_object_new_int(w->priority));
-        /* total requests: count x per pod, summed over the pod sets */
-        json_object *req = json_object_new_object();
-        const cu_workload *o = w->obj;
-        cu_reslist tot = { 0 };
-        cu_res acc[64];
-        tot.items = acc;
-        for (size_t p = 0; o && p < o->npodsets; p++)
-            for (size_t r = 0; r < o->podsets[p].requests.n; r++) {
-                const cu_res *rq = &o->podsets[p].requests.items[r];
-                size_t t;
-                for (t = 0; t < tot.n && strcmp(acc[t].name, rq->name) != 0; t++)
-                    ;
-                if (t == tot.n) {
-                    if (tot.n == 64)
-                        continue;
-                    acc[t].name = rq->name;
-                    acc[t].milli = 0;
-                    tot.n++;
-                }
-                acc[t].milli = cu_qty_sat_add(acc[t].milli,
-                                              rq->milli * (int64_t)o->podsets[p].count);
-            }
-        for (size_t t = 0; t < tot.n; t++) {
-            char q[64];
-            cu_qty_format_res(acc[t].name, acc[t].milli, q, sizeof(q));
-            jset_str(req, acc[t].name, q);
-        }
-        json_object_object_add(it, "requests", req);
-        if (o && o->meta.has_created) {
-            cu_time_format(o->meta.created_ms, ts, sizeof(ts));
-            jset_str(it, "createdAt", ts);
-        }
-        jset_str(it, "reason", w->reason);
-        jset_str(it, "message", w->message);
-        snprintf(key, sizeof(key), "%s/%s", w->ns, w->name);
+    json_object *doc = cu_ctrl_pending_doc(v, k, cq, lq, real_now(NULL));
+    free(v);
+    json_object *items = jget(doc, "items");
+    char key[600];
+    for (size_t i = 0, ni = items ? json_object_array_length(items) : 0; i < ni; i++) {
+        json_object *it = json_object_array_get_idx(items, i);
+        snprintf(key, sizeof(key), "%s/%s", jstr(it, "namespace"), jstr(it, "name"));
         if (cu_strmap_get(&m->synth, key) >= 0)
             json_object_object_add(it, "noWorkloadYet", json_object_new_boolean(1));
-        json_object_array_add(items, it);
     }
-    free(v);
     return doc;
 }
 

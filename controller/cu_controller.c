@@ -2843,7 +2843,7 @@ static void json_str_out(cu_buf *b, const char *s)
  * workloads in admission order, as the controller's engine sees them. */
 static int debug_pending(ctrl *c, const char *query, cu_buf *b)
 {
-    char cq[300], lq[600], ts[40];
+    char cq[300], lq[600];
     const char *want_cq = qparam(query, "clusterQueue", cq, sizeof(cq));
     const char *want_lq = qparam(query, "localQueue", lq, sizeof(lq));
     size_t n = cu_engine_nworkloads(c->eng);
@@ -2853,93 +2853,16 @@ static int debug_pending(ctrl *c, const char *query, cu_buf *b)
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const cu_wl_info *w = cu_engine_workload_info(c->eng, i);
-        if (!pending_rec(c, w) || w->position < 0)
-            continue;
-        if (want_cq && (!w->cluster_queue || strcmp(w->cluster_queue, want_cq) != 0))
-            continue;
-        if (want_lq) {
-            char k2[600];
-            snprintf(k2, sizeof(k2), "%s/%s", w->ns, w->local_queue ? w->local_queue : "");
-            if (strcmp(k2, want_lq) != 0)
-                continue;
-        }
-        v[k++] = w;
+        if (pending_rec(c, w) && w->position >= 0)
+            v[k++] = w;
     }
-    /* admission order: by ClusterQueue, then position (insertion sort: small) */
-    for (size_t i = 1; i < k; i++) {
-        const cu_wl_info *x = v[i];
-        size_t j = i;
-        while (j > 0) {
-            const cu_wl_info *y = v[j - 1];
-            int cmp = strcmp(y->cluster_queue ? y->cluster_queue : "", x->cluster_queue ? x->cluster_queue : "");
-            if (cmp < 0 || (cmp == 0 && y->position <= x->position))
-                break;
-            v[j] = v[j - 1];
-            j--;
-        }
-        v[j] = x;
-    }
-    cu_time_format(real_now(NULL), ts, sizeof(ts));
-    cu_buf_printf(b, "{\"kind\":\"PendingWorkloads\",\"generatedAt\":\"%s\",\"items\":[", ts);
-    for (size_t i = 0; i < k; i++) {
-        const cu_wl_info *w = v[i];
-        /* position among the same LocalQueue's workloads ahead in this order */
-        int lqpos = 0;
-        for (size_t j = 0; j < i; j++)
-            lqpos += strcmp(v[j]->ns, w->ns) == 0 && v[j]->local_queue && w->local_queue &&
-                     strcmp(v[j]->local_queue, w->local_queue) == 0 &&
-                     v[j]->cluster_queue && w->cluster_queue &&
-                     strcmp(v[j]->cluster_queue, w->cluster_queue) == 0;
-        cu_buf_puts(b, i ? ",{" : "{");
-        cu_buf_puts(b, "\"namespace\":");
-        json_str_out(b, w->ns);
-        cu_buf_puts(b, ",\"name\":");
-        json_str_out(b, w->name);
-        cu_buf_puts(b, ",\"localQueue\":");
-        json_str_out(b, w->local_queue);
-        cu_buf_puts(b, ",\"clusterQueue\":");
-        json_str_out(b, w->cluster_queue);
-        cu_buf_printf(b, ",\"positionInClusterQueue\":%d,\"positionInLocalQueue\":%d,"
-                      "\"priority\":%d,\"requests\":{", w->position, lqpos, (int)w->priority);
-        /* total requests: count x per-pod, summed over pod sets */
-        const cu_workload *o = w->obj;
-        cu_res tot[32];
-        size_t nt = 0;
-        for (size_t p = 0; o && p < o->npodsets; p++)
-            for (size_t r = 0; r < o->podsets[p].requests.n; r++) {
-                const cu_res *q = &o->podsets[p].requests.items[r];
-                size_t t;
-                for (t = 0; t < nt && strcmp(tot[t].name, q->name) != 0; t++)
-                    ;
-                if (t == nt) {
-                    if (nt == 32)
-                        continue;
-                    tot[nt].name = q->name;
-                    tot[nt++].milli = 0;
-                }
-                tot[t].milli += q->milli * o->podsets[p].count;
-            }
-        for (size_t t = 0; t < nt; t++) {
-            char q[64];
-            cu_qty_format_res(tot[t].name, tot[t].milli, q, sizeof(q));
-            cu_buf_puts(b, t ? "," : "");
-            json_str_out(b, tot[t].name);
-            cu_buf_puts(b, ":");
-            json_str_out(b, q);
-        }
-        cu_buf_puts(b, "}");
-        if (o && o->meta.has_created) {
-            cu_time_format(o->meta.created_ms, ts, sizeof(ts));
-            cu_buf_printf(b, ",\"createdAt\":\"%s\"", ts);
-        }
-        cu_buf_puts(b, ",\"reason\":");
-        json_str_out(b, w->reason);
-        cu_buf_puts(b, ",\"message\":");
-        json_str_out(b, w->message);
-        cu_buf_puts(b, "}");
-    }
-    cu_buf_puts(b, "]}\n");
+    json_object *doc = cu_ctrl_pending_doc(v, k, want_cq, want_lq, real_now(NULL));
     free(v);
+    if (!doc)
+        return 500;
+    cu_buf_puts(b, json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN));
+    cu_buf_puts(b, "\n");
+    json_object_put(doc);
     return 200;
 }
 
