@@ -26,9 +26,7 @@ enum { RQ_PARK = 0, RQ_HEAP = 1, RQ_DONE = 2 };
 
 /* ---------------- small helpers ---------------- */
 
-typedef struct strlist { const char **s; size_t n, cap; } strlist;
-
-static void sl_add(cu_arena *a, strlist *l, const char *s)
+void cu_strlist_add(cu_arena *a, cu_strlist *l, const char *s)
 {
     if (!s)
         return;
@@ -233,7 +231,7 @@ static int preferred(const ecq *c, int mode, int borrow, int bmode, int bborrow)
  * flavor index within the group, or -1; *mode_out is the chosen flavor's
  * mode. Reasons for flavors that do not fit are appended to reasons. */
 static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_podset *pso,
-                       item *items, size_t nitems, asg *a, strlist *reasons,
+                       item *items, size_t nitems, asg *a, cu_strlist *reasons,
                        int *reason_code, int *borrow_out, int *mode_out)
 {
     cu_arena *ar = &e->cycle;
@@ -243,14 +241,14 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
     for (size_t fi = 0; fi < g->nflv; fi++) {
         const eflavor *fl = &e->flavors.items[g->flv[fi]];
         if (!fl->obj) {
-            sl_add(ar, reasons, cu_arena_printf(ar, "flavor %s not found", fl->name));
+            cu_strlist_add(ar, reasons, cu_arena_printf(ar, "flavor %s not found", fl->name));
             if (R_NO_MATCHING_FLAVOR < least)
                 least = R_NO_MATCHING_FLAVOR;
             continue;
         }
         const cu_taint *t = cu_flavor_untolerated(fl->obj, pso);
         if (t) {
-            sl_add(ar, reasons, cu_arena_printf(ar, "untolerated taint {%s %s %s <nil>} in flavor %s",
+            cu_strlist_add(ar, reasons, cu_arena_printf(ar, "untolerated taint {%s %s %s <nil>} in flavor %s",
                                                  t->key ? t->key : "", t->value ? t->value : "",
                                                  t->effect, fl->name));
             if (R_NO_MATCHING_FLAVOR < least)
@@ -258,7 +256,7 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
             continue;
         }
         if (!affinity_matches(g, pso, &fl->obj->node_labels)) {
-            sl_add(ar, reasons, cu_arena_printf(ar, "flavor %s doesn't match node affinity", fl->name));
+            cu_strlist_add(ar, reasons, cu_arena_printf(ar, "flavor %s doesn't match node affinity", fl->name));
             if (R_NO_MATCHING_FLAVOR < least)
                 least = R_NO_MATCHING_FLAVOR;
             continue;
@@ -274,7 +272,7 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
             int fr = g->fr[fi * g->nres + rpos];
             const char *rname = e->res_names.items[items[i].res];
             if (fr < 0) {
-                sl_add(ar, reasons, cu_arena_printf(ar, "resource %s unavailable in flavor %s", rname, fl->name));
+                cu_strlist_add(ar, reasons, cu_arena_printf(ar, "resource %s unavailable in flavor %s", rname, fl->name));
                 mode = MODE_NOFIT;
                 break;
             }
@@ -292,7 +290,7 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
                     m = cu_arena_printf(ar, "insufficient quota for %s in flavor %s, request > maximum capacity (%s > %s)",
                                         rname, fl->name, qty(e, items[i].res, val, b1, sizeof b1),
                                         qty(e, items[i].res, pot, b2, sizeof b2));
-                sl_add(ar, reasons, m);
+                cu_strlist_add(ar, reasons, m);
                 if (R_EXCEEDS_MAX_QUOTA < least)
                     least = R_EXCEEDS_MAX_QUOTA;
                 mode = MODE_NOFIT;
@@ -306,7 +304,7 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
                     borrow = lvl;
                 continue;
             }
-            sl_add(ar, reasons, cu_arena_printf(ar, "insufficient unused quota for %s in flavor %s, %s more needed",
+            cu_strlist_add(ar, reasons, cu_arena_printf(ar, "insufficient unused quota for %s in flavor %s, %s more needed",
                                                  rname, fl->name,
                                                  qty(e, items[i].res, cu_qty_sat_sub(val, avail), b1, sizeof b1)));
             if (R_WAITING_FOR_QUOTA < least)
@@ -343,7 +341,7 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
     return -1;
 }
 
-static void join_into(cu_buf *b, const char *psname, strlist *r)
+static void join_into(cu_buf *b, const char *psname, cu_strlist *r)
 {
     qsort(r->s, r->n, sizeof(*r->s), cmp_str);
     if (b->len)
@@ -402,14 +400,14 @@ static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
             items[n].flv = -1;
             n++;
         }
-        strlist reasons = {0};
+        cu_strlist reasons = {0};
         int psmode = MODE_FIT;
         for (size_t i = 0; i < n; i++) {
             if (items[i].flv >= 0)
                 continue;
             int gi = (size_t)items[i].res < c->nres_group ? c->res_group[items[i].res] : -1;
             if (gi < 0) {
-                sl_add(ar, &reasons, cu_arena_printf(ar, "resource %s unavailable in ClusterQueue",
+                cu_strlist_add(ar, &reasons, cu_arena_printf(ar, "resource %s unavailable in ClusterQueue",
                                                       e->res_names.items[items[i].res]));
                 join_into(&msg, ps->name, &reasons);
                 a->msg = cu_arena_strdup(ar, cu_buf_str(&msg));

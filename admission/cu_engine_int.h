@@ -214,6 +214,14 @@ typedef struct entry {
     uint64_t vgen;
 } entry;
 
+/* A list of borrowed strings whose array grows in an arena (cu_cycle.c;
+ * the explanations use it too). */
+typedef struct cu_strlist { const char **s; size_t n, cap; } cu_strlist;
+
+/* Appends s (borrowed; NULL is skipped) to l, growing l's array in a.
+ * When the arena cannot grow, s is dropped. */
+void cu_strlist_add(cu_arena *a, cu_strlist *l, const char *s);
+
 /* Flavor eligibility (cu_cycle.c), shared with the explanations
  * (cu_explain.c): the first NoSchedule/NoExecute taint of f that neither
  * the pod set nor the flavor's own tolerations tolerate (NULL: none);

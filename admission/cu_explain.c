@@ -31,7 +31,6 @@
 enum { XR_FITS = 0, XR_SHORT, XR_OVER_MAX, XR_NO_QUOTA };
 enum { XF_FITS = 0, XF_SHORT, XF_OVER_MAX, XF_NO_QUOTA, XF_MISSING, XF_TAINT, XF_AFFINITY };
 
-typedef struct strlist { const char **s; size_t n, cap; } strlist;
 
 typedef struct xres {            /* one resource in one flavor */
     int res, fr;
@@ -65,7 +64,7 @@ typedef struct xps {
     const char *name;
     int32_t count, min;
     size_t nreq; const int *res; const int64_t *per_pod;
-    strlist uncovered;           /* resources no group of the queue covers */
+    cu_strlist uncovered;        /* resources no group of the queue covers */
     size_t ngroups; xgroup *g;
 } xps;
 
@@ -80,7 +79,7 @@ typedef struct xwl {
     const elq *lq;
     ecq *c;                      /* NULL when missing */
     const char *cq_name;
-    strlist chain;
+    cu_strlist chain;
     const char *cohort_cycle;    /* cohort name when the queue sits on a cycle */
     int queued, inadmissible;
     int ahead, ahead_inadm, lq_ahead;
@@ -97,29 +96,12 @@ typedef struct xwl {
     int pre_configured;
     int pre_quota;               /* quota (not matching) is what blocks it */
     int n_within, n_reclaim;
-    strlist victims;             /* preempted for it, still holding quota */
+    cu_strlist victims;          /* preempted for it, still holding quota */
     int searched;
-    strlist targets;
+    cu_strlist targets;
     /* unblock */
-    strlist unblock;
+    cu_strlist unblock;
 } xwl;
-
-static void sl_add(cu_arena *a, strlist *l, const char *s)
-{
-    if (!s)
-        return;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        const char **p = cu_arena_alloc(a, cap * sizeof(*p));
-        if (!p)
-            return;
-        if (l->n)
-            memcpy(p, l->s, l->n * sizeof(*p));
-        l->s = p;
-        l->cap = cap;
-    }
-    l->s[l->n++] = s;
-}
 
 static const char *rname(const xwl *x, int res)
 {
@@ -156,19 +138,6 @@ static const char *node_label(xwl *x, const cu_qnode *n)
 }
 
 /* ---------------- flavor eligibility (cu_cycle.c's predicates) ---------------- */
-
-static const char *op_name(cu_selop op)
-{
-    switch (op) {
-    case CU_SEL_IN: return "In";
-    case CU_SEL_NOTIN: return "NotIn";
-    case CU_SEL_EXISTS: return "Exists";
-    case CU_SEL_DOESNOTEXIST: return "DoesNotExist";
-    case CU_SEL_GT: return "Gt";
-    case CU_SEL_LT: return "Lt";
-    }
-    return "?";
-}
 
 static const char *has_label(xwl *x, const cu_kvs *labels, const char *key)
 {
@@ -216,7 +185,7 @@ static const char *affinity_mismatch(xwl *x, const egroup *g, const cu_podset *p
     }
     cu_buf b;
     cu_buf_init(&b, 4096);
-    cu_buf_printf(&b, "required node affinity %s %s", first_bad->key, op_name(first_bad->op));
+    cu_buf_printf(&b, "required node affinity %s %s", first_bad->key, cu_selop_name(first_bad->op));
     if (first_bad->values.n) {
         cu_buf_puts(&b, " (");
         for (size_t i = 0; i < first_bad->values.n; i++)
@@ -376,7 +345,7 @@ static cu_err analyze_ps(xwl *x, size_t p)
     for (size_t i = 0; i < n; i++) {
         int gi = (size_t)items[i].res < c->nres_group ? c->res_group[items[i].res] : -1;
         if (gi < 0) {
-            sl_add(x->ar, &out->uncovered, rname(x, items[i].res));
+            cu_strlist_add(x->ar, &out->uncovered, rname(x, items[i].res));
             continue;
         }
         size_t k;
@@ -476,7 +445,7 @@ static void find_victims(xwl *x)
             continue;
         if (strncmp(v->note, "preempted by ", 13) == 0 && strncmp(v->note + 13, x->w->key, kl) == 0 &&
             (v->note[13 + kl] == ' ' || v->note[13 + kl] == ','))
-            sl_add(x->ar, &x->victims, v->preempt_reason
+            cu_strlist_add(x->ar, &x->victims, v->preempt_reason
                        ? cu_arena_printf(x->ar, "%s (%s)", v->key, v->preempt_reason) : v->key);
     }
 }
@@ -534,7 +503,7 @@ static cu_err analyze_preemption(xwl *x)
         return err;
     x->searched = 1;
     for (size_t i = 0; i < t.n; i++)
-        sl_add(x->ar, &x->targets, cu_arena_printf(x->ar, "%s (%s)", t.t[i].wl->key, t.t[i].reason));
+        cu_strlist_add(x->ar, &x->targets, cu_arena_printf(x->ar, "%s (%s)", t.t[i].wl->key, t.t[i].reason));
     return CU_OK;
 }
 
@@ -590,7 +559,7 @@ static void unblock_flavors(xwl *x)
     for (size_t p = 0; p < x->nps; p++) {
         const xps *ps = &x->ps[p];
         for (size_t i = 0; i < ps->uncovered.n; i++)
-            sl_add(ar, &x->unblock, cu_arena_printf(ar,
+            cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar,
                 "quota for %s: add it to a resourceGroup of ClusterQueue %s (or drop the request)",
                 ps->uncovered.s[i], cq));
         for (size_t k = 0; k < ps->ngroups; k++) {
@@ -614,13 +583,13 @@ static void unblock_flavors(xwl *x)
                         first = 0;
                     }
                     cu_buf_printf(&b, " free in flavor %s of ClusterQueue %s", xf->name, cq);
-                    sl_add(ar, &x->unblock, cu_arena_strdup(ar, cu_buf_str(&b)));
+                    cu_strlist_add(ar, &x->unblock, cu_arena_strdup(ar, cu_buf_str(&b)));
                     cu_buf_free(&b);
                     int lent = 0;
                     for (size_t r = 0; r < xf->nres; r++)
                         lent |= xf->res[r].state == XR_SHORT && xf->res[r].lent > 0;
                     if (lent && x->c->obj->preemption.reclaim == CU_PP_NEVER && !reclaim_said) {
-                        sl_add(ar, &x->unblock, cu_arena_printf(ar,
+                        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar,
                             "preemption.reclaimWithinCohort LowerPriority or Any on ClusterQueue %s, "
                             "to take back its nominal quota from the cohort", cq));
                         reclaim_said = 1;
@@ -657,18 +626,18 @@ static void unblock_flavors(xwl *x)
                     for (size_t r = 0; r < xf->nres; r++) {
                         const xres *xr = &xf->res[r];
                         if (xr->state == XR_NO_QUOTA)
-                            sl_add(ar, &x->unblock, cu_arena_printf(ar,
+                            cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar,
                                 "quota for %s in flavor %s of ClusterQueue %s",
                                 rname(x, xr->res), xf->name, cq));
                         else if (xr->state == XR_OVER_MAX)
-                            sl_add(ar, &x->unblock, over_max_hint(x, xf, xr));
+                            cu_strlist_add(ar, &x->unblock, over_max_hint(x, xf, xr));
                     }
                     break;
                 default:
                     break;
                 }
                 if (s)
-                    sl_add(ar, &x->unblock, s);
+                    cu_strlist_add(ar, &x->unblock, s);
             }
         }
     }
@@ -689,42 +658,42 @@ static cu_err build(xwl *x)
     /* queue chain */
     const char *ns = o->meta.ns ? o->meta.ns : "default";
     if (x->lq_name)
-        sl_add(ar, &x->chain, cu_arena_printf(ar, "LocalQueue %s/%s%s", ns, x->lq_name,
+        cu_strlist_add(ar, &x->chain, cu_arena_printf(ar, "LocalQueue %s/%s%s", ns, x->lq_name,
                                               x->lq ? "" : " (missing)"));
     if (x->cq_name)
-        sl_add(ar, &x->chain, cu_arena_printf(ar, "ClusterQueue %s%s", x->cq_name,
+        cu_strlist_add(ar, &x->chain, cu_arena_printf(ar, "ClusterQueue %s%s", x->cq_name,
                                               x->c ? "" : " (missing)"));
     if (x->c) {
         for (const cu_qnode *n = x->c->node->parent; n; n = n->parent)
-            sl_add(ar, &x->chain, cu_arena_printf(ar, "Cohort %s", n->name));
+            cu_strlist_add(ar, &x->chain, cu_arena_printf(ar, "Cohort %s", n->name));
         if (x->c->obj->cohort && !x->c->node->parent) {
             x->cohort_cycle = x->c->obj->cohort;
-            sl_add(ar, &x->chain, cu_arena_printf(ar, "Cohort %s (in a cycle)", x->cohort_cycle));
+            cu_strlist_add(ar, &x->chain, cu_arena_printf(ar, "Cohort %s (in a cycle)", x->cohort_cycle));
         }
     }
     if (w->state != WL_QUEUED && w->state != WL_NONE)
         return CU_OK;
     /* pending: why it is not even queued, or where it is */
     if (!o->active) {
-        sl_add(ar, &x->unblock, "set spec.active: true on the Workload");
+        cu_strlist_add(ar, &x->unblock, "set spec.active: true on the Workload");
         return CU_OK;
     }
     if (!x->lq_name) {
-        sl_add(ar, &x->unblock, "set spec.queueName (the kueue.x-k8s.io/queue-name label of its Job)");
+        cu_strlist_add(ar, &x->unblock, "set spec.queueName (the kueue.x-k8s.io/queue-name label of its Job)");
         return CU_OK;
     }
     if (!x->lq) {
-        sl_add(ar, &x->unblock, cu_arena_printf(ar, "create LocalQueue %s/%s (spec.clusterQueue: "
+        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "create LocalQueue %s/%s (spec.clusterQueue: "
                                                 "the ClusterQueue to use)", ns, x->lq_name));
         return CU_OK;
     }
     if (!x->c) {
-        sl_add(ar, &x->unblock, cu_arena_printf(ar, "create ClusterQueue %s (LocalQueue %s points "
+        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "create ClusterQueue %s (LocalQueue %s points "
                                                 "at it)", x->cq_name ? x->cq_name : "?", x->lq->key));
         return CU_OK;
     }
     if (!x->lq->active) {
-        sl_add(ar, &x->unblock, cu_arena_printf(ar, "LocalQueue %s is stopped (stopPolicy %s): set "
+        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "LocalQueue %s is stopped (stopPolicy %s): set "
                                                 "stopPolicy None", x->lq->key,
                                                 stop_name(x->lq->obj->stop_policy)));
         return CU_OK;
@@ -735,17 +704,17 @@ static cu_err build(xwl *x)
     if (!x->c->active) {
         const cu_cluster_queue *q = x->c->obj;
         if (q->stop_policy != CU_STOP_NONE)
-            sl_add(ar, &x->unblock, cu_arena_printf(ar, "ClusterQueue %s is stopped (stopPolicy %s): "
+            cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "ClusterQueue %s is stopped (stopPolicy %s): "
                                                     "set stopPolicy None", x->c->name,
                                                     stop_name(q->stop_policy)));
         if (x->cohort_cycle)
-            sl_add(ar, &x->unblock, cu_arena_printf(ar, "break the cycle of parentName links "
+            cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "break the cycle of parentName links "
                                                     "through Cohort %s", x->cohort_cycle));
         for (size_t g = 0; g < x->c->ngroups; g++)
             for (size_t f = 0; f < x->c->groups[g].nflv; f++) {
                 const eflavor *fl = &e->flavors.items[x->c->groups[g].flv[f]];
                 if (!fl->obj)
-                    sl_add(ar, &x->unblock, cu_arena_printf(ar, "create ResourceFlavor %s "
+                    cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "create ResourceFlavor %s "
                                                             "(ClusterQueue %s uses it)", fl->name,
                                                             x->c->name));
             }
@@ -754,7 +723,7 @@ static cu_err build(xwl *x)
     }
     x->ns_selected = cu_engine_ns_selected(e, x->c->obj, ns);
     if (!x->ns_selected) {
-        sl_add(ar, &x->unblock, cu_arena_printf(ar, "namespace %s selected by the namespaceSelector "
+        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "namespace %s selected by the namespaceSelector "
                                                 "of ClusterQueue %s", ns, x->c->name));
         x->not_analyzed = "not evaluated: the namespace is not selected";
         return CU_OK;
@@ -777,12 +746,12 @@ static cu_err build(xwl *x)
     x->analyzed = 1;
     find_victims(x);
     if (x->blocked_by) {
-        sl_add(ar, &x->unblock, cu_arena_printf(ar, "the head %s admitted (StrictFIFO), or "
+        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "the head %s admitted (StrictFIFO), or "
                                                 "ClusterQueue %s switched to BestEffortFIFO",
                                                 x->blocked_by->key, x->c->name));
     }
     if (x->victims.n) {
-        sl_add(ar, &x->unblock, cu_arena_printf(ar, "the %zu preempted workload%s stopping and "
+        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "the %zu preempted workload%s stopping and "
                                                 "releasing %s quota", x->victims.n,
                                                 x->victims.n == 1 ? "" : "s",
                                                 x->victims.n == 1 ? "its" : "their"));
@@ -802,7 +771,7 @@ static cu_err build(xwl *x)
     if (quota_blocked) {
         x->pre_quota = x->all_chosen;
         if (x->targets.n)
-            sl_add(ar, &x->unblock, cu_arena_printf(ar, "preempting %zu workload%s (see Preemption)",
+            cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "preempting %zu workload%s (see Preemption)",
                                                     x->targets.n, x->targets.n == 1 ? "" : "s"));
         unblock_flavors(x);
     }
@@ -1196,7 +1165,7 @@ static cu_node *dseq(dctx *c)
     return n;
 }
 
-static cu_node *dlist(dctx *c, const strlist *l)
+static cu_node *dlist(dctx *c, const cu_strlist *l)
 {
     cu_node *s = dseq(c);
     for (size_t i = 0; i < l->n; i++)

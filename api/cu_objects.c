@@ -477,6 +477,11 @@ static void get_reslist(dctx *c, const cu_node *map, const char *key, const char
 
 static const char *const sel_ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt" };
 
+const char *cu_selop_name(cu_selop op)
+{
+    return (unsigned)op < sizeof(sel_ops) / sizeof(sel_ops[0]) ? sel_ops[op] : "?";
+}
+
 static void dec_selreqs(dctx *c, const cu_node *seq, const char *path, int allow_gtlt,
                         size_t *nout, cu_selreq **out)
 {

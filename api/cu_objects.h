@@ -50,6 +50,9 @@ typedef enum cu_selop {
     CU_SEL_GT, CU_SEL_LT
 } cu_selop;
 typedef struct cu_selreq { const char *key; cu_selop op; cu_strs values; } cu_selreq;
+/* The operator's name as written in manifests ("In", "DoesNotExist", ...),
+ * "?" for a value out of range. Static storage. */
+const char *cu_selop_name(cu_selop op);
 /* A node selector term: all requirements must hold. */
 typedef struct cu_selterm { size_t n; cu_selreq *reqs; } cu_selterm;
 

@@ -375,19 +375,6 @@ static void check_weight(vctx *v, const char *path, int64_t milli)
 
 /* ---------------- label selector, taints, tolerations ---------------- */
 
-static const char *selop_name(cu_selop op)
-{
-    switch (op) {
-    case CU_SEL_IN: return "In";
-    case CU_SEL_NOTIN: return "NotIn";
-    case CU_SEL_EXISTS: return "Exists";
-    case CU_SEL_DOESNOTEXIST: return "DoesNotExist";
-    case CU_SEL_GT: return "Gt";
-    case CU_SEL_LT: return "Lt";
-    }
-    return "?";
-}
-
 static void check_labels_map(vctx *v, const char *path, const cu_kvs *kvs)
 {
     char p[400];
@@ -424,7 +411,7 @@ static void check_labelsel(vctx *v, const char *path, const cu_labelsel *sel)
         default:
             snprintf(p, sizeof(p), "%s.matchExpressions[%zu].operator", path, i);
             verr(v, p, "Unsupported value: %s: supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\"",
-                 quote(q, sizeof(q), selop_name(r->op)));
+                 quote(q, sizeof(q), cu_selop_name(r->op)));
             break;
         }
     }
