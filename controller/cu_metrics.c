@@ -66,15 +66,6 @@ static void set_err(cu_metrics *m, const char *fmt, ...)
     va_end(ap);
 }
 
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *p = malloc(n);
-    if (p)
-        memcpy(p, s, n);
-    return p;
-}
-
 static int ends_with(const char *s, const char *suf)
 {
     size_t a = strlen(s), b = strlen(suf);
@@ -465,8 +456,8 @@ cu_metric_family *cu_metrics_family(cu_metrics *m, const char *name, const char 
         goto oom;
     f->m = m;
     f->type = type;
-    f->name = xstrdup(name);
-    f->help = xstrdup(help);
+    f->name = strdup(name);
+    f->help = strdup(help);
     f->cap = 16;
     f->tab = calloc(f->cap, sizeof(*f->tab));
     if (nlabels) {
@@ -475,7 +466,7 @@ cu_metric_family *cu_metrics_family(cu_metrics *m, const char *name, const char 
             goto oom;
         f->nlabels = nlabels;
         for (size_t i = 0; i < nlabels; i++)
-            if (!(f->labels[i] = xstrdup(labelnames[i])))
+            if (!(f->labels[i] = strdup(labelnames[i])))
                 goto oom;
     }
     if (nbuckets) {
