@@ -28,13 +28,6 @@ static json_object *member(json_object *o, const char *k)
     return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
 }
 
-/* The object without managedFields' times (they may differ between two
- * applies made at different "now"s; here both use one time anyway). */
-static int same_json(json_object *a, json_object *b)
-{
-    return json_object_equal(a, b);
-}
-
 static int has_apply_entry(json_object *obj, const char *manager)
 {
     json_object *mf = member(member(obj, "metadata"), "managedFields");
@@ -91,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                             again ? "ok" : err, c2.n, c2.message);
                 abort();
             }   /* the same manager conflicting with itself */
-            if (!same_json(res, again)) {
+            if (!json_object_equal(res, again)) {   /* both applies use one "now" */
                 if (getenv("FUZZ_FIELDS_DEBUG"))
                     fprintf(stderr, "first apply:\n%s\nsecond apply:\n%s\n",
                             json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN),
