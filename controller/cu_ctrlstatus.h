@@ -53,7 +53,12 @@
 #define CU_LQ_STATUS_MAX_FLAVORS 16     /* and 16 resources per flavor */
 #define CU_COND_MESSAGE_MAX 32768       /* metav1.Condition message */
 
-/* The merge patch of a ClusterQueue's /status (content type
+/* The status bodies below are merge patches (a null removes a field).
+ * The controller sends them as forced server-side applies of the whole
+ * status, with the nulls left out (cu_controller.c, qstatus_send): there
+ * a field the body no longer names is removed by the server.
+ *
+ * The merge patch of a ClusterQueue's /status (content type
  * application/merge-patch+json):
  *   {"status": {pendingWorkloads, reservingWorkloads, admittedWorkloads,
  *               flavorsReservation, flavorsUsage, conditions, fairSharing}}
