@@ -1521,6 +1521,9 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         set_decode(c, x, w);
         x->hold = 0;
         decode_wl_extras(x, obj);
+        /* every decode carries the queue time, not only the engine's copy:
+         * the wait-time metrics read the current decode at admission */
+        job_order(c, x);
         const cu_workload *wl = wl_of(x);
         if (x->evict_pending && (cond_is(wl, "Evicted", "True") || !cu_workload_has_quota(wl))) {
             x->evict_pending = 0;   /* written (or moot) */
