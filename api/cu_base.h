@@ -32,6 +32,14 @@ typedef enum cu_err {
     CU_ETRANSIENT = -10
 } cu_err;
 
+/* The deepest nesting of objects and arrays any Kubernetes object may have,
+ * in JSON or YAML: kube-apiserver's decoders refuse deeper documents (Go's
+ * encoding/json and yaml.v3 both stop at 10000 levels). The embedded API
+ * server accepts up to this depth for every input format, and every reader
+ * of API objects (the controller's informers, the CLI) reads up to it, so
+ * that whatever the server stores can be read back. */
+#define CU_JSON_MAX_DEPTH 10000
+
 /* Returns a static string naming err. */
 const char *cu_strerror(cu_err err);
 
