@@ -899,6 +899,47 @@ int cu_engine_add_workload(cu_engine *e, const cu_workload *o)
     return err ? -1 : w->idx;
 }
 
+/* Warns once per cycle of cohort parents, on its member with the smallest
+ * name, listing the cycle from there ("a -> b -> a"). Cohorts that only
+ * lead into a cycle are inactive too but not named: the cycle is the
+ * thing to fix. */
+static void warn_cycles(const cu_engine *e, cu_diag *d)
+{
+    size_t nco = e->cohorts.n;
+    for (size_t i = 0; i < nco; i++) {
+        const ecohort *c = &e->cohorts.items[i];
+        if (!c->cyclic || !c->obj)
+            continue;
+        /* on the cycle: following parents from i comes back to i */
+        int j = c->parent, first = 1;
+        size_t steps = 0;
+        while (j >= 0 && j != (int)i && steps++ < nco) {
+            if (strcmp(e->cohorts.items[j].name, c->name) < 0)
+                first = 0;
+            j = e->cohorts.items[j].parent;
+        }
+        if (j != (int)i || !first)
+            continue;
+        char path[1024];
+        size_t pl = 0;
+        j = (int)i;
+        do {
+            int k = snprintf(path + pl, sizeof(path) - pl, "%s%s", pl ? " -> " : "",
+                             e->cohorts.items[j].name);
+            if (k < 0 || (size_t)k >= sizeof(path) - pl) {
+                pl = sizeof(path) - 1;
+                break;
+            }
+            pl += (size_t)k;
+            j = e->cohorts.items[j].parent;
+        } while (j != (int)i);
+        if (pl < sizeof(path) - 1)
+            snprintf(path + pl, sizeof(path) - pl, " -> %s", c->name);
+        cu_diag_warn(d, "Cohort %s: spec.parentName: the cohorts %s form a cycle; every "
+                        "ClusterQueue under them is inactive", c->name, path);
+    }
+}
+
 cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
 {
     e->world = w;
@@ -947,10 +988,7 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
     }
     if ((err = build_tree(e)))
         return err;
-    for (size_t i = 0; i < e->cohorts.n; i++)
-        if (e->cohorts.items[i].cyclic && e->cohorts.items[i].obj)
-            cu_diag_warn(d, "Cohort %s: spec.parentName: part of a cycle in the cohort tree; "
-                            "every ClusterQueue in it is inactive", e->cohorts.items[i].name);
+    warn_cycles(e, d);
     for (size_t i = 0; i < w->namespaces.n; i++)
         if (cu_strmap_put(&e->ns_map, w->namespaces.items[i]->meta.name, (int)i))
             return CU_ENOMEM;

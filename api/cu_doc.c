@@ -14,7 +14,9 @@
  *    escape) are rejected as a syntax error, since str is a C string.
  *  - Map keys are scalar text; a mapping or sequence used as a key is a
  *    syntax error. A duplicate key keeps the position of the first one and
- *    the value of the last one ("later wins"), silently.
+ *    the value of the last one ("later wins", as kubectl's YAML to JSON
+ *    conversion does), with a warning in d naming the file, the line of
+ *    each and the key.
  *  - Aliases are expanded by deep copy (nodes keep the anchor's positions),
  *    so editing one place never changes another. An alias to the node that
  *    contains it, or to an unknown anchor, is a syntax error. The total
@@ -140,10 +142,12 @@ static cu_err sidx_put(sidx *x, const char *const *names, size_t idx)
 typedef struct pframe {
     cu_node *node;
     const char **keys; /* maps only */
+    int *klines;       /* maps only: the line of each key */
     cu_node **vals;
     size_t n, cap;
     sidx idx;          /* maps with >= DOC_HASH_MIN entries */
     const char *key;   /* pending key (have_key) */
+    int key_line, key_col;
     int have_key, key_is_merge;
     cu_node **merges;  /* merge sources in order */
     size_t nmerges, capmerges;
@@ -206,6 +210,7 @@ static cu_err oom(pstate *st)
 static void frame_release(pframe *f)
 {
     free(f->keys);
+    free(f->klines);
     free(f->vals);
     free(f->merges);
     sidx_free(&f->idx);
@@ -284,6 +289,10 @@ static cu_err vec_reserve(pframe *f, int map)
         if (!k)
             return CU_ENOMEM;
         f->keys = k;
+        int *kl = realloc(f->klines, cap * sizeof(*kl));
+        if (!kl)
+            return CU_ENOMEM;
+        f->klines = kl;
     }
     f->cap = cap;
     return CU_OK;
@@ -300,12 +309,14 @@ static size_t frame_find(const pframe *f, const char *k)
     return SIZE_MAX;
 }
 
-/* Appends key k -> v to a map frame (no duplicate check). */
-static cu_err frame_append(pframe *f, const char *k, cu_node *v)
+/* Appends key k (written at line, 0 when merged) -> v to a map frame (no
+ * duplicate check). */
+static cu_err frame_append(pframe *f, const char *k, int line, cu_node *v)
 {
     if (vec_reserve(f, 1))
         return CU_ENOMEM;
     f->keys[f->n] = k;
+    f->klines[f->n] = line;
     f->vals[f->n] = v;
     f->n++;
     if (f->idx.cap) {
@@ -348,6 +359,8 @@ static cu_err add_value(pstate *st, cu_node *v, size_t count, int height, int li
             return perr(st, line, col, "a mapping key must be a scalar, not a %s",
                         v->type == CU_NODE_MAP ? "mapping" : "sequence");
         f->key = v->str;
+        f->key_line = line;
+        f->key_col = col;
         f->key_is_merge = v->plain && strcmp(v->str, "<<") == 0;
         f->have_key = 1;
         return CU_OK;
@@ -382,9 +395,13 @@ static cu_err add_value(pstate *st, cu_node *v, size_t count, int height, int li
     size_t i = frame_find(f, f->key);
     if (i != SIZE_MAX) {
         f->vals[i] = v; /* duplicate key: the later value wins */
+        if (st->d)
+            cu_diag_warn(st->d, "%s:%d:%d: mapping key \"%s\" already defined at line %d; "
+                         "the later value is used", st->file, f->key_line, f->key_col,
+                         f->key, f->klines[i]);
         return CU_OK;
     }
-    return frame_append(f, f->key, v) ? oom(st) : CU_OK;
+    return frame_append(f, f->key, f->key_line, v) ? oom(st) : CU_OK;
 }
 
 static cu_err open_node(pstate *st, cu_ntype type, const yaml_char_t *anchor, yaml_mark_t m)
@@ -422,6 +439,9 @@ static void frame_swap(pframe *f, size_t i, size_t j)
         const char *k = f->keys[i];
         f->keys[i] = f->keys[j];
         f->keys[j] = k;
+        int l = f->klines[i];
+        f->klines[i] = f->klines[j];
+        f->klines[j] = l;
     }
 }
 
@@ -444,7 +464,7 @@ static cu_err apply_merges(pframe *f)
         const cu_node *src = f->merges[j];
         for (size_t i = 0; i < src->n; i++)
             if (frame_find(f, src->keys[i]) == SIZE_MAX &&
-                frame_append(f, src->keys[i], src->vals[i]))
+                frame_append(f, src->keys[i], 0, src->vals[i]))
                 return CU_ENOMEM;
     }
     /* rotate [merge_pos, n0) behind [n0, n) */
@@ -688,7 +708,7 @@ cu_err cu_doc_parse_file(const char *file, cu_arena *a, cu_doc **docs,
             if (cap > DOC_FILE_MAX) {
                 if (d)
                     cu_diag_error(d, "%s: file is larger than 64 MiB, refusing to read it", file);
-                err = CU_ENOMEM;
+                err = CU_EINVAL;   /* bad input, not an internal failure */
                 break;
             }
             size_t ncap = cap ? cap * 2 : 64 * 1024;
@@ -719,7 +739,7 @@ cu_err cu_doc_parse_file(const char *file, cu_arena *a, cu_doc **docs,
     if (!err && len > DOC_FILE_MAX) {
         if (d)
             cu_diag_error(d, "%s: file is larger than 64 MiB, refusing to read it", file);
-        err = CU_ENOMEM;
+        err = CU_EINVAL;
     }
     if (!err)
         err = cu_doc_parse(file, buf ? buf : "", len, a, docs, ndocs, d);

@@ -40,7 +40,7 @@ cu_err cu_doc_parse(const char *file, const char *text, size_t len,
                     cu_arena *a, cu_doc **docs, size_t *ndocs, cu_diag *d);
 
 /* Reads file and parses it like cu_doc_parse. Files over 64 MiB are
- * refused (CU_ENOMEM with a message); unreadable files give CU_EIO. */
+ * refused as bad input (CU_EINVAL with a message); unreadable files give CU_EIO. */
 cu_err cu_doc_parse_file(const char *file, cu_arena *a, cu_doc **docs,
                          size_t *ndocs, cu_diag *d);
 

@@ -688,5 +688,69 @@ usage_case "simulate --explain a/" "--explain 'a/': expected NAMESPACE/NAME" sim
 usage_case "simulate --explain a/b/c" "--explain 'a/b/c': expected NAMESPACE/NAME" simulate --explain a/b/c "$FIFO"
 usage_case "simulate --explain without a value" "option '--explain' needs a value" simulate --explain
 
+# ---- hardening (issue 10) ----
+# a file over the 64 MiB input bound is bad input (2), not an internal error
+truncate -s $(( (64 << 20) + 1 )) "$TMP/huge.yaml"
+run simulate "$TMP/huge.yaml"
+if check_rc "simulate of a file over 64 MiB" 2; then
+    if err_has "huge.yaml: file is larger than 64 MiB"; then pass "simulate of a file over 64 MiB"
+    else fail "simulate of a file over 64 MiB" "no message naming the file"; fi
+fi
+rm -f "$TMP/huge.yaml"
+
+# a cycle of two Cohorts is one warning, naming the cycle once
+cat >"$TMP/cycle.yaml" <<'YAML'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: a}
+spec: {parentName: b}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: b}
+spec: {parentName: a}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: c}
+spec: {parentName: a}
+YAML
+run simulate "$TMP/cycle.yaml"
+if check_rc "simulate: cohort cycle" 0; then
+    if [ "$(grep -c "cycle" "$TMP/err")" = 1 ] && err_has "Cohort a: spec.parentName: .*a -> b -> a"; then
+        pass "simulate: a cohort cycle is warned about once"
+    else fail "simulate: cohort cycle" "want one warning naming a -> b -> a"; fi
+fi
+
+# duplicate mapping keys: a warning naming the file, the line and the key
+# (the later value wins, as in kubectl's YAML to JSON conversion)
+cat >"$TMP/dupkey.yaml" <<'YAML'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: f
+  name: g
+spec: {namespaceSelector: {}}
+YAML
+run simulate -o json "$TMP/dupkey.yaml"
+if check_rc "simulate: duplicate key" 0; then
+    if err_has "warning: .*dupkey.yaml:5:3: mapping key \"name\" already defined at line 4" &&
+        out_has '"g"'; then
+        pass "simulate: duplicate key warned with file, line and key; the later value used"
+    else fail "simulate: duplicate key" "no warning naming dupkey.yaml:5:3 and line 4"; fi
+fi
+
+# cueue dev's loader warns the same way (a malformed file then stops it
+# before anything starts)
+mkdir -p "$TMP/devs"
+cp "$TMP/dupkey.yaml" "$TMP/devs/a.yaml"
+printf 'x: [\n' >"$TMP/devs/b.yaml"
+run dev --crds "$ROOT/crds" --samples "$TMP/devs" --dir "$TMP/devdir" --duration 1
+if check_rc "dev: duplicate key" 2; then
+    if err_has "dev: warning: .*a.yaml:5:3: mapping key \"name\" already defined at line 4"; then
+        pass "dev: duplicate key warned with file, line and key"
+    else fail "dev: duplicate key" "no warning"; fi
+fi
+
 echo "$PASSES passed, $FAILS failed"
 [ "$FAILS" -eq 0 ]

@@ -182,6 +182,9 @@ static int load_file(dev_objs *l, const char *file)
         if (d.n == 0)
             fprintf(stderr, "cueue: dev: %s: %s\n", file, cu_strerror(err));
         rc = err == CU_ENOMEM ? 1 : 2;
+    } else {
+        for (size_t i = 0; i < d.n; i++)   /* warnings: duplicate keys */
+            fprintf(stderr, "cueue: dev: %s\n", d.msgs[i]);
     }
     for (size_t i = 0; i < ndocs && !rc; i++) {
         if (!docs[i].root)
