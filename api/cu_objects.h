@@ -360,6 +360,13 @@ cu_err cu_world_load(cu_world *w, const char *const *paths, size_t npaths, cu_di
  * "Kind ns/name: field.path: problem". Returns CU_OK or CU_EINVAL. */
 cu_err cu_world_validate(const cu_world *w, cu_diag *d);
 
+/* Validates one object by the same rules (everything cu_world_validate
+ * checks but duplicates, which need the other objects). obj points at the
+ * struct of kind (cu_cluster_queue for CU_KIND_CLUSTER_QUEUE, ...); kinds
+ * without rules (Job, Configuration) are an error. Messages as above.
+ * Returns CU_OK or CU_EINVAL. Borrows obj. */
+cu_err cu_object_validate(cu_kind kind, const void *obj, cu_diag *d);
+
 /* Resolves each workload's priority: explicit spec.priority wins;
  * otherwise priorityClassRef to a WorkloadPriorityClass or PriorityClass;
  * otherwise a globalDefault PriorityClass; otherwise 0. A reference to a

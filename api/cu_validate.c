@@ -23,7 +23,17 @@
  *  - borrowWithinCohort.maxPriorityThreshold is rejected unless the policy
  *    is LowerPriority (Kueue ignores it);
  *  - a Cohort whose parentName is its own name is rejected (Kueue accepts
- *    it and deactivates it as a one-member cycle).
+ *    it and deactivates it as a one-member cycle);
+ *  - a Workload pod set with a negative request is rejected (pods refuse
+ *    them; the quota arithmetic cannot use them).
+ *
+ * ObjectMeta is checked for every kind as kube-apiserver does (label keys
+ * and values, annotation keys, 256 KiB of annotations): the controller
+ * reads objects from API servers that may not have checked them.
+ *
+ * cu_object_validate runs the same checks on one object: the controller
+ * validates each queue object and Workload it uses (through the engine),
+ * so that `cueue simulate` and `cueue controller` share one set of rules.
  *
  * Deliberate differences from a literal reading of the Kueue rules:
  *  - the Cohort lendingLimit is not compared with nominalQuota: Kueue's
@@ -59,6 +69,7 @@
 #define MAX_PODSETS 18
 #define MAX_WPC_DESCRIPTION 2048
 #define MAX_USER_PRIORITY 1000000000
+#define MAX_ANNOTATIONS_BYTES (256 * 1024)
 /* Pairwise duplicate scans run only on lists up to this size; longer lists
  * are already over their Kueue limit and reported as such. */
 #define DUP_SCAN_MAX 1024
@@ -230,8 +241,9 @@ static void check_label(vctx *v, const char *path, const char *s)
 
 /* Checks a Kubernetes qualified name (label keys, taint keys, resource
  * names): optional "prefix/" (a DNS subdomain) and a name part of at most
- * 63 characters. */
-static void check_qname(vctx *v, const char *path, const char *s)
+ * 63 characters. fold: the prefix is compared lowercased (annotation keys,
+ * which kube-apiserver checks lowercased). */
+static void check_qname_f(vctx *v, const char *path, const char *s, int fold)
 {
     char q[320];
     if (!s || !*s) {
@@ -252,8 +264,13 @@ static void check_qname(vctx *v, const char *path, const char *s)
             verr(v, path, "Invalid value: %s: prefix part must be non-empty", q);
         else if (pl > 253)
             verr(v, path, "Invalid value: %s: prefix part must be no more than 253 characters", q);
-        else if (!subdomain_ok(s, pl))
-            verr(v, path, "Invalid value: %s: prefix part " MSG_SUBDOMAIN, q);
+        else {
+            char low[256];
+            for (size_t i = 0; i < pl; i++)
+                low[i] = fold && s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] - 'A' + 'a') : s[i];
+            if (!subdomain_ok(low, pl))
+                verr(v, path, "Invalid value: %s: prefix part " MSG_SUBDOMAIN, q);
+        }
         name = slash + 1;
     }
     size_t nl = strlen(name);
@@ -265,6 +282,11 @@ static void check_qname(vctx *v, const char *path, const char *s)
         verr(v, path, "Invalid value: %s: name part must be no more than 63 characters", q);
     if (!qname_part_ok(name, nl))
         verr(v, path, "Invalid value: %s: name part " MSG_QNAME, q);
+}
+
+static void check_qname(vctx *v, const char *path, const char *s)
+{
+    check_qname_f(v, path, s, 0);
 }
 
 /* Checks a label value (may be empty). */
@@ -355,6 +377,8 @@ static const char *fpref_name(cu_fpref p)
     return "?";
 }
 
+static void check_meta_maps(vctx *v, const cu_meta *m);
+
 /* Checks metadata.name (and metadata.namespace for namespaced kinds). */
 static void check_meta(vctx *v, const cu_meta *m, int namespaced, int name_is_label)
 {
@@ -364,6 +388,26 @@ static void check_meta(vctx *v, const cu_meta *m, int namespaced, int name_is_la
         check_subdomain(v, "metadata.name", m->name);
     if (namespaced)
         check_label(v, "metadata.namespace", m->ns);
+    check_meta_maps(v, m);
+}
+
+static void check_labels_map(vctx *v, const char *path, const cu_kvs *kvs);
+
+/* metadata.labels and metadata.annotations, as kube-apiserver checks them
+ * for every object (ValidateObjectMeta): label keys and values, annotation
+ * keys, and at most 256 KiB of annotations in total. */
+static void check_meta_maps(vctx *v, const cu_meta *m)
+{
+    check_labels_map(v, "metadata.labels", &m->labels);
+    size_t total = 0;
+    for (size_t i = 0; i < m->annotations.n; i++) {
+        const cu_kv *kv = &m->annotations.items[i];
+        check_qname_f(v, "metadata.annotations", kv->key, 1);
+        total += strlen(s_or_empty(kv->key)) + strlen(s_or_empty(kv->value));
+    }
+    if (total > MAX_ANNOTATIONS_BYTES)
+        verr(v, "metadata.annotations", "Too long: must have at most %d bytes",
+             MAX_ANNOTATIONS_BYTES);
 }
 
 static void check_weight(vctx *v, const char *path, int64_t milli)
@@ -848,6 +892,15 @@ static void check_workload(vctx *v, const cu_workload *wl)
         snprintf(p, sizeof(p), "spec.podSets[%zu].count", i);
         if (ps->count < 0)
             verr(v, p, "Invalid value: %d: " MSG_NEGATIVE, (int)ps->count);
+        for (size_t r = 0; r < ps->requests.n; r++) {
+            const cu_res *rq = &ps->requests.items[r];
+            char qq[40];
+            if (rq->milli >= 0)
+                continue;
+            snprintf(p, sizeof(p), "spec.podSets[%zu].template.spec", i);
+            verr(v, p, "resources.requests[%s]: Invalid value: \"%s\": " MSG_NEGATIVE,
+                 s_or_empty(rq->name), fmt_qty(rq->name, rq->milli, qq, sizeof(qq)));
+        }
         if (ps->has_min) {
             nmin++;
             snprintf(p, sizeof(p), "spec.podSets[%zu].minCount", i);
@@ -953,6 +1006,27 @@ static void check_dups(vctx *v, const char *kind, int namespaced, const cu_meta 
             }                                                                \
         }                                                                    \
     } while (0)
+
+cu_err cu_object_validate(cu_kind kind, const void *obj, cu_diag *d)
+{
+    vctx v;
+    memset(&v, 0, sizeof(v));
+    v.d = d;
+    switch (kind) {
+    case CU_KIND_RESOURCE_FLAVOR: check_flavor(&v, obj); break;
+    case CU_KIND_CLUSTER_QUEUE: check_cluster_queue(&v, obj); break;
+    case CU_KIND_COHORT: check_cohort(&v, obj); break;
+    case CU_KIND_LOCAL_QUEUE: check_local_queue(&v, obj); break;
+    case CU_KIND_WORKLOAD: check_workload(&v, obj); break;
+    case CU_KIND_WORKLOAD_PRIORITY_CLASS: check_wpc(&v, obj); break;
+    case CU_KIND_PRIORITY_CLASS: check_pc(&v, obj); break;
+    case CU_KIND_NAMESPACE: check_namespace(&v, obj); break;
+    default:
+        cu_diag_error(d, "%s: no validation for this kind", cu_kind_name(kind));
+        return CU_EINVAL;
+    }
+    return v.nerr ? CU_EINVAL : CU_OK;
+}
 
 cu_err cu_world_validate(const cu_world *w, cu_diag *d)
 {

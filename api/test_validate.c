@@ -915,6 +915,134 @@ static void test_many_objects_one_duplicate(void **state)
     cu_arena_free(&w.arena);
 }
 
+/* ObjectMeta labels and annotations, as kube-apiserver validates them for
+ * every kind (the API server of a real cluster refuses these objects; the
+ * controller must not use them either). */
+static void test_metadata(void **state)
+{
+    (void)state;
+    cu_world w;
+    cu_diag d;
+    t_world(&w);
+    cu_diag_init(&d);
+    size_t big = 1 << 20;
+    char *v = t_alloc(&w, big + 1);
+    memset(v, 'x', big);
+    v[big] = '\0';
+    cu_cluster_queue *cq = t_cq(&w, "big", NULL);
+    cq->meta.labels.items = t_alloc(&w, 2 * sizeof(cu_kv));
+    cq->meta.labels.items[0] = (cu_kv){ "team", v };
+    cq->meta.labels.items[1] = (cu_kv){ "a/b/c", "ok" };
+    cq->meta.labels.n = 2;
+    cu_local_queue *lq = t_lq(&w, "ns", "lq", "big");
+    char *av = t_alloc(&w, (256 << 10) + 1);
+    memset(av, 'y', 256 << 10);
+    av[256 << 10] = '\0';
+    lq->meta.annotations.items = t_alloc(&w, 2 * sizeof(cu_kv));
+    lq->meta.annotations.items[0] = (cu_kv){ "example.com/note", av };
+    lq->meta.annotations.items[1] = (cu_kv){ "Bad Key", "" };
+    lq->meta.annotations.n = 2;
+    assert_int_equal(cu_world_validate(&w, &d), CU_EINVAL);
+    if (d.n != 4)
+        dump(&d);
+    assert_int_equal(d.n, 4);
+    assert_non_null(strstr(d.msgs[0], "ClusterQueue big: metadata.labels[team]: Invalid value: \"xxx"));
+    assert_non_null(strstr(d.msgs[0], "...\": must be no more than 63 characters"));
+    assert_true(strlen(d.msgs[0]) < 1024);
+    assert_string_equal(d.msgs[1], "ClusterQueue big: metadata.labels: Invalid value: \"a/b/c\": "
+                        "a qualified name " QN " with an optional DNS subdomain prefix and '/' "
+                        "(e.g. 'example.com/MyName')");
+    assert_string_equal(d.msgs[2], "LocalQueue ns/lq: metadata.annotations: Invalid value: "
+                        "\"Bad Key\": name part " QN);
+    assert_string_equal(d.msgs[3], "LocalQueue ns/lq: metadata.annotations: Too long: must have "
+                        "at most 262144 bytes");
+    cu_diag_free(&d);
+    cu_arena_free(&w.arena);
+}
+
+/* Requests the engine cannot use: negative quantities. */
+static void test_workload_requests(void **state)
+{
+    (void)state;
+    cu_world w;
+    cu_diag d;
+    t_world(&w);
+    cu_diag_init(&d);
+    cu_workload *wl = t_wl(&w, "ns", "neg", "q");
+    cu_podset *ps = t_ps(&w, wl, "main", 1);
+    ps->requests.items = t_alloc(&w, 2 * sizeof(cu_res));
+    ps->requests.items[0] = (cu_res){ "cpu", -5000 };
+    ps->requests.items[1] = (cu_res){ "memory", 1024000 };
+    ps->requests.n = 2;
+    assert_int_equal(cu_world_validate(&w, &d), CU_EINVAL);
+    if (d.n != 1)
+        dump(&d);
+    assert_int_equal(d.n, 1);
+    assert_string_equal(d.msgs[0], "Workload ns/neg: spec.podSets[0].template.spec: "
+                        "resources.requests[cpu]: Invalid value: \"-5\": must be greater than "
+                        "or equal to 0");
+    cu_diag_free(&d);
+    cu_arena_free(&w.arena);
+}
+
+/* cu_object_validate checks one object by the same rules (the controller
+ * validates objects one by one); duplicates need a world. */
+static void test_object_validate(void **state)
+{
+    (void)state;
+    cu_world w;
+    cu_diag d, dw;
+    t_world(&w);
+    cu_diag_init(&d);
+    cu_diag_init(&dw);
+    build_cq_quotas(&w);
+    build_cohorts(&w);
+    build_local_queues(&w);
+    build_workloads(&w);
+    build_classes(&w);
+    build_flavor_taints(&w);
+    assert_int_equal(cu_world_validate(&w, &dw), CU_EINVAL);
+    size_t k = 0;
+    for (size_t i = 0; i < w.flavors.n; i++)
+        cu_object_validate(CU_KIND_RESOURCE_FLAVOR, w.flavors.items[i], &d);
+    for (size_t i = 0; i < w.cqs.n; i++)
+        cu_object_validate(CU_KIND_CLUSTER_QUEUE, w.cqs.items[i], &d);
+    for (size_t i = 0; i < w.cohorts.n; i++)
+        cu_object_validate(CU_KIND_COHORT, w.cohorts.items[i], &d);
+    for (size_t i = 0; i < w.lqs.n; i++)
+        cu_object_validate(CU_KIND_LOCAL_QUEUE, w.lqs.items[i], &d);
+    for (size_t i = 0; i < w.workloads.n; i++)
+        cu_object_validate(CU_KIND_WORKLOAD, w.workloads.items[i], &d);
+    for (size_t i = 0; i < w.wpcs.n; i++)
+        cu_object_validate(CU_KIND_WORKLOAD_PRIORITY_CLASS, w.wpcs.items[i], &d);
+    for (size_t i = 0; i < w.pcs.n; i++)
+        cu_object_validate(CU_KIND_PRIORITY_CLASS, w.pcs.items[i], &d);
+    for (size_t i = 0; i < w.namespaces.n; i++)
+        cu_object_validate(CU_KIND_NAMESPACE, w.namespaces.items[i], &d);
+    /* the same messages in the same order, but for the duplicates */
+    size_t j = 0;
+    for (k = 0; k < dw.n; k++) {
+        if (strstr(dw.msgs[k], "metadata.name: Duplicate value:"))
+            continue;
+        assert_true(j < d.n);
+        assert_string_equal(d.msgs[j], dw.msgs[k]);
+        j++;
+    }
+    assert_int_equal(j, d.n);
+    size_t nd = d.n;
+    /* a valid object: CU_OK and nothing added */
+    cu_arena_free(&w.arena);
+    t_world(&w);
+    build_valid(&w);
+    assert_int_equal(cu_object_validate(CU_KIND_CLUSTER_QUEUE, w.cqs.items[0], &d), CU_OK);
+    assert_int_equal(d.n, nd);
+    assert_int_equal(cu_object_validate(CU_KIND_JOB, w.cqs.items[0], &d), CU_EINVAL);
+    assert_int_equal(d.n, nd + 1);
+    cu_diag_free(&d);
+    cu_diag_free(&dw);
+    cu_arena_free(&w.arena);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -924,6 +1052,9 @@ int main(void)
         cmocka_unit_test(test_preexisting_errors),
         cmocka_unit_test(test_empty_world),
         cmocka_unit_test(test_many_objects_one_duplicate),
+        cmocka_unit_test(test_metadata),
+        cmocka_unit_test(test_workload_requests),
+        cmocka_unit_test(test_object_validate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
