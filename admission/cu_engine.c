@@ -65,6 +65,7 @@ static void free_wl(ewl *w)
         return;
     free(w->key);
     free(w->message);
+    free(w->bad);
     free(w->evict_message);
     free(w->note);
     free(w->plan);
@@ -167,7 +168,7 @@ static int intern_flavor(cu_engine *e, const char *name)
     const char *copy = cu_arena_strdup(&e->arena, name);
     if (!copy)
         return -1;
-    eflavor f = {copy, NULL};
+    eflavor f = {copy, NULL, NULL};
     id = (int)e->flavors.n;
     if (VEC_PUSH(e->flavors, f) || cu_strmap_put(&e->flv_map, copy, id))
         return -1;
@@ -190,6 +191,49 @@ int64_t cu_engine_mul_sat(int64_t per_pod, int64_t count)
 }
 
 /* ---------------- building ---------------- */
+
+/* Validates one object by api/'s rules (cu_object_validate, the checks of
+ * `cueue simulate`): the controller's world can hold objects a real API
+ * server with Kueue's webhooks would have refused. Returns 0 when valid;
+ * else 1 with the problems in out, without the "Kind name: " prefix,
+ * joined by "; " (at most 3, then "and N more"). */
+static int invalid_text(cu_kind kind, const void *obj, const cu_meta *m, char *out, size_t n)
+{
+    cu_diag d;
+    cu_diag_init(&d);
+    if (cu_object_validate(kind, obj, &d) == CU_OK) {
+        cu_diag_free(&d);
+        return 0;
+    }
+    char pre[320];
+    snprintf(pre, sizeof(pre), "%s %s%s%s: ", cu_kind_name(kind), m->ns && m->ns[0] ? m->ns : "",
+             m->ns && m->ns[0] ? "/" : "", m->name ? m->name : "");
+    size_t pl = strlen(pre), o = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < d.n && i < 3; i++) {
+        const char *msg = d.msgs[i];
+        if (strncmp(msg, pre, pl) == 0)
+            msg += pl;
+        int k = snprintf(out + o, n - o, "%s%s", i ? "; " : "", msg);
+        if (k < 0 || (size_t)k >= n - o)
+            break;
+        o += (size_t)k;
+    }
+    size_t more = d.n + d.dropped > 3 ? d.n + d.dropped - 3 : 0;
+    if (more && o < n)
+        snprintf(out + o, n - o, "; and %zu more", more);
+    cu_diag_free(&d);
+    return 1;
+}
+
+/* invalid_text into e's arena; NULL when valid (or out of memory). */
+static const char *invalid_arena(cu_engine *e, cu_kind kind, const void *obj, const cu_meta *m)
+{
+    char buf[2048];
+    if (!invalid_text(kind, obj, m, buf, sizeof(buf)))
+        return NULL;
+    return cu_arena_strdup(&e->arena, buf);
+}
 
 static cu_err note_groups(cu_engine *e, const cu_rgroups *gs)
 {
@@ -298,12 +342,13 @@ static cu_err build_group(cu_engine *e, ecq *c, const cu_rgroup *rg, egroup *g)
     return CU_OK;
 }
 
-static cu_err build_cq(cu_engine *e, const cu_cluster_queue *obj)
+static cu_err build_cq(cu_engine *e, const cu_cluster_queue *obj, const char *bad)
 {
     ecq c;
     memset(&c, 0, sizeof(c));
     c.name = obj->meta.name;
     c.obj = obj;
+    c.bad = bad;
     c.pods_res = -1;
     c.tree = -1;
     cu_pq_init(&c.q);
@@ -311,8 +356,11 @@ static cu_err build_cq(cu_engine *e, const cu_cluster_queue *obj)
     if (!c.node)
         return CU_ENOMEM;
     c.node->fs_weight = obj->fs_weight;
-    set_quotas(e, c.node, &obj->groups);
-    c.ngroups = obj->groups.n;
+    /* an invalid queue has no quota and no groups: Kueue's webhook would
+     * not have let it exist */
+    if (!bad)
+        set_quotas(e, c.node, &obj->groups);
+    c.ngroups = bad ? 0 : obj->groups.n;
     c.groups = calloc(c.ngroups ? c.ngroups : 1, sizeof(egroup));
     c.nres_group = e->res_names.n;
     c.res_group = malloc((c.nres_group ? c.nres_group : 1) * sizeof(int));
@@ -347,6 +395,7 @@ static cu_err build_cq(cu_engine *e, const cu_cluster_queue *obj)
     cp->message = "Can admit new workloads";
     char missing[1024] = "";
     size_t ml = 0;
+    const eflavor *badf = NULL;
     for (size_t g = 0; g < cp->ngroups; g++) {
         for (size_t f = 0; f < cp->groups[g].nflv; f++) {
             const eflavor *fl = &e->flavors.items[cp->groups[g].flv[f]];
@@ -354,7 +403,15 @@ static cu_err build_cq(cu_engine *e, const cu_cluster_queue *obj)
                 ml += (size_t)snprintf(missing + ml, sizeof(missing) - ml, "%s%s",
                                        ml ? ", " : "", fl->name);
             }
+            if (fl->obj && fl->bad && !badf)
+                badf = fl;
         }
+    }
+    if (badf) {
+        cp->active = 0;
+        cp->reason = "FlavorInvalid";
+        cp->message = cu_arena_printf(&e->arena, "Can't admit new workloads: ResourceFlavor %s "
+                                      "is invalid: %s", badf->name, badf->bad);
     }
     if (ml) {
         cp->active = 0;
@@ -366,6 +423,11 @@ static cu_err build_cq(cu_engine *e, const cu_cluster_queue *obj)
         cp->active = 0;
         cp->reason = "Stopped";
         cp->message = "Can't admit new workloads: is stopped";
+    }
+    if (bad) {
+        cp->active = 0;
+        cp->reason = "Invalid";
+        cp->message = cu_arena_printf(&e->arena, "Can't admit new workloads: %s", bad);
     }
     return cu_strmap_put(&e->cq_map, cp->name, id);
 }
@@ -393,7 +455,9 @@ static cu_err build_tree(cu_engine *e)
             return CU_ENOMEM;
         c->node->id = (int)i;
         if (c->obj) {
-            set_quotas(e, c->node, &c->obj->groups);
+            c->bad = invalid_arena(e, CU_KIND_COHORT, c->obj, &c->obj->meta);
+            if (!c->bad)
+                set_quotas(e, c->node, &c->obj->groups);
             c->node->fs_weight = c->obj->fs_weight;
             if (c->obj->parent)
                 c->parent = cu_strmap_get(&e->cohort_map, c->obj->parent);
@@ -425,10 +489,20 @@ static cu_err build_tree(cu_engine *e)
         (void)len;
     }
     free(state);
-    /* links (none for cyclic cohorts) */
+    /* invalid cohorts: they and everything below them hold no quota */
     for (size_t i = 0; i < nco; i++) {
         ecohort *c = &e->cohorts.items[i];
-        if (c->parent >= 0 && !c->cyclic)
+        size_t steps = 0;
+        for (int j = (int)i; j >= 0 && !c->cyclic && steps++ <= nco; j = e->cohorts.items[j].parent)
+            if (e->cohorts.items[j].bad) {
+                c->bad_in = e->cohorts.items[j].name;
+                break;
+            }
+    }
+    /* links (none for cyclic or invalid cohorts) */
+    for (size_t i = 0; i < nco; i++) {
+        ecohort *c = &e->cohorts.items[i];
+        if (c->parent >= 0 && !c->cyclic && !c->bad_in)
             if (cu_qnode_set_parent(c->node, e->cohorts.items[c->parent].node))
                 return CU_ENOMEM;
     }
@@ -439,6 +513,16 @@ static cu_err build_tree(cu_engine *e)
             continue;
         ecq *cq = &e->cqs.items[id];
         const ecohort *co = &e->cohorts.items[cu_strmap_get(&e->cohort_map, obj->cohort)];
+        if (cq->bad)
+            continue;   /* holds no quota: not in the cohort */
+        if (co->bad_in) {
+            const ecohort *b = &e->cohorts.items[cu_strmap_get(&e->cohort_map, co->bad_in)];
+            cq->active = 0;
+            cq->reason = "CohortInvalid";
+            cq->message = cu_arena_printf(&e->arena, "Can't admit new workloads: Cohort %s is "
+                                          "invalid: %s", b->name, b->bad);
+            continue;
+        }
         if (co->cyclic) {
             cq->active = 0;
             cq->reason = "CohortCycle";
@@ -827,6 +911,14 @@ static cu_err queue_wl(cu_engine *e, ewl *w, cu_diag *d)
         set_msg(w, R_INADMISSIBLE, "The workload is deactivated");
         return CU_OK;
     }
+    if (w->bad) {
+        char *m = malloc(strlen(w->bad) + 32);
+        if (m)
+            sprintf(m, "Workload is invalid: %s", w->bad);
+        set_msg(w, R_INADMISSIBLE, m ? m : "Workload is invalid");
+        free(m);
+        return CU_OK;
+    }
     if (!o->queue_name) {
         set_msg(w, R_INADMISSIBLE, "Workload has no spec.queueName");
         return CU_OK;
@@ -840,6 +932,14 @@ static cu_err queue_wl(cu_engine *e, ewl *w, cu_diag *d)
     if (w->cq < 0) {
         snprintf(buf, sizeof(buf), "ClusterQueue %s doesn't exist", w->cq_name);
         set_msg(w, R_INADMISSIBLE, buf);
+        return CU_OK;
+    }
+    if (lq->bad) {
+        char *m = malloc(strlen(lq->bad) + strlen(lq->obj->meta.name) + 32);
+        if (m)
+            sprintf(m, "LocalQueue %s is invalid: %s", lq->obj->meta.name, lq->bad);
+        set_msg(w, R_INADMISSIBLE, m ? m : "LocalQueue is invalid");
+        free(m);
         return CU_OK;
     }
     if (!lq->active) {
@@ -889,6 +989,9 @@ int cu_engine_add_workload(cu_engine *e, const cu_workload *o)
     w->qi.key = w->key;
     w->qi.ts = o->meta.has_created ? o->meta.created_ms
                                    : cu_clock_now(&e->opts.clock) + (int64_t)o->meta.seq;
+    char bad[2048];
+    if (invalid_text(CU_KIND_WORKLOAD, o, &o->meta, bad, sizeof(bad)) && !(w->bad = strdup(bad)))
+        return -1;   /* w is in e->wls: freed with the engine */
     cu_diag tmp;
     cu_diag_init(&tmp);
     cu_err err = wl_requests(e, w, &tmp);
@@ -949,13 +1052,26 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
         if (id < 0)
             return CU_ENOMEM;
         e->flavors.items[id].obj = w->flavors.items[i];
+        e->flavors.items[id].bad = invalid_arena(e, CU_KIND_RESOURCE_FLAVOR, w->flavors.items[i],
+                                                 &w->flavors.items[i]->meta);
     }
-    for (size_t i = 0; i < w->cqs.n; i++)
-        if ((err = note_groups(e, &w->cqs.items[i]->groups)))
+    /* invalid ClusterQueues and Cohorts: their groups are not used */
+    const char **cq_bad = cu_arena_alloc(&e->arena, (w->cqs.n ? w->cqs.n : 1) * sizeof(char *));
+    char *co_bad = cu_arena_alloc(&e->arena, w->cohorts.n ? w->cohorts.n : 1);
+    if (!cq_bad || !co_bad)
+        return CU_ENOMEM;
+    for (size_t i = 0; i < w->cqs.n; i++) {
+        cq_bad[i] = invalid_arena(e, CU_KIND_CLUSTER_QUEUE, w->cqs.items[i], &w->cqs.items[i]->meta);
+        if (!cq_bad[i] && (err = note_groups(e, &w->cqs.items[i]->groups)))
             return err;
-    for (size_t i = 0; i < w->cohorts.n; i++)
-        if ((err = note_groups(e, &w->cohorts.items[i]->groups)))
+    }
+    for (size_t i = 0; i < w->cohorts.n; i++) {
+        char tmp[8];
+        co_bad[i] = (char)invalid_text(CU_KIND_COHORT, w->cohorts.items[i],
+                                       &w->cohorts.items[i]->meta, tmp, sizeof(tmp));
+        if (!co_bad[i] && (err = note_groups(e, &w->cohorts.items[i]->groups)))
             return err;
+    }
     e->nres_fr = e->res_names.n;
     e->nflv_fr = e->flavors.n;
     size_t cells = e->nres_fr * e->nflv_fr;
@@ -965,9 +1081,11 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
     for (size_t i = 0; i < cells; i++)
         e->frmat[i] = -1;
     for (size_t i = 0; i < w->cqs.n; i++)
-        mark_frs(e, &w->cqs.items[i]->groups);
+        if (!cq_bad[i])
+            mark_frs(e, &w->cqs.items[i]->groups);
     for (size_t i = 0; i < w->cohorts.n; i++)
-        mark_frs(e, &w->cohorts.items[i]->groups);
+        if (!co_bad[i])
+            mark_frs(e, &w->cohorts.items[i]->groups);
     e->fr_flv = malloc((e->nfr ? e->nfr : 1) * sizeof(int));
     e->fr_res = malloc((e->nfr ? e->nfr : 1) * sizeof(int));
     if (!e->fr_flv || !e->fr_res)
@@ -983,7 +1101,7 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
     for (size_t i = 0; i < w->cqs.n; i++) {
         if (cu_strmap_get(&e->cq_map, w->cqs.items[i]->meta.name) >= 0)
             continue; /* duplicate: validation reports it */
-        if ((err = build_cq(e, w->cqs.items[i])))
+        if ((err = build_cq(e, w->cqs.items[i], cq_bad[i])))
             return err;
     }
     if ((err = build_tree(e)))
@@ -999,6 +1117,7 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
         l.obj = o;
         l.cq = o->cluster_queue ? cu_strmap_get(&e->cq_map, o->cluster_queue) : -1;
         l.active = o->stop_policy == CU_STOP_NONE;
+        l.bad = invalid_arena(e, CU_KIND_LOCAL_QUEUE, o, &o->meta);
         l.afs_consumed = l.afs_penalty = NULL;
         l.afs_n = 0;
         if (!l.key)

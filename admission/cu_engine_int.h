@@ -28,6 +28,7 @@ typedef struct targets { size_t n; target *t; } targets;
 typedef struct eflavor {
     const char *name;
     const cu_resource_flavor *obj;  /* NULL when missing */
+    const char *bad;                /* why it fails validation, NULL if valid */
 } eflavor;
 
 typedef struct egroup {
@@ -44,6 +45,8 @@ typedef struct ecq {
     cu_pqueue q;
     int active;
     const char *reason, *message;
+    const char *bad;                    /* why it fails validation (then inactive,
+                                           no groups, no quota, no cohort), NULL */
     size_t ngroups; egroup *groups;
     int *res_group; size_t nres_group;  /* resource id -> group, -1 */
     int pods_res;                       /* resource id of "pods" if covered, else -1 */
@@ -61,6 +64,9 @@ typedef struct ecohort {
     cu_qnode *node;
     int parent;                     /* index or -1 */
     int cyclic;                     /* in or below a cycle */
+    const char *bad;                /* why its object fails validation, NULL */
+    const char *bad_in;             /* name of the invalid cohort it is in or
+                                       below (itself included), NULL */
     int tree;
 } ecohort;
 
@@ -69,6 +75,7 @@ typedef struct elq {
     const cu_local_queue *obj;
     int cq;                         /* -1: missing */
     int active;
+    const char *bad;                /* why it fails validation, NULL if valid */
     double *afs_consumed;           /* AFS: decayed usage per resource id */
     double *afs_penalty;            /* AFS: entry penalties not yet sampled */
     size_t afs_n;
@@ -95,6 +102,7 @@ struct ewl {
     int state;
     int reason;
     char *message;                  /* owned */
+    char *bad;                      /* owned: why it fails validation, NULL */
     size_t nps; eps *ps;
     eassign *adm;                   /* nps entries when admitted */
     size_t nuse; int *use_fr; int64_t *use_amt;

@@ -692,6 +692,11 @@ static cu_err build(xwl *x)
                                                 "at it)", x->cq_name ? x->cq_name : "?", x->lq->key));
         return CU_OK;
     }
+    if (x->lq->bad) {
+        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "fix LocalQueue %s: %s", x->lq->key,
+                                                        x->lq->bad));
+        return CU_OK;
+    }
     if (!x->lq->active) {
         cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "LocalQueue %s is stopped (stopPolicy %s): set "
                                                 "stopPolicy None", x->lq->key,
@@ -703,6 +708,9 @@ static cu_err build(xwl *x)
         position(x);
     if (!x->c->active) {
         const cu_cluster_queue *q = x->c->obj;
+        if (x->c->bad)
+            cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "fix ClusterQueue %s: %s", x->c->name,
+                                                            x->c->bad));
         if (q->stop_policy != CU_STOP_NONE)
             cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "ClusterQueue %s is stopped (stopPolicy %s): "
                                                     "set stopPolicy None", x->c->name,
@@ -1056,7 +1064,7 @@ static void render_text(xwl *x, cu_buf *b)
                       stop_name(x->lq->obj->stop_policy));
     if (x->c) {
         const char *st = "active";
-        if (!x->c->active && x->c->obj->stop_policy != CU_STOP_NONE) {
+        if (!x->c->active && x->c->obj->stop_policy != CU_STOP_NONE && !x->c->bad) {
             st = cu_arena_printf(x->ar, "inactive, stopped (stopPolicy %s)", stop_name(x->c->obj->stop_policy));
         } else if (!x->c->active) {
             const char *m = x->c->message ? x->c->message : "";

@@ -222,9 +222,12 @@ static cu_err build(cu_engine *e)
         v->name = q->obj->meta.name;
         v->obj = q->obj;
         v->cluster_queue = q->obj->cluster_queue;
-        v->active = q->active && q->cq >= 0 && e->cqs.items[q->cq].active;
+        v->active = !q->bad && q->active && q->cq >= 0 && e->cqs.items[q->cq].active;
         v->afs.usage = cu_afs_usage(e, (int)l);
-        if (!q->active) {
+        if (q->bad) {
+            v->reason = "Invalid";
+            v->message = cu_arena_printf(a, "Can't submit new workloads to localQueue: %s", q->bad);
+        } else if (!q->active) {
             v->reason = "Stopped";
             v->message = "LocalQueue is stopped";
         } else if (q->cq < 0) {
@@ -297,7 +300,7 @@ static cu_err build(cu_engine *e)
         v->name = c->name;
         v->obj = c->obj;
         v->parent = c->obj ? c->obj->parent : NULL;
-        v->active = !c->cyclic;
+        v->active = !c->cyclic && !c->bad_in;
         v->weighted_share = e->opts.fair_sharing ? cu_fs_weighted_share(e, c->node) : 0;
         cu_fr_usage *u = cu_arena_alloc(a, (e->nfr ? e->nfr : 1) * sizeof(*u));
         if (!u)

@@ -243,6 +243,135 @@ static void test_docs_borrowing(void **state)
     }
 }
 
+static const cu_cq_info *cq_info(cu_engine *e, const char *name)
+{
+    for (size_t i = 0; i < cu_engine_ncqs(e); i++)
+        if (strcmp(cu_engine_cq_info(e, i)->name, name) == 0)
+            return cu_engine_cq_info(e, i);
+    fail_msg("ClusterQueue %s not found", name);
+    return NULL;
+}
+
+static int admitted_count(cu_engine *e)
+{
+    int n = 0;
+    for (size_t i = 0; i < cu_engine_nworkloads(e); i++)
+        n += cu_engine_workload_info(e, i)->admitted;
+    return n;
+}
+
+/* Objects that fail api/'s validation (the controller's world may hold
+ * them; a real API server with Kueue's webhooks refuses them): an invalid
+ * ClusterQueue is inactive with a message naming the field, and holds no
+ * quota for its cohort; the same for a Cohort (its queues inactive), a
+ * ResourceFlavor, a LocalQueue, and a pending Workload. */
+static void test_invalid_objects(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 5; variant++) {
+        cu_world w;
+        cu_world_init(&w);
+        add_flavor(&w, "default");
+        const char *f[] = {"default"};
+        int64_t good[] = {2000}, bad[] = {-5000}, big[] = {8000}, ll[] = {9000};
+        /* "ok" can borrow from "lender" (8 cpu) in cohort co */
+        add_cq(&w, "ok", "co", 1, f, good, NULL, NULL, 0);
+        add_cq(&w, "lender", "co", 1, f, big, NULL,
+               variant == 0 ? ll : NULL, 0);
+        cu_cohort *co = add_cohort(&w, "co", NULL, "default", 0);
+        if (variant == 1)
+            co->fs_weight = -1000;
+        if (variant == 2)
+            w.flavors.items[0]->node_labels = (cu_kvs){0};
+        if (variant == 2) {
+            cu_resource_flavor *rf = w.flavors.items[0];
+            rf->ntaints = 1;
+            rf->taints = al(&w, sizeof(cu_taint));
+            rf->taints[0] = (cu_taint){"spot", "", "Sometimes"};
+        }
+        add_cq(&w, "neg", NULL, 1, f, bad, NULL, NULL, 0);
+        add_wl(&w, "big", "ok", 6000, 1, 0, 0, now_ms - 100);
+        add_wl(&w, "into-neg", "neg", 1000, 1, 0, 0, now_ms - 99);
+        cu_workload *wb = add_wl(&w, "bad-wl", "lender", 1000, 1, 0, 0, now_ms - 98);
+        if (variant == 3)
+            wb->podsets[0].requests.items[0].milli = -1000;
+        if (variant == 4)
+            w.lqs.items[1]->fs_weight = -1;
+        cu_engine *e = engine(&w, 0);
+        run_checked(e);
+
+        const cu_cq_info *n = cq_info(e, "neg");
+        assert_false(n->active);
+        assert_string_equal(n->reason, "Invalid");
+        assert_string_equal(n->message, "Can't admit new workloads: spec.resourceGroups[0]."
+                            "flavors[0].resources[0].nominalQuota: Invalid value: \"-5\": must "
+                            "be greater than or equal to 0");
+        assert_int_equal(n->nusage, 0);   /* no quota shown, none held */
+        const cu_wl_info *v = find(e, "ns/into-neg");
+        assert_false(v->admitted);
+        assert_string_equal(v->message, "ClusterQueue neg is inactive");
+
+        const cu_cq_info *l = cq_info(e, "lender");
+        const cu_wl_info *big_wl = find(e, "ns/big");
+        const cu_wl_info *bw = find(e, "ns/bad-wl");
+        switch (variant) {
+        case 0:   /* lendingLimit > nominalQuota: "ok" cannot borrow from it */
+            assert_false(l->active);
+            assert_string_equal(l->reason, "Invalid");
+            assert_non_null(strstr(l->message, "spec.resourceGroups[0].flavors[0].resources[0]"
+                                   ".lendingLimit: Invalid value: \"9\": must be less than or "
+                                   "equal to the nominalQuota (8)"));
+            assert_false(big_wl->admitted);
+            assert_string_equal(bw->message, "ClusterQueue lender is inactive");
+            break;
+        case 1:   /* invalid Cohort: its queues are inactive, nothing borrowed */
+            assert_false(l->active);
+            assert_string_equal(l->reason, "CohortInvalid");
+            assert_string_equal(l->message, "Can't admit new workloads: Cohort co is invalid: "
+                                "spec.fairSharing.weight: Invalid value: \"-1\": must be "
+                                "greater than or equal to 0");
+            assert_false(cq_info(e, "ok")->active);
+            assert_false(big_wl->admitted);
+            break;
+        case 2:   /* invalid ResourceFlavor */
+            assert_false(l->active);
+            assert_string_equal(l->reason, "FlavorInvalid");
+            assert_string_equal(l->message, "Can't admit new workloads: ResourceFlavor default is "
+                                "invalid: spec.nodeTaints[0].effect: Unsupported value: "
+                                "\"Sometimes\": supported values: \"NoSchedule\", "
+                                "\"PreferNoSchedule\", \"NoExecute\"");
+            assert_false(big_wl->admitted);
+            break;
+        case 3:   /* invalid Workload: pending with the field named, others go on */
+            assert_true(l->active);
+            assert_true(big_wl->admitted);
+            assert_false(bw->admitted);
+            assert_string_equal(bw->message, "Workload is invalid: spec.podSets[0].template.spec: "
+                                "resources.requests[cpu]: Invalid value: \"-1\": must be greater "
+                                "than or equal to 0");
+            break;
+        case 4: { /* invalid LocalQueue */
+            assert_true(big_wl->admitted);
+            assert_false(bw->admitted);
+            assert_string_equal(bw->message, "LocalQueue lq-lender is invalid: spec.fairSharing."
+                                "weight: Invalid value: \"-1m\": must be greater than or equal to 0");
+            const cu_lq_info *q = NULL;
+            for (size_t i = 0; i < cu_engine_nlqs(e); i++)
+                if (!strcmp(cu_engine_lq_info(e, i)->name, "lq-lender"))
+                    q = cu_engine_lq_info(e, i);
+            assert_non_null(q);
+            assert_false(q->active);
+            assert_string_equal(q->reason, "Invalid");
+            break;
+        }
+        }
+        if (variant != 0 && variant != 1 && variant != 2)
+            assert_int_equal(admitted_count(e), 1);
+        cu_engine_free(e);
+        cu_world_free(&w);
+    }
+}
+
 /* Priority decides who gets the last free cpu; the loser's message counts
  * what is missing. */
 static void test_priority_and_message(void **state)
@@ -628,6 +757,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_docs_borrowing),
+        cmocka_unit_test(test_invalid_objects),
         cmocka_unit_test(test_priority_and_message),
         cmocka_unit_test(test_afs_alternates_local_queues),
         cmocka_unit_test(test_weighted_share),
