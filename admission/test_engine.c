@@ -293,8 +293,10 @@ static void test_invalid_objects(void **state)
         add_wl(&w, "big", "ok", 6000, 1, 0, 0, now_ms - 100);
         add_wl(&w, "into-neg", "neg", 1000, 1, 0, 0, now_ms - 99);
         cu_workload *wb = add_wl(&w, "bad-wl", "lender", 1000, 1, 0, 0, now_ms - 98);
-        if (variant == 3)
-            wb->podsets[0].requests.items[0].milli = -1000;
+        if (variant == 3) {
+            wb->podsets[0].has_min = 1;
+            wb->podsets[0].min_count = 2;   /* > count */
+        }
         if (variant == 4)
             w.lqs.items[1]->fs_weight = -1;
         cu_engine *e = engine(&w, 0);
@@ -346,9 +348,8 @@ static void test_invalid_objects(void **state)
             assert_true(l->active);
             assert_true(big_wl->admitted);
             assert_false(bw->admitted);
-            assert_string_equal(bw->message, "Workload is invalid: spec.podSets[0].template.spec: "
-                                "resources.requests[cpu]: Invalid value: \"-1\": must be greater "
-                                "than or equal to 0");
+            assert_string_equal(bw->message, "Workload is invalid: spec.podSets[0].minCount: "
+                                "Invalid value: 2: must be less than or equal to count (1)");
             break;
         case 4: { /* invalid LocalQueue */
             assert_true(big_wl->admitted);

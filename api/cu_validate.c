@@ -23,9 +23,10 @@
  *  - borrowWithinCohort.maxPriorityThreshold is rejected unless the policy
  *    is LowerPriority (Kueue ignores it);
  *  - a Cohort whose parentName is its own name is rejected (Kueue accepts
- *    it and deactivates it as a one-member cycle);
- *  - a Workload pod set with a negative request is rejected (pods refuse
- *    them; the quota arithmetic cannot use them).
+ *    it and deactivates it as a one-member cycle).
+ *
+ * Negative requests and counts are refused by the decoder already
+ * (cu_world_decode), so they are not checked again here.
  *
  * ObjectMeta is checked for every kind as kube-apiserver does (label keys
  * and values, annotation keys, 256 KiB of annotations): the controller
@@ -892,15 +893,6 @@ static void check_workload(vctx *v, const cu_workload *wl)
         snprintf(p, sizeof(p), "spec.podSets[%zu].count", i);
         if (ps->count < 0)
             verr(v, p, "Invalid value: %d: " MSG_NEGATIVE, (int)ps->count);
-        for (size_t r = 0; r < ps->requests.n; r++) {
-            const cu_res *rq = &ps->requests.items[r];
-            char qq[40];
-            if (rq->milli >= 0)
-                continue;
-            snprintf(p, sizeof(p), "spec.podSets[%zu].template.spec", i);
-            verr(v, p, "resources.requests[%s]: Invalid value: \"%s\": " MSG_NEGATIVE,
-                 s_or_empty(rq->name), fmt_qty(rq->name, rq->milli, qq, sizeof(qq)));
-        }
         if (ps->has_min) {
             nmin++;
             snprintf(p, sizeof(p), "spec.podSets[%zu].minCount", i);

@@ -960,31 +960,6 @@ static void test_metadata(void **state)
     cu_arena_free(&w.arena);
 }
 
-/* Requests the engine cannot use: negative quantities. */
-static void test_workload_requests(void **state)
-{
-    (void)state;
-    cu_world w;
-    cu_diag d;
-    t_world(&w);
-    cu_diag_init(&d);
-    cu_workload *wl = t_wl(&w, "ns", "neg", "q");
-    cu_podset *ps = t_ps(&w, wl, "main", 1);
-    ps->requests.items = t_alloc(&w, 2 * sizeof(cu_res));
-    ps->requests.items[0] = (cu_res){ "cpu", -5000 };
-    ps->requests.items[1] = (cu_res){ "memory", 1024000 };
-    ps->requests.n = 2;
-    assert_int_equal(cu_world_validate(&w, &d), CU_EINVAL);
-    if (d.n != 1)
-        dump(&d);
-    assert_int_equal(d.n, 1);
-    assert_string_equal(d.msgs[0], "Workload ns/neg: spec.podSets[0].template.spec: "
-                        "resources.requests[cpu]: Invalid value: \"-5\": must be greater than "
-                        "or equal to 0");
-    cu_diag_free(&d);
-    cu_arena_free(&w.arena);
-}
-
 /* cu_object_validate checks one object by the same rules (the controller
  * validates objects one by one); duplicates need a world. */
 static void test_object_validate(void **state)
@@ -1053,7 +1028,6 @@ int main(void)
         cmocka_unit_test(test_empty_world),
         cmocka_unit_test(test_many_objects_one_duplicate),
         cmocka_unit_test(test_metadata),
-        cmocka_unit_test(test_workload_requests),
         cmocka_unit_test(test_object_validate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1126,9 +1126,17 @@ static int same_spec(const cu_workload *a, const cu_workload *b)
     if (a->active != b->active || a->has_priority != b->has_priority ||
         a->priority != b->priority || a->npodsets != b->npodsets)
         return 0;
-    for (size_t i = 0; i < a->npodsets; i++)
-        if (a->podsets[i].count != b->podsets[i].count)
+    for (size_t i = 0; i < a->npodsets; i++) {
+        const cu_podset *x = &a->podsets[i], *y = &b->podsets[i];
+        if (x->count != y->count || x->has_min != y->has_min || x->min_count != y->min_count ||
+            x->requests.n != y->requests.n)
             return 0;
+        /* requests too: a fixed invalid request (negative) must reach the engine */
+        for (size_t r = 0; r < x->requests.n; r++)
+            if (x->requests.items[r].milli != y->requests.items[r].milli ||
+                strcmp(x->requests.items[r].name, y->requests.items[r].name) != 0)
+                return 0;
+    }
     return 1;
 }
 
@@ -1184,6 +1192,48 @@ static void wl_sync(ctrl *c, rec *w)
 }
 
 /* ---------------- decoding at the boundary ---------------- */
+
+/* Logs, once per version of a queue-shaping object, each problem api/'s
+ * validation finds in it (the rules of Kueue's webhooks and CRD schemas,
+ * the same as `cueue simulate`), and what the engine does about it. */
+static void log_invalid(ctrl *c, int r, const cu_world *w)
+{
+    static const char *const what[NRES] = {
+        [R_RF] = "the ClusterQueues using it are inactive until it is fixed",
+        [R_CQ] = "the ClusterQueue is inactive and holds no quota until it is fixed",
+        [R_COHORT] = "its ClusterQueues are inactive and it holds no quota until it is fixed",
+        [R_LQ] = "its workloads stay pending until it is fixed",
+        [R_WPC] = "Kueue's webhook would refuse it",
+        [R_PC] = "kube-apiserver would refuse it",
+        [R_NS] = "kube-apiserver would refuse it",
+    };
+    static const cu_kind kinds[NRES] = {
+        [R_RF] = CU_KIND_RESOURCE_FLAVOR, [R_CQ] = CU_KIND_CLUSTER_QUEUE,
+        [R_COHORT] = CU_KIND_COHORT, [R_LQ] = CU_KIND_LOCAL_QUEUE,
+        [R_WPC] = CU_KIND_WORKLOAD_PRIORITY_CLASS, [R_PC] = CU_KIND_PRIORITY_CLASS,
+        [R_NS] = CU_KIND_NAMESPACE,
+    };
+    const void *obj = NULL;
+    switch (r) {
+    case R_RF: obj = w->flavors.n ? w->flavors.items[0] : NULL; break;
+    case R_CQ: obj = w->cqs.n ? w->cqs.items[0] : NULL; break;
+    case R_COHORT: obj = w->cohorts.n ? w->cohorts.items[0] : NULL; break;
+    case R_LQ: obj = w->lqs.n ? w->lqs.items[0] : NULL; break;
+    case R_WPC: obj = w->wpcs.n ? w->wpcs.items[0] : NULL; break;
+    case R_PC: obj = w->pcs.n ? w->pcs.items[0] : NULL; break;
+    case R_NS: obj = w->namespaces.n ? w->namespaces.items[0] : NULL; break;
+    default: return;
+    }
+    cu_diag d;
+    cu_diag_init(&d);
+    if (obj && cu_object_validate(kinds[r], obj, &d) != CU_OK) {
+        for (size_t i = 0; i < d.n; i++)
+            clog_(c, 0, "invalid %s (%s)", d.msgs[i], what[r]);
+        if (d.dropped)
+            clog_(c, 0, "... and %zu more problems", d.dropped);
+    }
+    cu_diag_free(&d);
+}
 
 static cu_world *decode_obj(ctrl *c, int r, json_object *obj)
 {
@@ -1549,6 +1599,8 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         json_object *md = jget(obj, "metadata");
         if (jget(md, "labels"))
             json_object_object_add(t, "labels", json_object_get(jget(md, "labels")));
+        if (jget(md, "annotations"))   /* validated too (size, keys) */
+            json_object_object_add(t, "annotations", json_object_get(jget(md, "annotations")));
         shape = hstr(json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN)) ^ (w ? 1 : 0);
         json_object_put(t);
     }
@@ -1559,6 +1611,8 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         x->shape = shape;
         if (x->w || w)
             c->need_rebuild = 1;
+        if (w)
+            log_invalid(c, r, w);
     }
     if (!w) {
         clog_(c, 0, "%s %s: cannot be decoded; ignored until fixed", res_tab[r].kind, key);

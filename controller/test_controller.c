@@ -1506,6 +1506,78 @@ static void test_no_write_before_sync(void **state)
     stop(f);
 }
 
+/* ud: a ClusterQueue name. A status write of it whose Active condition is
+ * False. */
+static int is_cq_inactive(const sreq *q, const void *ud)
+{
+    char suffix[300];
+    snprintf(suffix, sizeof(suffix), "/clusterqueues/%s/status", (const char *)ud);
+    const char *st = jstrp(cond(q->j, "Active"), "status");
+    const char *at = strstr(q->path, suffix);   /* a server-side apply: a query follows */
+    return strcmp(q->method, "PATCH") == 0 && at && (!at[strlen(suffix)] || at[strlen(suffix)] == '?') &&
+           st && strcmp(st, "False") == 0;
+}
+
+/* 9. A ClusterQueue Kueue's webhook would refuse (lendingLimit above its
+ * nominalQuota) is Active=False with the field and problem, its workloads
+ * stay pending ("inactive"), and it lends nothing to its cohort; a Workload
+ * with minCount above its count gets QuotaReserved=False naming the field. */
+static void test_invalid_cluster_queue(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    /* cq (4 cpu) and neg (8 cpu, lendingLimit 9: invalid) share cohort co */
+    obj *cq = store_find(f->s, R_CQ, "cq");
+    json_object_object_add(json_object_object_get(cq->o, "spec"), "cohortName",
+                           json_object_new_string("co"));
+    srv_add(f->s, R_CQ, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
+                        "\"metadata\":{\"name\":\"neg\",\"uid\":\"cq-2\"},\"spec\":{"
+                        "\"cohortName\":\"co\",\"namespaceSelector\":{},\"resourceGroups\":[{"
+                        "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"f1\","
+                        "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"8\","
+                        "\"lendingLimit\":\"9\"}]}]}]}}");
+    srv_add(f->s, R_LQ, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
+                        "\"metadata\":{\"name\":\"lq-neg\",\"namespace\":\"team\",\"uid\":"
+                        "\"lq-2\"},\"spec\":{\"clusterQueue\":\"neg\"}}");
+    add_workload(f->s, "big", "lq", "6", NULL, 1);      /* would borrow 2 from neg */
+    add_workload(f->s, "into-neg", "lq-neg", "1", NULL, 2);
+    add_workload(f->s, "small", "lq", "1", NULL, 3);    /* the good queue still admits */
+    add_workload(f->s, "minover", "lq", "1", NULL, 4);   /* minCount 2 > count 1 */
+    json_object_object_add(json_object_array_get_idx(jpath(store_find(f->s, R_WL,
+                               "team/minover")->o, "spec.podSets"), 0),
+                           "minCount", json_object_new_int(2));
+    start(f);
+
+    long i = wait_req(f, 0, is_cq_inactive, "neg", 5000);
+    CHECK(f, i >= 0, "ClusterQueue neg was not written Active=False");
+    if (i >= 0) {
+        json_object *c = cond(f->s->reqs[i].j, "Active");
+        EQS(f, c, "reason", "Invalid");
+        EQS(f, c, "message", "Can't admit new workloads: spec.resourceGroups[0].flavors[0]."
+                            "resources[0].lendingLimit: Invalid value: \"9\": must be less than or "
+                            "equal to the nominalQuota (8)");
+    }
+    i = wait_req(f, 0, is_pending_write, "into-neg", 5000);
+    CHECK(f, i >= 0, "no pending reason for team/into-neg");
+    if (i >= 0)
+        EQS(f, cond(f->s->reqs[i].j, "QuotaReserved"), "message", "ClusterQueue neg is inactive");
+    i = wait_req(f, 0, is_pending_write, "minover", 5000);
+    CHECK(f, i >= 0, "no pending reason for team/minover");
+    if (i >= 0)
+        EQS(f, cond(f->s->reqs[i].j, "QuotaReserved"), "message", "Workload is invalid: "
+            "spec.podSets[0].minCount: Invalid value: 2: must be less than or equal to count (1)");
+    i = wait_req(f, 0, is_admission, "small", 5000);
+    CHECK(f, i >= 0, "team/small was not admitted to the valid ClusterQueue");
+    serve_for(f, 600);
+    size_t n = count_req(f, 0, f->s->nreqs, is_admission, "big");
+    CHECK(f, n == 0, "team/big was admitted by borrowing from an invalid ClusterQueue");
+    n = count_req(f, 0, f->s->nreqs, is_admission, "into-neg");
+    CHECK(f, n == 0, "team/into-neg was admitted to an invalid ClusterQueue");
+    n = count_req(f, 0, f->s->nreqs, is_admission, "minover");
+    CHECK(f, n == 0, "team/minover (minCount > count) was admitted");
+    stop(f);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -1518,6 +1590,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_quota_not_oversold, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restart_counts_held_quota, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_write_before_sync, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_invalid_cluster_queue, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
