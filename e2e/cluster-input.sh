@@ -106,7 +106,7 @@ sleep 0.3
 TH=/apis/input.example.com/v1/namespaces/default/things
 code=$(api POST "$TH" -H 'Content-Type: application/json' -d '{"metadata":{"name":"big"},"spec":{"n":123456789012345678901234567890}}')
 if [ "$code" = 201 ]; then
-    n=$(api GET "$TH/big" >/dev/null; jq -r .spec.n "$TMP/body")
+    n=$(api GET "$TH/big" >/dev/null; grep -o '"n":[^,}]*' "$TMP/body" | cut -d: -f2)
     case "$n" in 1.23456789012345*e+29|123456789012345678901234567890) pass "A2: a big integer keeps its value ($n)";;
         *) fail "A2: a big integer keeps its value" "stored as $n";; esac
 else expect "A2: a big integer is refused" '400|422' "$code"; fi
