@@ -741,6 +741,11 @@ json_object *cu_json_parse_checked(const char *text, size_t len, int *is_null, c
     for (size_t i = used; je == json_tokener_success && i < len; i++)
         if (!isspace((unsigned char)text[i]))
             trailing = 1;
+    if (je == json_tokener_continue) {
+        /* a top-level scalar ("null", "5") ends only at the end of the text */
+        o = json_tokener_parse_ex(tok, "", 1);
+        je = json_tokener_get_error(tok);
+    }
     if (je != json_tokener_success || trailing) {
         snprintf(err, errn, "%s",
                  trailing ? "unexpected data after the top-level value"

@@ -1,0 +1,233 @@
+/*
+ * test_objmeta.c - the input checks of cu_objmeta.c: ObjectMeta and
+ * built-in field types, label keys and values, the JSON prescan (NUL in
+ * keys, numbers out of range, nesting), integer query parameters.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "cu_base.h"
+#include "cu_objmeta.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Validates the JSON text j as kind (built-in); returns the error count
+ * and the first error in *first. */
+static size_t check(const char *kind, int builtin, const char *j, cu_schema_err *first)
+{
+    char err[200];
+    json_object *o = cu_json_parse_checked(j, strlen(j), NULL, err, sizeof err);
+    if (!o)
+        fail_msg("%s: %s", j, err);
+    cu_schema_err errs[8];
+    size_t n = cu_objmeta_validate(o, kind, builtin, errs, 8);
+    if (n && first)
+        *first = errs[0];
+    json_object_put(o);
+    return n;
+}
+
+static void expect_err(const char *kind, const char *j, const char *field, const char *type,
+                       const char *msg_part)
+{
+    cu_schema_err e;
+    memset(&e, 0, sizeof e);
+    if (check(kind, 1, j, &e) == 0)
+        fail_msg("%s: accepted", j);
+    assert_string_equal(e.field, field);
+    assert_string_equal(e.type, type);
+    if (!strstr(e.message, msg_part))
+        fail_msg("%s: message \"%s\" lacks \"%s\"", j, e.message, msg_part);
+}
+
+static void test_label_keys_values(void **state)
+{
+    (void)state;
+    static const char *const good_keys[] = {"a", "A.b_c-9", "example.com/x", "k8s.io/Name_1",
+                                            "a.b.c/d"};
+    static const char *const bad_keys[] = {"", "-a", "a-", "a/b/c", "/a", "Example.com/a",
+                                           "a b", "ex_ample.com/a", "a/"};
+    for (size_t i = 0; i < sizeof good_keys / sizeof *good_keys; i++)
+        if (cu_label_key_problem(good_keys[i], strlen(good_keys[i])))
+            fail_msg("key %s refused", good_keys[i]);
+    for (size_t i = 0; i < sizeof bad_keys / sizeof *bad_keys; i++)
+        if (!cu_label_key_problem(bad_keys[i], strlen(bad_keys[i])))
+            fail_msg("key \"%s\" accepted", bad_keys[i]);
+    char k64[65];
+    memset(k64, 'k', 64);
+    k64[64] = '\0';
+    assert_string_equal(cu_label_key_problem(k64, 64), "name part must be no more than 63 characters");
+    assert_null(cu_label_key_problem(k64, 63));
+    assert_null(cu_label_value_problem("", 0));
+    assert_null(cu_label_value_problem("Team_A.1-x", 10));
+    assert_null(cu_label_value_problem(k64, 63));
+    assert_string_equal(cu_label_value_problem(k64, 64), "must be no more than 63 characters");
+    assert_non_null(cu_label_value_problem("../../x", 7));
+    assert_non_null(cu_label_value_problem("a\0b", 3));   /* NUL inside */
+    assert_non_null(cu_label_value_problem("_a", 2));
+}
+
+static void test_objmeta_types(void **state)
+{
+    (void)state;
+    assert_int_equal(check("ConfigMap", 1,
+                           "{\"metadata\":{\"name\":\"a\",\"labels\":{\"x\":\"y\"},"
+                           "\"annotations\":{\"Example.com/A\":\"any thing\"},"
+                           "\"finalizers\":[\"example.com/f\"],\"ownerReferences\":[{\"apiVersion\":"
+                           "\"v1\",\"kind\":\"Pod\",\"name\":\"p\",\"uid\":\"u\",\"controller\":true}],"
+                           "\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"deletionTimestamp\":"
+                           "\"2026-01-01T00:00:00.5+01:00\",\"generation\":3},"
+                           "\"data\":{\"k.1\":\"v\"},\"binaryData\":{\"b\":\"AAE=\"}}",
+                           NULL),
+                     0);
+    expect_err("ConfigMap", "{\"metadata\":5}", "metadata", "FieldValueTypeInvalid",
+               "metadata in body must be of type object: \"integer\"");
+    expect_err("ConfigMap", "[1]", "<root>", "FieldValueTypeInvalid", "must be of type object");
+    expect_err("ConfigMap", "{\"metadata\":{\"labels\":5}}", "metadata.labels",
+               "FieldValueTypeInvalid", "must be of type object");
+    expect_err("ConfigMap", "{\"metadata\":{\"labels\":{\"a\":1}}}", "metadata.labels.a",
+               "FieldValueTypeInvalid", "must be of type string");
+    expect_err("ConfigMap", "{\"metadata\":{\"labels\":{\"a\":\"../../x\"}}}", "metadata.labels",
+               "FieldValueInvalid", "Invalid value: \"../../x\": a valid label must be");
+    expect_err("ConfigMap", "{\"metadata\":{\"labels\":{\"a\":\"b\\u0000c\"}}}", "metadata.labels",
+               "FieldValueInvalid", "Invalid value: \"b\\x00c\"");
+    expect_err("ConfigMap", "{\"metadata\":{\"annotations\":[1]}}", "metadata.annotations",
+               "FieldValueTypeInvalid", "must be of type object");
+    expect_err("ConfigMap", "{\"metadata\":{\"finalizers\":\"x\"}}", "metadata.finalizers",
+               "FieldValueTypeInvalid", "must be of type array");
+    expect_err("ConfigMap", "{\"metadata\":{\"finalizers\":[\"a/b/c\"]}}", "metadata.finalizers[0]",
+               "FieldValueInvalid", "qualified name");
+    expect_err("ConfigMap", "{\"metadata\":{\"ownerReferences\":[5]}}",
+               "metadata.ownerReferences[0]", "FieldValueTypeInvalid", "must be of type object");
+    expect_err("ConfigMap", "{\"metadata\":{\"ownerReferences\":[{\"kind\":\"Pod\",\"name\":\"p\",\"uid\":\"u\"}]}}",
+               "metadata.ownerReferences.apiVersion", "FieldValueInvalid", "version must not be empty");
+    expect_err("ConfigMap", "{\"metadata\":{\"deletionTimestamp\":\"garbage\"}}",
+               "metadata.deletionTimestamp", "FieldValueInvalid", "RFC 3339");
+    expect_err("ConfigMap", "{\"metadata\":{\"generation\":\"1\"}}", "metadata.generation",
+               "FieldValueTypeInvalid", "must be of type integer");
+    expect_err("ConfigMap", "{\"metadata\":{\"namespace\":\"a\\u0000b\"}}", "metadata.namespace",
+               "FieldValueInvalid", "NUL");
+    expect_err("ConfigMap", "{\"data\":\"str\"}", "data", "FieldValueTypeInvalid",
+               "data in body must be of type object: \"string\"");
+    expect_err("ConfigMap", "{\"data\":{\"k\":5}}", "data[k]", "FieldValueTypeInvalid",
+               "must be of type string");
+    expect_err("ConfigMap", "{\"data\":{\"a/b\":\"v\"}}", "data", "FieldValueInvalid",
+               "a valid config key");
+    expect_err("ConfigMap", "{\"binaryData\":{\"k\":\"!!\"}}", "binaryData[k]", "FieldValueInvalid",
+               "illegal base64 data");
+    expect_err("ConfigMap", "{\"data\":{\"k\":\"a\"},\"binaryData\":{\"k\":\"AA==\"}}", "data[k]",
+               "FieldValueInvalid", "duplicate of key present in binaryData");
+    expect_err("Secret", "{\"data\":{\"k\":\"not base64\"}}", "data[k]", "FieldValueInvalid",
+               "illegal base64 data");
+    expect_err("Job", "{\"spec\":[1]}", "spec", "FieldValueTypeInvalid", "must be of type object");
+    expect_err("Pod", "{\"kind\":5}", "kind", "FieldValueTypeInvalid", "must be of type string");
+    /* custom resources: metadata only (their schema checks the rest) */
+    assert_int_equal(check("Thing", 0, "{\"spec\":5,\"data\":\"x\"}", NULL), 0);
+    assert_int_equal(check("Thing", 0, "{\"metadata\":{\"labels\":[]}}", NULL), 1);
+
+    /* annotations: 256 KiB of keys and values in all */
+    size_t big = 256 * 1024;
+    char *j = malloc(big + 64);
+    int k = snprintf(j, big + 64, "{\"metadata\":{\"annotations\":{\"a\":\"");
+    memset(j + k, 'x', big);
+    snprintf(j + k + big, 64, "\"}}}");
+    expect_err("ConfigMap", j, "metadata.annotations", "FieldValueTooLong",
+               "Too long: must have at most 262144 bytes");
+    snprintf(j + k + big - 1, 64, "\"}}}");   /* 1 + (big - 1): exactly the limit */
+    assert_int_equal(check("ConfigMap", 1, j, NULL), 0);
+    free(j);
+}
+
+static void test_prescan(void **state)
+{
+    (void)state;
+    char err[200], *rw;
+    size_t rl;
+    int is_null;
+#define SCAN(s) cu_json_prescan(s, strlen(s), &rw, &rl, err, sizeof err)
+    assert_int_equal(SCAN("{\"a\":\"x\\u0000y\",\"b\":[1,2.5,-3e2]}"), 0);   /* NUL in a value: kept */
+    assert_null(rw);
+    assert_int_equal(SCAN("{\"a\\u0000x\":\"1\",\"a\\u0000y\":\"2\"}"), -1);
+    assert_non_null(strstr(err, "contains a NUL character"));
+    assert_int_equal(SCAN("{\"a\\\\u0000x\" : 1}"), 0);   /* an escaped backslash, no NUL */
+    assert_null(rw);
+    assert_int_equal(SCAN("{\"n\":1e400}"), -1);
+    assert_non_null(strstr(err, "1e400 cannot be represented as a float64"));
+    assert_int_equal(SCAN("[-1E400]"), -1);
+    assert_int_equal(SCAN("[1e-400]"), 0);   /* underflow is 0, as in Go */
+    assert_null(rw);
+    /* integers past int64 become the float64 kube-apiserver makes of them */
+    assert_int_equal(SCAN("{\"n\":123456789012345678901234567890,\"m\":\"123456789012345678901234567890\"}"), 0);
+    assert_non_null(rw);
+    assert_string_equal(rw, "{\"n\":1.2345678901234568e+29,\"m\":\"123456789012345678901234567890\"}");
+    assert_int_equal(rl, strlen(rw));
+    free(rw);
+    assert_int_equal(SCAN("[9223372036854775807,-9223372036854775808,9223372036854775808]"), 0);
+    assert_string_equal(rw, "[9223372036854775807,-9223372036854775808,9.2233720368547758e+18]");
+    free(rw);
+    /* nesting: CU_JSON_MAX_DEPTH levels pass, one more does not */
+    for (int depth = CU_JSON_MAX_DEPTH; depth <= CU_JSON_MAX_DEPTH + 1; depth++) {
+        char *d = malloc((size_t)depth * 2 + 2);
+        memset(d, '[', (size_t)depth);
+        memset(d + depth, ']', (size_t)depth);
+        d[2 * depth] = '\0';
+        json_object *o = cu_json_parse_checked(d, strlen(d), NULL, err, sizeof err);
+        if (depth <= CU_JSON_MAX_DEPTH) {
+            assert_non_null(o);
+        } else {
+            assert_null(o);
+            assert_non_null(strstr(err, "exceeded max depth of 10000"));
+        }
+        json_object_put(o);
+        free(d);
+    }
+    assert_null(cu_json_parse_checked("null", 4, &is_null, err, sizeof err));
+    assert_true(is_null);
+    assert_null(cu_json_parse_checked("{} x", 4, &is_null, err, sizeof err));
+    assert_false(is_null);
+    assert_non_null(strstr(err, "unexpected data after the top-level value"));
+    json_object *o = cu_json_parse_checked("{\"n\":123456789012345678901234567890}", 36, NULL, err, sizeof err);
+    assert_non_null(o);
+    assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+                        "{\"n\":1.2345678901234568e+29}");
+    json_object_put(o);
+#undef SCAN
+}
+
+static void test_query_int(void **state)
+{
+    (void)state;
+    char err[300];
+    int64_t v = 7;
+    assert_int_equal(cu_query_int("limit", NULL, 0, INT64_MAX, &v, err, sizeof err), 0);
+    assert_int_equal(v, 7);
+    assert_int_equal(cu_query_int("limit", "500", 0, INT64_MAX, &v, err, sizeof err), 0);
+    assert_int_equal(v, 500);
+    assert_int_equal(cu_query_int("limit", "9223372036854775807", 0, INT64_MAX, &v, err, sizeof err), 0);
+    assert_int_equal(v, INT64_MAX);
+    static const char *const bad[] = {"", "abc", "1x", "99999999999999999999", "-1", " 1", "1e3",
+                                      "0x10", "+"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        if (cu_query_int("timeoutSeconds", bad[i], 0, INT64_MAX, &v, err, sizeof err) != -1)
+            fail_msg("\"%s\" accepted", bad[i]);
+        assert_non_null(strstr(err, "query parameter timeoutSeconds"));
+    }
+    assert_int_equal(cu_query_int("gracePeriodSeconds", "-5", INT64_MIN, INT64_MAX, &v, err, sizeof err), 0);
+    assert_int_equal(v, -5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_label_keys_values),
+        cmocka_unit_test(test_objmeta_types),
+        cmocka_unit_test(test_prescan),
+        cmocka_unit_test(test_query_int),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
