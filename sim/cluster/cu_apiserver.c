@@ -1686,8 +1686,10 @@ static void list_opts(const cu_api_req *r, cu_list_opts *lo)
     lo->label_selector = arg(r, "labelSelector");
     lo->field_selector = arg(r, "fieldSelector");
     char err[200];
-    if (cu_query_int("limit", arg(r, "limit"), 0, INT64_MAX, &lo->limit, err, sizeof err) != 0)
-        lo->limit = 0; /* refused by query_ints before */
+    /* range-checked by query_ints; 0 or less: no limit, as kube-apiserver */
+    if (cu_query_int("limit", arg(r, "limit"), INT64_MIN, INT64_MAX, &lo->limit, err,
+                     sizeof err) != 0 || lo->limit < 0)
+        lo->limit = 0;
     lo->cont = arg(r, "continue");
     lo->resource_version = arg(r, "resourceVersion");
     lo->rv_match = arg(r, "resourceVersionMatch");
@@ -2232,7 +2234,7 @@ static int query_ints(const cu_api_req *r, cu_api_resp *resp)
     static const struct {
         const char *name;
         int64_t min;
-    } params[] = {{"limit", 0}, {"timeoutSeconds", 0}, {"gracePeriodSeconds", INT64_MIN}};
+    } params[] = {{"limit", INT64_MIN}, {"timeoutSeconds", 0}, {"gracePeriodSeconds", INT64_MIN}};
     for (size_t i = 0; i < sizeof params / sizeof *params; i++) {
         char err[300];
         int64_t v;
