@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "cu_apiserver.h"
 #include "cu_base.h"
 #include "cu_objmeta.h"
 
@@ -221,6 +222,46 @@ static void test_query_int(void **state)
     assert_int_equal(v, -5);
 }
 
+/* A protobuf ConfigMap whose data keys hold a NUL is refused, never
+ * stored under the cut key (issue 10 A2). */
+static void test_protobuf_nul_key(void **state)
+{
+    (void)state;
+    /* "k8s\0" + Unknown{1: TypeMeta{1:"v1", 2:"ConfigMap"}, 2: ConfigMap{2: {1:key, 2:"1"}}} */
+    static const unsigned char head[] = {'k', '8', 's', 0, 0x0a, 0x0f, 0x0a, 0x02, 'v', '1', 0x12,
+                                         0x09, 'C', 'o', 'n', 'f', 'i', 'g', 'M', 'a', 'p'};
+    for (int nul = 0; nul <= 1; nul++) {
+        unsigned char msg[64];
+        size_t n = sizeof head;
+        memcpy(msg, head, n);
+        const unsigned char key[3] = {'a', nul ? 0 : 'b', 'x'};
+        msg[n++] = 0x12;       /* Unknown.raw */
+        msg[n++] = 11;
+        msg[n++] = 0x12;       /* ConfigMap.data entry */
+        msg[n++] = 9;
+        msg[n++] = 0x0a;
+        msg[n++] = 3;
+        memcpy(msg + n, key, 3);
+        n += 3;
+        msg[n++] = 0x12;
+        msg[n++] = 2;
+        msg[n++] = '1';
+        msg[n++] = '2';
+        char err[200];
+        json_object *o = cu_k8s_protobuf_to_json(msg, n, err, sizeof err);
+        if (nul) {
+            assert_null(o);
+        } else {
+            assert_non_null(o);
+            json_object *d = NULL;
+            assert_true(json_object_object_get_ex(o, "data", &d));
+            assert_string_equal(json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN),
+                                "{\"abx\":\"12\"}");
+            json_object_put(o);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -228,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_objmeta_types),
         cmocka_unit_test(test_prescan),
         cmocka_unit_test(test_query_int),
+        cmocka_unit_test(test_protobuf_nul_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
