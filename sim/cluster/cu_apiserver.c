@@ -2089,20 +2089,27 @@ static void do_patch(req_ctx *c)
     }
 }
 
-static void delete_options(const cu_api_req *r, const char **prop, char *rv, size_t rvn,
-                           int *dry)
+/* DeleteOptions from the query and the body. Returns 0, or -1 with a 400
+ * set when the body is not a JSON object. */
+static int delete_options(const cu_api_req *r, cu_api_resp *resp, const char **prop, char *rv,
+                          size_t rvn, int *dry)
 {
     *prop = arg(r, "propagationPolicy");
     *dry = is_dry_run(r);
     rv[0] = '\0';
     if (!r->body || !r->body_len)
-        return;
-    json_tokener *tok = json_tokener_new();
-    json_object *o = tok ? json_tokener_parse_ex(tok, r->body, (int)r->body_len) : NULL;
-    if (tok)
-        json_tokener_free(tok);
-    if (!o)
-        return;
+        return 0;
+    char err[300];
+    int is_null = 0;
+    json_object *o = cu_json_parse_checked(r->body, r->body_len, &is_null, err, sizeof err);
+    if (is_null)
+        return 0;
+    if (!o || !json_object_is_type(o, json_type_object)) {
+        resp_status(resp, 400, "BadRequest", "the DeleteOptions body is not a JSON object: %s",
+                    o ? json_type_to_name(json_object_get_type(o)) : err);
+        json_object_put(o);
+        return -1;
+    }
     static const char *const props[3] = {"Background", "Foreground", "Orphan"};
     const char *p = jstr(o, "propagationPolicy");
     for (int i = 0; p && i < 3; i++)
@@ -2121,6 +2128,7 @@ static void delete_options(const cu_api_req *r, const char **prop, char *rv, siz
             *dry = 1;
     }
     json_object_put(o);
+    return 0;
 }
 
 static void do_delete(req_ctx *c)
@@ -2128,7 +2136,8 @@ static void do_delete(req_ctx *c)
     const char *prop;
     char rv[64];
     int dry;
-    delete_options(c->r, &prop, rv, sizeof rv, &dry);
+    if (delete_options(c->r, c->resp, &prop, rv, sizeof rv, &dry) != 0)
+        return;
     if (dry) {
         do_get(c);
         return;
@@ -2151,7 +2160,8 @@ static void do_delete_collection(req_ctx *c)
     char rv[64];
     int dry;
     cu_list_opts lo;
-    delete_options(c->r, &prop, rv, sizeof rv, &dry);
+    if (delete_options(c->r, c->resp, &prop, rv, sizeof rv, &dry) != 0)
+        return;
     list_opts(c->r, &lo);
     lo.limit = 0;
     lo.cont = NULL;

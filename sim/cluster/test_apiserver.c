@@ -984,6 +984,12 @@ static void test_hostile_input(void **state)
         expect_status(o, 400, "BadRequest", qs[i][0]);
         json_object_put(o);
     }
+    static const char *const delbodies[] = {"[1]", "{\"propagationPolicy\":", "{\"a\\u0000\":1}"};
+    for (size_t i = 0; i < 3; i++) {
+        o = send_req(f, (rq){.method = "DELETE", .path = c1, .body = delbodies[i]}, NULL, &code);
+        expect_status(o, 400, "BadRequest", "DeleteOptions");
+        json_object_put(o);
+    }
     o = send_req(f, (rq){.method = "DELETE", .path = c1, .args = {"gracePeriodSeconds", "1.5", NULL}},
                  NULL, &code);
     expect_status(o, 400, "BadRequest", "gracePeriodSeconds");
