@@ -1572,12 +1572,10 @@ static void invalid_status(const cu_rtype *rt, const char *name, const cu_schema
 
 /* For dryRun=All: validates o against the schema without storing.
  * Returns 0 or -1 with a 422 set. */
-static int dry_validate(const cu_rtype *rt, json_object *o, cu_api_resp *resp)
+/* The n errors found in o: 0 when none, else -1 with the 422 set. */
+static int respond_invalid(const cu_rtype *rt, json_object *o, const cu_schema_err *errs,
+                           size_t n, cu_api_resp *resp)
 {
-    if (!rt->schema)
-        return 0;
-    cu_schema_err errs[32];
-    size_t n = cu_schema_validate(rt->schema, o, 0, errs, 32);
     if (!n)
         return 0;
     cu_status st;
@@ -1586,19 +1584,22 @@ static int dry_validate(const cu_rtype *rt, json_object *o, cu_api_resp *resp)
     return -1;
 }
 
+static int dry_validate(const cu_rtype *rt, json_object *o, cu_api_resp *resp)
+{
+    if (!rt->schema)
+        return 0;
+    cu_schema_err errs[32];
+    return respond_invalid(rt, o, errs, cu_schema_validate(rt->schema, o, 0, errs, 32), resp);
+}
+
 /* ObjectMeta and the built-in kinds' field types (cu_objmeta.c): 0, or
  * -1 with kube-apiserver's 422 Invalid set. The store checks every write
  * again; patches are checked here first, before their result is used. */
 static int objmeta_check(const cu_rtype *rt, json_object *o, cu_api_resp *resp)
 {
     cu_schema_err errs[32];
-    size_t n = cu_objmeta_validate(o, rt->kind, !rt->from_crd, errs, 32);
-    if (!n)
-        return 0;
-    cu_status st;
-    invalid_status(rt, jstr(jget(o, "metadata"), "name"), errs, n > 32 ? 32 : n, &st);
-    resp_st(resp, &st);
-    return -1;
+    return respond_invalid(rt, o, errs, cu_objmeta_validate(o, rt->kind, !rt->from_crd, errs, 32),
+                           resp);
 }
 
 /* The result of a merge, strategic or JSON patch is validated as the body

@@ -5,6 +5,7 @@
 #include "cu_objmeta.h"
 
 #include "cu_base.h"
+#include "cu_names.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -101,94 +102,10 @@ static int has_nul(json_object *s)
 /* ---------------- names, labels, annotations ---------------- */
 
 static int alnum(char c) { return isalnum((unsigned char)c) != 0; }
-static int lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
-static const char QNAME_PART_MSG[] =
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-static const char QNAME_MSG[] =
-    "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used "
-    "for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain "
-    "prefix and '/' (e.g. 'example.com/MyName')";
-static const char PREFIX_MSG[] =
-    "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-    "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
-    "'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-static const char LABEL_VALUE_MSG[] =
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  "
-    "or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 static const char CONFIG_KEY_MSG[] =
     "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. "
     "'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
-
-/* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] over s[0..n) */
-static int qname_chars(const char *s, size_t n)
-{
-    if (!n || !alnum(s[0]) || !alnum(s[n - 1]))
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-            return 0;
-    return 1;
-}
-
-/* a lowercase RFC 1123 subdomain of at most 253 characters */
-static int subdomain(const char *s, size_t n)
-{
-    if (!n || n > 253)
-        return 0;
-    size_t seg = 0;
-    for (size_t i = 0; i <= n; i++) {
-        if (i == n || s[i] == '.') {
-            if (i == seg || !lower_alnum(s[seg]) || !lower_alnum(s[i - 1]))
-                return 0;
-            seg = i + 1;
-        } else if (!lower_alnum(s[i]) && s[i] != '-') {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-const char *cu_label_key_problem(const char *key, size_t len)
-{
-    const char *slash = memchr(key, '/', len);
-    const char *name = key;
-    size_t nlen = len;
-    if (slash) {
-        if (memchr(slash + 1, '/', len - (size_t)(slash + 1 - key)))
-            return QNAME_MSG;
-        size_t plen = (size_t)(slash - key);
-        if (plen == 0)
-            return "prefix part must be non-empty";
-        if (plen > 253)
-            return "prefix part must be no more than 253 characters";
-        if (!subdomain(key, plen))
-            return PREFIX_MSG;
-        name = slash + 1;
-        nlen = len - plen - 1;
-    }
-    if (nlen == 0)
-        return "name part must be non-empty";
-    if (nlen > 63)
-        return "name part must be no more than 63 characters";
-    if (!qname_chars(name, nlen))
-        return QNAME_PART_MSG;
-    return NULL;
-}
-
-const char *cu_label_value_problem(const char *val, size_t len)
-{
-    if (len > 63)
-        return "must be no more than 63 characters";
-    if (len && !qname_chars(val, len))
-        return LABEL_VALUE_MSG;
-    return NULL;
-}
 
 static void check_labels(errs *es, json_object *m)
 {
@@ -213,7 +130,7 @@ static void check_labels(errs *es, json_object *m)
         }
         const char *s = json_object_get_string(v);
         size_t n = (size_t)json_object_get_string_len(v);
-        p = has_nul(v) ? LABEL_VALUE_MSG : cu_label_value_problem(s, n);
+        p = cu_label_value_problem(s, n);
         if (p)
             add(es, "metadata.labels", "FieldValueInvalid", "Invalid value: %s: %s",
                 quote(s, n, q, sizeof q), p);
@@ -278,7 +195,7 @@ static void check_finalizers(errs *es, json_object *m)
         }
         const char *s = json_object_get_string(v);
         size_t n = (size_t)json_object_get_string_len(v);
-        const char *p = has_nul(v) ? QNAME_PART_MSG : cu_label_key_problem(s, n);
+        const char *p = cu_label_key_problem(s, n);
         if (p)
             add(es, field, "FieldValueInvalid", "Invalid value: %s: %s", quote(s, n, q, sizeof q), p);
     }
@@ -569,6 +486,27 @@ static void ob_put(outbuf *o, const char *s, size_t n)
     o->p[o->n] = '\0';
 }
 
+/* The number token s[0..n) as a double in *d; for an integer (!real),
+ * *big says whether it lies outside int64. -1 when out of memory. */
+static int num_value(const char *s, size_t n, int real, double *d, int *big)
+{
+    char buf[64], *tmp = n < sizeof buf ? buf : malloc(n + 1);
+    if (!tmp)
+        return -1;
+    memcpy(tmp, s, n);
+    tmp[n] = '\0';
+    *d = strtod(tmp, NULL);
+    *big = 0;
+    if (!real) {
+        errno = 0;
+        (void)strtoll(tmp, NULL, 10);
+        *big = errno == ERANGE;
+    }
+    if (tmp != buf)
+        free(tmp);
+    return 0;
+}
+
 int cu_json_prescan(const char *text, size_t len, char **rewritten, size_t *rlen, char *err,
                     size_t errn)
 {
@@ -631,56 +569,18 @@ int cu_json_prescan(const char *text, size_t len, char **rewritten, size_t *rlen
                 i++;
             }
             size_t n = i - start;
-            char num[64];
-            if (n >= sizeof num) {
-                /* long numbers: only integers need a closer look */
-                if (real) {
-                    char *tmp = malloc(n + 1);
-                    if (!tmp) {
-                        snprintf(err, errn, "out of memory");
-                        free(ob.p);
-                        return -1;
-                    }
-                    memcpy(tmp, text + start, n);
-                    tmp[n] = '\0';
-                    double d = strtod(tmp, NULL);
-                    free(tmp);
-                    if (!isfinite(d))
-                        goto nonfinite;
-                    continue;
-                }
-            } else {
-                memcpy(num, text + start, n);
-                num[n] = '\0';
+            double d;
+            int big = 0;
+            if (num_value(text + start, n, real, &d, &big) != 0) {
+                snprintf(err, errn, "out of memory");
+                free(ob.p);
+                return -1;
             }
-            if (real) {
-                double d = strtod(num, NULL);
-                if (!isfinite(d))
-                    goto nonfinite;
-                continue;
-            }
-            int big = n >= sizeof num;
-            if (!big) {
-                errno = 0;
-                char *end;
-                (void)strtoll(num, &end, 10);
-                big = errno == ERANGE;
-            }
+            if (!isfinite(d))
+                goto nonfinite;
             if (big) {
                 /* as kube-apiserver's decoder: an integer that int64 cannot
                  * hold becomes a float64 */
-                char *tmp = malloc(n + 1);
-                if (!tmp) {
-                    snprintf(err, errn, "out of memory");
-                    free(ob.p);
-                    return -1;
-                }
-                memcpy(tmp, text + start, n);
-                tmp[n] = '\0';
-                double d = strtod(tmp, NULL);
-                free(tmp);
-                if (!isfinite(d))
-                    goto nonfinite;
                 char f[40];
                 snprintf(f, sizeof f, "%.17g", d);
                 if (!strpbrk(f, ".e"))

@@ -27,11 +27,6 @@
 size_t cu_objmeta_validate(json_object *obj, const char *kind, int builtin, cu_schema_err *errs,
                            size_t max);
 
-/* Label keys and values as kube-apiserver checks them. Return NULL when
- * valid, else the detail ("name part must be no more than 63 characters"). */
-const char *cu_label_key_problem(const char *key, size_t len);
-const char *cu_label_value_problem(const char *val, size_t len);
-
 /* Checks a JSON text before parsing: nesting deeper than CU_JSON_MAX_DEPTH,
  * a NUL (\u0000) in an object key, a number that is not finite as a
  * float64 (1e400). Integers outside int64 are rewritten as the float64

@@ -1,7 +1,7 @@
 /*
  * test_objmeta.c - the input checks of cu_objmeta.c: ObjectMeta and
- * built-in field types, label keys and values, the JSON prescan (NUL in
- * keys, numbers out of range, nesting), integer query parameters.
+ * built-in field types, the JSON prescan (NUL in keys, numbers out of
+ * range, nesting), integer query parameters, protobuf map keys.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,33 +44,6 @@ static void expect_err(const char *kind, const char *j, const char *field, const
     assert_string_equal(e.type, type);
     if (!strstr(e.message, msg_part))
         fail_msg("%s: message \"%s\" lacks \"%s\"", j, e.message, msg_part);
-}
-
-static void test_label_keys_values(void **state)
-{
-    (void)state;
-    static const char *const good_keys[] = {"a", "A.b_c-9", "example.com/x", "k8s.io/Name_1",
-                                            "a.b.c/d"};
-    static const char *const bad_keys[] = {"", "-a", "a-", "a/b/c", "/a", "Example.com/a",
-                                           "a b", "ex_ample.com/a", "a/"};
-    for (size_t i = 0; i < sizeof good_keys / sizeof *good_keys; i++)
-        if (cu_label_key_problem(good_keys[i], strlen(good_keys[i])))
-            fail_msg("key %s refused", good_keys[i]);
-    for (size_t i = 0; i < sizeof bad_keys / sizeof *bad_keys; i++)
-        if (!cu_label_key_problem(bad_keys[i], strlen(bad_keys[i])))
-            fail_msg("key \"%s\" accepted", bad_keys[i]);
-    char k64[65];
-    memset(k64, 'k', 64);
-    k64[64] = '\0';
-    assert_string_equal(cu_label_key_problem(k64, 64), "name part must be no more than 63 characters");
-    assert_null(cu_label_key_problem(k64, 63));
-    assert_null(cu_label_value_problem("", 0));
-    assert_null(cu_label_value_problem("Team_A.1-x", 10));
-    assert_null(cu_label_value_problem(k64, 63));
-    assert_string_equal(cu_label_value_problem(k64, 64), "must be no more than 63 characters");
-    assert_non_null(cu_label_value_problem("../../x", 7));
-    assert_non_null(cu_label_value_problem("a\0b", 3));   /* NUL inside */
-    assert_non_null(cu_label_value_problem("_a", 2));
 }
 
 static void test_objmeta_types(void **state)
@@ -265,7 +238,6 @@ static void test_protobuf_nul_key(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_label_keys_values),
         cmocka_unit_test(test_objmeta_types),
         cmocka_unit_test(test_prescan),
         cmocka_unit_test(test_query_int),
