@@ -111,6 +111,9 @@ if [ "$code" = 201 ]; then
         *) fail "A2: a big integer keeps its value" "stored as $n";; esac
 else expect "A2: a big integer is refused" '400|422' "$code"; fi
 expect "A2: 1e400 is refused" '400|422' "$(api POST "$TH" -H 'Content-Type: application/json' -d '{"metadata":{"name":"inf"},"spec":{"n":1e400}}')"
+expect "A2: NaN is refused" 400 "$(api POST "$TH" -H 'Content-Type: application/json' -d '{"metadata":{"name":"nan"},"spec":{"n":NaN}}')"
+expect "A2: -Infinity is refused" 400 "$(api POST "$TH" -H 'Content-Type: application/json' -d '{"metadata":{"name":"ninf"},"spec":{"n":-Infinity}}')"
+expect "A2: a single-quoted key with NUL is refused" 400 "$(api POST "$NS/configmaps" -H 'Content-Type: application/json' -d "{\"metadata\":{\"name\":\"sq\"},\"data\":{'a\\u0000x':'1','a\\u0000y':'2'}}")"
 api POST "$TH" -H 'Content-Type: application/json' -d '{"metadata":{"name":"ok"},"spec":{"n":1}}' >/dev/null
 k get things.input.example.com -n default -o name >"$TMP/out" 2>"$TMP/err" \
     && pass "A2: kubectl get things -o name works" || fail "A2: kubectl get things -o name works" "$(cat "$TMP/err")"

@@ -486,6 +486,16 @@ static void ob_put(outbuf *o, const char *s, size_t n)
     o->p[o->n] = '\0';
 }
 
+/* c as Go's JSON errors show it: 'N', '\x01' */
+static const char *char_name(char c, char *out, size_t n)
+{
+    if (isprint((unsigned char)c))
+        snprintf(out, n, "'%c'", c);
+    else
+        snprintf(out, n, "'\\x%02x'", (unsigned char)c);
+    return out;
+}
+
 /* The number token s[0..n) as a double in *d; for an integer (!real),
  * *big says whether it lies outside int64. -1 when out of memory. */
 static int num_value(const char *s, size_t n, int real, double *d, int *big)
@@ -512,6 +522,7 @@ int cu_json_prescan(const char *text, size_t len, char **rewritten, size_t *rlen
 {
     outbuf ob = {NULL, 0, 0, 0};
     size_t copied = 0, depth = 0, i = 0;
+    char q1[16];
     *rewritten = NULL;
     *rlen = 0;
     while (i < len) {
@@ -524,9 +535,13 @@ int cu_json_prescan(const char *text, size_t len, char **rewritten, size_t *rlen
                     if (text[i + 1] == 'u' && i + 5 < len && strncmp(text + i + 2, "0000", 4) == 0)
                         nul = 1;
                     i += 2;
+                } else if ((unsigned char)text[i] < 0x20) {
+                    /* Go's decoder refuses raw control characters in strings */
+                    snprintf(err, errn, "invalid character %s in string literal",
+                             char_name(text[i], q1, sizeof q1));
+                    free(ob.p);
+                    return -1;
                 } else {
-                    if (text[i] == '\0')
-                        nul = 1;
                     i++;
                 }
             }
@@ -557,6 +572,27 @@ int cu_json_prescan(const char *text, size_t len, char **rewritten, size_t *rlen
         } else if (c == '}' || c == ']') {
             if (depth)
                 depth--;
+        } else if (isalpha((unsigned char)c)) {
+            /* json-c takes NaN, Infinity and more; JSON (and Go) only these */
+            size_t start = i;
+            while (i < len && isalpha((unsigned char)text[i]))
+                i++;
+            size_t n = i - start;
+            if (!((n == 4 && (memcmp(text + start, "true", 4) == 0 ||
+                              memcmp(text + start, "null", 4) == 0)) ||
+                  (n == 5 && memcmp(text + start, "false", 5) == 0))) {
+                snprintf(err, errn, "invalid character %s looking for beginning of value",
+                         char_name(text[start], q1, sizeof q1));
+                free(ob.p);
+                return -1;
+            }
+            continue;
+        } else if (c != ',' && c != ':' && c != ' ' && c != '\t' && c != '\n' && c != '\r' &&
+                   c != '-' && !isdigit((unsigned char)c)) {
+            snprintf(err, errn, "invalid character %s looking for beginning of value",
+                     char_name(text[i], q1, sizeof q1));
+            free(ob.p);
+            return -1;
         } else if (c == '-' || isdigit((unsigned char)c)) {
             size_t start = i;
             int real = 0;
