@@ -62,9 +62,10 @@ static const char *quote(const char *s, size_t len, char *out, size_t n)
     return out;
 }
 
-static const char *type_name(json_object *v)
+/* the OpenAPI name of a JSON type */
+static const char *jt_name(json_type t)
 {
-    switch (json_object_get_type(v)) {
+    switch (t) {
     case json_type_null: return "null";
     case json_type_boolean: return "boolean";
     case json_type_double: return "number";
@@ -75,6 +76,8 @@ static const char *type_name(json_object *v)
     }
     return "unknown";
 }
+
+static const char *type_name(json_object *v) { return jt_name(json_object_get_type(v)); }
 
 /* kube-apiserver's wording for a field of the wrong type. */
 static void type_err(errs *es, const char *field, json_object *v, const char *want)
@@ -420,12 +423,48 @@ static void check_builtin(errs *es, json_object *obj, const char *kind)
         if (im && !is_type(im, json_type_boolean) && !is_type(im, json_type_null))
             type_err(es, "immutable", im, "boolean");
     }
-    static const char *const objs[] = {"spec", "status"};
-    for (int i = 0; i < 2; i++) {
-        json_object *v = get(obj, objs[i]);
-        if (v && !is_type(v, json_type_object) && !is_type(v, json_type_null))
-            type_err(es, objs[i], v, "object");
+    /* the other typed top-level fields of the built-in kinds ("" = any kind) */
+    static const struct {
+        const char *kind, *field;
+        json_type type;
+    } fields[] = {
+        {"", "spec", json_type_object},
+        {"", "status", json_type_object},
+        {"PriorityClass", "value", json_type_int},
+        {"PriorityClass", "globalDefault", json_type_boolean},
+        {"PriorityClass", "description", json_type_string},
+        {"PriorityClass", "preemptionPolicy", json_type_string},
+        {"ServiceAccount", "secrets", json_type_array},
+        {"ServiceAccount", "imagePullSecrets", json_type_array},
+        {"ServiceAccount", "automountServiceAccountToken", json_type_boolean},
+        {"Event", "involvedObject", json_type_object},
+        {"Event", "regarding", json_type_object},
+        {"Event", "related", json_type_object},
+        {"Event", "source", json_type_object},
+        {"Event", "series", json_type_object},
+        {"Event", "reason", json_type_string},
+        {"Event", "message", json_type_string},
+        {"Event", "note", json_type_string},
+        {"Event", "type", json_type_string},
+        {"Event", "action", json_type_string},
+        {"Event", "reportingComponent", json_type_string},
+        {"Event", "reportingController", json_type_string},
+        {"Event", "reportingInstance", json_type_string},
+        {"Event", "count", json_type_int},
+        {"Event", "deprecatedCount", json_type_int},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+        if (fields[i].kind[0] && strcmp(fields[i].kind, kind) != 0)
+            continue;
+        json_object *v = get(obj, fields[i].field);
+        if (v && !is_type(v, fields[i].type) && !is_type(v, json_type_null))
+            type_err(es, fields[i].field, v, jt_name(fields[i].type));
     }
+    json_object *pv = get(obj, "value");
+    if (strcmp(kind, "PriorityClass") == 0 && is_type(pv, json_type_int) &&
+        (json_object_get_int64(pv) < INT32_MIN || json_object_get_int64(pv) > INT32_MAX))
+        add(es, "value", "FieldValueInvalid", "Invalid value: %" PRId64 ": must fit in int32",
+            json_object_get_int64(pv));
 }
 
 size_t cu_objmeta_validate(json_object *obj, const char *kind, int builtin, cu_schema_err *errs_,

@@ -100,6 +100,15 @@ static void test_objmeta_types(void **state)
                "illegal base64 data");
     expect_err("Job", "{\"spec\":[1]}", "spec", "FieldValueTypeInvalid", "must be of type object");
     expect_err("Pod", "{\"kind\":5}", "kind", "FieldValueTypeInvalid", "must be of type string");
+    expect_err("PriorityClass", "{\"value\":\"high\"}", "value", "FieldValueTypeInvalid",
+               "value in body must be of type integer: \"string\"");
+    expect_err("PriorityClass", "{\"value\":4294967296}", "value", "FieldValueInvalid",
+               "must fit in int32");
+    expect_err("Event", "{\"involvedObject\":\"x\"}", "involvedObject", "FieldValueTypeInvalid",
+               "must be of type object");
+    expect_err("ServiceAccount", "{\"secrets\":{}}", "secrets", "FieldValueTypeInvalid",
+               "must be of type array");
+    assert_int_equal(check("PriorityClass", 1, "{\"value\":1000,\"globalDefault\":false}", NULL), 0);
     /* custom resources: metadata only (their schema checks the rest) */
     assert_int_equal(check("Thing", 0, "{\"spec\":5,\"data\":\"x\"}", NULL), 0);
     assert_int_equal(check("Thing", 0, "{\"metadata\":{\"labels\":[]}}", NULL), 1);
