@@ -45,7 +45,7 @@
 
 #include <yaml.h>
 
-#define DOC_DEPTH_MAX 256
+#define DOC_DEPTH_MAX CU_JSON_MAX_DEPTH /* the one nesting limit of API objects */
 #define DOC_ALIAS_NODES_MAX 1000000
 #define DOC_FILE_MAX ((size_t)64 << 20)
 /* libyaml refuses simple keys longer than 1024 characters; longer keys

@@ -18,6 +18,7 @@
  * the server is mutable after start except the stop flag.
  */
 #include "cu_apiserver.h"
+#include "cu_objmeta.h"
 #include "cu_doc.h"
 #include "cu_fields.h"
 #include "cu_patch.h"
@@ -42,6 +43,10 @@
 #define BODY_LIMIT ((size_t)64 << 20)   /* request bodies over this get 413 */
 #define WATCH_SLICE_MS 500               /* how often a blocked watch looks around */
 #define TABLE_CT "application/json;as=Table;v=v1;g=meta.k8s.io"
+/* the stack of a connection thread: recursive json-c code (serialise, free,
+ * copy, compare) and the patch, schema and field-management walkers must
+ * reach objects nested CU_JSON_MAX_DEPTH deep, under ASan too */
+#define CONN_STACK ((intptr_t)64 << 20)
 
 enum { FAULT_RESPOND = 1, FAULT_DELAY = 2 };
 
@@ -1425,29 +1430,9 @@ static json_object *decode_body(const cu_api_req *r, cu_api_resp *resp, int yaml
         }
         return o;
     }
-    json_tokener *tok = json_tokener_new_ex(200);
-    if (!tok) {
-        resp_status(resp, 500, "InternalError", "out of memory");
-        return NULL;
-    }
-    o = json_tokener_parse_ex(tok, r->body, (int)r->body_len);
-    enum json_tokener_error je = json_tokener_get_error(tok);
-    size_t used = json_tokener_get_parse_end(tok);
-    int trailing = 0;
-    for (size_t i = used; o && i < r->body_len; i++)
-        if (!isspace((unsigned char)r->body[i]))
-            trailing = 1;
-    if (!o || je != json_tokener_success || trailing) {
-        resp_status(resp, 400, "BadRequest",
-                    "the request body is not valid JSON: %s",
-                    trailing ? "unexpected data after the top-level value"
-                             : json_tokener_error_desc(je == json_tokener_success
-                                                           ? json_tokener_continue
-                                                           : je));
-        json_object_put(o);
-        o = NULL;
-    }
-    json_tokener_free(tok);
+    o = cu_json_parse_checked(r->body, r->body_len, NULL, err, sizeof err);
+    if (!o)
+        resp_status(resp, 400, "BadRequest", "the request body is not valid JSON: %s", err);
     return o;
 }
 
@@ -1587,16 +1572,66 @@ static void invalid_status(const cu_rtype *rt, const char *name, const cu_schema
 
 /* For dryRun=All: validates o against the schema without storing.
  * Returns 0 or -1 with a 422 set. */
+/* The n errors found in o: 0 when none, else -1 with the 422 set. */
+static int respond_invalid(const cu_rtype *rt, json_object *o, const cu_schema_err *errs,
+                           size_t n, cu_api_resp *resp)
+{
+    if (!n)
+        return 0;
+    cu_status st;
+    invalid_status(rt, jstr(jget(o, "metadata"), "name"), errs, n > 32 ? 32 : n, &st);
+    resp_st(resp, &st);
+    return -1;
+}
+
 static int dry_validate(const cu_rtype *rt, json_object *o, cu_api_resp *resp)
 {
     if (!rt->schema)
         return 0;
     cu_schema_err errs[32];
-    size_t n = cu_schema_validate(rt->schema, o, 0, errs, 32);
-    if (!n)
+    return respond_invalid(rt, o, errs, cu_schema_validate(rt->schema, o, 0, errs, 32), resp);
+}
+
+/* ObjectMeta and the built-in kinds' field types (cu_objmeta.c): 0, or
+ * -1 with kube-apiserver's 422 Invalid set. The store checks every write
+ * again; patches are checked here first, before their result is used. */
+static int objmeta_check(const cu_rtype *rt, json_object *o, cu_api_resp *resp)
+{
+    cu_schema_err errs[32];
+    return respond_invalid(rt, o, errs, cu_objmeta_validate(o, rt->kind, !rt->from_crd, errs, 32),
+                           resp);
+}
+
+/* The result of a merge, strategic or JSON patch is validated as the body
+ * of a PUT: metadata an object of the right field types, the name there
+ * and the URL's, the uid the stored one (kube-apiserver: "field is
+ * immutable"). 0, or -1 with the response set. */
+static int check_patched(const cu_rtype *rt, json_object *cur, json_object *next, const char *name,
+                         cu_api_resp *resp)
+{
+    if (objmeta_check(rt, next, resp) != 0)
+        return -1;
+    json_object *m = jget(next, "metadata");
+    const char *nn = jstr(m, "name");
+    cu_schema_err e;
+    memset(&e, 0, sizeof e);
+    if (!nn || !*nn) {
+        copy_str(e.field, sizeof e.field, "metadata.name");
+        copy_str(e.type, sizeof e.type, "FieldValueRequired");
+        copy_str(e.message, sizeof e.message, "Required value: name or generateName is required");
+    } else {
+        const char *ou = jstr(jget(cur, "metadata"), "uid"), *nu = jstr(m, "uid");
+        if (ou && (!nu || strcmp(ou, nu) != 0)) {
+            copy_str(e.field, sizeof e.field, "metadata.uid");
+            copy_str(e.type, sizeof e.type, "FieldValueInvalid");
+            snprintf(e.message, sizeof e.message, "Invalid value: \"%s\": field is immutable",
+                     nu ? nu : "");
+        }
+    }
+    if (!e.field[0])
         return 0;
     cu_status st;
-    invalid_status(rt, jstr(jget(o, "metadata"), "name"), errs, n > 32 ? 32 : n, &st);
+    invalid_status(rt, name, &e, 1, &st);
     resp_st(resp, &st);
     return -1;
 }
@@ -1651,9 +1686,10 @@ static void list_opts(const cu_api_req *r, cu_list_opts *lo)
     memset(lo, 0, sizeof *lo);
     lo->label_selector = arg(r, "labelSelector");
     lo->field_selector = arg(r, "fieldSelector");
-    const char *l = arg(r, "limit");
-    lo->limit = l ? strtoll(l, NULL, 10) : 0;
-    if (lo->limit < 0)
+    char err[200];
+    /* range-checked by query_ints; 0 or less: no limit, as kube-apiserver */
+    if (cu_query_int("limit", arg(r, "limit"), INT64_MIN, INT64_MAX, &lo->limit, err,
+                     sizeof err) != 0 || lo->limit < 0)
         lo->limit = 0;
     lo->cont = arg(r, "continue");
     lo->resource_version = arg(r, "resourceVersion");
@@ -1695,9 +1731,12 @@ static void do_watch(req_ctx *c, const cu_list_opts *lo)
     ws->include = include_mode(c->r);
     ws->first = 1;
     ws->fd = -1;
-    const char *to = arg(c->r, "timeoutSeconds");
-    if (to && strtoll(to, NULL, 10) > 0)
-        ws->deadline = mono_ms() + 1 + strtoll(to, NULL, 10) * 1000;
+    int64_t to = 0;
+    char err[200];
+    /* range-checked by query_ints; past ~292 million years: no deadline */
+    if (cu_query_int("timeoutSeconds", arg(c->r, "timeoutSeconds"), 0, INT64_MAX, &to, err,
+                     sizeof err) == 0 && to > 0 && to < (INT64_MAX - mono_ms()) / 1000 - 1)
+        ws->deadline = mono_ms() + 1 + to * 1000;
     c->resp->code = 200;
     c->resp->watch = ws;
     snprintf(c->resp->content_type, sizeof c->resp->content_type, "application/json");
@@ -1962,6 +2001,10 @@ static void do_patch(req_ctx *c)
         json_object_put(patch);
         return;
     }
+    if (type == PATCH_APPLY && objmeta_check(c->rt, patch, c->resp) != 0) {
+        json_object_put(patch);
+        return;
+    }
     char av[200], err[512];
     api_version_of(c->rt, av, sizeof av);
     for (int attempt = 0; attempt < 8; attempt++) {
@@ -2003,6 +2046,12 @@ static void do_patch(req_ctx *c)
             resp_status(c->resp, 422, "Invalid", "%s", err[0] ? err : "the patch failed");
             return;
         }
+        if (check_patched(c->rt, cur, next, c->route->name, c->resp) != 0) {
+            json_object_put(cur);
+            json_object_put(next);
+            json_object_put(patch);
+            return;
+        }
         const char *crv = jstr(jget(cur, "metadata"), "resourceVersion");
         json_object *nm = jmeta(next);
         const char *nrv = jstr(nm, "resourceVersion");
@@ -2041,20 +2090,27 @@ static void do_patch(req_ctx *c)
     }
 }
 
-static void delete_options(const cu_api_req *r, const char **prop, char *rv, size_t rvn,
-                           int *dry)
+/* DeleteOptions from the query and the body. Returns 0, or -1 with a 400
+ * set when the body is not a JSON object. */
+static int delete_options(const cu_api_req *r, cu_api_resp *resp, const char **prop, char *rv,
+                          size_t rvn, int *dry)
 {
     *prop = arg(r, "propagationPolicy");
     *dry = is_dry_run(r);
     rv[0] = '\0';
     if (!r->body || !r->body_len)
-        return;
-    json_tokener *tok = json_tokener_new();
-    json_object *o = tok ? json_tokener_parse_ex(tok, r->body, (int)r->body_len) : NULL;
-    if (tok)
-        json_tokener_free(tok);
-    if (!o)
-        return;
+        return 0;
+    char err[300];
+    int is_null = 0;
+    json_object *o = cu_json_parse_checked(r->body, r->body_len, &is_null, err, sizeof err);
+    if (is_null)
+        return 0;
+    if (!o || !json_object_is_type(o, json_type_object)) {
+        resp_status(resp, 400, "BadRequest", "the DeleteOptions body is not a JSON object: %s",
+                    o ? json_type_to_name(json_object_get_type(o)) : err);
+        json_object_put(o);
+        return -1;
+    }
     static const char *const props[3] = {"Background", "Foreground", "Orphan"};
     const char *p = jstr(o, "propagationPolicy");
     for (int i = 0; p && i < 3; i++)
@@ -2073,6 +2129,7 @@ static void delete_options(const cu_api_req *r, const char **prop, char *rv, siz
             *dry = 1;
     }
     json_object_put(o);
+    return 0;
 }
 
 static void do_delete(req_ctx *c)
@@ -2080,7 +2137,8 @@ static void do_delete(req_ctx *c)
     const char *prop;
     char rv[64];
     int dry;
-    delete_options(c->r, &prop, rv, sizeof rv, &dry);
+    if (delete_options(c->r, c->resp, &prop, rv, sizeof rv, &dry) != 0)
+        return;
     if (dry) {
         do_get(c);
         return;
@@ -2103,7 +2161,8 @@ static void do_delete_collection(req_ctx *c)
     char rv[64];
     int dry;
     cu_list_opts lo;
-    delete_options(c->r, &prop, rv, sizeof rv, &dry);
+    if (delete_options(c->r, c->resp, &prop, rv, sizeof rv, &dry) != 0)
+        return;
     list_opts(c->r, &lo);
     lo.limit = 0;
     lo.cont = NULL;
@@ -2178,6 +2237,27 @@ static void do_binding(req_ctx *c, json_object *body)
     resp_json(c->resp, 201, ok);
 }
 
+/* Every integer query parameter the server reads (kube-apiserver decodes
+ * them as int64 and refuses the request when that fails): 0, or -1 with a
+ * 400 BadRequest naming the parameter. */
+static int query_ints(const cu_api_req *r, cu_api_resp *resp)
+{
+    static const struct {
+        const char *name;
+        int64_t min;
+    } params[] = {{"limit", INT64_MIN}, {"timeoutSeconds", 0}, {"gracePeriodSeconds", INT64_MIN}};
+    for (size_t i = 0; i < sizeof params / sizeof *params; i++) {
+        char err[300];
+        int64_t v;
+        if (cu_query_int(params[i].name, arg(r, params[i].name), params[i].min, INT64_MAX, &v, err,
+                         sizeof err) != 0) {
+            resp_status(resp, 400, "BadRequest", "%s", err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static void method_not_allowed(cu_api_resp *resp)
 {
     resp_status(resp, 405, "MethodNotAllowed",
@@ -2192,6 +2272,8 @@ static void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route
         resp_not_found_path(resp);
         return;
     }
+    if (query_ints(r, resp) != 0)
+        return;
     req_ctx c = {a, r, rt, rt_, rt->namespaced && rt_->ns[0] ? rt_->ns : NULL, resp};
     const char *m = r->method;
     const char *sub = rt_->sub;
@@ -3040,6 +3122,30 @@ static int parse_listen(const char *l, char *host, size_t hn, int *port)
     return 0;
 }
 
+/* URL paths and query arguments are C strings from here on: %00 is left
+ * as it is, so that a NUL can never truncate a name or a selector (it then
+ * fails their validation); every other %XX is decoded as MHD does. */
+static size_t unescape_keep_nul(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    char *w = s;
+    for (const char *r = s; *r;) {
+        if (r[0] == '%' && isxdigit((unsigned char)r[1]) && isxdigit((unsigned char)r[2])) {
+            char hex[3] = {r[1], r[2], '\0'};
+            char v = (char)strtol(hex, NULL, 16);
+            if (v) {
+                *w++ = v;
+                r += 3;
+                continue;
+            }
+        }
+        *w++ = *r++;
+    }
+    *w = '\0';
+    return (size_t)(w - s);
+}
+
 cu_apiserver *cu_apiserver_start(cu_store *s, const cu_apiserver_opts *o, char *err, size_t errn)
 {
     char host[256];
@@ -3081,6 +3187,8 @@ cu_apiserver *cu_apiserver_start(cu_store *s, const cu_apiserver_opts *o, char *
         {MHD_OPTION_SOCK_ADDR, 0, &ss},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, a},
         {MHD_OPTION_CONNECTION_TIMEOUT, 0, NULL},
+        {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape_keep_nul, NULL},
+        {MHD_OPTION_THREAD_STACK_SIZE, CONN_STACK, NULL},
         {o->tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, a->key_pem},
         {o->tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, a->cert_pem},
         {MHD_OPTION_END, 0, NULL},

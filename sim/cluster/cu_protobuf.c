@@ -146,7 +146,9 @@ static int map_entry(pb s, int bytes_val, json_object *map)
         else if (wt == 2 && num == 2)
             val = sub;
     }
-    if (!key.p)
+    /* a NUL would cut the key short (json-c keys are C strings): refused,
+     * never merged with another key */
+    if (!key.p || memchr(key.p, 0, (size_t)(key.end - key.p)))
         return -1;
     char *k = strndup((const char *)key.p, (size_t)(key.end - key.p));
     if (!k)

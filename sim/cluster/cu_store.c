@@ -38,8 +38,8 @@
 
 #include "cu_schema.h"
 #include "cu_store.h"
+#include "cu_objmeta.h"
 
-#define CU_JSON_DEPTH 512
 #define KEY_MAX 600
 
 /* ------------------------------------------------------------------ */
@@ -325,7 +325,7 @@ static void jgrave_add(cu_store *s, json_object *o)
 
 static json_object *jparse(const char *s, size_t n)
 {
-    json_tokener *tok = json_tokener_new_ex(CU_JSON_DEPTH);
+    json_tokener *tok = json_tokener_new_ex(CU_JSON_MAX_DEPTH + 1);
     if (!tok) return NULL;
     json_object *o = json_tokener_parse_ex(tok, s, (int)n);
     if (json_tokener_get_error(tok) != json_tokener_success) { json_object_put(o); o = NULL; }
@@ -2107,16 +2107,34 @@ static int valid_dns(const char *n, int label)
     return 1;
 }
 
-static void check_name(const rt_ent *rt, const char *name, ferrs *fe)
+static void check_name(const rt_ent *rt, const char *name, size_t len, ferrs *fe)
 {
     int label = rt->kid == K_NS;
     size_t max = label ? 63 : 253;
-    if (strlen(name) > max)
+    if (strlen(name) != len)  /* a NUL: never truncate a name silently */
+        ferr_add(fe, "metadata.name", "FieldValueInvalid", "Invalid value: \"%s\\x00...\": %s",
+                 name, label ? LABEL_MSG : SUBDOMAIN_MSG);
+    else if (strlen(name) > max)
         ferr_add(fe, "metadata.name", "FieldValueInvalid",
                  "Invalid value: \"%s\": must be no more than %zu characters", name, max);
     else if (!valid_dns(name, label))
         ferr_add(fe, "metadata.name", "FieldValueInvalid", "Invalid value: \"%s\": %s", name,
                  label ? LABEL_MSG : SUBDOMAIN_MSG);
+}
+
+/* ObjectMeta and the built-in kinds' field types (cu_objmeta.c), on
+ * every write before anything else reads the metadata. */
+static cu_err objmeta_check(const rt_ent *rt, json_object *o, cu_status *st)
+{
+    ferrs fe;
+    fe.n = fe.total = 0;
+    size_t n = cu_objmeta_validate(o, rt->pub.kind, !rt->pub.from_crd, fe.e, 32);
+    if (!n) return CU_OK;
+    fe.n = n < 32 ? n : 32;
+    fe.total = n;
+    json_object *nm = jget(jget(o, "metadata"), "name");
+    return err_invalid(st, rt, json_object_is_type(nm, json_type_string) ?
+                       json_object_get_string(nm) : "", &fe);
 }
 
 static void schema_check(rt_ent *rt, json_object *o, ferrs *fe)
@@ -2256,6 +2274,7 @@ cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_ob
         return cu_status_set(st, 400, "BadRequest", "the request body must be a JSON object");
     }
     if ((err = check_type_meta(rt, obj, st)) != CU_OK) { json_object_put(obj); return err; }
+    if ((err = objmeta_check(rt, obj, st)) != CU_OK) { json_object_put(obj); return err; }
     json_object *m = jmeta(obj);
     const char *mns = jstr(m, "namespace");
     char nsbuf[300] = "";
@@ -2289,9 +2308,9 @@ cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_ob
     if (generate) {
         char probe[300];
         snprintf(probe, sizeof(probe), "%.58sbbbbb", gen);
-        check_name(rt, probe, &fe);
+        check_name(rt, probe, strlen(probe), &fe);
     } else if (name && *name) {
-        check_name(rt, name, &fe);
+        check_name(rt, name, (size_t)json_object_get_string_len(jget(m, "name")), &fe);
     }
     snprintf(namebuf, sizeof(namebuf), "%s", name ? name : "");
     if (fe.n) {
@@ -2445,6 +2464,7 @@ cu_err cu_store_update(cu_store *s, const cu_rtype *rtp, const char *ns, const c
         return cu_status_set(st, 400, "BadRequest", "the request body must be a JSON object");
     }
     if ((err = check_type_meta(rt, obj, st)) != CU_OK) { json_object_put(obj); return err; }
+    if ((err = objmeta_check(rt, obj, st)) != CU_OK) { json_object_put(obj); return err; }
     json_object *m = jmeta(obj);
     const char *mname = jstr(m, "name"), *mns = jstr(m, "namespace");
     if (mname && *mname && strcmp(mname, name)) {

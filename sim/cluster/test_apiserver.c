@@ -907,6 +907,110 @@ static void test_strict_crd(void **state)
     json_object_put(o);
 }
 
+/* Issue 10: hostile input on every write path is refused, the stored
+ * object untouched, the server alive (C1, C2, A1-A4). */
+static void test_hostile_input(void **state)
+{
+    fx *f = *state;
+    int code;
+    const char *coll = "/api/v1/namespaces/default/configmaps";
+    const char *c1 = "/api/v1/namespaces/default/configmaps/c1";
+    json_object *o = send_req(f, (rq){.method = "POST", .path = coll, .ct = "application/json",
+                                      .body = "{\"metadata\":{\"name\":\"c1\",\"labels\":{\"a\":\"b\"},"
+                                              "\"finalizers\":[\"example.com/f\"]},\"data\":{\"k\":\"v\"}}"},
+                              NULL, &code);
+    assert_int_equal(code, 201);
+    char before[4096];
+    snprintf(before, sizeof before, "%s", json_object_to_json_string(o));
+    json_object_put(o);
+    static const struct {
+        const char *ct, *body, *args[4];
+        int code;
+        const char *msg;
+    } bad[] = {
+        {"application/merge-patch+json", "{\"metadata\":5}", {NULL}, 422, "metadata in body must be of type object"},
+        {"application/strategic-merge-patch+json", "{\"metadata\":5}", {NULL}, 422, "must be of type object"},
+        {"application/json-patch+json", "[{\"op\":\"add\",\"path\":\"\",\"value\":[1]}]", {NULL}, 422, "must be of type object"},
+        {"application/json-patch+json", "[{\"op\":\"replace\",\"path\":\"\",\"value\":5}]", {NULL}, 422, "must be of type object"},
+        {"application/json-patch+json", "[{\"op\":\"add\",\"path\":\"/metadata\",\"value\":\"str\"}]", {NULL}, 422, "must be of type object"},
+        {"application/json-patch+json", "[{\"op\":\"add\",\"path\":\"\",\"value\":{}}]", {NULL}, 422, "metadata.name: Required value"},
+        {"application/json-patch+json", "[{\"op\":\"remove\",\"path\":\"/metadata\"}]", {NULL}, 422, "metadata.name: Required value"},
+        {"application/json-patch+json", "[{\"op\":\"remove\",\"path\":\"/metadata/uid\"}]", {NULL}, 422, "metadata.uid: Invalid value: \"\": field is immutable"},
+        {"application/merge-patch+json", "{\"metadata\":{\"name\":\"other\"}}", {NULL}, 400, "does not match the name on the URL"},
+        {"application/apply-patch+yaml", "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":5}", {"fieldManager", "t", NULL}, 422, "must be of type object"},
+        {"application/merge-patch+json", "{\"metadata\":{\"labels\":5}}", {NULL}, 422, "metadata.labels: Invalid value"},
+        {"application/merge-patch+json", "{\"metadata\":{\"labels\":{\"q\":\"../../x\"}}}", {NULL}, 422, "a valid label must be"},
+        {"application/merge-patch+json", "{\"metadata\":{\"annotations\":[1]}}", {NULL}, 422, "metadata.annotations"},
+        {"application/merge-patch+json", "{\"metadata\":{\"finalizers\":\"x\"}}", {NULL}, 422, "metadata.finalizers"},
+        {"application/merge-patch+json", "{\"metadata\":{\"ownerReferences\":[5]}}", {NULL}, 422, "metadata.ownerReferences[0]"},
+        {"application/merge-patch+json", "{\"data\":\"str\"}", {NULL}, 422, "data in body must be of type object"},
+        {"application/merge-patch+json", "{\"data\":{\"a\\u0000x\":\"1\"}}", {NULL}, 400, "NUL"},
+        {"application/merge-patch+json", "{\"data\":{\"n\":1e400}}", {NULL}, 400, "float64"},
+        {"application/apply-patch+yaml", "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c1\",\"labels\":{\"a\":\"-\"}}}", {"fieldManager", "t", NULL}, 422, "a valid label must be"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        o = send_req(f, (rq){.method = "PATCH", .path = c1, .ct = bad[i].ct, .body = bad[i].body,
+                             .args = {bad[i].args[0], bad[i].args[1], NULL}},
+                     NULL, &code);
+        if (code != bad[i].code)
+            fail_msg("patch %zu %s: code %d, want %d: %s", i, bad[i].body, code, bad[i].code,
+                     json_object_to_json_string(o));
+        expect_status(o, bad[i].code, bad[i].code == 400 ? "BadRequest" : "Invalid", bad[i].msg);
+        json_object_put(o);
+    }
+    o = send_req(f, (rq){.method = "GET", .path = c1}, NULL, &code);
+    assert_int_equal(code, 200);
+    assert_string_equal(json_object_to_json_string(o), before);
+    json_object_put(o);
+
+    /* a PUT of the same: 422 with causes, nothing stored */
+    char put[512];
+    snprintf(put, sizeof put, "{\"metadata\":{\"name\":\"c1\",\"labels\":5,\"deletionTimestamp\":\"garbage\"}}");
+    o = send_req(f, (rq){.method = "PUT", .path = c1, .body = put}, NULL, &code);
+    expect_status(o, 422, "Invalid", "ConfigMap \"c1\" is invalid");
+    json_object *causes = get(get(o, "details"), "causes");
+    assert_int_equal(json_object_array_length(causes), 2);
+    assert_string_equal(sget(json_object_array_get_idx(causes, 0), "field"), "metadata.deletionTimestamp");
+    assert_string_equal(sget(json_object_array_get_idx(causes, 1), "field"), "metadata.labels");
+    json_object_put(o);
+
+    /* integer query parameters */
+    static const char *const qs[][2] = {{"limit", "99999999999999999999"}, {"limit", "x"},
+                                        {"timeoutSeconds", "99999999999999999999"}};
+    for (size_t i = 0; i < 3; i++) {
+        o = send_req(f, (rq){.method = "GET", .path = coll,
+                             .args = {"watch", "true", qs[i][0], qs[i][1], NULL}},
+                     NULL, &code);
+        expect_status(o, 400, "BadRequest", qs[i][0]);
+        json_object_put(o);
+    }
+    static const char *const delbodies[] = {"[1]", "{\"propagationPolicy\":", "{\"a\\u0000\":1}"};
+    for (size_t i = 0; i < 3; i++) {
+        o = send_req(f, (rq){.method = "DELETE", .path = c1, .body = delbodies[i]}, NULL, &code);
+        expect_status(o, 400, "BadRequest", "DeleteOptions");
+        json_object_put(o);
+    }
+    o = send_req(f, (rq){.method = "DELETE", .path = c1, .args = {"gracePeriodSeconds", "1.5", NULL}},
+                 NULL, &code);
+    expect_status(o, 400, "BadRequest", "gracePeriodSeconds");
+    json_object_put(o);
+
+    /* NUL in names: refused, never truncated */
+    o = send_req(f, (rq){.method = "POST", .path = coll, .body = "{\"metadata\":{\"name\":\"a\\u0000b\"}}"},
+                 NULL, &code);
+    expect_status(o, 422, "Invalid", "metadata.name: Invalid value");
+    json_object_put(o);
+    o = send_req(f, (rq){.method = "POST", .path = "/api/v1/namespaces",
+                         .body = "{\"metadata\":{\"name\":\"kube\\u0000x\"}}"},
+                 NULL, &code);
+    expect_status(o, 422, "Invalid", "metadata.name: Invalid value");
+    json_object_put(o);
+    o = send_req(f, (rq){.method = "POST", .path = coll, .body = "{\"metadata\":{\"name\":\"a\"}}"},
+                 NULL, &code);
+    assert_int_equal(code, 201);
+    json_object_put(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -925,6 +1029,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_faults, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_watch_table, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_strict_crd, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_input, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
