@@ -1,11 +1,27 @@
 /*
  * cu_ctrlhttp.c - see cu_ctrlhttp.h. A libmicrohttpd daemon without a
- * thread of its own ("external polling", epoll): its epoll descriptor is
- * watched by an ev_io on the controller's loop and MHD_run() is called
- * when it is readable or when the ev_timer armed from MHD_get_timeout()
- * fires (connection timeouts, and work MHD still holds after a run). The
- * timer is re-armed after every run, so new connections (accepted inside
- * MHD_run) and pending writes are covered.
+ * thread of its own ("external select" mode): after every MHD_run() the
+ * descriptors MHD wants to read or write (MHD_get_fdset2) get one
+ * level-triggered ev_io each on the controller's loop, and an ev_timer
+ * is armed from MHD_get_timeout() (connection timeouts, data MHD holds
+ * already). Any of them firing runs MHD again over the descriptors that
+ * are ready (a poll() without waiting, MHD_run_from_select()).
+ *
+ * Not MHD's own epoll descriptor, as this server did before: libmicro-
+ * httpd 0.9.75 registers connections edge-triggered and treats a short
+ * read as "drained", so a client that sent half a request and closed
+ * before it was accepted left its end-of-file unseen (CLOSE-WAIT until
+ * the connection timeout); and MHD takes its listening socket out of
+ * the epoll set at CONN_LIMIT and puts it back only at the start of a
+ * later run, for which nothing woke it up: after 64 clients came and
+ * went the server never accepted again (issue 10, H5). With level-
+ * triggered watchers rebuilt from MHD's wishes after each run, neither
+ * can happen. The cost is a scan of at most a few dozen descriptors per
+ * run.
+ *
+ * An ev_io is stopped before MHD closes its descriptor (the
+ * connection-closed notification), so a number reused by the next
+ * accept() gets a fresh registration.
  *
  * The handler gets the request target as the client sent it: the URI log
  * callback (called before MHD unescapes the path and splits the query)
@@ -16,6 +32,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,10 +50,18 @@
 #define CONN_TIMEOUT_S 5u
 #define CONN_MEMORY ((size_t)32 << 10)
 
+/* The watcher of one descriptor MHD wants to read or write. */
+typedef struct fdwatch {
+    ev_io io;
+    struct cu_httpd *s;
+} fdwatch;
+
 struct cu_httpd {
     struct ev_loop *loop;
     struct MHD_Daemon *d;
-    ev_io io;           /* MHD's epoll descriptor, EV_READ */
+    fdwatch *fds[FD_SETSIZE];  /* by descriptor; NULL: not watched */
+    int top;            /* highest descriptor watched, -1: none */
+    int listen_fd;
     ev_timer timer;     /* MHD_get_timeout() */
     cu_httpd_handler h;
     void *ud;
@@ -167,32 +192,132 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return respond(conn, code, &body, ctype ? ctype : "application/octet-stream", NULL);
 }
 
-static void arm_timer(cu_httpd *s)
+static void run(cu_httpd *s);
+
+static void on_fd(struct ev_loop *loop, ev_io *w, int revents)
 {
-    MHD_UNSIGNED_LONG_LONG ms = 0;
+    (void)loop;
+    (void)revents;
+    run(((fdwatch *)w)->s);
+}
+
+static void unwatch(cu_httpd *s, int fd)
+{
+    if (fd < 0 || fd >= FD_SETSIZE || !s->fds[fd])
+        return;
+    ev_io_stop(s->loop, &s->fds[fd]->io);
+    free(s->fds[fd]);
+    s->fds[fd] = NULL;
+}
+
+/* The watchers become what MHD wants after a run, except the listening
+ * socket while CONN_LIMIT connections are open: MHD would accept and at
+ * once reset a client then; left in the backlog, it is accepted when a
+ * connection closes. A descriptor MHD cannot put in an fd_set
+ * (FD_SETSIZE and above) is refused by MHD at accept. */
+static void rewatch(cu_httpd *s)
+{
+    fd_set rs, ws, es;
+    FD_ZERO(&rs);
+    FD_ZERO(&ws);
+    FD_ZERO(&es);
+    MHD_socket max = -1;
+    if (MHD_get_fdset2(s->d, &rs, &ws, &es, &max, FD_SETSIZE) != MHD_YES)
+        max = -1;   /* nothing to watch; the timer still runs MHD */
+    const union MHD_DaemonInfo *di =
+        MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    if (di && di->num_connections >= CONN_LIMIT && s->listen_fd >= 0 && s->listen_fd <= max)
+        FD_CLR(s->listen_fd, &rs);
+    int top = max > s->top ? max : s->top;
+    for (int fd = 0; fd <= top && fd < FD_SETSIZE; fd++) {
+        int want = fd <= max ? (FD_ISSET(fd, &rs) ? EV_READ : 0) |
+                               (FD_ISSET(fd, &ws) ? EV_WRITE : 0)
+                             : 0;
+        fdwatch *w = s->fds[fd];
+        if (w && (w->io.events & (EV_READ | EV_WRITE)) == want)
+            continue;
+        if (!want) {
+            unwatch(s, fd);
+            continue;
+        }
+        if (!w) {
+            w = calloc(1, sizeof(*w));
+            if (!w)
+                continue;   /* the timer below retries soon */
+            w->s = s;
+            ev_init(&w->io, on_fd);
+            s->fds[fd] = w;
+        } else {
+            ev_io_stop(s->loop, &w->io);
+        }
+        ev_io_set(&w->io, fd, want);
+        ev_io_start(s->loop, &w->io);
+    }
+    s->top = max;
+}
+
+/* One run of MHD over the watched descriptors that are ready now (a
+ * poll() without waiting: MHD_run() would select() over every descriptor
+ * of its own, the listening one at the limit included), then the
+ * watchers and the timer for the next. Connections' timeouts are checked
+ * on every run. */
+static void run(cu_httpd *s)
+{
+    struct pollfd pfd[FD_SETSIZE];
+    nfds_t n = 0;
+    for (int fd = 0; fd <= s->top; fd++) {
+        if (!s->fds[fd])
+            continue;
+        int ev = s->fds[fd]->io.events;
+        pfd[n].fd = fd;
+        pfd[n].events = (short)(((ev & EV_READ) ? POLLIN : 0) | ((ev & EV_WRITE) ? POLLOUT : 0));
+        pfd[n].revents = 0;
+        n++;
+    }
+    fd_set rs, ws, es;
+    FD_ZERO(&rs);
+    FD_ZERO(&ws);
+    FD_ZERO(&es);
+    if (n > 0 && poll(pfd, n, 0) > 0) {
+        for (nfds_t i = 0; i < n; i++) {
+            /* an error or hang-up is reported as readable and writable:
+             * MHD finds out which when it reads or writes */
+            short bad = POLLERR | POLLHUP | POLLNVAL;
+            if (pfd[i].revents & (POLLIN | bad))
+                FD_SET(pfd[i].fd, &rs);
+            if (pfd[i].revents & (POLLOUT | bad))
+                FD_SET(pfd[i].fd, &ws);
+        }
+    }
+    MHD_run_from_select(s->d, &rs, &ws, &es);
+    rewatch(s);
     ev_timer_stop(s->loop, &s->timer);
+    MHD_UNSIGNED_LONG_LONG ms = 0;
     if (MHD_get_timeout(s->d, &ms) != MHD_YES)
         return;
     ev_timer_set(&s->timer, (double)ms / 1000.0, 0.);
     ev_timer_start(s->loop, &s->timer);
 }
 
-static void on_io(struct ev_loop *loop, ev_io *w, int revents)
-{
-    (void)loop;
-    (void)revents;
-    cu_httpd *s = w->data;
-    MHD_run(s->d);
-    arm_timer(s);
-}
-
 static void on_timer(struct ev_loop *loop, ev_timer *t, int revents)
 {
     (void)loop;
     (void)revents;
-    cu_httpd *s = t->data;
-    MHD_run(s->d);
-    arm_timer(s);
+    run(t->data);
+}
+
+/* A connection's descriptor is closed right after this: its watcher
+ * goes first. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    (void)socket_context;
+    if (toe != MHD_CONNECTION_NOTIFY_CLOSED)
+        return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci)
+        unwatch(cls, ci->connect_fd);
 }
 
 /* Splits HOST:PORT, [V6]:PORT or :PORT and resolves it (numeric port).
@@ -269,10 +394,6 @@ cu_httpd *cu_httpd_start(struct ev_loop *loop, const char *addr, const char *wha
     struct sockaddr_storage ss;
     if (resolve(addr, what, &ss, err, errn) != 0)
         return NULL;
-    if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) != MHD_YES) {
-        snprintf(err, errn, "%s %s: this libmicrohttpd has no epoll support", what, addr);
-        return NULL;
-    }
     cu_httpd *s = calloc(1, sizeof(*s));
     if (!s) {
         snprintf(err, errn, "%s %s: out of memory", what, addr);
@@ -282,43 +403,40 @@ cu_httpd *cu_httpd_start(struct ev_loop *loop, const char *addr, const char *wha
     s->h = hnd;
     s->ud = ud;
     s->starting = 1;
+    s->top = -1;
     int v6 = ss.ss_family == AF_INET6;
     uint16_t port = v6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
                        : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
+    unsigned flags = MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
     errno = 0;
     s->d = MHD_start_daemon(flags, port, NULL, NULL, on_request, s,
                             MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
                             MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                             MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT,
                             MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY,
                             MHD_OPTION_END);
     int e = errno;
-    const union MHD_DaemonInfo *di = s->d ? MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD)
-                                          : NULL;
-    if (!di || di->epoll_fd < 0) {
+    if (!s->d) {
         if (s->lasterr[0])
             snprintf(err, errn, "%s %s: %s", what, addr, s->lasterr);
         else
             snprintf(err, errn, "%s %s: %s", what, addr,
                      e ? strerror(e) : "libmicrohttpd could not start");
-        if (s->d)
-            MHD_stop_daemon(s->d);
         free(s);
         return NULL;
     }
     s->starting = 0;
+    const union MHD_DaemonInfo *li = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_LISTEN_FD);
+    s->listen_fd = li ? li->listen_fd : -1;
     if (port_out)
         *port_out = bound_port(s->d);
-    ev_io_init(&s->io, on_io, di->epoll_fd, EV_READ);
-    s->io.data = s;
-    ev_io_start(loop, &s->io);
     ev_init(&s->timer, on_timer);
     s->timer.data = s;
-    arm_timer(s);
+    run(s);
     return s;
 }
 
@@ -326,8 +444,10 @@ void cu_httpd_stop(cu_httpd *s)
 {
     if (!s)
         return;
-    ev_io_stop(s->loop, &s->io);
     ev_timer_stop(s->loop, &s->timer);
+    for (int fd = 0; fd <= s->top; fd++)
+        unwatch(s, fd);
+    s->top = -1;
     MHD_stop_daemon(s->d);  /* closes the connections: on_completed frees their requests */
     free(s);
 }

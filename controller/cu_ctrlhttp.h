@@ -1,11 +1,12 @@
 /*
  * cu_ctrlhttp.h - the controller's small HTTP servers (health probes and
  * metrics): libmicrohttpd daemons without threads of their own, driven by
- * the controller's libev loop (MHD's epoll descriptor in an ev_io, its
- * timeouts in an ev_timer). HTTP/1.1 with keep-alive, GET and HEAD only
- * (405 with Allow otherwise; HEAD gets the headers GET would), at most 64
- * connections, each closed after 5 s without progress. The handler runs
- * on the loop, so it sees the controller's state without locks.
+ * the controller's libev loop (one level-triggered ev_io per descriptor
+ * MHD wants, its timeouts in an ev_timer). HTTP/1.1 with keep-alive, GET
+ * and HEAD only (405 with Allow otherwise; HEAD gets the headers GET
+ * would), at most 64 connections (more wait in the listen backlog), each
+ * closed after 5 s without progress. The handler runs on the loop, so it
+ * sees the controller's state without locks.
  */
 #ifndef CU_CTRLHTTP_H
 #define CU_CTRLHTTP_H

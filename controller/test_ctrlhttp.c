@@ -7,7 +7,8 @@
  * other methods; HEAD; a 2 MiB body; keep-alive; a slow client that
  * does not block others and is closed by the 5 s connection timeout; a
  * client gone mid-body; bad addresses; port 0 and address families;
- * stopping with open connections; 40 clients at once.
+ * stopping with open connections; 40 clients at once; 200 clients that
+ * come and go (issue 10, H5) and slow clients sending a byte at a time.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -659,6 +660,110 @@ static void test_many_clients_at_once(void **state)
     assert_int_equal(f->e.calls, N);
 }
 
+/* Sockets of the server's port in state CLOSE-WAIT (the peer closed, the
+ * server did not yet), from /proc/net/tcp; -1 when it cannot be read. */
+static int close_wait_count(int port)
+{
+    FILE *fp = fopen("/proc/net/tcp", "r");
+    if (!fp)
+        return -1;
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof(line), fp)) {
+        unsigned lport, st;
+        if (sscanf(line, " %*d: %*x:%x %*x:%*x %x", &lport, &st) == 2 &&
+            (int)lport == port && st == 0x08)
+            n++;
+    }
+    fclose(fp);
+    return n;
+}
+
+/* Pumps the loop for secs. */
+static void pump_for(fix *f, double secs)
+{
+    for (double end = now_s() + secs; now_s() < end;)
+        pump(f, -1);
+}
+
+/* H5 (issue 10): more clients than the connection limit (64) connect,
+ * send nothing or half a request, and go away. The server must close
+ * and reap every one of them (no CLOSE-WAIT left behind) and answer
+ * the next client at once: before the fix it never answered again. */
+static void test_clients_come_and_go(void **state)
+{
+    fix *f = *state;
+    enum { N = 200 };
+    for (int round = 0; round < 2; round++) {
+        int fds[N];
+        for (int i = 0; i < N; i++) {
+            fds[i] = cli_connect(f);
+            if (i % 3 == 1)
+                cli_send(f, fds[i], "GET /echo HTTP/1.1\r\nHo");
+            else if (i % 3 == 2)
+                cli_send(f, fds[i], "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+        }
+        pump_for(f, 0.5);
+        for (int i = 0; i < N; i++)
+            close(fds[i]);
+        /* the next client is answered within a second */
+        double t0 = now_s();
+        int fd = cli_connect(f);
+        cli_send(f, fd, "GET /echo?after=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+        resp r;
+        cli_read(f, fd, 0, &r, 10);
+        close(fd);
+        assert_string_equal(r.body, "path=/echo\nquery=after=1\naccept=\n");
+        double took = now_s() - t0;
+        if (took > 1.0)
+            fail_msg("round %d: the answer after %d clients left took %.2f s", round, N, took);
+        resp_free(&r);
+        /* and every socket of theirs is closed on the server's side */
+        int cw = 0;
+        for (double end = now_s() + 1; now_s() < end;) {
+            pump(f, -1);
+            if ((cw = close_wait_count(f->port)) <= 0)
+                break;
+        }
+        if (cw > 0)
+            fail_msg("round %d: %d sockets in CLOSE-WAIT", round, cw);
+    }
+}
+
+/* Slowloris: clients that send their headers a byte at a time keep
+ * nobody else out for long, and each of them is closed by the 5 s
+ * connection timeout at the latest after its last byte. */
+static void test_slowloris(void **state)
+{
+    fix *f = *state;
+    enum { N = 80 };
+    static const char req[] = "GET /echo?slow=1 HTTP/1.1\r\nHost: x\r\nX-Pad: aaaaaaaaaaaaaaaa";
+    int fds[N];
+    for (int i = 0; i < N; i++)
+        fds[i] = cli_connect(f);
+    for (size_t k = 0; k < 10; k++) {
+        for (int i = 0; i < N; i++)
+            cli_send(f, fds[i], (char[]){ req[k], 0 });
+        pump_for(f, 0.05);
+    }
+    /* the server is full of slow clients: a new one waits at most until
+     * those time out, and is then answered */
+    double t0 = now_s();
+    int fd = cli_connect(f);
+    cli_send(f, fd, "GET /echo?fast=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+    resp r;
+    cli_read(f, fd, 0, &r, 15);
+    close(fd);
+    assert_string_equal(r.body, "path=/echo\nquery=fast=1\naccept=\n");
+    assert_true(now_s() - t0 < 8);
+    resp_free(&r);
+    for (int i = 0; i < N; i++)
+        close(fds[i]);
+    pump_for(f, 0.3);
+    assert_true(close_wait_count(f->port) <= 0);
+    assert_int_equal(f->e.calls, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -676,6 +781,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_addresses, setup, teardown),
         cmocka_unit_test_setup_teardown(test_port_zero_and_families, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_clients_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_clients_come_and_go, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slowloris, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
