@@ -65,16 +65,39 @@ struct cu_httpd {
     ev_timer timer;     /* MHD_get_timeout() */
     cu_httpd_handler h;
     void *ud;
+    cu_httpd_gate gate;
+    void *gate_ud;
+    struct hreq *waiting;  /* requests the gate holds (suspended) */
+    uint64_t next_id;
     int starting;       /* MHD's log messages are kept only while starting */
     char lasterr[256];  /* the last one */
 };
 
-/* One request: the target as sent, and how far it got. */
+/* One request: the target as sent, how far it got, and the gate's say. */
 enum { REQ_NEW, REQ_HEADERS, REQ_RESPONDED };
+enum { GATE_NONE, GATE_WAITING, GATE_DONE };
 typedef struct hreq {
     int state;
+    int gate;            /* GATE_* */
+    int gate_status;     /* 0: allowed, else the status to refuse with */
+    char gate_msg[160];
+    uint64_t id;         /* while waiting for the gate */
+    struct MHD_Connection *conn;
+    struct hreq *wnext, *wprev;
+    const char *query;   /* in target, after the path is split off; NULL before */
     char target[];
 } hreq;
+
+static void unlink_waiting(cu_httpd *s, hreq *r)
+{
+    if (r->wprev)
+        r->wprev->wnext = r->wnext;
+    else if (s->waiting == r)
+        s->waiting = r->wnext;
+    if (r->wnext)
+        r->wnext->wprev = r->wprev;
+    r->wnext = r->wprev = NULL;
+}
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
@@ -94,6 +117,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     size_t n = strlen(uri);
     hreq *r = malloc(sizeof(*r) + n + 1);
     if (r) {
+        memset(r, 0, sizeof(*r));
         r->state = REQ_NEW;
         memcpy(r->target, uri, n + 1);
     }
@@ -103,10 +127,12 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
     (void)conn;
     (void)toe;
-    free(*req_cls);
+    hreq *r = *req_cls;
+    if (r && r->gate == GATE_WAITING)
+        unlink_waiting(cls, r);
+    free(r);
     *req_cls = NULL;
 }
 
@@ -170,13 +196,41 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (r->state == REQ_RESPONDED)
         return MHD_YES;
-    r->state = REQ_RESPONDED;
     /* path and query as sent */
-    const char *path = r->target, *query = "";
-    char *q = strchr(r->target, '?');
-    if (q) {
-        *q = 0;
-        query = q + 1;
+    if (!r->query) {
+        char *q = strchr(r->target, '?');
+        if (q)
+            *q++ = 0;
+        r->query = q ? q : "";
+    }
+    const char *path = r->target, *query = r->query;
+    if (s->gate && r->gate == GATE_WAITING)
+        return MHD_YES;     /* not expected: MHD does not call while suspended */
+    if (s->gate && r->gate == GATE_NONE) {
+        const char *authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                        MHD_HTTP_HEADER_AUTHORIZATION);
+        r->id = ++s->next_id;
+        r->conn = conn;
+        r->gate_msg[0] = 0;
+        int st = s->gate(s->gate_ud, authz ? authz : "", path, r->id, r->gate_msg,
+                         sizeof(r->gate_msg));
+        if (st == CU_HTTPD_WAIT) {
+            r->gate = GATE_WAITING;
+            r->wnext = s->waiting;
+            if (s->waiting)
+                s->waiting->wprev = r;
+            s->waiting = r;
+            MHD_suspend_connection(conn);
+            return MHD_YES;
+        }
+        r->gate = GATE_DONE;
+        r->gate_status = st;
+    }
+    r->state = REQ_RESPONDED;
+    if (r->gate == GATE_DONE && r->gate_status != 0) {
+        int code = r->gate_status >= 400 && r->gate_status <= 599 ? r->gate_status : 500;
+        cu_buf_printf(&body, "%s\n", r->gate_msg[0] ? r->gate_msg : "refused");
+        return respond(conn, code, &body, "text/plain; charset=utf-8", NULL);
     }
     const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_ACCEPT);
@@ -391,6 +445,18 @@ static int bound_port(struct MHD_Daemon *d)
 cu_httpd *cu_httpd_start(struct ev_loop *loop, const char *addr, const char *what,
                          cu_httpd_handler hnd, void *ud, char *err, size_t errn, int *port_out)
 {
+    return cu_httpd_start_opts(loop, addr, what, hnd, ud, NULL, err, errn, port_out);
+}
+
+cu_httpd *cu_httpd_start_opts(struct ev_loop *loop, const char *addr, const char *what,
+                              cu_httpd_handler hnd, void *ud, const cu_httpd_opts *o, char *err,
+                              size_t errn, int *port_out)
+{
+    int tls = o && o->cert_pem && o->key_pem;
+    if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        snprintf(err, errn, "%s %s: this libmicrohttpd has no TLS support", what, addr);
+        return NULL;
+    }
     struct sockaddr_storage ss;
     if (resolve(addr, what, &ss, err, errn) != 0)
         return NULL;
@@ -404,10 +470,20 @@ cu_httpd *cu_httpd_start(struct ev_loop *loop, const char *addr, const char *wha
     s->ud = ud;
     s->starting = 1;
     s->top = -1;
+    if (o && o->gate) {
+        s->gate = o->gate;
+        s->gate_ud = o->gate_ud;
+    }
     int v6 = ss.ss_family == AF_INET6;
     uint16_t port = v6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
                        : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    unsigned flags = MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
+    unsigned flags = MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0) |
+                     (s->gate ? MHD_ALLOW_SUSPEND_RESUME : 0) | (tls ? MHD_USE_TLS : 0);
+    struct MHD_OptionItem tlsopts[] = {
+        { tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, tls ? (void *)o->key_pem : NULL },
+        { tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, tls ? (void *)o->cert_pem : NULL },
+        { MHD_OPTION_END, 0, NULL },
+    };
     errno = 0;
     s->d = MHD_start_daemon(flags, port, NULL, NULL, on_request, s,
                             MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
@@ -418,6 +494,7 @@ cu_httpd *cu_httpd_start(struct ev_loop *loop, const char *addr, const char *wha
                             MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT,
                             MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY,
+                            MHD_OPTION_ARRAY, tlsopts,
                             MHD_OPTION_END);
     int e = errno;
     if (!s->d) {
@@ -440,10 +517,44 @@ cu_httpd *cu_httpd_start(struct ev_loop *loop, const char *addr, const char *wha
     return s;
 }
 
+/* The next run comes at once (a resumed connection has work, and no
+ * socket event announces it). */
+static void run_soon(cu_httpd *s)
+{
+    ev_timer_stop(s->loop, &s->timer);
+    ev_timer_set(&s->timer, 0., 0.);
+    ev_timer_start(s->loop, &s->timer);
+}
+
+void cu_httpd_decide(cu_httpd *s, uint64_t id, int status, const char *msg)
+{
+    hreq *r = s->waiting;
+    while (r && r->id != id)
+        r = r->wnext;
+    if (!r)
+        return;
+    unlink_waiting(s, r);
+    r->gate = GATE_DONE;
+    r->gate_status = status == CU_HTTPD_WAIT ? 500 : status;
+    snprintf(r->gate_msg, sizeof(r->gate_msg), "%s", msg ? msg : "");
+    MHD_resume_connection(r->conn);
+    run_soon(s);
+}
+
 void cu_httpd_stop(cu_httpd *s)
 {
     if (!s)
         return;
+    /* MHD refuses to stop with suspended connections: they get their 503
+     * in a few last runs */
+    if (s->waiting) {
+        while (s->waiting)
+            cu_httpd_decide(s, s->waiting->id, 503, "shutting down");
+        s->gate = NULL;
+        /* resumed, answered, written: a run each */
+        for (int i = 0; i < 3; i++)
+            run(s);
+    }
     ev_timer_stop(s->loop, &s->timer);
     for (int fd = 0; fd <= s->top; fd++)
         unwatch(s, fd);

@@ -12,6 +12,8 @@
 #define CU_CTRLHTTP_H
 
 #include <ev.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "cu_base.h"
 
@@ -25,12 +27,39 @@ typedef struct cu_httpd cu_httpd;
 typedef int (*cu_httpd_handler)(void *ud, const char *path, const char *query,
                                 const char *accept, cu_buf *body, const char **ctype);
 
+/* A gate sees every GET and HEAD before the handler: authz is the
+ * Authorization header ("" when none), path as sent. It returns 0 to let
+ * the request through, a status (401, 403, 500...) to refuse it with msg
+ * (filled by the gate, one line) as the text body, or CU_HTTPD_WAIT: the
+ * request is held (its connection suspended, the loop goes on) until
+ * cu_httpd_decide(s, id, ...) is called, later, from the loop. */
+#define CU_HTTPD_WAIT (-1)
+typedef int (*cu_httpd_gate)(void *ud, const char *authz, const char *path, uint64_t id,
+                             char *msg, size_t msgn);
+
+typedef struct cu_httpd_opts {
+    const char *cert_pem;   /* HTTPS with this certificate (chain, PEM) and key; */
+    const char *key_pem;    /* both NULL: plain HTTP */
+    cu_httpd_gate gate;     /* NULL: none */
+    void *gate_ud;
+} cu_httpd_opts;
+
 /* Listens on addr: HOST:PORT, [V6]:PORT or :PORT (every address); port 0
  * picks a free one. what names the server in messages ("health probes").
  * Returns the server (caller frees with cu_httpd_stop), or NULL with
  * "WHAT ADDR: problem" in err. *port_out gets the bound port. */
 cu_httpd *cu_httpd_start(struct ev_loop *loop, const char *addr, const char *what,
                          cu_httpd_handler h, void *ud, char *err, size_t errn, int *port_out);
+/* The same with options (o may be NULL; borrowed, copied as needed). */
+cu_httpd *cu_httpd_start_opts(struct ev_loop *loop, const char *addr, const char *what,
+                              cu_httpd_handler h, void *ud, const cu_httpd_opts *o, char *err,
+                              size_t errn, int *port_out);
+/* The gate's decision on request id (status as the gate's return value,
+ * never CU_HTTPD_WAIT; msg may be NULL). An id no longer waiting (the
+ * client is gone) is ignored. */
+void cu_httpd_decide(cu_httpd *s, uint64_t id, int status, const char *msg);
+/* Stops the server; requests still waiting for the gate are answered 503
+ * first. The gate is not called again. */
 void cu_httpd_stop(cu_httpd *s);
 
 #endif

@@ -29,7 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+#include <pthread.h>
+
 #include "cu_ctrlhttp.h"
+#include "cu_tls.h"
 
 #define BIG_LEN ((size_t)2 << 20)
 
@@ -764,6 +768,272 @@ static void test_slowloris(void **state)
     assert_int_equal(f->e.calls, 1);
 }
 
+/* ---- the gate (authentication and authorization in front of the handler) ---- */
+
+typedef struct gatefix {
+    int calls;
+    int wait;             /* answer CU_HTTPD_WAIT */
+    uint64_t ids[8];
+    int nids;
+    char last_authz[128], last_path[128];
+} gatefix;
+
+static int test_gate(void *ud, const char *authz, const char *path, uint64_t id, char *msg,
+                     size_t msgn)
+{
+    gatefix *g = ud;
+    g->calls++;
+    snprintf(g->last_authz, sizeof(g->last_authz), "%s", authz);
+    snprintf(g->last_path, sizeof(g->last_path), "%s", path);
+    if (g->wait) {
+        if (g->nids < 8)
+            g->ids[g->nids++] = id;
+        return CU_HTTPD_WAIT;
+    }
+    if (!*authz) {
+        snprintf(msg, msgn, "Unauthorized");
+        return 401;
+    }
+    if (strcmp(authz, "Bearer yes") != 0) {
+        snprintf(msg, msgn, "Authorization denied for user %s", authz + 7);
+        return 403;
+    }
+    return 0;
+}
+
+static cu_httpd *start_gated(fix *f, gatefix *g, const cu_httpd_opts *base, int *port)
+{
+    cu_httpd_opts o = { 0 };
+    if (base)
+        o = *base;
+    o.gate = test_gate;
+    o.gate_ud = g;
+    char err[300] = "";
+    cu_httpd *s = cu_httpd_start_opts(f->loop, "127.0.0.1:0", "metrics", echo_handler, &f->e, &o,
+                                      err, sizeof(err), port);
+    if (!s)
+        fail_msg("start: %s", err);
+    return s;
+}
+
+static void test_gate_refuses_and_allows(void **state)
+{
+    fix *f = *state;
+    gatefix g = { 0 };
+    int port = 0;
+    cu_httpd *s = start_gated(f, &g, NULL, &port);
+    int saved = f->port;
+    f->port = port;
+    resp r;
+    get(f, "GET /metrics?x=1 HTTP/1.1\r\nHost: x\r\n\r\n", 0, &r);
+    assert_int_equal(r.status, 401);
+    assert_string_equal(r.body, "Unauthorized\n");
+    assert_string_equal(g.last_path, "/metrics");
+    resp_free(&r);
+    get(f, "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer no\r\n\r\n", 0, &r);
+    assert_int_equal(r.status, 403);
+    assert_string_equal(r.body, "Authorization denied for user no\n");
+    resp_free(&r);
+    assert_int_equal(f->e.calls, 0);
+    /* allowed: the handler answers; keep-alive goes on through the gate */
+    int fd = cli_connect(f);
+    cli_send(f, fd, "GET /echo?a=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer yes\r\n\r\n");
+    cli_read(f, fd, 0, &r, 10);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "path=/echo\nquery=a=1\naccept=\n");
+    resp_free(&r);
+    cli_send(f, fd, "HEAD /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+    cli_read(f, fd, 1, &r, 10);
+    assert_int_equal(r.status, 401);   /* every request is checked, HEAD too */
+    resp_free(&r);
+    close(fd);
+    assert_int_equal(f->e.calls, 1);
+    assert_int_equal(g.calls, 4);
+    /* other methods get their 405 without the gate */
+    get(f, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 0, &r);
+    assert_int_equal(r.status, 405);
+    resp_free(&r);
+    assert_int_equal(g.calls, 4);
+    cu_httpd_stop(s);
+    f->port = saved;
+}
+
+/* A gate that answers later: the request waits (others are served
+ * meanwhile), then gets the decision; an unknown id is ignored; stopping
+ * the server answers the requests still waiting with 503. */
+static void test_gate_async(void **state)
+{
+    fix *f = *state;
+    gatefix g = { .wait = 1 };
+    int port = 0;
+    cu_httpd *s = start_gated(f, &g, NULL, &port);
+    int saved = f->port;
+    f->port = port;
+    int a = cli_connect(f), b = cli_connect(f), c = cli_connect(f);
+    cli_send(f, a, "GET /echo?w=a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n");
+    cli_send(f, b, "GET /echo?w=b HTTP/1.1\r\nHost: x\r\n\r\n");
+    cli_send(f, c, "GET /echo?w=c HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (double end = now_s() + 5; g.nids < 3 && now_s() < end;)
+        pump(f, -1);
+    assert_int_equal(g.nids, 3);
+    assert_int_equal(cli_drain(f, a, 0.2), 0);   /* nothing yet */
+    cu_httpd_decide(s, 987654, 0, NULL);          /* unknown: ignored */
+    cu_httpd_decide(s, g.ids[1], 403, "Authorization denied for user u");
+    cu_httpd_decide(s, g.ids[0], 0, NULL);
+    resp r;
+    cli_read(f, a, 0, &r, 10);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "path=/echo\nquery=w=a\naccept=\n");
+    resp_free(&r);
+    cli_read(f, b, 0, &r, 10);
+    assert_int_equal(r.status, 403);
+    assert_string_equal(r.body, "Authorization denied for user u\n");
+    resp_free(&r);
+    cu_httpd_decide(s, g.ids[0], 0, NULL);   /* decided already: ignored */
+    /* c still waits: stopping answers it */
+    cu_httpd_stop(s);
+    cli_read(f, c, 0, &r, 10);
+    assert_int_equal(r.status, 503);
+    resp_free(&r);
+    close(a);
+    close(b);
+    close(c);
+    assert_int_equal(f->e.calls, 1);
+    f->port = saved;
+}
+
+/* A client that leaves while its request waits for the gate: the late
+ * decision is ignored (no use after free: ASan). */
+static void test_gate_client_gone(void **state)
+{
+    fix *f = *state;
+    gatefix g = { .wait = 1 };
+    int port = 0;
+    cu_httpd *s = start_gated(f, &g, NULL, &port);
+    int saved = f->port;
+    f->port = port;
+    int a = cli_connect(f);
+    cli_send(f, a, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (double end = now_s() + 5; g.nids < 1 && now_s() < end;)
+        pump(f, -1);
+    assert_int_equal(g.nids, 1);
+    close(a);
+    pump_for(f, 0.2);
+    cu_httpd_decide(s, g.ids[0], 0, NULL);
+    pump_for(f, 0.3);
+    /* the server goes on */
+    g.wait = 0;
+    resp r;
+    get(f, "GET /echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer yes\r\n\r\n", 0, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    cu_httpd_stop(s);
+    f->port = saved;
+}
+
+/* ---- HTTPS ---- */
+
+typedef struct tlsget {
+    int port;
+    const char *ca;
+    const char *authz;
+    long code;
+    char body[256];
+    size_t len;
+    int done;
+    CURLcode rc;
+} tlsget;
+
+static size_t tls_write(char *p, size_t sz, size_t n, void *ud)
+{
+    tlsget *t = ud;
+    size_t k = sz * n;
+    if (t->len + k < sizeof(t->body)) {
+        memcpy(t->body + t->len, p, k);
+        t->len += k;
+        t->body[t->len] = 0;
+    }
+    return k;
+}
+
+/* A blocking libcurl GET on its own thread, while the test pumps the loop. */
+static void *tls_thread(void *ud)
+{
+    tlsget *t = ud;
+    CURL *c = curl_easy_init();
+    char url[128];
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d/echo?tls=1", t->port);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    struct curl_blob ca = { (void *)t->ca, strlen(t->ca), CURL_BLOB_COPY };
+    curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, tls_write);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, t);
+    struct curl_slist *h = NULL;
+    if (t->authz)
+        h = curl_slist_append(h, t->authz);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    t->rc = curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &t->code);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    __atomic_store_n(&t->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void tls_get(fix *f, tlsget *t)
+{
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, tls_thread, t), 0);
+    for (double end = now_s() + 15; !__atomic_load_n(&t->done, __ATOMIC_SEQ_CST) && now_s() < end;)
+        pump(f, -1);
+    pthread_join(th, NULL);
+}
+
+/* HTTPS with a generated certificate, verified by its CA; the gate works
+ * the same behind TLS; a plain-HTTP client gets no answer. */
+static void test_https(void **state)
+{
+    fix *f = *state;
+    char *ca = NULL, *cert = NULL, *key = NULL, err[300] = "";
+    assert_int_equal(cu_tls_generate(NULL, &ca, &cert, &key, err, sizeof(err)), CU_OK);
+    gatefix g = { 0 };
+    cu_httpd_opts o = { .cert_pem = cert, .key_pem = key };
+    int port = 0;
+    cu_httpd *s = start_gated(f, &g, &o, &port);
+    free(cert);   /* MHD keeps its own copy: the server works on */
+    free(key);
+    tlsget t = { .port = port, .ca = ca, .authz = "Authorization: Bearer yes" };
+    tls_get(f, &t);
+    assert_int_equal(t.rc, CURLE_OK);
+    assert_int_equal(t.code, 200);
+    assert_string_equal(t.body, "path=/echo\nquery=tls=1\naccept=*/*\n");
+    tlsget u = { .port = port, .ca = ca };
+    tls_get(f, &u);
+    assert_int_equal(u.rc, CURLE_OK);
+    assert_int_equal(u.code, 401);
+    /* plain HTTP to the HTTPS port: no HTTP answer */
+    int saved = f->port;
+    f->port = port;
+    int fd = cli_connect(f);
+    cli_send(f, fd, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+    char buf[64] = "";
+    for (double end = now_s() + 2; now_s() < end;) {
+        ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
+        if (n >= 0) {
+            buf[n > 0 ? n : 0] = 0;
+            break;
+        }
+        pump(f, fd);
+    }
+    assert_true(strncmp(buf, "HTTP/", 5) != 0);
+    close(fd);
+    f->port = saved;
+    cu_httpd_stop(s);
+    free(ca);
+    assert_int_equal(f->e.calls, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -783,6 +1053,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_many_clients_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_clients_come_and_go, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slowloris, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gate_refuses_and_allows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gate_async, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gate_client_gone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_https, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
