@@ -278,6 +278,11 @@ int cu_authn_handle(cu_authn *a, const char *method, const char *path, const cha
     json_tokener *jt = json_tokener_new();
     json_object *req = jt ? json_tokener_parse_ex(jt, body ? body : "", (int)len) : NULL;
     int complete = jt && json_tokener_get_error(jt) == json_tokener_success;
+    if (complete) {     /* nothing but white space after the object */
+        for (size_t i = json_tokener_get_parse_end(jt); i < len; i++)
+            if (!isspace((unsigned char)body[i]))
+                complete = 0;
+    }
     if (jt)
         json_tokener_free(jt);
     json_object *spec = NULL;
