@@ -9,12 +9,12 @@
 
 #include <json-c/json.h>
 #include <stdarg.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "cu_kconfig.h"
 #include "cu_sha1.h"
 #include "cu_tls.h"
 
@@ -460,27 +460,13 @@ int cu_mauth_loopback(const char *addr)
     return n > 4 && strncmp(addr, "127.", 4) == 0;
 }
 
-/* The whole of a small file (at most 1 MiB), NUL-terminated. */
+/* The whole of a certificate or key file (at most 1 MiB). */
 static char *slurp(const char *path, char *err, size_t errn)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errn, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 20, n = 0;
-    char *b = malloc(cap + 1);
-    if (b)
-        n = fread(b, 1, cap + 1, f);
-    int bad = !b || ferror(f) || n > cap;
-    fclose(f);
-    if (bad) {
-        snprintf(err, errn, "%s: %s", path, !b ? "out of memory" : n > cap ? "larger than 1 MiB"
-                                                                         : "read error");
-        free(b);
-        return NULL;
-    }
-    b[n] = 0;
+    const char *why = "";
+    char *b = cu_read_file(path, (size_t)1 << 20, NULL, &why);
+    if (!b)
+        snprintf(err, errn, "%s: %s", path, why);
     return b;
 }
 
