@@ -48,6 +48,7 @@
 #define BODY_LIMIT ((size_t)64 << 20)
 #define CONN_LIMIT 64u
 #define CONN_TIMEOUT_S 5u
+#define HEADER_TIMEOUT_S 10.0
 #define CONN_MEMORY ((size_t)32 << 10)
 
 /* The watcher of one descriptor MHD wants to read or write. */
@@ -56,8 +57,19 @@ typedef struct fdwatch {
     struct cu_httpd *s;
 } fdwatch;
 
+/* One connection: since when it waits for a request's headers. */
+typedef struct conninfo {
+    int fd;
+    int reading;           /* waiting for the headers of a request */
+    int shut;              /* shut down for taking too long */
+    double since;          /* ev_now() when it began to wait */
+    struct conninfo *next, *prev;
+} conninfo;
+
 struct cu_httpd {
     struct ev_loop *loop;
+    conninfo *conns;
+    double header_timeout;
     struct MHD_Daemon *d;
     fdwatch *fds[FD_SETSIZE];  /* by descriptor; NULL: not watched */
     int top;            /* highest descriptor watched, -1: none */
@@ -99,6 +111,24 @@ static void unlink_waiting(cu_httpd *s, hreq *r)
     r->wnext = r->wprev = NULL;
 }
 
+static conninfo *conn_info(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* The headers of a request are in (reading 0), or a response is done and
+ * the connection waits for the next request (reading 1). */
+static void conn_reading(cu_httpd *s, struct MHD_Connection *conn, int reading)
+{
+    conninfo *c = conn_info(conn);
+    if (c) {
+        c->reading = reading;
+        c->since = ev_now(s->loop);
+    }
+}
+
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
     cu_httpd *s = cls;
@@ -127,11 +157,11 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)conn;
     (void)toe;
     hreq *r = *req_cls;
     if (r && r->gate == GATE_WAITING)
         unlink_waiting(cls, r);
+    conn_reading(cls, conn, 1);
     free(r);
     *req_cls = NULL;
 }
@@ -169,6 +199,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     hreq *r = *req_cls;
     if (!r)                 /* the copy of the target failed: drop the connection */
         return MHD_NO;
+    if (r->state == REQ_NEW)
+        conn_reading(s, conn, 0);   /* the headers are in */
     cu_buf body;
     cu_buf_init(&body, BODY_LIMIT);
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
@@ -247,6 +279,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 }
 
 static void run(cu_httpd *s);
+static double shut_slow(cu_httpd *s);
 
 static void on_fd(struct ev_loop *loop, ev_io *w, int revents)
 {
@@ -344,12 +377,18 @@ static void run(cu_httpd *s)
         }
     }
     MHD_run_from_select(s->d, &rs, &ws, &es);
+    double next = shut_slow(s);
     rewatch(s);
     ev_timer_stop(s->loop, &s->timer);
     MHD_UNSIGNED_LONG_LONG ms = 0;
-    if (MHD_get_timeout(s->d, &ms) != MHD_YES)
+    double after = -1;
+    if (MHD_get_timeout(s->d, &ms) == MHD_YES)
+        after = (double)ms / 1000.0;
+    if (next && (after < 0 || next - ev_now(s->loop) < after))
+        after = next - ev_now(s->loop);
+    if (after < 0)
         return;
-    ev_timer_set(&s->timer, (double)ms / 1000.0, 0.);
+    ev_timer_set(&s->timer, after, 0.);
     ev_timer_start(s->loop, &s->timer);
 }
 
@@ -360,18 +399,68 @@ static void on_timer(struct ev_loop *loop, ev_timer *t, int revents)
     run(t->data);
 }
 
-/* A connection's descriptor is closed right after this: its watcher
- * goes first. */
+/* A new connection gets its record; a closed one's descriptor is closed
+ * right after this: its watcher and record go first. */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
-    (void)socket_context;
-    if (toe != MHD_CONNECTION_NOTIFY_CLOSED)
-        return;
+    cu_httpd *s = cls;
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        conninfo *c = calloc(1, sizeof(*c));
+        if (!c || !ci) {
+            free(c);
+            return;     /* no header deadline for this one; the idle timeout stays */
+        }
+        c->fd = ci->connect_fd;
+        c->reading = 1;
+        c->since = ev_now(s->loop);
+        c->next = s->conns;
+        if (s->conns)
+            s->conns->prev = c;
+        s->conns = c;
+        *socket_context = c;
+        return;
+    }
+    if (toe != MHD_CONNECTION_NOTIFY_CLOSED)
+        return;
+    conninfo *c = *socket_context;
+    if (c) {
+        if (c->prev)
+            c->prev->next = c->next;
+        else
+            s->conns = c->next;
+        if (c->next)
+            c->next->prev = c->prev;
+        free(c);
+        *socket_context = NULL;
+    }
     if (ci)
-        unwatch(cls, ci->connect_fd);
+        unwatch(s, ci->connect_fd);
+}
+
+/* Slow clients: a connection that has not sent a request's headers
+ * header_timeout after it opened (or after its last response) is shut
+ * down, and MHD closes it when it reads the end. MHD's own timeout is
+ * reset by every byte, so a client sending a byte every few seconds
+ * ("slowloris") would hold its slot forever. Returns the next deadline
+ * (0: none). */
+static double shut_slow(cu_httpd *s)
+{
+    double now = ev_now(s->loop), next = 0;
+    for (conninfo *c = s->conns; c; c = c->next) {
+        if (!c->reading || c->shut)
+            continue;
+        double dl = c->since + s->header_timeout;
+        if (dl <= now) {
+            shutdown(c->fd, SHUT_RDWR);
+            c->shut = 1;
+        } else if (!next || dl < next) {
+            next = dl;
+        }
+    }
+    return next;
 }
 
 /* Splits HOST:PORT, [V6]:PORT or :PORT and resolves it (numeric port).
@@ -474,6 +563,7 @@ cu_httpd *cu_httpd_start_opts(struct ev_loop *loop, const char *addr, const char
         s->gate = o->gate;
         s->gate_ud = o->gate_ud;
     }
+    s->header_timeout = o && o->header_timeout_s > 0 ? o->header_timeout_s : HEADER_TIMEOUT_S;
     int v6 = ss.ss_family == AF_INET6;
     uint16_t port = v6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
                        : ntohs(((struct sockaddr_in *)&ss)->sin_port);

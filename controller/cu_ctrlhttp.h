@@ -5,7 +5,8 @@
  * MHD wants, its timeouts in an ev_timer). HTTP/1.1 with keep-alive, GET
  * and HEAD only (405 with Allow otherwise; HEAD gets the headers GET
  * would), at most 64 connections (more wait in the listen backlog), each
- * closed after 5 s without progress. The handler runs on the loop, so it
+ * closed after 5 s without progress, or when a request's headers are not
+ * in 10 s after it opened or answered the last one (slow clients). The handler runs on the loop, so it
  * sees the controller's state without locks.
  */
 #ifndef CU_CTRLHTTP_H
@@ -42,6 +43,8 @@ typedef struct cu_httpd_opts {
     const char *key_pem;    /* both NULL: plain HTTP */
     cu_httpd_gate gate;     /* NULL: none */
     void *gate_ud;
+    double header_timeout_s;  /* a request's headers must be in this long after the
+                                 connection opened or its last response; 0: 10 */
 } cu_httpd_opts;
 
 /* Listens on addr: HOST:PORT, [V6]:PORT or :PORT (every address); port 0

@@ -768,6 +768,69 @@ static void test_slowloris(void **state)
     assert_int_equal(f->e.calls, 1);
 }
 
+/* Slow clients that send a byte every 0.3 s (so that the idle timeout
+ * never fires) are shut out when their headers are not in after the
+ * header timeout (2 s here), counted from the connection's start or its
+ * last response; a slow client that finishes in time is served. */
+static void test_header_deadline(void **state)
+{
+    fix *f = *state;
+    cu_httpd_opts o = { .header_timeout_s = 2 };
+    char err[300] = "";
+    int port = 0;
+    cu_httpd *s = cu_httpd_start_opts(f->loop, "127.0.0.1:0", "health probes", echo_handler,
+                                      &f->e, &o, err, sizeof(err), &port);
+    if (!s)
+        fail_msg("start: %s", err);
+    int saved = f->port;
+    f->port = port;
+    static const char req[] = "GET /echo?slow=1 HTTP/1.1\r\nHost: x\r\n\r\n";
+    int slow = cli_connect(f), ontime = cli_connect(f), kept = cli_connect(f);
+    /* kept: one request answered, then the next one trickles */
+    cli_send(f, kept, "GET /echo?k=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+    resp r;
+    cli_read(f, kept, 0, &r, 10);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    double t0 = now_s(), closed_slow = 0, closed_kept = 0;
+    size_t k = 0;
+    while (now_s() - t0 < 6 && (!closed_slow || !closed_kept)) {
+        char c[2] = { k < 6 ? "GET /e"[k] : 'x', 0 };
+        if (!closed_slow && send(slow, c, 1, MSG_NOSIGNAL) < 0)
+            closed_slow = now_s() - t0;
+        if (!closed_kept && send(kept, c, 1, MSG_NOSIGNAL) < 0)
+            closed_kept = now_s() - t0;
+        if (k < 5)
+            cli_send(f, ontime, (char[]){ req[k], 0 });
+        else if (k == 5)
+            cli_send(f, ontime, req + 5);   /* the rest at once, at 1.5 s */
+        k++;
+        for (double end = now_s() + 0.3; now_s() < end;) {
+            pump(f, -1);
+            char b[512];
+            if (!closed_slow && recv(slow, b, sizeof(b), 0) == 0)
+                closed_slow = now_s() - t0;
+            if (!closed_kept && recv(kept, b, sizeof(b), 0) == 0)
+                closed_kept = now_s() - t0;
+        }
+    }
+    if (!closed_slow || closed_slow < 1.5 || closed_slow > 3.5)
+        fail_msg("a client trickling its headers was closed after %.2f s (want about 2)",
+                 closed_slow);
+    if (!closed_kept || closed_kept < 1.5 || closed_kept > 3.5)
+        fail_msg("a kept-alive client trickling its next request was closed after %.2f s",
+                 closed_kept);
+    cli_read(f, ontime, 0, &r, 10);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "path=/echo\nquery=slow=1\naccept=\n");
+    resp_free(&r);
+    close(slow);
+    close(ontime);
+    close(kept);
+    cu_httpd_stop(s);
+    f->port = saved;
+}
+
 /* ---- the gate (authentication and authorization in front of the handler) ---- */
 
 typedef struct gatefix {
@@ -1053,6 +1116,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_many_clients_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_clients_come_and_go, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slowloris, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_header_deadline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gate_refuses_and_allows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gate_async, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gate_client_gone, setup, teardown),

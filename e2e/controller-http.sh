@@ -14,7 +14,9 @@
 #    stay in CLOSE-WAIT; twice. Then 80 slow clients send their headers a
 #    byte at a time: the next client is answered once they time out (at
 #    most 5 s after their last byte), and after they leave, within 1 s.
-#    Before the fix the servers never answered again after the first round.
+#    70 clients that send a byte every second are shut out when their
+#    headers are not in after 10 s. Before the fix the servers never
+#    answered again after the first round.
 # 2. A controller with --metrics-secure on loopback (a self-signed
 #    certificate generated at start): /metrics without a token 401, a bad
 #    token 401, nobody 403, prometheus 200; /debug/pending prometheus 403,
@@ -132,6 +134,31 @@ slowloris() {
         || fail "$desc" "$cw sockets in CLOSE-WAIT after 2 s"
 }
 
+# persistent_slowloris DESC PORT CURL_ARGS...: 70 clients keep sending a
+# header byte every second (MHD's idle timeout never fires): they are shut
+# out 10 s after they connected, and the next client is answered then.
+persistent_slowloris() {
+    local desc=$1 port=$2 i fd fds t0 ms trickler; shift 2
+    fds=()
+    for i in $(seq 1 70); do exec {fd}<>"/dev/tcp/127.0.0.1/$port"; fds+=("$fd"); done
+    (
+        for i in $(seq 1 25); do
+            for fd in "${fds[@]}"; do printf 'X' >&"$fd" 2>/dev/null; done
+            sleep 1
+        done
+    ) &
+    trickler=$!
+    t0=$(date +%s%N)
+    if answers_within 14 "$@"; then
+        ms=$((($(date +%s%N) - t0) / 1000000))
+        pass "$desc: answered in $ms ms while 70 clients trickled their headers"
+    else
+        fail "$desc" "no answer within 14 s while 70 clients trickled their headers"
+    fi
+    stop_pid "$trickler"
+    for fd in "${fds[@]}"; do exec {fd}>&-; done
+}
+
 # ---- 1. loopback defaults: plain HTTP, open
 
 start_controller ctrl1 -v 1 --health-probe-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0
@@ -148,6 +175,7 @@ wait_for 30 "loopback /metrics open without a token (as e2e/prometheus.sh scrape
 come_and_go "health port" "${HADDR##*:}" "http://$HADDR/healthz"
 come_and_go "metrics port" "${MADDR##*:}" "http://$MADDR/metrics"
 slowloris "health port, slow clients" "${HADDR##*:}" "http://$HADDR/healthz"
+persistent_slowloris "health port, persistent slow clients" "${HADDR##*:}" "http://$HADDR/healthz"
 answers_within 2 "http://$HADDR/readyz" && pass "/readyz still answers 200" \
     || fail "/readyz" "not 200 after the clients"
 kill -0 "$CT1" 2>/dev/null && pass "controller 1 still running" || fail "controller 1" "exited"
