@@ -219,7 +219,8 @@ static pending *start(cu_mauth *a, int kind, const char *key, json_object *body)
     p->a = a;
     p->kind = kind;
     snprintf(p->key, sizeof(p->key), "%s", key);
-    const char *text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
+    const char *text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN |
+                                                               JSON_C_TO_STRING_NOSLASHESCAPE);
     const char *path = kind == K_TOKEN ? "/apis/authentication.k8s.io/v1/tokenreviews"
                                        : "/apis/authorization.k8s.io/v1/subjectaccessreviews";
     p->req = cu_kclient_request(a->kc, "POST", path, text, strlen(text), "application/json",
