@@ -54,6 +54,16 @@ EOF
 start_cluster --tls --token-file "$TMP/tokens.csv"
 apply_crds
 
+# the review APIs through kubectl (discovery, then a create)
+got=$(printf 'apiVersion: authentication.k8s.io/v1\nkind: TokenReview\nspec: {token: %s}\n' "$PROMTOK" |
+    k create --validate=false -f - -o jsonpath='{.status.authenticated} {.status.user.username}' 2>&1)
+[ "$got" = "true prometheus" ] && pass "kubectl create TokenReview: $got" \
+    || fail "kubectl create TokenReview" "$got"
+got=$(printf 'apiVersion: authorization.k8s.io/v1\nkind: SubjectAccessReview\nspec: {user: nobody, nonResourceAttributes: {path: /metrics, verb: get}}\n' |
+    k create --validate=false -f - -o jsonpath='{.status.allowed}' 2>&1)
+[ "$got" = "false" ] && pass "kubectl create SubjectAccessReview (nobody, get /metrics): not allowed" \
+    || fail "kubectl create SubjectAccessReview" "$got"
+
 # addr_of LOG WHAT: the address the controller logged for "WHAT on ADDR (".
 addr_of() {
     local i a

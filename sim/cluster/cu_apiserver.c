@@ -2609,7 +2609,11 @@ static void handle_core(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp)
         json_object_array_add(addrs, ad);
         json_object_object_add(doc, "serverAddressByClientCIDRs", addrs);
         break;
-    case CU_ROUTE_APIS: doc = group_list(a->s, NULL); break;
+    case CU_ROUTE_APIS:
+        doc = group_list(a->s, NULL);
+        if (a->authn)
+            cu_authn_add_groups(doc);   /* the review APIs (cu_authn.h) */
+        break;
     case CU_ROUTE_GROUP: doc = group_list(a->s, route.group); break;
     case CU_ROUTE_GV: doc = resource_list(a->s, route.group, route.version); break;
     case CU_ROUTE_RESOURCE: handle_resource(a, r, &route, resp); return;

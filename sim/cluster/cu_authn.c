@@ -262,12 +262,82 @@ static json_object *user_json(const user *u)
     return o;
 }
 
+/* ---- discovery ---- */
+
+static const struct {
+    const char *group, *resource, *singular, *kind;
+} review_apis[] = {
+    { "authentication.k8s.io", "tokenreviews", "tokenreview", "TokenReview" },
+    { "authorization.k8s.io", "subjectaccessreviews", "subjectaccessreview",
+      "SubjectAccessReview" },
+};
+
+static json_object *api_group(const char *group)
+{
+    char gv[128];
+    snprintf(gv, sizeof(gv), "%s/v1", group);
+    json_object *g = json_object_new_object(), *vs = json_object_new_array();
+    json_object *v = json_object_new_object();
+    json_object_object_add(v, "groupVersion", json_object_new_string(gv));
+    json_object_object_add(v, "version", json_object_new_string("v1"));
+    json_object_object_add(g, "name", json_object_new_string(group));
+    json_object_array_add(vs, json_object_get(v));
+    json_object_object_add(g, "versions", vs);
+    json_object_object_add(g, "preferredVersion", v);
+    return g;
+}
+
+void cu_authn_add_groups(json_object *group_list)
+{
+    json_object *groups;
+    if (!group_list || !json_object_object_get_ex(group_list, "groups", &groups) ||
+        !json_object_is_type(groups, json_type_array))
+        return;
+    for (size_t i = 0; i < sizeof(review_apis) / sizeof(review_apis[0]); i++)
+        json_object_array_add(groups, api_group(review_apis[i].group));
+}
+
+/* GET /apis/GROUP and /apis/GROUP/v1 of the two review groups: 200 with
+ * the document in *out, or 0 for another path. */
+static int discovery(const char *path, json_object **out)
+{
+    for (size_t i = 0; i < sizeof(review_apis) / sizeof(review_apis[0]); i++) {
+        char base[128], gv[128];
+        snprintf(base, sizeof(base), "/apis/%s", review_apis[i].group);
+        snprintf(gv, sizeof(gv), "%s/v1", review_apis[i].group);
+        if (strcmp(path, base) == 0) {
+            *out = api_group(review_apis[i].group);
+            json_object_object_add(*out, "kind", json_object_new_string("APIGroup"));
+            json_object_object_add(*out, "apiVersion", json_object_new_string("v1"));
+            return 200;
+        }
+        if (strncmp(path, base, strlen(base)) != 0 || strcmp(path + strlen(base), "/v1") != 0)
+            continue;
+        json_object *l = json_object_new_object(), *rs = json_object_new_array();
+        json_object *r = json_object_new_object(), *verbs = json_object_new_array();
+        json_object_object_add(l, "kind", json_object_new_string("APIResourceList"));
+        json_object_object_add(l, "apiVersion", json_object_new_string("v1"));
+        json_object_object_add(l, "groupVersion", json_object_new_string(gv));
+        json_object_object_add(r, "name", json_object_new_string(review_apis[i].resource));
+        json_object_object_add(r, "singularName", json_object_new_string(review_apis[i].singular));
+        json_object_object_add(r, "namespaced", json_object_new_boolean(0));
+        json_object_object_add(r, "kind", json_object_new_string(review_apis[i].kind));
+        json_object_array_add(verbs, json_object_new_string("create"));
+        json_object_object_add(r, "verbs", verbs);
+        json_object_array_add(rs, r);
+        json_object_object_add(l, "resources", rs);
+        *out = l;
+        return 200;
+    }
+    return 0;
+}
+
 int cu_authn_handle(cu_authn *a, const char *method, const char *path, const char *body,
                     size_t len, json_object **out)
 {
     int tr = strcmp(path, TOKENREVIEWS) == 0, sar = strcmp(path, SARS) == 0;
     if (!tr && !sar)
-        return 0;
+        return strcmp(method, "GET") == 0 ? discovery(path, out) : 0;
     const char *kind = tr ? "TokenReview" : "SubjectAccessReview";
     if (strcmp(method, "POST") != 0) {
         *out = status_obj(405, "MethodNotAllowed",

@@ -177,6 +177,39 @@ static void test_bad_requests(void **state)
                                   "\"nonResourceAttributes\":{}}}", out, sizeof(out)), 422);
 }
 
+static void test_discovery(void **state)
+{
+    cu_authn *a = *state;
+    json_object *o = NULL;
+    assert_int_equal(cu_authn_handle(a, "GET", "/apis/authentication.k8s.io/v1", NULL, 0, &o),
+                     200);
+    assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                           JSON_C_TO_STRING_NOSLASHESCAPE),
+                        "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":"
+                        "\"authentication.k8s.io/v1\",\"resources\":[{\"name\":\"tokenreviews\","
+                        "\"singularName\":\"tokenreview\",\"namespaced\":false,\"kind\":"
+                        "\"TokenReview\",\"verbs\":[\"create\"]}]}");
+    json_object_put(o);
+    assert_int_equal(cu_authn_handle(a, "GET", "/apis/authorization.k8s.io", NULL, 0, &o), 200);
+    assert_non_null(strstr(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                                 JSON_C_TO_STRING_NOSLASHESCAPE),
+                           "\"kind\":\"APIGroup\""));
+    assert_non_null(strstr(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                                 JSON_C_TO_STRING_NOSLASHESCAPE),
+                           "\"preferredVersion\":{\"groupVersion\":\"authorization.k8s.io/v1\""));
+    json_object_put(o);
+    o = NULL;
+    assert_int_equal(cu_authn_handle(a, "GET", "/apis/authorization.k8s.io/v2", NULL, 0, &o), 0);
+    assert_int_equal(cu_authn_handle(a, "GET", "/apis/authentication.k8s.io/v1x", NULL, 0, &o), 0);
+    assert_null(o);
+    json_object *l = json_tokener_parse("{\"kind\":\"APIGroupList\",\"groups\":[{\"name\":\"x\"}]}");
+    cu_authn_add_groups(l);
+    json_object *g;
+    assert_true(json_object_object_get_ex(l, "groups", &g));
+    assert_int_equal(json_object_array_length(g), 3);
+    json_object_put(l);
+}
+
 static void test_missing_file(void **state)
 {
     (void)state;
@@ -191,6 +224,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_token_reviews, setup, teardown),
         cmocka_unit_test_setup_teardown(test_access_reviews, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_discovery, setup, teardown),
         cmocka_unit_test(test_missing_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
