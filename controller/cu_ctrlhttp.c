@@ -599,6 +599,14 @@ cu_httpd *cu_httpd_start_opts(struct ev_loop *loop, const char *addr, const char
     s->starting = 0;
     const union MHD_DaemonInfo *li = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_LISTEN_FD);
     s->listen_fd = li ? li->listen_fd : -1;
+    if (s->listen_fd < 0 || s->listen_fd >= FD_SETSIZE) {
+        /* the watchers come from fd_sets (MHD refuses such connections too) */
+        snprintf(err, errn, "%s %s: descriptor %d is beyond select()'s %d", what, addr,
+                 s->listen_fd, FD_SETSIZE);
+        MHD_stop_daemon(s->d);
+        free(s);
+        return NULL;
+    }
     if (port_out)
         *port_out = bound_port(s->d);
     ev_init(&s->timer, on_timer);
