@@ -189,7 +189,7 @@ persistent_slowloris "health port, persistent slow clients" "${HADDR##*:}" "http
 answers_within 2 "http://$HADDR/readyz" && pass "/readyz still answers 200" \
     || fail "/readyz" "not 200 after the clients"
 kill -0 "$CT1" 2>/dev/null && pass "controller 1 still running" || fail "controller 1" "exited"
-stop_pid "$CT1"
+stop_pid "$CT1" && pass "controller 1 stopped (exit 0)" || fail "controller 1 stopped" "exit $?"
 
 # ---- 2. --metrics-secure on loopback: generated certificate, reviews
 
@@ -235,7 +235,7 @@ answers_within 2 "http://$HADDR/healthz" && pass "health probes stay plain HTTP 
     || fail "health probes" "/healthz not 200"
 come_and_go "secure metrics port" "${MADDR##*:}" -k -H "Authorization: Bearer $PROMTOK" \
     "https://$MADDR/metrics"
-stop_pid "$CT2"
+stop_pid "$CT2" && pass "controller 2 stopped (exit 0)" || fail "controller 2 stopped" "exit $?"
 # the reviews: unknown token 1 (TokenReview), nobody 2 (TokenReview and
 # SubjectAccessReview for /metrics) + 1 (/debug/explain), prometheus 2 +
 # 1 (/debug/pending), administrator 2; the 20 scrapes, the bodies and
