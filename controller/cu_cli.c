@@ -356,16 +356,18 @@ static void note_offline(cli *c, const ep_resp *r)
         snprintf(c->fallback, sizeof(c->fallback), "%s", r->err[0] ? r->err : "unreachable");
     } else {
         first_line(&r->body, line, sizeof(line));
-        cu_buf_printf(&c->notes, "(the controller at %s is not ready (%s): computed from the API "
-                      "objects)\n", c->url, line);
+        cu_buf_printf(&c->notes, "(the controller at %s %s (%s): computed from the API "
+                      "objects)\n", c->url,
+                      r->code == 401 || r->code == 403 ? "refused us" : "is not ready", line);
         snprintf(c->fallback, sizeof(c->fallback), "HTTP %ld: %s", r->code, line);
     }
 }
 
-/* 1 when the answer means "ask the API objects instead". */
+/* 1 when the answer means "ask the API objects instead": none, not
+ * ready, or refused (secure metrics: docs/controller.md). */
 static int ep_unavailable(const ep_resp *r)
 {
-    return r->code == 0 || r->code == 503;
+    return r->code == 0 || r->code == 503 || r->code == 401 || r->code == 403;
 }
 
 /* ---------------- the API server ---------------- */

@@ -25,6 +25,7 @@
  */
 #include "cu_controller.h"
 #include "cu_ctrlhttp.h"
+#include "cu_mauth.h"
 #include "cu_ctrlstatus.h"
 #include "cu_explain.h"
 #include "cu_metrics.h"
@@ -284,6 +285,7 @@ struct ctrl {
     ev_timer stop_timer, drain;
 
     cu_httpd *health, *metrics;
+    cu_mauth *mauth;           /* secure metrics: TokenReview and SubjectAccessReview */
     cu_coalescer *co;          /* ClusterQueue/LocalQueue/Cohort status writes */
     cu_metrics *m;             /* /metrics */
     cu_kueue_metrics km;
@@ -3191,9 +3193,18 @@ static const char help_text[] =
     "                         the Configuration's; port 0 picks a free one,\n"
     "                         logged; \"0\" disables)\n"
     "      --metrics-bind-address HOST:PORT\n"
-    "                         serve Prometheus metrics at /metrics over HTTP\n"
+    "                         serve Prometheus metrics at /metrics (and /debug/*)\n"
     "                         (default 127.0.0.1:8080, or the Configuration's;\n"
     "                         \"0\" disables)\n"
+    "      --metrics-secure[=true|false]\n"
+    "                         serve them over HTTPS, to bearer tokens that a\n"
+    "                         TokenReview accepts and a SubjectAccessReview allows\n"
+    "                         to get the path (default: true unless the address is\n"
+    "                         loopback)\n"
+    "      --metrics-cert-path DIR, --metrics-cert-name FILE, --metrics-cert-key FILE\n"
+    "                         the HTTPS certificate (default tls.crt) and key\n"
+    "                         (default tls.key) in DIR; without DIR a self-signed\n"
+    "                         one is generated at start\n"
     "  -h, --help             show this help\n"
     "\n"
     "Stops on SIGTERM or SIGINT: no new writes, in-flight writes finish (at most\n"
@@ -3209,7 +3220,8 @@ static int bad_duration(const char *flag, const char *v)
 }
 
 static cu_httpd *start_server(ctrl *c, const char *addr, const char *dflt, const char *what,
-                              const char *paths, cu_httpd_handler h, int *fatal)
+                              const char *paths, cu_httpd_handler h, const cu_httpd_opts *o,
+                              int *fatal)
 {
     *fatal = 0;
     const char *a = addr ? addr : dflt;
@@ -3217,7 +3229,7 @@ static cu_httpd *start_server(ctrl *c, const char *addr, const char *dflt, const
         return NULL;
     char err[400];
     int port = 0;
-    cu_httpd *s = cu_httpd_start(c->loop, a, what, h, c, err, sizeof(err), &port);
+    cu_httpd *s = cu_httpd_start_opts(c->loop, a, what, h, c, o, err, sizeof(err), &port);
     if (!s) {
         if (addr) {   /* asked for: an error */
             fprintf(stderr, "cueue: controller: %s\n", err);
@@ -3231,6 +3243,65 @@ static cu_httpd *start_server(ctrl *c, const char *addr, const char *dflt, const
     snprintf(shown, sizeof(shown), "%.*s:%d", (int)(strrchr(a, ':') - a), a, port);
     clog_(c, 0, "%s on %s (%s)", what, shown, paths);
     return s;
+}
+
+static void mauth_log(void *ud, const char *msg)
+{
+    clog_(ud, 0, "%s", msg);
+}
+
+/* The metrics server: plain HTTP, or (secure: 1, or -1 and not loopback)
+ * HTTPS with authentication and authorization (cu_mauth.h). Returns -1
+ * when the controller must not start. */
+static int start_metrics(ctrl *c, const char *addr, int secure, const char *cert_dir,
+                         const char *cert_name, const char *key_name)
+{
+    const char *a = addr ? addr : "127.0.0.1:8080";
+    if (strcmp(a, "0") == 0)
+        return 0;
+    if (secure < 0)
+        secure = !cu_mauth_loopback(a);
+    int fatal = 0;
+    if (!secure) {
+        if (!cu_mauth_loopback(a))
+            clog_(c, 0, "metrics on %s are served without authentication "
+                  "(--metrics-secure=false): anyone who reaches the port reads them", a);
+        c->metrics = start_server(c, addr, "127.0.0.1:8080", "metrics", "/metrics",
+                                  metrics_handler, NULL, &fatal);
+        return fatal ? -1 : 0;
+    }
+    char host[256], err[400];
+    const char *colon = strrchr(a, ':');
+    size_t hl = colon ? (size_t)(colon - a) : 0;
+    snprintf(host, sizeof(host), "%.*s", (int)(hl < sizeof(host) ? hl : 0), a);
+    if (hl >= 2 && host[0] == '[') {
+        memmove(host, host + 1, hl - 2);
+        host[hl - 2] = 0;
+    }
+    char *cert = NULL, *key = NULL;
+    if (cu_mauth_certificate(cert_dir, cert_name, key_name, host, &cert, &key, err,
+                             sizeof(err)) != 0) {
+        fprintf(stderr, "cueue: controller: metrics certificate: %s\n", err);
+        return -1;
+    }
+    cu_mauth_opts mo = { .log = mauth_log, .log_ud = c };
+    c->mauth = cu_mauth_new(c->kc, &mo);
+    if (!c->mauth) {
+        free(cert);
+        free(key);
+        return -1;
+    }
+    cu_httpd_opts ho = { .cert_pem = cert, .key_pem = key, .gate = cu_mauth_gate,
+                         .gate_ud = c->mauth };
+    c->metrics = start_server(c, addr, "127.0.0.1:8080", "metrics",
+                              cert_dir ? "/metrics; HTTPS, authenticated and authorized"
+                                       : "/metrics; HTTPS with a self-signed certificate, "
+                                         "authenticated and authorized",
+                              metrics_handler, &ho, &fatal);
+    free(cert);
+    free(key);
+    cu_mauth_attach(c->mauth, c->metrics);
+    return fatal ? -1 : 0;
 }
 
 int cu_controller_main(int argc, char **argv)
@@ -3249,10 +3320,16 @@ int cu_controller_main(int argc, char **argv)
         { "leader-elect-retry-period", required_argument, NULL, 'P' },
         { "health-probe-bind-address", required_argument, NULL, 'H' },
         { "metrics-bind-address", required_argument, NULL, 'M' },
+        { "metrics-secure", optional_argument, NULL, 1001 },
+        { "metrics-cert-path", required_argument, NULL, 1002 },
+        { "metrics-cert-name", required_argument, NULL, 1003 },
+        { "metrics-cert-key", required_argument, NULL, 1004 },
         { NULL, 0, NULL, 0 },
     };
     const char *kubeconfig = NULL, *context = NULL, *config = NULL, *lease_ns = NULL;
     const char *health = NULL, *metrics = NULL, *logfmt = "text";
+    const char *mcert_dir = NULL, *mcert_name = "tls.crt", *mcert_key = "tls.key";
+    int msecure = -1;
     int verbose = 0, ch, elect = -1, lease_ms = 0, renew_ms = 0, retry_ms = 0;
     optind = 1;
     opterr = 0;
@@ -3290,6 +3367,20 @@ int cu_controller_main(int argc, char **argv)
             break;
         case 'H': health = optarg; break;
         case 'M': metrics = optarg; break;
+        case 1001:
+            if (!optarg || strcmp(optarg, "true") == 0) {
+                msecure = 1;
+            } else if (strcmp(optarg, "false") == 0) {
+                msecure = 0;
+            } else {
+                fprintf(stderr, "cueue: controller: --metrics-secure: expected true or false, "
+                        "got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 1002: mcert_dir = optarg; break;
+        case 1003: mcert_name = optarg; break;
+        case 1004: mcert_key = optarg; break;
         case 'D':
             if (parse_go_duration(optarg, &lease_ms) != 0)
                 return bad_duration("--leader-elect-lease-duration", optarg);
@@ -3490,14 +3581,12 @@ int cu_controller_main(int argc, char **argv)
     clog_(c, 0, "connecting to %s", kcfg->server);
     int fatal = 0;
     c->health = start_server(c, health, "127.0.0.1:8081", "health probes", "/healthz, /readyz",
-                             health_handler, &fatal);
+                             health_handler, NULL, &fatal);
     if (fatal) {
         rc = 2;
         goto out;
     }
-    c->metrics = start_server(c, metrics, "127.0.0.1:8080", "metrics", "/metrics",
-                              metrics_handler, &fatal);
-    if (fatal) {
+    if (start_metrics(c, metrics, msecure, mcert_dir, mcert_name, mcert_key) != 0) {
         rc = 2;
         goto out;
     }
@@ -3551,11 +3640,16 @@ out:
         cu_lease_free(c->lease);
     cu_httpd_stop(c->health);
     cu_httpd_stop(c->metrics);
+    cu_mauth_detach(c->mauth);
     for (int r = 0; r < NRES; r++)
         if (c->inf[r])
             cu_informer_stop(c->inf[r]);
     if (c->kc)
         cu_kclient_free(c->kc);   /* pending writes complete with "client closed" */
+    if (c->mauth) {
+        clog_(c, 0, "metrics authentication: %lu reviews", cu_mauth_reviews(c->mauth));
+        cu_mauth_free(c->mauth);
+    }
     if (c->eng)
         cu_engine_free(c->eng);
     for (size_t i = 0; i < c->ngrave; i++)

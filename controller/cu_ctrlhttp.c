@@ -1,11 +1,27 @@
 /*
  * cu_ctrlhttp.c - see cu_ctrlhttp.h. A libmicrohttpd daemon without a
- * thread of its own ("external polling", epoll): its epoll descriptor is
- * watched by an ev_io on the controller's loop and MHD_run() is called
- * when it is readable or when the ev_timer armed from MHD_get_timeout()
- * fires (connection timeouts, and work MHD still holds after a run). The
- * timer is re-armed after every run, so new connections (accepted inside
- * MHD_run) and pending writes are covered.
+ * thread of its own ("external select" mode): after every MHD_run() the
+ * descriptors MHD wants to read or write (MHD_get_fdset2) get one
+ * level-triggered ev_io each on the controller's loop, and an ev_timer
+ * is armed from MHD_get_timeout() (connection timeouts, data MHD holds
+ * already). Any of them firing runs MHD again over the descriptors that
+ * are ready (a poll() without waiting, MHD_run_from_select()).
+ *
+ * Not MHD's own epoll descriptor, as this server did before: libmicro-
+ * httpd 0.9.75 registers connections edge-triggered and treats a short
+ * read as "drained", so a client that sent half a request and closed
+ * before it was accepted left its end-of-file unseen (CLOSE-WAIT until
+ * the connection timeout); and MHD takes its listening socket out of
+ * the epoll set at CONN_LIMIT and puts it back only at the start of a
+ * later run, for which nothing woke it up: after 64 clients came and
+ * went the server never accepted again (issue 10, H5). With level-
+ * triggered watchers rebuilt from MHD's wishes after each run, neither
+ * can happen. The cost is a scan of at most a few dozen descriptors per
+ * run.
+ *
+ * An ev_io is stopped before MHD closes its descriptor (the
+ * connection-closed notification), so a number reused by the next
+ * accept() gets a fresh registration.
  *
  * The handler gets the request target as the client sent it: the URI log
  * callback (called before MHD unescapes the path and splits the query)
@@ -16,6 +32,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,25 +48,86 @@
 #define BODY_LIMIT ((size_t)64 << 20)
 #define CONN_LIMIT 64u
 #define CONN_TIMEOUT_S 5u
+#define HEADER_TIMEOUT_S 10.0
 #define CONN_MEMORY ((size_t)32 << 10)
+
+/* The watcher of one descriptor MHD wants to read or write. */
+typedef struct fdwatch {
+    ev_io io;
+    struct cu_httpd *s;
+} fdwatch;
+
+/* One connection: since when it waits for a request's headers. */
+typedef struct conninfo {
+    int fd;
+    int reading;           /* waiting for the headers of a request */
+    int shut;              /* shut down for taking too long */
+    double since;          /* ev_now() when it began to wait */
+    struct conninfo *next, *prev;
+} conninfo;
 
 struct cu_httpd {
     struct ev_loop *loop;
+    conninfo *conns;
+    double header_timeout;
     struct MHD_Daemon *d;
-    ev_io io;           /* MHD's epoll descriptor, EV_READ */
+    fdwatch *fds[FD_SETSIZE];  /* by descriptor; NULL: not watched */
+    int top;            /* highest descriptor watched, -1: none */
+    int listen_fd;
     ev_timer timer;     /* MHD_get_timeout() */
     cu_httpd_handler h;
     void *ud;
+    cu_httpd_gate gate;
+    void *gate_ud;
+    struct hreq *waiting;  /* requests the gate holds (suspended) */
+    uint64_t next_id;
     int starting;       /* MHD's log messages are kept only while starting */
     char lasterr[256];  /* the last one */
 };
 
-/* One request: the target as sent, and how far it got. */
+/* One request: the target as sent, how far it got, and the gate's say. */
 enum { REQ_NEW, REQ_HEADERS, REQ_RESPONDED };
+enum { GATE_NONE, GATE_WAITING, GATE_DONE };
 typedef struct hreq {
     int state;
+    int gate;            /* GATE_* */
+    int gate_status;     /* 0: allowed, else the status to refuse with */
+    char gate_msg[160];
+    uint64_t id;         /* while waiting for the gate */
+    struct MHD_Connection *conn;
+    struct hreq *wnext, *wprev;
+    const char *query;   /* in target, after the path is split off; NULL before */
     char target[];
 } hreq;
+
+static void unlink_waiting(cu_httpd *s, hreq *r)
+{
+    if (r->wprev)
+        r->wprev->wnext = r->wnext;
+    else if (s->waiting == r)
+        s->waiting = r->wnext;
+    if (r->wnext)
+        r->wnext->wprev = r->wprev;
+    r->wnext = r->wprev = NULL;
+}
+
+static conninfo *conn_info(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* The headers of a request are in (reading 0), or a response is done and
+ * the connection waits for the next request (reading 1). */
+static void conn_reading(cu_httpd *s, struct MHD_Connection *conn, int reading)
+{
+    conninfo *c = conn_info(conn);
+    if (c) {
+        c->reading = reading;
+        c->since = ev_now(s->loop);
+    }
+}
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
@@ -69,6 +147,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     size_t n = strlen(uri);
     hreq *r = malloc(sizeof(*r) + n + 1);
     if (r) {
+        memset(r, 0, sizeof(*r));
         r->state = REQ_NEW;
         memcpy(r->target, uri, n + 1);
     }
@@ -78,10 +157,12 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)conn;
     (void)toe;
-    free(*req_cls);
+    hreq *r = *req_cls;
+    if (r && r->gate == GATE_WAITING)
+        unlink_waiting(cls, r);
+    conn_reading(cls, conn, 1);
+    free(r);
     *req_cls = NULL;
 }
 
@@ -118,6 +199,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     hreq *r = *req_cls;
     if (!r)                 /* the copy of the target failed: drop the connection */
         return MHD_NO;
+    if (r->state == REQ_NEW)
+        conn_reading(s, conn, 0);   /* the headers are in */
     cu_buf body;
     cu_buf_init(&body, BODY_LIMIT);
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
@@ -145,13 +228,41 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (r->state == REQ_RESPONDED)
         return MHD_YES;
-    r->state = REQ_RESPONDED;
     /* path and query as sent */
-    const char *path = r->target, *query = "";
-    char *q = strchr(r->target, '?');
-    if (q) {
-        *q = 0;
-        query = q + 1;
+    if (!r->query) {
+        char *q = strchr(r->target, '?');
+        if (q)
+            *q++ = 0;
+        r->query = q ? q : "";
+    }
+    const char *path = r->target, *query = r->query;
+    if (s->gate && r->gate == GATE_WAITING)
+        return MHD_YES;     /* not expected: MHD does not call while suspended */
+    if (s->gate && r->gate == GATE_NONE) {
+        const char *authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                        MHD_HTTP_HEADER_AUTHORIZATION);
+        r->id = ++s->next_id;
+        r->conn = conn;
+        r->gate_msg[0] = 0;
+        int st = s->gate(s->gate_ud, authz ? authz : "", path, r->id, r->gate_msg,
+                         sizeof(r->gate_msg));
+        if (st == CU_HTTPD_WAIT) {
+            r->gate = GATE_WAITING;
+            r->wnext = s->waiting;
+            if (s->waiting)
+                s->waiting->wprev = r;
+            s->waiting = r;
+            MHD_suspend_connection(conn);
+            return MHD_YES;
+        }
+        r->gate = GATE_DONE;
+        r->gate_status = st;
+    }
+    r->state = REQ_RESPONDED;
+    if (r->gate == GATE_DONE && r->gate_status != 0) {
+        int code = r->gate_status >= 400 && r->gate_status <= 599 ? r->gate_status : 500;
+        cu_buf_printf(&body, "%s\n", r->gate_msg[0] ? r->gate_msg : "refused");
+        return respond(conn, code, &body, "text/plain; charset=utf-8", NULL);
     }
     const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_ACCEPT);
@@ -167,32 +278,189 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return respond(conn, code, &body, ctype ? ctype : "application/octet-stream", NULL);
 }
 
-static void arm_timer(cu_httpd *s)
-{
-    MHD_UNSIGNED_LONG_LONG ms = 0;
-    ev_timer_stop(s->loop, &s->timer);
-    if (MHD_get_timeout(s->d, &ms) != MHD_YES)
-        return;
-    ev_timer_set(&s->timer, (double)ms / 1000.0, 0.);
-    ev_timer_start(s->loop, &s->timer);
-}
+static void run(cu_httpd *s);
+static double shut_slow(cu_httpd *s);
 
-static void on_io(struct ev_loop *loop, ev_io *w, int revents)
+static void on_fd(struct ev_loop *loop, ev_io *w, int revents)
 {
     (void)loop;
     (void)revents;
-    cu_httpd *s = w->data;
-    MHD_run(s->d);
-    arm_timer(s);
+    run(((fdwatch *)w)->s);
+}
+
+static void unwatch(cu_httpd *s, int fd)
+{
+    if (fd < 0 || fd >= FD_SETSIZE || !s->fds[fd])
+        return;
+    ev_io_stop(s->loop, &s->fds[fd]->io);
+    free(s->fds[fd]);
+    s->fds[fd] = NULL;
+}
+
+/* The watchers become what MHD wants after a run, except the listening
+ * socket while CONN_LIMIT connections are open: MHD would accept and at
+ * once reset a client then; left in the backlog, it is accepted when a
+ * connection closes. A descriptor MHD cannot put in an fd_set
+ * (FD_SETSIZE and above) is refused by MHD at accept. */
+static void rewatch(cu_httpd *s)
+{
+    fd_set rs, ws, es;
+    FD_ZERO(&rs);
+    FD_ZERO(&ws);
+    FD_ZERO(&es);
+    MHD_socket max = -1;
+    if (MHD_get_fdset2(s->d, &rs, &ws, &es, &max, FD_SETSIZE) != MHD_YES)
+        max = -1;   /* nothing to watch; the timer still runs MHD */
+    const union MHD_DaemonInfo *di =
+        MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    if (di && di->num_connections >= CONN_LIMIT && s->listen_fd >= 0 && s->listen_fd <= max)
+        FD_CLR(s->listen_fd, &rs);
+    int top = max > s->top ? max : s->top;
+    for (int fd = 0; fd <= top && fd < FD_SETSIZE; fd++) {
+        int want = fd <= max ? (FD_ISSET(fd, &rs) ? EV_READ : 0) |
+                               (FD_ISSET(fd, &ws) ? EV_WRITE : 0)
+                             : 0;
+        fdwatch *w = s->fds[fd];
+        if (w && (w->io.events & (EV_READ | EV_WRITE)) == want)
+            continue;
+        if (!want) {
+            unwatch(s, fd);
+            continue;
+        }
+        if (!w) {
+            w = calloc(1, sizeof(*w));
+            if (!w)
+                continue;   /* the timer below retries soon */
+            w->s = s;
+            ev_init(&w->io, on_fd);
+            s->fds[fd] = w;
+        } else {
+            ev_io_stop(s->loop, &w->io);
+        }
+        ev_io_set(&w->io, fd, want);
+        ev_io_start(s->loop, &w->io);
+    }
+    s->top = max;
+}
+
+/* One run of MHD over the watched descriptors that are ready now (a
+ * poll() without waiting: MHD_run() would select() over every descriptor
+ * of its own, the listening one at the limit included), then the
+ * watchers and the timer for the next. Connections' timeouts are checked
+ * on every run. */
+static void run(cu_httpd *s)
+{
+    struct pollfd pfd[FD_SETSIZE];
+    nfds_t n = 0;
+    for (int fd = 0; fd <= s->top; fd++) {
+        if (!s->fds[fd])
+            continue;
+        int ev = s->fds[fd]->io.events;
+        pfd[n].fd = fd;
+        pfd[n].events = (short)(((ev & EV_READ) ? POLLIN : 0) | ((ev & EV_WRITE) ? POLLOUT : 0));
+        pfd[n].revents = 0;
+        n++;
+    }
+    fd_set rs, ws, es;
+    FD_ZERO(&rs);
+    FD_ZERO(&ws);
+    FD_ZERO(&es);
+    if (n > 0 && poll(pfd, n, 0) > 0) {
+        for (nfds_t i = 0; i < n; i++) {
+            /* an error or hang-up is reported as readable and writable:
+             * MHD finds out which when it reads or writes */
+            short bad = POLLERR | POLLHUP | POLLNVAL;
+            if (pfd[i].revents & (POLLIN | bad))
+                FD_SET(pfd[i].fd, &rs);
+            if (pfd[i].revents & (POLLOUT | bad))
+                FD_SET(pfd[i].fd, &ws);
+        }
+    }
+    MHD_run_from_select(s->d, &rs, &ws, &es);
+    double next = shut_slow(s);
+    rewatch(s);
+    ev_timer_stop(s->loop, &s->timer);
+    MHD_UNSIGNED_LONG_LONG ms = 0;
+    double after = -1;
+    if (MHD_get_timeout(s->d, &ms) == MHD_YES)
+        after = (double)ms / 1000.0;
+    if (next && (after < 0 || next - ev_now(s->loop) < after))
+        after = next - ev_now(s->loop);
+    if (after < 0)
+        return;
+    ev_timer_set(&s->timer, after, 0.);
+    ev_timer_start(s->loop, &s->timer);
 }
 
 static void on_timer(struct ev_loop *loop, ev_timer *t, int revents)
 {
     (void)loop;
     (void)revents;
-    cu_httpd *s = t->data;
-    MHD_run(s->d);
-    arm_timer(s);
+    run(t->data);
+}
+
+/* A new connection gets its record; a closed one's descriptor is closed
+ * right after this: its watcher and record go first. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    cu_httpd *s = cls;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        conninfo *c = calloc(1, sizeof(*c));
+        if (!c || !ci) {
+            free(c);
+            return;     /* no header deadline for this one; the idle timeout stays */
+        }
+        c->fd = ci->connect_fd;
+        c->reading = 1;
+        c->since = ev_now(s->loop);
+        c->next = s->conns;
+        if (s->conns)
+            s->conns->prev = c;
+        s->conns = c;
+        *socket_context = c;
+        return;
+    }
+    if (toe != MHD_CONNECTION_NOTIFY_CLOSED)
+        return;
+    conninfo *c = *socket_context;
+    if (c) {
+        if (c->prev)
+            c->prev->next = c->next;
+        else
+            s->conns = c->next;
+        if (c->next)
+            c->next->prev = c->prev;
+        free(c);
+        *socket_context = NULL;
+    }
+    if (ci)
+        unwatch(s, ci->connect_fd);
+}
+
+/* Slow clients: a connection that has not sent a request's headers
+ * header_timeout after it opened (or after its last response) is shut
+ * down, and MHD closes it when it reads the end. MHD's own timeout is
+ * reset by every byte, so a client sending a byte every few seconds
+ * ("slowloris") would hold its slot forever. Returns the next deadline
+ * (0: none). */
+static double shut_slow(cu_httpd *s)
+{
+    double now = ev_now(s->loop), next = 0;
+    for (conninfo *c = s->conns; c; c = c->next) {
+        if (!c->reading || c->shut)
+            continue;
+        double dl = c->since + s->header_timeout;
+        if (dl <= now) {
+            shutdown(c->fd, SHUT_RDWR);
+            c->shut = 1;
+        } else if (!next || dl < next) {
+            next = dl;
+        }
+    }
+    return next;
 }
 
 /* Splits HOST:PORT, [V6]:PORT or :PORT and resolves it (numeric port).
@@ -266,13 +534,21 @@ static int bound_port(struct MHD_Daemon *d)
 cu_httpd *cu_httpd_start(struct ev_loop *loop, const char *addr, const char *what,
                          cu_httpd_handler hnd, void *ud, char *err, size_t errn, int *port_out)
 {
+    return cu_httpd_start_opts(loop, addr, what, hnd, ud, NULL, err, errn, port_out);
+}
+
+cu_httpd *cu_httpd_start_opts(struct ev_loop *loop, const char *addr, const char *what,
+                              cu_httpd_handler hnd, void *ud, const cu_httpd_opts *o, char *err,
+                              size_t errn, int *port_out)
+{
+    int tls = o && o->cert_pem && o->key_pem;
+    if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        snprintf(err, errn, "%s %s: this libmicrohttpd has no TLS support", what, addr);
+        return NULL;
+    }
     struct sockaddr_storage ss;
     if (resolve(addr, what, &ss, err, errn) != 0)
         return NULL;
-    if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) != MHD_YES) {
-        snprintf(err, errn, "%s %s: this libmicrohttpd has no epoll support", what, addr);
-        return NULL;
-    }
     cu_httpd *s = calloc(1, sizeof(*s));
     if (!s) {
         snprintf(err, errn, "%s %s: out of memory", what, addr);
@@ -282,52 +558,105 @@ cu_httpd *cu_httpd_start(struct ev_loop *loop, const char *addr, const char *wha
     s->h = hnd;
     s->ud = ud;
     s->starting = 1;
+    s->top = -1;
+    if (o && o->gate) {
+        s->gate = o->gate;
+        s->gate_ud = o->gate_ud;
+    }
+    s->header_timeout = o && o->header_timeout_s > 0 ? o->header_timeout_s : HEADER_TIMEOUT_S;
     int v6 = ss.ss_family == AF_INET6;
     uint16_t port = v6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
                        : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
+    unsigned flags = MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0) |
+                     (s->gate ? MHD_ALLOW_SUSPEND_RESUME : 0) | (tls ? MHD_USE_TLS : 0);
+    struct MHD_OptionItem tlsopts[] = {
+        { tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, tls ? (void *)o->key_pem : NULL },
+        { tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, tls ? (void *)o->cert_pem : NULL },
+        { MHD_OPTION_END, 0, NULL },
+    };
     errno = 0;
     s->d = MHD_start_daemon(flags, port, NULL, NULL, on_request, s,
                             MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
                             MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                             MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT,
                             MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY,
+                            MHD_OPTION_ARRAY, tlsopts,
                             MHD_OPTION_END);
     int e = errno;
-    const union MHD_DaemonInfo *di = s->d ? MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD)
-                                          : NULL;
-    if (!di || di->epoll_fd < 0) {
+    if (!s->d) {
         if (s->lasterr[0])
             snprintf(err, errn, "%s %s: %s", what, addr, s->lasterr);
         else
             snprintf(err, errn, "%s %s: %s", what, addr,
                      e ? strerror(e) : "libmicrohttpd could not start");
-        if (s->d)
-            MHD_stop_daemon(s->d);
         free(s);
         return NULL;
     }
     s->starting = 0;
+    const union MHD_DaemonInfo *li = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_LISTEN_FD);
+    s->listen_fd = li ? li->listen_fd : -1;
+    if (s->listen_fd < 0 || s->listen_fd >= FD_SETSIZE) {
+        /* the watchers come from fd_sets (MHD refuses such connections too) */
+        snprintf(err, errn, "%s %s: descriptor %d is beyond select()'s %d", what, addr,
+                 s->listen_fd, FD_SETSIZE);
+        MHD_stop_daemon(s->d);
+        free(s);
+        return NULL;
+    }
     if (port_out)
         *port_out = bound_port(s->d);
-    ev_io_init(&s->io, on_io, di->epoll_fd, EV_READ);
-    s->io.data = s;
-    ev_io_start(loop, &s->io);
     ev_init(&s->timer, on_timer);
     s->timer.data = s;
-    arm_timer(s);
+    run(s);
     return s;
+}
+
+/* The next run comes at once (a resumed connection has work, and no
+ * socket event announces it). */
+static void run_soon(cu_httpd *s)
+{
+    ev_timer_stop(s->loop, &s->timer);
+    ev_timer_set(&s->timer, 0., 0.);
+    ev_timer_start(s->loop, &s->timer);
+}
+
+void cu_httpd_decide(cu_httpd *s, uint64_t id, int status, const char *msg)
+{
+    hreq *r = s->waiting;
+    while (r && r->id != id)
+        r = r->wnext;
+    if (!r)
+        return;
+    unlink_waiting(s, r);
+    r->gate = GATE_DONE;
+    r->gate_status = status == CU_HTTPD_WAIT ? 500 : status;
+    snprintf(r->gate_msg, sizeof(r->gate_msg), "%s", msg ? msg : "");
+    MHD_resume_connection(r->conn);
+    run_soon(s);
 }
 
 void cu_httpd_stop(cu_httpd *s)
 {
     if (!s)
         return;
-    ev_io_stop(s->loop, &s->io);
+    /* MHD refuses to stop with suspended connections: they get their 503
+     * in a few last runs */
+    if (s->waiting) {
+        while (s->waiting)
+            cu_httpd_decide(s, s->waiting->id, 503, "shutting down");
+        s->gate = NULL;
+        /* resumed, answered, written: a run each */
+        for (int i = 0; i < 3; i++)
+            run(s);
+    }
     ev_timer_stop(s->loop, &s->timer);
+    for (int fd = 0; fd <= s->top; fd++)
+        unwatch(s, fd);
+    s->top = -1;
     MHD_stop_daemon(s->d);  /* closes the connections: on_completed frees their requests */
     free(s);
 }

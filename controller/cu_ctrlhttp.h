@@ -1,16 +1,20 @@
 /*
  * cu_ctrlhttp.h - the controller's small HTTP servers (health probes and
  * metrics): libmicrohttpd daemons without threads of their own, driven by
- * the controller's libev loop (MHD's epoll descriptor in an ev_io, its
- * timeouts in an ev_timer). HTTP/1.1 with keep-alive, GET and HEAD only
- * (405 with Allow otherwise; HEAD gets the headers GET would), at most 64
- * connections, each closed after 5 s without progress. The handler runs
- * on the loop, so it sees the controller's state without locks.
+ * the controller's libev loop (one level-triggered ev_io per descriptor
+ * MHD wants, its timeouts in an ev_timer). HTTP/1.1 with keep-alive, GET
+ * and HEAD only (405 with Allow otherwise; HEAD gets the headers GET
+ * would), at most 64 connections (more wait in the listen backlog), each
+ * closed after 5 s without progress, or when a request's headers are not
+ * in 10 s after it opened or answered the last one (slow clients). The handler runs on the loop, so it
+ * sees the controller's state without locks.
  */
 #ifndef CU_CTRLHTTP_H
 #define CU_CTRLHTTP_H
 
 #include <ev.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "cu_base.h"
 
@@ -24,12 +28,41 @@ typedef struct cu_httpd cu_httpd;
 typedef int (*cu_httpd_handler)(void *ud, const char *path, const char *query,
                                 const char *accept, cu_buf *body, const char **ctype);
 
+/* A gate sees every GET and HEAD before the handler: authz is the
+ * Authorization header ("" when none), path as sent. It returns 0 to let
+ * the request through, a status (401, 403, 500...) to refuse it with msg
+ * (filled by the gate, one line) as the text body, or CU_HTTPD_WAIT: the
+ * request is held (its connection suspended, the loop goes on) until
+ * cu_httpd_decide(s, id, ...) is called, later, from the loop. */
+#define CU_HTTPD_WAIT (-1)
+typedef int (*cu_httpd_gate)(void *ud, const char *authz, const char *path, uint64_t id,
+                             char *msg, size_t msgn);
+
+typedef struct cu_httpd_opts {
+    const char *cert_pem;   /* HTTPS with this certificate (chain, PEM) and key; */
+    const char *key_pem;    /* both NULL: plain HTTP */
+    cu_httpd_gate gate;     /* NULL: none */
+    void *gate_ud;
+    double header_timeout_s;  /* a request's headers must be in this long after the
+                                 connection opened or its last response; 0: 10 */
+} cu_httpd_opts;
+
 /* Listens on addr: HOST:PORT, [V6]:PORT or :PORT (every address); port 0
  * picks a free one. what names the server in messages ("health probes").
  * Returns the server (caller frees with cu_httpd_stop), or NULL with
  * "WHAT ADDR: problem" in err. *port_out gets the bound port. */
 cu_httpd *cu_httpd_start(struct ev_loop *loop, const char *addr, const char *what,
                          cu_httpd_handler h, void *ud, char *err, size_t errn, int *port_out);
+/* The same with options (o may be NULL; borrowed, copied as needed). */
+cu_httpd *cu_httpd_start_opts(struct ev_loop *loop, const char *addr, const char *what,
+                              cu_httpd_handler h, void *ud, const cu_httpd_opts *o, char *err,
+                              size_t errn, int *port_out);
+/* The gate's decision on request id (status as the gate's return value,
+ * never CU_HTTPD_WAIT; msg may be NULL). An id no longer waiting (the
+ * client is gone) is ignored. */
+void cu_httpd_decide(cu_httpd *s, uint64_t id, int status, const char *msg);
+/* Stops the server; requests still waiting for the gate are answered 503
+ * first. The gate is not called again. */
 void cu_httpd_stop(cu_httpd *s);
 
 #endif

@@ -7,7 +7,8 @@
  * other methods; HEAD; a 2 MiB body; keep-alive; a slow client that
  * does not block others and is closed by the 5 s connection timeout; a
  * client gone mid-body; bad addresses; port 0 and address families;
- * stopping with open connections; 40 clients at once.
+ * stopping with open connections; 40 clients at once; 200 clients that
+ * come and go (issue 10, H5) and slow clients sending a byte at a time.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,7 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+#include <pthread.h>
+
 #include "cu_ctrlhttp.h"
+#include "cu_tls.h"
 
 #define BIG_LEN ((size_t)2 << 20)
 
@@ -659,6 +664,439 @@ static void test_many_clients_at_once(void **state)
     assert_int_equal(f->e.calls, N);
 }
 
+/* Sockets of the server's port in state CLOSE-WAIT (the peer closed, the
+ * server did not yet), from /proc/net/tcp; -1 when it cannot be read. */
+static int close_wait_count(int port)
+{
+    FILE *fp = fopen("/proc/net/tcp", "r");
+    if (!fp)
+        return -1;
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof(line), fp)) {
+        unsigned lport, st;
+        if (sscanf(line, " %*d: %*x:%x %*x:%*x %x", &lport, &st) == 2 &&
+            (int)lport == port && st == 0x08)
+            n++;
+    }
+    fclose(fp);
+    return n;
+}
+
+/* Pumps the loop for secs. */
+static void pump_for(fix *f, double secs)
+{
+    for (double end = now_s() + secs; now_s() < end;)
+        pump(f, -1);
+}
+
+/* H5 (issue 10): more clients than the connection limit (64) connect,
+ * send nothing or half a request, and go away. The server must close
+ * and reap every one of them (no CLOSE-WAIT left behind) and answer
+ * the next client at once: before the fix it never answered again. */
+static void test_clients_come_and_go(void **state)
+{
+    fix *f = *state;
+    enum { N = 200 };
+    for (int round = 0; round < 2; round++) {
+        int fds[N];
+        for (int i = 0; i < N; i++) {
+            fds[i] = cli_connect(f);
+            if (i % 3 == 1)
+                cli_send(f, fds[i], "GET /echo HTTP/1.1\r\nHo");
+            else if (i % 3 == 2)
+                cli_send(f, fds[i], "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+        }
+        pump_for(f, 0.5);
+        for (int i = 0; i < N; i++)
+            close(fds[i]);
+        /* the next client is answered within a second */
+        double t0 = now_s();
+        int fd = cli_connect(f);
+        cli_send(f, fd, "GET /echo?after=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+        resp r;
+        cli_read(f, fd, 0, &r, 10);
+        close(fd);
+        assert_string_equal(r.body, "path=/echo\nquery=after=1\naccept=\n");
+        double took = now_s() - t0;
+        if (took > 1.0)
+            fail_msg("round %d: the answer after %d clients left took %.2f s", round, N, took);
+        resp_free(&r);
+        /* and every socket of theirs is closed on the server's side */
+        int cw = 0;
+        for (double end = now_s() + 1; now_s() < end;) {
+            pump(f, -1);
+            if ((cw = close_wait_count(f->port)) <= 0)
+                break;
+        }
+        if (cw > 0)
+            fail_msg("round %d: %d sockets in CLOSE-WAIT", round, cw);
+    }
+}
+
+/* Slowloris: clients that send their headers a byte at a time keep
+ * nobody else out for long, and each of them is closed by the 5 s
+ * connection timeout at the latest after its last byte. */
+static void test_slowloris(void **state)
+{
+    fix *f = *state;
+    enum { N = 80 };
+    static const char req[] = "GET /echo?slow=1 HTTP/1.1\r\nHost: x\r\nX-Pad: aaaaaaaaaaaaaaaa";
+    int fds[N];
+    for (int i = 0; i < N; i++)
+        fds[i] = cli_connect(f);
+    for (size_t k = 0; k < 10; k++) {
+        for (int i = 0; i < N; i++)
+            cli_send(f, fds[i], (char[]){ req[k], 0 });
+        pump_for(f, 0.05);
+    }
+    /* the server is full of slow clients: a new one waits at most until
+     * those time out, and is then answered */
+    double t0 = now_s();
+    int fd = cli_connect(f);
+    cli_send(f, fd, "GET /echo?fast=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+    resp r;
+    cli_read(f, fd, 0, &r, 15);
+    close(fd);
+    assert_string_equal(r.body, "path=/echo\nquery=fast=1\naccept=\n");
+    assert_true(now_s() - t0 < 8);
+    resp_free(&r);
+    for (int i = 0; i < N; i++)
+        close(fds[i]);
+    pump_for(f, 0.3);
+    assert_true(close_wait_count(f->port) <= 0);
+    assert_int_equal(f->e.calls, 1);
+}
+
+/* Slow clients that send a byte every 0.3 s (so that the idle timeout
+ * never fires) are shut out when their headers are not in after the
+ * header timeout (2 s here), counted from the connection's start or its
+ * last response; a slow client that finishes in time is served. */
+static void test_header_deadline(void **state)
+{
+    fix *f = *state;
+    cu_httpd_opts o = { .header_timeout_s = 2 };
+    char err[300] = "";
+    int port = 0;
+    cu_httpd *s = cu_httpd_start_opts(f->loop, "127.0.0.1:0", "health probes", echo_handler,
+                                      &f->e, &o, err, sizeof(err), &port);
+    if (!s)
+        fail_msg("start: %s", err);
+    int saved = f->port;
+    f->port = port;
+    static const char req[] = "GET /echo?slow=1 HTTP/1.1\r\nHost: x\r\n\r\n";
+    int slow = cli_connect(f), ontime = cli_connect(f), kept = cli_connect(f);
+    /* kept: one request answered, then the next one trickles */
+    cli_send(f, kept, "GET /echo?k=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+    resp r;
+    cli_read(f, kept, 0, &r, 10);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    double t0 = now_s(), closed_slow = 0, closed_kept = 0;
+    size_t k = 0;
+    while (now_s() - t0 < 6 && (!closed_slow || !closed_kept)) {
+        char c[2] = { k < 6 ? "GET /e"[k] : 'x', 0 };
+        if (!closed_slow && send(slow, c, 1, MSG_NOSIGNAL) < 0)
+            closed_slow = now_s() - t0;
+        if (!closed_kept && send(kept, c, 1, MSG_NOSIGNAL) < 0)
+            closed_kept = now_s() - t0;
+        if (k < 5)
+            cli_send(f, ontime, (char[]){ req[k], 0 });
+        else if (k == 5)
+            cli_send(f, ontime, req + 5);   /* the rest at once, at 1.5 s */
+        k++;
+        for (double end = now_s() + 0.3; now_s() < end;) {
+            pump(f, -1);
+            char b[512];
+            if (!closed_slow && recv(slow, b, sizeof(b), 0) == 0)
+                closed_slow = now_s() - t0;
+            if (!closed_kept && recv(kept, b, sizeof(b), 0) == 0)
+                closed_kept = now_s() - t0;
+        }
+    }
+    if (!closed_slow || closed_slow < 1.5 || closed_slow > 3.5)
+        fail_msg("a client trickling its headers was closed after %.2f s (want about 2)",
+                 closed_slow);
+    if (!closed_kept || closed_kept < 1.5 || closed_kept > 3.5)
+        fail_msg("a kept-alive client trickling its next request was closed after %.2f s",
+                 closed_kept);
+    cli_read(f, ontime, 0, &r, 10);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "path=/echo\nquery=slow=1\naccept=\n");
+    resp_free(&r);
+    close(slow);
+    close(ontime);
+    close(kept);
+    cu_httpd_stop(s);
+    f->port = saved;
+}
+
+/* ---- the gate (authentication and authorization in front of the handler) ---- */
+
+typedef struct gatefix {
+    int calls;
+    int wait;             /* answer CU_HTTPD_WAIT */
+    uint64_t ids[8];
+    int nids;
+    char last_authz[128], last_path[128];
+} gatefix;
+
+static int test_gate(void *ud, const char *authz, const char *path, uint64_t id, char *msg,
+                     size_t msgn)
+{
+    gatefix *g = ud;
+    g->calls++;
+    snprintf(g->last_authz, sizeof(g->last_authz), "%s", authz);
+    snprintf(g->last_path, sizeof(g->last_path), "%s", path);
+    if (g->wait) {
+        if (g->nids < 8)
+            g->ids[g->nids++] = id;
+        return CU_HTTPD_WAIT;
+    }
+    if (!*authz) {
+        snprintf(msg, msgn, "Unauthorized");
+        return 401;
+    }
+    if (strcmp(authz, "Bearer yes") != 0) {
+        snprintf(msg, msgn, "Authorization denied for user %s", authz + 7);
+        return 403;
+    }
+    return 0;
+}
+
+static cu_httpd *start_gated(fix *f, gatefix *g, const cu_httpd_opts *base, int *port)
+{
+    cu_httpd_opts o = { 0 };
+    if (base)
+        o = *base;
+    o.gate = test_gate;
+    o.gate_ud = g;
+    char err[300] = "";
+    cu_httpd *s = cu_httpd_start_opts(f->loop, "127.0.0.1:0", "metrics", echo_handler, &f->e, &o,
+                                      err, sizeof(err), port);
+    if (!s)
+        fail_msg("start: %s", err);
+    return s;
+}
+
+static void test_gate_refuses_and_allows(void **state)
+{
+    fix *f = *state;
+    gatefix g = { 0 };
+    int port = 0;
+    cu_httpd *s = start_gated(f, &g, NULL, &port);
+    int saved = f->port;
+    f->port = port;
+    resp r;
+    get(f, "GET /metrics?x=1 HTTP/1.1\r\nHost: x\r\n\r\n", 0, &r);
+    assert_int_equal(r.status, 401);
+    assert_string_equal(r.body, "Unauthorized\n");
+    assert_string_equal(g.last_path, "/metrics");
+    resp_free(&r);
+    get(f, "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer no\r\n\r\n", 0, &r);
+    assert_int_equal(r.status, 403);
+    assert_string_equal(r.body, "Authorization denied for user no\n");
+    resp_free(&r);
+    assert_int_equal(f->e.calls, 0);
+    /* allowed: the handler answers; keep-alive goes on through the gate */
+    int fd = cli_connect(f);
+    cli_send(f, fd, "GET /echo?a=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer yes\r\n\r\n");
+    cli_read(f, fd, 0, &r, 10);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "path=/echo\nquery=a=1\naccept=\n");
+    resp_free(&r);
+    cli_send(f, fd, "HEAD /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+    cli_read(f, fd, 1, &r, 10);
+    assert_int_equal(r.status, 401);   /* every request is checked, HEAD too */
+    resp_free(&r);
+    close(fd);
+    assert_int_equal(f->e.calls, 1);
+    assert_int_equal(g.calls, 4);
+    /* other methods get their 405 without the gate */
+    get(f, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 0, &r);
+    assert_int_equal(r.status, 405);
+    resp_free(&r);
+    assert_int_equal(g.calls, 4);
+    cu_httpd_stop(s);
+    f->port = saved;
+}
+
+/* A gate that answers later: the request waits (others are served
+ * meanwhile), then gets the decision; an unknown id is ignored; stopping
+ * the server answers the requests still waiting with 503. */
+static void test_gate_async(void **state)
+{
+    fix *f = *state;
+    gatefix g = { .wait = 1 };
+    int port = 0;
+    cu_httpd *s = start_gated(f, &g, NULL, &port);
+    int saved = f->port;
+    f->port = port;
+    int a = cli_connect(f), b = cli_connect(f), c = cli_connect(f);
+    cli_send(f, a, "GET /echo?w=a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n");
+    cli_send(f, b, "GET /echo?w=b HTTP/1.1\r\nHost: x\r\n\r\n");
+    cli_send(f, c, "GET /echo?w=c HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (double end = now_s() + 5; g.nids < 3 && now_s() < end;)
+        pump(f, -1);
+    assert_int_equal(g.nids, 3);
+    assert_int_equal(cli_drain(f, a, 0.2), 0);   /* nothing yet */
+    cu_httpd_decide(s, 987654, 0, NULL);          /* unknown: ignored */
+    cu_httpd_decide(s, g.ids[1], 403, "Authorization denied for user u");
+    cu_httpd_decide(s, g.ids[0], 0, NULL);
+    resp r;
+    cli_read(f, a, 0, &r, 10);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "path=/echo\nquery=w=a\naccept=\n");
+    resp_free(&r);
+    cli_read(f, b, 0, &r, 10);
+    assert_int_equal(r.status, 403);
+    assert_string_equal(r.body, "Authorization denied for user u\n");
+    resp_free(&r);
+    cu_httpd_decide(s, g.ids[0], 0, NULL);   /* decided already: ignored */
+    /* c still waits: stopping answers it */
+    cu_httpd_stop(s);
+    cli_read(f, c, 0, &r, 10);
+    assert_int_equal(r.status, 503);
+    resp_free(&r);
+    close(a);
+    close(b);
+    close(c);
+    assert_int_equal(f->e.calls, 1);
+    f->port = saved;
+}
+
+/* A client that leaves while its request waits for the gate: the late
+ * decision is ignored (no use after free: ASan). */
+static void test_gate_client_gone(void **state)
+{
+    fix *f = *state;
+    gatefix g = { .wait = 1 };
+    int port = 0;
+    cu_httpd *s = start_gated(f, &g, NULL, &port);
+    int saved = f->port;
+    f->port = port;
+    int a = cli_connect(f);
+    cli_send(f, a, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (double end = now_s() + 5; g.nids < 1 && now_s() < end;)
+        pump(f, -1);
+    assert_int_equal(g.nids, 1);
+    close(a);
+    pump_for(f, 0.2);
+    cu_httpd_decide(s, g.ids[0], 0, NULL);
+    pump_for(f, 0.3);
+    /* the server goes on */
+    g.wait = 0;
+    resp r;
+    get(f, "GET /echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer yes\r\n\r\n", 0, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    cu_httpd_stop(s);
+    f->port = saved;
+}
+
+/* ---- HTTPS ---- */
+
+typedef struct tlsget {
+    int port;
+    const char *ca;
+    const char *authz;
+    long code;
+    char body[256];
+    size_t len;
+    int done;
+    CURLcode rc;
+} tlsget;
+
+static size_t tls_write(char *p, size_t sz, size_t n, void *ud)
+{
+    tlsget *t = ud;
+    size_t k = sz * n;
+    if (t->len + k < sizeof(t->body)) {
+        memcpy(t->body + t->len, p, k);
+        t->len += k;
+        t->body[t->len] = 0;
+    }
+    return k;
+}
+
+/* A blocking libcurl GET on its own thread, while the test pumps the loop. */
+static void *tls_thread(void *ud)
+{
+    tlsget *t = ud;
+    CURL *c = curl_easy_init();
+    char url[128];
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d/echo?tls=1", t->port);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    struct curl_blob ca = { (void *)t->ca, strlen(t->ca), CURL_BLOB_COPY };
+    curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, tls_write);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, t);
+    struct curl_slist *h = NULL;
+    if (t->authz)
+        h = curl_slist_append(h, t->authz);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    t->rc = curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &t->code);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    __atomic_store_n(&t->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void tls_get(fix *f, tlsget *t)
+{
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, tls_thread, t), 0);
+    for (double end = now_s() + 15; !__atomic_load_n(&t->done, __ATOMIC_SEQ_CST) && now_s() < end;)
+        pump(f, -1);
+    pthread_join(th, NULL);
+}
+
+/* HTTPS with a generated certificate, verified by its CA; the gate works
+ * the same behind TLS; a plain-HTTP client gets no answer. */
+static void test_https(void **state)
+{
+    fix *f = *state;
+    char *ca = NULL, *cert = NULL, *key = NULL, err[300] = "";
+    assert_int_equal(cu_tls_generate(NULL, &ca, &cert, &key, err, sizeof(err)), CU_OK);
+    gatefix g = { 0 };
+    cu_httpd_opts o = { .cert_pem = cert, .key_pem = key };
+    int port = 0;
+    cu_httpd *s = start_gated(f, &g, &o, &port);
+    free(cert);   /* MHD keeps its own copy: the server works on */
+    free(key);
+    tlsget t = { .port = port, .ca = ca, .authz = "Authorization: Bearer yes" };
+    tls_get(f, &t);
+    assert_int_equal(t.rc, CURLE_OK);
+    assert_int_equal(t.code, 200);
+    assert_string_equal(t.body, "path=/echo\nquery=tls=1\naccept=*/*\n");
+    tlsget u = { .port = port, .ca = ca };
+    tls_get(f, &u);
+    assert_int_equal(u.rc, CURLE_OK);
+    assert_int_equal(u.code, 401);
+    /* plain HTTP to the HTTPS port: no HTTP answer */
+    int saved = f->port;
+    f->port = port;
+    int fd = cli_connect(f);
+    cli_send(f, fd, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+    char buf[64] = "";
+    for (double end = now_s() + 2; now_s() < end;) {
+        ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
+        if (n >= 0) {
+            buf[n > 0 ? n : 0] = 0;
+            break;
+        }
+        pump(f, fd);
+    }
+    assert_true(strncmp(buf, "HTTP/", 5) != 0);
+    close(fd);
+    f->port = saved;
+    cu_httpd_stop(s);
+    free(ca);
+    assert_int_equal(f->e.calls, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -676,6 +1114,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_addresses, setup, teardown),
         cmocka_unit_test_setup_teardown(test_port_zero_and_families, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_clients_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_clients_come_and_go, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slowloris, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_header_deadline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gate_refuses_and_allows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gate_async, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gate_client_gone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_https, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

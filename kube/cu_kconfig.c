@@ -122,6 +122,11 @@ static char *read_all(const char *path, size_t max, size_t *len_out, const char 
     return buf;
 }
 
+char *cu_read_file(const char *path, size_t max, size_t *len_out, const char **why)
+{
+    return read_all(path, max, len_out, why);
+}
+
 /* Strips leading and trailing whitespace in place; returns s. */
 static char *trim(char *s)
 {

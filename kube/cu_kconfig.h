@@ -67,4 +67,9 @@ const char *cu_kconfig_token(cu_kconfig *c, int64_t now_ms, cu_diag *d);
  * (exec plugin or token file), 0 for static credentials. */
 int cu_kconfig_invalidate(cu_kconfig *c);
 
+/* Reads a whole file of at most max bytes (certificates, keys, tokens)
+ * into a new NUL-terminated buffer (caller frees); *len_out (may be NULL)
+ * gets its length. NULL on failure, with the problem in *why (static). */
+char *cu_read_file(const char *path, size_t max, size_t *len_out, const char **why);
+
 #endif

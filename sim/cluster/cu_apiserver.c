@@ -18,6 +18,7 @@
  * the server is mutable after start except the stop flag.
  */
 #include "cu_apiserver.h"
+#include "cu_authn.h"
 #include "cu_objmeta.h"
 #include "cu_doc.h"
 #include "cu_fields.h"
@@ -65,6 +66,7 @@ struct cu_apiserver {
     char url[300];
     char **tokens;
     size_t ntokens;
+    cu_authn *authn;       /* TokenReview and SubjectAccessReview (cu_authn.h) */
     char *ca_pem, *cert_pem, *key_pem;
     pthread_mutex_t mu;    /* guards faults and stall */
     fault_rule *faults;
@@ -2624,6 +2626,14 @@ static void handle_core(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp)
         resp_status(resp, 401, "Unauthorized", "Unauthorized");
         return;
     }
+    json_object *review = NULL;
+    int review_code = a->authn ? cu_authn_handle(a->authn, r->method, p, r->body, r->body_len,
+                                                 &review)
+                               : 0;
+    if (review_code) {
+        resp_json(resp, review_code, review);
+        return;
+    }
     if (strcmp(p, "/cueue/faults") == 0) {
         handle_faults(a, r, resp);
         return;
@@ -2681,7 +2691,11 @@ static void handle_core(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp)
         json_object_array_add(addrs, ad);
         json_object_object_add(doc, "serverAddressByClientCIDRs", addrs);
         break;
-    case CU_ROUTE_APIS: doc = group_list(a->s, NULL); break;
+    case CU_ROUTE_APIS:
+        doc = group_list(a->s, NULL);
+        if (a->authn)
+            cu_authn_add_groups(doc);   /* the review APIs (cu_authn.h) */
+        break;
     case CU_ROUTE_GROUP: doc = group_list(a->s, route.group); break;
     case CU_ROUTE_GV: doc = resource_list(a->s, route.group, route.version); break;
     case CU_ROUTE_RESOURCE: handle_resource(a, r, &route, resp); return;
@@ -3082,7 +3096,8 @@ cu_apiserver *cu_apiserver_new_unbound(cu_store *s, const cu_apiserver_opts *o, 
     a->verbose = o->verbose;
     atomic_init(&a->stopping, 0);
     pthread_mutex_init(&a->mu, NULL);
-    if (o->token_file && load_tokens(a, o->token_file, err, errn) != CU_OK) {
+    if (o->token_file && (load_tokens(a, o->token_file, err, errn) != CU_OK ||
+                          !(a->authn = cu_authn_load(o->token_file, err, errn)))) {
         cu_apiserver_stop(a);
         return NULL;
     }
@@ -3245,6 +3260,7 @@ void cu_apiserver_stop(cu_apiserver *a)
     for (size_t i = 0; i < a->ntokens; i++)
         free(a->tokens[i]);
     free(a->tokens);
+    cu_authn_free(a->authn);
     free(a->ca_pem);
     free(a->cert_pem);
     free(a->key_pem);

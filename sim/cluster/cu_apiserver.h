@@ -9,6 +9,7 @@
 #define CU_APISERVER_H
 
 #include "cu_store.h"
+#include "cu_tls.h"
 
 typedef struct cu_apiserver_opts {
     const char *listen;        /* "127.0.0.1:6443"; port 0 = pick a free one */
@@ -129,11 +130,7 @@ json_object *cu_yaml_to_json(const char *text, size_t len, char *err, size_t err
 json_object *cu_k8s_protobuf_to_json(const unsigned char *data, size_t n, char *err, size_t errn);
 
 /* ---- TLS and kubeconfig (cu_tls.c, cu_kubeconfig.c) ---- */
-/* Generates a CA and a server certificate signed by it, valid for
- * 127.0.0.1, ::1, localhost and host (when not NULL and not a wildcard).
- * Returns malloc'ed PEM strings (caller frees). */
-cu_err cu_tls_generate(const char *host, char **ca_pem, char **cert_pem, char **key_pem,
-                       char *err, size_t errn);
+/* cu_tls_generate: kube/cu_tls.h (the controller's metrics server uses it too) */
 /* Base64 (standard alphabet, padded) of n bytes; a new malloc'ed string. */
 char *cu_base64(const unsigned char *data, size_t n);
 /* Writes a kubeconfig for url (cluster, user and context "cueue") to path

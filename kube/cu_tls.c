@@ -1,12 +1,12 @@
 /*
- * cu_tls.c - a certificate authority and a server certificate generated
- * for one run of the embedded cluster (GnuTLS). The CA is self-signed;
+ * cu_tls.c - see cu_tls.h: a certificate authority and a server
+ * certificate generated for one run (GnuTLS). The CA is self-signed;
  * the server certificate names 127.0.0.1, ::1, localhost and the listen
  * host, so kubectl verifies it with the CA the kubeconfig carries.
  * Keys are ECDSA P-256 (fast to generate); certificates are valid from
  * one hour ago for one year.
  */
-#include "cu_apiserver.h"
+#include "cu_tls.h"
 
 #include <arpa/inet.h>
 #include <gnutls/crypto.h>
