@@ -25,6 +25,7 @@
  */
 #include "cu_controller.h"
 #include "cu_ctrlhttp.h"
+#include "cu_ctrlretry.h"
 #include "cu_ctrlstatus.h"
 #include "cu_explain.h"
 #include "cu_metrics.h"
@@ -124,8 +125,12 @@ typedef struct rec {
     int64_t pend_at;         /* Workloads: when the pending reason was last written */
     int64_t created_at;      /* Jobs: when their Workload was created (until it is seen) */
     unsigned evicted_once;   /* eviction reasons already counted (evicted_workloads_once) */
-    int conflicts;           /* writes refused with 409 in a row */
-    int64_t retry_at;        /* after a conflict: when the same version may be written again */
+    int conflicts;           /* writes refused in a row (409 or another error) */
+    int64_t retry_at;        /* after a refused write: when the same version may be written
+                                again (Jobs: when their Workload may be created again) */
+    size_t refused;          /* Jobs: hash of the Workload body the API server refused
+                                for good (4xx): not sent again until it changes */
+    size_t create_hash;      /* Jobs: hash of the Workload body sent last */
     cjob *job;
 } rec;
 
@@ -368,6 +373,7 @@ static int leading(const ctrl *c)
 
 static void undo_admission(ctrl *c, rec *w);
 static void mark_job(ctrl *c, const char *jkey);
+static void emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg);
 
 /* The guard slot of a write: Workload status (admission included) and
  * spec writes, Job patches. NULL for writes without one. */
@@ -410,7 +416,7 @@ static void reread_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     (void)kc;
     rrctx *x = ud;
     if (r->code == 200 && r->body) {
-        json_object *o = json_tokener_parse(r->body);
+        json_object *o = cu_json_parse_str(r->body);
         if (o)
             on_event(NULL, CU_IEV_MODIFIED, o, &x->c->rc[x->r]);
         json_object_put(o);
@@ -463,26 +469,43 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
         c->n.write_errors++;
         if (r->code == 409)
             c->n.conflicts++;
-        clog_(c, r->code == 409 ? 1 : 0, "%s failed: %s%d %.300s", w->what,
-              r->error ? r->error : "HTTP ", r->code, r->body ? r->body : "");
+        rec *jr = w->kind == OP_CREATE ? omap_get(&c->objs[R_JOB], w->key) : NULL;
+        rec *lx = jr ? jr : omap_get(&c->objs[w->kind == OP_JOB ? R_JOB : R_WL], w->key);
+        char msg[700];
+        cu_ctrl_status_text(r->code, r->error, r->body, msg, sizeof(msg));
+        if (jr && jr->job && cu_ctrl_refused_for_good(r->code)) {
+            /* it cannot succeed as it is: said once, on the Job, and not
+             * sent again until the Job changes what it asks for */
+            jr->refused = jr->create_hash;
+            clog_(c, 0, "Job %s: the API server refused its Workload %s (%s); not sent again "
+                  "until the Job changes", w->key, jr->job->wlkey, msg);
+            char m[900];
+            snprintf(m, sizeof(m), "Workload %s could not be created: %s",
+                     strchr(jr->job->wlkey, '/') + 1, msg);
+            emit_job(c, jr->job, "Warning", CU_EV_FAILED_CREATE_WORKLOAD, m);
+        } else {
+            /* the first failure of a streak at the default level, the
+             * retries after it (backing off) only with -v 2 */
+            int quiet = r->code == 409 ? 1 : lx && lx->conflicts > 0 ? 2 : 0;
+            clog_(c, quiet, "%s failed: %s", w->what, msg);
+        }
         if (w->kind == OP_QSTATUS)
             cu_coalescer_written(c->co, w->key, 0);
         rec *gx;
         char **g = guard_slot(c, w->kind, w->op, w->key, &gx);
-        if (g && r->code != 409) {
-            free(*g);
-            *g = NULL;   /* failed: the next look may write again */
-        } else if (g && gx) {
-            /* a conflict: read the object again (a newer version may be
-             * on its way), and write the same version again only after a
-             * backoff (100 ms doubling to 10 s) */
+        if (w->kind == OP_CREATE)
+            gx = omap_get(&c->objs[R_JOB], w->key);
+        if ((g || w->kind == OP_CREATE) && gx) {
+            /* the same version is written again only after a backoff
+             * (cu_ctrl_retry_delay_ms); a new version may be written at
+             * once. A conflict reads the object again (a newer version
+             * may be on its way). */
             gx->conflicts++;
-            int sh = gx->conflicts < 8 ? gx->conflicts : 8;
-            int64_t d = 100LL << sh;
-            gx->retry_at = real_now(NULL) + (d > 10000 ? 10000 : d);
+            gx->retry_at = real_now(NULL) + cu_ctrl_retry_delay_ms(r->code, gx->conflicts);
             if (!c->retry_wake || gx->retry_at < c->retry_wake)
                 c->retry_wake = gx->retry_at;
-            reread(c, w->kind == OP_JOB ? R_JOB : R_WL, w->key);
+            if (r->code == 409 && g)
+                reread(c, w->kind == OP_JOB ? R_JOB : R_WL, w->key);
         }
         if (w->kind == OP_ADMIT) {
             rec *x = omap_get(&c->objs[R_WL], w->key);
@@ -494,6 +517,23 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     }
     if (ok && w->kind == OP_QSTATUS)
         cu_coalescer_written(c->co, w->key, 1);
+    rec *cj = ok && w->kind == OP_CREATE ? omap_get(&c->objs[R_JOB], w->key) : NULL;
+    if (cj) {
+        cj->conflicts = 0;
+        cj->retry_at = 0;
+    }
+    if (cj && r->code != 409) {
+        /* in the API now (not on a 409: someone else created it) */
+        rec *jr = cj;
+        if (jr->job && jr->job->wlkey) {
+            const cjob *j = jr->job;
+            clog_(c, 1, "Job %s: created Workload %s", jr->key, j->wlkey);
+            char m[900];
+            emit_job(c, j, "Normal", CU_EV_CREATED_WORKLOAD,
+                     cu_ctrl_event_msg_created_workload(m, sizeof(m), j->ns,
+                                                        strchr(j->wlkey, '/') + 1));
+        }
+    }
     if (ok) {
         rec *gx;
         if (guard_slot(c, w->kind, w->op, w->key, &gx) && gx) {
@@ -1604,7 +1644,7 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
 
 static json_object *parse_or_null(const char *s)
 {
-    return s ? json_tokener_parse(s) : NULL;
+    return s ? cu_json_parse_str(s) : NULL;
 }
 
 /* The merge patch that stops a Job and restores its template: suspend,
@@ -1725,6 +1765,26 @@ static void release_evicted(ctrl *c, rec *w)
     wl_status_write(c, w, OP_STATUS, p, what);
 }
 
+/* 1 when the Workload body the controller would create is invalid by
+ * Kueue's rules (the API server would refuse it), the first problem in
+ * bad. */
+static int workload_invalid(ctrl *c, json_object *body, char *bad, size_t n)
+{
+    cu_world *w = decode_obj(c, R_WL, body);
+    if (!w) {
+        snprintf(bad, n, "it cannot be decoded");
+        return 1;
+    }
+    cu_diag d;
+    cu_diag_init(&d);
+    int invalid = cu_world_validate(w, &d) != CU_OK && d.n > 0;
+    if (invalid)
+        snprintf(bad, n, "%s", d.msgs[0]);
+    cu_diag_free(&d);
+    world_free(w);
+    return invalid;
+}
+
 static void reconcile_job(ctrl *c, rec *jr)
 {
     cjob *j = jr->job;
@@ -1744,7 +1804,9 @@ static void reconcile_job(ctrl *c, rec *jr)
             return;
         if (jr->created_at && real_now(NULL) - jr->created_at < 30000)
             return;   /* created; the watch has not brought it yet */
-        json_object *body = json_tokener_parse(j->create_body);
+        if (jr->retry_at && real_now(NULL) < jr->retry_at)
+            return;   /* refused a moment ago: backing off */
+        json_object *body = cu_json_parse_str(j->create_body);
         if (!body)
             return;
         json_object *spec = jget(body, "spec");
@@ -1769,14 +1831,27 @@ static void reconcile_job(ctrl *c, rec *jr)
         snprintf(cop, sizeof(cop), "create:%s", j->wlkey);
         snprintf(cpath, sizeof(cpath), "%s/%s/workloads", WLPATH, j->ns);
         snprintf(what, sizeof(what), "creating Workload %s for Job %s", j->wlkey, jr->key);
-        if (send_write(c, OP_CREATE, cop, jr->key, "POST", cpath, "application/json", body, what)) {
-            jr->created_at = real_now(NULL);
-            clog_(c, 1, "Job %s: created Workload %s (queue %s)", jr->key, j->wlkey,
-                  *queue ? queue : "<none>");
-            char m[900];
-            emit_job(c, j, "Normal", CU_EV_CREATED_WORKLOAD,
-                     cu_ctrl_event_msg_created_workload(m, sizeof(m), j->ns, strchr(j->wlkey, '/') + 1));
+        size_t h = hstr(json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
+        if (h == jr->refused) {
+            json_object_put(body);   /* refused for good already; reported then */
+            return;
         }
+        char bad[700];
+        if (workload_invalid(c, body, bad, sizeof(bad))) {
+            /* the API server would refuse it (a queue-name label that is
+             * no LocalQueue name, say): said once, not sent */
+            jr->refused = h;
+            json_object_put(body);
+            clog_(c, 0, "Job %s: its Workload %s is invalid and is not created: %s", jr->key,
+                  j->wlkey, bad);
+            char m[900];
+            snprintf(m, sizeof(m), "Workload %s is invalid: %s", strchr(j->wlkey, '/') + 1, bad);
+            emit_job(c, j, "Warning", CU_EV_FAILED_CREATE_WORKLOAD, m);
+            return;
+        }
+        jr->create_hash = h;
+        if (send_write(c, OP_CREATE, cop, jr->key, "POST", cpath, "application/json", body, what))
+            jr->created_at = real_now(NULL);
         return;
     }
     if (cu_workload_finished(wl))
@@ -2263,7 +2338,7 @@ static void qstatus_send(const char *key, const char *body, void *ud)
     }
     snprintf(op, sizeof(op), "qstatus:%s", key);
     snprintf(what, sizeof(what), "writing the status of %s", key);
-    json_object *b = json_tokener_parse(body), *meta = json_object_new_object();
+    json_object *b = cu_json_parse_str(body), *meta = json_object_new_object();
     if (b && meta) {
         drop_nulls(b);
         json_object_object_add(b, "apiVersion", json_object_new_string("kueue.x-k8s.io/v1beta2"));
@@ -2281,7 +2356,7 @@ static void qstatus_send(const char *key, const char *body, void *ud)
 
 static json_object *parse_conds(const rec *x)
 {
-    return x && x->st_conds ? json_tokener_parse(x->st_conds) : NULL;
+    return x && x->st_conds ? cu_json_parse_str(x->st_conds) : NULL;
 }
 
 /* ClusterQueue, LocalQueue and Cohort status: computed after the engine
@@ -2382,6 +2457,10 @@ static void cycle(ctrl *c)
                 if (!x->retry_at)
                     continue;
                 if (x->retry_at <= now) {
+                    if (x->hold) {
+                        x->hold = 0;   /* its backoff is over: may be admitted again */
+                        eng_add(c, x);
+                    }
                     mark_job(c, r == R_JOB ? x->key : x->owner);
                     c->need_views = c->pr_dirty = c->deact_dirty = 1;
                 } else if (!c->retry_wake || x->retry_at < c->retry_wake) {

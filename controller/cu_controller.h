@@ -16,11 +16,15 @@
 
 #include <json-c/json.h>
 
+#include "cu_json.h"
+
 #include "cu_engine.h"
 
 /* Converts a json-c value to a cu_node tree in a (numbers, booleans and
- * null become plain scalars, strings quoted ones). Returns NULL on OOM or
- * nesting deeper than 256. Borrows j. */
+ * null become plain scalars, strings quoted ones). Objects and arrays
+ * nested deeper than 64 levels become null (no field the decoders read is
+ * that deep; the API server serves up to CU_JSON_MAX_DEPTH). Returns NULL
+ * on OOM. Borrows j. */
 cu_node *cu_ctrl_json_to_node(cu_arena *a, json_object *j);
 
 /* Returns 1 if the Job (json) has Complete=True or Failed=True; *failed

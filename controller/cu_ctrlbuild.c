@@ -46,10 +46,18 @@ static const char *jmeta_kv(json_object *o, const char *field, const char *key)
     return json_object_get_string(v);
 }
 
+/* Deeper than this, values are left out of the converted tree (a null in
+ * their place): no field the decoders read is nested this deep, and the
+ * API server serves objects up to CU_JSON_MAX_DEPTH deep (unknown fields
+ * in a pod template, say), which must decode as well, without a
+ * recursion that deep. */
+#define CONV_DEPTH_MAX 64
+
 static cu_node *conv(cu_arena *a, json_object *j, int depth)
 {
-    if (depth > 256)
-        return NULL;
+    if (depth > CONV_DEPTH_MAX &&
+        (json_object_is_type(j, json_type_object) || json_object_is_type(j, json_type_array)))
+        return cu_node_new_null(a);
     switch (json_object_get_type(j)) {
     case json_type_null:
         return cu_node_new_null(a);
