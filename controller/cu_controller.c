@@ -89,6 +89,7 @@ typedef struct cjob {
     int64_t active, ready, succeeded;
     char *cur_sel;           /* the template's nodeSelector now (JSON text), NULL if none */
     char *create_body;       /* the Workload to create (JSON text), NULL if unmanaged */
+    char *bad;               /* why its Workload cannot be built, NULL */
 } cjob;
 
 typedef struct rec {
@@ -131,6 +132,7 @@ typedef struct rec {
     size_t refused;          /* Jobs: hash of the Workload body the API server refused
                                 for good (4xx): not sent again until it changes */
     size_t create_hash;      /* Jobs: hash of the Workload body sent last */
+    char *bad;               /* why the last version could not be decoded (reported once) */
     cjob *job;
 } rec;
 
@@ -220,6 +222,7 @@ static void cjob_free(cjob *j)
     free(j->fail_msg);
     free(j->cur_sel);
     free(j->create_body);
+    free(j->bad);
     free(j);
 }
 
@@ -696,13 +699,14 @@ static void ev_queue_free(ctrl *c)
 }
 
 /* Records an event about an object (fire and forget; the leader only). */
-static void emit(ctrl *c, int job, const char *kind, const char *ns, const char *name,
-                 const char *uid, const char *type, const char *reason, const char *msg)
+static void emit_av(ctrl *c, int job, const char *av, const char *kind, const char *ns,
+                    const char *name, const char *uid, const char *type, const char *reason,
+                    const char *msg)
 {
     if (!leading(c))
         return;
     cu_event_ref ref = {
-        .api_version = job ? "batch/v1" : CU_GROUP "/v1beta2",
+        .api_version = av,
         .kind = kind, .ns = ns, .name = name, .uid = uid,
     };
     evctx *e = calloc(1, sizeof(*e));
@@ -747,6 +751,13 @@ static void emit(ctrl *c, int job, const char *kind, const char *ns, const char 
     c->evq_tail = e;
     c->evq_len++;
     ev_pump(c);
+}
+
+static void emit(ctrl *c, int job, const char *kind, const char *ns, const char *name,
+                 const char *uid, const char *type, const char *reason, const char *msg)
+{
+    emit_av(c, job, job ? "batch/v1" : CU_GROUP "/v1beta2", kind, ns, name, uid, type, reason,
+            msg);
 }
 
 static void emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *reason,
@@ -1225,8 +1236,10 @@ static void wl_sync(ctrl *c, rec *w)
 
 /* ---------------- decoding at the boundary ---------------- */
 
-static cu_world *decode_obj(ctrl *c, int r, json_object *obj)
+static cu_world *decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nwhy)
 {
+    if (why && nwhy)
+        snprintf(why, nwhy, "not a valid %s", res_tab[r].kind);
     cu_arena tmp;
     cu_arena_init(&tmp, 16 * 1024);
     cu_node *n = cu_ctrl_json_to_node(&tmp, obj);
@@ -1248,6 +1261,8 @@ static cu_world *decode_obj(ctrl *c, int r, json_object *obj)
     if (err != CU_OK || d.n) {
         for (size_t i = 0; i < d.n; i++)
             clog_(c, 1, "%s", d.msgs[i]);
+        if (why && nwhy && d.n)
+            snprintf(why, nwhy, "%s", d.msgs[0]);
     }
     cu_diag_free(&d);
     cu_arena_free(&tmp);
@@ -1410,8 +1425,7 @@ static cjob *decode_job(ctrl *c, json_object *job)
             j->create_body = jtext(body);
             json_object_put(body);
         } else {
-            for (size_t i = 0; i < d.n; i++)
-                clog_(c, 0, "%s", d.msgs[i]);
+            j->bad = sdup(d.n ? d.msgs[0] : "its Workload cannot be built");   /* reported once */
         }
         cu_diag_free(&d);
         json_object_put(copy);
@@ -1467,6 +1481,7 @@ static void rec_free(rec *x)
     free(x->rf_spec);
     free(x->st_conds);
     free(x->deact_msg);
+    free(x->bad);
     free(x->sent_rv[0]);
     free(x->sent_rv[1]);
     cjob_free(x->job);
@@ -1480,6 +1495,100 @@ static void obj_key(json_object *o, char *out, size_t n)
         snprintf(out, n, "%s/%s", ns, name ? name : "");
     else
         snprintf(out, n, "%s", name ? name : "");
+}
+
+/* ---------------- objects that cannot be decoded ---------------- */
+
+/* A Warning Event on obj (of resource r), when it has a name. */
+static void emit_obj(ctrl *c, int r, json_object *obj, const char *reason, const char *msg)
+{
+    const char *name = jstr2(obj, "metadata", "name");
+    if (name && *name)
+        emit_av(c, r == R_JOB, res_tab[r].api_version, res_tab[r].kind,
+                jstr2(obj, "metadata", "namespace"), name, jstr2(obj, "metadata", "uid"),
+                "Warning", reason, msg);
+}
+
+/* The condition on a Workload the controller cannot decode: set (True,
+ * why) or, once it decodes again (why NULL), turned False. Written only
+ * when it is not there already as wanted. */
+static void wl_decode_cond(ctrl *c, rec *x, json_object *obj, const char *why)
+{
+    json_object *conds = jget(jget(obj, "status"), "conditions"), *keep = json_object_new_array();
+    size_t n = json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+    int have = 0, any = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *k = json_object_array_get_idx(conds, i);
+        const char *t = jstr2(k, "type", NULL), *st = jstr2(k, "status", NULL);
+        const char *m = jstr2(k, "message", NULL);
+        if (!t)
+            continue;   /* not a condition: left out of what is written back */
+        if (strcmp(t, CU_COND_DECODE_FAILED) == 0) {
+            any = 1;
+            have = why ? st && !strcmp(st, "True") && m && !strcmp(m, why)
+                       : st && !strcmp(st, "False");
+        }
+        json_object_array_add(keep, json_object_get(k));
+    }
+    if (have || (!why && !any)) {
+        json_object_put(keep);
+        return;
+    }
+    keep = cset(keep, CU_COND_DECODE_FAILED, why ? "True" : "False",
+                why ? CU_EV_DECODE_FAILED : "Decoded",
+                why ? why : "The controller decodes the Workload", real_now(NULL));
+    json_object *st, *p = status_patch(x->rv, &st);
+    json_object_object_add(st, "conditions", keep);
+    const char *sl = strchr(x->key, '/');
+    if (!sl) {
+        json_object_put(p);
+        return;
+    }
+    char op[1100], path[1200], what[1300];
+    snprintf(op, sizeof(op), "status:%s", x->key);
+    snprintf(path, sizeof(path), "%s/%.*s/workloads/%s/status", WLPATH, (int)(sl - x->key),
+             x->key, sl + 1);
+    snprintf(what, sizeof(what), "writing condition %s of Workload %s", CU_COND_DECODE_FAILED,
+             x->key);
+    send_write(c, OP_STATUS, op, x->key, "PATCH", path, MERGE, p, what);
+}
+
+/* Object obj (resource r, record x) cannot be decoded: said once per
+ * problem (a log line at the default level and a Warning Event on it),
+ * and left out; a Workload also gets the condition. */
+static void report_undecodable(ctrl *c, rec *x, int r, json_object *obj, const char *why)
+{
+    if (r == R_WL)
+        wl_decode_cond(c, x, obj, why);
+    if (x->bad && strcmp(x->bad, why) == 0)
+        return;
+    free(x->bad);
+    x->bad = sdup(why);
+    clog_(c, 0, "%s %s cannot be decoded; left out until it changes: %s", res_tab[r].kind, x->key,
+          why);
+    emit_obj(c, r, obj, CU_EV_DECODE_FAILED, why);
+}
+
+/* Object x decodes (again). */
+static void report_decodable(ctrl *c, rec *x, int r, json_object *obj)
+{
+    if (r == R_WL)
+        wl_decode_cond(c, x, obj, NULL);
+    if (!x->bad)
+        return;
+    clog_(c, 0, "%s %s decodes again", res_tab[r].kind, x->key);
+    free(x->bad);
+    x->bad = NULL;
+}
+
+/* The informer left something out (not JSON, too deep, no name). */
+static void on_skip(cu_informer *inf, const char *why, json_object *obj, void *ud)
+{
+    (void)inf;
+    rctx *rc = ud;
+    clog_(rc->c, 0, "%s", why);
+    if (obj)
+        emit_obj(rc->c, rc->r, obj, CU_EV_DECODE_FAILED, why);
 }
 
 static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
@@ -1541,9 +1650,13 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
     if (r == R_JOB) {
         cjob *j = decode_job(c, obj);
         if (!j) {
-            clog_(c, 1, "Job %s: cannot be read (no metadata.uid?)", key);
+            report_undecodable(c, x, r, obj, "no metadata.namespace, name or uid");
             return;
         }
+        if (j->bad)
+            report_undecodable(c, x, r, obj, j->bad);
+        else
+            report_decodable(c, x, r, obj);
         cjob_free(x->job);
         x->job = j;
         mark_job(c, key);
@@ -1551,12 +1664,14 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         return;
     }
 
-    cu_world *w = decode_obj(c, r, obj);
+    char why[600];
+    cu_world *w = decode_obj(c, r, obj, why, sizeof(why));
     if (r == R_WL) {
         if (!w) {
-            clog_(c, 1, "Workload %s: cannot be decoded; ignored", key);
+            report_undecodable(c, x, r, obj, why);
             return;
         }
+        report_decodable(c, x, r, obj);
         exclude_resources(c, w);
         set_decode(c, x, w);
         x->hold = 0;
@@ -1600,9 +1715,10 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         if (x->w || w)
             c->need_rebuild = 1;
     }
-    if (!w) {
-        clog_(c, 0, "%s %s: cannot be decoded; ignored until fixed", res_tab[r].kind, key);
-    }
+    if (!w)
+        report_undecodable(c, x, r, obj, why);
+    else
+        report_decodable(c, x, r, obj);
     if (w != x->w) {
         x->pinned = 1;   /* the engine may point into it */
         set_decode(c, x, w);
@@ -1770,7 +1886,7 @@ static void release_evicted(ctrl *c, rec *w)
  * bad. */
 static int workload_invalid(ctrl *c, json_object *body, char *bad, size_t n)
 {
-    cu_world *w = decode_obj(c, R_WL, body);
+    cu_world *w = decode_obj(c, R_WL, body, NULL, 0);
     if (!w) {
         snprintf(bad, n, "it cannot be decoded");
         return 1;
@@ -3535,6 +3651,7 @@ int cu_controller_main(int argc, char **argv)
         io.path = res_tab[r].path;
         io.on_event = on_event;
         io.on_synced = on_synced;
+        io.on_skip = on_skip;
         io.ud = &c->rc[r];
         c->inf[r] = cu_informer_start(c->kc, &io, &d);
         if (!c->inf[r]) {

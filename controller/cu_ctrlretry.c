@@ -15,7 +15,7 @@ int64_t cu_ctrl_retry_delay_ms(int code, int n)
     int64_t cap = transient ? 10000 : 1000000;
     if (n < 1)
         n = 1;
-    int64_t d = 100;
+    int64_t d = 200;
     for (int i = 1; i < n && d < cap; i++)
         d *= 2;
     return d > cap ? cap : d;

@@ -10,12 +10,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The Warning Event on an object the controller cannot decode, and the
+ * condition it sets on such a Workload (True, reason DecodeFailed, the
+ * problem as message; False, reason Decoded, once it decodes again). Kueue
+ * has no condition for this; ours carries the project's domain. */
+#define CU_EV_DECODE_FAILED "DecodeFailed"
+#define CU_COND_DECODE_FAILED "cueue.dev/DecodeFailed"
+
 /* The Warning Event on a Job whose Workload could not be created. */
 #define CU_EV_FAILED_CREATE_WORKLOAD "FailedCreateWorkload"
 
 /* The delay before the same write (same object, same resourceVersion) is
  * sent again after the n-th refusal in a row (n >= 1) with HTTP code
- * (0: no answer): 100 ms doubling per refusal, at most 10 s for a conflict
+ * (0: no answer): 200 ms, doubling per refusal, at most 10 s for a conflict
  * (409), a throttle (429), a server error (5xx) or no answer, at most
  * 1000 s (client-go's workqueue limit) for any other refusal (4xx), which
  * only a change of the object can cure. A new version of the object is

@@ -487,8 +487,15 @@ static json_object *tombstone(const char *key, const char *rv)
     return o;
 }
 
+static void list_complete_(cu_informer *inf, const char *list_rv, int watch);
+
 /* End of a LIST pass: report what vanished, then watch. */
 static void list_complete(cu_informer *inf, const char *list_rv)
+{
+    list_complete_(inf, list_rv, 1);
+}
+
+static void list_complete_(cu_informer *inf, const char *list_rv, int watch)
 {
     for (size_t i = 0; i < inf->nb && !inf->stopping; i++) {
         ient *e = inf->tab[i];
@@ -513,7 +520,7 @@ static void list_complete(cu_informer *inf, const char *list_rv)
         if (inf->on_synced)
             inf->on_synced(inf, inf->ud);
     }
-    if (!inf->stopping)
+    if (!inf->stopping && watch)
         start_watch(inf);
 }
 
@@ -928,4 +935,22 @@ void cu_informer_stats_get(const cu_informer *inf, cu_informer_stats *out)
         *out = inf->st;
     else
         memset(out, 0, sizeof *out);
+}
+
+void cu_informer_feed(cu_informer *inf, int watch, const char *s, size_t len)
+{
+    if (!inf || inf->stopping || !s)
+        return;
+    if (watch) {
+        watch_line(inf->c, s, len, inf);
+        return;
+    }
+    inf->depth++;
+    char *list_rv = NULL, *cont = NULL;
+    inf->pass++;
+    if (read_list(inf, s, len, &list_rv, &cont) == 0 && !inf->stopping)
+        list_complete_(inf, list_rv, 0);
+    free(list_rv);
+    free(cont);
+    inf->depth--;
 }

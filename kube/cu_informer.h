@@ -61,4 +61,10 @@ typedef struct cu_informer_stats {
 } cu_informer_stats;
 void cu_informer_stats_get(const cu_informer *inf, cu_informer_stats *out);
 
+/* For tests and fuzzing: hands s[0..len) to the informer as a whole LIST
+ * answer (watch = 0: one pass, its end reports what vanished and counts
+ * as synced) or as one watch event line (watch = 1), without a request.
+ * The informer's own requests go on as usual. */
+void cu_informer_feed(cu_informer *inf, int watch, const char *s, size_t len);
+
 #endif
