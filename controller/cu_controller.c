@@ -303,6 +303,8 @@ struct ctrl {
     int ev_inflight;
     int need_status;
     int exit_rc;
+    const char *server;        /* the API server's URL (the kubeconfig's) */
+    cu_api_health apih;        /* what fails talking to it, said once */
 };
 
 static int64_t real_now(void *ud)
@@ -410,6 +412,17 @@ static void on_attempt(void *ud, const char *method, int watch, int code, double
     cu_metric_inc(c->km.cueue_api_requests_total, lv, 1);
     if (!watch)
         cu_metric_observe(c->km.cueue_api_request_duration_seconds, dv, seconds);
+}
+
+/* Every attempt's outcome (the kube client's hook): a TLS failure, a
+ * refused token, ... said once at the default level, and the recovery. */
+static void on_outcome(void *ud, int code, const char *error, const char *body)
+{
+    ctrl *c = ud;
+    char line[1500];
+    if (cu_ctrl_api_outcome(&c->apih, c->server ? c->server : "?", code, error, body, line,
+                            sizeof(line)))
+        cu_log_kv(&c->log, 0, code >= 200 && code < 300 ? "info" : "error", line, NULL);
 }
 
 typedef struct rrctx { ctrl *c; int r; } rrctx;
@@ -3616,7 +3629,9 @@ int cu_controller_main(int argc, char **argv)
     c->loop = ev_loop_new(EVFLAG_AUTO);
     cu_kclient_opts ko = { 0 };
     ko.on_attempt = on_attempt;
+    ko.on_outcome = on_outcome;
     ko.attempt_ud = c;
+    c->server = kcfg->server;
     if (cf->client.has_qps)
         ko.qps = cf->client.qps < 0 ? 1e9 : cf->client.qps;
     if (cf->client.has_burst)
@@ -3727,6 +3742,7 @@ out:
     cu_coalescer_free(c->co);
     cu_recorder_free(c->ev_adm);
     cu_recorder_free(c->ev_job);
+    cu_ctrl_api_health_free(&c->apih);
     if (c->loop)
         ev_loop_destroy(c->loop);
     free(c);

@@ -5,6 +5,7 @@
 #include "cu_ctrlretry.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cu_json.h"
@@ -49,4 +50,37 @@ const char *cu_ctrl_status_text(int code, const char *error, const char *body, c
         snprintf(out, n, "HTTP %d%s%.300s", code, body && *body ? ": " : "", body ? body : "");
     json_object_put(st);
     return out;
+}
+
+int cu_ctrl_api_outcome(cu_api_health *h, const char *server, int code, const char *error,
+                        const char *body, char *out, size_t n)
+{
+    if (!n)
+        return 0;
+    char what[700];
+    if (code == 0 && error && *error)
+        snprintf(what, sizeof(what), "cannot reach the API server at %s: %s", server, error);
+    else if (code == 401 || code == 403)
+        snprintf(what, sizeof(what), "the API server at %s refused the controller's %s: %s",
+                 server, code == 401 ? "credentials" : "request",
+                 cu_ctrl_status_text(code, NULL, body, out, n));
+    else if (code >= 200 && code < 300 && h->failing) {
+        snprintf(out, n, "the API server at %s answers again (after: %s)", server, h->failing);
+        free(h->failing);
+        h->failing = NULL;
+        return 1;
+    } else
+        return 0;
+    if (h->failing && strcmp(h->failing, what) == 0)
+        return 0;
+    free(h->failing);
+    h->failing = strdup(what);
+    snprintf(out, n, "%s", what);
+    return 1;
+}
+
+void cu_ctrl_api_health_free(cu_api_health *h)
+{
+    free(h->failing);
+    h->failing = NULL;
 }

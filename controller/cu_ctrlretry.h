@@ -40,4 +40,22 @@ int cu_ctrl_refused_for_good(int code);
 const char *cu_ctrl_status_text(int code, const char *error, const char *body, char *out,
                                 size_t n);
 
+/* What is known of the connection to the API server, for saying once
+ * what fails (a TLS verification failure, a refused token) and when it
+ * works again. Zero-initialized; cu_ctrl_api_health_free releases it. */
+typedef struct cu_api_health {
+    char *failing;           /* the failure last reported, NULL while healthy */
+} cu_api_health;
+
+/* Takes one attempt's outcome (as cu_kclient_opts.on_outcome gives it)
+ * for the API server at server (a URL). Returns 1 with a line to log in
+ * out when it changes what is known: a failure unlike the one last
+ * reported (no answer, 401, 403: what failed, the server's message or
+ * curl's error, the server), or the first success after one. Other
+ * answers (404, 409, 422, 5xx ...) change nothing: their requests report
+ * them. */
+int cu_ctrl_api_outcome(cu_api_health *h, const char *server, int code, const char *error,
+                        const char *body, char *out, size_t n);
+void cu_ctrl_api_health_free(cu_api_health *h);
+
 #endif

@@ -13,6 +13,9 @@
 #      with Workload creations (POSTs counted in the cluster's request log
 #      over 10 s), reports it once on the Job (one Warning Event) and logs
 #      it once.
+#  A TLS verification failure and a refused token (401) are logged once at
+#  the default level, naming what failed and the server; so is the
+#  recovery.
 #
 # Usage: e2e/controller-hostile.sh PATH_TO_cueue
 # Needs: kubectl, jq, curl, timeout.
@@ -23,6 +26,7 @@ e2e_init "$@" kubectl jq curl
 dump() {
     show "$TMP/ctrl.log" "controller log" 40
     show "$TMP/ctrl2.log" "restarted controller log" 40
+    show "$TMP/ctrl-tok.log" "token controller log" 20
     show "$TMP/out" "last stdout" 20
     show "$TMP/err" "last stderr" 20
 }
@@ -153,5 +157,35 @@ fi
 # a change of the Job (a valid queue) is acted on at once
 k label job bad-queue kueue.x-k8s.io/queue-name=lq --overwrite >/dev/null
 wait_for 15 "Team_A fixed to lq: the Job's Workload is admitted" job_admitted bad-queue
+
+# ---- what fails talking to the API server is said once, and the recovery ----
+stop_pid "$CT_PID"
+CT_PID=""
+stop_cluster
+echo "good-token,admin,1" >"$TMP/tokens.csv"
+CL_LISTEN=127.0.0.1:0 start_cluster --tls --token-file "$TMP/tokens.csv"
+apply_crds
+grep -v certificate-authority-data "$KC" >"$TMP/kc-badca"
+"$CUEUE" controller --kubeconfig "$TMP/kc-badca" --health-probe-bind-address 0 \
+    --metrics-bind-address 0 2>"$TMP/ctrl-badca.log" &
+BAD=$!
+sleep 3
+stop_pid "$BAD"
+n=$(grep -c 'cannot reach the API server at https://127.0.0.1:[0-9]*: SSL certificate problem' "$TMP/ctrl-badca.log")
+check "an unknown CA: said once at the default level (curl's error, the server)" \
+    "$n lines: $(head -c 600 "$TMP/ctrl-badca.log")" [ "$n" -eq 1 ]
+sed 's/^\( *\)token: .*/\1tokenFile: tok/' "$KC" >"$TMP/kc-tokfile"
+echo wrong-token >"$TMP/tok"
+"$CUEUE" controller --kubeconfig "$TMP/kc-tokfile" --health-probe-bind-address 0 \
+    --metrics-bind-address 0 2>"$TMP/ctrl-tok.log" &
+CT_PID=$!
+wait_for 10 "a refused token is said" grep -q 'refused the controller.s credentials: HTTP 401' "$TMP/ctrl-tok.log"
+sleep 3
+n=$(grep -c 'HTTP 401' "$TMP/ctrl-tok.log")
+check "a refused token: said once" "$n lines: $(grep 'HTTP 401' "$TMP/ctrl-tok.log" | head -3)" [ "$n" -eq 1 ]
+echo good-token >"$TMP/tok"
+wait_for 20 "the recovery is said" grep -q 'answers again' "$TMP/ctrl-tok.log"
+# (the informers back off up to 30 s plus jitter while refused)
+wait_for 45 "then the informers sync" grep -q 'all informers synced' "$TMP/ctrl-tok.log"
 
 e2e_finish
