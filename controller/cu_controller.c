@@ -305,6 +305,8 @@ struct ctrl {
     int exit_rc;
     const char *server;        /* the API server's URL (the kubeconfig's) */
     cu_api_health apih;        /* what fails talking to it, said once */
+    size_t skips_said[64];     /* hashes of the informers' last skip reports */
+    unsigned nskips_said;
 };
 
 static int64_t real_now(void *ud)
@@ -1599,9 +1601,16 @@ static void on_skip(cu_informer *inf, const char *why, json_object *obj, void *u
 {
     (void)inf;
     rctx *rc = ud;
-    clog_(rc->c, 0, "%s", why);
+    ctrl *c = rc->c;
+    /* once: a relist meets the same items again */
+    size_t h = hstr(why) ^ (size_t)rc->r;
+    for (unsigned i = 0; i < 64 && i < c->nskips_said; i++)
+        if (c->skips_said[i] == h)
+            return;
+    c->skips_said[c->nskips_said++ % 64] = h;
+    clog_(c, 0, "%s", why);
     if (obj)
-        emit_obj(rc->c, rc->r, obj, CU_EV_DECODE_FAILED, why);
+        emit_obj(c, rc->r, obj, CU_EV_DECODE_FAILED, why);
 }
 
 static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)

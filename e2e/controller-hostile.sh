@@ -154,6 +154,26 @@ if grep -q 'created Workload .*bad-queue' "$TMP/ctrl2.log"; then
 else
     pass "Team_A: no 'created Workload' logged"
 fi
+# a 100 KB priorityClassName: the same (the Job itself is accepted)
+pcn=$(head -c 102400 /dev/zero | tr '\0' p)
+code=$(cat <<JSON | post /apis/batch/v1/namespaces/default/jobs
+{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"big-pc","namespace":"default",
+ "labels":{"kueue.x-k8s.io/queue-name":"lq"}},
+ "spec":{"suspend":true,"template":{"spec":{"restartPolicy":"Never","priorityClassName":"$pcn",
+  "containers":[{"name":"main","image":"busybox","resources":{"requests":{"cpu":"1"}}}]}}}}
+JSON
+)
+if [ "$code" = 201 ]; then
+    n0=$(grep -c 'POST /apis/kueue.x-k8s.io/v1beta2/namespaces/default/workloads ' "$TMP/cluster.log")
+    sleep 5
+    n1=$(grep -c 'POST /apis/kueue.x-k8s.io/v1beta2/namespaces/default/workloads ' "$TMP/cluster.log")
+    check "100 KB priorityClassName: at most 2 Workload creations in 5 s" "$((n1 - n0)) POSTs" \
+        [ $((n1 - n0)) -le 2 ]
+    nl=$(grep -c 'Job default/big-pc' "$TMP/ctrl2.log")
+    check "100 KB priorityClassName: one log line" "$nl lines" [ "$nl" -eq 1 ]
+else
+    pass "100 KB priorityClassName: the cluster refuses the Job itself (HTTP $code)"
+fi
 # a change of the Job (a valid queue) is acted on at once
 k label job bad-queue kueue.x-k8s.io/queue-name=lq --overwrite >/dev/null
 wait_for 15 "Team_A fixed to lq: the Job's Workload is admitted" job_admitted bad-queue
