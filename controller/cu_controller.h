@@ -27,6 +27,12 @@
  * on OOM. Borrows j. */
 cu_node *cu_ctrl_json_to_node(cu_arena *a, json_object *j);
 
+/* Decodes o (borrowed) as one object of apiVersion/kind (whatever o says)
+ * into w (its arena holds the converted tree), problems into d. Returns
+ * what cu_world_decode returns; CU_EINVAL when o is not an object. */
+cu_err cu_ctrl_decode_as(cu_world *w, json_object *o, const char *api_version, const char *kind,
+                         cu_diag *d);
+
 /* Returns 1 if the Job (json) has Complete=True or Failed=True; *failed
  * tells which. */
 int cu_ctrl_job_finished(json_object *job, int *failed);

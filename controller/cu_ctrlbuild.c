@@ -102,6 +102,18 @@ cu_node *cu_ctrl_json_to_node(cu_arena *a, json_object *j)
     return conv(a, j, 0);
 }
 
+cu_err cu_ctrl_decode_as(cu_world *w, json_object *o, const char *api_version, const char *kind,
+                         cu_diag *d)
+{
+    cu_node *n = cu_ctrl_json_to_node(&w->arena, o);
+    if (!n || n->type != CU_NODE_MAP)
+        return n ? CU_EINVAL : CU_ENOMEM;
+    cu_node_set(&w->arena, n, "apiVersion", cu_node_new_str(&w->arena, api_version));
+    cu_node_set(&w->arena, n, "kind", cu_node_new_str(&w->arena, kind));
+    cu_doc doc = { .file = "api", .root = n };
+    return cu_world_decode(w, &doc, d);
+}
+
 int cu_ctrl_job_finished(json_object *job, int *failed)
 {
     json_object *conds = jpath(job, "status.conditions");
