@@ -1528,8 +1528,8 @@ static char *deep_json(int n)
     return s;
 }
 
-/* 9. Objects nested deeper than 64 (an unknown field 100 deep in a pod
- * template) are read and admitted, and one the controller cannot decode
+/* 9. Objects nested deeper than 64 (an unknown field nearly
+ * CU_JSON_MAX_DEPTH deep in a pod template) are read and admitted, and one the controller cannot decode
  * is left out, reported once (an Event, a condition on it), while the
  * rest is synced and admitted. */
 static void test_deep_and_undecodable(void **state)
@@ -1537,7 +1537,8 @@ static void test_deep_and_undecodable(void **state)
     fx *f = *state;
     base_world(f->s);
     add_workload(f->s, "a", "lq", "1", NULL, 1);
-    char *d = deep_json(100);
+    /* as deep as an API server serves (with the path to the field) */
+    char *d = deep_json(CU_JSON_MAX_DEPTH - 16);
     size_t n = strlen(d) + 2048;
     char *b = malloc(n);
     assert_non_null(b);
@@ -1570,10 +1571,10 @@ static void test_deep_and_undecodable(void **state)
     start(f);
     CHECK(f, wait_req(f, 0, is_admission, "a", 5000) >= 0, "team/a was not admitted");
     CHECK(f, wait_req(f, 0, is_admission, "deep", 5000) >= 0,
-          "team/deep (a field 100 deep) was not admitted");
+          "team/deep (a field nearly 10000 deep) was not admitted");
     const char *wls = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/workloads";
     long p = wait_req(f, 0, is_post_to, wls, 5000);
-    CHECK(f, p >= 0, "no Workload created for the Job with a field 100 deep");
+    CHECK(f, p >= 0, "no Workload created for the Job with a field nearly 10000 deep");
     EQS(f, f->s->reqs[p].j, "metadata.name", JOB_WL);
     /* the undecodable one: a condition and one Event */
     long c = -1;
