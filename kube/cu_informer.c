@@ -692,10 +692,14 @@ static void list_done(cu_kclient *c, const cu_kresp *r, void *ud)
     char *list_rv = NULL, *cont = NULL;
     if (r->code != 200 || !r->body || read_list(inf, r->body, r->len, &list_rv, &cont) != 0) {
         if (r->error && strstr(r->error, "exceeds") && inf->page_size > 1) {
-            /* a page too large for the client: smaller pages from now on */
+            /* a page too large for the client: smaller pages from now on,
+             * at once (the server is fine), going on from the same page */
             inf->page_size /= 2;
-            skip(inf, NULL, "%s: LIST: %s; listing again with pages of %d", inf->path, r->error,
+            skip(inf, NULL, "%s: LIST: %s; listing with pages of %d", inf->path, r->error,
                  inf->page_size);
+            if (!inf->stopping)
+                start_list(inf, 0);
+            goto out;
         }
         inf->list_is_relist = 1;
         schedule_backoff(inf);

@@ -751,6 +751,73 @@ static void test_bad_items_left_out(void **state)
     free(R);
 }
 
+static void mk_cm_size(cluster *k, const char *ns, const char *name, size_t size)
+{
+    char *v = malloc(size + 1), p[256];
+    assert_non_null(v);
+    memset(v, 'x', size);
+    v[size] = 0;
+    char *b = malloc(size + 512);
+    assert_non_null(b);
+    snprintf(b, size + 512, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+                            "\"name\":\"%s\"},\"data\":{\"v\":\"s\",\"pad\":\"%s\"}}", name, v);
+    snprintf(p, sizeof p, "/api/v1/namespaces/%s/configmaps", ns);
+    assert_int_equal(kreq(k, "POST", p, b, NULL), 201);
+    free(b);
+    free(v);
+}
+
+/* Answers larger than the client takes: a LIST page goes on with smaller
+ * pages (at once), a watch event too long for a line is read by listing
+ * again. Nothing is lost, the informer syncs. */
+static void test_too_large(void **state)
+{
+    cluster *k = *state;
+    mk_ns(k, "inf-big");
+    char name[32];
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof name, "cm-%d", i);
+        mk_cm_size(k, "inf-big", name, 1000);
+    }
+    cu_kclient_opts ko;
+    memset(&ko, 0, sizeof ko);
+    ko.max_body = 4500;   /* two or three items a page */
+    ko.max_line = 3000;
+    cu_diag d;
+    cu_diag_init(&d);
+    cu_kclient *c = cu_kclient_new(k->loop, k->cfg, &ko, &d);
+    assert_non_null(c);
+    recorder *R = calloc(1, sizeof *R);
+    assert_non_null(R);
+    cu_informer_opts o;
+    memset(&o, 0, sizeof o);
+    o.path = "/api/v1/namespaces/inf-big/configmaps";
+    o.on_event = on_event;
+    o.on_synced = on_synced;
+    o.on_skip = on_skip;
+    o.ud = R;
+    nskips = 0;
+    int64_t t0 = mono_ms();
+    cu_informer *inf = cu_informer_start(c, &o, &d);
+    assert_non_null(inf);
+    assert_true(run_until(k, is_synced, R, 10000));
+    int64_t took = mono_ms() - t0;
+    assert_int_equal(R->n_at_sync, 5);
+    assert_true(nskips >= 1);
+    assert_non_null(strstr(last_skip, "listing with pages of"));
+    if (took > 3000)
+        fail_msg("the LIST with smaller pages took %lld ms (backing off?)", (long long)took);
+    mk_cm_size(k, "inf-big", "big", 3000);   /* a longer watch line than the client takes */
+    wait_events(k, R, 6);
+    expect(&R->r[5], CU_IEV_ADDED, "big", "s");
+    assert_no_duplicates(R);
+    cu_informer_stop(inf);
+    run_for(k, 50);
+    cu_kclient_free(c);
+    cu_diag_free(&d);
+    free(R);
+}
+
 static void test_bad_options(void **state)
 {
     cluster *k = *state;
@@ -799,6 +866,7 @@ int main(void)
         cmocka_unit_test_setup(test_stop_inside_callback, clear_faults),
         cmocka_unit_test_setup(test_deep_objects, clear_faults),
         cmocka_unit_test_setup(test_bad_items_left_out, clear_faults),
+        cmocka_unit_test_setup(test_too_large, clear_faults),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
