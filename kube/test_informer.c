@@ -643,17 +643,28 @@ static char *deep_json(int n)
     return s;
 }
 
-static void mk_deep_cm(cluster *k, const char *ns, const char *name, int depth)
+/* Creates ConfigMap ns/name with data.v "deep" and more fields (JSON
+ * text after the data, starting with a comma). */
+static void mk_cm_with(cluster *k, const char *ns, const char *name, const char *more)
 {
-    char *d = deep_json(depth), p[256];
-    size_t n = strlen(d) + 256;
-    char *b = malloc(n);
+    size_t n = strlen(more) + 256;
+    char *b = malloc(n), p[256];
     assert_non_null(b);
     snprintf(b, n, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"},"
-                   "\"data\":{\"v\":\"deep\"},\"deep\":%s}", name, d);
+                   "\"data\":{\"v\":\"deep\"}%s}", name, more);
     snprintf(p, sizeof p, "/api/v1/namespaces/%s/configmaps", ns);
     assert_int_equal(kreq(k, "POST", p, b, NULL), 201);
     free(b);
+}
+
+static void mk_deep_cm(cluster *k, const char *ns, const char *name, int depth)
+{
+    char *d = deep_json(depth);
+    char *more = malloc(strlen(d) + 16);
+    assert_non_null(more);
+    sprintf(more, ",\"deep\":%s", d);
+    mk_cm_with(k, ns, name, more);
+    free(more);
     free(d);
 }
 
@@ -753,18 +764,13 @@ static void test_bad_items_left_out(void **state)
 
 static void mk_cm_size(cluster *k, const char *ns, const char *name, size_t size)
 {
-    char *v = malloc(size + 1), p[256];
-    assert_non_null(v);
-    memset(v, 'x', size);
-    v[size] = 0;
-    char *b = malloc(size + 512);
-    assert_non_null(b);
-    snprintf(b, size + 512, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
-                            "\"name\":\"%s\"},\"data\":{\"v\":\"s\",\"pad\":\"%s\"}}", name, v);
-    snprintf(p, sizeof p, "/api/v1/namespaces/%s/configmaps", ns);
-    assert_int_equal(kreq(k, "POST", p, b, NULL), 201);
-    free(b);
-    free(v);
+    char *more = malloc(size + 16);
+    assert_non_null(more);
+    strcpy(more, ",\"pad\":\"");
+    memset(more + 8, 'x', size);
+    strcpy(more + 8 + size, "\"");
+    mk_cm_with(k, ns, name, more);
+    free(more);
 }
 
 /* Answers larger than the client takes: a LIST page goes on with smaller
@@ -809,7 +815,7 @@ static void test_too_large(void **state)
         fail_msg("the LIST with smaller pages took %lld ms (backing off?)", (long long)took);
     mk_cm_size(k, "inf-big", "big", 3000);   /* a longer watch line than the client takes */
     wait_events(k, R, 6);
-    expect(&R->r[5], CU_IEV_ADDED, "big", "s");
+    expect(&R->r[5], CU_IEV_ADDED, "big", "deep");
     assert_no_duplicates(R);
     cu_informer_stop(inf);
     run_for(k, 50);
