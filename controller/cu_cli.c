@@ -489,7 +489,7 @@ static void say_api_error(cli *c, const api *a, const areq *q)
         return;
     }
     const char *msg = NULL;
-    json_object *j = q->body ? json_tokener_parse(q->body) : NULL;
+    json_object *j = q->body ? cu_json_parse_str(q->body) : NULL;
     json_object *m = NULL;
     if (j && json_object_object_get_ex(j, "message", &m))
         msg = json_object_get_string(m);
@@ -643,7 +643,7 @@ static int model_load(cli *c, api *a, model *m)
         } else if (q[r].code != 200) {
             say_api_error(c, a, &q[r]);
             rc = RC_FAIL;
-        } else if (!q[r].body || !(lists[r] = json_tokener_parse(q[r].body)) ||
+        } else if (!q[r].body || !(lists[r] = cu_json_parse_str(q[r].body)) ||
                    !json_object_is_type(jget(lists[r], "items"), json_type_array)) {
             say(c, "GET %s: the answer is not a list", q[r].path);
             rc = RC_FAIL;
@@ -1002,7 +1002,7 @@ static int api_get_obj(cli *c, api *a, const char *prefix, const char *ns,
     *obj = NULL;
     int rc = 0;
     if (q.code == 200) {
-        *obj = q.body ? json_tokener_parse(q.body) : NULL;
+        *obj = q.body ? cu_json_parse_str(q.body) : NULL;
         if (!*obj) {
             say(c, "GET %s: the answer is not JSON", q.path);
             rc = RC_FAIL;
@@ -1369,7 +1369,7 @@ static int pending_ep(cli *c, const char *cq, const char *lq, json_object **doc,
         say(c, "the controller at %s answered HTTP %ld: %s", c->url, r.code,
             first_line(&r.body, line, sizeof(line)));
         rc = RC_FAIL;
-    } else if (!(*doc = json_tokener_parse(cu_buf_str(&r.body))) ||
+    } else if (!(*doc = cu_json_parse_str(cu_buf_str(&r.body))) ||
                !json_object_is_type(jget(*doc, "items"), json_type_array)) {
         say(c, "the controller at %s answered with no PendingWorkloads document", c->url);
         json_object_put(*doc);
@@ -1650,7 +1650,7 @@ static int queue_list(cli *c, cu_buf *out)
             snprintf(q[1].path, sizeof(q[1].path), "%s", res_tab[R_LQ].path);
             api_run(&a, q, 2);
             for (int k = 0; k < 2 && !oom; k++) {
-                json_object *l = q[k].code == 200 && q[k].body ? json_tokener_parse(q[k].body)
+                json_object *l = q[k].code == 200 && q[k].body ? cu_json_parse_str(q[k].body)
                                                                : NULL;
                 json_object *items = jget(l, "items");
                 if (!json_object_is_type(items, json_type_array)) {

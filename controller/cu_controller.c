@@ -25,6 +25,7 @@
  */
 #include "cu_controller.h"
 #include "cu_ctrlhttp.h"
+#include "cu_ctrlretry.h"
 #include "cu_mauth.h"
 #include "cu_ctrlstatus.h"
 #include "cu_explain.h"
@@ -89,6 +90,7 @@ typedef struct cjob {
     int64_t active, ready, succeeded;
     char *cur_sel;           /* the template's nodeSelector now (JSON text), NULL if none */
     char *create_body;       /* the Workload to create (JSON text), NULL if unmanaged */
+    char *bad;               /* why its Workload cannot be built, NULL */
 } cjob;
 
 typedef struct rec {
@@ -125,8 +127,13 @@ typedef struct rec {
     int64_t pend_at;         /* Workloads: when the pending reason was last written */
     int64_t created_at;      /* Jobs: when their Workload was created (until it is seen) */
     unsigned evicted_once;   /* eviction reasons already counted (evicted_workloads_once) */
-    int conflicts;           /* writes refused with 409 in a row */
-    int64_t retry_at;        /* after a conflict: when the same version may be written again */
+    int conflicts;           /* writes refused in a row (409 or another error) */
+    int64_t retry_at;        /* after a refused write: when the same version may be written
+                                again (Jobs: when their Workload may be created again) */
+    size_t refused;          /* Jobs: hash of the Workload body the API server refused
+                                for good (4xx): not sent again until it changes */
+    size_t create_hash;      /* Jobs: hash of the Workload body sent last */
+    char *bad;               /* why the last version could not be decoded (reported once) */
     cjob *job;
 } rec;
 
@@ -216,6 +223,7 @@ static void cjob_free(cjob *j)
     free(j->fail_msg);
     free(j->cur_sel);
     free(j->create_body);
+    free(j->bad);
     free(j);
 }
 
@@ -297,6 +305,10 @@ struct ctrl {
     int ev_inflight;
     int need_status;
     int exit_rc;
+    const char *server;        /* the API server's URL (the kubeconfig's) */
+    cu_api_health apih;        /* what fails talking to it, said once */
+    size_t skips_said[64];     /* hashes of the informers' last skip reports */
+    unsigned nskips_said;
 };
 
 static int64_t real_now(void *ud)
@@ -370,6 +382,7 @@ static int leading(const ctrl *c)
 
 static void undo_admission(ctrl *c, rec *w);
 static void mark_job(ctrl *c, const char *jkey);
+static void emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg);
 
 /* The guard slot of a write: Workload status (admission included) and
  * spec writes, Job patches. NULL for writes without one. */
@@ -405,6 +418,17 @@ static void on_attempt(void *ud, const char *method, int watch, int code, double
         cu_metric_observe(c->km.cueue_api_request_duration_seconds, dv, seconds);
 }
 
+/* Every attempt's outcome (the kube client's hook): a TLS failure, a
+ * refused token, ... said once at the default level, and the recovery. */
+static void on_outcome(void *ud, int code, const char *error, const char *body)
+{
+    ctrl *c = ud;
+    char line[1500];
+    if (cu_ctrl_api_outcome(&c->apih, c->server ? c->server : "?", code, error, body, line,
+                            sizeof(line)))
+        cu_log_kv(&c->log, 0, code >= 200 && code < 300 ? "info" : "error", line, NULL);
+}
+
 typedef struct rrctx { ctrl *c; int r; } rrctx;
 
 static void reread_done(cu_kclient *kc, const cu_kresp *r, void *ud)
@@ -412,7 +436,7 @@ static void reread_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     (void)kc;
     rrctx *x = ud;
     if (r->code == 200 && r->body) {
-        json_object *o = json_tokener_parse(r->body);
+        json_object *o = cu_json_parse_str(r->body);
         if (o)
             on_event(NULL, CU_IEV_MODIFIED, o, &x->c->rc[x->r]);
         json_object_put(o);
@@ -465,26 +489,43 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
         c->n.write_errors++;
         if (r->code == 409)
             c->n.conflicts++;
-        clog_(c, r->code == 409 ? 1 : 0, "%s failed: %s%d %.300s", w->what,
-              r->error ? r->error : "HTTP ", r->code, r->body ? r->body : "");
+        rec *jr = w->kind == OP_CREATE ? omap_get(&c->objs[R_JOB], w->key) : NULL;
+        rec *lx = jr ? jr : omap_get(&c->objs[w->kind == OP_JOB ? R_JOB : R_WL], w->key);
+        char msg[700];
+        cu_ctrl_status_text(r->code, r->error, r->body, msg, sizeof(msg));
+        if (jr && jr->job && cu_ctrl_refused_for_good(r->code)) {
+            /* it cannot succeed as it is: said once, on the Job, and not
+             * sent again until the Job changes what it asks for */
+            jr->refused = jr->create_hash;
+            clog_(c, 0, "Job %s: the API server refused its Workload %s (%s); not sent again "
+                  "until the Job changes", w->key, jr->job->wlkey, msg);
+            char m[900];
+            snprintf(m, sizeof(m), "Workload %s could not be created: %s",
+                     strchr(jr->job->wlkey, '/') + 1, msg);
+            emit_job(c, jr->job, "Warning", CU_EV_FAILED_CREATE_WORKLOAD, m);
+        } else {
+            /* the first failure of a streak at the default level, the
+             * retries after it (backing off) only with -v 2 */
+            int quiet = r->code == 409 ? 1 : lx && lx->conflicts > 0 ? 2 : 0;
+            clog_(c, quiet, "%s failed: %s", w->what, msg);
+        }
         if (w->kind == OP_QSTATUS)
             cu_coalescer_written(c->co, w->key, 0);
         rec *gx;
         char **g = guard_slot(c, w->kind, w->op, w->key, &gx);
-        if (g && r->code != 409) {
-            free(*g);
-            *g = NULL;   /* failed: the next look may write again */
-        } else if (g && gx) {
-            /* a conflict: read the object again (a newer version may be
-             * on its way), and write the same version again only after a
-             * backoff (100 ms doubling to 10 s) */
+        if (w->kind == OP_CREATE)
+            gx = omap_get(&c->objs[R_JOB], w->key);
+        if ((g || w->kind == OP_CREATE) && gx) {
+            /* the same version is written again only after a backoff
+             * (cu_ctrl_retry_delay_ms); a new version may be written at
+             * once. A conflict reads the object again (a newer version
+             * may be on its way). */
             gx->conflicts++;
-            int sh = gx->conflicts < 8 ? gx->conflicts : 8;
-            int64_t d = 100LL << sh;
-            gx->retry_at = real_now(NULL) + (d > 10000 ? 10000 : d);
+            gx->retry_at = real_now(NULL) + cu_ctrl_retry_delay_ms(r->code, gx->conflicts);
             if (!c->retry_wake || gx->retry_at < c->retry_wake)
                 c->retry_wake = gx->retry_at;
-            reread(c, w->kind == OP_JOB ? R_JOB : R_WL, w->key);
+            if (r->code == 409 && g)
+                reread(c, w->kind == OP_JOB ? R_JOB : R_WL, w->key);
         }
         if (w->kind == OP_ADMIT) {
             rec *x = omap_get(&c->objs[R_WL], w->key);
@@ -496,6 +537,23 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     }
     if (ok && w->kind == OP_QSTATUS)
         cu_coalescer_written(c->co, w->key, 1);
+    rec *cj = ok && w->kind == OP_CREATE ? omap_get(&c->objs[R_JOB], w->key) : NULL;
+    if (cj) {
+        cj->conflicts = 0;
+        cj->retry_at = 0;
+    }
+    if (cj && r->code != 409) {
+        /* in the API now (not on a 409: someone else created it) */
+        rec *jr = cj;
+        if (jr->job && jr->job->wlkey) {
+            const cjob *j = jr->job;
+            clog_(c, 1, "Job %s: created Workload %s", jr->key, j->wlkey);
+            char m[900];
+            emit_job(c, j, "Normal", CU_EV_CREATED_WORKLOAD,
+                     cu_ctrl_event_msg_created_workload(m, sizeof(m), j->ns,
+                                                        strchr(j->wlkey, '/') + 1));
+        }
+    }
     if (ok) {
         rec *gx;
         if (guard_slot(c, w->kind, w->op, w->key, &gx) && gx) {
@@ -658,13 +716,14 @@ static void ev_queue_free(ctrl *c)
 }
 
 /* Records an event about an object (fire and forget; the leader only). */
-static void emit(ctrl *c, int job, const char *kind, const char *ns, const char *name,
-                 const char *uid, const char *type, const char *reason, const char *msg)
+static void emit_av(ctrl *c, int job, const char *av, const char *kind, const char *ns,
+                    const char *name, const char *uid, const char *type, const char *reason,
+                    const char *msg)
 {
     if (!leading(c))
         return;
     cu_event_ref ref = {
-        .api_version = job ? "batch/v1" : CU_GROUP "/v1beta2",
+        .api_version = av,
         .kind = kind, .ns = ns, .name = name, .uid = uid,
     };
     evctx *e = calloc(1, sizeof(*e));
@@ -709,6 +768,13 @@ static void emit(ctrl *c, int job, const char *kind, const char *ns, const char 
     c->evq_tail = e;
     c->evq_len++;
     ev_pump(c);
+}
+
+static void emit(ctrl *c, int job, const char *kind, const char *ns, const char *name,
+                 const char *uid, const char *type, const char *reason, const char *msg)
+{
+    emit_av(c, job, job ? "batch/v1" : CU_GROUP "/v1beta2", kind, ns, name, uid, type, reason,
+            msg);
 }
 
 static void emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *reason,
@@ -1237,8 +1303,10 @@ static void log_invalid(ctrl *c, int r, const cu_world *w)
     cu_diag_free(&d);
 }
 
-static cu_world *decode_obj(ctrl *c, int r, json_object *obj)
+static cu_world *decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nwhy)
 {
+    if (why && nwhy)
+        snprintf(why, nwhy, "not a valid %s", res_tab[r].kind);
     cu_arena tmp;
     cu_arena_init(&tmp, 16 * 1024);
     cu_node *n = cu_ctrl_json_to_node(&tmp, obj);
@@ -1260,6 +1328,8 @@ static cu_world *decode_obj(ctrl *c, int r, json_object *obj)
     if (err != CU_OK || d.n) {
         for (size_t i = 0; i < d.n; i++)
             clog_(c, 1, "%s", d.msgs[i]);
+        if (why && nwhy && d.n)
+            snprintf(why, nwhy, "%s", d.msgs[0]);
     }
     cu_diag_free(&d);
     cu_arena_free(&tmp);
@@ -1422,8 +1492,7 @@ static cjob *decode_job(ctrl *c, json_object *job)
             j->create_body = jtext(body);
             json_object_put(body);
         } else {
-            for (size_t i = 0; i < d.n; i++)
-                clog_(c, 0, "%s", d.msgs[i]);
+            j->bad = sdup(d.n ? d.msgs[0] : "its Workload cannot be built");   /* reported once */
         }
         cu_diag_free(&d);
         json_object_put(copy);
@@ -1479,6 +1548,7 @@ static void rec_free(rec *x)
     free(x->rf_spec);
     free(x->st_conds);
     free(x->deact_msg);
+    free(x->bad);
     free(x->sent_rv[0]);
     free(x->sent_rv[1]);
     cjob_free(x->job);
@@ -1492,6 +1562,107 @@ static void obj_key(json_object *o, char *out, size_t n)
         snprintf(out, n, "%s/%s", ns, name ? name : "");
     else
         snprintf(out, n, "%s", name ? name : "");
+}
+
+/* ---------------- objects that cannot be decoded ---------------- */
+
+/* A Warning Event on obj (of resource r), when it has a name. */
+static void emit_obj(ctrl *c, int r, json_object *obj, const char *reason, const char *msg)
+{
+    const char *name = jstr2(obj, "metadata", "name");
+    if (name && *name)
+        emit_av(c, r == R_JOB, res_tab[r].api_version, res_tab[r].kind,
+                jstr2(obj, "metadata", "namespace"), name, jstr2(obj, "metadata", "uid"),
+                "Warning", reason, msg);
+}
+
+/* The condition on a Workload the controller cannot decode: set (True,
+ * why) or, once it decodes again (why NULL), turned False. Written only
+ * when it is not there already as wanted. */
+static void wl_decode_cond(ctrl *c, rec *x, json_object *obj, const char *why)
+{
+    json_object *conds = jget(jget(obj, "status"), "conditions"), *keep = json_object_new_array();
+    size_t n = json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+    int have = 0, any = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *k = json_object_array_get_idx(conds, i);
+        const char *t = jstr2(k, "type", NULL), *st = jstr2(k, "status", NULL);
+        const char *m = jstr2(k, "message", NULL);
+        if (!t)
+            continue;   /* not a condition: left out of what is written back */
+        if (strcmp(t, CU_COND_DECODE_FAILED) == 0) {
+            any = 1;
+            have = why ? st && !strcmp(st, "True") && m && !strcmp(m, why)
+                       : st && !strcmp(st, "False");
+        }
+        json_object_array_add(keep, json_object_get(k));
+    }
+    if (have || (!why && !any)) {
+        json_object_put(keep);
+        return;
+    }
+    keep = cset(keep, CU_COND_DECODE_FAILED, why ? "True" : "False",
+                why ? CU_EV_DECODE_FAILED : "Decoded",
+                why ? why : "The controller decodes the Workload", real_now(NULL));
+    json_object *st, *p = status_patch(x->rv, &st);
+    json_object_object_add(st, "conditions", keep);
+    const char *sl = strchr(x->key, '/');
+    if (!sl) {
+        json_object_put(p);
+        return;
+    }
+    char op[1100], path[1200], what[1300];
+    snprintf(op, sizeof(op), "status:%s", x->key);
+    snprintf(path, sizeof(path), "%s/%.*s/workloads/%s/status", WLPATH, (int)(sl - x->key),
+             x->key, sl + 1);
+    snprintf(what, sizeof(what), "writing condition %s of Workload %s", CU_COND_DECODE_FAILED,
+             x->key);
+    send_write(c, OP_STATUS, op, x->key, "PATCH", path, MERGE, p, what);
+}
+
+/* Object obj (resource r, record x) cannot be decoded: said once per
+ * problem (a log line at the default level and a Warning Event on it),
+ * and left out; a Workload also gets the condition. */
+static void report_undecodable(ctrl *c, rec *x, int r, json_object *obj, const char *why)
+{
+    if (r == R_WL)
+        wl_decode_cond(c, x, obj, why);
+    if (x->bad && strcmp(x->bad, why) == 0)
+        return;
+    free(x->bad);
+    x->bad = sdup(why);
+    clog_(c, 0, "%s %s cannot be decoded; left out until it changes: %s", res_tab[r].kind, x->key,
+          why);
+    emit_obj(c, r, obj, CU_EV_DECODE_FAILED, why);
+}
+
+/* Object x decodes (again). */
+static void report_decodable(ctrl *c, rec *x, int r, json_object *obj)
+{
+    if (r == R_WL)
+        wl_decode_cond(c, x, obj, NULL);
+    if (!x->bad)
+        return;
+    clog_(c, 0, "%s %s decodes again", res_tab[r].kind, x->key);
+    free(x->bad);
+    x->bad = NULL;
+}
+
+/* The informer left something out (not JSON, too deep, no name). */
+static void on_skip(cu_informer *inf, const char *why, json_object *obj, void *ud)
+{
+    (void)inf;
+    rctx *rc = ud;
+    ctrl *c = rc->c;
+    /* once: a relist meets the same items again */
+    size_t h = hstr(why) ^ (size_t)rc->r;
+    for (unsigned i = 0; i < 64 && i < c->nskips_said; i++)
+        if (c->skips_said[i] == h)
+            return;
+    c->skips_said[c->nskips_said++ % 64] = h;
+    clog_(c, 0, "%s", why);
+    if (obj)
+        emit_obj(c, rc->r, obj, CU_EV_DECODE_FAILED, why);
 }
 
 static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
@@ -1553,9 +1724,13 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
     if (r == R_JOB) {
         cjob *j = decode_job(c, obj);
         if (!j) {
-            clog_(c, 1, "Job %s: cannot be read (no metadata.uid?)", key);
+            report_undecodable(c, x, r, obj, "no metadata.namespace, name or uid");
             return;
         }
+        if (j->bad)
+            report_undecodable(c, x, r, obj, j->bad);
+        else
+            report_decodable(c, x, r, obj);
         cjob_free(x->job);
         x->job = j;
         mark_job(c, key);
@@ -1563,12 +1738,14 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         return;
     }
 
-    cu_world *w = decode_obj(c, r, obj);
+    char why[600];
+    cu_world *w = decode_obj(c, r, obj, why, sizeof(why));
     if (r == R_WL) {
         if (!w) {
-            clog_(c, 1, "Workload %s: cannot be decoded; ignored", key);
+            report_undecodable(c, x, r, obj, why);
             return;
         }
+        report_decodable(c, x, r, obj);
         exclude_resources(c, w);
         set_decode(c, x, w);
         x->hold = 0;
@@ -1616,9 +1793,10 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         if (w)
             log_invalid(c, r, w);
     }
-    if (!w) {
-        clog_(c, 0, "%s %s: cannot be decoded; ignored until fixed", res_tab[r].kind, key);
-    }
+    if (!w)
+        report_undecodable(c, x, r, obj, why);
+    else
+        report_decodable(c, x, r, obj);
     if (w != x->w) {
         x->pinned = 1;   /* the engine may point into it */
         set_decode(c, x, w);
@@ -1660,7 +1838,7 @@ static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
 
 static json_object *parse_or_null(const char *s)
 {
-    return s ? json_tokener_parse(s) : NULL;
+    return s ? cu_json_parse_str(s) : NULL;
 }
 
 /* The merge patch that stops a Job and restores its template: suspend,
@@ -1781,6 +1959,26 @@ static void release_evicted(ctrl *c, rec *w)
     wl_status_write(c, w, OP_STATUS, p, what);
 }
 
+/* 1 when the Workload body the controller would create is invalid by
+ * Kueue's rules (the API server would refuse it), the first problem in
+ * bad. */
+static int workload_invalid(ctrl *c, json_object *body, char *bad, size_t n)
+{
+    cu_world *w = decode_obj(c, R_WL, body, NULL, 0);
+    if (!w) {
+        snprintf(bad, n, "it cannot be decoded");
+        return 1;
+    }
+    cu_diag d;
+    cu_diag_init(&d);
+    int invalid = cu_world_validate(w, &d) != CU_OK && d.n > 0;
+    if (invalid)
+        snprintf(bad, n, "%s", d.msgs[0]);
+    cu_diag_free(&d);
+    world_free(w);
+    return invalid;
+}
+
 static void reconcile_job(ctrl *c, rec *jr)
 {
     cjob *j = jr->job;
@@ -1800,7 +1998,9 @@ static void reconcile_job(ctrl *c, rec *jr)
             return;
         if (jr->created_at && real_now(NULL) - jr->created_at < 30000)
             return;   /* created; the watch has not brought it yet */
-        json_object *body = json_tokener_parse(j->create_body);
+        if (jr->retry_at && real_now(NULL) < jr->retry_at)
+            return;   /* refused a moment ago: backing off */
+        json_object *body = cu_json_parse_str(j->create_body);
         if (!body)
             return;
         json_object *spec = jget(body, "spec");
@@ -1825,14 +2025,27 @@ static void reconcile_job(ctrl *c, rec *jr)
         snprintf(cop, sizeof(cop), "create:%s", j->wlkey);
         snprintf(cpath, sizeof(cpath), "%s/%s/workloads", WLPATH, j->ns);
         snprintf(what, sizeof(what), "creating Workload %s for Job %s", j->wlkey, jr->key);
-        if (send_write(c, OP_CREATE, cop, jr->key, "POST", cpath, "application/json", body, what)) {
-            jr->created_at = real_now(NULL);
-            clog_(c, 1, "Job %s: created Workload %s (queue %s)", jr->key, j->wlkey,
-                  *queue ? queue : "<none>");
-            char m[900];
-            emit_job(c, j, "Normal", CU_EV_CREATED_WORKLOAD,
-                     cu_ctrl_event_msg_created_workload(m, sizeof(m), j->ns, strchr(j->wlkey, '/') + 1));
+        size_t h = hstr(json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
+        if (h == jr->refused) {
+            json_object_put(body);   /* refused for good already; reported then */
+            return;
         }
+        char bad[700];
+        if (workload_invalid(c, body, bad, sizeof(bad))) {
+            /* the API server would refuse it (a queue-name label that is
+             * no LocalQueue name, say): said once, not sent */
+            jr->refused = h;
+            json_object_put(body);
+            clog_(c, 0, "Job %s: its Workload %s is invalid and is not created: %s", jr->key,
+                  j->wlkey, bad);
+            char m[900];
+            snprintf(m, sizeof(m), "Workload %s is invalid: %s", strchr(j->wlkey, '/') + 1, bad);
+            emit_job(c, j, "Warning", CU_EV_FAILED_CREATE_WORKLOAD, m);
+            return;
+        }
+        jr->create_hash = h;
+        if (send_write(c, OP_CREATE, cop, jr->key, "POST", cpath, "application/json", body, what))
+            jr->created_at = real_now(NULL);
         return;
     }
     if (cu_workload_finished(wl))
@@ -2319,7 +2532,7 @@ static void qstatus_send(const char *key, const char *body, void *ud)
     }
     snprintf(op, sizeof(op), "qstatus:%s", key);
     snprintf(what, sizeof(what), "writing the status of %s", key);
-    json_object *b = json_tokener_parse(body), *meta = json_object_new_object();
+    json_object *b = cu_json_parse_str(body), *meta = json_object_new_object();
     if (b && meta) {
         drop_nulls(b);
         json_object_object_add(b, "apiVersion", json_object_new_string("kueue.x-k8s.io/v1beta2"));
@@ -2337,7 +2550,7 @@ static void qstatus_send(const char *key, const char *body, void *ud)
 
 static json_object *parse_conds(const rec *x)
 {
-    return x && x->st_conds ? json_tokener_parse(x->st_conds) : NULL;
+    return x && x->st_conds ? cu_json_parse_str(x->st_conds) : NULL;
 }
 
 /* ClusterQueue, LocalQueue and Cohort status: computed after the engine
@@ -2438,6 +2651,10 @@ static void cycle(ctrl *c)
                 if (!x->retry_at)
                     continue;
                 if (x->retry_at <= now) {
+                    if (x->hold) {
+                        x->hold = 0;   /* its backoff is over: may be admitted again */
+                        eng_add(c, x);
+                    }
                     mark_job(c, r == R_JOB ? x->key : x->owner);
                     c->need_views = c->pr_dirty = c->deact_dirty = 1;
                 } else if (!c->retry_wake || x->retry_at < c->retry_wake) {
@@ -3566,7 +3783,9 @@ int cu_controller_main(int argc, char **argv)
     c->loop = ev_loop_new(EVFLAG_AUTO);
     cu_kclient_opts ko = { 0 };
     ko.on_attempt = on_attempt;
+    ko.on_outcome = on_outcome;
     ko.attempt_ud = c;
+    c->server = kcfg->server;
     if (cf->client.has_qps)
         ko.qps = cf->client.qps < 0 ? 1e9 : cf->client.qps;
     if (cf->client.has_burst)
@@ -3599,6 +3818,7 @@ int cu_controller_main(int argc, char **argv)
         io.path = res_tab[r].path;
         io.on_event = on_event;
         io.on_synced = on_synced;
+        io.on_skip = on_skip;
         io.ud = &c->rc[r];
         c->inf[r] = cu_informer_start(c->kc, &io, &d);
         if (!c->inf[r]) {
@@ -3679,6 +3899,7 @@ out:
     cu_coalescer_free(c->co);
     cu_recorder_free(c->ev_adm);
     cu_recorder_free(c->ev_job);
+    cu_ctrl_api_health_free(&c->apih);
     if (c->loop)
         ev_loop_destroy(c->loop);
     free(c);

@@ -16,12 +16,22 @@
 
 #include <json-c/json.h>
 
+#include "cu_json.h"
+
 #include "cu_engine.h"
 
 /* Converts a json-c value to a cu_node tree in a (numbers, booleans and
- * null become plain scalars, strings quoted ones). Returns NULL on OOM or
- * nesting deeper than 256. Borrows j. */
+ * null become plain scalars, strings quoted ones). Objects and arrays
+ * nested deeper than 64 levels become null (no field the decoders read is
+ * that deep; the API server serves up to CU_JSON_MAX_DEPTH). Returns NULL
+ * on OOM. Borrows j. */
 cu_node *cu_ctrl_json_to_node(cu_arena *a, json_object *j);
+
+/* Decodes o (borrowed) as one object of apiVersion/kind (whatever o says)
+ * into w (its arena holds the converted tree), problems into d. Returns
+ * what cu_world_decode returns; CU_EINVAL when o is not an object. */
+cu_err cu_ctrl_decode_as(cu_world *w, json_object *o, const char *api_version, const char *kind,
+                         cu_diag *d);
 
 /* Returns 1 if the Job (json) has Complete=True or Failed=True; *failed
  * tells which. */

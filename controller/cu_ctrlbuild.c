@@ -46,10 +46,18 @@ static const char *jmeta_kv(json_object *o, const char *field, const char *key)
     return json_object_get_string(v);
 }
 
+/* Deeper than this, values are left out of the converted tree (a null in
+ * their place): no field the decoders read is nested this deep, and the
+ * API server serves objects up to CU_JSON_MAX_DEPTH deep (unknown fields
+ * in a pod template, say), which must decode as well, without a
+ * recursion that deep. */
+#define CONV_DEPTH_MAX 64
+
 static cu_node *conv(cu_arena *a, json_object *j, int depth)
 {
-    if (depth > 256)
-        return NULL;
+    if (depth > CONV_DEPTH_MAX &&
+        (json_object_is_type(j, json_type_object) || json_object_is_type(j, json_type_array)))
+        return cu_node_new_null(a);
     switch (json_object_get_type(j)) {
     case json_type_null:
         return cu_node_new_null(a);
@@ -92,6 +100,18 @@ static cu_node *conv(cu_arena *a, json_object *j, int depth)
 cu_node *cu_ctrl_json_to_node(cu_arena *a, json_object *j)
 {
     return conv(a, j, 0);
+}
+
+cu_err cu_ctrl_decode_as(cu_world *w, json_object *o, const char *api_version, const char *kind,
+                         cu_diag *d)
+{
+    cu_node *n = cu_ctrl_json_to_node(&w->arena, o);
+    if (!n || n->type != CU_NODE_MAP)
+        return n ? CU_EINVAL : CU_ENOMEM;
+    cu_node_set(&w->arena, n, "apiVersion", cu_node_new_str(&w->arena, api_version));
+    cu_node_set(&w->arena, n, "kind", cu_node_new_str(&w->arena, kind));
+    cu_doc doc = { .file = "api", .root = n };
+    return cu_world_decode(w, &doc, d);
 }
 
 int cu_ctrl_job_finished(json_object *job, int *failed)

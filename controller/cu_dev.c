@@ -196,7 +196,7 @@ static int load_file(dev_objs *l, const char *file)
             rc = 1;
             break;
         }
-        json_object *o = json_tokener_parse(cu_buf_str(&b));
+        json_object *o = cu_json_parse_str(cu_buf_str(&b));
         cu_buf_free(&b);
         if (!o || !json_object_is_type(o, json_type_object)) {
             fprintf(stderr, "cueue: dev: %s:%d: the document is not an object\n", file,
@@ -359,7 +359,7 @@ static long http_do(dev_http *h, const char *method, const char *path, const cha
  * result lives in out (size n). */
 static const char *status_msg(const cu_buf *resp, char *out, size_t n)
 {
-    json_object *j = json_tokener_parse(cu_buf_str(resp));
+    json_object *j = cu_json_parse_str(cu_buf_str(resp));
     const char *m = jstr(j, "message");
     snprintf(out, n, "%s", m ? m : cu_buf_str(resp));
     json_object_put(j);
@@ -825,7 +825,7 @@ static int poll_list(dev *dv, const char *path, void (*fn)(dev *, json_object *,
     cu_buf resp;
     cu_buf_init(&resp, 0);
     long code = http_do(&dv->http, "GET", path, NULL, NULL, &resp);
-    json_object *list = code == 200 ? json_tokener_parse(cu_buf_str(&resp)) : NULL;
+    json_object *list = code == 200 ? cu_json_parse_str(cu_buf_str(&resp)) : NULL;
     json_object *items = jget(list, "items");
     int rc = 0;
     if (!items || !json_object_is_type(items, json_type_array)) {

@@ -23,13 +23,7 @@ static void decode_as(json_object *o, const char *api_version, const char *kind)
     cu_world_init(&w);
     cu_diag d;
     cu_diag_init(&d);
-    cu_node *n = cu_ctrl_json_to_node(&w.arena, o);
-    if (n && n->type == CU_NODE_MAP) {
-        cu_node_set(&w.arena, n, "apiVersion", cu_node_new_str(&w.arena, api_version));
-        cu_node_set(&w.arena, n, "kind", cu_node_new_str(&w.arena, kind));
-        cu_doc doc = { .file = "fuzz", .root = n };
-        cu_world_decode(&w, &doc, &d);
-    }
+    cu_ctrl_decode_as(&w, o, api_version, kind, &d);
     cu_diag_free(&d);
     cu_world_free(&w);
 }

@@ -178,7 +178,7 @@ static const char *jstrp(json_object *o, const char *path)
 
 static json_object *parse_json(const char *s)
 {
-    json_object *o = json_tokener_parse(s);
+    json_object *o = cu_json_parse_str(s);   /* as deep as an API server serves */
     if (!o)
         fail_msg("fixture is not JSON: %s", s);
     return o;
@@ -731,7 +731,7 @@ static long parse_request(srv *s, conn *c, size_t *qi)
     assert_non_null(q->body);
     memcpy(q->body, c->in + hl, blen);
     q->body[blen] = '\0';
-    q->j = blen ? json_tokener_parse(q->body) : NULL;
+    q->j = blen ? cu_json_parse_str(q->body) : NULL;
     q->t = now_s();
     *qi = s->nreqs++;
     return (long)(hl + blen);
@@ -1578,6 +1578,177 @@ static void test_invalid_cluster_queue(void **state)
     stop(f);
 }
 
+/* ud: a substring. A POST of an Event whose body contains it. */
+static int is_event_with(const sreq *q, const void *ud)
+{
+    return strcmp(q->method, "POST") == 0 && strstr(q->path, "/events") && q->body &&
+           strstr(q->body, ud);
+}
+
+/* {"d":{"d":...1...}} nested n deep, in a new string. */
+static char *deep_json(int n)
+{
+    char *s = malloc((size_t)n * 6 + 2), *p = s;
+    assert_non_null(s);
+    for (int i = 0; i < n; i++) {
+        memcpy(p, "{\"d\":", 5);
+        p += 5;
+    }
+    *p++ = '1';
+    memset(p, '}', (size_t)n);
+    p[n] = 0;
+    return s;
+}
+
+/* 10. Objects nested deeper than 64 (an unknown field nearly
+ * CU_JSON_MAX_DEPTH deep in a pod template) are read and admitted, and one the controller cannot decode
+ * is left out, reported once (an Event, a condition on it), while the
+ * rest is synced and admitted. */
+static void test_deep_and_undecodable(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_workload(f->s, "a", "lq", "1", NULL, 1);
+    /* as deep as an API server serves (with the path to the field) */
+    char *d = deep_json(CU_JSON_MAX_DEPTH - 16);
+    size_t n = strlen(d) + 2048;
+    char *b = malloc(n);
+    assert_non_null(b);
+    snprintf(b, n,
+             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"metadata\":{"
+             "\"name\":\"deep\",\"namespace\":\"team\",\"uid\":\"wl-deep\","
+             "\"creationTimestamp\":\"2025-01-01T00:00:02Z\"},"
+             "\"spec\":{\"queueName\":\"lq\",\"active\":true,\"podSets\":[{\"name\":\"main\","
+             "\"count\":1,\"template\":{\"spec\":{\"deepField\":%s,"
+             "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":"
+             "{\"cpu\":\"1\"}}}]}}}]}}", d);
+    srv_add(f->s, R_WL, b);
+    srv_add(f->s, R_WL,
+            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"metadata\":{"
+            "\"name\":\"bad\",\"namespace\":\"team\",\"uid\":\"wl-bad\","
+            "\"creationTimestamp\":\"2025-01-01T00:00:03Z\"},"
+            "\"spec\":{\"queueName\":\"lq\",\"podSets\":\"everything\"}}");
+    snprintf(b, n,
+             "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"sample-job\","
+             "\"namespace\":\"team\",\"uid\":\"" JOB_UID "\","
+             "\"creationTimestamp\":\"2025-01-01T00:00:00Z\","
+             "\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},"
+             "\"spec\":{\"suspend\":true,\"parallelism\":1,\"completions\":1,\"template\":{"
+             "\"spec\":{\"restartPolicy\":\"Never\",\"deepField\":%s,"
+             "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":"
+             "{\"cpu\":\"1\"}}}]}}},\"status\":{}}", d);
+    srv_add(f->s, R_JOB, b);
+    free(b);
+    free(d);
+    start(f);
+    CHECK(f, wait_req(f, 0, is_admission, "a", 5000) >= 0, "team/a was not admitted");
+    CHECK(f, wait_req(f, 0, is_admission, "deep", 5000) >= 0,
+          "team/deep (a field nearly 10000 deep) was not admitted");
+    const char *wls = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/workloads";
+    long p = wait_req(f, 0, is_post_to, wls, 5000);
+    CHECK(f, p >= 0, "no Workload created for the Job with a field nearly 10000 deep");
+    EQS(f, f->s->reqs[p].j, "metadata.name", JOB_WL);
+    /* the undecodable one: a condition and one Event */
+    long c = -1;
+    for (double end = now_s() + 5; c < 0 && now_s() < end;) {
+        serve_for(f, 50);
+        for (size_t i = 0; i < f->s->nreqs && c < 0; i++) {
+            sreq *q = &f->s->reqs[i];
+            if (strcmp(q->method, "PATCH") == 0 && ends_with(q->path, "/workloads/bad/status") &&
+                cond(q->j, "cueue.dev/DecodeFailed"))
+                c = (long)i;
+        }
+    }
+    CHECK(f, c >= 0, "no condition cueue.dev/DecodeFailed written on team/bad");
+    EQS(f, cond(f->s->reqs[c].j, "cueue.dev/DecodeFailed"), "status", "True");
+    EQS(f, cond(f->s->reqs[c].j, "cueue.dev/DecodeFailed"), "reason", "DecodeFailed");
+    serve_for(f, 1500);
+    size_t ne = count_req(f, 0, f->s->nreqs, is_event_with, "\"DecodeFailed\"");
+    CHECK(f, ne == 1, "%zu DecodeFailed Events, want 1", ne);
+    size_t nc = 0;
+    for (size_t i = 0; i < f->s->nreqs; i++)
+        nc += strcmp(f->s->reqs[i].method, "PATCH") == 0 &&
+              ends_with(f->s->reqs[i].path, "/workloads/bad/status");
+    CHECK(f, nc == 1, "%zu condition writes on team/bad, want 1", nc);
+    stop(f);
+}
+
+/* 11. A Workload creation refused with a 4xx that may pass later (413)
+ * is retried with growing delays, not every cycle. */
+static void test_refused_create_backs_off(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_job(f->s, "lq");
+    const char *wls = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/workloads";
+    srv_fault(f->s, "POST", "/workloads", 413, -1, 0);
+    start(f);
+    CHECK(f, wait_req(f, 0, is_post_to, wls, 5000) >= 0, "no Workload creation");
+    serve_for(f, 3000);
+    double t[64];
+    size_t n = 0;
+    for (size_t i = 0; i < f->s->nreqs && n < 64; i++)
+        if (is_post_to(&f->s->reqs[i], wls))
+            t[n++] = f->s->reqs[i].t;
+    CHECK(f, n >= 3 && n <= 7, "%zu creations in ~3 s, want 3..7 (200 ms doubling)", n);
+    CHECK(f, t[n - 1] - t[n - 2] > 2.5 * (t[1] - t[0]),
+          "delays do not grow: first %.3f s, last %.3f s", t[1] - t[0], t[n - 1] - t[n - 2]);
+    stop(f);
+}
+
+/* 12. A creation refused for good (422) is sent once, reported once on the
+ * Job (a Warning Event), and sent again when the Job changes. */
+static void test_refused_create_reported_once(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_job(f->s, "lq");
+    const char *wls = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/workloads";
+    srv_fault(f->s, "POST", "/workloads", 422, -1, 0);
+    start(f);
+    CHECK(f, wait_req(f, 0, is_post_to, wls, 5000) >= 0, "no Workload creation");
+    serve_for(f, 2000);
+    size_t n = count_req(f, 0, f->s->nreqs, is_post_to, wls);
+    CHECK(f, n == 1, "%zu creations refused with 422, want 1", n);
+    size_t ne = count_req(f, 0, f->s->nreqs, is_event_with, "FailedCreateWorkload");
+    CHECK(f, ne == 1, "%zu FailedCreateWorkload Events, want 1", ne);
+    /* a status change of the Job asks for nothing new: not sent again */
+    size_t from = f->s->nreqs;
+    srv_update(f->s, R_JOB, "team/sample-job", "{\"status\":{\"active\":0}}", 1);
+    serve_for(f, 1000);
+    CHECK(f, count_req(f, from, f->s->nreqs, is_post_to, wls) == 0,
+          "sent again after a change that does not touch the Workload");
+    /* a change of what it asks for: sent again */
+    srv_clear_faults(f->s);
+    srv_update(f->s, R_JOB, "team/sample-job",
+               "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
+               "\"image\":\"busybox\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}}}", 1);
+    CHECK(f, wait_req(f, from, is_post_to, wls, 5000) >= 0,
+          "not sent again after the Job changed");
+    stop(f);
+}
+
+/* 13. A queue-name label that is a valid label value but no LocalQueue
+ * name (Team_A): nothing is sent, one Warning Event says why. */
+static void test_invalid_queue_name_not_sent(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_job(f->s, "Team_A");
+    start(f);
+    long e = wait_req(f, 0, is_event_with, "FailedCreateWorkload", 5000);
+    CHECK(f, e >= 0, "no FailedCreateWorkload Event for queue-name Team_A");
+    CHECK(f, strstr(f->s->reqs[e].body, "spec.queueName") != NULL, "the Event does not say why: %s",
+          f->s->reqs[e].body);
+    serve_for(f, 1500);
+    const char *wls = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/workloads";
+    size_t n = count_req(f, 0, f->s->nreqs, is_post_to, wls);
+    CHECK(f, n == 0, "%zu Workload creations for queue-name Team_A, want 0", n);
+    size_t ne = count_req(f, 0, f->s->nreqs, is_event_with, "FailedCreateWorkload");
+    CHECK(f, ne == 1, "%zu FailedCreateWorkload Events, want 1", ne);
+    stop(f);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -1591,6 +1762,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_restart_counts_held_quota, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_write_before_sync, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_cluster_queue, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deep_and_undecodable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_create_backs_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_create_reported_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_invalid_queue_name_not_sent, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
  * Objects themselves are parsed with json-c, handed to on_event (borrowed)
  * and released at once: no JSON tree outlives a callback.
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -26,8 +27,8 @@
 #include <ev.h>
 
 #include "cu_informer.h"
+#include "cu_json.h"
 
-#define JSON_DEPTH 64
 #define BACKOFF_INIT_S 0.8
 #define BACKOFF_MAX_S 30.0
 #define VERY_SHORT_WATCH_S 1.0
@@ -49,6 +50,7 @@ struct cu_informer {
     int page_size, watch_timeout_s, silence_ms;
     void (*on_event)(cu_informer *, cu_ievent, json_object *, void *);
     void (*on_synced)(cu_informer *, void *);
+    void (*on_skip)(cu_informer *, const char *, json_object *, void *);
     void *ud;
 
     ient **tab;
@@ -220,20 +222,30 @@ static const char *jstr(json_object *o, const char *k)
     return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
-/* Parses len bytes of text; returns a new tree (caller puts) or NULL. */
-static json_object *parse(cu_informer *inf, const char *s, size_t len)
+/* Parses len bytes of text, as deep as the API server serves; returns a
+ * new tree (caller puts) or NULL with the reason in why. */
+static json_object *parse(cu_informer *inf, const char *s, size_t len, char *why, size_t nwhy)
 {
-    if (len > (size_t)INT32_MAX)
-        return NULL;
-    json_tokener_reset(inf->tok);
-    json_object *o = json_tokener_parse_ex(inf->tok, s, (int)len);
-    if (!o)
-        return NULL;
-    if (json_tokener_get_error(inf->tok) != json_tokener_success) {
-        json_object_put(o);
-        return NULL;
-    }
-    return o;
+    return cu_json_parse(inf->tok, s, len, why, nwhy);
+}
+
+/* Reports an object (or text, obj NULL) that cannot be used and is left
+ * out; the informer goes on with the rest. */
+static void skip(cu_informer *inf, json_object *obj, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void skip(cu_informer *inf, json_object *obj, const char *fmt, ...)
+{
+    inf->st.skipped++;
+    if (!inf->on_skip)
+        return;
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    inf->depth++;
+    inf->on_skip(inf, why, obj, inf->ud);
+    inf->depth--;
 }
 
 /* Writes "ns/name" or "name" for obj into out; returns 0, -1 when obj has
@@ -433,8 +445,10 @@ static void list_item(cu_informer *inf, json_object *it)
 {
     char key[600];
     const char *rv = NULL;
-    if (obj_key(it, key, sizeof key, &rv) != 0)
+    if (obj_key(it, key, sizeof key, &rv) != 0) {
+        skip(inf, it, "%s: LIST item without metadata.name; left out", inf->path);
         return;
+    }
     if (!rv)
         rv = "";
     ient *e = tab_find(inf, key);
@@ -473,8 +487,15 @@ static json_object *tombstone(const char *key, const char *rv)
     return o;
 }
 
+static void list_complete_(cu_informer *inf, const char *list_rv, int watch);
+
 /* End of a LIST pass: report what vanished, then watch. */
 static void list_complete(cu_informer *inf, const char *list_rv)
+{
+    list_complete_(inf, list_rv, 1);
+}
+
+static void list_complete_(cu_informer *inf, const char *list_rv, int watch)
 {
     for (size_t i = 0; i < inf->nb && !inf->stopping; i++) {
         ient *e = inf->tab[i];
@@ -499,8 +520,160 @@ static void list_complete(cu_informer *inf, const char *list_rv)
         if (inf->on_synced)
             inf->on_synced(inf, inf->ud);
     }
-    if (!inf->stopping)
+    if (!inf->stopping && watch)
         start_watch(inf);
+}
+
+/* The end of the JSON string starting at s[i] == '"': the index of its
+ * closing quote, n when it does not close. */
+static size_t str_end(const char *s, size_t n, size_t i)
+{
+    for (i++; i < n && s[i] != '"'; i++)
+        if (s[i] == '\\')
+            i++;
+    return i < n ? i : n;
+}
+
+static int is_ws(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+/* Finds the array value of the top-level key "items" of a LIST body:
+ * s[*b] is its '[' and s[*e] its ']'. A structural scan (strings and
+ * nesting only): the parts are parsed, and so validated, one by one.
+ * Returns 0 when found. */
+static int find_items(const char *s, size_t n, size_t *b, size_t *e)
+{
+    size_t depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (ch == '"') {
+            size_t j = str_end(s, n, i);
+            if (j >= n)
+                return -1;
+            if (depth == 1 && j - i == 6 && memcmp(s + i + 1, "items", 5) == 0) {
+                size_t k = j + 1;
+                while (k < n && is_ws(s[k]))
+                    k++;
+                if (k < n && s[k] == ':') {
+                    for (k++; k < n && is_ws(s[k]); k++)
+                        ;
+                    if (k >= n || s[k] != '[')
+                        return -1;
+                    size_t d = 0;
+                    for (size_t m = k; m < n; m++) {
+                        if (s[m] == '"') {
+                            m = str_end(s, n, m);
+                        } else if (s[m] == '[' || s[m] == '{') {
+                            d++;
+                        } else if (s[m] == ']' || s[m] == '}') {
+                            if (--d == 0) {
+                                *b = k;
+                                *e = m;
+                                return 0;
+                            }
+                        }
+                    }
+                    return -1;
+                }
+            }
+            i = j;
+        } else if (ch == '{' || ch == '[') {
+            depth++;
+        } else if ((ch == '}' || ch == ']') && depth > 0) {
+            depth--;
+        }
+    }
+    return -1;
+}
+
+/* One element of the items array, s[0..n): parse it and record it. */
+static void list_elem(cu_informer *inf, size_t idx, const char *s, size_t n)
+{
+    char why[200];
+    json_object *it = parse(inf, s, n, why, sizeof why);
+    if (!it) {
+        skip(inf, NULL, "%s: LIST item %zu cannot be parsed (%s); left out", inf->path, idx, why);
+        return;
+    }
+    if (!json_object_is_type(it, json_type_object))
+        skip(inf, NULL, "%s: LIST item %zu is not an object; left out", inf->path, idx);
+    else
+        list_item(inf, it);
+    json_object_put(it);
+}
+
+/* Reads a LIST body: the list's metadata (*list_rv, *cont: new strings or
+ * NULL) and every item, each parsed on its own so that one that cannot be
+ * read is left out (reported) and the rest still count. Returns 0, or -1
+ * when the body is not a list at all. */
+static int read_list(cu_informer *inf, const char *s, size_t n, char **list_rv, char **cont)
+{
+    *list_rv = *cont = NULL;
+    size_t b = 0, e = 0;
+    int split = find_items(s, n, &b, &e) == 0;
+    json_object *root;
+    char why[200];
+    if (split) {
+        /* the list without its items: "{...,"items":[],...}" */
+        char *env = malloc(n - (e - b + 1) + 3);
+        if (!env)
+            return -1;
+        memcpy(env, s, b);
+        memcpy(env + b, "[]", 2);
+        memcpy(env + b + 2, s + e + 1, n - e - 1);
+        root = parse(inf, env, n - (e - b + 1) + 2, why, sizeof why);
+        free(env);
+    } else {
+        root = parse(inf, s, n, why, sizeof why);
+    }
+    json_object *items = jget(root, "items");
+    if (!json_object_is_type(root, json_type_object) ||
+        (items && !json_object_is_type(items, json_type_array))) {
+        json_object_put(root);
+        skip(inf, NULL, "%s: the LIST answer is not a list (%s); listing again later", inf->path,
+             root ? "items is not an array" : why);
+        return -1;
+    }
+    json_object *md = jget(root, "metadata");
+    const char *c = jstr(md, "continue"), *rv = jstr(md, "resourceVersion");
+    *cont = c && *c ? xstrdup(c) : NULL;
+    *list_rv = rv ? xstrdup(rv) : NULL;
+    if (!split) {
+        size_t ni = items ? json_object_array_length(items) : 0;
+        for (size_t i = 0; i < ni && !inf->stopping; i++) {
+            json_object *it = json_object_array_get_idx(items, i);
+            if (json_object_is_type(it, json_type_object))
+                list_item(inf, it);
+            else
+                skip(inf, NULL, "%s: LIST item %zu is not an object; left out", inf->path, i);
+        }
+    }
+    json_object_put(root);
+    if (split) {
+        size_t d = 0, start = b + 1, idx = 0;
+        for (size_t m = b + 1; m <= e && !inf->stopping; m++) {
+            char ch = s[m];
+            if (ch == '"') {
+                m = str_end(s, n, m);
+            } else if (ch == '[' || ch == '{') {
+                d++;
+            } else if ((ch == ']' || ch == '}') && d > 0) {
+                d--;
+            } else if ((ch == ',' && d == 0) || m == e) {
+                size_t x = start, y = m;
+                while (x < y && is_ws(s[x]))
+                    x++;
+                while (y > x && is_ws(s[y - 1]))
+                    y--;
+                if (y > x || ch == ',')
+                    list_elem(inf, idx++, s + x, y - x);
+                start = m + 1;
+            }
+        }
+    }
+    return 0;
 }
 
 static void list_done(cu_kclient *c, const cu_kresp *r, void *ud)
@@ -516,23 +689,24 @@ static void list_done(cu_kclient *c, const cu_kresp *r, void *ud)
         start_list(inf, 1);
         goto out;
     }
-    json_object *root = r->code == 200 && r->body ? parse(inf, r->body, r->len) : NULL;
-    json_object *items = jget(root, "items");
-    if (!root || (items && !json_object_is_type(items, json_type_array))) {
-        json_object_put(root);
+    char *list_rv = NULL, *cont = NULL;
+    if (r->code != 200 || !r->body || read_list(inf, r->body, r->len, &list_rv, &cont) != 0) {
+        if (r->error && strstr(r->error, "exceeds") && inf->page_size > 1) {
+            /* a page too large for the client: smaller pages from now on,
+             * at once (the server is fine), going on from the same page */
+            inf->page_size /= 2;
+            skip(inf, NULL, "%s: LIST: %s; listing with pages of %d", inf->path, r->error,
+                 inf->page_size);
+            if (!inf->stopping)
+                start_list(inf, 0);
+            goto out;
+        }
         inf->list_is_relist = 1;
         schedule_backoff(inf);
         goto out;
     }
-    size_t n = items ? json_object_array_length(items) : 0;
-    for (size_t i = 0; i < n && !inf->stopping; i++)
-        list_item(inf, json_object_array_get_idx(items, i));
-    json_object *md = jget(root, "metadata");
-    const char *cont = jstr(md, "continue");
-    char *list_rv = jstr(md, "resourceVersion") ? xstrdup(jstr(md, "resourceVersion")) : NULL;
     free(inf->cont);
-    inf->cont = cont && *cont ? xstrdup(cont) : NULL;
-    json_object_put(root);
+    inf->cont = cont;
     if (!inf->stopping) {
         if (inf->cont)
             start_list(inf, 0);
@@ -558,13 +732,16 @@ static int watch_line(cu_kclient *c, const char *line, size_t len, void *ud)
         len--;
     if (len == 0)
         return 0;
-    json_object *ev = parse(inf, line, len);
+    char why[200];
+    json_object *ev = parse(inf, line, len, why, sizeof why);
     const char *type = jstr(ev, "type");
     json_object *obj = jget(ev, "object");
-    if (!ev || !type || !obj) {
+    if (!ev || !type || !json_object_is_type(obj, json_type_object)) {
         /* the client hands over complete lines only, so this is one bad
          * event (not JSON, nested too deeply, no type): skip it rather
          * than re-watching into it forever */
+        skip(inf, NULL, "%s: watch event %s; left out", inf->path,
+             !ev ? why : !type ? "without a type" : "without an object");
         json_object_put(ev);
         return 0;
     }
@@ -581,7 +758,11 @@ static int watch_line(cu_kclient *c, const char *line, size_t len, void *ud)
         int known_type = is_del || !strcmp(type, "ADDED") || !strcmp(type, "MODIFIED");
         char key[600];
         const char *rv = NULL;
-        if (known_type && obj_key(obj, key, sizeof key, &rv) == 0) {
+        if (!known_type) {
+            skip(inf, NULL, "%s: watch event of unknown type \"%.40s\"; left out", inf->path, type);
+        } else if (obj_key(obj, key, sizeof key, &rv) != 0) {
+            skip(inf, obj, "%s: %s watch event without metadata.name; left out", inf->path, type);
+        } else {
             ient *e = tab_find(inf, key);
             if (is_del) {
                 if (e) {
@@ -630,6 +811,12 @@ static void watch_done(cu_kclient *c, const cu_kresp *r, void *ud)
             inf->backoff_s = 0;
         start_watch(inf);
     } else {
+        if (r->error && strstr(r->error, "exceeds")) {
+            /* re-watching from the same resourceVersion would meet the
+             * same event again: list instead (items are read one by one) */
+            skip(inf, NULL, "%s: watch: %s; listing again", inf->path, r->error);
+            inf->list_is_relist = 1;
+        }
         schedule_backoff(inf);
     }
 out:
@@ -695,12 +882,13 @@ cu_informer *cu_informer_start(cu_kclient *c, const cu_informer_opts *o, cu_diag
     inf->lsel = o->label_selector && *o->label_selector ? qenc(o->label_selector) : NULL;
     inf->fsel = o->field_selector && *o->field_selector ? qenc(o->field_selector) : NULL;
     inf->rv = xstrdup("");
-    inf->tok = json_tokener_new_ex(JSON_DEPTH);
+    inf->tok = cu_json_tokener_new();
     inf->page_size = o->page_size > 0 ? o->page_size : 500;
     inf->watch_timeout_s = o->watch_timeout_s;
     inf->silence_ms = o->silence_ms > 0 ? o->silence_ms : 120000;
     inf->on_event = o->on_event;
     inf->on_synced = o->on_synced;
+    inf->on_skip = o->on_skip;
     inf->ud = o->ud;
     inf->rng = (uint64_t)(uintptr_t)inf ^ ((uint64_t)time(NULL) << 20) ^ 0x9E3779B97F4A7C15ULL;
     if (!inf->rng)
@@ -751,4 +939,22 @@ void cu_informer_stats_get(const cu_informer *inf, cu_informer_stats *out)
         *out = inf->st;
     else
         memset(out, 0, sizeof *out);
+}
+
+void cu_informer_feed(cu_informer *inf, int watch, const char *s, size_t len)
+{
+    if (!inf || inf->stopping || !s)
+        return;
+    if (watch) {
+        watch_line(inf->c, s, len, inf);
+        return;
+    }
+    inf->depth++;
+    char *list_rv = NULL, *cont = NULL;
+    inf->pass++;
+    if (read_list(inf, s, len, &list_rv, &cont) == 0 && !inf->stopping)
+        list_complete_(inf, list_rv, 0);
+    free(list_rv);
+    free(cont);
+    inf->depth--;
 }

@@ -5,6 +5,10 @@
  * watch that stays silent longer than the expected bookmark interval is
  * restarted; watch errors back off exponentially.
  *
+ * Objects are read as deep as the API server serves them
+ * (CU_JSON_MAX_DEPTH), each LIST item on its own, so that one item that
+ * cannot be read is reported (on_skip) and left out while the rest sync.
+ *
  * Objects are decoded at the boundary: the informer hands each object's
  * JSON (json-c, borrowed for the duration of the callback) to the
  * caller's decode function, which keeps only what it needs; the informer
@@ -36,6 +40,13 @@ typedef struct cu_informer_opts {
     void (*on_event)(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud);
     /* Called once, when the first LIST has been delivered completely. */
     void (*on_synced)(cu_informer *inf, void *ud);
+    /* Optional: called for each LIST item or watch event that cannot be
+     * used (not JSON, nested deeper than CU_JSON_MAX_DEPTH, not an object,
+     * no metadata.name) and is left out, and when a LIST page is too large
+     * or not a list; why is a sentence naming the path. obj is the object
+     * when it could be parsed (borrowed), else NULL. The informer goes on
+     * with the rest: one bad object never stops the sync. */
+    void (*on_skip)(cu_informer *inf, const char *why, json_object *obj, void *ud);
     void *ud;
 } cu_informer_opts;
 
@@ -46,7 +57,14 @@ const char *cu_informer_rv(const cu_informer *inf);   /* last resourceVersion se
 
 typedef struct cu_informer_stats {
     uint64_t lists, watches, relists_410, silent_restarts, events;
+    uint64_t skipped;           /* LIST items and watch events left out (on_skip) */
 } cu_informer_stats;
 void cu_informer_stats_get(const cu_informer *inf, cu_informer_stats *out);
+
+/* For tests and fuzzing: hands s[0..len) to the informer as a whole LIST
+ * answer (watch = 0: one pass, its end reports what vanished and counts
+ * as synced) or as one watch event line (watch = 1), without a request.
+ * The informer's own requests go on as usual. */
+void cu_informer_feed(cu_informer *inf, int watch, const char *s, size_t len);
 
 #endif

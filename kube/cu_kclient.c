@@ -113,6 +113,7 @@ struct cu_kclient {
     size_t max_body, max_line;
     cu_clock clock;
     void (*on_attempt)(void *ud, const char *method, int watch, int code, double seconds);
+    void (*on_outcome)(void *ud, int code, const char *error, const char *body);
     void *attempt_ud;
     /* limiter */
     double tokens, last_refill;
@@ -456,6 +457,11 @@ static void finish(cu_kreq *r, CURLcode rc)
         c->on_attempt(c->attempt_ud, r->method, r->stream, (int)code,
                       ev_now(c->loop) - r->started);
 
+    if (c->on_outcome && !r->cancelled) {
+        int streamed = r->stream && r->stream_ok == 1;
+        c->on_outcome(c->attempt_ud, (int)code, rc != CURLE_OK && !r->stopped ? err : NULL,
+                      !streamed && r->resp.len ? cu_buf_str(&r->resp) : NULL);
+    }
     if (r->cancelled) {
         finalize(r, 0, "cancelled");
         return;
@@ -807,6 +813,7 @@ cu_kclient *cu_kclient_new(struct ev_loop *loop, cu_kconfig *cfg, const cu_kclie
     c->cfg = cfg;
     c->qps = o->qps > 0 ? o->qps : CU_KCLIENT_DEFAULT_QPS;
     c->on_attempt = o->on_attempt;
+    c->on_outcome = o->on_outcome;
     c->attempt_ud = o->attempt_ud;
     c->burst = o->burst > 0 ? o->burst : CU_KCLIENT_DEFAULT_BURST;
     c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 30000;

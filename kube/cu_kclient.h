@@ -45,6 +45,13 @@ typedef struct cu_kclient_opts {
      * HTTP status (0: no response) and its duration. For metrics. */
     void (*on_attempt)(void *ud, const char *method, int watch, int code, double seconds);
     void *attempt_ud;
+    /* Optional: called at the end of every attempt (not a cancelled one)
+     * with its outcome, for reporting failures: the HTTP status (0: no
+     * response), curl's error text when there was no response (NULL
+     * otherwise; a TLS verification failure, say), and the response body
+     * (borrowed, NULL when none; for a watch only a non-2xx answer's).
+     * Called with attempt_ud. */
+    void (*on_outcome)(void *ud, int code, const char *error, const char *body);
 } cu_kclient_opts;
 
 typedef struct cu_kresp {

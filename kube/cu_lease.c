@@ -31,6 +31,7 @@
 #include <json-c/json.h>
 
 #include "cu_lease.h"
+#include "cu_json.h"
 
 enum { RQ_GET = 1, RQ_CREATE, RQ_UPDATE, RQ_RELEASE };
 
@@ -320,7 +321,7 @@ static void req_done(cu_kclient *c, const cu_kresp *r, void *ud)
         goto out;
     int64_t now = mono_ms();
     json_object *obj = r->body && (r->code == 200 || r->code == 201)
-                           ? json_tokener_parse(r->body) : NULL;
+                           ? cu_json_parse_str(r->body) : NULL;
     switch (q->kind) {
     case RQ_GET:
         if (r->code == 404) {

@@ -628,6 +628,202 @@ static void test_stop_inside_callback(void **state)
     cu_diag_free(&d);
 }
 
+/* {"d":{"d":...1...}} nested n deep, in a new string. */
+static char *deep_json(int n)
+{
+    char *s = malloc((size_t)n * 6 + 2), *p = s;
+    assert_non_null(s);
+    for (int i = 0; i < n; i++) {
+        memcpy(p, "{\"d\":", 5);
+        p += 5;
+    }
+    *p++ = '1';
+    memset(p, '}', (size_t)n);
+    p[n] = 0;
+    return s;
+}
+
+/* Creates ConfigMap ns/name with data.v "deep" and more fields (JSON
+ * text after the data, starting with a comma). */
+static void mk_cm_with(cluster *k, const char *ns, const char *name, const char *more)
+{
+    size_t n = strlen(more) + 256;
+    char *b = malloc(n), p[256];
+    assert_non_null(b);
+    snprintf(b, n, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"},"
+                   "\"data\":{\"v\":\"deep\"}%s}", name, more);
+    snprintf(p, sizeof p, "/api/v1/namespaces/%s/configmaps", ns);
+    assert_int_equal(kreq(k, "POST", p, b, NULL), 201);
+    free(b);
+}
+
+static void mk_deep_cm(cluster *k, const char *ns, const char *name, int depth)
+{
+    char *d = deep_json(depth);
+    char *more = malloc(strlen(d) + 16);
+    assert_non_null(more);
+    sprintf(more, ",\"deep\":%s", d);
+    mk_cm_with(k, ns, name, more);
+    free(more);
+    free(d);
+}
+
+/* Objects nested deeper than the informer's first tokener (64) and than
+ * json-c's default (32), in the LIST and in the watch: all delivered. */
+static void test_deep_objects(void **state)
+{
+    cluster *k = *state;
+    mk_ns(k, "inf-deep");
+    mk_cm(k, "inf-deep", "plain-1", "x", "1");
+    mk_deep_cm(k, "inf-deep", "deep-1", 100);
+    mk_cm(k, "inf-deep", "plain-2", "x", "2");
+    recorder *R = calloc(1, sizeof *R);
+    assert_non_null(R);
+    cu_informer *inf = start(k, R, "inf-deep", 0, 0, NULL, NULL);
+    assert_int_equal(R->n_at_sync, 3);
+    expect(&R->r[0], CU_IEV_ADDED, "deep-1", "deep"); /* listed in name order */
+    mk_deep_cm(k, "inf-deep", "deep-2", 150);
+    wait_events(k, R, 4);
+    expect(&R->r[3], CU_IEV_ADDED, "deep-2", "deep");
+    stop_and_settle(k, inf);
+    free(R);
+}
+
+static int nskips;
+static char last_skip[512];
+static void on_skip(cu_informer *inf, const char *why, json_object *obj, void *ud)
+{
+    (void)inf;
+    (void)obj;
+    (void)ud;
+    nskips++;
+    snprintf(last_skip, sizeof last_skip, "%s", why);
+}
+
+/* A LIST whose items include ones that cannot be read: those are left
+ * out (reported), the others delivered, and the pass completes (synced);
+ * the same for watch events. Fed directly (cu_informer_feed). */
+static void test_bad_items_left_out(void **state)
+{
+    cluster *k = *state;
+    recorder *R = calloc(1, sizeof *R);
+    assert_non_null(R);
+    cu_informer_opts o;
+    memset(&o, 0, sizeof o);
+    o.path = "/api/v1/namespaces/inf-none/configmaps";
+    o.on_event = on_event;
+    o.on_synced = on_synced;
+    o.on_skip = on_skip;
+    o.ud = R;
+    cu_diag d;
+    cu_diag_init(&d);
+    cu_informer *inf = cu_informer_start(k->c, &o, &d);
+    assert_non_null(inf);
+    cu_diag_free(&d);
+    char *too_deep = deep_json(CU_JSON_MAX_DEPTH + 1), *deep = deep_json(300);
+    size_t n = strlen(too_deep) + strlen(deep) + 1024;
+    char *body = malloc(n);
+    assert_non_null(body);
+    snprintf(body, n,
+             "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":"
+             "\"7\"},\"items\":[ {\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}},"
+             "{\"metadata\":{\"name\":\"b\"},\"x\":tru},"
+             "{\"metadata\":{\"name\":\"c\"},\"x\":%s},"
+             "{\"metadata\":{}}, 5, \"s\\\"]}\", "
+             "{\"metadata\":{\"name\":\"d\",\"resourceVersion\":\"2\"},\"x\":%s},"
+             "{\"metadata\":{\"name\":\"e\",\"resourceVersion\":\"3\"},\"data\":{\"v\":\"]}\\\"\"}} ]}",
+             too_deep, deep);
+    nskips = 0;
+    cu_informer_feed(inf, 0, body, strlen(body));
+    assert_int_equal(R->synced, 1);
+    assert_int_equal(R->n, 3);
+    expect(&R->r[0], CU_IEV_ADDED, "a", NULL);
+    expect(&R->r[1], CU_IEV_ADDED, "d", NULL);
+    expect(&R->r[2], CU_IEV_ADDED, "e", "]}\"");
+    /* b (not JSON), c (too deep), no name, 5, a string */
+    if (nskips != 5)
+        fail_msg("%d items left out, want 5 (last: %s)", nskips, last_skip);
+    /* watch events: a bad line is left out, the next one delivered */
+    static const char bad_line[] = "{\"type\":\"ADDED\",\"object\":{\"metadata\":";
+    cu_informer_feed(inf, 1, bad_line, strlen(bad_line));
+    assert_int_equal(nskips, 6);
+    snprintf(body, n, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"f\","
+                      "\"resourceVersion\":\"9\"},\"x\":%s}}", deep);
+    cu_informer_feed(inf, 1, body, strlen(body));
+    assert_int_equal(R->n, 4);
+    expect(&R->r[3], CU_IEV_ADDED, "f", NULL);
+    cu_informer_stats st;
+    cu_informer_stats_get(inf, &st);
+    assert_int_equal(st.skipped, 6);
+    free(body);
+    free(deep);
+    free(too_deep);
+    stop_and_settle(k, inf);
+    free(R);
+}
+
+static void mk_cm_size(cluster *k, const char *ns, const char *name, size_t size)
+{
+    char *more = malloc(size + 16);
+    assert_non_null(more);
+    strcpy(more, ",\"pad\":\"");
+    memset(more + 8, 'x', size);
+    strcpy(more + 8 + size, "\"");
+    mk_cm_with(k, ns, name, more);
+    free(more);
+}
+
+/* Answers larger than the client takes: a LIST page goes on with smaller
+ * pages (at once), a watch event too long for a line is read by listing
+ * again. Nothing is lost, the informer syncs. */
+static void test_too_large(void **state)
+{
+    cluster *k = *state;
+    mk_ns(k, "inf-big");
+    char name[32];
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof name, "cm-%d", i);
+        mk_cm_size(k, "inf-big", name, 1000);
+    }
+    cu_kclient_opts ko;
+    memset(&ko, 0, sizeof ko);
+    ko.max_body = 4500;   /* two or three items a page */
+    ko.max_line = 3000;
+    cu_diag d;
+    cu_diag_init(&d);
+    cu_kclient *c = cu_kclient_new(k->loop, k->cfg, &ko, &d);
+    assert_non_null(c);
+    recorder *R = calloc(1, sizeof *R);
+    assert_non_null(R);
+    cu_informer_opts o;
+    memset(&o, 0, sizeof o);
+    o.path = "/api/v1/namespaces/inf-big/configmaps";
+    o.on_event = on_event;
+    o.on_synced = on_synced;
+    o.on_skip = on_skip;
+    o.ud = R;
+    nskips = 0;
+    int64_t t0 = mono_ms();
+    cu_informer *inf = cu_informer_start(c, &o, &d);
+    assert_non_null(inf);
+    assert_true(run_until(k, is_synced, R, 10000));
+    int64_t took = mono_ms() - t0;
+    assert_int_equal(R->n_at_sync, 5);
+    assert_true(nskips >= 1);
+    assert_non_null(strstr(last_skip, "listing with pages of"));
+    if (took > 3000)
+        fail_msg("the LIST with smaller pages took %lld ms (backing off?)", (long long)took);
+    mk_cm_size(k, "inf-big", "big", 3000);   /* a longer watch line than the client takes */
+    wait_events(k, R, 6);
+    expect(&R->r[5], CU_IEV_ADDED, "big", "deep");
+    assert_no_duplicates(R);
+    cu_informer_stop(inf);
+    run_for(k, 50);
+    cu_kclient_free(c);
+    cu_diag_free(&d);
+    free(R);
+}
+
 static void test_bad_options(void **state)
 {
     cluster *k = *state;
@@ -674,6 +870,9 @@ int main(void)
         cmocka_unit_test_setup(test_selectors, clear_faults),
         cmocka_unit_test_setup(test_continue_expired_restarts_list, clear_faults),
         cmocka_unit_test_setup(test_stop_inside_callback, clear_faults),
+        cmocka_unit_test_setup(test_deep_objects, clear_faults),
+        cmocka_unit_test_setup(test_bad_items_left_out, clear_faults),
+        cmocka_unit_test_setup(test_too_large, clear_faults),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

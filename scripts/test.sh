@@ -18,16 +18,20 @@ cmake --build build-asan -j"$jobs"
    ctest --output-on-failure -j"$jobs")
 secs=${FUZZ_SECONDS:-20}
 if [ "$secs" -gt 0 ]; then
+  fuzzers="fuzz_quantity fuzz_yaml fuzz_simulate fuzz_jobs fuzz_jsonpath fuzz_fields"
+  fuzzers="$fuzzers fuzz_apiserver"
+  fuzzers="$fuzzers fuzz_informer"
   echo "== fuzz targets, ${secs}s each"
   CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCUEUE_FUZZ=ON > /dev/null
-  cmake --build build-fuzz -j"$jobs" --target fuzz_quantity fuzz_yaml fuzz_simulate fuzz_jobs fuzz_jsonpath fuzz_fields fuzz_apiserver
-  for f in fuzz_quantity fuzz_yaml fuzz_simulate fuzz_jobs fuzz_jsonpath fuzz_fields fuzz_apiserver; do
+  cmake --build build-fuzz -j"$jobs" --target $fuzzers
+  for f in $fuzzers; do
     seeds=""
     [ "$f" = fuzz_simulate ] && seeds="sim/scenarios config/controller"
     [ "$f" = fuzz_jobs ] && seeds=controller/fuzz-seeds
     [ "$f" = fuzz_jsonpath ] && seeds=sim/cluster/fuzz-seeds
     [ "$f" = fuzz_fields ] && seeds=sim/cluster/fuzz-seeds-fields
     [ "$f" = fuzz_apiserver ] && seeds=sim/cluster/fuzz-seeds-apiserver
+    [ "$f" = fuzz_informer ] && seeds=controller/fuzz-seeds-informer
     mkdir -p build-fuzz/corpus-$f
     ./build-fuzz/$f -max_total_time="$secs" -print_final_stats=0 build-fuzz/corpus-$f $seeds 2>&1 | tail -2
   done

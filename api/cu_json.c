@@ -1,0 +1,96 @@
+/*
+ * cu_json.c - JSON parsing as deep as kube-apiserver serves (see cu_json.h).
+ */
+#include "cu_json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+json_tokener *cu_json_tokener_new(void)
+{
+    return json_tokener_new_ex(CU_JSON_SHALLOW_DEPTH);
+}
+
+static int is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* One parse with tok; returns the tree or NULL with *err set. */
+static json_object *parse_with(json_tokener *tok, const char *s, size_t len,
+                               enum json_tokener_error *err, size_t *at)
+{
+    json_tokener_reset(tok);
+    json_object *o = json_tokener_parse_ex(tok, s, (int)len);
+    *err = json_tokener_get_error(tok);
+    *at = json_tokener_get_parse_end(tok);
+    if (*err == json_tokener_continue) {
+        /* the text ended inside a value: feed the end of input ("" is
+         * what json_tokener_parse does too, for numbers at the end) */
+        if (!o)
+            o = json_tokener_parse_ex(tok, "", 1);
+        *err = o ? json_tokener_success : json_tokener_get_error(tok);
+        if (*err == json_tokener_continue)
+            *err = json_tokener_error_parse_eof;
+        *at = len;
+    }
+    if (o && *err != json_tokener_success) {
+        json_object_put(o);
+        o = NULL;
+    }
+    return o;
+}
+
+json_object *cu_json_parse(json_tokener *tok, const char *s, size_t len, char *why, size_t nwhy)
+{
+    if (why && nwhy)
+        why[0] = '\0';
+    if (!s || len > (size_t)INT32_MAX - 1) {
+        if (why && nwhy)
+            snprintf(why, nwhy, "%s", s ? "larger than 2 GiB" : "no text");
+        return NULL;
+    }
+    json_tokener *own = NULL;
+    if (!tok && !(tok = own = cu_json_tokener_new())) {
+        if (why && nwhy)
+            snprintf(why, nwhy, "out of memory");
+        return NULL;
+    }
+    enum json_tokener_error err;
+    size_t at = 0;
+    json_object *o = parse_with(tok, s, len, &err, &at);
+    if (!o && err == json_tokener_error_depth) {
+        json_tokener *deep = json_tokener_new_ex(CU_JSON_MAX_DEPTH);
+        if (deep) {
+            o = parse_with(deep, s, len, &err, &at);
+            json_tokener_free(deep);
+        }
+    }
+    if (own)
+        json_tokener_free(own);
+    if (o) {
+        /* exactly one value: only white space may follow it */
+        size_t i = at;
+        while (i < len && is_ws(s[i]))
+            i++;
+        if (i < len && s[i] != '\0') {
+            json_object_put(o);
+            if (why && nwhy)
+                snprintf(why, nwhy, "unexpected text after the JSON value at offset %zu", i);
+            return NULL;
+        }
+        return o;
+    }
+    if (why && nwhy) {
+        if (err == json_tokener_error_depth)
+            snprintf(why, nwhy, "nesting deeper than %d levels", CU_JSON_MAX_DEPTH);
+        else
+            snprintf(why, nwhy, "%s at offset %zu", json_tokener_error_desc(err), at);
+    }
+    return NULL;
+}
+
+json_object *cu_json_parse_str(const char *s)
+{
+    return s ? cu_json_parse(NULL, s, strlen(s), NULL, 0) : NULL;
+}
