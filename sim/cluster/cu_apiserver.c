@@ -1524,7 +1524,7 @@ static int check_unknown_fields(const cu_api_req *r, const cu_rtype *rt, json_ob
     if (json_object_deep_copy(o, &copy, NULL) != 0)
         return 0;
     cu_schema_err errs[32];
-    size_t n = cu_schema_validate(rt->schema, copy, 1, errs, 32);
+    size_t n = cu_schema_validate_rx(rt->schema, rt->schema_rx, copy, 1, errs, 32);
     json_object_put(copy);
     if (n > 32)
         n = 32;
@@ -1592,7 +1592,7 @@ static int dry_validate(const cu_rtype *rt, json_object *o, cu_api_resp *resp)
     if (!rt->schema)
         return 0;
     cu_schema_err errs[32];
-    size_t n = cu_schema_validate(rt->schema, o, 0, errs, 32);
+    size_t n = cu_schema_validate_rx(rt->schema, rt->schema_rx, o, 0, errs, 32);
     if (!n)
         return 0;
     cu_status st;

@@ -245,6 +245,7 @@ struct cu_store {
     cu_store_backend be; int has_be; int be_errors;
     void **grave; size_t ngrave, capgrave;
     json_object **jgrave; size_t njgrave, capjgrave;
+    cu_schema_rx **rxgrave; size_t nrxgrave;
     res_t *r_ns;
 };
 
@@ -321,6 +322,16 @@ static void jgrave_add(cu_store *s, json_object *o)
         s->capjgrave = nc;
     }
     s->jgrave[s->njgrave++] = o;
+}
+
+/* An old schema's compiled patterns stay with it until the store goes. */
+static void rxgrave_add(cu_store *s, cu_schema_rx *rx)
+{
+    if (!rx) return;
+    cu_schema_rx **ng = realloc(s->rxgrave, (s->nrxgrave + 1) * sizeof(*ng));
+    if (!ng) return; /* leak rather than free patterns a reader may use */
+    s->rxgrave = ng;
+    s->rxgrave[s->nrxgrave++] = rx;
 }
 
 static json_object *jparse(const char *s, size_t n)
@@ -902,6 +913,16 @@ static int crd_validate(json_object *crd, ferrs *fe)
             ferr_add(fe, f, "FieldValueRequired", "Required value");
         }
         if (sv && json_object_get_boolean(sv)) nstorage++;
+        /* the schema itself: counts, multipleOf, patterns, defaults */
+        json_object *schema = jget(jget(v, "schema"), "openAPIV3Schema");
+        if (schema) {
+            char sp[80];
+            cu_schema_err se[8];
+            snprintf(sp, sizeof(sp), "spec.versions[%zu].schema.openAPIV3Schema", i);
+            size_t ns = cu_schema_check(schema, sp, se, 8);
+            for (size_t k = 0; k < ns && k < 8; k++) ferr_add(fe, se[k].field, se[k].type, "%s", se[k].message);
+            fe->total += ns > 8 ? ns - 8 : 0;
+        }
     }
     if (nv && nstorage != 1)
         ferr_add(fe, "spec.versions", "FieldValueInvalid",
@@ -1044,8 +1065,12 @@ static cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st)
             (t->pub.schema || schema)) {
             /* readers may borrow the old schema: keep it until the store goes */
             jgrave_add(s, t->pub.schema);
+            rxgrave_add(s, t->pub.schema_rx);
             t->pub.schema = NULL;
+            t->pub.schema_rx = NULL;
             if (schema) json_object_deep_copy(schema, &t->pub.schema, NULL);
+            /* each pattern compiled once, here, not per validated string */
+            if (t->pub.schema) t->pub.schema_rx = cu_schema_rx_new(t->pub.schema);
         }
         t->pub.storage = is_storage;
         t->served = !served || json_object_get_boolean(served);
@@ -2123,7 +2148,7 @@ static void schema_check(rt_ent *rt, json_object *o, ferrs *fe)
 {
     if (!rt->pub.schema) return;
     cu_schema_err errs[32];
-    size_t n = cu_schema_validate(rt->pub.schema, o, 0, errs, 32);
+    size_t n = cu_schema_validate_rx(rt->pub.schema, rt->pub.schema_rx, o, 0, errs, 32);
     for (size_t i = 0; i < n && i < 32; i++)
         ferr_add(fe, errs[i].field, errs[i].type, "%s", errs[i].message);
     fe->total += n > 32 ? n - 32 : 0;
@@ -3254,6 +3279,7 @@ void cu_store_free(cu_store *s)
         free_strv(p->categories, p->ncat);
         free_cols(p->cols, p->ncols);
         json_object_put(p->schema);
+        cu_schema_rx_free(p->schema_rx);
         free(s->rts[i]);
     }
     free(s->rts);
@@ -3267,6 +3293,8 @@ void cu_store_free(cu_store *s)
     free(s->grave);
     for (size_t i = 0; i < s->njgrave; i++) json_object_put(s->jgrave[i]);
     free(s->jgrave);
+    for (size_t i = 0; i < s->nrxgrave; i++) cu_schema_rx_free(s->rxgrave[i]);
+    free(s->rxgrave);
     free(s->hooks);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);

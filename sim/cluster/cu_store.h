@@ -64,6 +64,7 @@ typedef struct cu_rtype {
     char **categories; size_t ncat;
     cu_pcol *cols; size_t ncols;  /* printer columns (beyond NAME, AGE) */
     json_object *schema;          /* openAPIV3Schema (CRDs), owned, or NULL */
+    struct cu_schema_rx *schema_rx; /* its compiled patterns (cu_schema.h), owned */
     int from_crd;                 /* registered by a CustomResourceDefinition */
     int storage;                  /* storage version among the group's versions */
 } cu_rtype;

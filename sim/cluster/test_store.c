@@ -1038,6 +1038,34 @@ static void test_crd(void **state)
     json_object_put(l);
 }
 
+/* A5: a CRD whose schema kube-apiserver would refuse is refused with 422
+ * naming the schema field; nothing is registered. */
+static void test_crd_bad_schema(void **state)
+{
+    fx *f = *state;
+    const cu_rtype *crds = RT(f, "apiextensions.k8s.io", "customresourcedefinitions");
+    static const char *const bad[][2] = {
+        {"{\"type\":\"number\",\"multipleOf\":0}", "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[x].multipleOf: Invalid value: 0: must be greater than zero"},
+        {"{\"type\":\"string\",\"maxLength\":-5}", "properties[x].maxLength: Invalid value: -5: must be greater than or equal to 0"},
+        {"{\"type\":\"string\",\"minLength\":1e20}", "properties[x].minLength: Invalid value: 1e20: must be an integer"},
+        {"{\"type\":\"integer\",\"default\":\"7\"}", "properties[x].default: Invalid value: \"string\": spec.x in body must be of type integer: \"string\""},
+        {"{\"type\":\"string\",\"pattern\":\"^(a\"}", "properties[x].pattern: Invalid value: \"^(a\": must be a valid regular expression, but isn't: "},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cu_status st;
+        json_object *crd = J("{\"metadata\":{\"name\":\"things.example.com\"},\"spec\":{\"group\":\"example.com\","
+                             "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"things\",\"kind\":\"Thing\"},"
+                             "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":"
+                             "{\"openAPIV3Schema\":{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+                             "\"properties\":{\"x\":%s}}}}}}]}}", bad[i][0]);
+        assert_int_equal(cu_store_create(f->s, crds, NULL, crd, NULL, &st), CU_EINVAL);
+        assert_int_equal(st.code, 422);
+        if (!strstr(st.message, bad[i][1]))
+            fail_msg("%s: %s", bad[i][0], st.message);
+        assert_null(cu_store_rtype(f->s, "example.com", "v1", "things"));
+    }
+}
+
 static void test_crd_finalized_objects(void **state)
 {
     fx *f = *state;
@@ -1413,6 +1441,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_watch_selector, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crd_finalized_objects, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crd_bad_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hooks, setup, teardown),
         cmocka_unit_test(test_persist),
         cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
