@@ -240,6 +240,7 @@ struct cu_store {
     res_t **res; size_t nres, capres;
     hmap uids, deps, nss;
     sev *ring; size_t hcap; uint64_t head, tail; int64_t hist_rv;
+    size_t hbytes, hbytes_max;    /* bytes the ring's events hold, and their cap */
     cu_watch *watchers;
     hook *hooks; size_t nhooks;
     cu_store_backend be; int has_be; int be_errors;
@@ -1362,17 +1363,31 @@ static void work_push(opctx *c, const char *uid)
     if (d) c->work[c->nwork++] = d;
 }
 
+static size_t sev_bytes(const sev *v)
+{
+    return (v->obj ? v->obj->len : 0) + (v->old ? v->old->len : 0);
+}
+
+/* Drops the oldest event of the history (its RV becomes too old). */
+static void ring_pop(cu_store *s)
+{
+    sev *o = &s->ring[s->tail % s->hcap];
+    s->hist_rv = o->rv;
+    s->hbytes -= sev_bytes(o);
+    rstr_unref(o->obj);
+    rstr_unref(o->old);
+    free(o->ns);
+    s->tail++;
+}
+
 static void emit(cu_store *s, opctx *c, rt_ent *rt, const char *type, const char *ns, rstr *obj,
                  rstr *old, int64_t rv)
 {
-    if (s->head - s->tail == s->hcap) {
-        sev *o = &s->ring[s->tail % s->hcap];
-        s->hist_rv = o->rv;
-        rstr_unref(o->obj);
-        rstr_unref(o->old);
-        free(o->ns);
-        s->tail++;
-    }
+    if (s->head - s->tail == s->hcap) ring_pop(s);
+    /* the history is capped by bytes too: large objects changed often
+     * would otherwise keep every version alive (the newest event stays) */
+    size_t add = (obj ? obj->len : 0) + (old ? old->len : 0);
+    while (s->head > s->tail && s->hbytes + add > s->hbytes_max) ring_pop(s);
     sev *v = &s->ring[s->head % s->hcap];
     v->rv = rv;
     v->res = rt->res;
@@ -1380,6 +1395,7 @@ static void emit(cu_store *s, opctx *c, rt_ent *rt, const char *type, const char
     v->ns = strdup(ns ? ns : "");
     v->obj = rstr_ref(obj);
     v->old = rstr_ref(old);
+    s->hbytes += add;
     s->head++;
     pthread_cond_broadcast(&s->cv);
     if (s->nhooks) pend_add(c, rt, type, obj);
@@ -1426,6 +1442,12 @@ static cu_err commit_put(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object 
     jset_str(o, "kind", srt->pub.kind);
     rstr *data = serialize(o);
     if (!data) return cu_status_set(st, 500, "InternalError", "out of memory");
+    if (data->len > CU_STORE_OBJECT_MAX) {
+        /* what kube-apiserver answers when etcd refuses the write
+         * (--max-request-bytes): a 500 with etcd's message and no reason */
+        rstr_unref(data);
+        return cu_status_set(st, 500, "", "etcdserver: request is too large");
+    }
     json_object *m = jget(o, "metadata");
     int is_new = e == NULL;
     if (is_new) {
@@ -3155,16 +3177,17 @@ void cu_store_watch_close(cu_watch *w)
     free(w);
 }
 
+void cu_store_set_history_bytes(cu_store *s, size_t bytes)
+{
+    pthread_mutex_lock(&s->mu);
+    s->hbytes_max = bytes ? bytes : CU_STORE_HISTORY_BYTES;
+    pthread_mutex_unlock(&s->mu);
+}
+
 void cu_store_compact(cu_store *s)
 {
     pthread_mutex_lock(&s->mu);
-    while (s->tail < s->head) {
-        sev *v = &s->ring[s->tail % s->hcap];
-        rstr_unref(v->obj);
-        rstr_unref(v->old);
-        free(v->ns);
-        s->tail++;
-    }
+    while (s->tail < s->head) ring_pop(s);
     s->hist_rv = s->rv;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
@@ -3219,6 +3242,7 @@ cu_store *cu_store_new(size_t history, const cu_clock *clock)
     else { s->clock.now_ms = os_now_ms; s->clock.ud = NULL; }
     s->rng = seed_rng();
     s->hcap = history ? history : 10000;
+    s->hbytes_max = CU_STORE_HISTORY_BYTES;
     s->ring = calloc(s->hcap, sizeof(*s->ring));
     if (!s->ring) { cu_store_free(s); return NULL; }
     for (size_t i = 0; i < sizeof(BUILTINS) / sizeof(*BUILTINS); i++)
@@ -3367,11 +3391,7 @@ void cu_store_load_done(cu_store *s, int64_t counter)
 {
     pthread_mutex_lock(&s->mu);
     if (counter > s->rv) s->rv = counter;
-    while (s->tail < s->head) {
-        sev *v = &s->ring[s->tail % s->hcap];
-        rstr_unref(v->obj); rstr_unref(v->old); free(v->ns);
-        s->tail++;
-    }
+    while (s->tail < s->head) ring_pop(s);
     s->hist_rv = s->rv;
     /* restore terminating state of CRDs whose resources are being emptied */
     for (size_t i = 0; i < s->nres; i++) {

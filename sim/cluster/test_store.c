@@ -811,6 +811,76 @@ static void test_watch(void **state)
     assert_null(w);
 }
 
+/* M1: an object whose stored form is over etcd's 1.5 MiB default is
+ * refused as kube-apiserver refuses it (500, etcd's message), and is not
+ * stored; just under the limit is fine. */
+static void test_object_size_limit(void **state)
+{
+    fx *f = *state;
+    const cu_rtype *cms = RT(f, "", "configmaps");
+    cu_status st;
+    size_t n = 1600 * 1024;
+    char *big = malloc(n + 1);
+    assert_non_null(big);
+    memset(big, 'x', n);
+    big[n] = '\0';
+    json_object *o = J("{\"metadata\":{\"name\":\"big\"},\"data\":{}}");
+    json_object_object_add(json_object_object_get(o, "data"), "a", json_object_new_string(big));
+    assert_int_equal(cu_store_create(f->s, cms, "default", o, NULL, &st), CU_ETRANSIENT);
+    assert_int_equal(st.code, 500);
+    assert_string_equal(st.message, "etcdserver: request is too large");
+    assert_false(exists(f, cms, "default", "big"));
+    /* growing an existing object over the limit is refused the same way */
+    big[1400 * 1024] = '\0';
+    o = J("{\"metadata\":{\"name\":\"big\"},\"data\":{}}");
+    json_object_object_add(json_object_object_get(o, "data"), "a", json_object_new_string(big));
+    json_object *cur = create_ok(f, cms, "default", o);
+    big[1400 * 1024] = 'x';
+    json_object_object_add(json_object_object_get(cur, "data"), "a", json_object_new_string(big));
+    assert_int_equal(cu_store_update(f->s, cms, "default", "big", NULL, cur, NULL, &st), CU_ETRANSIENT);
+    assert_string_equal(st.message, "etcdserver: request is too large");
+    free(big);
+}
+
+/* M1: the watch history is capped by bytes as well as by events: after
+ * 60 changes of a 1.4 MB object the oldest versions are gone (410), the
+ * newest are still there. */
+static void test_history_bytes(void **state)
+{
+    fx *f = *state;
+    const cu_rtype *cms = RT(f, "", "configmaps");
+    cu_status st;
+    size_t n = 1400 * 1024;
+    char *big = malloc(n + 1);
+    assert_non_null(big);
+    memset(big, 'x', n);
+    big[n] = '\0';
+    json_object *o = J("{\"metadata\":{\"name\":\"h\"},\"data\":{}}");
+    json_object_object_add(json_object_object_get(o, "data"), "a", json_object_new_string(big));
+    json_object_put(create_ok(f, cms, "default", o));
+    int64_t first = cu_store_rv(f->s), before_last = 0;
+    for (int i = 0; i < 60; i++) {
+        json_object *cur = NULL;
+        assert_int_equal(cu_store_get(f->s, cms, "default", "h", &cur, &st), CU_OK);
+        big[i] = 'y';
+        json_object_object_add(json_object_object_get(cur, "data"), "a", json_object_new_string(big));
+        before_last = cu_store_rv(f->s);
+        assert_int_equal(cu_store_update(f->s, cms, "default", "h", NULL, cur, NULL, &st), CU_OK);
+    }
+    free(big);
+    char rvb[32];
+    cu_list_opts lo = {0};
+    cu_watch *w = NULL;
+    snprintf(rvb, sizeof(rvb), "%lld", (long long)first);
+    lo.resource_version = rvb;
+    assert_int_equal(cu_store_watch_open(f->s, cms, "default", &lo, 0, &w, &st), CU_EGONE);
+    assert_int_equal(st.code, 410);
+    snprintf(rvb, sizeof(rvb), "%lld", (long long)before_last);
+    assert_int_equal(cu_store_watch_open(f->s, cms, "default", &lo, 0, &w, &st), CU_OK);
+    expect_ev(w, "MODIFIED", "h");
+    cu_store_watch_close(w);
+}
+
 static void test_watch_behind_and_bookmarks(void **state)
 {
     (void)state;
@@ -1437,6 +1507,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pagination, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_raw, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_object_size_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_bytes, setup, teardown),
         cmocka_unit_test(test_watch_behind_and_bookmarks),
         cmocka_unit_test_setup_teardown(test_watch_selector, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crd, setup, teardown),
