@@ -222,7 +222,9 @@ struct cu_watch {
     selector sel;
     int bookmarks, done, sent_bookmark;
     int ending;                   /* finish after the pending events (CRD deleted) */
-    rstr **init; size_t ninit, iinit;
+    rstr **init; size_t ninit, iinit;   /* the initial list: owned refs, read
+                                          without the lock (one reader) */
+    int init_matched;             /* the selector was decided at open time */
     uint64_t pos;
     int64_t min_rv, last_rv;
     cu_watch *prev, *next;
@@ -2112,6 +2114,30 @@ static int sel_match(const selector *sl, json_object *o)
     return 1;
 }
 
+/* Does e satisfy the selector's metadata.name and metadata.namespace
+ * requirements (the others are not looked at)? */
+static int sel_meta_ok(const selector *sl, const ent *e)
+{
+    for (size_t i = 0; i < sl->nf; i++) {
+        const char *v = !strcmp(sl->f[i].label, "metadata.name") ? e->name
+                        : !strcmp(sl->f[i].label, "metadata.namespace") ? e->ns : NULL;
+        if (!v) continue;
+        int eq = strcmp(v, sl->f[i].value) == 0;
+        if (sl->f[i].neg ? eq : !eq) return 0;
+    }
+    return 1;
+}
+
+/* Has the selector only name and namespace requirements? */
+static int sel_meta_only(const selector *sl)
+{
+    if (sl->nl) return 0;
+    for (size_t i = 0; i < sl->nf; i++)
+        if (strcmp(sl->f[i].label, "metadata.name") && strcmp(sl->f[i].label, "metadata.namespace"))
+            return 0;
+    return 1;
+}
+
 static cu_err sel_parse(const rt_ent *rt, const cu_list_opts *o, selector *sl, cu_status *st)
 {
     memset(sl, 0, sizeof(*sl));
@@ -2997,7 +3023,12 @@ cu_err cu_store_watch_open(cu_store *s, const cu_rtype *rtp, const char *ns,
         size_t pl = strlen(prefix), a = w->ns ? res_bound(r, prefix, 0) : 0, b = a;
         while (b < r->n && (!w->ns || strncmp(r->vec[b]->key, prefix, pl) == 0)) b++;
         w->init = b > a ? malloc((b - a) * sizeof(*w->init)) : NULL;
-        for (size_t i = a; w->init && i < b; i++) w->init[w->ninit++] = rstr_ref(r->vec[i]->data);
+        /* name and namespace requirements are decided here, from the
+         * index: nothing else is referenced, parsed or copied for them */
+        for (size_t i = a; w->init && i < b; i++)
+            if (sel_meta_ok(&w->sel, r->vec[i]))
+                w->init[w->ninit++] = rstr_ref(r->vec[i]->data);
+        w->init_matched = sel_meta_only(&w->sel);
         w->min_rv = w->last_rv = s->rv;
         w->pos = s->head;
     } else {
@@ -3052,6 +3083,29 @@ static char *status_line(int code, const char *reason, const char *msg)
     return l;
 }
 
+/* The next line of w's initial list, or NULL when it is done. Runs
+ * without the store's lock: the list is w's own references, so hundreds
+ * of watchers parse and serialize large objects in parallel while the
+ * store goes on serving. */
+static char *w_init_next(cu_watch *w)
+{
+    while (w->iinit < w->ninit) {
+        rstr *d = w->init[w->iinit];
+        w->init[w->iinit++] = NULL;
+        char *l = NULL;
+        if (sel_empty(&w->sel) || w->init_matched) {
+            l = w_line(w, EV_ADDED, d, NULL);
+        } else {
+            json_object *o = jparse_r(d);
+            if (o && sel_match(&w->sel, o)) l = w_line(w, EV_ADDED, d, o);
+            json_object_put(o);
+        }
+        rstr_unref(d);
+        if (l) return l;
+    }
+    return NULL;
+}
+
 /* The next line for w, or NULL when nothing is pending (lock held). */
 static char *w_poll(cu_watch *w)
 {
@@ -3060,7 +3114,7 @@ static char *w_poll(cu_watch *w)
         rstr *d = w->init[w->iinit];
         w->init[w->iinit++] = NULL;
         char *l = NULL;
-        if (sel_empty(&w->sel)) {
+        if (sel_empty(&w->sel) || w->init_matched) {
             l = w_line(w, EV_ADDED, d, NULL);
         } else {
             json_object *o = jparse_r(d);
@@ -3125,7 +3179,8 @@ char *cu_store_watch_next(cu_watch *w, int timeout_ms)
         dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
         if (dl.tv_nsec >= 1000000000L) { dl.tv_sec++; dl.tv_nsec -= 1000000000L; }
     }
-    char *l = NULL;
+    char *l = w_init_next(w);
+    if (l) return l;
     pthread_mutex_lock(&s->mu);
     for (;;) {
         if (w->done) break;
