@@ -26,6 +26,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -2768,6 +2769,9 @@ void cu_api_resp_free(cu_api_resp *r)
 typedef struct conn_state {
     cu_buf body;
     int refused;       /* answered before the body was read */
+    int has_early;     /* early holds the answer, given once the body is dropped */
+    cu_api_resp early;
+    size_t dropped;    /* body bytes dropped so far */
 } conn_state;
 
 typedef struct arg_vec {
@@ -2901,11 +2905,23 @@ static void body_too_large(cu_api_resp *resp)
 }
 
 /* Refusals decided from the request line and headers alone, before any
- * of the body is read: no token (401), a declared body over the limit
- * (413). Returns 1 with resp set. */
+ * of the body is stored: no token (401), a declared body over the limit
+ * (413). Returns 0 (go on), 1 (answer now: resp set) or 2 (answer resp
+ * once the body is in, read and dropped: a small body is read so that the
+ * client, still sending, gets the answer rather than a reset). */
 static int refuse_early(cu_apiserver *a, struct MHD_Connection *conn, const char *url,
                         cu_api_resp *resp)
 {
+    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    unsigned long long n = 0;
+    if (cl) {
+        char *end;
+        errno = 0;
+        n = strtoull(cl, &end, 10);
+        if (errno == ERANGE)
+            n = ULLONG_MAX;
+    }
     cu_api_req req = {
         .path = url,
         .authorization =
@@ -2914,18 +2930,11 @@ static int refuse_early(cu_apiserver *a, struct MHD_Connection *conn, const char
     if (!open_path(url) && !authorized(a, &req)) {
         memset(resp, 0, sizeof *resp);
         resp_status(resp, 401, "Unauthorized", "Unauthorized");
-        return 1;
+        return n > BODY_LIMIT ? 1 : 2;
     }
-    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl) {
-        char *end;
-        errno = 0;
-        unsigned long long n = strtoull(cl, &end, 10);
-        if (errno == ERANGE || n > BODY_LIMIT) {
-            body_too_large(resp);
-            return 1;
-        }
+    if (n > BODY_LIMIT) {
+        body_too_large(resp);
+        return 1;
     }
     return 0;
 }
@@ -2945,16 +2954,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             return MHD_NO;
         cu_buf_init(&cs->body, BODY_LIMIT + 1);
         *con_cls = cs;
-        if (refuse_early(a, conn, url, &resp)) {
+        int r = refuse_early(a, conn, url, &cs->early);
+        if (r == 1) {
             cs->refused = 1;
-            return queue_api_resp(conn, &resp);
+            return queue_api_resp(conn, &cs->early);
         }
+        cs->has_early = r == 2;
         return MHD_YES;
     }
     if (cs->refused) {
         /* answered already; what the client still sends is dropped */
         *upload_data_size = 0;
         return MHD_YES;
+    }
+    if (cs->has_early) {
+        /* refused: the body is counted and dropped, never stored */
+        cs->dropped += *upload_data_size;
+        int over = cs->dropped > BODY_LIMIT;
+        if (*upload_data_size && !over) {
+            *upload_data_size = 0;
+            return MHD_YES;
+        }
+        *upload_data_size = 0;
+        cs->has_early = 0;
+        cs->refused = 1;
+        return queue_api_resp(conn, &cs->early);
     }
     if (*upload_data_size) {
         if (cu_buf_append(&cs->body, upload_data, *upload_data_size) != CU_OK ||
@@ -3003,6 +3027,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     if (cs) {
         cu_buf_free(&cs->body);
+        if (cs->has_early)
+            cu_api_resp_free(&cs->early);
         free(cs);
         *con_cls = NULL;
     }
