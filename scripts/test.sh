@@ -20,13 +20,14 @@ secs=${FUZZ_SECONDS:-20}
 if [ "$secs" -gt 0 ]; then
   echo "== fuzz targets, ${secs}s each"
   CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCUEUE_FUZZ=ON > /dev/null
-  cmake --build build-fuzz -j"$jobs" --target fuzz_quantity fuzz_yaml fuzz_simulate fuzz_jobs fuzz_jsonpath fuzz_fields
-  for f in fuzz_quantity fuzz_yaml fuzz_simulate fuzz_jobs fuzz_jsonpath fuzz_fields; do
+  cmake --build build-fuzz -j"$jobs" --target fuzz_quantity fuzz_yaml fuzz_simulate fuzz_jobs fuzz_jsonpath fuzz_fields fuzz_schema
+  for f in fuzz_quantity fuzz_yaml fuzz_simulate fuzz_jobs fuzz_jsonpath fuzz_fields fuzz_schema; do
     seeds=""
     [ "$f" = fuzz_simulate ] && seeds="sim/scenarios config/controller"
     [ "$f" = fuzz_jobs ] && seeds=controller/fuzz-seeds
     [ "$f" = fuzz_jsonpath ] && seeds=sim/cluster/fuzz-seeds
     [ "$f" = fuzz_fields ] && seeds=sim/cluster/fuzz-seeds-fields
+    [ "$f" = fuzz_schema ] && seeds=sim/cluster/fuzz-seeds-schema
     mkdir -p build-fuzz/corpus-$f
     ./build-fuzz/$f -max_total_time="$secs" -print_final_stats=0 build-fuzz/corpus-$f $seeds 2>&1 | tail -2
   done
