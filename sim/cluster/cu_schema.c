@@ -904,12 +904,11 @@ static void sv_array(sv_ctx *c, json_object *schema, json_object *arr, sv_path *
                 *mni = sget(schema, "minItems");
     const char *lt = sstr(schema, "x-kubernetes-list-type");
     if (is_num(mxi) && (double)n > json_object_get_double(mxi)) {
-        /* too many: say so and look no further (the items of a list that
-         * cannot be stored are not worth a walk, let alone a pair search) */
+        /* reported first; the items are still checked, as kube-apiserver
+         * does (linear: the body limit bounds them, uniqueness is hashed) */
         long long m = (long long)json_object_get_int64(mxi);
         sv_err(c, p->buf, "FieldValueTooMany", "Too many: %zu: must have at most %lld %s", n, m,
                m == 1 ? "item" : "items");
-        return;
     }
     if (is_num(mni) && (double)n < json_object_get_double(mni))
         sv_err(c, p->buf, "FieldValueInvalid", "Invalid value: %zu: %s in body should have at least %lld items",
