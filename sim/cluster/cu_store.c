@@ -2192,14 +2192,19 @@ static void check_name(const rt_ent *rt, const char *name, ferrs *fe)
                  label ? LABEL_MSG : SUBDOMAIN_MSG);
 }
 
-static void schema_check(rt_ent *rt, json_object *o, ferrs *fe)
+static void schema_check_with(json_object *schema, const cu_schema_rx *rx, json_object *o, ferrs *fe)
 {
-    if (!rt->pub.schema) return;
+    if (!schema) return;
     cu_schema_err errs[32];
-    size_t n = cu_schema_validate_rx(rt->pub.schema, rt->pub.schema_rx, o, 0, errs, 32);
+    size_t n = cu_schema_validate_rx(schema, rx, o, 0, errs, 32);
     for (size_t i = 0; i < n && i < 32; i++)
         ferr_add(fe, errs[i].field, errs[i].type, "%s", errs[i].message);
     fe->total += n > 32 ? n - 32 : 0;
+}
+
+static void schema_check(rt_ent *rt, json_object *o, ferrs *fe)
+{
+    schema_check_with(rt->pub.schema, rt->pub.schema_rx, o, fe);
 }
 
 static const char *qos_class(json_object *pod)
@@ -2316,6 +2321,20 @@ static void prepare_create(rt_ent *rt, json_object *o)
     }
 }
 
+/* The schema of a custom resource (pruning, defaults, validation) before
+ * the store's lock is taken, as kube-apiserver validates before admission
+ * and storage: the server goes on serving while a large object is checked.
+ * A schema replaced meanwhile stays alive (the store keeps old ones). */
+static void schema_check_unlocked(cu_store *s, rt_ent *rt, json_object *o, ferrs *fe)
+{
+    pthread_mutex_lock(&s->mu);
+    json_object *schema = rt->pub.schema;
+    const cu_schema_rx *rx = rt->pub.schema_rx;
+    pthread_mutex_unlock(&s->mu);
+    if (rt->pub.status_sub) json_object_object_del(o, "status");   /* as prepare_create */
+    schema_check_with(schema, rx, o, fe);
+}
+
 cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_object *obj,
                        json_object **out, cu_status *st)
 {
@@ -2380,6 +2399,14 @@ cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_ob
     json_object_object_del(m, "selfLink");
     json_object_object_del(m, "generation");
     if (rt->gen) json_object_object_add(m, "generation", json_object_new_int64(1));
+    if (rt->kid == K_CR) {
+        schema_check_unlocked(s, rt, obj, &fe);
+        if (fe.n) {
+            err = err_invalid(st, rt, namebuf, &fe);
+            json_object_put(obj);
+            return err;
+        }
+    }
 
     pthread_mutex_lock(&s->mu);
     if (!rt->served) { err = err_not_served(st); goto out; }
@@ -2426,10 +2453,6 @@ cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_ob
     jset_str(m, "uid", uid);
     jset_str(m, "creationTimestamp", ts);
     prepare_create(rt, obj);
-    if (rt->kid == K_CR) {
-        schema_check(rt, obj, &fe);
-        if (fe.n) { err = err_invalid(st, rt, namebuf, &fe); goto out; }
-    }
     if (rt->kid == K_CRD && (err = register_crd_locked(s, obj, st)) != CU_OK) goto out;
     err = commit_put(s, &c, rt, NULL, obj, st);
 out:
