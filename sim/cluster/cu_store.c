@@ -3133,20 +3133,8 @@ static char *w_init_next(cu_watch *w)
 static char *w_poll(cu_watch *w)
 {
     cu_store *s = w->s;
-    while (w->iinit < w->ninit) {
-        rstr *d = w->init[w->iinit];
-        w->init[w->iinit++] = NULL;
-        char *l = NULL;
-        if (sel_empty(&w->sel) || w->init_matched) {
-            l = w_line(w, EV_ADDED, d, NULL);
-        } else {
-            json_object *o = jparse_r(d);
-            if (o && sel_match(&w->sel, o)) l = w_line(w, EV_ADDED, d, o);
-            json_object_put(o);
-        }
-        rstr_unref(d);
-        if (l) return l;
-    }
+    char *first = w_init_next(w);
+    if (first) return first;
     if (w->pos < s->tail) {
         char msg[128];
         snprintf(msg, sizeof(msg), "too old resource version: %lld (%lld)", (long long)w->last_rv,

@@ -811,6 +811,24 @@ static void test_watch(void **state)
     assert_null(w);
 }
 
+/* A string of n 'x' (caller frees). */
+static char *big_string(size_t n)
+{
+    char *big = malloc(n + 1);
+    assert_non_null(big);
+    memset(big, 'x', n);
+    big[n] = '\0';
+    return big;
+}
+
+/* A ConfigMap NAME whose data.a is value. */
+static json_object *big_cm(const char *name, const char *value)
+{
+    json_object *o = J("{\"metadata\":{\"name\":\"%s\"},\"data\":{}}", name);
+    json_object_object_add(json_object_object_get(o, "data"), "a", json_object_new_string(value));
+    return o;
+}
+
 /* M1: an object whose stored form is over etcd's 1.5 MiB default is
  * refused as kube-apiserver refuses it (500, etcd's message), and is not
  * stored; just under the limit is fine. */
@@ -820,21 +838,15 @@ static void test_object_size_limit(void **state)
     const cu_rtype *cms = RT(f, "", "configmaps");
     cu_status st;
     size_t n = 1600 * 1024;
-    char *big = malloc(n + 1);
-    assert_non_null(big);
-    memset(big, 'x', n);
-    big[n] = '\0';
-    json_object *o = J("{\"metadata\":{\"name\":\"big\"},\"data\":{}}");
-    json_object_object_add(json_object_object_get(o, "data"), "a", json_object_new_string(big));
+    char *big = big_string(n);
+    json_object *o = big_cm("big", big);
     assert_int_equal(cu_store_create(f->s, cms, "default", o, NULL, &st), CU_ETRANSIENT);
     assert_int_equal(st.code, 500);
     assert_string_equal(st.message, "etcdserver: request is too large");
     assert_false(exists(f, cms, "default", "big"));
     /* growing an existing object over the limit is refused the same way */
     big[1400 * 1024] = '\0';
-    o = J("{\"metadata\":{\"name\":\"big\"},\"data\":{}}");
-    json_object_object_add(json_object_object_get(o, "data"), "a", json_object_new_string(big));
-    json_object *cur = create_ok(f, cms, "default", o);
+    json_object *cur = create_ok(f, cms, "default", big_cm("big", big));
     big[1400 * 1024] = 'x';
     json_object_object_add(json_object_object_get(cur, "data"), "a", json_object_new_string(big));
     assert_int_equal(cu_store_update(f->s, cms, "default", "big", NULL, cur, NULL, &st), CU_ETRANSIENT);
@@ -850,14 +862,8 @@ static void test_history_bytes(void **state)
     fx *f = *state;
     const cu_rtype *cms = RT(f, "", "configmaps");
     cu_status st;
-    size_t n = 1400 * 1024;
-    char *big = malloc(n + 1);
-    assert_non_null(big);
-    memset(big, 'x', n);
-    big[n] = '\0';
-    json_object *o = J("{\"metadata\":{\"name\":\"h\"},\"data\":{}}");
-    json_object_object_add(json_object_object_get(o, "data"), "a", json_object_new_string(big));
-    json_object_put(create_ok(f, cms, "default", o));
+    char *big = big_string(1400 * 1024);
+    json_object_put(create_ok(f, cms, "default", big_cm("h", big)));
     int64_t first = cu_store_rv(f->s), before_last = 0;
     for (int i = 0; i < 60; i++) {
         json_object *cur = NULL;
@@ -916,15 +922,11 @@ static void test_watch_initial_big(void **state)
     const cu_rtype *cms = RT(f, "", "configmaps"), *nss = RT(f, "", "namespaces");
     cu_status st;
     json_object_put(create_ok(f, nss, NULL, J("{\"metadata\":{\"name\":\"big\"}}")));
-    size_t n = 1400 * 1000;
-    char *big = malloc(n + 1);
-    assert_non_null(big);
-    memset(big, 'x', n);
-    big[n] = '\0';
+    char *big = big_string(1400 * 1000);
     for (int i = 0; i < 8; i++) {
-        json_object *o = J("{\"metadata\":{\"name\":\"cm-%d\"},\"data\":{}}", i);
-        json_object_object_add(json_object_object_get(o, "data"), "a", json_object_new_string(big));
-        json_object_put(create_ok(f, cms, "big", o));
+        char name[16];
+        snprintf(name, sizeof(name), "cm-%d", i);
+        json_object_put(create_ok(f, cms, "big", big_cm(name, big)));
     }
     free(big);
     enum { NW = 100 };
