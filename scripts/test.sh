@@ -21,6 +21,7 @@ if [ "$secs" -gt 0 ]; then
   fuzzers="fuzz_quantity fuzz_yaml fuzz_simulate fuzz_jobs fuzz_jsonpath fuzz_fields"
   fuzzers="$fuzzers fuzz_apiserver"
   fuzzers="$fuzzers fuzz_informer"
+  fuzzers="$fuzzers fuzz_schema"
   echo "== fuzz targets, ${secs}s each"
   CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCUEUE_FUZZ=ON > /dev/null
   cmake --build build-fuzz -j"$jobs" --target $fuzzers
@@ -32,6 +33,7 @@ if [ "$secs" -gt 0 ]; then
     [ "$f" = fuzz_fields ] && seeds=sim/cluster/fuzz-seeds-fields
     [ "$f" = fuzz_apiserver ] && seeds=sim/cluster/fuzz-seeds-apiserver
     [ "$f" = fuzz_informer ] && seeds=controller/fuzz-seeds-informer
+    [ "$f" = fuzz_schema ] && seeds=sim/cluster/fuzz-seeds-schema
     mkdir -p build-fuzz/corpus-$f
     ./build-fuzz/$f -max_total_time="$secs" -print_final_stats=0 build-fuzz/corpus-$f $seeds 2>&1 | tail -2
   done

@@ -28,6 +28,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -41,7 +42,11 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#define BODY_LIMIT ((size_t)64 << 20)   /* request bodies over this get 413 */
+/* kube-apiserver's limits: request bodies over 3 MiB get 413 (its
+ * MaxRequestBodyBytes), and idle connections are closed after a while. */
+#define BODY_LIMIT ((size_t)3 << 20)
+#define CONN_PER_CLIENT_DEFAULT 256      /* connections from one address */
+#define IDLE_TIMEOUT_DEFAULT 60          /* seconds without traffic (not watches) */
 #define WATCH_SLICE_MS 500               /* how often a blocked watch looks around */
 #define TABLE_CT "application/json;as=Table;v=v1;g=meta.k8s.io"
 /* the stack of a connection thread: recursive json-c code (serialise, free,
@@ -1511,7 +1516,7 @@ static int check_unknown_fields(const cu_api_req *r, const cu_rtype *rt, json_ob
     if (json_object_deep_copy(o, &copy, NULL) != 0)
         return 0;
     cu_schema_err errs[32];
-    size_t n = cu_schema_validate(rt->schema, copy, 1, errs, 32);
+    size_t n = cu_schema_validate_rx(rt->schema, rt->schema_rx, copy, 1, errs, 32);
     json_object_put(copy);
     if (n > 32)
         n = 32;
@@ -1591,7 +1596,8 @@ static int dry_validate(const cu_rtype *rt, json_object *o, cu_api_resp *resp)
     if (!rt->schema)
         return 0;
     cu_schema_err errs[32];
-    return respond_invalid(rt, o, errs, cu_schema_validate(rt->schema, o, 0, errs, 32), resp);
+    return respond_invalid(rt, o, errs, cu_schema_validate_rx(rt->schema, rt->schema_rx, o, 0, errs, 32),
+                           resp);
 }
 
 /* ObjectMeta and the built-in kinds' field types (cu_objmeta.c): 0, or
@@ -2859,6 +2865,10 @@ void cu_api_resp_free(cu_api_resp *r)
 
 typedef struct conn_state {
     cu_buf body;
+    int refused;       /* answered before the body was read */
+    int has_early;     /* early holds the answer, given once the body is dropped */
+    cu_api_resp early;
+    size_t dropped;    /* body bytes dropped so far */
 } conn_state;
 
 typedef struct arg_vec {
@@ -2944,6 +2954,88 @@ static int is_loopback(struct MHD_Connection *c)
     return 0;
 }
 
+/* Queues resp (consumed) on conn: a buffer, or a watch stream. */
+static enum MHD_Result queue_api_resp(struct MHD_Connection *conn, cu_api_resp *resp)
+{
+    struct MHD_Response *mr;
+    if (resp->watch) {
+        watch_stream *ws = resp->watch;
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        ws->fd = ci ? ci->connect_fd : -1;
+        resp->watch = NULL;
+        /* a watch waits for events as long as it likes: the idle timeout
+         * is for connections that send and receive nothing */
+        MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+        mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, watch_reader, ws,
+                                               watch_reader_free);
+        if (!mr)
+            ws_free(ws);
+    } else {
+        mr = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
+        if (mr)
+            resp->body = NULL;
+    }
+    enum MHD_Result ret = MHD_NO;
+    if (mr) {
+        char ra[32];
+        MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
+        MHD_add_response_header(mr, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, private");
+        if (resp->retry_after > 0) {
+            snprintf(ra, sizeof ra, "%d", resp->retry_after);
+            MHD_add_response_header(mr, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+        }
+        if (resp->warning)
+            MHD_add_response_header(mr, "Warning", resp->warning);
+        ret = MHD_queue_response(conn, (unsigned)resp->code, mr);
+        MHD_destroy_response(mr);
+    }
+    cu_api_resp_free(resp);
+    return ret;
+}
+
+static void body_too_large(cu_api_resp *resp)
+{
+    memset(resp, 0, sizeof *resp);
+    resp_status(resp, 413, "RequestEntityTooLarge", "Request entity too large: limit is %zu",
+                (size_t)BODY_LIMIT);
+}
+
+/* Refusals decided from the request line and headers alone, before any
+ * of the body is stored: no token (401), a declared body over the limit
+ * (413). Returns 0 (go on), 1 (answer now: resp set) or 2 (answer resp
+ * once the body is in, read and dropped: a small body is read so that the
+ * client, still sending, gets the answer rather than a reset). */
+static int refuse_early(cu_apiserver *a, struct MHD_Connection *conn, const char *url,
+                        cu_api_resp *resp)
+{
+    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    unsigned long long n = 0;
+    if (cl) {
+        char *end;
+        errno = 0;
+        n = strtoull(cl, &end, 10);
+        if (errno == ERANGE)
+            n = ULLONG_MAX;
+    }
+    cu_api_req req = {
+        .path = url,
+        .authorization =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+    };
+    if (!open_path(url) && !authorized(a, &req)) {
+        memset(resp, 0, sizeof *resp);
+        resp_status(resp, 401, "Unauthorized", "Unauthorized");
+        return n > BODY_LIMIT ? 1 : 2;
+    }
+    if (n > BODY_LIMIT) {
+        body_too_large(resp);
+        return 1;
+    }
+    return 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -2951,17 +3043,50 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
     cu_apiserver *a = cls;
     conn_state *cs = *con_cls;
+    cu_api_resp resp;
     (void)version;
     if (!cs) {
         cs = calloc(1, sizeof *cs);
         if (!cs)
             return MHD_NO;
-        cu_buf_init(&cs->body, BODY_LIMIT);
+        cu_buf_init(&cs->body, BODY_LIMIT + 1);
         *con_cls = cs;
+        int r = refuse_early(a, conn, url, &cs->early);
+        if (r == 1) {
+            cs->refused = 1;
+            return queue_api_resp(conn, &cs->early);
+        }
+        cs->has_early = r == 2;
         return MHD_YES;
     }
+    if (cs->refused) {
+        /* answered already; what the client still sends is dropped */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (cs->has_early) {
+        /* refused: the body is counted and dropped, never stored */
+        cs->dropped += *upload_data_size;
+        int over = cs->dropped > BODY_LIMIT;
+        if (*upload_data_size && !over) {
+            *upload_data_size = 0;
+            return MHD_YES;
+        }
+        *upload_data_size = 0;
+        cs->has_early = 0;
+        cs->refused = 1;
+        return queue_api_resp(conn, &cs->early);
+    }
     if (*upload_data_size) {
-        cu_buf_append(&cs->body, upload_data, *upload_data_size);
+        if (cu_buf_append(&cs->body, upload_data, *upload_data_size) != CU_OK ||
+            cs->body.len > BODY_LIMIT) {
+            /* over the limit without a Content-Length (chunked): answer now,
+             * do not read the rest */
+            *upload_data_size = 0;
+            cs->refused = 1;
+            body_too_large(&resp);
+            return queue_api_resp(conn, &resp);
+        }
         *upload_data_size = 0;
         return MHD_YES;
     }
@@ -2982,45 +3107,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         .body_len = cs->body.len,
         .loopback = is_loopback(conn),
     };
-    cu_api_resp resp;
-    if (cs->body.failed) {
-        memset(&resp, 0, sizeof resp);
-        resp_status(&resp, 413, "RequestEntityTooLarge",
-                    "Request entity too large: limit is %zu bytes", (size_t)BODY_LIMIT);
-    } else {
-        cu_apiserver_handle(a, &req, &resp);
-    }
-    struct MHD_Response *mr;
-    if (resp.watch) {
-        watch_stream *ws = resp.watch;
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        ws->fd = ci ? ci->connect_fd : -1;
-        resp.watch = NULL;
-        mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, watch_reader, ws,
-                                               watch_reader_free);
-        if (!mr)
-            ws_free(ws);
-    } else {
-        mr = MHD_create_response_from_buffer(resp.body_len, resp.body, MHD_RESPMEM_MUST_FREE);
-        if (mr)
-            resp.body = NULL;
-    }
-    enum MHD_Result ret = MHD_NO;
-    if (mr) {
-        char ra[32];
-        MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, resp.content_type);
-        MHD_add_response_header(mr, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, private");
-        if (resp.retry_after > 0) {
-            snprintf(ra, sizeof ra, "%d", resp.retry_after);
-            MHD_add_response_header(mr, MHD_HTTP_HEADER_RETRY_AFTER, ra);
-        }
-        if (resp.warning)
-            MHD_add_response_header(mr, "Warning", resp.warning);
-        ret = MHD_queue_response(conn, (unsigned)resp.code, mr);
-        MHD_destroy_response(mr);
-    }
-    cu_api_resp_free(&resp);
+    cu_apiserver_handle(a, &req, &resp);
+    enum MHD_Result ret = queue_api_resp(conn, &resp);
     for (size_t i = 0; i < av.n; i++)
         free(av.v[i]);
     free(av.v);
@@ -3036,6 +3124,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     if (cs) {
         cu_buf_free(&cs->body);
+        if (cs->has_early)
+            cu_api_resp_free(&cs->early);
         free(cs);
         *con_cls = NULL;
     }
@@ -3201,9 +3291,14 @@ cu_apiserver *cu_apiserver_start(cu_store *s, const cu_apiserver_opts *o, char *
     struct MHD_OptionItem opts[] = {
         {MHD_OPTION_SOCK_ADDR, 0, &ss},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, a},
-        {MHD_OPTION_CONNECTION_TIMEOUT, 0, NULL},
         {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape_keep_nul, NULL},
         {MHD_OPTION_THREAD_STACK_SIZE, CONN_STACK, NULL},
+        /* no client may hold every connection: a cap per address, and
+         * idle connections (slow TLS handshakes and requests too) closed */
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+         o->max_conns_per_client > 0 ? o->max_conns_per_client : CONN_PER_CLIENT_DEFAULT, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT,
+         o->idle_timeout_s > 0 ? o->idle_timeout_s : IDLE_TIMEOUT_DEFAULT, NULL},
         {o->tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, a->key_pem},
         {o->tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, a->cert_pem},
         {MHD_OPTION_END, 0, NULL},

@@ -18,6 +18,9 @@ typedef struct cu_apiserver_opts {
     const char *kubeconfig_out;/* written atomically (temp file + rename) once ready */
     int admin;                 /* serve the fault-injection endpoint /cueue/faults */
     int verbose;               /* log every request on stderr (added by apiserver) */
+    int max_conns_per_client;  /* connections from one address; 0 = 256 */
+    int idle_timeout_s;        /* close connections idle this long (watches are
+                                  exempt); 0 = 60 */
 } cu_apiserver_opts;
 
 typedef struct cu_apiserver cu_apiserver;

@@ -48,7 +48,14 @@ static const char help_cluster[] =
     "      --kubeconfig-out FILE where to write the kubeconfig (default\n"
     "                            ./cueue-kubeconfig)\n"
     "      --history N           watch events kept for resuming watches\n"
-    "                            (default 10000); older resourceVersions get 410\n"
+    "                            (default 10000, within 64 MiB of objects); older\n"
+    "                            resourceVersions get 410\n"
+    "      --max-connections-per-client N\n"
+    "                            connections one client address may hold (default\n"
+    "                            256); more are closed at once\n"
+    "      --idle-timeout SECONDS close connections idle this long, slow TLS\n"
+    "                            handshakes and requests included (default 60);\n"
+    "                            watches are exempt\n"
     "      --admin               serve the fault-injection endpoint /cueue/faults\n"
     "                            (only to clients on 127.0.0.1)\n"
     "      --fault JSON          apply a fault command at start (repeatable; same\n"
@@ -169,6 +176,18 @@ int cu_cluster_main(int argc, char **argv)
             if (!val || strtol(val, &end, 10) <= 0 || *end)
                 return usage("--history needs a positive number, got '%s'", val ? val : "");
             history = val;
+        } else if (opt_val(argc, argv, &i, "--max-connections-per-client", &val) ||
+                   opt_val(argc, argv, &i, "--idle-timeout", &val)) {
+            char *end;
+            long n = val ? strtol(val, &end, 10) : 0;
+            int conns = strcmp(a, "--idle-timeout") != 0 && strncmp(a, "--idle-timeout=", 15) != 0;
+            if (!val || n <= 0 || n > 100000 || *end)
+                return usage(conns ? "--max-connections-per-client needs a number from 1 to "
+                                     "100000, got '%s'"
+                                   : "--idle-timeout needs a number from 1 to 100000, got '%s'",
+                             val ? val : "");
+            if (conns) ao.max_conns_per_client = (int)n;
+            else ao.idle_timeout_s = (int)n;
         } else if (opt_val(argc, argv, &i, "--fault", &val)) {
             if (!val || !*val)
                 return usage("%s needs a value (a JSON fault command)", "--fault");

@@ -26,6 +26,7 @@
  */
 #include "cu_schema.h"
 #include "cu_patch.h"
+#include "cu_base.h"
 
 #include <arpa/inet.h>
 #include <math.h>
@@ -35,11 +36,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Compiled patterns: an open-addressing map pattern -> regex, built once
+ * per schema (cu_schema_rx_new) and only read afterwards, or built while
+ * one validation runs (sv_ctx.local). */
+typedef struct rx_ent {
+    char *pat;         /* NULL: empty slot */
+    int ok;            /* 1: re compiled; 0: not enforced (outside the subset) */
+    regex_t re;
+} rx_ent;
+
+struct cu_schema_rx {
+    rx_ent *t;
+    size_t cap, n;
+};
+
 typedef struct sv_ctx {
     int strict;
     int mutate;        /* 0 inside anyOf/oneOf/not branches */
     cu_schema_err *errs;
     size_t max, n;
+    const cu_schema_rx *rx;  /* the schema's compiled patterns, or NULL */
+    cu_schema_rx *local;     /* patterns compiled during this call (shared
+                                with the branches' contexts) */
 } sv_ctx;
 
 static void sv_err(sv_ctx *c, const char *field, const char *type, const char *fmt, ...)
@@ -358,20 +376,123 @@ static char *rx_translate(const char *p)
     return b.s;
 }
 
-/* Returns 1 if s matches, 0 if not, -1 if the pattern is unsupported. */
-static int rx_match(const char *pattern, const char *s)
+static uint64_t str_hash(const char *s, size_t n)
 {
-    char *ere = rx_translate(pattern);
-    if (!ere)
-        return -1;
-    regex_t re;
-    int rc = regcomp(&re, ere, REG_EXTENDED | REG_NOSUB);
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static rx_ent *rx_find(const cu_schema_rx *rx, const char *pat)
+{
+    if (!rx || !rx->cap)
+        return NULL;
+    size_t mask = rx->cap - 1;
+    for (size_t i = str_hash(pat, strlen(pat)) & mask;; i = (i + 1) & mask) {
+        rx_ent *e = &rx->t[i];
+        if (!e->pat || !strcmp(e->pat, pat))
+            return e;
+    }
+}
+
+/* Compiles pat into rx (once); returns its entry or NULL without memory. */
+static rx_ent *rx_add(cu_schema_rx *rx, const char *pat)
+{
+    if (rx->n * 2 >= rx->cap) {
+        size_t nc = rx->cap ? rx->cap * 2 : 16;
+        rx_ent *nt = calloc(nc, sizeof *nt);
+        if (!nt)
+            return NULL;
+        cu_schema_rx old = *rx;
+        rx->t = nt;
+        rx->cap = nc;
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.t[i].pat)
+                *rx_find(rx, old.t[i].pat) = old.t[i];
+        free(old.t);
+    }
+    rx_ent *e = rx_find(rx, pat);
+    if (e->pat)
+        return e;
+    if (!(e->pat = strdup(pat)))
+        return NULL;
+    rx->n++;
+    char *ere = rx_translate(pat);
+    e->ok = ere && regcomp(&e->re, ere, REG_EXTENDED | REG_NOSUB) == 0;
     free(ere);
-    if (rc != 0)
+    return e;
+}
+
+static void rx_walk(cu_schema_rx *rx, json_object *schema, int depth);
+
+static void rx_walk_list(cu_schema_rx *rx, json_object *list, int depth)
+{
+    size_t n = is_arr(list) ? json_object_array_length(list) : 0;
+    for (size_t i = 0; i < n; i++)
+        rx_walk(rx, json_object_array_get_idx(list, i), depth + 1);
+}
+
+static void rx_walk(cu_schema_rx *rx, json_object *schema, int depth)
+{
+    if (!is_obj(schema) || depth > CU_JSON_MAX_DEPTH)
+        return;
+    const char *pat = sstr(schema, "pattern");
+    if (pat)
+        rx_add(rx, pat);
+    json_object *props = sget(schema, "properties");
+    if (is_obj(props)) {
+        json_object_object_foreach(props, k, v) {
+            (void)k;
+            rx_walk(rx, v, depth + 1);
+        }
+    }
+    rx_walk(rx, sget(schema, "additionalProperties"), depth + 1);
+    rx_walk(rx, sget(schema, "items"), depth + 1);
+    rx_walk(rx, sget(schema, "not"), depth + 1);
+    rx_walk_list(rx, sget(schema, "allOf"), depth);
+    rx_walk_list(rx, sget(schema, "anyOf"), depth);
+    rx_walk_list(rx, sget(schema, "oneOf"), depth);
+}
+
+cu_schema_rx *cu_schema_rx_new(json_object *schema)
+{
+    cu_schema_rx *rx = calloc(1, sizeof *rx);
+    if (rx)
+        rx_walk(rx, schema, 0);
+    return rx;
+}
+
+void cu_schema_rx_free(cu_schema_rx *rx)
+{
+    if (!rx)
+        return;
+    for (size_t i = 0; i < rx->cap; i++) {
+        if (!rx->t[i].pat)
+            continue;
+        if (rx->t[i].ok)
+            regfree(&rx->t[i].re);
+        free(rx->t[i].pat);
+    }
+    free(rx->t);
+    free(rx);
+}
+
+/* Returns 1 if s matches, 0 if not, -1 if the pattern is unsupported.
+ * Each pattern is compiled once: from the schema's cache, else from this
+ * call's own (regexec on a shared regex_t is thread-safe in glibc). */
+static int rx_match(sv_ctx *c, const char *pattern, const char *s)
+{
+    rx_ent *e = rx_find(c->rx, pattern);
+    if (!e || !e->pat) {
+        if (!c->local || !(e = rx_add(c->local, pattern)))
+            return -1;
+    }
+    if (!e->ok)
         return -1;
-    rc = regexec(&re, s, 0, NULL, 0);
-    regfree(&re);
-    return rc == 0;
+    return regexec(&e->re, s, 0, NULL, 0) == 0;
 }
 
 /* ---- formats ---- */
@@ -613,7 +734,7 @@ static void sv_string(sv_ctx *c, json_object *schema, json_object *v, const char
     if (is_num(mnl) && (double)len < json_object_get_double(mnl))
         sv_err(c, path, "FieldValueInvalid", "Invalid value: %s: %s in body should be at least %lld chars long",
                q, path, (long long)json_object_get_int64(mnl));
-    if (pattern && rx_match(pattern, s) == 0)
+    if (pattern && rx_match(c, pattern, s) == 0)
         sv_err(c, path, "FieldValueInvalid", "Invalid value: %s: %s in body should match '%s'", q, path,
                pattern);
     if (format && !fmt_check(format, s))
@@ -648,6 +769,134 @@ static json_object *map_key_of(json_object *e, json_object *keys)
     return out;
 }
 
+/* ---- uniqueness (list-type set and map), linear in the list ---- */
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+/* A hash consistent with cu_json_equal: numbers by their double value
+ * (1 == 1.0), objects independent of key order. */
+static uint64_t jhash(json_object *v)
+{
+    if (!v)
+        return 0x5bd1e995ULL;
+    switch (json_object_get_type(v)) {
+    case json_type_boolean:
+        return mix64(json_object_get_boolean(v) ? 3 : 5);
+    case json_type_int:
+    case json_type_double: {
+        double d = json_object_get_double(v);
+        uint64_t bits;
+        if (d == 0)
+            d = 0; /* -0.0 */
+        memcpy(&bits, &d, sizeof bits);
+        return mix64(bits ^ 0x7ULL);
+    }
+    case json_type_string:
+        return mix64(str_hash(json_object_get_string(v), (size_t)json_object_get_string_len(v)));
+    case json_type_array: {
+        uint64_t h = 0xa5a5ULL;
+        size_t n = json_object_array_length(v);
+        for (size_t i = 0; i < n; i++)
+            h = mix64(h * 31 + jhash(json_object_array_get_idx(v, i)));
+        return h;
+    }
+    case json_type_object: {
+        uint64_t h = 0x3c3cULL;
+        json_object_object_foreach(v, k, e)
+            h += mix64(str_hash(k, strlen(k)) ^ (jhash(e) * 0x9e3779b97f4a7c15ULL));
+        return h;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* keys == NULL: set semantics (whole values); else list-map keys. */
+static uint64_t elem_hash(json_object *e, json_object *keys)
+{
+    if (!keys)
+        return jhash(e);
+    uint64_t h = 0x1234ULL;
+    size_t nk = json_object_array_length(keys);
+    for (size_t i = 0; i < nk; i++) {
+        json_object *k = json_object_array_get_idx(keys, i), *v = NULL;
+        int has = is_str(k) && is_obj(e) && json_object_object_get_ex(e, json_object_get_string(k), &v);
+        h = mix64(h * 31 + (has ? jhash(v) : 0xdeadULL));
+    }
+    return h;
+}
+
+static int elem_equal(json_object *a, json_object *b, json_object *keys)
+{
+    if (!keys)
+        return cu_json_equal(a, b);
+    size_t nk = json_object_array_length(keys);
+    for (size_t i = 0; i < nk; i++) {
+        json_object *k = json_object_array_get_idx(keys, i), *va = NULL, *vb = NULL;
+        if (!is_str(k))
+            continue;
+        const char *kn = json_object_get_string(k);
+        int ha = is_obj(a) && json_object_object_get_ex(a, kn, &va);
+        int hb = is_obj(b) && json_object_object_get_ex(b, kn, &vb);
+        if (ha != hb || (ha && !cu_json_equal(va, vb)))
+            return 0;
+    }
+    return 1;
+}
+
+typedef struct uslot { uint64_t h; size_t idx; int used; } uslot;
+
+/* Reports every element equal to an earlier one as a Duplicate. */
+static void sv_unique(sv_ctx *c, json_object *arr, json_object *keys, sv_path *p)
+{
+    size_t n = json_object_array_length(arr), cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    uslot *t = calloc(cap, sizeof *t);
+    if (!t) {
+        sv_err(c, p->buf, "InternalError", "Internal error: out of memory");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(arr, i);
+        uint64_t h = elem_hash(e, keys);
+        size_t j = h & (cap - 1);
+        int dup = 0;
+        for (; t[j].used; j = (j + 1) & (cap - 1))
+            if (t[j].h == h && elem_equal(e, json_object_array_get_idx(arr, t[j].idx), keys)) {
+                dup = 1;
+                break;
+            }
+        if (!dup) {
+            t[j].used = 1;
+            t[j].h = h;
+            t[j].idx = i;
+            continue;
+        }
+        size_t old = path_push_idx(p, i);
+        if (keys) {
+            json_object *k = map_key_of(e, keys);
+            sv_err(c, p->buf, "FieldValueDuplicate", "Duplicate value: %s",
+                   json_object_to_json_string_ext(k, JSON_C_TO_STRING_PLAIN));
+            json_object_put(k);
+        } else {
+            char val[200];
+            fmt_value(e, val, sizeof val);
+            sv_err(c, p->buf, "FieldValueDuplicate", "Duplicate value: %s", val);
+        }
+        path_pop(p, old);
+    }
+    free(t);
+}
+
 static void sv_array(sv_ctx *c, json_object *schema, json_object *arr, sv_path *p)
 {
     size_t n = json_object_array_length(arr);
@@ -655,6 +904,8 @@ static void sv_array(sv_ctx *c, json_object *schema, json_object *arr, sv_path *
                 *mni = sget(schema, "minItems");
     const char *lt = sstr(schema, "x-kubernetes-list-type");
     if (is_num(mxi) && (double)n > json_object_get_double(mxi)) {
+        /* reported first; the items are still checked, as kube-apiserver
+         * does (linear: the body limit bounds them, uniqueness is hashed) */
         long long m = (long long)json_object_get_int64(mxi);
         sv_err(c, p->buf, "FieldValueTooMany", "Too many: %zu: must have at most %lld %s", n, m,
                m == 1 ? "item" : "items");
@@ -671,36 +922,10 @@ static void sv_array(sv_ctx *c, json_object *schema, json_object *arr, sv_path *
             path_pop(p, old);
         }
     }
-    if (lt && !strcmp(lt, "set")) {
-        for (size_t i = 1; i < n; i++)
-            for (size_t j = 0; j < i; j++)
-                if (cu_json_equal(json_object_array_get_idx(arr, i), json_object_array_get_idx(arr, j))) {
-                    char val[200];
-                    size_t old = path_push_idx(p, i);
-                    fmt_value(json_object_array_get_idx(arr, i), val, sizeof val);
-                    sv_err(c, p->buf, "FieldValueDuplicate", "Duplicate value: %s", val);
-                    path_pop(p, old);
-                    break;
-                }
-    } else if (lt && !strcmp(lt, "map") && is_arr(sget(schema, "x-kubernetes-list-map-keys"))) {
-        json_object *keys = sget(schema, "x-kubernetes-list-map-keys");
-        for (size_t i = 1; i < n; i++) {
-            json_object *ki = map_key_of(json_object_array_get_idx(arr, i), keys);
-            for (size_t j = 0; j < i; j++) {
-                json_object *kj = map_key_of(json_object_array_get_idx(arr, j), keys);
-                int dup = cu_json_equal(ki, kj);
-                json_object_put(kj);
-                if (dup) {
-                    size_t old = path_push_idx(p, i);
-                    sv_err(c, p->buf, "FieldValueDuplicate", "Duplicate value: %s",
-                           json_object_to_json_string_ext(ki, JSON_C_TO_STRING_PLAIN));
-                    path_pop(p, old);
-                    break;
-                }
-            }
-            json_object_put(ki);
-        }
-    }
+    if (lt && !strcmp(lt, "set"))
+        sv_unique(c, arr, NULL, p);
+    else if (lt && !strcmp(lt, "map") && is_arr(sget(schema, "x-kubernetes-list-map-keys")))
+        sv_unique(c, arr, sget(schema, "x-kubernetes-list-map-keys"), p);
 }
 
 static int keep_embedded(int root, json_object *schema, const char *k)
@@ -813,7 +1038,7 @@ static size_t sv_branches(sv_ctx *c, json_object *list, json_object *v, sv_path 
 {
     size_t ok = 0, n = json_object_array_length(list);
     for (size_t i = 0; i < n; i++) {
-        sv_ctx sub = {c->strict, 0, NULL, 0, 0};
+        sv_ctx sub = {c->strict, 0, NULL, 0, 0, c->rx, c->local};
         json_object *slot = v;
         sv_value(&sub, json_object_array_get_idx(list, i), &slot, p, root);
         if (sub.n == 0)
@@ -908,7 +1133,7 @@ static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path
                val, p->buf);
     }
     if (is_obj(not)) {
-        sv_ctx sub = {c->strict, 0, NULL, 0, 0};
+        sv_ctx sub = {c->strict, 0, NULL, 0, 0, c->rx, c->local};
         json_object *s2 = v;
         sv_value(&sub, not, &s2, p, root);
         if (sub.n == 0) {
@@ -919,18 +1144,212 @@ static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path
     }
 }
 
-size_t cu_schema_validate(json_object *schema, json_object *obj, int strict,
-                          cu_schema_err *errs, size_t max)
+size_t cu_schema_validate_rx(json_object *schema, const cu_schema_rx *rx, json_object *obj,
+                             int strict, cu_schema_err *errs, size_t max)
 {
-    sv_ctx c = {strict, 1, errs, max, 0};
+    sv_ctx c = {strict, 1, errs, max, 0, rx, calloc(1, sizeof(cu_schema_rx))};
     sv_path p;
     p.buf[0] = '\0';
     p.len = 0;
     if (!is_obj(schema)) {
         sv_err(&c, "", "FieldValueInvalid", "Invalid value: the CRD has no structural schema");
-        return c.n;
+    } else {
+        json_object *slot = obj;
+        sv_value(&c, schema, &slot, &p, 1);
     }
-    json_object *slot = obj;
-    sv_value(&c, schema, &slot, &p, 1);
+    cu_schema_rx_free(c.local);
+    return c.n;
+}
+
+size_t cu_schema_validate(json_object *schema, json_object *obj, int strict,
+                          cu_schema_err *errs, size_t max)
+{
+    return cu_schema_validate_rx(schema, NULL, obj, strict, errs, max);
+}
+
+/* ---- checks of the schema itself (CRD creation and update) ---- */
+
+typedef struct sc_ctx {
+    sv_ctx *c;
+    char path[256];   /* the schema's field path */
+    size_t len;
+} sc_ctx;
+
+static size_t sc_push(sc_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static size_t sc_push(sc_ctx *x, const char *fmt, ...)
+{
+    size_t old = x->len;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(x->path + x->len, sizeof x->path - x->len, fmt, ap);
+    va_end(ap);
+    if (w > 0)
+        x->len = x->len + (size_t)w >= sizeof x->path ? sizeof x->path - 1 : x->len + (size_t)w;
+    return old;
+}
+
+static void sc_pop(sc_ctx *x, size_t old)
+{
+    x->len = old;
+    x->path[old] = '\0';
+}
+
+static void sc_err(sc_ctx *x, const char *key, json_object *v, const char *detail)
+{
+    size_t old = sc_push(x, ".%s", key);
+    sv_err(x->c, x->path, "FieldValueInvalid", "Invalid value: %s: %s",
+           json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+           detail);
+    sc_pop(x, old);
+}
+
+/* An int64 in JSON (an integral double in range counts). */
+static int json_int64(json_object *v, long long *out)
+{
+    if (json_object_is_type(v, json_type_int)) {
+        *out = (long long)json_object_get_int64(v);
+        return 1;
+    }
+    if (json_object_is_type(v, json_type_double)) {
+        double d = json_object_get_double(v);
+        if (isfinite(d) && d == floor(d) && fabs(d) < 9.0e18) {
+            *out = (long long)d;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A regular expression kube-apiserver's (RE2) compiler refuses, or one
+ * POSIX refuses after translation; unsupported-but-valid ECMA forms
+ * (\b, \uXXXX) are not errors. Writes the reason into why. */
+static int pattern_bad(const char *pat, char *why, size_t n)
+{
+    static const char *const perl[] = {"(?=", "(?!", "(?<=", "(?<!"};
+    for (size_t i = 0; i < sizeof perl / sizeof perl[0]; i++)
+        if (strstr(pat, perl[i])) {
+            snprintf(why, n, "error parsing regexp: invalid or unsupported Perl syntax: `%s`", perl[i]);
+            return 1;
+        }
+    for (const char *q = pat; *q; q++) {
+        if (*q == '\\' && q[1] >= '1' && q[1] <= '9') {
+            snprintf(why, n, "error parsing regexp: invalid escape sequence: `\\%c`", q[1]);
+            return 1;
+        }
+        if (*q == '\\' && q[1])
+            q++;
+    }
+    char *ere = rx_translate(pat);
+    if (!ere)
+        return 0;
+    regex_t re;
+    int rc = regcomp(&re, ere, REG_EXTENDED | REG_NOSUB);
+    free(ere);
+    if (rc == 0) {
+        regfree(&re);
+        return 0;
+    }
+    char msg[200];
+    regerror(rc, &re, msg, sizeof msg);
+    snprintf(why, n, "error parsing regexp: %s", msg);
+    return 1;
+}
+
+static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth);
+
+static void sc_list(sc_ctx *x, json_object *schema, const char *key, sv_path *dp, int depth)
+{
+    json_object *l = sget(schema, key);
+    size_t n = is_arr(l) ? json_object_array_length(l) : 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t old = sc_push(x, ".%s[%zu]", key, i);
+        sc_walk(x, json_object_array_get_idx(l, i), dp, depth + 1);
+        sc_pop(x, old);
+    }
+}
+
+static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth)
+{
+    if (!is_obj(schema) || depth > CU_JSON_MAX_DEPTH)
+        return;
+    static const char *const counts[] = {"maxLength", "minLength", "maxItems", "minItems",
+                                         "maxProperties", "minProperties"};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        json_object *v = NULL;
+        long long k;
+        if (!json_object_object_get_ex(schema, counts[i], &v))
+            continue;
+        if (!v || !json_int64(v, &k))
+            sc_err(x, counts[i], v, "must be an integer");
+        else if (k < 0)
+            sc_err(x, counts[i], v, "must be greater than or equal to 0");
+    }
+    static const char *const nums[] = {"minimum", "maximum", "multipleOf"};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        json_object *v = NULL;
+        if (!json_object_object_get_ex(schema, nums[i], &v))
+            continue;
+        if (!is_num(v) || !isfinite(json_object_get_double(v)))
+            sc_err(x, nums[i], v, "must be a number");
+        else if (i == 2 && json_object_get_double(v) <= 0)
+            sc_err(x, nums[i], v, "must be greater than zero");
+    }
+    json_object *pat = NULL;
+    if (json_object_object_get_ex(schema, "pattern", &pat)) {
+        char why[300], detail[400];
+        if (!is_str(pat)) {
+            sc_err(x, "pattern", pat, "must be a string");
+        } else if (pattern_bad(json_object_get_string(pat), why, sizeof why)) {
+            snprintf(detail, sizeof detail, "must be a valid regular expression, but isn't: %s", why);
+            sc_err(x, "pattern", pat, detail);
+        }
+    }
+    json_object *def = NULL;
+    if (json_object_object_get_ex(schema, "default", &def)) {
+        /* the default must be valid against its own schema */
+        cu_schema_err one[1];
+        sv_ctx sub = {0, 0, one, 1, 0, NULL, x->c->local};
+        json_object *slot = def;
+        sv_value(&sub, schema, &slot, dp, 0);
+        if (sub.n) {
+            size_t old = sc_push(x, ".default");
+            sv_err(x->c, x->path, one[0].type, "%s", one[0].message);
+            sc_pop(x, old);
+        }
+    }
+    json_object *props = sget(schema, "properties");
+    if (is_obj(props)) {
+        json_object_object_foreach(props, k, v) {
+            size_t old = sc_push(x, ".properties[%s]", k);
+            size_t dold = path_push_key(dp, k);
+            sc_walk(x, v, dp, depth + 1);
+            path_pop(dp, dold);
+            sc_pop(x, old);
+        }
+    }
+    static const char *const subs[] = {"additionalProperties", "items", "not"};
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        json_object *v = sget(schema, subs[i]);
+        if (!is_obj(v))
+            continue;
+        size_t old = sc_push(x, ".%s", subs[i]);
+        sc_walk(x, v, dp, depth + 1);
+        sc_pop(x, old);
+    }
+    sc_list(x, schema, "allOf", dp, depth);
+    sc_list(x, schema, "anyOf", dp, depth);
+    sc_list(x, schema, "oneOf", dp, depth);
+}
+
+size_t cu_schema_check(json_object *schema, const char *path, cu_schema_err *errs, size_t max)
+{
+    sv_ctx c = {0, 0, errs, max, 0, NULL, calloc(1, sizeof(cu_schema_rx))};
+    sc_ctx x = {&c, "", 0};
+    sv_path dp;
+    dp.buf[0] = '\0';
+    dp.len = 0;
+    sc_push(&x, "%s", path ? path : "");
+    sc_walk(&x, schema, &dp, 0);
+    cu_schema_rx_free(c.local);
     return c.n;
 }

@@ -35,4 +35,23 @@ typedef struct cu_schema_err {
 size_t cu_schema_validate(json_object *schema, json_object *obj, int strict,
                           cu_schema_err *errs, size_t max);
 
+/* The compiled patterns of one schema: every "pattern" in it compiled
+ * once, then only read (safe to share between threads). Returns a new
+ * cache, caller frees with cu_schema_rx_free, before the schema goes. */
+typedef struct cu_schema_rx cu_schema_rx;
+cu_schema_rx *cu_schema_rx_new(json_object *schema);
+void cu_schema_rx_free(cu_schema_rx *rx);
+
+/* cu_schema_validate with the schema's compiled patterns (borrowed; NULL:
+ * each pattern is compiled once for this call). */
+size_t cu_schema_validate_rx(json_object *schema, const cu_schema_rx *rx, json_object *obj,
+                             int strict, cu_schema_err *errs, size_t max);
+
+/* Checks a schema itself as kube-apiserver's CRD validation does: counts
+ * (maxLength, minItems, ...) are integers >= 0, multipleOf > 0, minimum
+ * and maximum are numbers, patterns compile, defaults are valid against
+ * their schema. path prefixes the fields ("spec.versions[0].schema.
+ * openAPIV3Schema"). Writes up to max errors, returns how many. */
+size_t cu_schema_check(json_object *schema, const char *path, cu_schema_err *errs, size_t max);
+
 #endif

@@ -222,7 +222,9 @@ struct cu_watch {
     selector sel;
     int bookmarks, done, sent_bookmark;
     int ending;                   /* finish after the pending events (CRD deleted) */
-    rstr **init; size_t ninit, iinit;
+    rstr **init; size_t ninit, iinit;   /* the initial list: owned refs, read
+                                          without the lock (one reader) */
+    int init_matched;             /* the selector was decided at open time */
     uint64_t pos;
     int64_t min_rv, last_rv;
     cu_watch *prev, *next;
@@ -240,11 +242,13 @@ struct cu_store {
     res_t **res; size_t nres, capres;
     hmap uids, deps, nss;
     sev *ring; size_t hcap; uint64_t head, tail; int64_t hist_rv;
+    size_t hbytes, hbytes_max;    /* bytes the ring's events hold, and their cap */
     cu_watch *watchers;
     hook *hooks; size_t nhooks;
     cu_store_backend be; int has_be; int be_errors;
     void **grave; size_t ngrave, capgrave;
     json_object **jgrave; size_t njgrave, capjgrave;
+    cu_schema_rx **rxgrave; size_t nrxgrave;
     res_t *r_ns;
 };
 
@@ -321,6 +325,16 @@ static void jgrave_add(cu_store *s, json_object *o)
         s->capjgrave = nc;
     }
     s->jgrave[s->njgrave++] = o;
+}
+
+/* An old schema's compiled patterns stay with it until the store goes. */
+static void rxgrave_add(cu_store *s, cu_schema_rx *rx)
+{
+    if (!rx) return;
+    cu_schema_rx **ng = realloc(s->rxgrave, (s->nrxgrave + 1) * sizeof(*ng));
+    if (!ng) return; /* leak rather than free patterns a reader may use */
+    s->rxgrave = ng;
+    s->rxgrave[s->nrxgrave++] = rx;
 }
 
 static json_object *jparse(const char *s, size_t n)
@@ -902,6 +916,16 @@ static int crd_validate(json_object *crd, ferrs *fe)
             ferr_add(fe, f, "FieldValueRequired", "Required value");
         }
         if (sv && json_object_get_boolean(sv)) nstorage++;
+        /* the schema itself: counts, multipleOf, patterns, defaults */
+        json_object *schema = jget(jget(v, "schema"), "openAPIV3Schema");
+        if (schema) {
+            char sp[80];
+            cu_schema_err se[8];
+            snprintf(sp, sizeof(sp), "spec.versions[%zu].schema.openAPIV3Schema", i);
+            size_t ns = cu_schema_check(schema, sp, se, 8);
+            for (size_t k = 0; k < ns && k < 8; k++) ferr_add(fe, se[k].field, se[k].type, "%s", se[k].message);
+            fe->total += ns > 8 ? ns - 8 : 0;
+        }
     }
     if (nv && nstorage != 1)
         ferr_add(fe, "spec.versions", "FieldValueInvalid",
@@ -1044,8 +1068,12 @@ static cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st)
             (t->pub.schema || schema)) {
             /* readers may borrow the old schema: keep it until the store goes */
             jgrave_add(s, t->pub.schema);
+            rxgrave_add(s, t->pub.schema_rx);
             t->pub.schema = NULL;
+            t->pub.schema_rx = NULL;
             if (schema) json_object_deep_copy(schema, &t->pub.schema, NULL);
+            /* each pattern compiled once, here, not per validated string */
+            if (t->pub.schema) t->pub.schema_rx = cu_schema_rx_new(t->pub.schema);
         }
         t->pub.storage = is_storage;
         t->served = !served || json_object_get_boolean(served);
@@ -1337,17 +1365,31 @@ static void work_push(opctx *c, const char *uid)
     if (d) c->work[c->nwork++] = d;
 }
 
+static size_t sev_bytes(const sev *v)
+{
+    return (v->obj ? v->obj->len : 0) + (v->old ? v->old->len : 0);
+}
+
+/* Drops the oldest event of the history (its RV becomes too old). */
+static void ring_pop(cu_store *s)
+{
+    sev *o = &s->ring[s->tail % s->hcap];
+    s->hist_rv = o->rv;
+    s->hbytes -= sev_bytes(o);
+    rstr_unref(o->obj);
+    rstr_unref(o->old);
+    free(o->ns);
+    s->tail++;
+}
+
 static void emit(cu_store *s, opctx *c, rt_ent *rt, const char *type, const char *ns, rstr *obj,
                  rstr *old, int64_t rv)
 {
-    if (s->head - s->tail == s->hcap) {
-        sev *o = &s->ring[s->tail % s->hcap];
-        s->hist_rv = o->rv;
-        rstr_unref(o->obj);
-        rstr_unref(o->old);
-        free(o->ns);
-        s->tail++;
-    }
+    if (s->head - s->tail == s->hcap) ring_pop(s);
+    /* the history is capped by bytes too: large objects changed often
+     * would otherwise keep every version alive (the newest event stays) */
+    size_t add = (obj ? obj->len : 0) + (old ? old->len : 0);
+    while (s->head > s->tail && s->hbytes + add > s->hbytes_max) ring_pop(s);
     sev *v = &s->ring[s->head % s->hcap];
     v->rv = rv;
     v->res = rt->res;
@@ -1355,6 +1397,7 @@ static void emit(cu_store *s, opctx *c, rt_ent *rt, const char *type, const char
     v->ns = strdup(ns ? ns : "");
     v->obj = rstr_ref(obj);
     v->old = rstr_ref(old);
+    s->hbytes += add;
     s->head++;
     pthread_cond_broadcast(&s->cv);
     if (s->nhooks) pend_add(c, rt, type, obj);
@@ -1401,6 +1444,12 @@ static cu_err commit_put(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object 
     jset_str(o, "kind", srt->pub.kind);
     rstr *data = serialize(o);
     if (!data) return cu_status_set(st, 500, "InternalError", "out of memory");
+    if (data->len > CU_STORE_OBJECT_MAX) {
+        /* what kube-apiserver answers when etcd refuses the write
+         * (--max-request-bytes): a 500 with etcd's message and no reason */
+        rstr_unref(data);
+        return cu_status_set(st, 500, "", "etcdserver: request is too large");
+    }
     json_object *m = jget(o, "metadata");
     int is_new = e == NULL;
     if (is_new) {
@@ -2065,6 +2114,30 @@ static int sel_match(const selector *sl, json_object *o)
     return 1;
 }
 
+/* Does e satisfy the selector's metadata.name and metadata.namespace
+ * requirements (the others are not looked at)? */
+static int sel_meta_ok(const selector *sl, const ent *e)
+{
+    for (size_t i = 0; i < sl->nf; i++) {
+        const char *v = !strcmp(sl->f[i].label, "metadata.name") ? e->name
+                        : !strcmp(sl->f[i].label, "metadata.namespace") ? e->ns : NULL;
+        if (!v) continue;
+        int eq = strcmp(v, sl->f[i].value) == 0;
+        if (sl->f[i].neg ? eq : !eq) return 0;
+    }
+    return 1;
+}
+
+/* Has the selector only name and namespace requirements? */
+static int sel_meta_only(const selector *sl)
+{
+    if (sl->nl) return 0;
+    for (size_t i = 0; i < sl->nf; i++)
+        if (strcmp(sl->f[i].label, "metadata.name") && strcmp(sl->f[i].label, "metadata.namespace"))
+            return 0;
+    return 1;
+}
+
 static cu_err sel_parse(const rt_ent *rt, const cu_list_opts *o, selector *sl, cu_status *st)
 {
     memset(sl, 0, sizeof(*sl));
@@ -2137,14 +2210,19 @@ static cu_err objmeta_check(const rt_ent *rt, json_object *o, cu_status *st)
                        json_object_get_string(nm) : "", &fe);
 }
 
-static void schema_check(rt_ent *rt, json_object *o, ferrs *fe)
+static void schema_check_with(json_object *schema, const cu_schema_rx *rx, json_object *o, ferrs *fe)
 {
-    if (!rt->pub.schema) return;
+    if (!schema) return;
     cu_schema_err errs[32];
-    size_t n = cu_schema_validate(rt->pub.schema, o, 0, errs, 32);
+    size_t n = cu_schema_validate_rx(schema, rx, o, 0, errs, 32);
     for (size_t i = 0; i < n && i < 32; i++)
         ferr_add(fe, errs[i].field, errs[i].type, "%s", errs[i].message);
     fe->total += n > 32 ? n - 32 : 0;
+}
+
+static void schema_check(rt_ent *rt, json_object *o, ferrs *fe)
+{
+    schema_check_with(rt->pub.schema, rt->pub.schema_rx, o, fe);
 }
 
 static const char *qos_class(json_object *pod)
@@ -2261,6 +2339,20 @@ static void prepare_create(rt_ent *rt, json_object *o)
     }
 }
 
+/* The schema of a custom resource (pruning, defaults, validation) before
+ * the store's lock is taken, as kube-apiserver validates before admission
+ * and storage: the server goes on serving while a large object is checked.
+ * A schema replaced meanwhile stays alive (the store keeps old ones). */
+static void schema_check_unlocked(cu_store *s, rt_ent *rt, json_object *o, ferrs *fe)
+{
+    pthread_mutex_lock(&s->mu);
+    json_object *schema = rt->pub.schema;
+    const cu_schema_rx *rx = rt->pub.schema_rx;
+    pthread_mutex_unlock(&s->mu);
+    if (rt->pub.status_sub) json_object_object_del(o, "status");   /* as prepare_create */
+    schema_check_with(schema, rx, o, fe);
+}
+
 cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_object *obj,
                        json_object **out, cu_status *st)
 {
@@ -2326,6 +2418,14 @@ cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_ob
     json_object_object_del(m, "selfLink");
     json_object_object_del(m, "generation");
     if (rt->gen) json_object_object_add(m, "generation", json_object_new_int64(1));
+    if (rt->kid == K_CR) {
+        schema_check_unlocked(s, rt, obj, &fe);
+        if (fe.n) {
+            err = err_invalid(st, rt, namebuf, &fe);
+            json_object_put(obj);
+            return err;
+        }
+    }
 
     pthread_mutex_lock(&s->mu);
     if (!rt->served) { err = err_not_served(st); goto out; }
@@ -2372,10 +2472,6 @@ cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_ob
     jset_str(m, "uid", uid);
     jset_str(m, "creationTimestamp", ts);
     prepare_create(rt, obj);
-    if (rt->kid == K_CR) {
-        schema_check(rt, obj, &fe);
-        if (fe.n) { err = err_invalid(st, rt, namebuf, &fe); goto out; }
-    }
     if (rt->kid == K_CRD && (err = register_crd_locked(s, obj, st)) != CU_OK) goto out;
     err = commit_put(s, &c, rt, NULL, obj, st);
 out:
@@ -2970,7 +3066,12 @@ cu_err cu_store_watch_open(cu_store *s, const cu_rtype *rtp, const char *ns,
         size_t pl = strlen(prefix), a = w->ns ? res_bound(r, prefix, 0) : 0, b = a;
         while (b < r->n && (!w->ns || strncmp(r->vec[b]->key, prefix, pl) == 0)) b++;
         w->init = b > a ? malloc((b - a) * sizeof(*w->init)) : NULL;
-        for (size_t i = a; w->init && i < b; i++) w->init[w->ninit++] = rstr_ref(r->vec[i]->data);
+        /* name and namespace requirements are decided here, from the
+         * index: nothing else is referenced, parsed or copied for them */
+        for (size_t i = a; w->init && i < b; i++)
+            if (sel_meta_ok(&w->sel, r->vec[i]))
+                w->init[w->ninit++] = rstr_ref(r->vec[i]->data);
+        w->init_matched = sel_meta_only(&w->sel);
         w->min_rv = w->last_rv = s->rv;
         w->pos = s->head;
     } else {
@@ -3025,15 +3126,17 @@ static char *status_line(int code, const char *reason, const char *msg)
     return l;
 }
 
-/* The next line for w, or NULL when nothing is pending (lock held). */
-static char *w_poll(cu_watch *w)
+/* The next line of w's initial list, or NULL when it is done. Runs
+ * without the store's lock: the list is w's own references, so hundreds
+ * of watchers parse and serialize large objects in parallel while the
+ * store goes on serving. */
+static char *w_init_next(cu_watch *w)
 {
-    cu_store *s = w->s;
     while (w->iinit < w->ninit) {
         rstr *d = w->init[w->iinit];
         w->init[w->iinit++] = NULL;
         char *l = NULL;
-        if (sel_empty(&w->sel)) {
+        if (sel_empty(&w->sel) || w->init_matched) {
             l = w_line(w, EV_ADDED, d, NULL);
         } else {
             json_object *o = jparse_r(d);
@@ -3043,6 +3146,15 @@ static char *w_poll(cu_watch *w)
         rstr_unref(d);
         if (l) return l;
     }
+    return NULL;
+}
+
+/* The next line for w, or NULL when nothing is pending (lock held). */
+static char *w_poll(cu_watch *w)
+{
+    cu_store *s = w->s;
+    char *first = w_init_next(w);
+    if (first) return first;
     if (w->pos < s->tail) {
         char msg[128];
         snprintf(msg, sizeof(msg), "too old resource version: %lld (%lld)", (long long)w->last_rv,
@@ -3098,7 +3210,8 @@ char *cu_store_watch_next(cu_watch *w, int timeout_ms)
         dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
         if (dl.tv_nsec >= 1000000000L) { dl.tv_sec++; dl.tv_nsec -= 1000000000L; }
     }
-    char *l = NULL;
+    char *l = w_init_next(w);
+    if (l) return l;
     pthread_mutex_lock(&s->mu);
     for (;;) {
         if (w->done) break;
@@ -3150,16 +3263,17 @@ void cu_store_watch_close(cu_watch *w)
     free(w);
 }
 
+void cu_store_set_history_bytes(cu_store *s, size_t bytes)
+{
+    pthread_mutex_lock(&s->mu);
+    s->hbytes_max = bytes ? bytes : CU_STORE_HISTORY_BYTES;
+    pthread_mutex_unlock(&s->mu);
+}
+
 void cu_store_compact(cu_store *s)
 {
     pthread_mutex_lock(&s->mu);
-    while (s->tail < s->head) {
-        sev *v = &s->ring[s->tail % s->hcap];
-        rstr_unref(v->obj);
-        rstr_unref(v->old);
-        free(v->ns);
-        s->tail++;
-    }
+    while (s->tail < s->head) ring_pop(s);
     s->hist_rv = s->rv;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
@@ -3214,6 +3328,7 @@ cu_store *cu_store_new(size_t history, const cu_clock *clock)
     else { s->clock.now_ms = os_now_ms; s->clock.ud = NULL; }
     s->rng = seed_rng();
     s->hcap = history ? history : 10000;
+    s->hbytes_max = CU_STORE_HISTORY_BYTES;
     s->ring = calloc(s->hcap, sizeof(*s->ring));
     if (!s->ring) { cu_store_free(s); return NULL; }
     for (size_t i = 0; i < sizeof(BUILTINS) / sizeof(*BUILTINS); i++)
@@ -3274,6 +3389,7 @@ void cu_store_free(cu_store *s)
         free_strv(p->categories, p->ncat);
         free_cols(p->cols, p->ncols);
         json_object_put(p->schema);
+        cu_schema_rx_free(p->schema_rx);
         free(s->rts[i]);
     }
     free(s->rts);
@@ -3287,6 +3403,8 @@ void cu_store_free(cu_store *s)
     free(s->grave);
     for (size_t i = 0; i < s->njgrave; i++) json_object_put(s->jgrave[i]);
     free(s->jgrave);
+    for (size_t i = 0; i < s->nrxgrave; i++) cu_schema_rx_free(s->rxgrave[i]);
+    free(s->rxgrave);
     free(s->hooks);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
@@ -3359,11 +3477,7 @@ void cu_store_load_done(cu_store *s, int64_t counter)
 {
     pthread_mutex_lock(&s->mu);
     if (counter > s->rv) s->rv = counter;
-    while (s->tail < s->head) {
-        sev *v = &s->ring[s->tail % s->hcap];
-        rstr_unref(v->obj); rstr_unref(v->old); free(v->ns);
-        s->tail++;
-    }
+    while (s->tail < s->head) ring_pop(s);
     s->hist_rv = s->rv;
     /* restore terminating state of CRDs whose resources are being emptied */
     for (size_t i = 0; i < s->nres; i++) {

@@ -64,6 +64,7 @@ typedef struct cu_rtype {
     char **categories; size_t ncat;
     cu_pcol *cols; size_t ncols;  /* printer columns (beyond NAME, AGE) */
     json_object *schema;          /* openAPIV3Schema (CRDs), owned, or NULL */
+    struct cu_schema_rx *schema_rx; /* its compiled patterns (cu_schema.h), owned */
     int from_crd;                 /* registered by a CustomResourceDefinition */
     int storage;                  /* storage version among the group's versions */
 } cu_rtype;
@@ -78,6 +79,16 @@ typedef struct cu_store cu_store;
  * kube-public and kube-node-lease. history: watch events kept (0: 10000).
  * clock: wall time for timestamps. Caller frees with cu_store_free. */
 cu_store *cu_store_new(size_t history, const cu_clock *clock);
+
+/* Objects whose stored JSON is over this are refused as kube-apiserver
+ * refuses them when etcd does (its default --max-request-bytes, 1.5 MiB):
+ * 500 "etcdserver: request is too large". */
+#define CU_STORE_OBJECT_MAX ((size_t)1572864)
+/* The watch history holds at most this many bytes of objects (as well as
+ * at most `history` events); the oldest events go first (410 for them). */
+#define CU_STORE_HISTORY_BYTES ((size_t)64 << 20)
+/* Sets the history's byte cap (0 = the default). */
+void cu_store_set_history_bytes(cu_store *s, size_t bytes);
 void cu_store_free(cu_store *s);
 
 /* ---- registry ---- */

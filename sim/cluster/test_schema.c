@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cu_schema.h"
 
@@ -345,12 +346,182 @@ static void test_schema_not_modified(void **state)
     json_object_put(schema);
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* H1: an array over maxItems is reported as too many first, and the rest
+ * of its checks (items, uniqueness of 20,000 distinct keys) take linear
+ * time, as kube-apiserver still reports the items' problems. */
+static void test_schema_max_items_first(void **state)
+{
+    (void)state;
+    json_object *schema = J("{'type':'object','properties':{'l':{'type':'array','maxItems':8,"
+                            "'x-kubernetes-list-type':'map','x-kubernetes-list-map-keys':['name'],"
+                            "'items':{'type':'object','properties':{'name':{'type':'string','maxLength':3}}}}}}");
+    json_object *obj = json_object_new_object(), *l = json_object_new_array();
+    for (int i = 0; i < 20000; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "n%d", i);
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "name", json_object_new_string(name));
+        json_object_array_add(l, e);
+    }
+    json_object_object_add(obj, "l", l);
+    cu_schema_err errs[4];
+    double t0 = now_s();
+    size_t n = cu_schema_validate(schema, obj, 1, errs, 4);
+    double dt = now_s() - t0;
+    assert_int_equal(n, 1 + (20000 - 100)); /* names from n100 on are over 3 characters */
+    assert_string_equal(errs[0].field, "l");
+    assert_string_equal(errs[0].type, "FieldValueTooMany");
+    assert_string_equal(errs[0].message, "Too many: 20000: must have at most 8 items");
+    assert_string_equal(errs[1].field, "l[100].name");
+    assert_true(dt < 1.0);
+    json_object_put(obj);
+    json_object_put(schema);
+}
+
+/* H1: uniqueness of list-type map keys and set values is checked in
+ * linear time: 20,000 distinct keys and one duplicate at the end. Equal
+ * values are equal whatever their spelling (1 and 1.0, key order). */
+static void test_schema_unique_linear(void **state)
+{
+    (void)state;
+    json_object *schema = J("{'type':'object','properties':{'l':{'type':'array',"
+                            "'x-kubernetes-list-type':'map','x-kubernetes-list-map-keys':['name','port'],"
+                            "'items':{'type':'object','properties':{'name':{'type':'string'},"
+                            "'port':{'type':'integer'}}}},"
+                            "'s':{'type':'array','x-kubernetes-list-type':'set'}}}");
+    json_object *obj = json_object_new_object(), *l = json_object_new_array();
+    const int N = 20000;
+    for (int i = 0; i <= N; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "n%d", i == N ? 17 : i);
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "port", json_object_new_int(i == N ? 17 : i));
+        json_object_object_add(e, "name", json_object_new_string(name));
+        json_object_array_add(l, e);
+    }
+    json_object_object_add(obj, "l", l);
+    json_object_object_add(obj, "s", J("[1,'a',1.0,{'x':1,'y':2},{'y':2,'x':1},'b',true,null,null]"));
+    cu_schema_err errs[8];
+    double t0 = now_s();
+    size_t n = cu_schema_validate(schema, obj, 1, errs, 8);
+    double dt = now_s() - t0;
+    assert_int_equal(n, 4);
+    char want[64];
+    snprintf(want, sizeof want, "l[%d]", N);
+    int seen_l = 0, seen_s2 = 0, seen_s4 = 0, seen_s8 = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(errs[i].type, "FieldValueDuplicate");
+        if (!strcmp(errs[i].field, want)) {
+            seen_l = 1;
+            assert_string_equal(errs[i].message, "Duplicate value: {\"name\":\"n17\",\"port\":17}");
+        }
+        seen_s2 |= !strcmp(errs[i].field, "s[2]");
+        seen_s4 |= !strcmp(errs[i].field, "s[4]");
+        seen_s8 |= !strcmp(errs[i].field, "s[8]");
+    }
+    assert_true(seen_l && seen_s2 && seen_s4 && seen_s8);
+    assert_true(dt < 1.0);
+    json_object_put(obj);
+    json_object_put(schema);
+}
+
+/* H2: a pattern is compiled once per schema, not once per string: 100,000
+ * strings under one pattern validate quickly, with or without a prepared
+ * cache, and the prepared cache gives the same answers. */
+static void test_schema_pattern_cache(void **state)
+{
+    (void)state;
+    json_object *schema = J("{'type':'object','properties':{'l':{'type':'array','items':{'type':'string',"
+                            "'pattern':" NAME_PATTERN "}}}}");
+    json_object *obj = json_object_new_object(), *l = json_object_new_array();
+    for (int i = 0; i < 100000; i++) {
+        char name[32];
+        snprintf(name, sizeof name, i == 777 ? "Bad_%d" : "good-%d", i);
+        json_object_array_add(l, json_object_new_string(name));
+    }
+    json_object_object_add(obj, "l", l);
+    cu_schema_err errs[4];
+    double t0 = now_s();
+    size_t n = cu_schema_validate(schema, obj, 1, errs, 4);
+    double dt = now_s() - t0;
+    assert_int_equal(n, 1);
+    assert_string_equal(errs[0].field, "l[777]");
+    assert_true(dt < 1.0);
+    cu_schema_rx *rx = cu_schema_rx_new(schema);
+    assert_non_null(rx);
+    memset(errs, 0, sizeof errs);
+    assert_int_equal(cu_schema_validate_rx(schema, rx, obj, 1, errs, 4), 1);
+    assert_string_equal(errs[0].field, "l[777]");
+    cu_schema_rx_free(rx);
+    json_object_put(obj);
+    json_object_put(schema);
+}
+
+/* A5: schemas that kube-apiserver would not take are refused with the
+ * field of the schema and the problem; good ones pass. */
+static void test_schema_check(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *schema, *field, *msg;
+    } bad[] = {
+        {"{'type':'object','properties':{'a':{'type':'number','multipleOf':0}}}",
+         "P.properties[a].multipleOf", "Invalid value: 0: must be greater than zero"},
+        {"{'type':'object','properties':{'a':{'type':'string','maxLength':-5}}}",
+         "P.properties[a].maxLength", "Invalid value: -5: must be greater than or equal to 0"},
+        {"{'type':'object','properties':{'a':{'type':'string','minLength':1e20}}}",
+         "P.properties[a].minLength", "Invalid value: 1e20: must be an integer"},
+        {"{'type':'object','properties':{'a':{'type':'array','maxItems':'3'}}}",
+         "P.properties[a].maxItems", "Invalid value: \"3\": must be an integer"},
+        {"{'type':'object','properties':{'a':{'type':'integer','default':'x'}}}",
+         "P.properties[a].default", "Invalid value: \"string\": a in body must be of type integer: \"string\""},
+        {"{'type':'object','properties':{'s':{'type':'object','properties':{'a':{'type':'string','maxLength':2,'default':'abc'}}}}}",
+         "P.properties[s].properties[a].default", "Too long: may not be more than 2 bytes"},
+        {"{'type':'object','properties':{'a':{'type':'string','pattern':'(ab'}}}",
+         "P.properties[a].pattern", "Invalid value: \"(ab\": must be a valid regular expression, but isn't: "},
+        {"{'type':'object','properties':{'a':{'type':'string','pattern':'a(?=b)'}}}",
+         "P.properties[a].pattern", "Invalid value: \"a(?=b)\": must be a valid regular expression, but isn't: "},
+        {"{'type':'object','properties':{'a':{'type':'array','items':{'type':'string','pattern':'[z-a]'}}}}",
+         "P.properties[a].items.pattern", "Invalid value: \"[z-a]\": must be a valid regular expression, but isn't: "},
+        {"{'type':'object','anyOf':[{'properties':{'a':{'maxProperties':-1}}}]}",
+         "P.anyOf[0].properties[a].maxProperties", "Invalid value: -1: must be greater than or equal to 0"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_object *schema = J(bad[i].schema);
+        cu_schema_err errs[4];
+        memset(errs, 0, sizeof errs);
+        size_t n = cu_schema_check(schema, "P", errs, 4);
+        if (n != 1 || strcmp(errs[0].field, bad[i].field) ||
+            strncmp(errs[0].message, bad[i].msg, strlen(bad[i].msg)))
+            fail_msg("%s: got %zu: %s: %s", bad[i].schema, n, errs[0].field, errs[0].message);
+        json_object_put(schema);
+    }
+    json_object *cq = J(CQ_SCHEMA);
+    assert_int_equal(cu_schema_check(cq, "P", NULL, 0), 0);
+    json_object_put(cq);
+    /* a valid pattern outside the translated subset is not refused */
+    json_object *ok = J("{'type':'string','pattern':'\\\\bword\\\\b','default':'x'}");
+    assert_int_equal(cu_schema_check(ok, "P", NULL, 0), 0);
+    json_object_put(ok);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schema_table),
         cmocka_unit_test(test_schema_error_cap),
         cmocka_unit_test(test_schema_not_modified),
+        cmocka_unit_test(test_schema_max_items_first),
+        cmocka_unit_test(test_schema_unique_linear),
+        cmocka_unit_test(test_schema_pattern_cache),
+        cmocka_unit_test(test_schema_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

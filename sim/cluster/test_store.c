@@ -811,6 +811,155 @@ static void test_watch(void **state)
     assert_null(w);
 }
 
+/* A string of n 'x' (caller frees). */
+static char *big_string(size_t n)
+{
+    char *big = malloc(n + 1);
+    assert_non_null(big);
+    memset(big, 'x', n);
+    big[n] = '\0';
+    return big;
+}
+
+/* A ConfigMap NAME whose data.a is value. */
+/* A Lease whose holderIdentity is value: a kind with no size rule of its
+ * own (a ConfigMap's data is refused over 1 MiB before the storage limit
+ * is reached). */
+static json_object *big_obj(const char *name, const char *value)
+{
+    json_object *o = J("{\"metadata\":{\"name\":\"%s\"},\"spec\":{}}", name);
+    json_object_object_add(json_object_object_get(o, "spec"), "holderIdentity",
+                           json_object_new_string(value));
+    return o;
+}
+
+/* M1: an object whose stored form is over etcd's 1.5 MiB default is
+ * refused as kube-apiserver refuses it (500, etcd's message), and is not
+ * stored; just under the limit is fine. */
+static void test_object_size_limit(void **state)
+{
+    fx *f = *state;
+    const cu_rtype *cms = RT(f, "coordination.k8s.io", "leases");
+    cu_status st;
+    size_t n = 1600 * 1024;
+    char *big = big_string(n);
+    json_object *o = big_obj("big", big);
+    assert_int_equal(cu_store_create(f->s, cms, "default", o, NULL, &st), CU_ETRANSIENT);
+    assert_int_equal(st.code, 500);
+    assert_string_equal(st.message, "etcdserver: request is too large");
+    assert_false(exists(f, cms, "default", "big"));
+    /* growing an existing object over the limit is refused the same way */
+    big[1400 * 1024] = '\0';
+    json_object *cur = create_ok(f, cms, "default", big_obj("big", big));
+    big[1400 * 1024] = 'x';
+    json_object_object_add(json_object_object_get(cur, "spec"), "holderIdentity", json_object_new_string(big));
+    assert_int_equal(cu_store_update(f->s, cms, "default", "big", NULL, cur, NULL, &st), CU_ETRANSIENT);
+    assert_string_equal(st.message, "etcdserver: request is too large");
+    free(big);
+}
+
+/* M1: the watch history is capped by bytes as well as by events: after
+ * 60 changes of a 1.4 MB object the oldest versions are gone (410), the
+ * newest are still there. */
+static void test_history_bytes(void **state)
+{
+    fx *f = *state;
+    const cu_rtype *cms = RT(f, "coordination.k8s.io", "leases");
+    cu_status st;
+    char *big = big_string(1400 * 1024);
+    json_object_put(create_ok(f, cms, "default", big_obj("h", big)));
+    int64_t first = cu_store_rv(f->s), before_last = 0;
+    for (int i = 0; i < 60; i++) {
+        json_object *cur = NULL;
+        assert_int_equal(cu_store_get(f->s, cms, "default", "h", &cur, &st), CU_OK);
+        big[i] = 'y';
+        json_object_object_add(json_object_object_get(cur, "spec"), "holderIdentity", json_object_new_string(big));
+        before_last = cu_store_rv(f->s);
+        assert_int_equal(cu_store_update(f->s, cms, "default", "h", NULL, cur, NULL, &st), CU_OK);
+    }
+    free(big);
+    char rvb[32];
+    cu_list_opts lo = {0};
+    cu_watch *w = NULL;
+    snprintf(rvb, sizeof(rvb), "%lld", (long long)first);
+    lo.resource_version = rvb;
+    assert_int_equal(cu_store_watch_open(f->s, cms, "default", &lo, 0, &w, &st), CU_EGONE);
+    assert_int_equal(st.code, 410);
+    snprintf(rvb, sizeof(rvb), "%lld", (long long)before_last);
+    assert_int_equal(cu_store_watch_open(f->s, cms, "default", &lo, 0, &w, &st), CU_OK);
+    expect_ev(w, "MODIFIED", "h");
+    cu_store_watch_close(w);
+}
+
+static double secs(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* H7: many watches listing large objects (the one they select last) from resourceVersion 0 with a
+ * field selector do not stop the store: their initial lists are served
+ * without its lock (and name selectors without parsing), so a reader of
+ * another object is answered at once all along. */
+typedef struct h7_arg { cu_store *s; const cu_rtype *rt; int ok; } h7_arg;
+
+static void *h7_watcher(void *p)
+{
+    h7_arg *a = p;
+    cu_list_opts lo = {0};
+    lo.resource_version = "0";
+    lo.field_selector = "metadata.name=cm-7";
+    cu_watch *w = NULL;
+    cu_status st;
+    if (cu_store_watch_open(a->s, a->rt, "big", &lo, 0, &w, &st) != CU_OK) return NULL;
+    char *l = cu_store_watch_next(w, 30000);
+    a->ok = l && strstr(l, "\"name\":\"cm-7\"") != NULL;
+    free(l);
+    cu_store_watch_close(w);
+    return NULL;
+}
+
+static void test_watch_initial_big(void **state)
+{
+    fx *f = *state;
+    const cu_rtype *cms = RT(f, "coordination.k8s.io", "leases"), *nss = RT(f, "", "namespaces");
+    cu_status st;
+    json_object_put(create_ok(f, nss, NULL, J("{\"metadata\":{\"name\":\"big\"}}")));
+    char *big = big_string(1400 * 1000);
+    for (int i = 0; i < 8; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "cm-%d", i);
+        json_object_put(create_ok(f, cms, "big", big_obj(name, big)));
+    }
+    free(big);
+    enum { NW = 100 };
+    pthread_t th[NW];
+    h7_arg args[NW];
+    double t0 = secs(), worst = 0;
+    for (int i = 0; i < NW; i++) {
+        args[i] = (h7_arg){f->s, cms, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, h7_watcher, &args[i]), 0);
+    }
+    /* a reader of something else meanwhile */
+    for (int i = 0; i < 20; i++) {
+        double a = secs();
+        json_object *o = NULL;
+        assert_int_equal(cu_store_get(f->s, nss, NULL, "default", &o, &st), CU_OK);
+        json_object_put(o);
+        if (secs() - a > worst) worst = secs() - a;
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    for (int i = 0; i < NW; i++) {
+        pthread_join(th[i], NULL);
+        assert_true(args[i].ok);
+    }
+    double all = secs() - t0;
+    print_message("H7: %d watches, 8 x 1.4 MB: all initial events in %.2f s, slowest other read %.3f s\n",
+                  NW, all, worst);
+    assert_true(worst < 0.2);
+}
+
 static void test_watch_behind_and_bookmarks(void **state)
 {
     (void)state;
@@ -1038,6 +1187,34 @@ static void test_crd(void **state)
     json_object_put(l);
 }
 
+/* A5: a CRD whose schema kube-apiserver would refuse is refused with 422
+ * naming the schema field; nothing is registered. */
+static void test_crd_bad_schema(void **state)
+{
+    fx *f = *state;
+    const cu_rtype *crds = RT(f, "apiextensions.k8s.io", "customresourcedefinitions");
+    static const char *const bad[][2] = {
+        {"{\"type\":\"number\",\"multipleOf\":0}", "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[x].multipleOf: Invalid value: 0: must be greater than zero"},
+        {"{\"type\":\"string\",\"maxLength\":-5}", "properties[x].maxLength: Invalid value: -5: must be greater than or equal to 0"},
+        {"{\"type\":\"string\",\"minLength\":1e20}", "properties[x].minLength: Invalid value: 1e20: must be an integer"},
+        {"{\"type\":\"integer\",\"default\":\"7\"}", "properties[x].default: Invalid value: \"string\": spec.x in body must be of type integer: \"string\""},
+        {"{\"type\":\"string\",\"pattern\":\"^(a\"}", "properties[x].pattern: Invalid value: \"^(a\": must be a valid regular expression, but isn't: "},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cu_status st;
+        json_object *crd = J("{\"metadata\":{\"name\":\"things.example.com\"},\"spec\":{\"group\":\"example.com\","
+                             "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"things\",\"kind\":\"Thing\"},"
+                             "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":"
+                             "{\"openAPIV3Schema\":{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+                             "\"properties\":{\"x\":%s}}}}}}]}}", bad[i][0]);
+        assert_int_equal(cu_store_create(f->s, crds, NULL, crd, NULL, &st), CU_EINVAL);
+        assert_int_equal(st.code, 422);
+        if (!strstr(st.message, bad[i][1]))
+            fail_msg("%s: %s", bad[i][0], st.message);
+        assert_null(cu_store_rtype(f->s, "example.com", "v1", "things"));
+    }
+}
+
 static void test_crd_finalized_objects(void **state)
 {
     fx *f = *state;
@@ -1247,13 +1424,6 @@ static void test_threads(void **state)
 
 /* ---- figures (CUEUE_STORE_BENCH=1) ---- */
 
-static double secs(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static long rss_kb(void)
 {
     FILE *fp = fopen("/proc/self/status", "r");
@@ -1409,10 +1579,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pagination, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_raw, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_object_size_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watch_initial_big, setup, teardown),
         cmocka_unit_test(test_watch_behind_and_bookmarks),
         cmocka_unit_test_setup_teardown(test_watch_selector, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crd_finalized_objects, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crd_bad_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hooks, setup, teardown),
         cmocka_unit_test(test_persist),
         cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
