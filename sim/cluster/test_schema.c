@@ -380,7 +380,7 @@ static void test_schema_max_items_first(void **state)
     assert_string_equal(errs[0].type, "FieldValueTooMany");
     assert_string_equal(errs[0].message, "Too many: 20000: must have at most 8 items");
     assert_string_equal(errs[1].field, "l[100].name");
-    assert_true(dt < 1.0);
+    assert_true(dt < 10.0);   /* the quadratic check took minutes */
     json_object_put(obj);
     json_object_put(schema);
 }
@@ -427,19 +427,40 @@ static void test_schema_unique_linear(void **state)
         seen_s8 |= !strcmp(errs[i].field, "s[8]");
     }
     assert_true(seen_l && seen_s2 && seen_s4 && seen_s8);
-    assert_true(dt < 1.0);
+    assert_true(dt < 10.0);   /* the quadratic check took minutes */
     json_object_put(obj);
     json_object_put(schema);
 }
 
+/* Seconds one validation of obj against schema takes: the best of three
+ * (errs: the first error's field lands in field). */
+static double best_of_3(json_object *schema, json_object *obj, size_t *n, char *field, size_t nf)
+{
+    double best = 1e9;
+    for (int r = 0; r < 3; r++) {
+        cu_schema_err errs[4];
+        double t0 = now_s();
+        *n = cu_schema_validate(schema, obj, 1, errs, 4);
+        double dt = now_s() - t0;
+        if (dt < best)
+            best = dt;
+        snprintf(field, nf, "%s", *n ? errs[0].field : "");
+    }
+    return best;
+}
+
 /* H2: a pattern is compiled once per schema, not once per string: 100,000
- * strings under one pattern validate quickly, with or without a prepared
- * cache, and the prepared cache gives the same answers. */
+ * strings under one pattern validate about as fast as under a maxLength
+ * (compiling the pattern for each string made it 10-40 times slower; the
+ * ratio, not a wall-clock bound, so that a loaded or sanitized build
+ * cannot fail it), and the prepared cache gives the same answers. */
 static void test_schema_pattern_cache(void **state)
 {
     (void)state;
     json_object *schema = J("{'type':'object','properties':{'l':{'type':'array','items':{'type':'string',"
                             "'pattern':" NAME_PATTERN "}}}}");
+    json_object *plain = J("{'type':'object','properties':{'l':{'type':'array','items':{'type':'string',"
+                           "'maxLength':9}}}}");
     json_object *obj = json_object_new_object(), *l = json_object_new_array();
     for (int i = 0; i < 100000; i++) {
         char name[32];
@@ -447,13 +468,16 @@ static void test_schema_pattern_cache(void **state)
         json_object_array_add(l, json_object_new_string(name));
     }
     json_object_object_add(obj, "l", l);
-    cu_schema_err errs[4];
-    double t0 = now_s();
-    size_t n = cu_schema_validate(schema, obj, 1, errs, 4);
-    double dt = now_s() - t0;
+    size_t n;
+    char field[300];
+    double t_pat = best_of_3(schema, obj, &n, field, sizeof field);
     assert_int_equal(n, 1);
-    assert_string_equal(errs[0].field, "l[777]");
-    assert_true(dt < 1.0);
+    assert_string_equal(field, "l[777]");
+    double t_plain = best_of_3(plain, obj, &n, field, sizeof field);
+    assert_int_equal(n, 100000 - 10000);   /* good-10000 and later are over 9 characters */
+    print_message("pattern %.3f s, maxLength %.3f s\n", t_pat, t_plain);
+    assert_true(t_pat < 6 * t_plain + 0.01);
+    cu_schema_err errs[4];
     cu_schema_rx *rx = cu_schema_rx_new(schema);
     assert_non_null(rx);
     memset(errs, 0, sizeof errs);
@@ -461,6 +485,7 @@ static void test_schema_pattern_cache(void **state)
     assert_string_equal(errs[0].field, "l[777]");
     cu_schema_rx_free(rx);
     json_object_put(obj);
+    json_object_put(plain);
     json_object_put(schema);
 }
 
