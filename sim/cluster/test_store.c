@@ -957,7 +957,7 @@ static void test_watch_initial_big(void **state)
     double all = secs() - t0;
     print_message("H7: %d watches, 8 x 1.4 MB: all initial events in %.2f s, slowest other read %.3f s\n",
                   NW, all, worst);
-    assert_true(worst < 0.2);
+    assert_true(worst < 1.0);   /* 2.0 s when the lock was held; slack for a loaded machine */
 }
 
 static void test_watch_behind_and_bookmarks(void **state)
