@@ -307,6 +307,113 @@ static const char *rx_class(const char *p, rx_buf *b)
     return p + 1;
 }
 
+/* RE2's limits on repetition, which kube-apiserver applies to a CRD's
+ * patterns and which keep POSIX regcomp bounded (glibc expands a+ into aa*
+ * and a{n} into n copies, so a+++... or nested counts grow exponentially):
+ * a repetition operator may not follow another ("a**", "a{2}{3}"; a lazy
+ * "?" after one is fine), a count is at most 1000, and the pattern expanded
+ * by its counts stays under RX_MAX_SIZE atoms (Go says "expression too
+ * large" at a size of the same order). 1 with the reason in why, else 0. */
+#define RX_MAX_SIZE 100000
+#define RX_MAX_NEST 1000
+static int rx_too_big(const char *pat, char *why, size_t n)
+{
+    uint64_t sum[RX_MAX_NEST + 1];   /* atoms in each open group so far */
+    uint64_t last = 0;                /* size of the atom a quantifier applies to */
+    int depth = 0, after_rep = 0;     /* after_rep: the previous token was a repetition */
+    int lazy_ok = 0;                  /* a "?" right after it would make it lazy */
+    const char *rep = NULL, *rep_end = NULL;   /* where that repetition starts and ends */
+    sum[0] = 0;
+    for (const char *p = pat; *p;) {
+        const char *tok = p;
+        uint64_t mul = 0;
+        if (*p == '*' || *p == '+' || *p == '?') {
+            mul = 2;
+            p++;
+        } else if (*p == '{') {
+            char *end;
+            unsigned long lo = strtoul(p + 1, &end, 10), hi = lo;
+            int ok = p[1] >= '0' && p[1] <= '9';
+            if (ok && *end == ',') {
+                const char *q = end + 1;
+                if (*q == '}') {
+                    hi = lo + 1;   /* {m,}: unbounded, counted as m + 1 */
+                    end = (char *)q;
+                } else {
+                    ok = *q >= '0' && *q <= '9';
+                    hi = strtoul(q, &end, 10);
+                }
+            }
+            if (ok && *end == '}') {
+                if (lo > 1000 || hi > 1001 || hi < lo) {
+                    snprintf(why, n, "error parsing regexp: invalid repeat count: `%.*s`",
+                             (int)(end + 1 - p), p);
+                    return 1;
+                }
+                mul = hi ? hi : 1;
+                p = end + 1;
+            }
+        }
+        if (mul) {
+            if (after_rep && *tok == '?' && tok == rep_end && lazy_ok) {
+                lazy_ok = 0;   /* a lazy quantifier: "a*?", "a{2}?" */
+                rep_end = p;
+                continue;
+            }
+            if (after_rep) {
+                snprintf(why, n, "error parsing regexp: invalid nested repetition operator: `%.*s`",
+                         (int)(p - rep), rep);
+                return 1;
+            }
+            sum[depth] -= last;
+            last *= mul;
+            sum[depth] += last;
+            after_rep = lazy_ok = 1;
+            rep = tok;
+            rep_end = p;
+            if (sum[depth] > RX_MAX_SIZE) {
+                snprintf(why, n, "error parsing regexp: expression too large");
+                return 1;
+            }
+            continue;
+        }
+        after_rep = 0;
+        if (*p == '(') {
+            if (depth == RX_MAX_NEST) {
+                snprintf(why, n, "error parsing regexp: expression nests too deeply");
+                return 1;
+            }
+            sum[++depth] = 0;
+            p++;
+            last = 0;
+            continue;
+        }
+        if (*p == ')' && depth > 0) {
+            last = sum[depth--] + 1;
+            sum[depth] += last;
+            p++;
+        } else if (*p == '[') {
+            p++;
+            if (*p == '^') p++;
+            if (*p == ']') p++;
+            while (*p && *p != ']')
+                p += p[0] == '\\' && p[1] ? 2 : 1;
+            if (*p) p++;
+            last = 1;
+            sum[depth] += 1;
+        } else {
+            p += p[0] == '\\' && p[1] ? 2 : 1;
+            last = 1;
+            sum[depth] += 1;
+        }
+        if (sum[depth] > RX_MAX_SIZE) {
+            snprintf(why, n, "error parsing regexp: expression too large");
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Returns a malloc'd POSIX ERE for an ECMA-262 pattern, NULL if the
  * pattern uses something outside the supported subset. */
 static char *rx_translate(const char *p)
@@ -420,7 +527,8 @@ static rx_ent *rx_add(cu_schema_rx *rx, const char *pat)
     if (!(e->pat = strdup(pat)))
         return NULL;
     rx->n++;
-    char *ere = rx_translate(pat);
+    char why[160];
+    char *ere = rx_too_big(pat, why, sizeof why) ? NULL : rx_translate(pat);
     e->ok = ere && regcomp(&e->re, ere, REG_EXTENDED | REG_NOSUB) == 0;
     free(ere);
     return e;
@@ -1225,6 +1333,8 @@ static int json_int64(json_object *v, long long *out)
  * (\b, \uXXXX) are not errors. Writes the reason into why. */
 static int pattern_bad(const char *pat, char *why, size_t n)
 {
+    if (rx_too_big(pat, why, n))
+        return 1;
     static const char *const perl[] = {"(?=", "(?!", "(?<=", "(?<!"};
     for (size_t i = 0; i < sizeof perl / sizeof perl[0]; i++)
         if (strstr(pat, perl[i])) {

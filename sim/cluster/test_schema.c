@@ -515,6 +515,16 @@ static void test_schema_check(void **state)
          "P.properties[a].pattern", "Invalid value: \"a(?=b)\": must be a valid regular expression, but isn't: "},
         {"{'type':'object','properties':{'a':{'type':'array','items':{'type':'string','pattern':'[z-a]'}}}}",
          "P.properties[a].items.pattern", "Invalid value: \"[z-a]\": must be a valid regular expression, but isn't: "},
+        /* RE2's repetition limits (glibc's regcomp grows exponentially
+         * without them: fuzz_schema ran out of memory on a+++...) */
+        {"{'type':'object','properties':{'a':{'type':'string','pattern':'^(x|y)+++$'}}}",
+         "P.properties[a].pattern", "Invalid value: \"^(x|y)+++$\": must be a valid regular expression, but isn't: error parsing regexp: invalid nested repetition operator: `++`"},
+        {"{'type':'object','properties':{'a':{'type':'string','pattern':'a{2}{3}'}}}",
+         "P.properties[a].pattern", "Invalid value: \"a{2}{3}\": must be a valid regular expression, but isn't: error parsing regexp: invalid nested repetition operator: `{2}{3}`"},
+        {"{'type':'object','properties':{'a':{'type':'string','pattern':'a{1001}'}}}",
+         "P.properties[a].pattern", "Invalid value: \"a{1001}\": must be a valid regular expression, but isn't: error parsing regexp: invalid repeat count: `{1001}`"},
+        {"{'type':'object','properties':{'a':{'type':'string','pattern':'((a{1000}){1000}){1000}'}}}",
+         "P.properties[a].pattern", "Invalid value: \"((a{1000}){1000}){1000}\": must be a valid regular expression, but isn't: error parsing regexp: expression too large"},
         {"{'type':'object','anyOf':[{'properties':{'a':{'maxProperties':-1}}}]}",
          "P.anyOf[0].properties[a].maxProperties", "Invalid value: -1: must be greater than or equal to 0"},
     };
@@ -535,6 +545,19 @@ static void test_schema_check(void **state)
     json_object *ok = J("{'type':'string','pattern':'\\\\bword\\\\b','default':'x'}");
     assert_int_equal(cu_schema_check(ok, "P", NULL, 0), 0);
     json_object_put(ok);
+    /* lazy quantifiers, counts up to 1000 and a group repeated are fine */
+    static const char *const good[] = {"a*?b", "a{2}?", "^[a-z]{1,63}$", "(ab)*c+", "x{1000}",
+                                       "a{2,}", "[{]{1}", "a{,5}", "(a*)*"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        json_object *g = json_object_new_object();
+        json_object_object_add(g, "type", json_object_new_string("string"));
+        json_object_object_add(g, "pattern", json_object_new_string(good[i]));
+        cu_schema_err e[2];
+        memset(e, 0, sizeof e);
+        if (cu_schema_check(g, "P", e, 2) != 0)
+            fail_msg("%s refused: %s", good[i], e[0].message);
+        json_object_put(g);
+    }
 }
 
 int main(void)
