@@ -525,6 +525,8 @@ static void test_schema_check(void **state)
          "P.properties[a].pattern", "Invalid value: \"a{1001}\": must be a valid regular expression, but isn't: error parsing regexp: invalid repeat count: `{1001}`"},
         {"{'type':'object','properties':{'a':{'type':'string','pattern':'((a{1000}){1000}){1000}'}}}",
          "P.properties[a].pattern", "Invalid value: \"((a{1000}){1000}){1000}\": must be a valid regular expression, but isn't: error parsing regexp: expression too large"},
+        {"{'type':'object','properties':{'a':{'type':'string','pattern':'((a*){100}){300}'}}}",
+         "P.properties[a].pattern", "Invalid value: \"((a*){100}){300}\": must be a valid regular expression, but isn't: error parsing regexp: expression too large"},
         {"{'type':'object','anyOf':[{'properties':{'a':{'maxProperties':-1}}}]}",
          "P.anyOf[0].properties[a].maxProperties", "Invalid value: -1: must be greater than or equal to 0"},
     };
@@ -547,7 +549,8 @@ static void test_schema_check(void **state)
     json_object_put(ok);
     /* lazy quantifiers, counts up to 1000 and a group repeated are fine */
     static const char *const good[] = {"a*?b", "a{2}?", "^[a-z]{1,63}$", "(ab)*c+", "x{1000}",
-                                       "a{2,}", "[{]{1}", "a{,5}", "(a*)*"};
+                                       "a{2,}", "[{]{1}", "a{,5}", "(a*)*",
+                                       "^[a-z]{1,1000}(\\.[a-z]{1,1000}){0,5}$"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         json_object *g = json_object_new_object();
         json_object_object_add(g, "type", json_object_new_string("string"));
