@@ -110,10 +110,22 @@ static const char CONFIG_KEY_MSG[] =
     "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. "
     "'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
 
+/* One error per problem bit of the name s[0..n) (cu_names.h), in
+ * kube-apiserver's order. */
+static void name_errs(errs *es, const char *field, const char *s, size_t n, unsigned problems)
+{
+    char q[600];
+    for (unsigned b = 1; problems; b <<= 1)
+        if (problems & b) {
+            add(es, field, "FieldValueInvalid", "Invalid value: %s: %s", quote(s, n, q, sizeof q),
+                cu_name_detail(b));
+            problems &= ~b;
+        }
+}
+
 static void check_labels(errs *es, json_object *m)
 {
     json_object *l = get(m, "labels");
-    char q[600];
     if (!l || is_type(l, json_type_null))
         return;
     if (!is_type(l, json_type_object)) {
@@ -121,10 +133,7 @@ static void check_labels(errs *es, json_object *m)
         return;
     }
     json_object_object_foreach(l, k, v) {
-        const char *p = cu_label_key_problem(k, strlen(k));
-        if (p)
-            add(es, "metadata.labels", "FieldValueInvalid", "Invalid value: %s: %s",
-                quote(k, strlen(k), q, sizeof q), p);
+        name_errs(es, "metadata.labels", k, strlen(k), cu_qname_problems(k, strlen(k), 0));
         if (!is_type(v, json_type_string)) {
             char f[300];
             snprintf(f, sizeof f, "metadata.labels.%s", k);
@@ -133,19 +142,13 @@ static void check_labels(errs *es, json_object *m)
         }
         const char *s = json_object_get_string(v);
         size_t n = (size_t)json_object_get_string_len(v);
-        p = cu_label_value_problem(s, n);
-        if (p)
-            add(es, "metadata.labels", "FieldValueInvalid", "Invalid value: %s: %s",
-                quote(s, n, q, sizeof q), p);
+        name_errs(es, "metadata.labels", s, n, cu_label_value_problems(s, n));
     }
 }
-
-enum { ANNOTATIONS_MAX = 256 * 1024 };
 
 static void check_annotations(errs *es, json_object *m)
 {
     json_object *a = get(m, "annotations");
-    char q[600];
     if (!a || is_type(a, json_type_null))
         return;
     if (!is_type(a, json_type_object)) {
@@ -155,16 +158,7 @@ static void check_annotations(errs *es, json_object *m)
     size_t total = 0;
     json_object_object_foreach(a, k, v) {
         size_t kl = strlen(k);
-        char low[320];
-        size_t i;
-        for (i = 0; i < kl && i + 1 < sizeof low; i++)
-            low[i] = (char)tolower((unsigned char)k[i]);
-        low[i] = '\0';
-        const char *p = kl >= sizeof low ? "name part must be no more than 63 characters"
-                                         : cu_label_key_problem(low, kl);
-        if (p)
-            add(es, "metadata.annotations", "FieldValueInvalid", "Invalid value: %s: %s",
-                quote(k, kl, q, sizeof q), p);
+        name_errs(es, "metadata.annotations", k, kl, cu_qname_problems(k, kl, 1));
         total += kl;
         if (!is_type(v, json_type_string)) {
             char f[300];
@@ -174,15 +168,15 @@ static void check_annotations(errs *es, json_object *m)
         }
         total += (size_t)json_object_get_string_len(v);
     }
-    if (total > ANNOTATIONS_MAX)
+    if (total > CU_ANNOTATIONS_MAX_BYTES)
         add(es, "metadata.annotations", "FieldValueTooLong",
-            "Too long: must have at most %d bytes", ANNOTATIONS_MAX);
+            "Too long: must have at most %d bytes", CU_ANNOTATIONS_MAX_BYTES);
 }
 
 static void check_finalizers(errs *es, json_object *m)
 {
     json_object *f = get(m, "finalizers");
-    char q[600], field[64];
+    char field[64];
     if (!f || is_type(f, json_type_null))
         return;
     if (!is_type(f, json_type_array)) {
@@ -198,9 +192,7 @@ static void check_finalizers(errs *es, json_object *m)
         }
         const char *s = json_object_get_string(v);
         size_t n = (size_t)json_object_get_string_len(v);
-        const char *p = cu_label_key_problem(s, n);
-        if (p)
-            add(es, field, "FieldValueInvalid", "Invalid value: %s: %s", quote(s, n, q, sizeof q), p);
+        name_errs(es, field, s, n, cu_qname_problems(s, n, 0));
     }
 }
 
