@@ -27,16 +27,10 @@ static void add(errs *es, const char *field, const char *type, const char *fmt, 
     __attribute__((format(printf, 4, 5)));
 static void add(errs *es, const char *field, const char *type, const char *fmt, ...)
 {
-    if (es->n < es->max) {
-        cu_schema_err *e = &es->e[es->n];
-        snprintf(e->field, sizeof e->field, "%s", field);
-        snprintf(e->type, sizeof e->type, "%s", type);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(e->message, sizeof e->message, fmt, ap);
-        va_end(ap);
-    }
-    es->n++;
+    va_list ap;
+    va_start(ap, fmt);
+    cu_schema_err_vadd(es->e, es->max, &es->n, field, type, fmt, ap);
+    va_end(ap);
 }
 
 /* s (len bytes) as Go's %q shows it, cut to fit out. */

@@ -60,20 +60,26 @@ typedef struct sv_ctx {
                                 with the branches' contexts) */
 } sv_ctx;
 
+void cu_schema_err_vadd(cu_schema_err *errs, size_t max, size_t *n, const char *field,
+                        const char *type, const char *fmt, va_list ap)
+{
+    if (*n < max && errs) {
+        cu_schema_err *e = &errs[*n];
+        snprintf(e->field, sizeof e->field, "%s", field);
+        snprintf(e->type, sizeof e->type, "%s", type);
+        vsnprintf(e->message, sizeof e->message, fmt, ap);
+    }
+    (*n)++;
+}
+
 static void sv_err(sv_ctx *c, const char *field, const char *type, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void sv_err(sv_ctx *c, const char *field, const char *type, const char *fmt, ...)
 {
-    if (c->n < c->max && c->errs) {
-        cu_schema_err *e = &c->errs[c->n];
-        snprintf(e->field, sizeof e->field, "%s", field);
-        snprintf(e->type, sizeof e->type, "%s", type);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(e->message, sizeof e->message, fmt, ap);
-        va_end(ap);
-    }
-    c->n++;
+    va_list ap;
+    va_start(ap, fmt);
+    cu_schema_err_vadd(c->errs, c->max, &c->n, field, type, fmt, ap);
+    va_end(ap);
 }
 
 /* ---- json helpers ---- */

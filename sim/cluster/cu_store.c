@@ -523,12 +523,9 @@ static void ferr_add(ferrs *fe, const char *field, const char *type, const char 
 {
     fe->total++;
     if (fe->n >= 32) return;
-    cu_schema_err *e = &fe->e[fe->n++];
-    snprintf(e->field, sizeof(e->field), "%s", field);
-    snprintf(e->type, sizeof(e->type), "%s", type);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->message, sizeof(e->message), fmt, ap);
+    cu_schema_err_vadd(fe->e, 32, &fe->n, field, type, fmt, ap);
     va_end(ap);
 }
 
