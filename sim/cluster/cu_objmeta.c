@@ -56,22 +56,10 @@ static const char *quote(const char *s, size_t len, char *out, size_t n)
     return out;
 }
 
-/* the OpenAPI name of a JSON type */
-static const char *jt_name(json_type t)
+static const char *type_name(json_object *v)
 {
-    switch (t) {
-    case json_type_null: return "null";
-    case json_type_boolean: return "boolean";
-    case json_type_double: return "number";
-    case json_type_int: return "integer";
-    case json_type_object: return "object";
-    case json_type_array: return "array";
-    case json_type_string: return "string";
-    }
-    return "unknown";
+    return cu_schema_type_name(json_object_get_type(v));
 }
-
-static const char *type_name(json_object *v) { return jt_name(json_object_get_type(v)); }
 
 /* kube-apiserver's wording for a field of the wrong type. */
 static void type_err(errs *es, const char *field, json_object *v, const char *want)
@@ -444,7 +432,7 @@ static void check_builtin(errs *es, json_object *obj, const char *kind)
             continue;
         json_object *v = get(obj, fields[i].field);
         if (v && !is_type(v, fields[i].type) && !is_type(v, json_type_null))
-            type_err(es, fields[i].field, v, jt_name(fields[i].type));
+            type_err(es, fields[i].field, v, cu_schema_type_name(fields[i].type));
     }
     json_object *pv = get(obj, "value");
     if (strcmp(kind, "PriorityClass") == 0 && is_type(pv, json_type_int) &&

@@ -113,12 +113,9 @@ static const char *sstr(json_object *schema, const char *key)
 }
 
 
-/* The JSON type name kube-openapi reports for a value. */
-static const char *type_name(json_object *v)
+const char *cu_schema_type_name(json_type t)
 {
-    if (!v)
-        return "null";
-    switch (json_object_get_type(v)) {
+    switch (t) {
     case json_type_boolean: return "boolean";
     case json_type_int: return "integer";
     case json_type_double: return "number";
@@ -127,6 +124,11 @@ static const char *type_name(json_object *v)
     case json_type_object: return "object";
     default: return "null";
     }
+}
+
+static const char *type_name(json_object *v)
+{
+    return v ? cu_schema_type_name(json_object_get_type(v)) : "null";
 }
 
 /* Formats a number as Go's %v does for int64 and float64. */

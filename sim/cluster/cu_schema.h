@@ -36,6 +36,10 @@ void cu_schema_err_vadd(cu_schema_err *errs, size_t max, size_t *n, const char *
                         const char *type, const char *fmt, va_list ap)
     __attribute__((format(printf, 6, 0)));
 
+/* The JSON type name kube-openapi uses in its messages: "integer",
+ * "number", "object", ... ("null" for json_type_null). */
+const char *cu_schema_type_name(json_type t);
+
 /* Applies defaults from schema to obj (in place), prunes unknown fields
  * (reporting them as UnknownField errors only when strict) and validates.
  * Writes up to max errors to errs and returns how many problems there
