@@ -85,6 +85,11 @@ unsigned cu_label_value_problems(const char *s, size_t n)
     return p;
 }
 
+#define SUBDOMAIN_MSG                                                                            \
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or " \
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used " \
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+
 const char *cu_name_detail(unsigned problem)
 {
     switch (problem) {
@@ -96,11 +101,7 @@ const char *cu_name_detail(unsigned problem)
                "prefix and '/' (e.g. 'example.com/MyName')";
     case CU_NAME_PREFIX_EMPTY: return "prefix part must be non-empty";
     case CU_NAME_PREFIX_LONG: return "prefix part must be no more than 253 characters";
-    case CU_NAME_PREFIX_CHARS:
-        return "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
-               "alphanumeric characters, '-' or '.', and must start and end with an "
-               "alphanumeric character (e.g. 'example.com', regex used for validation is "
-               "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+    case CU_NAME_PREFIX_CHARS: return "prefix part " SUBDOMAIN_MSG;
     case CU_NAME_PART_EMPTY: return "name part must be non-empty";
     case CU_NAME_PART_LONG: return "name part must be no more than 63 characters";
     case CU_NAME_PART_CHARS:
@@ -114,6 +115,11 @@ const char *cu_name_detail(unsigned problem)
                "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
                "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
                "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+    case CU_DNS_LABEL_CHARS:
+        return "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+               "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
+               "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+    case CU_DNS_SUBDOMAIN_CHARS: return SUBDOMAIN_MSG;
     }
     return "";
 }

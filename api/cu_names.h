@@ -36,6 +36,8 @@ enum {
     CU_NAME_PART_CHARS = 1 << 6,
     CU_VALUE_LONG = 1 << 7,         /* a label value over 63 */
     CU_VALUE_CHARS = 1 << 8,
+    CU_DNS_LABEL_CHARS = 1 << 9,     /* not a DNS-1123 label (object names) */
+    CU_DNS_SUBDOMAIN_CHARS = 1 << 10,
 };
 
 /* The problems of the qualified name s[0..n) (optional DNS subdomain

@@ -63,6 +63,11 @@ static void test_dns1123(void **state)
     assert_false(cu_dns1123_subdomain_ok("A.b", 3, 0));
     assert_true(cu_dns1123_subdomain_ok("A.b", 3, 1));
     assert_false(cu_dns1123_subdomain_ok("a\0b", 3, 1));
+    const char *sub = cu_name_detail(CU_DNS_SUBDOMAIN_CHARS);
+    assert_non_null(strstr(sub, "a lowercase RFC 1123 subdomain must consist of"));
+    assert_string_equal(cu_name_detail(CU_NAME_PREFIX_CHARS) + strlen("prefix part "), sub);
+    assert_non_null(strstr(cu_name_detail(CU_DNS_LABEL_CHARS), "regex used for validation is "
+                                                               "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"));
 }
 
 int main(void)
