@@ -29,6 +29,7 @@
 #include "cu_base.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <math.h>
 #include <regex.h>
 #include <stdarg.h>
@@ -322,11 +323,77 @@ static const char *rx_class(const char *p, rx_buf *b)
     return p + 1;
 }
 
+/* The end of the repetition operator at p (*, +, ?, {n}, {n,}, {n,m}, each
+ * with an optional lazy ?), or NULL when p is not one ({ without a valid
+ * count is a literal, as in Go). */
+static const char *repeat_end(const char *p)
+{
+    const char *q = p + 1;
+    if (*p == '{') {
+        if (!isdigit((unsigned char)*q))
+            return NULL;
+        while (isdigit((unsigned char)*q))
+            q++;
+        if (*q == ',')
+            for (q++; isdigit((unsigned char)*q); q++)
+                ;
+        if (*q != '}')
+            return NULL;
+        q++;
+    } else if (*p != '*' && *p != '+' && *p != '?') {
+        return NULL;
+    }
+    return *q == '?' ? q + 1 : q;
+}
+
+/* 1 if pattern p stacks repetition operators (a++, a?*, a{2}{3}), which
+ * Go's regexp refuses ("invalid nested repetition operator") and glibc's
+ * regcomp accepts at a cost exponential in their number; op gets the
+ * operators as Go names them. */
+static int nested_repeat(const char *p, char *op, size_t n)
+{
+    const char *last = NULL;   /* the previous token, when a repetition */
+    while (*p) {
+        const char *end = NULL;
+        if (*p == '\\') {
+            p += p[1] ? 2 : 1;
+        } else if (*p == '[') {   /* a class: up to its ], a first ] included */
+            p++;
+            if (*p == '^')
+                p++;
+            if (*p == ']')
+                p++;
+            while (*p && *p != ']')
+                p += *p == '\\' && p[1] ? 2 : 1;
+            if (*p)
+                p++;
+        } else if (*p == '(' && p[1] == '?') {
+            p += 2;
+        } else if ((end = repeat_end(p)) != NULL) {
+            if (last) {
+                snprintf(op, n, "%.*s", (int)(end - last), last);
+                return 1;
+            }
+            last = p;
+            p = end;
+            continue;
+        } else {
+            p++;
+        }
+        last = NULL;
+    }
+    return 0;
+}
+
 /* Returns a malloc'd POSIX ERE for an ECMA-262 pattern, NULL if the
- * pattern uses something outside the supported subset. */
+ * pattern uses something outside the supported subset (or stacks
+ * repetitions, which kube-apiserver refuses). */
 static char *rx_translate(const char *p)
 {
     rx_buf b = {0};
+    char op[8];
+    if (nested_repeat(p, op, sizeof op))
+        return NULL;
     while (*p && !b.bad) {
         char ch = *p;
         if (ch == '\\') {
@@ -1233,6 +1300,11 @@ static int pattern_bad(const char *pat, char *why, size_t n)
         }
         if (*q == '\\' && q[1])
             q++;
+    }
+    char op[200];
+    if (nested_repeat(pat, op, sizeof op)) {
+        snprintf(why, n, "error parsing regexp: invalid nested repetition operator: `%s`", op);
+        return 1;
     }
     char *ere = rx_translate(pat);
     if (!ere)
