@@ -13,6 +13,7 @@
  *  - meta.seq is w->nseq++ taken when a known object starts decoding, so
  *    seq follows the order of appearance across all inputs.
  */
+#include "cu_names.h"
 #include "cu_objects.h"
 
 #include <dirent.h>
@@ -1257,15 +1258,7 @@ static int get_float(dctx *c, const cu_node *map, const char *key, const char *b
 static int dns_label_ok(const char *s)
 {
     size_t n = strlen(s);
-    if (n == 0 || n > 63)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char ch = s[i];
-        int alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-        if (!alnum && (ch != '-' || i == 0 || i == n - 1))
-            return 0;
-    }
-    return 1;
+    return n <= 63 && cu_dns1123_label_ok(s, n);
 }
 
 /* "HOST:PORT" as Go's net.Listen takes it (HOST may be empty, a name, an

@@ -51,6 +51,7 @@
  * cu_diag_error; the return value is CU_EINVAL iff at least one error was
  * added by this call.
  */
+#include "cu_names.h"
 #include "cu_objects.h"
 
 #include <stdio.h>
@@ -70,7 +71,6 @@
 #define MAX_PODSETS 18
 #define MAX_WPC_DESCRIPTION 2048
 #define MAX_USER_PRIORITY 1000000000
-#define MAX_ANNOTATIONS_BYTES (256 * 1024)
 /* Pairwise duplicate scans run only on lists up to this size; longer lists
  * are already over their Kueue limit and reported as such. */
 #define DUP_SCAN_MAX 1024
@@ -164,50 +164,6 @@ static const char *quote(char *buf, size_t n, const char *s)
     return buf;
 }
 
-static int is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-static int is_alnum(char c) { return is_lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
-
-/* 1 if s[0..n) is a syntactically valid RFC 1123 subdomain (length not
- * checked). */
-static int subdomain_ok(const char *s, size_t n)
-{
-    size_t start = 0;
-    if (n == 0)
-        return 0;
-    for (size_t i = 0; i <= n; i++) {
-        if (i == n || s[i] == '.') {
-            if (i == start || !is_lower_alnum(s[start]) || !is_lower_alnum(s[i - 1]))
-                return 0;
-            start = i + 1;
-        } else if (!is_lower_alnum(s[i]) && s[i] != '-') {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* 1 if s[0..n) is a syntactically valid RFC 1123 label (length not checked). */
-static int label_ok(const char *s, size_t n)
-{
-    if (n == 0 || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!is_lower_alnum(s[i]) && s[i] != '-')
-            return 0;
-    return 1;
-}
-
-/* 1 if s[0..n) matches ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]. */
-static int qname_part_ok(const char *s, size_t n)
-{
-    if (n == 0 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-            return 0;
-    return 1;
-}
-
 /* Checks a required DNS-1123 subdomain (object names, references). */
 static void check_subdomain(vctx *v, const char *path, const char *s)
 {
@@ -220,7 +176,7 @@ static void check_subdomain(vctx *v, const char *path, const char *s)
     if (n > 253)
         verr(v, path, "Invalid value: %s: must be no more than 253 characters",
              quote(q, sizeof(q), s));
-    if (!subdomain_ok(s, n))
+    if (!cu_dns1123_subdomain_ok(s, n, 0))
         verr(v, path, "Invalid value: %s: " MSG_SUBDOMAIN, quote(q, sizeof(q), s));
 }
 
@@ -236,53 +192,49 @@ static void check_label(vctx *v, const char *path, const char *s)
     if (n > 63)
         verr(v, path, "Invalid value: %s: must be no more than 63 characters",
              quote(q, sizeof(q), s));
-    if (!label_ok(s, n))
+    if (!cu_dns1123_label_ok(s, n))
         verr(v, path, "Invalid value: %s: " MSG_LABEL, quote(q, sizeof(q), s));
+}
+
+/* The detail of one problem bit of cu_names.h, in this file's wording
+ * (kube-apiserver's without the examples and the regex). */
+static const char *name_detail(unsigned problem)
+{
+    switch (problem) {
+    case CU_NAME_SLASHES:
+        return "a qualified name " MSG_QNAME
+               " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
+    case CU_NAME_PREFIX_CHARS: return "prefix part " MSG_SUBDOMAIN;
+    case CU_NAME_PART_CHARS: return "name part " MSG_QNAME;
+    case CU_VALUE_CHARS: return MSG_LABEL_VALUE;
+    }
+    return cu_name_detail(problem);   /* the plain ones: "must be non-empty", lengths */
+}
+
+/* One error per problem bit, in kube-apiserver's order: the length and
+ * the characters both, as its validation lists them. */
+static void name_errs(vctx *v, const char *path, const char *s, unsigned problems)
+{
+    char q[320];
+    quote(q, sizeof(q), s);
+    for (unsigned b = 1; problems; b <<= 1)
+        if (problems & b) {
+            verr(v, path, "Invalid value: %s: %s", q, name_detail(b));
+            problems &= ~b;
+        }
 }
 
 /* Checks a Kubernetes qualified name (label keys, taint keys, resource
  * names): optional "prefix/" (a DNS subdomain) and a name part of at most
- * 63 characters. fold: the prefix is compared lowercased (annotation keys,
- * which kube-apiserver checks lowercased). */
+ * 63 characters. fold: checked lowercased (annotation keys, which
+ * kube-apiserver checks lowercased). */
 static void check_qname_f(vctx *v, const char *path, const char *s, int fold)
 {
-    char q[320];
     if (!s || !*s) {
         verr(v, path, "Required value");
         return;
     }
-    quote(q, sizeof(q), s);
-    const char *slash = strchr(s, '/');
-    const char *name = s;
-    if (slash) {
-        if (strchr(slash + 1, '/')) {
-            verr(v, path, "Invalid value: %s: a qualified name " MSG_QNAME
-                 " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')", q);
-            return;
-        }
-        size_t pl = (size_t)(slash - s);
-        if (pl == 0)
-            verr(v, path, "Invalid value: %s: prefix part must be non-empty", q);
-        else if (pl > 253)
-            verr(v, path, "Invalid value: %s: prefix part must be no more than 253 characters", q);
-        else {
-            char low[256];
-            for (size_t i = 0; i < pl; i++)
-                low[i] = fold && s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] - 'A' + 'a') : s[i];
-            if (!subdomain_ok(low, pl))
-                verr(v, path, "Invalid value: %s: prefix part " MSG_SUBDOMAIN, q);
-        }
-        name = slash + 1;
-    }
-    size_t nl = strlen(name);
-    if (nl == 0) {
-        verr(v, path, "Invalid value: %s: name part must be non-empty", q);
-        return;
-    }
-    if (nl > 63)
-        verr(v, path, "Invalid value: %s: name part must be no more than 63 characters", q);
-    if (!qname_part_ok(name, nl))
-        verr(v, path, "Invalid value: %s: name part " MSG_QNAME, q);
+    name_errs(v, path, s, cu_qname_problems(s, strlen(s), fold));
 }
 
 static void check_qname(vctx *v, const char *path, const char *s)
@@ -293,15 +245,9 @@ static void check_qname(vctx *v, const char *path, const char *s)
 /* Checks a label value (may be empty). */
 static void check_label_value(vctx *v, const char *path, const char *s)
 {
-    char q[320];
     if (!s || !*s)
         return;
-    size_t n = strlen(s);
-    if (n > 63)
-        verr(v, path, "Invalid value: %s: must be no more than 63 characters",
-             quote(q, sizeof(q), s));
-    if (!qname_part_ok(s, n))
-        verr(v, path, "Invalid value: %s: " MSG_LABEL_VALUE, quote(q, sizeof(q), s));
+    name_errs(v, path, s, cu_label_value_problems(s, strlen(s)));
 }
 
 /* Number of Unicode code points in a UTF-8 string. */
@@ -406,9 +352,9 @@ static void check_meta_maps(vctx *v, const cu_meta *m)
         check_qname_f(v, "metadata.annotations", kv->key, 1);
         total += strlen(s_or_empty(kv->key)) + strlen(s_or_empty(kv->value));
     }
-    if (total > MAX_ANNOTATIONS_BYTES)
+    if (total > CU_ANNOTATIONS_MAX_BYTES)
         verr(v, "metadata.annotations", "Too long: must have at most %d bytes",
-             MAX_ANNOTATIONS_BYTES);
+             CU_ANNOTATIONS_MAX_BYTES);
 }
 
 static void check_weight(vctx *v, const char *path, int64_t milli)

@@ -1,5 +1,6 @@
 /*
- * test_names.c - label keys (qualified names) and label values.
+ * test_names.c - the syntax of names: DNS-1123 labels and subdomains,
+ * qualified names (label keys) and label values.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,29 +20,61 @@ static void test_label_keys_values(void **state)
     static const char *const bad_keys[] = {"", "-a", "a-", "a/b/c", "/a", "Example.com/a",
                                            "a b", "ex_ample.com/a", "a/"};
     for (size_t i = 0; i < sizeof good_keys / sizeof *good_keys; i++)
-        if (cu_label_key_problem(good_keys[i], strlen(good_keys[i])))
+        if (cu_qname_problems(good_keys[i], strlen(good_keys[i]), 0))
             fail_msg("key %s refused", good_keys[i]);
     for (size_t i = 0; i < sizeof bad_keys / sizeof *bad_keys; i++)
-        if (!cu_label_key_problem(bad_keys[i], strlen(bad_keys[i])))
+        if (!cu_qname_problems(bad_keys[i], strlen(bad_keys[i]), 0))
             fail_msg("key \"%s\" accepted", bad_keys[i]);
+    assert_int_equal(cu_qname_problems("Example.com/a", 13, 1), 0);   /* folded */
+    assert_int_equal(cu_qname_problems("a/b/c", 5, 0), CU_NAME_SLASHES);
+    assert_int_equal(cu_qname_problems("/", 1, 0), CU_NAME_PREFIX_EMPTY | CU_NAME_PART_EMPTY);
     char k64[65];
     memset(k64, 'k', 64);
     k64[64] = '\0';
-    assert_string_equal(cu_label_key_problem(k64, 64), "name part must be no more than 63 characters");
-    assert_null(cu_label_key_problem(k64, 63));
-    assert_null(cu_label_value_problem("", 0));
-    assert_null(cu_label_value_problem("Team_A.1-x", 10));
-    assert_null(cu_label_value_problem(k64, 63));
-    assert_string_equal(cu_label_value_problem(k64, 64), "must be no more than 63 characters");
-    assert_non_null(cu_label_value_problem("../../x", 7));
-    assert_non_null(cu_label_value_problem("a\0b", 3));   /* NUL inside */
-    assert_non_null(cu_label_value_problem("_a", 2));
+    assert_int_equal(cu_qname_problems(k64, 64, 0), CU_NAME_PART_LONG);
+    assert_string_equal(cu_name_detail(CU_NAME_PART_LONG),
+                        "name part must be no more than 63 characters");
+    assert_int_equal(cu_qname_problems(k64, 63, 0), 0);
+    k64[63] = '-';   /* too long and a bad last character: both listed */
+    assert_int_equal(cu_qname_problems(k64, 64, 0), CU_NAME_PART_LONG | CU_NAME_PART_CHARS);
+    assert_int_equal(cu_label_value_problems(k64, 64), CU_VALUE_LONG | CU_VALUE_CHARS);
+    k64[63] = 'k';
+    assert_int_equal(cu_label_value_problems("", 0), 0);
+    assert_int_equal(cu_label_value_problems("Team_A.1-x", 10), 0);
+    assert_int_equal(cu_label_value_problems(k64, 63), 0);
+    assert_int_equal(cu_label_value_problems(k64, 64), CU_VALUE_LONG);
+    assert_string_equal(cu_name_detail(CU_VALUE_LONG), "must be no more than 63 characters");
+    assert_int_equal(cu_label_value_problems("../../x", 7), CU_VALUE_CHARS);
+    assert_int_equal(cu_label_value_problems("a\0b", 3), CU_VALUE_CHARS);   /* NUL inside */
+    assert_int_equal(cu_label_value_problems("_a", 2), CU_VALUE_CHARS);
+}
+
+static void test_dns1123(void **state)
+{
+    (void)state;
+    assert_true(cu_dns1123_label_ok("a-1", 3));
+    assert_false(cu_dns1123_label_ok("a.b", 3));
+    assert_false(cu_dns1123_label_ok("-a", 2));
+    assert_false(cu_dns1123_label_ok("", 0));
+    assert_true(cu_dns1123_subdomain_ok("a.b-c.d", 7, 0));
+    assert_false(cu_dns1123_subdomain_ok("a..b", 4, 0));
+    assert_false(cu_dns1123_subdomain_ok("a.-b", 4, 0));
+    assert_false(cu_dns1123_subdomain_ok("a.b-", 4, 0));
+    assert_false(cu_dns1123_subdomain_ok("A.b", 3, 0));
+    assert_true(cu_dns1123_subdomain_ok("A.b", 3, 1));
+    assert_false(cu_dns1123_subdomain_ok("a\0b", 3, 1));
+    const char *sub = cu_name_detail(CU_DNS_SUBDOMAIN_CHARS);
+    assert_non_null(strstr(sub, "a lowercase RFC 1123 subdomain must consist of"));
+    assert_string_equal(cu_name_detail(CU_NAME_PREFIX_CHARS) + strlen("prefix part "), sub);
+    assert_non_null(strstr(cu_name_detail(CU_DNS_LABEL_CHARS), "regex used for validation is "
+                                                               "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"));
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_label_keys_values),
+        cmocka_unit_test(test_dns1123),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

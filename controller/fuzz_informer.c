@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cu_controller.h"
+#include "fuzz_decode.h"
 #include "cu_informer.h"
 #include "cu_kclient.h"
 #include "cu_kconfig.h"
@@ -46,17 +47,6 @@ static cu_kconfig *cfg;
 static cu_kclient *kc;
 static cu_informer *inf[NK];
 static int which[NK];
-
-static void decode_as(json_object *o, const char *api_version, const char *kind)
-{
-    cu_world w;
-    cu_world_init(&w);
-    cu_diag d;
-    cu_diag_init(&d);
-    cu_ctrl_decode_as(&w, o, api_version, kind, &d);
-    cu_diag_free(&d);
-    cu_world_free(&w);
-}
 
 static void on_event(cu_informer *in, cu_ievent ev, json_object *obj, void *ud)
 {

@@ -13,20 +13,10 @@
 #include <string.h>
 
 #include "cu_controller.h"
+#include "fuzz_decode.h"
 #include "cu_metrics.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void decode_as(json_object *o, const char *api_version, const char *kind)
-{
-    cu_world w;
-    cu_world_init(&w);
-    cu_diag d;
-    cu_diag_init(&d);
-    cu_ctrl_decode_as(&w, o, api_version, kind, &d);
-    cu_diag_free(&d);
-    cu_world_free(&w);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "cu_controller.h"
+#include "test_deep.h"
 
 /* ---------------- the resources the fake serves ---------------- */
 
@@ -1583,21 +1584,6 @@ static int is_event_with(const sreq *q, const void *ud)
 {
     return strcmp(q->method, "POST") == 0 && strstr(q->path, "/events") && q->body &&
            strstr(q->body, ud);
-}
-
-/* {"d":{"d":...1...}} nested n deep, in a new string. */
-static char *deep_json(int n)
-{
-    char *s = malloc((size_t)n * 6 + 2), *p = s;
-    assert_non_null(s);
-    for (int i = 0; i < n; i++) {
-        memcpy(p, "{\"d\":", 5);
-        p += 5;
-    }
-    *p++ = '1';
-    memset(p, '}', (size_t)n);
-    p[n] = 0;
-    return s;
 }
 
 /* 10. Objects nested deeper than 64 (an unknown field nearly

@@ -35,6 +35,7 @@
 
 #define TEST_NAME "test_informer"
 #include "test_cluster.h"
+#include "test_deep.h"
 
 /* ---------------- objects ---------------- */
 
@@ -626,21 +627,6 @@ static void test_stop_inside_callback(void **state)
     run_for(k, 500);
     assert_int_equal(n, 1); /* no event after stop; no leak (ASan) */
     cu_diag_free(&d);
-}
-
-/* {"d":{"d":...1...}} nested n deep, in a new string. */
-static char *deep_json(int n)
-{
-    char *s = malloc((size_t)n * 6 + 2), *p = s;
-    assert_non_null(s);
-    for (int i = 0; i < n; i++) {
-        memcpy(p, "{\"d\":", 5);
-        p += 5;
-    }
-    *p++ = '1';
-    memset(p, '}', (size_t)n);
-    p[n] = 0;
-    return s;
 }
 
 /* Creates ConfigMap ns/name with data.v "deep" and more fields (JSON

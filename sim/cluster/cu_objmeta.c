@@ -27,16 +27,10 @@ static void add(errs *es, const char *field, const char *type, const char *fmt, 
     __attribute__((format(printf, 4, 5)));
 static void add(errs *es, const char *field, const char *type, const char *fmt, ...)
 {
-    if (es->n < es->max) {
-        cu_schema_err *e = &es->e[es->n];
-        snprintf(e->field, sizeof e->field, "%s", field);
-        snprintf(e->type, sizeof e->type, "%s", type);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(e->message, sizeof e->message, fmt, ap);
-        va_end(ap);
-    }
-    es->n++;
+    va_list ap;
+    va_start(ap, fmt);
+    cu_schema_err_vadd(es->e, es->max, &es->n, field, type, fmt, ap);
+    va_end(ap);
 }
 
 /* s (len bytes) as Go's %q shows it, cut to fit out. */
@@ -62,22 +56,10 @@ static const char *quote(const char *s, size_t len, char *out, size_t n)
     return out;
 }
 
-/* the OpenAPI name of a JSON type */
-static const char *jt_name(json_type t)
+static const char *type_name(json_object *v)
 {
-    switch (t) {
-    case json_type_null: return "null";
-    case json_type_boolean: return "boolean";
-    case json_type_double: return "number";
-    case json_type_int: return "integer";
-    case json_type_object: return "object";
-    case json_type_array: return "array";
-    case json_type_string: return "string";
-    }
-    return "unknown";
+    return cu_schema_type_name(json_object_get_type(v));
 }
-
-static const char *type_name(json_object *v) { return jt_name(json_object_get_type(v)); }
 
 /* kube-apiserver's wording for a field of the wrong type. */
 static void type_err(errs *es, const char *field, json_object *v, const char *want)
@@ -110,10 +92,22 @@ static const char CONFIG_KEY_MSG[] =
     "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. "
     "'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
 
+/* One error per problem bit of the name s[0..n) (cu_names.h), in
+ * kube-apiserver's order. */
+static void name_errs(errs *es, const char *field, const char *s, size_t n, unsigned problems)
+{
+    char q[600];
+    for (unsigned b = 1; problems; b <<= 1)
+        if (problems & b) {
+            add(es, field, "FieldValueInvalid", "Invalid value: %s: %s", quote(s, n, q, sizeof q),
+                cu_name_detail(b));
+            problems &= ~b;
+        }
+}
+
 static void check_labels(errs *es, json_object *m)
 {
     json_object *l = get(m, "labels");
-    char q[600];
     if (!l || is_type(l, json_type_null))
         return;
     if (!is_type(l, json_type_object)) {
@@ -121,10 +115,7 @@ static void check_labels(errs *es, json_object *m)
         return;
     }
     json_object_object_foreach(l, k, v) {
-        const char *p = cu_label_key_problem(k, strlen(k));
-        if (p)
-            add(es, "metadata.labels", "FieldValueInvalid", "Invalid value: %s: %s",
-                quote(k, strlen(k), q, sizeof q), p);
+        name_errs(es, "metadata.labels", k, strlen(k), cu_qname_problems(k, strlen(k), 0));
         if (!is_type(v, json_type_string)) {
             char f[300];
             snprintf(f, sizeof f, "metadata.labels.%s", k);
@@ -133,19 +124,13 @@ static void check_labels(errs *es, json_object *m)
         }
         const char *s = json_object_get_string(v);
         size_t n = (size_t)json_object_get_string_len(v);
-        p = cu_label_value_problem(s, n);
-        if (p)
-            add(es, "metadata.labels", "FieldValueInvalid", "Invalid value: %s: %s",
-                quote(s, n, q, sizeof q), p);
+        name_errs(es, "metadata.labels", s, n, cu_label_value_problems(s, n));
     }
 }
-
-enum { ANNOTATIONS_MAX = 256 * 1024 };
 
 static void check_annotations(errs *es, json_object *m)
 {
     json_object *a = get(m, "annotations");
-    char q[600];
     if (!a || is_type(a, json_type_null))
         return;
     if (!is_type(a, json_type_object)) {
@@ -155,16 +140,7 @@ static void check_annotations(errs *es, json_object *m)
     size_t total = 0;
     json_object_object_foreach(a, k, v) {
         size_t kl = strlen(k);
-        char low[320];
-        size_t i;
-        for (i = 0; i < kl && i + 1 < sizeof low; i++)
-            low[i] = (char)tolower((unsigned char)k[i]);
-        low[i] = '\0';
-        const char *p = kl >= sizeof low ? "name part must be no more than 63 characters"
-                                         : cu_label_key_problem(low, kl);
-        if (p)
-            add(es, "metadata.annotations", "FieldValueInvalid", "Invalid value: %s: %s",
-                quote(k, kl, q, sizeof q), p);
+        name_errs(es, "metadata.annotations", k, kl, cu_qname_problems(k, kl, 1));
         total += kl;
         if (!is_type(v, json_type_string)) {
             char f[300];
@@ -174,15 +150,15 @@ static void check_annotations(errs *es, json_object *m)
         }
         total += (size_t)json_object_get_string_len(v);
     }
-    if (total > ANNOTATIONS_MAX)
+    if (total > CU_ANNOTATIONS_MAX_BYTES)
         add(es, "metadata.annotations", "FieldValueTooLong",
-            "Too long: must have at most %d bytes", ANNOTATIONS_MAX);
+            "Too long: must have at most %d bytes", CU_ANNOTATIONS_MAX_BYTES);
 }
 
 static void check_finalizers(errs *es, json_object *m)
 {
     json_object *f = get(m, "finalizers");
-    char q[600], field[64];
+    char field[64];
     if (!f || is_type(f, json_type_null))
         return;
     if (!is_type(f, json_type_array)) {
@@ -198,9 +174,7 @@ static void check_finalizers(errs *es, json_object *m)
         }
         const char *s = json_object_get_string(v);
         size_t n = (size_t)json_object_get_string_len(v);
-        const char *p = cu_label_key_problem(s, n);
-        if (p)
-            add(es, field, "FieldValueInvalid", "Invalid value: %s: %s", quote(s, n, q, sizeof q), p);
+        name_errs(es, field, s, n, cu_qname_problems(s, n, 0));
     }
 }
 
@@ -458,7 +432,7 @@ static void check_builtin(errs *es, json_object *obj, const char *kind)
             continue;
         json_object *v = get(obj, fields[i].field);
         if (v && !is_type(v, fields[i].type) && !is_type(v, json_type_null))
-            type_err(es, fields[i].field, v, jt_name(fields[i].type));
+            type_err(es, fields[i].field, v, cu_schema_type_name(fields[i].type));
     }
     json_object *pv = get(obj, "value");
     if (strcmp(kind, "PriorityClass") == 0 && is_type(pv, json_type_int) &&

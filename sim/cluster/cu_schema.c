@@ -29,6 +29,7 @@
 #include "cu_base.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <math.h>
 #include <regex.h>
 #include <stdarg.h>
@@ -60,20 +61,26 @@ typedef struct sv_ctx {
                                 with the branches' contexts) */
 } sv_ctx;
 
+void cu_schema_err_vadd(cu_schema_err *errs, size_t max, size_t *n, const char *field,
+                        const char *type, const char *fmt, va_list ap)
+{
+    if (*n < max && errs) {
+        cu_schema_err *e = &errs[*n];
+        snprintf(e->field, sizeof e->field, "%s", field);
+        snprintf(e->type, sizeof e->type, "%s", type);
+        vsnprintf(e->message, sizeof e->message, fmt, ap);
+    }
+    (*n)++;
+}
+
 static void sv_err(sv_ctx *c, const char *field, const char *type, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void sv_err(sv_ctx *c, const char *field, const char *type, const char *fmt, ...)
 {
-    if (c->n < c->max && c->errs) {
-        cu_schema_err *e = &c->errs[c->n];
-        snprintf(e->field, sizeof e->field, "%s", field);
-        snprintf(e->type, sizeof e->type, "%s", type);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(e->message, sizeof e->message, fmt, ap);
-        va_end(ap);
-    }
-    c->n++;
+    va_list ap;
+    va_start(ap, fmt);
+    cu_schema_err_vadd(c->errs, c->max, &c->n, field, type, fmt, ap);
+    va_end(ap);
 }
 
 /* ---- json helpers ---- */
@@ -107,12 +114,9 @@ static const char *sstr(json_object *schema, const char *key)
 }
 
 
-/* The JSON type name kube-openapi reports for a value. */
-static const char *type_name(json_object *v)
+const char *cu_schema_type_name(json_type t)
 {
-    if (!v)
-        return "null";
-    switch (json_object_get_type(v)) {
+    switch (t) {
     case json_type_boolean: return "boolean";
     case json_type_int: return "integer";
     case json_type_double: return "number";
@@ -121,6 +125,11 @@ static const char *type_name(json_object *v)
     case json_type_object: return "object";
     default: return "null";
     }
+}
+
+static const char *type_name(json_object *v)
+{
+    return v ? cu_schema_type_name(json_object_get_type(v)) : "null";
 }
 
 /* Formats a number as Go's %v does for int64 and float64. */
@@ -170,22 +179,29 @@ typedef struct sv_path {
     size_t len;
 } sv_path;
 
-static size_t path_push_key(sv_path *p, const char *key)
+/* Appends fmt's text to p (cut at its size); returns the length before,
+ * for path_pop. */
+static size_t path_pushf(sv_path *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static size_t path_pushf(sv_path *p, const char *fmt, ...)
 {
     size_t old = p->len;
-    int w = snprintf(p->buf + p->len, sizeof p->buf - p->len, "%s%s", p->len ? "." : "", key);
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(p->buf + p->len, sizeof p->buf - p->len, fmt, ap);
+    va_end(ap);
     if (w > 0)
         p->len = p->len + (size_t)w >= sizeof p->buf ? sizeof p->buf - 1 : p->len + (size_t)w;
     return old;
 }
 
+static size_t path_push_key(sv_path *p, const char *key)
+{
+    return path_pushf(p, "%s%s", p->len ? "." : "", key);
+}
+
 static size_t path_push_idx(sv_path *p, size_t i)
 {
-    size_t old = p->len;
-    int w = snprintf(p->buf + p->len, sizeof p->buf - p->len, "[%zu]", i);
-    if (w > 0)
-        p->len = p->len + (size_t)w >= sizeof p->buf ? sizeof p->buf - 1 : p->len + (size_t)w;
-    return old;
+    return path_pushf(p, "[%zu]", i);
 }
 
 static void path_pop(sv_path *p, size_t old)
@@ -418,10 +434,14 @@ static int rx_too_big(const char *pat, char *why, size_t n)
 }
 
 /* Returns a malloc'd POSIX ERE for an ECMA-262 pattern, NULL if the
- * pattern uses something outside the supported subset. */
+ * pattern uses something outside the supported subset (or is past RE2's
+ * repetition limits, which kube-apiserver refuses: see rx_too_big). */
 static char *rx_translate(const char *p)
 {
     rx_buf b = {0};
+    char why[160];
+    if (rx_too_big(p, why, sizeof why))
+        return NULL;
     while (*p && !b.bad) {
         char ch = *p;
         if (ch == '\\') {
@@ -530,8 +550,7 @@ static rx_ent *rx_add(cu_schema_rx *rx, const char *pat)
     if (!(e->pat = strdup(pat)))
         return NULL;
     rx->n++;
-    char why[160];
-    char *ere = rx_too_big(pat, why, sizeof why) ? NULL : rx_translate(pat);
+    char *ere = rx_translate(pat);
     e->ok = ere && regcomp(&e->re, ere, REG_EXTENDED | REG_NOSUB) == 0;
     free(ere);
     return e;
@@ -1282,36 +1301,16 @@ size_t cu_schema_validate(json_object *schema, json_object *obj, int strict,
 
 typedef struct sc_ctx {
     sv_ctx *c;
-    char path[256];   /* the schema's field path */
-    size_t len;
+    sv_path path;     /* the schema's field path */
 } sc_ctx;
-
-static size_t sc_push(sc_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static size_t sc_push(sc_ctx *x, const char *fmt, ...)
-{
-    size_t old = x->len;
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(x->path + x->len, sizeof x->path - x->len, fmt, ap);
-    va_end(ap);
-    if (w > 0)
-        x->len = x->len + (size_t)w >= sizeof x->path ? sizeof x->path - 1 : x->len + (size_t)w;
-    return old;
-}
-
-static void sc_pop(sc_ctx *x, size_t old)
-{
-    x->len = old;
-    x->path[old] = '\0';
-}
 
 static void sc_err(sc_ctx *x, const char *key, json_object *v, const char *detail)
 {
-    size_t old = sc_push(x, ".%s", key);
-    sv_err(x->c, x->path, "FieldValueInvalid", "Invalid value: %s: %s",
+    size_t old = path_pushf(&x->path, ".%s", key);
+    sv_err(x->c, x->path.buf, "FieldValueInvalid", "Invalid value: %s: %s",
            json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
            detail);
-    sc_pop(x, old);
+    path_pop(&x->path, old);
 }
 
 /* An int64 in JSON (an integral double in range counts). */
@@ -1375,9 +1374,9 @@ static void sc_list(sc_ctx *x, json_object *schema, const char *key, sv_path *dp
     json_object *l = sget(schema, key);
     size_t n = is_arr(l) ? json_object_array_length(l) : 0;
     for (size_t i = 0; i < n; i++) {
-        size_t old = sc_push(x, ".%s[%zu]", key, i);
+        size_t old = path_pushf(&x->path, ".%s[%zu]", key, i);
         sc_walk(x, json_object_array_get_idx(l, i), dp, depth + 1);
-        sc_pop(x, old);
+        path_pop(&x->path, old);
     }
 }
 
@@ -1425,19 +1424,19 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth)
         json_object *slot = def;
         sv_value(&sub, schema, &slot, dp, 0);
         if (sub.n) {
-            size_t old = sc_push(x, ".default");
-            sv_err(x->c, x->path, one[0].type, "%s", one[0].message);
-            sc_pop(x, old);
+            size_t old = path_pushf(&x->path, ".default");
+            sv_err(x->c, x->path.buf, one[0].type, "%s", one[0].message);
+            path_pop(&x->path, old);
         }
     }
     json_object *props = sget(schema, "properties");
     if (is_obj(props)) {
         json_object_object_foreach(props, k, v) {
-            size_t old = sc_push(x, ".properties[%s]", k);
+            size_t old = path_pushf(&x->path, ".properties[%s]", k);
             size_t dold = path_push_key(dp, k);
             sc_walk(x, v, dp, depth + 1);
             path_pop(dp, dold);
-            sc_pop(x, old);
+            path_pop(&x->path, old);
         }
     }
     static const char *const subs[] = {"additionalProperties", "items", "not"};
@@ -1445,9 +1444,9 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth)
         json_object *v = sget(schema, subs[i]);
         if (!is_obj(v))
             continue;
-        size_t old = sc_push(x, ".%s", subs[i]);
+        size_t old = path_pushf(&x->path, ".%s", subs[i]);
         sc_walk(x, v, dp, depth + 1);
-        sc_pop(x, old);
+        path_pop(&x->path, old);
     }
     sc_list(x, schema, "allOf", dp, depth);
     sc_list(x, schema, "anyOf", dp, depth);
@@ -1457,11 +1456,11 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth)
 size_t cu_schema_check(json_object *schema, const char *path, cu_schema_err *errs, size_t max)
 {
     sv_ctx c = {0, 0, errs, max, 0, NULL, calloc(1, sizeof(cu_schema_rx))};
-    sc_ctx x = {&c, "", 0};
+    sc_ctx x = {&c, {"", 0}};
     sv_path dp;
     dp.buf[0] = '\0';
     dp.len = 0;
-    sc_push(&x, "%s", path ? path : "");
+    path_pushf(&x.path, "%s", path ? path : "");
     sc_walk(&x, schema, &dp, 0);
     cu_schema_rx_free(c.local);
     return c.n;

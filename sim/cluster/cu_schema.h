@@ -14,6 +14,7 @@
 #define CU_SCHEMA_H
 
 #include <json-c/json.h>
+#include <stdarg.h>
 #include <stddef.h>
 
 typedef struct cu_schema_err {
@@ -26,6 +27,18 @@ typedef struct cu_schema_err {
                                  `Unsupported value: "Fifo": supported values:
                                   "StrictFIFO", "BestEffortFIFO"` */
 } cu_schema_err;
+
+/* The error list every check that reports cu_schema_err keeps: writes
+ * errs[*n] (field, type, the message of fmt) when *n < max and errs is not
+ * NULL, and counts it in *n whatever (so *n may pass max: the count of all
+ * problems). */
+void cu_schema_err_vadd(cu_schema_err *errs, size_t max, size_t *n, const char *field,
+                        const char *type, const char *fmt, va_list ap)
+    __attribute__((format(printf, 6, 0)));
+
+/* The JSON type name kube-openapi uses in its messages: "integer",
+ * "number", "object", ... ("null" for json_type_null). */
+const char *cu_schema_type_name(json_type t);
 
 /* Applies defaults from schema to obj (in place), prunes unknown fields
  * (reporting them as UnknownField errors only when strict) and validates.

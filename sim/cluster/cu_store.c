@@ -38,6 +38,7 @@
 
 #include "cu_schema.h"
 #include "cu_store.h"
+#include "cu_names.h"
 #include "cu_objmeta.h"
 
 #define KEY_MAX 600
@@ -523,12 +524,9 @@ static void ferr_add(ferrs *fe, const char *field, const char *type, const char 
 {
     fe->total++;
     if (fe->n >= 32) return;
-    cu_schema_err *e = &fe->e[fe->n++];
-    snprintf(e->field, sizeof(e->field), "%s", field);
-    snprintf(e->type, sizeof(e->type), "%s", type);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->message, sizeof(e->message), fmt, ap);
+    cu_schema_err_vadd(fe->e, 32, &fe->n, field, type, fmt, ap);
     va_end(ap);
 }
 
@@ -2151,48 +2149,20 @@ static cu_err sel_parse(const rt_ent *rt, const cu_list_opts *o, selector *sl, c
 /* ------------------------------------------------------------------ */
 /* create, get, update, delete                                          */
 
-static const char SUBDOMAIN_MSG[] =
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
-    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-static const char LABEL_MSG[] =
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
-    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used "
-    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-
-static int alnum_lower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-
-static int valid_dns(const char *n, int label)
-{
-    size_t len = strlen(n);
-    if (!len) return 0;
-    const char *seg = n;
-    for (const char *p = n;; p++) {
-        if (*p == '.' || !*p) {
-            if (*p == '.' && label) return 0;
-            if (p == seg || !alnum_lower(seg[0]) || !alnum_lower(p[-1])) return 0;
-            for (const char *q = seg; q < p; q++)
-                if (!alnum_lower(*q) && *q != '-') return 0;
-            if (!*p) break;
-            seg = p + 1;
-        }
-    }
-    return 1;
-}
-
 static void check_name(const rt_ent *rt, const char *name, size_t len, ferrs *fe)
 {
     int label = rt->kid == K_NS;
     size_t max = label ? 63 : 253;
+    const char *chars = cu_name_detail(label ? CU_DNS_LABEL_CHARS : CU_DNS_SUBDOMAIN_CHARS);
     if (strlen(name) != len)  /* a NUL: never truncate a name silently */
         ferr_add(fe, "metadata.name", "FieldValueInvalid", "Invalid value: \"%s\\x00...\": %s",
-                 name, label ? LABEL_MSG : SUBDOMAIN_MSG);
+                 name, chars);
     else if (strlen(name) > max)
         ferr_add(fe, "metadata.name", "FieldValueInvalid",
                  "Invalid value: \"%s\": must be no more than %zu characters", name, max);
-    else if (!valid_dns(name, label))
+    else if (!(label ? cu_dns1123_label_ok(name, len) : cu_dns1123_subdomain_ok(name, len, 0)))
         ferr_add(fe, "metadata.name", "FieldValueInvalid", "Invalid value: \"%s\": %s", name,
-                 label ? LABEL_MSG : SUBDOMAIN_MSG);
+                 chars);
 }
 
 /* ObjectMeta and the built-in kinds' field types (cu_objmeta.c), on

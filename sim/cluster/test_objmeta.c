@@ -252,10 +252,57 @@ static void test_protobuf_nul_key(void **state)
     }
 }
 
+/* kube-apiserver lists every problem of a label key or value (the
+ * length and the characters both, IsQualifiedName / IsValidLabelValue),
+ * and checks annotation keys lowercased, whatever their length. */
+static void test_objmeta_every_name_problem(void **state)
+{
+    (void)state;
+    char v[65], j[512];
+    memset(v, 'a', 63);
+    v[63] = '-';
+    v[64] = '\0';
+    cu_schema_err errs[8];
+    snprintf(j, sizeof j, "{\"metadata\":{\"labels\":{\"a\":\"%s\"}}}", v);
+    json_object *o = cu_json_parse_checked(j, strlen(j), NULL, j, sizeof j);
+    assert_non_null(o);
+    assert_int_equal(cu_objmeta_validate(o, "ConfigMap", 1, errs, 8), 2);
+    json_object_put(o);
+    assert_non_null(strstr(errs[0].message, ": must be no more than 63 characters"));
+    assert_non_null(strstr(errs[1].message, ": a valid label must be"));
+    /* a key: name part too long and with a bad character */
+    snprintf(j, sizeof j, "{\"metadata\":{\"labels\":{\"%s\":\"x\"}}}", v);
+    o = cu_json_parse_checked(j, strlen(j), NULL, j, sizeof j);
+    assert_non_null(o);
+    assert_int_equal(cu_objmeta_validate(o, "ConfigMap", 1, errs, 8), 2);
+    json_object_put(o);
+    assert_non_null(strstr(errs[0].message, ": name part must be no more than 63 characters"));
+    assert_non_null(strstr(errs[1].message, ": name part must consist of"));
+    /* an annotation key longer than any buffer, with an upper-case prefix
+     * that is valid lowercased and a name part that is fine */
+    char k[400];
+    memset(k, 'A', 300);
+    memcpy(k + 300, "/ok", 4);
+    snprintf(j, sizeof j, "{\"metadata\":{\"annotations\":{\"%s\":\"x\"}}}", k);
+    o = cu_json_parse_checked(j, strlen(j), NULL, j, sizeof j);
+    assert_non_null(o);
+    assert_int_equal(cu_objmeta_validate(o, "ConfigMap", 1, errs, 8), 1);
+    json_object_put(o);
+    assert_non_null(strstr(errs[0].message, ": prefix part must be no more than 253 characters"));
+    k[250] = '/';
+    k[251] = '\0';     /* a 250-character prefix, valid lowercased, empty name */
+    snprintf(j, sizeof j, "{\"metadata\":{\"annotations\":{\"%sok\":\"x\"}}}", k);
+    o = cu_json_parse_checked(j, strlen(j), NULL, j, sizeof j);
+    assert_non_null(o);
+    assert_int_equal(cu_objmeta_validate(o, "ConfigMap", 1, errs, 8), 0);
+    json_object_put(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_objmeta_types),
+        cmocka_unit_test(test_objmeta_every_name_problem),
         cmocka_unit_test(test_prescan),
         cmocka_unit_test(test_query_int),
         cmocka_unit_test(test_protobuf_nul_key),

@@ -527,6 +527,14 @@ static void test_schema_check(void **state)
          "P.properties[a].pattern", "Invalid value: \"((a{1000}){1000}){1000}\": must be a valid regular expression, but isn't: error parsing regexp: expression too large"},
         {"{'type':'object','properties':{'a':{'type':'string','pattern':'((a*){100}){300}'}}}",
          "P.properties[a].pattern", "Invalid value: \"((a*){100}){300}\": must be a valid regular expression, but isn't: error parsing regexp: expression too large"},
+        {"{'type':'object','properties':{'a':{'type':'string','pattern':'a++'}}}",
+         "P.properties[a].pattern", "Invalid value: \"a++\": must be a valid regular expression, "
+         "but isn't: error parsing regexp: invalid nested repetition operator: `++`"},
+        {"{'type':'object','properties':{'a':{'type':'string','pattern':'^(a|\\\\.b)?++++++++++++++++++++++++++++++++++++++++'}}}",
+         "P.properties[a].pattern", "Invalid value: \"^(a|"},
+        {"{'type':'object','properties':{'a':{'type':'string','pattern':'x[+*]*?{2}'}}}",
+         "P.properties[a].pattern", "Invalid value: \"x[+*]*?{2}\": must be a valid regular "
+         "expression, but isn't: error parsing regexp: invalid nested repetition operator: `*?{2}`"},
         {"{'type':'object','anyOf':[{'properties':{'a':{'maxProperties':-1}}}]}",
          "P.anyOf[0].properties[a].maxProperties", "Invalid value: -1: must be greater than or equal to 0"},
     };
@@ -543,6 +551,10 @@ static void test_schema_check(void **state)
     json_object *cq = J(CQ_SCHEMA);
     assert_int_equal(cu_schema_check(cq, "P", NULL, 0), 0);
     json_object_put(cq);
+    /* lazy quantifiers, escaped and class quantifier characters are fine */
+    json_object *lazy = J("{'type':'string','pattern':'^a+?b*?c??d{1,2}?\\\\++[?*]+(?:x)+$'}");
+    assert_int_equal(cu_schema_check(lazy, "P", NULL, 0), 0);
+    json_object_put(lazy);
     /* a valid pattern outside the translated subset is not refused */
     json_object *ok = J("{'type':'string','pattern':'\\\\bword\\\\b','default':'x'}");
     assert_int_equal(cu_schema_check(ok, "P", NULL, 0), 0);
