@@ -45,7 +45,7 @@
 /* ------------------------------------------------------------------ */
 /* reference-counted immutable strings                                  */
 
-typedef struct rstr {
+typedef struct cu_rstr {
     atomic_int refs;
     size_t len;
     char s[];
@@ -72,6 +72,16 @@ static void rstr_unref(rstr *r)
 {
     if (r && atomic_fetch_sub(&r->refs, 1) == 1) free(r);
 }
+
+const char *cu_rstr_data(const cu_rstr *r, size_t *len)
+{
+    if (len) *len = r ? r->len : 0;
+    return r ? r->s : "";
+}
+
+cu_rstr *cu_rstr_new(const char *s, size_t n) { return rstr_new(s, n); }
+
+void cu_rstr_unref(cu_rstr *r) { rstr_unref(r); }
 
 /* ------------------------------------------------------------------ */
 /* string -> pointer hash map (open addressing, keys borrowed)          */
@@ -3100,67 +3110,75 @@ static char *ev_line(const char *type, const char *obj, size_t n)
     return l;
 }
 
-/* The event line for object data as w's type serves it. */
-static char *w_line(cu_watch *w, const char *type, rstr *data, json_object *parsed)
+static const char EV_BOOKMARK[] = "BOOKMARK", EV_ERROR[] = "ERROR";
+
+/* The event for object data as w's type serves it: the stored bytes
+ * themselves (a reference, shared by all watchers) when w's type is the
+ * storage version; else the object converted for w (its own copy). 1, or
+ * 0 when out of memory. */
+static int w_ev(cu_watch *w, const char *type, rstr *data, json_object *parsed, cu_watch_ev *ev)
 {
-    if (!w->rt->res->multi && w->rt == w->rt->res->storage_rt) return ev_line(type, data->s, data->len);
+    ev->type = type;
+    if (!w->rt->res->multi && w->rt == w->rt->res->storage_rt) {
+        ev->obj = rstr_ref(data);
+        return 1;
+    }
     json_object *o = parsed ? json_object_get(parsed) : jparse_r(data);
-    if (!o) return NULL;
+    if (!o) return 0;
     to_rt(w->rt, o);
     size_t n = 0;
     const char *js = json_object_to_json_string_length(
         o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
-    char *l = ev_line(type, js, n);
+    ev->obj = rstr_new(js, n);
     json_object_put(o);
-    return l;
+    return ev->obj != NULL;
 }
 
-static char *status_line(int code, const char *reason, const char *msg)
+static int status_ev(int code, const char *reason, const char *msg, cu_watch_ev *ev)
 {
     cu_status st;
     cu_status_set(&st, code, reason, "%s", msg);
     json_object *o = cu_status_json(&st);
     const char *js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-    char *l = ev_line("ERROR", js, strlen(js));
+    ev->type = EV_ERROR;
+    ev->obj = rstr_new(js, strlen(js));
     json_object_put(o);
-    return l;
+    return ev->obj != NULL;
 }
 
-/* The next line of w's initial list, or NULL when it is done. Runs
- * without the store's lock: the list is w's own references, so hundreds
- * of watchers parse and serialize large objects in parallel while the
- * store goes on serving. */
-static char *w_init_next(cu_watch *w)
+/* The next event of w's initial list (1), or 0 when it is done. Runs
+ * without the store's lock: the list is w's own references to the stored
+ * objects, which become the events as they are (no copy per watcher). */
+static int w_init_next(cu_watch *w, cu_watch_ev *ev)
 {
     while (w->iinit < w->ninit) {
         rstr *d = w->init[w->iinit];
         w->init[w->iinit++] = NULL;
-        char *l = NULL;
+        int got = 0;
         if (sel_empty(&w->sel) || w->init_matched) {
-            l = w_line(w, EV_ADDED, d, NULL);
+            got = w_ev(w, EV_ADDED, d, NULL, ev);
         } else {
             json_object *o = jparse_r(d);
-            if (o && sel_match(&w->sel, o)) l = w_line(w, EV_ADDED, d, o);
+            if (o && sel_match(&w->sel, o)) got = w_ev(w, EV_ADDED, d, o, ev);
             json_object_put(o);
         }
         rstr_unref(d);
-        if (l) return l;
+        if (got) return 1;
     }
-    return NULL;
+    return 0;
 }
 
-/* The next line for w, or NULL when nothing is pending (lock held). */
-static char *w_poll(cu_watch *w)
+/* The next event for w (1), or 0 when nothing is pending (lock held). */
+static int w_poll(cu_watch *w, cu_watch_ev *ev)
 {
     cu_store *s = w->s;
-    char *first = w_init_next(w);
-    if (first) return first;
+    if (w_init_next(w, ev)) return 1;
     if (w->pos < s->tail) {
         char msg[128];
         snprintf(msg, sizeof(msg), "too old resource version: %lld (%lld)", (long long)w->last_rv,
                  (long long)s->hist_rv);
         w->done = 1;
-        return status_line(410, "Expired", msg);
+        return status_ev(410, "Expired", msg, ev);
     }
     while (w->pos < s->head) {
         sev *v = &s->ring[w->pos % s->hcap];
@@ -3168,9 +3186,9 @@ static char *w_poll(cu_watch *w)
         if (v->res != w->rt->res || v->rv <= w->min_rv) continue;
         if (w->ns && strcmp(v->ns, w->ns)) continue;
         const char *type = v->type;
-        char *l = NULL;
+        int got = 0;
         if (sel_empty(&w->sel)) {
-            l = w_line(w, type, v->obj, NULL);
+            got = w_ev(w, type, v->obj, NULL, ev);
         } else {
             json_object *no = jparse_r(v->obj);
             int nm = no && sel_match(&w->sel, no);
@@ -3188,21 +3206,23 @@ static char *w_poll(cu_watch *w)
             } else if (!nm) {
                 type = NULL;
             }
-            if (type) l = w_line(w, type, v->obj, no);
+            if (type) got = w_ev(w, type, v->obj, no, ev);
             json_object_put(no);
         }
-        if (l) {
+        if (got) {
             w->last_rv = v->rv;
-            return l;
+            return 1;
         }
     }
-    return NULL;
+    return 0;
 }
 
-char *cu_store_watch_next(cu_watch *w, int timeout_ms)
+int cu_store_watch_next_ev(cu_watch *w, int timeout_ms, cu_watch_ev *ev)
 {
     cu_store *s = w->s;
-    if (!s) { w->done = 1; return NULL; }
+    ev->type = NULL;
+    ev->obj = NULL;
+    if (!s) { w->done = 1; return 0; }
     struct timespec dl;
     clock_gettime(CLOCK_MONOTONIC, &dl);
     if (timeout_ms > 0) {
@@ -3210,22 +3230,22 @@ char *cu_store_watch_next(cu_watch *w, int timeout_ms)
         dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
         if (dl.tv_nsec >= 1000000000L) { dl.tv_sec++; dl.tv_nsec -= 1000000000L; }
     }
-    char *l = w_init_next(w);
-    if (l) return l;
+    if (w_init_next(w, ev)) return 1;
+    int got = 0;
     pthread_mutex_lock(&s->mu);
     for (;;) {
         if (w->done) break;
-        if ((l = w_poll(w)) != NULL) break;
+        if ((got = w_poll(w, ev)) != 0) break;
         if (w->ending || !w->rt->served) { w->done = 1; break; }
         if (timeout_ms <= 0) break;
         int rc = pthread_cond_timedwait(&s->cv, &s->mu, &dl);
         if (rc != 0) {
             /* one last look, then a bookmark if the RV moved on */
-            if (!w->done && (l = w_poll(w)) != NULL) break;
+            if (!w->done) got = w_poll(w, ev);
             break;
         }
     }
-    if (!l && !w->done && w->bookmarks && (s->rv > w->last_rv || !w->sent_bookmark)) {
+    if (!got && !w->done && w->bookmarks && (s->rv > w->last_rv || !w->sent_bookmark)) {
         char b[512];
         char av[300];
         if (w->rt->pub.group[0]) snprintf(av, sizeof(av), "%s/%s", w->rt->pub.group, w->rt->pub.version);
@@ -3237,9 +3257,20 @@ char *cu_store_watch_next(cu_watch *w, int timeout_ms)
         w->last_rv = s->rv;
         w->min_rv = w->min_rv > s->rv ? w->min_rv : s->rv;
         w->sent_bookmark = 1;
-        l = ev_line("BOOKMARK", b, (size_t)n);
+        ev->type = EV_BOOKMARK;
+        ev->obj = rstr_new(b, (size_t)n);
+        got = ev->obj != NULL;
     }
     pthread_mutex_unlock(&s->mu);
+    return got;
+}
+
+char *cu_store_watch_next(cu_watch *w, int timeout_ms)
+{
+    cu_watch_ev ev;
+    if (!cu_store_watch_next_ev(w, timeout_ms, &ev)) return NULL;
+    char *l = ev_line(ev.type, ev.obj->s, ev.obj->len);
+    rstr_unref(ev.obj);
     return l;
 }
 
