@@ -2825,6 +2825,7 @@ static int ws_next(watch_stream *ws, int timeout_ms, int *ended, cu_watch_ev *ev
                     return 1;
                 }
                 ws->held = *ev;
+                ev->obj = NULL;
             }
             if (!ws->held.obj && cu_store_watch_done(ws->w)) {
                 ws->ended = 1;
