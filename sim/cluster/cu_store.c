@@ -212,7 +212,8 @@ typedef struct sev {
     int64_t rv;
     res_t *res;
     const char *type;
-    char *ns;
+    char *ns;                     /* one block: ns, NUL, name, NUL */
+    const char *name;
     rstr *obj, *old;
 } sev;
 
@@ -235,6 +236,7 @@ struct cu_watch {
     rstr **init; size_t ninit, iinit;   /* the initial list: owned refs, read
                                           without the lock (one reader) */
     int init_matched;             /* the selector was decided at open time */
+    int meta_only;                /* the selector names only name and namespace */
     uint64_t pos;
     int64_t min_rv, last_rv;
     cu_watch *prev, *next;
@@ -1392,8 +1394,8 @@ static void ring_pop(cu_store *s)
     s->tail++;
 }
 
-static void emit(cu_store *s, opctx *c, rt_ent *rt, const char *type, const char *ns, rstr *obj,
-                 rstr *old, int64_t rv)
+static void emit(cu_store *s, opctx *c, rt_ent *rt, const char *type, const char *ns,
+                 const char *name, rstr *obj, rstr *old, int64_t rv)
 {
     if (s->head - s->tail == s->hcap) ring_pop(s);
     /* the history is capped by bytes too: large objects changed often
@@ -1404,7 +1406,14 @@ static void emit(cu_store *s, opctx *c, rt_ent *rt, const char *type, const char
     v->rv = rv;
     v->res = rt->res;
     v->type = type;
-    v->ns = strdup(ns ? ns : "");
+    if (!ns) ns = "";
+    size_t nl = strlen(ns), ml = strlen(name);
+    v->ns = malloc(nl + ml + 2);
+    if (v->ns) {
+        memcpy(v->ns, ns, nl + 1);
+        memcpy(v->ns + nl + 1, name, ml + 1);
+    }
+    v->name = v->ns ? v->ns + nl + 1 : "";
     v->obj = rstr_ref(obj);
     v->old = rstr_ref(old);
     s->hbytes += add;
@@ -1478,7 +1487,7 @@ static cu_err commit_put(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object 
     ent_set_meta(s, e, o);
     s->rv = rv;
     r->last_rv = rv;
-    emit(s, c, rt, is_new ? EV_ADDED : EV_MODIFIED, e->ns, data, old, rv);
+    emit(s, c, rt, is_new ? EV_ADDED : EV_MODIFIED, e->ns, e->name, data, old, rv);
     rstr_unref(old);
     be_write(s, e, data->s);
     return CU_OK;
@@ -1498,7 +1507,7 @@ static void commit_remove(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object
     s->rv = rv;
     r->last_rv = rv;
     e->rv = rv;
-    emit(s, c, rt, EV_DELETED, e->ns, data, e->data, rv);
+    emit(s, c, rt, EV_DELETED, e->ns, e->name, data, e->data, rv);
     be_write(s, e, NULL);
     rstr_unref(data);
     ent_unlink(s, e);
@@ -2126,17 +2135,19 @@ static int sel_match(const selector *sl, json_object *o)
 
 /* Does e satisfy the selector's metadata.name and metadata.namespace
  * requirements (the others are not looked at)? */
-static int sel_meta_ok(const selector *sl, const ent *e)
+static int sel_meta_match(const selector *sl, const char *ns, const char *name)
 {
     for (size_t i = 0; i < sl->nf; i++) {
-        const char *v = !strcmp(sl->f[i].label, "metadata.name") ? e->name
-                        : !strcmp(sl->f[i].label, "metadata.namespace") ? e->ns : NULL;
+        const char *v = !strcmp(sl->f[i].label, "metadata.name") ? name
+                        : !strcmp(sl->f[i].label, "metadata.namespace") ? ns : NULL;
         if (!v) continue;
         int eq = strcmp(v, sl->f[i].value) == 0;
         if (sl->f[i].neg ? eq : !eq) return 0;
     }
     return 1;
 }
+
+static int sel_meta_ok(const selector *sl, const ent *e) { return sel_meta_match(sl, e->ns, e->name); }
 
 /* Has the selector only name and namespace requirements? */
 static int sel_meta_only(const selector *sl)
@@ -3046,6 +3057,7 @@ cu_err cu_store_watch_open(cu_store *s, const cu_rtype *rtp, const char *ns,
     w->rt = rt;
     w->bookmarks = bookmarks;
     w->ns = (rt->pub.namespaced && ns && *ns) ? strdup(ns) : NULL;
+    w->meta_only = sel_meta_only(&w->sel);
     const char *rvq = o ? o->resource_version : NULL;
     int64_t rv = 0;
     int initial = !rvq || !*rvq || strcmp(rvq, "0") == 0;
@@ -3189,6 +3201,10 @@ static int w_poll(cu_watch *w, cu_watch_ev *ev)
         int got = 0;
         if (sel_empty(&w->sel)) {
             got = w_ev(w, type, v->obj, NULL, ev);
+        } else if (w->meta_only) {
+            /* name and namespace never change: decided without parsing
+             * (under the lock, for every watcher) */
+            if (sel_meta_match(&w->sel, v->ns, v->name)) got = w_ev(w, type, v->obj, NULL, ev);
         } else {
             json_object *no = jparse_r(v->obj);
             int nm = no && sel_match(&w->sel, no);

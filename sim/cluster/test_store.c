@@ -1612,8 +1612,21 @@ static void test_watch_shared(void **state)
     assert_ptr_equal(ev[0].obj, ev[1].obj);
     assert_ptr_equal(ev[0].obj, ev[2].obj);
     assert_non_null(strstr(cu_rstr_data(ev[0].obj, NULL), "\"k\":\"w\""));
+    for (int i = 0; i < 3; i++) cu_rstr_unref(ev[i].obj);
+    /* the name selector decides live events too: b's change and deletion
+     * reach only the watch without it; a's deletion reaches all */
+    assert_int_equal(cu_store_delete(f->s, cms, "default", "b", NULL, NULL, NULL, &st), CU_OK);
+    assert_int_equal(cu_store_delete(f->s, cms, "default", "a", NULL, NULL, NULL, &st), CU_OK);
+    assert_int_equal(cu_store_watch_next_ev(w[2], 100, &ev[2]), 1);
+    assert_string_equal(ev[2].type, "DELETED");
+    assert_non_null(strstr(cu_rstr_data(ev[2].obj, NULL), "\"name\":\"b\""));
+    cu_rstr_unref(ev[2].obj);
     for (int i = 0; i < 3; i++) {
+        assert_int_equal(cu_store_watch_next_ev(w[i], 100, &ev[i]), 1);
+        assert_string_equal(ev[i].type, "DELETED");
+        assert_non_null(strstr(cu_rstr_data(ev[i].obj, NULL), "\"name\":\"a\""));
         cu_rstr_unref(ev[i].obj);
+        assert_int_equal(cu_store_watch_next_ev(w[i], 10, &ev[i]), 0);
         cu_store_watch_close(w[i]);
     }
 }
