@@ -22,6 +22,7 @@
 #include "cu_objmeta.h"
 #include "cu_doc.h"
 #include "cu_fields.h"
+#include "cu_json.h"
 #include "cu_patch.h"
 #include "cu_schema.h"
 
@@ -86,9 +87,10 @@ typedef struct watch_stream {
     int table, include, first;
     int64_t deadline;      /* monotonic ms (mono_ms); 0 = none */
     int fd;                /* the client socket, -1 in-process */
-    char *pending;         /* the line being sent, with its newline */
-    size_t plen, off;
-    char *held;            /* an event that arrived as a stall began; sent after it */
+    cu_watch_ev pending;   /* the event being sent: head, object, "}\n" */
+    char head[48];         /* {"type":"...","object": */
+    size_t hlen, off;      /* off: bytes of the line sent */
+    cu_watch_ev held;      /* an event that arrived as a stall began; sent after it */
     int ended;
 } watch_stream;
 
@@ -2753,35 +2755,37 @@ static int client_gone(int fd, int tls)
     return 0;
 }
 
-/* Rewrites an event line for Table watches (the object becomes a Table
- * with one row; column definitions come with the first event only). */
-static char *transform_line(watch_stream *ws, char *line)
+/* Rewrites an event for Table watches (the object becomes a Table with
+ * one row; column definitions come with the first event only). Other
+ * watches send the event as the store gave it. */
+static void transform_ev(watch_stream *ws, cu_watch_ev *ev)
 {
-    if (!ws->table)
-        return line;
-    json_object *ev = json_tokener_parse(line);
-    const char *type = jstr(ev, "type");
-    if (!ev || !type || (strcmp(type, "ADDED") != 0 && strcmp(type, "MODIFIED") != 0 &&
-                         strcmp(type, "DELETED") != 0)) {
-        json_object_put(ev);
-        return line;
-    }
-    json_object *t = cu_table_build(ws->rt, jget(ev, "object"), ws->include, ws->first,
-                                    wall_ms());
+    if (!ws->table || (strcmp(ev->type, "ADDED") != 0 && strcmp(ev->type, "MODIFIED") != 0 &&
+                       strcmp(ev->type, "DELETED") != 0))
+        return;
+    size_t n = 0;
+    const char *js = cu_rstr_data(ev->obj, &n);
+    json_object *o = cu_json_parse(NULL, js, n, NULL, 0);
+    if (!o)
+        return;
+    json_object *t = cu_table_build(ws->rt, o, ws->include, ws->first, wall_ms());
     ws->first = 0;
-    json_object_object_add(ev, "object", t);
-    char *res = strdup(json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN |
-                                                              JSON_C_TO_STRING_NOSLASHESCAPE));
-    json_object_put(ev);
-    if (!res)
-        return line;
-    free(line);
-    return res;
+    json_object_put(o);
+    size_t tn = 0;
+    const char *ts = json_object_to_json_string_length(
+        t, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &tn);
+    cu_rstr *r = ts ? cu_rstr_new(ts, tn) : NULL;
+    json_object_put(t);
+    if (!r)
+        return;
+    cu_rstr_unref(ev->obj);
+    ev->obj = r;
 }
 
-/* The next line for the client. *ended: 1 = end of stream, 2 = the client
- * went away. timeout_ms < 0: wait until something happens. */
-static char *ws_next(watch_stream *ws, int timeout_ms, int *ended)
+/* The next event for the client (1, in *ev), or 0: *ended: 1 = end of
+ * stream, 2 = the client went away. timeout_ms < 0: wait until something
+ * happens. */
+static int ws_next(watch_stream *ws, int timeout_ms, int *ended, cu_watch_ev *ev)
 {
     int64_t start = mono_ms();
     *ended = 0;
@@ -2789,10 +2793,10 @@ static char *ws_next(watch_stream *ws, int timeout_ms, int *ended)
         int64_t now = mono_ms();
         if (atomic_load(&ws->a->stopping) || ws->ended || (ws->deadline && now >= ws->deadline)) {
             *ended = 1;
-            return NULL;
+            return 0;
         }
         if (timeout_ms >= 0 && now - start >= timeout_ms)
-            return NULL;
+            return 0;
         int64_t slice = WATCH_SLICE_MS;
         if (ws->deadline && ws->deadline - now < slice)
             slice = ws->deadline - now;
@@ -2805,31 +2809,34 @@ static char *ws_next(watch_stream *ws, int timeout_ms, int *ended)
         pthread_mutex_unlock(&ws->a->mu);
         if (stall) {
             sleep_ms((int)slice);
-        } else if (ws->held) {
-            char *line = ws->held;
-            ws->held = NULL;
-            return transform_line(ws, line);
+        } else if (ws->held.obj) {
+            *ev = ws->held;
+            ws->held.obj = NULL;
+            transform_ev(ws, ev);
+            return 1;
         } else {
-            char *line = cu_store_watch_next(ws->w, (int)slice);
-            if (line) {
+            if (cu_store_watch_next_ev(ws->w, (int)slice, ev)) {
                 /* a stall that began while we waited holds this event too */
                 pthread_mutex_lock(&ws->a->mu);
                 stall = ws->a->stall;
                 pthread_mutex_unlock(&ws->a->mu);
-                if (!stall)
-                    return transform_line(ws, line);
-                ws->held = line;
+                if (!stall) {
+                    transform_ev(ws, ev);
+                    return 1;
+                }
+                ws->held = *ev;
+                ev->obj = NULL;
             }
-            if (!ws->held && cu_store_watch_done(ws->w)) {
+            if (!ws->held.obj && cu_store_watch_done(ws->w)) {
                 ws->ended = 1;
                 *ended = 1;
-                return NULL;
+                return 0;
             }
         }
         if (ws->fd >= 0 && client_gone(ws->fd, ws->a->tls)) {
             ws->ended = 1;
             *ended = 2;
-            return NULL;
+            return 0;
         }
     }
 }
@@ -2839,8 +2846,8 @@ static void ws_free(watch_stream *ws)
     if (!ws)
         return;
     cu_store_watch_close(ws->w);
-    free(ws->pending);
-    free(ws->held);
+    cu_rstr_unref(ws->pending.obj);
+    cu_rstr_unref(ws->held.obj);
     free(ws);
 }
 
@@ -2850,7 +2857,21 @@ char *cu_api_watch_next(cu_api_resp *r, int timeout_ms, int *ended)
         *ended = 1;
         return NULL;
     }
-    return ws_next(r->watch, timeout_ms, ended);
+    cu_watch_ev ev;
+    if (!ws_next(r->watch, timeout_ms, ended, &ev))
+        return NULL;
+    size_t n = 0;
+    const char *js = cu_rstr_data(ev.obj, &n);
+    size_t tl = strlen(ev.type);
+    char *l = malloc(tl + n + 32);
+    if (l) {
+        int k = sprintf(l, "{\"type\":\"%s\",\"object\":", ev.type);
+        memcpy(l + k, js, n);
+        l[k + n] = '}';
+        l[k + n + 1] = '\0';
+    }
+    cu_rstr_unref(ev.obj);
+    return l;
 }
 
 void cu_api_resp_free(cu_api_resp *r)
@@ -2898,33 +2919,47 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
     return arg_push(cls, key, value);
 }
 
+/* Sends the watch's events, each line as three pieces: its head, the
+ * object's bytes (shared with the store and the other watchers, not
+ * copied into a line of its own), and "}\n". */
 static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
     watch_stream *ws = cls;
     (void)pos;
-    if (!ws->pending || ws->off >= ws->plen) {
-        free(ws->pending);
-        ws->pending = NULL;
+    size_t on = 0;
+    cu_rstr_data(ws->pending.obj, &on);
+    if (!ws->pending.obj || ws->off >= ws->hlen + on + 2) {
+        cu_rstr_unref(ws->pending.obj);
+        ws->pending.obj = NULL;
         int ended = 0;
-        char *line = ws_next(ws, -1, &ended);
-        if (!line)
+        if (!ws_next(ws, -1, &ended, &ws->pending))
             return ended == 2 ? MHD_CONTENT_READER_END_WITH_ERROR
                               : MHD_CONTENT_READER_END_OF_STREAM;
-        size_t l = strlen(line);
-        char *p = realloc(line, l + 2);
-        if (!p) {
-            free(line);
-            return MHD_CONTENT_READER_END_WITH_ERROR;
-        }
-        p[l] = '\n';
-        p[l + 1] = '\0';
-        ws->pending = p;
-        ws->plen = l + 1;
+        ws->hlen = (size_t)snprintf(ws->head, sizeof ws->head, "{\"type\":\"%s\",\"object\":",
+                                    ws->pending.type);
         ws->off = 0;
     }
-    size_t n = ws->plen - ws->off < max ? ws->plen - ws->off : max;
-    memcpy(buf, ws->pending + ws->off, n);
-    ws->off += n;
+    const char *obj = cu_rstr_data(ws->pending.obj, &on);
+    size_t total = ws->hlen + on + 2, n = 0;
+    while (n < max && ws->off < total) {
+        const char *src;
+        size_t avail;
+        if (ws->off < ws->hlen) {
+            src = ws->head + ws->off;
+            avail = ws->hlen - ws->off;
+        } else if (ws->off < ws->hlen + on) {
+            src = obj + (ws->off - ws->hlen);
+            avail = ws->hlen + on - ws->off;
+        } else {
+            src = &"}\n"[ws->off - ws->hlen - on];
+            avail = total - ws->off;
+        }
+        if (avail > max - n)
+            avail = max - n;
+        memcpy(buf + n, src, avail);
+        n += avail;
+        ws->off += avail;
+    }
     return (ssize_t)n;
 }
 

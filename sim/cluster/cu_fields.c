@@ -15,6 +15,8 @@
  */
 #include "cu_fields.h"
 
+#include "cu_base.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -638,9 +640,12 @@ static fm_ent *fm_add(fm_list *l, const char *manager, const char *op, const cha
     return e;
 }
 
+/* A set is as deep as the fields it names: any depth an object may have
+ * (CU_JSON_MAX_DEPTH) is valid, or a deep object could be created but
+ * never updated. */
 static int valid_trie(json_object *t, int depth)
 {
-    if (!is_obj(t) || depth > 64)
+    if (!is_obj(t) || depth > CU_JSON_MAX_DEPTH)
         return 0;
     json_object_object_foreach(t, k, v)
     {

@@ -19,6 +19,8 @@
  */
 #include "cu_patch.h"
 
+#include "cu_base.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -165,11 +167,12 @@ json_object *cu_merge_patch(json_object *target, json_object *patch, char *err, 
 /* ------------------------------------------------------------------ */
 /* JSON patch (RFC 6902) with JSON pointers (RFC 6901)                  */
 
-#define JP_MAX_TOKENS 64
-
+/* A pointer has as many tokens as it has '/': as deep as the document
+ * (CU_JSON_MAX_DEPTH), no lower limit. */
 typedef struct jp_ptr {
-    char *buf;                   /* unescaped tokens, NUL-separated */
-    const char *tok[JP_MAX_TOKENS];
+    char *buf;        /* one block: the token array, then the unescaped
+                       * tokens, NUL-separated (free(buf) frees both) */
+    const char **tok;
     size_t n;
 } jp_ptr;
 
@@ -184,19 +187,18 @@ static int jp_parse(const char *s, jp_ptr *p, char *err, size_t errn)
         seterr(err, errn, "JSON pointer %s must start with '/'", s);
         return -1;
     }
-    size_t len = strlen(s);
-    p->buf = malloc(len + 1);
+    size_t len = strlen(s), nt = 0;
+    for (const char *r = s; *r; r++)
+        nt += *r == '/';
+    p->buf = malloc(nt * sizeof *p->tok + len + 1);
     if (!p->buf) {
         seterr(err, errn, "out of memory");
         return -1;
     }
-    char *w = p->buf;
+    p->tok = (const char **)(void *)p->buf;
+    char *w = p->buf + nt * sizeof *p->tok;
     for (const char *r = s; *r; r++) {
         if (*r == '/') {
-            if (p->n >= JP_MAX_TOKENS) {
-                seterr(err, errn, "JSON pointer %s is nested too deeply", s);
-                return -1;
-            }
             if (p->n > 0)
                 *w++ = '\0';
             p->tok[p->n++] = w;
@@ -1035,7 +1037,7 @@ static int str_in_list(json_object *l, const char *s)
 static int smp_merge_map(smp_ctx *c, json_object *orig, json_object *patch, const smp_type *t,
                          const char *path)
 {
-    if (++c->depth > 200) {
+    if (++c->depth > CU_JSON_MAX_DEPTH) { /* a body is no deeper; a safety net */
         seterr(c->err, c->errn, "%s: patch is nested too deeply", path);
         return -1;
     }

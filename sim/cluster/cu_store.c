@@ -46,7 +46,7 @@
 /* ------------------------------------------------------------------ */
 /* reference-counted immutable strings                                  */
 
-typedef struct rstr {
+typedef struct cu_rstr {
     atomic_int refs;
     size_t len;
     char s[];
@@ -73,6 +73,16 @@ static void rstr_unref(rstr *r)
 {
     if (r && atomic_fetch_sub(&r->refs, 1) == 1) free(r);
 }
+
+const char *cu_rstr_data(const cu_rstr *r, size_t *len)
+{
+    if (len) *len = r ? r->len : 0;
+    return r ? r->s : "";
+}
+
+cu_rstr *cu_rstr_new(const char *s, size_t n) { return rstr_new(s, n); }
+
+void cu_rstr_unref(cu_rstr *r) { rstr_unref(r); }
 
 /* ------------------------------------------------------------------ */
 /* string -> pointer hash map (open addressing, keys borrowed)          */
@@ -203,7 +213,8 @@ typedef struct sev {
     int64_t rv;
     res_t *res;
     const char *type;
-    char *ns;
+    char *ns;                     /* one block: ns, NUL, name, NUL */
+    const char *name;
     rstr *obj, *old;
 } sev;
 
@@ -226,6 +237,7 @@ struct cu_watch {
     rstr **init; size_t ninit, iinit;   /* the initial list: owned refs, read
                                           without the lock (one reader) */
     int init_matched;             /* the selector was decided at open time */
+    int meta_only;                /* the selector names only name and namespace */
     uint64_t pos;
     int64_t min_rv, last_rv;
     cu_watch *prev, *next;
@@ -1380,8 +1392,8 @@ static void ring_pop(cu_store *s)
     s->tail++;
 }
 
-static void emit(cu_store *s, opctx *c, rt_ent *rt, const char *type, const char *ns, rstr *obj,
-                 rstr *old, int64_t rv)
+static void emit(cu_store *s, opctx *c, rt_ent *rt, const char *type, const char *ns,
+                 const char *name, rstr *obj, rstr *old, int64_t rv)
 {
     if (s->head - s->tail == s->hcap) ring_pop(s);
     /* the history is capped by bytes too: large objects changed often
@@ -1392,7 +1404,14 @@ static void emit(cu_store *s, opctx *c, rt_ent *rt, const char *type, const char
     v->rv = rv;
     v->res = rt->res;
     v->type = type;
-    v->ns = strdup(ns ? ns : "");
+    if (!ns) ns = "";
+    size_t nl = strlen(ns), ml = strlen(name);
+    v->ns = malloc(nl + ml + 2);
+    if (v->ns) {
+        memcpy(v->ns, ns, nl + 1);
+        memcpy(v->ns + nl + 1, name, ml + 1);
+    }
+    v->name = v->ns ? v->ns + nl + 1 : "";
     v->obj = rstr_ref(obj);
     v->old = rstr_ref(old);
     s->hbytes += add;
@@ -1466,7 +1485,7 @@ static cu_err commit_put(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object 
     ent_set_meta(s, e, o);
     s->rv = rv;
     r->last_rv = rv;
-    emit(s, c, rt, is_new ? EV_ADDED : EV_MODIFIED, e->ns, data, old, rv);
+    emit(s, c, rt, is_new ? EV_ADDED : EV_MODIFIED, e->ns, e->name, data, old, rv);
     rstr_unref(old);
     be_write(s, e, data->s);
     return CU_OK;
@@ -1486,7 +1505,7 @@ static void commit_remove(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object
     s->rv = rv;
     r->last_rv = rv;
     e->rv = rv;
-    emit(s, c, rt, EV_DELETED, e->ns, data, e->data, rv);
+    emit(s, c, rt, EV_DELETED, e->ns, e->name, data, e->data, rv);
     be_write(s, e, NULL);
     rstr_unref(data);
     ent_unlink(s, e);
@@ -2114,17 +2133,19 @@ static int sel_match(const selector *sl, json_object *o)
 
 /* Does e satisfy the selector's metadata.name and metadata.namespace
  * requirements (the others are not looked at)? */
-static int sel_meta_ok(const selector *sl, const ent *e)
+static int sel_meta_match(const selector *sl, const char *ns, const char *name)
 {
     for (size_t i = 0; i < sl->nf; i++) {
-        const char *v = !strcmp(sl->f[i].label, "metadata.name") ? e->name
-                        : !strcmp(sl->f[i].label, "metadata.namespace") ? e->ns : NULL;
+        const char *v = !strcmp(sl->f[i].label, "metadata.name") ? name
+                        : !strcmp(sl->f[i].label, "metadata.namespace") ? ns : NULL;
         if (!v) continue;
         int eq = strcmp(v, sl->f[i].value) == 0;
         if (sl->f[i].neg ? eq : !eq) return 0;
     }
     return 1;
 }
+
+static int sel_meta_ok(const selector *sl, const ent *e) { return sel_meta_match(sl, e->ns, e->name); }
 
 /* Has the selector only name and namespace requirements? */
 static int sel_meta_only(const selector *sl)
@@ -3006,6 +3027,7 @@ cu_err cu_store_watch_open(cu_store *s, const cu_rtype *rtp, const char *ns,
     w->rt = rt;
     w->bookmarks = bookmarks;
     w->ns = (rt->pub.namespaced && ns && *ns) ? strdup(ns) : NULL;
+    w->meta_only = sel_meta_only(&w->sel);
     const char *rvq = o ? o->resource_version : NULL;
     int64_t rv = 0;
     int initial = !rvq || !*rvq || strcmp(rvq, "0") == 0;
@@ -3070,67 +3092,75 @@ static char *ev_line(const char *type, const char *obj, size_t n)
     return l;
 }
 
-/* The event line for object data as w's type serves it. */
-static char *w_line(cu_watch *w, const char *type, rstr *data, json_object *parsed)
+static const char EV_BOOKMARK[] = "BOOKMARK", EV_ERROR[] = "ERROR";
+
+/* The event for object data as w's type serves it: the stored bytes
+ * themselves (a reference, shared by all watchers) when w's type is the
+ * storage version; else the object converted for w (its own copy). 1, or
+ * 0 when out of memory. */
+static int w_ev(cu_watch *w, const char *type, rstr *data, json_object *parsed, cu_watch_ev *ev)
 {
-    if (!w->rt->res->multi && w->rt == w->rt->res->storage_rt) return ev_line(type, data->s, data->len);
+    ev->type = type;
+    if (!w->rt->res->multi && w->rt == w->rt->res->storage_rt) {
+        ev->obj = rstr_ref(data);
+        return 1;
+    }
     json_object *o = parsed ? json_object_get(parsed) : jparse_r(data);
-    if (!o) return NULL;
+    if (!o) return 0;
     to_rt(w->rt, o);
     size_t n = 0;
     const char *js = json_object_to_json_string_length(
         o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
-    char *l = ev_line(type, js, n);
+    ev->obj = rstr_new(js, n);
     json_object_put(o);
-    return l;
+    return ev->obj != NULL;
 }
 
-static char *status_line(int code, const char *reason, const char *msg)
+static int status_ev(int code, const char *reason, const char *msg, cu_watch_ev *ev)
 {
     cu_status st;
     cu_status_set(&st, code, reason, "%s", msg);
     json_object *o = cu_status_json(&st);
     const char *js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-    char *l = ev_line("ERROR", js, strlen(js));
+    ev->type = EV_ERROR;
+    ev->obj = rstr_new(js, strlen(js));
     json_object_put(o);
-    return l;
+    return ev->obj != NULL;
 }
 
-/* The next line of w's initial list, or NULL when it is done. Runs
- * without the store's lock: the list is w's own references, so hundreds
- * of watchers parse and serialize large objects in parallel while the
- * store goes on serving. */
-static char *w_init_next(cu_watch *w)
+/* The next event of w's initial list (1), or 0 when it is done. Runs
+ * without the store's lock: the list is w's own references to the stored
+ * objects, which become the events as they are (no copy per watcher). */
+static int w_init_next(cu_watch *w, cu_watch_ev *ev)
 {
     while (w->iinit < w->ninit) {
         rstr *d = w->init[w->iinit];
         w->init[w->iinit++] = NULL;
-        char *l = NULL;
+        int got = 0;
         if (sel_empty(&w->sel) || w->init_matched) {
-            l = w_line(w, EV_ADDED, d, NULL);
+            got = w_ev(w, EV_ADDED, d, NULL, ev);
         } else {
             json_object *o = jparse_r(d);
-            if (o && sel_match(&w->sel, o)) l = w_line(w, EV_ADDED, d, o);
+            if (o && sel_match(&w->sel, o)) got = w_ev(w, EV_ADDED, d, o, ev);
             json_object_put(o);
         }
         rstr_unref(d);
-        if (l) return l;
+        if (got) return 1;
     }
-    return NULL;
+    return 0;
 }
 
-/* The next line for w, or NULL when nothing is pending (lock held). */
-static char *w_poll(cu_watch *w)
+/* The next event for w (1), or 0 when nothing is pending (lock held). */
+static int w_poll(cu_watch *w, cu_watch_ev *ev)
 {
     cu_store *s = w->s;
-    char *first = w_init_next(w);
-    if (first) return first;
+    if (w_init_next(w, ev)) return 1;
     if (w->pos < s->tail) {
         char msg[128];
         snprintf(msg, sizeof(msg), "too old resource version: %lld (%lld)", (long long)w->last_rv,
                  (long long)s->hist_rv);
         w->done = 1;
-        return status_line(410, "Expired", msg);
+        return status_ev(410, "Expired", msg, ev);
     }
     while (w->pos < s->head) {
         sev *v = &s->ring[w->pos % s->hcap];
@@ -3138,9 +3168,13 @@ static char *w_poll(cu_watch *w)
         if (v->res != w->rt->res || v->rv <= w->min_rv) continue;
         if (w->ns && strcmp(v->ns, w->ns)) continue;
         const char *type = v->type;
-        char *l = NULL;
+        int got = 0;
         if (sel_empty(&w->sel)) {
-            l = w_line(w, type, v->obj, NULL);
+            got = w_ev(w, type, v->obj, NULL, ev);
+        } else if (w->meta_only) {
+            /* name and namespace never change: decided without parsing
+             * (under the lock, for every watcher) */
+            if (sel_meta_match(&w->sel, v->ns, v->name)) got = w_ev(w, type, v->obj, NULL, ev);
         } else {
             json_object *no = jparse_r(v->obj);
             int nm = no && sel_match(&w->sel, no);
@@ -3158,21 +3192,23 @@ static char *w_poll(cu_watch *w)
             } else if (!nm) {
                 type = NULL;
             }
-            if (type) l = w_line(w, type, v->obj, no);
+            if (type) got = w_ev(w, type, v->obj, no, ev);
             json_object_put(no);
         }
-        if (l) {
+        if (got) {
             w->last_rv = v->rv;
-            return l;
+            return 1;
         }
     }
-    return NULL;
+    return 0;
 }
 
-char *cu_store_watch_next(cu_watch *w, int timeout_ms)
+int cu_store_watch_next_ev(cu_watch *w, int timeout_ms, cu_watch_ev *ev)
 {
     cu_store *s = w->s;
-    if (!s) { w->done = 1; return NULL; }
+    ev->type = NULL;
+    ev->obj = NULL;
+    if (!s) { w->done = 1; return 0; }
     struct timespec dl;
     clock_gettime(CLOCK_MONOTONIC, &dl);
     if (timeout_ms > 0) {
@@ -3180,22 +3216,22 @@ char *cu_store_watch_next(cu_watch *w, int timeout_ms)
         dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
         if (dl.tv_nsec >= 1000000000L) { dl.tv_sec++; dl.tv_nsec -= 1000000000L; }
     }
-    char *l = w_init_next(w);
-    if (l) return l;
+    if (w_init_next(w, ev)) return 1;
+    int got = 0;
     pthread_mutex_lock(&s->mu);
     for (;;) {
         if (w->done) break;
-        if ((l = w_poll(w)) != NULL) break;
+        if ((got = w_poll(w, ev)) != 0) break;
         if (w->ending || !w->rt->served) { w->done = 1; break; }
         if (timeout_ms <= 0) break;
         int rc = pthread_cond_timedwait(&s->cv, &s->mu, &dl);
         if (rc != 0) {
             /* one last look, then a bookmark if the RV moved on */
-            if (!w->done && (l = w_poll(w)) != NULL) break;
+            if (!w->done) got = w_poll(w, ev);
             break;
         }
     }
-    if (!l && !w->done && w->bookmarks && (s->rv > w->last_rv || !w->sent_bookmark)) {
+    if (!got && !w->done && w->bookmarks && (s->rv > w->last_rv || !w->sent_bookmark)) {
         char b[512];
         char av[300];
         if (w->rt->pub.group[0]) snprintf(av, sizeof(av), "%s/%s", w->rt->pub.group, w->rt->pub.version);
@@ -3207,9 +3243,20 @@ char *cu_store_watch_next(cu_watch *w, int timeout_ms)
         w->last_rv = s->rv;
         w->min_rv = w->min_rv > s->rv ? w->min_rv : s->rv;
         w->sent_bookmark = 1;
-        l = ev_line("BOOKMARK", b, (size_t)n);
+        ev->type = EV_BOOKMARK;
+        ev->obj = rstr_new(b, (size_t)n);
+        got = ev->obj != NULL;
     }
     pthread_mutex_unlock(&s->mu);
+    return got;
+}
+
+char *cu_store_watch_next(cu_watch *w, int timeout_ms)
+{
+    cu_watch_ev ev;
+    if (!cu_store_watch_next_ev(w, timeout_ms, &ev)) return NULL;
+    char *l = ev_line(ev.type, ev.obj->s, ev.obj->len);
+    rstr_unref(ev.obj);
     return l;
 }
 

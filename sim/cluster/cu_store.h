@@ -176,6 +176,22 @@ cu_err cu_store_watch_open(cu_store *s, const cu_rtype *rt, const char *ns,
  * (410 Gone) is returned when the watcher fell behind the history; after
  * it the watch is finished (cu_store_watch_done). */
 char *cu_store_watch_next(cu_watch *w, int timeout_ms);
+/* Immutable reference-counted bytes: an object as the store keeps it,
+ * shared by the store, its history and every watcher sending it. */
+typedef struct cu_rstr cu_rstr;
+const char *cu_rstr_data(const cu_rstr *r, size_t *len);
+cu_rstr *cu_rstr_new(const char *s, size_t n);   /* NULL when out of memory */
+void cu_rstr_unref(cu_rstr *r);
+/* One watch event: its line is {"type":TYPE,"object":OBJ}. obj is a
+ * reference (the caller unrefs it): for a type served at its storage
+ * version it is the stored object itself, the same bytes for every
+ * watcher, never copied per watcher. */
+typedef struct cu_watch_ev {
+    const char *type;   /* "ADDED", ..., "BOOKMARK", "ERROR" (static) */
+    cu_rstr *obj;
+} cu_watch_ev;
+/* As cu_store_watch_next, the event in *ev: 1, or 0 on timeout. */
+int cu_store_watch_next_ev(cu_watch *w, int timeout_ms, cu_watch_ev *ev);
 int cu_store_watch_done(const cu_watch *w);
 void cu_store_watch_close(cu_watch *w);
 

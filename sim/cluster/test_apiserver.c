@@ -13,10 +13,12 @@
 #include <cmocka.h>
 
 #include "cu_apiserver.h"
+#include "cu_json.h"
 
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1011,6 +1013,125 @@ static void test_hostile_input(void **state)
     json_object_put(o);
 }
 
+/* ---- updates of deep objects (issue 10 H3 follow-up) ---- */
+
+/* a Job whose pod spec holds a field nested n objects deep
+ * ({"d":{"d":...1...}}): its managedFields are as deep as the field */
+static char *deep_job_body(const char *name, int n)
+{
+    size_t cap = (size_t)n * 6 + 1024;
+    char *b = malloc(cap), *p = b;
+    p += sprintf(p, "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\"},"
+                    "\"spec\":{\"suspend\":true,\"template\":{\"spec\":{\"restartPolicy\":\"Never\","
+                    "\"containers\":[{\"name\":\"main\",\"image\":\"busybox\"}],\"deepField\":", name);
+    for (int i = 0; i < n; i++)
+        p += sprintf(p, "{\"d\":");
+    *p++ = '1';
+    for (int i = 0; i < n; i++)
+        *p++ = '}';
+    sprintf(p, "}}}}");
+    return b;
+}
+
+typedef struct deep_args {
+    fx *f;
+    int depth;
+    int codes[12];
+} deep_args;
+
+static int deep_send(fx *f, const char *method, const char *path, const char *ct, const char *body,
+                     const char *fm)
+{
+    cu_api_resp resp;
+    int apply = ct && strstr(ct, "apply");
+    const char *args[4] = {"fieldManager", fm, apply ? "force" : NULL, apply ? "true" : NULL};
+    cu_api_req r = {method, path, args, fm ? 1 + apply : 0, NULL, ct, NULL, body,
+                    body ? strlen(body) : 0, 1, NULL};
+    cu_apiserver_handle(f->a, &r, &resp);
+    int code = resp.code;
+    if (code >= 300)
+        fprintf(stderr, "%s %s (%s): %d %.300s\n", method, path, ct ? ct : "-", code,
+                resp.body ? resp.body : "");
+    cu_api_resp_free(&resp);
+    return code;
+}
+
+/* every write path on a deep Job: those the controller uses (status merge
+ * patch, strategic patch unsuspending it) and the others */
+static void *deep_updates(void *ud)
+{
+    deep_args *a = ud;
+    char name[32], path[96], spath[128];
+    snprintf(name, sizeof name, "deep%d", a->depth);
+    snprintf(path, sizeof path, "/apis/batch/v1/namespaces/default/jobs/%s", name);
+    snprintf(spath, sizeof spath, "%s/status", path);
+    char *body = deep_job_body(name, a->depth);
+    int i = 0;
+    a->codes[i++] = deep_send(a->f, "POST", "/apis/batch/v1/namespaces/default/jobs",
+                              "application/json", body, NULL);
+    a->codes[i++] = deep_send(a->f, "PATCH", path, "application/apply-patch+yaml", body, "applier");
+    a->codes[i++] = deep_send(a->f, "PUT", path, "application/json", body, NULL);
+    a->codes[i++] = deep_send(a->f, "PATCH", path, "application/json-patch+json",
+                              "[{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":{\"j\":\"p\"}}]",
+                              NULL);
+    a->codes[i++] = deep_send(a->f, "PATCH", path, "application/merge-patch+json",
+                              "{\"metadata\":{\"labels\":{\"m\":\"p\"}}}", NULL);
+    /* a strategic patch as deep as the object */
+    char *sp = deep_job_body(name, a->depth);
+    a->codes[i++] = deep_send(a->f, "PATCH", path, "application/strategic-merge-patch+json", sp, NULL);
+    free(sp);
+    /* a JSON patch at the bottom of the deep field */
+    size_t plen = (size_t)a->depth * 2 + 256;
+    char *jp = malloc(plen), *w = jp;
+    w += sprintf(w, "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/deepField");
+    for (int k = 0; k < a->depth; k++)
+        w += sprintf(w, "/d");
+    sprintf(w, "\",\"value\":2}]");
+    a->codes[i++] = deep_send(a->f, "PATCH", path, "application/json-patch+json", jp, NULL);
+    free(jp);
+    /* the controller's writes: status, then unsuspending the Job */
+    a->codes[i++] = deep_send(a->f, "PATCH", spath, "application/merge-patch+json",
+                              "{\"status\":{\"active\":1}}", "ctrl");
+    a->codes[i++] = deep_send(a->f, "PATCH", path, "application/strategic-merge-patch+json",
+                              "{\"spec\":{\"suspend\":false}}", "ctrl");
+    free(body);
+    return NULL;
+}
+
+static void test_deep_updates(void **state)
+{
+    fx *f = *state;
+    /* 100 levels (the controller's hostile e2e), and nearly
+     * CU_JSON_MAX_DEPTH, on a stack like a connection thread's */
+    int depths[] = {100, CU_JSON_MAX_DEPTH - 20};
+    for (size_t d = 0; d < 2; d++) {
+        deep_args a = {f, depths[d], {0}};
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setstacksize(&at, (size_t)64 << 20);
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, &at, deep_updates, &a), 0);
+        pthread_join(th, NULL);
+        pthread_attr_destroy(&at);
+        static const int want[] = {201, 200, 200, 200, 200, 200, 200, 200, 200};
+        for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+            if (a.codes[i] != want[i])
+                fail_msg("depth %d, request %zu: code %d, want %d", a.depth, i, a.codes[i], want[i]);
+    }
+    /* the Job is unsuspended and its status written */
+    cu_api_resp resp;
+    int code;
+    json_object_put(send_req(f, (rq){.method = "GET", .path = "/apis/batch/v1/namespaces/default/jobs/deep100"}, &resp,
+             &code));
+    assert_int_equal(code, 200);
+    json_object *o = cu_json_parse_str(resp.body);
+    cu_api_resp_free(&resp);
+    assert_non_null(o);
+    assert_false(json_object_get_boolean(get(get(o, "spec"), "suspend")));
+    assert_int_equal(json_object_get_int(get(get(o, "status"), "active")), 1);
+    json_object_put(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1030,6 +1151,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_watch_table, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_strict_crd, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_hostile_input, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_deep_updates, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

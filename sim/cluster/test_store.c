@@ -1566,6 +1566,71 @@ static void bench(void **state)
     if (system(cmd) != 0) fail_msg("cannot remove %s", dir);
 }
 
+/* ---- watch events share the stored bytes (issue 10 H7) ---- */
+
+static void test_watch_shared(void **state)
+{
+    fx *f = *state;
+    const cu_rtype *cms = RT(f, "", "configmaps");
+    cu_status st;
+    json_object_put(create_ok(f, cms, "default", J("{\"metadata\":{\"name\":\"a\"},\"data\":{\"k\":\"v\"}}")));
+    json_object_put(create_ok(f, cms, "default", J("{\"metadata\":{\"name\":\"b\"}}")));
+    /* two watches from 0 with a name selector, one without */
+    cu_watch *w[3];
+    cu_list_opts lo = {0};
+    lo.resource_version = "0";
+    lo.field_selector = "metadata.name=a";
+    assert_int_equal(cu_store_watch_open(f->s, cms, "default", &lo, 0, &w[0], &st), CU_OK);
+    assert_int_equal(cu_store_watch_open(f->s, cms, "default", &lo, 0, &w[1], &st), CU_OK);
+    lo.field_selector = NULL;
+    assert_int_equal(cu_store_watch_open(f->s, cms, "default", &lo, 0, &w[2], &st), CU_OK);
+    cu_watch_ev ev[3];
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(cu_store_watch_next_ev(w[i], 100, &ev[i]), 1);
+        assert_string_equal(ev[i].type, "ADDED");
+    }
+    /* the initial list: one copy of a, the same bytes for every watcher */
+    assert_ptr_equal(ev[0].obj, ev[1].obj);
+    assert_ptr_equal(ev[0].obj, ev[2].obj);
+    size_t n = 0;
+    json_object *o = json_tokener_parse(cu_rstr_data(ev[0].obj, &n));
+    assert_string_equal(S(o, "metadata.name"), "a");
+    assert_int_equal(n, strlen(cu_rstr_data(ev[0].obj, NULL)));
+    json_object_put(o);
+    for (int i = 0; i < 3; i++) cu_rstr_unref(ev[i].obj);
+    assert_int_equal(cu_store_watch_next_ev(w[2], 100, &ev[2]), 1); /* b */
+    cu_rstr_unref(ev[2].obj);
+    /* a live event: one copy too */
+    json_object *g = NULL;
+    assert_int_equal(cu_store_get(f->s, cms, "default", "a", &g, &st), CU_OK);
+    json_object_object_add(json_object_object_get(g, "data"), "k", json_object_new_string("w"));
+    assert_int_equal(cu_store_update(f->s, cms, "default", "a", NULL, g, NULL, &st), CU_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(cu_store_watch_next_ev(w[i], 100, &ev[i]), 1);
+        assert_string_equal(ev[i].type, "MODIFIED");
+    }
+    assert_ptr_equal(ev[0].obj, ev[1].obj);
+    assert_ptr_equal(ev[0].obj, ev[2].obj);
+    assert_non_null(strstr(cu_rstr_data(ev[0].obj, NULL), "\"k\":\"w\""));
+    for (int i = 0; i < 3; i++) cu_rstr_unref(ev[i].obj);
+    /* the name selector decides live events too: b's change and deletion
+     * reach only the watch without it; a's deletion reaches all */
+    assert_int_equal(cu_store_delete(f->s, cms, "default", "b", NULL, NULL, NULL, &st), CU_OK);
+    assert_int_equal(cu_store_delete(f->s, cms, "default", "a", NULL, NULL, NULL, &st), CU_OK);
+    assert_int_equal(cu_store_watch_next_ev(w[2], 100, &ev[2]), 1);
+    assert_string_equal(ev[2].type, "DELETED");
+    assert_non_null(strstr(cu_rstr_data(ev[2].obj, NULL), "\"name\":\"b\""));
+    cu_rstr_unref(ev[2].obj);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(cu_store_watch_next_ev(w[i], 100, &ev[i]), 1);
+        assert_string_equal(ev[i].type, "DELETED");
+        assert_non_null(strstr(cu_rstr_data(ev[i].obj, NULL), "\"name\":\"a\""));
+        cu_rstr_unref(ev[i].obj);
+        assert_int_equal(cu_store_watch_next_ev(w[i], 10, &ev[i]), 0);
+        cu_store_watch_close(w[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1590,6 +1655,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hooks, setup, teardown),
         cmocka_unit_test(test_persist),
         cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watch_shared, setup, teardown),
         cmocka_unit_test(bench),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
