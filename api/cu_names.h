@@ -2,7 +2,7 @@
  * cu_names.h - the syntax of Kubernetes names (k8s.io/apimachinery's
  * util/validation): DNS-1123 labels and subdomains, qualified names (label
  * and annotation keys, finalizers) and label values. The one home of these
- * rules: the cluster's ObjectMeta checks (sim/cluster/cu_objmeta.c) and
+ * rules: the cluster's ObjectMeta checks (cluster/apiserver/cu_objmeta.c) and
  * Kueue's validation (api/cu_validate.c) both ask here and each words the
  * problems its own way; cu_name_detail() gives kube-apiserver's wording.
  */

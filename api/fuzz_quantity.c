@@ -9,7 +9,7 @@
  * round-trip there too. Any mismatch aborts.
  *
  * Build: clang -fsanitize=fuzzer,address,undefined -I api \
- *            api/fuzz_quantity.c api/cu_quantity.c api/cu_base.c
+ *            api/fuzz_quantity.c api/cu_quantity.c base/cu_base.c
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -24,7 +24,7 @@
  * send one request per object at a time.
  */
 #include "cu_controller.h"
-#include "cu_ctrlhttp.h"
+#include "cu_httpd.h"
 #include "cu_ctrlretry.h"
 #include "cu_mauth.h"
 #include "cu_ctrlstatus.h"

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cu_ctrlhttp.h"
+#include "cu_httpd.h"
 #include "cu_kclient.h"
 
 typedef struct cu_mauth cu_mauth;

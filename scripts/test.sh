@@ -29,11 +29,11 @@ if [ "$secs" -gt 0 ]; then
     seeds=""
     [ "$f" = fuzz_simulate ] && seeds="sim/scenarios config/controller"
     [ "$f" = fuzz_jobs ] && seeds=controller/fuzz-seeds
-    [ "$f" = fuzz_jsonpath ] && seeds=sim/cluster/fuzz-seeds
-    [ "$f" = fuzz_fields ] && seeds=sim/cluster/fuzz-seeds-fields
-    [ "$f" = fuzz_apiserver ] && seeds=sim/cluster/fuzz-seeds-apiserver
+    [ "$f" = fuzz_jsonpath ] && seeds=cluster/apiserver/fuzz-seeds
+    [ "$f" = fuzz_fields ] && seeds=cluster/apiserver/fuzz-seeds-fields
+    [ "$f" = fuzz_apiserver ] && seeds=cluster/apiserver/fuzz-seeds-apiserver
     [ "$f" = fuzz_informer ] && seeds=controller/fuzz-seeds-informer
-    [ "$f" = fuzz_schema ] && seeds=sim/cluster/fuzz-seeds-schema
+    [ "$f" = fuzz_schema ] && seeds=cluster/apiserver/fuzz-seeds-schema
     mkdir -p build-fuzz/corpus-$f
     ./build-fuzz/$f -max_total_time="$secs" -print_final_stats=0 build-fuzz/corpus-$f $seeds 2>&1 | tail -2
   done

@@ -1,5 +1,5 @@
 /*
- * cu_ctrlhttp.c - see cu_ctrlhttp.h. A libmicrohttpd daemon without a
+ * cu_httpd.c - see cu_httpd.h. A libmicrohttpd daemon without a
  * thread of its own ("external select" mode): after every MHD_run() the
  * descriptors MHD wants to read or write (MHD_get_fdset2) get one
  * level-triggered ev_io each on the controller's loop, and an ev_timer
@@ -27,7 +27,7 @@
  * callback (called before MHD unescapes the path and splits the query)
  * keeps a copy per request, freed in the request-completed callback.
  */
-#include "cu_ctrlhttp.h"
+#include "cu_httpd.h"
 
 #include <errno.h>
 #include <netdb.h>

@@ -5,7 +5,7 @@
  * JSON form equals the original's.
  *
  * Build: clang -fsanitize=fuzzer,address,undefined -I api api/fuzz_yaml.c
- *        api/cu_doc.c api/cu_base.c -lyaml
+ *        base/cu_doc.c base/cu_base.c -lyaml
  * Known limit: libyaml refuses JSON object keys longer than 1024
  * characters (simple-key limit), so the JSON re-parse is skipped for trees
  * holding long keys (the YAML emitter writes those as "? key").

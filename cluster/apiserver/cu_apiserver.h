@@ -133,7 +133,7 @@ json_object *cu_yaml_to_json(const char *text, size_t len, char *err, size_t err
 json_object *cu_k8s_protobuf_to_json(const unsigned char *data, size_t n, char *err, size_t errn);
 
 /* ---- TLS and kubeconfig (cu_tls.c, cu_kubeconfig.c) ---- */
-/* cu_tls_generate: kube/cu_tls.h (the controller's metrics server uses it too) */
+/* cu_tls_generate: base/cu_tls.h (the controller's metrics server uses it too) */
 /* Base64 (standard alphabet, padded) of n bytes; a new malloc'ed string. */
 char *cu_base64(const unsigned char *data, size_t n);
 /* Writes a kubeconfig for url (cluster, user and context "cueue") to path

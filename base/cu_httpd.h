@@ -1,5 +1,5 @@
 /*
- * cu_ctrlhttp.h - the controller's small HTTP servers (health probes and
+ * cu_httpd.h - the controller's small HTTP servers (health probes and
  * metrics): libmicrohttpd daemons without threads of their own, driven by
  * the controller's libev loop (one level-triggered ev_io per descriptor
  * MHD wants, its timeouts in an ev_timer). HTTP/1.1 with keep-alive, GET
@@ -9,8 +9,8 @@
  * in 10 s after it opened or answered the last one (slow clients). The handler runs on the loop, so it
  * sees the controller's state without locks.
  */
-#ifndef CU_CTRLHTTP_H
-#define CU_CTRLHTTP_H
+#ifndef CU_HTTPD_H
+#define CU_HTTPD_H
 
 #include <ev.h>
 #include <stddef.h>

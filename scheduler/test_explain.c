@@ -2,7 +2,7 @@
  * test_explain.c - golden tests of cu_engine_explain, and a consistency
  * sweep of its structured form against the engine's own messages.
  *
- * Golden tests: every admission/testdata/explain/NAME.yaml is a small
+ * Golden tests: every scheduler/testdata/explain/NAME.yaml is a small
  * world whose header comment names the workload to explain
  * ("# explain: NS/NAME") and optionally engine options ("# engine:
  * manual_evictions"). The world is loaded and validated, the engine runs
@@ -33,7 +33,7 @@
 
 #include "cu_explain.h"
 
-#define GOLDEN_DIR "admission/testdata/explain"
+#define GOLDEN_DIR "scheduler/testdata/explain"
 #define SCENARIO_DIR "sim/scenarios"
 #define START_MS 1767225600000LL /* 2026-01-01T00:00:00Z */
 

@@ -1,5 +1,5 @@
 /*
- * test_ctrlhttp.c - the controller's HTTP servers (libmicrohttpd on a
+ * test_httpd.c - the controller's HTTP servers (libmicrohttpd on a
  * libev loop): a server on a fresh loop with an echoing handler, clients
  * on plain non-blocking sockets, the loop pumped with EVRUN_NOWAIT while
  * a client waits. Status, body and Content-Type; the query string and
@@ -32,7 +32,7 @@
 #include <curl/curl.h>
 #include <pthread.h>
 
-#include "cu_ctrlhttp.h"
+#include "cu_httpd.h"
 #include "cu_tls.h"
 
 #define BIG_LEN ((size_t)2 << 20)
