@@ -1141,19 +1141,19 @@ static int smp_merge_map(smp_ctx *c, json_object *orig, json_object *patch, cons
         if (is_obj(pv) && is_obj(ov)) {
             json_object *d = NULL;
             if (!c->apply && json_object_object_get_ex(pv, SMP_PATCH, &d)) {
-                const char *dv = d && json_object_is_type(d, json_type_string) ? json_object_get_string(d) : "";
-                if (!strcmp(dv, "delete")) {
+                const char *how = d && json_object_is_type(d, json_type_string) ? json_object_get_string(d) : "";
+                if (!strcmp(how, "delete")) {
                     json_object_object_del(orig, k);
                     continue;
                 }
-                if (!strcmp(dv, "replace")) {
+                if (!strcmp(how, "replace")) {
                     json_object *r = jcopy(pv);
                     json_object_object_del(r, SMP_PATCH);
                     json_object_object_add(orig, k, r);
                     continue;
                 }
-                if (strcmp(dv, "merge") != 0) {
-                    seterr(c->err, c->errn, "%s: unknown patch type: %s", cp, dv);
+                if (strcmp(how, "merge") != 0) {
+                    seterr(c->err, c->errn, "%s: unknown patch type: %s", cp, how);
                     goto out;
                 }
             }
