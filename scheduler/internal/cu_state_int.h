@@ -1,9 +1,13 @@
 /*
- * cu_engine_int.h - the engine's internal records, shared by its source
- * files (and white-box tests). Not part of the public API.
+ * cu_state_int.h - the engine's state (the core layer): its records (flavors,
+ * ClusterQueues, cohorts, LocalQueues, workloads), the engine struct and the
+ * core operations on usage and queues (cu_engine.c, cu_build.c,
+ * cu_workloads.c, cu_load.c, cu_afs.c). Every layer above includes it:
+ * drs <- preemption <- flavor assignment <- cycle <- views, explain.
+ * Internal to cueue_scheduler.
  */
-#ifndef CU_ENGINE_INT_H
-#define CU_ENGINE_INT_H
+#ifndef CU_STATE_INT_H
+#define CU_STATE_INT_H
 
 #include "cu_engine.h"
 #include "cu_quota.h"
@@ -186,90 +190,6 @@ struct cu_engine {
     int *wl_view;                   /* engine index -> position in vwl */
 };
 
-/* Flavor-assignment modes, worst to best (Kueue's granular modes). */
-enum { MODE_NOFIT = 0, MODE_NOCAND = 1, MODE_PREEMPT = 2, MODE_RECLAIM = 3, MODE_FIT = 4 };
-
-/* A flavor assignment for one workload (per-round arena). */
-typedef struct asg {
-    int mode;
-    int borrow;
-    int reason;
-    const char *msg;
-    eassign *ps;
-    size_t nuse; int *fr; int64_t *amt;
-} asg;
-
-/* Preemption reasons (Preempted condition). */
-#define PR_IN_CQ "InClusterQueue"
-#define PR_RECLAIM "InCohortReclamation"
-#define PR_RECLAIM_WHILE_BORROWING "InCohortReclaimWhileBorrowing"
-#define PR_FAIR_SHARING "InCohortFairSharing"
-
-
-/* One head considered in a round. */
-typedef struct entry {
-    ewl *wl;
-    ecq *cq;
-    asg a;
-    targets t;        /* preemption targets (mode PREEMPT/RECLAIM) */
-    int requeue;      /* RQ_* of cu_cycle.c */
-    const char *msg;
-    int reason;
-    int done;         /* fair sharing: already processed */
-    /* fair sharing: value at one cohort level, cached within one pick, or
-     * while its ClusterQueue's usage is unchanged (gen; see cu_fairshare.c) */
-    unsigned vstamp; const void *vnode; double vratio; int64_t vweight; int vbor;
-    uint64_t vgen;
-} entry;
-
-/* A list of borrowed strings whose array grows in an arena (cu_cycle.c;
- * the explanations use it too). */
-typedef struct cu_strlist { const char **s; size_t n, cap; } cu_strlist;
-
-/* Appends s (borrowed; NULL is skipped) to l, growing l's array in a.
- * When the arena cannot grow, s is dropped. */
-void cu_strlist_add(cu_arena *a, cu_strlist *l, const char *s);
-
-/* Flavor eligibility (cu_cycle.c), shared with the explanations
- * (cu_explain.c): the first NoSchedule/NoExecute taint of f that neither
- * the pod set nor the flavor's own tolerations tolerate (NULL: none);
- * whether key is one of group g's nodeLabels keys; whether one selector
- * requirement matches labels. All borrow their arguments. */
-const cu_taint *cu_flavor_untolerated(const cu_resource_flavor *f, const cu_podset *ps);
-int cu_group_has_key(const egroup *g, const char *key);
-int cu_selreq_matches(const cu_selreq *r, const cu_kvs *labels);
-
-/* Fair sharing: the index of the entry the tournament picks next among
- * those not done, or -1 (cu_fairshare.c). */
-int cu_fs_next(cu_engine *e, entry *ents, size_t n);
-/* status.fairSharing.weightedShare of node n (ceil; INT64_MAX for a
- * borrowing zero-weight node). */
-int64_t cu_fs_weighted_share(const cu_engine *e, const cu_qnode *n);
-
-/* Classic (or fair-sharing) preemption: fills out with the minimal set
- * of admitted workloads whose removal lets w's assignment a fit in c.
- * With only_fr >= 0 only that flavor-resource (needing val) is
- * considered (the flavor assigner's oracle). Arena: e->cycle. Leaves all
- * usage as it found it. */
-cu_err cu_preempt_targets(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr,
-                          int64_t val, targets *out);
-/* The flavor assigner's oracle: MODE_NOCAND, MODE_PREEMPT or MODE_RECLAIM;
- * *borrow is the borrowing level once the targets are gone. */
-int cu_preempt_oracle(cu_engine *e, ecq *c, ewl *w, int fr, int64_t val, int *borrow);
-/* Fair-sharing preemption (cu_fairshare.c): same contract as the classic
- * search, for the usage (fr, amt) of w, contested frs. */
-cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
-                       const int64_t *amt, const int *frs, size_t nfrs, targets *out);
-/* Shared preemption helpers (cu_preempt.c). */
-/* 1 when v has used up its preemption budget (see cu_engine_opts). */
-int cu_preempt_protected(const cu_engine *e, const ewl *v);
-int cu_policy_ok(cu_ppolicy p, const ewl *pre, const ewl *c);
-int cu_wl_uses_any(const ewl *w, const int *frs, size_t nfrs);
-int cu_within_nominal(const cu_qnode *n, const int *frs, size_t nfrs);
-int cu_cand_cmp(const ewl *a, int a_same, const ewl *b, int b_same);
-/* 1 if all of a's usage fits in c now (optionally not borrowing). */
-int cu_asg_fits(const ecq *c, const asg *a, int allow_borrow);
-
 /* Admission Fair Sharing (cu_engine.c): 1 when c orders by LocalQueue
  * usage; the usage value of LocalQueue lq; records an admission's entry
  * penalty and re-sorts c's queue. */
@@ -290,5 +210,33 @@ void cu_engine_adm_del(ecq *c, ewl *w);
 /* Releases the quota of every workload whose preemption was issued and
  * requeues them (the job controller stopped them). Returns how many. */
 int cu_engine_complete_evictions(cu_engine *e);
+
+
+#define VEC_PUSH(v, x)                                                        \
+    ((v).n == (v).cap                                                         \
+         ? (vec_grow((void **)&(v).items, &(v).cap, sizeof(*(v).items))       \
+                ? ((v).items[(v).n++] = (x), 0)                               \
+                : -1)                                                         \
+         : ((v).items[(v).n++] = (x), 0))
+
+int vec_grow(void **items, size_t *cap, size_t elem);
+
+int intern_res(cu_engine *e, const char *name);
+
+int intern_flavor(cu_engine *e, const char *name);
+
+cu_err note_groups(cu_engine *e, const cu_rgroups *gs);
+
+cu_err mark_frs(cu_engine *e, const cu_rgroups *gs);
+
+cu_err build_cq(cu_engine *e, const cu_cluster_queue *obj, const char *bad);
+
+cu_err build_tree(cu_engine *e);
+
+void free_wl(ewl *w);
+
+int invalid_text(cu_kind kind, const void *obj, const cu_meta *m, char *out, size_t n);
+
+const char *invalid_arena(cu_engine *e, cu_kind kind, const void *obj, const cu_meta *m);
 
 #endif
