@@ -93,19 +93,19 @@ static int get_duration(dctx *c, const cu_node *map, const char *key, const char
     char p[PATHMAX];
     if (!n || cu_node_is_null(n))
         return 0;
-    pj(p, base, "%s", key);
+    cu_dec_path(p, base, "%s", key);
     if (n->type != CU_NODE_SCALAR) {
-        ferr(c, p, "must be a duration string such as \"5m\" or \"168h\"");
+        cu_dec_err(c, p, "must be a duration string such as \"5m\" or \"168h\"");
         return 0;
     }
     int64_t ms;
     if (parse_go_duration(n->str, &ms) != 0) {
-        ferr(c, p, "invalid duration \"%s\" (use Go duration syntax such as \"168h\", "
-                   "\"1h30m\" or \"300s\")", n->str);
+        cu_dec_err(c, p, "invalid duration \"%s\" (use Go duration syntax such as \"168h\", "
+                         "\"1h30m\" or \"300s\")", n->str);
         return 0;
     }
     if (ms < 0) {
-        ferr(c, p, "must not be negative, got \"%s\"", n->str);
+        cu_dec_err(c, p, "must not be negative, got \"%s\"", n->str);
         return 0;
     }
     *out_ms = ms;
@@ -123,7 +123,7 @@ static const char *const fs_strategy_names[] = {
 static void dec_fs_strategies(dctx *c, const cu_node *fs, cu_config *x)
 {
     const char *path = "fairSharing.preemptionStrategies";
-    const cu_node *seq = want_seq(c, cu_node_get(fs, "preemptionStrategies"), path);
+    const cu_node *seq = cu_dec_want_seq(c, cu_node_get(fs, "preemptionStrategies"), path);
     if (!seq || seq->n == 0)
         return;
     int vals[8];
@@ -132,9 +132,9 @@ static void dec_fs_strategies(dctx *c, const cu_node *fs, cu_config *x)
     for (size_t i = 0; i < seq->n; i++) {
         char p[PATHMAX];
         const cu_node *v = seq->vals[i];
-        pj(p, path, "[%zu]", i);
+        cu_dec_path(p, path, "[%zu]", i);
         if (v->type != CU_NODE_SCALAR || cu_node_is_null(v)) {
-            ferr(c, p, "must be a string");
+            cu_dec_err(c, p, "must be a string");
             bad = 1;
             continue;
         }
@@ -143,8 +143,8 @@ static void dec_fs_strategies(dctx *c, const cu_node *fs, cu_config *x)
             if (strcmp(v->str, fs_strategy_names[s]) == 0)
                 k = s;
         if (k < 0) {
-            ferr(c, p, "Unsupported value: \"%s\": supported values: \"%s\", \"%s\"", v->str,
-                 fs_strategy_names[0], fs_strategy_names[1]);
+            cu_dec_err(c, p, "Unsupported value: \"%s\": supported values: \"%s\", \"%s\"", v->str,
+                       fs_strategy_names[0], fs_strategy_names[1]);
             bad = 1;
             continue;
         }
@@ -158,9 +158,9 @@ static void dec_fs_strategies(dctx *c, const cu_node *fs, cu_config *x)
              (n == 2 && vals[0] == CU_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE &&
               vals[1] == CU_FS_LESS_THAN_INITIAL_SHARE);
     if (!ok) {
-        ferr(c, path, "Invalid value: allowed lists are [%s], [%s] and [%s, %s]",
-             fs_strategy_names[0], fs_strategy_names[1], fs_strategy_names[0],
-             fs_strategy_names[1]);
+        cu_dec_err(c, path, "Invalid value: allowed lists are [%s], [%s] and [%s, %s]",
+                   fs_strategy_names[0], fs_strategy_names[1], fs_strategy_names[0],
+                   fs_strategy_names[1]);
         return;
     }
     x->nstrategies = n;
@@ -179,29 +179,29 @@ static void dec_afs(dctx *c, const cu_node *afs, cu_config *x)
     int64_t si = 0;
     if (get_duration(c, afs, "usageSamplingInterval", base, &si) && si > 0)
         x->afs_sampling_ms = si;   /* 0 keeps the default, as Kueue's defaulting */
-    const cu_node *rw = want_map(c, cu_node_get(afs, "resourceWeights"),
-                                 "admissionFairSharing.resourceWeights");
+    const cu_node *rw = cu_dec_want_map(c, cu_node_get(afs, "resourceWeights"),
+                                        "admissionFairSharing.resourceWeights");
     if (!rw || rw->n == 0)
         return;
-    x->afs_weights.items = dalloc(c, rw->n * sizeof(*x->afs_weights.items));
+    x->afs_weights.items = cu_dec_alloc(c, rw->n * sizeof(*x->afs_weights.items));
     if (!x->afs_weights.items)
         return;
     for (size_t i = 0; i < rw->n; i++) {
         char p[PATHMAX];
         int64_t v;
-        pj(p, "admissionFairSharing.resourceWeights", "%s", rw->keys[i]);
-        if (!node_qty(c, rw->vals[i], p, &v))
+        cu_dec_path(p, "admissionFairSharing.resourceWeights", "%s", rw->keys[i]);
+        if (!cu_dec_node_qty(c, rw->vals[i], p, &v))
             continue;
         if (v < 0) {
-            ferr(c, p, "must be greater than or equal to 0");
+            cu_dec_err(c, p, "must be greater than or equal to 0");
             continue;
         }
         cu_res *r = &x->afs_weights.items[x->afs_weights.n++];
-        r->name = dstr(c, rw->keys[i]);
+        r->name = cu_dec_strdup(c, rw->keys[i]);
         r->milli = v;
     }
     if (x->afs_weights.n > 1)
-        qsort(x->afs_weights.items, x->afs_weights.n, sizeof(cu_res), res_cmp);
+        qsort(x->afs_weights.items, x->afs_weights.n, sizeof(cu_res), cu_res_cmp);
 }
 
 /* ---- the rest of the controller Configuration ---- */
@@ -220,7 +220,7 @@ static void warn_unknown(dctx *c, const cu_node *map, const char *base,
         if (known[k])
             continue;
         char p[PATHMAX];
-        pj(p, base, "%s", map->keys[i]);
+        cu_dec_path(p, base, "%s", map->keys[i]);
         if (c->who[0])
             cu_diag_warn(c->d, "%s %s: %s: unknown field, ignored", c->kind, c->who, p);
         else
@@ -236,7 +236,7 @@ static int get_float(dctx *c, const cu_node *map, const char *key, const char *b
     char p[PATHMAX];
     if (!n || cu_node_is_null(n))
         return 0;
-    pj(p, base, "%s", key);
+    cu_dec_path(p, base, "%s", key);
     char *end = NULL;
     double v = 0;
     if (n->type == CU_NODE_SCALAR && n->plain && n->str[0]) {
@@ -245,9 +245,9 @@ static int get_float(dctx *c, const cu_node *map, const char *key, const char *b
     }
     if (!end || *end || errno == ERANGE || !isfinite(v)) {
         if (n->type == CU_NODE_SCALAR)
-            ferr(c, p, "must be a number, got \"%s\"", n->str);
+            cu_dec_err(c, p, "must be a number, got \"%s\"", n->str);
         else
-            ferr(c, p, "must be a number");
+            cu_dec_err(c, p, "must be a number");
         return 0;
     }
     *out = v;
@@ -288,12 +288,12 @@ static void get_bind_addr(dctx *c, const cu_node *map, const char *key, const ch
                           const char **out, int *has)
 {
     char p[PATHMAX];
-    const char *v = get_str(c, map, key, base);
+    const char *v = cu_dec_str(c, map, key, base);
     if (!v || !*v)
         return;   /* "" means the default, as in Kueue */
     if (!bind_addr_ok(v)) {
-        ferr(c, pj(p, base, "%s", key),
-             "must be HOST:PORT such as \":8443\", or \"0\" to disable, got \"%s\"", v);
+        cu_dec_err(c, cu_dec_path(p, base, "%s", key),
+                   "must be HOST:PORT such as \":8443\", or \"0\" to disable, got \"%s\"", v);
         return;
     }
     *out = v;
@@ -402,7 +402,7 @@ int cu_config_framework_enabled(const cu_config *cfg, const char *name)
         return 0;
     if (!cfg)
         return strcmp(name, default_frameworks[0]) == 0;
-    return strs_has(&cfg->frameworks, name);
+    return cu_strs_has(&cfg->frameworks, name);
 }
 
 int cu_config_manages_unlabelled(const cu_config *cfg, const cu_kvs *ns_labels)
@@ -424,22 +424,22 @@ static void dec_pods_ready(dctx *c, const cu_node *root, cu_config *x)
         [CU_REQUEUE_EVICTION] = "Eviction", [CU_REQUEUE_CREATION] = "Creation",
     };
     const char *base = "waitForPodsReady";
-    const cu_node *w = want_map(c, cu_node_get(root, base), base);
+    const cu_node *w = cu_dec_want_map(c, cu_node_get(root, base), base);
     if (!w)
         return;
     warn_unknown(c, w, base, known);
     x->pods_ready.present = 1;
     if (c->v1beta1) {
-        get_bool(c, w, "enable", base, &x->pods_ready.enabled);
+        cu_dec_bool(c, w, "enable", base, &x->pods_ready.enabled);
         x->pods_ready.block_admission = x->pods_ready.enabled;
     } else {
         x->pods_ready.enabled = 1;
         if (cu_node_get(w, "enable"))
-            ferr(c, "waitForPodsReady.enable", "not a v1beta2 field: the waitForPodsReady "
-                 "block's presence enables it (remove the block to disable it)");
+            cu_dec_err(c, "waitForPodsReady.enable", "not a v1beta2 field: the waitForPodsReady "
+                       "block's presence enables it (remove the block to disable it)");
     }
     get_duration_nz(c, w, "timeout", base, &x->pods_ready.timeout_ms);
-    get_bool(c, w, "blockAdmission", base, &x->pods_ready.block_admission);
+    cu_dec_bool(c, w, "blockAdmission", base, &x->pods_ready.block_admission);
     int64_t rt = 0;
     if (get_duration(c, w, "recoveryTimeout", base, &rt)) {
         x->pods_ready.recovery_enabled = rt > 0;
@@ -449,28 +449,28 @@ static void dec_pods_ready(dctx *c, const cu_node *root, cu_config *x)
     }
 
     const char *rbase = "waitForPodsReady.requeuingStrategy";
-    const cu_node *rs = want_map(c, cu_node_get(w, "requeuingStrategy"), rbase);
+    const cu_node *rs = cu_dec_want_map(c, cu_node_get(w, "requeuingStrategy"), rbase);
     if (!rs)
         return;
     warn_unknown(c, rs, rbase, known_rs);
     int ts;
-    get_enum(c, rs, "timestamp", rbase, ts_names, 2, CU_REQUEUE_EVICTION, &ts);
+    cu_dec_enum(c, rs, "timestamp", rbase, ts_names, 2, CU_REQUEUE_EVICTION, &ts);
     x->pods_ready.requeue_timestamp = (cu_requeue_ts)ts;
     int32_t v;
     char p[PATHMAX];
-    if (get_i32(c, rs, "backoffLimitCount", rbase, &v)) {
+    if (cu_dec_i32(c, rs, "backoffLimitCount", rbase, &v)) {
         if (v < 0)
-            ferr(c, pj(p, rbase, "backoffLimitCount"),
-                 "must be greater than or equal to 0 (leave it out to requeue forever), got %d",
-                 (int)v);
+            cu_dec_err(c, cu_dec_path(p, rbase, "backoffLimitCount"),
+                       "must be greater than or equal to 0 (leave it out to requeue forever), got %d",
+                       (int)v);
         else
             x->pods_ready.backoff_limit_count = v;
     }
     int base_ok = 1, max_ok = 1;
-    if (get_i32(c, rs, "backoffBaseSeconds", rbase, &v)) {
+    if (cu_dec_i32(c, rs, "backoffBaseSeconds", rbase, &v)) {
         if (v < 0) {
-            ferr(c, pj(p, rbase, "backoffBaseSeconds"),
-                 "must be greater than or equal to 0, got %d", (int)v);
+            cu_dec_err(c, cu_dec_path(p, rbase, "backoffBaseSeconds"),
+                       "must be greater than or equal to 0, got %d", (int)v);
             base_ok = 0;
         } else {
             x->pods_ready.backoff_base_s = v;
@@ -479,10 +479,10 @@ static void dec_pods_ready(dctx *c, const cu_node *root, cu_config *x)
                !cu_node_is_null(cu_node_get(rs, "backoffBaseSeconds"))) {
         base_ok = 0;
     }
-    if (get_i32(c, rs, "backoffMaxSeconds", rbase, &v)) {
+    if (cu_dec_i32(c, rs, "backoffMaxSeconds", rbase, &v)) {
         if (v < 0) {
-            ferr(c, pj(p, rbase, "backoffMaxSeconds"),
-                 "must be greater than or equal to 0, got %d", (int)v);
+            cu_dec_err(c, cu_dec_path(p, rbase, "backoffMaxSeconds"),
+                       "must be greater than or equal to 0, got %d", (int)v);
             max_ok = 0;
         } else {
             x->pods_ready.backoff_max_s = v;
@@ -492,9 +492,9 @@ static void dec_pods_ready(dctx *c, const cu_node *root, cu_config *x)
         max_ok = 0;
     }
     if (base_ok && max_ok && x->pods_ready.backoff_max_s < x->pods_ready.backoff_base_s)
-        ferr(c, pj(p, rbase, "backoffMaxSeconds"),
-             "must be greater than or equal to backoffBaseSeconds (%d), got %d",
-             (int)x->pods_ready.backoff_base_s, (int)x->pods_ready.backoff_max_s);
+        cu_dec_err(c, cu_dec_path(p, rbase, "backoffMaxSeconds"),
+                   "must be greater than or equal to backoffBaseSeconds (%d), got %d",
+                   (int)x->pods_ready.backoff_base_s, (int)x->pods_ready.backoff_max_s);
 }
 
 /* A list of framework names: duplicates are errors; names Cueue does not
@@ -503,11 +503,11 @@ static void dec_frameworks(dctx *c, const cu_node *integ, cu_config *x)
 {
     const char *path = "integrations.frameworks";
     cu_strs fw = { 0, NULL };
-    get_strs(c, integ, "frameworks", "integrations", &fw);
+    cu_dec_strs(c, integ, "frameworks", "integrations", &fw);
     if (fw.n == 0)
         return;   /* default ["batch/job"] */
-    const char **uns = dalloc(c, fw.n * sizeof(*uns));
-    const char **unk = dalloc(c, fw.n * sizeof(*unk));
+    const char **uns = cu_dec_alloc(c, fw.n * sizeof(*uns));
+    const char **unk = cu_dec_alloc(c, fw.n * sizeof(*unk));
     if (!uns || !unk)
         return;
     for (size_t i = 0; i < fw.n; i++) {
@@ -516,7 +516,7 @@ static void dec_frameworks(dctx *c, const cu_node *integ, cu_config *x)
             dup |= strcmp(fw.items[i], fw.items[j]) == 0;
         if (dup) {
             char p[PATHMAX];
-            ferr(c, pj(p, path, "[%zu]", i), "Duplicate value: \"%s\"", fw.items[i]);
+            cu_dec_err(c, cu_dec_path(p, path, "[%zu]", i), "Duplicate value: \"%s\"", fw.items[i]);
             continue;
         }
         if (strcmp(fw.items[i], "batch/job") == 0)
@@ -541,7 +541,7 @@ static void dec_managed_ns_selector(dctx *c, const cu_node *root, cu_config *x)
     const char *path = "managedJobsNamespaceSelector";
     cu_labelsel sel;
     int nerr = c->nerr;
-    dec_labelsel(c, root, path, "", &sel);
+    cu_dec_labelsel(c, root, path, "", &sel);
     if (sel.is_null) {
         if (default_ns_selector(c->a, x->ns, &x->managed_ns_selector) != CU_OK)
             c->oom = 1;
@@ -550,12 +550,12 @@ static void dec_managed_ns_selector(dctx *c, const cu_node *root, cu_config *x)
     for (size_t i = 0; i < sel.nexpr; i++) {
         const cu_selreq *r = &sel.exprs[i];
         char p[PATHMAX];
-        pj(p, path, "matchExpressions[%zu].values", i);
+        cu_dec_path(p, path, "matchExpressions[%zu].values", i);
         if ((r->op == CU_SEL_IN || r->op == CU_SEL_NOTIN) && r->values.n == 0)
-            ferr(c, p, "Required value: must be specified when `operator` is 'In' or 'NotIn'");
+            cu_dec_err(c, p, "Required value: must be specified when `operator` is 'In' or 'NotIn'");
         if ((r->op == CU_SEL_EXISTS || r->op == CU_SEL_DOESNOTEXIST) && r->values.n > 0)
-            ferr(c, p, "Forbidden: may not be specified when `operator` is 'Exists' or "
-                       "'DoesNotExist'");
+            cu_dec_err(c, p, "Forbidden: may not be specified when `operator` is 'Exists' or "
+                             "'DoesNotExist'");
     }
     x->managed_ns_selector = sel;
     x->has_managed_ns_selector = 1;
@@ -568,7 +568,7 @@ static void dec_managed_ns_selector(dctx *c, const cu_node *root, cu_config *x)
         cu_kv kv = { "kubernetes.io/metadata.name", prohibited[i] };
         cu_kvs labels = { 1, &kv };
         if (cu_labelsel_matches(&sel, &labels))
-            ferr(c, path, "Invalid value: should not match the \"%s\" namespace", prohibited[i]);
+            cu_dec_err(c, path, "Invalid value: should not match the \"%s\" namespace", prohibited[i]);
     }
 }
 
@@ -576,15 +576,15 @@ static void dec_client_connection(dctx *c, const cu_node *root, cu_config *x)
 {
     static const char *const known[] = { "qps", "burst", NULL };
     const char *base = "clientConnection";
-    const cu_node *cc = want_map(c, cu_node_get(root, base), base);
+    const cu_node *cc = cu_dec_want_map(c, cu_node_get(root, base), base);
     if (!cc)
         return;
     warn_unknown(c, cc, base, known);
     x->client.has_qps = get_float(c, cc, "qps", base, &x->client.qps);
-    x->client.has_burst = get_i32(c, cc, "burst", base, &x->client.burst);
+    x->client.has_burst = cu_dec_i32(c, cc, "burst", base, &x->client.burst);
     if (x->client.has_qps && x->client.has_burst && x->client.qps > 0 && x->client.burst < 1)
-        ferr(c, "clientConnection.burst", "must be at least 1 when qps is positive, got %d",
-             (int)x->client.burst);
+        cu_dec_err(c, "clientConnection.burst", "must be at least 1 when qps is positive, got %d",
+                   (int)x->client.burst);
 }
 
 static void dec_leader_election(dctx *c, const cu_node *root, cu_config *x)
@@ -595,29 +595,29 @@ static void dec_leader_election(dctx *c, const cu_node *root, cu_config *x)
     };
     static const char *const locks[] = { "leases" };
     const char *base = "leaderElection";
-    const cu_node *le = want_map(c, cu_node_get(root, base), base);
+    const cu_node *le = cu_dec_want_map(c, cu_node_get(root, base), base);
     x->leader_election.resource_namespace = x->ns;
     if (!le)
         return;
     warn_unknown(c, le, base, known);
     int v = -1;
-    get_bool(c, le, "leaderElect", base, &v);
+    cu_dec_bool(c, le, "leaderElect", base, &v);
     if (v >= 0) {
         x->leader_election.has_leader_elect = 1;
         x->leader_election.leader_elect = v;
     }
-    const char *s = get_str(c, le, "resourceName", base);
+    const char *s = cu_dec_str(c, le, "resourceName", base);
     if (s && *s)
         x->leader_election.resource_name = s;
-    s = get_str(c, le, "resourceNamespace", base);
+    s = cu_dec_str(c, le, "resourceNamespace", base);
     if (s && *s) {
         if (!dns_label_ok(s))
-            ferr(c, "leaderElection.resourceNamespace",
-                 "must be a valid namespace name (RFC 1123 label), got \"%s\"", s);
+            cu_dec_err(c, "leaderElection.resourceNamespace",
+                       "must be a valid namespace name (RFC 1123 label), got \"%s\"", s);
         x->leader_election.resource_namespace = s;
     }
     int lk;
-    get_enum(c, le, "resourceLock", base, locks, 1, 0, &lk);
+    cu_dec_enum(c, le, "resourceLock", base, locks, 1, 0, &lk);
 
     int nerr = c->nerr;
     x->leader_election.has_lease_duration =
@@ -633,14 +633,14 @@ static void dec_leader_election(dctx *c, const cu_node *root, cu_config *x)
     int64_t retry = x->leader_election.retry_period_ms;
     char a[32], b[32];
     if (renew >= lease)
-        ferr(c, "leaderElection.renewDeadline",
-             "must be less than leaseDuration (%s), got %s", fmt_ms(a, sizeof a, lease),
-             fmt_ms(b, sizeof b, renew));
+        cu_dec_err(c, "leaderElection.renewDeadline",
+                   "must be less than leaseDuration (%s), got %s", fmt_ms(a, sizeof a, lease),
+                   fmt_ms(b, sizeof b, renew));
     /* client-go: renewDeadline > JitterFactor (1.2) * retryPeriod */
     if (renew * 10 <= retry * 12)
-        ferr(c, "leaderElection.retryPeriod",
-             "must be less than renewDeadline (%s) / 1.2, as client-go requires, got %s",
-             fmt_ms(a, sizeof a, renew), fmt_ms(b, sizeof b, retry));
+        cu_dec_err(c, "leaderElection.retryPeriod",
+                   "must be less than renewDeadline (%s) / 1.2, as client-go requires, got %s",
+                   fmt_ms(a, sizeof a, renew), fmt_ms(b, sizeof b, retry));
 }
 
 /* The controller's fields of a Configuration (after fair sharing). */
@@ -670,36 +670,36 @@ static void dec_config_controller(dctx *c, const cu_node *root, cu_config *x)
     config_defaults(x, c->v1beta1);
     warn_unknown(c, root, "", known);
 
-    const char *ns = get_str(c, root, "namespace", "");
+    const char *ns = cu_dec_str(c, root, "namespace", "");
     if (ns) {
         if (dns_label_ok(ns)) {
             x->ns = ns;
             x->has_ns = 1;
         }
         else
-            ferr(c, "namespace", "must be a valid namespace name (RFC 1123 label), got \"%s\"",
-                 ns);
+            cu_dec_err(c, "namespace", "must be a valid namespace name (RFC 1123 label), got \"%s\"",
+                       ns);
     }
     dec_managed_ns_selector(c, root, x);
     dec_pods_ready(c, root, x);
 
-    const cu_node *integ = want_map(c, cu_node_get(root, "integrations"), "integrations");
+    const cu_node *integ = cu_dec_want_map(c, cu_node_get(root, "integrations"), "integrations");
     warn_unknown(c, integ, "integrations", known_integ);
     dec_frameworks(c, integ, x);
-    get_strs(c, integ, "labelKeysToCopy", "integrations", &x->label_keys_to_copy);
+    cu_dec_strs(c, integ, "labelKeysToCopy", "integrations", &x->label_keys_to_copy);
 
-    const cu_node *res = want_map(c, cu_node_get(root, "resources"), "resources");
+    const cu_node *res = cu_dec_want_map(c, cu_node_get(root, "resources"), "resources");
     warn_unknown(c, res, "resources", known_res);
-    get_strs(c, res, "excludeResourcePrefixes", "resources", &x->exclude_resource_prefixes);
+    cu_dec_strs(c, res, "excludeResourcePrefixes", "resources", &x->exclude_resource_prefixes);
 
     dec_client_connection(c, root, x);
     dec_leader_election(c, root, x);
 
-    const cu_node *m = want_map(c, cu_node_get(root, "metrics"), "metrics");
+    const cu_node *m = cu_dec_want_map(c, cu_node_get(root, "metrics"), "metrics");
     warn_unknown(c, m, "metrics", known_metrics);
     get_bind_addr(c, m, "bindAddress", "metrics", &x->metrics_bind_address,
                   &x->has_metrics_bind_address);
-    const cu_node *h = want_map(c, cu_node_get(root, "health"), "health");
+    const cu_node *h = cu_dec_want_map(c, cu_node_get(root, "health"), "health");
     warn_unknown(c, h, "health", known_health);
     get_bind_addr(c, h, "healthProbeBindAddress", "health", &x->health_bind_address,
                   &x->has_health_bind_address);
@@ -707,7 +707,7 @@ static void dec_config_controller(dctx *c, const cu_node *root, cu_config *x)
 
 /* The controller Configuration. It usually has no metadata.name, so
  * messages name the file it came from. */
-void dec_config(dctx *c, const cu_node *root, cu_config *x)
+void cu_dec_config(dctx *c, const cu_node *root, cu_config *x)
 {
     if (c->who[0]) {
         char tmp[sizeof(c->who)];
@@ -716,18 +716,18 @@ void dec_config(dctx *c, const cu_node *root, cu_config *x)
     } else {
         snprintf(c->who, sizeof(c->who), "%.590s", c->file ? c->file : "<input>");
     }
-    const cu_node *fs = want_map(c, cu_node_get(root, "fairSharing"), "fairSharing");
+    const cu_node *fs = cu_dec_want_map(c, cu_node_get(root, "fairSharing"), "fairSharing");
     if (fs) {
         if (c->v1beta1)
-            get_bool(c, fs, "enable", "fairSharing", &x->fair_sharing);
+            cu_dec_bool(c, fs, "enable", "fairSharing", &x->fair_sharing);
         else
             x->fair_sharing = 1;   /* v1beta2: the block's presence enables it */
         dec_fs_strategies(c, fs, x);
     }
-    const cu_node *afs = want_map(c, cu_node_get(root, "admissionFairSharing"),
-                                  "admissionFairSharing");
+    const cu_node *afs = cu_dec_want_map(c, cu_node_get(root, "admissionFairSharing"),
+                                         "admissionFairSharing");
     if (afs)
         dec_afs(c, afs, x);
-    get_bool(c, root, "manageJobsWithoutQueueName", "", &x->manage_jobs_without_queue_name);
+    cu_dec_bool(c, root, "manageJobsWithoutQueueName", "", &x->manage_jobs_without_queue_name);
     dec_config_controller(c, root, x);
 }

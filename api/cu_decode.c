@@ -14,7 +14,7 @@
 #include <string.h>
 
 
-void ferr(dctx *c, const char *path, const char *fmt, ...)
+void cu_dec_err(dctx *c, const char *path, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -29,7 +29,7 @@ void ferr(dctx *c, const char *path, const char *fmt, ...)
 }
 
 /* Writes base + "." + formatted suffix (or base + suffix for "[..]"). */
-const char *pj(char *buf, const char *base, const char *fmt, ...)
+const char *cu_dec_path(char *buf, const char *base, const char *fmt, ...)
 {
     char sfx[PATHMAX];
     va_list ap;
@@ -51,7 +51,7 @@ const char *pj(char *buf, const char *base, const char *fmt, ...)
     return buf;
 }
 
-void *dalloc(dctx *c, size_t n)
+void *cu_dec_alloc(dctx *c, size_t n)
 {
     if (n == 0)
         return NULL;
@@ -61,7 +61,7 @@ void *dalloc(dctx *c, size_t n)
     return p;
 }
 
-const char *dstr(dctx *c, const char *s)
+const char *cu_dec_strdup(dctx *c, const char *s)
 {
     if (!s)
         return NULL;
@@ -73,68 +73,68 @@ const char *dstr(dctx *c, const char *s)
 
 /* Returns n when it is a map, NULL when absent/null, NULL + error when it
  * has another type. */
-const cu_node *want_map(dctx *c, const cu_node *n, const char *path)
+const cu_node *cu_dec_want_map(dctx *c, const cu_node *n, const char *path)
 {
     if (!n || cu_node_is_null(n))
         return NULL;
     if (n->type != CU_NODE_MAP) {
-        ferr(c, path, "must be an object");
+        cu_dec_err(c, path, "must be an object");
         return NULL;
     }
     return n;
 }
 
-const cu_node *want_seq(dctx *c, const cu_node *n, const char *path)
+const cu_node *cu_dec_want_seq(dctx *c, const cu_node *n, const char *path)
 {
     if (!n || cu_node_is_null(n))
         return NULL;
     if (n->type != CU_NODE_SEQ) {
-        ferr(c, path, "must be a list");
+        cu_dec_err(c, path, "must be a list");
         return NULL;
     }
     return n;
 }
 
 /* A string field: NULL when absent or null. */
-const char *get_str(dctx *c, const cu_node *map, const char *key, const char *base)
+const char *cu_dec_str(dctx *c, const cu_node *map, const char *key, const char *base)
 {
     const cu_node *n = cu_node_get(map, key);
     if (!n || cu_node_is_null(n))
         return NULL;
     if (n->type != CU_NODE_SCALAR) {
         char p[PATHMAX];
-        ferr(c, pj(p, base, "%s", key), "must be a string");
+        cu_dec_err(c, cu_dec_path(p, base, "%s", key), "must be a string");
         return NULL;
     }
-    return dstr(c, n->str);
+    return cu_dec_strdup(c, n->str);
 }
 
 /* An int32 scalar node; returns 1 when present and valid. */
-int node_i32(dctx *c, const cu_node *n, const char *path, int32_t *out)
+int cu_dec_node_i32(dctx *c, const cu_node *n, const char *path, int32_t *out)
 {
     int64_t v;
     if (!n || cu_node_is_null(n))
         return 0;
     if (n->type != CU_NODE_SCALAR || !n->plain || cu_node_int(n, &v) != CU_OK) {
-        ferr(c, path, "must be an integer");
+        cu_dec_err(c, path, "must be an integer");
         return 0;
     }
     if (v < INT32_MIN || v > INT32_MAX) {
-        ferr(c, path, "must fit in a 32-bit integer");
+        cu_dec_err(c, path, "must fit in a 32-bit integer");
         return 0;
     }
     *out = (int32_t)v;
     return 1;
 }
 
-int get_i32(dctx *c, const cu_node *map, const char *key, const char *base, int32_t *out)
+int cu_dec_i32(dctx *c, const cu_node *map, const char *key, const char *base, int32_t *out)
 {
     char p[PATHMAX];
-    return node_i32(c, cu_node_get(map, key), pj(p, base, "%s", key), out);
+    return cu_dec_node_i32(c, cu_node_get(map, key), cu_dec_path(p, base, "%s", key), out);
 }
 
 /* A bool field; leaves *out alone when absent. */
-void get_bool(dctx *c, const cu_node *map, const char *key, const char *base, int *out)
+void cu_dec_bool(dctx *c, const cu_node *map, const char *key, const char *base, int *out)
 {
     const cu_node *n = cu_node_get(map, key);
     int v;
@@ -142,45 +142,45 @@ void get_bool(dctx *c, const cu_node *map, const char *key, const char *base, in
         return;
     if (n->type != CU_NODE_SCALAR || !n->plain || cu_node_bool(n, &v) != CU_OK) {
         char p[PATHMAX];
-        ferr(c, pj(p, base, "%s", key), "must be a boolean");
+        cu_dec_err(c, cu_dec_path(p, base, "%s", key), "must be a boolean");
         return;
     }
     *out = v;
 }
 
 /* A quantity node; returns 1 when present and valid. */
-int node_qty(dctx *c, const cu_node *n, const char *path, int64_t *out)
+int cu_dec_node_qty(dctx *c, const cu_node *n, const char *path, int64_t *out)
 {
     if (!n || cu_node_is_null(n))
         return 0;
     if (n->type != CU_NODE_SCALAR) {
-        ferr(c, path, "must be a quantity");
+        cu_dec_err(c, path, "must be a quantity");
         return 0;
     }
     cu_err err = cu_qty_parse(n->str, out, NULL);
     if (err == CU_EOVERFLOW) {
-        ferr(c, path, "quantity \"%s\" is too large", n->str);
+        cu_dec_err(c, path, "quantity \"%s\" is too large", n->str);
         return 0;
     }
     if (err) {
-        ferr(c, path, "invalid quantity \"%s\"", n->str);
+        cu_dec_err(c, path, "invalid quantity \"%s\"", n->str);
         return 0;
     }
     return 1;
 }
 
 /* An enum field: *out = index into names, or def when absent. */
-void get_enum(dctx *c, const cu_node *map, const char *key, const char *base,
-              const char *const *names, size_t nnames, int def, int *out)
+void cu_dec_enum(dctx *c, const cu_node *map, const char *key, const char *base,
+                 const char *const *names, size_t nnames, int def, int *out)
 {
     const cu_node *n = cu_node_get(map, key);
     char p[PATHMAX];
     *out = def;
     if (!n || cu_node_is_null(n))
         return;
-    pj(p, base, "%s", key);
+    cu_dec_path(p, base, "%s", key);
     if (n->type != CU_NODE_SCALAR) {
-        ferr(c, p, "must be a string");
+        cu_dec_err(c, p, "must be a string");
         return;
     }
     for (size_t i = 0; i < nnames; i++) {
@@ -200,19 +200,19 @@ void get_enum(dctx *c, const cu_node *map, const char *key, const char *base,
             break;
         len += (size_t)k;
     }
-    ferr(c, p, "Unsupported value: \"%s\": supported values: %s", n->str, allowed);
+    cu_dec_err(c, p, "Unsupported value: \"%s\": supported values: %s", n->str, allowed);
 }
 
 /* A string -> string map. */
-void get_kvs(dctx *c, const cu_node *map, const char *key, const char *base, cu_kvs *out)
+void cu_dec_kvs(dctx *c, const cu_node *map, const char *key, const char *base, cu_kvs *out)
 {
     char p[PATHMAX];
     out->n = 0;
     out->items = NULL;
-    const cu_node *m = want_map(c, cu_node_get(map, key), pj(p, base, "%s", key));
+    const cu_node *m = cu_dec_want_map(c, cu_node_get(map, key), cu_dec_path(p, base, "%s", key));
     if (!m || m->n == 0)
         return;
-    out->items = dalloc(c, m->n * sizeof(*out->items));
+    out->items = cu_dec_alloc(c, m->n * sizeof(*out->items));
     if (!out->items)
         return;
     for (size_t i = 0; i < m->n; i++) {
@@ -220,68 +220,68 @@ void get_kvs(dctx *c, const cu_node *map, const char *key, const char *base, cu_
         const char *s;
         if (v->type != CU_NODE_SCALAR) {
             char q[PATHMAX];
-            ferr(c, pj(q, p, "%s", m->keys[i]), "must be a string");
+            cu_dec_err(c, cu_dec_path(q, p, "%s", m->keys[i]), "must be a string");
             continue;
         }
         /* an explicit null value reads as "" (Kubernetes decodes it so) */
         s = cu_node_is_null(v) ? "" : v->str;
-        out->items[out->n].key = dstr(c, m->keys[i]);
-        out->items[out->n].value = dstr(c, s);
+        out->items[out->n].key = cu_dec_strdup(c, m->keys[i]);
+        out->items[out->n].value = cu_dec_strdup(c, s);
         out->n++;
     }
 }
 
 /* A list of strings. */
-void get_strs(dctx *c, const cu_node *map, const char *key, const char *base, cu_strs *out)
+void cu_dec_strs(dctx *c, const cu_node *map, const char *key, const char *base, cu_strs *out)
 {
     char p[PATHMAX];
     out->n = 0;
     out->items = NULL;
-    const cu_node *s = want_seq(c, cu_node_get(map, key), pj(p, base, "%s", key));
+    const cu_node *s = cu_dec_want_seq(c, cu_node_get(map, key), cu_dec_path(p, base, "%s", key));
     if (!s || s->n == 0)
         return;
-    out->items = dalloc(c, s->n * sizeof(*out->items));
+    out->items = cu_dec_alloc(c, s->n * sizeof(*out->items));
     if (!out->items)
         return;
     for (size_t i = 0; i < s->n; i++) {
         const char *v = cu_node_scalar(s->vals[i]);
         if (!v || s->vals[i]->type != CU_NODE_SCALAR) {
             char q[PATHMAX];
-            ferr(c, pj(q, p, "[%zu]", i), "must be a string");
+            cu_dec_err(c, cu_dec_path(q, p, "[%zu]", i), "must be a string");
             continue;
         }
-        out->items[out->n++] = dstr(c, v);
+        out->items[out->n++] = cu_dec_strdup(c, v);
     }
 }
 
-int res_cmp(const void *a, const void *b)
+int cu_res_cmp(const void *a, const void *b)
 {
     return strcmp(((const cu_res *)a)->name, ((const cu_res *)b)->name);
 }
 
 /* A ResourceList map into a sorted reslist. */
-void get_reslist(dctx *c, const cu_node *map, const char *key, const char *base,
-                 cu_reslist *out)
+void cu_dec_reslist(dctx *c, const cu_node *map, const char *key, const char *base,
+                    cu_reslist *out)
 {
     char p[PATHMAX];
     out->n = 0;
     out->items = NULL;
-    const cu_node *m = want_map(c, cu_node_get(map, key), pj(p, base, "%s", key));
+    const cu_node *m = cu_dec_want_map(c, cu_node_get(map, key), cu_dec_path(p, base, "%s", key));
     if (!m || m->n == 0)
         return;
-    out->items = dalloc(c, m->n * sizeof(*out->items));
+    out->items = cu_dec_alloc(c, m->n * sizeof(*out->items));
     if (!out->items)
         return;
     for (size_t i = 0; i < m->n; i++) {
         char q[PATHMAX];
         int64_t v;
-        if (!node_qty(c, m->vals[i], pj(q, p, "%s", m->keys[i]), &v))
+        if (!cu_dec_node_qty(c, m->vals[i], cu_dec_path(q, p, "%s", m->keys[i]), &v))
             continue;
-        out->items[out->n].name = dstr(c, m->keys[i]);
+        out->items[out->n].name = cu_dec_strdup(c, m->keys[i]);
         out->items[out->n].milli = v;
         out->n++;
     }
-    qsort(out->items, out->n, sizeof(*out->items), res_cmp);
+    qsort(out->items, out->n, sizeof(*out->items), cu_res_cmp);
 }
 
 /* ------------------------------------------------------------------ */
@@ -294,116 +294,116 @@ const char *cu_selop_name(cu_selop op)
     return (unsigned)op < sizeof(sel_ops) / sizeof(sel_ops[0]) ? sel_ops[op] : "?";
 }
 
-void dec_selreqs(dctx *c, const cu_node *seq, const char *path, int allow_gtlt,
-                 size_t *nout, cu_selreq **out)
+void cu_dec_selreqs(dctx *c, const cu_node *seq, const char *path, int allow_gtlt,
+                    size_t *nout, cu_selreq **out)
 {
     *nout = 0;
     *out = NULL;
     if (!seq || seq->n == 0)
         return;
-    *out = dalloc(c, seq->n * sizeof(**out));
+    *out = cu_dec_alloc(c, seq->n * sizeof(**out));
     if (!*out)
         return;
     for (size_t i = 0; i < seq->n; i++) {
         char p[PATHMAX];
-        pj(p, path, "[%zu]", i);
-        const cu_node *e = want_map(c, seq->vals[i], p);
+        cu_dec_path(p, path, "[%zu]", i);
+        const cu_node *e = cu_dec_want_map(c, seq->vals[i], p);
         if (!e) {
             if (cu_node_is_null(seq->vals[i]))
-                ferr(c, p, "must be an object");
+                cu_dec_err(c, p, "must be an object");
             continue;
         }
         cu_selreq *r = &(*out)[*nout];
         int op;
-        r->key = get_str(c, e, "key", p);
+        r->key = cu_dec_str(c, e, "key", p);
         if (!r->key) {
             char q[PATHMAX];
-            ferr(c, pj(q, p, "key"), "Required value");
+            cu_dec_err(c, cu_dec_path(q, p, "key"), "Required value");
         }
         if (!cu_node_get(e, "operator") || cu_node_is_null(cu_node_get(e, "operator"))) {
             char q[PATHMAX];
-            ferr(c, pj(q, p, "operator"), "Required value");
+            cu_dec_err(c, cu_dec_path(q, p, "operator"), "Required value");
             continue;
         }
-        get_enum(c, e, "operator", p, sel_ops, allow_gtlt ? 6 : 4, -1, &op);
+        cu_dec_enum(c, e, "operator", p, sel_ops, allow_gtlt ? 6 : 4, -1, &op);
         if (op < 0)
             continue;
         r->op = (cu_selop)op;
-        get_strs(c, e, "values", p, &r->values);
+        cu_dec_strs(c, e, "values", p, &r->values);
         (*nout)++;
     }
 }
 
-void dec_labelsel(dctx *c, const cu_node *map, const char *key, const char *base,
-                  cu_labelsel *out)
+void cu_dec_labelsel(dctx *c, const cu_node *map, const char *key, const char *base,
+                     cu_labelsel *out)
 {
     char p[PATHMAX];
     memset(out, 0, sizeof(*out));
-    const cu_node *m = want_map(c, cu_node_get(map, key), pj(p, base, "%s", key));
+    const cu_node *m = cu_dec_want_map(c, cu_node_get(map, key), cu_dec_path(p, base, "%s", key));
     if (!m) {
         out->is_null = 1;
         return;
     }
-    get_kvs(c, m, "matchLabels", p, &out->match_labels);
+    cu_dec_kvs(c, m, "matchLabels", p, &out->match_labels);
     char q[PATHMAX];
-    const cu_node *ex = want_seq(c, cu_node_get(m, "matchExpressions"),
-                                 pj(q, p, "matchExpressions"));
-    dec_selreqs(c, ex, q, 0, &out->nexpr, &out->exprs);
+    const cu_node *ex = cu_dec_want_seq(c, cu_node_get(m, "matchExpressions"),
+                                        cu_dec_path(q, p, "matchExpressions"));
+    cu_dec_selreqs(c, ex, q, 0, &out->nexpr, &out->exprs);
 }
 
 static const char *const tol_ops[] = { "Equal", "Exists" };
 
-void dec_tolerations(dctx *c, const cu_node *map, const char *key, const char *base,
-                     size_t *nout, cu_toleration **out)
+void cu_dec_tolerations(dctx *c, const cu_node *map, const char *key, const char *base,
+                        size_t *nout, cu_toleration **out)
 {
     char p[PATHMAX];
     *nout = 0;
     *out = NULL;
-    const cu_node *s = want_seq(c, cu_node_get(map, key), pj(p, base, "%s", key));
+    const cu_node *s = cu_dec_want_seq(c, cu_node_get(map, key), cu_dec_path(p, base, "%s", key));
     if (!s || s->n == 0)
         return;
-    *out = dalloc(c, s->n * sizeof(**out));
+    *out = cu_dec_alloc(c, s->n * sizeof(**out));
     if (!*out)
         return;
     for (size_t i = 0; i < s->n; i++) {
         char q[PATHMAX];
-        pj(q, p, "[%zu]", i);
-        const cu_node *t = want_map(c, s->vals[i], q);
+        cu_dec_path(q, p, "[%zu]", i);
+        const cu_node *t = cu_dec_want_map(c, s->vals[i], q);
         if (!t)
             continue;
         cu_toleration *tol = &(*out)[*nout];
         int op;
-        tol->key = get_str(c, t, "key", q);
-        get_enum(c, t, "operator", q, tol_ops, 2, CU_TOL_EQUAL, &op);
+        tol->key = cu_dec_str(c, t, "key", q);
+        cu_dec_enum(c, t, "operator", q, tol_ops, 2, CU_TOL_EQUAL, &op);
         tol->op = (cu_tolop)op;
-        tol->value = get_str(c, t, "value", q);
-        tol->effect = get_str(c, t, "effect", q);
+        tol->value = cu_dec_str(c, t, "value", q);
+        tol->effect = cu_dec_str(c, t, "effect", q);
         (*nout)++;
     }
 }
 
-void dec_taints(dctx *c, const cu_node *map, const char *key, const char *base,
-                size_t *nout, cu_taint **out)
+void cu_dec_taints(dctx *c, const cu_node *map, const char *key, const char *base,
+                   size_t *nout, cu_taint **out)
 {
     char p[PATHMAX];
     *nout = 0;
     *out = NULL;
-    const cu_node *s = want_seq(c, cu_node_get(map, key), pj(p, base, "%s", key));
+    const cu_node *s = cu_dec_want_seq(c, cu_node_get(map, key), cu_dec_path(p, base, "%s", key));
     if (!s || s->n == 0)
         return;
-    *out = dalloc(c, s->n * sizeof(**out));
+    *out = cu_dec_alloc(c, s->n * sizeof(**out));
     if (!*out)
         return;
     for (size_t i = 0; i < s->n; i++) {
         char q[PATHMAX];
-        pj(q, p, "[%zu]", i);
-        const cu_node *t = want_map(c, s->vals[i], q);
+        cu_dec_path(q, p, "[%zu]", i);
+        const cu_node *t = cu_dec_want_map(c, s->vals[i], q);
         if (!t)
             continue;
         cu_taint *tn = &(*out)[*nout];
-        tn->key = get_str(c, t, "key", q);
-        tn->value = get_str(c, t, "value", q);
-        tn->effect = get_str(c, t, "effect", q);
+        tn->key = cu_dec_str(c, t, "key", q);
+        tn->value = cu_dec_str(c, t, "value", q);
+        tn->effect = cu_dec_str(c, t, "effect", q);
         (*nout)++;
     }
 }
@@ -412,25 +412,25 @@ void dec_taints(dctx *c, const cu_node *map, const char *key, const char *base,
 /* metadata                                                            */
 
 /* Fills m from the document's metadata (name already checked). */
-void dec_meta(dctx *c, const cu_node *root, const char *api, const char *name,
-              int namespaced, cu_meta *m)
+void cu_dec_meta(dctx *c, const cu_node *root, const char *api, const char *name,
+                 int namespaced, cu_meta *m)
 {
-    const cu_node *md = want_map(c, cu_node_get(root, "metadata"), "metadata");
-    m->api_version = dstr(c, api);
-    m->name = dstr(c, name);
+    const cu_node *md = cu_dec_want_map(c, cu_node_get(root, "metadata"), "metadata");
+    m->api_version = cu_dec_strdup(c, api);
+    m->name = cu_dec_strdup(c, name);
     m->ns = NULL;
     if (namespaced) {
-        const char *ns = get_str(c, md, "namespace", "metadata");
-        m->ns = ns && *ns ? ns : dstr(c, "default");
+        const char *ns = cu_dec_str(c, md, "namespace", "metadata");
+        m->ns = ns && *ns ? ns : cu_dec_strdup(c, "default");
     }
-    m->uid = get_str(c, md, "uid", "metadata");
-    get_kvs(c, md, "labels", "metadata", &m->labels);
-    get_kvs(c, md, "annotations", "metadata", &m->annotations);
+    m->uid = cu_dec_str(c, md, "uid", "metadata");
+    cu_dec_kvs(c, md, "labels", "metadata", &m->labels);
+    cu_dec_kvs(c, md, "annotations", "metadata", &m->annotations);
     const cu_node *ct = cu_node_get(md, "creationTimestamp");
     if (ct && !cu_node_is_null(ct)) {
         if (ct->type != CU_NODE_SCALAR || cu_time_parse(ct->str, &m->created_ms) != CU_OK)
-            ferr(c, "metadata.creationTimestamp", "invalid time \"%s\"",
-                 ct->type == CU_NODE_SCALAR ? ct->str : "");
+            cu_dec_err(c, "metadata.creationTimestamp", "invalid time \"%s\"",
+                       ct->type == CU_NODE_SCALAR ? ct->str : "");
         else
             m->has_created = 1;
     }

@@ -57,7 +57,7 @@ int64_t cu_reslist_get(const cu_reslist *l, const char *name)
     return 0;
 }
 
-int strs_has(const cu_strs *s, const char *v)
+int cu_strs_has(const cu_strs *s, const char *v)
 {
     for (size_t i = 0; i < s->n; i++)
         if (strcmp(s->items[i], v) == 0)
@@ -79,11 +79,11 @@ int cu_labelsel_matches(const cu_labelsel *sel, const cu_kvs *labels)
         const char *v = cu_kvs_get(labels, r->key);
         switch (r->op) {
         case CU_SEL_IN:
-            if (!v || !strs_has(&r->values, v))
+            if (!v || !cu_strs_has(&r->values, v))
                 return 0;
             break;
         case CU_SEL_NOTIN:
-            if (v && strs_has(&r->values, v))
+            if (v && cu_strs_has(&r->values, v))
                 return 0;
             break;
         case CU_SEL_EXISTS:
@@ -193,67 +193,67 @@ static void dec_rgroups(dctx *c, const cu_node *spec, cu_rgroups *out)
     char p[PATHMAX];
     out->n = 0;
     out->items = NULL;
-    const cu_node *s = want_seq(c, cu_node_get(spec, "resourceGroups"),
-                                pj(p, "spec", "resourceGroups"));
+    const cu_node *s = cu_dec_want_seq(c, cu_node_get(spec, "resourceGroups"),
+                                       cu_dec_path(p, "spec", "resourceGroups"));
     if (!s || s->n == 0)
         return;
-    out->items = dalloc(c, s->n * sizeof(*out->items));
+    out->items = cu_dec_alloc(c, s->n * sizeof(*out->items));
     if (!out->items)
         return;
     for (size_t g = 0; g < s->n; g++) {
         char gp[PATHMAX];
-        pj(gp, p, "[%zu]", g);
-        const cu_node *gn = want_map(c, s->vals[g], gp);
+        cu_dec_path(gp, p, "[%zu]", g);
+        const cu_node *gn = cu_dec_want_map(c, s->vals[g], gp);
         if (!gn)
             continue;
         cu_rgroup *rg = &out->items[out->n++];
-        get_strs(c, gn, "coveredResources", gp, &rg->covered);
+        cu_dec_strs(c, gn, "coveredResources", gp, &rg->covered);
         char fp[PATHMAX];
-        const cu_node *fl = want_seq(c, cu_node_get(gn, "flavors"), pj(fp, gp, "flavors"));
+        const cu_node *fl = cu_dec_want_seq(c, cu_node_get(gn, "flavors"), cu_dec_path(fp, gp, "flavors"));
         if (!fl || fl->n == 0)
             continue;
-        rg->flavors = dalloc(c, fl->n * sizeof(*rg->flavors));
+        rg->flavors = cu_dec_alloc(c, fl->n * sizeof(*rg->flavors));
         if (!rg->flavors)
             return;
         for (size_t f = 0; f < fl->n; f++) {
             char fq[PATHMAX];
-            pj(fq, fp, "[%zu]", f);
-            const cu_node *fnode = want_map(c, fl->vals[f], fq);
+            cu_dec_path(fq, fp, "[%zu]", f);
+            const cu_node *fnode = cu_dec_want_map(c, fl->vals[f], fq);
             if (!fnode)
                 continue;
             cu_fquota *fqo = &rg->flavors[rg->nflavors++];
-            fqo->name = get_str(c, fnode, "name", fq);
+            fqo->name = cu_dec_str(c, fnode, "name", fq);
             if (!fqo->name) {
                 char q[PATHMAX];
-                ferr(c, pj(q, fq, "name"), "Required value");
+                cu_dec_err(c, cu_dec_path(q, fq, "name"), "Required value");
             }
             char rp[PATHMAX];
-            const cu_node *rs = want_seq(c, cu_node_get(fnode, "resources"),
-                                         pj(rp, fq, "resources"));
+            const cu_node *rs = cu_dec_want_seq(c, cu_node_get(fnode, "resources"),
+                                                cu_dec_path(rp, fq, "resources"));
             if (!rs || rs->n == 0)
                 continue;
-            fqo->res = dalloc(c, rs->n * sizeof(*fqo->res));
+            fqo->res = cu_dec_alloc(c, rs->n * sizeof(*fqo->res));
             if (!fqo->res)
                 return;
             for (size_t r = 0; r < rs->n; r++) {
                 char rq[PATHMAX], q[PATHMAX];
-                pj(rq, rp, "[%zu]", r);
-                const cu_node *rn = want_map(c, rs->vals[r], rq);
+                cu_dec_path(rq, rp, "[%zu]", r);
+                const cu_node *rn = cu_dec_want_map(c, rs->vals[r], rq);
                 if (!rn)
                     continue;
                 cu_rquota *qo = &fqo->res[fqo->n++];
-                qo->name = get_str(c, rn, "name", rq);
+                qo->name = cu_dec_str(c, rn, "name", rq);
                 if (!qo->name)
-                    ferr(c, pj(q, rq, "name"), "Required value");
+                    cu_dec_err(c, cu_dec_path(q, rq, "name"), "Required value");
                 const cu_node *nq = cu_node_get(rn, "nominalQuota");
                 if (!nq || cu_node_is_null(nq))
-                    ferr(c, pj(q, rq, "nominalQuota"), "Required value");
+                    cu_dec_err(c, cu_dec_path(q, rq, "nominalQuota"), "Required value");
                 else
-                    node_qty(c, nq, pj(q, rq, "nominalQuota"), &qo->nominal);
-                qo->has_blimit = node_qty(c, cu_node_get(rn, "borrowingLimit"),
-                                          pj(q, rq, "borrowingLimit"), &qo->blimit);
-                qo->has_llimit = node_qty(c, cu_node_get(rn, "lendingLimit"),
-                                          pj(q, rq, "lendingLimit"), &qo->llimit);
+                    cu_dec_node_qty(c, nq, cu_dec_path(q, rq, "nominalQuota"), &qo->nominal);
+                qo->has_blimit = cu_dec_node_qty(c, cu_node_get(rn, "borrowingLimit"),
+                                                 cu_dec_path(q, rq, "borrowingLimit"), &qo->blimit);
+                qo->has_llimit = cu_dec_node_qty(c, cu_node_get(rn, "lendingLimit"),
+                                                 cu_dec_path(q, rq, "lendingLimit"), &qo->llimit);
             }
         }
     }
@@ -263,9 +263,9 @@ static void dec_rgroups(dctx *c, const cu_node *spec, cu_rgroups *out)
 static void dec_fs_weight(dctx *c, const cu_node *spec, int64_t *out)
 {
     *out = 1000;
-    const cu_node *fs = want_map(c, cu_node_get(spec, "fairSharing"), "spec.fairSharing");
+    const cu_node *fs = cu_dec_want_map(c, cu_node_get(spec, "fairSharing"), "spec.fairSharing");
     if (fs)
-        node_qty(c, cu_node_get(fs, "weight"), "spec.fairSharing.weight", out);
+        cu_dec_node_qty(c, cu_node_get(fs, "weight"), "spec.fairSharing.weight", out);
 }
 
 static const char *const stop_names[] = { "None", "Hold", "HoldAndDrain" };
@@ -274,11 +274,11 @@ static const char *const stop_names[] = { "None", "Hold", "HoldAndDrain" };
 
 static void dec_flavor(dctx *c, const cu_node *root, cu_resource_flavor *rf)
 {
-    const cu_node *spec = want_map(c, cu_node_get(root, "spec"), "spec");
-    get_kvs(c, spec, "nodeLabels", "spec", &rf->node_labels);
-    dec_taints(c, spec, "nodeTaints", "spec", &rf->ntaints, &rf->taints);
-    dec_tolerations(c, spec, "tolerations", "spec", &rf->ntols, &rf->tols);
-    rf->topology_name = get_str(c, spec, "topologyName", "spec");
+    const cu_node *spec = cu_dec_want_map(c, cu_node_get(root, "spec"), "spec");
+    cu_dec_kvs(c, spec, "nodeLabels", "spec", &rf->node_labels);
+    cu_dec_taints(c, spec, "nodeTaints", "spec", &rf->ntaints, &rf->taints);
+    cu_dec_tolerations(c, spec, "tolerations", "spec", &rf->ntols, &rf->tols);
+    rf->topology_name = cu_dec_str(c, spec, "topologyName", "spec");
 }
 
 static void dec_cq(dctx *c, const cu_node *root, cu_cluster_queue *cq)
@@ -296,8 +296,8 @@ static void dec_cq(dctx *c, const cu_node *root, cu_cluster_queue *cq)
     static const char *const afs[] = { "NoAdmissionFairSharing", "UsageBasedAdmissionFairSharing" };
     int v;
 
-    const cu_node *spec = want_map(c, cu_node_get(root, "spec"), "spec");
-    cq->cohort = get_str(c, spec, c->v1beta1 ? "cohort" : "cohortName", "spec");
+    const cu_node *spec = cu_dec_want_map(c, cu_node_get(root, "spec"), "spec");
+    cq->cohort = cu_dec_str(c, spec, c->v1beta1 ? "cohort" : "cohortName", "spec");
     if (cq->cohort && !*cq->cohort)
         cq->cohort = NULL;
     dec_rgroups(c, spec, &cq->groups);
@@ -309,59 +309,59 @@ static void dec_cq(dctx *c, const cu_node *root, cu_cluster_queue *cq)
         if (qn->type == CU_NODE_SCALAR && strcmp(qn->str, qs[1]) == 0)
             cq->queueing = CU_STRICT_FIFO;
         else if (!(qn->type == CU_NODE_SCALAR && strcmp(qn->str, qs[0]) == 0))
-            get_enum(c, spec, "queueingStrategy", "spec", qs_msg, 2, 0, &v);
+            cu_dec_enum(c, spec, "queueingStrategy", "spec", qs_msg, 2, 0, &v);
     }
 
-    dec_labelsel(c, spec, "namespaceSelector", "spec", &cq->ns_selector);
+    cu_dec_labelsel(c, spec, "namespaceSelector", "spec", &cq->ns_selector);
 
     cq->fungibility.when_can_borrow = CU_FUNG_MAY_STOP_SEARCH;
     cq->fungibility.when_can_preempt = CU_FUNG_TRY_NEXT_FLAVOR;
-    const cu_node *ff = want_map(c, cu_node_get(spec, "flavorFungibility"), "spec.flavorFungibility");
+    const cu_node *ff = cu_dec_want_map(c, cu_node_get(spec, "flavorFungibility"), "spec.flavorFungibility");
     if (ff) {
         const char *const *bn = c->v1beta1 ? borrow_v1b1 : fung_v1b2;
         const char *const *pn = c->v1beta1 ? preempt_v1b1 : fung_v1b2;
-        get_enum(c, ff, "whenCanBorrow", "spec.flavorFungibility", bn, 3, 1, &v);
+        cu_dec_enum(c, ff, "whenCanBorrow", "spec.flavorFungibility", bn, 3, 1, &v);
         cq->fungibility.when_can_borrow = v == 2 ? CU_FUNG_TRY_NEXT_FLAVOR : CU_FUNG_MAY_STOP_SEARCH;
-        get_enum(c, ff, "whenCanPreempt", "spec.flavorFungibility", pn, 3, 2, &v);
+        cu_dec_enum(c, ff, "whenCanPreempt", "spec.flavorFungibility", pn, 3, 2, &v);
         cq->fungibility.when_can_preempt = v == 2 ? CU_FUNG_TRY_NEXT_FLAVOR : CU_FUNG_MAY_STOP_SEARCH;
-        get_enum(c, ff, "preference", "spec.flavorFungibility", prefs, 3, 0, &v);
+        cu_dec_enum(c, ff, "preference", "spec.flavorFungibility", prefs, 3, 0, &v);
         cq->fungibility.preference = (cu_fpref)v;
     }
 
-    const cu_node *pr = want_map(c, cu_node_get(spec, "preemption"), "spec.preemption");
+    const cu_node *pr = cu_dec_want_map(c, cu_node_get(spec, "preemption"), "spec.preemption");
     if (pr) {
-        get_enum(c, pr, "withinClusterQueue", "spec.preemption", within, 3, 0, &v);
+        cu_dec_enum(c, pr, "withinClusterQueue", "spec.preemption", within, 3, 0, &v);
         cq->preemption.within_cq = (cu_ppolicy)v;
-        get_enum(c, pr, "reclaimWithinCohort", "spec.preemption", reclaim, 4, 0, &v);
+        cu_dec_enum(c, pr, "reclaimWithinCohort", "spec.preemption", reclaim, 4, 0, &v);
         cq->preemption.reclaim = (cu_ppolicy)v;
-        const cu_node *b = want_map(c, cu_node_get(pr, "borrowWithinCohort"),
-                                    "spec.preemption.borrowWithinCohort");
+        const cu_node *b = cu_dec_want_map(c, cu_node_get(pr, "borrowWithinCohort"),
+                                           "spec.preemption.borrowWithinCohort");
         if (b) {
-            get_enum(c, b, "policy", "spec.preemption.borrowWithinCohort", bwc, 2, 0, &v);
+            cu_dec_enum(c, b, "policy", "spec.preemption.borrowWithinCohort", bwc, 2, 0, &v);
             cq->preemption.borrow_policy = (cu_ppolicy)v;
             cq->preemption.has_threshold =
-                get_i32(c, b, "maxPriorityThreshold", "spec.preemption.borrowWithinCohort",
-                        &cq->preemption.threshold);
+                cu_dec_i32(c, b, "maxPriorityThreshold", "spec.preemption.borrowWithinCohort",
+                           &cq->preemption.threshold);
         }
     }
 
-    get_enum(c, spec, "stopPolicy", "spec", stop_names, 3, 0, &v);
+    cu_dec_enum(c, spec, "stopPolicy", "spec", stop_names, 3, 0, &v);
     cq->stop_policy = (cu_stop)v;
     dec_fs_weight(c, spec, &cq->fs_weight);
 
-    const cu_node *as = want_map(c, cu_node_get(spec, "admissionScope"), "spec.admissionScope");
+    const cu_node *as = cu_dec_want_map(c, cu_node_get(spec, "admissionScope"), "spec.admissionScope");
     if (as) {
-        get_enum(c, as, "admissionMode", "spec.admissionScope", afs, 2, 0, &v);
+        cu_dec_enum(c, as, "admissionMode", "spec.admissionScope", afs, 2, 0, &v);
         cq->afs = v == 1;
     }
 }
 
 static void dec_cohort(dctx *c, const cu_node *root, cu_cohort *co)
 {
-    const cu_node *spec = want_map(c, cu_node_get(root, "spec"), "spec");
-    co->parent = get_str(c, spec, "parentName", "spec");
+    const cu_node *spec = cu_dec_want_map(c, cu_node_get(root, "spec"), "spec");
+    co->parent = cu_dec_str(c, spec, "parentName", "spec");
     if (!co->parent && c->v1beta1)
-        co->parent = get_str(c, spec, "parent", "spec");
+        co->parent = cu_dec_str(c, spec, "parent", "spec");
     if (co->parent && !*co->parent)
         co->parent = NULL;
     dec_rgroups(c, spec, &co->groups);
@@ -371,9 +371,9 @@ static void dec_cohort(dctx *c, const cu_node *root, cu_cohort *co)
 static void dec_lq(dctx *c, const cu_node *root, cu_local_queue *lq)
 {
     int v;
-    const cu_node *spec = want_map(c, cu_node_get(root, "spec"), "spec");
-    lq->cluster_queue = get_str(c, spec, "clusterQueue", "spec");
-    get_enum(c, spec, "stopPolicy", "spec", stop_names, 3, 0, &v);
+    const cu_node *spec = cu_dec_want_map(c, cu_node_get(root, "spec"), "spec");
+    lq->cluster_queue = cu_dec_str(c, spec, "clusterQueue", "spec");
+    cu_dec_enum(c, spec, "stopPolicy", "spec", stop_names, 3, 0, &v);
     lq->stop_policy = (cu_stop)v;
     dec_fs_weight(c, spec, &lq->fs_weight);
 }
@@ -469,13 +469,13 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
             return CU_OK;
         }
     }
-    dec_meta(&c, root, api, name, ki->namespaced, &meta);
+    cu_dec_meta(&c, root, api, name, ki->namespaced, &meta);
 
     void *obj = NULL;
     int pushed = 0;
     switch (ki->k) {
     case CU_KIND_RESOURCE_FLAVOR: {
-        cu_resource_flavor *x = dalloc(&c, sizeof(*x));
+        cu_resource_flavor *x = cu_dec_alloc(&c, sizeof(*x));
         if (!x)
             break;
         x->meta = meta;
@@ -486,7 +486,7 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
         break;
     }
     case CU_KIND_CLUSTER_QUEUE: {
-        cu_cluster_queue *x = dalloc(&c, sizeof(*x));
+        cu_cluster_queue *x = cu_dec_alloc(&c, sizeof(*x));
         if (!x)
             break;
         x->meta = meta;
@@ -497,7 +497,7 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
         break;
     }
     case CU_KIND_COHORT: {
-        cu_cohort *x = dalloc(&c, sizeof(*x));
+        cu_cohort *x = cu_dec_alloc(&c, sizeof(*x));
         if (!x)
             break;
         x->meta = meta;
@@ -508,7 +508,7 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
         break;
     }
     case CU_KIND_LOCAL_QUEUE: {
-        cu_local_queue *x = dalloc(&c, sizeof(*x));
+        cu_local_queue *x = cu_dec_alloc(&c, sizeof(*x));
         if (!x)
             break;
         x->meta = meta;
@@ -519,50 +519,50 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
         break;
     }
     case CU_KIND_WORKLOAD: {
-        cu_workload *x = dalloc(&c, sizeof(*x));
+        cu_workload *x = cu_dec_alloc(&c, sizeof(*x));
         if (!x)
             break;
         x->meta = meta;
-        dec_workload(&c, root, x);
+        cu_dec_workload(&c, root, x);
         obj = x;
         if (!c.nerr && !c.oom)
             pushed = VEC_PUSH(w->workloads, x) == 0 ? 1 : -1;
         break;
     }
     case CU_KIND_JOB: {
-        cu_workload *x = dalloc(&c, sizeof(*x));
+        cu_workload *x = cu_dec_alloc(&c, sizeof(*x));
         if (!x)
             break;
-        dec_job(&c, root, &meta, x);
+        cu_dec_job(&c, root, &meta, x);
         obj = x;
         if (!c.nerr && !c.oom)
             pushed = VEC_PUSH(w->workloads, x) == 0 ? 1 : -1;
         break;
     }
     case CU_KIND_WORKLOAD_PRIORITY_CLASS: {
-        cu_wpc *x = dalloc(&c, sizeof(*x));
+        cu_wpc *x = cu_dec_alloc(&c, sizeof(*x));
         if (!x)
             break;
         x->meta = meta;
-        dec_wpc(&c, root, x);
+        cu_dec_wpc(&c, root, x);
         obj = x;
         if (!c.nerr && !c.oom)
             pushed = VEC_PUSH(w->wpcs, x) == 0 ? 1 : -1;
         break;
     }
     case CU_KIND_PRIORITY_CLASS: {
-        cu_priority_class *x = dalloc(&c, sizeof(*x));
+        cu_priority_class *x = cu_dec_alloc(&c, sizeof(*x));
         if (!x)
             break;
         x->meta = meta;
-        dec_pc(&c, root, x);
+        cu_dec_pc(&c, root, x);
         obj = x;
         if (!c.nerr && !c.oom)
             pushed = VEC_PUSH(w->pcs, x) == 0 ? 1 : -1;
         break;
     }
     case CU_KIND_NAMESPACE: {
-        cu_namespace *x = dalloc(&c, sizeof(*x));
+        cu_namespace *x = cu_dec_alloc(&c, sizeof(*x));
         if (!x)
             break;
         x->meta = meta;
@@ -572,11 +572,11 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
         break;
     }
     case CU_KIND_CONFIGURATION: {
-        cu_config *x = dalloc(&c, sizeof(*x));
+        cu_config *x = cu_dec_alloc(&c, sizeof(*x));
         if (!x)
             break;
         x->meta = meta;
-        dec_config(&c, root, x);
+        cu_dec_config(&c, root, x);
         obj = x;
         if (!c.nerr && !c.oom)
             pushed = VEC_PUSH(w->configs, x) == 0 ? 1 : -1;

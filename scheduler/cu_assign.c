@@ -468,7 +468,7 @@ static int preemptish(int mode)
  * targets. Full counts first; with minCount (partial admission) and no
  * way to admit the full count, the largest count that fits or can
  * preempt, found by binary search, as Kueue's pod set reducer does. */
-cu_err nominate_assign(cu_engine *e, ecq *c, ewl *w, asg *out, targets *t)
+cu_err cu_nominate_assign(cu_engine *e, ecq *c, ewl *w, asg *out, targets *t)
 {
     int32_t *counts = cu_arena_alloc(&e->cycle, (w->nps ? w->nps : 1) * sizeof(int32_t));
     if (!counts)

@@ -16,7 +16,7 @@
  * server with Kueue's webhooks would have refused. Returns 0 when valid;
  * else 1 with the problems in out, without the "Kind name: " prefix,
  * joined by "; " (at most 3, then "and N more"). */
-int invalid_text(cu_kind kind, const void *obj, const cu_meta *m, char *out, size_t n)
+int cu_engine_invalid_text(cu_kind kind, const void *obj, const cu_meta *m, char *out, size_t n)
 {
     cu_diag d;
     cu_diag_init(&d);
@@ -46,33 +46,33 @@ int invalid_text(cu_kind kind, const void *obj, const cu_meta *m, char *out, siz
 }
 
 /* invalid_text into e's arena; NULL when valid (or out of memory). */
-const char *invalid_arena(cu_engine *e, cu_kind kind, const void *obj, const cu_meta *m)
+const char *cu_engine_invalid_arena(cu_engine *e, cu_kind kind, const void *obj, const cu_meta *m)
 {
     char buf[2048];
-    if (!invalid_text(kind, obj, m, buf, sizeof(buf)))
+    if (!cu_engine_invalid_text(kind, obj, m, buf, sizeof(buf)))
         return NULL;
     return cu_arena_strdup(&e->arena, buf);
 }
 
-cu_err note_groups(cu_engine *e, const cu_rgroups *gs)
+cu_err cu_engine_note_groups(cu_engine *e, const cu_rgroups *gs)
 {
     for (size_t g = 0; g < gs->n; g++) {
         const cu_rgroup *rg = &gs->items[g];
         for (size_t r = 0; r < rg->covered.n; r++)
-            if (intern_res(e, rg->covered.items[r]) < 0)
+            if (cu_engine_intern_res(e, rg->covered.items[r]) < 0)
                 return CU_ENOMEM;
         for (size_t f = 0; f < rg->nflavors; f++) {
-            if (intern_flavor(e, rg->flavors[f].name) < 0)
+            if (cu_engine_intern_flavor(e, rg->flavors[f].name) < 0)
                 return CU_ENOMEM;
             for (size_t r = 0; r < rg->flavors[f].n; r++)
-                if (intern_res(e, rg->flavors[f].res[r].name) < 0)
+                if (cu_engine_intern_res(e, rg->flavors[f].res[r].name) < 0)
                     return CU_ENOMEM;
         }
     }
     return CU_OK;
 }
 
-cu_err mark_frs(cu_engine *e, const cu_rgroups *gs)
+cu_err cu_engine_mark_frs(cu_engine *e, const cu_rgroups *gs)
 {
     for (size_t g = 0; g < gs->n; g++) {
         const cu_rgroup *rg = &gs->items[g];
@@ -161,7 +161,7 @@ static cu_err build_group(cu_engine *e, ecq *c, const cu_rgroup *rg, egroup *g)
     return CU_OK;
 }
 
-cu_err build_cq(cu_engine *e, const cu_cluster_queue *obj, const char *bad)
+cu_err cu_engine_build_cq(cu_engine *e, const cu_cluster_queue *obj, const char *bad)
 {
     ecq c;
     memset(&c, 0, sizeof(c));
@@ -251,7 +251,7 @@ cu_err build_cq(cu_engine *e, const cu_cluster_queue *obj, const char *bad)
     return cu_strmap_put(&e->cq_map, cp->name, id);
 }
 
-cu_err build_tree(cu_engine *e)
+cu_err cu_engine_build_tree(cu_engine *e)
 {
     const cu_world *w = e->world;
     /* cohorts: explicit ones, then the implicit ones named by others */
@@ -274,7 +274,7 @@ cu_err build_tree(cu_engine *e)
             return CU_ENOMEM;
         c->node->id = (int)i;
         if (c->obj) {
-            c->bad = invalid_arena(e, CU_KIND_COHORT, c->obj, &c->obj->meta);
+            c->bad = cu_engine_invalid_arena(e, CU_KIND_COHORT, c->obj, &c->obj->meta);
             if (!c->bad)
                 set_quotas(e, c->node, &c->obj->groups);
             c->node->fs_weight = c->obj->fs_weight;

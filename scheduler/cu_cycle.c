@@ -483,7 +483,7 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
             continue;
         }
         unsigned protected_before = e->protected_seen;
-        cu_err err = nominate_assign(e, en->cq, w, &en->a, &en->t);
+        cu_err err = cu_nominate_assign(e, en->cq, w, &en->a, &en->t);
         if (err)
             return err;
         en->msg = en->a.msg;

@@ -60,7 +60,7 @@ static const double *lendable_of(cu_engine *e, const cu_qnode *n)
 
 static drs node_drs_raw(cu_engine *e, const cu_qnode *n);
 
-drs node_drs(const cu_engine *ce, const cu_qnode *n)
+drs cu_drs_node(const cu_engine *ce, const cu_qnode *n)
 {
     cu_engine *e = (cu_engine *)ce; /* caches only */
     drs d = {0.0, n->fs_weight};
@@ -85,8 +85,8 @@ drs node_drs(const cu_engine *ce, const cu_qnode *n)
  * ClusterQueue keeps every change in full (lending limits only shape what
  * is passed upwards). Lets a ClusterQueue's DRS be asked "with / without
  * this workload" without changing the tree. */
-int64_t usage_with(const cu_qnode *n, size_t fr, size_t nuse, const int *ufr,
-                   const int64_t *uamt, int sign)
+int64_t cu_drs_usage_with(const cu_qnode *n, size_t fr, size_t nuse, const int *ufr,
+                          const int64_t *uamt, int sign)
 {
     int64_t u = n->usage[fr];
     for (size_t i = 0; i < nuse; i++)
@@ -95,16 +95,13 @@ int64_t usage_with(const cu_qnode *n, size_t fr, size_t nuse, const int *ufr,
     return u;
 }
 
-/* DRS of n with its usage as usage_with gives (nuse 0: as it is; nuse > 0
- * only for a ClusterQueue). */
-
 static drs node_drs_raw(cu_engine *e, const cu_qnode *n)
 {
-    return drs_with(e, n, 0, NULL, NULL, 0);
+    return cu_drs_with(e, n, 0, NULL, NULL, 0);
 }
 
-drs drs_with(cu_engine *e, const cu_qnode *n, size_t nuse, const int *ufr,
-             const int64_t *uamt, int sign)
+drs cu_drs_with(cu_engine *e, const cu_qnode *n, size_t nuse, const int *ufr,
+                const int64_t *uamt, int sign)
 {
     drs d = {0.0, n->fs_weight};
     if (!n->parent)
@@ -122,7 +119,7 @@ drs drs_with(cu_engine *e, const cu_qnode *n, size_t nuse, const int *ufr,
         for (size_t fr = 0; fr < n->nfr; fr++) {
             if (e->fr_res[fr] != (int)r)
                 continue;
-            int64_t b = usage_with(n, fr, nuse, ufr, uamt, sign) - n->subtree[fr];
+            int64_t b = cu_drs_usage_with(n, fr, nuse, ufr, uamt, sign) - n->subtree[fr];
             if (b > 0) {
                 borrowed = cu_qty_sat_add(borrowed, b);
                 any = 1;
@@ -150,12 +147,12 @@ drs drs_with(cu_engine *e, const cu_qnode *n, size_t nuse, const int *ufr,
     return d;
 }
 
-int zero_weight_borrows(drs d)
+int cu_drs_zero_weight_borrows(drs d)
 {
     return d.weight == 0 && d.ratio != 0;
 }
 
-double weighted(drs d)
+double cu_drs_weighted(drs d)
 {
     if (d.ratio == 0)
         return 0;
@@ -165,32 +162,32 @@ double weighted(drs d)
 }
 
 /* Kueue's CompareDRS. */
-int cmp_drs(drs a, drs b)
+int cu_drs_cmp(drs a, drs b)
 {
-    int za = zero_weight_borrows(a), zb = zero_weight_borrows(b);
+    int za = cu_drs_zero_weight_borrows(a), zb = cu_drs_zero_weight_borrows(b);
     if (za && zb)
         return a.ratio < b.ratio ? -1 : a.ratio > b.ratio;
     if (za)
         return 1;
     if (zb)
         return -1;
-    double x = weighted(a), y = weighted(b);
+    double x = cu_drs_weighted(a), y = cu_drs_weighted(b);
     return x < y ? -1 : x > y;
 }
 
 int64_t cu_fs_weighted_share(const cu_engine *e, const cu_qnode *n)
 {
-    drs d = node_drs(e, n);
-    if (zero_weight_borrows(d))
+    drs d = cu_drs_node(e, n);
+    if (cu_drs_zero_weight_borrows(d))
         return INT64_MAX;
-    double w = weighted(d);
+    double w = cu_drs_weighted(d);
     if (w >= 9.2e18)
         return INT64_MAX;
     return (int64_t)ceil(w);
 }
 
 /* The node on q's path whose parent is anc (q's own node if its parent). */
-const cu_qnode *child_on_path(const cu_qnode *q, const cu_qnode *anc)
+const cu_qnode *cu_child_on_path(const cu_qnode *q, const cu_qnode *anc)
 {
     while (q && q->parent != anc)
         q = q->parent;

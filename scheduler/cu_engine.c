@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int vec_grow(void **items, size_t *cap, size_t elem)
+int cu_engine_vec_grow(void **items, size_t *cap, size_t elem)
 {
     size_t nc = *cap ? *cap * 2 : 8;
     void *p = realloc(*items, nc * elem);
@@ -53,7 +53,7 @@ cu_engine *cu_engine_new(const cu_engine_opts *opts)
     return e;
 }
 
-void free_wl(ewl *w)
+void cu_engine_free_wl(ewl *w)
 {
     if (!w)
         return;
@@ -84,7 +84,7 @@ void cu_engine_free(cu_engine *e)
     if (!e)
         return;
     for (size_t i = 0; i < e->wls.n; i++)
-        free_wl(e->wls.items[i]);
+        cu_engine_free_wl(e->wls.items[i]);
     free(e->wls.items);
     free(e->kord);
     free(e->krank);
@@ -140,7 +140,7 @@ void cu_engine_free(cu_engine *e)
 
 /* ---------------- interning ---------------- */
 
-int intern_res(cu_engine *e, const char *name)
+int cu_engine_intern_res(cu_engine *e, const char *name)
 {
     int id = cu_strmap_get(&e->res_map, name);
     if (id >= 0)
@@ -154,7 +154,7 @@ int intern_res(cu_engine *e, const char *name)
     return id;
 }
 
-int intern_flavor(cu_engine *e, const char *name)
+int cu_engine_intern_flavor(cu_engine *e, const char *name)
 {
     int id = cu_strmap_get(&e->flv_map, name);
     if (id >= 0)

@@ -8,7 +8,7 @@
  *    is the preemption search (cu_preempt_targets), which leaves usage as
  *    it found it and allocates its result in the engine's per-round arena
  *    (released by the next round);
- *  - the flavor analysis mirrors the flavor assigner of cu_cycle.c (items
+ *  - the flavor analysis mirrors the flavor assigner of cu_assign.c (items
  *    in resource-name order with "pods" added when covered, groups in the
  *    order their first resource appears, flavors in the queue's order,
  *    earlier pod sets' usage counted against later ones) but examines
@@ -28,21 +28,21 @@
 
 /* ---------------- model ---------------- */
 
-const char *rname(const xwl *x, int res)
+const char *cu_x_rname(const xwl *x, int res)
 {
     return x->e->res_names.items[res];
 }
 
 /* A quantity of resource res as an arena string ("1500m", "2Gi"). */
-const char *qs(xwl *x, int res, int64_t v)
+const char *cu_x_qs(xwl *x, int res, int64_t v)
 {
     char b[48];
     if (v == CU_QTY_INF)
         return "unlimited";
-    return cu_arena_strdup(x->ar, cu_qty_format_res(rname(x, res), v, b, sizeof b));
+    return cu_arena_strdup(x->ar, cu_qty_format_res(cu_x_rname(x, res), v, b, sizeof b));
 }
 
-const char *policy_name(cu_ppolicy p)
+const char *cu_x_policy_name(cu_ppolicy p)
 {
     switch (p) {
     case CU_PP_LOWER_PRIORITY: return "LowerPriority";
@@ -52,7 +52,7 @@ const char *policy_name(cu_ppolicy p)
     }
 }
 
-const char *stop_name(cu_stop s)
+const char *cu_x_stop_name(cu_stop s)
 {
     return s == CU_STOP_HOLD ? "Hold" : s == CU_STOP_HOLD_AND_DRAIN ? "HoldAndDrain" : "None";
 }
@@ -62,7 +62,7 @@ static const char *node_label(xwl *x, const cu_qnode *n)
     return cu_arena_printf(x->ar, "%s %s", n->is_cq ? "ClusterQueue" : "Cohort", n->name);
 }
 
-/* ---------------- flavor eligibility (cu_cycle.c's predicates) ---------------- */
+/* ---------------- flavor eligibility (cu_assign.c's predicates) ---------------- */
 
 static const char *has_label(xwl *x, const cu_kvs *labels, const char *key)
 {
@@ -127,7 +127,7 @@ static const char *affinity_mismatch(xwl *x, const egroup *g, const cu_podset *p
 
 /* ---------------- quota: which limit binds ---------------- */
 
-int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+int64_t cu_x_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 /* cu_quota_available, also naming the node whose limit bounds the part
  * that comes from above (*by; is_blimit says whether it is that node's
@@ -140,12 +140,12 @@ static int64_t avail_why(const cu_qnode *n, size_t fr, const cu_qnode **by, int 
         return cu_qty_sat_sub(n->subtree[fr], n->usage[fr]);
     }
     int64_t local = cu_quota_local(n, fr);
-    int64_t local_avail = max64(0, cu_qty_sat_sub(local, n->usage[fr]));
+    int64_t local_avail = cu_x_max64(0, cu_qty_sat_sub(local, n->usage[fr]));
     int64_t parent_avail = avail_why(n->parent, fr, by, is_blimit);
     if (n->blimit[fr] != CU_QUOTA_UNSET) {
         int64_t stored = n->llimit[fr] == CU_QUOTA_UNSET || n->llimit[fr] >= n->subtree[fr]
                              ? n->subtree[fr] : n->llimit[fr];
-        int64_t used = max64(0, cu_qty_sat_sub(n->usage[fr], local));
+        int64_t used = cu_x_max64(0, cu_qty_sat_sub(n->usage[fr], local));
         int64_t cap = cu_qty_sat_add(cu_qty_sat_sub(stored, used), n->blimit[fr]);
         if (cap < parent_avail) {
             parent_avail = cap;
@@ -180,12 +180,12 @@ static const char *bound_text(xwl *x, int res, const cu_qnode *by, int is_blimit
                               int with_usage)
 {
     if (is_blimit)
-        return cu_arena_printf(x->ar, "borrowingLimit %s of %s", qs(x, res, by->blimit[fr]),
+        return cu_arena_printf(x->ar, "borrowingLimit %s of %s", cu_x_qs(x, res, by->blimit[fr]),
                                node_label(x, by));
     if (!with_usage)
-        return cu_arena_printf(x->ar, "%s: %s in total", node_label(x, by), qs(x, res, by->subtree[fr]));
+        return cu_arena_printf(x->ar, "%s: %s in total", node_label(x, by), cu_x_qs(x, res, by->subtree[fr]));
     return cu_arena_printf(x->ar, "%s: %s in total, %s in use", node_label(x, by),
-                           qs(x, res, by->subtree[fr]), qs(x, res, by->usage[fr]));
+                           cu_x_qs(x, res, by->subtree[fr]), cu_x_qs(x, res, by->usage[fr]));
 }
 
 static void fill_res(xwl *x, xres *r, int fr, int64_t req, int64_t prev)
@@ -204,12 +204,12 @@ static void fill_res(xwl *x, xres *r, int fr, int64_t req, int64_t prev)
     int isb;
     r->nominal = n->nominal[f];
     r->used = n->usage[f];
-    r->free_own = max64(0, cu_qty_sat_sub(r->nominal, r->used));
+    r->free_own = cu_x_max64(0, cu_qty_sat_sub(r->nominal, r->used));
     r->avail = cu_quota_available(n, f);
     (void)avail_why(n, f, &by, &isb);
     r->avail_by = n->parent ? bound_text(x, r->res, by, isb, f, 1) : NULL;
-    r->borrowable = max64(0, cu_qty_sat_sub(r->avail, r->free_own));
-    r->lent = max64(0, cu_qty_sat_sub(r->free_own, max64(0, r->avail)));
+    r->borrowable = cu_x_max64(0, cu_qty_sat_sub(r->avail, r->free_own));
+    r->lent = cu_x_max64(0, cu_qty_sat_sub(r->free_own, cu_x_max64(0, r->avail)));
     r->has_cohort = n->parent != NULL;
     r->has_blimit = n->blimit[f] != CU_QUOTA_UNSET;
     r->blimit = r->has_blimit ? n->blimit[f] : 0;
@@ -256,7 +256,7 @@ static cu_err analyze_ps(xwl *x, size_t p)
     size_t n = 0;
     int pods_done = c->pods_res < 0;
     for (size_t r = 0; r <= ps->nreq; r++) {
-        if (!pods_done && (r == ps->nreq || strcmp("pods", rname(x, ps->res[r])) < 0)) {
+        if (!pods_done && (r == ps->nreq || strcmp("pods", cu_x_rname(x, ps->res[r])) < 0)) {
             items[n++] = (item){c->pods_res, (int64_t)ps->count * 1000};
             pods_done = 1;
         }
@@ -270,7 +270,7 @@ static cu_err analyze_ps(xwl *x, size_t p)
     for (size_t i = 0; i < n; i++) {
         int gi = (size_t)items[i].res < c->nres_group ? c->res_group[items[i].res] : -1;
         if (gi < 0) {
-            cu_strlist_add(x->ar, &out->uncovered, rname(x, items[i].res));
+            cu_strlist_add(x->ar, &out->uncovered, cu_x_rname(x, items[i].res));
             continue;
         }
         size_t k;
@@ -293,7 +293,7 @@ static cu_err analyze_ps(xwl *x, size_t p)
             return CU_ENOMEM;
         for (size_t i = 0; i < n; i++)
             if (group_pos(g, items[i].res) >= 0)
-                xg->res[xg->nres++] = rname(x, items[i].res);
+                xg->res[xg->nres++] = cu_x_rname(x, items[i].res);
         xg->nflv = g->nflv;
         for (size_t fi = 0; fi < g->nflv; fi++) {
             const eflavor *fl = &e->flavors.items[g->flv[fi]];
@@ -460,7 +460,7 @@ static void position(xwl *x)
  * maximum, naming the limit that binds. */
 static const char *over_max_hint(xwl *x, const xflv *xf, const xres *xr)
 {
-    const char *more = qs(x, xr->res, xr->more), *rn = rname(x, xr->res);
+    const char *more = cu_x_qs(x, xr->res, xr->more), *rn = cu_x_rname(x, xr->res);
     const char *cq = x->c->name;
     const char *how;
     if (!xr->has_cohort)
@@ -504,7 +504,7 @@ static void unblock_flavors(xwl *x)
                         if (xf->res[r].state != XR_SHORT)
                             continue;
                         cu_buf_printf(&b, "%s%s more %s", first ? "" : " and ",
-                                      qs(x, xf->res[r].res, xf->res[r].more), rname(x, xf->res[r].res));
+                                      cu_x_qs(x, xf->res[r].res, xf->res[r].more), cu_x_rname(x, xf->res[r].res));
                         first = 0;
                     }
                     cu_buf_printf(&b, " free in flavor %s of ClusterQueue %s", xf->name, cq);
@@ -553,7 +553,7 @@ static void unblock_flavors(xwl *x)
                         if (xr->state == XR_NO_QUOTA)
                             cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar,
                                 "quota for %s in flavor %s of ClusterQueue %s",
-                                rname(x, xr->res), xf->name, cq));
+                                cu_x_rname(x, xr->res), xf->name, cq));
                         else if (xr->state == XR_OVER_MAX)
                             cu_strlist_add(ar, &x->unblock, over_max_hint(x, xf, xr));
                     }
@@ -625,7 +625,7 @@ static cu_err build(xwl *x)
     if (!x->lq->active) {
         cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "LocalQueue %s is stopped (stopPolicy %s): set "
                                                 "stopPolicy None", x->lq->key,
-                                                stop_name(x->lq->obj->stop_policy)));
+                                                cu_x_stop_name(x->lq->obj->stop_policy)));
         return CU_OK;
     }
     x->queued = w->state == WL_QUEUED;
@@ -639,7 +639,7 @@ static cu_err build(xwl *x)
         if (q->stop_policy != CU_STOP_NONE)
             cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "ClusterQueue %s is stopped (stopPolicy %s): "
                                                     "set stopPolicy None", x->c->name,
-                                                    stop_name(q->stop_policy)));
+                                                    cu_x_stop_name(q->stop_policy)));
         if (x->cohort_cycle)
             cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "break the cycle of parentName links "
                                                     "through Cohort %s", x->cohort_cycle));
@@ -724,7 +724,7 @@ static ewl *find_wl(cu_engine *e, const char *key)
     return NULL;
 }
 
-cu_err setup(cu_engine *e, const char *key, cu_arena *ar, xwl *x, cu_diag *d)
+cu_err cu_x_setup(cu_engine *e, const char *key, cu_arena *ar, xwl *x, cu_diag *d)
 {
     memset(x, 0, sizeof(*x));
     if (!key || !*key) {

@@ -22,13 +22,13 @@ static void t_requests(xwl *x, cu_buf *b)
         }
         cu_buf_puts(b, ps->count == 1 ? " (" : " x (");
         for (size_t r = 0; r < ps->nreq; r++)
-            cu_buf_printf(b, "%s%s %s", r ? ", " : "", rname(x, ps->res[r]), qs(x, ps->res[r], ps->amt[r]));
+            cu_buf_printf(b, "%s%s %s", r ? ", " : "", cu_x_rname(x, ps->res[r]), cu_x_qs(x, ps->res[r], ps->amt[r]));
         cu_buf_puts(b, ")");
         if (ps->count != 1) {
             cu_buf_puts(b, " = ");
             for (size_t r = 0; r < ps->nreq; r++)
-                cu_buf_printf(b, "%s%s %s", r ? ", " : "", rname(x, ps->res[r]),
-                              qs(x, ps->res[r], cu_engine_mul_sat(ps->amt[r], ps->count)));
+                cu_buf_printf(b, "%s%s %s", r ? ", " : "", cu_x_rname(x, ps->res[r]),
+                              cu_x_qs(x, ps->res[r], cu_engine_mul_sat(ps->amt[r], ps->count)));
         }
         cu_buf_puts(b, "\n");
         if (ps->min < ps->count)
@@ -38,52 +38,52 @@ static void t_requests(xwl *x, cu_buf *b)
 
 static void t_res(xwl *x, cu_buf *b, const xres *r)
 {
-    const char *rn = rname(x, r->res);
+    const char *rn = cu_x_rname(x, r->res);
     int64_t val = cu_qty_sat_add(r->req, r->prev);
     const char *req = r->prev ? cu_arena_printf(x->ar, "%s (%s by earlier pod sets + %s)",
-                                                qs(x, r->res, val), qs(x, r->res, r->prev),
-                                                qs(x, r->res, r->req))
-                              : qs(x, r->res, val);
+                                                cu_x_qs(x, r->res, val), cu_x_qs(x, r->res, r->prev),
+                                                cu_x_qs(x, r->res, r->req))
+                              : cu_x_qs(x, r->res, val);
     switch (r->state) {
     case XR_NO_QUOTA:
         cu_buf_printf(b, "    %s: no quota for it in this flavor\n", rn);
         return;
     case XR_FITS:
-        cu_buf_printf(b, "    %s: fits (requested %s, available %s)\n", rn, req, qs(x, r->res, r->avail));
+        cu_buf_printf(b, "    %s: fits (requested %s, available %s)\n", rn, req, cu_x_qs(x, r->res, r->avail));
         return;
     case XR_OVER_MAX:
         cu_buf_printf(b, "    %s: requested %s, at most %s ever: over the maximum by %s\n", rn, req,
-                      qs(x, r->res, r->potential), qs(x, r->res, r->more));
+                      cu_x_qs(x, r->res, r->potential), cu_x_qs(x, r->res, r->more));
         if (r->pot_by)
             cu_buf_printf(b, "      limited by %s\n", r->pot_by);
         else
             cu_buf_printf(b, "      maximum: nominal %s, no cohort to borrow from\n",
-                          qs(x, r->res, r->nominal));
+                          cu_x_qs(x, r->res, r->nominal));
         return;
     default:
         break;
     }
     cu_buf_printf(b, "    %s: requested %s, available %s: %s more needed\n", rn, req,
-                  qs(x, r->res, max64(0, r->avail)), qs(x, r->res, r->more));
+                  cu_x_qs(x, r->res, cu_x_max64(0, r->avail)), cu_x_qs(x, r->res, r->more));
     cu_buf_printf(b, "      free in ClusterQueue %s: %s (nominal %s - used %s)\n", x->c->name,
-                  qs(x, r->res, r->free_own), qs(x, r->res, r->nominal), qs(x, r->res, r->used));
+                  cu_x_qs(x, r->res, r->free_own), cu_x_qs(x, r->res, r->nominal), cu_x_qs(x, r->res, r->used));
     if (r->lent)
         cu_buf_printf(b, "      %s of that is in use by other ClusterQueues of the cohort\n",
-                      qs(x, r->res, r->lent));
+                      cu_x_qs(x, r->res, r->lent));
     if (!r->has_cohort) {
         cu_buf_puts(b, "      borrowable: none (no cohort)\n");
-        cu_buf_printf(b, "      limit: %s (nominal)\n", qs(x, r->res, r->nominal));
+        cu_buf_printf(b, "      limit: %s (nominal)\n", cu_x_qs(x, r->res, r->nominal));
         return;
     }
-    cu_buf_printf(b, "      borrowable from the cohort: %s (limited by %s)\n", qs(x, r->res, r->borrowable),
+    cu_buf_printf(b, "      borrowable from the cohort: %s (limited by %s)\n", cu_x_qs(x, r->res, r->borrowable),
                   r->avail_by);
     if (r->has_blimit)
         cu_buf_printf(b, "      limit: %s (nominal %s + borrowingLimit %s)\n",
-                      qs(x, r->res, cu_qty_sat_add(r->nominal, r->blimit)), qs(x, r->res, r->nominal),
-                      qs(x, r->res, r->blimit));
+                      cu_x_qs(x, r->res, cu_qty_sat_add(r->nominal, r->blimit)), cu_x_qs(x, r->res, r->nominal),
+                      cu_x_qs(x, r->res, r->blimit));
     else
         cu_buf_printf(b, "      limit: no borrowing limit (at most %s, limited by %s)\n",
-                      qs(x, r->res, r->potential), r->pot_by);
+                      cu_x_qs(x, r->res, r->potential), r->pot_by);
 }
 
 static const char *flv_state_text(const xflv *f)
@@ -151,11 +151,11 @@ static void t_preemption(xwl *x, cu_buf *b)
     }
     if (!x->pre_configured)
         cu_buf_printf(b, "  preemption not configured (withinClusterQueue: %s, reclaimWithinCohort: %s)\n",
-                      policy_name(q->preemption.within_cq), policy_name(q->preemption.reclaim));
+                      cu_x_policy_name(q->preemption.within_cq), cu_x_policy_name(q->preemption.reclaim));
     else
         cu_buf_printf(b, "  policy: withinClusterQueue %s, reclaimWithinCohort %s, borrowWithinCohort %s\n",
-                      policy_name(q->preemption.within_cq), policy_name(q->preemption.reclaim),
-                      policy_name(q->preemption.borrow_policy));
+                      cu_x_policy_name(q->preemption.within_cq), cu_x_policy_name(q->preemption.reclaim),
+                      cu_x_policy_name(q->preemption.borrow_policy));
     if (x->fits_now) {
         cu_buf_puts(b, "  not needed: it fits now\n");
         return;
@@ -248,11 +248,11 @@ static void render_text(xwl *x, cu_buf *b)
     }
     if (x->lq && !x->lq->active)
         cu_buf_printf(b, "  LocalQueue %s: stopped (stopPolicy %s)\n", x->lq->key,
-                      stop_name(x->lq->obj->stop_policy));
+                      cu_x_stop_name(x->lq->obj->stop_policy));
     if (x->c) {
         const char *st = "active";
         if (!x->c->active && x->c->obj->stop_policy != CU_STOP_NONE && !x->c->bad) {
-            st = cu_arena_printf(x->ar, "inactive, stopped (stopPolicy %s)", stop_name(x->c->obj->stop_policy));
+            st = cu_arena_printf(x->ar, "inactive, stopped (stopPolicy %s)", cu_x_stop_name(x->c->obj->stop_policy));
         } else if (!x->c->active) {
             const char *m = x->c->message ? x->c->message : "";
             const char *pre = "Can't admit new workloads: ";
@@ -302,7 +302,7 @@ cu_err cu_engine_explain(cu_engine *e, const char *key, cu_buf *out, cu_diag *d)
     cu_arena ar;
     cu_arena_init(&ar, 16 * 1024);
     xwl x;
-    cu_err err = setup(e, key, &ar, &x, d);
+    cu_err err = cu_x_setup(e, key, &ar, &x, d);
     if (!err) {
         render_text(&x, out);
         if (out->failed)
@@ -394,22 +394,22 @@ static const char *xf_state(int s)
 static cu_node *d_res(dctx *c, xwl *x, const xres *r)
 {
     cu_node *m = dmap(c);
-    dset(c, m, "resource", dstr(c, rname(x, r->res)));
+    dset(c, m, "resource", dstr(c, cu_x_rname(x, r->res)));
     dset(c, m, "state", dstr(c, xr_state(r->state)));
-    dset(c, m, "requested", dstr(c, qs(x, r->res, cu_qty_sat_add(r->req, r->prev))));
+    dset(c, m, "requested", dstr(c, cu_x_qs(x, r->res, cu_qty_sat_add(r->req, r->prev))));
     if (r->state == XR_NO_QUOTA)
         return m;
     if (r->prev)
-        dset(c, m, "earlierPodSets", dstr(c, qs(x, r->res, r->prev)));
-    dset(c, m, "nominal", dstr(c, qs(x, r->res, r->nominal)));
-    dset(c, m, "used", dstr(c, qs(x, r->res, r->used)));
-    dset(c, m, "free", dstr(c, qs(x, r->res, r->free_own)));
-    dset(c, m, "borrowable", dstr(c, qs(x, r->res, r->borrowable)));
-    dset(c, m, "available", dstr(c, qs(x, r->res, max64(0, r->avail))));
-    dset(c, m, "borrowingLimit", r->has_blimit ? dstr(c, qs(x, r->res, r->blimit)) : dstr(c, NULL));
-    dset(c, m, "maximum", dstr(c, qs(x, r->res, r->potential)));
+        dset(c, m, "earlierPodSets", dstr(c, cu_x_qs(x, r->res, r->prev)));
+    dset(c, m, "nominal", dstr(c, cu_x_qs(x, r->res, r->nominal)));
+    dset(c, m, "used", dstr(c, cu_x_qs(x, r->res, r->used)));
+    dset(c, m, "free", dstr(c, cu_x_qs(x, r->res, r->free_own)));
+    dset(c, m, "borrowable", dstr(c, cu_x_qs(x, r->res, r->borrowable)));
+    dset(c, m, "available", dstr(c, cu_x_qs(x, r->res, cu_x_max64(0, r->avail))));
+    dset(c, m, "borrowingLimit", r->has_blimit ? dstr(c, cu_x_qs(x, r->res, r->blimit)) : dstr(c, NULL));
+    dset(c, m, "maximum", dstr(c, cu_x_qs(x, r->res, r->potential)));
     if (r->state != XR_FITS)
-        dset(c, m, "missing", dstr(c, qs(x, r->res, r->more)));
+        dset(c, m, "missing", dstr(c, cu_x_qs(x, r->res, r->more)));
     return m;
 }
 
@@ -447,7 +447,7 @@ static cu_node *render_doc(dctx *c, xwl *x)
             dset(c, pm, "count", dint(c, ps->count));
             cu_node *req = dmap(c);
             for (size_t r = 0; r < ep->nreq; r++)
-                dset(c, req, rname(x, ep->res[r]), dstr(c, qs(x, ep->res[r], ep->amt[r])));
+                dset(c, req, cu_x_rname(x, ep->res[r]), dstr(c, cu_x_qs(x, ep->res[r], ep->amt[r])));
             dset(c, pm, "perPod", req);
             dset(c, pm, "uncovered", dlist(c, &ps->uncovered));
             cu_node *gs = dseq(c);
@@ -485,9 +485,9 @@ static cu_node *render_doc(dctx *c, xwl *x)
         dset(c, root, "podSets", pss);
         cu_node *pm = dmap(c);
         const cu_cluster_queue *cq = x->c->obj;
-        dset(c, pm, "withinClusterQueue", dstr(c, policy_name(cq->preemption.within_cq)));
-        dset(c, pm, "reclaimWithinCohort", dstr(c, policy_name(cq->preemption.reclaim)));
-        dset(c, pm, "borrowWithinCohort", dstr(c, policy_name(cq->preemption.borrow_policy)));
+        dset(c, pm, "withinClusterQueue", dstr(c, cu_x_policy_name(cq->preemption.within_cq)));
+        dset(c, pm, "reclaimWithinCohort", dstr(c, cu_x_policy_name(cq->preemption.reclaim)));
+        dset(c, pm, "borrowWithinCohort", dstr(c, cu_x_policy_name(cq->preemption.borrow_policy)));
         dset(c, pm, "configured", cu_node_new_bool(c->a, x->pre_configured));
         dset(c, pm, "candidates", dint(c, x->n_within + x->n_reclaim));
         dset(c, pm, "waitingFor", dlist(c, &x->victims));
@@ -506,7 +506,7 @@ cu_err cu_engine_explain_doc(cu_engine *e, const char *key, cu_arena *a, cu_node
     cu_arena_init(&ar, 16 * 1024);
     xwl x;
     *out = NULL;
-    cu_err err = setup(e, key, &ar, &x, d);
+    cu_err err = cu_x_setup(e, key, &ar, &x, d);
     if (!err) {
         dctx c = {a, 0};
         cu_node *root = render_doc(&c, &x);

@@ -21,8 +21,8 @@ typedef struct dkey { int cls; double val; } dkey;
 static dkey drs_key(drs d)
 {
     dkey k;
-    k.cls = zero_weight_borrows(d);
-    k.val = k.cls ? d.ratio : weighted(d);
+    k.cls = cu_drs_zero_weight_borrows(d);
+    k.val = k.cls ? d.ratio : cu_drs_weighted(d);
     return k;
 }
 
@@ -175,7 +175,7 @@ static void heap_del(fctx *f, fheap *h, int q)
 
 static void set_key(fctx *f, int q)
 {
-    drs d = node_drs(f->e, f->e->cqs.items[q].node);
+    drs d = cu_drs_node(f->e, f->e->cqs.items[q].node);
     f->key[q] = drs_key(d);
     f->zero[q] = d.ratio == 0;
 }
@@ -268,12 +268,12 @@ static int next_target(fctx *f, const cu_qnode *cohort)
         const cu_qnode *k = kids[i];
         if (f->co_pruned[k->id])
             continue;
-        drs d = node_drs(f->e, k);
+        drs d = cu_drs_node(f->e, k);
         if (d.ratio == 0 && !f->co_anc[k->id]) {
             f->co_pruned[k->id] = 1;
             continue;
         }
-        if (!have_co || cmp_drs(d, best_co_d) >= 0) {
+        if (!have_co || cu_drs_cmp(d, best_co_d) >= 0) {
             best_co = k;
             best_co_d = d;
             have_co = 1;
@@ -285,7 +285,7 @@ static int next_target(fctx *f, const cu_qnode *cohort)
         return -1;
     }
     if (have_co && (best_cq < 0 ||
-                    cmp_drs(best_co_d, node_drs(f->e, f->e->cqs.items[best_cq].node)) >= 0)) {
+                    cu_drs_cmp(best_co_d, cu_drs_node(f->e, f->e->cqs.items[best_cq].node)) >= 0)) {
         int t = next_target(f, best_co);
         return t >= 0 ? t : -2;
     }
@@ -324,8 +324,8 @@ static void almost_lca(const cu_qnode *p, const cu_qnode *t, const cu_qnode **pa
                 lca = x;
                 break;
             }
-    *pa = child_on_path(p, lca);
-    *ta = child_on_path(t, lca);
+    *pa = cu_child_on_path(p, lca);
+    *ta = cu_child_on_path(t, lca);
 }
 
 static int yield(fctx *f, fcand *k, const char *reason)
@@ -339,8 +339,8 @@ static int yield(fctx *f, fcand *k, const char *reason)
 static int strategy_ok(cu_fs_strategy s, drs pnew, drs told, drs tnew)
 {
     if (s == CU_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE)
-        return cmp_drs(pnew, tnew) <= 0;
-    return cmp_drs(pnew, told) < 0;
+        return cu_drs_cmp(pnew, tnew) <= 0;
+    return cu_drs_cmp(pnew, told) < 0;
 }
 
 /* 1 when a and b hold the same usage vector: removing either from their
@@ -459,16 +459,16 @@ static int pass1_idle(fctx *f, cu_fs_strategy s, int within)
             return 0;
     if (within || cq_has(f, cq_index(f, f->c)))
         return 0;
-    drs pnew = node_drs(f->e, p);
+    drs pnew = cu_drs_node(f->e, p);
     for (size_t i = 0; i < f->ntcq; i++) {
         int q = f->tcq[i];
         if (!cq_has(f, q))
             continue;
         const cu_qnode *t = f->e->cqs.items[q].node;
-        drs told = node_drs(f->e, t);
+        drs told = cu_drs_node(f->e, t);
         if (told.ratio == 0)
             continue; /* never a target */
-        if (zero_weight_borrows(pnew) && !zero_weight_borrows(told))
+        if (cu_drs_zero_weight_borrows(pnew) && !cu_drs_zero_weight_borrows(told))
             continue; /* all to retry */
         enum { NFAILED = 4 };
         const ewl *failed[NFAILED];
@@ -480,7 +480,7 @@ static int pass1_idle(fctx *f, cu_fs_strategy s, int within)
                 known = same_usage(v, failed[k]);
             if (known)
                 continue;
-            drs tnew = drs_with(f->e, t, v->nuse, v->use_fr, v->use_amt, -1);
+            drs tnew = cu_drs_with(f->e, t, v->nuse, v->use_fr, v->use_amt, -1);
             if (strategy_ok(s, pnew, told, tnew))
                 return 0;
             if (nfailed < NFAILED)
@@ -495,13 +495,13 @@ static int pass1_idle(fctx *f, cu_fs_strategy s, int within)
  * share is above the preemptor's. If none, it takes nothing. */
 static int pass2_may_take(fctx *f)
 {
-    drs pnew = node_drs(f->e, f->c->node);
+    drs pnew = cu_drs_node(f->e, f->c->node);
     for (size_t i = 0; i < f->ntcq; i++) {
         int q = f->tcq[i];
         if (!cq_has(f, q))
             continue;
-        drs told = node_drs(f->e, f->e->cqs.items[q].node);
-        if ((told.ratio != 0 || q == cq_index(f, f->c)) && cmp_drs(pnew, told) < 0)
+        drs told = cu_drs_node(f->e, f->e->cqs.items[q].node);
+        if ((told.ratio != 0 || q == cq_index(f, f->c)) && cu_drs_cmp(pnew, told) < 0)
             return 1;
     }
     return 0;
@@ -634,8 +634,8 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
         }
         const cu_qnode *pa, *ta;
         almost_lca(c->node, T->node, &pa, &ta);
-        drs pnew = node_drs(e, pa), told = node_drs(e, ta);
-        if (zero_weight_borrows(pnew) && !zero_weight_borrows(told)) {
+        drs pnew = cu_drs_node(e, pa), told = cu_drs_node(e, ta);
+        if (cu_drs_zero_weight_borrows(pnew) && !cu_drs_zero_weight_borrows(told)) {
             while (cq_has(&f, t))
                 retry[nretry++] = *cq_pop(&f, t);
             continue;
@@ -656,10 +656,10 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
             if (!known) {
                 drs tnew;
                 if (ta == T->node) {
-                    tnew = drs_with(e, ta, k->wl->nuse, k->wl->use_fr, k->wl->use_amt, -1);
+                    tnew = cu_drs_with(e, ta, k->wl->nuse, k->wl->use_fr, k->wl->use_amt, -1);
                 } else {
                     cu_engine_apply_usage(e, k->wl, -1);
-                    tnew = node_drs(e, ta);
+                    tnew = cu_drs_node(e, ta);
                     cu_engine_apply_usage(e, k->wl, 1);
                 }
                 if (strategy_ok(strategies[0], pnew, told, tnew)) {
@@ -695,9 +695,9 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
             ecq *T = &e->cqs.items[t];
             const cu_qnode *pa, *ta;
             almost_lca(c->node, T->node, &pa, &ta);
-            drs pnew = node_drs(e, pa), told = node_drs(e, ta);
+            drs pnew = cu_drs_node(e, pa), told = cu_drs_node(e, ta);
             fcand *k = cq_pop(&f, t);
-            if (cmp_drs(pnew, told) < 0 && (success = yield(&f, k, PR_FAIR_SHARING)))
+            if (cu_drs_cmp(pnew, told) < 0 && (success = yield(&f, k, PR_FAIR_SHARING)))
                 break;
             f.head[t] = f.end[t]; /* drop the queue */
         }

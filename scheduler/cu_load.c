@@ -54,12 +54,12 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
     e->world = w;
     cu_err err;
     for (size_t i = 0; i < w->flavors.n; i++) {
-        int id = intern_flavor(e, w->flavors.items[i]->meta.name);
+        int id = cu_engine_intern_flavor(e, w->flavors.items[i]->meta.name);
         if (id < 0)
             return CU_ENOMEM;
         e->flavors.items[id].obj = w->flavors.items[i];
-        e->flavors.items[id].bad = invalid_arena(e, CU_KIND_RESOURCE_FLAVOR, w->flavors.items[i],
-                                                 &w->flavors.items[i]->meta);
+        e->flavors.items[id].bad = cu_engine_invalid_arena(e, CU_KIND_RESOURCE_FLAVOR, w->flavors.items[i],
+                                                           &w->flavors.items[i]->meta);
     }
     /* invalid ClusterQueues and Cohorts: their groups are not used */
     const char **cq_bad = cu_arena_alloc(&e->arena, (w->cqs.n ? w->cqs.n : 1) * sizeof(char *));
@@ -67,15 +67,15 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
     if (!cq_bad || !co_bad)
         return CU_ENOMEM;
     for (size_t i = 0; i < w->cqs.n; i++) {
-        cq_bad[i] = invalid_arena(e, CU_KIND_CLUSTER_QUEUE, w->cqs.items[i], &w->cqs.items[i]->meta);
-        if (!cq_bad[i] && (err = note_groups(e, &w->cqs.items[i]->groups)))
+        cq_bad[i] = cu_engine_invalid_arena(e, CU_KIND_CLUSTER_QUEUE, w->cqs.items[i], &w->cqs.items[i]->meta);
+        if (!cq_bad[i] && (err = cu_engine_note_groups(e, &w->cqs.items[i]->groups)))
             return err;
     }
     for (size_t i = 0; i < w->cohorts.n; i++) {
         char tmp[8];
-        co_bad[i] = (char)invalid_text(CU_KIND_COHORT, w->cohorts.items[i],
-                                       &w->cohorts.items[i]->meta, tmp, sizeof(tmp));
-        if (!co_bad[i] && (err = note_groups(e, &w->cohorts.items[i]->groups)))
+        co_bad[i] = (char)cu_engine_invalid_text(CU_KIND_COHORT, w->cohorts.items[i],
+                                                 &w->cohorts.items[i]->meta, tmp, sizeof(tmp));
+        if (!co_bad[i] && (err = cu_engine_note_groups(e, &w->cohorts.items[i]->groups)))
             return err;
     }
     e->nres_fr = e->res_names.n;
@@ -88,10 +88,10 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
         e->frmat[i] = -1;
     for (size_t i = 0; i < w->cqs.n; i++)
         if (!cq_bad[i])
-            mark_frs(e, &w->cqs.items[i]->groups);
+            cu_engine_mark_frs(e, &w->cqs.items[i]->groups);
     for (size_t i = 0; i < w->cohorts.n; i++)
         if (!co_bad[i])
-            mark_frs(e, &w->cohorts.items[i]->groups);
+            cu_engine_mark_frs(e, &w->cohorts.items[i]->groups);
     e->fr_flv = malloc((e->nfr ? e->nfr : 1) * sizeof(int));
     e->fr_res = malloc((e->nfr ? e->nfr : 1) * sizeof(int));
     if (!e->fr_flv || !e->fr_res)
@@ -107,10 +107,10 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
     for (size_t i = 0; i < w->cqs.n; i++) {
         if (cu_strmap_get(&e->cq_map, w->cqs.items[i]->meta.name) >= 0)
             continue; /* duplicate: validation reports it */
-        if ((err = build_cq(e, w->cqs.items[i], cq_bad[i])))
+        if ((err = cu_engine_build_cq(e, w->cqs.items[i], cq_bad[i])))
             return err;
     }
-    if ((err = build_tree(e)))
+    if ((err = cu_engine_build_tree(e)))
         return err;
     warn_cycles(e, d);
     for (size_t i = 0; i < w->namespaces.n; i++)
@@ -123,7 +123,7 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
         l.obj = o;
         l.cq = o->cluster_queue ? cu_strmap_get(&e->cq_map, o->cluster_queue) : -1;
         l.active = o->stop_policy == CU_STOP_NONE;
-        l.bad = invalid_arena(e, CU_KIND_LOCAL_QUEUE, o, &o->meta);
+        l.bad = cu_engine_invalid_arena(e, CU_KIND_LOCAL_QUEUE, o, &o->meta);
         l.afs_consumed = l.afs_penalty = NULL;
         l.afs_n = 0;
         if (!l.key)

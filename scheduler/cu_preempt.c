@@ -2,7 +2,7 @@
  * cu_preempt.c - Kueue's classic preemption: which admitted workloads may
  * be evicted to make room for a preemptor, in which order they are tried,
  * and the minimal set (greedy removal, then fill-back). Fair-sharing
- * preemption is in cu_fairshare.c.
+ * preemption is in cu_fairpreempt.c.
  *
  * Every usage change made while searching is undone before returning:
  * callers see the quota tree exactly as they left it.

@@ -47,17 +47,17 @@ static fsval entry_value(cu_engine *e, entry *en, const cu_qnode *cohort)
         v.bor = en->vbor;
         return v;
     }
-    const cu_qnode *k = child_on_path(q, cohort);
+    const cu_qnode *k = cu_child_on_path(q, cohort);
     if (k == q) {
         /* the queue itself: asked without changing the tree */
-        v.d = drs_with(e, q, en->a.nuse, en->a.fr, en->a.amt, 1);
+        v.d = cu_drs_with(e, q, en->a.nuse, en->a.fr, en->a.amt, 1);
         v.bor = 0;
         for (size_t i = 0; i < en->a.nuse && !v.bor; i++)
-            v.bor = usage_with(q, (size_t)en->a.fr[i], en->a.nuse, en->a.fr, en->a.amt, 1) >
+            v.bor = cu_drs_usage_with(q, (size_t)en->a.fr[i], en->a.nuse, en->a.fr, en->a.amt, 1) >
                     q->subtree[en->a.fr[i]];
     } else {
         add_asg(e, en->cq, &en->a, 1);
-        v.d = node_drs(e, k);
+        v.d = cu_drs_node(e, k);
         v.bor = borrowing_on(k, &en->a);
         add_asg(e, en->cq, &en->a, -1);
     }
@@ -77,7 +77,7 @@ static int fs_cmp(cu_engine *e, entry *a, entry *b, const cu_qnode *cohort)
     fsval va = entry_value(e, a, cohort), vb = entry_value(e, b, cohort);
     if (va.bor != vb.bor)
         return va.bor ? 1 : -1;
-    int c = cmp_drs(va.d, vb.d);
+    int c = cu_drs_cmp(va.d, vb.d);
     if (c)
         return c;
     if (a->wl->qi.prio != b->wl->qi.prio)
@@ -136,7 +136,7 @@ static entry *tournament(cu_engine *e, const cu_qnode *cohort, entry **cand, siz
         return cand[0];
     for (size_t j = 0; j < ncand; j++) {
         t[j].en = cand[j];
-        t[j].child = child_on_path(cand[j]->cq->node, cohort);
+        t[j].child = cu_child_on_path(cand[j]->cq->node, cohort);
     }
     qsort(t, ncand, sizeof(tcand), tcand_cmp);
     entry *best = NULL;

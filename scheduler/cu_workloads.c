@@ -94,7 +94,7 @@ static cu_err wl_requests(cu_engine *e, ewl *w, cu_diag *d)
         if (!ps->res || !ps->amt)
             return CU_ENOMEM;
         for (size_t r = 0; r < ps->nreq; r++) {
-            ps->res[r] = intern_res(e, p->requests.items[r].name);
+            ps->res[r] = cu_engine_intern_res(e, p->requests.items[r].name);
             if (ps->res[r] < 0)
                 return CU_ENOMEM;
             ps->amt[r] = p->requests.items[r].milli;
@@ -156,8 +156,8 @@ static cu_err preadmitted(cu_engine *e, ewl *w)
             return CU_ENOMEM;
         for (size_t k = 0; k < n; k++) {
             const char *rname = psa->flavors.items[k].key;
-            int rid = intern_res(e, rname);
-            int fid = intern_flavor(e, psa->flavors.items[k].value);
+            int rid = cu_engine_intern_res(e, rname);
+            int fid = cu_engine_intern_flavor(e, psa->flavors.items[k].value);
             if (rid < 0 || fid < 0)
                 return CU_ENOMEM;
             int64_t amt = 0;
@@ -407,7 +407,7 @@ int cu_engine_add_workload(cu_engine *e, const cu_workload *o)
     size_t kl = strlen(o->meta.name) + (o->meta.ns ? strlen(o->meta.ns) : 7) + 2;
     w->key = malloc(kl);
     if (!w->key || VEC_PUSH(e->wls, w)) {
-        free_wl(w);
+        cu_engine_free_wl(w);
         return -1;
     }
     snprintf(w->key, kl, "%s/%s", o->meta.ns ? o->meta.ns : "default", o->meta.name);
@@ -415,7 +415,7 @@ int cu_engine_add_workload(cu_engine *e, const cu_workload *o)
     w->qi.ts = o->meta.has_created ? o->meta.created_ms
                                    : cu_clock_now(&e->opts.clock) + (int64_t)o->meta.seq;
     char bad[2048];
-    if (invalid_text(CU_KIND_WORKLOAD, o, &o->meta, bad, sizeof(bad)) && !(w->bad = strdup(bad)))
+    if (cu_engine_invalid_text(CU_KIND_WORKLOAD, o, &o->meta, bad, sizeof(bad)) && !(w->bad = strdup(bad)))
         return -1;   /* w is in e->wls: freed with the engine */
     cu_diag tmp;
     cu_diag_init(&tmp);

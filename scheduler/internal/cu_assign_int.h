@@ -7,7 +7,7 @@
 
 #include "cu_preempt_int.h"
 
-/* A list of borrowed strings whose array grows in an arena (cu_cycle.c;
+/* A list of borrowed strings whose array grows in an arena (cu_assign.c;
  * the explanations use it too). */
 typedef struct cu_strlist { const char **s; size_t n, cap; } cu_strlist;
 
@@ -15,7 +15,7 @@ typedef struct cu_strlist { const char **s; size_t n, cap; } cu_strlist;
  * When the arena cannot grow, s is dropped. */
 void cu_strlist_add(cu_arena *a, cu_strlist *l, const char *s);
 
-/* Flavor eligibility (cu_cycle.c), shared with the explanations
+/* Flavor eligibility (cu_assign.c), shared with the explanations
  * (cu_explain.c): the first NoSchedule/NoExecute taint of f that neither
  * the pod set nor the flavor's own tolerations tolerate (NULL: none);
  * whether key is one of group g's nodeLabels keys; whether one selector
@@ -23,7 +23,9 @@ void cu_strlist_add(cu_arena *a, cu_strlist *l, const char *s);
 const cu_taint *cu_flavor_untolerated(const cu_resource_flavor *f, const cu_podset *ps);
 int cu_group_has_key(const egroup *g, const char *key);
 int cu_selreq_matches(const cu_selreq *r, const cu_kvs *labels);
-
-cu_err nominate_assign(cu_engine *e, ecq *c, ewl *w, asg *out, targets *t);
+/* Assigns flavors to w in c and, when that needs preemption, finds the
+ * targets (t); with minCount, the largest count that fits or can preempt.
+ * out and t are in e->cycle. */
+cu_err cu_nominate_assign(cu_engine *e, ecq *c, ewl *w, asg *out, targets *t);
 
 #endif

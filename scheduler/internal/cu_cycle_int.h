@@ -18,13 +18,13 @@ typedef struct entry {
     int reason;
     int done;         /* fair sharing: already processed */
     /* fair sharing: value at one cohort level, cached within one pick, or
-     * while its ClusterQueue's usage is unchanged (gen; see cu_fairshare.c) */
+     * while its ClusterQueue's usage is unchanged (gen; see cu_tournament.c) */
     unsigned vstamp; const void *vnode; double vratio; int64_t vweight; int vbor;
     uint64_t vgen;
 } entry;
 
 /* Fair sharing: the index of the entry the tournament picks next among
- * those not done, or -1 (cu_fairshare.c). */
+ * those not done, or -1 (cu_tournament.c). */
 int cu_fs_next(cu_engine *e, entry *ents, size_t n);
 
 #endif

@@ -17,20 +17,23 @@ typedef struct drs {
  * borrowing zero-weight node). */
 int64_t cu_fs_weighted_share(const cu_engine *e, const cu_qnode *n);
 
-int cmp_drs(drs a, drs b);
-
-drs node_drs(const cu_engine *ce, const cu_qnode *n);
-
-int zero_weight_borrows(drs d);
-
-double weighted(drs d);
-
-drs drs_with(cu_engine *e, const cu_qnode *n, size_t nuse, const int *ufr,
-             const int64_t *uamt, int sign);
-
-int64_t usage_with(const cu_qnode *n, size_t fr, size_t nuse, const int *ufr,
-                   const int64_t *uamt, int sign);
-
-const cu_qnode *child_on_path(const cu_qnode *q, const cu_qnode *anc);
+/* Kueue's CompareDRS: <0, 0, >0 as a's share is below, equal to, above b's. */
+int cu_drs_cmp(drs a, drs b);
+/* DRS of node n, cached in e until n's usage generation changes. */
+drs cu_drs_node(const cu_engine *ce, const cu_qnode *n);
+/* 1 when d is a zero-weight node that borrows (an infinite share). */
+int cu_drs_zero_weight_borrows(drs d);
+/* d's ratio divided by its weight (INFINITY for weight 0 while borrowing). */
+double cu_drs_weighted(drs d);
+/* DRS of n with its usage as cu_drs_usage_with gives (nuse 0: as it is;
+ * nuse > 0 only for a ClusterQueue). Reads e's caches; changes nothing. */
+drs cu_drs_with(cu_engine *e, const cu_qnode *n, size_t nuse, const int *ufr,
+                const int64_t *uamt, int sign);
+/* The usage of fr at ClusterQueue node n once the usage vector (ufr, uamt)
+ * is added with sign, as cu_quota_add_usage would leave it at n. */
+int64_t cu_drs_usage_with(const cu_qnode *n, size_t fr, size_t nuse, const int *ufr,
+                          const int64_t *uamt, int sign);
+/* The node on q's path whose parent is anc (q's own node if its parent). */
+const cu_qnode *cu_child_on_path(const cu_qnode *q, const cu_qnode *anc);
 
 #endif

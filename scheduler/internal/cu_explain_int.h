@@ -85,16 +85,17 @@ typedef struct xwl {
 } xwl;
 
 
-const char *rname(const xwl *x, int res);
-
-const char *qs(xwl *x, int res, int64_t v);
-
-const char *policy_name(cu_ppolicy p);
-
-const char *stop_name(cu_stop s);
-
-cu_err setup(cu_engine *e, const char *key, cu_arena *ar, xwl *x, cu_diag *d);
-
-int64_t max64(int64_t a, int64_t b);
+/* Helpers of the model (cu_explain.c) the renderers use. Strings are
+ * arena-owned (x->ar) or static. */
+/* The name of resource id res; a quantity of res as text ("1500m"). */
+const char *cu_x_rname(const xwl *x, int res);
+const char *cu_x_qs(xwl *x, int res, int64_t v);
+/* Kueue's spelling of a preemption policy / a stop policy. */
+const char *cu_x_policy_name(cu_ppolicy p);
+const char *cu_x_stop_name(cu_stop s);
+/* Builds the model of workload key ("ns/name" or "name") into x, allocating
+ * in ar; CU_EINVAL (no key) or CU_ENOTFOUND are also told in d (may be NULL). */
+cu_err cu_x_setup(cu_engine *e, const char *key, cu_arena *ar, xwl *x, cu_diag *d);
+int64_t cu_x_max64(int64_t a, int64_t b);
 
 #endif

@@ -38,18 +38,24 @@ cu_err cu_preempt_targets(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_f
 /* The flavor assigner's oracle: MODE_NOCAND, MODE_PREEMPT or MODE_RECLAIM;
  * *borrow is the borrowing level once the targets are gone. */
 int cu_preempt_oracle(cu_engine *e, ecq *c, ewl *w, int fr, int64_t val, int *borrow);
-/* Fair-sharing preemption (cu_fairshare.c): same contract as the classic
+/* Fair-sharing preemption (cu_fairpreempt.c): same contract as the classic
  * search, for the usage (fr, amt) of w, contested frs. */
 cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
                        const int64_t *amt, const int *frs, size_t nfrs, targets *out);
-/* Shared preemption helpers (cu_preempt.c). */
+/* Rules both searches share (cu_preempt_policy.c). All borrow. */
 /* 1 when v has used up its preemption budget (see cu_engine_opts). */
 int cu_preempt_protected(const cu_engine *e, const ewl *v);
+/* 1 when policy p lets preemptor pre preempt c. */
 int cu_policy_ok(cu_ppolicy p, const ewl *pre, const ewl *c);
+/* 1 when w uses a positive amount of one of frs. */
 int cu_wl_uses_any(const ewl *w, const int *frs, size_t nfrs);
+/* Kueue's IsWithinNominalInResources: usage <= subtree quota on every fr. */
 int cu_within_nominal(const cu_qnode *n, const int *frs, size_t nfrs);
+/* Kueue's CandidatesOrdering (same: the candidate is in the preemptor's
+ * ClusterQueue); <0 when a goes first. */
 int cu_cand_cmp(const ewl *a, int a_same, const ewl *b, int b_same);
-/* 1 if all of a's usage fits in c now (optionally not borrowing). */
+/* 1 if all of a's usage fits in c now (optionally not borrowing)
+ * (cu_preempt.c). */
 int cu_asg_fits(const ecq *c, const asg *a, int allow_borrow);
 
 #endif

@@ -174,7 +174,7 @@ struct cu_engine {
     double *drs_ratio; uint64_t *drs_gen; uint8_t *drs_valid;
     double *lendable; uint8_t *lendable_ok;
     struct {                        /* cu_fs_next's grouping of one round's
-                                       entries (cu_fairshare.c) */
+                                       entries (cu_tournament.c) */
         unsigned round; const void *ents; size_t n;
         void *g;                    /* e->cycle-owned; valid while round,
                                        ents and n match the call */
@@ -190,7 +190,7 @@ struct cu_engine {
     int *wl_view;                   /* engine index -> position in vwl */
 };
 
-/* Admission Fair Sharing (cu_engine.c): 1 when c orders by LocalQueue
+/* Admission Fair Sharing (cu_afs.c): 1 when c orders by LocalQueue
  * usage; the usage value of LocalQueue lq; records an admission's entry
  * penalty and re-sorts c's queue. */
 int cu_afs_on(const cu_engine *e, const ecq *c);
@@ -212,31 +212,36 @@ void cu_engine_adm_del(ecq *c, ewl *w);
 int cu_engine_complete_evictions(cu_engine *e);
 
 
+/* Appends x to a CU_VEC, growing it with cu_engine_vec_grow (malloc'd, the
+ * owner frees items); 0, or -1 when out of memory. */
 #define VEC_PUSH(v, x)                                                        \
     ((v).n == (v).cap                                                         \
-         ? (vec_grow((void **)&(v).items, &(v).cap, sizeof(*(v).items))       \
+         ? (cu_engine_vec_grow((void **)&(v).items, &(v).cap, sizeof(*(v).items)) \
                 ? ((v).items[(v).n++] = (x), 0)                               \
                 : -1)                                                         \
          : ((v).items[(v).n++] = (x), 0))
+/* Doubles *items (elem bytes each, realloc'd) from *cap; 1 on success. */
+int cu_engine_vec_grow(void **items, size_t *cap, size_t elem);
 
-int vec_grow(void **items, size_t *cap, size_t elem);
+/* Lifecycle and interning (cu_engine.c). The id of a resource / flavor
+ * name, added (copied into e->arena) when new; -1 when out of memory. */
+int cu_engine_intern_res(cu_engine *e, const char *name);
+int cu_engine_intern_flavor(cu_engine *e, const char *name);
+/* Frees w and everything it owns. */
+void cu_engine_free_wl(ewl *w);
 
-int intern_res(cu_engine *e, const char *name);
-
-int intern_flavor(cu_engine *e, const char *name);
-
-cu_err note_groups(cu_engine *e, const cu_rgroups *gs);
-
-cu_err mark_frs(cu_engine *e, const cu_rgroups *gs);
-
-cu_err build_cq(cu_engine *e, const cu_cluster_queue *obj, const char *bad);
-
-cu_err build_tree(cu_engine *e);
-
-void free_wl(ewl *w);
-
-int invalid_text(cu_kind kind, const void *obj, const cu_meta *m, char *out, size_t n);
-
-const char *invalid_arena(cu_engine *e, cu_kind kind, const void *obj, const cu_meta *m);
+/* Building the queues (cu_build.c), called by cu_engine_load in order:
+ * intern the names of groups gs; give each (flavor, resource) of gs its
+ * fr id in e->frmat; add ClusterQueue obj (bad: why it is invalid, NULL);
+ * build the cohort tree and attach the ClusterQueues. */
+cu_err cu_engine_note_groups(cu_engine *e, const cu_rgroups *gs);
+cu_err cu_engine_mark_frs(cu_engine *e, const cu_rgroups *gs);
+cu_err cu_engine_build_cq(cu_engine *e, const cu_cluster_queue *obj, const char *bad);
+cu_err cu_engine_build_tree(cu_engine *e);
+/* Validation of one object by api/'s rules: 0 when valid, else 1 with the
+ * problems written into out (n bytes); the _arena form returns them as a
+ * string in e->arena, NULL when valid (or out of memory). */
+int cu_engine_invalid_text(cu_kind kind, const void *obj, const cu_meta *m, char *out, size_t n);
+const char *cu_engine_invalid_arena(cu_engine *e, cu_kind kind, const void *obj, const cu_meta *m);
 
 #endif
