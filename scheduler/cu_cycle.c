@@ -128,15 +128,6 @@ static cu_err admit(cu_engine *e, ecq *c, ewl *w, const asg *a)
     return CU_OK;
 }
 
-static void set_msg(ewl *w, int reason, const char *msg)
-{
-    if (!(w->message && msg && strcmp(w->message, msg) == 0)) {
-        free(w->message);
-        w->message = msg ? strdup(msg) : NULL;
-    }
-    w->reason = reason;
-}
-
 /* Kueue's SchedulingEquivalenceHashing (BestEffortFIFO): when a head is
  * found inadmissible, every workload waiting in the same heap with the
  * same scheduling hash would get the same answer against the same usage,
@@ -155,7 +146,7 @@ static cu_err park_equivalent(cu_engine *e, ecq *c, const ewl *head, int *parked
             same[n++] = w;
     }
     for (size_t i = 0; i < n; i++) {
-        set_msg(same[i], head->reason, head->message);
+        cu_engine_set_msg(same[i], head->reason, head->message);
         if (cu_pq_park(&c->q, &same[i]->qi))
             return CU_ENOMEM;
         (*parked)++;
@@ -529,7 +520,7 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
         if (en->cq->sticky == w && !en->t.n)
             en->cq->sticky = NULL;
         /* a preempted workload keeps explaining why it waits */
-        set_msg(w, en->reason, w->note && !w->waiting_for ? w->note : en->msg);
+        cu_engine_set_msg(w, en->reason, w->note && !w->waiting_for ? w->note : en->msg);
         if (en->requeue == RQ_HEAP) {
             if (cu_pq_push(&en->cq->q, &w->qi))
                 return CU_ENOMEM;

@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void set_msg(ewl *w, int reason, const char *msg)
+void cu_engine_set_msg(ewl *w, int reason, const char *msg)
 {
-    free(w->message);
-    w->message = msg ? strdup(msg) : NULL;
+    if (!(w->message && msg && strcmp(w->message, msg) == 0)) {
+        free(w->message);
+        w->message = msg ? strdup(msg) : NULL;
+    }
     w->reason = reason;
 }
 
@@ -333,50 +335,50 @@ static cu_err queue_wl(cu_engine *e, ewl *w, cu_diag *d)
         w->cq_name = lq->obj->cluster_queue;
     }
     if (!o->active) {
-        set_msg(w, R_INADMISSIBLE, "The workload is deactivated");
+        cu_engine_set_msg(w, R_INADMISSIBLE, "The workload is deactivated");
         return CU_OK;
     }
     if (w->bad) {
         char *m = malloc(strlen(w->bad) + 32);
         if (m)
             sprintf(m, "Workload is invalid: %s", w->bad);
-        set_msg(w, R_INADMISSIBLE, m ? m : "Workload is invalid");
+        cu_engine_set_msg(w, R_INADMISSIBLE, m ? m : "Workload is invalid");
         free(m);
         return CU_OK;
     }
     if (!o->queue_name) {
-        set_msg(w, R_INADMISSIBLE, "Workload has no spec.queueName");
+        cu_engine_set_msg(w, R_INADMISSIBLE, "Workload has no spec.queueName");
         return CU_OK;
     }
     if (w->lq < 0) {
         snprintf(buf, sizeof(buf), "LocalQueue %s doesn't exist", o->queue_name);
-        set_msg(w, R_INADMISSIBLE, buf);
+        cu_engine_set_msg(w, R_INADMISSIBLE, buf);
         return CU_OK;
     }
     const elq *lq = &e->lqs.items[w->lq];
     if (w->cq < 0) {
         snprintf(buf, sizeof(buf), "ClusterQueue %s doesn't exist", w->cq_name);
-        set_msg(w, R_INADMISSIBLE, buf);
+        cu_engine_set_msg(w, R_INADMISSIBLE, buf);
         return CU_OK;
     }
     if (lq->bad) {
         char *m = malloc(strlen(lq->bad) + strlen(lq->obj->meta.name) + 32);
         if (m)
             sprintf(m, "LocalQueue %s is invalid: %s", lq->obj->meta.name, lq->bad);
-        set_msg(w, R_INADMISSIBLE, m ? m : "LocalQueue is invalid");
+        cu_engine_set_msg(w, R_INADMISSIBLE, m ? m : "LocalQueue is invalid");
         free(m);
         return CU_OK;
     }
     if (!lq->active) {
         snprintf(buf, sizeof(buf), "LocalQueue %s is stopped", lq->obj->meta.name);
-        set_msg(w, R_INADMISSIBLE, buf);
+        cu_engine_set_msg(w, R_INADMISSIBLE, buf);
         return CU_OK;
     }
     int32_t prio = 0;
     if (o->has_priority) {
         prio = o->priority;
     } else if (e->world && cu_workload_priority(e->world, o, &prio, d) != CU_OK) {
-        set_msg(w, R_INADMISSIBLE, d && d->n ? d->msgs[d->n - 1] : "priority class not found");
+        cu_engine_set_msg(w, R_INADMISSIBLE, d && d->n ? d->msgs[d->n - 1] : "priority class not found");
         return CU_OK;
     }
     w->qi.prio = prio;
@@ -388,9 +390,9 @@ static cu_err queue_wl(cu_engine *e, ewl *w, cu_diag *d)
         return CU_ENOMEM;
     if (!c->active) {
         snprintf(buf, sizeof(buf), "ClusterQueue %s is inactive", c->name);
-        set_msg(w, R_INADMISSIBLE, buf);
+        cu_engine_set_msg(w, R_INADMISSIBLE, buf);
     } else {
-        set_msg(w, R_PENDING, "Waiting for its turn in the ClusterQueue");
+        cu_engine_set_msg(w, R_PENDING, "Waiting for its turn in the ClusterQueue");
         cu_engine_mark_nonempty(e, w->cq);
     }
     return CU_OK;
@@ -453,7 +455,7 @@ static cu_err release_evicted(cu_engine *e, ewl *w)
     if (err)
         return err;
     if (w->note && w->state == WL_QUEUED)
-        set_msg(w, R_PENDING, w->note);
+        cu_engine_set_msg(w, R_PENDING, w->note);
     e->views_dirty = 1;
     return CU_OK;
 }

@@ -204,6 +204,8 @@ int cu_engine_ns_selected(cu_engine *e, const cu_cluster_queue *cq, const char *
 void cu_engine_mark_nonempty(cu_engine *e, int cqi);
 void cu_engine_apply_usage(cu_engine *e, ewl *w, int sign);
 void cu_engine_requeue_tree(cu_engine *e, int tree);
+/* Sets w's pending reason and message (copied; kept when unchanged). */
+void cu_engine_set_msg(ewl *w, int reason, const char *msg);
 /* Records w as holding quota in c (adm list), or forgets it. */
 cu_err cu_engine_adm_add(ecq *c, ewl *w);
 void cu_engine_adm_del(ecq *c, ewl *w);
