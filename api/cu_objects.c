@@ -1,8 +1,10 @@
 /*
- * cu_objects.c - structural decoding of Kueue and core Kubernetes objects
- * from cu_doc trees into the C structs of cu_objects.h, plus the small
- * object helpers (kvs/reslist lookup, label selectors, conditions,
- * priority resolution, loading files and folders).
+ * cu_objects.c - the object helpers of cu_objects.h (kvs/reslist lookup,
+ * label selectors, conditions, priority resolution), the world (decoding
+ * dispatch by kind, loading files and folders) and the decoders of the
+ * queue kinds (ResourceFlavor, ClusterQueue, Cohort, LocalQueue). The
+ * decoding context is in cu_decode.c; Workloads in cu_workload.c, the
+ * Configuration in cu_config.c, Jobs in cu_job.c.
  *
  * Invariants:
  *  - every string stored in an object is a copy in w->arena; the doc tree
