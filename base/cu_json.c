@@ -94,3 +94,104 @@ json_object *cu_json_parse_str(const char *s)
 {
     return s ? cu_json_parse(NULL, s, strlen(s), NULL, 0) : NULL;
 }
+
+/* ---------------- accessors ---------------- */
+
+json_object *cu_jget(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v))
+        return v;
+    return NULL;
+}
+
+const char *cu_jas_str(json_object *v)
+{
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+const char *cu_jstr(json_object *o, const char *key)
+{
+    return cu_jas_str(cu_jget(o, key));
+}
+
+json_object *cu_jpath(json_object *o, const char *dotted)
+{
+    char key[128];
+    const char *p = dotted;
+    while (o && *p) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (n >= sizeof key)
+            return NULL;
+        memcpy(key, p, n);
+        key[n] = '\0';
+        o = cu_jget(o, key);
+        p = dot ? dot + 1 : p + n;
+    }
+    return o;
+}
+
+const char *cu_jpath_str(json_object *o, const char *dotted)
+{
+    return cu_jas_str(cu_jpath(o, dotted));
+}
+
+int cu_jint(json_object *o, const char *key)
+{
+    json_object *v = cu_jget(o, key);
+    return v ? json_object_get_int(v) : 0;
+}
+
+int64_t cu_jas_int64(json_object *v, int64_t def)
+{
+    return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : def;
+}
+
+int64_t cu_jas_num(json_object *v, int64_t def)
+{
+    if (v && json_object_is_type(v, json_type_int))
+        return json_object_get_int64(v);
+    if (v && json_object_is_type(v, json_type_double))
+        return (int64_t)json_object_get_double(v);
+    return def;
+}
+
+int cu_jas_true(json_object *v)
+{
+    return v && json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+}
+
+size_t cu_jarr_len(json_object *v)
+{
+    return v && json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
+}
+
+void cu_jset_str(json_object *o, const char *key, const char *v)
+{
+    json_object_object_add(o, key, json_object_new_string(v ? v : ""));
+}
+
+void cu_jset_int(json_object *o, const char *key, int64_t v)
+{
+    json_object_object_add(o, key, json_object_new_int64(v));
+}
+
+json_object *cu_jchild(json_object *o, const char *key)
+{
+    json_object *v = cu_jget(o, key);
+    if (v && json_object_is_type(v, json_type_object))
+        return v;
+    v = json_object_new_object();
+    if (v)
+        json_object_object_add(o, key, v);
+    return v;
+}
+
+json_object *cu_jcopy(json_object *o)
+{
+    json_object *d = NULL;
+    if (!o || json_object_deep_copy(o, &d, NULL) != 0)
+        return NULL;
+    return d;
+}

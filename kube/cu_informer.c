@@ -206,22 +206,6 @@ static void tab_free(cu_informer *inf)
     inf->nb = inf->n = 0;
 }
 
-/* ---- small JSON helpers ---- */
-
-static json_object *jget(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-    if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, k, &v))
-        return v;
-    return NULL;
-}
-
-static const char *jstr(json_object *o, const char *k)
-{
-    json_object *v = jget(o, k);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 /* Parses len bytes of text, as deep as the API server serves; returns a
  * new tree (caller puts) or NULL with the reason in why. */
 static json_object *parse(cu_informer *inf, const char *s, size_t len, char *why, size_t nwhy)
@@ -252,9 +236,9 @@ static void skip(cu_informer *inf, json_object *obj, const char *fmt, ...)
  * no metadata.name or the key does not fit. */
 static int obj_key(json_object *obj, char *out, size_t n, const char **rv)
 {
-    json_object *md = jget(obj, "metadata");
-    const char *name = jstr(md, "name"), *ns = jstr(md, "namespace");
-    *rv = jstr(md, "resourceVersion");
+    json_object *md = cu_jget(obj, "metadata");
+    const char *name = cu_jstr(md, "name"), *ns = cu_jstr(md, "namespace");
+    *rv = cu_jstr(md, "resourceVersion");
     if (!name || !*name)
         return -1;
     int w = ns && *ns ? snprintf(out, n, "%s/%s", ns, name) : snprintf(out, n, "%s", name);
@@ -628,7 +612,7 @@ static int read_list(cu_informer *inf, const char *s, size_t n, char **list_rv, 
     } else {
         root = parse(inf, s, n, why, sizeof why);
     }
-    json_object *items = jget(root, "items");
+    json_object *items = cu_jget(root, "items");
     if (!json_object_is_type(root, json_type_object) ||
         (items && !json_object_is_type(items, json_type_array))) {
         json_object_put(root);
@@ -636,8 +620,8 @@ static int read_list(cu_informer *inf, const char *s, size_t n, char **list_rv, 
              root ? "items is not an array" : why);
         return -1;
     }
-    json_object *md = jget(root, "metadata");
-    const char *c = jstr(md, "continue"), *rv = jstr(md, "resourceVersion");
+    json_object *md = cu_jget(root, "metadata");
+    const char *c = cu_jstr(md, "continue"), *rv = cu_jstr(md, "resourceVersion");
     *cont = c && *c ? xstrdup(c) : NULL;
     *list_rv = rv ? xstrdup(rv) : NULL;
     if (!split) {
@@ -734,8 +718,8 @@ static int watch_line(cu_kclient *c, const char *line, size_t len, void *ud)
         return 0;
     char why[200];
     json_object *ev = parse(inf, line, len, why, sizeof why);
-    const char *type = jstr(ev, "type");
-    json_object *obj = jget(ev, "object");
+    const char *type = cu_jstr(ev, "type");
+    json_object *obj = cu_jget(ev, "object");
     if (!ev || !type || !json_object_is_type(obj, json_type_object)) {
         /* the client hands over complete lines only, so this is one bad
          * event (not JSON, nested too deeply, no type): skip it rather
@@ -748,9 +732,9 @@ static int watch_line(cu_kclient *c, const char *line, size_t len, void *ud)
     int stop = 0;
     inf->depth++;
     if (strcmp(type, "BOOKMARK") == 0) {
-        set_rv(inf, jstr(jget(obj, "metadata"), "resourceVersion"));
+        set_rv(inf, cu_jstr(cu_jget(obj, "metadata"), "resourceVersion"));
     } else if (strcmp(type, "ERROR") == 0) {
-        json_object *code = jget(obj, "code");
+        json_object *code = cu_jget(obj, "code");
         inf->why = code && json_object_get_int(code) == 410 ? WHY_GONE : WHY_ERROR;
         stop = 1;
     } else {

@@ -115,20 +115,6 @@ static void set_str(char **dst, const char *s)
     }
 }
 
-static json_object *jget(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-    if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, k, &v))
-        return v;
-    return NULL;
-}
-
-static const char *jstr(json_object *o, const char *k)
-{
-    json_object *v = jget(o, k);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 static int lease_dur_s(const cu_lease *l)
 {
     return (l->lease_ms + 999) / 1000;
@@ -258,15 +244,15 @@ static void write_lease(cu_lease *l, int kind)
 /* Records what the server holds. Returns 0, -1 when obj is no Lease. */
 static int observe(cu_lease *l, json_object *obj, int64_t now)
 {
-    json_object *md = jget(obj, "metadata"), *sp = jget(obj, "spec");
-    const char *rv = jstr(md, "resourceVersion");
+    json_object *md = cu_jget(obj, "metadata"), *sp = cu_jget(obj, "spec");
+    const char *rv = cu_jstr(md, "resourceVersion");
     if (!rv)
         return -1;
     if (!l->have || !l->rv || strcmp(l->rv, rv) != 0) {
         set_str(&l->rv, rv);
-        set_str(&l->holder, jstr(sp, "holderIdentity"));
-        set_str(&l->acquire, jstr(sp, "acquireTime"));
-        json_object *t = jget(sp, "leaseTransitions"), *d = jget(sp, "leaseDurationSeconds");
+        set_str(&l->holder, cu_jstr(sp, "holderIdentity"));
+        set_str(&l->acquire, cu_jstr(sp, "acquireTime"));
+        json_object *t = cu_jget(sp, "leaseTransitions"), *d = cu_jget(sp, "leaseDurationSeconds");
         l->transitions = t ? json_object_get_int(t) : 0;
         l->dur_s = d ? json_object_get_int(d) : 0;
         l->observed_ms = now;

@@ -29,6 +29,7 @@
 #include <ev.h>
 
 #include "cu_informer.h"
+#include "cu_json.h"
 #include "cu_kconfig.h"
 
 /* ---------------- harness: a cluster process and a client ---------------- */
@@ -97,10 +98,8 @@ typedef struct recorder {
 
 static const char *js(json_object *o, const char *k)
 {
-    json_object *v = NULL;
-    if (o && json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string))
-        return json_object_get_string(v);
-    return "";
+    const char *s = cu_jstr(o, k);
+    return s ? s : "";
 }
 
 static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
