@@ -17,6 +17,7 @@
  * until the next call.
  */
 #include "cu_kconfig.h"
+#include "cu_clock.h"
 #include "cu_doc.h"
 
 #include <errno.h>
@@ -825,13 +826,6 @@ fail:
 
 /* ---------------- credentials ---------------- */
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Runs the plugin; on success fills *out (new string, caller frees). */
 static cu_err exec_run(const cu_kconfig *c, char **out, cu_diag *d)
 {
@@ -904,11 +898,11 @@ static cu_err exec_run(const cu_kconfig *c, char **out, cu_diag *d)
     cu_buf ob, eb;
     cu_buf_init(&ob, KC_EXEC_OUT_MAX);
     cu_buf_init(&eb, 0);
-    int64_t deadline = mono_ms() + KC_EXEC_TIMEOUT_MS;
+    int64_t deadline = cu_clock_mono_ms() + KC_EXEC_TIMEOUT_MS;
     int open_fds = 2, timed_out = 0, too_big = 0;
     struct pollfd pf[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
     while (open_fds > 0) {
-        int64_t left = deadline - mono_ms();
+        int64_t left = deadline - cu_clock_mono_ms();
         if (left <= 0) {
             timed_out = 1;
             break;
