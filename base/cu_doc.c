@@ -37,6 +37,7 @@
  * a quoted "true" or "3" is accepted as well as the plain one.
  */
 #include "cu_doc.h"
+#include "cu_hash.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -64,16 +65,6 @@ typedef struct sidx {
     size_t n;
 } sidx;
 
-static size_t str_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return (size_t)h;
-}
-
 static void sidx_free(sidx *x)
 {
     free(x->slots);
@@ -86,7 +77,7 @@ static size_t sidx_find(const sidx *x, const char *const *names, const char *k)
     if (!x->cap)
         return SIZE_MAX;
     size_t mask = x->cap - 1;
-    for (size_t i = str_hash(k) & mask;; i = (i + 1) & mask) {
+    for (size_t i = (size_t)cu_hash_str(k) & mask;; i = (i + 1) & mask) {
         size_t s = x->slots[i];
         if (!s)
             return SIZE_MAX;
@@ -105,7 +96,7 @@ static cu_err sidx_grow(sidx *x, const char *const *names)
         size_t s = x->slots[j];
         if (!s)
             continue;
-        size_t i = str_hash(names[s - 1]) & (cap - 1);
+        size_t i = (size_t)cu_hash_str(names[s - 1]) & (cap - 1);
         while (slots[i])
             i = (i + 1) & (cap - 1);
         slots[i] = s;
@@ -123,7 +114,7 @@ static cu_err sidx_put(sidx *x, const char *const *names, size_t idx)
         return CU_ENOMEM;
     const char *k = names[idx];
     size_t mask = x->cap - 1;
-    size_t i = str_hash(k) & mask;
+    size_t i = (size_t)cu_hash_str(k) & mask;
     for (; x->slots[i]; i = (i + 1) & mask) {
         if (strcmp(names[x->slots[i] - 1], k) == 0) {
             x->slots[i] = idx + 1;

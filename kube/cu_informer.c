@@ -27,6 +27,7 @@
 #include <ev.h>
 
 #include "cu_informer.h"
+#include "cu_hash.h"
 #include "cu_json.h"
 
 #define BACKOFF_INIT_S 0.8
@@ -102,21 +103,11 @@ static uint64_t rnd(cu_informer *inf)
 
 /* ---- key -> resourceVersion table ---- */
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 static ient *tab_find(cu_informer *inf, const char *key)
 {
     if (!inf->nb)
         return NULL;
-    for (ient *e = inf->tab[hash_str(key) & (inf->nb - 1)]; e; e = e->next)
+    for (ient *e = inf->tab[cu_hash_str(key) & (inf->nb - 1)]; e; e = e->next)
         if (strcmp(e->key, key) == 0)
             return e;
     return NULL;
@@ -132,7 +123,7 @@ static int tab_grow(cu_informer *inf)
         ient *e = inf->tab[i];
         while (e) {
             ient *nx = e->next;
-            size_t b = hash_str(e->key) & (nb - 1);
+            size_t b = cu_hash_str(e->key) & (nb - 1);
             e->next = t[b];
             t[b] = e;
             e = nx;
@@ -159,7 +150,7 @@ static ient *tab_add(cu_informer *inf, const char *key, const char *rv)
         free(e);
         return NULL;
     }
-    size_t b = hash_str(key) & (inf->nb - 1);
+    size_t b = cu_hash_str(key) & (inf->nb - 1);
     e->next = inf->tab[b];
     inf->tab[b] = e;
     inf->n++;
@@ -178,7 +169,7 @@ static int ent_set_rv(ient *e, const char *rv)
 
 static void tab_del(cu_informer *inf, ient *e)
 {
-    ient **pp = &inf->tab[hash_str(e->key) & (inf->nb - 1)];
+    ient **pp = &inf->tab[cu_hash_str(e->key) & (inf->nb - 1)];
     while (*pp && *pp != e)
         pp = &(*pp)->next;
     if (*pp)
