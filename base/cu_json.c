@@ -195,3 +195,79 @@ json_object *cu_jcopy(json_object *o)
         return NULL;
     return d;
 }
+
+/* ---------------- writing strings ---------------- */
+
+static size_t put_u(char *out, uint32_t cp)
+{
+    static const char hex[] = "0123456789abcdef";
+    out[0] = '\\', out[1] = 'u';
+    out[2] = hex[(cp >> 12) & 15], out[3] = hex[(cp >> 8) & 15];
+    out[4] = hex[(cp >> 4) & 15], out[5] = hex[cp & 15];
+    return 6;
+}
+
+size_t cu_json_escape_char(const char *s, size_t avail, unsigned flags,
+                           char out[CU_JSON_ESC_MAX], size_t *adv)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    unsigned char c = p[0];
+    *adv = 1;
+    if (c == '"' || c == '\\') {
+        out[0] = '\\', out[1] = (char)c;
+        return 2;
+    }
+    if (c < 0x20) {
+        char e = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : 0;
+        if (!e && (flags & CU_JESC_SHORT_BF))
+            e = c == '\b' ? 'b' : c == '\f' ? 'f' : 0;
+        if (e) {
+            out[0] = '\\', out[1] = e;
+            return 2;
+        }
+        return put_u(out, c);
+    }
+    if (c == 0x7F && (flags & CU_JESC_DEL))
+        return put_u(out, c);
+    if (c < 0x80 || !(flags & CU_JESC_UTF8)) {
+        out[0] = (char)c;
+        return 1;
+    }
+    uint32_t cp;
+    size_t l = cu_utf8_decode(p, avail, &cp);
+    if (!l) {
+        if (flags & CU_JESC_FFFD_ESC)
+            return put_u(out, 0xFFFD);
+        memcpy(out, "\xEF\xBF\xBD", 3);
+        return 3;
+    }
+    *adv = l;
+    if ((flags & CU_JESC_YAML) && cu_yaml_nonprintable(cp))
+        return put_u(out, cp); /* all of them are in the BMP */
+    memcpy(out, s, l);
+    return l;
+}
+
+cu_err cu_json_put_str(cu_buf *b, const char *s, unsigned flags)
+{
+    const char *p = s ? s : "";
+    size_t avail = strlen(p);
+    cu_buf_append(b, "\"", 1);
+    while (avail > 0) {
+        const char *run = p;
+        while (avail > 0 && (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7F && *p != '"' &&
+               *p != '\\')
+            p++, avail--;
+        if (p > run)
+            cu_buf_append(b, run, (size_t)(p - run));
+        if (!avail)
+            break;
+        char piece[CU_JSON_ESC_MAX];
+        size_t adv, n = cu_json_escape_char(p, avail, flags, piece, &adv);
+        cu_buf_append(b, piece, n);
+        p += adv;
+        avail -= adv;
+    }
+    cu_buf_append(b, "\"", 1);
+    return b->failed ? CU_ENOMEM : CU_OK;
+}

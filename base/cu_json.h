@@ -40,6 +40,41 @@ json_object *cu_json_parse(json_tokener *tok, const char *s, size_t len, char *w
 /* cu_json_parse of a NUL-terminated string, no tokener, no reason. */
 json_object *cu_json_parse_str(const char *s);
 
+/* ---- writing JSON strings ---- */
+
+/* How cu_json_escape_char escapes; the former escapers' outputs differ
+ * and are pinned by tests and goldens, so each caller keeps its set.
+ * Always: '"' and '\\' as \" and \\, \n \r \t short, other bytes
+ * below 0x20 as \u00XX (lowercase hex). */
+enum {
+    CU_JESC_SHORT_BF = 1,  /* \b and \f short (else \u0008, \u000c) */
+    CU_JESC_DEL = 2,       /* DEL as \u007f (else raw) */
+    CU_JESC_UTF8 = 4,      /* bytes >= 0x80 checked: each byte that does not
+                              start valid UTF-8 becomes U+FFFD (else raw) */
+    CU_JESC_FFFD_ESC = 8,  /* with UTF8: that U+FFFD as \ufffd (else raw) */
+    CU_JESC_YAML = 16,     /* with UTF8: also \uXXXX for the code points a
+                              YAML reader refuses raw (C1, U+2028/9, U+FEFF,
+                              U+FFFE/F), so the JSON reads back as YAML */
+};
+#define CU_JESC_LOG (CU_JESC_SHORT_BF | CU_JESC_DEL | CU_JESC_UTF8)                /* cu_log */
+#define CU_JESC_DOC (CU_JESC_DEL | CU_JESC_UTF8 | CU_JESC_FFFD_ESC | CU_JESC_YAML) /* cu_doc */
+#define CU_JESC_RAW CU_JESC_SHORT_BF /* bytes >= 0x7F as they are (canonical JSON) */
+
+/* The longest piece cu_json_escape_char writes. */
+#define CU_JSON_ESC_MAX 8
+
+/* Escapes the one character at s (avail > 0 bytes, need not be
+ * NUL-terminated) for the inside of a JSON string: writes its piece into
+ * out (not NUL-terminated) and returns the piece's length; *adv is the
+ * number of bytes of s it stands for (>= 1). For writers that bound
+ * their output per character (the logger). */
+size_t cu_json_escape_char(const char *s, size_t avail, unsigned flags,
+                           char out[CU_JSON_ESC_MAX], size_t *adv);
+
+/* Appends s (NUL-terminated; NULL is "") to b as a quoted JSON string,
+ * escaped per flags. Returns CU_OK or CU_ENOMEM (b's bound). */
+cu_err cu_json_put_str(cu_buf *b, const char *s, unsigned flags);
+
 /* ---- accessors (all borrow; NULL o is fine everywhere) ---- */
 
 /* o[key] when o is an object holding key with a non-null value, else NULL. */
