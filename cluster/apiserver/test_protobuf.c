@@ -3,7 +3,8 @@
  * of the five kinds it reads, built field by field with a small encoder
  * here and compared with the JSON the store keeps; what Go omits (empty
  * strings, generation 0, a zero time), maps (bytes values as base64),
- * repeated fields and messages, unknown fields skipped, and the refusals
+ * repeated fields and messages, times (before 1970; one too large for
+ * milliseconds is refused), unknown fields skipped, and the refusals
  * (magic, kind, wire types, truncation) with their messages.
  */
 #include <stdarg.h>
@@ -237,6 +238,29 @@ static void test_serviceaccount_priorityclass(void **st)
                 "\"description\":\"important\",\"preemptionPolicy\":\"Never\"}");
 }
 
+static void test_times(void **st)
+{
+    (void)st;
+    pbw m, ts = { .n = 0 }, body = { .n = 0 }, w;
+    meta(&m, "old", NULL);
+    f_int(&ts, 1, (uint64_t)INT64_C(-86400)); /* 1969-12-31 */
+    f_msg(&m, 8, &ts);
+    f_msg(&body, 1, &m);
+    envelope(&w, "v1", "Namespace", &body);
+    expect_json(decode_ok(&w), "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":"
+                               "{\"name\":\"old\",\"creationTimestamp\":\"1969-12-31T00:00:00Z\"}}");
+    /* a zero time is omitted */
+    ts.n = 0;
+    f_int(&ts, 2, 5);
+    meta(&m, "zero", NULL);
+    f_msg(&m, 8, &ts);
+    body.n = 0;
+    f_msg(&body, 1, &m);
+    envelope(&w, "v1", "Namespace", &body);
+    expect_json(decode_ok(&w), "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":"
+                               "{\"name\":\"zero\"}}");
+}
+
 static void test_unknown_fields_skipped(void **st)
 {
     (void)st;
@@ -299,6 +323,15 @@ static void test_refusals(void **st)
     f_str(&body, 4, "yes");
     envelope(&w, "v1", "ConfigMap", &body);
     expect_err(&w, "malformed protobuf ConfigMap");
+    /* a creationTimestamp whose milliseconds do not fit an int64 */
+    pbw ts = { .n = 0 };
+    f_int(&ts, 1, UINT64_C(8718322885239716517));
+    meta(&m, "x", NULL);
+    f_msg(&m, 8, &ts);
+    body.n = 0;
+    f_msg(&body, 1, &m);
+    envelope(&w, "v1", "Namespace", &body);
+    expect_err(&w, "malformed protobuf Namespace");
     /* a map entry without a key, or with a NUL in it */
     body.n = 0;
     pbw e = { .n = 0 };
@@ -332,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_namespace),
         cmocka_unit_test(test_configmap_secret),
         cmocka_unit_test(test_serviceaccount_priorityclass),
+        cmocka_unit_test(test_times),
         cmocka_unit_test(test_unknown_fields_skipped),
         cmocka_unit_test(test_refusals),
     };
