@@ -3,6 +3,7 @@
  * decoding with Kueue's strictness and defaults, and the queries on it.
  */
 #include "cu_decode_int.h"
+#include "cu_duration.h"
 #include "cu_names.h"
 
 #include <errno.h>
@@ -11,78 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Parses a Go duration ("168h", "1h30m", "1.5h", "300s", "250ms", "0")
- * as time.ParseDuration does, into milliseconds (sub-millisecond parts
- * are dropped). Returns 0, or -1 when s is not a duration or overflows. */
-static int parse_go_duration(const char *s, int64_t *out_ms)
-{
-    static const struct { const char *unit; int64_t ns; } units[] = {
-        { "ns", 1 }, { "us", 1000 }, { "\xc2\xb5s", 1000 }, { "\xce\xbcs", 1000 },
-        { "ms", 1000000 }, { "s", INT64_C(1000000000) }, { "m", INT64_C(60000000000) },
-        { "h", INT64_C(3600000000000) },
-    };
-    int neg = 0;
-    if (*s == '-' || *s == '+')
-        neg = *s++ == '-';
-    if (strcmp(s, "0") == 0) {
-        *out_ms = 0;
-        return 0;
-    }
-    if (!*s)
-        return -1;
-    int64_t total = 0;   /* nanoseconds */
-    while (*s) {
-        int64_t whole = 0, frac = 0, scale = 1;
-        int digits = 0;
-        while (*s >= '0' && *s <= '9') {
-            if (whole > (INT64_MAX - (*s - '0')) / 10)
-                return -1;
-            whole = whole * 10 + (*s - '0');
-            s++;
-            digits++;
-        }
-        if (*s == '.') {
-            s++;
-            while (*s >= '0' && *s <= '9') {
-                if (scale <= INT64_MAX / 10 / 10) { /* keep 17 digits at most */
-                    frac = frac * 10 + (*s - '0');
-                    scale *= 10;
-                }
-                s++;
-                digits++;
-            }
-        }
-        if (digits == 0)
-            return -1;
-        size_t best = 0, bestlen = 0;
-        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-            size_t l = strlen(units[i].unit);
-            if (l > bestlen && strncmp(s, units[i].unit, l) == 0) {
-                best = i;
-                bestlen = l;
-            }
-        }
-        if (bestlen == 0)
-            return -1;   /* missing or unknown unit */
-        s += bestlen;
-        int64_t u = units[best].ns;
-        if (whole > INT64_MAX / u)
-            return -1;
-        int64_t v = whole * u;
-        if (frac) {
-            double f = (double)frac * ((double)u / (double)scale);
-            if (f >= (double)(INT64_MAX - v))
-                return -1;
-            v += (int64_t)f;
-        }
-        if (v > INT64_MAX - total)
-            return -1;
-        total += v;
-    }
-    *out_ms = (neg ? -total : total) / 1000000;
-    return 0;
-}
 
 /* A metav1.Duration field (a Go duration string) in milliseconds; returns
  * 1 when present and valid (and not negative). */
@@ -99,7 +28,7 @@ static int get_duration(dctx *c, const cu_node *map, const char *key, const char
         return 0;
     }
     int64_t ms;
-    if (parse_go_duration(n->str, &ms) != 0) {
+    if (cu_duration_parse_ms(n->str, &ms) != CU_OK) {
         cu_dec_err(c, p, "invalid duration \"%s\" (use Go duration syntax such as \"168h\", "
                          "\"1h30m\" or \"300s\")", n->str);
         return 0;

@@ -2,6 +2,7 @@
  * cu_workloads.c - the engine's workloads: their requests and scheduling
  * shape, queueing, usage, the admitted lists, eviction and finishing.
  */
+#include "cu_hash.h"
 #include "cu_state_int.h"
 
 #include <stdio.h>
@@ -17,19 +18,10 @@ void cu_engine_set_msg(ewl *w, int reason, const char *msg)
     w->reason = reason;
 }
 
-static uint64_t h_bytes(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
+/* Folds s and its NUL (NULL as "") into h. */
 static uint64_t h_str(uint64_t h, const char *s)
 {
-    return h_bytes(h, s ? s : "", s ? strlen(s) + 1 : 1);
+    return cu_hash_bytes(h, s ? s : "", s ? strlen(s) + 1 : 1);
 }
 
 /* Kueue's scheduling-equivalence hash: workloads with the same hash in
@@ -39,29 +31,29 @@ static uint64_t h_str(uint64_t h, const char *s)
 static uint64_t shape_hash(const ewl *w)
 {
     const cu_workload *o = w->obj;
-    uint64_t h = 1469598103934665603ULL;
+    uint64_t h = CU_HASH_INIT;
     h = h_str(h, o->meta.ns);
-    h = h_bytes(h, &w->qi.prio, sizeof(w->qi.prio));
+    h = cu_hash_bytes(h, &w->qi.prio, sizeof(w->qi.prio));
     for (size_t i = 0; i < w->nps; i++) {
         const eps *ps = &w->ps[i];
         const cu_podset *p = &o->podsets[i];
         h = h_str(h, ps->name);
-        h = h_bytes(h, &ps->count, sizeof(ps->count));
-        h = h_bytes(h, &ps->min, sizeof(ps->min));
+        h = cu_hash_bytes(h, &ps->count, sizeof(ps->count));
+        h = cu_hash_bytes(h, &ps->min, sizeof(ps->min));
         for (size_t r = 0; r < ps->nreq; r++) {
-            h = h_bytes(h, &ps->res[r], sizeof(int));
-            h = h_bytes(h, &ps->amt[r], sizeof(int64_t));
+            h = cu_hash_bytes(h, &ps->res[r], sizeof(int));
+            h = cu_hash_bytes(h, &ps->amt[r], sizeof(int64_t));
         }
         for (size_t k = 0; k < p->node_selector.n; k++) {
             h = h_str(h, p->node_selector.items[k].key);
             h = h_str(h, p->node_selector.items[k].value);
         }
         for (size_t t = 0; t < p->nterms; t++) {
-            h = h_bytes(h, "|", 1);
+            h = cu_hash_bytes(h, "|", 1);
             for (size_t r = 0; r < p->terms[t].n; r++) {
                 const cu_selreq *q = &p->terms[t].reqs[r];
                 h = h_str(h, q->key);
-                h = h_bytes(h, &q->op, sizeof(q->op));
+                h = cu_hash_bytes(h, &q->op, sizeof(q->op));
                 for (size_t v = 0; v < q->values.n; v++)
                     h = h_str(h, q->values.items[v]);
             }
@@ -69,7 +61,7 @@ static uint64_t shape_hash(const ewl *w)
         for (size_t t = 0; t < p->ntols; t++) {
             const cu_toleration *x = &p->tols[t];
             h = h_str(h, x->key);
-            h = h_bytes(h, &x->op, sizeof(x->op));
+            h = cu_hash_bytes(h, &x->op, sizeof(x->op));
             h = h_str(h, x->value);
             h = h_str(h, x->effect);
         }
