@@ -197,7 +197,8 @@ int cu_afs_on(const cu_engine *e, const ecq *c);
 double cu_afs_usage(const cu_engine *e, int lq);
 cu_err cu_afs_admitted(cu_engine *e, ecq *c, ewl *w);
 
-/* Shared between the engine's source files. */
+/* Core operations shared with the layers above (cu_engine.c: fr, mul_sat;
+ * cu_build.c: ns_selected; cu_workloads.c: the others). */
 int cu_engine_fr(const cu_engine *e, int flv, int res);
 int64_t cu_engine_mul_sat(int64_t per_pod, int64_t count);
 int cu_engine_ns_selected(cu_engine *e, const cu_cluster_queue *cq, const char *ns);
