@@ -54,16 +54,16 @@ static json_object *pod_for_job(json_object *job)
     jset_str(pod, "apiVersion", "v1");
     jset_str(pod, "kind", "Pod");
     md = jchild(pod, "metadata");
-    snprintf(gen, sizeof gen, "%s-", name_of(job));
+    snprintf(gen, sizeof gen, "%s-", ks_name_of(job));
     jset_str(md, "generateName", gen);
-    jset_str(md, "namespace", ns_of(job));
+    jset_str(md, "namespace", ks_ns_of(job));
     lb = jget(jget(tmpl, "metadata"), "labels");
     lb = lb ? jcopy(lb) : json_object_new_object();
     json_object_object_add(md, "labels", lb);
-    jset_str(lb, "batch.kubernetes.io/controller-uid", uid_of(job) ? uid_of(job) : "");
-    jset_str(lb, "batch.kubernetes.io/job-name", name_of(job));
-    jset_str(lb, "controller-uid", uid_of(job) ? uid_of(job) : "");
-    jset_str(lb, "job-name", name_of(job));
+    jset_str(lb, "batch.kubernetes.io/controller-uid", ks_uid_of(job) ? ks_uid_of(job) : "");
+    jset_str(lb, "batch.kubernetes.io/job-name", ks_name_of(job));
+    jset_str(lb, "controller-uid", ks_uid_of(job) ? ks_uid_of(job) : "");
+    jset_str(lb, "job-name", ks_name_of(job));
     if (jget(jget(tmpl, "metadata"), "annotations"))
         json_object_object_add(md, "annotations",
                                jcopy(jget(jget(tmpl, "metadata"), "annotations")));
@@ -71,8 +71,8 @@ static json_object *pod_for_job(json_object *job)
     ref = json_object_new_object();
     jset_str(ref, "apiVersion", "batch/v1");
     jset_str(ref, "kind", "Job");
-    jset_str(ref, "name", name_of(job));
-    jset_str(ref, "uid", uid_of(job) ? uid_of(job) : "");
+    jset_str(ref, "name", ks_name_of(job));
+    jset_str(ref, "uid", ks_uid_of(job) ? ks_uid_of(job) : "");
     json_object_object_add(ref, "controller", json_object_new_boolean(1));
     json_object_object_add(ref, "blockOwnerDeletion", json_object_new_boolean(1));
     json_object_array_add(refs, ref);
@@ -85,7 +85,7 @@ static json_object *pod_for_job(json_object *job)
     json_object_object_add(pod, "spec", spec);
     st = jchild(pod, "status");
     jset_str(st, "phase", "Pending");
-    jset_str(st, "qosClass", pod_qos(spec));
+    jset_str(st, "qosClass", ks_pod_qos(spec));
     return pod;
 }
 
@@ -111,7 +111,7 @@ static int del_rank(json_object *p)
 {
     if (!jpstr(p, "spec.nodeName"))
         return 0;
-    if (!cond_true(p, "Ready"))
+    if (!ks_cond_true(p, "Ready"))
         return 1;
     return 2;
 }
@@ -139,7 +139,7 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
     int64_t completions = jint(jget(spec, "completions"), 1);
     int64_t backoff = jint(jget(spec, "backoffLimit"), 6);
     int64_t succeeded, failed, active = 0, ready = 0, terminating = 0;
-    int finished = cond_true(job, "Complete") || cond_true(job, "Failed");
+    int finished = ks_cond_true(job, "Complete") || ks_cond_true(job, "Failed");
     json_object **act = NULL;
     size_t nact = 0;
 
@@ -160,7 +160,7 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
         int succ = str_eq(ph, "Succeeded");
         int fail = str_eq(ph, "Failed") || (deleting && !succ);
         const char *list = succ ? "succeeded" : "failed";
-        if (!has_finalizer(p, KS_TRACKING_FINALIZER) || !(succ || fail))
+        if (!ks_has_finalizer(p, KS_TRACKING_FINALIZER) || !(succ || fail))
             continue;
         if (uid_in(jget(unc, "succeeded"), pods[i].uid) || uid_in(jget(unc, "failed"), pods[i].uid))
             continue;
@@ -192,11 +192,12 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
         for (size_t i = 0; i < jlen(arr); i++) {
             const char *uid = jstr(jidx(arr, i));
             json_object *p = find_pod_uid(pods, np, uid);
-            if (p && has_finalizer(p, KS_TRACKING_FINALIZER) && pod_drop_finalizer(s, t->pods, p)) {
+            if (p && ks_has_finalizer(p, KS_TRACKING_FINALIZER) &&
+                ks_pod_drop_finalizer(s, t->pods, p)) {
                 writes++;
                 p = NULL;
             }
-            if (!p || !has_finalizer(p, KS_TRACKING_FINALIZER)) {
+            if (!p || !ks_has_finalizer(p, KS_TRACKING_FINALIZER)) {
                 if (l == 0)
                     succeeded++;
                 else
@@ -224,7 +225,7 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
     for (size_t i = 0; i < np; i++) {
         json_object *p = pods[i].pod;
         int deleting = jpath(p, "metadata.deletionTimestamp") != NULL;
-        if (phase_terminal(p))
+        if (ks_phase_terminal(p))
             continue;
         if (deleting) {
             terminating++;
@@ -232,7 +233,7 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
         }
         act[nact++] = p;
         active++;
-        if (cond_true(p, "Ready"))
+        if (ks_cond_true(p, "Ready"))
             ready++;
     }
 
@@ -279,11 +280,11 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
     if (delete_n) {
         qsort(act, nact, sizeof(*act), cmp_del);
         for (int64_t i = 0; i < delete_n && i < (int64_t)nact; i++) {
-            int w = pod_delete(s, t->pods, act[i]);
+            int w = ks_pod_delete(s, t->pods, act[i]);
             writes += w;
             if (w) {
                 active--;
-                if (cond_true(act[i], "Ready"))
+                if (ks_cond_true(act[i], "Ready"))
                     ready--;
             }
         }
@@ -291,7 +292,7 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
     for (int64_t i = 0; i < create_n; i++) {
         cu_status cst;
         json_object *out = NULL;
-        if (cu_store_create(s, t->pods, ns_of(job), pod_for_job(job), &out, &cst) == CU_OK) {
+        if (cu_store_create(s, t->pods, ks_ns_of(job), pod_for_job(job), &out, &cst) == CU_OK) {
             writes++;
             active++;
         }
@@ -303,24 +304,24 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
     /* status */
     if (!finished) {
         if (suspended) {
-            cond_set(st, "Suspended", "True", "JobSuspended", "Job suspended", ts, 1);
+            ks_cond_set(st, "Suspended", "True", "JobSuspended", "Job suspended", ts, 1);
         } else {
-            json_object *sc = cond_get(cur, "Suspended");
+            json_object *sc = ks_cond_get(cur, "Suspended");
             if (sc && str_eq(jstr(jget(sc, "status")), "True")) {
-                cond_set(st, "Suspended", "False", "JobResumed", "Job resumed", ts, 1);
+                ks_cond_set(st, "Suspended", "False", "JobResumed", "Job resumed", ts, 1);
                 jset_str(st, "startTime", ts);
             } else if (!jget(st, "startTime")) {
                 jset_str(st, "startTime", ts);
             }
         }
         if (fail_reason) {
-            cond_set(st, "FailureTarget", "True", fail_reason, fail_msg, ts, 1);
-            cond_set(st, "Failed", "True", fail_reason, fail_msg, ts, 1);
+            ks_cond_set(st, "FailureTarget", "True", fail_reason, fail_msg, ts, 1);
+            ks_cond_set(st, "Failed", "True", fail_reason, fail_msg, ts, 1);
         } else if (complete) {
-            cond_set(st, "SuccessCriteriaMet", "True", "CompletionsReached",
-                     "Reached expected number of succeeded pods", ts, 1);
-            cond_set(st, "Complete", "True", "CompletionsReached",
-                     "Reached expected number of succeeded pods", ts, 1);
+            ks_cond_set(st, "SuccessCriteriaMet", "True", "CompletionsReached",
+                        "Reached expected number of succeeded pods", ts, 1);
+            ks_cond_set(st, "Complete", "True", "CompletionsReached",
+                        "Reached expected number of succeeded pods", ts, 1);
             jset_str(st, "completionTime", ts);
         }
     }
@@ -370,8 +371,8 @@ int cu_kubesim_sync_jobs(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
         goto out;
     for (size_t i = 0; i < njobs; i++) {
         json_object *j = jidx(jobs, i);
-        if (uid_of(j) && !jpath(j, "metadata.deletionTimestamp")) {
-            juids[nj].uid = uid_of(j);
+        if (ks_uid_of(j) && !jpath(j, "metadata.deletionTimestamp")) {
+            juids[nj].uid = ks_uid_of(j);
             juids[nj++].pod = j;
         }
     }
@@ -383,15 +384,15 @@ int cu_kubesim_sync_jobs(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
             /* orphaned (its Job was deleted with propagationPolicy Orphan):
              * no Job will count it, so the tracking finalizer goes, as the
              * Job controller's orphan-pod handling does */
-            writes += pod_drop_finalizer(s, t.pods, p);
+            writes += ks_pod_drop_finalizer(s, t.pods, p);
             continue;
         }
-        if (!ou || !uid_of(p))
+        if (!ou || !ks_uid_of(p))
             continue;
         podref key = { ou, NULL };
         if (!bsearch(&key, juids, nj, sizeof(*juids), cmp_podref)) {
             /* orphan: its Job is gone (or going); let it be collected */
-            writes += pod_drop_finalizer(s, t.pods, p);
+            writes += ks_pod_drop_finalizer(s, t.pods, p);
             continue;
         }
         refs[nref].uid = ou;
@@ -414,7 +415,7 @@ int cu_kubesim_sync_jobs(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
             break;
         for (size_t k = 0; k < n; k++) {
             mine[k].pod = first[k].pod;
-            mine[k].uid = uid_of(first[k].pod);
+            mine[k].uid = ks_uid_of(first[k].pod);
         }
         writes += sync_job(s, &t, juids[i].pod, mine, n, now_ms, next_due_ms);
         free(mine);

@@ -5,7 +5,7 @@
 #include "ks_int.h"
 
 /* A quantity given as a JSON string or number; 0 on success. */
-int qty_json(json_object *v, int64_t *milli)
+int ks_qty_json(json_object *v, int64_t *milli)
 {
     char buf[64];
     const char *s;
@@ -29,7 +29,7 @@ int qty_json(json_object *v, int64_t *milli)
     return cu_qty_parse(s, milli, NULL) == CU_OK ? 0 : -1;
 }
 
-uint64_t fnv1a(uint64_t h, const char *s)
+uint64_t ks_fnv1a(uint64_t h, const char *s)
 {
     if (!h)
         h = 1469598103934665603ULL;
@@ -42,13 +42,11 @@ uint64_t fnv1a(uint64_t h, const char *s)
     return h;
 }
 
-int phase_terminal(json_object *pod)
+int ks_phase_terminal(json_object *pod)
 {
     const char *ph = jpstr(pod, "status.phase");
     return str_eq(ph, "Succeeded") || str_eq(ph, "Failed");
 }
-
-/* ================= store helpers ================= */
 
 int ks_types_get(cu_store *s, ks_types *t)
 {
@@ -73,9 +71,9 @@ json_object *ks_list(cu_store *s, const cu_rtype *rt, const char *ns, const char
     return out;
 }
 
-const char *ns_of(json_object *o) { return jpstr(o, "metadata.namespace"); }
-const char *name_of(json_object *o) { return jpstr(o, "metadata.name"); }
-const char *uid_of(json_object *o) { return jpstr(o, "metadata.uid"); }
+const char *ks_ns_of(json_object *o) { return jpstr(o, "metadata.namespace"); }
+const char *ks_name_of(json_object *o) { return jpstr(o, "metadata.name"); }
+const char *ks_uid_of(json_object *o) { return jpstr(o, "metadata.uid"); }
 
 /* PUT of obj (taken) to the main resource or "status"; 1 when written. */
 int ks_put(cu_store *s, const cu_rtype *rt, json_object *obj, const char *sub,
@@ -84,8 +82,8 @@ int ks_put(cu_store *s, const cu_rtype *rt, json_object *obj, const char *sub,
     cu_status st;
     json_object *o = NULL;
     char ns[256], name[256];
-    snprintf(ns, sizeof ns, "%s", ns_of(obj) ? ns_of(obj) : "");
-    snprintf(name, sizeof name, "%s", name_of(obj) ? name_of(obj) : "");
+    snprintf(ns, sizeof ns, "%s", ks_ns_of(obj) ? ks_ns_of(obj) : "");
+    snprintf(name, sizeof name, "%s", ks_name_of(obj) ? ks_name_of(obj) : "");
     cu_err e = cu_store_update(s, rt, rt->namespaced ? ns : NULL, name, sub, obj, &o, &st);
     if (e != CU_OK) {
         if (out)
@@ -102,8 +100,8 @@ int ks_put(cu_store *s, const cu_rtype *rt, json_object *obj, const char *sub,
 /* Sets a condition of status.conditions. job: Job-style condition (with
  * lastProbeTime; a change of reason alone is not a change, as
  * ensureJobConditionStatus). Returns 1 when something changed. */
-int cond_set(json_object *status, const char *type, const char *cstatus,
-                    const char *reason, const char *message, const char *now, int job)
+int ks_cond_set(json_object *status, const char *type, const char *cstatus,
+                const char *reason, const char *message, const char *now, int job)
 {
     json_object *conds = jget(status, "conditions"), *c = NULL;
     if (!conds || !json_object_is_type(conds, json_type_array)) {
@@ -151,7 +149,7 @@ int cond_set(json_object *status, const char *type, const char *cstatus,
     return 1;
 }
 
-json_object *cond_get(json_object *obj, const char *type)
+json_object *ks_cond_get(json_object *obj, const char *type)
 {
     json_object *conds = jpath(obj, "status.conditions");
     for (size_t i = 0; i < jlen(conds); i++)
@@ -160,12 +158,12 @@ json_object *cond_get(json_object *obj, const char *type)
     return NULL;
 }
 
-int cond_true(json_object *obj, const char *type)
+int ks_cond_true(json_object *obj, const char *type)
 {
-    return str_eq(jstr(jget(cond_get(obj, type), "status")), "True");
+    return str_eq(jstr(jget(ks_cond_get(obj, type), "status")), "True");
 }
 
-int has_finalizer(json_object *obj, const char *f)
+int ks_has_finalizer(json_object *obj, const char *f)
 {
     json_object *fs = jpath(obj, "metadata.finalizers");
     for (size_t i = 0; i < jlen(fs); i++)
@@ -175,10 +173,10 @@ int has_finalizer(json_object *obj, const char *f)
 }
 
 /* Removes the Job tracking finalizer from pod (borrowed). 1 when written. */
-int pod_drop_finalizer(cu_store *s, const cu_rtype *pods, json_object *pod)
+int ks_pod_drop_finalizer(cu_store *s, const cu_rtype *pods, json_object *pod)
 {
     json_object *copy, *md, *fs, *nf;
-    if (!has_finalizer(pod, KS_TRACKING_FINALIZER))
+    if (!ks_has_finalizer(pod, KS_TRACKING_FINALIZER))
         return 0;
     copy = jcopy(pod);
     if (!copy)
@@ -198,12 +196,12 @@ int pod_drop_finalizer(cu_store *s, const cu_rtype *pods, json_object *pod)
     return ks_put(s, pods, copy, NULL, NULL);
 }
 
-int pod_delete(cu_store *s, const cu_rtype *pods, json_object *pod)
+int ks_pod_delete(cu_store *s, const cu_rtype *pods, json_object *pod)
 {
     cu_status st;
     json_object *out = NULL;
-    int w = pod_drop_finalizer(s, pods, pod);
-    if (cu_store_delete(s, pods, ns_of(pod), name_of(pod), "Background", NULL, &out, &st) ==
+    int w = ks_pod_drop_finalizer(s, pods, pod);
+    if (cu_store_delete(s, pods, ks_ns_of(pod), ks_name_of(pod), "Background", NULL, &out, &st) ==
         CU_OK)
         w++;
     if (out)
@@ -211,7 +209,7 @@ int pod_delete(cu_store *s, const cu_rtype *pods, json_object *pod)
     return w;
 }
 
-const char *pod_qos(json_object *spec)
+const char *ks_pod_qos(json_object *spec)
 {
     json_object *cs = jget(spec, "containers");
     int any = 0, guaranteed = jlen(cs) > 0;
@@ -225,7 +223,7 @@ const char *pod_qos(json_object *spec)
                 any = 1;
             if (!lm) {
                 guaranteed = 0;
-            } else if (rq && (qty_json(rq, &a) != 0 || qty_json(lm, &b) != 0 || a != b)) {
+            } else if (rq && (ks_qty_json(rq, &a) != 0 || ks_qty_json(lm, &b) != 0 || a != b)) {
                 guaranteed = 0;
             }
         }

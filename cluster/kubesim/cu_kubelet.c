@@ -84,7 +84,7 @@ static void ctr_statuses(json_object *pod, json_object *status, const char *list
         int init = strcmp(status_key, "initContainerStatuses") == 0;
         int run = phase == 1 && (!init || sidecar);
         snprintf(cid, sizeof cid, "containerd://%016" PRIx64,
-                 fnv1a(fnv1a(0, uid_of(pod)), cname));
+                 ks_fnv1a(ks_fnv1a(0, ks_uid_of(pod)), cname));
         jset_str(o, "name", cname);
         jset_str(o, "image", jstr(jget(c, "image")) ? jstr(jget(c, "image")) : "");
         jset_str(o, "imageID", "");
@@ -127,7 +127,7 @@ static int pod_transition(cu_store *s, const ks_types *t, json_object *pod, int 
     st = jchild(copy, "status");
     started = jstr(jget(st, "startTime")) ? jstr(jget(st, "startTime")) : ts;
     if (phase == 1) {
-        uint64_t h = fnv1a(0, uid_of(pod));
+        uint64_t h = ks_fnv1a(0, ks_uid_of(pod));
         jset_str(st, "phase", "Running");
         jset_str(st, "startTime", ts);
         started = ts;
@@ -144,21 +144,21 @@ static int pod_transition(cu_store *s, const ks_types *t, json_object *pod, int 
         jset_str(e, "ip", ip);
         json_object_array_add(pips, e);
         json_object_object_add(st, "podIPs", pips);
-        cond_set(st, "PodReadyToStartContainers", "True", NULL, NULL, ts, 0);
-        cond_set(st, "Initialized", "True", NULL, NULL, ts, 0);
-        cond_set(st, "Ready", "True", NULL, NULL, ts, 0);
-        cond_set(st, "ContainersReady", "True", NULL, NULL, ts, 0);
-        cond_set(st, "PodScheduled", "True", NULL, NULL, ts, 0);
+        ks_cond_set(st, "PodReadyToStartContainers", "True", NULL, NULL, ts, 0);
+        ks_cond_set(st, "Initialized", "True", NULL, NULL, ts, 0);
+        ks_cond_set(st, "Ready", "True", NULL, NULL, ts, 0);
+        ks_cond_set(st, "ContainersReady", "True", NULL, NULL, ts, 0);
+        ks_cond_set(st, "PodScheduled", "True", NULL, NULL, ts, 0);
     } else {
         jset_str(st, "phase", phase == 2 ? "Succeeded" : "Failed");
         if (!jget(st, "startTime"))
             jset_str(st, "startTime", ts);
-        cond_set(st, "PodReadyToStartContainers", "False", NULL, NULL, ts, 0);
-        cond_set(st, "Ready", "False", "PodCompleted", NULL, ts, 0);
-        cond_set(st, "ContainersReady", "False", "PodCompleted", NULL, ts, 0);
+        ks_cond_set(st, "PodReadyToStartContainers", "False", NULL, NULL, ts, 0);
+        ks_cond_set(st, "Ready", "False", "PodCompleted", NULL, ts, 0);
+        ks_cond_set(st, "ContainersReady", "False", "PodCompleted", NULL, ts, 0);
     }
     if (!jget(st, "qosClass"))
-        jset_str(st, "qosClass", pod_qos(jget(pod, "spec")));
+        jset_str(st, "qosClass", ks_pod_qos(jget(pod, "spec")));
     ctr_statuses(pod, st, "spec.initContainers", "initContainerStatuses", phase, started, ts,
                  phase == 3 ? 137 : 0);
     ctr_statuses(pod, st, "spec.containers", "containerStatuses", phase, started, ts,
@@ -191,7 +191,7 @@ int cu_kubesim_kubelet(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
     for (size_t i = 0; pl && nl && i < jlen(pods); i++) {
         json_object *p = jidx(pods, i), *node = NULL;
         const char *ph = jpstr(p, "status.phase"), *nn = jpstr(p, "spec.nodeName");
-        if (phase_terminal(p))
+        if (ks_phase_terminal(p))
             continue;
         if (jpath(p, "metadata.deletionTimestamp")) {
             /* the kubelet kills it (or, unbound, the pod GC fails it) */
@@ -201,7 +201,7 @@ int cu_kubesim_kubelet(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
         if (!nn)
             continue;
         for (size_t k = 0; k < jlen(nodes); k++)
-            if (str_eq(name_of(jidx(nodes, k)), nn))
+            if (str_eq(ks_name_of(jidx(nodes, k)), nn))
                 node = jidx(nodes, k);
         if (!node)
             continue;

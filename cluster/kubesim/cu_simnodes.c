@@ -48,7 +48,7 @@ static json_object *node_default_status_parts(json_object *node, const char *now
         json_object_array_add(a, e);
         e = json_object_new_object();
         jset_str(e, "type", "Hostname");
-        jset_str(e, "address", name_of(node) ? name_of(node) : "");
+        jset_str(e, "address", ks_name_of(node) ? ks_name_of(node) : "");
         json_object_array_add(a, e);
         json_object_object_add(status, "addresses", a);
     }
@@ -135,7 +135,7 @@ static json_object *default_node(const defpool *p, int i, int zone)
 /* Checks a Node from a file; -1 with a message. */
 static int node_check(json_object *n, const char *file, size_t doc, char *err, size_t errn)
 {
-    const char *kind = jstr(jget(n, "kind")), *name = name_of(n);
+    const char *kind = jstr(jget(n, "kind")), *name = ks_name_of(n);
     const char *maps[2] = { "capacity", "allocatable" };
     int64_t m;
     if (!str_eq(kind, "Node")) {
@@ -157,7 +157,7 @@ static int node_check(json_object *n, const char *file, size_t doc, char *err, s
             return -1;
         }
         json_object_object_foreach(mp, k, v) {
-            if (qty_json(v, &m) != 0 || m < 0) {
+            if (ks_qty_json(v, &m) != 0 || m < 0) {
                 snprintf(err, errn, "%s: document %zu: Node %s: status.%s[%s]: invalid quantity %s",
                          file, doc, name, maps[i], k, json_object_to_json_string(v));
                 return -1;
@@ -189,7 +189,7 @@ static cu_err node_ensure(cu_store *s, const ks_types *t, json_object *n, char *
 {
     cu_status st;
     json_object *old = NULL, *out = NULL;
-    if (cu_store_get(s, t->nodes, NULL, name_of(n), &old, &st) == CU_OK) {
+    if (cu_store_get(s, t->nodes, NULL, ks_name_of(n), &old, &st) == CU_OK) {
         json_object_put(old);
         json_object_put(n);
         return CU_OK;

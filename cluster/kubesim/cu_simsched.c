@@ -91,7 +91,7 @@ static int64_t ctr_amount(json_object *c, const char *res, int nonzero)
     if (!v)
         v = jget(jget(r, "limits"), res);
     if (v) {
-        if (qty_json(v, &m) != 0 || m < 0)
+        if (ks_qty_json(v, &m) != 0 || m < 0)
             m = 0;
         return m;
     }
@@ -126,7 +126,7 @@ static int64_t pod_amount(json_object *spec, const char *res, int nonzero)
     }
     if (init_max > sum)
         sum = init_max;
-    if (qty_json(jget(jget(spec, "overhead"), res), &o) == 0 && o > 0)
+    if (ks_qty_json(jget(jget(spec, "overhead"), res), &o) == 0 && o > 0)
         sum = cu_qty_sat_add(sum, o);
     return sum;
 }
@@ -182,7 +182,7 @@ static int check_qty_map(json_object *pod, json_object *map, const char *field, 
         return -1;
     }
     json_object_object_foreach(map, k, v) {
-        if (qty_json(v, &m) != 0 || m < 0) {
+        if (ks_qty_json(v, &m) != 0 || m < 0) {
             snprintf(msg, msgn, "pod %s/%s: %s[%s]: invalid quantity %s",
                      jpstr(pod, "metadata.namespace") ? jpstr(pod, "metadata.namespace") : "",
                      jpstr(pod, "metadata.name") ? jpstr(pod, "metadata.name") : "", field, k,
@@ -433,7 +433,7 @@ static int64_t node_alloc(json_object *node, const char *res)
     int64_t m = 0;
     if (!v && strcmp(res, "pods") == 0 && !jget(jpath(node, "status.capacity"), "pods"))
         return 110 * 1000LL;
-    if (!v || qty_json(v, &m) != 0)
+    if (!v || ks_qty_json(v, &m) != 0)
         return 0;
     return m;
 }
@@ -544,7 +544,7 @@ int cu_sched_pick(json_object *const *nodes, size_t nnodes, json_object *const *
         size_t j;
         rlist br = {0};
         int low;
-        if (!nn || phase_terminal(bp))
+        if (!nn || ks_phase_terminal(bp))
             continue;
         for (j = 0; j < nnodes; j++)
             if (str_eq(jpstr(nodes[j], "metadata.name"), nn))
@@ -645,10 +645,10 @@ static int event_record(cu_store *s, const ks_types *t, json_object *pod, const 
     char name[300], ts[32];
     cu_status st;
     json_object *ev = NULL, *out = NULL;
-    uint64_t h = fnv1a(fnv1a(fnv1a(0, uid_of(pod)), reason), message);
-    snprintf(name, sizeof name, "%.200s.%016" PRIx64, name_of(pod), h);
+    uint64_t h = ks_fnv1a(ks_fnv1a(ks_fnv1a(0, ks_uid_of(pod)), reason), message);
+    snprintf(name, sizeof name, "%.200s.%016" PRIx64, ks_name_of(pod), h);
     fmt_time(now, ts);
-    if (cu_store_get(s, t->events, ns_of(pod), name, &ev, &st) == CU_OK) {
+    if (cu_store_get(s, t->events, ks_ns_of(pod), name, &ev, &st) == CU_OK) {
         int64_t last = 0;
         if (cu_time_parse(jstr(jget(ev, "lastTimestamp")) ? jstr(jget(ev, "lastTimestamp")) : "",
                           &last) == CU_OK &&
@@ -665,14 +665,14 @@ static int event_record(cu_store *s, const ks_types *t, json_object *pod, const 
     jset_str(ev, "kind", "Event");
     json_object *md = jchild(ev, "metadata");
     jset_str(md, "name", name);
-    jset_str(md, "namespace", ns_of(pod));
+    jset_str(md, "namespace", ks_ns_of(pod));
     json_object *io = jchild(ev, "involvedObject");
     jset_str(io, "apiVersion", "v1");
     jset_str(io, "kind", "Pod");
-    jset_str(io, "namespace", ns_of(pod));
-    jset_str(io, "name", name_of(pod));
-    if (uid_of(pod))
-        jset_str(io, "uid", uid_of(pod));
+    jset_str(io, "namespace", ks_ns_of(pod));
+    jset_str(io, "name", ks_name_of(pod));
+    if (ks_uid_of(pod))
+        jset_str(io, "uid", ks_uid_of(pod));
     if (jpstr(pod, "metadata.resourceVersion"))
         jset_str(io, "resourceVersion", jpstr(pod, "metadata.resourceVersion"));
     jset_str(ev, "reason", reason);
@@ -685,7 +685,7 @@ static int event_record(cu_store *s, const ks_types *t, json_object *pod, const 
     jset_str(ev, "firstTimestamp", ts);
     jset_str(ev, "lastTimestamp", ts);
     jset_int(ev, "count", 1);
-    if (cu_store_create(s, t->events, ns_of(pod), ev, &out, &st) != CU_OK)
+    if (cu_store_create(s, t->events, ks_ns_of(pod), ev, &out, &st) != CU_OK)
         return 0;
     if (out)
         json_object_put(out);
@@ -703,7 +703,7 @@ static int64_t pod_priority(json_object *pod, json_object *pcs)
     if (pr)
         return jint(pr, 0);
     for (size_t i = 0; pc && i < jlen(pcs); i++)
-        if (str_eq(name_of(jidx(pcs, i)), pc))
+        if (str_eq(ks_name_of(jidx(pcs, i)), pc))
             return jint(jget(jidx(pcs, i), "value"), 0);
     for (size_t i = 0; !pc && i < jlen(pcs); i++)
         if (jtrue(jget(jidx(pcs, i), "globalDefault")))
@@ -721,9 +721,9 @@ static int cmp_pending(const void *a, const void *b)
         return px > py ? -1 : 1;
     if ((c = strcmp(tx ? tx : "", ty ? ty : "")) != 0)
         return c;
-    if ((c = strcmp(ns_of(x) ? ns_of(x) : "", ns_of(y) ? ns_of(y) : "")) != 0)
+    if ((c = strcmp(ks_ns_of(x) ? ks_ns_of(x) : "", ks_ns_of(y) ? ks_ns_of(y) : "")) != 0)
         return c;
-    return strcmp(name_of(x) ? name_of(x) : "", name_of(y) ? name_of(y) : "");
+    return strcmp(ks_name_of(x) ? ks_name_of(x) : "", ks_name_of(y) ? ks_name_of(y) : "");
 }
 
 static int pod_pending(json_object *p)
@@ -771,7 +771,7 @@ int cu_kubesim_schedule(cu_store *s, int most_allocated, int64_t now_ms)
         if (!jpath(p, "spec.priority") && jget(p, "spec"))
             jset_int(jget(p, "spec"), "priority", pod_priority(p, pcs));
         if (jpstr(p, "spec.nodeName")) {
-            if (!phase_terminal(p))
+            if (!ks_phase_terminal(p))
                 bound[nb++] = p;
         } else if (pod_pending(p)) {
             pending[npend++] = p;
@@ -783,19 +783,19 @@ int cu_kubesim_schedule(cu_store *s, int most_allocated, int64_t now_ms)
         int idx = cu_sched_pick(nodes, nn, bound, nb, p, most_allocated, msg, sizeof msg);
         if (idx >= 0) {
             json_object *copy = jcopy(p), *out = NULL;
-            const char *node = name_of(nodes[idx]);
+            const char *node = ks_name_of(nodes[idx]);
             jset_str(jget(copy, "spec"), "nodeName", node);
             if (!ks_put(s, t.pods, copy, NULL, &out))
                 continue;
             writes++;
             jset_str(jget(p, "spec"), "nodeName", node);
             bound[nb++] = p;
-            cond_set(jchild(out, "status"), "PodScheduled", "True", NULL, NULL, ts, 0);
+            ks_cond_set(jchild(out, "status"), "PodScheduled", "True", NULL, NULL, ts, 0);
             writes += ks_put(s, t.pods, out, "status", NULL);
             continue;
         }
         json_object *copy = jcopy(p);
-        if (cond_set(jchild(copy, "status"), "PodScheduled", "False", "Unschedulable", msg, ts, 0)) {
+        if (ks_cond_set(jchild(copy, "status"), "PodScheduled", "False", "Unschedulable", msg, ts, 0)) {
             writes += ks_put(s, t.pods, copy, "status", NULL);
         } else {
             json_object_put(copy);

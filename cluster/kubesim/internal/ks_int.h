@@ -122,12 +122,17 @@ typedef struct ks_types {
 } ks_types;
 
 /* A quantity given as a JSON string or number; 0 on success. */
-int qty_json(json_object *v, int64_t *milli);
-uint64_t fnv1a(uint64_t h, const char *s);
-int phase_terminal(json_object *pod);
-const char *ns_of(json_object *o);
-const char *name_of(json_object *o);
-const char *uid_of(json_object *o);
+int ks_qty_json(json_object *v, int64_t *milli);
+/* FNV-1a of s (NULL: empty) continuing h (0: start), then a separator. */
+uint64_t ks_fnv1a(uint64_t h, const char *s);
+/* Whether the pod is in phase Succeeded or Failed. */
+int ks_phase_terminal(json_object *pod);
+/* metadata.namespace, .name, .uid (borrowed from o), or NULL. */
+const char *ks_ns_of(json_object *o);
+const char *ks_name_of(json_object *o);
+const char *ks_uid_of(json_object *o);
+/* The resource types the simulator uses; -1 when the store lacks one
+ * (priorityclasses may be NULL). */
 int ks_types_get(cu_store *s, ks_types *t);
 /* LIST (all namespaces when ns is NULL); a new reference or NULL. */
 json_object *ks_list(cu_store *s, const cu_rtype *rt, const char *ns, const char *lsel);
@@ -137,14 +142,16 @@ int ks_put(cu_store *s, const cu_rtype *rt, json_object *obj, const char *sub,
 /* Sets a condition of status.conditions. job: Job-style condition (with
  * lastProbeTime; a change of reason alone is not a change, as
  * ensureJobConditionStatus). Returns 1 when something changed. */
-int cond_set(json_object *status, const char *type, const char *cstatus,
-             const char *reason, const char *message, const char *now, int job);
-json_object *cond_get(json_object *obj, const char *type);
-int cond_true(json_object *obj, const char *type);
-int has_finalizer(json_object *obj, const char *f);
+int ks_cond_set(json_object *status, const char *type, const char *cstatus,
+                const char *reason, const char *message, const char *now, int job);
+json_object *ks_cond_get(json_object *obj, const char *type);
+int ks_cond_true(json_object *obj, const char *type);
+int ks_has_finalizer(json_object *obj, const char *f);
 /* Removes the Job tracking finalizer from pod (borrowed). 1 when written. */
-int pod_drop_finalizer(cu_store *s, const cu_rtype *pods, json_object *pod);
-int pod_delete(cu_store *s, const cu_rtype *pods, json_object *pod);
-const char *pod_qos(json_object *spec);
+int ks_pod_drop_finalizer(cu_store *s, const cu_rtype *pods, json_object *pod);
+/* Drops the tracking finalizer and deletes pod; the number of writes. */
+int ks_pod_delete(cu_store *s, const cu_rtype *pods, json_object *pod);
+/* The QoS class of a pod spec (static string). */
+const char *ks_pod_qos(json_object *spec);
 
 #endif
