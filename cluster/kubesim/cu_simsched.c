@@ -29,143 +29,87 @@
  *    never preempts.
  */
 #include "ks_int.h"
+#include "cu_match.h"
+#include "cu_podreq.h"
 
-#include <errno.h>
+/* ================= pod requests (the rule: api/cu_podreq.h) ================= */
 
-/* ================= resource lists ================= */
-
-typedef struct rent { const char *name; int64_t v; } rent;   /* name borrowed */
-typedef struct rlist { size_t n, cap; rent *it; } rlist;
-
-static rent *rl_find(const rlist *l, const char *name)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->it[i].name, name) == 0)
-            return &l->it[i];
-    return NULL;
-}
-
-static int64_t rl_get(const rlist *l, const char *name)
-{
-    rent *e = rl_find(l, name);
-    return e ? e->v : 0;
-}
-
-/* Adds v to name's entry (created at 0); -1 on OOM. */
-static int rl_add(rlist *l, const char *name, int64_t v)
-{
-    rent *e = rl_find(l, name);
-    if (!e) {
-        if (l->n == l->cap) {
-            size_t cap = l->cap ? l->cap * 2 : 8;
-            rent *p = realloc(l->it, cap * sizeof(*p));
-            if (!p)
-                return -1;
-            l->it = p;
-            l->cap = cap;
-        }
-        e = &l->it[l->n++];
-        e->name = name;
-        e->v = 0;
-    }
-    e->v = cu_qty_sat_add(e->v, v);
-    return 0;
-}
-
-static void rl_free(rlist *l)
-{
-    free(l->it);
-    memset(l, 0, sizeof(*l));
-}
-
-/* ================= pod requests ================= */
-
-/* What container c asks for res: requests[res], else limits[res] (the API
- * server defaults a missing request to the limit). nonzero: a missing cpu
- * or memory request counts as kube-scheduler's scoring defaults. */
-static int64_t ctr_amount(json_object *c, const char *res, int nonzero)
+/* Adds the amounts of container c to out (names borrowed from c):
+ * requests[r], else limits[r] (the API server defaults a missing request
+ * to the limit); a malformed or negative quantity counts 0. nonzero: a
+ * container stating no cpu or memory counts kube-scheduler's scoring
+ * defaults. -1 when out of memory. */
+static int ctr_amounts(json_object *c, int nonzero, cu_restab *out)
 {
     json_object *r = jget(c, "resources");
-    json_object *v = jget(jget(r, "requests"), res);
-    int64_t m = 0;
-    if (!v)
-        v = jget(jget(r, "limits"), res);
-    if (v) {
-        if (ks_qty_json(v, &m) != 0 || m < 0)
-            m = 0;
-        return m;
-    }
-    if (nonzero && strcmp(res, "cpu") == 0)
-        return KS_NZ_CPU_MILLI;
-    if (nonzero && strcmp(res, "memory") == 0)
-        return KS_NZ_MEM_MILLI;
-    return 0;
-}
-
-/* The pod's effective request of res (Kubernetes' PodRequests):
- * max(sum(containers) + sum(sidecars), max over plain init containers of
- * (init + sidecars started before it)) + overhead. */
-static int64_t pod_amount(json_object *spec, const char *res, int nonzero)
-{
-    json_object *cs = jget(spec, "containers"), *ics = jget(spec, "initContainers");
-    int64_t sum = 0, sidecars = 0, init_max = 0, o = 0;
-    for (size_t i = 0; i < jlen(cs); i++)
-        sum = cu_qty_sat_add(sum, ctr_amount(jidx(cs, i), res, nonzero));
-    for (size_t i = 0; i < jlen(ics); i++) {
-        json_object *ic = jidx(ics, i);
-        int64_t a = ctr_amount(ic, res, nonzero);
-        if (str_eq(jstr(jget(ic, "restartPolicy")), "Always")) {
-            sum = cu_qty_sat_add(sum, a);
-            sidecars = cu_qty_sat_add(sidecars, a);
-            a = sidecars;
-        } else {
-            a = cu_qty_sat_add(a, sidecars);
-        }
-        if (a > init_max)
-            init_max = a;
-    }
-    if (init_max > sum)
-        sum = init_max;
-    if (ks_qty_json(jget(jget(spec, "overhead"), res), &o) == 0 && o > 0)
-        sum = cu_qty_sat_add(sum, o);
-    return sum;
-}
-
-static int names_add(rlist *names, json_object *map)
-{
-    if (!map || !json_object_is_type(map, json_type_object))
-        return 0;
-    json_object_object_foreach(map, k, v) {
-        (void)v;
-        if (strcmp(k, "pods") == 0 || rl_find(names, k))
+    json_object *maps[2] = { jget(r, "requests"), jget(r, "limits") };
+    for (int m = 0; m < 2; m++) {
+        if (!maps[m] || !json_object_is_type(maps[m], json_type_object))
             continue;
-        if (rl_add(names, k, 0) != 0)
-            return -1;
+        json_object_object_foreach(maps[m], k, v) {
+            int64_t q = 0;
+            if (!v || strcmp(k, "pods") == 0 || cu_restab_find(out, k))
+                continue;
+            if (ks_qty_json(v, &q) != 0 || q < 0)
+                q = 0;
+            if (cu_restab_add_sat(out, k, q) != 0)
+                return -1;
+        }
     }
+    if (nonzero && !cu_restab_find(out, "cpu") && cu_restab_add_sat(out, "cpu", KS_NZ_CPU_MILLI))
+        return -1;
+    if (nonzero && !cu_restab_find(out, "memory") &&
+        cu_restab_add_sat(out, "memory", KS_NZ_MEM_MILLI))
+        return -1;
     return 0;
 }
 
-/* The pod's requests by resource name (names borrowed from pod). */
-static int pod_requests(json_object *pod, rlist *out)
+/* The pod's effective requests by resource name (names borrowed from pod;
+ * sums saturate), into out (empty; caller frees with cu_restab_free).
+ * nonzero: with the scoring defaults of ctr_amounts. -1 when out of
+ * memory. */
+static int pod_requests(json_object *pod, int nonzero, cu_restab *out)
 {
     json_object *spec = jget(pod, "spec");
-    rlist names = {0};
-    const char *lists[2] = { "containers", "initContainers" };
+    json_object *cs = jget(spec, "containers"), *ics = jget(spec, "initContainers");
+    json_object *ov = jget(spec, "overhead");
+    cu_restab one = {0};
+    cu_podreq p;
     int rc = 0;
-    for (int l = 0; l < 2 && rc == 0; l++) {
-        json_object *cs = jget(spec, lists[l]);
-        for (size_t i = 0; i < jlen(cs) && rc == 0; i++) {
-            json_object *r = jget(jidx(cs, i), "resources");
-            rc = names_add(&names, jget(r, "requests"));
-            if (rc == 0)
-                rc = names_add(&names, jget(r, "limits"));
+    cu_podreq_init(&p, 1, NULL, NULL);
+    for (size_t i = 0; i < jlen(cs) && rc == 0; i++) {
+        one.n = 0;
+        rc = ctr_amounts(jidx(cs, i), nonzero, &one);
+        cu_podreq_add(&p, CU_CTR_REGULAR, one.it, one.n);
+    }
+    for (size_t i = 0; i < jlen(ics) && rc == 0; i++) {
+        json_object *ic = jidx(ics, i);
+        one.n = 0;
+        rc = ctr_amounts(ic, nonzero, &one);
+        cu_podreq_add(&p,
+                      str_eq(jstr(jget(ic, "restartPolicy")), "Always") ? CU_CTR_SIDECAR
+                                                                        : CU_CTR_INIT,
+                      one.it, one.n);
+    }
+    cu_podreq_close(&p);
+    one.n = 0;
+    if (ov && json_object_is_type(ov, json_type_object)) {
+        json_object_object_foreach(ov, k, v) {
+            int64_t o;
+            if (strcmp(k, "pods") != 0 && ks_qty_json(v, &o) == 0 && o > 0 &&
+                cu_restab_add_sat(&one, k, o) != 0)
+                rc = -1;
         }
     }
-    if (rc == 0)
-        rc = names_add(&names, jget(spec, "overhead"));
-    for (size_t i = 0; i < names.n && rc == 0; i++)
-        rc = rl_add(out, names.it[i].name, pod_amount(spec, names.it[i].name, 0));
-    rl_free(&names);
+    cu_podreq_overhead(&p, one.it, one.n);
+    cu_restab_free(&one);
+    if (rc == 0 && cu_podreq_oom(&p))
+        rc = -1;
+    if (rc == 0) {
+        *out = p.total;
+        memset(&p.total, 0, sizeof p.total);
+    }
+    cu_podreq_free(&p);
     return rc;
 }
 
@@ -214,135 +158,124 @@ static int pod_check(json_object *pod, char *msg, size_t msgn)
     return check_qty_map(pod, jget(spec, "overhead"), "spec.overhead", msg, msgn);
 }
 
-/* ================= node matching ================= */
+/* ================= node matching (the rules: api/cu_match.h) ================= */
 
-/* kube's ToleratesTaint for one taint. */
-static int tolerates(json_object *tols, const char *key, const char *value, const char *effect)
+/* Decoders of json-c objects into cu_match's structs: strings borrowed
+ * from the objects, arrays allocated in a; -1 when out of memory. What
+ * the rules would reject is kept as it is (a non-string value is NULL),
+ * so the rules see what the object says. */
+
+static void *ks_alloc(cu_arena *a, size_t n, size_t size)
 {
+    return n ? cu_arena_alloc(a, n * size) : NULL;
+}
+
+/* A toleration with an operator other than Exists or Equal tolerates
+ * nothing and is left out. */
+static int dec_tolerations(cu_arena *a, json_object *tols, cu_toleration **out, size_t *n)
+{
+    *n = 0;
+    if (!(*out = ks_alloc(a, jlen(tols), sizeof(**out))) && jlen(tols))
+        return -1;
     for (size_t i = 0; i < jlen(tols); i++) {
         json_object *t = jidx(tols, i);
-        const char *te = jstr(jget(t, "effect")), *tk = jstr(jget(t, "key"));
-        const char *op = jstr(jget(t, "operator")), *tv = jstr(jget(t, "value"));
-        if (te && *te && strcmp(te, effect) != 0)
-            continue;
-        if (tk && *tk && strcmp(tk, key) != 0)
-            continue;
+        const char *op = jstr(jget(t, "operator"));
+        cu_toleration *x = &(*out)[*n];
         if (str_eq(op, "Exists"))
-            return 1;
-        if ((!op || !*op || str_eq(op, "Equal")) && strcmp(tv ? tv : "", value ? value : "") == 0)
-            return 1;
-    }
-    return 0;
-}
-
-static int in_values(json_object *vals, const char *v)
-{
-    for (size_t i = 0; i < jlen(vals); i++)
-        if (str_eq(jstr(jidx(vals, i)), v))
-            return 1;
-    return 0;
-}
-
-/* strconv.ParseInt(s, 10, 64). */
-static int parse_i64(const char *s, int64_t *out)
-{
-    char *end;
-    if (!s || !*s || (*s != '-' && *s != '+' && (*s < '0' || *s > '9')))
-        return -1;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* One NodeSelectorRequirement; val is the label (or field) value or NULL. */
-static int match_req(json_object *req, const char *val, int field)
-{
-    const char *op = jstr(jget(req, "operator"));
-    json_object *vals = jget(req, "values");
-    int64_t a, b;
-    if (str_eq(op, "In"))
-        return val && in_values(vals, val);
-    if (str_eq(op, "NotIn"))
-        return !val || !in_values(vals, val);
-    if (field)
-        return 0; /* matchFields only supports In and NotIn */
-    if (str_eq(op, "Exists"))
-        return val != NULL;
-    if (str_eq(op, "DoesNotExist"))
-        return val == NULL;
-    if (str_eq(op, "Gt") || str_eq(op, "Lt")) {
-        if (!val || jlen(vals) != 1 || parse_i64(val, &a) != 0 ||
-            parse_i64(jstr(jidx(vals, 0)), &b) != 0)
-            return 0;
-        return str_eq(op, "Gt") ? a > b : a < b;
-    }
-    return 0;
-}
-
-/* A NodeSelectorTerm: all expressions and fields must match; an empty term
- * matches nothing. */
-static int match_term(json_object *term, json_object *node)
-{
-    json_object *exprs = jget(term, "matchExpressions"), *fields = jget(term, "matchFields");
-    json_object *labels = jpath(node, "metadata.labels");
-    if (jlen(exprs) == 0 && jlen(fields) == 0)
-        return 0;
-    for (size_t i = 0; i < jlen(exprs); i++) {
-        json_object *e = jidx(exprs, i);
-        const char *key = jstr(jget(e, "key"));
-        if (!match_req(e, key ? jstr(jget(labels, key)) : NULL, 0))
-            return 0;
-    }
-    for (size_t i = 0; i < jlen(fields); i++) {
-        json_object *e = jidx(fields, i);
-        const char *key = jstr(jget(e, "key"));
-        const char *val = str_eq(key, "metadata.name") ? jpstr(node, "metadata.name") : NULL;
-        if (!match_req(e, val, 1))
-            return 0;
-    }
-    return 1;
-}
-
-/* NodeAffinity's filter: nodeSelector and the required node affinity. */
-static int match_affinity(json_object *pod, json_object *node)
-{
-    json_object *sel = jpath(pod, "spec.nodeSelector");
-    json_object *labels = jpath(node, "metadata.labels");
-    json_object *req;
-    if (sel && json_object_is_type(sel, json_type_object)) {
-        json_object_object_foreach(sel, k, v) {
-            if (!str_eq(jstr(jget(labels, k)), jstr(v)))
-                return 0;
-        }
-    }
-    req = jpath(pod, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution");
-    if (req) {
-        json_object *terms = jget(req, "nodeSelectorTerms");
-        for (size_t i = 0; i < jlen(terms); i++)
-            if (match_term(jidx(terms, i), node))
-                return 1;
-        return 0;
-    }
-    return 1;
-}
-
-/* The first NoSchedule/NoExecute taint the pod does not tolerate, or NULL. */
-static json_object *untolerated_taint(json_object *pod, json_object *node)
-{
-    json_object *taints = jpath(node, "spec.taints"), *tols = jpath(pod, "spec.tolerations");
-    for (size_t i = 0; i < jlen(taints); i++) {
-        json_object *t = jidx(taints, i);
-        const char *eff = jstr(jget(t, "effect"));
-        if (!str_eq(eff, "NoSchedule") && !str_eq(eff, "NoExecute"))
+            x->op = CU_TOL_EXISTS;
+        else if (!op || !*op || str_eq(op, "Equal"))
+            x->op = CU_TOL_EQUAL;
+        else
             continue;
-        if (!tolerates(tols, jstr(jget(t, "key")) ? jstr(jget(t, "key")) : "",
-                       jstr(jget(t, "value")) ? jstr(jget(t, "value")) : "", eff))
-            return t;
+        x->key = jstr(jget(t, "key"));
+        x->value = jstr(jget(t, "value"));
+        x->effect = jstr(jget(t, "effect"));
+        (*n)++;
     }
-    return NULL;
+    return 0;
+}
+
+static int dec_taints(cu_arena *a, json_object *taints, cu_taint **out, size_t *n)
+{
+    *n = jlen(taints);
+    if (!(*out = ks_alloc(a, *n, sizeof(**out))) && *n)
+        return -1;
+    for (size_t i = 0; i < *n; i++) {
+        json_object *t = jidx(taints, i);
+        (*out)[i] = (cu_taint){ jstr(jget(t, "key")), jstr(jget(t, "value")),
+                                jstr(jget(t, "effect")) };
+    }
+    return 0;
+}
+
+/* A map of strings (labels, nodeSelector); not a map: empty. */
+static int dec_kvs(cu_arena *a, json_object *map, cu_kvs *out)
+{
+    size_t n = 0;
+    out->n = 0;
+    out->items = NULL;
+    if (!map || !json_object_is_type(map, json_type_object))
+        return 0;
+    if (!(out->items = ks_alloc(a, (size_t)json_object_object_length(map), sizeof(cu_kv))))
+        return json_object_object_length(map) ? -1 : 0;
+    json_object_object_foreach(map, k, v) {
+        out->items[n].key = k;
+        out->items[n++].value = jstr(v);
+    }
+    out->n = n;
+    return 0;
+}
+
+/* NodeSelectorRequirements; one with an unknown operator becomes In with
+ * no values, which matches nothing, as the unknown operator does. */
+static int dec_selreqs(cu_arena *a, json_object *reqs, cu_selterm *out)
+{
+    out->n = jlen(reqs);
+    if (!(out->reqs = ks_alloc(a, out->n, sizeof(cu_selreq))) && out->n)
+        return -1;
+    for (size_t i = 0; i < out->n; i++) {
+        json_object *e = jidx(reqs, i), *vals = jget(e, "values");
+        const char *op = jstr(jget(e, "operator"));
+        cu_selreq *r = &out->reqs[i];
+        int known = 0;
+        r->key = jstr(jget(e, "key"));
+        r->op = CU_SEL_IN;
+        for (int k = CU_SEL_IN; k <= CU_SEL_LT && !known; k++)
+            if (str_eq(op, cu_selop_name((cu_selop)k))) {
+                r->op = (cu_selop)k;
+                known = 1;
+            }
+        r->values.n = known ? jlen(vals) : 0;
+        if (!(r->values.items = ks_alloc(a, r->values.n, sizeof(char *))) && r->values.n)
+            return -1;
+        for (size_t k = 0; k < r->values.n; k++)
+            r->values.items[k] = jstr(jidx(vals, k));
+    }
+    return 0;
+}
+
+/* spec.nodeSelector and the required node affinity of pod. */
+static int dec_nodesel(cu_arena *a, json_object *pod, cu_nodesel *s)
+{
+    json_object *req, *terms;
+    memset(s, 0, sizeof(*s));
+    if (dec_kvs(a, jpath(pod, "spec.nodeSelector"), &s->selector) != 0)
+        return -1;
+    req = jpath(pod, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+    if (!req)
+        return 0;
+    s->has_required = 1;
+    terms = jget(req, "nodeSelectorTerms");
+    s->nterms = jlen(terms);
+    if (!(s->terms = ks_alloc(a, s->nterms, sizeof(*s->terms))) && s->nterms)
+        return -1;
+    for (size_t i = 0; i < s->nterms; i++) {
+        json_object *t = jidx(terms, i);
+        if (dec_selreqs(a, jget(t, "matchExpressions"), &s->terms[i].exprs) != 0 ||
+            dec_selreqs(a, jget(t, "matchFields"), &s->terms[i].fields) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* ================= reason histograms ================= */
@@ -418,8 +351,8 @@ out:
 /* ================= the scheduler model ================= */
 
 typedef struct nacc {
-    rlist used;          /* requests of the non-terminal pods bound to the node */
-    rlist used_low;      /* the part of it from pods of lower priority */
+    cu_restab used;      /* requests of the non-terminal pods bound to the node */
+    cu_restab used_low;  /* the part of it from pods of lower priority */
     int64_t npods, npods_low;
     int64_t nz_cpu, nz_mem;
 } nacc;
@@ -440,7 +373,7 @@ static int64_t node_alloc(json_object *node, const char *res)
 
 /* NodeResourcesFit's filter. exclude_low: as if every lower-priority pod
  * were evicted. Adds the reasons to h (may be NULL); returns their count. */
-static int fit_resources(json_object *node, const nacc *na, const rlist *req, int exclude_low,
+static int fit_resources(json_object *node, const nacc *na, const cu_restab *req, int exclude_low,
                          hist *h)
 {
     int bad = 0;
@@ -452,12 +385,12 @@ static int fit_resources(json_object *node, const nacc *na, const rlist *req, in
     }
     for (size_t i = 0; i < req->n; i++) {
         const char *name = req->it[i].name;
-        int64_t want = req->it[i].v, free_;
+        int64_t want = req->it[i].milli, free_;
         if (want <= 0)
             continue;
-        free_ = cu_qty_sat_sub(node_alloc(node, name), rl_get(&na->used, name));
+        free_ = cu_qty_sat_sub(node_alloc(node, name), cu_restab_get(&na->used, name));
         if (exclude_low)
-            free_ = cu_qty_sat_add(free_, rl_get(&na->used_low, name));
+            free_ = cu_qty_sat_add(free_, cu_restab_get(&na->used_low, name));
         if (want > free_) {
             bad++;
             snprintf(buf, sizeof buf, "Insufficient %s", name);
@@ -507,7 +440,11 @@ int cu_sched_pick(json_object *const *nodes, size_t nnodes, json_object *const *
                   size_t nbound, json_object *pod, int most_allocated, char *msg, size_t msgn)
 {
     char dummy[8];
-    rlist req = {0};
+    cu_restab req = {0}, nz = {0};
+    cu_arena ar;
+    cu_toleration *tols = NULL;
+    size_t ntols = 0;
+    cu_nodesel sel;
     nacc *acc = NULL;
     hist filt = {0}, post = {0};
     cu_buf b;
@@ -526,23 +463,28 @@ int cu_sched_pick(json_object *const *nodes, size_t nnodes, json_object *const *
     }
     if (pod_check(pod, msg, msgn) != 0)
         return -1;
+    cu_arena_init(&ar, 0);
     acc = calloc(nnodes, sizeof(*acc));
-    if (!acc || pod_requests(pod, &req) != 0) {
+    if (!acc || pod_requests(pod, 0, &req) != 0 || pod_requests(pod, 1, &nz) != 0 ||
+        dec_tolerations(&ar, jpath(pod, "spec.tolerations"), &tols, &ntols) != 0 ||
+        dec_nodesel(&ar, pod, &sel) != 0) {
         snprintf(msg, msgn, "out of memory");
         free(acc);
-        rl_free(&req);
+        cu_restab_free(&req);
+        cu_restab_free(&nz);
+        cu_arena_free(&ar);
         return -1;
     }
     prio = jint(jget(spec, "priority"), 0);
-    pod_cpu = pod_amount(spec, "cpu", 1);
-    pod_mem = pod_amount(spec, "memory", 1);
+    pod_cpu = cu_restab_get(&nz, "cpu");
+    pod_mem = cu_restab_get(&nz, "memory");
 
     /* what is already bound to each node */
     for (size_t i = 0; i < nbound; i++) {
         json_object *bp = bound[i], *bspec = jget(bp, "spec");
         const char *nn = jstr(jget(bspec, "nodeName"));
         size_t j;
-        rlist br = {0};
+        cu_restab br = {0}, bnz = {0};
         int low;
         if (!nn || ks_phase_terminal(bp))
             continue;
@@ -552,34 +494,49 @@ int cu_sched_pick(json_object *const *nodes, size_t nnodes, json_object *const *
         if (j == nnodes)
             continue;
         low = jint(jget(bspec, "priority"), 0) < prio;
-        if (pod_requests(bp, &br) == 0) {
+        if (pod_requests(bp, 0, &br) == 0) {
             for (size_t r = 0; r < br.n; r++) {
-                rl_add(&acc[j].used, br.it[r].name, br.it[r].v);
+                cu_restab_add_sat(&acc[j].used, br.it[r].name, br.it[r].milli);
                 if (low)
-                    rl_add(&acc[j].used_low, br.it[r].name, br.it[r].v);
+                    cu_restab_add_sat(&acc[j].used_low, br.it[r].name, br.it[r].milli);
             }
         }
-        rl_free(&br);
+        cu_restab_free(&br);
         acc[j].npods++;
         acc[j].npods_low += low;
-        acc[j].nz_cpu = cu_qty_sat_add(acc[j].nz_cpu, pod_amount(bspec, "cpu", 1));
-        acc[j].nz_mem = cu_qty_sat_add(acc[j].nz_mem, pod_amount(bspec, "memory", 1));
+        if (pod_requests(bp, 1, &bnz) == 0) {
+            acc[j].nz_cpu = cu_qty_sat_add(acc[j].nz_cpu, cu_restab_get(&bnz, "cpu"));
+            acc[j].nz_mem = cu_qty_sat_add(acc[j].nz_mem, cu_restab_get(&bnz, "memory"));
+        }
+        cu_restab_free(&bnz);
     }
 
     for (size_t i = 0; i < nnodes; i++) {
-        json_object *node = nodes[i], *taint;
+        static const cu_taint unschedulable = { "node.kubernetes.io/unschedulable", "",
+                                                "NoSchedule" };
+        json_object *node = nodes[i];
+        const cu_taint *taint;
+        cu_taint *taints;
+        size_t ntaints;
+        cu_kvs labels;
+        cu_kv name = { "metadata.name", ks_name_of(node) };
+        cu_kvs fields = { 1, &name };
         const char *reason = NULL;
         char tbuf[600];
+        if (dec_taints(&ar, jpath(node, "spec.taints"), &taints, &ntaints) != 0 ||
+            dec_kvs(&ar, jpath(node, "metadata.labels"), &labels) != 0) {
+            best = -1;
+            snprintf(msg, msgn, "out of memory");
+            goto out;
+        }
         if (jtrue(jpath(node, "spec.unschedulable")) &&
-            !tolerates(jpath(pod, "spec.tolerations"), "node.kubernetes.io/unschedulable", "",
-                       "NoSchedule")) {
+            !cu_match_tolerated(tols, ntols, &unschedulable)) {
             reason = "node(s) were unschedulable";
-        } else if ((taint = untolerated_taint(pod, node)) != NULL) {
+        } else if ((taint = cu_match_untolerated(taints, ntaints, tols, ntols)) != NULL) {
             snprintf(tbuf, sizeof tbuf, "node(s) had untolerated taint {%s: %s}",
-                     jstr(jget(taint, "key")) ? jstr(jget(taint, "key")) : "",
-                     jstr(jget(taint, "value")) ? jstr(jget(taint, "value")) : "");
+                     taint->key ? taint->key : "", taint->value ? taint->value : "");
             reason = tbuf;
-        } else if (!match_affinity(pod, node)) {
+        } else if (!cu_match_nodesel(&sel, &labels, &fields)) {
             reason = "node(s) didn't match Pod's node affinity/selector";
         }
         if (reason) {
@@ -621,12 +578,15 @@ int cu_sched_pick(json_object *const *nodes, size_t nnodes, json_object *const *
         snprintf(msg, msgn, "%s", cu_buf_str(&b));
         cu_buf_free(&b);
     }
+out:
     for (size_t i = 0; i < nnodes; i++) {
-        rl_free(&acc[i].used);
-        rl_free(&acc[i].used_low);
+        cu_restab_free(&acc[i].used);
+        cu_restab_free(&acc[i].used_low);
     }
     free(acc);
-    rl_free(&req);
+    cu_restab_free(&req);
+    cu_restab_free(&nz);
+    cu_arena_free(&ar);
     hist_free(&filt);
     hist_free(&post);
     return best;
