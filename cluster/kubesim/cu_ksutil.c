@@ -97,6 +97,19 @@ int ks_put(cu_store *s, const cu_rtype *rt, json_object *obj, const char *sub,
     return 1;
 }
 
+/* Sets (or, NULL, removes) a condition's reason and message. */
+static void cond_text(json_object *c, const char *reason, const char *message)
+{
+    if (reason)
+        jset_str(c, "reason", reason);
+    else
+        json_object_object_del(c, "reason");
+    if (message)
+        jset_str(c, "message", message);
+    else
+        json_object_object_del(c, "message");
+}
+
 /* Sets a condition of status.conditions. job: Job-style condition (with
  * lastProbeTime; a change of reason alone is not a change, as
  * ensureJobConditionStatus). Returns 1 when something changed. */
@@ -117,14 +130,7 @@ int ks_cond_set(json_object *status, const char *type, const char *cstatus,
         if (str_eq(jstr(jget(c, "reason")), reason ? reason : "") &&
             str_eq(jstr(jget(c, "message")), message ? message : ""))
             return 0;
-        if (reason)
-            jset_str(c, "reason", reason);
-        else
-            json_object_object_del(c, "reason");
-        if (message)
-            jset_str(c, "message", message);
-        else
-            json_object_object_del(c, "message");
+        cond_text(c, reason, message);
         return 1;
     }
     if (!c) {
@@ -133,14 +139,7 @@ int ks_cond_set(json_object *status, const char *type, const char *cstatus,
         jset_str(c, "type", type);
     }
     jset_str(c, "status", cstatus);
-    if (reason)
-        jset_str(c, "reason", reason);
-    else
-        json_object_object_del(c, "reason");
-    if (message)
-        jset_str(c, "message", message);
-    else
-        json_object_object_del(c, "message");
+    cond_text(c, reason, message);
     if (job)
         jset_str(c, "lastProbeTime", now);
     else
