@@ -27,20 +27,20 @@ static int cmp_podref(const void *a, const void *b)
 /* Whether any ownerReference of pod is marked controller. */
 static int has_controller(json_object *pod)
 {
-    json_object *refs = jpath(pod, "metadata.ownerReferences");
-    for (size_t i = 0; i < jlen(refs); i++)
-        if (jtrue(jget(jidx(refs, i), "controller")))
+    json_object *refs = cu_jpath(pod, "metadata.ownerReferences");
+    for (size_t i = 0; i < cu_jarr_len(refs); i++)
+        if (cu_jas_true(cu_jget(jidx(refs, i), "controller")))
             return 1;
     return 0;
 }
 
 static const char *job_owner_uid(json_object *pod)
 {
-    json_object *refs = jpath(pod, "metadata.ownerReferences");
-    for (size_t i = 0; i < jlen(refs); i++) {
+    json_object *refs = cu_jpath(pod, "metadata.ownerReferences");
+    for (size_t i = 0; i < cu_jarr_len(refs); i++) {
         json_object *r = jidx(refs, i);
-        if (jtrue(jget(r, "controller")) && str_eq(jstr(jget(r, "kind")), "Job"))
-            return jstr(jget(r, "uid"));
+        if (cu_jas_true(cu_jget(r, "controller")) && str_eq(cu_jstr(r, "kind"), "Job"))
+            return cu_jstr(r, "uid");
     }
     return NULL;
 }
@@ -48,31 +48,31 @@ static const char *job_owner_uid(json_object *pod)
 
 static json_object *pod_for_job(json_object *job)
 {
-    json_object *tmpl = jpath(job, "spec.template"), *pod = json_object_new_object();
+    json_object *tmpl = cu_jpath(job, "spec.template"), *pod = json_object_new_object();
     json_object *md, *lb, *refs, *ref, *fins, *spec, *st;
     char gen[300];
-    jset_str(pod, "apiVersion", "v1");
-    jset_str(pod, "kind", "Pod");
-    md = jchild(pod, "metadata");
+    cu_jset_str(pod, "apiVersion", "v1");
+    cu_jset_str(pod, "kind", "Pod");
+    md = cu_jchild(pod, "metadata");
     snprintf(gen, sizeof gen, "%s-", ks_name_of(job));
-    jset_str(md, "generateName", gen);
-    jset_str(md, "namespace", ks_ns_of(job));
-    lb = jget(jget(tmpl, "metadata"), "labels");
-    lb = lb ? jcopy(lb) : json_object_new_object();
+    cu_jset_str(md, "generateName", gen);
+    cu_jset_str(md, "namespace", ks_ns_of(job));
+    lb = cu_jget(cu_jget(tmpl, "metadata"), "labels");
+    lb = lb ? cu_jcopy(lb) : json_object_new_object();
     json_object_object_add(md, "labels", lb);
-    jset_str(lb, "batch.kubernetes.io/controller-uid", ks_uid_of(job) ? ks_uid_of(job) : "");
-    jset_str(lb, "batch.kubernetes.io/job-name", ks_name_of(job));
-    jset_str(lb, "controller-uid", ks_uid_of(job) ? ks_uid_of(job) : "");
-    jset_str(lb, "job-name", ks_name_of(job));
-    if (jget(jget(tmpl, "metadata"), "annotations"))
+    cu_jset_str(lb, "batch.kubernetes.io/controller-uid", ks_uid_of(job) ? ks_uid_of(job) : "");
+    cu_jset_str(lb, "batch.kubernetes.io/job-name", ks_name_of(job));
+    cu_jset_str(lb, "controller-uid", ks_uid_of(job) ? ks_uid_of(job) : "");
+    cu_jset_str(lb, "job-name", ks_name_of(job));
+    if (cu_jget(cu_jget(tmpl, "metadata"), "annotations"))
         json_object_object_add(md, "annotations",
-                               jcopy(jget(jget(tmpl, "metadata"), "annotations")));
+                               cu_jcopy(cu_jget(cu_jget(tmpl, "metadata"), "annotations")));
     refs = json_object_new_array();
     ref = json_object_new_object();
-    jset_str(ref, "apiVersion", "batch/v1");
-    jset_str(ref, "kind", "Job");
-    jset_str(ref, "name", ks_name_of(job));
-    jset_str(ref, "uid", ks_uid_of(job) ? ks_uid_of(job) : "");
+    cu_jset_str(ref, "apiVersion", "batch/v1");
+    cu_jset_str(ref, "kind", "Job");
+    cu_jset_str(ref, "name", ks_name_of(job));
+    cu_jset_str(ref, "uid", ks_uid_of(job) ? ks_uid_of(job) : "");
     json_object_object_add(ref, "controller", json_object_new_boolean(1));
     json_object_object_add(ref, "blockOwnerDeletion", json_object_new_boolean(1));
     json_object_array_add(refs, ref);
@@ -80,19 +80,19 @@ static json_object *pod_for_job(json_object *job)
     fins = json_object_new_array();
     json_object_array_add(fins, json_object_new_string(KS_TRACKING_FINALIZER));
     json_object_object_add(md, "finalizers", fins);
-    spec = jget(tmpl, "spec");
-    spec = spec ? jcopy(spec) : json_object_new_object();
+    spec = cu_jget(tmpl, "spec");
+    spec = spec ? cu_jcopy(spec) : json_object_new_object();
     json_object_object_add(pod, "spec", spec);
-    st = jchild(pod, "status");
-    jset_str(st, "phase", "Pending");
-    jset_str(st, "qosClass", ks_pod_qos(spec));
+    st = cu_jchild(pod, "status");
+    cu_jset_str(st, "phase", "Pending");
+    cu_jset_str(st, "qosClass", ks_pod_qos(spec));
     return pod;
 }
 
 static int uid_in(json_object *arr, const char *uid)
 {
-    for (size_t i = 0; i < jlen(arr); i++)
-        if (str_eq(jstr(jidx(arr, i)), uid))
+    for (size_t i = 0; i < cu_jarr_len(arr); i++)
+        if (str_eq(cu_jas_str(jidx(arr, i)), uid))
             return 1;
     return 0;
 }
@@ -109,7 +109,7 @@ static json_object *find_pod_uid(podref *pods, size_t n, const char *uid)
  * not ready, then the newest. */
 static int del_rank(json_object *p)
 {
-    if (!jpstr(p, "spec.nodeName"))
+    if (!cu_jpath_str(p, "spec.nodeName"))
         return 0;
     if (!ks_cond_true(p, "Ready"))
         return 1;
@@ -120,7 +120,8 @@ static int cmp_del(const void *a, const void *b)
 {
     json_object *x = *(json_object *const *)a, *y = *(json_object *const *)b;
     int rx = del_rank(x), ry = del_rank(y);
-    const char *tx = jpstr(x, "metadata.creationTimestamp"), *ty = jpstr(y, "metadata.creationTimestamp");
+    const char *tx = cu_jpath_str(x, "metadata.creationTimestamp");
+    const char *ty = cu_jpath_str(y, "metadata.creationTimestamp");
     if (rx != ry)
         return rx - ry;
     return -strcmp(tx ? tx : "", ty ? ty : ""); /* newest first */
@@ -132,12 +133,13 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
 {
     int writes = 0;
     char ts[32];
-    json_object *spec = jget(job, "spec"), *cur = jcopy(job), *st, *unc, *before = NULL;
-    int suspended = jtrue(jget(spec, "suspend"));
-    int has_par = jget(spec, "parallelism") != NULL, has_comp = jget(spec, "completions") != NULL;
-    int64_t parallelism = jint(jget(spec, "parallelism"), 1);
-    int64_t completions = jint(jget(spec, "completions"), 1);
-    int64_t backoff = jint(jget(spec, "backoffLimit"), 6);
+    json_object *spec = cu_jget(job, "spec"), *cur = cu_jcopy(job), *st, *unc, *before = NULL;
+    int suspended = cu_jas_true(cu_jget(spec, "suspend"));
+    int has_par = cu_jget(spec, "parallelism") != NULL;
+    int has_comp = cu_jget(spec, "completions") != NULL;
+    int64_t parallelism = cu_jas_num(cu_jget(spec, "parallelism"), 1);
+    int64_t completions = cu_jas_num(cu_jget(spec, "completions"), 1);
+    int64_t backoff = cu_jas_num(cu_jget(spec, "backoffLimit"), 6);
     int64_t succeeded, failed, active = 0, ready = 0, terminating = 0;
     int finished = ks_cond_true(job, "Complete") || ks_cond_true(job, "Failed");
     json_object **act = NULL;
@@ -148,23 +150,24 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
     if (!has_par && !has_comp)
         has_comp = 1; /* the API server defaults both to 1 */
     fmt_time(now, ts);
-    st = jchild(cur, "status");
-    unc = jchild(st, "uncountedTerminatedPods");
+    st = cu_jchild(cur, "status");
+    unc = cu_jchild(st, "uncountedTerminatedPods");
 
     /* 1. record terminal pods that still carry the tracking finalizer */
     int unc_changed = 0;
     for (size_t i = 0; i < np; i++) {
         json_object *p = pods[i].pod;
-        const char *ph = jpstr(p, "status.phase");
-        int deleting = jpath(p, "metadata.deletionTimestamp") != NULL;
+        const char *ph = cu_jpath_str(p, "status.phase");
+        int deleting = cu_jpath(p, "metadata.deletionTimestamp") != NULL;
         int succ = str_eq(ph, "Succeeded");
         int fail = str_eq(ph, "Failed") || (deleting && !succ);
         const char *list = succ ? "succeeded" : "failed";
         if (!ks_has_finalizer(p, KS_TRACKING_FINALIZER) || !(succ || fail))
             continue;
-        if (uid_in(jget(unc, "succeeded"), pods[i].uid) || uid_in(jget(unc, "failed"), pods[i].uid))
+        if (uid_in(cu_jget(unc, "succeeded"), pods[i].uid) ||
+            uid_in(cu_jget(unc, "failed"), pods[i].uid))
             continue;
-        json_object *arr = jget(unc, list);
+        json_object *arr = cu_jget(unc, list);
         if (!arr) {
             arr = json_object_new_array();
             json_object_object_add(unc, list, arr);
@@ -179,18 +182,18 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
         }
         writes++;
         cur = out;
-        st = jchild(cur, "status");
-        unc = jchild(st, "uncountedTerminatedPods");
+        st = cu_jchild(cur, "status");
+        unc = cu_jchild(st, "uncountedTerminatedPods");
     }
-    before = jcopy(jget(cur, "status"));
+    before = cu_jcopy(cu_jget(cur, "status"));
     /* 2. remove the finalizers of recorded pods; 3. fold them into the counters */
-    succeeded = jint(jget(st, "succeeded"), 0);
-    failed = jint(jget(st, "failed"), 0);
+    succeeded = cu_jas_num(cu_jget(st, "succeeded"), 0);
+    failed = cu_jas_num(cu_jget(st, "failed"), 0);
     const char *lists[2] = { "succeeded", "failed" };
     for (int l = 0; l < 2; l++) {
-        json_object *arr = jget(unc, lists[l]), *keep = json_object_new_array();
-        for (size_t i = 0; i < jlen(arr); i++) {
-            const char *uid = jstr(jidx(arr, i));
+        json_object *arr = cu_jget(unc, lists[l]), *keep = json_object_new_array();
+        for (size_t i = 0; i < cu_jarr_len(arr); i++) {
+            const char *uid = cu_jas_str(jidx(arr, i));
             json_object *p = find_pod_uid(pods, np, uid);
             if (p && ks_has_finalizer(p, KS_TRACKING_FINALIZER) &&
                 ks_pod_drop_finalizer(s, t->pods, p)) {
@@ -206,7 +209,7 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
                 json_object_array_add(keep, json_object_new_string(uid ? uid : ""));
             }
         }
-        if (jlen(keep))
+        if (cu_jarr_len(keep))
             json_object_object_add(unc, lists[l], keep);
         else {
             json_object_put(keep);
@@ -224,7 +227,7 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
     }
     for (size_t i = 0; i < np; i++) {
         json_object *p = pods[i].pod;
-        int deleting = jpath(p, "metadata.deletionTimestamp") != NULL;
+        int deleting = cu_jpath(p, "metadata.deletionTimestamp") != NULL;
         if (ks_phase_terminal(p))
             continue;
         if (deleting) {
@@ -238,8 +241,8 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
     }
 
     /* decide */
-    int64_t ads = jint(jget(spec, "activeDeadlineSeconds"), -1), start = 0;
-    const char *start_s = jstr(jget(st, "startTime"));
+    int64_t ads = cu_jas_num(cu_jget(spec, "activeDeadlineSeconds"), -1), start = 0;
+    const char *start_s = cu_jstr(st, "startTime");
     int have_start = start_s && cu_time_parse(start_s, &start) == CU_OK;
     const char *fail_reason = NULL, *fail_msg = NULL;
     int complete = 0;
@@ -307,11 +310,11 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
             ks_cond_set(st, "Suspended", "True", "JobSuspended", "Job suspended", ts, 1);
         } else {
             json_object *sc = ks_cond_get(cur, "Suspended");
-            if (sc && str_eq(jstr(jget(sc, "status")), "True")) {
+            if (sc && str_eq(cu_jstr(sc, "status"), "True")) {
                 ks_cond_set(st, "Suspended", "False", "JobResumed", "Job resumed", ts, 1);
-                jset_str(st, "startTime", ts);
-            } else if (!jget(st, "startTime")) {
-                jset_str(st, "startTime", ts);
+                cu_jset_str(st, "startTime", ts);
+            } else if (!cu_jget(st, "startTime")) {
+                cu_jset_str(st, "startTime", ts);
             }
         }
         if (fail_reason) {
@@ -322,25 +325,25 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
                         "Reached expected number of succeeded pods", ts, 1);
             ks_cond_set(st, "Complete", "True", "CompletionsReached",
                         "Reached expected number of succeeded pods", ts, 1);
-            jset_str(st, "completionTime", ts);
+            cu_jset_str(st, "completionTime", ts);
         }
     }
-    if (jlen(jget(st, "conditions")) == 0)
+    if (cu_jarr_len(cu_jget(st, "conditions")) == 0)
         json_object_object_del(st, "conditions");
     if (active > 0)
-        jset_int(st, "active", active);
+        cu_jset_int(st, "active", active);
     else
         json_object_object_del(st, "active");
     if (succeeded > 0)
-        jset_int(st, "succeeded", succeeded);
+        cu_jset_int(st, "succeeded", succeeded);
     else
         json_object_object_del(st, "succeeded");
     if (failed > 0)
-        jset_int(st, "failed", failed);
+        cu_jset_int(st, "failed", failed);
     else
         json_object_object_del(st, "failed");
-    jset_int(st, "ready", ready < 0 ? 0 : ready);
-    jset_int(st, "terminating", terminating);
+    cu_jset_int(st, "ready", ready < 0 ? 0 : ready);
+    cu_jset_int(st, "terminating", terminating);
     if (!json_object_equal(before, st))
         writes += ks_put(s, t->jobs, cur, "status", NULL);
     else
@@ -361,17 +364,17 @@ int cu_kubesim_sync_jobs(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
         return 0;
     jl = ks_list(s, t.jobs, NULL, NULL);
     pl = ks_list(s, t.pods, NULL, NULL);
-    jobs = jget(jl, "items");
-    pods = jget(pl, "items");
-    njobs = jlen(jobs);
-    npods = jlen(pods);
+    jobs = cu_jget(jl, "items");
+    pods = cu_jget(pl, "items");
+    njobs = cu_jarr_len(jobs);
+    npods = cu_jarr_len(pods);
     refs = calloc(npods ? npods : 1, sizeof(*refs));
     juids = calloc(njobs ? njobs : 1, sizeof(*juids));
     if (!jl || !pl || !refs || !juids)
         goto out;
     for (size_t i = 0; i < njobs; i++) {
         json_object *j = jidx(jobs, i);
-        if (ks_uid_of(j) && !jpath(j, "metadata.deletionTimestamp")) {
+        if (ks_uid_of(j) && !cu_jpath(j, "metadata.deletionTimestamp")) {
             juids[nj].uid = ks_uid_of(j);
             juids[nj++].pod = j;
         }

@@ -1,6 +1,6 @@
 /*
  * cu_ksutil.c - what the parts of the simulated cluster share (ks_int.h):
- * quantities in JSON, hashing, store access, conditions, finalizers.
+ * quantities in JSON, store access, conditions, finalizers.
  */
 #include "ks_int.h"
 
@@ -29,22 +29,9 @@ int ks_qty_json(json_object *v, int64_t *milli)
     return cu_qty_parse(s, milli, NULL) == CU_OK ? 0 : -1;
 }
 
-uint64_t ks_fnv1a(uint64_t h, const char *s)
-{
-    if (!h)
-        h = 1469598103934665603ULL;
-    for (; s && *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    h ^= 0xff; /* separator */
-    h *= 1099511628211ULL;
-    return h;
-}
-
 int ks_phase_terminal(json_object *pod)
 {
-    const char *ph = jpstr(pod, "status.phase");
+    const char *ph = cu_jpath_str(pod, "status.phase");
     return str_eq(ph, "Succeeded") || str_eq(ph, "Failed");
 }
 
@@ -71,9 +58,9 @@ json_object *ks_list(cu_store *s, const cu_rtype *rt, const char *ns, const char
     return out;
 }
 
-const char *ks_ns_of(json_object *o) { return jpstr(o, "metadata.namespace"); }
-const char *ks_name_of(json_object *o) { return jpstr(o, "metadata.name"); }
-const char *ks_uid_of(json_object *o) { return jpstr(o, "metadata.uid"); }
+const char *ks_ns_of(json_object *o) { return cu_jpath_str(o, "metadata.namespace"); }
+const char *ks_name_of(json_object *o) { return cu_jpath_str(o, "metadata.name"); }
+const char *ks_uid_of(json_object *o) { return cu_jpath_str(o, "metadata.uid"); }
 
 /* PUT of obj (taken) to the main resource or "status"; 1 when written. */
 int ks_put(cu_store *s, const cu_rtype *rt, json_object *obj, const char *sub,
@@ -101,11 +88,11 @@ int ks_put(cu_store *s, const cu_rtype *rt, json_object *obj, const char *sub,
 static void cond_text(json_object *c, const char *reason, const char *message)
 {
     if (reason)
-        jset_str(c, "reason", reason);
+        cu_jset_str(c, "reason", reason);
     else
         json_object_object_del(c, "reason");
     if (message)
-        jset_str(c, "message", message);
+        cu_jset_str(c, "message", message);
     else
         json_object_object_del(c, "message");
 }
@@ -116,19 +103,19 @@ static void cond_text(json_object *c, const char *reason, const char *message)
 int ks_cond_set(json_object *status, const char *type, const char *cstatus,
                 const char *reason, const char *message, const char *now, int job)
 {
-    json_object *conds = jget(status, "conditions"), *c = NULL;
+    json_object *conds = cu_jget(status, "conditions"), *c = NULL;
     if (!conds || !json_object_is_type(conds, json_type_array)) {
         conds = json_object_new_array();
         json_object_object_add(status, "conditions", conds);
     }
-    for (size_t i = 0; i < jlen(conds); i++)
-        if (str_eq(jstr(jget(jidx(conds, i), "type")), type))
+    for (size_t i = 0; i < cu_jarr_len(conds); i++)
+        if (str_eq(cu_jstr(jidx(conds, i), "type"), type))
             c = jidx(conds, i);
-    if (c && str_eq(jstr(jget(c, "status")), cstatus)) {
+    if (c && str_eq(cu_jstr(c, "status"), cstatus)) {
         if (job)
             return 0;
-        if (str_eq(jstr(jget(c, "reason")), reason ? reason : "") &&
-            str_eq(jstr(jget(c, "message")), message ? message : ""))
+        if (str_eq(cu_jstr(c, "reason"), reason ? reason : "") &&
+            str_eq(cu_jstr(c, "message"), message ? message : ""))
             return 0;
         cond_text(c, reason, message);
         return 1;
@@ -136,37 +123,37 @@ int ks_cond_set(json_object *status, const char *type, const char *cstatus,
     if (!c) {
         c = json_object_new_object();
         json_object_array_add(conds, c);
-        jset_str(c, "type", type);
+        cu_jset_str(c, "type", type);
     }
-    jset_str(c, "status", cstatus);
+    cu_jset_str(c, "status", cstatus);
     cond_text(c, reason, message);
     if (job)
-        jset_str(c, "lastProbeTime", now);
+        cu_jset_str(c, "lastProbeTime", now);
     else
         json_object_object_add(c, "lastProbeTime", NULL);
-    jset_str(c, "lastTransitionTime", now);
+    cu_jset_str(c, "lastTransitionTime", now);
     return 1;
 }
 
 json_object *ks_cond_get(json_object *obj, const char *type)
 {
-    json_object *conds = jpath(obj, "status.conditions");
-    for (size_t i = 0; i < jlen(conds); i++)
-        if (str_eq(jstr(jget(jidx(conds, i), "type")), type))
+    json_object *conds = cu_jpath(obj, "status.conditions");
+    for (size_t i = 0; i < cu_jarr_len(conds); i++)
+        if (str_eq(cu_jstr(jidx(conds, i), "type"), type))
             return jidx(conds, i);
     return NULL;
 }
 
 int ks_cond_true(json_object *obj, const char *type)
 {
-    return str_eq(jstr(jget(ks_cond_get(obj, type), "status")), "True");
+    return str_eq(cu_jstr(ks_cond_get(obj, type), "status"), "True");
 }
 
 int ks_has_finalizer(json_object *obj, const char *f)
 {
-    json_object *fs = jpath(obj, "metadata.finalizers");
-    for (size_t i = 0; i < jlen(fs); i++)
-        if (str_eq(jstr(jidx(fs, i)), f))
+    json_object *fs = cu_jpath(obj, "metadata.finalizers");
+    for (size_t i = 0; i < cu_jarr_len(fs); i++)
+        if (str_eq(cu_jas_str(jidx(fs, i)), f))
             return 1;
     return 0;
 }
@@ -177,16 +164,16 @@ int ks_pod_drop_finalizer(cu_store *s, const cu_rtype *pods, json_object *pod)
     json_object *copy, *md, *fs, *nf;
     if (!ks_has_finalizer(pod, KS_TRACKING_FINALIZER))
         return 0;
-    copy = jcopy(pod);
+    copy = cu_jcopy(pod);
     if (!copy)
         return 0;
-    md = jget(copy, "metadata");
-    fs = jget(md, "finalizers");
+    md = cu_jget(copy, "metadata");
+    fs = cu_jget(md, "finalizers");
     nf = json_object_new_array();
-    for (size_t i = 0; i < jlen(fs); i++)
-        if (!str_eq(jstr(jidx(fs, i)), KS_TRACKING_FINALIZER))
+    for (size_t i = 0; i < cu_jarr_len(fs); i++)
+        if (!str_eq(cu_jas_str(jidx(fs, i)), KS_TRACKING_FINALIZER))
             json_object_array_add(nf, json_object_get(jidx(fs, i)));
-    if (jlen(nf))
+    if (cu_jarr_len(nf))
         json_object_object_add(md, "finalizers", nf);
     else {
         json_object_put(nf);
@@ -210,13 +197,14 @@ int ks_pod_delete(cu_store *s, const cu_rtype *pods, json_object *pod)
 
 const char *ks_pod_qos(json_object *spec)
 {
-    json_object *cs = jget(spec, "containers");
-    int any = 0, guaranteed = jlen(cs) > 0;
+    json_object *cs = cu_jget(spec, "containers");
+    int any = 0, guaranteed = cu_jarr_len(cs) > 0;
     const char *res[2] = { "cpu", "memory" };
-    for (size_t i = 0; i < jlen(cs); i++) {
-        json_object *r = jget(jidx(cs, i), "resources");
+    for (size_t i = 0; i < cu_jarr_len(cs); i++) {
+        json_object *r = cu_jget(jidx(cs, i), "resources");
         for (int k = 0; k < 2; k++) {
-            json_object *rq = jget(jget(r, "requests"), res[k]), *lm = jget(jget(r, "limits"), res[k]);
+            json_object *rq = cu_jget(cu_jget(r, "requests"), res[k]);
+            json_object *lm = cu_jget(cu_jget(r, "limits"), res[k]);
             int64_t a = 0, b = 0;
             if (rq || lm)
                 any = 1;

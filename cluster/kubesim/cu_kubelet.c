@@ -9,64 +9,16 @@
  * finalizers are gone.
  */
 #include "ks_int.h"
+#include "cu_duration.h"
+#include "cu_hash.h"
 
 /* ================= Go durations ================= */
 
 cu_err cu_kubesim_parse_duration(const char *s, int64_t *ms)
 {
-    static const struct { const char *u; int64_t ns; } units[] = {
-        { "ns", 1 }, { "us", 1000 }, { "\xc2\xb5s", 1000 }, { "\xce\xbcs", 1000 },
-        { "ms", 1000000 }, { "s", 1000000000LL }, { "m", 60000000000LL },
-        { "h", 3600000000000LL },
-    };
-    long double total = 0;
-    const char *p = s;
-    if (!s || !*s)
-        return CU_EINVAL;
-    if (*p == '+')
-        p++;
-    else if (*p == '-')
-        return CU_EINVAL;
-    if (strcmp(p, "0") == 0) {
-        *ms = 0;
-        return CU_OK;
-    }
-    if (!*p)
-        return CU_EINVAL;
-    while (*p) {
-        long double v = 0, frac = 0, scale = 1;
-        int digits = 0;
-        size_t best = 0, bi = 0;
-        while (*p >= '0' && *p <= '9') {
-            v = v * 10 + (*p++ - '0');
-            digits++;
-        }
-        if (*p == '.') {
-            p++;
-            while (*p >= '0' && *p <= '9') {
-                scale /= 10;
-                frac += (*p++ - '0') * scale;
-                digits++;
-            }
-        }
-        if (!digits)
-            return CU_EINVAL;
-        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-            size_t n = strlen(units[i].u);
-            if (strncmp(p, units[i].u, n) == 0 && n > best) {
-                best = n;
-                bi = i;
-            }
-        }
-        if (!best)
-            return CU_EINVAL; /* a number without a unit */
-        p += best;
-        total += (v + frac) * (long double)units[bi].ns;
-        if (total > (long double)INT64_MAX)
-            return CU_EINVAL;
-    }
-    *ms = (int64_t)(total / 1000000.0L);
-    return CU_OK;
+    if (!s || *s == '-')
+        return CU_EINVAL; /* a runtime is never negative, not even -0 */
+    return cu_duration_parse_ms(s, ms);
 }
 
 /* ================= the kubelet ================= */
@@ -75,41 +27,41 @@ static void ctr_statuses(json_object *pod, json_object *status, const char *list
                          const char *status_key, int phase, const char *started,
                          const char *finished, int exit_code)
 {
-    json_object *cs = jpath(pod, list_key), *arr = json_object_new_array();
-    for (size_t i = 0; i < jlen(cs); i++) {
+    json_object *cs = cu_jpath(pod, list_key), *arr = json_object_new_array();
+    for (size_t i = 0; i < cu_jarr_len(cs); i++) {
         json_object *c = jidx(cs, i), *o = json_object_new_object(), *state, *sub;
-        const char *cname = jstr(jget(c, "name")) ? jstr(jget(c, "name")) : "";
+        const char *cname = cu_jstr(c, "name") ? cu_jstr(c, "name") : "";
         char cid[96];
-        int sidecar = str_eq(jstr(jget(c, "restartPolicy")), "Always");
+        int sidecar = str_eq(cu_jstr(c, "restartPolicy"), "Always");
         int init = strcmp(status_key, "initContainerStatuses") == 0;
         int run = phase == 1 && (!init || sidecar);
         snprintf(cid, sizeof cid, "containerd://%016" PRIx64,
-                 ks_fnv1a(ks_fnv1a(0, ks_uid_of(pod)), cname));
-        jset_str(o, "name", cname);
-        jset_str(o, "image", jstr(jget(c, "image")) ? jstr(jget(c, "image")) : "");
-        jset_str(o, "imageID", "");
-        jset_str(o, "containerID", cid);
+                 cu_hash_field(cu_hash_field(CU_HASH_INIT, ks_uid_of(pod)), cname));
+        cu_jset_str(o, "name", cname);
+        cu_jset_str(o, "image", cu_jstr(c, "image") ? cu_jstr(c, "image") : "");
+        cu_jset_str(o, "imageID", "");
+        cu_jset_str(o, "containerID", cid);
         json_object_object_add(o, "ready", json_object_new_boolean(run));
         json_object_object_add(o, "started", json_object_new_boolean(run));
-        jset_int(o, "restartCount", 0);
+        cu_jset_int(o, "restartCount", 0);
         state = json_object_new_object();
         if (run) {
-            sub = jchild(state, "running");
-            jset_str(sub, "startedAt", started);
+            sub = cu_jchild(state, "running");
+            cu_jset_str(sub, "startedAt", started);
         } else {
             int code = (init && phase == 1) ? 0 : exit_code;
-            sub = jchild(state, "terminated");
-            jset_int(sub, "exitCode", code);
-            jset_str(sub, "reason", code == 0 ? "Completed" : "Error");
-            jset_str(sub, "startedAt", started);
-            jset_str(sub, "finishedAt", finished);
-            jset_str(sub, "containerID", cid);
+            sub = cu_jchild(state, "terminated");
+            cu_jset_int(sub, "exitCode", code);
+            cu_jset_str(sub, "reason", code == 0 ? "Completed" : "Error");
+            cu_jset_str(sub, "startedAt", started);
+            cu_jset_str(sub, "finishedAt", finished);
+            cu_jset_str(sub, "containerID", cid);
         }
         json_object_object_add(o, "state", state);
         json_object_object_add(o, "lastState", json_object_new_object());
         json_object_array_add(arr, o);
     }
-    if (jlen(arr))
+    if (cu_jarr_len(arr))
         json_object_object_add(status, status_key, arr);
     else
         json_object_put(arr);
@@ -119,29 +71,30 @@ static void ctr_statuses(json_object *pod, json_object *status, const char *list
 static int pod_transition(cu_store *s, const ks_types *t, json_object *pod, int phase,
                           const char *host_ip, const char *ts)
 {
-    json_object *copy = jcopy(pod), *st;
+    json_object *copy = cu_jcopy(pod), *st;
     const char *started;
     char ip[32];
     if (!copy)
         return 0;
-    st = jchild(copy, "status");
-    started = jstr(jget(st, "startTime")) ? jstr(jget(st, "startTime")) : ts;
+    st = cu_jchild(copy, "status");
+    started = cu_jstr(st, "startTime") ? cu_jstr(st, "startTime") : ts;
     if (phase == 1) {
-        uint64_t h = ks_fnv1a(0, ks_uid_of(pod));
-        jset_str(st, "phase", "Running");
-        jset_str(st, "startTime", ts);
+        uint64_t h = cu_hash_field(CU_HASH_INIT, ks_uid_of(pod));
+        cu_jset_str(st, "phase", "Running");
+        cu_jset_str(st, "startTime", ts);
         started = ts;
         if (host_ip) {
             json_object *ips = json_object_new_array(), *e = json_object_new_object();
-            jset_str(st, "hostIP", host_ip);
-            jset_str(e, "ip", host_ip);
+            cu_jset_str(st, "hostIP", host_ip);
+            cu_jset_str(e, "ip", host_ip);
             json_object_array_add(ips, e);
             json_object_object_add(st, "hostIPs", ips);
         }
-        snprintf(ip, sizeof ip, "10.244.%u.%u", (unsigned)(h % 250), (unsigned)((h >> 8) % 250 + 2));
-        jset_str(st, "podIP", ip);
+        snprintf(ip, sizeof ip, "10.244.%u.%u", (unsigned)(h % 250),
+                 (unsigned)((h >> 8) % 250 + 2));
+        cu_jset_str(st, "podIP", ip);
         json_object *pips = json_object_new_array(), *e = json_object_new_object();
-        jset_str(e, "ip", ip);
+        cu_jset_str(e, "ip", ip);
         json_object_array_add(pips, e);
         json_object_object_add(st, "podIPs", pips);
         ks_cond_set(st, "PodReadyToStartContainers", "True", NULL, NULL, ts, 0);
@@ -150,15 +103,15 @@ static int pod_transition(cu_store *s, const ks_types *t, json_object *pod, int 
         ks_cond_set(st, "ContainersReady", "True", NULL, NULL, ts, 0);
         ks_cond_set(st, "PodScheduled", "True", NULL, NULL, ts, 0);
     } else {
-        jset_str(st, "phase", phase == 2 ? "Succeeded" : "Failed");
-        if (!jget(st, "startTime"))
-            jset_str(st, "startTime", ts);
+        cu_jset_str(st, "phase", phase == 2 ? "Succeeded" : "Failed");
+        if (!cu_jget(st, "startTime"))
+            cu_jset_str(st, "startTime", ts);
         ks_cond_set(st, "PodReadyToStartContainers", "False", NULL, NULL, ts, 0);
         ks_cond_set(st, "Ready", "False", "PodCompleted", NULL, ts, 0);
         ks_cond_set(st, "ContainersReady", "False", "PodCompleted", NULL, ts, 0);
     }
-    if (!jget(st, "qosClass"))
-        jset_str(st, "qosClass", ks_pod_qos(jget(pod, "spec")));
+    if (!cu_jget(st, "qosClass"))
+        cu_jset_str(st, "qosClass", ks_pod_qos(cu_jget(pod, "spec")));
     ctr_statuses(pod, st, "spec.initContainers", "initContainerStatuses", phase, started, ts,
                  phase == 3 ? 137 : 0);
     ctr_statuses(pod, st, "spec.containers", "containerStatuses", phase, started, ts,
@@ -168,10 +121,10 @@ static int pod_transition(cu_store *s, const ks_types *t, json_object *pod, int 
 
 static const char *node_ip(json_object *node)
 {
-    json_object *a = jpath(node, "status.addresses");
-    for (size_t i = 0; i < jlen(a); i++)
-        if (str_eq(jstr(jget(jidx(a, i), "type")), "InternalIP"))
-            return jstr(jget(jidx(a, i), "address"));
+    json_object *a = cu_jpath(node, "status.addresses");
+    for (size_t i = 0; i < cu_jarr_len(a); i++)
+        if (str_eq(cu_jstr(jidx(a, i), "type"), "InternalIP"))
+            return cu_jstr(jidx(a, i), "address");
     return NULL;
 }
 
@@ -186,21 +139,21 @@ int cu_kubesim_kubelet(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
     fmt_time(now_ms, ts);
     nl = ks_list(s, t.nodes, NULL, NULL);
     pl = ks_list(s, t.pods, NULL, NULL);
-    nodes = jget(nl, "items");
-    pods = jget(pl, "items");
-    for (size_t i = 0; pl && nl && i < jlen(pods); i++) {
+    nodes = cu_jget(nl, "items");
+    pods = cu_jget(pl, "items");
+    for (size_t i = 0; pl && nl && i < cu_jarr_len(pods); i++) {
         json_object *p = jidx(pods, i), *node = NULL;
-        const char *ph = jpstr(p, "status.phase"), *nn = jpstr(p, "spec.nodeName");
+        const char *ph = cu_jpath_str(p, "status.phase"), *nn = cu_jpath_str(p, "spec.nodeName");
         if (ks_phase_terminal(p))
             continue;
-        if (jpath(p, "metadata.deletionTimestamp")) {
+        if (cu_jpath(p, "metadata.deletionTimestamp")) {
             /* the kubelet kills it (or, unbound, the pod GC fails it) */
             writes += pod_transition(s, &t, p, 3, NULL, ts);
             continue;
         }
         if (!nn)
             continue;
-        for (size_t k = 0; k < jlen(nodes); k++)
+        for (size_t k = 0; k < cu_jarr_len(nodes); k++)
             if (str_eq(ks_name_of(jidx(nodes, k)), nn))
                 node = jidx(nodes, k);
         if (!node)
@@ -210,19 +163,19 @@ int cu_kubesim_kubelet(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
             ph = "Running";
             /* its runtime counts from the second-precision startTime */
             int64_t rt, start = now_ms - now_ms % 1000;
-            json_object *a = jget(jpath(p, "metadata.annotations"), KS_RUNTIME_ANNOTATION);
-            if (a && cu_kubesim_parse_duration(jstr(a), &rt) == CU_OK && next_due_ms &&
+            json_object *a = cu_jget(cu_jpath(p, "metadata.annotations"), KS_RUNTIME_ANNOTATION);
+            if (a && cu_kubesim_parse_duration(cu_jas_str(a), &rt) == CU_OK && next_due_ms &&
                 start + rt < *next_due_ms)
                 *next_due_ms = start + rt;
             continue;
         }
         if (str_eq(ph, "Running")) {
-            json_object *a = jget(jpath(p, "metadata.annotations"), KS_RUNTIME_ANNOTATION);
+            json_object *a = cu_jget(cu_jpath(p, "metadata.annotations"), KS_RUNTIME_ANNOTATION);
             int64_t rt, start;
-            if (!a || cu_kubesim_parse_duration(jstr(a), &rt) != CU_OK)
+            if (!a || cu_kubesim_parse_duration(cu_jas_str(a), &rt) != CU_OK)
                 continue; /* runs until deleted */
-            if (!jpstr(p, "status.startTime") ||
-                cu_time_parse(jpstr(p, "status.startTime"), &start) != CU_OK)
+            if (!cu_jpath_str(p, "status.startTime") ||
+                cu_time_parse(cu_jpath_str(p, "status.startTime"), &start) != CU_OK)
                 start = now_ms;
             if (now_ms >= start + rt)
                 writes += pod_transition(s, &t, p, 2, NULL, ts);

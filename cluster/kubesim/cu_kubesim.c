@@ -21,6 +21,7 @@
  * themselves).
  */
 #include "ks_int.h"
+#include "cu_clock.h"
 
 #include <pthread.h>
 #include <time.h>
@@ -58,14 +59,6 @@ struct cu_kubesim {
     int stop;
 };
 
-static int64_t ks_sys_now(void *ud)
-{
-    struct timespec ts;
-    (void)ud;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void *ks_main(void *arg)
 {
     cu_kubesim *k = arg;
@@ -82,11 +75,7 @@ static void *ks_main(void *arg)
         }
         pthread_mutex_lock(&k->mu);
         if (!k->stop) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += (long)(tick % 1000) * 1000000L;
-            ts.tv_sec += tick / 1000 + ts.tv_nsec / 1000000000L;
-            ts.tv_nsec %= 1000000000L;
+            struct timespec ts = cu_clock_after(CLOCK_REALTIME, tick);
             pthread_cond_timedwait(&k->cv, &k->mu, &ts);
         }
         int stop = k->stop;
@@ -122,7 +111,7 @@ cu_kubesim *cu_kubesim_start(cu_store *s, const cu_kubesim_opts *o, char *err, s
     if (k->o.clock)
         k->clock = *k->o.clock;
     else
-        k->clock.now_ms = ks_sys_now;
+        k->clock = cu_clock_system();
     k->o.clock = NULL; /* copied: the caller's may go away */
     if (cu_kubesim_add_nodes(s, k->o.nodes_file, cu_clock_now(&k->clock), err, errn) != CU_OK) {
         free(k);

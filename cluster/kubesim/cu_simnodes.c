@@ -10,9 +10,9 @@
 
 static json_object *node_default_status_parts(json_object *node, const char *now, int idx)
 {
-    json_object *status = jchild(node, "status");
+    json_object *status = cu_jchild(node, "status");
     char ip[32];
-    if (!jget(status, "conditions")) {
+    if (!cu_jget(status, "conditions")) {
         static const char *const pressure[][3] = {
             { "MemoryPressure", "KubeletHasSufficientMemory",
               "kubelet has sufficient memory available" },
@@ -22,52 +22,52 @@ static json_object *node_default_status_parts(json_object *node, const char *now
         json_object *conds = json_object_new_array();
         for (size_t i = 0; i < 3; i++) {
             json_object *c = json_object_new_object();
-            jset_str(c, "type", pressure[i][0]);
-            jset_str(c, "status", "False");
-            jset_str(c, "reason", pressure[i][1]);
-            jset_str(c, "message", pressure[i][2]);
-            jset_str(c, "lastHeartbeatTime", now);
-            jset_str(c, "lastTransitionTime", now);
+            cu_jset_str(c, "type", pressure[i][0]);
+            cu_jset_str(c, "status", "False");
+            cu_jset_str(c, "reason", pressure[i][1]);
+            cu_jset_str(c, "message", pressure[i][2]);
+            cu_jset_str(c, "lastHeartbeatTime", now);
+            cu_jset_str(c, "lastTransitionTime", now);
             json_object_array_add(conds, c);
         }
         json_object *c = json_object_new_object();
-        jset_str(c, "type", "Ready");
-        jset_str(c, "status", "True");
-        jset_str(c, "reason", "KubeletReady");
-        jset_str(c, "message", "kubelet is posting ready status");
-        jset_str(c, "lastHeartbeatTime", now);
-        jset_str(c, "lastTransitionTime", now);
+        cu_jset_str(c, "type", "Ready");
+        cu_jset_str(c, "status", "True");
+        cu_jset_str(c, "reason", "KubeletReady");
+        cu_jset_str(c, "message", "kubelet is posting ready status");
+        cu_jset_str(c, "lastHeartbeatTime", now);
+        cu_jset_str(c, "lastTransitionTime", now);
         json_object_array_add(conds, c);
         json_object_object_add(status, "conditions", conds);
     }
-    if (!jget(status, "addresses")) {
+    if (!cu_jget(status, "addresses")) {
         json_object *a = json_object_new_array(), *e = json_object_new_object();
         snprintf(ip, sizeof ip, "10.0.%d.%d", idx / 250, idx % 250 + 2);
-        jset_str(e, "type", "InternalIP");
-        jset_str(e, "address", ip);
+        cu_jset_str(e, "type", "InternalIP");
+        cu_jset_str(e, "address", ip);
         json_object_array_add(a, e);
         e = json_object_new_object();
-        jset_str(e, "type", "Hostname");
-        jset_str(e, "address", ks_name_of(node) ? ks_name_of(node) : "");
+        cu_jset_str(e, "type", "Hostname");
+        cu_jset_str(e, "address", ks_name_of(node) ? ks_name_of(node) : "");
         json_object_array_add(a, e);
         json_object_object_add(status, "addresses", a);
     }
-    if (!jget(status, "nodeInfo")) {
-        json_object *ni = jchild(status, "nodeInfo");
-        jset_str(ni, "kubeletVersion", "v1.32.0");
-        jset_str(ni, "kubeProxyVersion", "v1.32.0");
-        jset_str(ni, "containerRuntimeVersion", "containerd://1.7.24");
-        jset_str(ni, "operatingSystem", "linux");
-        jset_str(ni, "architecture", "amd64");
-        jset_str(ni, "osImage", "Cueue simulated node");
-        jset_str(ni, "kernelVersion", "6.1.0-cueue");
-        jset_str(ni, "machineID", "");
-        jset_str(ni, "systemUUID", "");
-        jset_str(ni, "bootID", "");
+    if (!cu_jget(status, "nodeInfo")) {
+        json_object *ni = cu_jchild(status, "nodeInfo");
+        cu_jset_str(ni, "kubeletVersion", "v1.32.0");
+        cu_jset_str(ni, "kubeProxyVersion", "v1.32.0");
+        cu_jset_str(ni, "containerRuntimeVersion", "containerd://1.7.24");
+        cu_jset_str(ni, "operatingSystem", "linux");
+        cu_jset_str(ni, "architecture", "amd64");
+        cu_jset_str(ni, "osImage", "Cueue simulated node");
+        cu_jset_str(ni, "kernelVersion", "6.1.0-cueue");
+        cu_jset_str(ni, "machineID", "");
+        cu_jset_str(ni, "systemUUID", "");
+        cu_jset_str(ni, "bootID", "");
     }
-    if (!jget(status, "allocatable") && jget(status, "capacity"))
+    if (!cu_jget(status, "allocatable") && cu_jget(status, "capacity"))
         json_object_object_add(status, "allocatable",
-                               jcopy(jget(status, "capacity")));
+                               cu_jcopy(cu_jget(status, "capacity")));
     return node;
 }
 
@@ -95,47 +95,47 @@ static json_object *default_node(const defpool *p, int i, int zone)
     char name[64];
     json_object *n = json_object_new_object(), *md, *lb, *cap;
     snprintf(name, sizeof name, "%s%d", p->prefix, i);
-    jset_str(n, "apiVersion", "v1");
-    jset_str(n, "kind", "Node");
-    md = jchild(n, "metadata");
-    jset_str(md, "name", name);
-    lb = jchild(md, "labels");
-    jset_str(lb, "kubernetes.io/hostname", name);
-    jset_str(lb, "kubernetes.io/os", "linux");
-    jset_str(lb, "kubernetes.io/arch", "amd64");
-    jset_str(lb, "node.kubernetes.io/instance-type", p->itype);
-    jset_str(lb, "node.kubernetes.io/lifecycle", p->lifecycle);
-    jset_str(lb, "topology.kubernetes.io/zone", zone ? "zone-b" : "zone-a");
+    cu_jset_str(n, "apiVersion", "v1");
+    cu_jset_str(n, "kind", "Node");
+    md = cu_jchild(n, "metadata");
+    cu_jset_str(md, "name", name);
+    lb = cu_jchild(md, "labels");
+    cu_jset_str(lb, "kubernetes.io/hostname", name);
+    cu_jset_str(lb, "kubernetes.io/os", "linux");
+    cu_jset_str(lb, "kubernetes.io/arch", "amd64");
+    cu_jset_str(lb, "node.kubernetes.io/instance-type", p->itype);
+    cu_jset_str(lb, "node.kubernetes.io/lifecycle", p->lifecycle);
+    cu_jset_str(lb, "topology.kubernetes.io/zone", zone ? "zone-b" : "zone-a");
     if (p->product) {
-        jset_str(lb, "nvidia.com/gpu.product", p->product);
-        jset_str(lb, "nvidia.com/gpu.count", p->gpus);
-        jset_str(lb, "nvidia.com/gpu.present", "true");
+        cu_jset_str(lb, "nvidia.com/gpu.product", p->product);
+        cu_jset_str(lb, "nvidia.com/gpu.count", p->gpus);
+        cu_jset_str(lb, "nvidia.com/gpu.present", "true");
     }
     if (p->pool)
-        jset_str(lb, "node.example.com/pool", p->pool);
-    json_object *spec = jchild(n, "spec");
+        cu_jset_str(lb, "node.example.com/pool", p->pool);
+    json_object *spec = cu_jchild(n, "spec");
     if (p->taint_key) {
         json_object *ts = json_object_new_array(), *t = json_object_new_object();
-        jset_str(t, "key", p->taint_key);
-        jset_str(t, "value", p->taint_value);
-        jset_str(t, "effect", "NoSchedule");
+        cu_jset_str(t, "key", p->taint_key);
+        cu_jset_str(t, "value", p->taint_value);
+        cu_jset_str(t, "effect", "NoSchedule");
         json_object_array_add(ts, t);
         json_object_object_add(spec, "taints", ts);
     }
-    cap = jchild(jchild(n, "status"), "capacity");
-    jset_str(cap, "cpu", p->cpu);
-    jset_str(cap, "memory", p->memory);
-    jset_str(cap, "pods", "110");
-    jset_str(cap, "ephemeral-storage", "2Ti");
+    cap = cu_jchild(cu_jchild(n, "status"), "capacity");
+    cu_jset_str(cap, "cpu", p->cpu);
+    cu_jset_str(cap, "memory", p->memory);
+    cu_jset_str(cap, "pods", "110");
+    cu_jset_str(cap, "ephemeral-storage", "2Ti");
     if (p->gpus)
-        jset_str(cap, "nvidia.com/gpu", p->gpus);
+        cu_jset_str(cap, "nvidia.com/gpu", p->gpus);
     return n;
 }
 
 /* Checks a Node from a file; -1 with a message. */
 static int node_check(json_object *n, const char *file, size_t doc, char *err, size_t errn)
 {
-    const char *kind = jstr(jget(n, "kind")), *name = ks_name_of(n);
+    const char *kind = cu_jstr(n, "kind"), *name = ks_name_of(n);
     const char *maps[2] = { "capacity", "allocatable" };
     int64_t m;
     if (!str_eq(kind, "Node")) {
@@ -148,7 +148,7 @@ static int node_check(json_object *n, const char *file, size_t doc, char *err, s
         return -1;
     }
     for (int i = 0; i < 2; i++) {
-        json_object *mp = jget(jget(n, "status"), maps[i]);
+        json_object *mp = cu_jget(cu_jget(n, "status"), maps[i]);
         if (!mp)
             continue;
         if (!json_object_is_type(mp, json_type_object)) {
@@ -164,14 +164,14 @@ static int node_check(json_object *n, const char *file, size_t doc, char *err, s
             }
         }
     }
-    if (!jpath(n, "status.capacity") && !jpath(n, "status.allocatable")) {
+    if (!cu_jpath(n, "status.capacity") && !cu_jpath(n, "status.allocatable")) {
         snprintf(err, errn, "%s: document %zu: Node %s: status.capacity: required", file, doc,
                  name);
         return -1;
     }
-    json_object *taints = jpath(n, "spec.taints");
-    for (size_t i = 0; i < jlen(taints); i++) {
-        const char *eff = jstr(jget(jidx(taints, i), "effect"));
+    json_object *taints = cu_jpath(n, "spec.taints");
+    for (size_t i = 0; i < cu_jarr_len(taints); i++) {
+        const char *eff = cu_jstr(jidx(taints, i), "effect");
         if (!str_eq(eff, "NoSchedule") && !str_eq(eff, "PreferNoSchedule") &&
             !str_eq(eff, "NoExecute")) {
             snprintf(err, errn,
@@ -194,7 +194,7 @@ static cu_err node_ensure(cu_store *s, const ks_types *t, json_object *n, char *
         json_object_put(n);
         return CU_OK;
     }
-    json_object *want_status = jcopy(jget(n, "status"));
+    json_object *want_status = cu_jcopy(cu_jget(n, "status"));
     cu_err e = cu_store_create(s, t->nodes, NULL, n, &out, &st);
     if (e != CU_OK) {
         snprintf(err, errn, "node %s: %s", st.name[0] ? st.name : "?", st.message);
@@ -202,7 +202,7 @@ static cu_err node_ensure(cu_store *s, const ks_types *t, json_object *n, char *
         return e;
     }
     /* a store that drops status on create gets it through /status */
-    if (out && want_status && !jpath(out, "status.allocatable")) {
+    if (out && want_status && !cu_jpath(out, "status.allocatable")) {
         json_object_object_add(out, "status", want_status);
         want_status = NULL;
         ks_put(s, t->nodes, out, "status", NULL);

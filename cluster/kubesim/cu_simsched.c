@@ -29,6 +29,7 @@
  *    never preempts.
  */
 #include "ks_int.h"
+#include "cu_hash.h"
 #include "cu_match.h"
 #include "cu_podreq.h"
 
@@ -41,8 +42,8 @@
  * defaults. -1 when out of memory. */
 static int ctr_amounts(json_object *c, int nonzero, cu_restab *out)
 {
-    json_object *r = jget(c, "resources");
-    json_object *maps[2] = { jget(r, "requests"), jget(r, "limits") };
+    json_object *r = cu_jget(c, "resources");
+    json_object *maps[2] = { cu_jget(r, "requests"), cu_jget(r, "limits") };
     for (int m = 0; m < 2; m++) {
         if (!maps[m] || !json_object_is_type(maps[m], json_type_object))
             continue;
@@ -70,24 +71,24 @@ static int ctr_amounts(json_object *c, int nonzero, cu_restab *out)
  * memory. */
 static int pod_requests(json_object *pod, int nonzero, cu_restab *out)
 {
-    json_object *spec = jget(pod, "spec");
-    json_object *cs = jget(spec, "containers"), *ics = jget(spec, "initContainers");
-    json_object *ov = jget(spec, "overhead");
+    json_object *spec = cu_jget(pod, "spec");
+    json_object *cs = cu_jget(spec, "containers"), *ics = cu_jget(spec, "initContainers");
+    json_object *ov = cu_jget(spec, "overhead");
     cu_restab one = {0};
     cu_podreq p;
     int rc = 0;
     cu_podreq_init(&p, 1, NULL, NULL);
-    for (size_t i = 0; i < jlen(cs) && rc == 0; i++) {
+    for (size_t i = 0; i < cu_jarr_len(cs) && rc == 0; i++) {
         one.n = 0;
         rc = ctr_amounts(jidx(cs, i), nonzero, &one);
         cu_podreq_add(&p, CU_CTR_REGULAR, one.it, one.n);
     }
-    for (size_t i = 0; i < jlen(ics) && rc == 0; i++) {
+    for (size_t i = 0; i < cu_jarr_len(ics) && rc == 0; i++) {
         json_object *ic = jidx(ics, i);
         one.n = 0;
         rc = ctr_amounts(ic, nonzero, &one);
         cu_podreq_add(&p,
-                      str_eq(jstr(jget(ic, "restartPolicy")), "Always") ? CU_CTR_SIDECAR
+                      str_eq(cu_jstr(ic, "restartPolicy"), "Always") ? CU_CTR_SIDECAR
                                                                         : CU_CTR_INIT,
                       one.it, one.n);
     }
@@ -121,15 +122,15 @@ static int check_qty_map(json_object *pod, json_object *map, const char *field, 
         return 0;
     if (!json_object_is_type(map, json_type_object)) {
         snprintf(msg, msgn, "pod %s/%s: %s: must be a map of quantities",
-                 jpstr(pod, "metadata.namespace") ? jpstr(pod, "metadata.namespace") : "",
-                 jpstr(pod, "metadata.name") ? jpstr(pod, "metadata.name") : "", field);
+                 ks_ns_of(pod) ? ks_ns_of(pod) : "", ks_name_of(pod) ? ks_name_of(pod) : "",
+                 field);
         return -1;
     }
     json_object_object_foreach(map, k, v) {
         if (ks_qty_json(v, &m) != 0 || m < 0) {
             snprintf(msg, msgn, "pod %s/%s: %s[%s]: invalid quantity %s",
-                     jpstr(pod, "metadata.namespace") ? jpstr(pod, "metadata.namespace") : "",
-                     jpstr(pod, "metadata.name") ? jpstr(pod, "metadata.name") : "", field, k,
+                     ks_ns_of(pod) ? ks_ns_of(pod) : "", ks_name_of(pod) ? ks_name_of(pod) : "",
+                     field, k,
                      json_object_to_json_string(v));
             return -1;
         }
@@ -140,22 +141,22 @@ static int check_qty_map(json_object *pod, json_object *map, const char *field, 
 /* Checks every quantity of the pod; -1 with a message naming the field. */
 static int pod_check(json_object *pod, char *msg, size_t msgn)
 {
-    json_object *spec = jget(pod, "spec");
+    json_object *spec = cu_jget(pod, "spec");
     const char *lists[2] = { "containers", "initContainers" };
     char field[160];
     for (int l = 0; l < 2; l++) {
-        json_object *cs = jget(spec, lists[l]);
-        for (size_t i = 0; i < jlen(cs); i++) {
-            json_object *r = jget(jidx(cs, i), "resources");
+        json_object *cs = cu_jget(spec, lists[l]);
+        for (size_t i = 0; i < cu_jarr_len(cs); i++) {
+            json_object *r = cu_jget(jidx(cs, i), "resources");
             snprintf(field, sizeof field, "spec.%s[%zu].resources.requests", lists[l], i);
-            if (check_qty_map(pod, jget(r, "requests"), field, msg, msgn) != 0)
+            if (check_qty_map(pod, cu_jget(r, "requests"), field, msg, msgn) != 0)
                 return -1;
             snprintf(field, sizeof field, "spec.%s[%zu].resources.limits", lists[l], i);
-            if (check_qty_map(pod, jget(r, "limits"), field, msg, msgn) != 0)
+            if (check_qty_map(pod, cu_jget(r, "limits"), field, msg, msgn) != 0)
                 return -1;
         }
     }
-    return check_qty_map(pod, jget(spec, "overhead"), "spec.overhead", msg, msgn);
+    return check_qty_map(pod, cu_jget(spec, "overhead"), "spec.overhead", msg, msgn);
 }
 
 /* ================= node matching (the rules: api/cu_match.h) ================= */
@@ -175,11 +176,11 @@ static void *ks_alloc(cu_arena *a, size_t n, size_t size)
 static int dec_tolerations(cu_arena *a, json_object *tols, cu_toleration **out, size_t *n)
 {
     *n = 0;
-    if (!(*out = ks_alloc(a, jlen(tols), sizeof(**out))) && jlen(tols))
+    if (!(*out = ks_alloc(a, cu_jarr_len(tols), sizeof(**out))) && cu_jarr_len(tols))
         return -1;
-    for (size_t i = 0; i < jlen(tols); i++) {
+    for (size_t i = 0; i < cu_jarr_len(tols); i++) {
         json_object *t = jidx(tols, i);
-        const char *op = jstr(jget(t, "operator"));
+        const char *op = cu_jstr(t, "operator");
         cu_toleration *x = &(*out)[*n];
         if (str_eq(op, "Exists"))
             x->op = CU_TOL_EXISTS;
@@ -187,9 +188,9 @@ static int dec_tolerations(cu_arena *a, json_object *tols, cu_toleration **out, 
             x->op = CU_TOL_EQUAL;
         else
             continue;
-        x->key = jstr(jget(t, "key"));
-        x->value = jstr(jget(t, "value"));
-        x->effect = jstr(jget(t, "effect"));
+        x->key = cu_jstr(t, "key");
+        x->value = cu_jstr(t, "value");
+        x->effect = cu_jstr(t, "effect");
         (*n)++;
     }
     return 0;
@@ -197,13 +198,13 @@ static int dec_tolerations(cu_arena *a, json_object *tols, cu_toleration **out, 
 
 static int dec_taints(cu_arena *a, json_object *taints, cu_taint **out, size_t *n)
 {
-    *n = jlen(taints);
+    *n = cu_jarr_len(taints);
     if (!(*out = ks_alloc(a, *n, sizeof(**out))) && *n)
         return -1;
     for (size_t i = 0; i < *n; i++) {
         json_object *t = jidx(taints, i);
-        (*out)[i] = (cu_taint){ jstr(jget(t, "key")), jstr(jget(t, "value")),
-                                jstr(jget(t, "effect")) };
+        (*out)[i] = (cu_taint){ cu_jstr(t, "key"), cu_jstr(t, "value"),
+                                cu_jstr(t, "effect") };
     }
     return 0;
 }
@@ -220,7 +221,7 @@ static int dec_kvs(cu_arena *a, json_object *map, cu_kvs *out)
         return json_object_object_length(map) ? -1 : 0;
     json_object_object_foreach(map, k, v) {
         out->items[n].key = k;
-        out->items[n++].value = jstr(v);
+        out->items[n++].value = cu_jas_str(v);
     }
     out->n = n;
     return 0;
@@ -230,26 +231,26 @@ static int dec_kvs(cu_arena *a, json_object *map, cu_kvs *out)
  * no values, which matches nothing, as the unknown operator does. */
 static int dec_selreqs(cu_arena *a, json_object *reqs, cu_selterm *out)
 {
-    out->n = jlen(reqs);
+    out->n = cu_jarr_len(reqs);
     if (!(out->reqs = ks_alloc(a, out->n, sizeof(cu_selreq))) && out->n)
         return -1;
     for (size_t i = 0; i < out->n; i++) {
-        json_object *e = jidx(reqs, i), *vals = jget(e, "values");
-        const char *op = jstr(jget(e, "operator"));
+        json_object *e = jidx(reqs, i), *vals = cu_jget(e, "values");
+        const char *op = cu_jstr(e, "operator");
         cu_selreq *r = &out->reqs[i];
         int known = 0;
-        r->key = jstr(jget(e, "key"));
+        r->key = cu_jstr(e, "key");
         r->op = CU_SEL_IN;
         for (int k = CU_SEL_IN; k <= CU_SEL_LT && !known; k++)
             if (str_eq(op, cu_selop_name((cu_selop)k))) {
                 r->op = (cu_selop)k;
                 known = 1;
             }
-        r->values.n = known ? jlen(vals) : 0;
+        r->values.n = known ? cu_jarr_len(vals) : 0;
         if (!(r->values.items = ks_alloc(a, r->values.n, sizeof(char *))) && r->values.n)
             return -1;
         for (size_t k = 0; k < r->values.n; k++)
-            r->values.items[k] = jstr(jidx(vals, k));
+            r->values.items[k] = cu_jas_str(jidx(vals, k));
     }
     return 0;
 }
@@ -259,20 +260,21 @@ static int dec_nodesel(cu_arena *a, json_object *pod, cu_nodesel *s)
 {
     json_object *req, *terms;
     memset(s, 0, sizeof(*s));
-    if (dec_kvs(a, jpath(pod, "spec.nodeSelector"), &s->selector) != 0)
+    if (dec_kvs(a, cu_jpath(pod, "spec.nodeSelector"), &s->selector) != 0)
         return -1;
-    req = jpath(pod, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+    req = cu_jpath(pod,
+                   "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution");
     if (!req)
         return 0;
     s->has_required = 1;
-    terms = jget(req, "nodeSelectorTerms");
-    s->nterms = jlen(terms);
+    terms = cu_jget(req, "nodeSelectorTerms");
+    s->nterms = cu_jarr_len(terms);
     if (!(s->terms = ks_alloc(a, s->nterms, sizeof(*s->terms))) && s->nterms)
         return -1;
     for (size_t i = 0; i < s->nterms; i++) {
         json_object *t = jidx(terms, i);
-        if (dec_selreqs(a, jget(t, "matchExpressions"), &s->terms[i].exprs) != 0 ||
-            dec_selreqs(a, jget(t, "matchFields"), &s->terms[i].fields) != 0)
+        if (dec_selreqs(a, cu_jget(t, "matchExpressions"), &s->terms[i].exprs) != 0 ||
+            dec_selreqs(a, cu_jget(t, "matchFields"), &s->terms[i].fields) != 0)
             return -1;
     }
     return 0;
@@ -361,10 +363,10 @@ typedef struct nacc {
  * allocatable map; a node that states neither pod count gets 110). */
 static int64_t node_alloc(json_object *node, const char *res)
 {
-    json_object *al = jpath(node, "status.allocatable");
-    json_object *v = al ? jget(al, res) : jget(jpath(node, "status.capacity"), res);
+    json_object *al = cu_jpath(node, "status.allocatable");
+    json_object *v = al ? cu_jget(al, res) : cu_jget(cu_jpath(node, "status.capacity"), res);
     int64_t m = 0;
-    if (!v && strcmp(res, "pods") == 0 && !jget(jpath(node, "status.capacity"), "pods"))
+    if (!v && strcmp(res, "pods") == 0 && !cu_jget(cu_jpath(node, "status.capacity"), "pods"))
         return 110 * 1000LL;
     if (!v || ks_qty_json(v, &m) != 0)
         return 0;
@@ -450,7 +452,7 @@ int cu_sched_pick(json_object *const *nodes, size_t nnodes, json_object *const *
     cu_buf b;
     int best = -1;
     int64_t best_score = -1, prio, pod_cpu, pod_mem;
-    json_object *spec = jget(pod, "spec");
+    json_object *spec = cu_jget(pod, "spec");
 
     if (!msg || !msgn) {
         msg = dummy;
@@ -466,7 +468,7 @@ int cu_sched_pick(json_object *const *nodes, size_t nnodes, json_object *const *
     cu_arena_init(&ar, 0);
     acc = calloc(nnodes, sizeof(*acc));
     if (!acc || pod_requests(pod, 0, &req) != 0 || pod_requests(pod, 1, &nz) != 0 ||
-        dec_tolerations(&ar, jpath(pod, "spec.tolerations"), &tols, &ntols) != 0 ||
+        dec_tolerations(&ar, cu_jpath(pod, "spec.tolerations"), &tols, &ntols) != 0 ||
         dec_nodesel(&ar, pod, &sel) != 0) {
         snprintf(msg, msgn, "out of memory");
         free(acc);
@@ -475,25 +477,25 @@ int cu_sched_pick(json_object *const *nodes, size_t nnodes, json_object *const *
         cu_arena_free(&ar);
         return -1;
     }
-    prio = jint(jget(spec, "priority"), 0);
+    prio = cu_jas_num(cu_jget(spec, "priority"), 0);
     pod_cpu = cu_restab_get(&nz, "cpu");
     pod_mem = cu_restab_get(&nz, "memory");
 
     /* what is already bound to each node */
     for (size_t i = 0; i < nbound; i++) {
-        json_object *bp = bound[i], *bspec = jget(bp, "spec");
-        const char *nn = jstr(jget(bspec, "nodeName"));
+        json_object *bp = bound[i], *bspec = cu_jget(bp, "spec");
+        const char *nn = cu_jstr(bspec, "nodeName");
         size_t j;
         cu_restab br = {0}, bnz = {0};
         int low;
         if (!nn || ks_phase_terminal(bp))
             continue;
         for (j = 0; j < nnodes; j++)
-            if (str_eq(jpstr(nodes[j], "metadata.name"), nn))
+            if (str_eq(cu_jpath_str(nodes[j], "metadata.name"), nn))
                 break;
         if (j == nnodes)
             continue;
-        low = jint(jget(bspec, "priority"), 0) < prio;
+        low = cu_jas_num(cu_jget(bspec, "priority"), 0) < prio;
         if (pod_requests(bp, 0, &br) == 0) {
             for (size_t r = 0; r < br.n; r++) {
                 cu_restab_add_sat(&acc[j].used, br.it[r].name, br.it[r].milli);
@@ -523,13 +525,13 @@ int cu_sched_pick(json_object *const *nodes, size_t nnodes, json_object *const *
         cu_kvs fields = { 1, &name };
         const char *reason = NULL;
         char tbuf[600];
-        if (dec_taints(&ar, jpath(node, "spec.taints"), &taints, &ntaints) != 0 ||
-            dec_kvs(&ar, jpath(node, "metadata.labels"), &labels) != 0) {
+        if (dec_taints(&ar, cu_jpath(node, "spec.taints"), &taints, &ntaints) != 0 ||
+            dec_kvs(&ar, cu_jpath(node, "metadata.labels"), &labels) != 0) {
             best = -1;
             snprintf(msg, msgn, "out of memory");
             goto out;
         }
-        if (jtrue(jpath(node, "spec.unschedulable")) &&
+        if (cu_jas_true(cu_jpath(node, "spec.unschedulable")) &&
             !cu_match_tolerated(tols, ntols, &unschedulable)) {
             reason = "node(s) were unschedulable";
         } else if ((taint = cu_match_untolerated(taints, ntaints, tols, ntols)) != NULL) {
@@ -552,9 +554,8 @@ int cu_sched_pick(json_object *const *nodes, size_t nnodes, json_object *const *
         int64_t sc = node_score(node, &acc[i], pod_cpu, pod_mem, most_allocated);
         if (best < 0 || sc > best_score ||
             (sc == best_score &&
-             strcmp(jpstr(node, "metadata.name") ? jpstr(node, "metadata.name") : "",
-                    jpstr(nodes[best], "metadata.name") ? jpstr(nodes[best], "metadata.name")
-                                                        : "") < 0)) {
+             strcmp(ks_name_of(node) ? ks_name_of(node) : "",
+                    ks_name_of(nodes[best]) ? ks_name_of(nodes[best]) : "") < 0)) {
             best = (int)i;
             best_score = sc;
         }
@@ -568,7 +569,7 @@ int cu_sched_pick(json_object *const *nodes, size_t nnodes, json_object *const *
             hist_join(&filt, &b);
             cu_buf_puts(&b, ".");
         }
-        if (str_eq(jstr(jget(spec, "preemptionPolicy")), "Never")) {
+        if (str_eq(cu_jstr(spec, "preemptionPolicy"), "Never")) {
             cu_buf_puts(&b, " preemption: not eligible due to preemptionPolicy=Never.");
         } else {
             cu_buf_printf(&b, " preemption: 0/%zu nodes are available: ", nnodes);
@@ -605,46 +606,47 @@ static int event_record(cu_store *s, const ks_types *t, json_object *pod, const 
     char name[300], ts[32];
     cu_status st;
     json_object *ev = NULL, *out = NULL;
-    uint64_t h = ks_fnv1a(ks_fnv1a(ks_fnv1a(0, ks_uid_of(pod)), reason), message);
+    uint64_t h = cu_hash_field(
+        cu_hash_field(cu_hash_field(CU_HASH_INIT, ks_uid_of(pod)), reason), message);
     snprintf(name, sizeof name, "%.200s.%016" PRIx64, ks_name_of(pod), h);
     fmt_time(now, ts);
     if (cu_store_get(s, t->events, ks_ns_of(pod), name, &ev, &st) == CU_OK) {
         int64_t last = 0;
-        if (cu_time_parse(jstr(jget(ev, "lastTimestamp")) ? jstr(jget(ev, "lastTimestamp")) : "",
+        if (cu_time_parse(cu_jstr(ev, "lastTimestamp") ? cu_jstr(ev, "lastTimestamp") : "",
                           &last) == CU_OK &&
             now - last < KS_EVENT_REPEAT_MS) {
             json_object_put(ev);
             return 0;
         }
-        jset_int(ev, "count", jint(jget(ev, "count"), 1) + 1);
-        jset_str(ev, "lastTimestamp", ts);
+        cu_jset_int(ev, "count", cu_jas_num(cu_jget(ev, "count"), 1) + 1);
+        cu_jset_str(ev, "lastTimestamp", ts);
         return ks_put(s, t->events, ev, NULL, NULL);
     }
     ev = json_object_new_object();
-    jset_str(ev, "apiVersion", "v1");
-    jset_str(ev, "kind", "Event");
-    json_object *md = jchild(ev, "metadata");
-    jset_str(md, "name", name);
-    jset_str(md, "namespace", ks_ns_of(pod));
-    json_object *io = jchild(ev, "involvedObject");
-    jset_str(io, "apiVersion", "v1");
-    jset_str(io, "kind", "Pod");
-    jset_str(io, "namespace", ks_ns_of(pod));
-    jset_str(io, "name", ks_name_of(pod));
+    cu_jset_str(ev, "apiVersion", "v1");
+    cu_jset_str(ev, "kind", "Event");
+    json_object *md = cu_jchild(ev, "metadata");
+    cu_jset_str(md, "name", name);
+    cu_jset_str(md, "namespace", ks_ns_of(pod));
+    json_object *io = cu_jchild(ev, "involvedObject");
+    cu_jset_str(io, "apiVersion", "v1");
+    cu_jset_str(io, "kind", "Pod");
+    cu_jset_str(io, "namespace", ks_ns_of(pod));
+    cu_jset_str(io, "name", ks_name_of(pod));
     if (ks_uid_of(pod))
-        jset_str(io, "uid", ks_uid_of(pod));
-    if (jpstr(pod, "metadata.resourceVersion"))
-        jset_str(io, "resourceVersion", jpstr(pod, "metadata.resourceVersion"));
-    jset_str(ev, "reason", reason);
-    jset_str(ev, "message", message);
-    jset_str(ev, "type", type);
-    jset_str(jchild(ev, "source"), "component", "default-scheduler");
-    jset_str(ev, "reportingComponent", "default-scheduler");
-    jset_str(ev, "reportingInstance", "default-scheduler");
-    jset_str(ev, "action", action);
-    jset_str(ev, "firstTimestamp", ts);
-    jset_str(ev, "lastTimestamp", ts);
-    jset_int(ev, "count", 1);
+        cu_jset_str(io, "uid", ks_uid_of(pod));
+    if (cu_jpath_str(pod, "metadata.resourceVersion"))
+        cu_jset_str(io, "resourceVersion", cu_jpath_str(pod, "metadata.resourceVersion"));
+    cu_jset_str(ev, "reason", reason);
+    cu_jset_str(ev, "message", message);
+    cu_jset_str(ev, "type", type);
+    cu_jset_str(cu_jchild(ev, "source"), "component", "default-scheduler");
+    cu_jset_str(ev, "reportingComponent", "default-scheduler");
+    cu_jset_str(ev, "reportingInstance", "default-scheduler");
+    cu_jset_str(ev, "action", action);
+    cu_jset_str(ev, "firstTimestamp", ts);
+    cu_jset_str(ev, "lastTimestamp", ts);
+    cu_jset_int(ev, "count", 1);
     if (cu_store_create(s, t->events, ks_ns_of(pod), ev, &out, &st) != CU_OK)
         return 0;
     if (out)
@@ -658,24 +660,26 @@ typedef struct pcval { const char *name; int64_t v; } pcval;
 
 static int64_t pod_priority(json_object *pod, json_object *pcs)
 {
-    json_object *pr = jpath(pod, "spec.priority");
-    const char *pc = jpstr(pod, "spec.priorityClassName");
+    json_object *pr = cu_jpath(pod, "spec.priority");
+    const char *pc = cu_jpath_str(pod, "spec.priorityClassName");
     if (pr)
-        return jint(pr, 0);
-    for (size_t i = 0; pc && i < jlen(pcs); i++)
+        return cu_jas_num(pr, 0);
+    for (size_t i = 0; pc && i < cu_jarr_len(pcs); i++)
         if (str_eq(ks_name_of(jidx(pcs, i)), pc))
-            return jint(jget(jidx(pcs, i), "value"), 0);
-    for (size_t i = 0; !pc && i < jlen(pcs); i++)
-        if (jtrue(jget(jidx(pcs, i), "globalDefault")))
-            return jint(jget(jidx(pcs, i), "value"), 0);
+            return cu_jas_num(cu_jget(jidx(pcs, i), "value"), 0);
+    for (size_t i = 0; !pc && i < cu_jarr_len(pcs); i++)
+        if (cu_jas_true(cu_jget(jidx(pcs, i), "globalDefault")))
+            return cu_jas_num(cu_jget(jidx(pcs, i), "value"), 0);
     return 0;
 }
 
 static int cmp_pending(const void *a, const void *b)
 {
     json_object *x = *(json_object *const *)a, *y = *(json_object *const *)b;
-    int64_t px = jint(jpath(x, "spec.priority"), 0), py = jint(jpath(y, "spec.priority"), 0);
-    const char *tx = jpstr(x, "metadata.creationTimestamp"), *ty = jpstr(y, "metadata.creationTimestamp");
+    int64_t px = cu_jas_num(cu_jpath(x, "spec.priority"), 0);
+    int64_t py = cu_jas_num(cu_jpath(y, "spec.priority"), 0);
+    const char *tx = cu_jpath_str(x, "metadata.creationTimestamp");
+    const char *ty = cu_jpath_str(y, "metadata.creationTimestamp");
     int c;
     if (px != py)
         return px > py ? -1 : 1;
@@ -688,13 +692,13 @@ static int cmp_pending(const void *a, const void *b)
 
 static int pod_pending(json_object *p)
 {
-    const char *ph = jpstr(p, "status.phase");
-    const char *sn = jpstr(p, "spec.schedulerName");
-    if (jpstr(p, "spec.nodeName") || jpath(p, "metadata.deletionTimestamp"))
+    const char *ph = cu_jpath_str(p, "status.phase");
+    const char *sn = cu_jpath_str(p, "spec.schedulerName");
+    if (cu_jpath_str(p, "spec.nodeName") || cu_jpath(p, "metadata.deletionTimestamp"))
         return 0;
     if (ph && !str_eq(ph, "Pending"))
         return 0;
-    if (jlen(jpath(p, "spec.schedulingGates")) > 0)
+    if (cu_jarr_len(cu_jpath(p, "spec.schedulingGates")) > 0)
         return 0; /* gated pods are not scheduled at all */
     return !sn || str_eq(sn, "default-scheduler");
 }
@@ -714,23 +718,23 @@ int cu_kubesim_schedule(cu_store *s, int most_allocated, int64_t now_ms)
     pl = ks_list(s, t.pods, NULL, NULL);
     if (t.pcs)
         pcl = ks_list(s, t.pcs, NULL, NULL);
-    pods = jget(pl, "items");
-    pcs = jget(pcl, "items");
-    nn = jlen(jget(nl, "items"));
-    np = jlen(pods);
+    pods = cu_jget(pl, "items");
+    pcs = cu_jget(pcl, "items");
+    nn = cu_jarr_len(cu_jget(nl, "items"));
+    np = cu_jarr_len(pods);
     nodes = calloc(nn ? nn : 1, sizeof(*nodes));
     bound = calloc(np ? np : 1, sizeof(*bound));
     pending = calloc(np ? np : 1, sizeof(*pending));
     if (!nl || !pl || !nodes || !bound || !pending)
         goto out;
     for (size_t i = 0; i < nn; i++)
-        nodes[i] = jidx(jget(nl, "items"), i);
+        nodes[i] = jidx(cu_jget(nl, "items"), i);
     for (size_t i = 0; i < np; i++) {
         json_object *p = jidx(pods, i);
         /* resolve priorityClassName as the Priority admission plugin would */
-        if (!jpath(p, "spec.priority") && jget(p, "spec"))
-            jset_int(jget(p, "spec"), "priority", pod_priority(p, pcs));
-        if (jpstr(p, "spec.nodeName")) {
+        if (!cu_jpath(p, "spec.priority") && cu_jget(p, "spec"))
+            cu_jset_int(cu_jget(p, "spec"), "priority", pod_priority(p, pcs));
+        if (cu_jpath_str(p, "spec.nodeName")) {
             if (!ks_phase_terminal(p))
                 bound[nb++] = p;
         } else if (pod_pending(p)) {
@@ -742,20 +746,21 @@ int cu_kubesim_schedule(cu_store *s, int most_allocated, int64_t now_ms)
         json_object *p = pending[i];
         int idx = cu_sched_pick(nodes, nn, bound, nb, p, most_allocated, msg, sizeof msg);
         if (idx >= 0) {
-            json_object *copy = jcopy(p), *out = NULL;
+            json_object *copy = cu_jcopy(p), *out = NULL;
             const char *node = ks_name_of(nodes[idx]);
-            jset_str(jget(copy, "spec"), "nodeName", node);
+            cu_jset_str(cu_jget(copy, "spec"), "nodeName", node);
             if (!ks_put(s, t.pods, copy, NULL, &out))
                 continue;
             writes++;
-            jset_str(jget(p, "spec"), "nodeName", node);
+            cu_jset_str(cu_jget(p, "spec"), "nodeName", node);
             bound[nb++] = p;
-            ks_cond_set(jchild(out, "status"), "PodScheduled", "True", NULL, NULL, ts, 0);
+            ks_cond_set(cu_jchild(out, "status"), "PodScheduled", "True", NULL, NULL, ts, 0);
             writes += ks_put(s, t.pods, out, "status", NULL);
             continue;
         }
-        json_object *copy = jcopy(p);
-        if (ks_cond_set(jchild(copy, "status"), "PodScheduled", "False", "Unschedulable", msg, ts, 0)) {
+        json_object *copy = cu_jcopy(p);
+        if (ks_cond_set(cu_jchild(copy, "status"), "PodScheduled", "False", "Unschedulable", msg,
+                        ts, 0)) {
             writes += ks_put(s, t.pods, copy, "status", NULL);
         } else {
             json_object_put(copy);

@@ -10,6 +10,7 @@
 #ifndef KS_INT_H
 #define KS_INT_H
 
+#include "cu_json.h"
 #include "cu_kubesim.h"
 #include "cu_quantity.h"
 
@@ -25,92 +26,12 @@
 #define KS_EVENT_REPEAT_MS 10000    /* an identical event is bumped at most this often */
 #define KS_MSG_MAX 1024             /* kube-scheduler truncates event messages to 1024 */
 
-/* ================= json helpers ================= */
+/* json-c accessors: cu_json.h (cu_jget, cu_jstr, cu_jpath...); and: */
 
-static inline json_object *jget(json_object *o, const char *k)
+/* a[i] of an array whose length was checked (cu_jarr_len). */
+static inline json_object *jidx(json_object *a, size_t i)
 {
-    json_object *v = NULL;
-    if (!o || !json_object_is_type(o, json_type_object))
-        return NULL;
-    return json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-/* Follows a dotted path of keys (keys themselves must not hold dots). */
-static inline json_object *jpath(json_object *o, const char *dotted)
-{
-    char key[128];
-    const char *p = dotted;
-    while (o && *p) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        if (n >= sizeof key)
-            return NULL;
-        memcpy(key, p, n);
-        key[n] = '\0';
-        o = jget(o, key);
-        p = dot ? dot + 1 : p + n;
-    }
-    return o;
-}
-
-static inline const char *jstr(json_object *o)
-{
-    return o && json_object_is_type(o, json_type_string) ? json_object_get_string(o) : NULL;
-}
-
-static inline const char *jpstr(json_object *o, const char *dotted) { return jstr(jpath(o, dotted)); }
-
-static inline int64_t jint(json_object *o, int64_t def)
-{
-    if (o && json_object_is_type(o, json_type_int))
-        return json_object_get_int64(o);
-    if (o && json_object_is_type(o, json_type_double))
-        return (int64_t)json_object_get_double(o);
-    return def;
-}
-
-static inline int jtrue(json_object *o)
-{
-    return o && json_object_is_type(o, json_type_boolean) && json_object_get_boolean(o);
-}
-
-static inline size_t jlen(json_object *a)
-{
-    return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
-}
-
-static inline json_object *jidx(json_object *a, size_t i) { return json_object_array_get_idx(a, i); }
-
-/* Returns o[k] as an object, creating (or replacing a non-object) when needed. */
-static inline json_object *jchild(json_object *o, const char *k)
-{
-    json_object *v = jget(o, k);
-    if (v && json_object_is_type(v, json_type_object))
-        return v;
-    v = json_object_new_object();
-    json_object_object_add(o, k, v);
-    return v;
-}
-
-/* A deep copy (new reference), or NULL. */
-static inline json_object *jcopy(json_object *o)
-{
-    json_object *d = NULL;
-    if (!o)
-        return NULL;
-    if (json_object_deep_copy(o, &d, NULL) != 0)
-        return NULL;
-    return d;
-}
-
-static inline void jset_str(json_object *o, const char *k, const char *v)
-{
-    json_object_object_add(o, k, json_object_new_string(v));
-}
-
-static inline void jset_int(json_object *o, const char *k, int64_t v)
-{
-    json_object_object_add(o, k, json_object_new_int64(v));
+    return json_object_array_get_idx(a, i);
 }
 
 static inline int str_eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
@@ -123,8 +44,6 @@ typedef struct ks_types {
 
 /* A quantity given as a JSON string or number; 0 on success. */
 int ks_qty_json(json_object *v, int64_t *milli);
-/* FNV-1a of s (NULL: empty) continuing h (0: start), then a separator. */
-uint64_t ks_fnv1a(uint64_t h, const char *s);
 /* Whether the pod is in phase Succeeded or Failed. */
 int ks_phase_terminal(json_object *pod);
 /* metadata.namespace, .name, .uid (borrowed from o), or NULL. */
