@@ -7,6 +7,7 @@
  * Per-round memory comes from e->cycle.
  */
 #include "cu_assign_int.h"
+#include "cu_match.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,34 +44,14 @@ static const char *qty(cu_engine *e, int res, int64_t v, char *buf, size_t n)
 
 /* ---------------- eligibility of a flavor ---------------- */
 
-static int tolerates(const cu_toleration *t, const cu_taint *x)
-{
-    if (t->effect && *t->effect && (!x->effect || strcmp(t->effect, x->effect) != 0))
-        return 0;
-    if (!t->key || !*t->key)
-        return t->op == CU_TOL_EXISTS;
-    if (!x->key || strcmp(t->key, x->key) != 0)
-        return 0;
-    if (t->op == CU_TOL_EXISTS)
-        return 1;
-    const char *tv = t->value ? t->value : "", *xv = x->value ? x->value : "";
-    return strcmp(tv, xv) == 0;
-}
-
 /* Returns the first NoSchedule/NoExecute taint of f that neither the pod
  * set nor the flavor's own tolerations tolerate, or NULL. */
 const cu_taint *cu_flavor_untolerated(const cu_resource_flavor *f, const cu_podset *ps)
 {
     for (size_t i = 0; i < f->ntaints; i++) {
         const cu_taint *x = &f->taints[i];
-        if (!x->effect || (strcmp(x->effect, "NoSchedule") != 0 && strcmp(x->effect, "NoExecute") != 0))
-            continue;
-        int ok = 0;
-        for (size_t j = 0; j < ps->ntols && !ok; j++)
-            ok = tolerates(&ps->tols[j], x);
-        for (size_t j = 0; j < f->ntols && !ok; j++)
-            ok = tolerates(&f->tols[j], x);
-        if (!ok)
+        if (cu_match_taint_filters(x) && !cu_match_tolerated(ps->tols, ps->ntols, x) &&
+            !cu_match_tolerated(f->tols, f->ntols, x))
             return x;
     }
     return NULL;
@@ -81,41 +62,6 @@ int cu_group_has_key(const egroup *g, const char *key)
     for (size_t i = 0; i < g->nkeys; i++)
         if (strcmp(g->keys[i], key) == 0)
             return 1;
-    return 0;
-}
-
-static int parse_i64(const char *s, long long *out)
-{
-    char *end;
-    if (!s || !*s)
-        return 0;
-    *out = strtoll(s, &end, 10);
-    return *end == '\0';
-}
-
-int cu_selreq_matches(const cu_selreq *r, const cu_kvs *labels)
-{
-    const char *v = cu_kvs_get(labels, r->key);
-    switch (r->op) {
-    case CU_SEL_IN:
-    case CU_SEL_NOTIN: {
-        int in = 0;
-        for (size_t i = 0; v && i < r->values.n && !in; i++)
-            in = strcmp(v, r->values.items[i]) == 0;
-        return r->op == CU_SEL_IN ? in : !in;
-    }
-    case CU_SEL_EXISTS:
-        return v != NULL;
-    case CU_SEL_DOESNOTEXIST:
-        return v == NULL;
-    case CU_SEL_GT:
-    case CU_SEL_LT: {
-        long long a, b;
-        if (!v || r->values.n != 1 || !parse_i64(v, &a) || !parse_i64(r->values.items[0], &b))
-            return 0;
-        return r->op == CU_SEL_GT ? a > b : a < b;
-    }
-    }
     return 0;
 }
 
@@ -148,7 +94,7 @@ static int affinity_matches(const egroup *g, const cu_podset *ps, const cu_kvs *
         for (size_t r = 0; r < ps->terms[t].n && all; r++) {
             const cu_selreq *q = &ps->terms[t].reqs[r];
             if (cu_group_has_key(g, q->key))
-                all = cu_selreq_matches(q, labels);
+                all = cu_match_selreq_labels(q, labels);
         }
         if (all)
             return 1;

@@ -21,6 +21,7 @@
  */
 #include "cu_explain.h"
 #include "cu_explain_int.h"
+#include "cu_match.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,7 +100,7 @@ static const char *affinity_mismatch(xwl *x, const egroup *g, const cu_podset *p
         int all = 1;
         for (size_t r = 0; r < ps->terms[t].n && all; r++) {
             const cu_selreq *q = &ps->terms[t].reqs[r];
-            if (cu_group_has_key(g, q->key) && !cu_selreq_matches(q, labels)) {
+            if (cu_group_has_key(g, q->key) && !cu_match_selreq_labels(q, labels)) {
                 all = 0;
                 if (!first_bad)
                     first_bad = q;

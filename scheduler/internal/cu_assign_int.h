@@ -18,11 +18,10 @@ void cu_strlist_add(cu_arena *a, cu_strlist *l, const char *s);
 /* Flavor eligibility (cu_assign.c), shared with the explanations
  * (cu_explain.c): the first NoSchedule/NoExecute taint of f that neither
  * the pod set nor the flavor's own tolerations tolerate (NULL: none);
- * whether key is one of group g's nodeLabels keys; whether one selector
- * requirement matches labels. All borrow their arguments. */
+ * and whether key is one of group g's nodeLabels keys (the rules
+ * themselves are api/'s cu_match). Both borrow their arguments. */
 const cu_taint *cu_flavor_untolerated(const cu_resource_flavor *f, const cu_podset *ps);
 int cu_group_has_key(const egroup *g, const char *key);
-int cu_selreq_matches(const cu_selreq *r, const cu_kvs *labels);
 /* Assigns flavors to w in c and, when that needs preemption, finds the
  * targets (t); with minCount, the largest count that fits or can preempt.
  * out and t are in e->cycle. */
