@@ -38,7 +38,7 @@ size_t hstr(const char *s)
     return h;
 }
 
-rec *omap_get(const omap *m, const char *key)
+rec *ctrl_omap_get(const omap *m, const char *key)
 {
     if (!m->nb)
         return NULL;
@@ -48,7 +48,7 @@ rec *omap_get(const omap *m, const char *key)
     return NULL;
 }
 
-int omap_add(omap *m, rec *r)
+int ctrl_omap_add(omap *m, rec *r)
 {
     if (m->n + 1 > m->nb) {
         size_t nb = m->nb ? m->nb * 2 : 64;
@@ -73,7 +73,7 @@ int omap_add(omap *m, rec *r)
     return 0;
 }
 
-rec *omap_del(omap *m, const char *key)
+rec *ctrl_omap_del(omap *m, const char *key)
 {
     if (!m->nb)
         return NULL;
@@ -87,7 +87,7 @@ rec *omap_del(omap *m, const char *key)
     return NULL;
 }
 
-void world_free(cu_world *w)
+void ctrl_world_free(cu_world *w)
 {
     if (w) {
         cu_world_free(w);
@@ -95,7 +95,7 @@ void world_free(cu_world *w)
     }
 }
 
-void cjob_free(cjob *j)
+void ctrl_cjob_free(cjob *j)
 {
     if (!j)
         return;
@@ -119,7 +119,7 @@ int64_t real_now(void *ud)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void clog_(ctrl *c, int v, const char *fmt, ...)
+void ctrl_log(ctrl *c, int v, const char *fmt, ...)
 {
     if (!cu_log_enabled(&c->log, v, "info"))
         return;
@@ -176,7 +176,8 @@ static void on_lead_started(cu_lease *l, void *ud)
     c->need_rebuild = 1;
     c->startup_done = 0;
     c->started_at = 0;
-    clog_(c, 0, "became leader (Lease %s/%s, identity %s)", c->lopts.ns, c->lopts.name, c->ident);
+    ctrl_log(c, 0, "became leader (Lease %s/%s, identity %s)", c->lopts.ns, c->lopts.name,
+             c->ident);
 }
 
 static void on_lead_stopped(cu_lease *l, void *ud)
@@ -193,7 +194,7 @@ static void on_lead_stopped(cu_lease *l, void *ud)
     c->nassumed = 0;
     c->nevict_pending = 0;
     c->need_rebuild = 1;
-    clog_(c, 0, c->stopping ? "gave up leadership: releasing the Lease"
+    ctrl_log(c, 0, c->stopping ? "gave up leadership: releasing the Lease"
                             : "lost leadership: admission cycles and writes stopped");
 }
 
@@ -205,19 +206,19 @@ static void start_election(ctrl *c)
     if (c->lease || c->stopping)
         return;
     c->lopts.ns = c->lease_ns ? c->lease_ns
-                  : omap_get(&c->objs[R_NS], "kueue-system") ? "kueue-system" : "default";
+                  : ctrl_omap_get(&c->objs[R_NS], "kueue-system") ? "kueue-system" : "default";
     cu_diag d;
     cu_diag_init(&d);
     c->lease = cu_lease_start(c->kc, &c->lopts, &d);
     if (!c->lease) {
         for (size_t i = 0; i < d.n; i++)
-            clog_(c, 0, "%s", d.msgs[i]);
-        clog_(c, 0, "could not start leader election");
+            ctrl_log(c, 0, "%s", d.msgs[i]);
+        ctrl_log(c, 0, "could not start leader election");
         c->exit_rc = 1;
         ev_break(c->loop, EVBREAK_ALL);
     } else {
-        clog_(c, 0, "leader election: Lease %s/%s, identity %s", c->lopts.ns, c->lopts.name,
-              c->ident);
+        ctrl_log(c, 0, "leader election: Lease %s/%s, identity %s", c->lopts.ns, c->lopts.name,
+                 c->ident);
     }
     cu_diag_free(&d);
 }
@@ -268,12 +269,12 @@ static void on_synced(cu_informer *inf, void *ud)
     rctx *rc = ud;
     ctrl *c = rc->c;
     c->nsynced++;
-    clog_(c, 1, "synced %s (%zu objects)", res_tab[rc->r].path, c->objs[rc->r].n);
+    ctrl_log(c, 1, "synced %s (%zu objects)", res_tab[rc->r].path, c->objs[rc->r].n);
     if (c->elect && rc->r == R_NS)
         start_election(c);
     if (c->nsynced == c->ninf)
-        clog_(c, 0, "all informers synced%s",
-              c->elect && !c->leading ? "; standing by until elected leader" : "");
+        ctrl_log(c, 0, "all informers synced%s",
+                 c->elect && !c->leading ? "; standing by until elected leader" : "");
 }
 
 static void on_released(void *ud)
@@ -287,7 +288,7 @@ static void on_stop_timer(struct ev_loop *loop, ev_timer *t, int revents)
     (void)t;
     (void)revents;
     ctrl *c = t->data;
-    clog_(c, 0, "grace period over: %zu writes still in flight are cancelled", c->inflight.n);
+    ctrl_log(c, 0, "grace period over: %zu writes still in flight are cancelled", c->inflight.n);
     ev_break(loop, EVBREAK_ALL);
 }
 
@@ -316,7 +317,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
         return;
     }
     c->stopping = 1;
-    clog_(c, 0, "stopping: %zu writes in flight", c->inflight.n);
+    ctrl_log(c, 0, "stopping: %zu writes in flight", c->inflight.n);
     ev_timer_init(&c->stop_timer, on_stop_timer, 5.0, 0.);
     c->stop_timer.data = c;
     ev_timer_start(loop, &c->stop_timer);
@@ -419,19 +420,19 @@ static cu_httpd *start_server(ctrl *c, const char *addr, const char *dflt, const
             fprintf(stderr, "cueue: controller: %s\n", err);
             *fatal = 1;
         } else {      /* the default may be taken (another controller on this host) */
-            clog_(c, 0, "%s disabled: %s (choose an address with the flag)", what, err);
+            ctrl_log(c, 0, "%s disabled: %s (choose an address with the flag)", what, err);
         }
         return NULL;
     }
     char shown[300];
     snprintf(shown, sizeof(shown), "%.*s:%d", (int)(strrchr(a, ':') - a), a, port);
-    clog_(c, 0, "%s on %s (%s)", what, shown, paths);
+    ctrl_log(c, 0, "%s on %s (%s)", what, shown, paths);
     return s;
 }
 
 static void mauth_log(void *ud, const char *msg)
 {
-    clog_(ud, 0, "%s", msg);
+    ctrl_log(ud, 0, "%s", msg);
 }
 
 /* The metrics server: plain HTTP, or (secure: 1, or -1 and not loopback)
@@ -448,10 +449,10 @@ static int start_metrics(ctrl *c, const char *addr, int secure, const char *cert
     int fatal = 0;
     if (!secure) {
         if (!cu_mauth_loopback(a))
-            clog_(c, 0, "metrics on %s are served without authentication "
-                  "(--metrics-secure=false): anyone who reaches the port reads them", a);
+            ctrl_log(c, 0, "metrics on %s are served without authentication "
+                     "(--metrics-secure=false): anyone who reaches the port reads them", a);
         c->metrics = start_server(c, addr, "127.0.0.1:8080", "metrics", "/metrics",
-                                  metrics_handler, NULL, &fatal);
+                                  ctrl_metrics_handler, NULL, &fatal);
         return fatal ? -1 : 0;
     }
     char host[256], err[400];
@@ -481,7 +482,7 @@ static int start_metrics(ctrl *c, const char *addr, int secure, const char *cert
                               cert_dir ? "/metrics; HTTPS, authenticated and authorized"
                                        : "/metrics; HTTPS with a self-signed certificate, "
                                          "authenticated and authorized",
-                              metrics_handler, &ho, &fatal);
+                              ctrl_metrics_handler, &ho, &fatal);
     free(cert);
     free(key);
     cu_mauth_attach(c->mauth, c->metrics);
@@ -673,8 +674,8 @@ int cu_controller_main(int argc, char **argv)
     }
     c->cfg.jobs = cu_config_framework_enabled(cf, "batch/job");
     for (size_t i = 0; i < cf->unsupported_frameworks.n; i++)
-        clog_(c, 0, "integrations.frameworks: %s is not integrated by Cueue (only batch/job); "
-              "ignored", cf->unsupported_frameworks.items[i]);
+        ctrl_log(c, 0, "integrations.frameworks: %s is not integrated by Cueue (only batch/job); "
+                 "ignored", cf->unsupported_frameworks.items[i]);
     cu_world_init(&c->vw);
     c->co = cu_coalescer_new(1000);
     c->m = cu_metrics_new();
@@ -749,8 +750,8 @@ int cu_controller_main(int argc, char **argv)
     }
     c->loop = ev_loop_new(EVFLAG_AUTO);
     cu_kclient_opts ko = { 0 };
-    ko.on_attempt = on_attempt;
-    ko.on_outcome = on_outcome;
+    ko.on_attempt = ctrl_on_attempt;
+    ko.on_outcome = ctrl_on_outcome;
     ko.attempt_ud = c;
     c->server = kcfg->server;
     if (cf->client.has_qps)
@@ -764,10 +765,10 @@ int cu_controller_main(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    clog_(c, 0, "connecting to %s", kcfg->server);
+    ctrl_log(c, 0, "connecting to %s", kcfg->server);
     int fatal = 0;
     c->health = start_server(c, health, "127.0.0.1:8081", "health probes", "/healthz, /readyz",
-                             health_handler, NULL, &fatal);
+                             ctrl_health_handler, NULL, &fatal);
     if (fatal) {
         rc = 2;
         goto out;
@@ -783,9 +784,9 @@ int cu_controller_main(int argc, char **argv)
             continue;
         cu_informer_opts io = { 0 };
         io.path = res_tab[r].path;
-        io.on_event = on_event;
+        io.on_event = ctrl_on_event;
         io.on_synced = on_synced;
-        io.on_skip = on_skip;
+        io.on_skip = ctrl_on_skip;
         io.ud = &c->rc[r];
         c->inf[r] = cu_informer_start(c->kc, &io, &d);
         if (!c->inf[r]) {
@@ -796,7 +797,7 @@ int cu_controller_main(int argc, char **argv)
         }
         c->ninf++;
     }
-    ev_timer_init(&c->tick, on_tick, 0.05, 0.05);
+    ev_timer_init(&c->tick, ctrl_on_tick, 0.05, 0.05);
     c->tick.data = c;
     ev_timer_start(c->loop, &c->tick);
     ev_signal_init(&c->sigterm, on_signal, SIGTERM);
@@ -810,12 +811,13 @@ int cu_controller_main(int argc, char **argv)
     {
         cu_kclient_stats ks;
         cu_kclient_stats_get(c->kc, &ks);
-        clog_(c, 0, "stopped: admissions=%lu evictions=%lu preemptions=%lu requests=%llu "
-              "writes=%lu write_errors=%lu conflicts=%lu events=%lu cycles=%lu rebuilds=%lu "
-              "peak_rss_kib=%ld",
-              c->n.admissions, c->n.evictions, c->n.preemptions, (unsigned long long)ks.requests,
-              c->n.writes, c->n.write_errors, c->n.conflicts, c->events, c->n.cycles, c->n.rebuilds,
-              peak_rss_kib());
+        ctrl_log(c, 0,
+                 "stopped: admissions=%lu evictions=%lu preemptions=%lu requests=%llu "
+                 "writes=%lu write_errors=%lu conflicts=%lu events=%lu cycles=%lu rebuilds=%lu "
+                 "peak_rss_kib=%ld",
+                 c->n.admissions, c->n.evictions, c->n.preemptions, (unsigned long long)ks.requests,
+                 c->n.writes, c->n.write_errors, c->n.conflicts, c->events, c->n.cycles,
+                 c->n.rebuilds, ctrl_peak_rss_kib());
     }
     ev_signal_stop(c->loop, &c->sigterm);
     ev_signal_stop(c->loop, &c->sigint);
@@ -834,18 +836,18 @@ out:
     if (c->kc)
         cu_kclient_free(c->kc);   /* pending writes complete with "client closed" */
     if (c->mauth) {
-        clog_(c, 0, "metrics authentication: %lu reviews", cu_mauth_reviews(c->mauth));
+        ctrl_log(c, 0, "metrics authentication: %lu reviews", cu_mauth_reviews(c->mauth));
         cu_mauth_free(c->mauth);
     }
     if (c->eng)
         cu_engine_free(c->eng);
     for (size_t i = 0; i < c->ngrave; i++)
-        world_free(c->grave[i]);
+        ctrl_world_free(c->grave[i]);
     free(c->grave);
     for (int r = 0; r < NRES; r++) {
         OMAP_FOREACH(&c->objs[r], x) {
-            world_free(x->w);
-            rec_free(x);
+            ctrl_world_free(x->w);
+            ctrl_rec_free(x);
         }
         free(c->objs[r].b);
     }
@@ -861,7 +863,7 @@ out:
     free(c->dirty_jobs.b);
     free(c->by_idx);
     cu_world_free(&c->vw);
-    ev_queue_free(c);
+    ctrl_ev_queue_free(c);
     cu_metrics_free(c->m);
     cu_coalescer_free(c->co);
     cu_recorder_free(c->ev_adm);

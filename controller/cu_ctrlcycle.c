@@ -14,8 +14,8 @@ static int log_admission(ctrl *c, const cu_wl_info *info, const rec *w)
         for (size_t r = 0; r < info->psa[i].n && off < sizeof(flv) - 1; r++)
             off += (size_t)snprintf(flv + off, sizeof(flv) - off, "%s%s=%s", off ? "," : "",
                                     info->psa[i].resources[r], info->psa[i].flavors[r]);
-    clog_(c, 0, "admitted Workload %s to ClusterQueue %s (%s)%s%s", w->key, info->cluster_queue,
-          flv, w->owner ? " for Job " : "", w->owner ? w->owner : "");
+    ctrl_log(c, 0, "admitted Workload %s to ClusterQueue %s (%s)%s%s", w->key, info->cluster_queue,
+             flv, w->owner ? " for Job " : "", w->owner ? w->owner : "");
     return 0;
 }
 
@@ -23,20 +23,20 @@ static void admit(ctrl *c, int idx)
 {
     rec *w = (size_t)idx < c->nby ? c->by_idx[idx] : NULL;
     const cu_wl_info *info = cu_engine_workload_info_idx(c->eng, idx);
-    const cu_workload *wl = wl_of(w);
+    const cu_workload *wl = ctrl_wl_of(w);
     if (!w || !wl || !info || !info->cluster_queue || w->assumed || cu_workload_has_quota(wl))
         return;
     char op[1100];
     snprintf(op, sizeof(op), "status:%s", w->key);
-    if (inflight(c, op)) {
+    if (ctrl_inflight(c, op)) {
         /* another status write of this Workload is on its way: the engine
          * must not count an admission that is not written; retry later */
-        eng_remove(c, w);
-        eng_add(c, w);
+        ctrl_eng_remove(c, w);
+        ctrl_eng_add(c, w);
         return;
     }
     int64_t now = real_now(NULL);
-    json_object *k = conds_json(wl);
+    json_object *k = ctrl_conds_json(wl);
     /* Kueue: a new reservation turns Evicted/Preempted False, "Previously: ..." */
     static const char *const was[] = { "Evicted", "Preempted" };
     for (int i = 0; i < 2; i++) {
@@ -44,7 +44,7 @@ static void admit(ctrl *c, int idx)
         if (e && e->status && strcmp(e->status, "True") == 0) {
             char m[1100];
             snprintf(m, sizeof(m), "Previously: %s", e->message ? e->message : "");
-            k = cset(k, was[i], "False", "QuotaReserved", m, now);
+            k = ctrl_cset(k, was[i], "False", "QuotaReserved", m, now);
         }
     }
     json_object *p = cu_ctrl_admission_patch(info, w->rv, k, now);
@@ -54,43 +54,43 @@ static void admit(ctrl *c, int idx)
     char what[1300], path[1200];
     snprintf(what, sizeof(what), "writing the admission of Workload %s", w->key);
     snprintf(path, sizeof(path), "%s/%s/workloads/%s/status", WLPATH, wl->meta.ns, wl->meta.name);
-    if (!send_write(c, OP_ADMIT, op, w->key, "PATCH", path, MERGE, p, what)) {
+    if (!ctrl_send_write(c, OP_ADMIT, op, w->key, "PATCH", path, MERGE, p, what)) {
         /* another write of this Workload is in flight, or this version was
          * written already: wait for a newer one (not logged nor counted:
          * it is admitted when the write is sent) */
         w->hold = 1;
-        undo_admission(c, w);
+        ctrl_undo_admission(c, w);
         return;
     }
     c->n.admissions++;
     log_admission(c, info, w);
-    double wait = secs(now - queued_at(wl));
-    m_wl(c, c->km.quota_reserved_workloads_total, c->km.local_queue_quota_reserved_workloads_total,
-         wl, info->cluster_queue, 0, 1);
-    m_wl(c, c->km.admitted_workloads_total, c->km.local_queue_admitted_workloads_total, wl,
-         info->cluster_queue, 0, 1);
-    m_wl(c, c->km.quota_reserved_wait_time_seconds,
-         c->km.local_queue_quota_reserved_wait_time_seconds, wl, info->cluster_queue, 1, wait);
-    m_wl(c, c->km.admission_wait_time_seconds, c->km.local_queue_admission_wait_time_seconds, wl,
-         info->cluster_queue, 1, wait);
+    double wait = ctrl_secs(now - ctrl_queued_at(wl));
+    ctrl_m_wl(c, c->km.quota_reserved_workloads_total,
+              c->km.local_queue_quota_reserved_workloads_total, wl, info->cluster_queue, 0, 1);
+    ctrl_m_wl(c, c->km.admitted_workloads_total, c->km.local_queue_admitted_workloads_total, wl,
+              info->cluster_queue, 0, 1);
+    ctrl_m_wl(c, c->km.quota_reserved_wait_time_seconds,
+              c->km.local_queue_quota_reserved_wait_time_seconds, wl, info->cluster_queue, 1, wait);
+    ctrl_m_wl(c, c->km.admission_wait_time_seconds, c->km.local_queue_admission_wait_time_seconds,
+              wl, info->cluster_queue, 1, wait);
     for (size_t i = 0, n = cu_engine_ncqs(c->eng); i < n; i++) {
         const cu_cq_info *ci = cu_engine_cq_info(c->eng, i);
         if (strcmp(ci->name, info->cluster_queue) != 0)
             continue;
         /* every cohort up the tree counts it */
         const char *co = ci->cohort;
-        for (int depth = 0; co && depth < 64; depth++, co = cohort_parent(c, co)) {
-            const char *lv[] = { co, pclass(wl), role(c) };
+        for (int depth = 0; co && depth < 64; depth++, co = ctrl_cohort_parent(c, co)) {
+            const char *lv[] = { co, ctrl_pclass(wl), ctrl_role(c) };
             cu_metric_inc(c->km.cohort_subtree_admitted_workloads_total, lv, 1);
         }
         break;
     }
     char m[600];
     int64_t since = wl->meta.has_created ? now - wl->meta.created_ms : 0;
-    emit_wl(c, wl, "Normal", CU_EV_QUOTA_RESERVED,
-            cu_ctrl_event_msg_quota_reserved(m, sizeof(m), info->cluster_queue, since));
-    emit_wl(c, wl, "Normal", CU_EV_ADMITTED,
-            cu_ctrl_event_msg_admitted(m, sizeof(m), info->cluster_queue));
+    ctrl_emit_wl(c, wl, "Normal", CU_EV_QUOTA_RESERVED,
+                 cu_ctrl_event_msg_quota_reserved(m, sizeof(m), info->cluster_queue, since));
+    ctrl_emit_wl(c, wl, "Normal", CU_EV_ADMITTED,
+                 cu_ctrl_event_msg_admitted(m, sizeof(m), info->cluster_queue));
 }
 
 static void evict(ctrl *c, int idx)
@@ -110,9 +110,9 @@ static void evict(ctrl *c, int idx)
         c->nevict_pending++;
     }
     c->n.preemptions++;
-    clog_(c, 0, "evicting Workload %s: %s", w->key, w->ev_msg ? w->ev_msg : "");
-    if (wl_of(w)) {
-        m_evicted(c, w, wl_of(w), info->cluster_queue, w->ev_reason, "");
+    ctrl_log(c, 0, "evicting Workload %s: %s", w->key, w->ev_msg ? w->ev_msg : "");
+    if (ctrl_wl_of(w)) {
+        ctrl_m_evicted(c, w, ctrl_wl_of(w), info->cluster_queue, w->ev_reason, "");
         if (w->pr_reason) {
             /* the preemptor's ClusterQueue: the last part of "preemptor path: /a/b/cq" */
             char pcq[300] = "";
@@ -126,15 +126,15 @@ static void evict(ctrl *c, int idx)
                         last = pp + i + 1;
                 snprintf(pcq, sizeof(pcq), "%.*s", (int)(pp + len - last), last);
             }
-            const char *lv[] = { pcq, w->pr_reason, role(c) };
+            const char *lv[] = { pcq, w->pr_reason, ctrl_role(c) };
             cu_metric_inc(c->km.preempted_workloads_total, lv, 1);
         }
     }
     if (w->pr_reason)
-        emit_wl(c, wl_of(w), "Normal", CU_EV_PREEMPTED, w->ev_msg);
+        ctrl_emit_wl(c, ctrl_wl_of(w), "Normal", CU_EV_PREEMPTED, w->ev_msg);
     char er[200];
-    emit_wl(c, wl_of(w), "Normal",
-            cu_ctrl_event_reason_evicted(er, sizeof(er), w->ev_reason, NULL), w->ev_msg);
+    ctrl_emit_wl(c, ctrl_wl_of(w), "Normal",
+                 cu_ctrl_event_reason_evicted(er, sizeof(er), w->ev_reason, NULL), w->ev_msg);
 }
 
 static void write_evictions(ctrl *c)
@@ -142,37 +142,37 @@ static void write_evictions(ctrl *c)
     if (!c->nevict_pending)
         return;
     OMAP_FOREACH(&c->objs[R_WL], w) {
-        const cu_workload *wl = wl_of(w);
+        const cu_workload *wl = ctrl_wl_of(w);
         if (!w->evict_pending || !wl)
             continue;
         int64_t now = real_now(NULL);
-        json_object *st, *p = status_patch(w->rv, &st);
-        json_object *k = conds_json(wl);
-        k = cset(k, "Evicted", "True", w->ev_reason, w->ev_msg, now);
+        json_object *st, *p = ctrl_status_patch(w->rv, &st);
+        json_object *k = ctrl_conds_json(wl);
+        k = ctrl_cset(k, "Evicted", "True", w->ev_reason, w->ev_msg, now);
         if (w->pr_reason)
-            k = cset(k, "Preempted", "True", w->pr_reason, w->ev_msg, now);
+            k = ctrl_cset(k, "Preempted", "True", w->pr_reason, w->ev_msg, now);
         json_object_object_add(st, "conditions", k);
         char what[1300];
         snprintf(what, sizeof(what), "evicting Workload %s", w->key);
-        wl_status_write(c, w, OP_STATUS, p, what);
+        ctrl_wl_status_write(c, w, OP_STATUS, p, what);
     }
 }
 
 /* The record of a workload pending in the engine (its removed copies show
  * as finished), or NULL. */
-rec *pending_rec(ctrl *c, const cu_wl_info *info)
+rec *ctrl_pending_rec(ctrl *c, const cu_wl_info *info)
 {
     if (!info || info->admitted || info->finished || info->evicting)
         return NULL;
     char key[600];
     snprintf(key, sizeof(key), "%s/%s", info->ns, info->name);
-    rec *r = omap_get(&c->objs[R_WL], key);
+    rec *r = ctrl_omap_get(&c->objs[R_WL], key);
     return r && r->idx >= 0 ? r : NULL;
 }
 
 static void write_pending(ctrl *c, const cu_wl_info *info, rec *w)
 {
-    const cu_workload *wl = wl_of(w);
+    const cu_workload *wl = ctrl_wl_of(w);
     if (!wl || w->assumed || !info->message || cu_workload_has_quota(wl))
         return;
     const char *reason = info->reason ? info->reason : "Pending";
@@ -189,16 +189,17 @@ static void write_pending(ctrl *c, const cu_wl_info *info, rec *w)
             c->pend_wake = w->pend_at + 10000;
         return;
     }
-    json_object *st, *p = status_patch(w->rv, &st);
-    json_object_object_add(st, "conditions", cset(conds_json(wl), "QuotaReserved", "False", reason,
-                                                  info->message, real_now(NULL)));
+    json_object *st, *p = ctrl_status_patch(w->rv, &st);
+    json_object_object_add(st, "conditions",
+                           ctrl_cset(ctrl_conds_json(wl), "QuotaReserved", "False", reason,
+                                     info->message, real_now(NULL)));
     char what[1300];
     snprintf(what, sizeof(what), "writing the pending reason of Workload %s", w->key);
-    if (!wl_status_write(c, w, OP_STATUS, p, what))
+    if (!ctrl_wl_status_write(c, w, OP_STATUS, p, what))
         return;
     w->pend_at = now;
-    clog_(c, 1, "Workload %s pending: %s", w->key, info->message);
-    emit_wl(c, wl, "Warning", CU_EV_PENDING, info->message);
+    ctrl_log(c, 1, "Workload %s pending: %s", w->key, info->message);
+    ctrl_emit_wl(c, wl, "Warning", CU_EV_PENDING, info->message);
 }
 
 /* waitForPodsReady: PodsReady conditions, timeouts (eviction with
@@ -214,10 +215,10 @@ static void pods_ready(ctrl *c)
     c->pr_wake = 0;
     c->pr_not_ready = 0;
     OMAP_FOREACH(&c->objs[R_WL], w) {
-        const cu_workload *wl = wl_of(w);
+        const cu_workload *wl = ctrl_wl_of(w);
         if (!wl || !cu_workload_has_quota(wl) || cu_workload_finished(wl))
             continue;
-        rec *jr = w->owner ? omap_get(&c->objs[R_JOB], w->owner) : NULL;
+        rec *jr = w->owner ? ctrl_omap_get(&c->objs[R_JOB], w->owner) : NULL;
         const cjob *j = jr ? jr->job : NULL;
         const cu_condition *adm = cu_workload_cond(wl, "Admitted");
         const cu_condition *prc = cu_workload_cond(wl, "PodsReady");
@@ -225,16 +226,18 @@ static void pods_ready(ctrl *c)
         for (size_t i = 0; i < wl->npsa; i++)
             pods += wl->psa[i].count;
         cu_pr_wl pw = {
-            .ns = wl->meta.ns, .name = wl->meta.name,
+            .ns = wl->meta.ns,
+            .name = wl->meta.name,
             .admitted = adm && adm->status && strcmp(adm->status, "True") == 0,
             .admitted_ltt_ms = adm ? adm->ltt_ms : 0,
-            .evicted = cond_is(wl, "Evicted", "True") || w->evict_pending,
+            .evicted = ctrl_cond_is(wl, "Evicted", "True") || w->evict_pending,
             .inactive = !wl->active,
             .has_ready_cond = prc != NULL,
             .ready = prc && prc->status && strcmp(prc->status, "True") == 0,
             .ready_reason = prc ? prc->reason : NULL,
             .ready_ltt_ms = prc ? prc->ltt_ms : 0,
-            .job_pods_ready = j && !j->suspended && cu_pr_job_pods_ready(pods, j->ready, j->succeeded),
+            .job_pods_ready =
+                j && !j->suspended && cu_pr_job_pods_ready(pods, j->ready, j->succeeded),
             .requeue_count = w->rq_count,
         };
         if (cu_pr_wl_not_ready(&pw))
@@ -244,21 +247,22 @@ static void pods_ready(ctrl *c)
             c->pr_wake = a.recheck_at_ms;
         if (a.kind == CU_PR_NOTHING)
             continue;
-        json_object *st, *p = status_patch(w->rv, &st);
-        json_object *k = conds_json(wl);
+        json_object *st, *p = ctrl_status_patch(w->rv, &st);
+        json_object *k = ctrl_conds_json(wl);
         char what[1300];
         if (a.kind == CU_PR_SET_CONDITION) {
-            k = cset(k, "PodsReady", a.ready ? "True" : "False", a.reason, a.message, now);
+            k = ctrl_cset(k, "PodsReady", a.ready ? "True" : "False", a.reason, a.message, now);
             if (a.ready && !pw.ready) {
-                m_wl(c, c->km.ready_wait_time_seconds, c->km.local_queue_ready_wait_time_seconds,
-                     wl, wl->adm_cq, 1, secs(now - queued_at(wl)));
-                m_wl(c, c->km.admitted_until_ready_wait_time_seconds,
-                     c->km.local_queue_admitted_until_ready_wait_time_seconds, wl, wl->adm_cq, 1,
-                     secs(now - pw.admitted_ltt_ms));
+                ctrl_m_wl(c, c->km.ready_wait_time_seconds,
+                          c->km.local_queue_ready_wait_time_seconds, wl, wl->adm_cq, 1,
+                          ctrl_secs(now - ctrl_queued_at(wl)));
+                ctrl_m_wl(c, c->km.admitted_until_ready_wait_time_seconds,
+                          c->km.local_queue_admitted_until_ready_wait_time_seconds, wl, wl->adm_cq,
+                          1, ctrl_secs(now - pw.admitted_ltt_ms));
             }
             snprintf(what, sizeof(what), "writing PodsReady of Workload %s", w->key);
         } else {
-            k = cset(k, "Evicted", "True", a.evict_reason, a.evict_message, now);
+            k = ctrl_cset(k, "Evicted", "True", a.evict_reason, a.evict_message, now);
             json_object *rq = json_object_new_object();
             json_object_object_add(rq, "count", json_object_new_int(a.new_requeue_count));
             if (a.requeue_at_ms > 0) {
@@ -286,29 +290,29 @@ static void pods_ready(ctrl *c)
                 snprintf(path, sizeof(path), "%s/%s/workloads/%s", WLPATH, wl->meta.ns,
                          wl->meta.name);
                 snprintf(w2, sizeof(w2), "deactivating Workload %s", w->key);
-                if (send_write(c, OP_OTHER, op, w->key, "PATCH", path, MERGE, sp, w2))
-                    clog_(c, 0, "deactivating Workload %s: %s", w->key, a.evict_message);
+                if (ctrl_send_write(c, OP_OTHER, op, w->key, "PATCH", path, MERGE, sp, w2))
+                    ctrl_log(c, 0, "deactivating Workload %s: %s", w->key, a.evict_message);
                 continue;
             }
             json_object_object_add(st, "requeueState", rq);
             snprintf(what, sizeof(what), "evicting Workload %s (%s)", w->key, a.evict_reason);
-            clog_(c, 0, "evicting Workload %s: %s", w->key, a.evict_message);
-            m_evicted(c, w, wl, wl->adm_cq, a.evict_reason,
-                      a.underlying_cause ? a.underlying_cause : "");
+            ctrl_log(c, 0, "evicting Workload %s: %s", w->key, a.evict_message);
+            ctrl_m_evicted(c, w, wl, wl->adm_cq, a.evict_reason,
+                           a.underlying_cause ? a.underlying_cause : "");
             {
                 char er[200];
-                emit_wl(c, wl, "Normal",
-                        cu_ctrl_event_reason_evicted(er, sizeof(er), a.evict_reason,
-                                                     a.underlying_cause),
+                ctrl_emit_wl(c, wl, "Normal",
+                             cu_ctrl_event_reason_evicted(er, sizeof(er), a.evict_reason,
+                                                          a.underlying_cause),
                         a.evict_message);
             }
             const char *lv[] = { wl->adm_cq ? wl->adm_cq : "", a.evict_reason,
-                                 a.underlying_cause ? a.underlying_cause : "", role(c) };
+                                 a.underlying_cause ? a.underlying_cause : "", ctrl_role(c) };
             cu_metric_observe(c->km.pods_ready_to_evicted_time_seconds, lv,
-                              secs(now - pw.admitted_ltt_ms));
+                              ctrl_secs(now - pw.admitted_ltt_ms));
         }
         json_object_object_add(st, "conditions", k);
-        wl_status_write(c, w, OP_STATUS, p, what);
+        ctrl_wl_status_write(c, w, OP_STATUS, p, what);
     }
 }
 
@@ -323,31 +327,32 @@ static void deactivations(ctrl *c)
     c->deact_dirty = 0;
     int64_t now = real_now(NULL);
     OMAP_FOREACH(&c->objs[R_WL], w) {
-        const cu_workload *wl = wl_of(w);
+        const cu_workload *wl = ctrl_wl_of(w);
         if (wl && cu_workload_has_quota(wl) && !cu_workload_finished(wl) &&
-            cond_is(wl, "Evicted", "True") &&
-            (!w->owner || !omap_get(&c->objs[R_JOB], w->owner))) {
+            ctrl_cond_is(wl, "Evicted", "True") &&
+            (!w->owner || !ctrl_omap_get(&c->objs[R_JOB], w->owner))) {
             /* no Job to stop (a Workload created directly, or its Job is
              * gone): the eviction completes at once */
-            release_evicted(c, w);
+            ctrl_release_evicted(c, w);
             continue;
         }
         if (!wl || wl->active || !cu_workload_has_quota(wl) || cu_workload_finished(wl) ||
-            cond_is(wl, "Evicted", "True"))
+            ctrl_cond_is(wl, "Evicted", "True"))
             continue;
         const char *msg = w->deact_msg ? w->deact_msg : "The workload is deactivated";
-        json_object *st, *p = status_patch(w->rv, &st);
-        json_object_object_add(st, "conditions",
-                               cset(conds_json(wl), "Evicted", "True", "Deactivated", msg, now));
+        json_object *st, *p = ctrl_status_patch(w->rv, &st);
+        json_object_object_add(
+            st, "conditions",
+            ctrl_cset(ctrl_conds_json(wl), "Evicted", "True", "Deactivated", msg, now));
         if (w->deact_msg)
             json_object_object_add(st, "requeueState", NULL);
         char what[1300];
         snprintf(what, sizeof(what), "evicting deactivated Workload %s", w->key);
-        if (wl_status_write(c, w, OP_STATUS, p, what)) {
-            clog_(c, 0, "evicting Workload %s: %s", w->key, msg);
-            m_evicted(c, w, wl, wl->adm_cq, "Deactivated",
-                      w->deact_msg ? "RequeuingLimitExceeded" : "");
-            emit_wl(c, wl, "Normal", "EvictedDueToDeactivated", msg);
+        if (ctrl_wl_status_write(c, w, OP_STATUS, p, what)) {
+            ctrl_log(c, 0, "evicting Workload %s: %s", w->key, msg);
+            ctrl_m_evicted(c, w, wl, wl->adm_cq, "Deactivated",
+                           w->deact_msg ? "RequeuingLimitExceeded" : "");
+            ctrl_emit_wl(c, wl, "Normal", "EvictedDueToDeactivated", msg);
         }
     }
 }
@@ -392,7 +397,8 @@ static void qstatus_send(const char *key, const char *body, void *ud)
     if (strncmp(key, "cq/", 3) == 0) {
         kind = "ClusterQueue";
         snprintf(qname, sizeof(qname), "%s", name);
-        snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/%s/status%s", name, q);
+        snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/%s/status%s", name,
+                 q);
     } else if (strncmp(key, "cohort/", 7) == 0) {
         kind = "Cohort";
         snprintf(qname, sizeof(qname), "%s", name);
@@ -420,7 +426,7 @@ static void qstatus_send(const char *key, const char *body, void *ud)
         meta = NULL;
     }
     json_object_put(meta);
-    if (!b || !send_write(c, OP_QSTATUS, op, key, "PATCH", path, APPLY, b, what))
+    if (!b || !ctrl_send_write(c, OP_QSTATUS, op, key, "PATCH", path, APPLY, b, what))
         cu_coalescer_written(c->co, key, 0);
 }
 
@@ -439,7 +445,7 @@ static void queue_status(ctrl *c)
         char key[700];
         for (size_t i = 0, n = cu_engine_ncqs(c->eng); i < n; i++) {
             const cu_cq_info *ci = cu_engine_cq_info(c->eng, i);
-            rec *x = omap_get(&c->objs[R_CQ], ci->name);
+            rec *x = ctrl_omap_get(&c->objs[R_CQ], ci->name);
             if (!x)
                 continue;
             json_object *oc = parse_conds(x);
@@ -453,7 +459,7 @@ static void queue_status(ctrl *c)
         for (size_t i = 0, n = cu_engine_nlqs(c->eng); i < n; i++) {
             const cu_lq_info *li = cu_engine_lq_info(c->eng, i);
             snprintf(key, sizeof(key), "%s/%s", li->ns, li->name);
-            rec *x = omap_get(&c->objs[R_LQ], key);
+            rec *x = ctrl_omap_get(&c->objs[R_LQ], key);
             if (!x)
                 continue;
             json_object *oc = parse_conds(x);
@@ -466,7 +472,7 @@ static void queue_status(ctrl *c)
         }
         for (size_t i = 0, n = cu_engine_ncohorts(c->eng); i < n; i++) {
             const cu_cohort_info *hi = cu_engine_cohort_info(c->eng, i);
-            if (!hi->obj || !omap_get(&c->objs[R_COHORT], hi->name))
+            if (!hi->obj || !ctrl_omap_get(&c->objs[R_COHORT], hi->name))
                 continue;   /* implicit cohorts have no object */
             json_object *b = cu_ctrl_cohort_status(hi, c->eopts.fair_sharing);
             snprintf(key, sizeof(key), "cohort/%s", hi->name);
@@ -494,9 +500,9 @@ static int startup_wait(ctrl *c, int64_t now)
     }
     OMAP_FOREACH(&c->objs[R_JOB], jr) {
         cjob *j = jr->job;
-        if (!j || j->finished || j->deleting || !j->create_body || !job_queue(c, j))
+        if (!j || j->finished || j->deleting || !j->create_body || !ctrl_job_queue(c, j))
             continue;
-        if (!omap_get(&c->objs[R_WL], j->wlkey))
+        if (!ctrl_omap_get(&c->objs[R_WL], j->wlkey))
             return 1;
     }
     c->startup_done = 1;
@@ -510,12 +516,12 @@ static void cycle(ctrl *c)
         c->next_wake = 0;
         OMAP_FOREACH(&c->objs[R_WL], w) {
             if (w->idx < 0)
-                eng_add(c, w);   /* re-arms next_wake for those still waiting */
+                ctrl_eng_add(c, w);   /* re-arms next_wake for those still waiting */
         }
     }
     if ((c->need_rebuild || !c->eng ||
          (c->tombs > 1024 && c->tombs > c->objs[R_WL].n)) && c->nassumed == 0)
-        rebuild(c);
+        ctrl_rebuild(c);
     if (!c->eng)
         return;
 
@@ -529,9 +535,9 @@ static void cycle(ctrl *c)
                 if (x->retry_at <= now) {
                     if (x->hold) {
                         x->hold = 0;   /* its backoff is over: may be admitted again */
-                        eng_add(c, x);
+                        ctrl_eng_add(c, x);
                     }
-                    mark_job(c, r == R_JOB ? x->key : x->owner);
+                    ctrl_mark_job(c, r == R_JOB ? x->key : x->owner);
                     c->need_views = c->pr_dirty = c->deact_dirty = 1;
                 } else if (!c->retry_wake || x->retry_at < c->retry_wake) {
                     c->retry_wake = x->retry_at;
@@ -546,7 +552,7 @@ static void cycle(ctrl *c)
         cu_informer_stats_get(c->inf[r], &is);
         if (is.relists_410 != c->relists_seen[r]) {
             c->relists_seen[r] = is.relists_410;
-            clog_(c, 1, "watch of %s expired (410 Gone): listed again", res_tab[r].path);
+            ctrl_log(c, 1, "watch of %s expired (410 Gone): listed again", res_tab[r].path);
         }
     }
     if (c->pend_wake && now >= c->pend_wake) {
@@ -556,11 +562,11 @@ static void cycle(ctrl *c)
     if (now >= c->resync_at) {
         /* a periodic full pass: no lost trigger leaves a Job behind */
         c->resync_at = now + 30000;
-        OMAP_FOREACH(&c->objs[R_JOB], jr) mark_job(c, jr->key);
+        OMAP_FOREACH(&c->objs[R_JOB], jr) ctrl_mark_job(c, jr->key);
         OMAP_FOREACH(&c->objs[R_WL], wr) {
             if (wr->hold) {
                 wr->hold = 0;
-                eng_add(c, wr);
+                ctrl_eng_add(c, wr);
             }
         }
         c->need_views = 1;
@@ -568,10 +574,10 @@ static void cycle(ctrl *c)
     }
     /* the Job integration first: it creates Workloads and stops evicted Jobs */
     OMAP_FOREACH(&c->dirty_jobs, d) {
-        omap_del(&c->dirty_jobs, d->key);
-        rec *jr = omap_get(&c->objs[R_JOB], d->key);
+        ctrl_omap_del(&c->dirty_jobs, d->key);
+        rec *jr = ctrl_omap_get(&c->objs[R_JOB], d->key);
         if (jr)
-            reconcile_job(c, jr);
+            ctrl_reconcile_job(c, jr);
         free(d->key);
         free(d);
     }
@@ -585,7 +591,8 @@ static void cycle(ctrl *c)
         return;
     }
     if (!cu_pr_may_admit(&c->cfg.pr, c->pr_not_ready))
-        ran = 1000;   /* blockAdmission: no admission until every admitted workload's pods are ready */
+        ran =
+            1000; /* blockAdmission: no admission until every admitted workload's pods are ready */
     else if (!c->eng_dirty && now - c->eng_ran_at < 1000)
         ran = 1000;   /* nothing changed: no cycle (time-based state is looked at once a second) */
     else do {
@@ -599,11 +606,12 @@ static void cycle(ctrl *c)
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
         const char *res[] = { st.admitted > 0 ? "success" : "inadmissible" };
-        const char *rr[] = { res[0], role(c) };
+        const char *rr[] = { res[0], ctrl_role(c) };
         cu_metric_observe(c->km.cueue_cycle_seconds, res, dt);
         cu_metric_inc(c->km.cueue_cycles_total, res, 1);
         if (st.heads > 0) {
-            const char *ok[] = { "success", role(c) }, *no[] = { "inadmissible", role(c) };
+            const char *ok[] = { "success", ctrl_role(c) },
+                       *no[] = { "inadmissible", ctrl_role(c) };
             if (st.admitted > 0)
                 cu_metric_inc(c->km.admission_attempts_total, ok, st.admitted);
             if (st.heads > st.admitted)
@@ -628,7 +636,7 @@ static void cycle(ctrl *c)
         c->need_status = 1;
         for (size_t i = 0, nw = cu_engine_nworkloads(c->eng); i < nw; i++) {
             const cu_wl_info *info = cu_engine_workload_info(c->eng, i);
-            rec *w = pending_rec(c, info);
+            rec *w = ctrl_pending_rec(c, info);
             if (w)
                 write_pending(c, info, w);
         }
@@ -636,17 +644,17 @@ static void cycle(ctrl *c)
     queue_status(c);
 }
 
-void on_tick(struct ev_loop *loop, ev_timer *t, int revents)
+void ctrl_on_tick(struct ev_loop *loop, ev_timer *t, int revents)
 {
     (void)loop;
     (void)revents;
     ctrl *c = t->data;
-    if (c->nsynced < c->ninf || c->stopping || !leading(c))
+    if (c->nsynced < c->ninf || c->stopping || !ctrl_leading(c))
         return;
     if (!c->started) {
         c->started = 1;
         c->need_rebuild = 1;
-        clog_(c, 0, c->elect ? "starting admission cycles as the leader"
+        ctrl_log(c, 0, c->elect ? "starting admission cycles as the leader"
                              : "all informers synced; starting admission cycles");
     }
     cycle(c);

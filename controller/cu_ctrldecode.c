@@ -9,7 +9,7 @@
 /* Logs, once per version of a queue-shaping object, each problem api/'s
  * validation finds in it (the rules of Kueue's webhooks and CRD schemas,
  * the same as `cueue simulate`), and what the engine does about it. */
-void log_invalid(ctrl *c, int r, const cu_world *w)
+void ctrl_log_invalid(ctrl *c, int r, const cu_world *w)
 {
     static const char *const what[NRES] = {
         [R_RF] = "the ClusterQueues using it are inactive until it is fixed",
@@ -41,14 +41,14 @@ void log_invalid(ctrl *c, int r, const cu_world *w)
     cu_diag_init(&d);
     if (obj && cu_object_validate(kinds[r], obj, &d) != CU_OK) {
         for (size_t i = 0; i < d.n; i++)
-            clog_(c, 0, "invalid %s (%s)", d.msgs[i], what[r]);
+            ctrl_log(c, 0, "invalid %s (%s)", d.msgs[i], what[r]);
         if (d.dropped)
-            clog_(c, 0, "... and %zu more problems", d.dropped);
+            ctrl_log(c, 0, "... and %zu more problems", d.dropped);
     }
     cu_diag_free(&d);
 }
 
-cu_world *decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nwhy)
+cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nwhy)
 {
     if (why && nwhy)
         snprintf(why, nwhy, "not a valid %s", res_tab[r].kind);
@@ -72,7 +72,7 @@ cu_world *decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nwhy)
     cu_err err = cu_world_decode(w, &doc, &d);
     if (err != CU_OK || d.n) {
         for (size_t i = 0; i < d.n; i++)
-            clog_(c, 1, "%s", d.msgs[i]);
+            ctrl_log(c, 1, "%s", d.msgs[i]);
         if (why && nwhy && d.n)
             snprintf(why, nwhy, "%s", d.msgs[0]);
     }
@@ -81,7 +81,7 @@ cu_world *decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nwhy)
     size_t total = w->flavors.n + w->cqs.n + w->cohorts.n + w->lqs.n + w->workloads.n +
                    w->wpcs.n + w->pcs.n + w->namespaces.n;
     if (total != 1) {
-        world_free(w);
+        ctrl_world_free(w);
         return NULL;
     }
     return w;
@@ -89,7 +89,7 @@ cu_world *decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nwhy)
 
 /* resources.excludeResourcePrefixes: drop those requests (Kueue ignores
  * them in quota accounting). */
-void exclude_resources(ctrl *c, cu_world *w)
+void ctrl_exclude_resources(ctrl *c, cu_world *w)
 {
     const cu_config *cf = c->cfg.cf;
     if (!cf || !w || !w->workloads.n || !cf->exclude_resource_prefixes.n)
@@ -110,7 +110,7 @@ void exclude_resources(ctrl *c, cu_world *w)
     }
 }
 
-void decode_wl_extras(rec *x, json_object *obj)
+void ctrl_decode_wl_extras(rec *x, json_object *obj)
 {
     free(x->owner);
     x->owner = NULL;

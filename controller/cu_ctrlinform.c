@@ -6,7 +6,7 @@
 
 /* ---------------- informer events ---------------- */
 
-void rec_free(rec *x)
+void ctrl_rec_free(rec *x)
 {
     if (!x)
         return;
@@ -23,7 +23,7 @@ void rec_free(rec *x)
     free(x->bad);
     free(x->sent_rv[0]);
     free(x->sent_rv[1]);
-    cjob_free(x->job);
+    ctrl_cjob_free(x->job);
     free(x);
 }
 
@@ -43,9 +43,9 @@ static void emit_obj(ctrl *c, int r, json_object *obj, const char *reason, const
 {
     const char *name = jstr2(obj, "metadata", "name");
     if (name && *name)
-        emit_av(c, r == R_JOB, res_tab[r].api_version, res_tab[r].kind,
-                jstr2(obj, "metadata", "namespace"), name, jstr2(obj, "metadata", "uid"),
-                "Warning", reason, msg);
+        ctrl_emit_av(c, r == R_JOB, res_tab[r].api_version, res_tab[r].kind,
+                     jstr2(obj, "metadata", "namespace"), name, jstr2(obj, "metadata", "uid"),
+                     "Warning", reason, msg);
 }
 
 /* The condition on a Workload the controller cannot decode: set (True,
@@ -73,10 +73,10 @@ static void wl_decode_cond(ctrl *c, rec *x, json_object *obj, const char *why)
         json_object_put(keep);
         return;
     }
-    keep = cset(keep, CU_COND_DECODE_FAILED, why ? "True" : "False",
-                why ? CU_EV_DECODE_FAILED : "Decoded",
-                why ? why : "The controller decodes the Workload", real_now(NULL));
-    json_object *st, *p = status_patch(x->rv, &st);
+    keep = ctrl_cset(keep, CU_COND_DECODE_FAILED, why ? "True" : "False",
+                     why ? CU_EV_DECODE_FAILED : "Decoded",
+                     why ? why : "The controller decodes the Workload", real_now(NULL));
+    json_object *st, *p = ctrl_status_patch(x->rv, &st);
     json_object_object_add(st, "conditions", keep);
     const char *sl = strchr(x->key, '/');
     if (!sl) {
@@ -89,7 +89,7 @@ static void wl_decode_cond(ctrl *c, rec *x, json_object *obj, const char *why)
              x->key, sl + 1);
     snprintf(what, sizeof(what), "writing condition %s of Workload %s", CU_COND_DECODE_FAILED,
              x->key);
-    send_write(c, OP_STATUS, op, x->key, "PATCH", path, MERGE, p, what);
+    ctrl_send_write(c, OP_STATUS, op, x->key, "PATCH", path, MERGE, p, what);
 }
 
 /* Object obj (resource r, record x) cannot be decoded: said once per
@@ -103,8 +103,8 @@ static void report_undecodable(ctrl *c, rec *x, int r, json_object *obj, const c
         return;
     free(x->bad);
     x->bad = sdup(why);
-    clog_(c, 0, "%s %s cannot be decoded; left out until it changes: %s", res_tab[r].kind, x->key,
-          why);
+    ctrl_log(c, 0, "%s %s cannot be decoded; left out until it changes: %s", res_tab[r].kind,
+             x->key, why);
     emit_obj(c, r, obj, CU_EV_DECODE_FAILED, why);
 }
 
@@ -115,13 +115,13 @@ static void report_decodable(ctrl *c, rec *x, int r, json_object *obj)
         wl_decode_cond(c, x, obj, NULL);
     if (!x->bad)
         return;
-    clog_(c, 0, "%s %s decodes again", res_tab[r].kind, x->key);
+    ctrl_log(c, 0, "%s %s decodes again", res_tab[r].kind, x->key);
     free(x->bad);
     x->bad = NULL;
 }
 
 /* The informer left something out (not JSON, too deep, no name). */
-void on_skip(cu_informer *inf, const char *why, json_object *obj, void *ud)
+void ctrl_on_skip(cu_informer *inf, const char *why, json_object *obj, void *ud)
 {
     (void)inf;
     rctx *rc = ud;
@@ -132,12 +132,12 @@ void on_skip(cu_informer *inf, const char *why, json_object *obj, void *ud)
         if (c->skips_said[i] == h)
             return;
     c->skips_said[c->nskips_said++ % 64] = h;
-    clog_(c, 0, "%s", why);
+    ctrl_log(c, 0, "%s", why);
     if (obj)
         emit_obj(c, rc->r, obj, CU_EV_DECODE_FAILED, why);
 }
 
-void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
+void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
 {
     (void)inf;
     rctx *rc = ud;
@@ -146,14 +146,14 @@ void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
     char key[600];
     obj_key(obj, key, sizeof(key));
     c->eng_dirty = 1;
-    rec *x = omap_get(&c->objs[r], key);
+    rec *x = ctrl_omap_get(&c->objs[r], key);
 
     if (ev == CU_IEV_DELETED) {
         if (!x)
             return;
-        omap_del(&c->objs[r], key);
+        ctrl_omap_del(&c->objs[r], key);
         if (r == R_JOB) {
-            clog_(c, 1, "Job %s deleted", key);
+            ctrl_log(c, 1, "Job %s deleted", key);
         } else if (r == R_WL) {
             if (x->assumed) {
                 x->assumed = 0;
@@ -161,30 +161,34 @@ void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
             }
             if (x->evict_pending)
                 c->nevict_pending--;
-            eng_remove(c, x);
-            set_decode(c, x, NULL);
-            mark_job(c, x->owner);
+            ctrl_eng_remove(c, x);
+            ctrl_set_decode(c, x, NULL);
+            ctrl_mark_job(c, x->owner);
         } else {
             c->need_rebuild = 1;
             x->pinned = 1;   /* the engine may point into it */
-            set_decode(c, x, NULL);
+            ctrl_set_decode(c, x, NULL);
             if (r == R_CQ || r == R_LQ || r == R_COHORT) {
                 char ck[700];
-                snprintf(ck, sizeof(ck), "%s/%s", r == R_CQ ? "cq" : r == R_LQ ? "lq" : "cohort", key);
+                snprintf(ck, sizeof(ck), "%s/%s",
+                         r == R_CQ   ? "cq"
+                         : r == R_LQ ? "lq"
+                                     : "cohort",
+                         key);
                 cu_coalescer_forget(c->co, ck);
             }
         }
-        rec_free(x);
+        ctrl_rec_free(x);
         return;
     }
 
     if (!x) {
         x = calloc(1, sizeof(*x));
-        if (!x || !(x->key = strdup(key)) || omap_add(&c->objs[r], x) != 0) {
+        if (!x || !(x->key = strdup(key)) || ctrl_omap_add(&c->objs[r], x) != 0) {
             if (x)
                 free(x->key);
             free(x);
-            clog_(c, 0, "out of memory keeping %s %s", res_tab[r].kind, key);
+            ctrl_log(c, 0, "out of memory keeping %s %s", res_tab[r].kind, key);
             return;
         }
         x->r = r;
@@ -194,7 +198,7 @@ void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
     x->rv = sdup(jstr2(obj, "metadata", "resourceVersion"));
 
     if (r == R_JOB) {
-        cjob *j = decode_job(c, obj);
+        cjob *j = ctrl_decode_job(c, obj);
         if (!j) {
             report_undecodable(c, x, r, obj, "no metadata.namespace, name or uid");
             return;
@@ -203,35 +207,36 @@ void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
             report_undecodable(c, x, r, obj, j->bad);
         else
             report_decodable(c, x, r, obj);
-        cjob_free(x->job);
+        ctrl_cjob_free(x->job);
         x->job = j;
-        mark_job(c, key);
+        ctrl_mark_job(c, key);
         c->pr_dirty = 1;
         return;
     }
 
     char why[600];
-    cu_world *w = decode_obj(c, r, obj, why, sizeof(why));
+    cu_world *w = ctrl_decode_obj(c, r, obj, why, sizeof(why));
     if (r == R_WL) {
         if (!w) {
             report_undecodable(c, x, r, obj, why);
             return;
         }
         report_decodable(c, x, r, obj);
-        exclude_resources(c, w);
-        set_decode(c, x, w);
+        ctrl_exclude_resources(c, w);
+        ctrl_set_decode(c, x, w);
         x->hold = 0;
-        decode_wl_extras(x, obj);
+        ctrl_decode_wl_extras(x, obj);
         /* every decode carries the queue time, not only the engine's copy:
          * the wait-time metrics read the current decode at admission */
-        job_order(c, x);
-        const cu_workload *wl = wl_of(x);
-        if (x->evict_pending && (cond_is(wl, "Evicted", "True") || !cu_workload_has_quota(wl))) {
+        ctrl_job_order(c, x);
+        const cu_workload *wl = ctrl_wl_of(x);
+        if (x->evict_pending &&
+            (ctrl_cond_is(wl, "Evicted", "True") || !cu_workload_has_quota(wl))) {
             x->evict_pending = 0;   /* written (or moot) */
             c->nevict_pending--;
         }
-        wl_sync(c, x);
-        mark_job(c, x->owner);
+        ctrl_wl_sync(c, x);
+        ctrl_mark_job(c, x->owner);
         c->need_views = 1;
         c->pr_dirty = 1;
         c->deact_dirty = 1;
@@ -256,14 +261,14 @@ void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         json_object_put(t);
     }
     if (x->w && w && x->shape == shape) {
-        world_free(w);   /* same for the engine: keep the decode it points at */
+        ctrl_world_free(w);   /* same for the engine: keep the decode it points at */
         w = x->w;
     } else {
         x->shape = shape;
         if (x->w || w)
             c->need_rebuild = 1;
         if (w)
-            log_invalid(c, r, w);
+            ctrl_log_invalid(c, r, w);
     }
     if (!w)
         report_undecodable(c, x, r, obj, why);
@@ -271,7 +276,7 @@ void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         report_decodable(c, x, r, obj);
     if (w != x->w) {
         x->pinned = 1;   /* the engine may point into it */
-        set_decode(c, x, w);
+        ctrl_set_decode(c, x, w);
     }
     if (r == R_RF) {
         free(x->rf_spec);
@@ -301,7 +306,7 @@ void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         /* Jobs of its namespace may now be managed (LocalQueue "default") */
         OMAP_FOREACH(&c->objs[R_JOB], jr) {
             if (jr->job && !jr->job->label_queue)
-                mark_job(c, jr->key);
+                ctrl_mark_job(c, jr->key);
         }
     }
 }

@@ -6,24 +6,24 @@
 
 /* ---------------- metrics (events) ---------------- */
 
-const char *role(const ctrl *c)
+const char *ctrl_role(const ctrl *c)
 {
     return !c->elect ? "standalone" : c->leading ? "leader" : "follower";
 }
 
-const char *pclass(const cu_workload *wl)
+const char *ctrl_pclass(const cu_workload *wl)
 {
     return wl && wl->pc_name ? wl->pc_name : "";
 }
 
-double secs(int64_t ms)
+double ctrl_secs(int64_t ms)
 {
     return ms > 0 ? (double)ms / 1000.0 : 0.0;
 }
 
 /* When the workload entered its queue last: the Requeued transition, else
  * its creation. */
-int64_t queued_at(const cu_workload *wl)
+int64_t ctrl_queued_at(const cu_workload *wl)
 {
     const cu_condition *rq = cu_workload_cond(wl, "Requeued");
     if (rq && rq->status && strcmp(rq->status, "True") == 0 && rq->ltt_ms)
@@ -34,7 +34,7 @@ int64_t queued_at(const cu_workload *wl)
 /* The parent of cohort name in the engine's views (NULL: a root, or not
  * known), and the root of its tree (name itself for a root). Cohort
  * chains are at most 64 deep here (a cycle makes no cohort active). */
-const char *cohort_parent(ctrl *c, const char *name)
+const char *ctrl_cohort_parent(ctrl *c, const char *name)
 {
     for (size_t h = 0, nh = cu_engine_ncohorts(c->eng); h < nh; h++) {
         const cu_cohort_info *hi = cu_engine_cohort_info(c->eng, h);
@@ -47,7 +47,7 @@ const char *cohort_parent(ctrl *c, const char *name)
 static const char *cohort_root(ctrl *c, const char *name)
 {
     for (int depth = 0; name && depth < 64; depth++) {
-        const char *parent = cohort_parent(c, name);
+        const char *parent = ctrl_cohort_parent(c, name);
         if (!parent)
             break;
         name = parent;
@@ -55,12 +55,12 @@ static const char *cohort_root(ctrl *c, const char *name)
     return name;
 }
 
-void m_wl(ctrl *c, cu_metric_family *cqf, cu_metric_family *lqf, const cu_workload *wl,
-          const char *cq, int observe, double v)
+void ctrl_m_wl(ctrl *c, cu_metric_family *cqf, cu_metric_family *lqf, const cu_workload *wl,
+               const char *cq, int observe, double v)
 {
-    const char *a[] = { cq ? cq : "", pclass(wl), role(c) };
+    const char *a[] = { cq ? cq : "", ctrl_pclass(wl), ctrl_role(c) };
     const char *b[] = { wl->queue_name ? wl->queue_name : "", wl->meta.ns ? wl->meta.ns : "",
-                        pclass(wl), role(c) };
+                        ctrl_pclass(wl), ctrl_role(c) };
     if (observe) {
         cu_metric_observe(cqf, a, v);
         cu_metric_observe(lqf, b, v);
@@ -72,12 +72,12 @@ void m_wl(ctrl *c, cu_metric_family *cqf, cu_metric_family *lqf, const cu_worklo
 
 /* The evicted_workloads counters (and the "once" variant), for a
  * Workload of ClusterQueue cq evicted for reason (cause may be ""). */
-void m_evicted(ctrl *c, rec *w, const cu_workload *wl, const char *cq, const char *reason,
-               const char *cause)
+void ctrl_m_evicted(ctrl *c, rec *w, const cu_workload *wl, const char *cq, const char *reason,
+                    const char *cause)
 {
-    const char *a[] = { cq ? cq : "", reason, cause, pclass(wl), role(c) };
+    const char *a[] = { cq ? cq : "", reason, cause, ctrl_pclass(wl), ctrl_role(c) };
     const char *b[] = { wl->queue_name ? wl->queue_name : "", wl->meta.ns ? wl->meta.ns : "",
-                        reason, cause, pclass(wl), role(c) };
+                        reason, cause, ctrl_pclass(wl), ctrl_role(c) };
     cu_metric_inc(c->km.evicted_workloads_total, a, 1);
     cu_metric_inc(c->km.local_queue_evicted_workloads_total, b, 1);
     static const char *const known[] = { "Preempted", "PodsReadyTimeout", "Deactivated",
@@ -104,8 +104,8 @@ static int ready(const ctrl *c, char *why, size_t n)
     return 0;
 }
 
-int health_handler(void *ud, const char *path, const char *query, const char *accept,
-                   cu_buf *body, const char **ctype)
+int ctrl_health_handler(void *ud, const char *path, const char *query, const char *accept,
+                        cu_buf *body, const char **ctype)
 {
     (void)query;
     (void)accept;
@@ -128,7 +128,7 @@ int health_handler(void *ud, const char *path, const char *query, const char *ac
     return 404;
 }
 
-long peak_rss_kib(void)
+long ctrl_peak_rss_kib(void)
 {
     struct rusage ru;
     return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
@@ -181,7 +181,7 @@ static double q(int64_t milli)
 static void refresh_gauges(ctrl *c)
 {
     cu_kueue_metrics *k = &c->km;
-    const char *rr = role(c);
+    const char *rr = ctrl_role(c);
     cu_metric_family *reset[] = {
         k->pending_workloads, k->reserving_active_workloads, k->admitted_active_workloads,
         k->cluster_queue_status, k->cluster_queue_info, k->cluster_queue_resource_reservation,
@@ -197,7 +197,7 @@ static void refresh_gauges(ctrl *c)
     for (size_t i = 0; i < sizeof(reset) / sizeof(reset[0]); i++)
         cu_metric_reset_family(reset[i]);
     const char *lv[] = { NULL };
-    fset(k->cueue_leader, lv, leading(c) ? 1 : 0);
+    fset(k->cueue_leader, lv, ctrl_leading(c) ? 1 : 0);
     cu_metric_set(k->cueue_admissions_total, lv, (double)c->n.admissions);
     cu_metric_set(k->cueue_evictions_total, lv, (double)c->n.evictions);
     cu_metric_set(k->cueue_preemptions_total, lv, (double)c->n.preemptions);
@@ -218,18 +218,19 @@ static void refresh_gauges(ctrl *c)
         return;
     /* finished Workloads per queue (kept, not yet deleted) */
     OMAP_FOREACH(&c->objs[R_WL], w) {
-        const cu_workload *wl = wl_of(w);
+        const cu_workload *wl = ctrl_wl_of(w);
         if (!wl || !cu_workload_finished(wl) || !wl->adm_cq)
             continue;
         const char *a[] = { wl->adm_cq, rr };
         cu_metric_inc(k->finished_workloads, a, 1);
-        const char *b[] = { wl->queue_name ? wl->queue_name : "", wl->meta.ns ? wl->meta.ns : "", rr };
+        const char *b[] = { wl->queue_name ? wl->queue_name : "", wl->meta.ns ? wl->meta.ns : "",
+                            rr };
         cu_metric_inc(k->local_queue_finished_workloads, b, 1);
     }
     /* pending: active vs inadmissible, and by reason */
     for (size_t i = 0, n = cu_engine_nworkloads(c->eng); i < n; i++) {
         const cu_wl_info *w = cu_engine_workload_info(c->eng, i);
-        if (!pending_rec(c, w))
+        if (!ctrl_pending_rec(c, w))
             continue;
         if (!w->cluster_queue) {
             const char *d[] = { "", "LocalQueueMissing" };
@@ -323,7 +324,7 @@ static void refresh_gauges(ctrl *c)
         const cu_cq_info *ci = cu_engine_cq_info(c->eng, j);
         const char *seen[64];
         const char *co = ci->cohort;
-        for (int depth = 0; co && depth < 64; depth++, co = cohort_parent(c, co)) {
+        for (int depth = 0; co && depth < 64; depth++, co = ctrl_cohort_parent(c, co)) {
             int again = 0;   /* a cohort cycle: count each cohort once */
             for (int d2 = 0; d2 < depth && !again; d2++)
                 again = strcmp(seen[d2], co) == 0;
@@ -385,7 +386,7 @@ static int debug_pending(ctrl *c, const char *query, cu_buf *b)
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const cu_wl_info *w = cu_engine_workload_info(c->eng, i);
-        if (pending_rec(c, w) && w->position >= 0)
+        if (ctrl_pending_rec(c, w) && w->position >= 0)
             v[k++] = w;
     }
     json_object *doc = cu_ctrl_pending_doc(v, k, want_cq, want_lq, real_now(NULL));
@@ -405,8 +406,8 @@ static int debug_handler(ctrl *c, const char *path, const char *query, cu_buf *b
 {
     char why[160] = "";
     *ctype = "text/plain; charset=utf-8";
-    if (ready(c, why, sizeof(why)) && (!leading(c) || !c->eng))
-        snprintf(why, sizeof(why), "%s", !leading(c) ? "not leading" : "no engine yet");
+    if (ready(c, why, sizeof(why)) && (!ctrl_leading(c) || !c->eng))
+        snprintf(why, sizeof(why), "%s", !ctrl_leading(c) ? "not leading" : "no engine yet");
     if (why[0]) {
         cu_buf_printf(b, "not ready: %s\n", why);
         return 503;
@@ -424,14 +425,14 @@ static int debug_handler(ctrl *c, const char *path, const char *query, cu_buf *b
     /* Workloads the engine does not hold right now: said from the record */
     char full[620];
     snprintf(full, sizeof(full), "%s%s", strchr(key, '/') ? "" : "default/", key);
-    rec *wr = omap_get(&c->objs[R_WL], full);
-    const cu_workload *wwl = wl_of(wr);
+    rec *wr = ctrl_omap_get(&c->objs[R_WL], full);
+    const cu_workload *wwl = ctrl_wl_of(wr);
     if (wr && wr->idx < 0 && wwl) {
         char ts[40] = "";
         const char *state = cu_workload_finished(wwl) ? "finished"
-                            : wr->hold                ? "pending (a write conflicted; waiting for a newer version)"
-                            : in_backoff(c, wr)       ? "pending (requeue backoff)"
-                                                      : "pending (not in the scheduler yet)";
+                            : wr->hold ? "pending (a write conflicted; waiting for a newer version)"
+                            : ctrl_in_backoff(c, wr) ? "pending (requeue backoff)"
+                                                     : "pending (not in the scheduler yet)";
         if (wr->rq_at)
             cu_time_format(wr->rq_at, ts, sizeof(ts));
         if (json) {
@@ -485,8 +486,8 @@ static int debug_handler(ctrl *c, const char *path, const char *query, cu_buf *b
     return code;
 }
 
-int metrics_handler(void *ud, const char *path, const char *query, const char *accept,
-                    cu_buf *b, const char **ctype)
+int ctrl_metrics_handler(void *ud, const char *path, const char *query, const char *accept,
+                         cu_buf *b, const char **ctype)
 {
     (void)accept;
     ctrl *c = ud;

@@ -16,7 +16,7 @@ static void grave_push(ctrl *c, cu_world *w)
         if (!g) {
             /* cannot keep it for the engine: rebuild now-ish and leak nothing */
             c->need_rebuild = 1;
-            world_free(w);   /* the engine is freed before it is used again */
+            ctrl_world_free(w);   /* the engine is freed before it is used again */
             if (c->eng) {
                 cu_engine_free(c->eng);
                 c->eng = NULL;
@@ -50,14 +50,14 @@ static int by_idx_set(ctrl *c, int idx, rec *r)
     return 0;
 }
 
-int in_backoff(const ctrl *c, const rec *w)
+int ctrl_in_backoff(const ctrl *c, const rec *w)
 {
     (void)c;
-    return w->rq_at > 0 && !cu_workload_has_quota(wl_of(w)) && w->rq_at > real_now(NULL);
+    return w->rq_at > 0 && !cu_workload_has_quota(ctrl_wl_of(w)) && w->rq_at > real_now(NULL);
 }
 
 /* Removes w from the engine (its copy stays alive until the next rebuild). */
-void eng_remove(ctrl *c, rec *w)
+void ctrl_eng_remove(ctrl *c, rec *w)
 {
     if (c->eng && w->idx >= 0) {
         cu_engine_finish(c->eng, w->idx);
@@ -71,13 +71,13 @@ void eng_remove(ctrl *c, rec *w)
 }
 
 /* Replaces the current decode of x (which the engine may reference). */
-void set_decode(ctrl *c, rec *x, cu_world *w)
+void ctrl_set_decode(ctrl *c, rec *x, cu_world *w)
 {
     if (x->w) {
         if (x->pinned && c->eng)
             grave_push(c, x->w);
         else
-            world_free(x->w);
+            ctrl_world_free(x->w);
     }
     x->w = w;
     x->pinned = 0;
@@ -87,10 +87,10 @@ void set_decode(ctrl *c, rec *x, cu_world *w)
 /* Queue order of a Job's Workload: the Job's creation time when it is
  * earlier than the Workload's (the Workload is created after the Job; after
  * a controller outage, much later, and in no particular order). */
-void job_order(ctrl *c, rec *w)
+void ctrl_job_order(ctrl *c, rec *w)
 {
-    const cu_workload *wl = wl_of(w);
-    rec *jr = w->owner ? omap_get(&c->objs[R_JOB], w->owner) : NULL;
+    const cu_workload *wl = ctrl_wl_of(w);
+    rec *jr = w->owner ? ctrl_omap_get(&c->objs[R_JOB], w->owner) : NULL;
     if (!wl || !jr || !jr->job || !jr->job->created_ms)
         return;
     cu_workload *mw = (cu_workload *)wl;   /* our own decode */
@@ -100,17 +100,17 @@ void job_order(ctrl *c, rec *w)
     }
 }
 
-void eng_add(ctrl *c, rec *w)
+void ctrl_eng_add(ctrl *c, rec *w)
 {
-    const cu_workload *wl = wl_of(w);
+    const cu_workload *wl = ctrl_wl_of(w);
     if (!c->eng || w->idx >= 0 || !wl || cu_workload_finished(wl) || w->hold)
         return;
-    if (in_backoff(c, w)) {
+    if (ctrl_in_backoff(c, w)) {
         if (!c->next_wake || w->rq_at < c->next_wake)
             c->next_wake = w->rq_at;
         return;
     }
-    job_order(c, w);
+    ctrl_job_order(c, w);
     int idx = cu_engine_add_workload(c->eng, wl);
     if (idx < 0 || by_idx_set(c, idx, w) != 0) {
         c->need_rebuild = 1;
@@ -125,7 +125,7 @@ void eng_add(ctrl *c, rec *w)
 
 /* Rebuilds the engine from the records. Not while admissions are assumed
  * (their quota is only in the engine). */
-void rebuild(ctrl *c)
+void ctrl_rebuild(ctrl *c)
 {
     if (c->nassumed > 0 || c->nsynced < c->ninf)
         return;
@@ -133,7 +133,7 @@ void rebuild(ctrl *c)
         cu_engine_free(c->eng);
     c->eng = NULL;
     for (size_t i = 0; i < c->ngrave; i++)
-        world_free(c->grave[i]);
+        ctrl_world_free(c->grave[i]);
     c->ngrave = 0;
     cu_world_free(&c->vw);
     cu_world_init(&c->vw);
@@ -160,7 +160,7 @@ void rebuild(ctrl *c)
 #undef ALLOCV
     if (!vw->flavors.items || !vw->cqs.items || !vw->cohorts.items || !vw->lqs.items ||
         !vw->wpcs.items || !vw->pcs.items || !vw->namespaces.items || !vw->workloads.items) {
-        clog_(c, 0, "out of memory building the engine");
+        ctrl_log(c, 0, "out of memory building the engine");
         return;
     }
     for (int r = 0; r < R_WL; r++) {
@@ -169,13 +169,22 @@ void rebuild(ctrl *c)
             if (!w)
                 continue;
             switch (r) {
-            case R_RF: if (w->flavors.n) vw->flavors.items[vw->flavors.n++] = w->flavors.items[0]; break;
+            case R_RF:
+                if (w->flavors.n)
+                    vw->flavors.items[vw->flavors.n++] = w->flavors.items[0];
+                break;
             case R_CQ: if (w->cqs.n) vw->cqs.items[vw->cqs.n++] = w->cqs.items[0]; break;
-            case R_COHORT: if (w->cohorts.n) vw->cohorts.items[vw->cohorts.n++] = w->cohorts.items[0]; break;
+            case R_COHORT:
+                if (w->cohorts.n)
+                    vw->cohorts.items[vw->cohorts.n++] = w->cohorts.items[0];
+                break;
             case R_LQ: if (w->lqs.n) vw->lqs.items[vw->lqs.n++] = w->lqs.items[0]; break;
             case R_WPC: if (w->wpcs.n) vw->wpcs.items[vw->wpcs.n++] = w->wpcs.items[0]; break;
             case R_PC: if (w->pcs.n) vw->pcs.items[vw->pcs.n++] = w->pcs.items[0]; break;
-            case R_NS: if (w->namespaces.n) vw->namespaces.items[vw->namespaces.n++] = w->namespaces.items[0]; break;
+            case R_NS:
+                if (w->namespaces.n)
+                    vw->namespaces.items[vw->namespaces.n++] = w->namespaces.items[0];
+                break;
             }
         }
     }
@@ -183,22 +192,22 @@ void rebuild(ctrl *c)
     rec **order = calloc(c->objs[R_WL].n ? c->objs[R_WL].n : 1, sizeof(*order));
     size_t no = 0;
     if (!order) {
-        clog_(c, 0, "out of memory building the engine");
+        ctrl_log(c, 0, "out of memory building the engine");
         return;
     }
     OMAP_FOREACH(&c->objs[R_WL], x) {
         x->ew = NULL;
         x->idx = -1;
         x->pinned = 0;
-        const cu_workload *wl = wl_of(x);
+        const cu_workload *wl = ctrl_wl_of(x);
         if (!wl || cu_workload_finished(wl))
             continue;
-        if (in_backoff(c, x)) {
+        if (ctrl_in_backoff(c, x)) {
             if (!c->next_wake || x->rq_at < c->next_wake)
                 c->next_wake = x->rq_at;
             continue;
         }
-        job_order(c, x);
+        ctrl_job_order(c, x);
         x->ew = x->w;
         x->pinned = 1;
         vw->workloads.items[vw->workloads.n++] = (cu_workload *)wl;
@@ -209,8 +218,8 @@ void rebuild(ctrl *c)
     c->eng = cu_engine_new(&c->eopts);
     if (!c->eng || cu_engine_load(c->eng, vw, &d) != CU_OK) {
         for (size_t i = 0; i < d.n; i++)
-            clog_(c, 0, "%s", d.msgs[i]);
-        clog_(c, 0, "could not load the engine");
+            ctrl_log(c, 0, "%s", d.msgs[i]);
+        ctrl_log(c, 0, "could not load the engine");
         if (c->eng)
             cu_engine_free(c->eng);
         c->eng = NULL;
@@ -225,13 +234,13 @@ void rebuild(ctrl *c)
         c->need_views = 1;
         c->eng_dirty = 1;
         c->n.rebuilds++;
-        clog_(c, 2, "engine rebuilt: %zu ClusterQueues, %zu workloads", vw->cqs.n, no);
+        ctrl_log(c, 2, "engine rebuilt: %zu ClusterQueues, %zu workloads", vw->cqs.n, no);
     }
     cu_diag_free(&d);
     free(order);
 }
 
-void undo_admission(ctrl *c, rec *w)
+void ctrl_undo_admission(ctrl *c, rec *w)
 {
     if (!w->assumed)
         return;
@@ -242,10 +251,10 @@ void undo_admission(ctrl *c, rec *w)
     /* the engine admitted a copy that says "pending": take it out and
      * queue the current state again */
     if (w->idx >= 0 && c->eng) {
-        eng_remove(c, w);
+        ctrl_eng_remove(c, w);
         if (!w->w)
             return;
-        eng_add(c, w);
+        ctrl_eng_add(c, w);
     }
 }
 
@@ -274,19 +283,19 @@ static int same_spec(const cu_workload *a, const cu_workload *b)
 }
 
 /* Brings the engine in line with Workload w's current decode. */
-void wl_sync(ctrl *c, rec *w)
+void ctrl_wl_sync(ctrl *c, rec *w)
 {
-    const cu_workload *n = wl_of(w);
+    const cu_workload *n = ctrl_wl_of(w);
     if (!c->eng || !n)
         return;
     if (w->idx < 0) {
-        eng_add(c, w);
+        ctrl_eng_add(c, w);
         return;
     }
     const cu_workload *o = w->ew && w->ew->workloads.n ? w->ew->workloads.items[0] : NULL;
     int q = cu_workload_has_quota(n);
     if (cu_workload_finished(n)) {
-        eng_remove(c, w);
+        ctrl_eng_remove(c, w);
         return;
     }
     int eadm = cu_engine_wl_admitted(c->eng, w->idx);
@@ -301,8 +310,8 @@ void wl_sync(ctrl *c, rec *w)
             if (vi && vi->cluster_queue && strcmp(vi->cluster_queue, n->adm_cq) == 0)
                 return;   /* confirmation of what the engine holds */
         }
-        eng_remove(c, w);   /* admitted by someone else, or differently */
-        eng_add(c, w);
+        ctrl_eng_remove(c, w);   /* admitted by someone else, or differently */
+        ctrl_eng_add(c, w);
         return;
     }
     if (eadm) {
@@ -314,12 +323,12 @@ void wl_sync(ctrl *c, rec *w)
             c->n.evictions++;
             return;
         }
-        eng_remove(c, w);   /* admission cleared without the engine */
-        eng_add(c, w);
+        ctrl_eng_remove(c, w);   /* admission cleared without the engine */
+        ctrl_eng_add(c, w);
         return;
     }
-    if (!same_spec(o, n) || in_backoff(c, w)) {
-        eng_remove(c, w);
-        eng_add(c, w);
+    if (!same_spec(o, n) || ctrl_in_backoff(c, w)) {
+        ctrl_eng_remove(c, w);
+        ctrl_eng_add(c, w);
     }
 }

@@ -12,7 +12,7 @@ typedef struct wctx {
     char *op, *key, *what;
 } wctx;
 
-int leading(const ctrl *c)
+int ctrl_leading(const ctrl *c)
 {
     return (!c->elect || c->leading) && !c->stopping;
 }
@@ -24,11 +24,11 @@ static char **guard_slot(ctrl *c, opkind kind, const char *op, const char *key, 
     rec *x = NULL;
     int slot = 0;
     if (kind == OP_STATUS || kind == OP_ADMIT) {
-        x = omap_get(&c->objs[R_WL], key);
+        x = ctrl_omap_get(&c->objs[R_WL], key);
     } else if (kind == OP_JOB) {
-        x = omap_get(&c->objs[R_JOB], key);
+        x = ctrl_omap_get(&c->objs[R_JOB], key);
     } else if (kind == OP_OTHER && strncmp(op, "spec:", 5) == 0) {
-        x = omap_get(&c->objs[R_WL], key);
+        x = ctrl_omap_get(&c->objs[R_WL], key);
         slot = 1;
     }
     *out = x;
@@ -37,7 +37,7 @@ static char **guard_slot(ctrl *c, opkind kind, const char *op, const char *key, 
 
 /* Every API request attempt (the kube client's hook): counted by verb
  * (LIST and WATCH told apart from GET) and status code, timed. */
-void on_attempt(void *ud, const char *method, int watch, int code, double seconds)
+void ctrl_on_attempt(void *ud, const char *method, int watch, int code, double seconds)
 {
     ctrl *c = ud;
     char cs[8];
@@ -51,7 +51,7 @@ void on_attempt(void *ud, const char *method, int watch, int code, double second
 
 /* Every attempt's outcome (the kube client's hook): a TLS failure, a
  * refused token, ... said once at the default level, and the recovery. */
-void on_outcome(void *ud, int code, const char *error, const char *body)
+void ctrl_on_outcome(void *ud, int code, const char *error, const char *body)
 {
     ctrl *c = ud;
     char line[1500];
@@ -69,13 +69,13 @@ static void reread_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     if (r->code == 200 && r->body) {
         json_object *o = cu_json_parse_str(r->body);
         if (o)
-            on_event(NULL, CU_IEV_MODIFIED, o, &x->c->rc[x->r]);
+            ctrl_on_event(NULL, CU_IEV_MODIFIED, o, &x->c->rc[x->r]);
         json_object_put(o);
     }
     free(x);
 }
 
-/* GETs one Workload or Job again and feeds it through on_event (as the
+/* GETs one Workload or Job again and feeds it through ctrl_on_event (as the
  * watch would). */
 static void reread(ctrl *c, int r, const char *key)
 {
@@ -103,8 +103,9 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     int ok = r->code >= 200 && r->code < 300;
     {
         if (r->code == 409) {
-            static const char *const kinds[] = { "workload", "workload-admission", "workload-status",
-                                                 "job", "queue-status", "workload-spec" };
+            static const char *const kinds[] = { "workload",        "workload-admission",
+                                                 "workload-status", "job",
+                                                 "queue-status",    "workload-spec" };
             const char *kv[] = { kinds[w->kind] };
             cu_metric_inc(c->km.cueue_write_conflicts_total, kv, 1);
         }
@@ -112,7 +113,7 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     if (!ok && w->kind == OP_CREATE && r->code == 409)
         ok = 1;   /* AlreadyExists: the watch brings it */
     if (!ok && w->kind == OP_CREATE) {
-        rec *jr = omap_get(&c->objs[R_JOB], w->key);
+        rec *jr = ctrl_omap_get(&c->objs[R_JOB], w->key);
         if (jr)
             jr->created_at = 0;   /* failed: create again */
     }
@@ -120,32 +121,32 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
         c->n.write_errors++;
         if (r->code == 409)
             c->n.conflicts++;
-        rec *jr = w->kind == OP_CREATE ? omap_get(&c->objs[R_JOB], w->key) : NULL;
-        rec *lx = jr ? jr : omap_get(&c->objs[w->kind == OP_JOB ? R_JOB : R_WL], w->key);
+        rec *jr = w->kind == OP_CREATE ? ctrl_omap_get(&c->objs[R_JOB], w->key) : NULL;
+        rec *lx = jr ? jr : ctrl_omap_get(&c->objs[w->kind == OP_JOB ? R_JOB : R_WL], w->key);
         char msg[700];
         cu_ctrl_status_text(r->code, r->error, r->body, msg, sizeof(msg));
         if (jr && jr->job && cu_ctrl_refused_for_good(r->code)) {
             /* it cannot succeed as it is: said once, on the Job, and not
              * sent again until the Job changes what it asks for */
             jr->refused = jr->create_hash;
-            clog_(c, 0, "Job %s: the API server refused its Workload %s (%s); not sent again "
-                  "until the Job changes", w->key, jr->job->wlkey, msg);
+            ctrl_log(c, 0, "Job %s: the API server refused its Workload %s (%s); not sent again "
+                     "until the Job changes", w->key, jr->job->wlkey, msg);
             char m[900];
             snprintf(m, sizeof(m), "Workload %s could not be created: %s",
                      strchr(jr->job->wlkey, '/') + 1, msg);
-            emit_job(c, jr->job, "Warning", CU_EV_FAILED_CREATE_WORKLOAD, m);
+            ctrl_emit_job(c, jr->job, "Warning", CU_EV_FAILED_CREATE_WORKLOAD, m);
         } else {
             /* the first failure of a streak at the default level, the
              * retries after it (backing off) only with -v 2 */
             int quiet = r->code == 409 ? 1 : lx && lx->conflicts > 0 ? 2 : 0;
-            clog_(c, quiet, "%s failed: %s", w->what, msg);
+            ctrl_log(c, quiet, "%s failed: %s", w->what, msg);
         }
         if (w->kind == OP_QSTATUS)
             cu_coalescer_written(c->co, w->key, 0);
         rec *gx;
         char **g = guard_slot(c, w->kind, w->op, w->key, &gx);
         if (w->kind == OP_CREATE)
-            gx = omap_get(&c->objs[R_JOB], w->key);
+            gx = ctrl_omap_get(&c->objs[R_JOB], w->key);
         if ((g || w->kind == OP_CREATE) && gx) {
             /* the same version is written again only after a backoff
              * (cu_ctrl_retry_delay_ms); a new version may be written at
@@ -159,16 +160,16 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
                 reread(c, w->kind == OP_JOB ? R_JOB : R_WL, w->key);
         }
         if (w->kind == OP_ADMIT) {
-            rec *x = omap_get(&c->objs[R_WL], w->key);
+            rec *x = ctrl_omap_get(&c->objs[R_WL], w->key);
             if (x) {
                 x->hold = r->code == 409;
-                undo_admission(c, x);
+                ctrl_undo_admission(c, x);
             }
         }
     }
     if (ok && w->kind == OP_QSTATUS)
         cu_coalescer_written(c->co, w->key, 1);
-    rec *cj = ok && w->kind == OP_CREATE ? omap_get(&c->objs[R_JOB], w->key) : NULL;
+    rec *cj = ok && w->kind == OP_CREATE ? ctrl_omap_get(&c->objs[R_JOB], w->key) : NULL;
     if (cj) {
         cj->conflicts = 0;
         cj->retry_at = 0;
@@ -178,11 +179,11 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
         rec *jr = cj;
         if (jr->job && jr->job->wlkey) {
             const cjob *j = jr->job;
-            clog_(c, 1, "Job %s: created Workload %s", jr->key, j->wlkey);
+            ctrl_log(c, 1, "Job %s: created Workload %s", jr->key, j->wlkey);
             char m[900];
-            emit_job(c, j, "Normal", CU_EV_CREATED_WORKLOAD,
-                     cu_ctrl_event_msg_created_workload(m, sizeof(m), j->ns,
-                                                        strchr(j->wlkey, '/') + 1));
+            ctrl_emit_job(c, j, "Normal", CU_EV_CREATED_WORKLOAD,
+                          cu_ctrl_event_msg_created_workload(m, sizeof(m), j->ns,
+                                                             strchr(j->wlkey, '/') + 1));
         }
     }
     if (ok) {
@@ -193,18 +194,18 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
         }
     }
     if (ok && w->kind == OP_ADMIT) {
-        rec *x = omap_get(&c->objs[R_WL], w->key);
+        rec *x = ctrl_omap_get(&c->objs[R_WL], w->key);
         if (x && x->assumed)
             x->adm_written = 1;   /* in the API now: its Job may start before the watch says so */
     }
-    rec *f = omap_del(&c->inflight, w->op);
+    rec *f = ctrl_omap_del(&c->inflight, w->op);
     if (f) {
         free(f->key);
         free(f);
     }
     /* the object's Job (or the Job itself) gets another look */
-    rec *wl = omap_get(&c->objs[R_WL], w->key);
-    mark_job(c, wl && wl->owner ? wl->owner : w->key);
+    rec *wl = ctrl_omap_get(&c->objs[R_WL], w->key);
+    ctrl_mark_job(c, wl && wl->owner ? wl->owner : w->key);
     free(w->op);
     free(w->key);
     free(w->what);
@@ -213,12 +214,12 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
 
 /* Sends body (taken) unless op is in flight or this replica must not
  * write. Returns 1 when sent. */
-int send_write(ctrl *c, opkind kind, const char *op, const char *key, const char *method,
-               const char *path, const char *ctype, json_object *body, const char *what)
+int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const char *method,
+                    const char *path, const char *ctype, json_object *body, const char *what)
 {
     rec *gx = NULL;
     char **g = guard_slot(c, kind, op, key, &gx);
-    if (omap_get(&c->inflight, op) || !leading(c) ||
+    if (ctrl_omap_get(&c->inflight, op) || !ctrl_leading(c) ||
         (g && *g && gx->rv && strcmp(*g, gx->rv) == 0 &&
          (!gx->retry_at || real_now(NULL) < gx->retry_at))) {
         json_object_put(body);   /* in flight, already written at this version, or not leading */
@@ -237,12 +238,12 @@ int send_write(ctrl *c, opkind kind, const char *op, const char *key, const char
     cu_kreq *rq = NULL;
     if (w && f && w->op && w->key && w->what && (f->key = strdup(op)) != NULL) {
         if (c->verbose >= 3)
-            clog_(c, 3, "%s %s %s", method, path, s ? s : "");
+            ctrl_log(c, 3, "%s %s %s", method, path, s ? s : "");
         rq = cu_kclient_request(c->kc, method, path, s, s ? strlen(s) : 0, ctype, write_done, w);
     }
     json_object_put(body);
-    if (!rq || omap_add(&c->inflight, f) != 0) {
-        clog_(c, 0, "%s: could not start the request", what);
+    if (!rq || ctrl_omap_add(&c->inflight, f) != 0) {
+        ctrl_log(c, 0, "%s: could not start the request", what);
         if (w) {
             free(w->op);
             free(w->key);
@@ -262,17 +263,17 @@ int send_write(ctrl *c, opkind kind, const char *op, const char *key, const char
     return 1;
 }
 
-int inflight(ctrl *c, const char *op)
+int ctrl_inflight(ctrl *c, const char *op)
 {
-    return omap_get(&c->inflight, op) != NULL;
+    return ctrl_omap_get(&c->inflight, op) != NULL;
 }
 
-void mark_job(ctrl *c, const char *jkey)
+void ctrl_mark_job(ctrl *c, const char *jkey)
 {
-    if (!jkey || omap_get(&c->dirty_jobs, jkey))
+    if (!jkey || ctrl_omap_get(&c->dirty_jobs, jkey))
         return;
     rec *d = calloc(1, sizeof(*d));
-    if (!d || !(d->key = strdup(jkey)) || omap_add(&c->dirty_jobs, d) != 0) {
+    if (!d || !(d->key = strdup(jkey)) || ctrl_omap_add(&c->dirty_jobs, d) != 0) {
         if (d)
             free(d->key);
         free(d);
@@ -304,7 +305,7 @@ static void event_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     ctrl *c = e->c;
     if (r->code < 200 || r->code >= 300) {
         cu_recorder_failed(e->r, &e->req);
-        clog_(c, 2, "event %s %s failed: %d", e->req.method, e->req.path, r->code);
+        ctrl_log(c, 2, "event %s %s failed: %d", e->req.method, e->req.path, r->code);
     }
     cu_event_req_free(&e->req);
     free(e->text);
@@ -333,7 +334,7 @@ static void ev_pump(ctrl *c)
     }
 }
 
-void ev_queue_free(ctrl *c)
+void ctrl_ev_queue_free(ctrl *c)
 {
     while (c->evq_head) {
         evctx *e = c->evq_head;
@@ -347,11 +348,11 @@ void ev_queue_free(ctrl *c)
 }
 
 /* Records an event about an object (fire and forget; the leader only). */
-void emit_av(ctrl *c, int job, const char *av, const char *kind, const char *ns,
-             const char *name, const char *uid, const char *type, const char *reason,
-             const char *msg)
+void ctrl_emit_av(ctrl *c, int job, const char *av, const char *kind, const char *ns,
+                  const char *name, const char *uid, const char *type, const char *reason,
+                  const char *msg)
 {
-    if (!leading(c))
+    if (!ctrl_leading(c))
         return;
     cu_event_ref ref = {
         .api_version = av,
@@ -404,18 +405,18 @@ void emit_av(ctrl *c, int job, const char *av, const char *kind, const char *ns,
 static void emit(ctrl *c, int job, const char *kind, const char *ns, const char *name,
                  const char *uid, const char *type, const char *reason, const char *msg)
 {
-    emit_av(c, job, job ? "batch/v1" : CU_GROUP "/v1beta2", kind, ns, name, uid, type, reason,
-            msg);
+    ctrl_emit_av(c, job, job ? "batch/v1" : CU_GROUP "/v1beta2", kind, ns, name, uid, type, reason,
+                 msg);
 }
 
-void emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *reason,
-             const char *msg)
+void ctrl_emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *reason,
+                  const char *msg)
 {
     if (wl)
         emit(c, 0, "Workload", wl->meta.ns, wl->meta.name, wl->meta.uid, type, reason, msg);
 }
 
-void emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg)
+void ctrl_emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg)
 {
     if (j)
         emit(c, 1, "Job", j->ns, j->name, j->uid, type, reason, msg);
@@ -423,19 +424,19 @@ void emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, cons
 
 /* ---------------- conditions ---------------- */
 
-const cu_workload *wl_of(const rec *r)
+const cu_workload *ctrl_wl_of(const rec *r)
 {
     return r && r->w && r->w->workloads.n ? r->w->workloads.items[0] : NULL;
 }
 
-int cond_is(const cu_workload *wl, const char *type, const char *status)
+int ctrl_cond_is(const cu_workload *wl, const char *type, const char *status)
 {
     const cu_condition *k = wl ? cu_workload_cond(wl, type) : NULL;
     return k && k->status && strcmp(k->status, status) == 0;
 }
 
 /* The Workload's conditions as a json array (new; caller frees). */
-json_object *conds_json(const cu_workload *wl)
+json_object *ctrl_conds_json(const cu_workload *wl)
 {
     json_object *a = json_object_new_array();
     for (size_t i = 0; wl && i < wl->nconds; i++) {
@@ -443,8 +444,10 @@ json_object *conds_json(const cu_workload *wl)
         json_object *o = json_object_new_object();
         char ts[40];
         json_object_object_add(o, "type", json_object_new_string(k->type ? k->type : ""));
-        json_object_object_add(o, "status", json_object_new_string(k->status ? k->status : "Unknown"));
-        json_object_object_add(o, "reason", json_object_new_string(k->reason ? k->reason : "Unknown"));
+        json_object_object_add(o, "status",
+                               json_object_new_string(k->status ? k->status : "Unknown"));
+        json_object_object_add(o, "reason",
+                               json_object_new_string(k->reason ? k->reason : "Unknown"));
         json_object_object_add(o, "message", json_object_new_string(k->message ? k->message : ""));
         cu_time_format(k->ltt_ms, ts, sizeof(ts));
         json_object_object_add(o, "lastTransitionTime", json_object_new_string(ts));
@@ -455,15 +458,15 @@ json_object *conds_json(const cu_workload *wl)
 
 /* conds with type set (taken and returned; lastTransitionTime kept when
  * the status does not change). */
-json_object *cset(json_object *conds, const char *type, const char *status,
-                  const char *reason, const char *message, int64_t now)
+json_object *ctrl_cset(json_object *conds, const char *type, const char *status,
+                       const char *reason, const char *message, int64_t now)
 {
     json_object *n = cu_ctrl_set_condition(conds, type, status, reason, message, now);
     json_object_put(conds);
     return n;
 }
 
-json_object *status_patch(const char *rv, json_object **st_out)
+json_object *ctrl_status_patch(const char *rv, json_object **st_out)
 {
     json_object *p = json_object_new_object(), *st = json_object_new_object();
     if (rv) {
@@ -476,11 +479,11 @@ json_object *status_patch(const char *rv, json_object **st_out)
     return p;
 }
 
-int wl_status_write(ctrl *c, rec *w, opkind kind, json_object *p, const char *what)
+int ctrl_wl_status_write(ctrl *c, rec *w, opkind kind, json_object *p, const char *what)
 {
-    const cu_workload *wl = wl_of(w);
+    const cu_workload *wl = ctrl_wl_of(w);
     char op[1100], path[1200];
     snprintf(op, sizeof(op), "status:%s", w->key);
     snprintf(path, sizeof(path), "%s/%s/workloads/%s/status", WLPATH, wl->meta.ns, wl->meta.name);
-    return send_write(c, kind, op, w->key, "PATCH", path, MERGE, p, what);
+    return ctrl_send_write(c, kind, op, w->key, "PATCH", path, MERGE, p, what);
 }

@@ -221,13 +221,13 @@ const char *jstr(json_object *o, const char *dotted);
 
 /* cu_controller.c */
 size_t hstr(const char *s);
-rec *omap_get(const omap *m, const char *key);
-int omap_add(omap *m, rec *r);
-rec *omap_del(omap *m, const char *key);
-void world_free(cu_world *w);
-void cjob_free(cjob *j);
+rec *ctrl_omap_get(const omap *m, const char *key);
+int ctrl_omap_add(omap *m, rec *r);
+rec *ctrl_omap_del(omap *m, const char *key);
+void ctrl_world_free(cu_world *w);
+void ctrl_cjob_free(cjob *j);
 int64_t real_now(void *ud);
-void clog_(ctrl *c, int v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void ctrl_log(ctrl *c, int v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 json_object *jget(json_object *o, const char *k);
 const char *jstr2(json_object *o, const char *a, const char *b);
 char *sdup(const char *s);
@@ -235,73 +235,73 @@ char *jtext(json_object *o);
 int64_t jint(json_object *o, int64_t dflt);
 
 /* cu_ctrlwrite.c */
-int leading(const ctrl *c);
-void on_attempt(void *ud, const char *method, int watch, int code, double seconds);
-void on_outcome(void *ud, int code, const char *error, const char *body);
-int send_write(ctrl *c, opkind kind, const char *op, const char *key, const char *method,
-               const char *path, const char *ctype, json_object *body, const char *what);
-int inflight(ctrl *c, const char *op);
-void mark_job(ctrl *c, const char *jkey);
-void ev_queue_free(ctrl *c);
-void emit_av(ctrl *c, int job, const char *av, const char *kind, const char *ns,
-             const char *name, const char *uid, const char *type, const char *reason,
-             const char *msg);
-void emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *reason,
-             const char *msg);
-void emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg);
-const cu_workload *wl_of(const rec *r);
-int cond_is(const cu_workload *wl, const char *type, const char *status);
-json_object *conds_json(const cu_workload *wl);
-json_object *cset(json_object *conds, const char *type, const char *status,
-                  const char *reason, const char *message, int64_t now);
-json_object *status_patch(const char *rv, json_object **st_out);
-int wl_status_write(ctrl *c, rec *w, opkind kind, json_object *p, const char *what);
+int ctrl_leading(const ctrl *c);
+void ctrl_on_attempt(void *ud, const char *method, int watch, int code, double seconds);
+void ctrl_on_outcome(void *ud, int code, const char *error, const char *body);
+int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const char *method,
+                    const char *path, const char *ctype, json_object *body, const char *what);
+int ctrl_inflight(ctrl *c, const char *op);
+void ctrl_mark_job(ctrl *c, const char *jkey);
+void ctrl_ev_queue_free(ctrl *c);
+void ctrl_emit_av(ctrl *c, int job, const char *av, const char *kind, const char *ns,
+                  const char *name, const char *uid, const char *type, const char *reason,
+                  const char *msg);
+void ctrl_emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *reason,
+                  const char *msg);
+void ctrl_emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg);
+const cu_workload *ctrl_wl_of(const rec *r);
+int ctrl_cond_is(const cu_workload *wl, const char *type, const char *status);
+json_object *ctrl_conds_json(const cu_workload *wl);
+json_object *ctrl_cset(json_object *conds, const char *type, const char *status,
+                       const char *reason, const char *message, int64_t now);
+json_object *ctrl_status_patch(const char *rv, json_object **st_out);
+int ctrl_wl_status_write(ctrl *c, rec *w, opkind kind, json_object *p, const char *what);
 
 /* cu_ctrlobs.c */
-const char *role(const ctrl *c);
-const char *pclass(const cu_workload *wl);
-double secs(int64_t ms);
-int64_t queued_at(const cu_workload *wl);
-const char *cohort_parent(ctrl *c, const char *name);
-void m_wl(ctrl *c, cu_metric_family *cqf, cu_metric_family *lqf, const cu_workload *wl,
-          const char *cq, int observe, double v);
-void m_evicted(ctrl *c, rec *w, const cu_workload *wl, const char *cq, const char *reason,
-               const char *cause);
-int health_handler(void *ud, const char *path, const char *query, const char *accept,
-                   cu_buf *body, const char **ctype);
-long peak_rss_kib(void);
-int metrics_handler(void *ud, const char *path, const char *query, const char *accept,
-                    cu_buf *b, const char **ctype);
+const char *ctrl_role(const ctrl *c);
+const char *ctrl_pclass(const cu_workload *wl);
+double ctrl_secs(int64_t ms);
+int64_t ctrl_queued_at(const cu_workload *wl);
+const char *ctrl_cohort_parent(ctrl *c, const char *name);
+void ctrl_m_wl(ctrl *c, cu_metric_family *cqf, cu_metric_family *lqf, const cu_workload *wl,
+               const char *cq, int observe, double v);
+void ctrl_m_evicted(ctrl *c, rec *w, const cu_workload *wl, const char *cq, const char *reason,
+                    const char *cause);
+int ctrl_health_handler(void *ud, const char *path, const char *query, const char *accept,
+                        cu_buf *body, const char **ctype);
+long ctrl_peak_rss_kib(void);
+int ctrl_metrics_handler(void *ud, const char *path, const char *query, const char *accept,
+                         cu_buf *b, const char **ctype);
 
 /* cu_ctrlsync.c */
-int in_backoff(const ctrl *c, const rec *w);
-void eng_remove(ctrl *c, rec *w);
-void set_decode(ctrl *c, rec *x, cu_world *w);
-void job_order(ctrl *c, rec *w);
-void eng_add(ctrl *c, rec *w);
-void rebuild(ctrl *c);
-void undo_admission(ctrl *c, rec *w);
-void wl_sync(ctrl *c, rec *w);
+int ctrl_in_backoff(const ctrl *c, const rec *w);
+void ctrl_eng_remove(ctrl *c, rec *w);
+void ctrl_set_decode(ctrl *c, rec *x, cu_world *w);
+void ctrl_job_order(ctrl *c, rec *w);
+void ctrl_eng_add(ctrl *c, rec *w);
+void ctrl_rebuild(ctrl *c);
+void ctrl_undo_admission(ctrl *c, rec *w);
+void ctrl_wl_sync(ctrl *c, rec *w);
 
 /* cu_ctrldecode.c */
-void log_invalid(ctrl *c, int r, const cu_world *w);
-cu_world *decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nwhy);
-void exclude_resources(ctrl *c, cu_world *w);
-void decode_wl_extras(rec *x, json_object *obj);
+void ctrl_log_invalid(ctrl *c, int r, const cu_world *w);
+cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nwhy);
+void ctrl_exclude_resources(ctrl *c, cu_world *w);
+void ctrl_decode_wl_extras(rec *x, json_object *obj);
 
 /* jobs/cu_job.c */
-cjob *decode_job(ctrl *c, json_object *job);
-const char *job_queue(ctrl *c, const cjob *j);
-void release_evicted(ctrl *c, rec *w);
-void reconcile_job(ctrl *c, rec *jr);
+cjob *ctrl_decode_job(ctrl *c, json_object *job);
+const char *ctrl_job_queue(ctrl *c, const cjob *j);
+void ctrl_release_evicted(ctrl *c, rec *w);
+void ctrl_reconcile_job(ctrl *c, rec *jr);
 
 /* cu_ctrlinform.c */
-void rec_free(rec *x);
-void on_skip(cu_informer *inf, const char *why, json_object *obj, void *ud);
-void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud);
+void ctrl_rec_free(rec *x);
+void ctrl_on_skip(cu_informer *inf, const char *why, json_object *obj, void *ud);
+void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud);
 
 /* cu_ctrlcycle.c */
-rec *pending_rec(ctrl *c, const cu_wl_info *info);
-void on_tick(struct ev_loop *loop, ev_timer *t, int revents);
+rec *ctrl_pending_rec(ctrl *c, const cu_wl_info *info);
+void ctrl_on_tick(struct ev_loop *loop, ev_timer *t, int revents);
 
 #endif

@@ -4,7 +4,7 @@
  */
 #include "cu_ctrl_int.h"
 
-cjob *decode_job(ctrl *c, json_object *job)
+cjob *ctrl_decode_job(ctrl *c, json_object *job)
 {
     const char *ns = jstr2(job, "metadata", "namespace"), *name = jstr2(job, "metadata", "name");
     const char *uid = jstr2(job, "metadata", "uid");
@@ -40,7 +40,8 @@ cjob *decode_job(ctrl *c, json_object *job)
     j->finished = cu_ctrl_job_finished(job, &j->failed);
     if (j->finished && j->failed) {
         json_object *conds = jget(st, "conditions");
-        size_t n = json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+        size_t n =
+            json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
         for (size_t i = 0; i < n; i++) {
             json_object *k = json_object_array_get_idx(conds, i);
             const char *t = jstr2(k, "type", NULL);
@@ -65,7 +66,7 @@ cjob *decode_job(ctrl *c, json_object *job)
     if (!maybe) {
         char lk[600];
         snprintf(lk, sizeof(lk), "%s/default", ns);
-        maybe = c->cfg.manage_without_queue || omap_get(&c->objs[R_LQ], lk) != NULL;
+        maybe = c->cfg.manage_without_queue || ctrl_omap_get(&c->objs[R_LQ], lk) != NULL;
     }
     if (maybe && !j->finished && !j->deleting) {
         json_object *src = job, *copy = NULL;
@@ -94,7 +95,7 @@ cjob *decode_job(ctrl *c, json_object *job)
         json_object_put(copy);
     }
     if (!j->ns || !j->name || !j->uid || !j->wlkey) {
-        cjob_free(j);
+        ctrl_cjob_free(j);
         return NULL;
     }
     return j;
@@ -103,17 +104,17 @@ cjob *decode_job(ctrl *c, json_object *job)
 /* The queue of a Job: its label; else "default" when its namespace has a
  * LocalQueue named default; else "" when manageJobsWithoutQueueName
  * covers its namespace (managed, no queue); NULL: not managed. */
-const char *job_queue(ctrl *c, const cjob *j)
+const char *ctrl_job_queue(ctrl *c, const cjob *j)
 {
     if (j->label_queue)
         return j->label_queue;
     char lk[600];
     snprintf(lk, sizeof(lk), "%s/default", j->ns);
-    if (omap_get(&c->objs[R_LQ], lk))
+    if (ctrl_omap_get(&c->objs[R_LQ], lk))
         return "default";
     if (!c->cfg.manage_without_queue)
         return NULL;
-    rec *nsr = omap_get(&c->objs[R_NS], j->ns);
+    rec *nsr = ctrl_omap_get(&c->objs[R_NS], j->ns);
     const cu_namespace *nso = nsr && nsr->w && nsr->w->namespaces.n ? nsr->w->namespaces.items[0]
                                                                      : NULL;
     static const cu_kvs none = { 0, NULL };
@@ -177,12 +178,13 @@ static json_object *job_stop_patch(const cjob *j, const rec *w)
 
 static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_diag *d)
 {
-    const cu_workload *wl = wl_of(w);
+    const cu_workload *wl = ctrl_wl_of(w);
     json_object *job = json_object_new_object(), *spec = json_object_new_object();
     json_object *tmpl = json_object_new_object();
     json_object_object_add(job, "spec", spec);
     if (j->has_par)
-        json_object_object_add(spec, "parallelism", json_object_new_int(j->par > w->ps_count ? j->par : w->ps_count));
+        json_object_object_add(spec, "parallelism",
+                               json_object_new_int(j->par > w->ps_count ? j->par : w->ps_count));
     if (j->has_comp)
         json_object_object_add(spec, "completions", json_object_new_int(j->comp));
     json_object *orig = parse_or_null(w->tmpl);
@@ -209,7 +211,7 @@ static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_dia
             const char *fn = vi ? vi->psa[i].flavors[k] : wl->psa[i].flavors.items[k].value;
             const char *rn = vi ? vi->psa[i].resources[k] : wl->psa[i].flavors.items[k].key;
             json_object_object_add(fl, rn, json_object_new_string(fn));
-            rec *rf = omap_get(&c->objs[R_RF], fn);
+            rec *rf = ctrl_omap_get(&c->objs[R_RF], fn);
             if (rf && !jget(flavors, fn)) {
                 json_object *fo = json_object_new_object();
                 json_object *sp = parse_or_null(rf->rf_spec);
@@ -218,7 +220,8 @@ static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_dia
             }
         }
         json_object_object_add(o, "flavors", fl);
-        json_object_object_add(o, "count", json_object_new_int(vi ? vi->psa[i].count : wl->psa[i].count));
+        json_object_object_add(o, "count",
+                               json_object_new_int(vi ? vi->psa[i].count : wl->psa[i].count));
         json_object_array_add(psas, o);
     }
     json_object_object_add(adm, "podSetAssignments", psas);
@@ -234,23 +237,23 @@ static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_dia
 /* An evicted Workload whose pods are gone: status.admission cleared,
  * QuotaReserved=False, Admitted=False, Requeued=True (Kueue's
  * UnsetQuotaReservation with the eviction's reason and message). */
-void release_evicted(ctrl *c, rec *w)
+void ctrl_release_evicted(ctrl *c, rec *w)
 {
-    const cu_workload *wl = wl_of(w);
+    const cu_workload *wl = ctrl_wl_of(w);
     const cu_condition *ec = cu_workload_cond(wl, "Evicted");
     const char *er = ec && ec->reason ? ec->reason : "Evicted";
     const char *em = ec && ec->message ? ec->message : "The workload was evicted";
     int64_t now = real_now(NULL);
-    json_object *st, *p = status_patch(w->rv, &st);
+    json_object *st, *p = ctrl_status_patch(w->rv, &st);
     json_object_object_add(st, "admission", NULL);
-    json_object *k = conds_json(wl);
-    k = cset(k, "QuotaReserved", "False", "Pending", em, now);
-    k = cset(k, "Admitted", "False", "NoReservation", "The workload has no reservation", now);
-    k = cset(k, "Requeued", "True", er, em, now);
+    json_object *k = ctrl_conds_json(wl);
+    k = ctrl_cset(k, "QuotaReserved", "False", "Pending", em, now);
+    k = ctrl_cset(k, "Admitted", "False", "NoReservation", "The workload has no reservation", now);
+    k = ctrl_cset(k, "Requeued", "True", er, em, now);
     json_object_object_add(st, "conditions", k);
     char what[1300];
     snprintf(what, sizeof(what), "releasing the quota of evicted Workload %s", w->key);
-    wl_status_write(c, w, OP_STATUS, p, what);
+    ctrl_wl_status_write(c, w, OP_STATUS, p, what);
 }
 
 /* 1 when the Workload body the controller would create is invalid by
@@ -258,7 +261,7 @@ void release_evicted(ctrl *c, rec *w)
  * bad. */
 static int workload_invalid(ctrl *c, json_object *body, char *bad, size_t n)
 {
-    cu_world *w = decode_obj(c, R_WL, body, NULL, 0);
+    cu_world *w = ctrl_decode_obj(c, R_WL, body, NULL, 0);
     if (!w) {
         snprintf(bad, n, "it cannot be decoded");
         return 1;
@@ -269,20 +272,20 @@ static int workload_invalid(ctrl *c, json_object *body, char *bad, size_t n)
     if (invalid)
         snprintf(bad, n, "%s", d.msgs[0]);
     cu_diag_free(&d);
-    world_free(w);
+    ctrl_world_free(w);
     return invalid;
 }
 
-void reconcile_job(ctrl *c, rec *jr)
+void ctrl_reconcile_job(ctrl *c, rec *jr)
 {
     cjob *j = jr->job;
     if (!j || j->deleting)
         return;
-    const char *queue = job_queue(c, j);
+    const char *queue = ctrl_job_queue(c, j);
     if (!queue)
         return;
-    rec *w = omap_get(&c->objs[R_WL], j->wlkey);
-    const cu_workload *wl = wl_of(w);
+    rec *w = ctrl_omap_get(&c->objs[R_WL], j->wlkey);
+    const cu_workload *wl = ctrl_wl_of(w);
     char op[1100], path[1200], what[1300];
     snprintf(op, sizeof(op), "job:%s", jr->key);
     snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", j->ns, j->name);
@@ -303,7 +306,7 @@ void reconcile_job(ctrl *c, rec *jr)
         const char *pk = jstr2(ref, "kind", NULL), *pn = jstr2(ref, "name", NULL);
         if (pk && pn) {
             int wpc = strcmp(pk, "WorkloadPriorityClass") == 0;
-            rec *pr = omap_get(&c->objs[wpc ? R_WPC : R_PC], pn);
+            rec *pr = ctrl_omap_get(&c->objs[wpc ? R_WPC : R_PC], pn);
             if (pr && pr->w && wpc && pr->w->wpcs.n)
                 json_object_object_add(spec, "priority",
                                        json_object_new_int(pr->w->wpcs.items[0]->value));
@@ -330,47 +333,48 @@ void reconcile_job(ctrl *c, rec *jr)
              * no LocalQueue name, say): said once, not sent */
             jr->refused = h;
             json_object_put(body);
-            clog_(c, 0, "Job %s: its Workload %s is invalid and is not created: %s", jr->key,
-                  j->wlkey, bad);
+            ctrl_log(c, 0, "Job %s: its Workload %s is invalid and is not created: %s", jr->key,
+                     j->wlkey, bad);
             char m[900];
             snprintf(m, sizeof(m), "Workload %s is invalid: %s", strchr(j->wlkey, '/') + 1, bad);
-            emit_job(c, j, "Warning", CU_EV_FAILED_CREATE_WORKLOAD, m);
+            ctrl_emit_job(c, j, "Warning", CU_EV_FAILED_CREATE_WORKLOAD, m);
             return;
         }
         jr->create_hash = h;
-        if (send_write(c, OP_CREATE, cop, jr->key, "POST", cpath, "application/json", body, what))
+        if (ctrl_send_write(c, OP_CREATE, cop, jr->key, "POST", cpath, "application/json", body,
+                            what))
             jr->created_at = real_now(NULL);
         return;
     }
     if (cu_workload_finished(wl))
         return;
     if (j->finished) {
-        json_object *st, *p = status_patch(NULL, &st);
+        json_object *st, *p = ctrl_status_patch(NULL, &st);
         const char *msg = j->failed ? (j->fail_msg ? j->fail_msg : "Job failed")
                                     : "Job finished successfully";
         json_object_object_add(st, "conditions",
-                               cset(conds_json(wl), "Finished", "True",
-                                    j->failed ? "Failed" : "Succeeded", msg, real_now(NULL)));
+                               ctrl_cset(ctrl_conds_json(wl), "Finished", "True",
+                                         j->failed ? "Failed" : "Succeeded", msg, real_now(NULL)));
         snprintf(what, sizeof(what), "finishing Workload %s", w->key);
-        if (!wl_status_write(c, w, OP_STATUS, p, what))
+        if (!ctrl_wl_status_write(c, w, OP_STATUS, p, what))
             return;
         if (cu_workload_has_quota(wl)) {
-            m_wl(c, c->km.finished_workloads_total, c->km.local_queue_finished_workloads_total, wl,
-                 wl->adm_cq, 0, 1);
+            ctrl_m_wl(c, c->km.finished_workloads_total, c->km.local_queue_finished_workloads_total,
+                      wl, wl->adm_cq, 0, 1);
             const cu_condition *ac = cu_workload_cond(wl, "Admitted");
             if (ac && ac->ltt_ms)
-                m_wl(c, c->km.execution_time_seconds, c->km.local_queue_execution_time_seconds, wl,
-                     wl->adm_cq, 1, secs(real_now(NULL) - ac->ltt_ms));
+                ctrl_m_wl(c, c->km.execution_time_seconds, c->km.local_queue_execution_time_seconds,
+                          wl, wl->adm_cq, 1, ctrl_secs(real_now(NULL) - ac->ltt_ms));
         }
-        clog_(c, 0, "finished Job %s (%s)%s%s", jr->key, j->failed ? "Failed" : "Succeeded",
-              j->failed ? ": " : "", j->failed ? msg : "");
+        ctrl_log(c, 0, "finished Job %s (%s)%s%s", jr->key, j->failed ? "Failed" : "Succeeded",
+                 j->failed ? ": " : "", j->failed ? msg : "");
         char m[900];
-        emit_job(c, j, "Normal", CU_EV_FINISHED_WORKLOAD,
-                 cu_ctrl_event_msg_finished(m, sizeof(m), wl->meta.ns, wl->meta.name));
+        ctrl_emit_job(c, j, "Normal", CU_EV_FINISHED_WORKLOAD,
+                      cu_ctrl_event_msg_finished(m, sizeof(m), wl->meta.ns, wl->meta.name));
         return;
     }
     int holds = cu_workload_has_quota(wl) || (w->assumed && w->adm_written);
-    int evicted = cond_is(wl, "Evicted", "True");
+    int evicted = ctrl_cond_is(wl, "Evicted", "True");
     const char *wq = wl->queue_name ? wl->queue_name : "";
     if (!holds && !w->assumed && j->suspended && strcmp(wq, queue) != 0) {
         /* Kueue: a new queue-name on a suspended, unadmitted Job moves its Workload */
@@ -381,23 +385,23 @@ void reconcile_job(ctrl *c, rec *jr)
         snprintf(sop, sizeof(sop), "spec:%s", w->key);
         snprintf(spath, sizeof(spath), "%s/%s/workloads/%s", WLPATH, wl->meta.ns, wl->meta.name);
         snprintf(what, sizeof(what), "moving Workload %s to LocalQueue %s", w->key, queue);
-        if (send_write(c, OP_OTHER, sop, w->key, "PATCH", spath, MERGE, p, what))
-            clog_(c, 0, "Job %s: queue-name changed to %s; moving its Workload", jr->key, queue);
+        if (ctrl_send_write(c, OP_OTHER, sop, w->key, "PATCH", spath, MERGE, p, what))
+            ctrl_log(c, 0, "Job %s: queue-name changed to %s; moving its Workload", jr->key, queue);
         return;
     }
     if ((holds && evicted) || (!holds && !w->assumed)) {
         if (!j->suspended) {
             json_object *p = job_stop_patch(j, w);
             snprintf(what, sizeof(what), "suspending Job %s", jr->key);
-            if (send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, p, what)) {
-                clog_(c, 0, "suspending Job %s: %s", jr->key,
-                      evicted ? "its Workload was evicted" : "its Workload holds no quota");
+            if (ctrl_send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, p, what)) {
+                ctrl_log(c, 0, "suspending Job %s: %s", jr->key,
+                         evicted ? "its Workload was evicted" : "its Workload holds no quota");
                 const cu_condition *ec = cu_workload_cond(wl, "Evicted");
-                emit_job(c, j, "Normal", CU_EV_STOPPED,
-                         evicted && ec && ec->message ? ec->message : CU_EV_MSG_NOT_ADMITTED);
+                ctrl_emit_job(c, j, "Normal", CU_EV_STOPPED,
+                              evicted && ec && ec->message ? ec->message : CU_EV_MSG_NOT_ADMITTED);
             }
         } else if (holds && evicted && j->active == 0) {
-            release_evicted(c, w);   /* stopped: give the quota back, queue it again */
+            ctrl_release_evicted(c, w);   /* stopped: give the quota back, queue it again */
         }
         return;
     }
@@ -407,15 +411,16 @@ void reconcile_job(ctrl *c, rec *jr)
         json_object *p = job_start_patch(c, j, w, &d);
         if (!p) {
             for (size_t i = 0; i < d.n; i++)
-                clog_(c, 0, "%s", d.msgs[i]);
+                ctrl_log(c, 0, "%s", d.msgs[i]);
         } else {
             snprintf(what, sizeof(what), "starting Job %s", jr->key);
-            if (send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, p, what)) {
-                clog_(c, 0, "started Job %s (Workload %s, ClusterQueue %s)", jr->key, w->key,
-                      wl->adm_cq ? wl->adm_cq : "?");
+            if (ctrl_send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, p, what)) {
+                ctrl_log(c, 0, "started Job %s (Workload %s, ClusterQueue %s)", jr->key, w->key,
+                         wl->adm_cq ? wl->adm_cq : "?");
                 char m[600];
-                emit_job(c, j, "Normal", CU_EV_STARTED,
-                         cu_ctrl_event_msg_started(m, sizeof(m), wl->adm_cq ? wl->adm_cq : "?"));
+                ctrl_emit_job(
+                    c, j, "Normal", CU_EV_STARTED,
+                    cu_ctrl_event_msg_started(m, sizeof(m), wl->adm_cq ? wl->adm_cq : "?"));
             }
         }
         cu_diag_free(&d);
