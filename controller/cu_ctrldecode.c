@@ -1,6 +1,6 @@
 /*
  * cu_ctrldecode.c - decoding at the informer boundary: watched objects
- * to one-object cu_worlds, Workload extras, excluded resources.
+ * to one-object cu_worlds, and the extras read from a Workload.
  */
 #include "cu_ctrl_int.h"
 
@@ -85,29 +85,6 @@ cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nw
         return NULL;
     }
     return w;
-}
-
-/* resources.excludeResourcePrefixes: drop those requests (Kueue ignores
- * them in quota accounting). */
-void ctrl_exclude_resources(ctrl *c, cu_world *w)
-{
-    const cu_config *cf = c->cfg.cf;
-    if (!cf || !w || !w->workloads.n || !cf->exclude_resource_prefixes.n)
-        return;
-    cu_workload *wl = w->workloads.items[0];
-    for (size_t p = 0; p < wl->npodsets; p++) {
-        cu_reslist *rl = &wl->podsets[p].requests;
-        size_t k = 0;
-        for (size_t i = 0; i < rl->n; i++) {
-            int drop = 0;
-            for (size_t e = 0; e < cf->exclude_resource_prefixes.n && !drop; e++)
-                drop = strncmp(rl->items[i].name, cf->exclude_resource_prefixes.items[e],
-                               strlen(cf->exclude_resource_prefixes.items[e])) == 0;
-            if (!drop)
-                rl->items[k++] = rl->items[i];
-        }
-        rl->n = k;
-    }
 }
 
 void ctrl_decode_wl_extras(rec *x, json_object *obj)

@@ -222,7 +222,7 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
             return;
         }
         report_decodable(c, x, r, obj);
-        ctrl_exclude_resources(c, w);
+        cu_world_exclude_resources(w, c->cfg.cf);   /* Kueue ignores them in quota */
         ctrl_set_decode(c, x, w);
         x->hold = 0;
         ctrl_decode_wl_extras(x, obj);

@@ -15,6 +15,7 @@
 #include "cu_ctrlretry.h"
 #include "cu_mauth.h"
 #include "cu_ctrlstatus.h"
+#include "cu_exclude.h"
 #include "cu_explain.h"
 #include "cu_metrics.h"
 #include "cu_log.h"
@@ -286,7 +287,6 @@ void ctrl_wl_sync(ctrl *c, rec *w);
 /* cu_ctrldecode.c */
 void ctrl_log_invalid(ctrl *c, int r, const cu_world *w);
 cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nwhy);
-void ctrl_exclude_resources(ctrl *c, cu_world *w);
 void ctrl_decode_wl_extras(rec *x, json_object *obj);
 
 /* jobs/cu_job.c */
