@@ -195,7 +195,7 @@ static void on_lead_stopped(cu_lease *l, void *ud)
     c->nevict_pending = 0;
     c->need_rebuild = 1;
     ctrl_log(c, 0, c->stopping ? "gave up leadership: releasing the Lease"
-                            : "lost leadership: admission cycles and writes stopped");
+                               : "lost leadership: admission cycles and writes stopped");
 }
 
 /* Starts the candidate once the Namespaces are known: the namespace is

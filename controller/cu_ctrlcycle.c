@@ -655,7 +655,7 @@ void ctrl_on_tick(struct ev_loop *loop, ev_timer *t, int revents)
         c->started = 1;
         c->need_rebuild = 1;
         ctrl_log(c, 0, c->elect ? "starting admission cycles as the leader"
-                             : "all informers synced; starting admission cycles");
+                                : "all informers synced; starting admission cycles");
     }
     cycle(c);
 }

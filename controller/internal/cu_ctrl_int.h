@@ -235,73 +235,150 @@ char *sdup(const char *s);
 char *jtext(json_object *o);
 int64_t jint(json_object *o, int64_t dflt);
 
-/* cu_ctrlwrite.c */
+/* ---- cu_ctrlwrite.c: writes, Events, conditions ---- */
+
+/* 1 when this replica may write: not electing, or holding the Lease; and
+ * not stopping. */
 int ctrl_leading(const ctrl *c);
+/* The kube client's hooks (ud is the ctrl): every request attempt counted
+ * and timed; the outcome of each request, for the API health report. */
 void ctrl_on_attempt(void *ud, const char *method, int watch, int code, double seconds);
 void ctrl_on_outcome(void *ud, int code, const char *error, const char *body);
+/* Sends body (taken) to path with method and content type ctype, unless
+ * op (the operation key, e.g. "status:ns/name") is in flight or this
+ * replica must not write; key names the record the write is about, what
+ * is logged. Returns 1 when sent. */
 int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const char *method,
                     const char *path, const char *ctype, json_object *body, const char *what);
+/* 1 when a write with operation key op is in flight. */
 int ctrl_inflight(ctrl *c, const char *op);
+/* Queues the Job jkey (borrowed, copied) for reconciling. */
 void ctrl_mark_job(ctrl *c, const char *jkey);
+/* Frees the Events still queued. */
 void ctrl_ev_queue_free(ctrl *c);
+/* Records an Event about an object of apiVersion av (job: by the Job
+ * integration's recorder, else the scheduler's); fire and forget, the
+ * leader only. Borrows the strings. */
 void ctrl_emit_av(ctrl *c, int job, const char *av, const char *kind, const char *ns,
                   const char *name, const char *uid, const char *type, const char *reason,
                   const char *msg);
+/* The same about a Workload / a Job (NULL: nothing). */
 void ctrl_emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *reason,
                   const char *msg);
 void ctrl_emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg);
+/* The Workload decoded in r (borrowed from r), or NULL. */
 const cu_workload *ctrl_wl_of(const rec *r);
+/* 1 when wl (may be NULL) has condition type with status. */
 int ctrl_cond_is(const cu_workload *wl, const char *type, const char *status);
+/* The Workload's conditions as a json array (new; caller puts). */
 json_object *ctrl_conds_json(const cu_workload *wl);
+/* conds with type set (taken and returned; lastTransitionTime kept when
+ * the status does not change). */
 json_object *ctrl_cset(json_object *conds, const char *type, const char *status,
                        const char *reason, const char *message, int64_t now);
+/* A new merge patch {metadata: {resourceVersion: rv} (when rv), status:
+ * {}}; *st_out borrows its status object. Caller puts the patch. */
 json_object *ctrl_status_patch(const char *rv, json_object **st_out);
+/* Sends patch p (taken) to the /status of Workload w. Returns 1 when sent. */
 int ctrl_wl_status_write(ctrl *c, rec *w, opkind kind, json_object *p, const char *what);
 
-/* cu_ctrlobs.c */
+/* ---- cu_ctrlobs.c: metrics, probes, debug pages ---- */
+
+/* The replica_role label value: standalone, leader or follower. */
 const char *ctrl_role(const ctrl *c);
+/* The priority_class label value of wl ("" when none). */
 const char *ctrl_pclass(const cu_workload *wl);
+/* ms as seconds (0 when not positive). */
 double ctrl_secs(int64_t ms);
+/* When wl entered its queue last: the Requeued transition, else its
+ * creation. */
 int64_t ctrl_queued_at(const cu_workload *wl);
+/* The parent of cohort name in the engine's views (NULL: a root, or not
+ * known). Borrowed from the engine. */
 const char *ctrl_cohort_parent(ctrl *c, const char *name);
+/* Adds v to (observe: observes v in) the ClusterQueue family cqf and the
+ * LocalQueue family lqf for wl in ClusterQueue cq. */
 void ctrl_m_wl(ctrl *c, cu_metric_family *cqf, cu_metric_family *lqf, const cu_workload *wl,
                const char *cq, int observe, double v);
+/* The evicted_workloads counters (and the "once" variant), for a
+ * Workload of ClusterQueue cq evicted for reason (cause may be ""). */
 void ctrl_m_evicted(ctrl *c, rec *w, const cu_workload *wl, const char *cq, const char *reason,
                     const char *cause);
+/* The HTTP handlers (ud is the ctrl) of /healthz and /readyz, and of
+ * /metrics and the debug pages. Return the status code. */
 int ctrl_health_handler(void *ud, const char *path, const char *query, const char *accept,
                         cu_buf *body, const char **ctype);
-long ctrl_peak_rss_kib(void);
 int ctrl_metrics_handler(void *ud, const char *path, const char *query, const char *accept,
                          cu_buf *b, const char **ctype);
+/* The process's peak resident set size in KiB (0 when unknown). */
+long ctrl_peak_rss_kib(void);
 
-/* cu_ctrlsync.c */
+/* ---- cu_ctrlsync.c: the engine kept in step with the records ---- */
+
+/* 1 when w waits out a requeue backoff (status.requeueState). */
 int ctrl_in_backoff(const ctrl *c, const rec *w);
+/* Removes w from the engine (its copy stays alive until the next rebuild). */
 void ctrl_eng_remove(ctrl *c, rec *w);
+/* Replaces the current decode of x with w (taken; the engine may still
+ * reference the old one, which is kept until it does not). */
 void ctrl_set_decode(ctrl *c, rec *x, cu_world *w);
+/* Queue order of a Job's Workload: the Job's creation time when earlier
+ * than the Workload's. */
 void ctrl_job_order(ctrl *c, rec *w);
+/* Adds w's current decode to the engine when it belongs there. */
 void ctrl_eng_add(ctrl *c, rec *w);
+/* Rebuilds the engine from the records. Not while admissions are assumed
+ * (their quota is only in the engine) or informers are not synced. */
 void ctrl_rebuild(ctrl *c);
+/* Undoes w's assumed admission (its write failed): queued again. */
 void ctrl_undo_admission(ctrl *c, rec *w);
+/* Brings the engine in line with Workload w's current decode. */
 void ctrl_wl_sync(ctrl *c, rec *w);
 
-/* cu_ctrldecode.c */
+/* ---- cu_ctrldecode.c: decoding at the informer boundary ---- */
+
+/* Logs, once per version of a queue-shaping object, each problem api/'s
+ * validation finds in it, and what the engine does about it. */
 void ctrl_log_invalid(ctrl *c, int r, const cu_world *w);
+/* obj (borrowed) of resource r decoded into a new one-object world (caller
+ * frees with ctrl_world_free), or NULL with the reason in why. */
 cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nwhy);
+/* Reads into x what the controller needs of a Workload beyond the decode:
+ * its controlling Job, pod set 0's template, status.requeueState. */
 void ctrl_decode_wl_extras(rec *x, json_object *obj);
 
-/* jobs/cu_job.c */
+/* ---- jobs/cu_job.c: the batch/v1 Job integration ---- */
+
+/* What the controller keeps of the Job (borrowed): a new cjob (caller
+ * frees with ctrl_cjob_free), NULL without namespace, name or uid. */
 cjob *ctrl_decode_job(ctrl *c, json_object *job);
+/* The queue of a Job: its label; else "default" when its namespace has a
+ * LocalQueue named default; else "" when manageJobsWithoutQueueName
+ * covers its namespace (managed, no queue); NULL: not managed. */
 const char *ctrl_job_queue(ctrl *c, const cjob *j);
+/* An evicted Workload whose pods are gone: status.admission cleared,
+ * QuotaReserved=False, Admitted=False, Requeued=True. */
 void ctrl_release_evicted(ctrl *c, rec *w);
+/* Brings the Job jr and its Workload to what they should be: creates the
+ * Workload, starts the admitted Job, stops the evicted or unadmitted one,
+ * marks the Workload Finished. One write per object at a time. */
 void ctrl_reconcile_job(ctrl *c, rec *jr);
 
-/* cu_ctrlinform.c */
+/* ---- cu_ctrlinform.c: informer events ---- */
+
+/* Frees a record and everything it owns. */
 void ctrl_rec_free(rec *x);
+/* The informers' callbacks (ud is the rctx of the resource). */
 void ctrl_on_skip(cu_informer *inf, const char *why, json_object *obj, void *ud);
 void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud);
 
-/* cu_ctrlcycle.c */
+/* ---- cu_ctrlcycle.c: the admission cycle ---- */
+
+/* The record of a workload pending in the engine (its removed copies show
+ * as finished), or NULL. Borrowed. */
 rec *ctrl_pending_rec(ctrl *c, const cu_wl_info *info);
+/* The loop's tick (data is the ctrl): runs the cycle when something
+ * changed or a deadline passed. */
 void ctrl_on_tick(struct ev_loop *loop, ev_timer *t, int revents);
 
 #endif
