@@ -30,19 +30,11 @@
 #define CUEUE_VERSION_STRING "0.1.0"
 #endif
 
-size_t hstr(const char *s)
-{
-    size_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 rec *ctrl_omap_get(const omap *m, const char *key)
 {
     if (!m->nb)
         return NULL;
-    for (rec *r = m->b[hstr(key) & (m->nb - 1)]; r; r = r->hnext)
+    for (rec *r = m->b[cu_hash_str(key) & (m->nb - 1)]; r; r = r->hnext)
         if (strcmp(r->key, key) == 0)
             return r;
     return NULL;
@@ -58,7 +50,7 @@ int ctrl_omap_add(omap *m, rec *r)
         for (size_t i = 0; i < m->nb; i++)
             for (rec *x = m->b[i], *nx; x; x = nx) {
                 nx = x->hnext;
-                size_t h = hstr(x->key) & (nb - 1);
+                size_t h = cu_hash_str(x->key) & (nb - 1);
                 x->hnext = b[h];
                 b[h] = x;
             }
@@ -66,7 +58,7 @@ int ctrl_omap_add(omap *m, rec *r)
         m->b = b;
         m->nb = nb;
     }
-    size_t h = hstr(r->key) & (m->nb - 1);
+    size_t h = cu_hash_str(r->key) & (m->nb - 1);
     r->hnext = m->b[h];
     m->b[h] = r;
     m->n++;
@@ -77,7 +69,7 @@ rec *ctrl_omap_del(omap *m, const char *key)
 {
     if (!m->nb)
         return NULL;
-    for (rec **pp = &m->b[hstr(key) & (m->nb - 1)]; *pp; pp = &(*pp)->hnext)
+    for (rec **pp = &m->b[cu_hash_str(key) & (m->nb - 1)]; *pp; pp = &(*pp)->hnext)
         if (strcmp((*pp)->key, key) == 0) {
             rec *r = *pp;
             *pp = r->hnext;
@@ -111,14 +103,6 @@ void ctrl_cjob_free(cjob *j)
     free(j);
 }
 
-int64_t real_now(void *ud)
-{
-    (void)ud;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void ctrl_log(ctrl *c, int v, const char *fmt, ...)
 {
     if (!cu_log_enabled(&c->log, v, "info"))
@@ -134,35 +118,14 @@ void ctrl_log(ctrl *c, int v, const char *fmt, ...)
 
 /* ---------------- json helpers (for decoding at the boundary) ---------------- */
 
-json_object *jget(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-    if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, k, &v))
-        return NULL;
-    return v;
-}
-
-const char *jstr2(json_object *o, const char *a, const char *b)
-{
-    json_object *v = jget(o, a);
-    if (b)
-        v = jget(v, b);
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-char *sdup(const char *s)
+char *ctrl_sdup(const char *s)
 {
     return s ? strdup(s) : NULL;
 }
 
-char *jtext(json_object *o)
+char *ctrl_jtext(json_object *o)
 {
     return o ? strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) : NULL;
-}
-
-int64_t jint(json_object *o, int64_t dflt)
-{
-    return json_object_is_type(o, json_type_int) ? json_object_get_int64(o) : dflt;
 }
 
 /* ---------------- leader election ---------------- */
@@ -227,37 +190,10 @@ static void start_election(ctrl *c)
  * least 1 ms, at most 24 h). Returns 0, or -1 when malformed. */
 static int parse_go_duration(const char *s, int *ms)
 {
-    static const struct { const char *u; double ms; } units[] = {
-        { "ns", 1e-6 }, { "us", 1e-3 }, { "\xc2\xb5s", 1e-3 }, { "ms", 1 },
-        { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
-    };
-    double total = 0;
-    const char *p = s;
-    if (!*p)
+    int64_t ns;
+    if (cu_duration_parse(s, &ns) != CU_OK || ns < 1000000 || ns > INT64_C(86400000) * 1000000)
         return -1;
-    while (*p) {
-        if (!((*p >= '0' && *p <= '9') || *p == '.'))
-            return -1;
-        char *end;
-        double v = strtod(p, &end);
-        if (end == p)
-            return -1;
-        p = end;
-        size_t i, nu = sizeof(units) / sizeof(units[0]);
-        for (i = 0; i < nu; i++) {
-            size_t ul = strlen(units[i].u);
-            if (strncmp(p, units[i].u, ul) == 0 && !(ul == 1 && p[0] == 'm' && p[1] == 's')) {
-                total += v * units[i].ms;
-                p += ul;
-                break;
-            }
-        }
-        if (i == nu)
-            return -1;
-    }
-    if (total < 1 || total > 86400000.0)
-        return -1;
-    *ms = (int)total;
+    *ms = (int)(ns / 1000000);
     return 0;
 }
 
@@ -653,7 +589,7 @@ int cu_controller_main(int argc, char **argv)
     {
         cu_log_format lf = CU_LOG_TEXT;
         cu_log_format_parse(logfmt, &lf);
-        cu_clock lc = { .now_ms = real_now };
+        cu_clock lc = { .now_ms = cu_clock_system_now };
         cu_log_init(&c->log, stderr, lf, verbose, lc);
     }
     c->elect = elect;
@@ -725,7 +661,7 @@ int cu_controller_main(int argc, char **argv)
     c->lopts.on_started = on_lead_started;
     c->lopts.on_stopped = on_lead_stopped;
     c->lopts.ud = c;
-    c->eopts.clock.now_ms = real_now;
+    c->eopts.clock.now_ms = cu_clock_system_now;
     c->eopts.manual_evictions = 1;
     c->eopts.fair_sharing = cf->fair_sharing;
     c->eopts.nstrategies = cf->nstrategies;

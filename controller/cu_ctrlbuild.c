@@ -9,32 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-json_object *jpath(json_object *o, const char *dotted)
-{
-    char key[128];
-    const char *p = dotted;
-    while (o && *p) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        if (n >= sizeof(key))
-            return NULL;
-        memcpy(key, p, n);
-        key[n] = 0;
-        json_object *v = NULL;
-        if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
-            return NULL;
-        o = v;
-        p = dot ? dot + 1 : p + n;
-    }
-    return o;
-}
-
-const char *jstr(json_object *o, const char *dotted)
-{
-    json_object *v = jpath(o, dotted);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 /* Deeper than this, values are left out of the converted tree (a null in
  * their place): no field the decoders read is nested this deep, and the
  * API server serves objects up to CU_JSON_MAX_DEPTH deep (unknown fields
@@ -112,7 +86,7 @@ json_object *cu_ctrl_set_condition(json_object *old, const char *type, const cha
     size_t n = json_object_is_type(old, json_type_array) ? json_object_array_length(old) : 0;
     for (size_t i = 0; i < n; i++) {
         json_object *c = json_object_array_get_idx(old, i);
-        const char *t = jstr(c, "type");
+        const char *t = cu_jstr(c, "type");
         if (t && strcmp(t, type) == 0) {
             prev = c;
             continue;
@@ -122,7 +96,7 @@ json_object *cu_ctrl_set_condition(json_object *old, const char *type, const cha
     json_object *c = json_object_new_object();
     json_object_object_add(c, "type", json_object_new_string(type));
     json_object_object_add(c, "status", json_object_new_string(status));
-    const char *pst = jstr(prev, "status"), *pltt = jstr(prev, "lastTransitionTime");
+    const char *pst = cu_jstr(prev, "status"), *pltt = cu_jstr(prev, "lastTransitionTime");
     if (pst && pltt && strcmp(pst, status) == 0) {
         json_object_object_add(c, "lastTransitionTime", json_object_new_string(pltt));
     } else {

@@ -35,7 +35,7 @@ static void admit(ctrl *c, int idx)
         ctrl_eng_add(c, w);
         return;
     }
-    int64_t now = real_now(NULL);
+    int64_t now = cu_clock_system_now(NULL);
     json_object *k = ctrl_conds_json(wl);
     /* Kueue: a new reservation turns Evicted/Preempted False, "Previously: ..." */
     static const char *const was[] = { "Evicted", "Preempted" };
@@ -102,9 +102,9 @@ static void evict(ctrl *c, int idx)
     free(w->ev_reason);
     free(w->ev_msg);
     free(w->pr_reason);
-    w->ev_reason = sdup(info->evicted_reason ? info->evicted_reason : "Preempted");
-    w->ev_msg = sdup(info->evicted_message ? info->evicted_message : "Preempted");
-    w->pr_reason = sdup(info->preempted_reason);
+    w->ev_reason = ctrl_sdup(info->evicted_reason ? info->evicted_reason : "Preempted");
+    w->ev_msg = ctrl_sdup(info->evicted_message ? info->evicted_message : "Preempted");
+    w->pr_reason = ctrl_sdup(info->preempted_reason);
     if (!w->evict_pending) {
         w->evict_pending = 1;
         c->nevict_pending++;
@@ -145,7 +145,7 @@ static void write_evictions(ctrl *c)
         const cu_workload *wl = ctrl_wl_of(w);
         if (!w->evict_pending || !wl)
             continue;
-        int64_t now = real_now(NULL);
+        int64_t now = cu_clock_system_now(NULL);
         json_object *st, *p = ctrl_status_patch(w->rv, &st);
         json_object *k = ctrl_conds_json(wl);
         k = ctrl_cset(k, "Evicted", "True", w->ev_reason, w->ev_msg, now);
@@ -182,7 +182,7 @@ static void write_pending(ctrl *c, const cu_wl_info *info, rec *w)
         return;
     /* same reason, new numbers: at most one rewrite per 10 s per Workload
      * (messages such as "N more needed" change with every admission) */
-    int64_t now = real_now(NULL);
+    int64_t now = cu_clock_system_now(NULL);
     if (qr && qr->status && qr->reason && strcmp(qr->status, "False") == 0 &&
         strcmp(qr->reason, reason) == 0 && now - w->pend_at < 10000) {
         if (!c->pend_wake || w->pend_at + 10000 < c->pend_wake)
@@ -192,7 +192,7 @@ static void write_pending(ctrl *c, const cu_wl_info *info, rec *w)
     json_object *st, *p = ctrl_status_patch(w->rv, &st);
     json_object_object_add(st, "conditions",
                            ctrl_cset(ctrl_conds_json(wl), "QuotaReserved", "False", reason,
-                                     info->message, real_now(NULL)));
+                                     info->message, cu_clock_system_now(NULL)));
     char what[1300];
     snprintf(what, sizeof(what), "writing the pending reason of Workload %s", w->key);
     if (!ctrl_wl_status_write(c, w, OP_STATUS, p, what))
@@ -208,7 +208,7 @@ static void write_pending(ctrl *c, const cu_wl_info *info, rec *w)
 static void pods_ready(ctrl *c)
 {
     const cu_pr_config *cfg = &c->cfg.pr;
-    int64_t now = real_now(NULL);
+    int64_t now = cu_clock_system_now(NULL);
     if (!cfg->enable || (!c->pr_dirty && (!c->pr_wake || now < c->pr_wake)))
         return;
     c->pr_dirty = 0;
@@ -242,7 +242,7 @@ static void pods_ready(ctrl *c)
         };
         if (cu_pr_wl_not_ready(&pw))
             c->pr_not_ready++;
-        cu_pr_action a = cu_pr_decide(cfg, &pw, now, hstr(w->key) ^ (uint64_t)w->rq_count);
+        cu_pr_action a = cu_pr_decide(cfg, &pw, now, cu_hash_str(w->key) ^ (uint64_t)w->rq_count);
         if (a.recheck_at_ms > 0 && (!c->pr_wake || a.recheck_at_ms < c->pr_wake))
             c->pr_wake = a.recheck_at_ms;
         if (a.kind == CU_PR_NOTHING)
@@ -278,7 +278,7 @@ static void pods_ready(ctrl *c)
                 json_object_put(k);
                 json_object_put(p);
                 free(w->deact_msg);
-                w->deact_msg = sdup(a.evict_message);
+                w->deact_msg = ctrl_sdup(a.evict_message);
                 json_object *sp = json_object_new_object(), *spec = json_object_new_object();
                 json_object *md = json_object_new_object();
                 json_object_object_add(md, "resourceVersion", json_object_new_string(w->rv));
@@ -325,7 +325,7 @@ static void deactivations(ctrl *c)
     if (!c->deact_dirty)
         return;
     c->deact_dirty = 0;
-    int64_t now = real_now(NULL);
+    int64_t now = cu_clock_system_now(NULL);
     OMAP_FOREACH(&c->objs[R_WL], w) {
         const cu_workload *wl = ctrl_wl_of(w);
         if (wl && cu_workload_has_quota(wl) && !cu_workload_finished(wl) &&
@@ -439,7 +439,7 @@ static json_object *parse_conds(const rec *x)
  * changed, written at most once a second per object (coalesced). */
 static void queue_status(ctrl *c)
 {
-    int64_t now = real_now(NULL);
+    int64_t now = cu_clock_system_now(NULL);
     if (c->need_status) {
         c->need_status = 0;
         char key[700];
@@ -511,7 +511,7 @@ static int startup_wait(ctrl *c, int64_t now)
 
 static void cycle(ctrl *c)
 {
-    int64_t now = real_now(NULL);
+    int64_t now = cu_clock_system_now(NULL);
     if (c->next_wake && now >= c->next_wake) {
         c->next_wake = 0;
         OMAP_FOREACH(&c->objs[R_WL], w) {
@@ -599,12 +599,10 @@ static void cycle(ctrl *c)
         c->eng_dirty = 0;
         c->eng_ran_at = now;
         memset(&st, 0, sizeof(st));
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        int64_t t0 = cu_clock_mono_ns();
         if (cu_engine_cycle(c->eng, &st) != CU_OK)
             break;
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        double dt = (double)(cu_clock_mono_ns() - t0) / 1e9;
         const char *res[] = { st.admitted > 0 ? "success" : "inadmissible" };
         const char *rr[] = { res[0], ctrl_role(c) };
         cu_metric_observe(c->km.cueue_cycle_seconds, res, dt);

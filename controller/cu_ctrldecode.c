@@ -91,16 +91,16 @@ void ctrl_decode_wl_extras(rec *x, json_object *obj)
 {
     free(x->owner);
     x->owner = NULL;
-    json_object *owners = jget(jget(obj, "metadata"), "ownerReferences");
+    json_object *owners = cu_jpath(obj, "metadata.ownerReferences");
     size_t no = json_object_is_type(owners, json_type_array) ? json_object_array_length(owners) : 0;
     for (size_t i = 0; i < no; i++) {
         json_object *o = json_object_array_get_idx(owners, i);
-        const char *kind = jstr2(o, "kind", NULL), *name = jstr2(o, "name", NULL);
-        const char *av = jstr2(o, "apiVersion", NULL);
-        json_object *ctl = jget(o, "controller");
+        const char *kind = cu_jstr(o, "kind"), *name = cu_jstr(o, "name");
+        const char *av = cu_jstr(o, "apiVersion");
+        json_object *ctl = cu_jget(o, "controller");
         if (kind && name && av && strcmp(kind, "Job") == 0 && strcmp(av, "batch/v1") == 0 &&
             ctl && json_object_get_boolean(ctl)) {
-            const char *ns = jstr2(obj, "metadata", "namespace");
+            const char *ns = cu_jpath_str(obj, "metadata.namespace");
             size_t l = strlen(ns ? ns : "") + strlen(name) + 2;
             x->owner = malloc(l);
             if (x->owner)
@@ -109,23 +109,23 @@ void ctrl_decode_wl_extras(rec *x, json_object *obj)
     }
     free(x->tmpl);
     x->tmpl = NULL;
-    json_object *ps = jget(jget(obj, "spec"), "podSets");
+    json_object *ps = cu_jpath(obj, "spec.podSets");
     json_object *p0 = json_object_is_type(ps, json_type_array) && json_object_array_length(ps)
                           ? json_object_array_get_idx(ps, 0)
                           : NULL;
-    x->ps_count = (int32_t)jint(jget(p0, "count"), 1);
-    json_object *ts = jget(jget(p0, "template"), "spec");
+    x->ps_count = (int32_t)cu_jas_int64(cu_jget(p0, "count"), 1);
+    json_object *ts = cu_jpath(p0, "template.spec");
     json_object *t = json_object_new_object();
-    json_object *sel = jget(ts, "nodeSelector"), *tols = jget(ts, "tolerations");
+    json_object *sel = cu_jget(ts, "nodeSelector"), *tols = cu_jget(ts, "tolerations");
     if (sel)
         json_object_object_add(t, "nodeSelector", json_object_get(sel));
     if (tols)
         json_object_object_add(t, "tolerations", json_object_get(tols));
-    x->tmpl = jtext(t);
+    x->tmpl = ctrl_jtext(t);
     json_object_put(t);
-    json_object *rq = jget(jget(obj, "status"), "requeueState");
-    x->rq_count = (int32_t)jint(jget(rq, "count"), 0);
-    const char *at = jstr2(rq, "requeueAt", NULL);
+    json_object *rq = cu_jpath(obj, "status.requeueState");
+    x->rq_count = (int32_t)cu_jas_int64(cu_jget(rq, "count"), 0);
+    const char *at = cu_jstr(rq, "requeueAt");
     int64_t ms = 0;
     x->rq_at = at && cu_time_parse(at, &ms) == 0 ? ms : 0;
 }

@@ -29,7 +29,8 @@ void ctrl_rec_free(rec *x)
 
 static void obj_key(json_object *o, char *out, size_t n)
 {
-    const char *ns = jstr2(o, "metadata", "namespace"), *name = jstr2(o, "metadata", "name");
+    const char *ns = cu_jpath_str(o, "metadata.namespace"),
+               *name = cu_jpath_str(o, "metadata.name");
     if (ns)
         snprintf(out, n, "%s/%s", ns, name ? name : "");
     else
@@ -41,11 +42,11 @@ static void obj_key(json_object *o, char *out, size_t n)
 /* A Warning Event on obj (of resource r), when it has a name. */
 static void emit_obj(ctrl *c, int r, json_object *obj, const char *reason, const char *msg)
 {
-    const char *name = jstr2(obj, "metadata", "name");
+    const char *name = cu_jpath_str(obj, "metadata.name");
     if (name && *name)
         ctrl_emit_av(c, r == R_JOB, res_tab[r].api_version, res_tab[r].kind,
-                     jstr2(obj, "metadata", "namespace"), name, jstr2(obj, "metadata", "uid"),
-                     "Warning", reason, msg);
+                     cu_jpath_str(obj, "metadata.namespace"), name,
+                     cu_jpath_str(obj, "metadata.uid"), "Warning", reason, msg);
 }
 
 /* The condition on a Workload the controller cannot decode: set (True,
@@ -53,13 +54,13 @@ static void emit_obj(ctrl *c, int r, json_object *obj, const char *reason, const
  * when it is not there already as wanted. */
 static void wl_decode_cond(ctrl *c, rec *x, json_object *obj, const char *why)
 {
-    json_object *conds = jget(jget(obj, "status"), "conditions"), *keep = json_object_new_array();
+    json_object *conds = cu_jpath(obj, "status.conditions"), *keep = json_object_new_array();
     size_t n = json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
     int have = 0, any = 0;
     for (size_t i = 0; i < n; i++) {
         json_object *k = json_object_array_get_idx(conds, i);
-        const char *t = jstr2(k, "type", NULL), *st = jstr2(k, "status", NULL);
-        const char *m = jstr2(k, "message", NULL);
+        const char *t = cu_jstr(k, "type"), *st = cu_jstr(k, "status");
+        const char *m = cu_jstr(k, "message");
         if (!t)
             continue;   /* not a condition: left out of what is written back */
         if (strcmp(t, CU_COND_DECODE_FAILED) == 0) {
@@ -75,7 +76,7 @@ static void wl_decode_cond(ctrl *c, rec *x, json_object *obj, const char *why)
     }
     keep = ctrl_cset(keep, CU_COND_DECODE_FAILED, why ? "True" : "False",
                      why ? CU_EV_DECODE_FAILED : "Decoded",
-                     why ? why : "The controller decodes the Workload", real_now(NULL));
+                     why ? why : "The controller decodes the Workload", cu_clock_system_now(NULL));
     json_object *st, *p = ctrl_status_patch(x->rv, &st);
     json_object_object_add(st, "conditions", keep);
     const char *sl = strchr(x->key, '/');
@@ -102,7 +103,7 @@ static void report_undecodable(ctrl *c, rec *x, int r, json_object *obj, const c
     if (x->bad && strcmp(x->bad, why) == 0)
         return;
     free(x->bad);
-    x->bad = sdup(why);
+    x->bad = ctrl_sdup(why);
     ctrl_log(c, 0, "%s %s cannot be decoded; left out until it changes: %s", res_tab[r].kind,
              x->key, why);
     emit_obj(c, r, obj, CU_EV_DECODE_FAILED, why);
@@ -127,7 +128,7 @@ void ctrl_on_skip(cu_informer *inf, const char *why, json_object *obj, void *ud)
     rctx *rc = ud;
     ctrl *c = rc->c;
     /* once: a relist meets the same items again */
-    size_t h = hstr(why) ^ (size_t)rc->r;
+    size_t h = cu_hash_str(why) ^ (size_t)rc->r;
     for (unsigned i = 0; i < 64 && i < c->nskips_said; i++)
         if (c->skips_said[i] == h)
             return;
@@ -195,7 +196,7 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         x->idx = -1;
     }
     free(x->rv);
-    x->rv = sdup(jstr2(obj, "metadata", "resourceVersion"));
+    x->rv = ctrl_sdup(cu_jpath_str(obj, "metadata.resourceVersion"));
 
     if (r == R_JOB) {
         cjob *j = ctrl_decode_job(c, obj);
@@ -250,14 +251,15 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         json_object *t = json_object_new_object();
         static const char *const parts[] = { "spec", "value", "globalDefault" };
         for (size_t i = 0; i < 3; i++)
-            if (jget(obj, parts[i]))
-                json_object_object_add(t, parts[i], json_object_get(jget(obj, parts[i])));
-        json_object *md = jget(obj, "metadata");
-        if (jget(md, "labels"))
-            json_object_object_add(t, "labels", json_object_get(jget(md, "labels")));
-        if (jget(md, "annotations"))   /* validated too (size, keys) */
-            json_object_object_add(t, "annotations", json_object_get(jget(md, "annotations")));
-        shape = hstr(json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN)) ^ (w ? 1 : 0);
+            if (cu_jget(obj, parts[i]))
+                json_object_object_add(t, parts[i], json_object_get(cu_jget(obj, parts[i])));
+        json_object *md = cu_jget(obj, "metadata");
+        if (cu_jget(md, "labels"))
+            json_object_object_add(t, "labels", json_object_get(cu_jget(md, "labels")));
+        if (cu_jget(md, "annotations"))   /* validated too (size, keys) */
+            json_object_object_add(t, "annotations", json_object_get(cu_jget(md, "annotations")));
+        shape =
+            cu_hash_str(json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN)) ^ (w ? 1 : 0);
         json_object_put(t);
     }
     if (x->w && w && x->shape == shape) {
@@ -280,18 +282,18 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
     }
     if (r == R_RF) {
         free(x->rf_spec);
-        json_object *spec = jget(obj, "spec"), *t = json_object_new_object();
-        if (jget(spec, "nodeLabels"))
-            json_object_object_add(t, "nodeLabels", json_object_get(jget(spec, "nodeLabels")));
-        if (jget(spec, "tolerations"))
-            json_object_object_add(t, "tolerations", json_object_get(jget(spec, "tolerations")));
-        x->rf_spec = jtext(t);
+        json_object *spec = cu_jget(obj, "spec"), *t = json_object_new_object();
+        if (cu_jget(spec, "nodeLabels"))
+            json_object_object_add(t, "nodeLabels", json_object_get(cu_jget(spec, "nodeLabels")));
+        if (cu_jget(spec, "tolerations"))
+            json_object_object_add(t, "tolerations", json_object_get(cu_jget(spec, "tolerations")));
+        x->rf_spec = ctrl_jtext(t);
         json_object_put(t);
     }
     if (r == R_CQ || r == R_LQ || r == R_COHORT) {
-        json_object *status = jget(obj, "status");
+        json_object *status = cu_jget(obj, "status");
         free(x->st_conds);
-        x->st_conds = jtext(jget(status, "conditions"));
+        x->st_conds = ctrl_jtext(cu_jget(status, "conditions"));
         if (status) {
             char ck[700];
             snprintf(ck, sizeof(ck), "%s/%s", r == R_CQ ? "cq" : r == R_LQ ? "lq" : "cohort", key);
@@ -301,7 +303,7 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
             json_object_put(b);
         }
     }
-    const char *lqname = jstr2(obj, "metadata", "name");
+    const char *lqname = cu_jpath_str(obj, "metadata.name");
     if (r == R_LQ && lqname && strcmp(lqname, "default") == 0 && c->need_rebuild) {
         /* Jobs of its namespace may now be managed (LocalQueue "default") */
         OMAP_FOREACH(&c->objs[R_JOB], jr) {

@@ -53,7 +53,8 @@ static int by_idx_set(ctrl *c, int idx, rec *r)
 int ctrl_in_backoff(const ctrl *c, const rec *w)
 {
     (void)c;
-    return w->rq_at > 0 && !cu_workload_has_quota(ctrl_wl_of(w)) && w->rq_at > real_now(NULL);
+    return w->rq_at > 0 && !cu_workload_has_quota(ctrl_wl_of(w)) &&
+           w->rq_at > cu_clock_system_now(NULL);
 }
 
 /* Removes w from the engine (its copy stays alive until the next rebuild). */

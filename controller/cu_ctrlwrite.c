@@ -153,7 +153,8 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
              * once. A conflict reads the object again (a newer version
              * may be on its way). */
             gx->conflicts++;
-            gx->retry_at = real_now(NULL) + cu_ctrl_retry_delay_ms(r->code, gx->conflicts);
+            gx->retry_at =
+                cu_clock_system_now(NULL) + cu_ctrl_retry_delay_ms(r->code, gx->conflicts);
             if (!c->retry_wake || gx->retry_at < c->retry_wake)
                 c->retry_wake = gx->retry_at;
             if (r->code == 409 && g)
@@ -221,7 +222,7 @@ int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const
     char **g = guard_slot(c, kind, op, key, &gx);
     if (ctrl_omap_get(&c->inflight, op) || !ctrl_leading(c) ||
         (g && *g && gx->rv && strcmp(*g, gx->rv) == 0 &&
-         (!gx->retry_at || real_now(NULL) < gx->retry_at))) {
+         (!gx->retry_at || cu_clock_system_now(NULL) < gx->retry_at))) {
         json_object_put(body);   /* in flight, already written at this version, or not leading */
         return 0;
     }
@@ -258,7 +259,7 @@ int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const
     c->n.writes++;
     if (g) {
         free(*g);
-        *g = sdup(gx->rv);
+        *g = ctrl_sdup(gx->rv);
     }
     return 1;
 }
@@ -363,16 +364,17 @@ void ctrl_emit_av(ctrl *c, int job, const char *av, const char *kind, const char
         return;
     e->c = c;
     e->r = job ? c->ev_job : c->ev_adm;
-    if (cu_recorder_record(e->r, &ref, type, reason, msg, real_now(NULL), &e->req) != 1) {
+    if (cu_recorder_record(e->r, &ref, type, reason, msg, cu_clock_system_now(NULL), &e->req) !=
+        1) {
         free(e);
         return;
     }
     /* queued as text: a json-c tree costs ten times more */
     e->text = strdup(json_object_to_json_string_ext(e->req.body, JSON_C_TO_STRING_PLAIN));
-    json_object *md = jget(e->req.body, "metadata"), *small = json_object_new_object();
-    if (md && jget(md, "name")) {
+    json_object *md = cu_jget(e->req.body, "metadata"), *small = json_object_new_object();
+    if (md && cu_jget(md, "name")) {
         json_object *m2 = json_object_new_object();
-        json_object_object_add(m2, "name", json_object_get(jget(md, "name")));
+        json_object_object_add(m2, "name", json_object_get(cu_jget(md, "name")));
         json_object_object_add(small, "metadata", m2);
     }
     json_object_put(e->req.body);

@@ -11,6 +11,9 @@
 #define CU_CTRL_INT_H
 
 #include "cu_controller.h"
+#include "cu_clock.h"
+#include "cu_duration.h"
+#include "cu_hash.h"
 #include "cu_httpd.h"
 #include "cu_ctrlretry.h"
 #include "cu_mauth.h"
@@ -216,24 +219,25 @@ struct ctrl {
 
 typedef enum { OP_CREATE, OP_ADMIT, OP_STATUS, OP_JOB, OP_QSTATUS, OP_OTHER } opkind;
 
-/* cu_ctrlbuild.c */
-json_object *jpath(json_object *o, const char *dotted);
-const char *jstr(json_object *o, const char *dotted);
+/* ---- cu_controller.c: records, logging, lifecycle ---- */
 
-/* cu_controller.c */
-size_t hstr(const char *s);
+/* The record of key in m (borrowed), or NULL. */
 rec *ctrl_omap_get(const omap *m, const char *key);
+/* Adds r (taken; its key must not be in m). Returns 0, or -1 on OOM. */
 int ctrl_omap_add(omap *m, rec *r);
+/* Unlinks the record of key from m and returns it (the caller's now), or
+ * NULL. */
 rec *ctrl_omap_del(omap *m, const char *key);
+/* Frees a decode (a calloc'd world) / a Job's record; NULL is fine. */
 void ctrl_world_free(cu_world *w);
 void ctrl_cjob_free(cjob *j);
-int64_t real_now(void *ud);
+/* Logs at level v ("error" when the line says failed, could not or
+ * cannot). */
 void ctrl_log(ctrl *c, int v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-json_object *jget(json_object *o, const char *k);
-const char *jstr2(json_object *o, const char *a, const char *b);
-char *sdup(const char *s);
-char *jtext(json_object *o);
-int64_t jint(json_object *o, int64_t dflt);
+/* strdup of s, NULL for NULL. */
+char *ctrl_sdup(const char *s);
+/* o as plain JSON text (new, caller frees), NULL for NULL. */
+char *ctrl_jtext(json_object *o);
 
 /* ---- cu_ctrlwrite.c: writes, Events, conditions ---- */
 

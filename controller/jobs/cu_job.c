@@ -6,8 +6,9 @@
 
 cjob *ctrl_decode_job(ctrl *c, json_object *job)
 {
-    const char *ns = jstr2(job, "metadata", "namespace"), *name = jstr2(job, "metadata", "name");
-    const char *uid = jstr2(job, "metadata", "uid");
+    const char *ns = cu_jpath_str(job, "metadata.namespace"),
+               *name = cu_jpath_str(job, "metadata.name");
+    const char *uid = cu_jpath_str(job, "metadata.uid");
     if (!ns || !name || !uid)
         return NULL;
     cjob *j = calloc(1, sizeof(*j));
@@ -16,41 +17,41 @@ cjob *ctrl_decode_job(ctrl *c, json_object *job)
     j->ns = strdup(ns);
     j->name = strdup(name);
     j->uid = strdup(uid);
-    j->label_queue = sdup(jstr2(jget(job, "metadata"), "labels", CU_LABEL_QUEUE_NAME));
+    j->label_queue = ctrl_sdup(cu_jstr(cu_jpath(job, "metadata.labels"), CU_LABEL_QUEUE_NAME));
     if (j->label_queue && !*j->label_queue) {
         free(j->label_queue);
         j->label_queue = NULL;
     }
-    j->deleting = jget(jget(job, "metadata"), "deletionTimestamp") != NULL;
+    j->deleting = cu_jpath(job, "metadata.deletionTimestamp") != NULL;
     {
-        const char *ct = jstr2(job, "metadata", "creationTimestamp");
+        const char *ct = cu_jpath_str(job, "metadata.creationTimestamp");
         int64_t ms = 0;
         j->created_ms = ct && cu_time_parse(ct, &ms) == 0 ? ms : 0;
     }
-    json_object *spec = jget(job, "spec"), *st = jget(job, "status");
-    json_object *susp = jget(spec, "suspend");
+    json_object *spec = cu_jget(job, "spec"), *st = cu_jget(job, "status");
+    json_object *susp = cu_jget(spec, "suspend");
     j->suspended = susp && json_object_get_boolean(susp);
-    j->has_par = jget(spec, "parallelism") != NULL;
-    j->par = (int32_t)jint(jget(spec, "parallelism"), 1);
-    j->has_comp = jget(spec, "completions") != NULL;
-    j->comp = (int32_t)jint(jget(spec, "completions"), 0);
-    j->active = jint(jget(st, "active"), 0);
-    j->ready = jint(jget(st, "ready"), 0);
-    j->succeeded = jint(jget(st, "succeeded"), 0);
+    j->has_par = cu_jget(spec, "parallelism") != NULL;
+    j->par = (int32_t)cu_jas_int64(cu_jget(spec, "parallelism"), 1);
+    j->has_comp = cu_jget(spec, "completions") != NULL;
+    j->comp = (int32_t)cu_jas_int64(cu_jget(spec, "completions"), 0);
+    j->active = cu_jas_int64(cu_jget(st, "active"), 0);
+    j->ready = cu_jas_int64(cu_jget(st, "ready"), 0);
+    j->succeeded = cu_jas_int64(cu_jget(st, "succeeded"), 0);
     j->finished = cu_ctrl_job_finished(job, &j->failed);
     if (j->finished && j->failed) {
-        json_object *conds = jget(st, "conditions");
+        json_object *conds = cu_jget(st, "conditions");
         size_t n =
             json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
         for (size_t i = 0; i < n; i++) {
             json_object *k = json_object_array_get_idx(conds, i);
-            const char *t = jstr2(k, "type", NULL);
+            const char *t = cu_jstr(k, "type");
             if (t && strcmp(t, "Failed") == 0)
-                j->fail_msg = sdup(jstr2(k, "message", NULL));
+                j->fail_msg = ctrl_sdup(cu_jstr(k, "message"));
         }
     }
-    json_object *sel = jget(jget(jget(spec, "template"), "spec"), "nodeSelector");
-    j->cur_sel = json_object_is_type(sel, json_type_object) ? jtext(sel) : NULL;
+    json_object *sel = cu_jpath(spec, "template.spec.nodeSelector");
+    j->cur_sel = json_object_is_type(sel, json_type_object) ? ctrl_jtext(sel) : NULL;
     cu_arena a;
     cu_arena_init(&a, 1024);
     const char *wlname = cu_job_workload_name(&a, name, uid);
@@ -73,7 +74,7 @@ cjob *ctrl_decode_job(ctrl *c, json_object *job)
         if (!j->label_queue) {
             /* build it as if labelled; the queue is decided at creation */
             if (json_object_deep_copy(job, &copy, NULL) == 0) {
-                json_object *md = jget(copy, "metadata"), *lb = jget(md, "labels");
+                json_object *md = cu_jget(copy, "metadata"), *lb = cu_jget(md, "labels");
                 if (!lb) {
                     lb = json_object_new_object();
                     json_object_object_add(md, "labels", lb);
@@ -86,10 +87,11 @@ cjob *ctrl_decode_job(ctrl *c, json_object *job)
         cu_diag_init(&d);
         json_object *body = cu_ctrl_workload_for_job(src, &d);
         if (body) {
-            j->create_body = jtext(body);
+            j->create_body = ctrl_jtext(body);
             json_object_put(body);
         } else {
-            j->bad = sdup(d.n ? d.msgs[0] : "its Workload cannot be built");   /* reported once */
+            /* reported once */
+            j->bad = ctrl_sdup(d.n ? d.msgs[0] : "its Workload cannot be built");
         }
         cu_diag_free(&d);
         json_object_put(copy);
@@ -147,13 +149,13 @@ static json_object *job_stop_patch(const cjob *j, const rec *w)
     if (!w)
         return p;
     json_object *orig = parse_or_null(w->tmpl);
-    json_object *osel = jget(orig, "nodeSelector"), *otol = jget(orig, "tolerations");
+    json_object *osel = cu_jget(orig, "nodeSelector"), *otol = cu_jget(orig, "tolerations");
     json_object *cur = parse_or_null(j->cur_sel);
     json_object *sel = json_object_new_object();
     if (json_object_is_type(cur, json_type_object)) {
         json_object_object_foreach(cur, k, v) {
             (void)v;
-            if (!jget(osel, k))
+            if (!cu_jget(osel, k))
                 json_object_object_add(sel, k, NULL);
         }
     }
@@ -212,7 +214,7 @@ static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_dia
             const char *rn = vi ? vi->psa[i].resources[k] : wl->psa[i].flavors.items[k].key;
             json_object_object_add(fl, rn, json_object_new_string(fn));
             rec *rf = ctrl_omap_get(&c->objs[R_RF], fn);
-            if (rf && !jget(flavors, fn)) {
+            if (rf && !cu_jget(flavors, fn)) {
                 json_object *fo = json_object_new_object();
                 json_object *sp = parse_or_null(rf->rf_spec);
                 json_object_object_add(fo, "spec", sp ? sp : json_object_new_object());
@@ -243,7 +245,7 @@ void ctrl_release_evicted(ctrl *c, rec *w)
     const cu_condition *ec = cu_workload_cond(wl, "Evicted");
     const char *er = ec && ec->reason ? ec->reason : "Evicted";
     const char *em = ec && ec->message ? ec->message : "The workload was evicted";
-    int64_t now = real_now(NULL);
+    int64_t now = cu_clock_system_now(NULL);
     json_object *st, *p = ctrl_status_patch(w->rv, &st);
     json_object_object_add(st, "admission", NULL);
     json_object *k = ctrl_conds_json(wl);
@@ -293,17 +295,17 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
     if (!w || !wl) {
         if (w || j->finished || !j->create_body)
             return;
-        if (jr->created_at && real_now(NULL) - jr->created_at < 30000)
+        if (jr->created_at && cu_clock_system_now(NULL) - jr->created_at < 30000)
             return;   /* created; the watch has not brought it yet */
-        if (jr->retry_at && real_now(NULL) < jr->retry_at)
+        if (jr->retry_at && cu_clock_system_now(NULL) < jr->retry_at)
             return;   /* refused a moment ago: backing off */
         json_object *body = cu_json_parse_str(j->create_body);
         if (!body)
             return;
-        json_object *spec = jget(body, "spec");
+        json_object *spec = cu_jget(body, "spec");
         /* Kueue writes the class's value next to priorityClassRef */
-        json_object *ref = jget(spec, "priorityClassRef");
-        const char *pk = jstr2(ref, "kind", NULL), *pn = jstr2(ref, "name", NULL);
+        json_object *ref = cu_jget(spec, "priorityClassRef");
+        const char *pk = cu_jstr(ref, "kind"), *pn = cu_jstr(ref, "name");
         if (pk && pn) {
             int wpc = strcmp(pk, "WorkloadPriorityClass") == 0;
             rec *pr = ctrl_omap_get(&c->objs[wpc ? R_WPC : R_PC], pn);
@@ -322,7 +324,7 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
         snprintf(cop, sizeof(cop), "create:%s", j->wlkey);
         snprintf(cpath, sizeof(cpath), "%s/%s/workloads", WLPATH, j->ns);
         snprintf(what, sizeof(what), "creating Workload %s for Job %s", j->wlkey, jr->key);
-        size_t h = hstr(json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
+        size_t h = cu_hash_str(json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
         if (h == jr->refused) {
             json_object_put(body);   /* refused for good already; reported then */
             return;
@@ -343,7 +345,7 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
         jr->create_hash = h;
         if (ctrl_send_write(c, OP_CREATE, cop, jr->key, "POST", cpath, "application/json", body,
                             what))
-            jr->created_at = real_now(NULL);
+            jr->created_at = cu_clock_system_now(NULL);
         return;
     }
     if (cu_workload_finished(wl))
@@ -354,7 +356,8 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
                                     : "Job finished successfully";
         json_object_object_add(st, "conditions",
                                ctrl_cset(ctrl_conds_json(wl), "Finished", "True",
-                                         j->failed ? "Failed" : "Succeeded", msg, real_now(NULL)));
+                                         j->failed ? "Failed" : "Succeeded", msg,
+                                         cu_clock_system_now(NULL)));
         snprintf(what, sizeof(what), "finishing Workload %s", w->key);
         if (!ctrl_wl_status_write(c, w, OP_STATUS, p, what))
             return;
@@ -364,7 +367,7 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
             const cu_condition *ac = cu_workload_cond(wl, "Admitted");
             if (ac && ac->ltt_ms)
                 ctrl_m_wl(c, c->km.execution_time_seconds, c->km.local_queue_execution_time_seconds,
-                          wl, wl->adm_cq, 1, ctrl_secs(real_now(NULL) - ac->ltt_ms));
+                          wl, wl->adm_cq, 1, ctrl_secs(cu_clock_system_now(NULL) - ac->ltt_ms));
         }
         ctrl_log(c, 0, "finished Job %s (%s)%s%s", jr->key, j->failed ? "Failed" : "Succeeded",
                  j->failed ? ": " : "", j->failed ? msg : "");

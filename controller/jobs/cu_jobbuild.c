@@ -8,21 +8,16 @@
 /* metadata.labels[key] / metadata.annotations[key] (keys contain dots) */
 static const char *jmeta_kv(json_object *o, const char *field, const char *key)
 {
-    json_object *m = jpath(o, "metadata"), *f = NULL, *v = NULL;
-    if (!json_object_is_type(m, json_type_object) || !json_object_object_get_ex(m, field, &f) ||
-        !json_object_is_type(f, json_type_object) || !json_object_object_get_ex(f, key, &v) ||
-        !json_object_is_type(v, json_type_string))
-        return NULL;
-    return json_object_get_string(v);
+    return cu_jstr(cu_jget(cu_jget(o, "metadata"), field), key);
 }
 
 int cu_ctrl_job_finished(json_object *job, int *failed)
 {
-    json_object *conds = jpath(job, "status.conditions");
+    json_object *conds = cu_jpath(job, "status.conditions");
     size_t n = json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
     for (size_t i = 0; i < n; i++) {
         json_object *c = json_object_array_get_idx(conds, i);
-        const char *t = jstr(c, "type"), *s = jstr(c, "status");
+        const char *t = cu_jstr(c, "type"), *s = cu_jstr(c, "status");
         if (!t || !s || strcmp(s, "True") != 0)
             continue;
         if (strcmp(t, "Complete") == 0 || strcmp(t, "Failed") == 0) {
@@ -37,7 +32,7 @@ int cu_ctrl_job_finished(json_object *job, int *failed)
 /* Reads an optional non-negative int32 field; returns 0 when absent, -1 when bad. */
 static int opt_count(json_object *o, const char *dotted, int32_t *out)
 {
-    json_object *v = jpath(o, dotted);
+    json_object *v = cu_jpath(o, dotted);
     if (!v || json_object_is_type(v, json_type_null))
         return 0;
     if (!json_object_is_type(v, json_type_int))
@@ -51,8 +46,9 @@ static int opt_count(json_object *o, const char *dotted, int32_t *out)
 
 json_object *cu_ctrl_workload_for_job(json_object *job, cu_diag *d)
 {
-    const char *name = jstr(job, "metadata.name"), *ns = jstr(job, "metadata.namespace");
-    const char *uid = jstr(job, "metadata.uid");
+    const char *name = cu_jpath_str(job, "metadata.name"),
+               *ns = cu_jpath_str(job, "metadata.namespace");
+    const char *uid = cu_jpath_str(job, "metadata.uid");
     if (!name || !ns || !uid) {
         cu_diag_error(d, "Job %s/%s: metadata: name, namespace and uid are required",
                       ns ? ns : "?", name ? name : "?");
@@ -63,7 +59,7 @@ json_object *cu_ctrl_workload_for_job(json_object *job, cu_diag *d)
         cu_diag_error(d, "Job %s/%s: metadata.labels: no " CU_LABEL_QUEUE_NAME " label", ns, name);
         return NULL;
     }
-    json_object *tmpl = jpath(job, "spec.template");
+    json_object *tmpl = cu_jpath(job, "spec.template");
     if (!json_object_is_type(tmpl, json_type_object)) {
         cu_diag_error(d, "Job %s/%s: spec.template: missing or not an object", ns, name);
         return NULL;
@@ -114,7 +110,7 @@ json_object *cu_ctrl_workload_for_job(json_object *job, cu_diag *d)
     json_object_object_add(wl, "spec", spec);
     json_object_object_add(spec, "queueName", json_object_new_string(queue));
     const char *wpc = jmeta_kv(job, "labels", CU_LABEL_PRIORITY_CLASS);
-    const char *pcn = jstr(tmpl, "spec.priorityClassName");
+    const char *pcn = cu_jpath_str(tmpl, "spec.priorityClassName");
     if ((wpc && *wpc) || (pcn && *pcn)) {
         json_object *ref = json_object_new_object();
         int kueue = wpc && *wpc;
@@ -160,8 +156,9 @@ json_object *cu_ctrl_workload_for_job(json_object *job, cu_diag *d)
 json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_object *flavors,
                                      cu_diag *d)
 {
-    const char *wlns = jstr(wl, "metadata.namespace"), *wlname = jstr(wl, "metadata.name");
-    json_object *psas = jpath(wl, "status.admission.podSetAssignments");
+    const char *wlns = cu_jpath_str(wl, "metadata.namespace"),
+               *wlname = cu_jpath_str(wl, "metadata.name");
+    json_object *psas = cu_jpath(wl, "status.admission.podSetAssignments");
     if (!json_object_is_type(psas, json_type_array) || json_object_array_length(psas) < 1) {
         cu_diag_error(d, "Workload %s/%s: status.admission.podSetAssignments: missing",
                       wlns ? wlns : "?", wlname ? wlname : "?");
@@ -169,17 +166,18 @@ json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_obj
     }
     json_object *psa = json_object_array_get_idx(psas, 0);
     json_object *sel = json_object_new_object(), *tols = json_object_new_array();
-    json_object *old_sel = jpath(job, "spec.template.spec.nodeSelector");
+    json_object *old_sel = cu_jpath(job, "spec.template.spec.nodeSelector");
     if (json_object_is_type(old_sel, json_type_object)) {
         json_object_object_foreach(old_sel, k, v)
             json_object_object_add(sel, k, json_object_get(v));
     }
-    json_object *old_tols = jpath(job, "spec.template.spec.tolerations");
-    size_t ntol = json_object_is_type(old_tols, json_type_array) ? json_object_array_length(old_tols) : 0;
+    json_object *old_tols = cu_jpath(job, "spec.template.spec.tolerations");
+    size_t ntol =
+        json_object_is_type(old_tols, json_type_array) ? json_object_array_length(old_tols) : 0;
     for (size_t i = 0; i < ntol; i++)
         json_object_array_add(tols, json_object_get(json_object_array_get_idx(old_tols, i)));
 
-    json_object *fmap = jpath(psa, "flavors");
+    json_object *fmap = cu_jget(psa, "flavors");
     const char *seen[32];
     size_t nseen = 0;
     if (json_object_is_type(fmap, json_type_object)) {
@@ -194,19 +192,22 @@ json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_obj
                 seen[nseen++] = fname;
             json_object *rf = NULL;
             if (!json_object_object_get_ex(flavors, fname, &rf)) {
-                cu_diag_error(d, "Workload %s/%s: status.admission.podSetAssignments[0].flavors[%s]: "
-                              "ResourceFlavor \"%s\" not found", wlns, wlname, res, fname);
+                cu_diag_error(d,
+                              "Workload %s/%s: status.admission.podSetAssignments[0].flavors[%s]: "
+                              "ResourceFlavor \"%s\" not found",
+                              wlns, wlname, res, fname);
                 json_object_put(sel);
                 json_object_put(tols);
                 return NULL;
             }
-            json_object *nl = jpath(rf, "spec.nodeLabels");
+            json_object *nl = cu_jpath(rf, "spec.nodeLabels");
             if (json_object_is_type(nl, json_type_object)) {
                 json_object_object_foreach(nl, k, v)
                     json_object_object_add(sel, k, json_object_get(v));
             }
-            json_object *ft = jpath(rf, "spec.tolerations");
-            size_t nft = json_object_is_type(ft, json_type_array) ? json_object_array_length(ft) : 0;
+            json_object *ft = cu_jpath(rf, "spec.tolerations");
+            size_t nft =
+                json_object_is_type(ft, json_type_array) ? json_object_array_length(ft) : 0;
             for (size_t i = 0; i < nft; i++)
                 json_object_array_add(tols, json_object_get(json_object_array_get_idx(ft, i)));
         }
