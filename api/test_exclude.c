@@ -9,21 +9,27 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <stdio.h>
 #include <string.h>
 
 #include "cu_exclude.h"
 
-/* "name=milli,..." of l, in list order. */
-static void fmt_list(const cu_reslist *l, char *out, size_t n)
+/* Asserts that l holds exactly the resources names, in that order, each
+ * with the amount the fixture gave it (pod set p: (p + 1) * 1000 + its
+ * index among the four names). */
+static void assert_names(const cu_reslist *l, int p, const char *const names[])
 {
-    size_t len = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < l->n; i++) {
-        int k = snprintf(out + len, n - len, "%s%s=%lld", i ? "," : "", l->items[i].name,
-                         (long long)l->items[i].milli);
-        assert_true(k > 0 && (size_t)k < n - len);
-        len += (size_t)k;
+    static const char *const all[4] = { "cpu", "example.com/gpu", "ephemeral-storage",
+                                        "memory" };
+    size_t n = 0;
+    while (names[n])
+        n++;
+    assert_int_equal(l->n, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(l->items[i].name, names[i]);
+        int k = 0;
+        while (k < 4 && strcmp(all[k], names[i]) != 0)
+            k++;
+        assert_int_equal(l->items[i].milli, (p + 1) * 1000 + k);
     }
 }
 
@@ -67,18 +73,15 @@ static void test_prefixes_drop_requests(void **state)
     memset(&cf, 0, sizeof(cf));
     cf.exclude_resource_prefixes = (cu_strs){ 2, px };
     cu_world_exclude_resources(&f.w, &cf);
-    char got[256];
-    fmt_list(&f.ps[0].requests, got, sizeof(got));
-    assert_string_equal(got, "cpu=1000,memory=1003");
-    fmt_list(&f.ps[1].requests, got, sizeof(got));
-    assert_string_equal(got, "cpu=2000,memory=2003");
-    fmt_list(&f.ps[2].requests, got, sizeof(got));
-    assert_string_equal(got, "cpu=3000,memory=3003");
+    const char *const cpu_mem[] = { "cpu", "memory", NULL };
+    assert_names(&f.ps[0].requests, 0, cpu_mem);
+    assert_names(&f.ps[1].requests, 1, cpu_mem);
+    assert_names(&f.ps[2].requests, 2, cpu_mem);
     /* applied again with one more prefix: only memory goes */
     cf.exclude_resource_prefixes = (cu_strs){ 3, px };
     cu_world_exclude_resources(&f.w, &cf);
-    fmt_list(&f.ps[2].requests, got, sizeof(got));
-    assert_string_equal(got, "cpu=3000");
+    const char *const cpu[] = { "cpu", NULL };
+    assert_names(&f.ps[2].requests, 2, cpu);
 }
 
 static void test_nothing_to_exclude(void **state)
@@ -94,9 +97,8 @@ static void test_nothing_to_exclude(void **state)
     const char *px[] = { "cpus", "gpu" };    /* longer than a name; not a prefix */
     cf.exclude_resource_prefixes = (cu_strs){ 2, px };
     cu_world_exclude_resources(&f.w, &cf);
-    char got[256];
-    fmt_list(&f.ps[1].requests, got, sizeof(got));
-    assert_string_equal(got, "cpu=2000,example.com/gpu=2001,ephemeral-storage=2002,memory=2003");
+    const char *const every[] = { "cpu", "example.com/gpu", "ephemeral-storage", "memory", NULL };
+    assert_names(&f.ps[1].requests, 1, every);
 }
 
 int main(void)

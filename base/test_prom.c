@@ -18,27 +18,7 @@
 #include <unistd.h>
 
 #include "cu_prom.h"
-
-/* Renders m in the given format into a malloc'd string. */
-static char *render(const cu_metrics *m, int om)
-{
-    cu_buf b;
-    cu_buf_init(&b, 0);
-    assert_int_equal(cu_metrics_write(m, &b, om), CU_OK);
-    char *s = strdup(cu_buf_str(&b));
-    cu_buf_free(&b);
-    return s;
-}
-
-/* Asserts that text contains line as a whole line. */
-static void assert_line(const char *text, const char *line)
-{
-    size_t n = strlen(line);
-    for (const char *p = text; (p = strstr(p, line)) != NULL; p++)
-        if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
-            return;
-    fail_msg("line not found: %s\n--- in ---\n%s", line, text);
-}
+#include "test_prom.h"
 
 static void assert_no_substr(const char *text, const char *s)
 {

@@ -153,6 +153,23 @@ json_object *cu_ctrl_workload_for_job(json_object *job, cu_diag *d)
     return wl;
 }
 
+/* Sets every key of from (when an object) in to, sharing the values. */
+static void merge_keys(json_object *to, json_object *from)
+{
+    if (json_object_is_type(from, json_type_object)) {
+        json_object_object_foreach(from, k, v)
+            json_object_object_add(to, k, json_object_get(v));
+    }
+}
+
+/* Appends every item of from (when an array) to the array to, shared. */
+static void append_items(json_object *to, json_object *from)
+{
+    size_t n = json_object_is_type(from, json_type_array) ? json_object_array_length(from) : 0;
+    for (size_t i = 0; i < n; i++)
+        json_object_array_add(to, json_object_get(json_object_array_get_idx(from, i)));
+}
+
 json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_object *flavors,
                                      cu_diag *d)
 {
@@ -166,16 +183,8 @@ json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_obj
     }
     json_object *psa = json_object_array_get_idx(psas, 0);
     json_object *sel = json_object_new_object(), *tols = json_object_new_array();
-    json_object *old_sel = cu_jpath(job, "spec.template.spec.nodeSelector");
-    if (json_object_is_type(old_sel, json_type_object)) {
-        json_object_object_foreach(old_sel, k, v)
-            json_object_object_add(sel, k, json_object_get(v));
-    }
-    json_object *old_tols = cu_jpath(job, "spec.template.spec.tolerations");
-    size_t ntol =
-        json_object_is_type(old_tols, json_type_array) ? json_object_array_length(old_tols) : 0;
-    for (size_t i = 0; i < ntol; i++)
-        json_object_array_add(tols, json_object_get(json_object_array_get_idx(old_tols, i)));
+    merge_keys(sel, cu_jpath(job, "spec.template.spec.nodeSelector"));
+    append_items(tols, cu_jpath(job, "spec.template.spec.tolerations"));
 
     json_object *fmap = cu_jget(psa, "flavors");
     const char *seen[32];
@@ -200,16 +209,8 @@ json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_obj
                 json_object_put(tols);
                 return NULL;
             }
-            json_object *nl = cu_jpath(rf, "spec.nodeLabels");
-            if (json_object_is_type(nl, json_type_object)) {
-                json_object_object_foreach(nl, k, v)
-                    json_object_object_add(sel, k, json_object_get(v));
-            }
-            json_object *ft = cu_jpath(rf, "spec.tolerations");
-            size_t nft =
-                json_object_is_type(ft, json_type_array) ? json_object_array_length(ft) : 0;
-            for (size_t i = 0; i < nft; i++)
-                json_object_array_add(tols, json_object_get(json_object_array_get_idx(ft, i)));
+            merge_keys(sel, cu_jpath(rf, "spec.nodeLabels"));
+            append_items(tols, cu_jpath(rf, "spec.tolerations"));
         }
     }
     json_object *p = json_object_new_object();
