@@ -1,0 +1,158 @@
+/*
+ * cu_apiserver_int.h - the API server's internals, shared by its files
+ * (cu_apiserver.c: helpers, routing, the request core, watch streams;
+ * cu_apihttp.c: the libmicrohttpd layer and life cycle; cu_jsonpath.c:
+ * JSONPath and durations; cu_tables.c: Table output; cu_discovery.c:
+ * discovery and /openapi/v3; cu_reqbody.c: request bodies and their
+ * validation; cu_verbs.c: the verbs and field management; cu_faults.c:
+ * fault injection). Only the server's own files include it. Fault rules are
+ * guarded by a->mu; nothing else is mutable after start except the stop
+ * flag. Returned strings and JSON are new (caller frees or puts) unless a
+ * prototype says they are borrowed.
+ */
+#ifndef CU_CU_APISERVER_INT_H
+#define CU_CU_APISERVER_INT_H
+
+#include <regex.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cu_apiserver.h"
+
+/* kube-apiserver's limits: request bodies over 3 MiB get 413 (its
+ * MaxRequestBodyBytes), and idle connections are closed after a while. */
+#define BODY_LIMIT ((size_t)3 << 20)
+#define CONN_PER_CLIENT_DEFAULT 256      /* connections from one address */
+#define IDLE_TIMEOUT_DEFAULT 60          /* seconds without traffic (not watches) */
+#define WATCH_SLICE_MS 500               /* how often a blocked watch looks around */
+#define TABLE_CT "application/json;as=Table;v=v1;g=meta.k8s.io"
+/* the stack of a connection thread: recursive json-c code (serialise, free,
+ * copy, compare) and the patch, schema and field-management walkers must
+ * reach objects nested CU_JSON_MAX_DEPTH deep, under ASan too */
+#define CONN_STACK ((intptr_t)64 << 20)
+
+enum { FAULT_RESPOND = 1, FAULT_DELAY = 2 };
+
+typedef struct fault_rule {
+    int kind;
+    char *match;           /* the regex text, for listing */
+    regex_t re;
+    int code, times, retry_after, delay_ms;
+    struct fault_rule *next;
+} fault_rule;
+
+struct cu_apiserver {
+    cu_store *s;
+    struct MHD_Daemon *d;
+    int port, tls, admin, verbose;
+    char url[300];
+    char **tokens;
+    size_t ntokens;
+    cu_authn *authn;       /* TokenReview and SubjectAccessReview (cu_authn.h) */
+    char *ca_pem, *cert_pem, *key_pem;
+    pthread_mutex_t mu;    /* guards faults and stall */
+    fault_rule *faults;
+    int stall;
+    atomic_int stopping;
+};
+
+typedef struct watch_stream {
+    cu_apiserver *a;
+    cu_watch *w;
+    const cu_rtype *rt;
+    int table, include, first;
+    int64_t deadline;      /* monotonic ms (mono_ms); 0 = none */
+    int fd;                /* the client socket, -1 in-process */
+    cu_watch_ev pending;   /* the event being sent: head, object, "}\n" */
+    char head[48];         /* {"type":"...","object": */
+    size_t hlen, off;      /* off: bytes of the line sent */
+    cu_watch_ev held;      /* an event that arrived as a stall began; sent after it */
+    int ended;
+} watch_stream;
+
+static inline json_object *jget(json_object *o, const char *k)
+{
+    json_object *v = NULL;
+    if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, k, &v))
+        return v;
+    return NULL;
+}
+
+static inline const char *jstr(json_object *o, const char *k)
+{
+    json_object *v = jget(o, k);
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static inline void jset_str(json_object *o, const char *k, const char *v)
+{
+    json_object_object_add(o, k, json_object_new_string(v));
+}
+
+static inline json_object *jmeta(json_object *o)
+{
+    json_object *m = jget(o, "metadata");
+    if (!m && o && json_object_is_type(o, json_type_object)) {
+        m = json_object_new_object();
+        json_object_object_add(o, "metadata", m);
+    }
+    return m;
+}
+
+/* cu_apiserver.c */
+int64_t wall_ms(void);
+int64_t mono_ms(void);
+void sleep_ms(int ms);
+void copy_str(char *dst, size_t n, const char *src);
+const char *arg(const cu_api_req *r, const char *k);
+int arg_true(const cu_api_req *r, const char *k);
+void resp_json(cu_api_resp *r, int code, json_object *obj);
+void resp_st(cu_api_resp *r, const cu_status *st);
+void resp_status(cu_api_resp *r, int code, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void resp_not_found_path(cu_api_resp *r);
+int open_path(const char *p);
+int authorized(cu_apiserver *a, const cu_api_req *r);
+int ws_next(watch_stream *ws, int timeout_ms, int *ended, cu_watch_ev *ev);
+void ws_free(watch_stream *ws);
+
+/* cu_jsonpath.c */
+json_object *age_cell(const char *ts, int64_t now);
+
+/* cu_tables.c */
+int jint(json_object *o, const char *k);
+size_t jlen(json_object *o);
+
+/* cu_discovery.c */
+int has_status(const cu_rtype *rt);
+json_object *resource_list(cu_store *s, const char *group, const char *version);
+json_object *group_list(cu_store *s, const char *only);
+json_object *version_json(void);
+json_object *openapi_gv(cu_store *s, const char *group, const char *version);
+json_object *openapi_root(cu_store *s);
+
+/* cu_reqbody.c */
+int has_ct(const char *ct, const char *want);
+json_object *decode_body(const cu_api_req *r, cu_api_resp *resp, int yaml);
+void api_version_of(const cu_rtype *rt, char *out, size_t n);
+int fix_identity(const cu_rtype *rt, json_object *o, const char *ns, const char *name,
+                 cu_api_resp *resp);
+int check_unknown_fields(const cu_api_req *r, const cu_rtype *rt, json_object *o,
+                         cu_api_resp *resp);
+int dry_validate(const cu_rtype *rt, json_object *o, cu_api_resp *resp);
+int objmeta_check(const cu_rtype *rt, json_object *o, cu_api_resp *resp);
+int check_patched(const cu_rtype *rt, json_object *cur, json_object *next, const char *name,
+                  cu_api_resp *resp);
+int is_dry_run(const cu_api_req *r);
+
+/* cu_verbs.c */
+void method_not_allowed(cu_api_resp *resp);
+void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_,
+                     cu_api_resp *resp);
+
+/* cu_faults.c */
+void fault_free(fault_rule *f);
+int apply_faults(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp);
+void handle_faults(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp);
+
+#endif
