@@ -1,0 +1,54 @@
+/*
+ * cu_schema_int.h - what cu_schema.c (validation) and cu_ecmarx.c (ECMA-262
+ * patterns translated to POSIX ERE, and the compiled-pattern cache) share.
+ * Only the schema's own files include it. JSON accessors borrow.
+ */
+#ifndef CU_CU_SCHEMA_INT_H
+#define CU_CU_SCHEMA_INT_H
+
+#include <regex.h>
+
+#include "cu_schema.h"
+
+/* Compiled patterns: an open-addressing map pattern -> regex, built once
+ * per schema (cu_schema_rx_new) and only read afterwards, or built while
+ * one validation runs (sv_ctx.local). */
+typedef struct rx_ent {
+    char *pat;         /* NULL: empty slot */
+    int ok;            /* 1: re compiled; 0: not enforced (outside the subset) */
+    regex_t re;
+} rx_ent;
+
+struct cu_schema_rx {
+    rx_ent *t;
+    size_t cap, n;
+};
+
+static inline int is_obj(json_object *o) { return o && json_object_is_type(o, json_type_object); }
+
+static inline int is_arr(json_object *o) { return o && json_object_is_type(o, json_type_array); }
+
+static inline int is_str(json_object *o) { return o && json_object_is_type(o, json_type_string); }
+
+static inline json_object *sget(json_object *schema, const char *key)
+{
+    json_object *v = NULL;
+    if (!is_obj(schema) || !json_object_object_get_ex(schema, key, &v))
+        return NULL;
+    return v;
+}
+
+static inline const char *sstr(json_object *schema, const char *key)
+{
+    json_object *v = sget(schema, key);
+    return is_str(v) ? json_object_get_string(v) : NULL;
+}
+
+/* cu_ecmarx.c */
+int rx_too_big(const char *pat, char *why, size_t n);
+char *rx_translate(const char *p);
+uint64_t str_hash(const char *s, size_t n);
+rx_ent *rx_find(const cu_schema_rx *rx, const char *pat);
+rx_ent *rx_add(cu_schema_rx *rx, const char *pat);
+
+#endif
