@@ -6,11 +6,15 @@
  * streaming, patches (cu_patch.h), strict field validation of custom
  * resources (cu_schema.h), bearer tokens, TLS and fault injection.
  *
- * Layout: the HTTP layer (bottom of the file) turns an MHD request into a
- * cu_api_req and hands it to cu_apiserver_handle, which knows nothing of
- * MHD and fills a cu_api_resp; tests drive that core in-process. A watch
+ * Layout: the HTTP layer (cu_apihttp.c) turns an MHD request into a
+ * cu_api_req and hands it to cu_apiserver_handle (this file: helpers,
+ * routing, the request core, watch streams), which knows nothing of MHD
+ * and fills a cu_api_resp; tests drive that core in-process. A watch
  * response carries an opened watch_stream that the HTTP layer drains
- * through a content-reader callback, one event line at a time.
+ * through a content-reader callback, one event line at a time. The rest:
+ * cu_verbs.c (verbs, field management), cu_reqbody.c (bodies and their
+ * validation), cu_tables.c, cu_jsonpath.c, cu_discovery.c (discovery,
+ * OpenAPI), cu_faults.c; internal/cu_apiserver_int.h their shared types.
  *
  * Invariants: every response body is a JSON document (or "ok" for the
  * health endpoints); every error is a metav1.Status with the HTTP code as
@@ -21,27 +25,16 @@
 #include "cu_authn.h"
 #include "cu_objmeta.h"
 #include "cu_doc.h"
-#include "cu_fields.h"
 #include "cu_json.h"
-#include "cu_patch.h"
-#include "cu_schema.h"
 
-#include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
-#include <limits.h>
-#include <microhttpd.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
-#include <regex.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "cu_apiserver_int.h"
 

@@ -5,14 +5,8 @@
  * (cu_schema_rx). See internal/cu_schema_int.h.
  */
 #include "cu_schema.h"
-#include "cu_patch.h"
 #include "cu_base.h"
 
-#include <arpa/inet.h>
-#include <ctype.h>
-#include <math.h>
-#include <regex.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,27 +6,11 @@
 #include "cu_authn.h"
 #include "cu_objmeta.h"
 #include "cu_doc.h"
-#include "cu_fields.h"
-#include "cu_json.h"
-#include "cu_patch.h"
-#include "cu_schema.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
-#include <errno.h>
-#include <limits.h>
-#include <microhttpd.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <pthread.h>
-#include <regex.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
-#include <time.h>
 
 #include "cu_apiserver_int.h"
 

@@ -1,5 +1,11 @@
 /*
- * cu_store.c - the embedded cluster's object store (see cu_store.h).
+ * cu_store.c - the embedded cluster's object store (see cu_store.h):
+ * reference-counted strings, the hash map, helpers, statuses, the built-in
+ * types, life cycle and the backend seam. The rest of the store:
+ * cu_registry.c (served types, CRDs), cu_storeobj.c (objects, indexes,
+ * events, deletion, GC), cu_storesel.c (selectors), cu_storecrud.c
+ * (create/get/update/delete), cu_storewatch.c (list, watch);
+ * internal/cu_store_int.h their shared types.
  *
  * Layout and invariants:
  *  - A served type (rt_ent, whose first member is the public cu_rtype)
@@ -24,21 +30,14 @@
  *    deep copies; the backend (cu_persist.c) is written under the lock so
  *    the database sees changes in RV order.
  */
-#include <ctype.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cu_schema.h"
 #include "cu_store.h"
-#include "cu_names.h"
 #include "cu_objmeta.h"
 
 #include "cu_store_int.h"

@@ -3,17 +3,9 @@
  * object-meta checks, schema validation, defaults, conflicts.
  * See internal/cu_store_int.h.
  */
-#include <ctype.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cu_schema.h"
 #include "cu_store.h"

@@ -3,22 +3,11 @@
  * resourceVersion semantics) and WATCH (initial events, the history ring,
  * bookmarks, expiry). See internal/cu_store_int.h.
  */
-#include <ctype.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "cu_schema.h"
 #include "cu_store.h"
-#include "cu_names.h"
-#include "cu_objmeta.h"
 
 #include "cu_store_int.h"
 
