@@ -100,31 +100,52 @@ static inline json_object *jmeta(json_object *o)
 }
 
 /* cu_apiserver.c */
+/* Wall-clock milliseconds since the epoch. */
 int64_t wall_ms(void);
+/* Monotonic milliseconds, for deadlines (read as the floor). */
 int64_t mono_ms(void);
+/* Sleeps ms milliseconds. */
 void sleep_ms(int ms);
+/* Copies src into dst of size n, truncated and terminated. */
 void copy_str(char *dst, size_t n, const char *src);
+/* The query parameter k of the request ("" without a value), or NULL. Borrowed. */
 const char *arg(const cu_api_req *r, const char *k);
+/* 1 if the query parameter k is "true" or "1". */
 int arg_true(const cu_api_req *r, const char *k);
+/* Sets the response to obj serialized (takes obj). */
 void resp_json(cu_api_resp *r, int code, json_object *obj);
+/* Sets the response to the store status st (borrowed). */
 void resp_st(cu_api_resp *r, const cu_status *st);
+/* Sets the response to a metav1.Status with this code, reason and message. */
 void resp_status(cu_api_resp *r, int code, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Sets kube-apiserver's 404 for a path nothing serves. */
 void resp_not_found_path(cu_api_resp *r);
+/* 1 for /healthz, /readyz, /livez and /version (served without a token). */
 int open_path(const char *p);
+/* 1 if no tokens are configured or the request's bearer token is one. */
 int authorized(cu_apiserver *a, const cu_api_req *r);
+/* The next event for the client (1, in *ev), or 0: *ended: 1 = end of
+ * stream, 2 = the client went away. timeout_ms < 0: wait until something
+ * happens. */
 int ws_next(watch_stream *ws, int timeout_ms, int *ended, cu_watch_ev *ev);
+/* Closes the watch and frees the stream. */
 void ws_free(watch_stream *ws);
 
 /* cu_jsonpath.c */
+/* The age of an RFC 3339 timestamp as kubectl prints it, or "<unknown>" (new). */
 json_object *age_cell(const char *ts, int64_t now);
 
 /* cu_tables.c */
+/* The integer member k of o, or 0. */
 int jint(json_object *o, const char *k);
+/* The length of o if it is an array, else 0. */
 size_t jlen(json_object *o);
 
 /* cu_discovery.c */
+/* 1 if the type has a status subresource (every built-in type does). */
 int has_status(const cu_rtype *rt);
+/* These build discovery and OpenAPI documents: new, caller puts. */
 json_object *resource_list(cu_store *s, const char *group, const char *version);
 json_object *group_list(cu_store *s, const char *only);
 json_object *version_json(void);
@@ -132,27 +153,49 @@ json_object *openapi_gv(cu_store *s, const char *group, const char *version);
 json_object *openapi_root(cu_store *s);
 
 /* cu_reqbody.c */
+/* 1 if the content type ct is want (case-insensitive, parameters ignored). */
 int has_ct(const char *ct, const char *want);
+/* Decodes the request body (JSON, or YAML when the content type says so;
+ * new, caller puts). On failure sets a 400 response and returns NULL. */
 json_object *decode_body(const cu_api_req *r, cu_api_resp *resp, int yaml);
+/* The type's apiVersion ("v1", "batch/v1") into out. */
 void api_version_of(const cu_rtype *rt, char *out, size_t n);
+/* Checks and completes apiVersion/kind/namespace/name of a body for rt.
+ * Returns 0, or -1 with a 400 response set. */
 int fix_identity(const cu_rtype *rt, json_object *o, const char *ns, const char *name,
                  cu_api_resp *resp);
+/* fieldValidation of custom resources (Strict, Warn, Ignore): 0, or -1
+ * with a 400 set. */
 int check_unknown_fields(const cu_api_req *r, const cu_rtype *rt, json_object *o,
                          cu_api_resp *resp);
+/* Validates o against its CRD schema without pruning or defaulting: 0, or -1
+ * with the 422 set. */
 int dry_validate(const cu_rtype *rt, json_object *o, cu_api_resp *resp);
+/* ObjectMeta and the built-in kinds' field types (cu_objmeta.c): 0, or -1
+ * with kube-apiserver's 422 Invalid set. */
 int objmeta_check(const cu_rtype *rt, json_object *o, cu_api_resp *resp);
+/* Validates a patch's result as the body of a PUT: 0, or -1 with the
+ * response set. */
 int check_patched(const cu_rtype *rt, json_object *cur, json_object *next, const char *name,
                   cu_api_resp *resp);
+/* 1 if the request has dryRun=All. */
 int is_dry_run(const cu_api_req *r);
 
 /* cu_verbs.c */
+/* Sets kube-apiserver's 405. */
 void method_not_allowed(cu_api_resp *resp);
+/* Serves a request routed to a resource (all verbs); fills resp. */
 void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_,
                      cu_api_resp *resp);
 
 /* cu_faults.c */
+/* Frees a list of fault rules. */
 void fault_free(fault_rule *f);
+/* Applies the fault rules to a request. Returns 1 when a response was
+ * injected. */
 int apply_faults(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp);
+/* The admin endpoint that lists, adds and clears fault rules (admin
+ * servers only, loopback clients only). */
 void handle_faults(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp);
 
 #endif

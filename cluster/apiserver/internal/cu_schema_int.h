@@ -45,10 +45,17 @@ static inline const char *sstr(json_object *schema, const char *key)
 }
 
 /* cu_ecmarx.c */
+/* 1 with the reason in why if the pattern is past RE2's repetition limits
+ * (kube-apiserver refuses it), else 0. */
 int rx_too_big(const char *pat, char *why, size_t n);
+/* A malloc'd POSIX ERE for an ECMA-262 pattern, NULL if the pattern uses
+ * something outside the supported subset. */
 char *rx_translate(const char *p);
+/* FNV-1a of n bytes. */
 uint64_t str_hash(const char *s, size_t n);
+/* The slot of pat in rx (empty slot if absent), or NULL if rx has none. Borrowed. */
 rx_ent *rx_find(const cu_schema_rx *rx, const char *pat);
+/* Compiles pat into rx (once); returns its entry or NULL without memory. */
 rx_ent *rx_add(cu_schema_rx *rx, const char *pat);
 
 #endif

@@ -177,30 +177,53 @@ static inline json_object *jmeta(json_object *o)
 }
 
 /* cu_store.c */
+/* A new string of n bytes (one reference); NULL without memory. */
 rstr *rstr_new(const char *s, size_t n);
+/* Takes one more reference to r (NULL passes); returns r. */
 rstr *rstr_ref(rstr *r);
+/* Drops one reference; frees r with the last. */
 void rstr_unref(rstr *r);
+/* The value of k, or NULL. Keys are borrowed from the values. */
 void *hm_get(const hmap *m, const char *k);
+/* Adds or replaces k (borrowed); 0, or -1 without memory. */
 int hm_put(hmap *m, const char *k, void *v);
+/* Removes k; returns its value (the caller's again) or NULL. */
 void *hm_del(hmap *m, const char *k);
+/* The store clock's now as RFC 3339 into buf. */
 void now_str(cu_store *s, char *buf, size_t n);
+/* The store's next pseudo-random number (seeded at creation). */
 uint64_t rng_next(cu_store *s);
+/* A new UUID-shaped uid into out (37 bytes). */
 void gen_uid(cu_store *s, char *out);
+/* strdup that passes NULL; caller frees. */
 char *xstrdup(const char *s);
+/* Keeps p until the store is freed (borrowed pointers to it stay valid). */
 void grave_add(cu_store *s, void *p);
+/* Keeps o until the store is freed. */
 void jgrave_add(cu_store *s, json_object *o);
+/* Keeps rx until the store is freed. */
 void rxgrave_add(cu_store *s, cu_schema_rx *rx);
+/* Parses JSON up to CU_JSON_MAX_DEPTH; new (json_object_put), NULL if invalid. */
 json_object *jparse(const char *s, size_t n);
+/* jparse of a stored string. */
 json_object *jparse_r(const rstr *r);
+/* Walks a dotted path ("spec.nodeName"). Borrowed. */
 json_object *jpath(json_object *o, const char *path);
+/* 1 if the array a holds the string s. */
 int jarr_has_str(json_object *a, const char *s);
+/* The length of a if it is an array, else 0. */
 size_t jarr_len(json_object *a);
+/* Parses a resourceVersion: 0 and *out, or -1 if it is not one. */
 int parse_rv(const char *s, int64_t *out);
+/* The index key "ns/name" (or "name") into buf. */
 void make_key(char *buf, size_t n, const char *ns, const char *name);
+/* Sets the details (kind, name, group) of a status. */
 void st_details(cu_status *st, const char *kind, const char *name, const char *group);
+/* These fill st as kube-apiserver does and return the matching cu_err. */
 cu_err err_notfound(cu_status *st, const rt_ent *rt, const char *name);
 cu_err err_not_served(cu_status *st);
 cu_err err_conflict(cu_status *st, const rt_ent *rt, const char *name);
+/* Records one field error (counted past the 32 kept). */
 void ferr_add(ferrs *fe, const char *field, const char *type, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 cu_err err_invalid_gk(cu_status *st, const char *kind, const char *group, const char *name,
@@ -210,45 +233,81 @@ cu_err err_invalid1(cu_status *st, const rt_ent *rt, const char *name, const cha
                     const char *type, const char *msg);
 
 /* cu_registry.c */
+/* Frees n strings and the vector. */
 void free_strv(char **v, size_t n);
+/* Frees n printer columns and the vector. */
 void free_cols(cu_pcol *c, size_t n);
+/* The stored resource of group/plural, or NULL. Borrowed (lives as long as the store). */
 res_t *res_find_q(cu_store *s, const char *group, const char *plural);
+/* The stored resource by qualified name ("jobs.batch"), or NULL. Borrowed. */
 res_t *res_by_qname(cu_store *s, const char *qname);
+/* Registers one built-in type; 0, or -1 without memory. */
 int add_builtin(cu_store *s, const bdef *d);
+/* Registers crd's served versions and fills its status as the apiextensions
+ * controllers do. crd (borrowed) is modified (defaults, status). */
 cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st);
 
 /* cu_storeobj.c */
 extern const char EV_ADDED[], EV_MODIFIED[], EV_DELETED[]; /* compared by address */
+/* A new object entry, not yet linked; free with ent_free. */
 ent *ent_new(res_t *r, const char *ns, const char *name);
+/* Frees an unlinked entry and drops its data reference. */
 void ent_free(ent *e);
+/* The entry of ns/name in r, or NULL. Borrowed. */
 ent *ent_find(res_t *r, const char *ns, const char *name);
+/* Refreshes e's uid, owners and terminating flag from o (borrowed). */
 void ent_set_meta(cu_store *s, ent *e, json_object *o);
+/* Adds e to the indexes; 0, or -1 without memory. */
 int ent_link(cu_store *s, ent *e);
+/* Removes e from the indexes (not freed). */
 void ent_unlink(cu_store *s, ent *e);
+/* Sorts r's vector by key (etcd order) if it is not sorted. */
 void res_sort(res_t *r);
+/* First index whose key is > key (strict) or >= key. */
 size_t res_bound(res_t *r, const char *key, int strict);
+/* Drops the oldest event of the history (its RV becomes too old). */
 void ring_pop(cu_store *s);
+/* o serialized into a new string (one reference). */
 rstr *serialize(json_object *o);
+/* Sets o's metadata.resourceVersion. */
 void set_rv(json_object *o, int64_t rv);
+/* Stores o (borrowed; its resourceVersion is set) as the new state of e,
+ * or of a new object when e is NULL (ns/name taken from o). */
 cu_err commit_put(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object *o,
                   cu_status *st);
+/* Unlocks and calls the hooks for the operation's events. */
 void op_finish(cu_store *s, opctx *c);
+/* Commits o as e's new state: removes e when it is terminating with no
+ * finalizers (and, for a namespace or CRD, empty). */
 cu_err commit_or_remove(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object *o,
                         cu_status *st);
+/* Deletes e (propagation prop: "Orphan", "Foreground" or background); on
+ * success the deleted or terminating object in *out (new, caller puts). */
 cu_err del_ent(cu_store *s, opctx *c, rt_ent *rt, ent *e, const char *prop,
                json_object **out, cu_status *st);
+/* Runs the garbage collection the operation queued (owner references). */
 void cascade(cu_store *s, opctx *c);
 
 /* cu_storesel.c */
+/* Frees a parsed selector's contents. */
 void sel_free(selector *sl);
+/* 1 if the selector selects everything. */
 int sel_empty(const selector *sl);
+/* 1 if o (borrowed) matches the selector. */
 int sel_match(const selector *sl, json_object *o);
+/* 1 if ns/name pass the selector's metadata.name and metadata.namespace
+ * requirements (the others are not looked at). */
 int sel_meta_match(const selector *sl, const char *ns, const char *name);
+/* sel_meta_match on an entry. */
 int sel_meta_ok(const selector *sl, const ent *e);
+/* 1 if the selector names only metadata.name and metadata.namespace. */
 int sel_meta_only(const selector *sl);
+/* Parses the list options' label and field selectors into sl (free with
+ * sel_free); on error fills st (kube-apiserver's 400) and returns it. */
 cu_err sel_parse(const rt_ent *rt, const cu_list_opts *o, selector *sl, cu_status *st);
 
 /* cu_storecrud.c */
+/* Sets apiVersion and kind as served by rt; returns o. */
 json_object *to_rt(const rt_ent *rt, json_object *o);
 
 #endif
