@@ -305,15 +305,15 @@ static void handle_core(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp)
     switch (route.kind) {
     case CU_ROUTE_API:
         doc = json_object_new_object();
-        jset_str(doc, "kind", "APIVersions");
+        cu_jset_str(doc, "kind", "APIVersions");
         json_object *vs = json_object_new_array();
         json_object_array_add(vs, json_object_new_string("v1"));
         json_object_object_add(doc, "versions", vs);
         json_object *addrs = json_object_new_array(), *ad = json_object_new_object();
         char sa[64];
         snprintf(sa, sizeof sa, "127.0.0.1:%d", a->port);
-        jset_str(ad, "clientCIDR", "0.0.0.0/0");
-        jset_str(ad, "serverAddress", sa);
+        cu_jset_str(ad, "clientCIDR", "0.0.0.0/0");
+        cu_jset_str(ad, "serverAddress", sa);
         json_object_array_add(addrs, ad);
         json_object_object_add(doc, "serverAddressByClientCIDRs", addrs);
         break;

@@ -73,10 +73,10 @@ static json_object *sub_resource(const cu_rtype *rt, const char *sub, const char
     char name[300];
     json_object *r = json_object_new_object();
     snprintf(name, sizeof name, "%s/%s", rt->resource, sub);
-    jset_str(r, "name", name);
-    jset_str(r, "singularName", "");
+    cu_jset_str(r, "name", name);
+    cu_jset_str(r, "singularName", "");
     json_object_object_add(r, "namespaced", json_object_new_boolean(rt->namespaced));
-    jset_str(r, "kind", kind);
+    cu_jset_str(r, "kind", kind);
     json_object_object_add(r, "verbs", verbs(v));
     return r;
 }
@@ -87,9 +87,9 @@ json_object *resource_list(cu_store *s, const char *group, const char *version)
     json_object *l = json_object_new_object(), *res = json_object_new_array();
     char gv[200];
     snprintf(gv, sizeof gv, "%s%s%s", group, *group ? "/" : "", version);
-    jset_str(l, "kind", "APIResourceList");
-    jset_str(l, "apiVersion", "v1");
-    jset_str(l, "groupVersion", gv);
+    cu_jset_str(l, "kind", "APIResourceList");
+    cu_jset_str(l, "apiVersion", "v1");
+    cu_jset_str(l, "groupVersion", gv);
     size_t found = 0;
     for (size_t i = 0; i < vec.n; i++) {
         const cu_rtype *rt = vec.v[i];
@@ -97,10 +97,10 @@ json_object *resource_list(cu_store *s, const char *group, const char *version)
             continue;
         found++;
         json_object *r = json_object_new_object();
-        jset_str(r, "name", rt->resource);
-        jset_str(r, "singularName", rt->singular ? rt->singular : "");
+        cu_jset_str(r, "name", rt->resource);
+        cu_jset_str(r, "singularName", rt->singular ? rt->singular : "");
         json_object_object_add(r, "namespaced", json_object_new_boolean(rt->namespaced));
-        jset_str(r, "kind", rt->kind);
+        cu_jset_str(r, "kind", rt->kind);
         json_object_object_add(r, "verbs", verbs(verbs_all));
         if (rt->nshort)
             json_object_object_add(r, "shortNames", str_array(rt->short_names, rt->nshort));
@@ -151,14 +151,14 @@ static json_object *api_group(const gv_ent *gvs, size_t n, const char *group)
     json_object *g = json_object_new_object(), *vs = json_object_new_array();
     const gv_ent *pref = NULL;
     char gv[200];
-    jset_str(g, "name", group);
+    cu_jset_str(g, "name", group);
     for (size_t i = 0; i < n; i++) {
         if (strcmp(gvs[i].group, group) != 0)
             continue;
         json_object *v = json_object_new_object();
         snprintf(gv, sizeof gv, "%s/%s", group, gvs[i].version);
-        jset_str(v, "groupVersion", gv);
-        jset_str(v, "version", gvs[i].version);
+        cu_jset_str(v, "groupVersion", gv);
+        cu_jset_str(v, "version", gvs[i].version);
         json_object_array_add(vs, v);
         if (!pref || (gvs[i].storage && !pref->storage))
             pref = &gvs[i];
@@ -167,8 +167,8 @@ static json_object *api_group(const gv_ent *gvs, size_t n, const char *group)
     if (pref) {
         json_object *p = json_object_new_object();
         snprintf(gv, sizeof gv, "%s/%s", group, pref->version);
-        jset_str(p, "groupVersion", gv);
-        jset_str(p, "version", pref->version);
+        cu_jset_str(p, "groupVersion", gv);
+        cu_jset_str(p, "version", pref->version);
         json_object_object_add(g, "preferredVersion", p);
     }
     return g;
@@ -192,8 +192,8 @@ json_object *group_list(cu_store *s, const char *only)
     }
     res = json_object_new_object();
     json_object *groups = json_object_new_array();
-    jset_str(res, "kind", "APIGroupList");
-    jset_str(res, "apiVersion", "v1");
+    cu_jset_str(res, "kind", "APIGroupList");
+    cu_jset_str(res, "apiVersion", "v1");
     for (size_t i = 0; i < n; i++) {
         if (!*gvs[i].group)
             continue;
@@ -212,15 +212,15 @@ json_object *group_list(cu_store *s, const char *only)
 json_object *version_json(void)
 {
     json_object *v = json_object_new_object();
-    jset_str(v, "major", "1");
-    jset_str(v, "minor", "32");
-    jset_str(v, "gitVersion", "v1.32.0-cueue");
-    jset_str(v, "gitCommit", "0000000000000000000000000000000000000000");
-    jset_str(v, "gitTreeState", "clean");
-    jset_str(v, "buildDate", "2026-01-01T00:00:00Z");
-    jset_str(v, "goVersion", "go1.23.0");
-    jset_str(v, "compiler", "gc");
-    jset_str(v, "platform", "linux/amd64");
+    cu_jset_str(v, "major", "1");
+    cu_jset_str(v, "minor", "32");
+    cu_jset_str(v, "gitVersion", "v1.32.0-cueue");
+    cu_jset_str(v, "gitCommit", "0000000000000000000000000000000000000000");
+    cu_jset_str(v, "gitTreeState", "clean");
+    cu_jset_str(v, "buildDate", "2026-01-01T00:00:00Z");
+    cu_jset_str(v, "goVersion", "go1.23.0");
+    cu_jset_str(v, "compiler", "gc");
+    cu_jset_str(v, "platform", "linux/amd64");
     return v;
 }
 
@@ -229,11 +229,11 @@ json_object *version_json(void)
 static json_object *oa_param(const char *name, const char *in, int required)
 {
     json_object *p = json_object_new_object(), *sc = json_object_new_object();
-    jset_str(p, "name", name);
-    jset_str(p, "in", in);
+    cu_jset_str(p, "name", name);
+    cu_jset_str(p, "in", in);
     if (required)
         json_object_object_add(p, "required", json_object_new_boolean(1));
-    jset_str(sc, "type", "string");
+    cu_jset_str(sc, "type", "string");
     json_object_object_add(sc, "uniqueItems", json_object_new_boolean(1));
     json_object_object_add(p, "schema", sc);
     return p;
@@ -242,9 +242,9 @@ static json_object *oa_param(const char *name, const char *in, int required)
 static json_object *oa_gvk(const cu_rtype *rt)
 {
     json_object *g = json_object_new_object();
-    jset_str(g, "group", rt->group);
-    jset_str(g, "kind", rt->kind);
-    jset_str(g, "version", rt->version);
+    cu_jset_str(g, "group", rt->group);
+    cu_jset_str(g, "kind", rt->kind);
+    cu_jset_str(g, "version", rt->version);
     return g;
 }
 
@@ -256,8 +256,8 @@ static json_object *oa_op(const cu_rtype *rt, const char *action, int body)
     json_object *op = json_object_new_object(), *ps = json_object_new_array();
     char id[300];
     snprintf(id, sizeof id, "%s%s", action, rt->kind);
-    jset_str(op, "operationId", id);
-    jset_str(op, "x-kubernetes-action", action);
+    cu_jset_str(op, "operationId", id);
+    cu_jset_str(op, "x-kubernetes-action", action);
     json_object_object_add(op, "x-kubernetes-group-version-kind", oa_gvk(rt));
     json_object_array_add(ps, oa_param("dryRun", "query", 0));
     json_object_array_add(ps, oa_param("fieldManager", "query", 0));
@@ -270,7 +270,7 @@ static json_object *oa_op(const cu_rtype *rt, const char *action, int body)
             if (strcmp(action, "patch") != 0 && t != patch_types)
                 break;
             json_object *m = json_object_new_object(), *sc = json_object_new_object();
-            jset_str(sc, "type", "object");
+            cu_jset_str(sc, "type", "object");
             json_object_object_add(m, "schema", sc);
             json_object_object_add(content,
                                    strcmp(action, "patch") == 0 ? *t : "application/json", m);
@@ -280,7 +280,7 @@ static json_object *oa_op(const cu_rtype *rt, const char *action, int body)
         json_object_object_add(op, "requestBody", rb);
     }
     json_object *resp = json_object_new_object(), *ok = json_object_new_object();
-    jset_str(ok, "description", "OK");
+    cu_jset_str(ok, "description", "OK");
     json_object_object_add(resp, "200", ok);
     json_object_object_add(op, "responses", resp);
     json_object_object_add(op, "parameters", ps);
@@ -296,9 +296,9 @@ json_object *openapi_gv(cu_store *s, const char *group, const char *version)
     json_object *doc = json_object_new_object(), *info = json_object_new_object();
     json_object *paths = json_object_new_object(), *comp = json_object_new_object();
     size_t found = 0;
-    jset_str(doc, "openapi", "3.0.0");
-    jset_str(info, "title", "Kubernetes");
-    jset_str(info, "version", "v1.32.0-cueue");
+    cu_jset_str(doc, "openapi", "3.0.0");
+    cu_jset_str(info, "title", "Kubernetes");
+    cu_jset_str(info, "version", "v1.32.0-cueue");
     json_object_object_add(doc, "info", info);
     for (size_t i = 0; i < vec.n; i++) {
         const cu_rtype *rt = vec.v[i];
@@ -367,7 +367,7 @@ json_object *openapi_root(cu_store *s)
             snprintf(key, sizeof key, "api/%s", gvs[i].version);
         snprintf(url, sizeof url, "/openapi/v3/%s?hash=%016llX", key, (unsigned long long)h);
         json_object *e = json_object_new_object();
-        jset_str(e, "serverRelativeURL", url);
+        cu_jset_str(e, "serverRelativeURL", url);
         json_object_object_add(paths, key, e);
     }
     free(vec.v);

@@ -372,22 +372,22 @@ static void rx_walk(cu_schema_rx *rx, json_object *schema, int depth)
 {
     if (!is_obj(schema) || depth > CU_JSON_MAX_DEPTH)
         return;
-    const char *pat = sstr(schema, "pattern");
+    const char *pat = cu_jstr(schema, "pattern");
     if (pat)
         rx_add(rx, pat);
-    json_object *props = sget(schema, "properties");
+    json_object *props = cu_jget(schema, "properties");
     if (is_obj(props)) {
         json_object_object_foreach(props, k, v) {
             (void)k;
             rx_walk(rx, v, depth + 1);
         }
     }
-    rx_walk(rx, sget(schema, "additionalProperties"), depth + 1);
-    rx_walk(rx, sget(schema, "items"), depth + 1);
-    rx_walk(rx, sget(schema, "not"), depth + 1);
-    rx_walk_list(rx, sget(schema, "allOf"), depth);
-    rx_walk_list(rx, sget(schema, "anyOf"), depth);
-    rx_walk_list(rx, sget(schema, "oneOf"), depth);
+    rx_walk(rx, cu_jget(schema, "additionalProperties"), depth + 1);
+    rx_walk(rx, cu_jget(schema, "items"), depth + 1);
+    rx_walk(rx, cu_jget(schema, "not"), depth + 1);
+    rx_walk_list(rx, cu_jget(schema, "allOf"), depth);
+    rx_walk_list(rx, cu_jget(schema, "anyOf"), depth);
+    rx_walk_list(rx, cu_jget(schema, "oneOf"), depth);
 }
 
 cu_schema_rx *cu_schema_rx_new(json_object *schema)

@@ -32,7 +32,7 @@ cu_err cu_apiserver_fault(cu_apiserver *a, json_object *cmd, char *err, size_t e
     }
     json_object *v;
     int known = 0;
-    if ((v = jget(cmd, "clear")) && json_object_get_boolean(v)) {
+    if ((v = cu_jget(cmd, "clear")) && json_object_get_boolean(v)) {
         known = 1;
         pthread_mutex_lock(&a->mu);
         while (a->faults) {
@@ -43,26 +43,26 @@ cu_err cu_apiserver_fault(cu_apiserver *a, json_object *cmd, char *err, size_t e
         a->stall = 0;
         pthread_mutex_unlock(&a->mu);
     }
-    if ((v = jget(cmd, "stallWatches"))) {
+    if ((v = cu_jget(cmd, "stallWatches"))) {
         known = 1;
         pthread_mutex_lock(&a->mu);
         a->stall = json_object_get_boolean(v);
         pthread_mutex_unlock(&a->mu);
     }
-    if ((v = jget(cmd, "compact")) && json_object_get_boolean(v)) {
+    if ((v = cu_jget(cmd, "compact")) && json_object_get_boolean(v)) {
         known = 1;
         cu_store_compact(a->s);
     }
-    if ((v = jget(cmd, "dropWatches")) && json_object_get_boolean(v)) {
+    if ((v = cu_jget(cmd, "dropWatches")) && json_object_get_boolean(v)) {
         known = 1;
         cu_store_drop_watches(a->s);
     }
-    json_object *spec = jget(cmd, "respond");
-    int kind = spec ? FAULT_RESPOND : jget(cmd, "delayMs") ? FAULT_DELAY : 0;
+    json_object *spec = cu_jget(cmd, "respond");
+    int kind = spec ? FAULT_RESPOND : cu_jget(cmd, "delayMs") ? FAULT_DELAY : 0;
     if (kind) {
         if (!spec)
             spec = cmd;
-        const char *match = jstr(spec, "match");
+        const char *match = cu_jstr(spec, "match");
         fault_rule *f = calloc(1, sizeof *f);
         if (!f) {
             snprintf(err, errn, "out of memory");
@@ -77,13 +77,13 @@ cu_err cu_apiserver_fault(cu_apiserver *a, json_object *cmd, char *err, size_t e
             free(f);
             return CU_EINVAL;
         }
-        json_object *t = jget(spec, "times");
+        json_object *t = cu_jget(spec, "times");
         f->times = t ? json_object_get_int(t) : kind == FAULT_RESPOND ? 1 : -1;
         if (f->times == 0)
             f->times = -1;
         if (kind == FAULT_RESPOND) {
-            f->code = jint(spec, "code");
-            f->retry_after = jint(spec, "retryAfter");
+            f->code = cu_jint(spec, "code");
+            f->retry_after = cu_jint(spec, "retryAfter");
             if (f->code != 409 && f->code != 429 && f->code != 500 && f->code != 503) {
                 snprintf(err, errn, "fault: respond.code: Unsupported value: %d: supported "
                                     "values: 409, 429, 500, 503", f->code);
@@ -93,7 +93,7 @@ cu_err cu_apiserver_fault(cu_apiserver *a, json_object *cmd, char *err, size_t e
             if (f->code == 429 && f->retry_after <= 0)
                 f->retry_after = 1;
         } else {
-            f->delay_ms = jint(cmd, "delayMs");
+            f->delay_ms = cu_jint(cmd, "delayMs");
             if (f->delay_ms <= 0 || f->delay_ms > 600000) {
                 snprintf(err, errn, "fault: delayMs: Invalid value: %d: must be 1..600000",
                          f->delay_ms);
@@ -123,7 +123,7 @@ json_object *cu_apiserver_faults_json(cu_apiserver *a)
     pthread_mutex_lock(&a->mu);
     for (fault_rule *f = a->faults; f; f = f->next) {
         json_object *e = json_object_new_object();
-        jset_str(e, "match", f->match);
+        cu_jset_str(e, "match", f->match);
         json_object_object_add(e, "times", json_object_new_int(f->times));
         if (f->kind == FAULT_RESPOND) {
             json_object_object_add(e, "code", json_object_new_int(f->code));
@@ -181,7 +181,7 @@ int apply_faults(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp)
         memset(&st, 0, sizeof st);
         cu_status_set(&st, 429, "TooManyRequests",
                       "Too many requests, please try again later. (injected fault)");
-        json_object *j = cu_status_json(&st), *det = jget(j, "details");
+        json_object *j = cu_status_json(&st), *det = cu_jget(j, "details");
         if (!det) {
             det = json_object_new_object();
             json_object_object_add(j, "details", det);

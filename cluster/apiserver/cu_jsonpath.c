@@ -151,7 +151,7 @@ static json_object *jp_eval(json_object *cur, const char *p, int depth)
                 if (*p != q)
                     return NULL;
                 p++;
-                cur = jget(cur, key);
+                cur = cu_jget(cur, key);
             } else if (*p == '*' || *p == '?') {
                 const char *fs = NULL, *fe = NULL;
                 if (*p == '*') {
@@ -208,7 +208,7 @@ static json_object *jp_eval(json_object *cur, const char *p, int depth)
         }
         key[k] = '\0';
         if (k > 0)
-            cur = jget(cur, key);
+            cur = cu_jget(cur, key);
     }
     return cur;
 }

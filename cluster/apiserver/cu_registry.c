@@ -236,7 +236,7 @@ static void reg_set(cu_store *s, char **slot, const char *v)
 
 static int strv_equal(char **a, size_t na, json_object *arr)
 {
-    if (na != jarr_len(arr)) return 0;
+    if (na != cu_jarr_len(arr)) return 0;
     for (size_t i = 0; i < na; i++) {
         json_object *v = json_object_array_get_idx(arr, i);
         if (!json_object_is_type(v, json_type_string) || strcmp(a[i], json_object_get_string(v)))
@@ -250,7 +250,7 @@ static void reg_set_strv(cu_store *s, char ***slot, size_t *n, json_object *arr)
     if (strv_equal(*slot, *n, arr)) return;
     for (size_t i = 0; i < *n; i++) grave_add(s, (*slot)[i]);
     grave_add(s, *slot);
-    size_t len = jarr_len(arr);
+    size_t len = cu_jarr_len(arr);
     *slot = len ? calloc(len, sizeof(char *)) : NULL;
     *n = 0;
     for (size_t i = 0; *slot && i < len; i++) {
@@ -271,10 +271,10 @@ static void lower_copy(char *dst, size_t n, const char *src)
  * serves it. */
 static int crd_validate(json_object *crd, ferrs *fe)
 {
-    json_object *spec = jget(crd, "spec"), *names = jget(spec, "names");
-    const char *group = jstr(spec, "group"), *plural = jstr(names, "plural");
-    const char *kind = jstr(names, "kind"), *scope = jstr(spec, "scope");
-    const char *name = jstr(jget(crd, "metadata"), "name");
+    json_object *spec = cu_jget(crd, "spec"), *names = cu_jget(spec, "names");
+    const char *group = cu_jstr(spec, "group"), *plural = cu_jstr(names, "plural");
+    const char *kind = cu_jstr(names, "kind"), *scope = cu_jstr(spec, "scope");
+    const char *name = cu_jstr(cu_jget(crd, "metadata"), "name");
     if (!spec) { ferr_add(fe, "spec", "FieldValueRequired", "Required value"); return -1; }
     if (!group || !*group) ferr_add(fe, "spec.group", "FieldValueRequired", "Required value");
     else if (!strchr(group, '.'))
@@ -294,20 +294,20 @@ static int crd_validate(json_object *crd, ferrs *fe)
             ferr_add(fe, "metadata.name", "FieldValueInvalid",
                      "Invalid value: \"%s\": must be spec.names.plural+\".\"+spec.group", name);
     }
-    json_object *vers = jget(spec, "versions");
-    size_t nv = jarr_len(vers), nstorage = 0;
+    json_object *vers = cu_jget(spec, "versions");
+    size_t nv = cu_jarr_len(vers), nstorage = 0;
     if (!nv) ferr_add(fe, "spec.versions", "FieldValueInvalid",
                       "Invalid value: null: must have exactly one version marked as storage version");
     for (size_t i = 0; i < nv; i++) {
-        json_object *v = json_object_array_get_idx(vers, i), *sv = jget(v, "storage");
+        json_object *v = json_object_array_get_idx(vers, i), *sv = cu_jget(v, "storage");
         char f[64];
-        if (!jstr(v, "name") || !*jstr(v, "name")) {
+        if (!cu_jstr(v, "name") || !*cu_jstr(v, "name")) {
             snprintf(f, sizeof(f), "spec.versions[%zu].name", i);
             ferr_add(fe, f, "FieldValueRequired", "Required value");
         }
         if (sv && json_object_get_boolean(sv)) nstorage++;
         /* the schema itself: counts, multipleOf, patterns, defaults */
-        json_object *schema = jget(jget(v, "schema"), "openAPIV3Schema");
+        json_object *schema = cu_jget(cu_jget(v, "schema"), "openAPIV3Schema");
         if (schema) {
             char sp[80];
             cu_schema_err se[8];
@@ -328,11 +328,11 @@ static json_object *cond_new(const char *type, const char *reason, const char *m
                              const char *ts)
 {
     json_object *c = json_object_new_object();
-    jset_str(c, "type", type);
-    jset_str(c, "status", "True");
-    jset_str(c, "lastTransitionTime", ts);
-    jset_str(c, "reason", reason);
-    jset_str(c, "message", msg);
+    cu_jset_str(c, "type", type);
+    cu_jset_str(c, "status", "True");
+    cu_jset_str(c, "lastTransitionTime", ts);
+    cu_jset_str(c, "reason", reason);
+    cu_jset_str(c, "message", msg);
     return c;
 }
 
@@ -343,30 +343,30 @@ cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st)
     ferrs fe;
     fe.n = fe.total = 0;
     rt_ent *crd_rt = rt_lookup(s, "apiextensions.k8s.io", "v1", "customresourcedefinitions");
-    const char *crdname = jstr(jget(crd, "metadata"), "name");
+    const char *crdname = cu_jstr(cu_jget(crd, "metadata"), "name");
     if (crd_validate(crd, &fe)) return err_invalid(st, crd_rt, crdname ? crdname : "", &fe);
-    json_object *spec = jget(crd, "spec"), *names = jget(spec, "names");
-    const char *group = jstr(spec, "group"), *plural = jstr(names, "plural");
-    const char *kind = jstr(names, "kind");
+    json_object *spec = cu_jget(crd, "spec"), *names = cu_jget(spec, "names");
+    const char *group = cu_jstr(spec, "group"), *plural = cu_jstr(names, "plural");
+    const char *kind = cu_jstr(names, "kind");
     char singular[256], list_kind[300];
-    if (jstr(names, "singular") && *jstr(names, "singular"))
-        snprintf(singular, sizeof(singular), "%s", jstr(names, "singular"));
+    if (cu_jstr(names, "singular") && *cu_jstr(names, "singular"))
+        snprintf(singular, sizeof(singular), "%s", cu_jstr(names, "singular"));
     else {
         lower_copy(singular, sizeof(singular), kind);
-        jset_str(names, "singular", singular);
+        cu_jset_str(names, "singular", singular);
     }
-    if (jstr(names, "listKind") && *jstr(names, "listKind"))
-        snprintf(list_kind, sizeof(list_kind), "%s", jstr(names, "listKind"));
+    if (cu_jstr(names, "listKind") && *cu_jstr(names, "listKind"))
+        snprintf(list_kind, sizeof(list_kind), "%s", cu_jstr(names, "listKind"));
     else {
         snprintf(list_kind, sizeof(list_kind), "%sList", kind);
-        jset_str(names, "listKind", list_kind);
+        cu_jset_str(names, "listKind", list_kind);
     }
-    if (!jget(spec, "conversion")) {
+    if (!cu_jget(spec, "conversion")) {
         json_object *cv = json_object_new_object();
-        jset_str(cv, "strategy", "None");
+        cu_jset_str(cv, "strategy", "None");
         json_object_object_add(spec, "conversion", cv);
     }
-    int namespaced = strcmp(jstr(spec, "scope"), "Namespaced") == 0;
+    int namespaced = strcmp(cu_jstr(spec, "scope"), "Namespaced") == 0;
     /* name conflicts with another CRD of the group */
     res_t *r = res_find_q(s, group, plural);
     if (r && r->kid != K_CR)
@@ -384,8 +384,8 @@ cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st)
     }
     if (!r->crd_name) r->crd_name = strdup(crdname);
     r->namespaced = namespaced;
-    json_object *vers = jget(spec, "versions");
-    size_t nv = jarr_len(vers);
+    json_object *vers = cu_jget(spec, "versions");
+    size_t nv = cu_jarr_len(vers);
     if (nv > 1) r->multi = 1;
     const char *storage_version = NULL;
     /* disable versions no longer listed (or not served) first */
@@ -395,16 +395,16 @@ cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st)
         int listed = 0;
         for (size_t j = 0; j < nv; j++) {
             json_object *v = json_object_array_get_idx(vers, j);
-            json_object *served = jget(v, "served");
-            if (strcmp(jstr(v, "name"), t->pub.version) == 0 && (!served || json_object_get_boolean(served)))
+            json_object *served = cu_jget(v, "served");
+            if (strcmp(cu_jstr(v, "name"), t->pub.version) == 0 && (!served || json_object_get_boolean(served)))
                 listed = 1;
         }
         if (!listed) t->served = 0;
     }
     for (size_t j = 0; j < nv; j++) {
         json_object *v = json_object_array_get_idx(vers, j);
-        const char *vname = jstr(v, "name");
-        json_object *served = jget(v, "served"), *stor = jget(v, "storage");
+        const char *vname = cu_jstr(v, "name");
+        json_object *served = cu_jget(v, "served"), *stor = cu_jget(v, "storage");
         int is_storage = stor && json_object_get_boolean(stor);
         if (is_storage) storage_version = vname;
         rt_ent *t = NULL;
@@ -426,23 +426,23 @@ cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st)
         reg_set(s, &t->pub.kind, kind);
         reg_set(s, &t->pub.list_kind, list_kind);
         t->pub.namespaced = namespaced;
-        t->pub.status_sub = jget(jget(v, "subresources"), "status") != NULL;
-        reg_set_strv(s, &t->pub.short_names, &t->pub.nshort, jget(names, "shortNames"));
-        reg_set_strv(s, &t->pub.categories, &t->pub.ncat, jget(names, "categories"));
+        t->pub.status_sub = cu_jget(cu_jget(v, "subresources"), "status") != NULL;
+        reg_set_strv(s, &t->pub.short_names, &t->pub.nshort, cu_jget(names, "shortNames"));
+        reg_set_strv(s, &t->pub.categories, &t->pub.ncat, cu_jget(names, "categories"));
         /* printer columns: replaced wholesale, old array kept alive */
-        json_object *pcs = jget(v, "additionalPrinterColumns");
-        size_t np = jarr_len(pcs);
+        json_object *pcs = cu_jget(v, "additionalPrinterColumns");
+        size_t np = cu_jarr_len(pcs);
         cu_pcol *cols = np ? calloc(np, sizeof(*cols)) : NULL;
         size_t nc = 0;
         for (size_t i = 0; cols && i < np; i++) {
             json_object *pc = json_object_array_get_idx(pcs, i);
-            if (!jstr(pc, "name") || !jstr(pc, "jsonPath")) continue;
-            cols[nc].name = xstrdup(jstr(pc, "name"));
-            cols[nc].type = xstrdup(jstr(pc, "type") ? jstr(pc, "type") : "string");
-            cols[nc].format = xstrdup(jstr(pc, "format"));
-            cols[nc].description = xstrdup(jstr(pc, "description"));
-            cols[nc].json_path = xstrdup(jstr(pc, "jsonPath"));
-            cols[nc].priority = jget(pc, "priority") ? json_object_get_int(jget(pc, "priority")) : 0;
+            if (!cu_jstr(pc, "name") || !cu_jstr(pc, "jsonPath")) continue;
+            cols[nc].name = xstrdup(cu_jstr(pc, "name"));
+            cols[nc].type = xstrdup(cu_jstr(pc, "type") ? cu_jstr(pc, "type") : "string");
+            cols[nc].format = xstrdup(cu_jstr(pc, "format"));
+            cols[nc].description = xstrdup(cu_jstr(pc, "description"));
+            cols[nc].json_path = xstrdup(cu_jstr(pc, "jsonPath"));
+            cols[nc].priority = cu_jget(pc, "priority") ? json_object_get_int(cu_jget(pc, "priority")) : 0;
             nc++;
         }
         for (size_t i = 0; i < t->pub.ncols; i++) {
@@ -453,7 +453,7 @@ cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st)
         grave_add(s, t->pub.cols);
         t->pub.cols = cols;
         t->pub.ncols = nc;
-        json_object *schema = jget(jget(v, "schema"), "openAPIV3Schema");
+        json_object *schema = cu_jget(cu_jget(v, "schema"), "openAPIV3Schema");
         if (!(t->pub.schema && schema && json_object_equal(t->pub.schema, schema)) &&
             (t->pub.schema || schema)) {
             /* readers may borrow the old schema: keep it until the store goes */
@@ -473,37 +473,37 @@ cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st)
             r->storage_rt = s->rts[i];
 
     /* status: accepted names, conditions, stored versions */
-    json_object *status = jget(crd, "status");
+    json_object *status = cu_jget(crd, "status");
     if (!status || !json_object_is_type(status, json_type_object)) {
         status = json_object_new_object();
         json_object_object_add(crd, "status", status);
     }
     json_object *acc = json_object_new_object();
-    jset_str(acc, "plural", plural);
-    jset_str(acc, "singular", singular);
-    if (jget(names, "shortNames")) {
+    cu_jset_str(acc, "plural", plural);
+    cu_jset_str(acc, "singular", singular);
+    if (cu_jget(names, "shortNames")) {
         json_object *c = NULL;
-        json_object_deep_copy(jget(names, "shortNames"), &c, NULL);
+        json_object_deep_copy(cu_jget(names, "shortNames"), &c, NULL);
         json_object_object_add(acc, "shortNames", c);
     }
-    jset_str(acc, "kind", kind);
-    jset_str(acc, "listKind", list_kind);
-    if (jget(names, "categories")) {
+    cu_jset_str(acc, "kind", kind);
+    cu_jset_str(acc, "listKind", list_kind);
+    if (cu_jget(names, "categories")) {
         json_object *c = NULL;
-        json_object_deep_copy(jget(names, "categories"), &c, NULL);
+        json_object_deep_copy(cu_jget(names, "categories"), &c, NULL);
         json_object_object_add(acc, "categories", c);
     }
     json_object_object_add(status, "acceptedNames", acc);
     char ts[40];
     now_str(s, ts, sizeof(ts));
-    json_object *old = jget(status, "conditions");
+    json_object *old = cu_jget(status, "conditions");
     char ts_na[40], ts_est[40];
     snprintf(ts_na, sizeof(ts_na), "%s", ts);
     snprintf(ts_est, sizeof(ts_est), "%s", ts);
-    for (size_t i = 0; i < jarr_len(old); i++) {
+    for (size_t i = 0; i < cu_jarr_len(old); i++) {
         json_object *c = json_object_array_get_idx(old, i);
-        const char *ty = jstr(c, "type"), *lt = jstr(c, "lastTransitionTime");
-        if (!ty || !lt || !jstr(c, "status") || strcmp(jstr(c, "status"), "True")) continue;
+        const char *ty = cu_jstr(c, "type"), *lt = cu_jstr(c, "lastTransitionTime");
+        if (!ty || !lt || !cu_jstr(c, "status") || strcmp(cu_jstr(c, "status"), "True")) continue;
         if (strcmp(ty, "NamesAccepted") == 0) snprintf(ts_na, sizeof(ts_na), "%s", lt);
         if (strcmp(ty, "Established") == 0) snprintf(ts_est, sizeof(ts_est), "%s", lt);
     }
@@ -512,7 +512,7 @@ cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st)
     json_object_array_add(conds, cond_new("Established", "InitialNamesAccepted",
                                           "the initial names have been accepted", ts_est));
     json_object_object_add(status, "conditions", conds);
-    json_object *sv = jget(status, "storedVersions");
+    json_object *sv = cu_jget(status, "storedVersions");
     if (!sv || !json_object_is_type(sv, json_type_array)) {
         sv = json_object_new_array();
         json_object_object_add(status, "storedVersions", sv);

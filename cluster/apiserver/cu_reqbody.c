@@ -149,7 +149,7 @@ int fix_identity(const cu_rtype *rt, json_object *o, const char *ns, const char 
         return -1;
     }
     api_version_of(rt, av, sizeof av);
-    const char *bav = jstr(o, "apiVersion"), *bk = jstr(o, "kind");
+    const char *bav = cu_jstr(o, "apiVersion"), *bk = cu_jstr(o, "kind");
     if (bk && *bk && strcmp(bk, rt->kind) != 0) {
         resp_status(resp, 400, "BadRequest",
                     "the kind in the data (%s) does not match the expected kind (%s)", bk,
@@ -162,32 +162,32 @@ int fix_identity(const cu_rtype *rt, json_object *o, const char *ns, const char 
                     bav, av);
         return -1;
     }
-    jset_str(o, "apiVersion", av);
-    jset_str(o, "kind", rt->kind);
+    cu_jset_str(o, "apiVersion", av);
+    cu_jset_str(o, "kind", rt->kind);
     json_object *m = jmeta(o);
     if (!json_object_is_type(m, json_type_object)) {
         resp_status(resp, 400, "BadRequest", "%s: metadata must be an object", rt->kind);
         return -1;
     }
     if (rt->namespaced && ns && *ns) {
-        const char *bns = jstr(m, "namespace");
+        const char *bns = cu_jstr(m, "namespace");
         if (bns && *bns && strcmp(bns, ns) != 0) {
             resp_status(resp, 400, "BadRequest",
                         "the namespace of the provided object does not match the namespace "
                         "sent on the request");
             return -1;
         }
-        jset_str(m, "namespace", ns);
+        cu_jset_str(m, "namespace", ns);
     }
     if (name && *name) {
-        const char *bn = jstr(m, "name");
+        const char *bn = cu_jstr(m, "name");
         if (bn && *bn && strcmp(bn, name) != 0) {
             resp_status(resp, 400, "BadRequest",
                         "the name of the object (%s) does not match the name on the URL (%s)",
                         bn, name);
             return -1;
         }
-        jset_str(m, "name", name);
+        cu_jset_str(m, "name", name);
     }
     return 0;
 }
@@ -275,7 +275,7 @@ static int respond_invalid(const cu_rtype *rt, json_object *o, const cu_schema_e
     if (!n)
         return 0;
     cu_status st;
-    invalid_status(rt, jstr(jget(o, "metadata"), "name"), errs, n > 32 ? 32 : n, &st);
+    invalid_status(rt, cu_jstr(cu_jget(o, "metadata"), "name"), errs, n > 32 ? 32 : n, &st);
     resp_st(resp, &st);
     return -1;
 }
@@ -308,8 +308,8 @@ int check_patched(const cu_rtype *rt, json_object *cur, json_object *next, const
 {
     if (objmeta_check(rt, next, resp) != 0)
         return -1;
-    json_object *m = jget(next, "metadata");
-    const char *nn = jstr(m, "name");
+    json_object *m = cu_jget(next, "metadata");
+    const char *nn = cu_jstr(m, "name");
     cu_schema_err e;
     memset(&e, 0, sizeof e);
     if (!nn || !*nn) {
@@ -317,7 +317,7 @@ int check_patched(const cu_rtype *rt, json_object *cur, json_object *next, const
         copy_str(e.type, sizeof e.type, "FieldValueRequired");
         copy_str(e.message, sizeof e.message, "Required value: name or generateName is required");
     } else {
-        const char *ou = jstr(jget(cur, "metadata"), "uid"), *nu = jstr(m, "uid");
+        const char *ou = cu_jstr(cu_jget(cur, "metadata"), "uid"), *nu = cu_jstr(m, "uid");
         if (ou && (!nu || strcmp(ou, nu) != 0)) {
             copy_str(e.field, sizeof e.field, "metadata.uid");
             copy_str(e.type, sizeof e.type, "FieldValueInvalid");

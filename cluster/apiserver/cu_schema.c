@@ -80,7 +80,7 @@ static int is_num(json_object *o)
 
 static int sbool(json_object *schema, const char *key)
 {
-    json_object *v = sget(schema, key);
+    json_object *v = cu_jget(schema, key);
     return v && json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
 }
 
@@ -390,8 +390,8 @@ static void sv_number(sv_ctx *c, json_object *schema, json_object *v, const char
 {
     char val[64], lim[64];
     double d = json_object_get_double(v);
-    json_object *mx = sget(schema, "maximum"), *mn = sget(schema, "minimum"),
-                *mo = sget(schema, "multipleOf");
+    json_object *mx = cu_jget(schema, "maximum"), *mn = cu_jget(schema, "minimum"),
+                *mo = cu_jget(schema, "multipleOf");
     fmt_value(v, val, sizeof val);
     if (is_num(mx)) {
         int excl = sbool(schema, "exclusiveMaximum");
@@ -422,8 +422,8 @@ static void sv_string(sv_ctx *c, json_object *schema, json_object *v, const char
 {
     const char *s = json_object_get_string(v);
     char q[300];
-    json_object *mxl = sget(schema, "maxLength"), *mnl = sget(schema, "minLength");
-    const char *pattern = sstr(schema, "pattern"), *format = sstr(schema, "format");
+    json_object *mxl = cu_jget(schema, "maxLength"), *mnl = cu_jget(schema, "minLength");
+    const char *pattern = cu_jstr(schema, "pattern"), *format = cu_jstr(schema, "format");
     size_t len = utf8_len(s);
     quote_str(s, q, sizeof q);
     if (is_num(mxl) && (double)len > json_object_get_double(mxl)) {
@@ -600,9 +600,9 @@ static void sv_unique(sv_ctx *c, json_object *arr, json_object *keys, sv_path *p
 static void sv_array(sv_ctx *c, json_object *schema, json_object *arr, sv_path *p)
 {
     size_t n = json_object_array_length(arr);
-    json_object *items = sget(schema, "items"), *mxi = sget(schema, "maxItems"),
-                *mni = sget(schema, "minItems");
-    const char *lt = sstr(schema, "x-kubernetes-list-type");
+    json_object *items = cu_jget(schema, "items"), *mxi = cu_jget(schema, "maxItems"),
+                *mni = cu_jget(schema, "minItems");
+    const char *lt = cu_jstr(schema, "x-kubernetes-list-type");
     if (is_num(mxi) && (double)n > json_object_get_double(mxi)) {
         /* reported first; the items are still checked, as kube-apiserver
          * does (linear: the body limit bounds them, uniqueness is hashed) */
@@ -624,8 +624,8 @@ static void sv_array(sv_ctx *c, json_object *schema, json_object *arr, sv_path *
     }
     if (lt && !strcmp(lt, "set"))
         sv_unique(c, arr, NULL, p);
-    else if (lt && !strcmp(lt, "map") && is_arr(sget(schema, "x-kubernetes-list-map-keys")))
-        sv_unique(c, arr, sget(schema, "x-kubernetes-list-map-keys"), p);
+    else if (lt && !strcmp(lt, "map") && is_arr(cu_jget(schema, "x-kubernetes-list-map-keys")))
+        sv_unique(c, arr, cu_jget(schema, "x-kubernetes-list-map-keys"), p);
 }
 
 static int keep_embedded(int root, json_object *schema, const char *k)
@@ -636,7 +636,7 @@ static int keep_embedded(int root, json_object *schema, const char *k)
 
 static void sv_object(sv_ctx *c, json_object *schema, json_object *obj, sv_path *p, int root)
 {
-    json_object *props = sget(schema, "properties"), *addl = sget(schema, "additionalProperties");
+    json_object *props = cu_jget(schema, "properties"), *addl = cu_jget(schema, "additionalProperties");
     int preserve = sbool(schema, "x-kubernetes-preserve-unknown-fields");
     int addl_any = addl && json_object_is_type(addl, json_type_boolean) && json_object_get_boolean(addl);
     json_object *addl_schema = is_obj(addl) ? addl : NULL;
@@ -650,7 +650,7 @@ static void sv_object(sv_ctx *c, json_object *schema, json_object *obj, sv_path 
         json_object_object_foreach(obj, k, v) {
             if (keep_embedded(root, schema, k))
                 continue;
-            json_object *ps = props ? sget(props, k) : NULL;
+            json_object *ps = props ? cu_jget(props, k) : NULL;
             if (!ps && !addl_schema && !addl_any && !preserve) {
                 if (c->strict) {
                     size_t old = path_push_key(p, k);
@@ -690,7 +690,7 @@ static void sv_object(sv_ctx *c, json_object *schema, json_object *obj, sv_path 
     }
 
     /* 3. required, property counts */
-    json_object *req = sget(schema, "required");
+    json_object *req = cu_jget(schema, "required");
     if (is_arr(req)) {
         size_t n = json_object_array_length(req);
         for (size_t i = 0; i < n; i++) {
@@ -705,7 +705,7 @@ static void sv_object(sv_ctx *c, json_object *schema, json_object *obj, sv_path 
             }
         }
     }
-    json_object *mxp = sget(schema, "maxProperties"), *mnp = sget(schema, "minProperties");
+    json_object *mxp = cu_jget(schema, "maxProperties"), *mnp = cu_jget(schema, "minProperties");
     size_t np = (size_t)json_object_object_length(obj);
     if (is_num(mxp) && (double)np > json_object_get_double(mxp)) {
         long long m = (long long)json_object_get_int64(mxp);
@@ -720,7 +720,7 @@ static void sv_object(sv_ctx *c, json_object *schema, json_object *obj, sv_path 
     json_object_object_foreach(obj, k, v) {
         if (keep_embedded(root, schema, k))
             continue;
-        json_object *ps = props ? sget(props, k) : NULL;
+        json_object *ps = props ? cu_jget(props, k) : NULL;
         if (!ps)
             ps = addl_schema;
         if (!ps)
@@ -750,7 +750,7 @@ static size_t sv_branches(sv_ctx *c, json_object *list, json_object *v, sv_path 
 static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path *p, int root)
 {
     json_object *v = *slot;
-    const char *type = sstr(schema, "type");
+    const char *type = cu_jstr(schema, "type");
     int ios = sbool(schema, "x-kubernetes-int-or-string");
     char val[300];
 
@@ -773,7 +773,7 @@ static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path
         return;
     }
 
-    json_object *en = sget(schema, "enum");
+    json_object *en = cu_jget(schema, "enum");
     if (is_arr(en)) {
         size_t n = json_object_array_length(en), i;
         for (i = 0; i < n; i++)
@@ -810,8 +810,8 @@ static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path
     else if (is_obj(v))
         sv_object(c, schema, v, p, root);
 
-    json_object *all = sget(schema, "allOf"), *any = sget(schema, "anyOf"),
-                *one = sget(schema, "oneOf"), *not = sget(schema, "not");
+    json_object *all = cu_jget(schema, "allOf"), *any = cu_jget(schema, "anyOf"),
+                *one = cu_jget(schema, "oneOf"), *not = cu_jget(schema, "not");
     if (is_arr(all)) {
         size_t n = json_object_array_length(all);
         for (size_t i = 0; i < n; i++) {
@@ -941,7 +941,7 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth);
 
 static void sc_list(sc_ctx *x, json_object *schema, const char *key, sv_path *dp, int depth)
 {
-    json_object *l = sget(schema, key);
+    json_object *l = cu_jget(schema, key);
     size_t n = is_arr(l) ? json_object_array_length(l) : 0;
     for (size_t i = 0; i < n; i++) {
         size_t old = path_pushf(&x->path, ".%s[%zu]", key, i);
@@ -999,7 +999,7 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth)
             path_pop(&x->path, old);
         }
     }
-    json_object *props = sget(schema, "properties");
+    json_object *props = cu_jget(schema, "properties");
     if (is_obj(props)) {
         json_object_object_foreach(props, k, v) {
             size_t old = path_pushf(&x->path, ".properties[%s]", k);
@@ -1011,7 +1011,7 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth)
     }
     static const char *const subs[] = {"additionalProperties", "items", "not"};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
-        json_object *v = sget(schema, subs[i]);
+        json_object *v = cu_jget(schema, subs[i]);
         if (!is_obj(v))
             continue;
         size_t old = path_pushf(&x->path, ".%s", subs[i]);

@@ -240,22 +240,6 @@ json_object *jparse(const char *s, size_t n)
 
 json_object *jparse_r(const rstr *r) { return jparse(r->s, r->len); }
 
-/* Walks a dotted path ("spec.nodeName"). Borrowed. */
-json_object *jpath(json_object *o, const char *path)
-{
-    char seg[128];
-    while (o && *path) {
-        const char *dot = strchr(path, '.');
-        size_t n = dot ? (size_t)(dot - path) : strlen(path);
-        if (n >= sizeof(seg)) return NULL;
-        memcpy(seg, path, n);
-        seg[n] = '\0';
-        o = jget(o, seg);
-        path += n + (dot ? 1 : 0);
-    }
-    return o;
-}
-
 int jarr_has_str(json_object *a, const char *s)
 {
     if (!a || !json_object_is_type(a, json_type_array)) return 0;
@@ -265,11 +249,6 @@ int jarr_has_str(json_object *a, const char *s)
             return 1;
     }
     return 0;
-}
-
-size_t jarr_len(json_object *a)
-{
-    return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 }
 
 int parse_rv(const char *s, int64_t *out)
@@ -317,24 +296,24 @@ cu_err cu_status_set(cu_status *st, int code, const char *reason, const char *fm
 json_object *cu_status_json(const cu_status *st)
 {
     json_object *o = json_object_new_object();
-    jset_str(o, "kind", "Status");
-    jset_str(o, "apiVersion", "v1");
+    cu_jset_str(o, "kind", "Status");
+    cu_jset_str(o, "apiVersion", "v1");
     json_object_object_add(o, "metadata", json_object_new_object());
-    jset_str(o, "status", st->code >= 200 && st->code < 300 ? "Success" : "Failure");
-    jset_str(o, "message", st->message);
-    if (st->reason[0]) jset_str(o, "reason", st->reason);
+    cu_jset_str(o, "status", st->code >= 200 && st->code < 300 ? "Success" : "Failure");
+    cu_jset_str(o, "message", st->message);
+    if (st->reason[0]) cu_jset_str(o, "reason", st->reason);
     if (st->name[0] || st->group[0] || st->kind[0] || st->ncauses) {
         json_object *d = json_object_new_object();
-        if (st->name[0]) jset_str(d, "name", st->name);
-        if (st->group[0]) jset_str(d, "group", st->group);
-        if (st->kind[0]) jset_str(d, "kind", st->kind);
+        if (st->name[0]) cu_jset_str(d, "name", st->name);
+        if (st->group[0]) cu_jset_str(d, "group", st->group);
+        if (st->kind[0]) cu_jset_str(d, "kind", st->kind);
         if (st->ncauses) {
             json_object *ca = json_object_new_array();
             for (size_t i = 0; i < st->ncauses && i < 32; i++) {
                 json_object *c = json_object_new_object();
-                jset_str(c, "reason", st->causes[i].type);
-                jset_str(c, "message", st->causes[i].message);
-                jset_str(c, "field", st->causes[i].field);
+                cu_jset_str(c, "reason", st->causes[i].type);
+                cu_jset_str(c, "message", st->causes[i].message);
+                cu_jset_str(c, "field", st->causes[i].field);
                 json_object_array_add(ca, c);
             }
             json_object_object_add(d, "causes", ca);
@@ -514,7 +493,7 @@ cu_store *cu_store_new(size_t history, const cu_clock *clock)
     const cu_rtype *nrt = &s->r_ns->storage_rt->pub;
     for (size_t i = 0; i < 4; i++) {
         json_object *o = json_object_new_object();
-        jset_str(jmeta(o), "name", nss[i]);
+        cu_jset_str(cu_jchild(o, "metadata"), "name", nss[i]);
         if (cu_store_create(s, nrt, NULL, o, NULL, NULL) != CU_OK) { cu_store_free(s); return NULL; }
     }
     return s;
@@ -624,10 +603,10 @@ cu_err cu_store_load(cu_store *s, const char *resname, const char *data, cu_stat
                             "%s", resname);
         goto out;
     }
-    json_object *m = jget(o, "metadata");
-    const char *name = jstr(m, "name"), *ns = jstr(m, "namespace");
+    json_object *m = cu_jget(o, "metadata");
+    const char *name = cu_jstr(m, "name"), *ns = cu_jstr(m, "namespace");
     int64_t rv = 0;
-    if (!name || parse_rv(jstr(m, "resourceVersion"), &rv)) {
+    if (!name || parse_rv(cu_jstr(m, "resourceVersion"), &rv)) {
         err = cu_status_set(st, 500, "InternalError", "stored %s object has no name or resourceVersion",
                             resname);
         goto out;
@@ -637,7 +616,7 @@ cu_err cu_store_load(cu_store *s, const char *resname, const char *data, cu_stat
     ent *e = ent_new(r, r->namespaced ? ns : NULL, name);
     rstr *d = serialize(o);
     if (!e || !d) { ent_free(e); rstr_unref(d); err = cu_status_set(st, 500, "InternalError", "out of memory"); goto out; }
-    snprintf(e->uid, sizeof(e->uid), "%s", jstr(m, "uid") ? jstr(m, "uid") : "");
+    snprintf(e->uid, sizeof(e->uid), "%s", cu_jstr(m, "uid") ? cu_jstr(m, "uid") : "");
     e->data = d;
     e->rv = rv;
     if (ent_link(s, e)) { ent_free(e); err = cu_status_set(st, 500, "InternalError", "out of memory"); goto out; }
@@ -664,9 +643,9 @@ void cu_store_load_done(cu_store *s, int64_t counter)
             ent *e = r->vec[k];
             if (!e->terminating) continue;
             json_object *o = jparse_r(e->data);
-            json_object *spec = jget(o, "spec");
-            res_t *cr = res_find_q(s, jstr(spec, "group") ? jstr(spec, "group") : "",
-                                   jstr(jget(spec, "names"), "plural") ? jstr(jget(spec, "names"), "plural") : "");
+            json_object *spec = cu_jget(o, "spec");
+            res_t *cr = res_find_q(s, cu_jstr(spec, "group") ? cu_jstr(spec, "group") : "",
+                                   cu_jstr(cu_jget(spec, "names"), "plural") ? cu_jstr(cu_jget(spec, "names"), "plural") : "");
             if (cr) cr->crd_terminating = 1;
             json_object_put(o);
         }

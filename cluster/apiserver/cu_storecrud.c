@@ -43,7 +43,7 @@ static cu_err objmeta_check(const rt_ent *rt, json_object *o, cu_status *st)
     if (!n) return CU_OK;
     fe.n = n < 32 ? n : 32;
     fe.total = n;
-    json_object *nm = jget(jget(o, "metadata"), "name");
+    json_object *nm = cu_jget(cu_jget(o, "metadata"), "name");
     return err_invalid(st, rt, json_object_is_type(nm, json_type_string) ?
                        json_object_get_string(nm) : "", &fe);
 }
@@ -65,18 +65,18 @@ static void schema_check(rt_ent *rt, json_object *o, ferrs *fe)
 
 static const char *qos_class(json_object *pod)
 {
-    json_object *spec = jget(pod, "spec");
+    json_object *spec = cu_jget(pod, "spec");
     const char *lists[] = {"containers", "initContainers"};
     int any = 0, guaranteed = 1, n = 0;
     for (int l = 0; l < 2; l++) {
-        json_object *cs = jget(spec, lists[l]);
-        for (size_t i = 0; i < jarr_len(cs); i++) {
-            json_object *res = jget(json_object_array_get_idx(cs, i), "resources");
-            json_object *req = jget(res, "requests"), *lim = jget(res, "limits");
+        json_object *cs = cu_jget(spec, lists[l]);
+        for (size_t i = 0; i < cu_jarr_len(cs); i++) {
+            json_object *res = cu_jget(json_object_array_get_idx(cs, i), "resources");
+            json_object *req = cu_jget(res, "requests"), *lim = cu_jget(res, "limits");
             n++;
             const char *rn[] = {"cpu", "memory"};
             for (int k = 0; k < 2; k++) {
-                json_object *rq = jget(req, rn[k]), *lm = jget(lim, rn[k]);
+                json_object *rq = cu_jget(req, rn[k]), *lm = cu_jget(lim, rn[k]);
                 if (rq || lm) any = 1;
                 if (!lm) guaranteed = 0;
                 else if (rq && strcmp(json_object_get_string(rq), json_object_get_string(lm)))
@@ -95,10 +95,10 @@ json_object *to_rt(const rt_ent *rt, json_object *o)
     char av[300];
     if (rt->pub.group[0]) snprintf(av, sizeof(av), "%s/%s", rt->pub.group, rt->pub.version);
     else snprintf(av, sizeof(av), "%s", rt->pub.version);
-    const char *cur = jstr(o, "apiVersion");
-    if (!cur || strcmp(cur, av)) jset_str(o, "apiVersion", av);
-    const char *k = jstr(o, "kind");
-    if (!k || strcmp(k, rt->pub.kind)) jset_str(o, "kind", rt->pub.kind);
+    const char *cur = cu_jstr(o, "apiVersion");
+    if (!cur || strcmp(cur, av)) cu_jset_str(o, "apiVersion", av);
+    const char *k = cu_jstr(o, "kind");
+    if (!k || strcmp(k, rt->pub.kind)) cu_jset_str(o, "kind", rt->pub.kind);
     return o;
 }
 
@@ -107,7 +107,7 @@ static cu_err check_type_meta(const rt_ent *rt, json_object *obj, cu_status *st)
     char av[300];
     if (rt->pub.group[0]) snprintf(av, sizeof(av), "%s/%s", rt->pub.group, rt->pub.version);
     else snprintf(av, sizeof(av), "%s", rt->pub.version);
-    const char *k = jstr(obj, "kind"), *a = jstr(obj, "apiVersion");
+    const char *k = cu_jstr(obj, "kind"), *a = cu_jstr(obj, "apiVersion");
     if (k && *k && strcmp(k, rt->pub.kind))
         return cu_status_set(st, 400, "BadRequest",
                              "%s in version \"%s\" cannot be handled as a %s: the kind in the "
@@ -130,19 +130,19 @@ static cu_err check_type_meta(const rt_ent *rt, json_object *obj, cu_status *st)
 
 static void ensure_obj(json_object *o, const char *k)
 {
-    json_object *v = jget(o, k);
+    json_object *v = cu_jget(o, k);
     if (!v || !json_object_is_type(v, json_type_object))
         json_object_object_add(o, k, json_object_new_object());
 }
 
 static void prepare_create(rt_ent *rt, json_object *o)
 {
-    json_object *m = jget(o, "metadata");
+    json_object *m = cu_jget(o, "metadata");
     switch (rt->kid) {
     case K_POD: {
         json_object *stt = json_object_new_object();
-        jset_str(stt, "phase", "Pending");
-        jset_str(stt, "qosClass", qos_class(o));
+        cu_jset_str(stt, "phase", "Pending");
+        cu_jset_str(stt, "qosClass", qos_class(o));
         json_object_object_add(o, "status", stt);
         break;
     }
@@ -151,14 +151,14 @@ static void prepare_create(rt_ent *rt, json_object *o)
         break;
     case K_NS: {
         ensure_obj(o, "spec");
-        json_object *spec = jget(o, "spec");
-        if (!jget(spec, "finalizers")) {
+        json_object *spec = cu_jget(o, "spec");
+        if (!cu_jget(spec, "finalizers")) {
             json_object *f = json_object_new_array();
             json_object_array_add(f, json_object_new_string("kubernetes"));
             json_object_object_add(spec, "finalizers", f);
         }
         json_object *stt = json_object_new_object();
-        jset_str(stt, "phase", "Active");
+        cu_jset_str(stt, "phase", "Active");
         json_object_object_add(o, "status", stt);
         break;
     }
@@ -173,7 +173,7 @@ static void prepare_create(rt_ent *rt, json_object *o)
     }
     if (rt->kid == K_NS) {
         ensure_obj(m, "labels");
-        jset_str(jget(m, "labels"), "kubernetes.io/metadata.name", jstr(m, "name"));
+        cu_jset_str(cu_jget(m, "labels"), "kubernetes.io/metadata.name", cu_jstr(m, "name"));
     }
 }
 
@@ -205,8 +205,8 @@ cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_ob
     }
     if ((err = check_type_meta(rt, obj, st)) != CU_OK) { json_object_put(obj); return err; }
     if ((err = objmeta_check(rt, obj, st)) != CU_OK) { json_object_put(obj); return err; }
-    json_object *m = jmeta(obj);
-    const char *mns = jstr(m, "namespace");
+    json_object *m = cu_jchild(obj, "metadata");
+    const char *mns = cu_jstr(m, "namespace");
     char nsbuf[300] = "";
     if (rt->pub.namespaced) {
         if (!ns || !*ns) ns = mns;
@@ -221,11 +221,11 @@ cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_ob
                                  "sent on the request");
         }
         snprintf(nsbuf, sizeof(nsbuf), "%s", ns);
-        jset_str(m, "namespace", nsbuf);
+        cu_jset_str(m, "namespace", nsbuf);
     } else {
         json_object_object_del(m, "namespace");
     }
-    const char *name = jstr(m, "name"), *gen = jstr(m, "generateName");
+    const char *name = cu_jstr(m, "name"), *gen = cu_jstr(m, "generateName");
     int generate = 0;
     ferrs fe;
     fe.n = fe.total = 0;
@@ -240,7 +240,7 @@ cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_ob
         snprintf(probe, sizeof(probe), "%.58sbbbbb", gen);
         check_name(rt, probe, strlen(probe), &fe);
     } else if (name && *name) {
-        check_name(rt, name, (size_t)json_object_get_string_len(jget(m, "name")), &fe);
+        check_name(rt, name, (size_t)json_object_get_string_len(cu_jget(m, "name")), &fe);
     }
     snprintf(namebuf, sizeof(namebuf), "%s", name ? name : "");
     if (fe.n) {
@@ -296,7 +296,7 @@ cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_ob
             sfx[5] = '\0';
             snprintf(namebuf, sizeof(namebuf), "%.58s%s", gen, sfx);
         } while (ent_find(rt->res, nsbuf, namebuf) && ++tries < 16);
-        jset_str(m, "name", namebuf);
+        cu_jset_str(m, "name", namebuf);
     }
     if (ent_find(rt->res, nsbuf, namebuf)) {
         err = cu_status_set(st, 409, "AlreadyExists", "%s \"%s\" already exists", rt->res->qname,
@@ -307,8 +307,8 @@ cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_ob
     char uid[48], ts[40];
     gen_uid(s, uid);
     now_str(s, ts, sizeof(ts));
-    jset_str(m, "uid", uid);
-    jset_str(m, "creationTimestamp", ts);
+    cu_jset_str(m, "uid", uid);
+    cu_jset_str(m, "creationTimestamp", ts);
     prepare_create(rt, obj);
     if (rt->kid == K_CRD && (err = register_crd_locked(s, obj, st)) != CU_OK) goto out;
     err = commit_put(s, &c, rt, NULL, obj, st);
@@ -344,7 +344,7 @@ cu_err cu_store_get(cu_store *s, const cu_rtype *rtp, const char *ns, const char
 /* Copies field k of src into dst (or removes it from dst). */
 static void copy_field(json_object *dst, json_object *src, const char *k)
 {
-    json_object *v = jget(src, k);
+    json_object *v = cu_jget(src, k);
     if (!v) { json_object_object_del(dst, k); return; }
     json_object *c = NULL;
     json_object_deep_copy(v, &c, NULL);
@@ -353,7 +353,7 @@ static void copy_field(json_object *dst, json_object *src, const char *k)
 
 static int field_equal(json_object *a, json_object *b, const char *k)
 {
-    json_object *x = jget(a, k), *y = jget(b, k);
+    json_object *x = cu_jget(a, k), *y = cu_jget(b, k);
     if (!x || !y) return !x && !y;
     return json_object_equal(x, y);
 }
@@ -372,7 +372,7 @@ static int spec_changed(const rt_ent *rt, json_object *old, json_object *nw)
         (void)v2;
         if (!strcmp(k2, "metadata") || !strcmp(k2, "status") || !strcmp(k2, "apiVersion") || !strcmp(k2, "kind"))
             continue;
-        if (!jget(nw, k2)) return 1;
+        if (!cu_jget(nw, k2)) return 1;
     }
     return 0;
 }
@@ -399,8 +399,8 @@ cu_err cu_store_update(cu_store *s, const cu_rtype *rtp, const char *ns, const c
     }
     if ((err = check_type_meta(rt, obj, st)) != CU_OK) { json_object_put(obj); return err; }
     if ((err = objmeta_check(rt, obj, st)) != CU_OK) { json_object_put(obj); return err; }
-    json_object *m = jmeta(obj);
-    const char *mname = jstr(m, "name"), *mns = jstr(m, "namespace");
+    json_object *m = cu_jchild(obj, "metadata");
+    const char *mname = cu_jstr(m, "name"), *mns = cu_jstr(m, "namespace");
     if (mname && *mname && strcmp(mname, name)) {
         err = cu_status_set(st, 400, "BadRequest",
                             "the name of the object (%s) does not match the name on the URL (%s)",
@@ -418,7 +418,7 @@ cu_err cu_store_update(cu_store *s, const cu_rtype *rtp, const char *ns, const c
     if (!rt->served) { err = err_not_served(st); goto out; }
     ent *e = ent_find(rt->res, ns, name);
     if (!e) { err = err_notfound(st, rt, name); goto out; }
-    const char *rvs = jstr(m, "resourceVersion");
+    const char *rvs = cu_jstr(m, "resourceVersion");
     if (rvs && *rvs) {
         int64_t rv;
         if (parse_rv(rvs, &rv)) {
@@ -439,25 +439,25 @@ cu_err cu_store_update(cu_store *s, const cu_rtype *rtp, const char *ns, const c
         copy_field(nw, obj, "status");
         /* managedFields carry the status write's ownership (kube-apiserver's
          * status strategies reset all metadata but managedFields) */
-        if (jget(jmeta(obj), "managedFields"))
-            copy_field(jmeta(nw), jmeta(obj), "managedFields");
+        if (cu_jget(cu_jchild(obj, "metadata"), "managedFields"))
+            copy_field(cu_jchild(nw, "metadata"), cu_jchild(obj, "metadata"), "managedFields");
         json_object_put(obj);
         obj = NULL;
     } else {
         nw = obj;
         obj = NULL;
         if (rt->pub.status_sub) copy_field(nw, old, "status");
-        json_object *nm = jmeta(nw), *om = jget(old, "metadata");
-        jset_str(nm, "name", name);
-        if (rt->pub.namespaced) jset_str(nm, "namespace", e->ns);
+        json_object *nm = cu_jchild(nw, "metadata"), *om = cu_jget(old, "metadata");
+        cu_jset_str(nm, "name", name);
+        if (rt->pub.namespaced) cu_jset_str(nm, "namespace", e->ns);
         else json_object_object_del(nm, "namespace");
         const char *keep[] = {"uid", "creationTimestamp", "deletionTimestamp",
                               "deletionGracePeriodSeconds", "generation", "selfLink"};
         for (size_t i = 0; i < sizeof(keep) / sizeof(*keep); i++) copy_field(nm, om, keep[i]);
-        if (jget(om, "deletionTimestamp")) {
-            json_object *nf = jget(nm, "finalizers"), *of = jget(om, "finalizers");
+        if (cu_jget(om, "deletionTimestamp")) {
+            json_object *nf = cu_jget(nm, "finalizers"), *of = cu_jget(om, "finalizers");
             char added[512] = "";
-            for (size_t i = 0; i < jarr_len(nf); i++) {
+            for (size_t i = 0; i < cu_jarr_len(nf); i++) {
                 json_object *f = json_object_array_get_idx(nf, i);
                 if (json_object_is_type(f, json_type_string) && !jarr_has_str(of, json_object_get_string(f))) {
                     size_t l = strlen(added);
@@ -475,9 +475,9 @@ cu_err cu_store_update(cu_store *s, const cu_rtype *rtp, const char *ns, const c
         }
         if (rt->kid == K_NS) {
             ensure_obj(nw, "spec");
-            copy_field(jget(nw, "spec"), jget(old, "spec"), "finalizers");
+            copy_field(cu_jget(nw, "spec"), cu_jget(old, "spec"), "finalizers");
             ensure_obj(nm, "labels");
-            jset_str(jget(nm, "labels"), "kubernetes.io/metadata.name", name);
+            cu_jset_str(cu_jget(nm, "labels"), "kubernetes.io/metadata.name", name);
         }
     }
     {
@@ -490,9 +490,9 @@ cu_err cu_store_update(cu_store *s, const cu_rtype *rtp, const char *ns, const c
         (err = register_crd_locked(s, nw, st)) != CU_OK)
         goto out;
     if (rt->gen && spec_changed(rt, old, nw)) {
-        json_object *g = jget(jget(old, "metadata"), "generation");
+        json_object *g = cu_jget(cu_jget(old, "metadata"), "generation");
         int64_t gv = g ? json_object_get_int64(g) : 0;
-        json_object_object_add(jmeta(nw), "generation", json_object_new_int64(gv + 1));
+        json_object_object_add(cu_jchild(nw, "metadata"), "generation", json_object_new_int64(gv + 1));
     }
     /* a no-op update writes nothing and keeps the resourceVersion */
     set_rv(nw, e->rv);

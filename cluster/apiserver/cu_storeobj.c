@@ -99,20 +99,20 @@ static void deps_del(cu_store *s, ent *e)
 
 void ent_set_meta(cu_store *s, ent *e, json_object *o)
 {
-    json_object *m = jget(o, "metadata");
+    json_object *m = cu_jget(o, "metadata");
     deps_del(s, e);
     free_strv(e->owners, e->nowners);
     e->owners = NULL;
     e->nowners = 0;
-    json_object *refs = jget(m, "ownerReferences");
-    size_t n = jarr_len(refs);
+    json_object *refs = cu_jget(m, "ownerReferences");
+    size_t n = cu_jarr_len(refs);
     if (n) e->owners = calloc(n, sizeof(char *));
     for (size_t i = 0; e->owners && i < n; i++) {
-        const char *u = jstr(json_object_array_get_idx(refs, i), "uid");
+        const char *u = cu_jstr(json_object_array_get_idx(refs, i), "uid");
         if (u && *u) e->owners[e->nowners++] = strdup(u);
     }
     deps_add(s, e);
-    e->terminating = jget(m, "deletionTimestamp") != NULL;
+    e->terminating = cu_jget(m, "deletionTimestamp") != NULL;
 }
 
 int ent_link(cu_store *s, ent *e)
@@ -301,7 +301,7 @@ void set_rv(json_object *o, int64_t rv)
 {
     char b[32];
     snprintf(b, sizeof(b), "%lld", (long long)rv);
-    jset_str(jmeta(o), "resourceVersion", b);
+    cu_jset_str(cu_jchild(o, "metadata"), "resourceVersion", b);
 }
 
 /* Stores o (borrowed; its resourceVersion is set) as the new state of e,
@@ -316,8 +316,8 @@ cu_err commit_put(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object *o,
     char av[300];
     if (srt->pub.group[0]) snprintf(av, sizeof(av), "%s/%s", srt->pub.group, srt->pub.version);
     else snprintf(av, sizeof(av), "%s", srt->pub.version);
-    jset_str(o, "apiVersion", av);
-    jset_str(o, "kind", srt->pub.kind);
+    cu_jset_str(o, "apiVersion", av);
+    cu_jset_str(o, "kind", srt->pub.kind);
     rstr *data = serialize(o);
     if (!data) return cu_status_set(st, 500, "InternalError", "out of memory");
     if (data->len > CU_STORE_OBJECT_MAX) {
@@ -326,12 +326,12 @@ cu_err commit_put(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object *o,
         rstr_unref(data);
         return cu_status_set(st, 500, "", "etcdserver: request is too large");
     }
-    json_object *m = jget(o, "metadata");
+    json_object *m = cu_jget(o, "metadata");
     int is_new = e == NULL;
     if (is_new) {
-        e = ent_new(r, r->namespaced ? jstr(m, "namespace") : NULL, jstr(m, "name"));
+        e = ent_new(r, r->namespaced ? cu_jstr(m, "namespace") : NULL, cu_jstr(m, "name"));
         if (!e) { rstr_unref(data); return cu_status_set(st, 500, "InternalError", "out of memory"); }
-        snprintf(e->uid, sizeof(e->uid), "%s", jstr(m, "uid") ? jstr(m, "uid") : "");
+        snprintf(e->uid, sizeof(e->uid), "%s", cu_jstr(m, "uid") ? cu_jstr(m, "uid") : "");
         if (ent_link(s, e)) {
             ent_free(e);
             rstr_unref(data);
@@ -374,11 +374,11 @@ static void commit_remove(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object
     char ns[300];
     snprintf(ns, sizeof(ns), "%s", e->ns);
     int kid = r->kid;
-    json_object *spec = kid == K_CRD ? jget(o, "spec") : NULL;
+    json_object *spec = kid == K_CRD ? cu_jget(o, "spec") : NULL;
     if (kid == K_CRD) {
         /* the CRD is gone: stop serving its resource */
-        res_t *cr = res_find_q(s, jstr(spec, "group") ? jstr(spec, "group") : "",
-                               jstr(jget(spec, "names"), "plural") ? jstr(jget(spec, "names"), "plural") : "");
+        res_t *cr = res_find_q(s, cu_jstr(spec, "group") ? cu_jstr(spec, "group") : "",
+                               cu_jstr(cu_jget(spec, "names"), "plural") ? cu_jstr(cu_jget(spec, "names"), "plural") : "");
         if (cr && cr->crd_name && strcmp(cr->crd_name, e->name) == 0) {
             for (size_t i = 0; i < s->nrts; i++)
                 if (s->rts[i]->res == cr) s->rts[i]->served = 0;
@@ -403,12 +403,12 @@ static void try_finalize(cu_store *s, opctx *c, ent *e)
     json_object *o = jparse_r(e->data);
     if (!o) return;
     if (e->res->kid == K_CRD) {
-        json_object *spec = jget(o, "spec");
-        res_t *cr = res_find_q(s, jstr(spec, "group") ? jstr(spec, "group") : "",
-                               jstr(jget(spec, "names"), "plural") ? jstr(jget(spec, "names"), "plural") : "");
+        json_object *spec = cu_jget(o, "spec");
+        res_t *cr = res_find_q(s, cu_jstr(spec, "group") ? cu_jstr(spec, "group") : "",
+                               cu_jstr(cu_jget(spec, "names"), "plural") ? cu_jstr(cu_jget(spec, "names"), "plural") : "");
         if (cr && cr->n) { json_object_put(o); return; }
     }
-    if (jarr_len(jget(jget(o, "metadata"), "finalizers")) == 0) commit_remove(s, c, NULL, e, o);
+    if (cu_jarr_len(cu_jget(cu_jget(o, "metadata"), "finalizers")) == 0) commit_remove(s, c, NULL, e, o);
     json_object_put(o);
 }
 
@@ -463,7 +463,7 @@ void cu_store_on_change(cu_store *s, cu_store_hook fn, void *ud)
 static int jarr_remove_str(json_object *a, const char *s)
 {
     int n = 0;
-    for (size_t i = jarr_len(a); i-- > 0;) {
+    for (size_t i = cu_jarr_len(a); i-- > 0;) {
         json_object *v = json_object_array_get_idx(a, i);
         if (json_object_is_type(v, json_type_string) && strcmp(json_object_get_string(v), s) == 0) {
             json_object_array_del_idx(a, i, 1);
@@ -478,14 +478,14 @@ static int jarr_remove_str(json_object *a, const char *s)
 cu_err commit_or_remove(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object *o,
                         cu_status *st)
 {
-    json_object *m = jget(o, "metadata");
-    if (jget(m, "deletionTimestamp") && jarr_len(jget(m, "finalizers")) == 0) {
+    json_object *m = cu_jget(o, "metadata");
+    if (cu_jget(m, "deletionTimestamp") && cu_jarr_len(cu_jget(m, "finalizers")) == 0) {
         int empty = 1;
         if (e->res->kid == K_NS) empty = ns_count(s, e->name) == 0;
         if (e->res->kid == K_CRD) {
-            json_object *spec = jget(o, "spec");
-            res_t *cr = res_find_q(s, jstr(spec, "group") ? jstr(spec, "group") : "",
-                                   jstr(jget(spec, "names"), "plural") ? jstr(jget(spec, "names"), "plural") : "");
+            json_object *spec = cu_jget(o, "spec");
+            res_t *cr = res_find_q(s, cu_jstr(spec, "group") ? cu_jstr(spec, "group") : "",
+                                   cu_jstr(cu_jget(spec, "names"), "plural") ? cu_jstr(cu_jget(spec, "names"), "plural") : "");
             empty = !cr || cr->n == 0;
         }
         if (empty) {
@@ -500,7 +500,7 @@ static void drop_finalizer(cu_store *s, opctx *c, ent *e, const char *fin)
 {
     json_object *o = jparse_r(e->data);
     if (!o) return;
-    if (jarr_remove_str(jget(jget(o, "metadata"), "finalizers"), fin))
+    if (jarr_remove_str(cu_jget(cu_jget(o, "metadata"), "finalizers"), fin))
         commit_or_remove(s, c, NULL, e, o, NULL);
     json_object_put(o);
 }
@@ -511,10 +511,10 @@ static void strip_refs(cu_store *s, opctx *c, ent *e, const char *uid)
 {
     json_object *o = jparse_r(e->data);
     if (!o) return;
-    json_object *m = jget(o, "metadata"), *refs = jget(m, "ownerReferences");
+    json_object *m = cu_jget(o, "metadata"), *refs = cu_jget(m, "ownerReferences");
     int changed = 0;
-    for (size_t i = jarr_len(refs); i-- > 0;) {
-        const char *u = jstr(json_object_array_get_idx(refs, i), "uid");
+    for (size_t i = cu_jarr_len(refs); i-- > 0;) {
+        const char *u = cu_jstr(json_object_array_get_idx(refs, i), "uid");
         if (!u) continue;
         if (uid ? strcmp(u, uid) == 0 : hm_get(&s->uids, u) == NULL) {
             json_object_array_del_idx(refs, i, 1);
@@ -522,7 +522,7 @@ static void strip_refs(cu_store *s, opctx *c, ent *e, const char *uid)
         }
     }
     if (changed) {
-        if (!jarr_len(refs)) json_object_object_del(m, "ownerReferences");
+        if (!cu_jarr_len(refs)) json_object_object_del(m, "ownerReferences");
         commit_put(s, c, e->res->storage_rt, e, o, NULL);
     }
     json_object_put(o);
@@ -571,11 +571,11 @@ cu_err del_ent(cu_store *s, opctx *c, rt_ent *rt, ent *e, const char *prop,
 {
     json_object *o = jparse_r(e->data);
     if (!o) return cu_status_set(st, 500, "InternalError", "stored object is not valid JSON");
-    json_object *m = jmeta(o);
+    json_object *m = cu_jchild(o, "metadata");
     int kid = e->res->kid;
     int orphan = prop && strcmp(prop, "Orphan") == 0, fg = prop && strcmp(prop, "Foreground") == 0;
     deplist *dl = hm_get(&s->deps, e->uid);
-    json_object *fins = jget(m, "finalizers");
+    json_object *fins = cu_jget(m, "finalizers");
     int changed = 0;
     if ((orphan || fg) && dl && dl->n) {
         const char *f = orphan ? "orphan" : "foregroundDeletion";
@@ -590,9 +590,9 @@ cu_err del_ent(cu_store *s, opctx *c, rt_ent *rt, ent *e, const char *prop,
     int holds = 0;
     if (kid == K_NS) holds = ns_count(s, e->name) > 0;
     if (kid == K_CRD) {
-        json_object *spec = jget(o, "spec");
-        cr = res_find_q(s, jstr(spec, "group") ? jstr(spec, "group") : "",
-                        jstr(jget(spec, "names"), "plural") ? jstr(jget(spec, "names"), "plural") : "");
+        json_object *spec = cu_jget(o, "spec");
+        cr = res_find_q(s, cu_jstr(spec, "group") ? cu_jstr(spec, "group") : "",
+                        cu_jstr(cu_jget(spec, "names"), "plural") ? cu_jstr(cu_jget(spec, "names"), "plural") : "");
         if (cr && cr->crd_name && strcmp(cr->crd_name, e->name)) cr = NULL;
         holds = cr && cr->n > 0;
     }
@@ -601,22 +601,22 @@ cu_err del_ent(cu_store *s, opctx *c, rt_ent *rt, ent *e, const char *prop,
     snprintf(name, sizeof(name), "%s", e->name);
     res_t *r = e->res;
     cu_err err = CU_OK;
-    if (jarr_len(fins) > 0 || holds) {
-        if (!jget(m, "deletionTimestamp")) {
+    if (cu_jarr_len(fins) > 0 || holds) {
+        if (!cu_jget(m, "deletionTimestamp")) {
             char ts[40];
             now_str(s, ts, sizeof(ts));
-            jset_str(m, "deletionTimestamp", ts);
+            cu_jset_str(m, "deletionTimestamp", ts);
             json_object_object_add(m, "deletionGracePeriodSeconds", json_object_new_int64(0));
-            json_object *g = jget(m, "generation");
+            json_object *g = cu_jget(m, "generation");
             if (g && json_object_get_int64(g) > 0)
                 json_object_object_add(m, "generation", json_object_new_int64(json_object_get_int64(g) + 1));
             if (kid == K_NS) {
-                json_object *stt = jget(o, "status");
+                json_object *stt = cu_jget(o, "status");
                 if (!stt || !json_object_is_type(stt, json_type_object)) {
                     stt = json_object_new_object();
                     json_object_object_add(o, "status", stt);
                 }
-                jset_str(stt, "phase", "Terminating");
+                cu_jset_str(stt, "phase", "Terminating");
             }
             changed = 1;
         }
@@ -646,11 +646,11 @@ cu_err del_ent(cu_store *s, opctx *c, rt_ent *rt, ent *e, const char *prop,
 
 static int ref_blocks(json_object *o, const char *uid)
 {
-    json_object *refs = jget(jget(o, "metadata"), "ownerReferences");
-    for (size_t i = 0; i < jarr_len(refs); i++) {
+    json_object *refs = cu_jget(cu_jget(o, "metadata"), "ownerReferences");
+    for (size_t i = 0; i < cu_jarr_len(refs); i++) {
         json_object *r = json_object_array_get_idx(refs, i);
-        const char *u = jstr(r, "uid");
-        json_object *b = jget(r, "blockOwnerDeletion");
+        const char *u = cu_jstr(r, "uid");
+        json_object *b = cu_jget(r, "blockOwnerDeletion");
         if (u && strcmp(u, uid) == 0 && b && json_object_get_boolean(b)) return 1;
     }
     return 0;
@@ -684,7 +684,7 @@ static void process_owner(cu_store *s, opctx *c, const char *uid)
         return;
     }
     json_object *o = jparse_r(owner->data);
-    json_object *fins = jget(jget(o, "metadata"), "finalizers");
+    json_object *fins = cu_jget(cu_jget(o, "metadata"), "finalizers");
     int orphan = jarr_has_str(fins, "orphan"), fg = jarr_has_str(fins, "foregroundDeletion");
     json_object_put(o);
     if (orphan) {
@@ -739,7 +739,7 @@ int cu_store_gc(cu_store *s)
             ent *e = s->res[i]->vec[k];
             if (!e->terminating) continue;
             json_object *o = jparse_r(e->data);
-            json_object *f = jget(jget(o, "metadata"), "finalizers");
+            json_object *f = cu_jget(cu_jget(o, "metadata"), "finalizers");
             if (jarr_has_str(f, "orphan") || jarr_has_str(f, "foregroundDeletion")) work_push(&c, e->uid);
             json_object_put(o);
         }

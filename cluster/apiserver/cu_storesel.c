@@ -207,7 +207,7 @@ static void field_value(json_object *o, const char *label, char *out, size_t n)
     else if (strcmp(label, "source") == 0) path = "source.component";
     else if (strcmp(label, "spec.hostNetwork") == 0 || strcmp(label, "spec.unschedulable") == 0)
         dflt = "false";
-    json_object *v = jpath(o, path);
+    json_object *v = cu_jpath(o, path);
     if (!v || json_object_is_type(v, json_type_null)) { snprintf(out, n, "%s", dflt); return; }
     if (json_object_is_type(v, json_type_string)) snprintf(out, n, "%s", json_object_get_string(v));
     else if (json_object_is_type(v, json_type_boolean))
@@ -219,10 +219,10 @@ int sel_empty(const selector *sl) { return !sl->nl && !sl->nf; }
 
 int sel_match(const selector *sl, json_object *o)
 {
-    json_object *labels = jget(jget(o, "metadata"), "labels");
+    json_object *labels = cu_jget(cu_jget(o, "metadata"), "labels");
     for (size_t i = 0; i < sl->nl; i++) {
         const lreq *q = &sl->l[i];
-        json_object *lv = jget(labels, q->key);
+        json_object *lv = cu_jget(labels, q->key);
         const char *v = lv && json_object_is_type(lv, json_type_string) ? json_object_get_string(lv) : NULL;
         int in = 0;
         for (size_t k = 0; v && k < q->nvals; k++) in |= strcmp(q->vals[k], v) == 0;

@@ -62,9 +62,9 @@ static char *b64url_dec(const char *in, size_t *outn)
 static char *cont_encode(int64_t rv, const char *key)
 {
     json_object *t = json_object_new_object();
-    jset_str(t, "v", "meta.k8s.io/v1");
+    cu_jset_str(t, "v", "meta.k8s.io/v1");
     json_object_object_add(t, "rv", json_object_new_int64(rv));
-    jset_str(t, "start", key);
+    cu_jset_str(t, "start", key);
     const char *js = json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN);
     char *r = b64url_enc(js, strlen(js));
     json_object_put(t);
@@ -78,8 +78,8 @@ static int cont_decode(const char *tok, int64_t *rv, char *key, size_t keyn)
     if (!raw) return -1;
     json_object *t = jparse(raw, n);
     free(raw);
-    const char *v = jstr(t, "v"), *start = jstr(t, "start");
-    json_object *r = jget(t, "rv");
+    const char *v = cu_jstr(t, "v"), *start = cu_jstr(t, "start");
+    json_object *r = cu_jget(t, "rv");
     int ok = v && !strcmp(v, "meta.k8s.io/v1") && start && r && json_object_is_type(r, json_type_int);
     if (ok) {
         *rv = json_object_get_int64(r);
@@ -249,18 +249,18 @@ static cu_err list_impl(cu_store *s, const cu_rtype *rtp, const char *ns, const 
     free(keys);
 
     json_object *lst = json_object_new_object();
-    jset_str(lst, "kind", rt->pub.list_kind);
+    cu_jset_str(lst, "kind", rt->pub.list_kind);
     char av[300];
     if (rt->pub.group[0]) snprintf(av, sizeof(av), "%s/%s", rt->pub.group, rt->pub.version);
     else snprintf(av, sizeof(av), "%s", rt->pub.version);
-    jset_str(lst, "apiVersion", av);
+    cu_jset_str(lst, "apiVersion", av);
     json_object *lm = json_object_new_object();
     char rvb[32];
     snprintf(rvb, sizeof(rvb), "%lld", (long long)list_rv);
-    jset_str(lm, "resourceVersion", rvb);
+    cu_jset_str(lm, "resourceVersion", rvb);
     if (limit && remaining > 0 && taken > 0) {
         char *tok = cont_encode(list_rv, lastkey);
-        if (tok) { jset_str(lm, "continue", tok); free(tok); }
+        if (tok) { cu_jset_str(lm, "continue", tok); free(tok); }
         if (sel_empty(&sl))
             json_object_object_add(lm, "remainingItemCount", json_object_new_int64((int64_t)remaining));
     }

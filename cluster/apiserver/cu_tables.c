@@ -99,10 +99,10 @@ static json_object *col_def(const char *name, const char *type, const char *form
                             const char *desc, int priority)
 {
     json_object *c = json_object_new_object();
-    jset_str(c, "name", name);
-    jset_str(c, "type", type ? type : "string");
-    jset_str(c, "format", format ? format : "");
-    jset_str(c, "description", desc ? desc : "");
+    cu_jset_str(c, "name", name);
+    cu_jset_str(c, "type", type ? type : "string");
+    cu_jset_str(c, "format", format ? format : "");
+    cu_jset_str(c, "description", desc ? desc : "");
     json_object_object_add(c, "priority", json_object_new_int(priority));
     return c;
 }
@@ -130,12 +130,6 @@ static json_object *table_defs(const cu_rtype *rt)
     return defs;
 }
 
-int jint(json_object *o, const char *k)
-{
-    json_object *v = jget(o, k);
-    return v ? json_object_get_int(v) : 0;
-}
-
 size_t jlen(json_object *o)
 {
     if (!o)
@@ -149,55 +143,55 @@ size_t jlen(json_object *o)
 
 static const char *cond_status(json_object *status, const char *type)
 {
-    json_object *conds = jget(status, "conditions");
+    json_object *conds = cu_jget(status, "conditions");
     for (size_t i = 0; i < jlen(conds); i++) {
         json_object *c = json_object_array_get_idx(conds, i);
-        const char *t = jstr(c, "type");
+        const char *t = cu_jstr(c, "type");
         if (t && strcmp(t, type) == 0)
-            return jstr(c, "status");
+            return cu_jstr(c, "status");
     }
     return NULL;
 }
 
 static void cells_pod(json_object *cells, json_object *o, json_object *meta, int64_t now)
 {
-    json_object *spec = jget(o, "spec"), *st = jget(o, "status");
-    json_object *cs = jget(st, "containerStatuses");
-    size_t total = jlen(jget(spec, "containers")), ready = 0;
+    json_object *spec = cu_jget(o, "spec"), *st = cu_jget(o, "status");
+    json_object *cs = cu_jget(st, "containerStatuses");
+    size_t total = jlen(cu_jget(spec, "containers")), ready = 0;
     int restarts = 0;
     const char *reason = NULL;
     for (size_t i = 0; i < jlen(cs); i++) {
         json_object *c = json_object_array_get_idx(cs, i);
-        json_object *rd = jget(c, "ready");
+        json_object *rd = cu_jget(c, "ready");
         if (rd && json_object_get_boolean(rd))
             ready++;
-        restarts += jint(c, "restartCount");
-        json_object *state = jget(c, "state");
-        const char *r = jstr(jget(state, "waiting"), "reason");
+        restarts += cu_jint(c, "restartCount");
+        json_object *state = cu_jget(c, "state");
+        const char *r = cu_jstr(cu_jget(state, "waiting"), "reason");
         if (!r)
-            r = jstr(jget(state, "terminated"), "reason");
+            r = cu_jstr(cu_jget(state, "terminated"), "reason");
         if (r && !reason)
             reason = r;
     }
-    const char *phase = jstr(st, "phase");
+    const char *phase = cu_jstr(st, "phase");
     char buf[64];
     snprintf(buf, sizeof buf, "%zu/%zu", ready, total);
     json_object_array_add(cells, json_object_new_string(buf));
-    const char *status = jstr(st, "reason");
+    const char *status = cu_jstr(st, "reason");
     if (!status)
         status = reason;
     if (!status && phase)
         status = strcmp(phase, "Succeeded") == 0 ? "Completed"
                  : strcmp(phase, "Failed") == 0  ? "Error"
                                                  : phase;
-    if (jget(meta, "deletionTimestamp"))
+    if (cu_jget(meta, "deletionTimestamp"))
         status = "Terminating";
     json_object_array_add(cells, json_object_new_string(status ? status : "Pending"));
     snprintf(buf, sizeof buf, "%d", restarts);
     json_object_array_add(cells, json_object_new_string(buf));
-    json_object_array_add(cells, age_cell(jstr(meta, "creationTimestamp"), now));
-    const char *ip = jstr(st, "podIP"), *node = jstr(spec, "nodeName");
-    const char *nom = jstr(st, "nominatedNodeName");
+    json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
+    const char *ip = cu_jstr(st, "podIP"), *node = cu_jstr(spec, "nodeName");
+    const char *nom = cu_jstr(st, "nominatedNodeName");
     json_object_array_add(cells, json_object_new_string(ip ? ip : "<none>"));
     json_object_array_add(cells, json_object_new_string(node ? node : "<none>"));
     json_object_array_add(cells, json_object_new_string(nom ? nom : "<none>"));
@@ -206,17 +200,17 @@ static void cells_pod(json_object *cells, json_object *o, json_object *meta, int
 
 static void cells_node(json_object *cells, json_object *o, json_object *meta, int64_t now)
 {
-    const char *r = cond_status(jget(o, "status"), "Ready");
+    const char *r = cond_status(cu_jget(o, "status"), "Ready");
     char buf[512];
     snprintf(buf, sizeof buf, "%s%s",
              !r ? "Unknown" : strcmp(r, "True") == 0 ? "Ready" : "NotReady",
-             jget(jget(o, "spec"), "unschedulable") &&
-                     json_object_get_boolean(jget(jget(o, "spec"), "unschedulable"))
+             cu_jget(cu_jget(o, "spec"), "unschedulable") &&
+                     json_object_get_boolean(cu_jget(cu_jget(o, "spec"), "unschedulable"))
                  ? ",SchedulingDisabled"
                  : "");
     json_object_array_add(cells, json_object_new_string(buf));
     buf[0] = '\0';
-    json_object *labels = jget(meta, "labels");
+    json_object *labels = cu_jget(meta, "labels");
     if (labels && json_object_is_type(labels, json_type_object)) {
         json_object_object_foreach(labels, k, v) {
             (void)v;
@@ -228,17 +222,17 @@ static void cells_node(json_object *cells, json_object *o, json_object *meta, in
         }
     }
     json_object_array_add(cells, json_object_new_string(buf[0] ? buf : "<none>"));
-    json_object_array_add(cells, age_cell(jstr(meta, "creationTimestamp"), now));
-    const char *ver = jstr(jget(jget(o, "status"), "nodeInfo"), "kubeletVersion");
+    json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
+    const char *ver = cu_jstr(cu_jget(cu_jget(o, "status"), "nodeInfo"), "kubeletVersion");
     json_object_array_add(cells, json_object_new_string(ver ? ver : ""));
 }
 
 static void cells_job(json_object *cells, json_object *o, json_object *meta, int64_t now)
 {
-    json_object *spec = jget(o, "spec"), *st = jget(o, "status");
+    json_object *spec = cu_jget(o, "spec"), *st = cu_jget(o, "status");
     const char *c = cond_status(st, "Complete"), *f = cond_status(st, "Failed");
     const char *sus = cond_status(st, "Suspended");
-    json_object *suspend = jget(spec, "suspend");
+    json_object *suspend = cu_jget(spec, "suspend");
     const char *status = c && strcmp(c, "True") == 0   ? "Complete"
                          : f && strcmp(f, "True") == 0 ? "Failed"
                          : (sus && strcmp(sus, "True") == 0) ||
@@ -247,15 +241,15 @@ static void cells_job(json_object *cells, json_object *o, json_object *meta, int
                              : "Running";
     json_object_array_add(cells, json_object_new_string(status));
     char buf[128];
-    json_object *comp = jget(spec, "completions");
+    json_object *comp = cu_jget(spec, "completions");
     if (comp)
-        snprintf(buf, sizeof buf, "%d/%d", jint(st, "succeeded"), json_object_get_int(comp));
+        snprintf(buf, sizeof buf, "%d/%d", cu_jint(st, "succeeded"), json_object_get_int(comp));
     else
-        snprintf(buf, sizeof buf, "%d/1 of %d", jint(st, "succeeded"),
-                 jget(spec, "parallelism") ? jint(spec, "parallelism") : 1);
+        snprintf(buf, sizeof buf, "%d/1 of %d", cu_jint(st, "succeeded"),
+                 cu_jget(spec, "parallelism") ? cu_jint(spec, "parallelism") : 1);
     json_object_array_add(cells, json_object_new_string(buf));
     int64_t t0, t1;
-    const char *start = jstr(st, "startTime"), *end = jstr(st, "completionTime");
+    const char *start = cu_jstr(st, "startTime"), *end = cu_jstr(st, "completionTime");
     buf[0] = '\0';
     if (start && cu_time_parse(start, &t0) == CU_OK) {
         if (!end || cu_time_parse(end, &t1) != CU_OK)
@@ -263,16 +257,16 @@ static void cells_job(json_object *cells, json_object *o, json_object *meta, int
         cu_human_duration(t1 - t0, buf, sizeof buf);
     }
     json_object_array_add(cells, json_object_new_string(buf));
-    json_object_array_add(cells, age_cell(jstr(meta, "creationTimestamp"), now));
-    json_object *ctrs = jget(jget(jget(spec, "template"), "spec"), "containers");
+    json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
+    json_object *ctrs = cu_jget(cu_jget(cu_jget(spec, "template"), "spec"), "containers");
     char names[512] = "", images[1024] = "";
     for (size_t i = 0; i < jlen(ctrs); i++) {
         json_object *ct = json_object_array_get_idx(ctrs, i);
         size_t l = strlen(names), li = strlen(images);
         snprintf(names + l, sizeof names - l, "%s%s", l ? "," : "",
-                 jstr(ct, "name") ? jstr(ct, "name") : "");
+                 cu_jstr(ct, "name") ? cu_jstr(ct, "name") : "");
         snprintf(images + li, sizeof images - li, "%s%s", li ? "," : "",
-                 jstr(ct, "image") ? jstr(ct, "image") : "");
+                 cu_jstr(ct, "image") ? cu_jstr(ct, "image") : "");
     }
     json_object_array_add(cells, json_object_new_string(names));
     json_object_array_add(cells, json_object_new_string(images));
@@ -280,29 +274,29 @@ static void cells_job(json_object *cells, json_object *o, json_object *meta, int
 
 static void cells_event(json_object *cells, json_object *o, json_object *meta, int64_t now)
 {
-    const char *last = jstr(o, "lastTimestamp");
+    const char *last = cu_jstr(o, "lastTimestamp");
     if (!last)
-        last = jstr(o, "eventTime");
+        last = cu_jstr(o, "eventTime");
     if (!last)
-        last = jstr(meta, "creationTimestamp");
+        last = cu_jstr(meta, "creationTimestamp");
     json_object_array_add(cells, age_cell(last, now));
-    const char *t = jstr(o, "type"), *r = jstr(o, "reason");
+    const char *t = cu_jstr(o, "type"), *r = cu_jstr(o, "reason");
     json_object_array_add(cells, json_object_new_string(t ? t : ""));
     json_object_array_add(cells, json_object_new_string(r ? r : ""));
-    json_object *inv = jget(o, "involvedObject");
+    json_object *inv = cu_jget(o, "involvedObject");
     if (!inv)
-        inv = jget(o, "regarding");
+        inv = cu_jget(o, "regarding");
     char buf[600], kind[128];
-    snprintf(kind, sizeof kind, "%s", jstr(inv, "kind") ? jstr(inv, "kind") : "");
+    snprintf(kind, sizeof kind, "%s", cu_jstr(inv, "kind") ? cu_jstr(inv, "kind") : "");
     for (char *p = kind; *p; p++)
         *p = (char)tolower((unsigned char)*p);
-    snprintf(buf, sizeof buf, "%s/%s", kind, jstr(inv, "name") ? jstr(inv, "name") : "");
+    snprintf(buf, sizeof buf, "%s/%s", kind, cu_jstr(inv, "name") ? cu_jstr(inv, "name") : "");
     json_object_array_add(cells, json_object_new_string(buf));
-    const char *m = jstr(o, "message");
+    const char *m = cu_jstr(o, "message");
     if (!m)
-        m = jstr(o, "note");
+        m = cu_jstr(o, "note");
     json_object_array_add(cells, json_object_new_string(m ? m : ""));
-    const char *n = jstr(meta, "name");
+    const char *n = cu_jstr(meta, "name");
     json_object_array_add(cells, json_object_new_string(n ? n : ""));
 }
 
@@ -335,8 +329,8 @@ static json_object *crd_cell(const cu_pcol *c, json_object *o, int64_t now)
 static json_object *table_row(const cu_rtype *rt, json_object *o, int include, int64_t now)
 {
     json_object *row = json_object_new_object(), *cells = json_object_new_array();
-    json_object *meta = jget(o, "metadata");
-    const char *name = jstr(meta, "name");
+    json_object *meta = cu_jget(o, "metadata");
+    const char *name = cu_jstr(meta, "name");
     const tcol *bc = builtin_cols(rt);
     int is_event = bc == cols_event;
     if (!is_event)
@@ -353,42 +347,42 @@ static json_object *table_row(const cu_rtype *rt, json_object *o, int include, i
     } else if (bc == cols_event) {
         cells_event(cells, o, meta, now);
     } else if (bc == cols_ns) {
-        const char *ph = jstr(jget(o, "status"), "phase");
+        const char *ph = cu_jstr(cu_jget(o, "status"), "phase");
         json_object_array_add(cells, json_object_new_string(ph ? ph : "Active"));
-        json_object_array_add(cells, age_cell(jstr(meta, "creationTimestamp"), now));
+        json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
     } else if (bc == cols_cm) {
-        json_object_array_add(cells, json_object_new_int((int)(jlen(jget(o, "data")) +
-                                                              jlen(jget(o, "binaryData")))));
-        json_object_array_add(cells, age_cell(jstr(meta, "creationTimestamp"), now));
+        json_object_array_add(cells, json_object_new_int((int)(jlen(cu_jget(o, "data")) +
+                                                              jlen(cu_jget(o, "binaryData")))));
+        json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
     } else if (bc == cols_secret) {
-        const char *t = jstr(o, "type");
+        const char *t = cu_jstr(o, "type");
         json_object_array_add(cells, json_object_new_string(t ? t : "Opaque"));
-        json_object_array_add(cells, json_object_new_int((int)(jlen(jget(o, "data")) +
-                                                              jlen(jget(o, "stringData")))));
-        json_object_array_add(cells, age_cell(jstr(meta, "creationTimestamp"), now));
+        json_object_array_add(cells, json_object_new_int((int)(jlen(cu_jget(o, "data")) +
+                                                              jlen(cu_jget(o, "stringData")))));
+        json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
     } else if (bc == cols_crd) {
-        const char *ct = jstr(meta, "creationTimestamp");
+        const char *ct = cu_jstr(meta, "creationTimestamp");
         json_object_array_add(cells, json_object_new_string(ct ? ct : ""));
     } else if (bc == cols_lease) {
-        const char *h = jstr(jget(o, "spec"), "holderIdentity");
+        const char *h = cu_jstr(cu_jget(o, "spec"), "holderIdentity");
         json_object_array_add(cells, json_object_new_string(h ? h : "<none>"));
-        json_object_array_add(cells, age_cell(jstr(meta, "creationTimestamp"), now));
+        json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
     } else if (bc == cols_pc) {
-        json_object_array_add(cells, json_object_new_int(jint(o, "value")));
-        json_object *gd = jget(o, "globalDefault");
+        json_object_array_add(cells, json_object_new_int(cu_jint(o, "value")));
+        json_object *gd = cu_jget(o, "globalDefault");
         json_object_array_add(cells, json_object_new_boolean(gd && json_object_get_boolean(gd)));
-        json_object_array_add(cells, age_cell(jstr(meta, "creationTimestamp"), now));
+        json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
     } else if (bc == cols_sa) {
-        json_object_array_add(cells, json_object_new_int((int)jlen(jget(o, "secrets"))));
-        json_object_array_add(cells, age_cell(jstr(meta, "creationTimestamp"), now));
+        json_object_array_add(cells, json_object_new_int((int)jlen(cu_jget(o, "secrets"))));
+        json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
     } else {
-        json_object_array_add(cells, age_cell(jstr(meta, "creationTimestamp"), now));
+        json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
     }
     json_object_object_add(row, "cells", cells);
     if (include == 1) {
         json_object *pom = json_object_new_object(), *mc = NULL;
-        jset_str(pom, "kind", "PartialObjectMetadata");
-        jset_str(pom, "apiVersion", "meta.k8s.io/v1");
+        cu_jset_str(pom, "kind", "PartialObjectMetadata");
+        cu_jset_str(pom, "apiVersion", "meta.k8s.io/v1");
         if (meta)
             json_object_deep_copy(meta, &mc, NULL);
         json_object_object_add(pom, "metadata", mc ? mc : json_object_new_object());
@@ -406,15 +400,15 @@ json_object *cu_table_build(const cu_rtype *rt, json_object *obj, int include, i
 {
     json_object *t = json_object_new_object(), *tm = json_object_new_object();
     json_object *rows = json_object_new_array();
-    jset_str(t, "kind", "Table");
-    jset_str(t, "apiVersion", "meta.k8s.io/v1");
-    json_object *items = jget(obj, "items");
-    json_object *om = jget(obj, "metadata");
-    const char *rv = jstr(om, "resourceVersion"), *cont = jstr(om, "continue");
+    cu_jset_str(t, "kind", "Table");
+    cu_jset_str(t, "apiVersion", "meta.k8s.io/v1");
+    json_object *items = cu_jget(obj, "items");
+    json_object *om = cu_jget(obj, "metadata");
+    const char *rv = cu_jstr(om, "resourceVersion"), *cont = cu_jstr(om, "continue");
     if (rv)
-        jset_str(tm, "resourceVersion", rv);
+        cu_jset_str(tm, "resourceVersion", rv);
     if (items && cont && *cont)
-        jset_str(tm, "continue", cont);
+        cu_jset_str(tm, "continue", cont);
     json_object_object_add(t, "metadata", tm);
     json_object_object_add(t, "columnDefinitions",
                            with_defs ? table_defs(rt) : json_object_new_array());

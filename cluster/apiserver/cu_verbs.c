@@ -232,7 +232,7 @@ static int track_update(req_ctx *c, json_object *old, json_object *nw, int creat
     fm_request(c, &fr, mgr, sizeof mgr, av, sizeof av, now, sizeof now);
     if (cu_fields_update(old, nw, &o, write_scope(c, create), &fr, err, sizeof err) == 0)
         return 0;
-    const char *name = jstr(jmeta(nw), "name");
+    const char *name = cu_jstr(jmeta(nw), "name");
     resp_status(c->resp, 422, "Invalid", "%s \"%s\" is invalid: %s", c->rt->kind,
                 name ? name : "", err);
     return -1;
@@ -427,12 +427,12 @@ static void do_patch(req_ctx *c)
             json_object_put(patch);
             return;
         }
-        const char *crv = jstr(jget(cur, "metadata"), "resourceVersion");
+        const char *crv = cu_jstr(cu_jget(cur, "metadata"), "resourceVersion");
         json_object *nm = jmeta(next);
-        const char *nrv = jstr(nm, "resourceVersion");
+        const char *nrv = cu_jstr(nm, "resourceVersion");
         int explicit_rv = nrv && crv && strcmp(nrv, crv) != 0;
         if (!nrv && crv)
-            jset_str(nm, "resourceVersion", crv);
+            cu_jset_str(nm, "resourceVersion", crv);
         if (type != PATCH_APPLY && track_update(c, cur, next, 0) != 0) {
             json_object_put(cur);
             json_object_put(next);
@@ -487,17 +487,17 @@ static int delete_options(const cu_api_req *r, cu_api_resp *resp, const char **p
         return -1;
     }
     static const char *const props[3] = {"Background", "Foreground", "Orphan"};
-    const char *p = jstr(o, "propagationPolicy");
+    const char *p = cu_jstr(o, "propagationPolicy");
     for (int i = 0; p && i < 3; i++)
         if (strcmp(p, props[i]) == 0)
             *prop = props[i];
-    json_object *orphan = jget(o, "orphanDependents");
+    json_object *orphan = cu_jget(o, "orphanDependents");
     if (orphan && json_object_get_boolean(orphan))
         *prop = props[2];
-    const char *prv = jstr(jget(o, "preconditions"), "resourceVersion");
+    const char *prv = cu_jstr(cu_jget(o, "preconditions"), "resourceVersion");
     if (prv)
         snprintf(rv, rvn, "%s", prv);
-    json_object *dr = jget(o, "dryRun");
+    json_object *dr = cu_jget(o, "dryRun");
     for (size_t i = 0; i < jlen(dr); i++) {
         const char *d = json_object_get_string(json_object_array_get_idx(dr, i));
         if (d && strcmp(d, "All") == 0)
@@ -548,12 +548,12 @@ static void do_delete_collection(req_ctx *c)
         resp_st(c->resp, &st);
         return;
     }
-    json_object *items = jget(list, "items"), *done = json_object_new_array();
+    json_object *items = cu_jget(list, "items"), *done = json_object_new_array();
     for (size_t i = 0; !dry && i < jlen(items); i++) {
-        json_object *m = jget(json_object_array_get_idx(items, i), "metadata"), *out = NULL;
+        json_object *m = cu_jget(json_object_array_get_idx(items, i), "metadata"), *out = NULL;
         memset(&st, 0, sizeof st);
-        if (cu_store_delete(c->a->s, c->rt, c->rt->namespaced ? jstr(m, "namespace") : NULL,
-                            jstr(m, "name"), prop, NULL, &out, &st) == CU_OK)
+        if (cu_store_delete(c->a->s, c->rt, c->rt->namespaced ? cu_jstr(m, "namespace") : NULL,
+                            cu_jstr(m, "name"), prop, NULL, &out, &st) == CU_OK)
             json_object_array_add(done, out);
     }
     if (!dry) {
@@ -568,7 +568,7 @@ static void do_delete_collection(req_ctx *c)
 /* POST pods/NAME/binding: what the scheduler does to place a pod. */
 static void do_binding(req_ctx *c, json_object *body)
 {
-    const char *node = jstr(jget(body, "target"), "name");
+    const char *node = cu_jstr(cu_jget(body, "target"), "name");
     cu_status st;
     memset(&st, 0, sizeof st);
     if (!node || !*node) {
@@ -583,12 +583,12 @@ static void do_binding(req_ctx *c, json_object *body)
         resp_st(c->resp, &st);
         return;
     }
-    json_object *spec = jget(pod, "spec");
+    json_object *spec = cu_jget(pod, "spec");
     if (!spec) {
         spec = json_object_new_object();
         json_object_object_add(pod, "spec", spec);
     }
-    const char *cur = jstr(spec, "nodeName");
+    const char *cur = cu_jstr(spec, "nodeName");
     if (cur && *cur) {
         resp_status(c->resp, 409, "Conflict", "pod %s is already assigned to node \"%s\"",
                     c->route->name, cur);
@@ -596,7 +596,7 @@ static void do_binding(req_ctx *c, json_object *body)
         json_object_put(body);
         return;
     }
-    jset_str(spec, "nodeName", node);
+    cu_jset_str(spec, "nodeName", node);
     json_object_put(body);
     if (cu_store_update(c->a->s, c->rt, c->ns, c->route->name, NULL, pod, &out, &st) != CU_OK) {
         resp_st(c->resp, &st);
@@ -604,10 +604,10 @@ static void do_binding(req_ctx *c, json_object *body)
     }
     json_object_put(out);
     json_object *ok = json_object_new_object();
-    jset_str(ok, "kind", "Status");
-    jset_str(ok, "apiVersion", "v1");
+    cu_jset_str(ok, "kind", "Status");
+    cu_jset_str(ok, "apiVersion", "v1");
     json_object_object_add(ok, "metadata", json_object_new_object());
-    jset_str(ok, "status", "Success");
+    cu_jset_str(ok, "status", "Success");
     json_object_object_add(ok, "code", json_object_new_int(201));
     resp_json(c->resp, 201, ok);
 }

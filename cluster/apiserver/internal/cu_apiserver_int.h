@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "cu_json.h"
 #include "cu_apiserver.h"
 
 /* kube-apiserver's limits: request bodies over 3 MiB get 413 (its
@@ -70,28 +71,11 @@ typedef struct watch_stream {
     int ended;
 } watch_stream;
 
-static inline json_object *jget(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-    if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, k, &v))
-        return v;
-    return NULL;
-}
-
-static inline const char *jstr(json_object *o, const char *k)
-{
-    json_object *v = jget(o, k);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-static inline void jset_str(json_object *o, const char *k, const char *v)
-{
-    json_object_object_add(o, k, json_object_new_string(v));
-}
-
+/* o's metadata, created when absent (o an object); a metadata that is not
+ * an object is returned as it is (cu_jchild would replace it). Borrowed. */
 static inline json_object *jmeta(json_object *o)
 {
-    json_object *m = jget(o, "metadata");
+    json_object *m = cu_jget(o, "metadata");
     if (!m && o && json_object_is_type(o, json_type_object)) {
         m = json_object_new_object();
         json_object_object_add(o, "metadata", m);
@@ -137,8 +121,6 @@ void ws_free(watch_stream *ws);
 json_object *age_cell(const char *ts, int64_t now);
 
 /* cu_tables.c */
-/* The integer member k of o, or 0. */
-int jint(json_object *o, const char *k);
 /* The length of o if it is an array, else 0. */
 size_t jlen(json_object *o);
 

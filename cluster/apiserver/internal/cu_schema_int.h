@@ -8,6 +8,7 @@
 
 #include <regex.h>
 
+#include "cu_json.h"
 #include "cu_schema.h"
 
 /* Compiled patterns: an open-addressing map pattern -> regex, built once
@@ -29,20 +30,6 @@ static inline int is_obj(json_object *o) { return o && json_object_is_type(o, js
 static inline int is_arr(json_object *o) { return o && json_object_is_type(o, json_type_array); }
 
 static inline int is_str(json_object *o) { return o && json_object_is_type(o, json_type_string); }
-
-static inline json_object *sget(json_object *schema, const char *key)
-{
-    json_object *v = NULL;
-    if (!is_obj(schema) || !json_object_object_get_ex(schema, key, &v))
-        return NULL;
-    return v;
-}
-
-static inline const char *sstr(json_object *schema, const char *key)
-{
-    json_object *v = sget(schema, key);
-    return is_str(v) ? json_object_get_string(v) : NULL;
-}
 
 /* cu_ecmarx.c */
 /* 1 with the reason in why if the pattern is past RE2's repetition limits

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "cu_json.h"
 #include "cu_schema.h"
 #include "cu_store.h"
 
@@ -147,35 +148,6 @@ typedef struct bdef {
     const char *const *fields;
 } bdef;
 
-static inline json_object *jget(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-    if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, k, &v))
-        return v;
-    return NULL;
-}
-
-static inline const char *jstr(json_object *o, const char *k)
-{
-    json_object *v = jget(o, k);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-static inline void jset_str(json_object *o, const char *k, const char *v)
-{
-    json_object_object_add(o, k, json_object_new_string(v));
-}
-
-static inline json_object *jmeta(json_object *o)
-{
-    json_object *m = jget(o, "metadata");
-    if (!m || !json_object_is_type(m, json_type_object)) {
-        m = json_object_new_object();
-        json_object_object_add(o, "metadata", m);
-    }
-    return m;
-}
-
 /* cu_store.c */
 /* A new string of n bytes (one reference); NULL without memory. */
 rstr *rstr_new(const char *s, size_t n);
@@ -207,12 +179,8 @@ void rxgrave_add(cu_store *s, cu_schema_rx *rx);
 json_object *jparse(const char *s, size_t n);
 /* jparse of a stored string. */
 json_object *jparse_r(const rstr *r);
-/* Walks a dotted path ("spec.nodeName"). Borrowed. */
-json_object *jpath(json_object *o, const char *path);
 /* 1 if the array a holds the string s. */
 int jarr_has_str(json_object *a, const char *s);
-/* The length of a if it is an array, else 0. */
-size_t jarr_len(json_object *a);
 /* Parses a resourceVersion: 0 and *out, or -1 if it is not one. */
 int parse_rv(const char *s, int64_t *out);
 /* The index key "ns/name" (or "name") into buf. */
