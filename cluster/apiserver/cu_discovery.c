@@ -6,6 +6,7 @@
 #include "cu_authn.h"
 #include "cu_objmeta.h"
 #include "cu_doc.h"
+#include "cu_hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,14 +341,6 @@ json_object *openapi_gv(cu_store *s, const char *group, const char *version)
     return doc;
 }
 
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 json_object *openapi_root(cu_store *s)
 {
     rt_vec vec = all_types(s);
@@ -358,7 +351,7 @@ json_object *openapi_root(cu_store *s)
         json_object *doc = openapi_gv(s, gvs[i].group, gvs[i].version);
         if (!doc)
             continue;
-        uint64_t h = fnv1a(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN));
+        uint64_t h = cu_hash_str(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN));
         json_object_put(doc);
         char key[200], url[400];
         if (*gvs[i].group)

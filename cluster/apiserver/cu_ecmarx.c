@@ -309,22 +309,12 @@ char *rx_translate(const char *p)
     return b.s;
 }
 
-uint64_t str_hash(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 rx_ent *rx_find(const cu_schema_rx *rx, const char *pat)
 {
     if (!rx || !rx->cap)
         return NULL;
     size_t mask = rx->cap - 1;
-    for (size_t i = str_hash(pat, strlen(pat)) & mask;; i = (i + 1) & mask) {
+    for (size_t i = cu_hash_bytes(CU_HASH_INIT, pat, strlen(pat)) & mask;; i = (i + 1) & mask) {
         rx_ent *e = &rx->t[i];
         if (!e->pat || !strcmp(e->pat, pat))
             return e;

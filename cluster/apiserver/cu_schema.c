@@ -500,7 +500,7 @@ static uint64_t jhash(json_object *v)
         return mix64(bits ^ 0x7ULL);
     }
     case json_type_string:
-        return mix64(str_hash(json_object_get_string(v), (size_t)json_object_get_string_len(v)));
+        return mix64(cu_hash_bytes(CU_HASH_INIT, json_object_get_string(v), (size_t)json_object_get_string_len(v)));
     case json_type_array: {
         uint64_t h = 0xa5a5ULL;
         size_t n = json_object_array_length(v);
@@ -511,7 +511,7 @@ static uint64_t jhash(json_object *v)
     case json_type_object: {
         uint64_t h = 0x3c3cULL;
         json_object_object_foreach(v, k, e)
-            h += mix64(str_hash(k, strlen(k)) ^ (jhash(e) * 0x9e3779b97f4a7c15ULL));
+            h += mix64(cu_hash_bytes(CU_HASH_INIT, k, strlen(k)) ^ (jhash(e) * 0x9e3779b97f4a7c15ULL));
         return h;
     }
     default:

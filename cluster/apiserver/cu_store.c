@@ -39,6 +39,7 @@
 #include "cu_schema.h"
 #include "cu_store.h"
 #include "cu_objmeta.h"
+#include "cu_hash.h"
 
 #include "cu_store_int.h"
 
@@ -80,17 +81,10 @@ void cu_rstr_unref(cu_rstr *r) { rstr_unref(r); }
 /* ------------------------------------------------------------------ */
 /* string -> pointer hash map (open addressing, keys borrowed)          */
 
-static uint64_t hstr(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) { h ^= (unsigned char)*s; h *= 1099511628211ULL; }
-    return h;
-}
-
 void *hm_get(const hmap *m, const char *k)
 {
     if (!m->cap) return NULL;
-    size_t i = hstr(k) & (m->cap - 1);
+    size_t i = cu_hash_str(k) & (m->cap - 1);
     while (m->t[i].key) {
         if (strcmp(m->t[i].key, k) == 0) return m->t[i].val;
         i = (i + 1) & (m->cap - 1);
@@ -105,7 +99,7 @@ static int hm_grow(hmap *m)
     if (!nt) return -1;
     for (size_t j = 0; j < m->cap; j++) {
         if (!m->t[j].key) continue;
-        size_t i = hstr(m->t[j].key) & (ncap - 1);
+        size_t i = cu_hash_str(m->t[j].key) & (ncap - 1);
         while (nt[i].key) i = (i + 1) & (ncap - 1);
         nt[i] = m->t[j];
     }
@@ -119,7 +113,7 @@ static int hm_grow(hmap *m)
 int hm_put(hmap *m, const char *k, void *v)
 {
     if ((m->n + 1) * 4 >= m->cap * 3 && hm_grow(m)) return -1;
-    size_t i = hstr(k) & (m->cap - 1);
+    size_t i = cu_hash_str(k) & (m->cap - 1);
     while (m->t[i].key) {
         if (strcmp(m->t[i].key, k) == 0) { m->t[i].key = k; m->t[i].val = v; return 0; }
         i = (i + 1) & (m->cap - 1);
@@ -133,7 +127,7 @@ int hm_put(hmap *m, const char *k, void *v)
 void *hm_del(hmap *m, const char *k)
 {
     if (!m->cap) return NULL;
-    size_t mask = m->cap - 1, i = hstr(k) & mask;
+    size_t mask = m->cap - 1, i = cu_hash_str(k) & mask;
     while (m->t[i].key && strcmp(m->t[i].key, k) != 0) i = (i + 1) & mask;
     if (!m->t[i].key) return NULL;
     void *v = m->t[i].val;
@@ -144,7 +138,7 @@ void *hm_del(hmap *m, const char *k)
     for (;;) {
         j = (j + 1) & mask;
         if (!m->t[j].key) break;
-        size_t home = hstr(m->t[j].key) & mask;
+        size_t home = cu_hash_str(m->t[j].key) & mask;
         int move = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
         if (move) { m->t[i] = m->t[j]; m->t[j].key = NULL; i = j; }
     }

@@ -1,13 +1,14 @@
 /*
  * cu_schema_int.h - what cu_schema.c (validation) and cu_ecmarx.c (ECMA-262
  * patterns translated to POSIX ERE, and the compiled-pattern cache) share.
- * Only the schema's own files include it. JSON accessors borrow.
+ * Only the schema's own files include it.
  */
 #ifndef CU_CU_SCHEMA_INT_H
 #define CU_CU_SCHEMA_INT_H
 
 #include <regex.h>
 
+#include "cu_hash.h"
 #include "cu_json.h"
 #include "cu_schema.h"
 
@@ -38,8 +39,6 @@ int rx_too_big(const char *pat, char *why, size_t n);
 /* A malloc'd POSIX ERE for an ECMA-262 pattern, NULL if the pattern uses
  * something outside the supported subset. */
 char *rx_translate(const char *p);
-/* FNV-1a of n bytes. */
-uint64_t str_hash(const char *s, size_t n);
 /* The slot of pat in rx (empty slot if absent), or NULL if rx has none. Borrowed. */
 rx_ent *rx_find(const cu_schema_rx *rx, const char *pat);
 /* Compiles pat into rx (once); returns its entry or NULL without memory. */
