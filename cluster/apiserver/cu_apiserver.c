@@ -40,23 +40,6 @@
 
 /* ---------------- small helpers ---------------- */
 
-int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Monotonic milliseconds, for deadlines: the wall clock may step. Read as
- * the floor, so a deadline is set one millisecond later than "now + T" and
- * a watch never ends before the timeout the client asked for. */
-int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -386,7 +369,7 @@ static void transform_ev(watch_stream *ws, cu_watch_ev *ev)
     json_object *o = cu_json_parse(NULL, js, n, NULL, 0);
     if (!o)
         return;
-    json_object *t = cu_table_build(ws->rt, o, ws->include, ws->first, wall_ms());
+    json_object *t = cu_table_build(ws->rt, o, ws->include, ws->first, cu_clock_wall_ms());
     ws->first = 0;
     json_object_put(o);
     size_t tn = 0;
@@ -405,10 +388,10 @@ static void transform_ev(watch_stream *ws, cu_watch_ev *ev)
  * happens. */
 int ws_next(watch_stream *ws, int timeout_ms, int *ended, cu_watch_ev *ev)
 {
-    int64_t start = mono_ms();
+    int64_t start = cu_clock_mono_ms();
     *ended = 0;
     for (;;) {
-        int64_t now = mono_ms();
+        int64_t now = cu_clock_mono_ms();
         if (atomic_load(&ws->a->stopping) || ws->ended || (ws->deadline && now >= ws->deadline)) {
             *ended = 1;
             return 0;

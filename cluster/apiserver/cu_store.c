@@ -150,14 +150,6 @@ static void hm_free(hmap *m) { free(m->t); m->t = NULL; m->cap = m->n = 0; }
 /* ------------------------------------------------------------------ */
 /* small helpers                                                        */
 
-static int64_t os_now_ms(void *ud)
-{
-    (void)ud;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void now_str(cu_store *s, char *buf, size_t n)
 {
     cu_time_format(cu_clock_now(&s->clock), buf, n);
@@ -475,7 +467,7 @@ cu_store *cu_store_new(size_t history, const cu_clock *clock)
     pthread_cond_init(&s->cv, &ca);
     pthread_condattr_destroy(&ca);
     if (clock) s->clock = *clock;
-    else { s->clock.now_ms = os_now_ms; s->clock.ud = NULL; }
+    else s->clock = cu_clock_system();
     s->rng = seed_rng();
     s->hcap = history ? history : 10000;
     s->hbytes_max = CU_STORE_HISTORY_BYTES;

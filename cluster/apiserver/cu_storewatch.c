@@ -508,13 +508,7 @@ int cu_store_watch_next_ev(cu_watch *w, int timeout_ms, cu_watch_ev *ev)
     ev->type = NULL;
     ev->obj = NULL;
     if (!s) { w->done = 1; return 0; }
-    struct timespec dl;
-    clock_gettime(CLOCK_MONOTONIC, &dl);
-    if (timeout_ms > 0) {
-        dl.tv_sec += timeout_ms / 1000;
-        dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-        if (dl.tv_nsec >= 1000000000L) { dl.tv_sec++; dl.tv_nsec -= 1000000000L; }
-    }
+    struct timespec dl = cu_clock_after(CLOCK_MONOTONIC, timeout_ms);
     if (w_init_next(w, ev)) return 1;
     int got = 0;
     pthread_mutex_lock(&s->mu);

@@ -47,7 +47,7 @@ static int include_mode(const cu_api_req *r)
 static void respond_object(req_ctx *c, int code, json_object *obj)
 {
     if (want_table(c->r->accept)) {
-        json_object *t = cu_table_build(c->rt, obj, include_mode(c->r), 1, wall_ms());
+        json_object *t = cu_table_build(c->rt, obj, include_mode(c->r), 1, cu_clock_wall_ms());
         json_object_put(obj);
         resp_json(c->resp, code, t);
         snprintf(c->resp->content_type, sizeof c->resp->content_type, "%s", TABLE_CT);
@@ -108,10 +108,12 @@ static void do_watch(req_ctx *c, const cu_list_opts *lo)
     ws->fd = -1;
     int64_t to = 0;
     char err[200];
-    /* range-checked by query_ints; past ~292 million years: no deadline */
+    /* range-checked by query_ints; past ~292 million years: no deadline. The
+     * monotonic ms are truncated, hence + 1: a watch never ends before the
+     * timeout the client asked for. */
     if (cu_query_int("timeoutSeconds", arg(c->r, "timeoutSeconds"), 0, INT64_MAX, &to, err,
-                     sizeof err) == 0 && to > 0 && to < (INT64_MAX - mono_ms()) / 1000 - 1)
-        ws->deadline = mono_ms() + 1 + to * 1000;
+                     sizeof err) == 0 && to > 0 && to < (INT64_MAX - cu_clock_mono_ms()) / 1000 - 1)
+        ws->deadline = cu_clock_mono_ms() + 1 + to * 1000;
     c->resp->code = 200;
     c->resp->watch = ws;
     snprintf(c->resp->content_type, sizeof c->resp->content_type, "application/json");
@@ -209,7 +211,7 @@ static void fm_request(req_ctx *c, cu_fm_req *fr, char *mgr, size_t mn, char *av
     else
         cu_fields_default_manager(c->r->user_agent, mgr, mn);
     api_version_of(c->rt, av, avn);
-    time_t t = (time_t)(wall_ms() / 1000);
+    time_t t = (time_t)(cu_clock_wall_ms() / 1000);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(now, nown, "%Y-%m-%dT%H:%M:%SZ", &tm);

@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "cu_clock.h"
 #include "cu_json.h"
 #include "cu_apiserver.h"
 
@@ -84,10 +85,6 @@ static inline json_object *jmeta(json_object *o)
 }
 
 /* cu_apiserver.c */
-/* Wall-clock milliseconds since the epoch. */
-int64_t wall_ms(void);
-/* Monotonic milliseconds, for deadlines (read as the floor). */
-int64_t mono_ms(void);
 /* Sleeps ms milliseconds. */
 void sleep_ms(int ms);
 /* Copies src into dst of size n, truncated and terminated. */

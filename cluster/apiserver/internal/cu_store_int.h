@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "cu_clock.h"
 #include "cu_json.h"
 #include "cu_schema.h"
 #include "cu_store.h"
