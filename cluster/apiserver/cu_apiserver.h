@@ -134,8 +134,6 @@ json_object *cu_k8s_protobuf_to_json(const unsigned char *data, size_t n, char *
 
 /* ---- TLS and kubeconfig (cu_tls.c, cu_kubeconfig.c) ---- */
 /* cu_tls_generate: base/cu_tls.h (the controller's metrics server uses it too) */
-/* Base64 (standard alphabet, padded) of n bytes; a new malloc'ed string. */
-char *cu_base64(const unsigned char *data, size_t n);
 /* Writes a kubeconfig for url (cluster, user and context "cueue") to path
  * atomically (temp file in the same folder, then rename), mode 0600.
  * ca_pem and token may be NULL. */

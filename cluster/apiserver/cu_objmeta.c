@@ -5,6 +5,7 @@
 #include "cu_objmeta.h"
 
 #include "cu_base.h"
+#include "cu_base64.h"
 #include "cu_names.h"
 
 #include <ctype.h>
@@ -314,22 +315,6 @@ static int config_key_ok(const char *k, size_t n)
     return 1;
 }
 
-static int base64_ok(const char *s, size_t n)
-{
-    if (n % 4)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '=') {
-            if (i < n - 2 || (i == n - 2 && s[n - 1] != '='))
-                return 0;
-        } else if (!alnum(c) && c != '+' && c != '/') {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 /* a map of config keys to strings (b64: base64 strings, as []byte decodes) */
 static void check_string_map(errs *es, json_object *o, const char *field, int b64, size_t *bytes)
 {
@@ -353,7 +338,7 @@ static void check_string_map(errs *es, json_object *o, const char *field, int b6
             continue;
         }
         size_t n = (size_t)json_object_get_string_len(v);
-        if (b64 && !base64_ok(json_object_get_string(v), n)) {
+        if (b64 && !cu_base64_valid(json_object_get_string(v), n)) {
             add(es, f, "FieldValueInvalid", "Invalid value: %s: illegal base64 data",
                 quote(json_object_get_string(v), n, q, 64 < sizeof q ? 64 : sizeof q));
             continue;

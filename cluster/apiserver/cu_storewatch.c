@@ -7,57 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cu_base64.h"
 #include "cu_store.h"
 
 #include "cu_store_int.h"
 
 /* ------------------------------------------------------------------ */
 /* list                                                                 */
-
-static const char B64URL[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-static char *b64url_enc(const char *in, size_t n)
-{
-    char *o = malloc(n * 4 / 3 + 5), *p = o;
-    if (!o) return NULL;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)(unsigned char)in[i] << 16;
-        if (i + 1 < n) v |= (uint32_t)(unsigned char)in[i + 1] << 8;
-        if (i + 2 < n) v |= (unsigned char)in[i + 2];
-        *p++ = B64URL[(v >> 18) & 63];
-        *p++ = B64URL[(v >> 12) & 63];
-        if (i + 1 < n) *p++ = B64URL[(v >> 6) & 63];
-        if (i + 2 < n) *p++ = B64URL[v & 63];
-    }
-    *p = '\0';
-    return o;
-}
-
-static char *b64url_dec(const char *in, size_t *outn)
-{
-    size_t n = strlen(in);
-    char *o = malloc(n * 3 / 4 + 4);
-    if (!o) return NULL;
-    uint32_t acc = 0;
-    int bits = 0;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *pos = in[i] ? strchr(B64URL, in[i]) : NULL;
-        if (in[i] == '=') break;
-        if (!pos) {
-            /* accept the standard alphabet too */
-            if (in[i] == '+') pos = B64URL + 62;
-            else if (in[i] == '/') pos = B64URL + 63;
-            else { free(o); return NULL; }
-        }
-        acc = (acc << 6) | (uint32_t)(pos - B64URL);
-        bits += 6;
-        if (bits >= 8) { bits -= 8; o[k++] = (char)((acc >> bits) & 0xff); }
-    }
-    o[k] = '\0';
-    *outn = k;
-    return o;
-}
 
 static char *cont_encode(int64_t rv, const char *key)
 {
@@ -66,7 +22,7 @@ static char *cont_encode(int64_t rv, const char *key)
     json_object_object_add(t, "rv", json_object_new_int64(rv));
     cu_jset_str(t, "start", key);
     const char *js = json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN);
-    char *r = b64url_enc(js, strlen(js));
+    char *r = cu_base64url_encode(js, strlen(js));
     json_object_put(t);
     return r;
 }
@@ -74,7 +30,7 @@ static char *cont_encode(int64_t rv, const char *key)
 static int cont_decode(const char *tok, int64_t *rv, char *key, size_t keyn)
 {
     size_t n = 0;
-    char *raw = b64url_dec(tok, &n);
+    char *raw = cu_base64url_decode(tok, &n);
     if (!raw) return -1;
     json_object *t = jparse(raw, n);
     free(raw);
