@@ -113,8 +113,6 @@ cu_err cu_route_parse(const char *path, cu_route *out);
  * ".metadata.labels['a']", "{.a.b}") on root. Returns the first match
  * (borrowed) or NULL. */
 json_object *cu_jsonpath_get(json_object *root, const char *path);
-/* Formats a duration as kubectl's AGE column ("45s", "5m10s", "3h", "12d"). */
-void cu_human_duration(int64_t ms, char *out, size_t n);
 /* Builds a meta.k8s.io/v1 Table for obj (one object or a List, borrowed):
  * columnDefinitions (when with_defs), one row per object with cells and
  * the object as include says (0 None, 1 Metadata, 2 Object). Returns a

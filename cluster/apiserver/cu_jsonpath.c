@@ -227,41 +227,6 @@ json_object *cu_jsonpath_get(json_object *root, const char *path)
     return jp_eval(root, p, 0);
 }
 
-void cu_human_duration(int64_t ms, char *out, size_t n)
-{
-    int64_t s = ms / 1000;
-    if (ms < -1000) {
-        snprintf(out, n, "<invalid>");
-        return;
-    }
-    if (s < 0)
-        s = 0;
-    int64_t m = s / 60, h = s / 3600;
-    if (s < 120)
-        snprintf(out, n, "%llds", (long long)s);
-    else if (m < 10)
-        s % 60 ? snprintf(out, n, "%lldm%llds", (long long)m, (long long)(s % 60))
-               : snprintf(out, n, "%lldm", (long long)m);
-    else if (m < 180)
-        snprintf(out, n, "%lldm", (long long)m);
-    else if (h < 8)
-        m % 60 ? snprintf(out, n, "%lldh%lldm", (long long)h, (long long)(m % 60))
-               : snprintf(out, n, "%lldh", (long long)h);
-    else if (h < 48)
-        snprintf(out, n, "%lldh", (long long)h);
-    else if (h < 24 * 8)
-        h % 24 ? snprintf(out, n, "%lldd%lldh", (long long)(h / 24), (long long)(h % 24))
-               : snprintf(out, n, "%lldd", (long long)(h / 24));
-    else if (h < 24 * 365 * 2)
-        snprintf(out, n, "%lldd", (long long)(h / 24));
-    else if (h < 24 * 365 * 8)
-        (h / 24) % 365 ? snprintf(out, n, "%lldy%lldd", (long long)(h / 24 / 365),
-                                  (long long)((h / 24) % 365))
-                       : snprintf(out, n, "%lldy", (long long)(h / 24 / 365));
-    else
-        snprintf(out, n, "%lldy", (long long)(h / 24 / 365));
-}
-
 /* The age of an RFC 3339 timestamp, or "<unknown>". */
 json_object *age_cell(const char *ts, int64_t now)
 {
@@ -269,6 +234,6 @@ json_object *age_cell(const char *ts, int64_t now)
     char buf[32];
     if (!ts || cu_time_parse(ts, &t) != CU_OK)
         return json_object_new_string("<unknown>");
-    cu_human_duration(now - t, buf, sizeof buf);
+    cu_duration_human(now - t, buf, sizeof buf);
     return json_object_new_string(buf);
 }

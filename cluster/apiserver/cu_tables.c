@@ -254,7 +254,7 @@ static void cells_job(json_object *cells, json_object *o, json_object *meta, int
     if (start && cu_time_parse(start, &t0) == CU_OK) {
         if (!end || cu_time_parse(end, &t1) != CU_OK)
             t1 = now;
-        cu_human_duration(t1 - t0, buf, sizeof buf);
+        cu_duration_human(t1 - t0, buf, sizeof buf);
     }
     json_object_array_add(cells, json_object_new_string(buf));
     json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));

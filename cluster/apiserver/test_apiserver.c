@@ -14,6 +14,7 @@
 
 #include "cu_apiserver.h"
 #include "cu_base64.h"
+#include "cu_duration.h"
 #include "cu_json.h"
 
 #include <gnutls/gnutls.h>
@@ -158,7 +159,7 @@ static void test_human_duration(void **state)
     };
     char buf[32];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cu_human_duration(cases[i].ms, buf, sizeof buf);
+        cu_duration_human(cases[i].ms, buf, sizeof buf);
         if (strcmp(buf, cases[i].want) != 0)
             fail_msg("%lld ms: got %s, want %s", (long long)cases[i].ms, buf, cases[i].want);
     }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "cu_clock.h"
+#include "cu_duration.h"
 #include "cu_json.h"
 #include "cu_apiserver.h"
 
