@@ -226,14 +226,3 @@ json_object *cu_jsonpath_get(json_object *root, const char *path)
         p++;
     return jp_eval(root, p, 0);
 }
-
-/* The age of an RFC 3339 timestamp, or "<unknown>". */
-json_object *age_cell(const char *ts, int64_t now)
-{
-    int64_t t;
-    char buf[32];
-    if (!ts || cu_time_parse(ts, &t) != CU_OK)
-        return json_object_new_string("<unknown>");
-    cu_duration_human(now - t, buf, sizeof buf);
-    return json_object_new_string(buf);
-}

@@ -141,6 +141,17 @@ size_t jlen(json_object *o)
     return 0;
 }
 
+/* The age of an RFC 3339 timestamp, or "<unknown>". */
+static json_object *age_cell(const char *ts, int64_t now)
+{
+    int64_t t;
+    char buf[32];
+    if (!ts || cu_time_parse(ts, &t) != CU_OK)
+        return json_object_new_string("<unknown>");
+    cu_duration_human(now - t, buf, sizeof buf);
+    return json_object_new_string(buf);
+}
+
 static const char *cond_status(json_object *status, const char *type)
 {
     json_object *conds = cu_jget(status, "conditions");

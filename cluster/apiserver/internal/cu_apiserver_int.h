@@ -114,9 +114,6 @@ int ws_next(watch_stream *ws, int timeout_ms, int *ended, cu_watch_ev *ev);
 /* Closes the watch and frees the stream. */
 void ws_free(watch_stream *ws);
 
-/* cu_jsonpath.c */
-/* The age of an RFC 3339 timestamp as kubectl prints it, or "<unknown>" (new). */
-json_object *age_cell(const char *ts, int64_t now);
 
 /* cu_tables.c */
 /* The length of o if it is an array, else 0. */
