@@ -1,6 +1,6 @@
 /*
  * cu_jsonpath.c - kubectl's JSONPath subset (additionalPrinterColumns,
- * selectable fields) and Go durations. See internal/cu_apiserver_int.h.
+ * selectable fields). See internal/cu_apiserver_int.h.
  */
 #include "cu_apiserver.h"
 #include "cu_authn.h"
@@ -14,7 +14,7 @@
 
 #include "cu_apiserver_int.h"
 
-/* ---------------- JSONPath and durations ---------------- */
+/* ---------------- JSONPath ---------------- */
 
 /* JSONPath is evaluated as the CRD table convertor uses it: only the first
  * result counts. A wildcard ([*]) or a filter ([?(...)]) tries its

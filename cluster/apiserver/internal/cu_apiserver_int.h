@@ -2,7 +2,7 @@
  * cu_apiserver_int.h - the API server's internals, shared by its files
  * (cu_apiserver.c: helpers, routing, the request core, watch streams;
  * cu_apihttp.c: the libmicrohttpd layer and life cycle; cu_jsonpath.c:
- * JSONPath and durations; cu_tables.c: Table output; cu_discovery.c:
+ * JSONPath; cu_tables.c: Table output and ages; cu_discovery.c:
  * discovery and /openapi/v3; cu_reqbody.c: request bodies and their
  * validation; cu_verbs.c: the verbs and field management; cu_faults.c:
  * fault injection). Only the server's own files include it. Fault rules are
