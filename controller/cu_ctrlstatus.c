@@ -21,42 +21,6 @@
 #include "cu_controller.h"
 #include "cu_quantity.h"
 
-/* ---------------- strings ---------------- */
-
-size_t cu_ctrl_utf8_cut(const char *s, size_t max)
-{
-    size_t len = strlen(s);
-    if (len <= max)
-        return len;
-    size_t cut = max;
-    /* s[cut] is the first byte dropped: back off while it continues a
-     * sequence that started inside the kept part */
-    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
-        cut--;
-    return cut;
-}
-
-char *cu_ctrl_truncate(const char *s, size_t max, const char *suffix)
-{
-    if (!s)
-        s = "";
-    size_t len = strlen(s);
-    if (len <= max)
-        return strdup(s);
-    size_t sl = suffix ? strlen(suffix) : 0;
-    if (sl > max)
-        sl = 0;
-    size_t keep = cu_ctrl_utf8_cut(s, max - sl);
-    char *out = malloc(keep + sl + 1);
-    if (!out)
-        return NULL;
-    memcpy(out, s, keep);
-    if (sl)
-        memcpy(out + keep, suffix, sl);
-    out[keep + sl] = '\0';
-    return out;
-}
-
 /* ---------------- canonical JSON ---------------- */
 
 static cu_err put_jstr(cu_buf *b, const char *s)
@@ -162,167 +126,49 @@ static void add(json_object *o, const char *key, json_object *v, int *failed)
     }
 }
 
-static void push(json_object *a, json_object *v, int *failed)
+/* The status/ body with conditions = old_conds with Active set. */
+static json_object *status_body(const cu_qstatus *s, json_object *old_conds, int64_t now_ms)
 {
-    if (!v || json_object_array_add(a, v) != 0) {
-        json_object_put(v);
-        *failed = 1;
+    json_object *conds = NULL;
+    if (s->kind != CU_QSTATUS_COHORT) {
+        conds = cu_ctrl_set_condition(old_conds, "Active", s->active ? "True" : "False",
+                                      s->reason, s->message, now_ms);
+        if (!conds)
+            return NULL;
     }
-}
-
-static json_object *qty(const char *res, int64_t milli)
-{
-    char q[48];
-    cu_qty_format_res(res, milli, q, sizeof q);
-    return json_object_new_string(q);
-}
-
-/* [{name: flavor, resources: [{name, total[, borrowed]}]}], flavors in
- * first-appearance order (the resourceGroups order of the views), at most
- * max flavors and max resources per flavor. */
-static json_object *flavors_usage(const cu_fr_usage *u, size_t n, int borrowed, size_t max,
-                                  int *failed)
-{
-    json_object *seq = json_object_new_array();
-    if (!seq) {
-        *failed = 1;
-        return NULL;
-    }
-    for (size_t i = 0; i < n && !*failed; i++) {
-        json_object *fl = NULL, *res = NULL;
-        size_t nf = json_object_array_length(seq);
-        for (size_t k = 0; k < nf; k++) {
-            json_object *c = json_object_array_get_idx(seq, k), *nm = NULL;
-            if (json_object_object_get_ex(c, "name", &nm) &&
-                strcmp(json_object_get_string(nm), u[i].flavor) == 0) {
-                fl = c;
-                break;
-            }
-        }
-        if (!fl) {
-            if (nf >= max)
-                continue;
-            fl = json_object_new_object();
-            push(seq, fl, failed);
-            if (*failed)
-                break;
-            add(fl, "name", json_object_new_string(u[i].flavor), failed);
-            add(fl, "resources", json_object_new_array(), failed);
-            if (*failed)
-                break;
-        }
-        json_object_object_get_ex(fl, "resources", &res);
-        if (json_object_array_length(res) >= max)
-            continue;
-        json_object *r = json_object_new_object();
-        push(res, r, failed);
-        if (*failed)
-            break;
-        add(r, "name", json_object_new_string(u[i].resource), failed);
-        add(r, "total", qty(u[i].resource, u[i].total), failed);
-        if (borrowed)
-            add(r, "borrowed", qty(u[i].resource, u[i].borrowed), failed);
-    }
-    return seq;
-}
-
-/* conditions = old_conds with Active set (message cut to 32 KiB, Kueue's
- * TruncateConditionMessage). */
-static json_object *active_conds(json_object *old, int active, const char *reason,
-                                 const char *message, int64_t now_ms)
-{
-    char *m = cu_ctrl_truncate(message ? message : "", CU_COND_MESSAGE_MAX, " ...");
-    if (!m)
-        return NULL;
-    json_object *c = cu_ctrl_set_condition(old, "Active", active ? "True" : "False",
-                                           reason && *reason ? reason : "Unknown", m, now_ms);
-    free(m);
-    return c;
-}
-
-static json_object *fair_sharing(int enabled, int64_t share, int *failed)
-{
-    if (!enabled)
-        return NULL; /* json null */
-    json_object *fs = json_object_new_object();
-    if (!fs) {
-        *failed = 1;
-        return NULL;
-    }
-    add(fs, "weightedShare", json_object_new_int64(share), failed);
-    return fs;
-}
-
-/* Wraps st as {"status": st}, or frees it and returns NULL on failure. */
-static json_object *wrap_status(json_object *st, int failed)
-{
-    json_object *p = failed ? NULL : json_object_new_object();
-    if (!p || json_object_object_add(p, "status", st) != 0) {
-        json_object_put(st);
-        json_object_put(p);
-        return NULL;
-    }
-    return p;
+    return cu_qstatus_json(s, conds);
 }
 
 json_object *cu_ctrl_cq_status(const cu_cq_info *ci, int fair_sharing_on, json_object *old_conds,
                                int64_t now_ms)
 {
-    int failed = 0;
-    json_object *st = json_object_new_object();
-    if (!st)
-        return NULL;
-    add(st, "pendingWorkloads", json_object_new_int(ci->pending), &failed);
-    add(st, "reservingWorkloads", json_object_new_int(ci->reserving), &failed);
-    add(st, "admittedWorkloads", json_object_new_int(ci->admitted), &failed);
-    /* No admission checks: every reservation is an admission, so usage
-     * (admitted) and reservation are the same numbers. */
-    add(st, "flavorsReservation",
-        flavors_usage(ci->usage, ci->nusage, 1, CU_CQ_STATUS_MAX_FLAVORS, &failed), &failed);
-    add(st, "flavorsUsage",
-        flavors_usage(ci->usage, ci->nusage, 1, CU_CQ_STATUS_MAX_FLAVORS, &failed), &failed);
-    add(st, "conditions",
-        active_conds(old_conds, ci->active, ci->active ? "Ready" : ci->reason,
-                     ci->active ? "Can admit new workloads" : ci->message, now_ms),
-        &failed);
-    json_object *fs = fair_sharing(fair_sharing_on, ci->weighted_share, &failed);
-    if (!failed)
-        json_object_object_add(st, "fairSharing", fs);
-    return wrap_status(st, failed);
+    cu_arena a;
+    cu_arena_init(&a, 0);
+    cu_qstatus s;
+    json_object *b = NULL;
+    if (cu_qstatus_cq(&a, ci, fair_sharing_on, &s) == CU_OK)
+        b = status_body(&s, old_conds, now_ms);
+    cu_arena_free(&a);
+    return b;
 }
 
 json_object *cu_ctrl_lq_status(const cu_lq_info *li, json_object *old_conds, int64_t now_ms)
 {
-    int failed = 0;
-    json_object *st = json_object_new_object();
-    if (!st)
-        return NULL;
-    add(st, "pendingWorkloads", json_object_new_int(li->pending), &failed);
-    add(st, "reservingWorkloads", json_object_new_int(li->reserving), &failed);
-    add(st, "admittedWorkloads", json_object_new_int(li->admitted), &failed);
-    add(st, "flavorsReservation",
-        flavors_usage(li->usage, li->nusage, 0, CU_LQ_STATUS_MAX_FLAVORS, &failed), &failed);
-    add(st, "flavorsUsage",
-        flavors_usage(li->usage, li->nusage, 0, CU_LQ_STATUS_MAX_FLAVORS, &failed), &failed);
-    const char *reason = li->reason, *msg = li->message;
-    if (!reason || !*reason) {
-        reason = li->active ? "Ready" : "Unknown";
-        msg = li->active ? "Can submit new workloads to localQueue" : msg;
-    }
-    add(st, "conditions", active_conds(old_conds, li->active, reason, msg, now_ms), &failed);
-    return wrap_status(st, failed);
+    cu_arena a;
+    cu_arena_init(&a, 0);
+    cu_qstatus s;
+    json_object *b = NULL;
+    if (cu_qstatus_lq(&a, li, &s) == CU_OK)
+        b = status_body(&s, old_conds, now_ms);
+    cu_arena_free(&a);
+    return b;
 }
 
 json_object *cu_ctrl_cohort_status(const cu_cohort_info *hi, int fair_sharing_on)
 {
-    int failed = 0;
-    json_object *st = json_object_new_object();
-    if (!st)
-        return NULL;
-    json_object *fs = fair_sharing(fair_sharing_on, hi->weighted_share, &failed);
-    if (!failed)
-        json_object_object_add(st, "fairSharing", fs);
-    return wrap_status(st, failed);
+    cu_qstatus s;
+    cu_qstatus_cohort(hi, fair_sharing_on, &s);
+    return status_body(&s, NULL, 0);
 }
 
 /* ---------------- the pending workloads document ---------------- */
@@ -775,7 +621,7 @@ json_object *cu_ctrl_event_body(const cu_event_ref *obj, const char *type, const
     snprintf(name, sizeof(name), "%.236s.%016llx", obj->name, (unsigned long long)ns_time);
     char ts[32];
     cu_time_format(now_ms, ts, sizeof(ts));
-    char *msg = cu_ctrl_truncate(message ? message : "", CU_EVENT_MESSAGE_MAX, " ...");
+    char *msg = cu_status_truncate(message ? message : "", CU_EVENT_MESSAGE_MAX, " ...");
     if (!msg)
         return NULL;
 
@@ -961,7 +807,7 @@ int cu_recorder_record(cu_recorder *r, const cu_event_ref *ref, const char *type
     if (!ref || !ref->kind || !*ref->kind || !ref->name || !*ref->name || !valid_type(type) ||
         !reason || !*reason || !out)
         return CU_EINVAL;
-    char *msg = cu_ctrl_truncate(message ? message : "", CU_EVENT_MESSAGE_MAX, " ...");
+    char *msg = cu_status_truncate(message ? message : "", CU_EVENT_MESSAGE_MAX, " ...");
     if (!msg)
         return CU_ENOMEM;
     const char *parts[] = { r->component, ref->kind, ref->ns, ref->name, ref->uid,

@@ -44,14 +44,9 @@
 #include <json-c/json.h>
 
 #include "cu_engine.h"
+#include "cu_status.h"
 
 /* ---------------- status bodies ---------------- */
-
-/* CRD bounds (crds/): a status list longer than these would be rejected
- * by schema validation, so the builders cut the lists there. */
-#define CU_CQ_STATUS_MAX_FLAVORS 64     /* and 64 resources per flavor */
-#define CU_LQ_STATUS_MAX_FLAVORS 16     /* and 16 resources per flavor */
-#define CU_COND_MESSAGE_MAX 32768       /* metav1.Condition message */
 
 /* The status bodies below are merge patches (a null removes a field).
  * The controller sends them as forced server-side applies of the whole
@@ -110,15 +105,6 @@ json_object *cu_ctrl_pending_doc(const cu_wl_info **v, size_t n, const char *cq,
  * that equal JSON values give equal strings. Returns a new string (caller
  * frees with free), NULL on OOM or nesting deeper than 256. Borrows j. */
 char *cu_ctrl_json_canonical(json_object *j);
-
-/* Returns the length of the longest prefix of s that is at most max bytes
- * and does not end inside a UTF-8 sequence. */
-size_t cu_ctrl_utf8_cut(const char *s, size_t max);
-
-/* Returns a new string: s when it is at most max bytes, else its first
- * bytes cut on a UTF-8 boundary followed by suffix, max bytes at most in
- * all (Kueue's truncateMessage). Caller frees with free; NULL on OOM. */
-char *cu_ctrl_truncate(const char *s, size_t max, const char *suffix);
 
 /* ---------------- coalescer ---------------- */
 
