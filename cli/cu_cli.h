@@ -25,4 +25,24 @@ int cu_explain_main(int argc, char **argv);
  * "queue". Same sources and exit codes as cu_explain_main. */
 int cu_queue_main(int argc, char **argv);
 
+/* ---- the fronts of simulate, convert and help (cu_front.c) ---- */
+
+enum { EXIT_INTERNAL = 1, EXIT_USAGE = 2 };
+
+extern const char help_main[];
+
+/* Prints "cueue: MESSAGE" and a hint to stderr; returns EXIT_USAGE. cmd:
+ * "simulate", "convert", or NULL for the main usage. */
+int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* `cueue help [CMD]`: argv[0] is "help". Returns the exit code. */
+int cu_help_main(int argc, char **argv);
+
+/* `cueue simulate [OPTIONS] PATH...`: argv[0] is "simulate". Returns the
+ * exit code: 0 ok, 1 internal error, 2 bad usage or bad input. */
+int cu_simulate_main(int argc, char **argv);
+
+/* `cueue convert PATH...`: argv[0] is "convert". Exit codes as simulate. */
+int cu_convert_main(int argc, char **argv);
+
 #endif

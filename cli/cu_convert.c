@@ -1,0 +1,198 @@
+/*
+ * cu_convert.c
+ */
+#include "cu_front.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+
+/* ---------------- convert ---------------- */
+
+typedef struct file_list {
+    char **items;
+    size_t n, cap;
+} file_list;
+
+static int fl_add(file_list *fl, const char *path)
+{
+    if (fl->n == fl->cap) {
+        size_t cap = fl->cap ? fl->cap * 2 : 16;
+        char **p = realloc(fl->items, cap * sizeof(*p));
+        if (!p)
+            return -1;
+        fl->items = p;
+        fl->cap = cap;
+    }
+    char *s = malloc(strlen(path) + 1);
+    if (!s)
+        return -1;
+    strcpy(s, path);
+    fl->items[fl->n++] = s;
+    return 0;
+}
+
+static void fl_free(file_list *fl)
+{
+    for (size_t i = 0; i < fl->n; i++)
+        free(fl->items[i]);
+    free(fl->items);
+}
+
+static int has_manifest_ext(const char *name)
+{
+    static const char *const exts[] = { ".yaml", ".yml", ".json" };
+    size_t l = strlen(name);
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+        size_t el = strlen(exts[i]);
+        if (l > el && strcmp(name + l - el, exts[i]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Adds the manifest files under dir, recursively in name order. Returns
+ * 0, EXIT_USAGE (unreadable) or EXIT_INTERNAL (out of memory). */
+static int collect_dir(file_list *fl, const char *dir, int depth)
+{
+    if (depth > MAX_DIR_DEPTH) {
+        fprintf(stderr, "cueue: %s: folders nested deeper than %d levels\n", dir,
+                MAX_DIR_DEPTH);
+        return EXIT_USAGE;
+    }
+    DIR *dp = opendir(dir);
+    if (!dp) {
+        fprintf(stderr, "cueue: %s: %s\n", dir, strerror(errno));
+        return EXIT_USAGE;
+    }
+    file_list names = { 0 };
+    int rc = 0;
+    struct dirent *de;
+    while ((de = readdir(dp)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue; /* ".", ".." and hidden files, as simulate skips them */
+        if (fl_add(&names, de->d_name)) {
+            rc = EXIT_INTERNAL;
+            break;
+        }
+    }
+    closedir(dp);
+    if (names.n)
+        qsort(names.items, names.n, sizeof(names.items[0]), cmp_str);
+    for (size_t i = 0; i < names.n && !rc; i++) {
+        size_t len = strlen(dir) + strlen(names.items[i]) + 2;
+        char *p = malloc(len);
+        if (!p) {
+            rc = EXIT_INTERNAL;
+            break;
+        }
+        size_t dl = strlen(dir);
+        snprintf(p, len, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", names.items[i]);
+        struct stat st;
+        if (stat(p, &st) != 0) {
+            fprintf(stderr, "cueue: %s: %s\n", p, strerror(errno));
+            rc = EXIT_USAGE;
+        } else if (S_ISDIR(st.st_mode)) {
+            rc = collect_dir(fl, p, depth + 1);
+        } else if (S_ISREG(st.st_mode) && has_manifest_ext(names.items[i])) {
+            if (fl_add(fl, p))
+                rc = EXIT_INTERNAL;
+        }
+        free(p);
+    }
+    fl_free(&names);
+    return rc;
+}
+
+static int collect_paths(file_list *fl, char **paths, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) != 0) {
+            fprintf(stderr, "cueue: %s: %s\n", paths[i], strerror(errno));
+            return EXIT_USAGE;
+        }
+        int rc = S_ISDIR(st.st_mode) ? collect_dir(fl, paths[i], 0)
+                                     : (fl_add(fl, paths[i]) ? EXIT_INTERNAL : 0);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int cu_convert_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    char sbuf[3];
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(help_convert, stdout);
+            return 0;
+        }
+        return usage_error("convert", "unknown option '%s'", bad_option(argv, optind, optopt, sbuf));
+    }
+    if (optind >= argc)
+        return usage_error("convert", "no PATH given (files or folders of manifests)");
+
+    file_list fl = { 0 };
+    int rc = collect_paths(&fl, &argv[optind], argc - optind);
+    cu_arena a;
+    cu_arena_init(&a, 0);
+    cu_buf out;
+    cu_buf_init(&out, 0);
+    cu_diag d;
+    cu_diag_init(&d);
+    int first = 1;
+    for (size_t i = 0; i < fl.n && !rc; i++) {
+        cu_doc *docs = NULL;
+        size_t ndocs = 0;
+        cu_err err = cu_doc_parse_file(fl.items[i], &a, &docs, &ndocs, &d);
+        if (err) {
+            if (d.nerrors == 0)
+                fprintf(stderr, "cueue: %s: %s\n", fl.items[i], cu_strerror(err));
+            rc = exit_code(err);
+            break;
+        }
+        for (size_t k = 0; k < ndocs && !err; k++) {
+            if (!docs[k].root)
+                continue;
+            cu_convert_v1beta2(&a, docs[k].root);
+            if (!first)
+                err = cu_buf_puts(&out, "---\n");
+            first = 0;
+            if (!err)
+                err = cu_node_emit_yaml(docs[k].root, &out);
+            if (!err && out.len && out.data[out.len - 1] != '\n')
+                err = cu_buf_puts(&out, "\n");
+        }
+        if (err) {
+            fprintf(stderr, "cueue: %s: %s\n", fl.items[i], cu_strerror(err));
+            rc = EXIT_INTERNAL;
+        }
+    }
+    print_diag(&d);
+    if (!rc)
+        rc = write_out(&out);
+    cu_diag_free(&d);
+    cu_buf_free(&out);
+    cu_arena_free(&a);
+    fl_free(&fl);
+    return rc;
+}
+
