@@ -1,6 +1,7 @@
 /*
- * cu_cli.c - `cueue explain` and `cueue queue`: what the admission
- * controller knows about a Workload or a queue, for people.
+ * cu_cli.c - what `cueue explain` and `cueue queue` (what the admission
+ * controller knows about a Workload or a queue, for people) share: options
+ * and messages, tables, the controller's endpoints and the API server.
  *
  * Sources, in order:
  *  1. the running controller's read-only endpoints on its metrics server
@@ -32,7 +33,7 @@
 /* ---------------- options and messages ---------------- */
 
 /* Prints "cueue: CMD: message" to stderr. */
-void say(const cli *c, const char *fmt, ...)
+void cli_say(const cli *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -43,7 +44,7 @@ void say(const cli *c, const char *fmt, ...)
 }
 
 /* Prints the message and a hint to stderr; returns RC_USAGE. */
-int usage(const cli *c, const char *fmt, ...)
+int cli_usage(const cli *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -54,15 +55,15 @@ int usage(const cli *c, const char *fmt, ...)
     return RC_USAGE;
 }
 
-void say_diag(const cli *c, const cu_diag *d)
+void cli_say_diag(const cli *c, const cu_diag *d)
 {
     for (size_t i = 0; i < d->n; i++)
-        say(c, "%s", d->msgs[i]);
+        cli_say(c, "%s", d->msgs[i]);
     if (d->dropped)
-        say(c, "... and %zu more messages not shown", d->dropped);
+        cli_say(c, "... and %zu more messages not shown", d->dropped);
 }
 
-int64_t real_now(void *ud)
+int64_t cli_real_now(void *ud)
 {
     (void)ud;
     struct timespec ts;
@@ -72,10 +73,10 @@ int64_t real_now(void *ud)
 
 /* Writes the notes (stdout for text output, stderr for JSON) and out;
  * returns the exit code. */
-int emit(const cli *c, const cu_buf *out)
+int cli_emit(const cli *c, const cu_buf *out)
 {
     if (out->failed) {
-        say(c, "the output is too large (out of memory)");
+        cli_say(c, "the output is too large (out of memory)");
         return RC_FAIL;
     }
     if (c->notes.len) {
@@ -85,11 +86,11 @@ int emit(const cli *c, const cu_buf *out)
             fputs(cu_buf_str(&c->notes), stdout);
     }
     if (out->len && fwrite(out->data, 1, out->len, stdout) != out->len) {
-        say(c, "writing the output failed: %s", strerror(errno));
+        cli_say(c, "writing the output failed: %s", strerror(errno));
         return RC_FAIL;
     }
     if (fflush(stdout) != 0) {
-        say(c, "writing the output failed: %s", strerror(errno));
+        cli_say(c, "writing the output failed: %s", strerror(errno));
         return RC_FAIL;
     }
     return RC_OK;
@@ -97,10 +98,10 @@ int emit(const cli *c, const cu_buf *out)
 
 /* After a failure to read the API objects: why they were read (the
  * controller was not there), on stderr. */
-void say_fallback(const cli *c, int rc)
+void cli_say_fallback(const cli *c, int rc)
 {
     if (rc == RC_FAIL && c->api_failed && c->fallback[0])
-        say(c, "and the controller at %s did not answer either (%s)", c->url, c->fallback);
+        cli_say(c, "and the controller at %s did not answer either (%s)", c->url, c->fallback);
 }
 
 /* Sets the controller's base URL from s (flag or environment, named by
@@ -108,13 +109,13 @@ void say_fallback(const cli *c, int rc)
 static int set_controller(cli *c, const char *s, const char *what)
 {
     if (strncmp(s, "http://", 7) != 0 && strncmp(s, "https://", 8) != 0)
-        return usage(c, "%s: expected an http:// or https:// URL such as %s, got '%s'", what,
+        return cli_usage(c, "%s: expected an http:// or https:// URL such as %s, got '%s'", what,
                      DEFAULT_CONTROLLER, s);
     size_t n = strlen(s);
     while (n > 8 && s[n - 1] == '/')
         n--;
     if (n >= sizeof(c->url))
-        return usage(c, "%s: URL too long", what);
+        return cli_usage(c, "%s: URL too long", what);
     memcpy(c->url, s, n);
     c->url[n] = '\0';
     return 0;
@@ -122,7 +123,7 @@ static int set_controller(cli *c, const char *s, const char *what)
 
 /* A Kubernetes object name (DNS subdomain): lowercase letters, digits,
  * '-' and '.', 1..253 characters. */
-int valid_name(const char *s)
+int cli_valid_name(const char *s)
 {
     size_t n = strlen(s);
     if (n == 0 || n > 253)
@@ -135,7 +136,7 @@ int valid_name(const char *s)
 }
 
 /* Appends s percent-encoded for a query value ('/' kept). */
-void put_query_value(cu_buf *b, const char *s)
+void cli_put_query_value(cu_buf *b, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
     for (; *s; s++) {
@@ -151,7 +152,7 @@ void put_query_value(cu_buf *b, const char *s)
 }
 
 /* kubectl's age notation: 45s, 3m10s, 42m, 2h4m, 30h, 3d4h, 45d, 2y10d. */
-void human_age(int64_t ms, char *out, size_t n)
+void cli_human_age(int64_t ms, char *out, size_t n)
 {
     if (ms < -1000) {
         snprintf(out, n, "<invalid>");
@@ -182,7 +183,7 @@ void human_age(int64_t ms, char *out, size_t n)
 /* ---------------- tables ---------------- */
 
 /* Appends a row of t->ncols cells (copied). */
-void tbl_row(table *t, const char *const *cells)
+void cli_tbl_row(table *t, const char *const *cells)
 {
     if (t->failed)
         return;
@@ -213,7 +214,7 @@ void tbl_row(table *t, const char *const *cells)
 
 /* Appends t to out: columns padded to their widest cell, three spaces
  * apart, the last one unpadded (kubectl's layout). */
-void tbl_print(const table *t, cu_buf *out)
+void cli_tbl_print(const table *t, cu_buf *out)
 {
     size_t w[16] = { 0 };
     CU_ASSERT(t->ncols <= 16);
@@ -233,7 +234,7 @@ void tbl_print(const table *t, cu_buf *out)
         }
 }
 
-void tbl_free(table *t)
+void cli_tbl_free(table *t)
 {
     for (size_t i = 0; i < t->nrows * t->ncols; i++)
         free(t->cells[i]);
@@ -249,7 +250,7 @@ static size_t ep_write(char *p, size_t sz, size_t n, void *ud)
 
 /* GETs the controller's base URL + path_query into r (free r->body with
  * cu_buf_free). */
-void ep_get(const cli *c, const char *path_query, ep_resp *r)
+void cli_ep_get(const cli *c, const char *path_query, ep_resp *r)
 {
     cu_buf_init(&r->body, MAX_BODY);
     r->code = 0;
@@ -290,7 +291,7 @@ void ep_get(const cli *c, const char *path_query, ep_resp *r)
 }
 
 /* The first line of a body, for messages. */
-const char *first_line(const cu_buf *b, char *out, size_t n)
+const char *cli_first_line(const cu_buf *b, char *out, size_t n)
 {
     const char *s = cu_buf_str(b);
     size_t l = strcspn(s, "\r\n");
@@ -300,7 +301,7 @@ const char *first_line(const cu_buf *b, char *out, size_t n)
 
 /* After an answer that sends us to the API objects (no answer, or 503):
  * records the note saying so. */
-void note_offline(cli *c, const ep_resp *r)
+void cli_note_offline(cli *c, const ep_resp *r)
 {
     char line[200];
     if (r->timed_out) {
@@ -312,7 +313,7 @@ void note_offline(cli *c, const ep_resp *r)
                       c->url);
         snprintf(c->fallback, sizeof(c->fallback), "%s", r->err[0] ? r->err : "unreachable");
     } else {
-        first_line(&r->body, line, sizeof(line));
+        cli_first_line(&r->body, line, sizeof(line));
         cu_buf_printf(&c->notes, "(the controller at %s %s (%s): computed from the API "
                       "objects)\n", c->url,
                       r->code == 401 || r->code == 403 ? "refused us" : "is not ready", line);
@@ -322,7 +323,7 @@ void note_offline(cli *c, const ep_resp *r)
 
 /* 1 when the answer means "ask the API objects instead": none, not
  * ready, or refused (secure metrics: docs/controller.md). */
-int ep_unavailable(const ep_resp *r)
+int cli_ep_unavailable(const ep_resp *r)
 {
     return r->code == 0 || r->code == 503 || r->code == 401 || r->code == 403;
 }
@@ -349,7 +350,7 @@ static void areq_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     }
 }
 
-void areq_clear(areq *q)
+void cli_areq_clear(areq *q)
 {
     free(q->body);
     free(q->err);
@@ -359,7 +360,7 @@ void areq_clear(areq *q)
 
 /* Loads the kubeconfig and starts a client. Returns 0, or RC_FAIL with
  * the problem printed. */
-int api_open(cli *c, api *a)
+int cli_api_open(cli *c, api *a)
 {
     memset(a, 0, sizeof(*a));
     cu_diag d;
@@ -367,8 +368,8 @@ int api_open(cli *c, api *a)
     a->cfg = cu_kconfig_load(c->kubeconfig, c->context, &d);
     if (!a->cfg) {
         c->api_failed = 1;
-        say_diag(c, &d);
-        say(c, "cannot read the API objects without a kubeconfig (--kubeconfig, $KUBECONFIG "
+        cli_say_diag(c, &d);
+        cli_say(c, "cannot read the API objects without a kubeconfig (--kubeconfig, $KUBECONFIG "
             "or ~/.kube/config)");
         cu_diag_free(&d);
         return RC_FAIL;
@@ -380,9 +381,9 @@ int api_open(cli *c, api *a)
     ko.max_body = MAX_BODY;
     a->kc = a->loop ? cu_kclient_new(a->loop, a->cfg, &ko, &d) : NULL;
     if (!a->kc) {
-        say_diag(c, &d);
+        cli_say_diag(c, &d);
         if (!d.n)
-            say(c, "cannot start the Kubernetes client (out of memory)");
+            cli_say(c, "cannot start the Kubernetes client (out of memory)");
         cu_diag_free(&d);
         if (a->loop)
             ev_loop_destroy(a->loop);
@@ -394,7 +395,7 @@ int api_open(cli *c, api *a)
     return 0;
 }
 
-void api_close(api *a)
+void cli_api_close(api *a)
 {
     if (a->kc)
         cu_kclient_free(a->kc);
@@ -406,10 +407,10 @@ void api_close(api *a)
 }
 
 /* Runs the GETs q[0..n) at once and waits for all of them. */
-void api_run(api *a, areq *q, size_t n)
+void cli_api_run(api *a, areq *q, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        areq_clear(&q[i]);
+        cli_areq_clear(&q[i]);
         if (!cu_kclient_request(a->kc, "GET", q[i].path, NULL, 0, NULL, areq_done, &q[i]))
             q[i].done = 1;   /* code 0, no body: reported as a failure */
     }
@@ -424,11 +425,11 @@ void api_run(api *a, areq *q, size_t n)
 }
 
 /* Prints why GET q failed. */
-void say_api_error(cli *c, const api *a, const areq *q)
+void cli_say_api_error(cli *c, const api *a, const areq *q)
 {
     c->api_failed = 1;
     if (q->code == 0) {
-        say(c, "cannot reach the API server at %s: %s", a->cfg->server,
+        cli_say(c, "cannot reach the API server at %s: %s", a->cfg->server,
             q->err ? q->err : "request failed");
         return;
     }
@@ -437,22 +438,22 @@ void say_api_error(cli *c, const api *a, const areq *q)
     json_object *m = NULL;
     if (j && json_object_object_get_ex(j, "message", &m))
         msg = json_object_get_string(m);
-    say(c, "GET %s: HTTP %d%s%s", q->path, q->code, msg ? ": " : "", msg ? msg : "");
+    cli_say(c, "GET %s: HTTP %d%s%s", q->path, q->code, msg ? ": " : "", msg ? msg : "");
     json_object_put(j);
 }
 
 /* Splits "[NS/]NAME" into ns and name (buffers of 254); the namespace
  * defaults to the kubeconfig context's. Returns 0 or RC_USAGE. */
-int split_target(const cli *c, const char *arg, char *ns, char *name, const char *what)
+int cli_split_target(const cli *c, const char *arg, char *ns, char *name, const char *what)
 {
     const char *slash = strchr(arg, '/');
     if (slash) {
         if (strchr(slash + 1, '/'))
-            return usage(c, "%s: expected NAMESPACE/NAME, got '%s'", what, arg);
+            return cli_usage(c, "%s: expected NAMESPACE/NAME, got '%s'", what, arg);
         snprintf(ns, 254, "%.*s", (int)(slash - arg < 253 ? slash - arg : 253), arg);
         snprintf(name, 254, "%s", slash + 1);
-        if ((size_t)(slash - arg) > 253 || !valid_name(ns))
-            return usage(c, "%s: '%.*s' is not a valid namespace name (lowercase letters, "
+        if ((size_t)(slash - arg) > 253 || !cli_valid_name(ns))
+            return cli_usage(c, "%s: '%.*s' is not a valid namespace name (lowercase letters, "
                          "digits and '-')", what, (int)(slash - arg), arg);
     } else {
         snprintf(name, 254, "%s", arg);
@@ -465,34 +466,34 @@ int split_target(const cli *c, const char *arg, char *ns, char *name, const char
         cu_kconfig_free(k);
         cu_diag_free(&d);
     }
-    if (strlen(slash ? slash + 1 : arg) > 253 || !valid_name(name))
-        return usage(c, "%s: '%s' is not a valid name (lowercase letters, digits, '-' and '.')",
+    if (strlen(slash ? slash + 1 : arg) > 253 || !cli_valid_name(name))
+        return cli_usage(c, "%s: '%s' is not a valid name (lowercase letters, digits, '-' and '.')",
                      what, slash ? slash + 1 : arg);
     return 0;
 }
 
 /* GET of a namespaced object: 200 -> *obj (json_object_put), 404 -> NULL
  * with 0 returned; other failures print and return RC_FAIL. */
-int api_get_obj(cli *c, api *a, const char *prefix, const char *ns,
+int cli_api_get_obj(cli *c, api *a, const char *prefix, const char *ns,
                        const char *plural, const char *name, json_object **obj)
 {
     areq q;
     memset(&q, 0, sizeof(q));
     snprintf(q.path, sizeof(q.path), "%s/namespaces/%s/%s/%s", prefix, ns, plural, name);
-    api_run(a, &q, 1);
+    cli_api_run(a, &q, 1);
     *obj = NULL;
     int rc = 0;
     if (q.code == 200) {
         *obj = q.body ? cu_json_parse_str(q.body) : NULL;
         if (!*obj) {
-            say(c, "GET %s: the answer is not JSON", q.path);
+            cli_say(c, "GET %s: the answer is not JSON", q.path);
             rc = RC_FAIL;
         }
     } else if (q.code != 404) {
-        say_api_error(c, a, &q);
+        cli_say_api_error(c, a, &q);
         rc = RC_FAIL;
     }
-    areq_clear(&q);
+    cli_areq_clear(&q);
     return rc;
 }
 
@@ -504,7 +505,7 @@ enum { OPT_CONTROLLER = 256, OPT_KUBECONFIG, OPT_CONTEXT, OPT_CONFIG };
  * RC_USAGE. allow_wide: `cueue queue` (-o table|wide|json) rather than
  * `cueue explain` (-o text|json). The controller's URL: --controller,
  * else $CUEUE_CONTROLLER, else the default. */
-int parse_opts(cli *c, int argc, char **argv, int allow_wide, int *help)
+int cli_parse_opts(cli *c, int argc, char **argv, int allow_wide, int *help)
 {
     static const struct option opts[] = {
         { "controller", required_argument, NULL, OPT_CONTROLLER },
@@ -530,7 +531,7 @@ int parse_opts(cli *c, int argc, char **argv, int allow_wide, int *help)
         case OPT_CONTEXT: c->context = optarg; break;
         case OPT_CONFIG:
             if (!*optarg)
-                return usage(c, "--config needs a FILE");
+                return cli_usage(c, "--config needs a FILE");
             c->config = optarg;
             break;
         case 'o':
@@ -540,15 +541,15 @@ int parse_opts(cli *c, int argc, char **argv, int allow_wide, int *help)
             else if (allow_wide && strcmp(optarg, "wide") == 0)
                 c->wide = 1;
             else if (strcmp(optarg, allow_wide ? "table" : "text") != 0)
-                return usage(c, "unknown output format '%s' (use %s)", optarg,
+                return cli_usage(c, "unknown output format '%s' (use %s)", optarg,
                              allow_wide ? "table, wide or json" : "text or json");
             break;
         case ':':
-            return usage(c, "option '%s' needs a value", argv[optind - 1]);
+            return cli_usage(c, "option '%s' needs a value", argv[optind - 1]);
         default:
             if (optopt > 0 && optopt < 256)
-                return usage(c, "unknown option '-%c'", optopt);
-            return usage(c, "unknown option '%s'", argv[optind - 1]);
+                return cli_usage(c, "unknown option '-%c'", optopt);
+            return cli_usage(c, "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (ctrl)

@@ -1,5 +1,6 @@
 /*
- * cu_cli.h - the read-only troubleshooting commands: `cueue explain`
+ * cu_cli.h - the command fronts: simulate, convert, help, dev (cu_dev.c),
+ * and the read-only troubleshooting commands: `cueue explain`
  * (why one Workload or Job is pending) and `cueue queue` (the pending
  * workloads of a queue in admission order, and the queues with their
  * counts).
@@ -29,11 +30,17 @@ int cu_queue_main(int argc, char **argv);
 
 enum { EXIT_INTERNAL = 1, EXIT_USAGE = 2 };
 
-extern const char help_main[];
+/* The help of `cueue` (static text). */
+extern const char cli_help_main[];
 
 /* Prints "cueue: MESSAGE" and a hint to stderr; returns EXIT_USAGE. cmd:
  * "simulate", "convert", or NULL for the main usage. */
-int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* `cueue dev [OPTIONS]`: argv[0] is "dev" (cu_dev.c; also declared in
+ * cu_controller.h until that declaration is dropped). Returns the exit
+ * code. */
+int cu_dev_main(int argc, char **argv);
 
 /* `cueue help [CMD]`: argv[0] is "help". Returns the exit code. */
 int cu_help_main(int argc, char **argv);

@@ -1,5 +1,6 @@
 /*
- * cu_cli_explain.c
+ * cu_cli_explain.c - `cueue explain [NAMESPACE/]NAME`: the controller's
+ * /debug/explain, else the explanation computed from the API objects.
  */
 #include "cu_cli_int.h"
 
@@ -61,12 +62,12 @@ static int explain_ep(const cli *c, const char *ns, const char *name, ep_resp *r
     cu_buf p;
     cu_buf_init(&p, 0);
     cu_buf_puts(&p, "/debug/explain?workload=");
-    put_query_value(&p, ns);
+    cli_put_query_value(&p, ns);
     cu_buf_puts(&p, "/");
-    put_query_value(&p, name);
+    cli_put_query_value(&p, name);
     if (c->json)
         cu_buf_puts(&p, "&format=json");
-    ep_get(c, cu_buf_str(&p), r);
+    cli_ep_get(c, cu_buf_str(&p), r);
     cu_buf_free(&p);
     if (r->code != 200)
         return 0;
@@ -80,45 +81,45 @@ static int explain_ep(const cli *c, const char *ns, const char *name, ep_resp *r
 static int explain_offline(cli *c, api *a, const char *ns, const char *name, cu_buf *out)
 {
     model m;
-    int rc = model_load(c, a, &m);
+    int rc = cli_model_load(c, a, &m);
     if (rc) {
-        model_free(&m);
+        cli_model_free(&m);
         return rc;
     }
     char wlname[300];
     snprintf(wlname, sizeof(wlname), "%s", name);
-    if (!find_wl(&m, ns, name)) {
+    if (!cli_find_wl(&m, ns, name)) {
         json_object *job = NULL;
-        rc = api_get_obj(c, a, "/apis/batch/v1", ns, "jobs", name, &job);
+        rc = cli_api_get_obj(c, a, "/apis/batch/v1", ns, "jobs", name, &job);
         if (rc) {
-            model_free(&m);
+            cli_model_free(&m);
             return rc;
         }
         if (!job) {
-            if (have_namespace(&m, ns))
-                say(c, "no Workload or Job %s/%s (namespace %s)", ns, name, ns);
+            if (cli_have_namespace(&m, ns))
+                cli_say(c, "no Workload or Job %s/%s (namespace %s)", ns, name, ns);
             else
-                say(c, "no Workload or Job %s/%s (namespace %s does not exist)", ns, name, ns);
-            model_free(&m);
+                cli_say(c, "no Workload or Job %s/%s (namespace %s does not exist)", ns, name, ns);
+            cli_model_free(&m);
             return RC_FAIL;
         }
         cu_arena tmp;
         cu_arena_init(&tmp, 0);
-        const char *uid = jstr(jget(job, "metadata"), "uid");
+        const char *uid = cli_jstr(cli_jget(job, "metadata"), "uid");
         const char *wn = uid ? cu_job_workload_name(&tmp, name, uid) : NULL;
         snprintf(wlname, sizeof(wlname), "%s", wn ? wn : "");
-        const char *label = jstr(jget(jget(job, "metadata"), "labels"), CU_LABEL_QUEUE_NAME);
+        const char *label = cli_jstr(cli_jget(cli_jget(job, "metadata"), "labels"), CU_LABEL_QUEUE_NAME);
         char key[600];
         snprintf(key, sizeof(key), "%s/%s", ns, wlname);
-        if (!wn || !find_wl(&m, ns, wlname)) {
+        if (!wn || !cli_find_wl(&m, ns, wlname)) {
             if (!label || !*label)
-                say(c, "Job %s/%s has no Workload: it has no %s label", ns, name,
+                cli_say(c, "Job %s/%s has no Workload: it has no %s label", ns, name,
                     CU_LABEL_QUEUE_NAME);
             else
-                say(c, "Job %s/%s has no Workload (expected Workload %s)", ns, name, key);
+                cli_say(c, "Job %s/%s has no Workload (expected Workload %s)", ns, name, key);
             json_object_put(job);
             cu_arena_free(&tmp);
-            model_free(&m);
+            cli_model_free(&m);
             return RC_FAIL;
         }
         if (cu_strmap_get(&m.synth, key) >= 0)
@@ -129,7 +130,7 @@ static int explain_offline(cli *c, api *a, const char *ns, const char *name, cu_
         json_object_put(job);
         cu_arena_free(&tmp);
     }
-    const cu_workload *wl = find_wl(&m, ns, wlname);
+    const cu_workload *wl = cli_find_wl(&m, ns, wlname);
     char key[600];
     snprintf(key, sizeof(key), "%s/%s", ns, wlname);
     /* pending in the API, admitted by the engine: the controller is late or absent */
@@ -157,18 +158,18 @@ static int explain_offline(cli *c, api *a, const char *ns, const char *name, cu_
         err = cu_engine_explain(m.e, key, out, &d);
     }
     if (err != CU_OK) {
-        say_diag(c, &d);
+        cli_say_diag(c, &d);
         if (!d.n)
-            say(c, "cannot explain %s: %s", key, cu_strerror(err));
+            cli_say(c, "cannot explain %s: %s", key, cu_strerror(err));
         rc = RC_FAIL;
     }
     cu_diag_free(&d);
-    model_free(&m);
+    cli_model_free(&m);
     return rc;
 }
 
 /* Explains ns/name: the controller first, then the API objects. */
-int explain(cli *c, const char *ns, const char *name, cu_buf *out)
+int cli_explain(cli *c, const char *ns, const char *name, cu_buf *out)
 {
     ep_resp r;
     if (explain_ep(c, ns, name, &r, out)) {
@@ -177,38 +178,38 @@ int explain(cli *c, const char *ns, const char *name, cu_buf *out)
     }
     api a;
     int rc;
-    if (ep_unavailable(&r)) {
-        note_offline(c, &r);
+    if (cli_ep_unavailable(&r)) {
+        cli_note_offline(c, &r);
         cu_buf_free(&r.body);
-        rc = api_open(c, &a);
+        rc = cli_api_open(c, &a);
         if (!rc)
             rc = explain_offline(c, &a, ns, name, out);
-        api_close(&a);
+        cli_api_close(&a);
         return rc;
     }
     if (r.code != 404) {
         char line[300];
-        say(c, "the controller at %s answered HTTP %ld: %s", c->url, r.code,
-            first_line(&r.body, line, sizeof(line)));
+        cli_say(c, "the controller at %s answered HTTP %ld: %s", c->url, r.code,
+            cli_first_line(&r.body, line, sizeof(line)));
         cu_buf_free(&r.body);
         return RC_FAIL;
     }
     cu_buf_free(&r.body);
     /* the controller's engine does not know ns/name: a Job's name, a
      * finished Workload, or one the controller has not seen */
-    rc = api_open(c, &a);
+    rc = cli_api_open(c, &a);
     if (rc) {
-        say(c, "the controller at %s does not know Workload %s/%s", c->url, ns, name);
+        cli_say(c, "the controller at %s does not know Workload %s/%s", c->url, ns, name);
         return rc;
     }
     json_object *wl = NULL, *job = NULL;
-    rc = api_get_obj(c, &a, "/apis/kueue.x-k8s.io/v1beta2", ns, "workloads", name, &wl);
+    rc = cli_api_get_obj(c, &a, "/apis/kueue.x-k8s.io/v1beta2", ns, "workloads", name, &wl);
     if (!rc && !wl)
-        rc = api_get_obj(c, &a, "/apis/batch/v1", ns, "jobs", name, &job);
+        rc = cli_api_get_obj(c, &a, "/apis/batch/v1", ns, "jobs", name, &job);
     if (!rc && job) {
         cu_arena tmp;
         cu_arena_init(&tmp, 0);
-        const char *uid = jstr(jget(job, "metadata"), "uid");
+        const char *uid = cli_jstr(cli_jget(job, "metadata"), "uid");
         const char *wn = uid ? cu_job_workload_name(&tmp, name, uid) : NULL;
         cu_buf jn;
         cu_buf_init(&jn, 0);
@@ -219,7 +220,7 @@ int explain(cli *c, const char *ns, const char *name, cu_buf *out)
             cu_buf_free(&jn);
             cu_arena_free(&tmp);
             json_object_put(job);
-            api_close(&a);
+            cli_api_close(&a);
             return 0;
         }
         if (wn)
@@ -237,7 +238,7 @@ int explain(cli *c, const char *ns, const char *name, cu_buf *out)
     /* explain_offline reports "no Workload or Job" itself */
     if (!rc)
         rc = explain_offline(c, &a, ns, name, out);
-    api_close(&a);
+    cli_api_close(&a);
     return rc;
 }
 
@@ -246,7 +247,7 @@ int cu_explain_main(int argc, char **argv)
     cli c = { .cmd = "explain" };
     cu_buf_init(&c.notes, 1u << 16);
     int help = 0;
-    int rc = parse_opts(&c, argc, argv, 0, &help);
+    int rc = cli_parse_opts(&c, argc, argv, 0, &help);
     if (rc || help) {
         if (help)
             fputs(help_explain, stdout);
@@ -255,23 +256,23 @@ int cu_explain_main(int argc, char **argv)
     }
     if (optind >= argc) {
         cu_buf_free(&c.notes);
-        return usage(&c, "no workload given (NAMESPACE/NAME of a Workload or a Job)");
+        return cli_usage(&c, "no workload given (NAMESPACE/NAME of a Workload or a Job)");
     }
     if (argc - optind > 1) {
         cu_buf_free(&c.notes);
-        return usage(&c, "one workload at a time, got extra '%s'", argv[optind + 1]);
+        return cli_usage(&c, "one workload at a time, got extra '%s'", argv[optind + 1]);
     }
     char ns[254], name[254];
-    rc = split_target(&c, argv[optind], ns, name, "workload");
+    rc = cli_split_target(&c, argv[optind], ns, name, "workload");
     if (!rc) {
         cu_buf out;
         cu_buf_init(&out, MAX_BODY);
-        rc = explain(&c, ns, name, &out);
+        rc = cli_explain(&c, ns, name, &out);
         if (!rc)
-            rc = emit(&c, &out);
+            rc = cli_emit(&c, &out);
         cu_buf_free(&out);
     }
-    say_fallback(&c, rc);
+    cli_say_fallback(&c, rc);
     cu_buf_free(&c.notes);
     return rc;
 }

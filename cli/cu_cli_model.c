@@ -1,5 +1,8 @@
 /*
- * cu_cli_model.c
+ * cu_cli_model.c - the answer when no controller answers: the API objects
+ * LISTed, decoded into one cu_world and run through an engine until it
+ * settles (model_load), and the PendingWorkloads document computed from it
+ * and rendered as a table (both sources).
  */
 #include "cu_cli_int.h"
 
@@ -11,7 +14,7 @@
 
 /* ---------------- the model computed from the API objects ---------------- */
 
-const res_info res_tab[NRES] = {
+const res_info cli_res_tab[NRES] = {
     { "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", CU_GROUP "/v1beta2", "ResourceFlavor", 0 },
     { "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", CU_GROUP "/v1beta2", "ClusterQueue", 0 },
     { "/apis/kueue.x-k8s.io/v1beta2/cohorts", CU_GROUP "/v1beta2", "Cohort", 1 },
@@ -24,7 +27,7 @@ const res_info res_tab[NRES] = {
     { "/apis/batch/v1/jobs", "batch/v1", "Job", 1 },
 };
 
-void model_free(model *m)
+void cli_model_free(model *m)
 {
     if (m->e)
         cu_engine_free(m->e);
@@ -34,14 +37,14 @@ void model_free(model *m)
     cu_arena_free(&m->keys);
 }
 
-const char *jstr(json_object *o, const char *k)
+const char *cli_jstr(json_object *o, const char *k)
 {
     json_object *v = NULL;
     return o && json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string)
                ? json_object_get_string(v) : NULL;
 }
 
-json_object *jget(json_object *o, const char *k)
+json_object *cli_jget(json_object *o, const char *k)
 {
     json_object *v = NULL;
     return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
@@ -54,8 +57,8 @@ static void decode_item(model *m, int r, json_object *item, cu_diag *d)
     cu_arena_init(&tmp, 16 * 1024);
     cu_node *n = cu_ctrl_json_to_node(&tmp, item);
     if (n && n->type == CU_NODE_MAP) {
-        cu_node_set(&tmp, n, "apiVersion", cu_node_new_str(&tmp, res_tab[r].api_version));
-        cu_node_set(&tmp, n, "kind", cu_node_new_str(&tmp, res_tab[r].kind));
+        cu_node_set(&tmp, n, "apiVersion", cu_node_new_str(&tmp, cli_res_tab[r].api_version));
+        cu_node_set(&tmp, n, "kind", cu_node_new_str(&tmp, cli_res_tab[r].kind));
         cu_doc doc = { .file = "api", .root = n };
         cu_world_decode(&m->w, &doc, d);
     }
@@ -95,9 +98,9 @@ static int load_config(const cli *c, model *m)
     cu_diag_init(&d);
     cu_err err = cu_world_load(&m->cw, &c->config, 1, &d);
     if (err != CU_OK || m->cw.configs.n != 1 || d.nerrors) {
-        say_diag(c, &d);
+        cli_say_diag(c, &d);
         if (err == CU_OK && m->cw.configs.n != 1)
-            say(c, "%s: expected one config.kueue.x-k8s.io Configuration, found %zu", c->config,
+            cli_say(c, "%s: expected one config.kueue.x-k8s.io Configuration, found %zu", c->config,
                 m->cw.configs.n);
         cu_diag_free(&d);
         return RC_USAGE;
@@ -109,7 +112,7 @@ static int load_config(const cli *c, model *m)
 
 /* LISTs the objects, builds the world and runs the engine on it. Returns
  * 0, or an exit code with the problem printed. */
-int model_load(cli *c, api *a, model *m)
+int cli_model_load(cli *c, api *a, model *m)
 {
     memset(m, 0, sizeof(*m));
     cu_world_init(&m->w);
@@ -123,31 +126,31 @@ int model_load(cli *c, api *a, model *m)
     areq q[NRES];
     memset(q, 0, sizeof(q));
     for (int r = 0; r < NRES; r++)
-        snprintf(q[r].path, sizeof(q[r].path), "%s", res_tab[r].path);
-    api_run(a, q, NRES);
+        snprintf(q[r].path, sizeof(q[r].path), "%s", cli_res_tab[r].path);
+    cli_api_run(a, q, NRES);
 
     cu_diag d;
     cu_diag_init(&d);
     json_object *lists[NRES] = { 0 };
     for (int r = 0; r < NRES && !rc; r++) {
-        if (q[r].code == 404 && res_tab[r].optional)
+        if (q[r].code == 404 && cli_res_tab[r].optional)
             continue;
         if (q[r].code == 404) {
-            say(c, "the API server at %s does not serve %s (are Kueue's CRDs installed?)",
-                a->cfg->server, res_tab[r].path);
+            cli_say(c, "the API server at %s does not serve %s (are Kueue's CRDs installed?)",
+                a->cfg->server, cli_res_tab[r].path);
             rc = RC_FAIL;
         } else if (q[r].code != 200) {
-            say_api_error(c, a, &q[r]);
+            cli_say_api_error(c, a, &q[r]);
             rc = RC_FAIL;
         } else if (!q[r].body || !(lists[r] = cu_json_parse_str(q[r].body)) ||
-                   !json_object_is_type(jget(lists[r], "items"), json_type_array)) {
-            say(c, "GET %s: the answer is not a list", q[r].path);
+                   !json_object_is_type(cli_jget(lists[r], "items"), json_type_array)) {
+            cli_say(c, "GET %s: the answer is not a list", q[r].path);
             rc = RC_FAIL;
         }
     }
     if (!rc) {
         for (int r = 0; r < R_JOB; r++) {
-            json_object *items = jget(lists[r], "items");
+            json_object *items = cli_jget(lists[r], "items");
             size_t n = items ? json_object_array_length(items) : 0;
             for (size_t i = 0; i < n; i++)
                 decode_item(m, r, json_object_array_get_idx(items, i), &d);
@@ -170,21 +173,21 @@ int model_load(cli *c, api *a, model *m)
          * Jobs go there, as the controller manages them */
         cu_strmap dflt;
         cu_strmap_init(&dflt);
-        json_object *lqs = jget(lists[R_LQ], "items");
+        json_object *lqs = cli_jget(lists[R_LQ], "items");
         for (size_t i = 0, nl = lqs ? json_object_array_length(lqs) : 0; i < nl; i++) {
-            json_object *lmd = jget(json_object_array_get_idx(lqs, i), "metadata");
-            const char *ln = jstr(lmd, "name"), *lns = jstr(lmd, "namespace");
+            json_object *lmd = cli_jget(json_object_array_get_idx(lqs, i), "metadata");
+            const char *ln = cli_jstr(lmd, "name"), *lns = cli_jstr(lmd, "namespace");
             if (ln && lns && strcmp(ln, "default") == 0)
                 cu_strmap_put(&dflt, cu_arena_strdup(&tmp, lns), 1);
         }
-        json_object *items = jget(lists[R_JOB], "items");
+        json_object *items = cli_jget(lists[R_JOB], "items");
         size_t n = items ? json_object_array_length(items) : 0;
         for (size_t i = 0; i < n; i++) {
             json_object *job = json_object_array_get_idx(items, i);
-            json_object *md = jget(job, "metadata");
-            const char *q_name = jstr(jget(md, "labels"), CU_LABEL_QUEUE_NAME);
-            const char *name = jstr(md, "name"), *ns = jstr(md, "namespace");
-            const char *uid = jstr(md, "uid");
+            json_object *md = cli_jget(job, "metadata");
+            const char *q_name = cli_jstr(cli_jget(md, "labels"), CU_LABEL_QUEUE_NAME);
+            const char *name = cli_jstr(md, "name"), *ns = cli_jstr(md, "namespace");
+            const char *uid = cli_jstr(md, "uid");
             int to_default = (!q_name || !*q_name) && ns && cu_strmap_get(&dflt, ns) >= 0;
             if ((!to_default && (!q_name || !*q_name)) || !name || !ns || !uid ||
                 cu_ctrl_job_finished(job, NULL))
@@ -196,7 +199,7 @@ int model_load(cli *c, api *a, model *m)
             size_t before = m->w.workloads.n;
             json_object *copy = NULL;
             if (to_default && json_object_deep_copy(job, &copy, NULL) == 0) {
-                json_object *cmd = jget(copy, "metadata"), *lb = jget(cmd, "labels");
+                json_object *cmd = cli_jget(copy, "metadata"), *lb = cli_jget(cmd, "labels");
                 if (!lb) {
                     lb = json_object_new_object();
                     json_object_object_add(cmd, "labels", lb);
@@ -213,13 +216,13 @@ int model_load(cli *c, api *a, model *m)
         cu_strmap_free(&have);
         /* objects that did not decode are left out, as the controller does */
         for (size_t i = 0; i < d.n; i++)
-            say(c, "warning: left out: %s", d.msgs[i]);
+            cli_say(c, "warning: left out: %s", d.msgs[i]);
         cu_diag_free(&d);
         cu_diag_init(&d);
         exclude_resources(m);
 
         cu_engine_opts eo = { 0 };
-        eo.clock.now_ms = real_now;
+        eo.clock.now_ms = cli_real_now;
         eo.manual_evictions = 1;
         if (m->cf) {
             eo.fair_sharing = m->cf->fair_sharing;
@@ -233,8 +236,8 @@ int model_load(cli *c, api *a, model *m)
         m->e = cu_engine_new(&eo);
         cu_err err = m->e ? cu_engine_load(m->e, &m->w, &d) : CU_ENOMEM;
         if (err != CU_OK) {
-            say_diag(c, &d);
-            say(c, "cannot load the admission engine: %s", cu_strerror(err));
+            cli_say_diag(c, &d);
+            cli_say(c, "cannot load the admission engine: %s", cu_strerror(err));
             rc = RC_FAIL;
         } else {
             cu_engine_run(m->e, MAX_CYCLES);
@@ -249,13 +252,13 @@ int model_load(cli *c, api *a, model *m)
     cu_diag_free(&d);
     for (int r = 0; r < NRES; r++) {
         json_object_put(lists[r]);
-        areq_clear(&q[r]);
+        cli_areq_clear(&q[r]);
     }
     return rc;
 }
 
 /* The world's Workload ns/name, or NULL. */
-const cu_workload *find_wl(const model *m, const char *ns, const char *name)
+const cu_workload *cli_find_wl(const model *m, const char *ns, const char *name)
 {
     for (size_t i = 0; i < m->w.workloads.n; i++) {
         const cu_workload *wl = m->w.workloads.items[i];
@@ -266,7 +269,7 @@ const cu_workload *find_wl(const model *m, const char *ns, const char *name)
     return NULL;
 }
 
-int have_namespace(const model *m, const char *ns)
+int cli_have_namespace(const model *m, const char *ns)
 {
     if (!m->have_ns)
         return 1;
@@ -278,7 +281,7 @@ int have_namespace(const model *m, const char *ns)
 
 /* ---------------- pending workloads (both sources) ---------------- */
 
-void jset_str(json_object *o, const char *k, const char *v)
+void cli_jset_str(json_object *o, const char *k, const char *v)
 {
     json_object_object_add(o, k, json_object_new_string(v ? v : ""));
 }
@@ -288,7 +291,7 @@ void jset_str(json_object *o, const char *k, const char *v)
  * admission order; the Workloads built from Jobs that have none are
  * marked noWorkloadYet. Returns a new object (json_object_put) or NULL
  * (OOM). */
-json_object *offline_pending(model *m, const char *cq, const char *lq)
+json_object *cli_offline_pending(model *m, const char *cq, const char *lq)
 {
     size_t n = cu_engine_nworkloads(m->e), k = 0;
     const cu_wl_info **v = calloc(n ? n : 1, sizeof(*v));
@@ -301,13 +304,13 @@ json_object *offline_pending(model *m, const char *cq, const char *lq)
             continue;
         v[k++] = w;
     }
-    json_object *doc = cu_ctrl_pending_doc(v, k, cq, lq, real_now(NULL));
+    json_object *doc = cu_ctrl_pending_doc(v, k, cq, lq, cli_real_now(NULL));
     free(v);
-    json_object *items = jget(doc, "items");
+    json_object *items = cli_jget(doc, "items");
     char key[600];
     for (size_t i = 0, ni = items ? json_object_array_length(items) : 0; i < ni; i++) {
         json_object *it = json_object_array_get_idx(items, i);
-        snprintf(key, sizeof(key), "%s/%s", jstr(it, "namespace"), jstr(it, "name"));
+        snprintf(key, sizeof(key), "%s/%s", cli_jstr(it, "namespace"), cli_jstr(it, "name"));
         if (cu_strmap_get(&m->synth, key) >= 0)
             json_object_object_add(it, "noWorkloadYet", json_object_new_boolean(1));
     }
@@ -316,9 +319,9 @@ json_object *offline_pending(model *m, const char *cq, const char *lq)
 
 /* Appends the table of doc's items to out. lq: one LocalQueue was asked
  * for (positions in it, names without namespace); all: no filter. */
-void render_pending(const cli *c, json_object *doc, const char *lq, int all, cu_buf *out)
+void cli_render_pending(const cli *c, json_object *doc, const char *lq, int all, cu_buf *out)
 {
-    json_object *items = jget(doc, "items");
+    json_object *items = cli_jget(doc, "items");
     size_t n = json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
     table t = { 0 };
     const char *hdr[9];
@@ -335,8 +338,8 @@ void render_pending(const cli *c, json_object *doc, const char *lq, int all, cu_
     if (c->wide)
         hdr[nc++] = "MESSAGE";
     t.ncols = nc;
-    tbl_row(&t, hdr);
-    int64_t now = real_now(NULL);
+    cli_tbl_row(&t, hdr);
+    int64_t now = cli_real_now(NULL);
     for (size_t i = 0; i < n; i++) {
         json_object *it = json_object_array_get_idx(items, i);
         char pos[24], name[600], prio[24], age[32];
@@ -345,22 +348,22 @@ void render_pending(const cli *c, json_object *doc, const char *lq, int all, cu_
         const char *row[9];
         nc = 0;
         snprintf(pos, sizeof(pos), "%d",
-                 json_object_get_int(jget(it, lq ? "positionInLocalQueue"
+                 json_object_get_int(cli_jget(it, lq ? "positionInLocalQueue"
                                                  : "positionInClusterQueue")));
         row[nc++] = pos;
         if (lq)
-            snprintf(name, sizeof(name), "%s", jstr(it, "name") ? jstr(it, "name") : "");
+            snprintf(name, sizeof(name), "%s", cli_jstr(it, "name") ? cli_jstr(it, "name") : "");
         else
             snprintf(name, sizeof(name), "%s/%s",
-                     jstr(it, "namespace") ? jstr(it, "namespace") : "",
-                     jstr(it, "name") ? jstr(it, "name") : "");
+                     cli_jstr(it, "namespace") ? cli_jstr(it, "namespace") : "",
+                     cli_jstr(it, "name") ? cli_jstr(it, "name") : "");
         row[nc++] = name;
         if (all)
-            row[nc++] = jstr(it, "clusterQueue");
-        row[nc++] = jstr(it, "localQueue");
-        snprintf(prio, sizeof(prio), "%d", json_object_get_int(jget(it, "priority")));
+            row[nc++] = cli_jstr(it, "clusterQueue");
+        row[nc++] = cli_jstr(it, "localQueue");
+        snprintf(prio, sizeof(prio), "%d", json_object_get_int(cli_jget(it, "priority")));
         row[nc++] = prio;
-        json_object *rq = jget(it, "requests");
+        json_object *rq = cli_jget(it, "requests");
         if (json_object_is_type(rq, json_type_object)) {
             int first = 1;
             json_object_object_foreach(rq, k, v) {
@@ -370,21 +373,21 @@ void render_pending(const cli *c, json_object *doc, const char *lq, int all, cu_
         }
         row[nc++] = cu_buf_str(&req);
         int64_t created;
-        const char *ca = jstr(it, "createdAt");
+        const char *ca = cli_jstr(it, "createdAt");
         if (ca && cu_time_parse(ca, &created) == CU_OK)
-            human_age(now - created, age, sizeof(age));
+            cli_human_age(now - created, age, sizeof(age));
         else
             snprintf(age, sizeof(age), "<unknown>");
         row[nc++] = age;
-        row[nc++] = jstr(it, "reason");
+        row[nc++] = cli_jstr(it, "reason");
         if (c->wide)
-            row[nc++] = jstr(it, "message");
-        tbl_row(&t, row);
+            row[nc++] = cli_jstr(it, "message");
+        cli_tbl_row(&t, row);
         cu_buf_free(&req);
     }
     if (t.failed)
         out->failed = 1;
     else
-        tbl_print(&t, out);
-    tbl_free(&t);
+        cli_tbl_print(&t, out);
+    cli_tbl_free(&t);
 }

@@ -1,5 +1,7 @@
 /*
- * cu_cli_queue.c
+ * cu_cli_queue.c - `cueue queue list` (the queues with their counts) and
+ * `cueue queue pending` (pending workloads in admission order): the
+ * controller's /debug/pending, else the model from the API objects.
  */
 #include "cu_cli_int.h"
 
@@ -81,28 +83,28 @@ static int pending_ep(cli *c, const char *cq, const char *lq, json_object **doc,
     cu_buf_puts(&p, "/debug/pending");
     if (cq) {
         cu_buf_puts(&p, "?clusterQueue=");
-        put_query_value(&p, cq);
+        cli_put_query_value(&p, cq);
     } else if (lq) {
         cu_buf_puts(&p, "?localQueue=");
-        put_query_value(&p, lq);
+        cli_put_query_value(&p, lq);
     }
     ep_resp r;
-    ep_get(c, cu_buf_str(&p), &r);
+    cli_ep_get(c, cu_buf_str(&p), &r);
     cu_buf_free(&p);
     *doc = NULL;
     *offline = 0;
     int rc = 0;
     char line[300];
-    if (ep_unavailable(&r)) {
-        note_offline(c, &r);
+    if (cli_ep_unavailable(&r)) {
+        cli_note_offline(c, &r);
         *offline = 1;
     } else if (r.code != 200) {
-        say(c, "the controller at %s answered HTTP %ld: %s", c->url, r.code,
-            first_line(&r.body, line, sizeof(line)));
+        cli_say(c, "the controller at %s answered HTTP %ld: %s", c->url, r.code,
+            cli_first_line(&r.body, line, sizeof(line)));
         rc = RC_FAIL;
     } else if (!(*doc = cu_json_parse_str(cu_buf_str(&r.body))) ||
-               !json_object_is_type(jget(*doc, "items"), json_type_array)) {
-        say(c, "the controller at %s answered with no PendingWorkloads document", c->url);
+               !json_object_is_type(cli_jget(*doc, "items"), json_type_array)) {
+        cli_say(c, "the controller at %s answered with no PendingWorkloads document", c->url);
         json_object_put(*doc);
         *doc = NULL;
         rc = RC_FAIL;
@@ -124,14 +126,14 @@ static int queue_pending(cli *c, const char *target, cu_buf *out)
     char ns[254], name[254], lqkey[600];
     const char *cq = NULL, *lq = NULL;
     if (target && strchr(target, '/')) {
-        int rc = split_target(c, target, ns, name, "LocalQueue");
+        int rc = cli_split_target(c, target, ns, name, "LocalQueue");
         if (rc)
             return rc;
         snprintf(lqkey, sizeof(lqkey), "%s/%s", ns, name);
         lq = lqkey;
     } else if (target) {
-        if (!valid_name(target))
-            return usage(c, "'%s' is not a valid ClusterQueue name (lowercase letters, digits, "
+        if (!cli_valid_name(target))
+            return cli_usage(c, "'%s' is not a valid ClusterQueue name (lowercase letters, digits, "
                          "'-' and '.')", target);
         cq = target;
     }
@@ -144,9 +146,9 @@ static int queue_pending(cli *c, const char *target, cu_buf *out)
     model m;
     int have_model = 0;
     if (offline) {
-        rc = api_open(c, &a);
+        rc = cli_api_open(c, &a);
         if (!rc) {
-            rc = model_load(c, &a, &m);
+            rc = cli_model_load(c, &a, &m);
             have_model = 1;
         }
         if (!rc) {
@@ -158,34 +160,34 @@ static int queue_pending(cli *c, const char *target, cu_buf *out)
                         strcmp(m.w.lqs.items[i]->meta.ns ? m.w.lqs.items[i]->meta.ns : "default",
                                ns) == 0;
             if (!found) {
-                say(c, "no %s %s", cq ? "ClusterQueue" : "LocalQueue", target);
+                cli_say(c, "no %s %s", cq ? "ClusterQueue" : "LocalQueue", target);
                 rc = RC_FAIL;
-            } else if (!(doc = offline_pending(&m, cq, lq))) {
-                say(c, "out of memory");
+            } else if (!(doc = cli_offline_pending(&m, cq, lq))) {
+                cli_say(c, "out of memory");
                 rc = RC_FAIL;
             }
             if (!rc)
                 note_model(c, &m);
         }
-    } else if (target && json_object_array_length(jget(doc, "items")) == 0) {
+    } else if (target && json_object_array_length(cli_jget(doc, "items")) == 0) {
         /* an empty answer: say so when the queue does not exist at all */
         json_object *obj = NULL;
-        if (api_open(c, &a) == 0) {
+        if (cli_api_open(c, &a) == 0) {
             int gr;
             if (cq) {
                 areq q;
                 memset(&q, 0, sizeof(q));
                 snprintf(q.path, sizeof(q.path), "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/%s",
                          cq);
-                api_run(&a, &q, 1);
+                cli_api_run(&a, &q, 1);
                 gr = q.code == 404 ? 0 : -1;
-                areq_clear(&q);
+                cli_areq_clear(&q);
             } else {
-                gr = api_get_obj(c, &a, "/apis/kueue.x-k8s.io/v1beta2", ns, "localqueues", name,
+                gr = cli_api_get_obj(c, &a, "/apis/kueue.x-k8s.io/v1beta2", ns, "localqueues", name,
                                  &obj) == 0 && !obj ? 0 : -1;
             }
             if (gr == 0) {
-                say(c, "no %s %s", cq ? "ClusterQueue" : "LocalQueue", target);
+                cli_say(c, "no %s %s", cq ? "ClusterQueue" : "LocalQueue", target);
                 rc = RC_FAIL;
             }
             json_object_put(obj);
@@ -194,20 +196,20 @@ static int queue_pending(cli *c, const char *target, cu_buf *out)
     if (!rc) {
         if (c->json) {
             emit_json(doc, out);
-        } else if (json_object_array_length(jget(doc, "items")) == 0) {
+        } else if (json_object_array_length(cli_jget(doc, "items")) == 0) {
             if (target)
                 cu_buf_printf(out, "No pending Workloads in %s %s.\n",
                               cq ? "ClusterQueue" : "LocalQueue", target);
             else
                 cu_buf_puts(out, "No pending Workloads.\n");
         } else {
-            render_pending(c, doc, lq, !target, out);
+            cli_render_pending(c, doc, lq, !target, out);
         }
     }
     json_object_put(doc);
     if (have_model)
-        model_free(&m);
-    api_close(&a);
+        cli_model_free(&m);
+    cli_api_close(&a);
     return rc;
 }
 
@@ -251,7 +253,7 @@ static int cmp_qrow(const void *pa, const void *pb)
 
 static int jint(json_object *o, const char *k)
 {
-    json_object *v = jget(o, k);
+    json_object *v = cli_jget(o, k);
     return v ? json_object_get_int(v) : 0;
 }
 
@@ -264,9 +266,9 @@ static void render_list(const cli *c, qrows *cqs, qrows *lqs, cu_buf *out)
         json_object *a = json_object_new_array(), *b = json_object_new_array();
         for (size_t i = 0; i < cqs->n; i++) {
             json_object *o = json_object_new_object();
-            jset_str(o, "name", cqs->v[i].name);
+            cli_jset_str(o, "name", cqs->v[i].name);
             if (cqs->v[i].cohort[0])
-                jset_str(o, "cohort", cqs->v[i].cohort);
+                cli_jset_str(o, "cohort", cqs->v[i].cohort);
             json_object_object_add(o, "pending", json_object_new_int(cqs->v[i].pending));
             if (cqs->v[i].known) {
                 json_object_object_add(o, "reserving", json_object_new_int(cqs->v[i].reserving));
@@ -276,9 +278,9 @@ static void render_list(const cli *c, qrows *cqs, qrows *lqs, cu_buf *out)
         }
         for (size_t i = 0; i < lqs->n; i++) {
             json_object *o = json_object_new_object();
-            jset_str(o, "namespace", lqs->v[i].ns);
-            jset_str(o, "name", lqs->v[i].name);
-            jset_str(o, "clusterQueue", lqs->v[i].cq);
+            cli_jset_str(o, "namespace", lqs->v[i].ns);
+            cli_jset_str(o, "name", lqs->v[i].name);
+            cli_jset_str(o, "clusterQueue", lqs->v[i].cq);
             json_object_object_add(o, "pending", json_object_new_int(lqs->v[i].pending));
             if (lqs->v[i].known) {
                 json_object_object_add(o, "reserving", json_object_new_int(lqs->v[i].reserving));
@@ -298,7 +300,7 @@ static void render_list(const cli *c, qrows *cqs, qrows *lqs, cu_buf *out)
         const char *hdr[5] = { pass ? "LOCALQUEUE" : "CLUSTERQUEUE",
                                pass ? "CLUSTERQUEUE" : "COHORT",
                                "PENDING", "RESERVING", "ADMITTED" };
-        tbl_row(&t, hdr);
+        cli_tbl_row(&t, hdr);
         for (size_t i = 0; i < q->n; i++) {
             char name[520], p[16], r[16], a[16];
             if (pass)
@@ -310,17 +312,17 @@ static void render_list(const cli *c, qrows *cqs, qrows *lqs, cu_buf *out)
             snprintf(a, sizeof(a), "%d", q->v[i].admitted);
             const char *row[5] = { name, pass ? q->v[i].cq : q->v[i].cohort, p,
                                    q->v[i].known ? r : "?", q->v[i].known ? a : "?" };
-            tbl_row(&t, row);
+            cli_tbl_row(&t, row);
         }
         if (pass)
             cu_buf_puts(out, "\n");
         if (t.failed)
             out->failed = 1;
         else if (q->n)
-            tbl_print(&t, out);
+            cli_tbl_print(&t, out);
         else
             cu_buf_printf(out, "No %s.\n", pass ? "LocalQueues" : "ClusterQueues");
-        tbl_free(&t);
+        cli_tbl_free(&t);
     }
 }
 
@@ -336,9 +338,9 @@ static int queue_list(cli *c, cu_buf *out)
     int oom = 0;
     if (offline) {
         model m;
-        rc = api_open(c, &a);
+        rc = cli_api_open(c, &a);
         if (!rc) {
-            rc = model_load(c, &a, &m);
+            rc = cli_model_load(c, &a, &m);
             if (!rc) {
                 for (size_t i = 0; i < cu_engine_ncqs(m.e) && !oom; i++) {
                     const cu_cq_info *ci = cu_engine_cq_info(m.e, i);
@@ -369,58 +371,58 @@ static int queue_list(cli *c, cu_buf *out)
                 }
                 note_model(c, &m);
             }
-            model_free(&m);
+            cli_model_free(&m);
         }
     } else {
         /* the queues and their status counts from the API, the pending
          * counts from the controller */
-        if (api_open(c, &a) == 0) {
+        if (cli_api_open(c, &a) == 0) {
             areq q[2];
             memset(q, 0, sizeof(q));
-            snprintf(q[0].path, sizeof(q[0].path), "%s", res_tab[R_CQ].path);
-            snprintf(q[1].path, sizeof(q[1].path), "%s", res_tab[R_LQ].path);
-            api_run(&a, q, 2);
+            snprintf(q[0].path, sizeof(q[0].path), "%s", cli_res_tab[R_CQ].path);
+            snprintf(q[1].path, sizeof(q[1].path), "%s", cli_res_tab[R_LQ].path);
+            cli_api_run(&a, q, 2);
             for (int k = 0; k < 2 && !oom; k++) {
                 json_object *l = q[k].code == 200 && q[k].body ? cu_json_parse_str(q[k].body)
                                                                : NULL;
-                json_object *items = jget(l, "items");
+                json_object *items = cli_jget(l, "items");
                 if (!json_object_is_type(items, json_type_array)) {
-                    say_api_error(c, &a, &q[k]);
-                    say(c, "warning: the %s and their admitted counts are not known",
+                    cli_say_api_error(c, &a, &q[k]);
+                    cli_say(c, "warning: the %s and their admitted counts are not known",
                         k ? "LocalQueues" : "ClusterQueues");
                 }
                 size_t n = items ? json_object_array_length(items) : 0;
                 for (size_t i = 0; i < n && !oom; i++) {
                     json_object *it = json_object_array_get_idx(items, i);
-                    json_object *md = jget(it, "metadata"), *st = jget(it, "status");
-                    const char *name = jstr(md, "name");
+                    json_object *md = cli_jget(it, "metadata"), *st = cli_jget(it, "status");
+                    const char *name = cli_jstr(md, "name");
                     if (!name)
                         continue;
-                    qrow *r = qrows_get(k ? &lqs : &cqs, k ? jstr(md, "namespace") : NULL, name);
+                    qrow *r = qrows_get(k ? &lqs : &cqs, k ? cli_jstr(md, "namespace") : NULL, name);
                     if (!r) {
                         oom = 1;
                         break;
                     }
-                    const char *other = jstr(jget(it, "spec"), k ? "clusterQueue" : "cohortName");
+                    const char *other = cli_jstr(cli_jget(it, "spec"), k ? "clusterQueue" : "cohortName");
                     if (!other && !k)
-                        other = jstr(jget(it, "spec"), "cohort");
+                        other = cli_jstr(cli_jget(it, "spec"), "cohort");
                     snprintf(k ? r->cq : r->cohort, sizeof(r->cq), "%s", other ? other : "");
                     r->reserving = jint(st, "reservingWorkloads");
                     r->admitted = jint(st, "admittedWorkloads");
                     r->known = 1;
                 }
                 json_object_put(l);
-                areq_clear(&q[k]);
+                cli_areq_clear(&q[k]);
             }
         } else {
-            say(c, "warning: the queues' admitted counts are not known");
+            cli_say(c, "warning: the queues' admitted counts are not known");
         }
-        json_object *items = jget(doc, "items");
+        json_object *items = cli_jget(doc, "items");
         size_t n = json_object_array_length(items);
         for (size_t i = 0; i < n && !oom; i++) {
             json_object *it = json_object_array_get_idx(items, i);
-            const char *cq = jstr(it, "clusterQueue"), *lq = jstr(it, "localQueue");
-            const char *ns = jstr(it, "namespace");
+            const char *cq = cli_jstr(it, "clusterQueue"), *lq = cli_jstr(it, "localQueue");
+            const char *ns = cli_jstr(it, "namespace");
             qrow *r = cq && *cq ? qrows_get(&cqs, NULL, cq) : NULL;
             if (r)
                 r->pending++;
@@ -433,7 +435,7 @@ static int queue_list(cli *c, cu_buf *out)
         }
     }
     if (oom) {
-        say(c, "out of memory");
+        cli_say(c, "out of memory");
         rc = RC_FAIL;
     }
     if (!rc)
@@ -441,7 +443,7 @@ static int queue_list(cli *c, cu_buf *out)
     free(cqs.v);
     free(lqs.v);
     json_object_put(doc);
-    api_close(&a);
+    cli_api_close(&a);
     return rc;
 }
 
@@ -450,7 +452,7 @@ int cu_queue_main(int argc, char **argv)
     cli c = { .cmd = "queue" };
     cu_buf_init(&c.notes, 1u << 16);
     int help = 0;
-    int rc = parse_opts(&c, argc, argv, 1, &help);
+    int rc = cli_parse_opts(&c, argc, argv, 1, &help);
     if (rc || help) {
         if (help)
             fputs(help_queue, stdout);
@@ -462,21 +464,21 @@ int cu_queue_main(int argc, char **argv)
     const char *sub = optind < argc ? argv[optind] : NULL;
     int nargs = argc - optind - 1;
     if (!sub) {
-        rc = usage(&c, "no subcommand given (list or pending)");
+        rc = cli_usage(&c, "no subcommand given (list or pending)");
     } else if (strcmp(sub, "list") == 0) {
-        rc = nargs > 0 ? usage(&c, "list takes no arguments, got '%s'", argv[optind + 1])
+        rc = nargs > 0 ? cli_usage(&c, "list takes no arguments, got '%s'", argv[optind + 1])
                        : queue_list(&c, &out);
     } else if (strcmp(sub, "pending") == 0) {
-        rc = nargs > 1 ? usage(&c, "pending takes one queue (CLUSTERQUEUE or "
+        rc = nargs > 1 ? cli_usage(&c, "pending takes one queue (CLUSTERQUEUE or "
                                "NAMESPACE/LOCALQUEUE), got extra '%s'", argv[optind + 2])
                        : queue_pending(&c, nargs ? argv[optind + 1] : NULL, &out);
     } else {
-        rc = usage(&c, "unknown subcommand '%s' (use list or pending)", sub);
+        rc = cli_usage(&c, "unknown subcommand '%s' (use list or pending)", sub);
     }
     if (!rc)
-        rc = emit(&c, &out);
+        rc = cli_emit(&c, &out);
     cu_buf_free(&out);
-    say_fallback(&c, rc);
+    cli_say_fallback(&c, rc);
     cu_buf_free(&c.notes);
     return rc;
 }

@@ -1,5 +1,7 @@
 /*
- * cu_convert.c
+ * cu_convert.c - `cueue convert PATH...`: manifest files (folders read
+ * recursively in name order) rewritten from v1beta1 to v1beta2, printed as
+ * one YAML stream.
  */
 #include "cu_front.h"
 
@@ -142,13 +144,13 @@ int cu_convert_main(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
-            fputs(help_convert, stdout);
+            fputs(cli_help_convert, stdout);
             return 0;
         }
-        return usage_error("convert", "unknown option '%s'", bad_option(argv, optind, optopt, sbuf));
+        return cli_usage_error("convert", "unknown option '%s'", cli_bad_option(argv, optind, optopt, sbuf));
     }
     if (optind >= argc)
-        return usage_error("convert", "no PATH given (files or folders of manifests)");
+        return cli_usage_error("convert", "no PATH given (files or folders of manifests)");
 
     file_list fl = { 0 };
     int rc = collect_paths(&fl, &argv[optind], argc - optind);
@@ -166,7 +168,7 @@ int cu_convert_main(int argc, char **argv)
         if (err) {
             if (d.nerrors == 0)
                 fprintf(stderr, "cueue: %s: %s\n", fl.items[i], cu_strerror(err));
-            rc = exit_code(err);
+            rc = cli_exit_code(err);
             break;
         }
         for (size_t k = 0; k < ndocs && !err; k++) {
@@ -186,9 +188,9 @@ int cu_convert_main(int argc, char **argv)
             rc = EXIT_INTERNAL;
         }
     }
-    print_diag(&d);
+    cli_print_diag(&d);
     if (!rc)
-        rc = write_out(&out);
+        rc = cli_write_out(&out);
     cu_diag_free(&d);
     cu_buf_free(&out);
     cu_arena_free(&a);

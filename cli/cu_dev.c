@@ -15,6 +15,7 @@
  * The children get the original mask back and their own process group, so
  * a Ctrl-C reaches only this process, which stops them in order.
  */
+#include "cu_cli.h"
 #include "cu_controller.h"
 #include "cu_doc.h"
 #include "cu_kconfig.h"

@@ -1,5 +1,7 @@
 /*
- * cu_front.c
+ * cu_front.c - the help texts of `cueue`, `cueue simulate` and `cueue
+ * convert`, `cueue help [CMD]`, and what the fronts of simulate and convert
+ * share: usage errors, diagnostics on stderr, exit codes, the output.
  */
 #include "cu_front.h"
 
@@ -11,7 +13,7 @@
 #include <string.h>
 #include <stdarg.h>
 
-const char help_main[] =
+const char cli_help_main[] =
     "Usage: cueue COMMAND [OPTIONS] [ARGS...]\n"
     "\n"
     "Cueue is a Kueue-style admission and quota controller for Kubernetes batch\n"
@@ -43,7 +45,7 @@ const char help_main[] =
     "\n"
     "Exit codes: 0 success, 1 internal error, 2 bad usage or bad input.\n";
 
-const char help_simulate[] =
+const char cli_help_simulate[] =
     "Usage: cueue simulate [OPTIONS] PATH...\n"
     "\n"
     "Loads Kueue manifests, validates them, runs the admission engine until\n"
@@ -129,7 +131,7 @@ const char help_simulate[] =
     "     stdout), an unreadable PATH or an --explain name that no Workload\n"
     "     or Job among the inputs has\n";
 
-const char help_convert[] =
+const char cli_help_convert[] =
     "Usage: cueue convert PATH...\n"
     "\n"
     "Rewrites kueue.x-k8s.io/v1beta1 objects as v1beta2 and prints every\n"
@@ -155,19 +157,19 @@ const char help_convert[] =
 
 /* ---------------- helpers ---------------- */
 
-int usage_error(const char *cmd, const char *fmt, ...)
+int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Prints "cueue: MESSAGE" and a hint to stderr; returns EXIT_USAGE. */
-int usage_error(const char *cmd, const char *fmt, ...)
+int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     fputs("cueue: ", stderr);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    const char *help = !cmd ? help_main
-                       : strcmp(cmd, "simulate") == 0 ? help_simulate : help_convert;
+    const char *help = !cmd ? cli_help_main
+                       : strcmp(cmd, "simulate") == 0 ? cli_help_simulate : cli_help_convert;
     /* the help's first line is the usage synopsis */
     fprintf(stderr, "\n%.*s\n", (int)strcspn(help, "\n"), help);
     if (cmd)
@@ -177,7 +179,7 @@ int usage_error(const char *cmd, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
-void print_diag(const cu_diag *d)
+void cli_print_diag(const cu_diag *d)
 {
     for (size_t i = 0; i < d->n; i++)
         fprintf(stderr, "cueue: %s\n", d->msgs[i]);
@@ -186,7 +188,7 @@ void print_diag(const cu_diag *d)
 }
 
 /* Maps an error to an exit code: bad input is 2, the rest internal. */
-int exit_code(cu_err err)
+int cli_exit_code(cu_err err)
 {
     switch (err) {
     case CU_OK:
@@ -203,7 +205,7 @@ int exit_code(cu_err err)
 }
 
 /* Writes the whole buffer to stdout; returns 0 or EXIT_INTERNAL. */
-int write_out(const cu_buf *out)
+int cli_write_out(const cu_buf *out)
 {
     if (out->len && fwrite(out->data, 1, out->len, stdout) != out->len) {
         fprintf(stderr, "cueue: writing the output failed: %s\n", strerror(errno));
@@ -218,7 +220,7 @@ int write_out(const cu_buf *out)
 
 /* The option as the user wrote it, for messages about it: "-x" built in
  * buf (3 bytes) for a short option, else the argument itself. */
-const char *bad_option(char **argv, int optind_now, int optopt_now, char *buf)
+const char *cli_bad_option(char **argv, int optind_now, int optopt_now, char *buf)
 {
     if (optopt_now > 0 && optopt_now < 256) {
         buf[0] = '-';
@@ -234,17 +236,17 @@ const char *bad_option(char **argv, int optind_now, int optopt_now, char *buf)
 int cu_help_main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs(help_main, stdout);
+        fputs(cli_help_main, stdout);
         return 0;
     }
     if (argc > 2)
-        return usage_error(NULL, "help takes at most one COMMAND, got extra '%s'", argv[2]);
+        return cli_usage_error(NULL, "help takes at most one COMMAND, got extra '%s'", argv[2]);
     if (strcmp(argv[1], "simulate") == 0)
-        fputs(help_simulate, stdout);
+        fputs(cli_help_simulate, stdout);
     else if (strcmp(argv[1], "convert") == 0)
-        fputs(help_convert, stdout);
+        fputs(cli_help_convert, stdout);
     else if (strcmp(argv[1], "help") == 0)
-        fputs(help_main, stdout);
+        fputs(cli_help_main, stdout);
     else if (strcmp(argv[1], "cluster") == 0)
         fputs(cu_cluster_help(), stdout);
     else if (strcmp(argv[1], "controller") == 0)
@@ -256,7 +258,7 @@ int cu_help_main(int argc, char **argv)
     else if (strcmp(argv[1], "queue") == 0)
         return cu_queue_main(2, (char *[]){ "queue", "--help", NULL });
     else
-        return usage_error(NULL, "unknown command '%s'", argv[1]);
+        return cli_usage_error(NULL, "unknown command '%s'", argv[1]);
     return 0;
 }
 

@@ -1,5 +1,6 @@
 /*
- * cu_simulate.c
+ * cu_simulate.c - the front of `cueue simulate`: options into cu_sim_opts,
+ * cu_sim_run, diagnostics on stderr, the result on stdout.
  */
 #include "cu_front.h"
 
@@ -40,7 +41,7 @@ static int simulate_parse(int argc, char **argv, cu_sim_opts *so_out, const char
     while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'h':
-            fputs(help_simulate, stdout);
+            fputs(cli_help_simulate, stdout);
             return 0;
         case 'o':
             so.explain_after_table = 0;
@@ -52,7 +53,7 @@ static int simulate_parse(int argc, char **argv, cu_sim_opts *so_out, const char
             else if (strcmp(optarg, "yaml") == 0)
                 so.format = CU_SIM_YAML;
             else
-                return usage_error("simulate",
+                return cli_usage_error("simulate",
                                    "unknown output format '%s' (use table, json or yaml)",
                                    optarg);
             break;
@@ -64,25 +65,25 @@ static int simulate_parse(int argc, char **argv, cu_sim_opts *so_out, const char
             errno = 0;
             long v = strtol(optarg, &end, 10);
             if (errno || end == optarg || *end || v < 1 || v > INT_MAX)
-                return usage_error("simulate",
+                return cli_usage_error("simulate",
                                    "--max-cycles needs a positive integer, got '%s'", optarg);
             so.max_cycles = (int)v;
             break;
         }
         case OPT_NOW:
             if (cu_time_parse(optarg, &so.now_ms) != CU_OK)
-                return usage_error("simulate",
+                return cli_usage_error("simulate",
                                    "--now needs an RFC 3339 time like "
                                    "2026-01-01T00:00:00Z, got '%s'", optarg);
             if (so.now_ms <= 0)
-                return usage_error("simulate", "--now must be after 1970, got '%s'", optarg);
+                return cli_usage_error("simulate", "--now must be after 1970, got '%s'", optarg);
             break;
         case OPT_CONFIG:
             if (so.config_path)
-                return usage_error("simulate", "--config given twice ('%s' and '%s')",
+                return cli_usage_error("simulate", "--config given twice ('%s' and '%s')",
                                    so.config_path, optarg);
             if (!*optarg)
-                return usage_error("simulate", "--config needs a FILE");
+                return cli_usage_error("simulate", "--config needs a FILE");
             so.config_path = optarg;
             break;
         case OPT_FAIR_SHARING:
@@ -90,20 +91,20 @@ static int simulate_parse(int argc, char **argv, cu_sim_opts *so_out, const char
             break;
         case OPT_EXPLAIN:
             if (!*optarg)
-                return usage_error("simulate", "--explain needs NAMESPACE/NAME of a Workload "
+                return cli_usage_error("simulate", "--explain needs NAMESPACE/NAME of a Workload "
                                                "or a Job");
             explain[so.nexplain++] = optarg;
             break;
         case ':':
-            return usage_error("simulate", "option '%s' needs a value",
-                               bad_option(argv, optind, 0, sbuf));
+            return cli_usage_error("simulate", "option '%s' needs a value",
+                               cli_bad_option(argv, optind, 0, sbuf));
         default:
-            return usage_error("simulate", "unknown option '%s'",
-                               bad_option(argv, optind, optopt, sbuf));
+            return cli_usage_error("simulate", "unknown option '%s'",
+                               cli_bad_option(argv, optind, optopt, sbuf));
         }
     }
     if (optind >= argc)
-        return usage_error("simulate", "no PATH given (files or folders of manifests)");
+        return cli_usage_error("simulate", "no PATH given (files or folders of manifests)");
     *so_out = so;
     return -1;
 }
@@ -129,13 +130,13 @@ int cu_simulate_main(int argc, char **argv)
     cu_diag d;
     cu_diag_init(&d);
     cu_err err = cu_sim_run(paths, npaths, &so, &out, &d);
-    print_diag(&d);
+    cli_print_diag(&d);
     if (err) {
         if (d.nerrors == 0)
             fprintf(stderr, "cueue: simulate failed: %s\n", cu_strerror(err));
-        rc = exit_code(err);
+        rc = cli_exit_code(err);
     } else {
-        rc = write_out(&out);
+        rc = cli_write_out(&out);
     }
     cu_diag_free(&d);
     cu_buf_free(&out);

@@ -1,5 +1,6 @@
 /*
- * main.c - the `cueue` command: subcommand dispatch and option parsing.
+ * main.c - the `cueue` command: subcommand dispatch (the commands live in
+ * cli/, cluster/ and controller/).
  *
  * Results go to stdout, every error and warning to stderr as
  * "cueue: message", one per line. Exit codes: 0 ok, 1 internal error
@@ -18,12 +19,12 @@
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs(help_main, stderr);
+        fputs(cli_help_main, stderr);
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0)
-        return fputs(help_main, stdout) < 0 ? EXIT_INTERNAL : 0;
+        return fputs(cli_help_main, stdout) < 0 ? EXIT_INTERNAL : 0;
     if (strcmp(cmd, "--version") == 0) {
         puts("cueue " CUEUE_VERSION);
         return 0;
@@ -45,6 +46,6 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "queue") == 0)
         return cu_queue_main(argc - 1, argv + 1);
     if (cmd[0] == '-')
-        return usage_error(NULL, "unknown option '%s'", cmd);
-    return usage_error(NULL, "unknown command '%s'", cmd);
+        return cli_usage_error(NULL, "unknown option '%s'", cmd);
+    return cli_usage_error(NULL, "unknown command '%s'", cmd);
 }

@@ -70,7 +70,7 @@ typedef struct res_info {
     const char *path, *api_version, *kind;
     int optional;               /* a 404 means "none" (resource not served) */
 } res_info;
-extern const res_info res_tab[NRES];
+extern const res_info cli_res_tab[NRES];
 
 typedef struct model {
     cu_world w;                 /* the API objects */
@@ -83,46 +83,46 @@ typedef struct model {
     int would_admit;            /* pending in the API, admitted by the engine */
 } model;
 
-void say(const cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int usage(const cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_say(const cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cli_usage(const cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* cu_cli.c */
-void say_diag(const cli *c, const cu_diag *d);
-int64_t real_now(void *ud);
-int emit(const cli *c, const cu_buf *out);
-void say_fallback(const cli *c, int rc);
-int valid_name(const char *s);
-void put_query_value(cu_buf *b, const char *s);
-void human_age(int64_t ms, char *out, size_t n);
-void tbl_row(table *t, const char *const *cells);
-void tbl_print(const table *t, cu_buf *out);
-void tbl_free(table *t);
-void ep_get(const cli *c, const char *path_query, ep_resp *r);
-const char *first_line(const cu_buf *b, char *out, size_t n);
-void note_offline(cli *c, const ep_resp *r);
-int ep_unavailable(const ep_resp *r);
-void areq_clear(areq *q);
-int api_open(cli *c, api *a);
-void api_close(api *a);
-void api_run(api *a, areq *q, size_t n);
-void say_api_error(cli *c, const api *a, const areq *q);
-int split_target(const cli *c, const char *arg, char *ns, char *name, const char *what);
-int api_get_obj(cli *c, api *a, const char *prefix, const char *ns,
+void cli_say_diag(const cli *c, const cu_diag *d);
+int64_t cli_real_now(void *ud);
+int cli_emit(const cli *c, const cu_buf *out);
+void cli_say_fallback(const cli *c, int rc);
+int cli_valid_name(const char *s);
+void cli_put_query_value(cu_buf *b, const char *s);
+void cli_human_age(int64_t ms, char *out, size_t n);
+void cli_tbl_row(table *t, const char *const *cells);
+void cli_tbl_print(const table *t, cu_buf *out);
+void cli_tbl_free(table *t);
+void cli_ep_get(const cli *c, const char *path_query, ep_resp *r);
+const char *cli_first_line(const cu_buf *b, char *out, size_t n);
+void cli_note_offline(cli *c, const ep_resp *r);
+int cli_ep_unavailable(const ep_resp *r);
+void cli_areq_clear(areq *q);
+int cli_api_open(cli *c, api *a);
+void cli_api_close(api *a);
+void cli_api_run(api *a, areq *q, size_t n);
+void cli_say_api_error(cli *c, const api *a, const areq *q);
+int cli_split_target(const cli *c, const char *arg, char *ns, char *name, const char *what);
+int cli_api_get_obj(cli *c, api *a, const char *prefix, const char *ns,
                        const char *plural, const char *name, json_object **obj);
-int parse_opts(cli *c, int argc, char **argv, int allow_wide, int *help);
+int cli_parse_opts(cli *c, int argc, char **argv, int allow_wide, int *help);
 
 /* cu_cli_model.c */
-void model_free(model *m);
-const char *jstr(json_object *o, const char *k);
-json_object *jget(json_object *o, const char *k);
-int model_load(cli *c, api *a, model *m);
-const cu_workload *find_wl(const model *m, const char *ns, const char *name);
-int have_namespace(const model *m, const char *ns);
-void jset_str(json_object *o, const char *k, const char *v);
-json_object *offline_pending(model *m, const char *cq, const char *lq);
-void render_pending(const cli *c, json_object *doc, const char *lq, int all, cu_buf *out);
+void cli_model_free(model *m);
+const char *cli_jstr(json_object *o, const char *k);
+json_object *cli_jget(json_object *o, const char *k);
+int cli_model_load(cli *c, api *a, model *m);
+const cu_workload *cli_find_wl(const model *m, const char *ns, const char *name);
+int cli_have_namespace(const model *m, const char *ns);
+void cli_jset_str(json_object *o, const char *k, const char *v);
+json_object *cli_offline_pending(model *m, const char *cq, const char *lq);
+void cli_render_pending(const cli *c, json_object *doc, const char *lq, int all, cu_buf *out);
 
 /* cu_cli_explain.c */
-int explain(cli *c, const char *ns, const char *name, cu_buf *out);
+int cli_explain(cli *c, const char *ns, const char *name, cu_buf *out);
 
 #endif

@@ -14,12 +14,12 @@
 /* Folders nested deeper than this are not read (guards symlink loops). */
 #define MAX_DIR_DEPTH 32
 
-extern const char help_simulate[];
-extern const char help_convert[];
+extern const char cli_help_simulate[];
+extern const char cli_help_convert[];
 
-void print_diag(const cu_diag *d);
-int exit_code(cu_err err);
-int write_out(const cu_buf *out);
-const char *bad_option(char **argv, int optind_now, int optopt_now, char *buf);
+void cli_print_diag(const cu_diag *d);
+int cli_exit_code(cu_err err);
+int cli_write_out(const cu_buf *out);
+const char *cli_bad_option(char **argv, int optind_now, int optopt_now, char *buf);
 
 #endif
