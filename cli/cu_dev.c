@@ -16,6 +16,7 @@
  * a Ctrl-C reaches only this process, which stops them in order.
  */
 #include "cu_cli.h"
+#include "cu_dev_int.h"
 #include "cu_controller.h"
 #include "cu_doc.h"
 #include "cu_kconfig.h"
@@ -84,17 +85,7 @@ static const char dev_help[] =
 
 /* ---------------- manifests ---------------- */
 
-typedef struct dev_obj {
-    json_object *obj;   /* owned */
-    char *where;        /* "FILE:LINE", owned */
-} dev_obj;
-
-typedef struct dev_objs {
-    dev_obj *items;
-    size_t n, cap;
-} dev_objs;
-
-static void objs_free(dev_objs *l)
+void cli_dev_objs_free(dev_objs *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         json_object_put(l->items[i].obj);
@@ -226,7 +217,7 @@ static int load_file(dev_objs *l, const char *file)
 }
 
 /* Loads path (a file, or a folder read recursively in name order). */
-static int load_path(dev_objs *l, const char *path, int depth)
+int cli_dev_load_path(dev_objs *l, const char *path, int depth)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -278,7 +269,7 @@ static int load_path(dev_objs *l, const char *path, int depth)
             fprintf(stderr, "cueue: dev: %s: %s\n", p, strerror(errno));
             rc = 2;
         } else if (S_ISDIR(st.st_mode)) {
-            rc = load_path(l, p, depth + 1);
+            rc = cli_dev_load_path(l, p, depth + 1);
         } else if (S_ISREG(st.st_mode) && has_ext(names[i])) {
             rc = load_file(l, p);
         }
@@ -394,7 +385,7 @@ static const struct {
 
 /* Writes the collection path of obj into out; returns 0, or -1 when
  * apiVersion or kind is missing. */
-static int collection_path(json_object *obj, char *out, size_t n)
+int cli_dev_collection_path(json_object *obj, char *out, size_t n)
 {
     const char *av = jstr(obj, "apiVersion"), *kind = jstr(obj, "kind");
     if (!av || !kind || !*av || !*kind)
@@ -459,7 +450,7 @@ static int create_obj(dev *dv, const dev_obj *o)
     snprintf(what, sizeof what, "%s %s%s%s", kind ? kind : "(no kind)", ns ? ns : "",
              ns ? "/" : "", name ? name : "(no name)");
     char path[1024];
-    if (collection_path(obj, path, sizeof path)) {
+    if (cli_dev_collection_path(obj, path, sizeof path)) {
         fprintf(stderr, "cueue: dev: %s: %s: apiVersion and kind are required\n", o->where, what);
         return -1;
     }
@@ -675,7 +666,7 @@ static void out_line(const char *fmt, ...)
 
 /* "flavors a, b" from the admission (distinct names, in order), plus
  * "; N of M pods" for a partial admission. */
-static void describe_admission(json_object *wl, char *out, size_t n)
+void cli_dev_describe_admission(json_object *wl, char *out, size_t n)
 {
     json_object *psa = jget(jget(jget(wl, "status"), "admission"), "podSetAssignments");
     size_t off = 0;
@@ -723,7 +714,7 @@ static void describe_admission(json_object *wl, char *out, size_t n)
 
 /* Name shown for a Workload: "ns/JOB" when a Job owns it, else
  * "Workload ns/name". *job_owned tells which. */
-static void wl_display(json_object *wl, char *out, size_t n, int *job_owned)
+void cli_dev_wl_display(json_object *wl, char *out, size_t n, int *job_owned)
 {
     json_object *meta = jget(wl, "metadata");
     const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
@@ -750,13 +741,13 @@ static void see_workload(dev *dv, json_object *wl, json_object *seen)
              jstr(meta, "name") ? jstr(meta, "name") : "");
     json_object_object_add(seen, key, json_object_new_boolean(1));
     int job_owned;
-    wl_display(wl, disp, sizeof disp, &job_owned);
+    cli_dev_wl_display(wl, disp, sizeof disp, &job_owned);
     json_object *s = st_get(dv, key);
     json_object *adm = jget(jget(wl, "status"), "admission");
     int holds = adm && cond_true(wl, "QuotaReserved");
     if (holds && !st_flag(s, "adm")) {
         char fl[1024];
-        describe_admission(wl, fl, sizeof fl);
+        cli_dev_describe_admission(wl, fl, sizeof fl);
         const char *cq = jstr(adm, "clusterQueue");
         out_line("admitted %s to ClusterQueue %s (%s)", disp, cq ? cq : "?", fl);
         st_set(s, "adm", 1);
@@ -984,18 +975,18 @@ int cu_dev_main(int argc, char **argv)
 
     /* Read everything first: bad manifests start nothing. */
     dev_objs crds = { 0 }, samples = { 0 };
-    int rc = load_path(&crds, dv.crds, 0);
+    int rc = cli_dev_load_path(&crds, dv.crds, 0);
     if (!rc)
-        rc = load_path(&samples, dv.samples, 0);
+        rc = cli_dev_load_path(&samples, dv.samples, 0);
     if (rc) {
-        objs_free(&crds);
-        objs_free(&samples);
+        cli_dev_objs_free(&crds);
+        cli_dev_objs_free(&samples);
         return rc;
     }
     if (mkdir(dv.dir, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "cueue: dev: %s: %s\n", dv.dir, strerror(errno));
-        objs_free(&crds);
-        objs_free(&samples);
+        cli_dev_objs_free(&crds);
+        cli_dev_objs_free(&samples);
         return 1;
     }
     snprintf(dv.kubeconfig, sizeof dv.kubeconfig, "%s/kubeconfig", dv.dir);
@@ -1106,8 +1097,8 @@ out:
     cu_kconfig_free(dv.http.kc);
     json_object_put(dv.state);
     cu_diag_free(&d);
-    objs_free(&crds);
-    objs_free(&samples);
+    cli_dev_objs_free(&crds);
+    cli_dev_objs_free(&samples);
     sigprocmask(SIG_SETMASK, &dv.oldmask, NULL);
     return rc;
 }
