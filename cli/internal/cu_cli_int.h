@@ -83,46 +83,89 @@ typedef struct model {
     int would_admit;            /* pending in the API, admitted by the engine */
 } model;
 
+/* Prints "cueue: CMD: message" to stderr. */
 void cli_say(const cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints the message and "Try 'cueue CMD --help'." to stderr; returns RC_USAGE. */
 int cli_usage(const cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* cu_cli.c */
+/* Prints every message of d (borrowed) with cli_say. */
 void cli_say_diag(const cli *c, const cu_diag *d);
+/* The wall clock in ms (a cu_clock function; ud unused). */
 int64_t cli_real_now(void *ud);
+/* Writes the notes (stdout for text, stderr for JSON) and out to stdout;
+ * returns the exit code. */
 int cli_emit(const cli *c, const cu_buf *out);
+/* After rc == RC_FAIL reading the API: says why the controller was not used. */
 void cli_say_fallback(const cli *c, int rc);
+/* 1 when s is a Kubernetes object name (lowercase, digits, '-', '.'; 1-253 bytes). */
 int cli_valid_name(const char *s);
+/* Appends s percent-encoded for a query value ('/' kept) to b. */
 void cli_put_query_value(cu_buf *b, const char *s);
+/* kubectl's age notation of ms into out (n bytes): 45s, 3m10s, 42m, 2h4m, ... */
 void cli_human_age(int64_t ms, char *out, size_t n);
+/* Appends a row of t->ncols cells (copied; NULL or "" shows as "-"). */
 void cli_tbl_row(table *t, const char *const *cells);
+/* Appends t to out: columns padded to their widest cell, three spaces apart. */
 void cli_tbl_print(const table *t, cu_buf *out);
+/* Frees the cells of t. */
 void cli_tbl_free(table *t);
+/* GETs the controller's URL + path_query into r; the caller frees r->body
+ * with cu_buf_free. */
 void cli_ep_get(const cli *c, const char *path_query, ep_resp *r);
+/* The first line of b, copied into out (n bytes); returns out. */
 const char *cli_first_line(const cu_buf *b, char *out, size_t n);
+/* Records in c why the API objects are used instead of the controller. */
 void cli_note_offline(cli *c, const ep_resp *r);
+/* 1 when r means "ask the API objects instead" (no answer, or 503). */
 int cli_ep_unavailable(const ep_resp *r);
+/* Frees the body and error of q. */
 void cli_areq_clear(areq *q);
+/* Loads the kubeconfig and starts a client into a (close with cli_api_close).
+ * Returns 0, or RC_FAIL with the problem printed. */
 int cli_api_open(cli *c, api *a);
+/* Stops the client and frees a. */
 void cli_api_close(api *a);
+/* Runs the GETs q[0..n) at once and waits for all of them. */
 void cli_api_run(api *a, areq *q, size_t n);
+/* Prints why GET q failed. */
 void cli_say_api_error(cli *c, const api *a, const areq *q);
+/* Splits "[NS/]NAME" into ns and name (254-byte buffers); the namespace
+ * defaults to the kubeconfig context's, else "default". Returns 0 or RC_USAGE. */
 int cli_split_target(const cli *c, const char *arg, char *ns, char *name, const char *what);
+/* GET of a namespaced object: 0 with *obj (new, caller puts) or NULL for
+ * 404; else an exit code with the problem printed. */
 int cli_api_get_obj(cli *c, api *a, const char *prefix, const char *ns,
                        const char *plural, const char *name, json_object **obj);
+/* Parses the options of explain (allow_wide 0) or queue (1) into c; *help
+ * when --help. Returns 0 or RC_USAGE. Borrows argv. */
 int cli_parse_opts(cli *c, int argc, char **argv, int allow_wide, int *help);
 
 /* cu_cli_model.c */
+/* Frees everything m holds. */
 void cli_model_free(model *m);
+/* o[k] when it is a string, else NULL (borrowed). */
 const char *cli_jstr(json_object *o, const char *k);
+/* o[k] or NULL (borrowed). */
 json_object *cli_jget(json_object *o, const char *k);
+/* LISTs the objects, builds m (free with cli_model_free, also on failure)
+ * and runs the engine. Returns 0, or an exit code with the problem printed. */
 int cli_model_load(cli *c, api *a, model *m);
+/* The world's Workload ns/name (borrowed from m), or NULL. */
 const cu_workload *cli_find_wl(const model *m, const char *ns, const char *name);
+/* 1 when the listed Namespaces hold ns (or none were listed). */
 int cli_have_namespace(const model *m, const char *ns);
+/* o[k] = a new string v. */
 void cli_jset_str(json_object *o, const char *k, const char *v);
+/* The PendingWorkloads document computed from m's engine, filtered by cq
+ * and lq (either NULL). Returns a new object (caller puts), NULL on OOM. */
 json_object *cli_offline_pending(model *m, const char *cq, const char *lq);
+/* Appends the table of doc's items to out. lq: one LocalQueue was asked
+ * for (its positions, names without namespace); all: no filter. */
 void cli_render_pending(const cli *c, json_object *doc, const char *lq, int all, cu_buf *out);
 
 /* cu_cli_explain.c */
+/* Explains ns/name into out: the controller first, then the API objects. */
 int cli_explain(cli *c, const char *ns, const char *name, cu_buf *out);
 
 #endif
