@@ -283,6 +283,46 @@ void cu_diag_free(cu_diag *d)
     memset(d, 0, sizeof(*d));
 }
 
+/* ---------------- UTF-8 ---------------- */
+
+size_t cu_utf8_decode(const unsigned char *p, size_t avail, uint32_t *cp)
+{
+    if (avail == 0)
+        return 0;
+    unsigned char c = p[0];
+    size_t len;
+    uint32_t v, min;
+    if (c < 0x80) {
+        len = 1, v = c, min = 0;
+    } else if ((c & 0xE0) == 0xC0) {
+        len = 2, v = c & 0x1F, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+        len = 3, v = c & 0x0F, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+        len = 4, v = c & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (avail < len)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+        v = (v << 6) | (p[i] & 0x3F);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+        return 0;
+    if (cp)
+        *cp = v;
+    return len;
+}
+
+int cu_yaml_nonprintable(uint32_t cp)
+{
+    return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 ||
+           cp == 0x2029 || cp == 0xFEFF || cp == 0xFFFE || cp == 0xFFFF;
+}
+
 /* ---------------- time ---------------- */
 
 int64_t cu_clock_fake_now(void *ud)

@@ -121,6 +121,14 @@ static inline int64_t cu_clock_now(const cu_clock *c) { return c->now_ms(c->ud);
 int64_t cu_clock_fake_now(void *ud);
 
 /* ---- small helpers ---- */
+/* The valid UTF-8 sequence at p, at most avail bytes (a NUL byte ends it
+ * too): returns its length (1..4) and its code point in *cp (when cp is
+ * not NULL), or 0 when it is not valid UTF-8 (bad lead or continuation
+ * byte, truncated, overlong, surrogate, above U+10FFFF). Borrows p. */
+size_t cu_utf8_decode(const unsigned char *p, size_t avail, uint32_t *cp);
+/* 1 for the code points a YAML reader refuses raw or reads as line
+ * breaks (C0 and C1 controls, DEL, U+2028/9, U+FEFF, U+FFFE/F). */
+int cu_yaml_nonprintable(uint32_t cp);
 /* Formats an RFC 3339 UTC timestamp (second precision) into out (>= 21 bytes). */
 void cu_time_format(int64_t ms, char *out, size_t n);
 /* Parses RFC 3339 ("2024-01-02T03:04:05Z", optional fraction and offset)

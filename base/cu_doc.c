@@ -37,6 +37,8 @@
  * a quoted "true" or "3" is accepted as well as the plain one.
  */
 #include "cu_doc.h"
+#include "cu_hash.h"
+#include "cu_json.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -64,16 +66,6 @@ typedef struct sidx {
     size_t n;
 } sidx;
 
-static size_t str_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return (size_t)h;
-}
-
 static void sidx_free(sidx *x)
 {
     free(x->slots);
@@ -86,7 +78,7 @@ static size_t sidx_find(const sidx *x, const char *const *names, const char *k)
     if (!x->cap)
         return SIZE_MAX;
     size_t mask = x->cap - 1;
-    for (size_t i = str_hash(k) & mask;; i = (i + 1) & mask) {
+    for (size_t i = (size_t)cu_hash_str(k) & mask;; i = (i + 1) & mask) {
         size_t s = x->slots[i];
         if (!s)
             return SIZE_MAX;
@@ -105,7 +97,7 @@ static cu_err sidx_grow(sidx *x, const char *const *names)
         size_t s = x->slots[j];
         if (!s)
             continue;
-        size_t i = str_hash(names[s - 1]) & (cap - 1);
+        size_t i = (size_t)cu_hash_str(names[s - 1]) & (cap - 1);
         while (slots[i])
             i = (i + 1) & (cap - 1);
         slots[i] = s;
@@ -123,7 +115,7 @@ static cu_err sidx_put(sidx *x, const char *const *names, size_t idx)
         return CU_ENOMEM;
     const char *k = names[idx];
     size_t mask = x->cap - 1;
-    size_t i = str_hash(k) & mask;
+    size_t i = (size_t)cu_hash_str(k) & mask;
     for (; x->slots[i]; i = (i + 1) & mask) {
         if (strcmp(names[x->slots[i] - 1], k) == 0) {
             x->slots[i] = idx + 1;
@@ -1047,44 +1039,6 @@ cu_node *cu_node_clone(cu_arena *a, const cu_node *n)
 
 /* ================= emitting ================= */
 
-/* Decodes one UTF-8 sequence at p (NUL-terminated). Returns its length,
- * or 0 when it is not valid UTF-8 (overlong, surrogate, out of range,
- * truncated). */
-static size_t utf8_decode(const unsigned char *p, uint32_t *cp)
-{
-    unsigned char c = p[0];
-    size_t len;
-    uint32_t v, min;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    } else if ((c & 0xE0) == 0xC0) {
-        len = 2, v = c & 0x1F, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-        len = 3, v = c & 0x0F, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-        len = 4, v = c & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-        v = (v << 6) | (p[i] & 0x3F);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-        return 0;
-    *cp = v;
-    return len;
-}
-
-/* Code points a YAML reader refuses raw or treats as line breaks. */
-static int yaml_nonprintable(uint32_t cp)
-{
-    return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 ||
-           cp == 0x2029 || cp == 0xFEFF || cp == 0xFFFE || cp == 0xFFFF;
-}
-
 static int json_number(const char *p)
 {
 #define DIG(c) ((c) >= '0' && (c) <= '9')
@@ -1131,59 +1085,6 @@ static const char *json_bare(const cu_node *n)
     return json_number(n->str) ? n->str : NULL;
 }
 
-static void json_string(cu_buf *o, const char *s)
-{
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *p = (const unsigned char *)s;
-    cu_buf_append(o, "\"", 1);
-    while (*p) {
-        const unsigned char *run = p;
-        while (*p >= 0x20 && *p < 0x7F && *p != '"' && *p != '\\')
-            p++;
-        if (p > run)
-            cu_buf_append(o, (const char *)run, (size_t)(p - run));
-        if (!*p)
-            break;
-        unsigned char c = *p;
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            cu_buf_append(o, e, 2);
-            p++;
-        } else if (c == '\n') {
-            cu_buf_append(o, "\\n", 2);
-            p++;
-        } else if (c == '\r') {
-            cu_buf_append(o, "\\r", 2);
-            p++;
-        } else if (c == '\t') {
-            cu_buf_append(o, "\\t", 2);
-            p++;
-        } else if (c < 0x20 || c == 0x7F) {
-            char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            cu_buf_append(o, e, 6);
-            p++;
-        } else {
-            uint32_t cp;
-            size_t len = utf8_decode(p, &cp);
-            if (!len) {
-                cu_buf_append(o, "\\ufffd", 6); /* invalid UTF-8 byte */
-                p++;
-            } else if (yaml_nonprintable(cp)) {
-                /* C1 controls, U+2028/9, BOM, U+FFFE/F: escaped so that
-                 * the output also reads back through a YAML parser */
-                char e[6] = {'\\', 'u', hex[cp >> 12], hex[(cp >> 8) & 15],
-                             hex[(cp >> 4) & 15], hex[cp & 15]};
-                cu_buf_append(o, e, 6);
-                p += len;
-            } else {
-                cu_buf_append(o, (const char *)p, len);
-                p += len;
-            }
-        }
-    }
-    cu_buf_append(o, "\"", 1);
-}
-
 static void put_indent(cu_buf *o, int n)
 {
     static const char spaces[] = "                                ";
@@ -1205,7 +1106,7 @@ static void json_node(const cu_node *n, cu_buf *o, int indent, int level)
         if (bare)
             cu_buf_puts(o, bare);
         else
-            json_string(o, n->str ? n->str : "");
+            cu_json_put_str(o, n->str ? n->str : "", CU_JESC_DOC);
         return;
     }
     int map = n->type == CU_NODE_MAP;
@@ -1218,7 +1119,7 @@ static void json_node(const cu_node *n, cu_buf *o, int indent, int level)
             put_indent(o, indent * (level + 1));
         }
         if (map) {
-            json_string(o, n->keys[i]);
+            cu_json_put_str(o, n->keys[i], CU_JESC_DOC);
             cu_buf_puts(o, indent > 0 ? ": " : ":");
         }
         json_node(n->vals[i], o, indent, level + 1);
@@ -1303,8 +1204,8 @@ static int yaml_plain_unsafe(const char *s)
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
         uint32_t cp;
-        size_t l = utf8_decode(p, &cp);
-        if (!l || (yaml_nonprintable(cp) && cp != '\t'))
+        size_t l = cu_utf8_decode(p, SIZE_MAX, &cp);
+        if (!l || (cu_yaml_nonprintable(cp) && cp != '\t'))
             return 1;
         p += l;
     }
@@ -1350,11 +1251,11 @@ static void yaml_quoted(cu_buf *o, const char *s)
             p++;
         } else {
             uint32_t cp;
-            size_t len = utf8_decode(p, &cp);
+            size_t len = cu_utf8_decode(p, SIZE_MAX, &cp);
             if (!len) {
                 cu_buf_append(o, "\\uFFFD", 6); /* invalid UTF-8 byte */
                 p++;
-            } else if (yaml_nonprintable(cp)) {
+            } else if (cu_yaml_nonprintable(cp)) {
                 char e[6] = {'\\', 'u', hex[cp >> 12], hex[(cp >> 8) & 15],
                              hex[(cp >> 4) & 15], hex[cp & 15]};
                 cu_buf_append(o, e, 6);

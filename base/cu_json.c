@@ -94,3 +94,180 @@ json_object *cu_json_parse_str(const char *s)
 {
     return s ? cu_json_parse(NULL, s, strlen(s), NULL, 0) : NULL;
 }
+
+/* ---------------- accessors ---------------- */
+
+json_object *cu_jget(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v))
+        return v;
+    return NULL;
+}
+
+const char *cu_jas_str(json_object *v)
+{
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+const char *cu_jstr(json_object *o, const char *key)
+{
+    return cu_jas_str(cu_jget(o, key));
+}
+
+json_object *cu_jpath(json_object *o, const char *dotted)
+{
+    char key[128];
+    const char *p = dotted;
+    while (o && *p) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (n >= sizeof key)
+            return NULL;
+        memcpy(key, p, n);
+        key[n] = '\0';
+        o = cu_jget(o, key);
+        p = dot ? dot + 1 : p + n;
+    }
+    return o;
+}
+
+const char *cu_jpath_str(json_object *o, const char *dotted)
+{
+    return cu_jas_str(cu_jpath(o, dotted));
+}
+
+int cu_jint(json_object *o, const char *key)
+{
+    json_object *v = cu_jget(o, key);
+    return v ? json_object_get_int(v) : 0;
+}
+
+int64_t cu_jas_int64(json_object *v, int64_t def)
+{
+    return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : def;
+}
+
+int64_t cu_jas_num(json_object *v, int64_t def)
+{
+    if (v && json_object_is_type(v, json_type_int))
+        return json_object_get_int64(v);
+    if (v && json_object_is_type(v, json_type_double))
+        return (int64_t)json_object_get_double(v);
+    return def;
+}
+
+int cu_jas_true(json_object *v)
+{
+    return v && json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+}
+
+size_t cu_jarr_len(json_object *v)
+{
+    return v && json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
+}
+
+void cu_jset_str(json_object *o, const char *key, const char *v)
+{
+    json_object_object_add(o, key, json_object_new_string(v ? v : ""));
+}
+
+void cu_jset_int(json_object *o, const char *key, int64_t v)
+{
+    json_object_object_add(o, key, json_object_new_int64(v));
+}
+
+json_object *cu_jchild(json_object *o, const char *key)
+{
+    json_object *v = cu_jget(o, key);
+    if (v && json_object_is_type(v, json_type_object))
+        return v;
+    v = json_object_new_object();
+    if (v)
+        json_object_object_add(o, key, v);
+    return v;
+}
+
+json_object *cu_jcopy(json_object *o)
+{
+    json_object *d = NULL;
+    if (!o || json_object_deep_copy(o, &d, NULL) != 0)
+        return NULL;
+    return d;
+}
+
+/* ---------------- writing strings ---------------- */
+
+static size_t put_u(char *out, uint32_t cp)
+{
+    static const char hex[] = "0123456789abcdef";
+    out[0] = '\\', out[1] = 'u';
+    out[2] = hex[(cp >> 12) & 15], out[3] = hex[(cp >> 8) & 15];
+    out[4] = hex[(cp >> 4) & 15], out[5] = hex[cp & 15];
+    return 6;
+}
+
+size_t cu_json_escape_char(const char *s, size_t avail, unsigned flags,
+                           char out[CU_JSON_ESC_MAX], size_t *adv)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    unsigned char c = p[0];
+    *adv = 1;
+    if (c == '"' || c == '\\') {
+        out[0] = '\\', out[1] = (char)c;
+        return 2;
+    }
+    if (c < 0x20) {
+        char e = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : 0;
+        if (!e && (flags & CU_JESC_SHORT_BF))
+            e = c == '\b' ? 'b' : c == '\f' ? 'f' : 0;
+        if (e) {
+            out[0] = '\\', out[1] = e;
+            return 2;
+        }
+        return put_u(out, c);
+    }
+    if (c == 0x7F && (flags & CU_JESC_DEL))
+        return put_u(out, c);
+    if (c < 0x80 || !(flags & CU_JESC_UTF8)) {
+        out[0] = (char)c;
+        return 1;
+    }
+    uint32_t cp;
+    size_t l = cu_utf8_decode(p, avail, &cp);
+    if (!l) {
+        if (flags & CU_JESC_FFFD_ESC)
+            return put_u(out, 0xFFFD);
+        memcpy(out, "\xEF\xBF\xBD", 3);
+        return 3;
+    }
+    *adv = l;
+    if ((flags & CU_JESC_YAML) && cu_yaml_nonprintable(cp))
+        return put_u(out, cp); /* all of them are in the BMP */
+    memcpy(out, s, l);
+    return l;
+}
+
+cu_err cu_json_put_str(cu_buf *b, const char *s, unsigned flags)
+{
+    const char *p = s ? s : "";
+    size_t avail = strlen(p);
+    cu_buf_append(b, "\"", 1);
+    while (avail > 0) {
+        const char *run = p;
+        while (avail > 0 && (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7F && *p != '"' &&
+               *p != '\\')
+            p++, avail--;
+        if (p > run)
+            cu_buf_append(b, run, (size_t)(p - run));
+        if (!avail)
+            break;
+        char piece[CU_JSON_ESC_MAX];
+        size_t adv, n = cu_json_escape_char(p, avail, flags, piece, &adv);
+        cu_buf_append(b, piece, n);
+        p += adv;
+        avail -= adv;
+    }
+    cu_buf_append(b, "\"", 1);
+    return b->failed ? CU_ENOMEM : CU_OK;
+}

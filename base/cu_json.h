@@ -7,6 +7,12 @@
  * first (the caller's, kept across calls, or a fresh one) and parses again
  * with a deep one, allocated for the call, only when the document is
  * nested deeper: the common case costs nothing extra.
+ *
+ * Also the one home of the small json-c accessors every module used to
+ * copy (jget/jstr/jpath/jint...). They never fail loudly: a wrong type, a
+ * missing key, a JSON null or a NULL object all read as "absent" (NULL or
+ * the default), so a chain like cu_jstr(cu_jget(o, "metadata"), "name")
+ * is safe on any input. Results are borrowed from o (json-c's references).
  */
 #ifndef CU_JSON_H
 #define CU_JSON_H
@@ -33,5 +39,95 @@ json_object *cu_json_parse(json_tokener *tok, const char *s, size_t len, char *w
 
 /* cu_json_parse of a NUL-terminated string, no tokener, no reason. */
 json_object *cu_json_parse_str(const char *s);
+
+/* ---- writing JSON strings ---- */
+
+/* How cu_json_escape_char escapes; the former escapers' outputs differ
+ * and are pinned by tests and goldens, so each caller keeps its set.
+ * Always: '"' and '\\' as \" and \\, \n \r \t short, other bytes
+ * below 0x20 as \u00XX (lowercase hex). */
+enum {
+    CU_JESC_SHORT_BF = 1,  /* \b and \f short (else \u0008, \u000c) */
+    CU_JESC_DEL = 2,       /* DEL as \u007f (else raw) */
+    CU_JESC_UTF8 = 4,      /* bytes >= 0x80 checked: each byte that does not
+                              start valid UTF-8 becomes U+FFFD (else raw) */
+    CU_JESC_FFFD_ESC = 8,  /* with UTF8: that U+FFFD as \ufffd (else raw) */
+    CU_JESC_YAML = 16,     /* with UTF8: also \uXXXX for the code points a
+                              YAML reader refuses raw (C1, U+2028/9, U+FEFF,
+                              U+FFFE/F), so the JSON reads back as YAML */
+};
+#define CU_JESC_LOG (CU_JESC_SHORT_BF | CU_JESC_DEL | CU_JESC_UTF8)                /* cu_log */
+#define CU_JESC_DOC (CU_JESC_DEL | CU_JESC_UTF8 | CU_JESC_FFFD_ESC | CU_JESC_YAML) /* cu_doc */
+#define CU_JESC_RAW CU_JESC_SHORT_BF /* bytes >= 0x7F as they are (canonical JSON) */
+
+/* The longest piece cu_json_escape_char writes. */
+#define CU_JSON_ESC_MAX 8
+
+/* Escapes the one character at s (avail > 0 bytes, need not be
+ * NUL-terminated) for the inside of a JSON string: writes its piece into
+ * out (not NUL-terminated) and returns the piece's length; *adv is the
+ * number of bytes of s it stands for (>= 1). For writers that bound
+ * their output per character (the logger). */
+size_t cu_json_escape_char(const char *s, size_t avail, unsigned flags,
+                           char out[CU_JSON_ESC_MAX], size_t *adv);
+
+/* Appends s (NUL-terminated; NULL is "") to b as a quoted JSON string,
+ * escaped per flags. Returns CU_OK or CU_ENOMEM (b's bound). */
+cu_err cu_json_put_str(cu_buf *b, const char *s, unsigned flags);
+
+/* ---- accessors (all borrow; NULL o is fine everywhere) ---- */
+
+/* o[key] when o is an object holding key with a non-null value, else NULL. */
+json_object *cu_jget(json_object *o, const char *key);
+
+/* o[key] when it is a string, else NULL. */
+const char *cu_jstr(json_object *o, const char *key);
+
+/* v itself when it is a string, else NULL (no key: for values in hand). */
+const char *cu_jas_str(json_object *v);
+
+/* Follows a dotted path of object keys ("spec.template.spec"): each
+ * segment is a cu_jget; keys with dots cannot be named, a segment of 127+
+ * bytes reads as absent. "" returns o itself. */
+json_object *cu_jpath(json_object *o, const char *dotted);
+
+/* cu_jas_str(cu_jpath(o, dotted)). */
+const char *cu_jpath_str(json_object *o, const char *dotted);
+
+/* json_object_get_int of o[key], as json-c coerces it (a double truncates,
+ * a numeric string parses, true is 1, saturates at INT32 bounds); 0 when
+ * absent. For table cells and counters where "anything number-like" is
+ * wanted. */
+int cu_jint(json_object *o, const char *key);
+
+/* v's value when v is a JSON integer, else def (no coercion). */
+int64_t cu_jas_int64(json_object *v, int64_t def);
+
+/* v's value when v is a JSON integer, or a double truncated toward zero
+ * (as a C cast), else def. */
+int64_t cu_jas_num(json_object *v, int64_t def);
+
+/* 1 when v is the JSON boolean true, else 0. */
+int cu_jas_true(json_object *v);
+
+/* The length of v when it is an array, else 0. */
+size_t cu_jarr_len(json_object *v);
+
+/* ---- builders ---- */
+
+/* o[key] = a new string v (NULL: ""). o must be an object. */
+void cu_jset_str(json_object *o, const char *key, const char *v);
+
+/* o[key] = a new int64 v. o must be an object. */
+void cu_jset_int(json_object *o, const char *key, int64_t v);
+
+/* o[key] when it is an object; else a new empty object put there
+ * (replacing any non-object value). o must be an object. Borrowed; NULL
+ * only when out of memory. */
+json_object *cu_jchild(json_object *o, const char *key);
+
+/* A deep copy of o (new reference, caller puts), NULL when o is NULL or
+ * out of memory. */
+json_object *cu_jcopy(json_object *o);
 
 #endif

@@ -7,6 +7,7 @@
  * marker and the line end, so a cut line is still well-formed.
  */
 #include "cu_log.h"
+#include "cu_json.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -47,36 +48,6 @@ static void put_final(lw *w, const char *s)
     }
 }
 
-/* Length of the valid UTF-8 sequence at s (avail bytes), 0 when invalid
- * (bad lead, bad continuation, overlong, surrogate, above U+10FFFF). */
-static size_t utf8_len(const unsigned char *s, size_t avail)
-{
-    unsigned c = s[0];
-    size_t len;
-    uint32_t cp, min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2, cp = c & 0x1F, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-        len = 3, cp = c & 0x0F, min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4, cp = c & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (avail < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
 static int key_char_ok(unsigned char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -91,34 +62,31 @@ static int put_escaped(lw *w, const char *s, esc_mode mode)
     size_t avail = strlen(s);
     while (avail > 0) {
         unsigned char c = *p;
-        char tmp[8];
+        char tmp[CU_JSON_ESC_MAX];
         const char *piece = tmp;
         size_t n = 0, adv = 1;
-        if (mode == ESC_TEXT_KEY) {
+        if (mode == ESC_JSON) {
+            n = cu_json_escape_char((const char *)p, avail, CU_JESC_LOG, tmp, &adv);
+        } else if (mode == ESC_TEXT_KEY) {
             tmp[0] = key_char_ok(c) ? (char)c : '_';
             n = 1;
             if (c >= 0x80) { /* one '_' per character, not per byte */
-                size_t l = utf8_len(p, avail);
+                size_t l = cu_utf8_decode(p, avail, NULL);
                 adv = l ? l : 1;
             }
         } else if (c == '"' || c == '\\') {
             tmp[0] = '\\', tmp[1] = (char)c, n = 2;
         } else if (c < 0x20 || c == 0x7f) {
             char e = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : 0;
-            if (mode == ESC_JSON && !e)
-                e = c == '\b' ? 'b' : c == '\f' ? 'f' : 0;
             if (e) {
                 tmp[0] = '\\', tmp[1] = e, n = 2;
-            } else if (mode == ESC_JSON) {
-                memcpy(tmp, "\\u00", 4);
-                tmp[4] = hex[c >> 4], tmp[5] = hex[c & 15], n = 6;
             } else {
                 tmp[0] = '\\', tmp[1] = 'x', tmp[2] = hex[c >> 4], tmp[3] = hex[c & 15], n = 4;
             }
         } else if (c < 0x80) {
             tmp[0] = (char)c, n = 1;
         } else {
-            size_t l = utf8_len(p, avail);
+            size_t l = cu_utf8_decode(p, avail, NULL);
             if (l) {
                 piece = (const char *)p, n = l, adv = l;
             } else {

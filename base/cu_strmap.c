@@ -2,6 +2,7 @@
  * cu_strmap.c - linear probing, FNV-1a hashing, load factor <= 1/2.
  */
 #include "cu_strmap.h"
+#include "cu_hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,22 +19,12 @@ void cu_strmap_free(cu_strmap *m)
     memset(m, 0, sizeof(*m));
 }
 
-static uint64_t hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 int cu_strmap_get(const cu_strmap *m, const char *key)
 {
     if (!m->cap)
         return -1;
     size_t mask = m->cap - 1;
-    for (size_t i = hash(key) & mask;; i = (i + 1) & mask) {
+    for (size_t i = cu_hash_str(key) & mask;; i = (i + 1) & mask) {
         if (!m->keys[i])
             return -1;
         if (strcmp(m->keys[i], key) == 0)
@@ -54,7 +45,7 @@ static cu_err grow(cu_strmap *m)
     for (size_t j = 0; j < m->cap; j++) {
         if (!m->keys[j])
             continue;
-        size_t i = hash(m->keys[j]) & (cap - 1);
+        size_t i = cu_hash_str(m->keys[j]) & (cap - 1);
         while (keys[i])
             i = (i + 1) & (cap - 1);
         keys[i] = m->keys[j];
@@ -76,7 +67,7 @@ cu_err cu_strmap_put(cu_strmap *m, const char *key, int val)
             return err;
     }
     size_t mask = m->cap - 1;
-    size_t i = hash(key) & mask;
+    size_t i = cu_hash_str(key) & mask;
     while (m->keys[i]) {
         if (strcmp(m->keys[i], key) == 0) {
             m->vals[i] = val;

@@ -32,6 +32,7 @@
 #include <curl/curl.h>
 #include <pthread.h>
 
+#include "cu_clock.h"
 #include "cu_httpd.h"
 #include "cu_tls.h"
 
@@ -107,9 +108,7 @@ static int teardown(void **state)
 
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)cu_clock_mono_ns() / 1e9;
 }
 
 /* Runs the loop once without blocking, then waits up to 2 ms for fd. */

@@ -27,6 +27,7 @@
 #include <ev.h>
 
 #include "cu_informer.h"
+#include "cu_hash.h"
 #include "cu_json.h"
 
 #define BACKOFF_INIT_S 0.8
@@ -102,21 +103,11 @@ static uint64_t rnd(cu_informer *inf)
 
 /* ---- key -> resourceVersion table ---- */
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 static ient *tab_find(cu_informer *inf, const char *key)
 {
     if (!inf->nb)
         return NULL;
-    for (ient *e = inf->tab[hash_str(key) & (inf->nb - 1)]; e; e = e->next)
+    for (ient *e = inf->tab[cu_hash_str(key) & (inf->nb - 1)]; e; e = e->next)
         if (strcmp(e->key, key) == 0)
             return e;
     return NULL;
@@ -132,7 +123,7 @@ static int tab_grow(cu_informer *inf)
         ient *e = inf->tab[i];
         while (e) {
             ient *nx = e->next;
-            size_t b = hash_str(e->key) & (nb - 1);
+            size_t b = cu_hash_str(e->key) & (nb - 1);
             e->next = t[b];
             t[b] = e;
             e = nx;
@@ -159,7 +150,7 @@ static ient *tab_add(cu_informer *inf, const char *key, const char *rv)
         free(e);
         return NULL;
     }
-    size_t b = hash_str(key) & (inf->nb - 1);
+    size_t b = cu_hash_str(key) & (inf->nb - 1);
     e->next = inf->tab[b];
     inf->tab[b] = e;
     inf->n++;
@@ -178,7 +169,7 @@ static int ent_set_rv(ient *e, const char *rv)
 
 static void tab_del(cu_informer *inf, ient *e)
 {
-    ient **pp = &inf->tab[hash_str(e->key) & (inf->nb - 1)];
+    ient **pp = &inf->tab[cu_hash_str(e->key) & (inf->nb - 1)];
     while (*pp && *pp != e)
         pp = &(*pp)->next;
     if (*pp)
@@ -204,22 +195,6 @@ static void tab_free(cu_informer *inf)
     free(inf->tab);
     inf->tab = NULL;
     inf->nb = inf->n = 0;
-}
-
-/* ---- small JSON helpers ---- */
-
-static json_object *jget(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-    if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, k, &v))
-        return v;
-    return NULL;
-}
-
-static const char *jstr(json_object *o, const char *k)
-{
-    json_object *v = jget(o, k);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
 /* Parses len bytes of text, as deep as the API server serves; returns a
@@ -252,9 +227,9 @@ static void skip(cu_informer *inf, json_object *obj, const char *fmt, ...)
  * no metadata.name or the key does not fit. */
 static int obj_key(json_object *obj, char *out, size_t n, const char **rv)
 {
-    json_object *md = jget(obj, "metadata");
-    const char *name = jstr(md, "name"), *ns = jstr(md, "namespace");
-    *rv = jstr(md, "resourceVersion");
+    json_object *md = cu_jget(obj, "metadata");
+    const char *name = cu_jstr(md, "name"), *ns = cu_jstr(md, "namespace");
+    *rv = cu_jstr(md, "resourceVersion");
     if (!name || !*name)
         return -1;
     int w = ns && *ns ? snprintf(out, n, "%s/%s", ns, name) : snprintf(out, n, "%s", name);
@@ -628,7 +603,7 @@ static int read_list(cu_informer *inf, const char *s, size_t n, char **list_rv, 
     } else {
         root = parse(inf, s, n, why, sizeof why);
     }
-    json_object *items = jget(root, "items");
+    json_object *items = cu_jget(root, "items");
     if (!json_object_is_type(root, json_type_object) ||
         (items && !json_object_is_type(items, json_type_array))) {
         json_object_put(root);
@@ -636,8 +611,8 @@ static int read_list(cu_informer *inf, const char *s, size_t n, char **list_rv, 
              root ? "items is not an array" : why);
         return -1;
     }
-    json_object *md = jget(root, "metadata");
-    const char *c = jstr(md, "continue"), *rv = jstr(md, "resourceVersion");
+    json_object *md = cu_jget(root, "metadata");
+    const char *c = cu_jstr(md, "continue"), *rv = cu_jstr(md, "resourceVersion");
     *cont = c && *c ? xstrdup(c) : NULL;
     *list_rv = rv ? xstrdup(rv) : NULL;
     if (!split) {
@@ -734,8 +709,8 @@ static int watch_line(cu_kclient *c, const char *line, size_t len, void *ud)
         return 0;
     char why[200];
     json_object *ev = parse(inf, line, len, why, sizeof why);
-    const char *type = jstr(ev, "type");
-    json_object *obj = jget(ev, "object");
+    const char *type = cu_jstr(ev, "type");
+    json_object *obj = cu_jget(ev, "object");
     if (!ev || !type || !json_object_is_type(obj, json_type_object)) {
         /* the client hands over complete lines only, so this is one bad
          * event (not JSON, nested too deeply, no type): skip it rather
@@ -748,9 +723,9 @@ static int watch_line(cu_kclient *c, const char *line, size_t len, void *ud)
     int stop = 0;
     inf->depth++;
     if (strcmp(type, "BOOKMARK") == 0) {
-        set_rv(inf, jstr(jget(obj, "metadata"), "resourceVersion"));
+        set_rv(inf, cu_jstr(cu_jget(obj, "metadata"), "resourceVersion"));
     } else if (strcmp(type, "ERROR") == 0) {
-        json_object *code = jget(obj, "code");
+        json_object *code = cu_jget(obj, "code");
         inf->why = code && json_object_get_int(code) == 410 ? WHY_GONE : WHY_ERROR;
         stop = 1;
     } else {

@@ -17,6 +17,8 @@
  * until the next call.
  */
 #include "cu_kconfig.h"
+#include "cu_base64.h"
+#include "cu_clock.h"
 #include "cu_doc.h"
 
 #include <errno.h>
@@ -139,57 +141,6 @@ static char *trim(char *s)
     if (i)
         memmove(s, s + i, n - i + 1);
     return s;
-}
-
-static int b64val(int ch)
-{
-    if (ch >= 'A' && ch <= 'Z') return ch - 'A';
-    if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
-    if (ch >= '0' && ch <= '9') return ch - '0' + 52;
-    if (ch == '+' || ch == '-') return 62;
-    if (ch == '/' || ch == '_') return 63;
-    return -1;
-}
-
-/* Decodes standard base64 (whitespace ignored, padding optional) into a
- * new NUL-terminated buffer; caller frees. NULL on bad input. */
-static char *b64_decode(const char *s, size_t *len_out)
-{
-    size_t n = strlen(s);
-    char *out = malloc(n / 4 * 3 + 4);
-    if (!out)
-        return NULL;
-    size_t o = 0;
-    unsigned acc = 0;
-    int bits = 0, pad = 0;
-    for (size_t i = 0; i < n; i++) {
-        int ch = (unsigned char)s[i];
-        if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')
-            continue;
-        if (ch == '=') {
-            pad++;
-            continue;
-        }
-        int v = b64val(ch);
-        if (v < 0 || pad) {
-            free(out);
-            return NULL;
-        }
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (char)((acc >> bits) & 0xff);
-        }
-    }
-    if (pad > 2 || bits >= 6) {
-        free(out);
-        return NULL;
-    }
-    out[o] = '\0';
-    if (len_out)
-        *len_out = o;
-    return out;
 }
 
 /* Returns a new string: path itself when absolute (or dir is NULL), else
@@ -395,7 +346,7 @@ static cu_err load_material(const cu_node *body, const char *key, const kc_file 
         return CU_EINVAL;
     }
     if (data && data[0]) {
-        *out = b64_decode(data, NULL);
+        *out = cu_base64_decode(data, NULL);
         if (!*out) {
             cu_diag_error(d, "%s: %s: %s is not valid base64", f->path, what, dkey);
             return CU_EINVAL;
@@ -825,13 +776,6 @@ fail:
 
 /* ---------------- credentials ---------------- */
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Runs the plugin; on success fills *out (new string, caller frees). */
 static cu_err exec_run(const cu_kconfig *c, char **out, cu_diag *d)
 {
@@ -904,11 +848,11 @@ static cu_err exec_run(const cu_kconfig *c, char **out, cu_diag *d)
     cu_buf ob, eb;
     cu_buf_init(&ob, KC_EXEC_OUT_MAX);
     cu_buf_init(&eb, 0);
-    int64_t deadline = mono_ms() + KC_EXEC_TIMEOUT_MS;
+    int64_t deadline = cu_clock_mono_ms() + KC_EXEC_TIMEOUT_MS;
     int open_fds = 2, timed_out = 0, too_big = 0;
     struct pollfd pf[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
     while (open_fds > 0) {
-        int64_t left = deadline - mono_ms();
+        int64_t left = deadline - cu_clock_mono_ms();
         if (left <= 0) {
             timed_out = 1;
             break;

@@ -31,6 +31,7 @@
 #include <json-c/json.h>
 
 #include "cu_lease.h"
+#include "cu_clock.h"
 #include "cu_json.h"
 
 enum { RQ_GET = 1, RQ_CREATE, RQ_UPDATE, RQ_RELEASE };
@@ -76,25 +77,6 @@ static struct ev_loop *client_loop(cu_kclient *c)
     return cu_kclient_loop(c);
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* RFC 3339 with microseconds (metav1.MicroTime), from the wall clock. */
-static void micro_time(char *out, size_t n)
-{
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    char date[32];
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out, n, "%.20s.%06dZ", date, (int)(ts.tv_nsec / 1000) % 1000000);
-}
-
 static char *xstrdup(const char *s)
 {
     if (!s)
@@ -113,20 +95,6 @@ static void set_str(char **dst, const char *s)
         free(*dst);
         *dst = p;
     }
-}
-
-static json_object *jget(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-    if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, k, &v))
-        return v;
-    return NULL;
-}
-
-static const char *jstr(json_object *o, const char *k)
-{
-    json_object *v = jget(o, k);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
 static int lease_dur_s(const cu_lease *l)
@@ -192,7 +160,7 @@ static void lsend(cu_lease *l, int kind, const char *method, const char *path, c
         return;
     q->l = l;
     q->kind = kind;
-    q->sent_ms = mono_ms();
+    q->sent_ms = cu_clock_mono_ms();
     l->cur = q;
     l->pending++;
     q->r = cu_kclient_request(l->c, method, path, body, body ? strlen(body) : 0,
@@ -209,7 +177,7 @@ static void lsend(cu_lease *l, int kind, const char *method, const char *path, c
 static char *lease_body(cu_lease *l, const char *rv, int release)
 {
     char now[64];
-    micro_time(now, sizeof now);
+    cu_time_format_micro(cu_clock_wall_us(), now, sizeof now);
     json_object *o = json_object_new_object(), *md = json_object_new_object(),
                 *sp = json_object_new_object();
     json_object_object_add(o, "apiVersion", json_object_new_string("coordination.k8s.io/v1"));
@@ -258,15 +226,15 @@ static void write_lease(cu_lease *l, int kind)
 /* Records what the server holds. Returns 0, -1 when obj is no Lease. */
 static int observe(cu_lease *l, json_object *obj, int64_t now)
 {
-    json_object *md = jget(obj, "metadata"), *sp = jget(obj, "spec");
-    const char *rv = jstr(md, "resourceVersion");
+    json_object *md = cu_jget(obj, "metadata"), *sp = cu_jget(obj, "spec");
+    const char *rv = cu_jstr(md, "resourceVersion");
     if (!rv)
         return -1;
     if (!l->have || !l->rv || strcmp(l->rv, rv) != 0) {
         set_str(&l->rv, rv);
-        set_str(&l->holder, jstr(sp, "holderIdentity"));
-        set_str(&l->acquire, jstr(sp, "acquireTime"));
-        json_object *t = jget(sp, "leaseTransitions"), *d = jget(sp, "leaseDurationSeconds");
+        set_str(&l->holder, cu_jstr(sp, "holderIdentity"));
+        set_str(&l->acquire, cu_jstr(sp, "acquireTime"));
+        json_object *t = cu_jget(sp, "leaseTransitions"), *d = cu_jget(sp, "leaseDurationSeconds");
         l->transitions = t ? json_object_get_int(t) : 0;
         l->dur_s = d ? json_object_get_int(d) : 0;
         l->observed_ms = now;
@@ -319,7 +287,7 @@ static void req_done(cu_kclient *c, const cu_kresp *r, void *ud)
     l->depth++;
     if (q->cancelled || l->freeing)
         goto out;
-    int64_t now = mono_ms();
+    int64_t now = cu_clock_mono_ms();
     json_object *obj = r->body && (r->code == 200 || r->code == 201)
                            ? cu_json_parse_str(r->body) : NULL;
     switch (q->kind) {

@@ -8,6 +8,8 @@
 #ifndef CU_TEST_CLUSTER_H
 #define CU_TEST_CLUSTER_H
 
+#include "cu_clock.h"
+
 typedef struct cluster {
     pid_t pid;
     char dir[64], kc[128], log[128];
@@ -15,13 +17,6 @@ typedef struct cluster {
     cu_kclient *c;
     struct ev_loop *loop;
 } cluster;
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void sleep_ms(int ms)
 {
@@ -62,9 +57,9 @@ static int run_until(cluster *k, int (*pred)(void *), void *ud, int timeout_ms)
     ev_timer t;
     ev_timer_init(&t, tick_cb, 0.01, 0.01);
     ev_timer_start(k->loop, &t);
-    int64_t end = mono_ms() + timeout_ms;
+    int64_t end = cu_clock_mono_ms() + timeout_ms;
     int ok;
-    while (!(ok = pred ? pred(ud) : 0) && mono_ms() < end)
+    while (!(ok = pred ? pred(ud) : 0) && cu_clock_mono_ms() < end)
         ev_run(k->loop, EVRUN_ONCE);
     ev_timer_stop(k->loop, &t);
     return ok;
@@ -151,10 +146,10 @@ static int cluster_start(cluster *k)
               "--admin", (char *)NULL);
         _exit(127);
     }
-    int64_t end = mono_ms() + 15000;
+    int64_t end = cu_clock_mono_ms() + 15000;
     while (access(k->kc, R_OK) != 0) {
         int st;
-        if (waitpid(k->pid, &st, WNOHANG) == k->pid || mono_ms() > end) {
+        if (waitpid(k->pid, &st, WNOHANG) == k->pid || cu_clock_mono_ms() > end) {
             fprintf(stderr, TEST_NAME ": cueue cluster did not start (log %s)\n", k->log);
             k->pid = 0;
             return -1;

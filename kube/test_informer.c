@@ -29,6 +29,7 @@
 #include <ev.h>
 
 #include "cu_informer.h"
+#include "cu_json.h"
 #include "cu_kconfig.h"
 
 /* ---------------- harness: a cluster process and a client ---------------- */
@@ -97,10 +98,8 @@ typedef struct recorder {
 
 static const char *js(json_object *o, const char *k)
 {
-    json_object *v = NULL;
-    if (o && json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string))
-        return json_object_get_string(v);
-    return "";
+    const char *s = cu_jstr(o, k);
+    return s ? s : "";
 }
 
 static void on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
@@ -453,10 +452,10 @@ static void test_silent_watch_restart(void **state)
     /* a stalled watch is silent: restarted after silence_ms */
     fault(k, "{\"stallWatches\":true}");
     run_for(k, 700); /* the server looks at the stall flag every 500 ms */
-    int64_t t0 = mono_ms();
+    int64_t t0 = cu_clock_mono_ms();
     mk_cm(k, "inf-quiet", "b", "x", "1");
     assert_true(run_until(k, restarted, inf, 5000));
-    assert_true(mono_ms() - t0 <= 1500 + 500); /* silence_ms after the last line */
+    assert_true(cu_clock_mono_ms() - t0 <= 1500 + 500); /* silence_ms after the last line */
     assert_int_equal(R->n, 1);
     fault(k, "{\"stallWatches\":false}");
     wait_events(k, R, 2);
@@ -789,11 +788,11 @@ static void test_too_large(void **state)
     o.on_skip = on_skip;
     o.ud = R;
     nskips = 0;
-    int64_t t0 = mono_ms();
+    int64_t t0 = cu_clock_mono_ms();
     cu_informer *inf = cu_informer_start(c, &o, &d);
     assert_non_null(inf);
     assert_true(run_until(k, is_synced, R, 10000));
-    int64_t took = mono_ms() - t0;
+    int64_t took = cu_clock_mono_ms() - t0;
     assert_int_equal(R->n_at_sync, 5);
     assert_true(nskips >= 1);
     assert_non_null(strstr(last_skip, "listing with pages of"));

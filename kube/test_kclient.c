@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cu_clock.h"
 #include "cu_kclient.h"
 
 /* ---------------- servers ---------------- */
@@ -45,9 +46,7 @@ typedef struct world {
 
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    return (double)cu_clock_mono_ns() / 1e9;
 }
 
 static int start_server(world *w, server *s, const char *name, const char *const *extra)

@@ -39,13 +39,6 @@
 
 /* ---------------- candidates ---------------- */
 
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 typedef struct cand {
     const char *id;
     cu_lease *l;
@@ -58,8 +51,8 @@ static void on_started(cu_lease *l, void *ud)
     cand *c = ud;
     assert_true(cu_lease_leading(l));
     c->started++;
-    c->started_mono = mono_ms();
-    c->started_wall = wall_ms();
+    c->started_mono = cu_clock_mono_ms();
+    c->started_wall = cu_clock_wall_ms();
 }
 
 static void on_stopped(cu_lease *l, void *ud)
@@ -67,8 +60,8 @@ static void on_stopped(cu_lease *l, void *ud)
     cand *c = ud;
     assert_false(cu_lease_leading(l));
     c->stopped++;
-    c->stopped_mono = mono_ms();
-    c->stopped_wall = wall_ms();
+    c->stopped_mono = cu_clock_mono_ms();
+    c->stopped_wall = cu_clock_wall_ms();
 }
 
 static void cand_start(cluster *k, cand *c, const char *ns, int lease, int renew, int retry)
@@ -198,7 +191,7 @@ static void test_one_leader_and_renewals(void **state)
     assert_int_equal(r2.transitions, 0);
     assert_int_equal(r2.acquire_wall, r1.acquire_wall); /* same term */
     assert_true(r2.renew_wall >= r1.renew_wall + 3000);
-    assert_true(wall_ms() - r2.renew_wall < 1000);       /* renewed recently */
+    assert_true(cu_clock_wall_ms() - r2.renew_wall < 1000);       /* renewed recently */
 
     cu_lease_free(a.l);
     cu_lease_free(b.l);
@@ -216,7 +209,7 @@ static void test_killed_leader_taken_over_after_lease(void **state)
     run_for(k, 700); /* b sees a's renewals */
     assert_false(cu_lease_leading(b.l));
 
-    int64_t kill_mono = mono_ms();
+    int64_t kill_mono = cu_clock_mono_ms();
     cu_lease_free(a.l); /* dies without releasing */
     run_for(k, 300);    /* let a renewal already on the wire land */
     lease_rec r;
@@ -267,7 +260,7 @@ static void test_release_lets_other_take_over_quickly(void **state)
     assert_false(cu_lease_leading(b.l));
 
     int done = 0;
-    int64_t t0 = mono_ms();
+    int64_t t0 = cu_clock_mono_ms();
     cu_lease_release(a.l, rel_done, &done);
     assert_int_equal(done, 0);        /* asynchronous */
     assert_false(cu_lease_leading(a.l));

@@ -22,6 +22,7 @@ if [ "$secs" -gt 0 ]; then
   fuzzers="$fuzzers fuzz_apiserver"
   fuzzers="$fuzzers fuzz_informer"
   fuzzers="$fuzzers fuzz_schema"
+  fuzzers="$fuzzers fuzz_protobuf fuzz_patch fuzz_watch fuzz_kconfig"
   echo "== fuzz targets, ${secs}s each"
   CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCUEUE_FUZZ=ON > /dev/null
   cmake --build build-fuzz -j"$jobs" --target $fuzzers
@@ -34,8 +35,12 @@ if [ "$secs" -gt 0 ]; then
     [ "$f" = fuzz_apiserver ] && seeds=cluster/apiserver/fuzz-seeds-apiserver
     [ "$f" = fuzz_informer ] && seeds=controller/fuzz-seeds-informer
     [ "$f" = fuzz_schema ] && seeds=cluster/apiserver/fuzz-seeds-schema
+    [ "$f" = fuzz_protobuf ] && seeds=cluster/apiserver/fuzz-seeds-protobuf
+    [ "$f" = fuzz_patch ] && seeds=cluster/apiserver/fuzz-seeds-patch
+    [ "$f" = fuzz_watch ] && seeds=kube/fuzz-seeds-watch
+    [ "$f" = fuzz_kconfig ] && seeds=kube/fuzz-seeds-kconfig
     mkdir -p build-fuzz/corpus-$f
-    ./build-fuzz/$f -max_total_time="$secs" -print_final_stats=0 build-fuzz/corpus-$f $seeds 2>&1 | tail -2
+    ./build-fuzz/$f -max_total_time="$secs" -print_final_stats=0 build-fuzz/corpus-$f $seeds 2>&1 < /dev/null | tail -2
   done
 fi
 echo "== all tests passed"

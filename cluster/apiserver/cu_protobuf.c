@@ -10,6 +10,7 @@
  */
 #include "cu_apiserver.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,8 +211,11 @@ static int decode_msg(pb b, const pb_field *fields, json_object *out)
             }
             if (secs == 0)
                 break; /* a zero Time */
+            int64_t ssecs = (int64_t)secs; /* a varint int64: two's complement */
+            if (ssecs > INT64_MAX / 1000 || ssecs < INT64_MIN / 1000)
+                return -1; /* no time at all (ms would overflow) */
             char ts[32];
-            cu_time_format((int64_t)secs * 1000, ts, sizeof ts);
+            cu_time_format(ssecs * 1000, ts, sizeof ts);
             json_object_object_add(out, f->name, json_object_new_string(ts));
             break;
         }

@@ -1,0 +1,236 @@
+/*
+ * test_json.c - the json-c accessors of cu_json.h: absent on a wrong type,
+ * a missing key, JSON null or a NULL object; dotted paths; the integer
+ * readers' coercion rules; the builders.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "cu_json.h"
+
+static json_object *doc(void)
+{
+    json_object *o = cu_json_parse_str(
+        "{\"s\":\"x\",\"n\":null,\"i\":42,\"big\":9000000000,\"d\":2.9,\"nd\":-2.9,"
+        "\"ns\":\"17\",\"t\":true,\"f\":false,\"a\":[1,2,3],"
+        "\"m\":{\"k\":{\"leaf\":\"v\",\"num\":7}},\"a.b\":\"dotted\",\"\":\"empty\"}");
+    assert_non_null(o);
+    return o;
+}
+
+static void test_get_and_str(void **st)
+{
+    (void)st;
+    json_object *o = doc();
+    assert_non_null(cu_jget(o, "m"));
+    assert_null(cu_jget(o, "missing"));
+    assert_null(cu_jget(o, "n")); /* JSON null reads as absent */
+    assert_null(cu_jget(NULL, "s"));
+    assert_null(cu_jget(cu_jget(o, "a"), "0")); /* not an object */
+    assert_null(cu_jget(cu_jget(o, "s"), "x"));
+    assert_string_equal(cu_jstr(o, "s"), "x");
+    assert_null(cu_jstr(o, "i"));
+    assert_null(cu_jstr(o, "m"));
+    assert_null(cu_jstr(NULL, "s"));
+    assert_string_equal(cu_jstr(o, ""), "empty");
+    assert_string_equal(cu_jas_str(cu_jget(o, "s")), "x");
+    assert_null(cu_jas_str(cu_jget(o, "t")));
+    assert_null(cu_jas_str(NULL));
+    json_object_put(o);
+}
+
+static void test_path(void **st)
+{
+    (void)st;
+    json_object *o = doc();
+    assert_string_equal(cu_jpath_str(o, "m.k.leaf"), "v");
+    assert_ptr_equal(cu_jpath(o, ""), o);
+    assert_ptr_equal(cu_jpath(o, "m.k"), cu_jget(cu_jget(o, "m"), "k"));
+    assert_null(cu_jpath(o, "m.k.leaf.more"));
+    assert_null(cu_jpath(o, "m.x.leaf"));
+    assert_null(cu_jpath(NULL, "m"));
+    assert_null(cu_jpath_str(o, "m.k.num"));
+    assert_null(cu_jpath(o, "a.b")); /* dotted keys cannot be named */
+    assert_non_null(cu_jpath(o, "m.")); /* a trailing dot ends the path */
+    char longkey[200];
+    memset(longkey, 'k', sizeof longkey - 1);
+    longkey[sizeof longkey - 1] = '\0';
+    assert_null(cu_jpath(o, longkey));
+    json_object_put(o);
+}
+
+static void test_ints(void **st)
+{
+    (void)st;
+    json_object *o = doc();
+    /* cu_jint coerces as json_object_get_int does */
+    assert_int_equal(cu_jint(o, "i"), 42);
+    assert_int_equal(cu_jint(o, "d"), 2);
+    assert_int_equal(cu_jint(o, "ns"), 17);
+    assert_int_equal(cu_jint(o, "t"), 1);
+    assert_int_equal(cu_jint(o, "big"), INT32_MAX);
+    assert_int_equal(cu_jint(o, "missing"), 0);
+    assert_int_equal(cu_jint(NULL, "i"), 0);
+    /* cu_jas_int64: integers only */
+    assert_int_equal(cu_jas_int64(cu_jget(o, "big"), -1), 9000000000LL);
+    assert_int_equal(cu_jas_int64(cu_jget(o, "d"), -1), -1);
+    assert_int_equal(cu_jas_int64(cu_jget(o, "ns"), -1), -1);
+    assert_int_equal(cu_jas_int64(NULL, 5), 5);
+    /* cu_jas_num: integers and doubles (truncated toward zero) */
+    assert_int_equal(cu_jas_num(cu_jget(o, "d"), -1), 2);
+    assert_int_equal(cu_jas_num(cu_jget(o, "nd"), 0), -2);
+    assert_int_equal(cu_jas_num(cu_jget(o, "i"), -1), 42);
+    assert_int_equal(cu_jas_num(cu_jget(o, "ns"), -1), -1);
+    assert_true(cu_jas_true(cu_jget(o, "t")));
+    assert_false(cu_jas_true(cu_jget(o, "f")));
+    assert_false(cu_jas_true(cu_jget(o, "i")));
+    assert_int_equal(cu_jarr_len(cu_jget(o, "a")), 3);
+    assert_int_equal(cu_jarr_len(cu_jget(o, "m")), 0);
+    assert_int_equal(cu_jarr_len(NULL), 0);
+    json_object_put(o);
+}
+
+static void test_builders(void **st)
+{
+    (void)st;
+    json_object *o = doc();
+    cu_jset_str(o, "s", "y");
+    cu_jset_str(o, "z", NULL);
+    cu_jset_int(o, "i", -7);
+    assert_string_equal(cu_jstr(o, "s"), "y");
+    assert_string_equal(cu_jstr(o, "z"), "");
+    assert_int_equal(cu_jas_int64(cu_jget(o, "i"), 0), -7);
+    json_object *m = cu_jget(o, "m");
+    assert_ptr_equal(cu_jchild(o, "m"), m); /* an object is kept */
+    json_object *c = cu_jchild(o, "s");     /* a string is replaced */
+    assert_non_null(c);
+    assert_true(json_object_is_type(cu_jget(o, "s"), json_type_object));
+    json_object *nw = cu_jchild(o, "new");
+    assert_non_null(nw);
+    assert_ptr_equal(nw, cu_jget(o, "new"));
+    json_object *d = cu_jcopy(o);
+    assert_non_null(d);
+    assert_true(d != o);
+    assert_true(json_object_equal(d, o));
+    cu_jset_str(cu_jchild(d, "m"), "extra", "1");
+    assert_false(json_object_equal(d, o));
+    assert_null(cu_jcopy(NULL));
+    json_object_put(d);
+    json_object_put(o);
+}
+
+static const char *esc(cu_buf *b, const char *s, unsigned flags)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+    assert_int_equal(cu_json_put_str(b, s, flags), CU_OK);
+    return cu_buf_str(b);
+}
+
+static void test_escape(void **st)
+{
+    (void)st;
+    cu_buf b;
+    cu_buf_init(&b, 0);
+    /* common to all */
+    static const unsigned all[] = { CU_JESC_LOG, CU_JESC_DOC, CU_JESC_RAW, 0 };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        assert_string_equal(esc(&b, "a\"q\"\\b\n\r\t\x01\x1f", all[i]),
+                            "\"a\\\"q\\\"\\\\b\\n\\r\\t\\u0001\\u001f\"");
+        assert_string_equal(esc(&b, "", all[i]), "\"\"");
+        assert_string_equal(esc(&b, NULL, all[i]), "\"\"");
+        assert_string_equal(esc(&b, "caf\xc3\xa9 \xf0\x9f\x98\x80", all[i]),
+                            "\"caf\xc3\xa9 \xf0\x9f\x98\x80\"");
+    }
+    /* \b \f: short in the logger's and canonical JSON, \u in the tree's */
+    assert_string_equal(esc(&b, "\b\f", CU_JESC_LOG), "\"\\b\\f\"");
+    assert_string_equal(esc(&b, "\b\f", CU_JESC_RAW), "\"\\b\\f\"");
+    assert_string_equal(esc(&b, "\b\f", CU_JESC_DOC), "\"\\u0008\\u000c\"");
+    /* DEL */
+    assert_string_equal(esc(&b, "\x7f", CU_JESC_LOG), "\"\\u007f\"");
+    assert_string_equal(esc(&b, "\x7f", CU_JESC_DOC), "\"\\u007f\"");
+    assert_string_equal(esc(&b, "\x7f", CU_JESC_RAW), "\"\x7f\"");
+    /* invalid UTF-8: U+FFFD per bad byte, raw or escaped, or the bytes as they are */
+    assert_string_equal(esc(&b, "a\xff" "b\xc3", CU_JESC_LOG),
+                        "\"a\xef\xbf\xbd" "b\xef\xbf\xbd\"");
+    assert_string_equal(esc(&b, "a\xff" "b\xc3", CU_JESC_DOC), "\"a\\ufffdb\\ufffd\"");
+    assert_string_equal(esc(&b, "a\xff" "b\xc3", CU_JESC_RAW), "\"a\xff" "b\xc3\"");
+    /* a surrogate's three bytes are three bad bytes */
+    assert_string_equal(esc(&b, "\xed\xa0\x80", CU_JESC_DOC), "\"\\ufffd\\ufffd\\ufffd\"");
+    /* what YAML refuses raw: escaped only in the tree's flavour */
+    assert_string_equal(esc(&b, "\xc2\x85|\xe2\x80\xa8|\xef\xbb\xbf", CU_JESC_DOC),
+                        "\"\\u0085|\\u2028|\\ufeff\"");
+    assert_string_equal(esc(&b, "\xe2\x80\xa8", CU_JESC_LOG), "\"\xe2\x80\xa8\"");
+    /* every flavour reads back through json-c to the same (valid) text */
+    const char *raw = "tab\there \"q\" back\\slash \x01\x7f nl\n caf\xc3\xa9 \xe2\x80\xa8 \b\f end";
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        json_object *o = cu_json_parse_str(esc(&b, raw, all[i]));
+        assert_non_null(o);
+        assert_string_equal(json_object_get_string(o), raw);
+        json_object_put(o);
+    }
+    /* the per-character form, with a bound on the input */
+    char piece[CU_JSON_ESC_MAX];
+    size_t adv = 0;
+    assert_int_equal(cu_json_escape_char("\xc3\xa9", 1, CU_JESC_LOG, piece, &adv), 3);
+    assert_int_equal(adv, 1); /* cut sequence: one bad byte */
+    assert_memory_equal(piece, "\xef\xbf\xbd", 3);
+    assert_int_equal(cu_json_escape_char("\xc3\xa9", 2, CU_JESC_LOG, piece, &adv), 2);
+    assert_int_equal(adv, 2);
+    /* a bounded buffer reports the failure */
+    cu_buf small;
+    cu_buf_init(&small, 4);
+    assert_int_equal(cu_json_put_str(&small, "abcdef", CU_JESC_LOG), CU_ENOMEM);
+    cu_buf_free(&small);
+    cu_buf_free(&b);
+}
+
+static void test_utf8(void **st)
+{
+    (void)st;
+    uint32_t cp = 0;
+    const unsigned char *u = (const unsigned char *)"A\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+    assert_int_equal(cu_utf8_decode(u, 1, &cp), 1);
+    assert_int_equal(cp, 'A');
+    assert_int_equal(cu_utf8_decode(u + 1, 2, &cp), 2);
+    assert_int_equal(cp, 0xE9);
+    assert_int_equal(cu_utf8_decode(u + 3, 3, &cp), 3);
+    assert_int_equal(cp, 0x20AC);
+    assert_int_equal(cu_utf8_decode(u + 6, 4, &cp), 4);
+    assert_int_equal(cp, 0x1F600);
+    assert_int_equal(cu_utf8_decode(u + 6, 3, &cp), 0);                  /* truncated */
+    assert_int_equal(cu_utf8_decode(u, 0, &cp), 0);
+    static const char *const bad[] = {
+        "\x80", "\xbf", "\xc0\x80", "\xc1\xbf", "\xe0\x80\x80", "\xed\xa0\x80", "\xed\xbf\xbf",
+        "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xf8\x88\x80\x80\x80", "\xff", "\xc3", "\xc3(",
+        "\xe2\x82", "\xe2\x82\x00",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (cu_utf8_decode((const unsigned char *)bad[i], strlen(bad[i]) + 1, NULL) != 0)
+            fail_msg("bad sequence %zu decoded", i);
+    assert_int_equal(cu_utf8_decode((const unsigned char *)"\xf4\x8f\xbf\xbf", 4, &cp), 4);
+    assert_int_equal(cp, 0x10FFFF);
+    assert_true(cu_yaml_nonprintable(0x85));
+    assert_true(cu_yaml_nonprintable(0xFEFF));
+    assert_false(cu_yaml_nonprintable(0xE9));
+    assert_false(cu_yaml_nonprintable(0x10000));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_get_and_str),
+        cmocka_unit_test(test_path),
+        cmocka_unit_test(test_ints),
+        cmocka_unit_test(test_builders),
+        cmocka_unit_test(test_escape),
+        cmocka_unit_test(test_utf8),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
