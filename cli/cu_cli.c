@@ -63,14 +63,6 @@ void cli_say_diag(const cli *c, const cu_diag *d)
         cli_say(c, "... and %zu more messages not shown", d->dropped);
 }
 
-int64_t cli_real_now(void *ud)
-{
-    (void)ud;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Writes the notes (stdout for text output, stderr for JSON) and out;
  * returns the exit code. */
 int cli_emit(const cli *c, const cu_buf *out)
@@ -149,35 +141,6 @@ void cli_put_query_value(cu_buf *b, const char *s)
             cu_buf_append(b, e, 3);
         }
     }
-}
-
-/* kubectl's age notation: 45s, 3m10s, 42m, 2h4m, 30h, 3d4h, 45d, 2y10d. */
-void cli_human_age(int64_t ms, char *out, size_t n)
-{
-    if (ms < -1000) {
-        snprintf(out, n, "<invalid>");
-        return;
-    }
-    long long s = ms < 0 ? 0 : (long long)(ms / 1000);
-    long long m = s / 60, h = s / 3600, d = h / 24;
-    if (s < 120)
-        snprintf(out, n, "%llds", s);
-    else if (m < 10 && s % 60)
-        snprintf(out, n, "%lldm%llds", m, s % 60);
-    else if (m < 180)
-        snprintf(out, n, "%lldm", m);
-    else if (h < 8 && m % 60)
-        snprintf(out, n, "%lldh%lldm", h, m % 60);
-    else if (h < 48)
-        snprintf(out, n, "%lldh", h);
-    else if (h < 24 * 8 && h % 24)
-        snprintf(out, n, "%lldd%lldh", d, h % 24);
-    else if (d < 365 * 2)
-        snprintf(out, n, "%lldd", d);
-    else if (d < 365 * 8 && d % 365)
-        snprintf(out, n, "%lldy%lldd", d / 365, d % 365);
-    else
-        snprintf(out, n, "%lldy", d / 365);
 }
 
 /* ---------------- tables ---------------- */

@@ -105,10 +105,10 @@ static int explain_offline(cli *c, api *a, const char *ns, const char *name, cu_
         }
         cu_arena tmp;
         cu_arena_init(&tmp, 0);
-        const char *uid = cli_jstr(cli_jget(job, "metadata"), "uid");
+        const char *uid = cu_jstr(cu_jget(job, "metadata"), "uid");
         const char *wn = uid ? cu_job_workload_name(&tmp, name, uid) : NULL;
         snprintf(wlname, sizeof(wlname), "%s", wn ? wn : "");
-        const char *label = cli_jstr(cli_jget(cli_jget(job, "metadata"), "labels"), CU_LABEL_QUEUE_NAME);
+        const char *label = cu_jstr(cu_jget(cu_jget(job, "metadata"), "labels"), CU_LABEL_QUEUE_NAME);
         char key[600];
         snprintf(key, sizeof(key), "%s/%s", ns, wlname);
         if (!wn || !cli_find_wl(&m, ns, wlname)) {
@@ -209,7 +209,7 @@ int cli_explain(cli *c, const char *ns, const char *name, cu_buf *out)
     if (!rc && job) {
         cu_arena tmp;
         cu_arena_init(&tmp, 0);
-        const char *uid = cli_jstr(cli_jget(job, "metadata"), "uid");
+        const char *uid = cu_jstr(cu_jget(job, "metadata"), "uid");
         const char *wn = uid ? cu_job_workload_name(&tmp, name, uid) : NULL;
         cu_buf jn;
         cu_buf_init(&jn, 0);

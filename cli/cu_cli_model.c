@@ -37,19 +37,6 @@ void cli_model_free(model *m)
     cu_arena_free(&m->keys);
 }
 
-const char *cli_jstr(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-    return o && json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v) : NULL;
-}
-
-json_object *cli_jget(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-    return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
 /* Decodes one LIST item of resource r into m->w; problems go to d. */
 static void decode_item(model *m, int r, json_object *item, cu_diag *d)
 {
@@ -143,14 +130,14 @@ int cli_model_load(cli *c, api *a, model *m)
             cli_say_api_error(c, a, &q[r]);
             rc = RC_FAIL;
         } else if (!q[r].body || !(lists[r] = cu_json_parse_str(q[r].body)) ||
-                   !json_object_is_type(cli_jget(lists[r], "items"), json_type_array)) {
+                   !json_object_is_type(cu_jget(lists[r], "items"), json_type_array)) {
             cli_say(c, "GET %s: the answer is not a list", q[r].path);
             rc = RC_FAIL;
         }
     }
     if (!rc) {
         for (int r = 0; r < R_JOB; r++) {
-            json_object *items = cli_jget(lists[r], "items");
+            json_object *items = cu_jget(lists[r], "items");
             size_t n = items ? json_object_array_length(items) : 0;
             for (size_t i = 0; i < n; i++)
                 decode_item(m, r, json_object_array_get_idx(items, i), &d);
@@ -173,21 +160,21 @@ int cli_model_load(cli *c, api *a, model *m)
          * Jobs go there, as the controller manages them */
         cu_strmap dflt;
         cu_strmap_init(&dflt);
-        json_object *lqs = cli_jget(lists[R_LQ], "items");
+        json_object *lqs = cu_jget(lists[R_LQ], "items");
         for (size_t i = 0, nl = lqs ? json_object_array_length(lqs) : 0; i < nl; i++) {
-            json_object *lmd = cli_jget(json_object_array_get_idx(lqs, i), "metadata");
-            const char *ln = cli_jstr(lmd, "name"), *lns = cli_jstr(lmd, "namespace");
+            json_object *lmd = cu_jget(json_object_array_get_idx(lqs, i), "metadata");
+            const char *ln = cu_jstr(lmd, "name"), *lns = cu_jstr(lmd, "namespace");
             if (ln && lns && strcmp(ln, "default") == 0)
                 cu_strmap_put(&dflt, cu_arena_strdup(&tmp, lns), 1);
         }
-        json_object *items = cli_jget(lists[R_JOB], "items");
+        json_object *items = cu_jget(lists[R_JOB], "items");
         size_t n = items ? json_object_array_length(items) : 0;
         for (size_t i = 0; i < n; i++) {
             json_object *job = json_object_array_get_idx(items, i);
-            json_object *md = cli_jget(job, "metadata");
-            const char *q_name = cli_jstr(cli_jget(md, "labels"), CU_LABEL_QUEUE_NAME);
-            const char *name = cli_jstr(md, "name"), *ns = cli_jstr(md, "namespace");
-            const char *uid = cli_jstr(md, "uid");
+            json_object *md = cu_jget(job, "metadata");
+            const char *q_name = cu_jstr(cu_jget(md, "labels"), CU_LABEL_QUEUE_NAME);
+            const char *name = cu_jstr(md, "name"), *ns = cu_jstr(md, "namespace");
+            const char *uid = cu_jstr(md, "uid");
             int to_default = (!q_name || !*q_name) && ns && cu_strmap_get(&dflt, ns) >= 0;
             if ((!to_default && (!q_name || !*q_name)) || !name || !ns || !uid ||
                 cu_ctrl_job_finished(job, NULL))
@@ -199,7 +186,7 @@ int cli_model_load(cli *c, api *a, model *m)
             size_t before = m->w.workloads.n;
             json_object *copy = NULL;
             if (to_default && json_object_deep_copy(job, &copy, NULL) == 0) {
-                json_object *cmd = cli_jget(copy, "metadata"), *lb = cli_jget(cmd, "labels");
+                json_object *cmd = cu_jget(copy, "metadata"), *lb = cu_jget(cmd, "labels");
                 if (!lb) {
                     lb = json_object_new_object();
                     json_object_object_add(cmd, "labels", lb);
@@ -222,7 +209,7 @@ int cli_model_load(cli *c, api *a, model *m)
         exclude_resources(m);
 
         cu_engine_opts eo = { 0 };
-        eo.clock.now_ms = cli_real_now;
+        eo.clock.now_ms = cu_clock_system_now;
         eo.manual_evictions = 1;
         if (m->cf) {
             eo.fair_sharing = m->cf->fair_sharing;
@@ -281,11 +268,6 @@ int cli_have_namespace(const model *m, const char *ns)
 
 /* ---------------- pending workloads (both sources) ---------------- */
 
-void cli_jset_str(json_object *o, const char *k, const char *v)
-{
-    json_object_object_add(o, k, json_object_new_string(v ? v : ""));
-}
-
 /* The PendingWorkloads document of the endpoint, computed from the engine:
  * pending workloads in a queue (filtered by cq, or lq "ns/name"), in
  * admission order; the Workloads built from Jobs that have none are
@@ -304,13 +286,13 @@ json_object *cli_offline_pending(model *m, const char *cq, const char *lq)
             continue;
         v[k++] = w;
     }
-    json_object *doc = cu_ctrl_pending_doc(v, k, cq, lq, cli_real_now(NULL));
+    json_object *doc = cu_ctrl_pending_doc(v, k, cq, lq, cu_clock_system_now(NULL));
     free(v);
-    json_object *items = cli_jget(doc, "items");
+    json_object *items = cu_jget(doc, "items");
     char key[600];
     for (size_t i = 0, ni = items ? json_object_array_length(items) : 0; i < ni; i++) {
         json_object *it = json_object_array_get_idx(items, i);
-        snprintf(key, sizeof(key), "%s/%s", cli_jstr(it, "namespace"), cli_jstr(it, "name"));
+        snprintf(key, sizeof(key), "%s/%s", cu_jstr(it, "namespace"), cu_jstr(it, "name"));
         if (cu_strmap_get(&m->synth, key) >= 0)
             json_object_object_add(it, "noWorkloadYet", json_object_new_boolean(1));
     }
@@ -321,7 +303,7 @@ json_object *cli_offline_pending(model *m, const char *cq, const char *lq)
  * for (positions in it, names without namespace); all: no filter. */
 void cli_render_pending(const cli *c, json_object *doc, const char *lq, int all, cu_buf *out)
 {
-    json_object *items = cli_jget(doc, "items");
+    json_object *items = cu_jget(doc, "items");
     size_t n = json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
     table t = { 0 };
     const char *hdr[9];
@@ -339,7 +321,7 @@ void cli_render_pending(const cli *c, json_object *doc, const char *lq, int all,
         hdr[nc++] = "MESSAGE";
     t.ncols = nc;
     cli_tbl_row(&t, hdr);
-    int64_t now = cli_real_now(NULL);
+    int64_t now = cu_clock_system_now(NULL);
     for (size_t i = 0; i < n; i++) {
         json_object *it = json_object_array_get_idx(items, i);
         char pos[24], name[600], prio[24], age[32];
@@ -348,22 +330,22 @@ void cli_render_pending(const cli *c, json_object *doc, const char *lq, int all,
         const char *row[9];
         nc = 0;
         snprintf(pos, sizeof(pos), "%d",
-                 json_object_get_int(cli_jget(it, lq ? "positionInLocalQueue"
+                 json_object_get_int(cu_jget(it, lq ? "positionInLocalQueue"
                                                  : "positionInClusterQueue")));
         row[nc++] = pos;
         if (lq)
-            snprintf(name, sizeof(name), "%s", cli_jstr(it, "name") ? cli_jstr(it, "name") : "");
+            snprintf(name, sizeof(name), "%s", cu_jstr(it, "name") ? cu_jstr(it, "name") : "");
         else
             snprintf(name, sizeof(name), "%s/%s",
-                     cli_jstr(it, "namespace") ? cli_jstr(it, "namespace") : "",
-                     cli_jstr(it, "name") ? cli_jstr(it, "name") : "");
+                     cu_jstr(it, "namespace") ? cu_jstr(it, "namespace") : "",
+                     cu_jstr(it, "name") ? cu_jstr(it, "name") : "");
         row[nc++] = name;
         if (all)
-            row[nc++] = cli_jstr(it, "clusterQueue");
-        row[nc++] = cli_jstr(it, "localQueue");
-        snprintf(prio, sizeof(prio), "%d", json_object_get_int(cli_jget(it, "priority")));
+            row[nc++] = cu_jstr(it, "clusterQueue");
+        row[nc++] = cu_jstr(it, "localQueue");
+        snprintf(prio, sizeof(prio), "%d", json_object_get_int(cu_jget(it, "priority")));
         row[nc++] = prio;
-        json_object *rq = cli_jget(it, "requests");
+        json_object *rq = cu_jget(it, "requests");
         if (json_object_is_type(rq, json_type_object)) {
             int first = 1;
             json_object_object_foreach(rq, k, v) {
@@ -373,15 +355,15 @@ void cli_render_pending(const cli *c, json_object *doc, const char *lq, int all,
         }
         row[nc++] = cu_buf_str(&req);
         int64_t created;
-        const char *ca = cli_jstr(it, "createdAt");
+        const char *ca = cu_jstr(it, "createdAt");
         if (ca && cu_time_parse(ca, &created) == CU_OK)
-            cli_human_age(now - created, age, sizeof(age));
+            cu_duration_human(now - created, age, sizeof(age));
         else
             snprintf(age, sizeof(age), "<unknown>");
         row[nc++] = age;
-        row[nc++] = cli_jstr(it, "reason");
+        row[nc++] = cu_jstr(it, "reason");
         if (c->wide)
-            row[nc++] = cli_jstr(it, "message");
+            row[nc++] = cu_jstr(it, "message");
         cli_tbl_row(&t, row);
         cu_buf_free(&req);
     }

@@ -103,7 +103,7 @@ static int pending_ep(cli *c, const char *cq, const char *lq, json_object **doc,
             cli_first_line(&r.body, line, sizeof(line)));
         rc = RC_FAIL;
     } else if (!(*doc = cu_json_parse_str(cu_buf_str(&r.body))) ||
-               !json_object_is_type(cli_jget(*doc, "items"), json_type_array)) {
+               !json_object_is_type(cu_jget(*doc, "items"), json_type_array)) {
         cli_say(c, "the controller at %s answered with no PendingWorkloads document", c->url);
         json_object_put(*doc);
         *doc = NULL;
@@ -169,7 +169,7 @@ static int queue_pending(cli *c, const char *target, cu_buf *out)
             if (!rc)
                 note_model(c, &m);
         }
-    } else if (target && json_object_array_length(cli_jget(doc, "items")) == 0) {
+    } else if (target && json_object_array_length(cu_jget(doc, "items")) == 0) {
         /* an empty answer: say so when the queue does not exist at all */
         json_object *obj = NULL;
         if (cli_api_open(c, &a) == 0) {
@@ -196,7 +196,7 @@ static int queue_pending(cli *c, const char *target, cu_buf *out)
     if (!rc) {
         if (c->json) {
             emit_json(doc, out);
-        } else if (json_object_array_length(cli_jget(doc, "items")) == 0) {
+        } else if (json_object_array_length(cu_jget(doc, "items")) == 0) {
             if (target)
                 cu_buf_printf(out, "No pending Workloads in %s %s.\n",
                               cq ? "ClusterQueue" : "LocalQueue", target);
@@ -251,12 +251,6 @@ static int cmp_qrow(const void *pa, const void *pb)
     return c ? c : strcmp(a->name, b->name);
 }
 
-static int jint(json_object *o, const char *k)
-{
-    json_object *v = cli_jget(o, k);
-    return v ? json_object_get_int(v) : 0;
-}
-
 static void render_list(const cli *c, qrows *cqs, qrows *lqs, cu_buf *out)
 {
     qsort(cqs->v, cqs->n, sizeof(qrow), cmp_qrow);
@@ -266,9 +260,9 @@ static void render_list(const cli *c, qrows *cqs, qrows *lqs, cu_buf *out)
         json_object *a = json_object_new_array(), *b = json_object_new_array();
         for (size_t i = 0; i < cqs->n; i++) {
             json_object *o = json_object_new_object();
-            cli_jset_str(o, "name", cqs->v[i].name);
+            cu_jset_str(o, "name", cqs->v[i].name);
             if (cqs->v[i].cohort[0])
-                cli_jset_str(o, "cohort", cqs->v[i].cohort);
+                cu_jset_str(o, "cohort", cqs->v[i].cohort);
             json_object_object_add(o, "pending", json_object_new_int(cqs->v[i].pending));
             if (cqs->v[i].known) {
                 json_object_object_add(o, "reserving", json_object_new_int(cqs->v[i].reserving));
@@ -278,9 +272,9 @@ static void render_list(const cli *c, qrows *cqs, qrows *lqs, cu_buf *out)
         }
         for (size_t i = 0; i < lqs->n; i++) {
             json_object *o = json_object_new_object();
-            cli_jset_str(o, "namespace", lqs->v[i].ns);
-            cli_jset_str(o, "name", lqs->v[i].name);
-            cli_jset_str(o, "clusterQueue", lqs->v[i].cq);
+            cu_jset_str(o, "namespace", lqs->v[i].ns);
+            cu_jset_str(o, "name", lqs->v[i].name);
+            cu_jset_str(o, "clusterQueue", lqs->v[i].cq);
             json_object_object_add(o, "pending", json_object_new_int(lqs->v[i].pending));
             if (lqs->v[i].known) {
                 json_object_object_add(o, "reserving", json_object_new_int(lqs->v[i].reserving));
@@ -385,7 +379,7 @@ static int queue_list(cli *c, cu_buf *out)
             for (int k = 0; k < 2 && !oom; k++) {
                 json_object *l = q[k].code == 200 && q[k].body ? cu_json_parse_str(q[k].body)
                                                                : NULL;
-                json_object *items = cli_jget(l, "items");
+                json_object *items = cu_jget(l, "items");
                 if (!json_object_is_type(items, json_type_array)) {
                     cli_say_api_error(c, &a, &q[k]);
                     cli_say(c, "warning: the %s and their admitted counts are not known",
@@ -394,21 +388,21 @@ static int queue_list(cli *c, cu_buf *out)
                 size_t n = items ? json_object_array_length(items) : 0;
                 for (size_t i = 0; i < n && !oom; i++) {
                     json_object *it = json_object_array_get_idx(items, i);
-                    json_object *md = cli_jget(it, "metadata"), *st = cli_jget(it, "status");
-                    const char *name = cli_jstr(md, "name");
+                    json_object *md = cu_jget(it, "metadata"), *st = cu_jget(it, "status");
+                    const char *name = cu_jstr(md, "name");
                     if (!name)
                         continue;
-                    qrow *r = qrows_get(k ? &lqs : &cqs, k ? cli_jstr(md, "namespace") : NULL, name);
+                    qrow *r = qrows_get(k ? &lqs : &cqs, k ? cu_jstr(md, "namespace") : NULL, name);
                     if (!r) {
                         oom = 1;
                         break;
                     }
-                    const char *other = cli_jstr(cli_jget(it, "spec"), k ? "clusterQueue" : "cohortName");
+                    const char *other = cu_jstr(cu_jget(it, "spec"), k ? "clusterQueue" : "cohortName");
                     if (!other && !k)
-                        other = cli_jstr(cli_jget(it, "spec"), "cohort");
+                        other = cu_jstr(cu_jget(it, "spec"), "cohort");
                     snprintf(k ? r->cq : r->cohort, sizeof(r->cq), "%s", other ? other : "");
-                    r->reserving = jint(st, "reservingWorkloads");
-                    r->admitted = jint(st, "admittedWorkloads");
+                    r->reserving = cu_jint(st, "reservingWorkloads");
+                    r->admitted = cu_jint(st, "admittedWorkloads");
                     r->known = 1;
                 }
                 json_object_put(l);
@@ -417,12 +411,12 @@ static int queue_list(cli *c, cu_buf *out)
         } else {
             cli_say(c, "warning: the queues' admitted counts are not known");
         }
-        json_object *items = cli_jget(doc, "items");
+        json_object *items = cu_jget(doc, "items");
         size_t n = json_object_array_length(items);
         for (size_t i = 0; i < n && !oom; i++) {
             json_object *it = json_object_array_get_idx(items, i);
-            const char *cq = cli_jstr(it, "clusterQueue"), *lq = cli_jstr(it, "localQueue");
-            const char *ns = cli_jstr(it, "namespace");
+            const char *cq = cu_jstr(it, "clusterQueue"), *lq = cu_jstr(it, "localQueue");
+            const char *ns = cu_jstr(it, "namespace");
             qrow *r = cq && *cq ? qrows_get(&cqs, NULL, cq) : NULL;
             if (r)
                 r->pending++;

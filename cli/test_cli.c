@@ -1,6 +1,6 @@
 /*
  * test_cli.c - the cli fronts without a cluster: names, query encoding,
- * ages, tables, option parsing and argument errors of every command, and
+ * tables, option parsing and argument errors of every command, and
  * the pending-workloads table computed from a small model (a simulate
  * scenario run through the engine, as `cueue queue pending` does when no
  * controller answers).
@@ -46,30 +46,6 @@ static void test_query_value(void **st)
     cli_put_query_value(&b, "ns/a b&c=d~_.-\xc3\xa9");
     assert_string_equal(cu_buf_str(&b), "ns/a%20b%26c%3Dd~_.-%C3%A9");
     cu_buf_free(&b);
-}
-
-static void test_human_age(void **st)
-{
-    (void)st;
-    static const struct {
-        int64_t s;
-        const char *want;
-    } cases[] = {
-        { 0, "0s" },           { 45, "45s" },          { 119, "119s" },
-        { 190, "3m10s" },      { 600, "10m" },         { 42 * 60, "42m" },
-        { 124 * 60, "124m" },  { 184 * 60, "3h4m" },  { 8 * 3600, "8h" },    { 30 * 3600, "30h" },
-        { 76 * 3600, "3d4h" }, { 45 * 86400, "45d" },  { 740 * 86400LL, "2y10d" },
-        { 3000 * 86400LL, "8y" },
-    };
-    char out[32];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cli_human_age(cases[i].s * 1000, out, sizeof out);
-        assert_string_equal(out, cases[i].want);
-    }
-    cli_human_age(-500, out, sizeof out); /* clock skew: not yet */
-    assert_string_equal(out, "0s");
-    cli_human_age(-5000, out, sizeof out);
-    assert_string_equal(out, "<invalid>");
 }
 
 static void test_table(void **st)
@@ -181,7 +157,7 @@ static void load_model(model *m)
     const char *path = SCENARIO;
     assert_int_equal(cu_world_load(&m->w, &path, 1, &d), CU_OK);
     cu_engine_opts eo = { 0 };
-    eo.clock.now_ms = cli_real_now;
+    eo.clock.now_ms = cu_clock_system_now;
     eo.manual_evictions = 1;
     m->e = cu_engine_new(&eo);
     assert_non_null(m->e);
@@ -197,16 +173,16 @@ static void test_pending_from_model(void **st)
     load_model(&m);
     json_object *doc = cli_offline_pending(&m, NULL, NULL);
     assert_non_null(doc);
-    assert_string_equal(cli_jstr(doc, "kind"), "PendingWorkloads");
-    json_object *items = cli_jget(doc, "items");
+    assert_string_equal(cu_jstr(doc, "kind"), "PendingWorkloads");
+    json_object *items = cu_jget(doc, "items");
     assert_int_equal(json_object_array_length(items), 1); /* w-ok is admitted */
     json_object *it = json_object_array_get_idx(items, 0);
-    assert_string_equal(cli_jstr(it, "namespace"), "ml");
-    assert_string_equal(cli_jstr(it, "name"), "w-big");
-    assert_string_equal(cli_jstr(it, "clusterQueue"), "gpu-cq");
-    assert_string_equal(cli_jstr(it, "localQueue"), "lq");
-    assert_string_equal(cli_jstr(cli_jget(it, "requests"), "nvidia.com/gpu"), "10");
-    assert_null(cli_jget(it, "noWorkloadYet"));
+    assert_string_equal(cu_jstr(it, "namespace"), "ml");
+    assert_string_equal(cu_jstr(it, "name"), "w-big");
+    assert_string_equal(cu_jstr(it, "clusterQueue"), "gpu-cq");
+    assert_string_equal(cu_jstr(it, "localQueue"), "lq");
+    assert_string_equal(cu_jstr(cu_jget(it, "requests"), "nvidia.com/gpu"), "10");
+    assert_null(cu_jget(it, "noWorkloadYet"));
 
     /* the table: all queues, then one LocalQueue (names without namespace) */
     cli c = { .cmd = "queue" };
@@ -231,12 +207,12 @@ static void test_pending_from_model(void **st)
 
     /* filters, and a Workload the engine made from a Job */
     doc = cli_offline_pending(&m, "other-cq", NULL);
-    assert_int_equal(json_object_array_length(cli_jget(doc, "items")), 0);
+    assert_int_equal(json_object_array_length(cu_jget(doc, "items")), 0);
     json_object_put(doc);
     assert_int_equal(cu_strmap_put(&m.synth, "ml/w-big", 1), CU_OK);
     doc = cli_offline_pending(&m, "gpu-cq", "ml/lq");
-    it = json_object_array_get_idx(cli_jget(doc, "items"), 0);
-    assert_true(json_object_get_boolean(cli_jget(it, "noWorkloadYet")));
+    it = json_object_array_get_idx(cu_jget(doc, "items"), 0);
+    assert_true(json_object_get_boolean(cu_jget(it, "noWorkloadYet")));
     json_object_put(doc);
     assert_non_null(cli_find_wl(&m, "ml", "w-ok"));
     assert_null(cli_find_wl(&m, "ml", "nope"));
@@ -321,7 +297,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_name),
         cmocka_unit_test(test_query_value),
-        cmocka_unit_test(test_human_age),
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_parse_opts),
         cmocka_unit_test(test_split_target),

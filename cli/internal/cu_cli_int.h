@@ -7,6 +7,9 @@
 #define CU_CLI_INT_H
 
 #include "cu_cli.h"
+#include "cu_clock.h"
+#include "cu_duration.h"
+#include "cu_json.h"
 #include "cu_controller.h"
 #include "cu_ctrlstatus.h"
 #include "cu_explain.h"
@@ -91,8 +94,6 @@ int cli_usage(const cli *c, const char *fmt, ...) __attribute__((format(printf, 
 /* cu_cli.c */
 /* Prints every message of d (borrowed) with cli_say. */
 void cli_say_diag(const cli *c, const cu_diag *d);
-/* The wall clock in ms (a cu_clock function; ud unused). */
-int64_t cli_real_now(void *ud);
 /* Writes the notes (stdout for text, stderr for JSON) and out to stdout;
  * returns the exit code. */
 int cli_emit(const cli *c, const cu_buf *out);
@@ -102,8 +103,6 @@ void cli_say_fallback(const cli *c, int rc);
 int cli_valid_name(const char *s);
 /* Appends s percent-encoded for a query value ('/' kept) to b. */
 void cli_put_query_value(cu_buf *b, const char *s);
-/* kubectl's age notation of ms into out (n bytes): 45s, 3m10s, 42m, 2h4m, ... */
-void cli_human_age(int64_t ms, char *out, size_t n);
 /* Appends a row of t->ncols cells (copied; NULL or "" shows as "-"). */
 void cli_tbl_row(table *t, const char *const *cells);
 /* Appends t to out: columns padded to their widest cell, three spaces apart. */
@@ -144,10 +143,6 @@ int cli_parse_opts(cli *c, int argc, char **argv, int allow_wide, int *help);
 /* cu_cli_model.c */
 /* Frees everything m holds. */
 void cli_model_free(model *m);
-/* o[k] when it is a string, else NULL (borrowed). */
-const char *cli_jstr(json_object *o, const char *k);
-/* o[k] or NULL (borrowed). */
-json_object *cli_jget(json_object *o, const char *k);
 /* LISTs the objects, builds m (free with cli_model_free, also on failure)
  * and runs the engine. Returns 0, or an exit code with the problem printed. */
 int cli_model_load(cli *c, api *a, model *m);
@@ -155,8 +150,6 @@ int cli_model_load(cli *c, api *a, model *m);
 const cu_workload *cli_find_wl(const model *m, const char *ns, const char *name);
 /* 1 when the listed Namespaces hold ns (or none were listed). */
 int cli_have_namespace(const model *m, const char *ns);
-/* o[k] = a new string v. */
-void cli_jset_str(json_object *o, const char *k, const char *v);
 /* The PendingWorkloads document computed from m's engine, filtered by cq
  * and lq (either NULL). Returns a new object (caller puts), NULL on OOM. */
 json_object *cli_offline_pending(model *m, const char *cq, const char *lq);
