@@ -19,31 +19,11 @@
 #include <string.h>
 
 #include "cu_controller.h"
+#include "cu_hash.h"
+#include "cu_json.h"
 #include "cu_quantity.h"
 
 /* ---------------- canonical JSON ---------------- */
-
-static cu_err put_jstr(cu_buf *b, const char *s)
-{
-    cu_err err = cu_buf_append(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; !err && *p; p++) {
-        switch (*p) {
-        case '"': err = cu_buf_append(b, "\\\"", 2); break;
-        case '\\': err = cu_buf_append(b, "\\\\", 2); break;
-        case '\n': err = cu_buf_append(b, "\\n", 2); break;
-        case '\r': err = cu_buf_append(b, "\\r", 2); break;
-        case '\t': err = cu_buf_append(b, "\\t", 2); break;
-        case '\b': err = cu_buf_append(b, "\\b", 2); break;
-        case '\f': err = cu_buf_append(b, "\\f", 2); break;
-        default:
-            if (*p < 0x20)
-                err = cu_buf_printf(b, "\\u%04x", *p);
-            else
-                err = cu_buf_append(b, (const char *)p, 1);
-        }
-    }
-    return err ? err : cu_buf_append(b, "\"", 1);
-}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -64,7 +44,7 @@ static cu_err canon(cu_buf *b, json_object *j, int depth)
     case json_type_double:
         return cu_buf_puts(b, json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
     case json_type_string:
-        return put_jstr(b, json_object_get_string(j));
+        return cu_json_put_str(b, json_object_get_string(j), CU_JESC_RAW);
     case json_type_array: {
         cu_err err = cu_buf_append(b, "[", 1);
         size_t n = json_object_array_length(j);
@@ -91,7 +71,7 @@ static cu_err canon(cu_buf *b, json_object *j, int depth)
             if (i)
                 err = cu_buf_append(b, ",", 1);
             if (!err)
-                err = put_jstr(b, keys[i]);
+                err = cu_json_put_str(b, keys[i], CU_JESC_RAW);
             if (!err)
                 err = cu_buf_append(b, ":", 1);
             if (!err)
@@ -299,14 +279,6 @@ typedef struct table {
     tent *head, *tail;
 } table;
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static void table_init(table *t, size_t ent_size, size_t max, void (*drop)(tent *))
 {
     memset(t, 0, sizeof(*t));
@@ -354,7 +326,7 @@ static tent *table_get(const table *t, const char *key)
 {
     if (!t->nbuckets)
         return NULL;
-    uint64_t h = hash_str(key);
+    uint64_t h = cu_hash_str(key);
     for (tent *e = t->buckets[h & (t->nbuckets - 1)]; e; e = e->hnext)
         if (e->hash == h && strcmp(e->key, key) == 0)
             return e;
@@ -412,7 +384,7 @@ static tent *table_add(table *t, const char *key, int front)
         free(e);
         return NULL;
     }
-    e->hash = hash_str(key);
+    e->hash = cu_hash_str(key);
     size_t bi = e->hash & (t->nbuckets - 1);
     e->hnext = t->buckets[bi];
     t->buckets[bi] = e;
