@@ -4,6 +4,7 @@
  * one YAML stream.
  */
 #include "cu_front.h"
+#include "cu_walk.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -11,8 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
-#include <sys/stat.h>
 
 /* ---------------- convert ---------------- */
 
@@ -46,86 +45,16 @@ static void fl_free(file_list *fl)
     free(fl->items);
 }
 
-static int has_manifest_ext(const char *name)
+/* cli_walk_fn: adds file to the list (ud). */
+static int add_file(const char *file, void *ud)
 {
-    static const char *const exts[] = { ".yaml", ".yml", ".json" };
-    size_t l = strlen(name);
-    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
-        size_t el = strlen(exts[i]);
-        if (l > el && strcmp(name + l - el, exts[i]) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Adds the manifest files under dir, recursively in name order. Returns
- * 0, EXIT_USAGE (unreadable) or EXIT_INTERNAL (out of memory). */
-static int collect_dir(file_list *fl, const char *dir, int depth)
-{
-    if (depth > MAX_DIR_DEPTH) {
-        fprintf(stderr, "cueue: %s: folders nested deeper than %d levels\n", dir,
-                MAX_DIR_DEPTH);
-        return EXIT_USAGE;
-    }
-    DIR *dp = opendir(dir);
-    if (!dp) {
-        fprintf(stderr, "cueue: %s: %s\n", dir, strerror(errno));
-        return EXIT_USAGE;
-    }
-    file_list names = { 0 };
-    int rc = 0;
-    struct dirent *de;
-    while ((de = readdir(dp)) != NULL) {
-        if (de->d_name[0] == '.')
-            continue; /* ".", ".." and hidden files, as simulate skips them */
-        if (fl_add(&names, de->d_name)) {
-            rc = EXIT_INTERNAL;
-            break;
-        }
-    }
-    closedir(dp);
-    if (names.n)
-        qsort(names.items, names.n, sizeof(names.items[0]), cmp_str);
-    for (size_t i = 0; i < names.n && !rc; i++) {
-        size_t len = strlen(dir) + strlen(names.items[i]) + 2;
-        char *p = malloc(len);
-        if (!p) {
-            rc = EXIT_INTERNAL;
-            break;
-        }
-        size_t dl = strlen(dir);
-        snprintf(p, len, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", names.items[i]);
-        struct stat st;
-        if (stat(p, &st) != 0) {
-            fprintf(stderr, "cueue: %s: %s\n", p, strerror(errno));
-            rc = EXIT_USAGE;
-        } else if (S_ISDIR(st.st_mode)) {
-            rc = collect_dir(fl, p, depth + 1);
-        } else if (S_ISREG(st.st_mode) && has_manifest_ext(names.items[i])) {
-            if (fl_add(fl, p))
-                rc = EXIT_INTERNAL;
-        }
-        free(p);
-    }
-    fl_free(&names);
-    return rc;
+    return fl_add(ud, file) ? EXIT_INTERNAL : 0;
 }
 
 static int collect_paths(file_list *fl, char **paths, int n)
 {
     for (int i = 0; i < n; i++) {
-        struct stat st;
-        if (stat(paths[i], &st) != 0) {
-            fprintf(stderr, "cueue: %s: %s\n", paths[i], strerror(errno));
-            return EXIT_USAGE;
-        }
-        int rc = S_ISDIR(st.st_mode) ? collect_dir(fl, paths[i], 0)
-                                     : (fl_add(fl, paths[i]) ? EXIT_INTERNAL : 0);
+        int rc = cli_walk_manifests(paths[i], "cueue: ", MAX_DIR_DEPTH, add_file, fl);
         if (rc)
             return rc;
     }

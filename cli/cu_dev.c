@@ -18,13 +18,13 @@
 #include "cu_cli.h"
 #include "cu_clock.h"
 #include "cu_dev_int.h"
+#include "cu_walk.h"
 #include "cu_controller.h"
 #include "cu_doc.h"
 #include "cu_json.h"
 #include "cu_kconfig.h"
 
 #include <curl/curl.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -124,23 +124,6 @@ static int objs_add(dev_objs *l, json_object *obj, const char *file, int line)
     return 0;
 }
 
-static int has_ext(const char *name)
-{
-    static const char *const exts[] = { ".yaml", ".yml", ".json" };
-    size_t l = strlen(name);
-    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
-        size_t el = strlen(exts[i]);
-        if (l > el && strcmp(name + l - el, exts[i]) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Parses one file and appends its objects (List items expanded). Returns
  * 0, 2 (unreadable or malformed; message printed) or 1 (OOM). */
 static int load_file(dev_objs *l, const char *file)
@@ -201,68 +184,15 @@ static int load_file(dev_objs *l, const char *file)
     return rc;
 }
 
-/* Loads path (a file, or a folder read recursively in name order). */
-int cli_dev_load_path(dev_objs *l, const char *path, int depth)
+/* cli_walk_fn: load_file into the list (ud). */
+static int load_one(const char *file, void *ud)
 {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        fprintf(stderr, "cueue: dev: %s: %s\n", path, strerror(errno));
-        return 2;
-    }
-    if (!S_ISDIR(st.st_mode))
-        return load_file(l, path);
-    if (depth > DEV_MAX_DEPTH) {
-        fprintf(stderr, "cueue: dev: %s: folders nested deeper than %d levels\n", path,
-                DEV_MAX_DEPTH);
-        return 2;
-    }
-    DIR *dp = opendir(path);
-    if (!dp) {
-        fprintf(stderr, "cueue: dev: %s: %s\n", path, strerror(errno));
-        return 2;
-    }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    struct dirent *de;
-    while ((de = readdir(dp)) != NULL) {
-        if (de->d_name[0] == '.')
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **p = realloc(names, cap * sizeof(*p));
-            if (!p) {
-                rc = 1;
-                break;
-            }
-            names = p;
-        }
-        if (!(names[n] = strdup(de->d_name))) {
-            rc = 1;
-            break;
-        }
-        n++;
-    }
-    closedir(dp);
-    if (n)
-        qsort(names, n, sizeof(*names), cmp_str);
-    for (size_t i = 0; i < n && !rc; i++) {
-        char p[DEV_PATH_MAX];
-        size_t pl = strlen(path);
-        snprintf(p, sizeof p, "%s%s%s", path, pl && path[pl - 1] == '/' ? "" : "/", names[i]);
-        if (stat(p, &st) != 0) {
-            fprintf(stderr, "cueue: dev: %s: %s\n", p, strerror(errno));
-            rc = 2;
-        } else if (S_ISDIR(st.st_mode)) {
-            rc = cli_dev_load_path(l, p, depth + 1);
-        } else if (S_ISREG(st.st_mode) && has_ext(names[i])) {
-            rc = load_file(l, p);
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    return rc;
+    return load_file(ud, file);
+}
+
+int cli_dev_load_path(dev_objs *l, const char *path)
+{
+    return cli_walk_manifests(path, "cueue: dev: ", DEV_MAX_DEPTH, load_one, l);
 }
 
 /* ---------------- HTTP ---------------- */
@@ -953,9 +883,9 @@ int cu_dev_main(int argc, char **argv)
 
     /* Read everything first: bad manifests start nothing. */
     dev_objs crds = { 0 }, samples = { 0 };
-    int rc = cli_dev_load_path(&crds, dv.crds, 0);
+    int rc = cli_dev_load_path(&crds, dv.crds);
     if (!rc)
-        rc = cli_dev_load_path(&samples, dv.samples, 0);
+        rc = cli_dev_load_path(&samples, dv.samples);
     if (rc) {
         cli_dev_objs_free(&crds);
         cli_dev_objs_free(&samples);

@@ -82,7 +82,7 @@ static void test_load_folder(void **st)
     char p[256];
     snprintf(p, sizeof p, "%s/m", tmp);
     dev_objs l = { 0 };
-    assert_int_equal(cli_dev_load_path(&l, p, 0), 0);
+    assert_int_equal(cli_dev_load_path(&l, p), 0);
     static const char *const want[] = { "a1", "a2", "b1", "c1", "c2" };
     assert_int_equal(l.n, 5);
     for (size_t i = 0; i < l.n; i++)
@@ -97,7 +97,7 @@ static void test_load_folder(void **st)
 
     /* a single file, given directly, is read whatever its extension */
     snprintf(p, sizeof p, "%s/m/notes.txt", tmp);
-    assert_int_equal(cli_dev_load_path(&l, p, 0), 0);
+    assert_int_equal(cli_dev_load_path(&l, p), 0);
     assert_int_equal(l.n, 1);
     cli_dev_objs_free(&l);
 }
@@ -111,14 +111,14 @@ static void test_load_errors(void **st)
     char p[256];
     snprintf(p, sizeof p, "%s/bad", tmp);
     dev_objs l = { 0 };
-    assert_int_equal(cli_dev_load_path(&l, p, 0), 2);
+    assert_int_equal(cli_dev_load_path(&l, p), 2);
     cli_dev_objs_free(&l);
     put("scalar.yaml", "just a string\n");
     snprintf(p, sizeof p, "%s/scalar.yaml", tmp);
-    assert_int_equal(cli_dev_load_path(&l, p, 0), 2);
+    assert_int_equal(cli_dev_load_path(&l, p), 2);
     cli_dev_objs_free(&l);
     snprintf(p, sizeof p, "%s/missing", tmp);
-    assert_int_equal(cli_dev_load_path(&l, p, 0), 2);
+    assert_int_equal(cli_dev_load_path(&l, p), 2);
     assert_int_equal(l.n, 0);
 }
 

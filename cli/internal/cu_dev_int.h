@@ -26,8 +26,8 @@ void cli_dev_objs_free(dev_objs *l);
  * items expanded), or a folder read recursively in name order, taking
  * *.yaml, *.yml and *.json and skipping hidden entries. Returns 0, 2
  * (unreadable or malformed; the message is printed on stderr) or 1 (out
- * of memory). depth: 0 for the caller. */
-int cli_dev_load_path(dev_objs *l, const char *path, int depth);
+ * of memory). */
+int cli_dev_load_path(dev_objs *l, const char *path);
 
 /* Writes the collection path of obj (borrowed) into out: /api/v1/... or
  * /apis/GROUP/VERSION/..., namespaced as the kind is (known kinds) or as
