@@ -522,3 +522,17 @@ int cli_parse_opts(cli *c, int argc, char **argv, int allow_wide, int *help)
         return set_controller(c, env, "$CUEUE_CONTROLLER");
     return set_controller(c, DEFAULT_CONTROLLER, "default");
 }
+
+int cli_begin(cli *c, int argc, char **argv, int allow_wide, const char *help_text)
+{
+    cu_buf_init(&c->notes, 1u << 16);
+    int help = 0;
+    int rc = cli_parse_opts(c, argc, argv, allow_wide, &help);
+    if (rc || help) {
+        if (help)
+            fputs(help_text, stdout);
+        cu_buf_free(&c->notes);
+        return rc;
+    }
+    return -1;
+}

@@ -245,15 +245,9 @@ int cli_explain(cli *c, const char *ns, const char *name, cu_buf *out)
 int cu_explain_main(int argc, char **argv)
 {
     cli c = { .cmd = "explain" };
-    cu_buf_init(&c.notes, 1u << 16);
-    int help = 0;
-    int rc = cli_parse_opts(&c, argc, argv, 0, &help);
-    if (rc || help) {
-        if (help)
-            fputs(help_explain, stdout);
-        cu_buf_free(&c.notes);
+    int rc = cli_begin(&c, argc, argv, 0, help_explain);
+    if (rc >= 0)
         return rc;
-    }
     if (optind >= argc) {
         cu_buf_free(&c.notes);
         return cli_usage(&c, "no workload given (NAMESPACE/NAME of a Workload or a Job)");

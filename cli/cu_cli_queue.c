@@ -444,15 +444,9 @@ static int queue_list(cli *c, cu_buf *out)
 int cu_queue_main(int argc, char **argv)
 {
     cli c = { .cmd = "queue" };
-    cu_buf_init(&c.notes, 1u << 16);
-    int help = 0;
-    int rc = cli_parse_opts(&c, argc, argv, 1, &help);
-    if (rc || help) {
-        if (help)
-            fputs(help_queue, stdout);
-        cu_buf_free(&c.notes);
+    int rc = cli_begin(&c, argc, argv, 1, help_queue);
+    if (rc >= 0)
         return rc;
-    }
     cu_buf out;
     cu_buf_init(&out, MAX_BODY);
     const char *sub = optind < argc ? argv[optind] : NULL;

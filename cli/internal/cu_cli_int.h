@@ -140,6 +140,11 @@ int cli_api_get_obj(cli *c, api *a, const char *prefix, const char *ns,
  * when --help. Returns 0 or RC_USAGE. Borrows argv. */
 int cli_parse_opts(cli *c, int argc, char **argv, int allow_wide, int *help);
 
+/* Starts command c: its notes buffer and options (cli_parse_opts); prints
+ * help_text on --help. Returns -1 to go on (free c->notes at the end),
+ * else the exit code, everything freed. */
+int cli_begin(cli *c, int argc, char **argv, int allow_wide, const char *help_text);
+
 /* cu_cli_model.c */
 /* Frees everything m holds. */
 void cli_model_free(model *m);
