@@ -90,17 +90,6 @@ json_object *cu_ctrl_lq_status(const cu_lq_info *li, json_object *old_conds, int
  * the same. Ownership as above. */
 json_object *cu_ctrl_cohort_status(const cu_cohort_info *hi, int fair_sharing);
 
-/* The PendingWorkloads document of /debug/pending and `cueue queue
- * pending`: of the pending workloads v[0..n) (borrowed engine views; the
- * array is reordered), those in ClusterQueue cq and LocalQueue lq
- * ("NS/NAME"), either NULL for any, in admission order (by ClusterQueue,
- * then position), each with its positions in its ClusterQueue and its
- * LocalQueue, priority, total requests, creation time, reason and
- * message. Returns a new object (caller puts) or NULL when out of
- * memory. */
-json_object *cu_ctrl_pending_doc(const cu_wl_info **v, size_t n, const char *cq, const char *lq,
-                                 int64_t now_ms);
-
 /* Serializes j with the keys of every object sorted, no whitespace, so
  * that equal JSON values give equal strings. Returns a new string (caller
  * frees with free), NULL on OOM or nesting deeper than 256. Borrows j. */

@@ -5,6 +5,7 @@
  */
 #include "cu_status.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -349,4 +350,113 @@ cu_node *cu_qstatus_node(cu_arena *a, const cu_qstatus *s, int64_t now_ms)
         tb_set(&t, st, "fairSharing", fs);
     }
     return t.failed ? NULL : st;
+}
+
+/* ---------------- the pending workloads document ---------------- */
+
+static const char *nz(const char *s) { return s ? s : ""; }
+
+static int cmp_pending(const void *pa, const void *pb)
+{
+    const cu_wl_info *a = *(const cu_wl_info *const *)pa, *b = *(const cu_wl_info *const *)pb;
+    int c = strcmp(nz(a->cluster_queue), nz(b->cluster_queue));
+    if (c)
+        return c;
+    return (a->position > b->position) - (a->position < b->position);
+}
+
+static int same_str(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+/* {"RESOURCE": "QUANTITY", ...}: count x per-pod requests, summed over
+ * the pod sets (at most 64 resources). */
+static json_object *total_requests(const cu_workload *o)
+{
+    json_object *req = json_object_new_object();
+    cu_res acc[64];
+    size_t nt = 0;
+    for (size_t p = 0; o && p < o->npodsets; p++)
+        for (size_t r = 0; r < o->podsets[p].requests.n; r++) {
+            const cu_res *rq = &o->podsets[p].requests.items[r];
+            size_t t;
+            for (t = 0; t < nt && strcmp(acc[t].name, rq->name) != 0; t++)
+                ;
+            if (t == nt) {
+                if (nt == sizeof(acc) / sizeof(acc[0]))
+                    continue;
+                acc[t].name = rq->name;
+                acc[t].milli = 0;
+                nt++;
+            }
+            acc[t].milli = cu_qty_sat_add(acc[t].milli, rq->milli * (int64_t)o->podsets[p].count);
+        }
+    for (size_t t = 0; req && t < nt; t++) {
+        char q[64];
+        cu_qty_format_res(acc[t].name, acc[t].milli, q, sizeof(q));
+        json_object_object_add(req, acc[t].name, json_object_new_string(q));
+    }
+    return req;
+}
+
+static void put_str(json_object *o, const char *k, const char *v)
+{
+    json_object_object_add(o, k, json_object_new_string(nz(v)));
+}
+
+json_object *cu_ctrl_pending_doc(const cu_wl_info **v, size_t n, const char *cq, const char *lq,
+                                 int64_t now_ms)
+{
+    size_t k = 0;
+    char key[600], ts[40];
+    for (size_t i = 0; i < n; i++) {
+        const cu_wl_info *w = v[i];
+        if (cq && !same_str(w->cluster_queue, cq))
+            continue;
+        snprintf(key, sizeof(key), "%s/%s", nz(w->ns), nz(w->local_queue));
+        if (lq && strcmp(key, lq) != 0)
+            continue;
+        v[k++] = w;
+    }
+    qsort(v, k, sizeof(*v), cmp_pending);
+    json_object *doc = json_object_new_object(), *items = json_object_new_array();
+    if (!doc || !items) {
+        json_object_put(doc);
+        json_object_put(items);
+        return NULL;
+    }
+    cu_time_format(now_ms, ts, sizeof(ts));
+    put_str(doc, "kind", "PendingWorkloads");
+    put_str(doc, "generatedAt", ts);
+    json_object_object_add(doc, "items", items);
+    for (size_t i = 0; i < k; i++) {
+        const cu_wl_info *w = v[i];
+        /* position among the same LocalQueue's workloads ahead in this order */
+        int lqpos = 0;
+        for (size_t j = 0; j < i; j++)
+            lqpos += same_str(v[j]->ns, w->ns) && same_str(v[j]->local_queue, w->local_queue) &&
+                     same_str(v[j]->cluster_queue, w->cluster_queue);
+        json_object *it = json_object_new_object();
+        if (!it) {
+            json_object_put(doc);
+            return NULL;
+        }
+        put_str(it, "namespace", w->ns);
+        put_str(it, "name", w->name);
+        put_str(it, "localQueue", w->local_queue);
+        put_str(it, "clusterQueue", w->cluster_queue);
+        json_object_object_add(it, "positionInClusterQueue", json_object_new_int(w->position));
+        json_object_object_add(it, "positionInLocalQueue", json_object_new_int(lqpos));
+        json_object_object_add(it, "priority", json_object_new_int((int)w->priority));
+        json_object_object_add(it, "requests", total_requests(w->obj));
+        if (w->obj && w->obj->meta.has_created) {
+            cu_time_format(w->obj->meta.created_ms, ts, sizeof(ts));
+            put_str(it, "createdAt", ts);
+        }
+        put_str(it, "reason", w->reason);
+        put_str(it, "message", w->message);
+        json_object_array_add(items, it);
+    }
+    return doc;
 }

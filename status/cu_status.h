@@ -79,6 +79,17 @@ json_object *cu_qstatus_json(const cu_qstatus *s, json_object *conditions);
  * when off. Arena-owned; NULL on OOM. */
 cu_node *cu_qstatus_node(cu_arena *a, const cu_qstatus *s, int64_t now_ms);
 
+/* The PendingWorkloads document of /debug/pending and `cueue queue
+ * pending`: of the pending workloads v[0..n) (borrowed engine views; the
+ * array is reordered), those in ClusterQueue cq and LocalQueue lq
+ * ("NS/NAME"), either NULL for any, in admission order (by ClusterQueue,
+ * then position), each with its positions in its ClusterQueue and its
+ * LocalQueue, priority, total requests, creation time, reason and
+ * message. Returns a new object (caller puts) or NULL when out of
+ * memory. */
+json_object *cu_ctrl_pending_doc(const cu_wl_info **v, size_t n, const char *cq, const char *lq,
+                                 int64_t now_ms);
+
 /* Returns the length of the longest prefix of s that is at most max bytes
  * and does not end inside a UTF-8 sequence. */
 size_t cu_status_utf8_cut(const char *s, size_t max);
