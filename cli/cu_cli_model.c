@@ -286,7 +286,7 @@ json_object *cli_offline_pending(model *m, const char *cq, const char *lq)
             continue;
         v[k++] = w;
     }
-    json_object *doc = cu_ctrl_pending_doc(v, k, cq, lq, cu_clock_system_now(NULL));
+    json_object *doc = cu_status_pending_doc(v, k, cq, lq, cu_clock_system_now(NULL));
     free(v);
     json_object *items = cu_jget(doc, "items");
     char key[600];

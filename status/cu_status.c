@@ -1,7 +1,8 @@
 /*
  * cu_status.c - queue status computed once (cu_qstatus_cq/_lq/_cohort) and
  * rendered as a json-c merge patch (the controller) or a cu_node map
- * (simulate). Pure: no I/O, times are parameters.
+ * (simulate), and the PendingWorkloads document. Pure: no I/O, times are
+ * parameters.
  */
 #include "cu_status.h"
 
@@ -405,8 +406,8 @@ static void put_str(json_object *o, const char *k, const char *v)
     json_object_object_add(o, k, json_object_new_string(nz(v)));
 }
 
-json_object *cu_ctrl_pending_doc(const cu_wl_info **v, size_t n, const char *cq, const char *lq,
-                                 int64_t now_ms)
+json_object *cu_status_pending_doc(const cu_wl_info **v, size_t n, const char *cq,
+                                   const char *lq, int64_t now_ms)
 {
     size_t k = 0;
     char key[600], ts[40];

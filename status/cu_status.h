@@ -9,6 +9,10 @@
  * json-c merge patch for the API, a cu_node map for YAML. The computed
  * cu_qstatus borrows strings from the view it came from (and from the
  * arena for the cut message): use it before the next engine call.
+ *
+ * Also the PendingWorkloads document (Kueue's visibility API: the pending
+ * workloads of a queue in admission order) of the controller's
+ * /debug/pending and of `cueue queue pending`.
  */
 #ifndef CU_STATUS_H
 #define CU_STATUS_H
@@ -87,8 +91,8 @@ cu_node *cu_qstatus_node(cu_arena *a, const cu_qstatus *s, int64_t now_ms);
  * LocalQueue, priority, total requests, creation time, reason and
  * message. Returns a new object (caller puts) or NULL when out of
  * memory. */
-json_object *cu_ctrl_pending_doc(const cu_wl_info **v, size_t n, const char *cq, const char *lq,
-                                 int64_t now_ms);
+json_object *cu_status_pending_doc(const cu_wl_info **v, size_t n, const char *cq,
+                                   const char *lq, int64_t now_ms);
 
 /* Returns the length of the longest prefix of s that is at most max bytes
  * and does not end inside a UTF-8 sequence. */

@@ -11,7 +11,7 @@
 #include "cu_duration.h"
 #include "cu_json.h"
 #include "cu_controller.h"
-#include "cu_ctrlstatus.h"
+#include "cu_status.h"
 #include "cu_explain.h"
 #include "cu_kclient.h"
 #include "cu_kconfig.h"
