@@ -1,30 +1,21 @@
 /*
- * cu_podreq.c - per-pod effective requests by the Kubernetes/Kueue rules,
+ * cu_podreq.c - per-pod effective requests by the Kubernetes/Kueue rules
+ * (the rule: cu_podreq.h; cu_pod_requests reads it from a pod spec node),
  * and the Workload name Kueue derives from a batch/v1 Job.
  *
- * For each resource r:
- *   effective(r) = max(sum(containers) + sum(sidecars),
- *                      max over plain init container i of
- *                          (init_i + sum(sidecars declared before i)))
- *                  + overhead(r)
- * where sidecars are initContainers with restartPolicy: Always and a
- * container's amount is requests[r], else limits[r].
- *
- * Invariant: the temporary tables (rtab) are malloc-owned and borrow the
- * resource names from the document; only the final list is copied into
- * the caller's arena.
+ * Invariant: cu_pod_requests' tables borrow the resource names from the
+ * document; only the final list is copied into the caller's arena.
  */
-#include "cu_objects.h"
+#include "cu_podreq.h"
 #include "cu_sha1.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct racc { const char *name; int64_t v; } racc;
-typedef struct rtab { size_t n, cap; racc *it; int oom; } rtab;
+/* ---------------- tables and the rule (cu_podreq.h) ---------------- */
 
-static racc *rtab_find(rtab *t, const char *name)
+cu_res *cu_restab_find(const cu_restab *t, const char *name)
 {
     for (size_t i = 0; i < t->n; i++)
         if (strcmp(t->it[i].name, name) == 0)
@@ -32,21 +23,20 @@ static racc *rtab_find(rtab *t, const char *name)
     return NULL;
 }
 
-static int64_t rtab_get(rtab *t, const char *name)
+int64_t cu_restab_get(const cu_restab *t, const char *name)
 {
-    racc *r = rtab_find(t, name);
-    return r ? r->v : 0;
+    cu_res *r = cu_restab_find(t, name);
+    return r ? r->milli : 0;
 }
 
-/* Returns the entry for name, adding it with 0 when missing (NULL on OOM). */
-static racc *rtab_slot(rtab *t, const char *name)
+cu_res *cu_restab_slot(cu_restab *t, const char *name)
 {
-    racc *r = rtab_find(t, name);
+    cu_res *r = cu_restab_find(t, name);
     if (r)
         return r;
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 8;
-        racc *p = realloc(t->it, cap * sizeof(*p));
+        cu_res *p = realloc(t->it, cap * sizeof(*p));
         if (!p) {
             t->oom = 1;
             return NULL;
@@ -55,21 +45,120 @@ static racc *rtab_slot(rtab *t, const char *name)
         t->cap = cap;
     }
     t->it[t->n].name = name;
-    t->it[t->n].v = 0;
+    t->it[t->n].milli = 0;
     return &t->it[t->n++];
 }
 
-static void rtab_free(rtab *t)
+int cu_restab_add_sat(cu_restab *t, const char *name, int64_t v)
+{
+    cu_res *r = cu_restab_slot(t, name);
+    if (!r)
+        return -1;
+    r->milli = cu_qty_sat_add(r->milli, v);
+    return 0;
+}
+
+void cu_restab_free(cu_restab *t)
 {
     free(t->it);
     memset(t, 0, sizeof(*t));
 }
+
+void cu_podreq_init(cu_podreq *p, int saturate, cu_podreq_overflow_fn overflow, void *ud)
+{
+    memset(p, 0, sizeof(*p));
+    p->saturate = saturate;
+    p->overflow = overflow;
+    p->ud = ud;
+}
+
+/* *acc += v; 0, or -1 when it overflows (then *acc is INT64_MAX when
+ * saturating, else unchanged). */
+static int podreq_sum(const cu_podreq *p, int64_t *acc, int64_t v)
+{
+    if (cu_qty_add(*acc, v, acc) == CU_OK)
+        return 0;
+    if (p->saturate)
+        *acc = cu_qty_sat_add(*acc, v);
+    return -1;
+}
+
+/* t[r] += amounts[r] for each r, reporting overflow. */
+static void podreq_add_all(cu_podreq *p, cu_restab *t, const cu_res *amounts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        cu_res *r = cu_restab_slot(t, amounts[i].name);
+        if (!r)
+            return;
+        if (podreq_sum(p, &r->milli, amounts[i].milli) != 0 && p->overflow)
+            p->overflow(p->ud, amounts[i].name, 0);
+    }
+}
+
+void cu_podreq_add(cu_podreq *p, cu_ctr_kind kind, const cu_res *amounts, size_t n)
+{
+    if (kind == CU_CTR_REGULAR) {
+        podreq_add_all(p, &p->total, amounts, n);
+        return;
+    }
+    if (kind == CU_CTR_SIDECAR) {
+        /* runs alongside the regular containers */
+        podreq_add_all(p, &p->side, amounts, n);
+        return;
+    }
+    for (size_t k = 0; k < n; k++) {
+        int64_t v = amounts[k].milli;
+        if (podreq_sum(p, &v, cu_restab_get(&p->side, amounts[k].name)) != 0) {
+            if (p->overflow)
+                p->overflow(p->ud, amounts[k].name, 1);
+            if (!p->saturate)
+                continue;
+        }
+        cu_res *r = cu_restab_slot(&p->initmax, amounts[k].name);
+        if (!r)
+            return;
+        if (v > r->milli)
+            r->milli = v;
+    }
+}
+
+void cu_podreq_close(cu_podreq *p)
+{
+    podreq_add_all(p, &p->total, p->side.it, p->side.n);
+    for (size_t k = 0; k < p->initmax.n; k++) {
+        cu_res *r = cu_restab_slot(&p->total, p->initmax.it[k].name);
+        if (!r)
+            return;
+        if (p->initmax.it[k].milli > r->milli)
+            r->milli = p->initmax.it[k].milli;
+    }
+}
+
+void cu_podreq_overhead(cu_podreq *p, const cu_res *amounts, size_t n)
+{
+    podreq_add_all(p, &p->total, amounts, n);
+}
+
+int cu_podreq_oom(const cu_podreq *p)
+{
+    return p->total.oom || p->side.oom || p->initmax.oom;
+}
+
+void cu_podreq_free(cu_podreq *p)
+{
+    cu_restab_free(&p->total);
+    cu_restab_free(&p->side);
+    cu_restab_free(&p->initmax);
+}
+
+/* ---------------- cu_pod_requests: reading a pod spec node ---------------- */
 
 typedef struct preq_ctx {
     const char *where;   /* prefix for messages, may be NULL */
     cu_diag *d;
     int nerr;
     int oom;
+    const char *init_path;   /* the init container being added, for overflows */
 } preq_ctx;
 
 static void preq_err(preq_ctx *c, const char *path, const char *fmt, ...)
@@ -114,7 +203,7 @@ static int preq_amount(preq_ctx *c, const cu_node *v, const char *path, int64_t 
 
 /* Reads a ResourceList map at path into t (entries for its keys; an
  * existing entry is kept when skip_existing, else overwritten). */
-static void preq_list(preq_ctx *c, const cu_node *m, const char *path, rtab *t,
+static void preq_list(preq_ctx *c, const cu_node *m, const char *path, cu_restab *t,
                       int skip_existing)
 {
     if (!m || cu_node_is_null(m))
@@ -126,7 +215,7 @@ static void preq_list(preq_ctx *c, const cu_node *m, const char *path, rtab *t,
     for (size_t i = 0; i < m->n; i++) {
         char p[512];
         snprintf(p, sizeof(p), "%s.%s", path, m->keys[i]);
-        if (skip_existing && rtab_find(t, m->keys[i]))
+        if (skip_existing && cu_restab_find(t, m->keys[i]))
             continue;
         int64_t v;
         if (preq_amount(c, m->vals[i], p, &v))
@@ -135,18 +224,18 @@ static void preq_list(preq_ctx *c, const cu_node *m, const char *path, rtab *t,
             preq_err(c, p, "the \"pods\" resource may not be requested");
             continue;
         }
-        racc *r = rtab_slot(t, m->keys[i]);
+        cu_res *r = cu_restab_slot(t, m->keys[i]);
         if (!r) {
             c->oom = 1;
             return;
         }
-        r->v = v;
+        r->milli = v;
     }
 }
 
 /* A container's amounts: requests, then limits for resources without a
  * request. */
-static void preq_container(preq_ctx *c, const cu_node *ctr, const char *path, rtab *t)
+static void preq_container(preq_ctx *c, const cu_node *ctr, const char *path, cu_restab *t)
 {
     char p[512];
     if (!ctr || ctr->type != CU_NODE_MAP) {
@@ -179,18 +268,12 @@ static const cu_node *preq_seq(preq_ctx *c, const cu_node *spec, const char *key
     return s;
 }
 
-/* t[r] += add[r] for every r in add, reporting overflow. */
-static void preq_add_all(preq_ctx *c, rtab *t, const rtab *add)
+/* The accumulator's overflow report, in the words of the checks above:
+ * an init container's overflow names the container. */
+static void preq_overflow(void *ud, const char *res, int init)
 {
-    for (size_t i = 0; i < add->n; i++) {
-        racc *r = rtab_slot(t, add->it[i].name);
-        if (!r) {
-            c->oom = 1;
-            return;
-        }
-        if (cu_qty_add(r->v, add->it[i].v, &r->v) != CU_OK)
-            preq_err(c, "", "total %s request overflows", add->it[i].name);
-    }
+    preq_ctx *c = ud;
+    preq_err(c, init && c->init_path ? c->init_path : "", "total %s request overflows", res);
 }
 
 static int res_cmp(const void *a, const void *b)
@@ -201,8 +284,9 @@ static int res_cmp(const void *a, const void *b)
 cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where,
                        cu_reslist *out, cu_diag *d)
 {
-    preq_ctx c = { where, d, 0, 0 };
-    rtab total = { 0 }, side = { 0 }, initmax = { 0 }, one = { 0 }, over = { 0 };
+    preq_ctx c = { where, d, 0, 0, NULL };
+    cu_restab one = { 0 }, over = { 0 };
+    cu_podreq acc;
     char p[512];
     out->n = 0;
     out->items = NULL;
@@ -212,13 +296,14 @@ cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where,
         preq_err(&c, "", "must be an object");
         return CU_EINVAL;
     }
+    cu_podreq_init(&acc, 0, preq_overflow, &c);
 
     const cu_node *ctrs = preq_seq(&c, podspec, "containers");
     for (size_t i = 0; ctrs && i < ctrs->n; i++) {
         snprintf(p, sizeof(p), "containers[%zu]", i);
         one.n = 0;
         preq_container(&c, ctrs->vals[i], p, &one);
-        preq_add_all(&c, &total, &one);
+        cu_podreq_add(&acc, CU_CTR_REGULAR, one.it, one.n);
     }
 
     const cu_node *inits = preq_seq(&c, podspec, "initContainers");
@@ -228,58 +313,35 @@ cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where,
         one.n = 0;
         preq_container(&c, ic, p, &one);
         const char *rp = cu_node_scalar(cu_node_get(ic, "restartPolicy"));
-        if (rp && strcmp(rp, "Always") == 0) {
-            /* sidecar: runs alongside the regular containers */
-            preq_add_all(&c, &side, &one);
-            continue;
-        }
-        for (size_t k = 0; k < one.n; k++) {
-            int64_t v;
-            if (cu_qty_add(one.it[k].v, rtab_get(&side, one.it[k].name), &v) != CU_OK) {
-                preq_err(&c, p, "total %s request overflows", one.it[k].name);
-                continue;
-            }
-            racc *r = rtab_slot(&initmax, one.it[k].name);
-            if (!r) {
-                c.oom = 1;
-                break;
-            }
-            if (v > r->v)
-                r->v = v;
-        }
+        c.init_path = p;
+        cu_podreq_add(&acc, rp && strcmp(rp, "Always") == 0 ? CU_CTR_SIDECAR : CU_CTR_INIT,
+                      one.it, one.n);
+        c.init_path = NULL;
     }
-    preq_add_all(&c, &total, &side);
-    for (size_t k = 0; k < initmax.n; k++) {
-        racc *r = rtab_slot(&total, initmax.it[k].name);
-        if (!r) {
-            c.oom = 1;
-            break;
-        }
-        if (initmax.it[k].v > r->v)
-            r->v = initmax.it[k].v;
-    }
+    cu_podreq_close(&acc);
     preq_list(&c, cu_node_get(podspec, "overhead"), "overhead", &over, 0);
-    preq_add_all(&c, &total, &over);
+    cu_podreq_overhead(&acc, over.it, over.n);
 
+    const cu_restab *total = &acc.total;
     cu_err err = CU_OK;
-    if (c.oom || total.oom || side.oom || initmax.oom || one.oom || over.oom)
+    if (c.oom || cu_podreq_oom(&acc) || one.oom || over.oom)
         err = CU_ENOMEM;
     else if (c.nerr)
         err = CU_EINVAL;
     size_t nz = 0;
-    for (size_t k = 0; k < total.n; k++)
-        nz += total.it[k].v != 0;
+    for (size_t k = 0; k < total->n; k++)
+        nz += total->it[k].milli != 0;
     if (!err && nz) {
         cu_res *items = cu_arena_alloc(a, nz * sizeof(*items));
         if (!items) {
             err = CU_ENOMEM;
         } else {
             size_t j = 0;
-            for (size_t k = 0; k < total.n && !err; k++) {
-                if (total.it[k].v == 0)
+            for (size_t k = 0; k < total->n && !err; k++) {
+                if (total->it[k].milli == 0)
                     continue;
-                items[j].name = cu_arena_strdup(a, total.it[k].name);
-                items[j].milli = total.it[k].v;
+                items[j].name = cu_arena_strdup(a, total->it[k].name);
+                items[j].milli = total->it[k].milli;
                 if (!items[j].name)
                     err = CU_ENOMEM;
                 j++;
@@ -291,11 +353,9 @@ cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where,
             }
         }
     }
-    rtab_free(&total);
-    rtab_free(&side);
-    rtab_free(&initmax);
-    rtab_free(&one);
-    rtab_free(&over);
+    cu_podreq_free(&acc);
+    cu_restab_free(&one);
+    cu_restab_free(&over);
     return err;
 }
 

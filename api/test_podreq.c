@@ -1,5 +1,6 @@
 /*
- * test_podreq.c - pod request arithmetic (cu_pod_requests), Kueue's Job
+ * test_podreq.c - pod request arithmetic (the cu_podreq accumulator and
+ * cu_pod_requests on it), Kueue's Job
  * workload names and the SHA-1 behind them.
  */
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "cu_objects.h"
+#include "cu_podreq.h"
 #include "cu_sha1.h"
 
 /* Parses a one-document YAML string into a arena; returns the root. */
@@ -225,6 +227,119 @@ static void test_requests_null_where(void **state)
     cu_arena_free(&a);
 }
 
+#define P9 9000000000000000000LL /* 9P cpu in milli: fits int64 once, not twice */
+
+typedef struct ovf { int n; char res[4][32]; int init[4]; } ovf;
+
+static void on_overflow(void *ud, const char *res, int init)
+{
+    ovf *o = ud;
+    if (o->n < 4) {
+        snprintf(o->res[o->n], sizeof o->res[0], "%s", res);
+        o->init[o->n] = init;
+    }
+    o->n++;
+}
+
+static void test_podreq_rule(void **state)
+{
+    (void)state;
+    cu_podreq p;
+    const cu_res app[] = { { "cpu", 1000 }, { "memory", 64 } };
+    const cu_res side1[] = { { "cpu", 500 } };
+    const cu_res init1[] = { { "cpu", 2000 }, { "gpu", 1000 } };
+    const cu_res side2[] = { { "cpu", 4000 } };
+    const cu_res init2[] = { { "cpu", 1500 } };
+    const cu_res over[] = { { "cpu", 100 }, { "memory", 0 } };
+    cu_podreq_init(&p, 0, NULL, NULL);
+    cu_podreq_add(&p, CU_CTR_REGULAR, app, 2);
+    cu_podreq_add(&p, CU_CTR_SIDECAR, side1, 1);
+    cu_podreq_add(&p, CU_CTR_INIT, init1, 2);  /* 2000 + 500 before it */
+    cu_podreq_add(&p, CU_CTR_SIDECAR, side2, 1);
+    cu_podreq_add(&p, CU_CTR_INIT, init2, 1);  /* 1500 + 4500 before it */
+    cu_podreq_close(&p);
+    cu_podreq_overhead(&p, over, 2);
+    assert_false(cu_podreq_oom(&p));
+    /* cpu: max(1000 + 4500, 2500, 6000) + 100 */
+    assert_int_equal(cu_restab_get(&p.total, "cpu"), 6100);
+    assert_int_equal(cu_restab_get(&p.total, "memory"), 64);
+    assert_int_equal(cu_restab_get(&p.total, "gpu"), 1000);  /* only an init container asks */
+    assert_int_equal(cu_restab_get(&p.total, "other"), 0);
+    assert_null(cu_restab_find(&p.total, "other"));
+    cu_podreq_free(&p);
+    assert_int_equal(p.total.n, 0);
+}
+
+static void test_podreq_overflow(void **state)
+{
+    (void)state;
+    const cu_res big[] = { { "cpu", P9 } }, small[] = { { "cpu", 1 } };
+    cu_podreq p;
+    ovf o;
+
+    /* checked: an overflowing addition is left out and reported */
+    memset(&o, 0, sizeof o);
+    cu_podreq_init(&p, 0, on_overflow, &o);
+    cu_podreq_add(&p, CU_CTR_REGULAR, big, 1);
+    cu_podreq_add(&p, CU_CTR_REGULAR, big, 1);
+    cu_podreq_add(&p, CU_CTR_REGULAR, small, 1);
+    cu_podreq_add(&p, CU_CTR_SIDECAR, big, 1);
+    cu_podreq_add(&p, CU_CTR_INIT, big, 1);    /* P9 + the sidecar's P9 */
+    cu_podreq_close(&p);                        /* total + sidecars */
+    assert_int_equal(o.n, 3);
+    assert_string_equal(o.res[0], "cpu");
+    assert_int_equal(o.init[0], 0);
+    assert_int_equal(o.init[1], 1);
+    assert_int_equal(o.init[2], 0);
+    assert_int_equal(cu_restab_get(&p.total, "cpu"), P9 + 1);
+    assert_null(cu_restab_find(&p.initmax, "cpu"));
+    cu_podreq_free(&p);
+
+    /* saturating: sums stop at INT64_MAX, still reported */
+    memset(&o, 0, sizeof o);
+    cu_podreq_init(&p, 1, on_overflow, &o);
+    cu_podreq_add(&p, CU_CTR_SIDECAR, big, 1);
+    cu_podreq_add(&p, CU_CTR_INIT, big, 1);
+    cu_podreq_add(&p, CU_CTR_REGULAR, small, 1);
+    cu_podreq_close(&p);
+    cu_podreq_overhead(&p, small, 1);
+    assert_int_equal(cu_restab_get(&p.initmax, "cpu"), INT64_MAX);
+    assert_int_equal(cu_restab_get(&p.total, "cpu"), INT64_MAX);
+    assert_int_equal(o.n, 2);                  /* the init container, the overhead */
+    cu_podreq_free(&p);
+
+    cu_podreq_init(&p, 1, NULL, NULL);         /* no callback */
+    cu_podreq_add(&p, CU_CTR_REGULAR, big, 1);
+    cu_podreq_add(&p, CU_CTR_REGULAR, big, 1);
+    cu_podreq_close(&p);
+    assert_int_equal(cu_restab_get(&p.total, "cpu"), INT64_MAX);
+    cu_podreq_free(&p);
+}
+
+static void test_restab(void **state)
+{
+    (void)state;
+    cu_restab t = { 0 };
+    char names[20][8];
+    for (int i = 0; i < 20; i++) {             /* grows past its first block */
+        snprintf(names[i], sizeof names[i], "r%d", i);
+        assert_int_equal(cu_restab_add_sat(&t, names[i], i), 0);
+    }
+    assert_int_equal(t.n, 20);
+    assert_int_equal(cu_restab_get(&t, "r13"), 13);
+    assert_int_equal(cu_restab_add_sat(&t, "r13", INT64_MAX), 0);
+    assert_int_equal(cu_restab_get(&t, "r13"), INT64_MAX);
+    assert_int_equal(t.n, 20);
+    cu_res *r = cu_restab_slot(&t, "new");
+    assert_non_null(r);
+    assert_int_equal(r->milli, 0);
+    assert_ptr_equal(cu_restab_find(&t, "new"), r);
+    assert_false(t.oom);
+    cu_restab_free(&t);
+    assert_int_equal(t.n, 0);
+    assert_null(cu_restab_find(&t, "r1"));
+}
+
 /* Test vectors from the FIPS 180 examples ("abc", the 448-bit two-block
  * message, one million 'a'); each expected value was also checked with
  * sha1sum when the test was written. */
@@ -286,6 +401,9 @@ int main(void)
         cmocka_unit_test(test_requests_table),
         cmocka_unit_test(test_requests_errors),
         cmocka_unit_test(test_requests_null_where),
+        cmocka_unit_test(test_podreq_rule),
+        cmocka_unit_test(test_podreq_overflow),
+        cmocka_unit_test(test_restab),
         cmocka_unit_test(test_sha1_vectors),
         cmocka_unit_test(test_job_workload_name),
     };

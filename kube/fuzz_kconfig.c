@@ -35,6 +35,18 @@ static void must(int cond)
 
 static char dir[64], f1[96], f2[96], both[200], twice[200];
 
+static void cleanup(void)
+{
+    static const char *const names[] = { "a.yaml", "b.yaml", "ca.crt", "token", "client.crt",
+                                         "client.key" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char p[160];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
 static void init(void)
 {
     snprintf(dir, sizeof dir, "/tmp/fuzz_kconfig.%d", (int)getpid());
@@ -60,6 +72,7 @@ static void init(void)
     }
     unsetenv("KUBERNETES_SERVICE_HOST");
     unsetenv("HOME");
+    atexit(cleanup);
 }
 
 static void put(const char *path, const uint8_t *d, size_t n)

@@ -15,7 +15,8 @@
  *    idempotent), and so does a server-side apply of the same
  *    configuration;
  *  - a strategic merge patch of a kind without merge keys and without
- *    $-directives is a merge patch;
+ *    $-directives is a merge patch; without $-directives, one applied
+ *    twice gives what it gave once, for any kind;
  *  - a JSON patch that succeeded: a "test" of the whole result against
  *    the result succeeds and changes nothing.
  */
@@ -84,6 +85,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     err[0] = '\0';
     json_object *s1 = cu_strategic_merge_patch(target, patch, av, kind, err, sizeof err);
     check_outcome(s1, err);
+    if (s1 && patch &&
+        !has_directive(json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN))) {
+        err[0] = '\0';
+        json_object *s2 = cu_strategic_merge_patch(s1, patch, av, kind, err, sizeof err);
+        must(s2 && cu_json_equal(s1, s2));
+        json_object_put(s2);
+    }
     json_object_put(s1);
     err[0] = '\0';
     json_object *s0 = cu_strategic_merge_patch(target, patch, "fuzz.example.com/v1", "Fuzz", err,
