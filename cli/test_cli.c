@@ -65,17 +65,24 @@ static void test_table(void **st)
     cli_tbl_free(&t);
 }
 
+/* Fills argv (16 slots) from the NULL-terminated list ap; returns argc. */
+static int argv_of(char **argv, va_list ap)
+{
+    int argc = 0;
+    for (char *a; argc < 15 && (a = va_arg(ap, char *)) != NULL;)
+        argv[argc++] = a;
+    argv[argc] = NULL;
+    return argc;
+}
+
 /* Runs cli_parse_opts on a NULL-terminated argument list. */
 static int parse(cli *c, int allow_wide, int *help, ...)
 {
     char *argv[16];
-    int argc = 0;
     va_list ap;
     va_start(ap, help);
-    for (char *a; argc < 15 && (a = va_arg(ap, char *)) != NULL;)
-        argv[argc++] = a;
+    int argc = argv_of(argv, ap);
     va_end(ap);
-    argv[argc] = NULL;
     return cli_parse_opts(c, argc, argv, allow_wide, help);
 }
 
@@ -223,13 +230,10 @@ static void test_pending_from_model(void **st)
 static int run(int (*fn)(int, char **), ...)
 {
     char *argv[16];
-    int argc = 0;
     va_list ap;
     va_start(ap, fn);
-    for (char *a; argc < 15 && (a = va_arg(ap, char *)) != NULL;)
-        argv[argc++] = a;
+    int argc = argv_of(argv, ap);
     va_end(ap);
-    argv[argc] = NULL;
     return fn(argc, argv);
 }
 
