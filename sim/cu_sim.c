@@ -64,13 +64,6 @@ static cu_node *tb_qty(sim_tb *tb, const char *res, int64_t milli)
     return tb_str(tb, q);
 }
 
-static cu_node *tb_time(sim_tb *tb, int64_t ms)
-{
-    char t[40];
-    cu_time_format(ms, t, sizeof t);
-    return tb_str(tb, t);
-}
-
 static void tb_set(sim_tb *tb, cu_node *map, const char *key, cu_node *v)
 {
     if (!map || !v || cu_node_set(tb->a, map, key, v) != CU_OK)
@@ -267,16 +260,11 @@ static cu_node *yaml_obj(sim_tb *tb, const char *kind, const char *ns, const cha
     return o;
 }
 
+/* A Workload condition (status/'s layout). */
 static cu_node *yaml_cond(sim_tb *tb, const char *type, int status, const char *reason,
                           const char *message, int64_t ltt_ms)
 {
-    cu_node *c = tb_map(tb);
-    tb_set(tb, c, "type", tb_str(tb, type));
-    tb_set(tb, c, "status", tb_str(tb, status ? "True" : "False"));
-    tb_set(tb, c, "reason", tb_str(tb, reason ? reason : ""));
-    tb_set(tb, c, "message", tb_str(tb, message ? message : ""));
-    tb_set(tb, c, "lastTransitionTime", tb_time(tb, ltt_ms));
-    return c;
+    return tb_check(tb, cu_status_cond_node(tb->a, type, status, reason, message, ltt_ms));
 }
 
 /* A queue object with the status status/ computes (NULL on OOM). */

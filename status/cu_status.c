@@ -324,6 +324,21 @@ static cu_node *node_flavors(tb *t, const cu_qstatus *s)
     return seq;
 }
 
+cu_node *cu_status_cond_node(cu_arena *a, const char *type, int status, const char *reason,
+                             const char *message, int64_t ltt_ms)
+{
+    tb t = { a, 0 };
+    char ts[40];
+    cu_time_format(ltt_ms, ts, sizeof ts);
+    cu_node *c = tb_map(&t);
+    tb_set(&t, c, "type", tb_str(&t, type));
+    tb_set(&t, c, "status", tb_str(&t, status ? "True" : "False"));
+    tb_set(&t, c, "reason", tb_str(&t, reason ? reason : ""));
+    tb_set(&t, c, "message", tb_str(&t, message ? message : ""));
+    tb_set(&t, c, "lastTransitionTime", tb_str(&t, ts));
+    return t.failed ? NULL : c;
+}
+
 cu_node *cu_qstatus_node(cu_arena *a, const cu_qstatus *s, int64_t now_ms)
 {
     tb t = { a, 0 };
@@ -334,15 +349,9 @@ cu_node *cu_qstatus_node(cu_arena *a, const cu_qstatus *s, int64_t now_ms)
         tb_set(&t, st, "admittedWorkloads", tb_int(&t, s->admitted));
         tb_set(&t, st, "flavorsReservation", node_flavors(&t, s));
         tb_set(&t, st, "flavorsUsage", node_flavors(&t, s));
-        char ts[40];
-        cu_time_format(now_ms, ts, sizeof ts);
-        cu_node *c = tb_map(&t), *conds = tb_seq(&t);
-        tb_set(&t, c, "type", tb_str(&t, "Active"));
-        tb_set(&t, c, "status", tb_str(&t, s->active ? "True" : "False"));
-        tb_set(&t, c, "reason", tb_str(&t, s->reason));
-        tb_set(&t, c, "message", tb_str(&t, s->message));
-        tb_set(&t, c, "lastTransitionTime", tb_str(&t, ts));
-        tb_push(&t, conds, c);
+        cu_node *conds = tb_seq(&t);
+        tb_push(&t, conds, tb_check(&t, cu_status_cond_node(a, "Active", s->active, s->reason,
+                                                            s->message, now_ms)));
         tb_set(&t, st, "conditions", conds);
     }
     if (s->kind != CU_QSTATUS_LQ && s->fair_sharing) {

@@ -83,6 +83,12 @@ json_object *cu_qstatus_json(const cu_qstatus *s, json_object *conditions);
  * when off. Arena-owned; NULL on OOM. */
 cu_node *cu_qstatus_node(cu_arena *a, const cu_qstatus *s, int64_t now_ms);
 
+/* A condition as simulate shows it, for queues and Workloads: {type,
+ * status: "True"/"False", reason, message (NULL: ""), lastTransitionTime}
+ * in that order. Arena-owned; NULL on OOM. */
+cu_node *cu_status_cond_node(cu_arena *a, const char *type, int status, const char *reason,
+                             const char *message, int64_t ltt_ms);
+
 /* The PendingWorkloads document of /debug/pending and `cueue queue
  * pending`: of the pending workloads v[0..n) (borrowed engine views; the
  * array is reordered), those in ClusterQueue cq and LocalQueue lq
