@@ -21,10 +21,12 @@ static void test_wall(void **st)
     int64_t ms = cu_clock_wall_ms(), us = cu_clock_wall_us();
     int64_t after = (int64_t)time(NULL);
     assert_true(ms / 1000 >= before && ms / 1000 <= after);
-    assert_true(us / 1000 >= ms && us / 1000 - ms < 1000);
+    /* bounds are generous: a loaded machine may stop us between two reads,
+     * and a wrong clock (monotonic for wall, s for ms) is off by far more */
+    assert_true(us / 1000 >= ms && us / 1000 - ms < 60000);
     cu_clock c = cu_clock_system();
     int64_t now = cu_clock_now(&c);
-    assert_true(now >= ms && now - ms < 1000);
+    assert_true(now >= ms && now - ms < 60000);
     assert_true(cu_clock_system_now(NULL) >= now);
 }
 
@@ -49,7 +51,7 @@ static void test_after(void **st)
         assert_true(ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000L);
         int64_t at = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
         assert_true(at - now >= ms * 1000000);
-        assert_true(at - now < ms * 1000000 + 500000000);
+        assert_true(at - now < ms * 1000000 + INT64_C(60000000000));
     }
     struct timespec neg = cu_clock_after(CLOCK_REALTIME, -5);
     assert_true((int64_t)neg.tv_sec <= (int64_t)time(NULL));

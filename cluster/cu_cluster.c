@@ -9,6 +9,7 @@
  */
 #include "cu_apiserver.h"
 #include "cu_kubesim.h"
+#include "cu_clock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -89,14 +90,6 @@ static const char help_cluster[] =
 const char *cu_cluster_help(void)
 {
     return help_cluster;
-}
-
-static int64_t real_now(void *ud)
-{
-    struct timespec ts;
-    (void)ud;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int usage(const char *fmt, const char *a)
@@ -225,7 +218,7 @@ int cu_cluster_main(int argc, char **argv)
 
     int rc = 1;
     char err[1024];
-    cu_clock clock = {real_now, NULL};
+    cu_clock clock = cu_clock_system();
     ko.clock = &clock;
     cu_store *s = cu_store_new(history ? (size_t)strtol(history, NULL, 10) : 0, &clock);
     cu_kubesim *k = NULL;

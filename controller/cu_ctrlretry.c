@@ -33,15 +33,7 @@ const char *cu_ctrl_status_text(int code, const char *error, const char *body, c
     if (!n)
         return out;
     json_object *st = body && *body ? cu_json_parse_str(body) : NULL;
-    json_object *m = NULL, *reason = NULL;
-    const char *msg = NULL, *why = NULL;
-    if (json_object_is_type(st, json_type_object)) {
-        if (json_object_object_get_ex(st, "message", &m) && json_object_is_type(m, json_type_string))
-            msg = json_object_get_string(m);
-        if (json_object_object_get_ex(st, "reason", &reason) &&
-            json_object_is_type(reason, json_type_string))
-            why = json_object_get_string(reason);
-    }
+    const char *msg = cu_jstr(st, "message"), *why = cu_jstr(st, "reason");
     if (code == 0)
         snprintf(out, n, "no answer: %s", error && *error ? error : "request failed");
     else if (msg)

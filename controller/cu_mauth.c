@@ -6,6 +6,7 @@
  * with the held requests waiting for it.
  */
 #include "cu_mauth.h"
+#include "cu_json.h"
 
 #include <json-c/json.h>
 #include <stdarg.h>
@@ -237,11 +238,8 @@ static pending *start(cu_mauth *a, int kind, const char *key, json_object *body)
 
 static const char *user_name(json_object *user)
 {
-    json_object *v;
-    if (user && json_object_object_get_ex(user, "username", &v) &&
-        json_object_is_type(v, json_type_string))
-        return json_object_get_string(v);
-    return "";
+    const char *name = cu_jstr(user, "username");
+    return name ? name : "";
 }
 
 /* The access of user (a TokenReview's status.user) to path: 0, 403 with
@@ -279,8 +277,8 @@ static int authorize(cu_mauth *a, json_object *user, const char *path, uint64_t 
         static const char *const copy[] = { "uid", "groups", "extra" };
         json_object_object_add(spec, "user", json_object_new_string(name));
         for (size_t i = 0; i < sizeof(copy) / sizeof(copy[0]); i++) {
-            json_object *v;
-            if (json_object_object_get_ex(user, copy[i], &v) && v)
+            json_object *v = cu_jget(user, copy[i]);
+            if (v)
                 json_object_object_add(spec, copy[i], json_object_get(v));
         }
         json_object *nra = json_object_new_object();
@@ -321,13 +319,6 @@ static json_object *review_status(const cu_kresp *r, json_object **root, char *e
     return st;
 }
 
-static int get_bool(json_object *o, const char *k)
-{
-    json_object *v;
-    return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_boolean) &&
-           json_object_get_boolean(v);
-}
-
 static void on_review(cu_kclient *c, const cu_kresp *r, void *ud)
 {
     (void)c;
@@ -340,9 +331,8 @@ static void on_review(cu_kclient *c, const cu_kresp *r, void *ud)
     waiter *w = p->w;
     p->w = NULL;
     if (p->kind == K_TOKEN) {
-        json_object *user = NULL;
-        int ok = st && get_bool(st, "authenticated") &&
-                 json_object_object_get_ex(st, "user", &user) &&
+        json_object *user = cu_jget(st, "user");
+        int ok = st && cu_jas_true(cu_jget(st, "authenticated")) &&
                  json_object_is_type(user, json_type_object) && *user_name(user);
         if (!st)
             logf_(a, "metrics authentication: TokenReview failed: %s", err);
@@ -364,7 +354,7 @@ static void on_review(cu_kclient *c, const cu_kresp *r, void *ud)
             w = next;
         }
     } else {
-        int ok = st && get_bool(st, "allowed");
+        int ok = st && cu_jas_true(cu_jget(st, "allowed"));
         if (!st)
             logf_(a, "metrics authorization: SubjectAccessReview for user %s failed: %s",
                   p->name, err);

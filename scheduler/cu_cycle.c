@@ -1,6 +1,7 @@
 /*
- * cu_cycle.c - the scheduling cycle (Kueue's Scheduler.schedule) and
- * flavor assignment (Kueue's FlavorAssigner), pure: no I/O, no clock
+ * cu_cycle.c - the scheduling cycle (Kueue's Scheduler.schedule), pure: no
+ * I/O, no clock other than the injected one. Flavor assignment is in
+ * cu_assign.c.
  * other than the injected one.
  *
  * One round is exactly one Kueue cycle: pop one head per active
@@ -15,535 +16,13 @@
  * Per-round memory comes from e->cycle and is released at the start of the
  * next round.
  */
-#include "cu_engine_int.h"
+#include "cu_cycle_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { RQ_PARK = 0, RQ_HEAP = 1, RQ_DONE = 2 };
-
-
-/* ---------------- small helpers ---------------- */
-
-void cu_strlist_add(cu_arena *a, cu_strlist *l, const char *s)
-{
-    if (!s)
-        return;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        const char **p = cu_arena_alloc(a, cap * sizeof(*p));
-        if (!p)
-            return;
-        if (l->n)
-            memcpy(p, l->s, l->n * sizeof(*p));
-        l->s = p;
-        l->cap = cap;
-    }
-    l->s[l->n++] = s;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static const char *qty(cu_engine *e, int res, int64_t v, char *buf, size_t n)
-{
-    return cu_qty_format_res(e->res_names.items[res], v, buf, n);
-}
-
-/* ---------------- eligibility of a flavor ---------------- */
-
-static int tolerates(const cu_toleration *t, const cu_taint *x)
-{
-    if (t->effect && *t->effect && (!x->effect || strcmp(t->effect, x->effect) != 0))
-        return 0;
-    if (!t->key || !*t->key)
-        return t->op == CU_TOL_EXISTS;
-    if (!x->key || strcmp(t->key, x->key) != 0)
-        return 0;
-    if (t->op == CU_TOL_EXISTS)
-        return 1;
-    const char *tv = t->value ? t->value : "", *xv = x->value ? x->value : "";
-    return strcmp(tv, xv) == 0;
-}
-
-/* Returns the first NoSchedule/NoExecute taint of f that neither the pod
- * set nor the flavor's own tolerations tolerate, or NULL. */
-const cu_taint *cu_flavor_untolerated(const cu_resource_flavor *f, const cu_podset *ps)
-{
-    for (size_t i = 0; i < f->ntaints; i++) {
-        const cu_taint *x = &f->taints[i];
-        if (!x->effect || (strcmp(x->effect, "NoSchedule") != 0 && strcmp(x->effect, "NoExecute") != 0))
-            continue;
-        int ok = 0;
-        for (size_t j = 0; j < ps->ntols && !ok; j++)
-            ok = tolerates(&ps->tols[j], x);
-        for (size_t j = 0; j < f->ntols && !ok; j++)
-            ok = tolerates(&f->tols[j], x);
-        if (!ok)
-            return x;
-    }
-    return NULL;
-}
-
-int cu_group_has_key(const egroup *g, const char *key)
-{
-    for (size_t i = 0; i < g->nkeys; i++)
-        if (strcmp(g->keys[i], key) == 0)
-            return 1;
-    return 0;
-}
-
-static int parse_i64(const char *s, long long *out)
-{
-    char *end;
-    if (!s || !*s)
-        return 0;
-    *out = strtoll(s, &end, 10);
-    return *end == '\0';
-}
-
-int cu_selreq_matches(const cu_selreq *r, const cu_kvs *labels)
-{
-    const char *v = cu_kvs_get(labels, r->key);
-    switch (r->op) {
-    case CU_SEL_IN:
-    case CU_SEL_NOTIN: {
-        int in = 0;
-        for (size_t i = 0; v && i < r->values.n && !in; i++)
-            in = strcmp(v, r->values.items[i]) == 0;
-        return r->op == CU_SEL_IN ? in : !in;
-    }
-    case CU_SEL_EXISTS:
-        return v != NULL;
-    case CU_SEL_DOESNOTEXIST:
-        return v == NULL;
-    case CU_SEL_GT:
-    case CU_SEL_LT: {
-        long long a, b;
-        if (!v || r->values.n != 1 || !parse_i64(v, &a) || !parse_i64(r->values.items[0], &b))
-            return 0;
-        return r->op == CU_SEL_GT ? a > b : a < b;
-    }
-    }
-    return 0;
-}
-
-/* Kueue's flavorSelector: the pod's nodeSelector and required node
- * affinity, restricted to the label keys the group's flavors use, must
- * match the flavor's nodeLabels. */
-static int affinity_matches(const egroup *g, const cu_podset *ps, const cu_kvs *labels)
-{
-    for (size_t i = 0; i < ps->node_selector.n; i++) {
-        const cu_kv *kv = &ps->node_selector.items[i];
-        if (!cu_group_has_key(g, kv->key))
-            continue;
-        const char *v = cu_kvs_get(labels, kv->key);
-        if (!v || strcmp(v, kv->value) != 0)
-            return 0;
-    }
-    if (!ps->nterms)
-        return 1;
-    /* a term left with no relevant requirement makes the affinity match
-     * anything (terms are ORed) */
-    for (size_t t = 0; t < ps->nterms; t++) {
-        size_t relevant = 0;
-        for (size_t r = 0; r < ps->terms[t].n; r++)
-            relevant += cu_group_has_key(g, ps->terms[t].reqs[r].key);
-        if (!relevant)
-            return 1;
-    }
-    for (size_t t = 0; t < ps->nterms; t++) {
-        int all = 1;
-        for (size_t r = 0; r < ps->terms[t].n && all; r++) {
-            const cu_selreq *q = &ps->terms[t].reqs[r];
-            if (cu_group_has_key(g, q->key))
-                all = cu_selreq_matches(q, labels);
-        }
-        if (all)
-            return 1;
-    }
-    return 0;
-}
-
-/* ---------------- flavor assignment ---------------- */
-
-typedef struct item { int res; int64_t amt; int flv; } item;
-
-static int64_t acc_get(const asg *a, int fr)
-{
-    for (size_t i = 0; i < a->nuse; i++)
-        if (a->fr[i] == fr)
-            return a->amt[i];
-    return 0;
-}
-
-static void acc_add(asg *a, int fr, int64_t v)
-{
-    for (size_t i = 0; i < a->nuse; i++)
-        if (a->fr[i] == fr) {
-            a->amt[i] = cu_qty_sat_add(a->amt[i], v);
-            return;
-        }
-    a->fr[a->nuse] = fr;
-    a->amt[a->nuse++] = v;
-}
-
-/* Kueue's canPreemptWhileBorrowing. */
-static int can_preempt_while_borrowing(const cu_engine *e, const ecq *c)
-{
-    return c->obj->preemption.borrow_policy != CU_PP_NEVER ||
-           (e->opts.fair_sharing && c->obj->preemption.reclaim != CU_PP_NEVER);
-}
-
-/* Kueue's shouldTryNextFlavor. */
-static int try_next_flavor(const ecq *c, int mode, int borrows)
-{
-    cu_fung wb = c->obj->fungibility.when_can_borrow;
-    cu_fung wp = c->obj->fungibility.when_can_preempt;
-    return mode == MODE_NOFIT || mode == MODE_NOCAND ||
-           ((mode == MODE_PREEMPT || mode == MODE_RECLAIM) && wp == CU_FUNG_TRY_NEXT_FLAVOR) ||
-           (borrows && wb == CU_FUNG_TRY_NEXT_FLAVOR);
-}
-
-/* Kueue's isPreferred: is (mode, borrow) better than (bmode, bborrow)? */
-static int preferred(const ecq *c, int mode, int borrow, int bmode, int bborrow)
-{
-    if (mode == MODE_NOFIT)
-        return 0;
-    if (bmode == MODE_NOFIT)
-        return 1;
-    if ((mode == MODE_NOCAND) != (bmode == MODE_NOCAND))
-        return mode != MODE_NOCAND;
-    if (c->obj->fungibility.preference == CU_PREF_PREEMPTION_OVER_BORROWING) {
-        if (borrow != bborrow)
-            return borrow < bborrow;
-        return mode > bmode;
-    }
-    if (mode != bmode)
-        return mode > bmode;
-    return borrow < bborrow;
-}
-
-/* Finds the flavor of group g for the items of one pod set. Returns the
- * flavor index within the group, or -1; *mode_out is the chosen flavor's
- * mode. Reasons for flavors that do not fit are appended to reasons. */
-static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_podset *pso,
-                       item *items, size_t nitems, asg *a, cu_strlist *reasons,
-                       int *reason_code, int *borrow_out, int *mode_out)
-{
-    cu_arena *ar = &e->cycle;
-    char b1[40], b2[40], b3[40];
-    int best = -1, best_borrow = 0, best_mode = MODE_NOFIT;
-    int least = R_INADMISSIBLE + 1;
-    for (size_t fi = 0; fi < g->nflv; fi++) {
-        const eflavor *fl = &e->flavors.items[g->flv[fi]];
-        if (!fl->obj) {
-            cu_strlist_add(ar, reasons, cu_arena_printf(ar, "flavor %s not found", fl->name));
-            if (R_NO_MATCHING_FLAVOR < least)
-                least = R_NO_MATCHING_FLAVOR;
-            continue;
-        }
-        const cu_taint *t = cu_flavor_untolerated(fl->obj, pso);
-        if (t) {
-            cu_strlist_add(ar, reasons, cu_arena_printf(ar, "untolerated taint {%s %s %s <nil>} in flavor %s",
-                                                 t->key ? t->key : "", t->value ? t->value : "",
-                                                 t->effect, fl->name));
-            if (R_NO_MATCHING_FLAVOR < least)
-                least = R_NO_MATCHING_FLAVOR;
-            continue;
-        }
-        if (!affinity_matches(g, pso, &fl->obj->node_labels)) {
-            cu_strlist_add(ar, reasons, cu_arena_printf(ar, "flavor %s doesn't match node affinity", fl->name));
-            if (R_NO_MATCHING_FLAVOR < least)
-                least = R_NO_MATCHING_FLAVOR;
-            continue;
-        }
-        int mode = MODE_FIT, borrow = 0;
-        for (size_t i = 0; i < nitems && mode != MODE_NOFIT; i++) {
-            size_t rpos;
-            for (rpos = 0; rpos < g->nres; rpos++)
-                if (g->res[rpos] == items[i].res)
-                    break;
-            if (rpos == g->nres)
-                continue; /* another group's resource */
-            int fr = g->fr[fi * g->nres + rpos];
-            const char *rname = e->res_names.items[items[i].res];
-            if (fr < 0) {
-                cu_strlist_add(ar, reasons, cu_arena_printf(ar, "resource %s unavailable in flavor %s", rname, fl->name));
-                mode = MODE_NOFIT;
-                break;
-            }
-            int64_t prev = acc_get(a, fr);
-            int64_t val = cu_qty_sat_add(items[i].amt, prev);
-            int64_t pot = cu_quota_potential(c->node, (size_t)fr);
-            if (val > pot) {
-                const char *m;
-                if (prev > 0)
-                    m = cu_arena_printf(ar, "insufficient quota for %s in flavor %s, previously considered podsets requests (%s) + current podset request (%s) > maximum capacity (%s)",
-                                        rname, fl->name, qty(e, items[i].res, prev, b1, sizeof b1),
-                                        qty(e, items[i].res, items[i].amt, b2, sizeof b2),
-                                        qty(e, items[i].res, pot, b3, sizeof b3));
-                else
-                    m = cu_arena_printf(ar, "insufficient quota for %s in flavor %s, request > maximum capacity (%s > %s)",
-                                        rname, fl->name, qty(e, items[i].res, val, b1, sizeof b1),
-                                        qty(e, items[i].res, pot, b2, sizeof b2));
-                cu_strlist_add(ar, reasons, m);
-                if (R_EXCEEDS_MAX_QUOTA < least)
-                    least = R_EXCEEDS_MAX_QUOTA;
-                mode = MODE_NOFIT;
-                break;
-            }
-            int may_reclaim = 0;
-            int lvl = cu_quota_borrow_level_ex(c->node, (size_t)fr, val, &may_reclaim);
-            int64_t avail = cu_quota_available(c->node, (size_t)fr);
-            if (val <= avail) {
-                if (lvl > borrow)
-                    borrow = lvl;
-                continue;
-            }
-            cu_strlist_add(ar, reasons, cu_arena_printf(ar, "insufficient unused quota for %s in flavor %s, %s more needed",
-                                                 rname, fl->name,
-                                                 qty(e, items[i].res, cu_qty_sat_sub(val, avail), b1, sizeof b1)));
-            if (R_WAITING_FOR_QUOTA < least)
-                least = R_WAITING_FOR_QUOTA;
-            int m = MODE_NOFIT;
-            int level = lvl; /* a preempting flavor counts the level after preemption */
-            if (val <= c->node->nominal[fr] || may_reclaim ||
-                c->obj->preemption.within_cq != CU_PP_NEVER || can_preempt_while_borrowing(e, c))
-                m = cu_preempt_oracle(e, c, w, fr, val, &level);
-            if (level > borrow)
-                borrow = level;
-            if (m < mode)
-                mode = m;
-        }
-        if (mode == MODE_NOFIT)
-            continue;
-        if (!try_next_flavor(c, mode, borrow > 0)) {
-            *borrow_out = borrow;
-            *mode_out = mode;
-            return (int)fi;
-        }
-        if (best < 0 || preferred(c, mode, borrow, best_mode, best_borrow)) {
-            best = (int)fi;
-            best_borrow = borrow;
-            best_mode = mode;
-        }
-    }
-    if (best >= 0) {
-        *borrow_out = best_borrow;
-        *mode_out = best_mode;
-        return best;
-    }
-    *reason_code = least <= R_INADMISSIBLE ? least : R_NO_MATCHING_FLAVOR;
-    return -1;
-}
-
-static void join_into(cu_buf *b, const char *psname, cu_strlist *r)
-{
-    qsort(r->s, r->n, sizeof(*r->s), cmp_str);
-    if (b->len)
-        cu_buf_puts(b, "; ");
-    cu_buf_printf(b, "couldn't assign flavors to pod set %s: ", psname);
-    for (size_t i = 0; i < r->n; i++) {
-        if (i)
-            cu_buf_puts(b, ", ");
-        cu_buf_puts(b, r->s[i]);
-    }
-}
-
-/* Assigns flavors for all pod sets of w with the given counts. The
- * workload's mode is the worst of its pod sets'. */
-static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
-{
-    cu_arena *ar = &e->cycle;
-    memset(a, 0, sizeof(*a));
-    a->mode = MODE_NOFIT;
-    size_t total = 1;
-    for (size_t i = 0; i < w->nps; i++)
-        total += w->ps[i].nreq + 1;
-    a->ps = cu_arena_alloc(ar, (w->nps ? w->nps : 1) * sizeof(eassign));
-    a->fr = cu_arena_alloc(ar, total * sizeof(int));
-    a->amt = cu_arena_alloc(ar, total * sizeof(int64_t));
-    item *items = cu_arena_alloc(ar, total * sizeof(item));
-    if (!a->ps || !a->fr || !a->amt || !items) {
-        a->msg = "out of memory";
-        a->reason = R_PENDING;
-        return;
-    }
-    cu_buf msg;
-    cu_buf_init(&msg, 1 << 20);
-    int wmode = MODE_FIT;
-    for (size_t p = 0; p < w->nps; p++) {
-        const eps *ps = &w->ps[p];
-        const cu_podset *pso = &w->obj->podsets[p];
-        int32_t cnt = counts[p];
-        size_t n = 0;
-        int pods_done = c->pods_res < 0;
-        for (size_t r = 0; r <= ps->nreq; r++) {
-            if (!pods_done && (r == ps->nreq || strcmp("pods", e->res_names.items[ps->res[r]]) < 0)) {
-                items[n].res = c->pods_res;
-                items[n].amt = (int64_t)cnt * 1000;
-                items[n].flv = -1;
-                n++;
-                pods_done = 1;
-            }
-            if (r == ps->nreq)
-                break;
-            int64_t v = cu_engine_mul_sat(ps->amt[r], cnt);
-            if (v == 0)
-                continue;
-            items[n].res = ps->res[r];
-            items[n].amt = v;
-            items[n].flv = -1;
-            n++;
-        }
-        cu_strlist reasons = {0};
-        int psmode = MODE_FIT;
-        for (size_t i = 0; i < n; i++) {
-            if (items[i].flv >= 0)
-                continue;
-            int gi = (size_t)items[i].res < c->nres_group ? c->res_group[items[i].res] : -1;
-            if (gi < 0) {
-                cu_strlist_add(ar, &reasons, cu_arena_printf(ar, "resource %s unavailable in ClusterQueue",
-                                                      e->res_names.items[items[i].res]));
-                join_into(&msg, ps->name, &reasons);
-                a->msg = cu_arena_strdup(ar, cu_buf_str(&msg));
-                a->reason = R_NO_MATCHING_FLAVOR;
-                cu_buf_free(&msg);
-                return;
-            }
-            const egroup *g = &c->groups[gi];
-            int code = R_PENDING, borrow = 0, mode = MODE_NOFIT;
-            size_t before = reasons.n;
-            int fi = find_flavor(e, c, w, g, pso, items, n, a, &reasons, &code, &borrow, &mode);
-            if (fi < 0) {
-                join_into(&msg, ps->name, &reasons);
-                a->msg = cu_arena_strdup(ar, cu_buf_str(&msg));
-                a->reason = code;
-                cu_buf_free(&msg);
-                return;
-            }
-            if (mode == MODE_FIT)
-                reasons.n = before; /* a fitting flavor carries no reasons */
-            if (mode < psmode)
-                psmode = mode;
-            if (borrow > a->borrow)
-                a->borrow = borrow;
-            for (size_t j = 0; j < n; j++) {
-                for (size_t rpos = 0; rpos < g->nres; rpos++) {
-                    if (g->res[rpos] != items[j].res)
-                        continue;
-                    items[j].flv = g->flv[fi];
-                    acc_add(a, g->fr[(size_t)fi * g->nres + rpos], items[j].amt);
-                }
-            }
-        }
-        if (psmode != MODE_FIT && reasons.n)
-            join_into(&msg, ps->name, &reasons);
-        if (psmode < wmode)
-            wmode = psmode;
-        eassign *ea = &a->ps[p];
-        ea->count = cnt;
-        ea->n = n;
-        ea->res = cu_arena_alloc(ar, (n ? n : 1) * sizeof(int));
-        ea->flv = cu_arena_alloc(ar, (n ? n : 1) * sizeof(int));
-        ea->amt = cu_arena_alloc(ar, (n ? n : 1) * sizeof(int64_t));
-        if (!ea->res || !ea->flv || !ea->amt) {
-            a->msg = "out of memory";
-            a->reason = R_PENDING;
-            cu_buf_free(&msg);
-            return;
-        }
-        for (size_t i = 0; i < n; i++) {
-            ea->res[i] = items[i].res;
-            ea->flv[i] = items[i].flv;
-            ea->amt[i] = items[i].amt;
-        }
-    }
-    a->mode = wmode;
-    if (wmode != MODE_FIT) {
-        a->msg = cu_arena_strdup(ar, cu_buf_str(&msg));
-        a->reason = R_WAITING_FOR_QUOTA;
-    }
-    cu_buf_free(&msg);
-}
-
-static int preemptish(int mode)
-{
-    return mode == MODE_PREEMPT || mode == MODE_RECLAIM || mode == MODE_NOCAND;
-}
-
-/* Assigns flavors and, when the assignment needs preemption, finds the
- * targets. Full counts first; with minCount (partial admission) and no
- * way to admit the full count, the largest count that fits or can
- * preempt, found by binary search, as Kueue's pod set reducer does. */
-static cu_err nominate_assign(cu_engine *e, ecq *c, ewl *w, asg *out, targets *t)
-{
-    int32_t *counts = cu_arena_alloc(&e->cycle, (w->nps ? w->nps : 1) * sizeof(int32_t));
-    if (!counts)
-        return CU_ENOMEM;
-    int partial = -1;
-    for (size_t i = 0; i < w->nps; i++) {
-        counts[i] = w->ps[i].count;
-        if (partial < 0 && w->ps[i].min < w->ps[i].count)
-            partial = (int)i;
-    }
-    t->n = 0;
-    if (w->plan) {
-        /* a preemptor first tries the counts it preempted for */
-        assign(e, c, w, w->plan, out);
-        if (out->mode == MODE_FIT)
-            return CU_OK;
-        free(w->plan);
-        w->plan = NULL;
-    }
-    e->oracle.valid = 0;
-    assign(e, c, w, counts, out);
-    if (preemptish(out->mode)) {
-        if (e->oracle.valid && e->oracle.w == w && e->oracle.c == c &&
-            e->oracle.round == e->round && out->nuse == 1 && out->fr[0] == e->oracle.fr &&
-            out->amt[0] == e->oracle.val) {
-            *t = e->oracle.t; /* the same search the oracle just ran */
-        } else {
-            cu_err err = cu_preempt_targets(e, c, w, out, -1, 0, t);
-            if (err)
-                return err;
-        }
-    }
-    if (out->mode == MODE_FIT || t->n || partial < 0)
-        return CU_OK;
-    int32_t lo = w->ps[partial].min, hi = w->ps[partial].count - 1;
-    asg best, tmp;
-    targets bt = {0, NULL}, tt;
-    int found = 0;
-    while (lo <= hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        counts[partial] = mid;
-        assign(e, c, w, counts, &tmp);
-        tt.n = 0;
-        if (preemptish(tmp.mode)) {
-            cu_err err = cu_preempt_targets(e, c, w, &tmp, -1, 0, &tt);
-            if (err)
-                return err;
-        }
-        if (tmp.mode == MODE_FIT || tt.n) {
-            best = tmp;
-            bt = tt;
-            found = 1;
-            lo = mid + 1;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    if (found) {
-        *out = best;
-        *t = bt;
-    }
-    return CU_OK;
-}
 
 /* ---------------- the cycle ---------------- */
 
@@ -649,15 +128,6 @@ static cu_err admit(cu_engine *e, ecq *c, ewl *w, const asg *a)
     return CU_OK;
 }
 
-static void set_msg(ewl *w, int reason, const char *msg)
-{
-    if (!(w->message && msg && strcmp(w->message, msg) == 0)) {
-        free(w->message);
-        w->message = msg ? strdup(msg) : NULL;
-    }
-    w->reason = reason;
-}
-
 /* Kueue's SchedulingEquivalenceHashing (BestEffortFIFO): when a head is
  * found inadmissible, every workload waiting in the same heap with the
  * same scheduling hash would get the same answer against the same usage,
@@ -676,7 +146,7 @@ static cu_err park_equivalent(cu_engine *e, ecq *c, const ewl *head, int *parked
             same[n++] = w;
     }
     for (size_t i = 0; i < n; i++) {
-        set_msg(same[i], head->reason, head->message);
+        cu_engine_set_msg(same[i], head->reason, head->message);
         if (cu_pq_park(&c->q, &same[i]->qi))
             return CU_ENOMEM;
         (*parked)++;
@@ -1004,7 +474,7 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
             continue;
         }
         unsigned protected_before = e->protected_seen;
-        cu_err err = nominate_assign(e, en->cq, w, &en->a, &en->t);
+        cu_err err = cu_nominate_assign(e, en->cq, w, &en->a, &en->t);
         if (err)
             return err;
         en->msg = en->a.msg;
@@ -1050,7 +520,7 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
         if (en->cq->sticky == w && !en->t.n)
             en->cq->sticky = NULL;
         /* a preempted workload keeps explaining why it waits */
-        set_msg(w, en->reason, w->note && !w->waiting_for ? w->note : en->msg);
+        cu_engine_set_msg(w, en->reason, w->note && !w->waiting_for ? w->note : en->msg);
         if (en->requeue == RQ_HEAP) {
             if (cu_pq_push(&en->cq->q, &w->qi))
                 return CU_ENOMEM;
@@ -1094,4 +564,16 @@ cu_err cu_engine_cycle(cu_engine *e, cu_cycle_stats *st)
     }
     e->views_dirty = 1;
     return CU_OK;
+}
+
+int cu_engine_run(cu_engine *e, int max_cycles)
+{
+    int n = 0;
+    while (n < max_cycles) {
+        cu_cycle_stats st;
+        n++;
+        if (cu_engine_cycle(e, &st) != CU_OK || !st.progress)
+            break;
+    }
+    return n;
 }

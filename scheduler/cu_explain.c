@@ -8,7 +8,7 @@
  *    is the preemption search (cu_preempt_targets), which leaves usage as
  *    it found it and allocates its result in the engine's per-round arena
  *    (released by the next round);
- *  - the flavor analysis mirrors the flavor assigner of cu_cycle.c (items
+ *  - the flavor analysis mirrors the flavor assigner of cu_assign.c (items
  *    in resource-name order with "pods" added when covered, groups in the
  *    order their first resource appears, flavors in the queue's order,
  *    earlier pod sets' usage counted against later ones) but examines
@@ -20,7 +20,8 @@
  *    rendering uses the quota functions' values).
  */
 #include "cu_explain.h"
-#include "cu_engine_int.h"
+#include "cu_explain_int.h"
+#include "cu_match.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,96 +29,21 @@
 
 /* ---------------- model ---------------- */
 
-enum { XR_FITS = 0, XR_SHORT, XR_OVER_MAX, XR_NO_QUOTA };
-enum { XF_FITS = 0, XF_SHORT, XF_OVER_MAX, XF_NO_QUOTA, XF_MISSING, XF_TAINT, XF_AFFINITY };
-
-
-typedef struct xres {            /* one resource in one flavor */
-    int res, fr;
-    int state;                   /* XR_* */
-    int64_t req, prev;           /* this pod set's total; earlier pod sets' on fr */
-    int64_t nominal, used, free_own, avail, borrowable, lent, potential, more;
-    int has_cohort;
-    int has_blimit; int64_t blimit;
-    const char *avail_by;        /* what bounds avail, e.g. "borrowingLimit 4 of Cohort team" */
-    const char *pot_by;          /* what bounds potential */
-    const cu_qnode *pot_node;    /* the node whose limit bounds potential */
-    int pot_blimit;              /* ... by its borrowingLimit (else: tree total) */
-} xres;
-
-typedef struct xflv {
-    const char *name;
-    int state;                   /* XF_* */
-    const cu_taint *taint;
-    const char *mismatch;        /* node affinity detail */
-    size_t nres; xres *res;
-} xflv;
-
-typedef struct xgroup {
-    int gi;
-    size_t nres; const char **res;   /* the pod set's resources in this group */
-    size_t nflv; xflv *flv;
-    int fits, would;             /* first flavor fitting now / within max, -1 */
-} xgroup;
-
-typedef struct xps {
-    const char *name;
-    int32_t count, min;
-    size_t nreq; const int *res; const int64_t *per_pod;
-    cu_strlist uncovered;        /* resources no group of the queue covers */
-    size_t ngroups; xgroup *g;
-} xps;
-
-typedef struct xwl {
-    cu_engine *e;
-    cu_arena *ar;
-    ewl *w;
-    const cu_wl_info *v;
-    const char *state;           /* pending, admitted, evicting, finished */
-    /* queue */
-    const char *lq_name;         /* spec.queueName, NULL when unset */
-    const elq *lq;
-    ecq *c;                      /* NULL when missing */
-    const char *cq_name;
-    cu_strlist chain;
-    const char *cohort_cycle;    /* cohort name when the queue sits on a cycle */
-    int queued, inadmissible;
-    int ahead, ahead_inadm, lq_ahead;
-    const ewl *blocked_by;       /* StrictFIFO head */
-    int ns_selected;
-    /* requests and flavors */
-    size_t nps; xps *ps;
-    int analyzed;
-    const char *not_analyzed;
-    int64_t *acc;                /* per fr: usage of the chosen flavors */
-    int all_chosen;              /* every group of every pod set has a flavor */
-    int fits_now;                /* every group of every pod set fits now */
-    /* preemption */
-    int pre_configured;
-    int pre_quota;               /* quota (not matching) is what blocks it */
-    int n_within, n_reclaim;
-    cu_strlist victims;          /* preempted for it, still holding quota */
-    int searched;
-    cu_strlist targets;
-    /* unblock */
-    cu_strlist unblock;
-} xwl;
-
-static const char *rname(const xwl *x, int res)
+const char *cu_x_rname(const xwl *x, int res)
 {
     return x->e->res_names.items[res];
 }
 
 /* A quantity of resource res as an arena string ("1500m", "2Gi"). */
-static const char *qs(xwl *x, int res, int64_t v)
+const char *cu_x_qs(xwl *x, int res, int64_t v)
 {
     char b[48];
     if (v == CU_QTY_INF)
         return "unlimited";
-    return cu_arena_strdup(x->ar, cu_qty_format_res(rname(x, res), v, b, sizeof b));
+    return cu_arena_strdup(x->ar, cu_qty_format_res(cu_x_rname(x, res), v, b, sizeof b));
 }
 
-static const char *policy_name(cu_ppolicy p)
+const char *cu_x_policy_name(cu_ppolicy p)
 {
     switch (p) {
     case CU_PP_LOWER_PRIORITY: return "LowerPriority";
@@ -127,7 +53,7 @@ static const char *policy_name(cu_ppolicy p)
     }
 }
 
-static const char *stop_name(cu_stop s)
+const char *cu_x_stop_name(cu_stop s)
 {
     return s == CU_STOP_HOLD ? "Hold" : s == CU_STOP_HOLD_AND_DRAIN ? "HoldAndDrain" : "None";
 }
@@ -137,7 +63,7 @@ static const char *node_label(xwl *x, const cu_qnode *n)
     return cu_arena_printf(x->ar, "%s %s", n->is_cq ? "ClusterQueue" : "Cohort", n->name);
 }
 
-/* ---------------- flavor eligibility (cu_cycle.c's predicates) ---------------- */
+/* ---------------- flavor eligibility (cu_assign.c's predicates) ---------------- */
 
 static const char *has_label(xwl *x, const cu_kvs *labels, const char *key)
 {
@@ -174,7 +100,7 @@ static const char *affinity_mismatch(xwl *x, const egroup *g, const cu_podset *p
         int all = 1;
         for (size_t r = 0; r < ps->terms[t].n && all; r++) {
             const cu_selreq *q = &ps->terms[t].reqs[r];
-            if (cu_group_has_key(g, q->key) && !cu_selreq_matches(q, labels)) {
+            if (cu_group_has_key(g, q->key) && !cu_match_selreq_labels(q, labels)) {
                 all = 0;
                 if (!first_bad)
                     first_bad = q;
@@ -202,7 +128,7 @@ static const char *affinity_mismatch(xwl *x, const egroup *g, const cu_podset *p
 
 /* ---------------- quota: which limit binds ---------------- */
 
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+int64_t cu_x_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 /* cu_quota_available, also naming the node whose limit bounds the part
  * that comes from above (*by; is_blimit says whether it is that node's
@@ -215,12 +141,12 @@ static int64_t avail_why(const cu_qnode *n, size_t fr, const cu_qnode **by, int 
         return cu_qty_sat_sub(n->subtree[fr], n->usage[fr]);
     }
     int64_t local = cu_quota_local(n, fr);
-    int64_t local_avail = max64(0, cu_qty_sat_sub(local, n->usage[fr]));
+    int64_t local_avail = cu_x_max64(0, cu_qty_sat_sub(local, n->usage[fr]));
     int64_t parent_avail = avail_why(n->parent, fr, by, is_blimit);
     if (n->blimit[fr] != CU_QUOTA_UNSET) {
         int64_t stored = n->llimit[fr] == CU_QUOTA_UNSET || n->llimit[fr] >= n->subtree[fr]
                              ? n->subtree[fr] : n->llimit[fr];
-        int64_t used = max64(0, cu_qty_sat_sub(n->usage[fr], local));
+        int64_t used = cu_x_max64(0, cu_qty_sat_sub(n->usage[fr], local));
         int64_t cap = cu_qty_sat_add(cu_qty_sat_sub(stored, used), n->blimit[fr]);
         if (cap < parent_avail) {
             parent_avail = cap;
@@ -255,12 +181,12 @@ static const char *bound_text(xwl *x, int res, const cu_qnode *by, int is_blimit
                               int with_usage)
 {
     if (is_blimit)
-        return cu_arena_printf(x->ar, "borrowingLimit %s of %s", qs(x, res, by->blimit[fr]),
+        return cu_arena_printf(x->ar, "borrowingLimit %s of %s", cu_x_qs(x, res, by->blimit[fr]),
                                node_label(x, by));
     if (!with_usage)
-        return cu_arena_printf(x->ar, "%s: %s in total", node_label(x, by), qs(x, res, by->subtree[fr]));
+        return cu_arena_printf(x->ar, "%s: %s in total", node_label(x, by), cu_x_qs(x, res, by->subtree[fr]));
     return cu_arena_printf(x->ar, "%s: %s in total, %s in use", node_label(x, by),
-                           qs(x, res, by->subtree[fr]), qs(x, res, by->usage[fr]));
+                           cu_x_qs(x, res, by->subtree[fr]), cu_x_qs(x, res, by->usage[fr]));
 }
 
 static void fill_res(xwl *x, xres *r, int fr, int64_t req, int64_t prev)
@@ -279,12 +205,12 @@ static void fill_res(xwl *x, xres *r, int fr, int64_t req, int64_t prev)
     int isb;
     r->nominal = n->nominal[f];
     r->used = n->usage[f];
-    r->free_own = max64(0, cu_qty_sat_sub(r->nominal, r->used));
+    r->free_own = cu_x_max64(0, cu_qty_sat_sub(r->nominal, r->used));
     r->avail = cu_quota_available(n, f);
     (void)avail_why(n, f, &by, &isb);
     r->avail_by = n->parent ? bound_text(x, r->res, by, isb, f, 1) : NULL;
-    r->borrowable = max64(0, cu_qty_sat_sub(r->avail, r->free_own));
-    r->lent = max64(0, cu_qty_sat_sub(r->free_own, max64(0, r->avail)));
+    r->borrowable = cu_x_max64(0, cu_qty_sat_sub(r->avail, r->free_own));
+    r->lent = cu_x_max64(0, cu_qty_sat_sub(r->free_own, cu_x_max64(0, r->avail)));
     r->has_cohort = n->parent != NULL;
     r->has_blimit = n->blimit[f] != CU_QUOTA_UNSET;
     r->blimit = r->has_blimit ? n->blimit[f] : 0;
@@ -331,7 +257,7 @@ static cu_err analyze_ps(xwl *x, size_t p)
     size_t n = 0;
     int pods_done = c->pods_res < 0;
     for (size_t r = 0; r <= ps->nreq; r++) {
-        if (!pods_done && (r == ps->nreq || strcmp("pods", rname(x, ps->res[r])) < 0)) {
+        if (!pods_done && (r == ps->nreq || strcmp("pods", cu_x_rname(x, ps->res[r])) < 0)) {
             items[n++] = (item){c->pods_res, (int64_t)ps->count * 1000};
             pods_done = 1;
         }
@@ -345,7 +271,7 @@ static cu_err analyze_ps(xwl *x, size_t p)
     for (size_t i = 0; i < n; i++) {
         int gi = (size_t)items[i].res < c->nres_group ? c->res_group[items[i].res] : -1;
         if (gi < 0) {
-            cu_strlist_add(x->ar, &out->uncovered, rname(x, items[i].res));
+            cu_strlist_add(x->ar, &out->uncovered, cu_x_rname(x, items[i].res));
             continue;
         }
         size_t k;
@@ -368,7 +294,7 @@ static cu_err analyze_ps(xwl *x, size_t p)
             return CU_ENOMEM;
         for (size_t i = 0; i < n; i++)
             if (group_pos(g, items[i].res) >= 0)
-                xg->res[xg->nres++] = rname(x, items[i].res);
+                xg->res[xg->nres++] = cu_x_rname(x, items[i].res);
         xg->nflv = g->nflv;
         for (size_t fi = 0; fi < g->nflv; fi++) {
             const eflavor *fl = &e->flavors.items[g->flv[fi]];
@@ -535,7 +461,7 @@ static void position(xwl *x)
  * maximum, naming the limit that binds. */
 static const char *over_max_hint(xwl *x, const xflv *xf, const xres *xr)
 {
-    const char *more = qs(x, xr->res, xr->more), *rn = rname(x, xr->res);
+    const char *more = cu_x_qs(x, xr->res, xr->more), *rn = cu_x_rname(x, xr->res);
     const char *cq = x->c->name;
     const char *how;
     if (!xr->has_cohort)
@@ -579,7 +505,7 @@ static void unblock_flavors(xwl *x)
                         if (xf->res[r].state != XR_SHORT)
                             continue;
                         cu_buf_printf(&b, "%s%s more %s", first ? "" : " and ",
-                                      qs(x, xf->res[r].res, xf->res[r].more), rname(x, xf->res[r].res));
+                                      cu_x_qs(x, xf->res[r].res, xf->res[r].more), cu_x_rname(x, xf->res[r].res));
                         first = 0;
                     }
                     cu_buf_printf(&b, " free in flavor %s of ClusterQueue %s", xf->name, cq);
@@ -628,7 +554,7 @@ static void unblock_flavors(xwl *x)
                         if (xr->state == XR_NO_QUOTA)
                             cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar,
                                 "quota for %s in flavor %s of ClusterQueue %s",
-                                rname(x, xr->res), xf->name, cq));
+                                cu_x_rname(x, xr->res), xf->name, cq));
                         else if (xr->state == XR_OVER_MAX)
                             cu_strlist_add(ar, &x->unblock, over_max_hint(x, xf, xr));
                     }
@@ -700,7 +626,7 @@ static cu_err build(xwl *x)
     if (!x->lq->active) {
         cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "LocalQueue %s is stopped (stopPolicy %s): set "
                                                 "stopPolicy None", x->lq->key,
-                                                stop_name(x->lq->obj->stop_policy)));
+                                                cu_x_stop_name(x->lq->obj->stop_policy)));
         return CU_OK;
     }
     x->queued = w->state == WL_QUEUED;
@@ -714,7 +640,7 @@ static cu_err build(xwl *x)
         if (q->stop_policy != CU_STOP_NONE)
             cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "ClusterQueue %s is stopped (stopPolicy %s): "
                                                     "set stopPolicy None", x->c->name,
-                                                    stop_name(q->stop_policy)));
+                                                    cu_x_stop_name(q->stop_policy)));
         if (x->cohort_cycle)
             cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "break the cycle of parentName links "
                                                     "through Cohort %s", x->cohort_cycle));
@@ -799,7 +725,7 @@ static ewl *find_wl(cu_engine *e, const char *key)
     return NULL;
 }
 
-static cu_err setup(cu_engine *e, const char *key, cu_arena *ar, xwl *x, cu_diag *d)
+cu_err cu_x_setup(cu_engine *e, const char *key, cu_arena *ar, xwl *x, cu_diag *d)
 {
     memset(x, 0, sizeof(*x));
     if (!key || !*key) {
@@ -819,515 +745,4 @@ static cu_err setup(cu_engine *e, const char *key, cu_arena *ar, xwl *x, cu_diag
     if (!x->v)
         return CU_ENOMEM;
     return build(x);
-}
-
-/* ---------------- text ---------------- */
-
-static void t_requests(xwl *x, cu_buf *b)
-{
-    cu_buf_puts(b, "\nRequests\n");
-    for (size_t p = 0; p < x->w->nps; p++) {
-        const eps *ps = &x->w->ps[p];
-        cu_buf_printf(b, "  pod set %s: %d pod%s", ps->name, ps->count, ps->count == 1 ? "" : "s");
-        if (!ps->nreq) {
-            cu_buf_puts(b, ", no resource requests\n");
-            continue;
-        }
-        cu_buf_puts(b, ps->count == 1 ? " (" : " x (");
-        for (size_t r = 0; r < ps->nreq; r++)
-            cu_buf_printf(b, "%s%s %s", r ? ", " : "", rname(x, ps->res[r]), qs(x, ps->res[r], ps->amt[r]));
-        cu_buf_puts(b, ")");
-        if (ps->count != 1) {
-            cu_buf_puts(b, " = ");
-            for (size_t r = 0; r < ps->nreq; r++)
-                cu_buf_printf(b, "%s%s %s", r ? ", " : "", rname(x, ps->res[r]),
-                              qs(x, ps->res[r], cu_engine_mul_sat(ps->amt[r], ps->count)));
-        }
-        cu_buf_puts(b, "\n");
-        if (ps->min < ps->count)
-            cu_buf_printf(b, "    minCount %d: may be admitted with fewer pods\n", ps->min);
-    }
-}
-
-static void t_res(xwl *x, cu_buf *b, const xres *r)
-{
-    const char *rn = rname(x, r->res);
-    int64_t val = cu_qty_sat_add(r->req, r->prev);
-    const char *req = r->prev ? cu_arena_printf(x->ar, "%s (%s by earlier pod sets + %s)",
-                                                qs(x, r->res, val), qs(x, r->res, r->prev),
-                                                qs(x, r->res, r->req))
-                              : qs(x, r->res, val);
-    switch (r->state) {
-    case XR_NO_QUOTA:
-        cu_buf_printf(b, "    %s: no quota for it in this flavor\n", rn);
-        return;
-    case XR_FITS:
-        cu_buf_printf(b, "    %s: fits (requested %s, available %s)\n", rn, req, qs(x, r->res, r->avail));
-        return;
-    case XR_OVER_MAX:
-        cu_buf_printf(b, "    %s: requested %s, at most %s ever: over the maximum by %s\n", rn, req,
-                      qs(x, r->res, r->potential), qs(x, r->res, r->more));
-        if (r->pot_by)
-            cu_buf_printf(b, "      limited by %s\n", r->pot_by);
-        else
-            cu_buf_printf(b, "      maximum: nominal %s, no cohort to borrow from\n",
-                          qs(x, r->res, r->nominal));
-        return;
-    default:
-        break;
-    }
-    cu_buf_printf(b, "    %s: requested %s, available %s: %s more needed\n", rn, req,
-                  qs(x, r->res, max64(0, r->avail)), qs(x, r->res, r->more));
-    cu_buf_printf(b, "      free in ClusterQueue %s: %s (nominal %s - used %s)\n", x->c->name,
-                  qs(x, r->res, r->free_own), qs(x, r->res, r->nominal), qs(x, r->res, r->used));
-    if (r->lent)
-        cu_buf_printf(b, "      %s of that is in use by other ClusterQueues of the cohort\n",
-                      qs(x, r->res, r->lent));
-    if (!r->has_cohort) {
-        cu_buf_puts(b, "      borrowable: none (no cohort)\n");
-        cu_buf_printf(b, "      limit: %s (nominal)\n", qs(x, r->res, r->nominal));
-        return;
-    }
-    cu_buf_printf(b, "      borrowable from the cohort: %s (limited by %s)\n", qs(x, r->res, r->borrowable),
-                  r->avail_by);
-    if (r->has_blimit)
-        cu_buf_printf(b, "      limit: %s (nominal %s + borrowingLimit %s)\n",
-                      qs(x, r->res, cu_qty_sat_add(r->nominal, r->blimit)), qs(x, r->res, r->nominal),
-                      qs(x, r->res, r->blimit));
-    else
-        cu_buf_printf(b, "      limit: no borrowing limit (at most %s, limited by %s)\n",
-                      qs(x, r->res, r->potential), r->pot_by);
-}
-
-static const char *flv_state_text(const xflv *f)
-{
-    switch (f->state) {
-    case XF_FITS: return "fits now";
-    case XF_SHORT: return "not enough unused quota";
-    case XF_OVER_MAX: return "request exceeds the maximum quota";
-    case XF_NO_QUOTA: return "no quota for a requested resource";
-    case XF_MISSING: return "ResourceFlavor not found";
-    default: return "";
-    }
-}
-
-static void t_flavors(xwl *x, cu_buf *b)
-{
-    for (size_t p = 0; p < x->nps; p++) {
-        const xps *ps = &x->ps[p];
-        for (size_t i = 0; i < ps->uncovered.n; i++)
-            cu_buf_printf(b, "\nPod set %s: %s is not covered by any resourceGroup of ClusterQueue %s\n",
-                          ps->name, ps->uncovered.s[i], x->c->name);
-        for (size_t k = 0; k < ps->ngroups; k++) {
-            const xgroup *g = &ps->g[k];
-            cu_buf_printf(b, "\nFlavors for pod set %s (", ps->name);
-            for (size_t r = 0; r < g->nres; r++)
-                cu_buf_printf(b, "%s%s", r ? ", " : "", g->res[r]);
-            cu_buf_puts(b, "), in order\n");
-            for (size_t f = 0; f < g->nflv; f++) {
-                const xflv *xf = &g->flv[f];
-                if (xf->state == XF_TAINT) {
-                    const cu_taint *t = xf->taint;
-                    cu_buf_printf(b, "  %s: taint %s%s%s:%s not tolerated\n", xf->name,
-                                  t->key ? t->key : "", t->value && *t->value ? "=" : "",
-                                  t->value ? t->value : "", t->effect);
-                    continue;
-                }
-                if (xf->state == XF_AFFINITY) {
-                    cu_buf_printf(b, "  %s: node labels don't match\n    %s\n", xf->name, xf->mismatch);
-                    continue;
-                }
-                cu_buf_printf(b, "  %s: %s\n", xf->name, flv_state_text(xf));
-                for (size_t r = 0; r < xf->nres; r++)
-                    t_res(x, b, &xf->res[r]);
-            }
-            if (g->fits >= 0)
-                cu_buf_printf(b, "  fits now in flavor %s\n", g->flv[g->fits].name);
-            else if (g->would >= 0)
-                cu_buf_printf(b, "  would use flavor %s once quota is free\n", g->flv[g->would].name);
-            else
-                cu_buf_puts(b, "  no flavor can ever fit it\n");
-        }
-    }
-}
-
-static void t_preemption(xwl *x, cu_buf *b)
-{
-    const cu_cluster_queue *q = x->c->obj;
-    cu_buf_puts(b, "\nPreemption\n");
-    if (x->victims.n) {
-        cu_buf_printf(b, "  waiting for %zu preempted workload%s to release quota:\n", x->victims.n,
-                      x->victims.n == 1 ? "" : "s");
-        for (size_t i = 0; i < x->victims.n; i++)
-            cu_buf_printf(b, "    %s\n", x->victims.s[i]);
-        return;
-    }
-    if (!x->pre_configured)
-        cu_buf_printf(b, "  preemption not configured (withinClusterQueue: %s, reclaimWithinCohort: %s)\n",
-                      policy_name(q->preemption.within_cq), policy_name(q->preemption.reclaim));
-    else
-        cu_buf_printf(b, "  policy: withinClusterQueue %s, reclaimWithinCohort %s, borrowWithinCohort %s\n",
-                      policy_name(q->preemption.within_cq), policy_name(q->preemption.reclaim),
-                      policy_name(q->preemption.borrow_policy));
-    if (x->fits_now) {
-        cu_buf_puts(b, "  not needed: it fits now\n");
-        return;
-    }
-    if (!x->all_chosen) {
-        cu_buf_puts(b, "  cannot help: no flavor can ever fit it\n");
-        return;
-    }
-    if (!x->pre_configured)
-        return;
-    if (!x->n_within && !x->n_reclaim) {
-        cu_buf_puts(b, "  no candidates: none of the workloads holding that quota may be preempted for it\n");
-        return;
-    }
-    cu_buf_puts(b, "  candidates:");
-    if (x->n_within)
-        cu_buf_printf(b, " %d workload%s of %s priority in ClusterQueue %s", x->n_within,
-                      x->n_within == 1 ? "" : "s",
-                      q->preemption.within_cq == CU_PP_LOWER_PRIORITY ? "lower" : "lower (or equal, newer)",
-                      x->c->name);
-    if (x->n_reclaim)
-        cu_buf_printf(b, "%s %d workload%s in ClusterQueues of the cohort that borrow", x->n_within ? "," : "",
-                      x->n_reclaim, x->n_reclaim == 1 ? "" : "s");
-    cu_buf_puts(b, "\n");
-    if (!x->targets.n) {
-        cu_buf_printf(b, "  preempting %s would not free enough quota\n",
-                      x->n_within + x->n_reclaim == 1 ? "it" : "all of them");
-        return;
-    }
-    cu_buf_printf(b, "  preempting %zu would make room:\n", x->targets.n);
-    for (size_t i = 0; i < x->targets.n; i++)
-        cu_buf_printf(b, "    %s\n", x->targets.s[i]);
-}
-
-static void t_holds(xwl *x, cu_buf *b)
-{
-    const cu_wl_info *v = x->v;
-    char ts[40];
-    cu_time_format(v->admitted_at_ms, ts, sizeof ts);
-    cu_buf_printf(b, "  holds quota in ClusterQueue %s since %s\n", v->cluster_queue ? v->cluster_queue : "?", ts);
-    if (x->w->evicting)
-        cu_buf_printf(b, "  evicted (%s): holds its quota until its pods stop\n",
-                      v->evicted_reason ? v->evicted_reason : "Evicted");
-}
-
-static void t_admission(xwl *x, cu_buf *b)
-{
-    const cu_wl_info *v = x->v;
-    cu_buf_puts(b, "\nAdmission\n");
-    for (size_t p = 0; p < v->npsa; p++) {
-        const cu_psa_info *ps = &v->psa[p];
-        int same = 1;
-        for (size_t i = 1; i < ps->n; i++)
-            same &= strcmp(ps->flavors[i], ps->flavors[0]) == 0;
-        cu_buf_printf(b, "  pod set %s: %d pod%s", ps->name, ps->count, ps->count == 1 ? "" : "s");
-        if (same && ps->n)
-            cu_buf_printf(b, " in flavor %s", ps->flavors[0]);
-        cu_buf_puts(b, ps->n ? ": " : "");
-        for (size_t i = 0; i < ps->n; i++) {
-            char q[48];
-            cu_buf_printf(b, "%s%s %s", i ? ", " : "", ps->resources[i],
-                          cu_qty_format_res(ps->resources[i], ps->usage[i], q, sizeof q));
-            if (!same)
-                cu_buf_printf(b, " (%s)", ps->flavors[i]);
-        }
-        cu_buf_puts(b, "\n");
-    }
-}
-
-static void render_text(xwl *x, cu_buf *b)
-{
-    const cu_wl_info *v = x->v;
-    cu_buf_printf(b, "Workload %s: %s", x->w->key, x->state);
-    if (!strcmp(x->state, "pending") && v->reason && strcmp(v->reason, "Pending") != 0)
-        cu_buf_printf(b, " (%s)", v->reason);
-    cu_buf_puts(b, "\n");
-    if (!strcmp(x->state, "pending") && v->message)
-        cu_buf_printf(b, "  message: %s\n", v->message);
-    int holds = !strcmp(x->state, "admitted") || !strcmp(x->state, "evicting");
-    if (holds)
-        t_holds(x, b);
-    cu_buf_puts(b, "\nQueue\n");
-    if (x->chain.n) {
-        cu_buf_puts(b, "  ");
-        for (size_t i = 0; i < x->chain.n; i++)
-            cu_buf_printf(b, "%s%s", i ? " -> " : "", x->chain.s[i]);
-        cu_buf_puts(b, "\n");
-    } else {
-        cu_buf_puts(b, "  no LocalQueue (spec.queueName is not set)\n");
-    }
-    if (x->lq && !x->lq->active)
-        cu_buf_printf(b, "  LocalQueue %s: stopped (stopPolicy %s)\n", x->lq->key,
-                      stop_name(x->lq->obj->stop_policy));
-    if (x->c) {
-        const char *st = "active";
-        if (!x->c->active && x->c->obj->stop_policy != CU_STOP_NONE && !x->c->bad) {
-            st = cu_arena_printf(x->ar, "inactive, stopped (stopPolicy %s)", stop_name(x->c->obj->stop_policy));
-        } else if (!x->c->active) {
-            const char *m = x->c->message ? x->c->message : "";
-            const char *pre = "Can't admit new workloads: ";
-            if (!strncmp(m, pre, strlen(pre)))
-                m += strlen(pre);
-            st = cu_arena_printf(x->ar, "inactive, %s", m);
-        }
-        cu_buf_printf(b, "  ClusterQueue %s: %s, %s\n", x->c->name, st,
-                      x->c->obj->queueing == CU_STRICT_FIFO ? "StrictFIFO" : "BestEffortFIFO");
-    }
-    cu_buf_printf(b, "  priority %d\n", (int)x->w->qi.prio);
-    if (x->queued) {
-        cu_buf_printf(b, "  position %d in ClusterQueue %s", x->ahead, x->c->name);
-        if (!x->ahead)
-            cu_buf_puts(b, " (nothing ahead of it)");
-        else
-            cu_buf_printf(b, " (%d ahead of it%s)", x->ahead,
-                          x->ahead_inadm ? cu_arena_printf(x->ar, ", %d of them set aside as inadmissible",
-                                                           x->ahead_inadm) : "");
-        cu_buf_printf(b, ", %d in LocalQueue %s\n", x->lq_ahead, x->lq->key);
-        if (x->inadmissible)
-            cu_buf_puts(b, "  set aside as inadmissible: tried again when quota is freed in its cohort tree\n");
-        if (x->blocked_by)
-            cu_buf_printf(b, "  waits behind the head %s, which does not fit (StrictFIFO)\n",
-                          x->blocked_by->key);
-    }
-    if (holds)
-        t_admission(x, b);
-    if (!strcmp(x->state, "pending")) {
-        t_requests(x, b);
-        if (x->not_analyzed)
-            cu_buf_printf(b, "\nFlavors\n  %s\n", x->not_analyzed);
-        if (x->analyzed) {
-            t_flavors(x, b);
-            t_preemption(x, b);
-        }
-        if (x->unblock.n) {
-            cu_buf_puts(b, "\nTo unblock\n");
-            for (size_t i = 0; i < x->unblock.n; i++)
-                cu_buf_printf(b, "  - %s\n", x->unblock.s[i]);
-        }
-    }
-}
-
-cu_err cu_engine_explain(cu_engine *e, const char *key, cu_buf *out, cu_diag *d)
-{
-    cu_arena ar;
-    cu_arena_init(&ar, 16 * 1024);
-    xwl x;
-    cu_err err = setup(e, key, &ar, &x, d);
-    if (!err) {
-        render_text(&x, out);
-        if (out->failed)
-            err = CU_ENOMEM;
-    }
-    cu_arena_free(&ar);
-    return err;
-}
-
-/* ---------------- document ---------------- */
-
-typedef struct dctx { cu_arena *a; int oom; } dctx;
-
-static cu_node *dstr(dctx *c, const char *s)
-{
-    cu_node *n = s ? cu_node_new_str(c->a, s) : cu_node_new_null(c->a);
-    if (!n)
-        c->oom = 1;
-    return n;
-}
-
-static cu_node *dint(dctx *c, int64_t v)
-{
-    cu_node *n = cu_node_new_int(c->a, v);
-    if (!n)
-        c->oom = 1;
-    return n;
-}
-
-static void dset(dctx *c, cu_node *m, const char *k, cu_node *v)
-{
-    if (!m || !v || cu_node_set(c->a, m, k, v))
-        c->oom = 1;
-}
-
-static void dpush(dctx *c, cu_node *s, cu_node *v)
-{
-    if (!s || !v || cu_node_push(c->a, s, v))
-        c->oom = 1;
-}
-
-static cu_node *dmap(dctx *c)
-{
-    cu_node *n = cu_node_new_map(c->a);
-    if (!n)
-        c->oom = 1;
-    return n;
-}
-
-static cu_node *dseq(dctx *c)
-{
-    cu_node *n = cu_node_new_seq(c->a);
-    if (!n)
-        c->oom = 1;
-    return n;
-}
-
-static cu_node *dlist(dctx *c, const cu_strlist *l)
-{
-    cu_node *s = dseq(c);
-    for (size_t i = 0; i < l->n; i++)
-        dpush(c, s, dstr(c, l->s[i]));
-    return s;
-}
-
-static const char *xr_state(int s)
-{
-    switch (s) {
-    case XR_FITS: return "Fits";
-    case XR_SHORT: return "InsufficientUnusedQuota";
-    case XR_OVER_MAX: return "ExceedsMaxQuota";
-    default: return "NoQuota";
-    }
-}
-
-static const char *xf_state(int s)
-{
-    switch (s) {
-    case XF_FITS: return "Fits";
-    case XF_SHORT: return "InsufficientUnusedQuota";
-    case XF_OVER_MAX: return "ExceedsMaxQuota";
-    case XF_NO_QUOTA: return "NoQuota";
-    case XF_MISSING: return "FlavorNotFound";
-    case XF_TAINT: return "UntoleratedTaint";
-    default: return "NodeAffinityMismatch";
-    }
-}
-
-static cu_node *d_res(dctx *c, xwl *x, const xres *r)
-{
-    cu_node *m = dmap(c);
-    dset(c, m, "resource", dstr(c, rname(x, r->res)));
-    dset(c, m, "state", dstr(c, xr_state(r->state)));
-    dset(c, m, "requested", dstr(c, qs(x, r->res, cu_qty_sat_add(r->req, r->prev))));
-    if (r->state == XR_NO_QUOTA)
-        return m;
-    if (r->prev)
-        dset(c, m, "earlierPodSets", dstr(c, qs(x, r->res, r->prev)));
-    dset(c, m, "nominal", dstr(c, qs(x, r->res, r->nominal)));
-    dset(c, m, "used", dstr(c, qs(x, r->res, r->used)));
-    dset(c, m, "free", dstr(c, qs(x, r->res, r->free_own)));
-    dset(c, m, "borrowable", dstr(c, qs(x, r->res, r->borrowable)));
-    dset(c, m, "available", dstr(c, qs(x, r->res, max64(0, r->avail))));
-    dset(c, m, "borrowingLimit", r->has_blimit ? dstr(c, qs(x, r->res, r->blimit)) : dstr(c, NULL));
-    dset(c, m, "maximum", dstr(c, qs(x, r->res, r->potential)));
-    if (r->state != XR_FITS)
-        dset(c, m, "missing", dstr(c, qs(x, r->res, r->more)));
-    return m;
-}
-
-static cu_node *render_doc(dctx *c, xwl *x)
-{
-    const cu_wl_info *v = x->v;
-    cu_node *root = dmap(c);
-    dset(c, root, "workload", dstr(c, x->w->key));
-    dset(c, root, "status", dstr(c, x->state));
-    dset(c, root, "reason", dstr(c, v->reason));
-    dset(c, root, "message", dstr(c, v->message));
-    dset(c, root, "priority", dint(c, x->w->qi.prio));
-    cu_node *q = dmap(c);
-    dset(c, q, "chain", dlist(c, &x->chain));
-    dset(c, q, "localQueue", dstr(c, x->lq ? x->lq->key : NULL));
-    dset(c, q, "clusterQueue", dstr(c, x->cq_name));
-    if (x->c) {
-        dset(c, q, "active", cu_node_new_bool(c->a, x->c->active));
-        dset(c, q, "strategy", dstr(c, x->c->obj->queueing == CU_STRICT_FIFO ? "StrictFIFO" : "BestEffortFIFO"));
-    }
-    if (x->queued) {
-        dset(c, q, "position", dint(c, x->ahead));
-        dset(c, q, "positionInLocalQueue", dint(c, x->lq_ahead));
-        dset(c, q, "inadmissible", cu_node_new_bool(c->a, x->inadmissible));
-        dset(c, q, "blockedBy", dstr(c, x->blocked_by ? x->blocked_by->key : NULL));
-    }
-    dset(c, root, "queue", q);
-    if (x->analyzed) {
-        cu_node *pss = dseq(c);
-        for (size_t p = 0; p < x->nps; p++) {
-            const xps *ps = &x->ps[p];
-            const eps *ep = &x->w->ps[p];
-            cu_node *pm = dmap(c);
-            dset(c, pm, "name", dstr(c, ps->name));
-            dset(c, pm, "count", dint(c, ps->count));
-            cu_node *req = dmap(c);
-            for (size_t r = 0; r < ep->nreq; r++)
-                dset(c, req, rname(x, ep->res[r]), dstr(c, qs(x, ep->res[r], ep->amt[r])));
-            dset(c, pm, "perPod", req);
-            dset(c, pm, "uncovered", dlist(c, &ps->uncovered));
-            cu_node *gs = dseq(c);
-            for (size_t k = 0; k < ps->ngroups; k++) {
-                const xgroup *g = &ps->g[k];
-                cu_node *gm = dmap(c);
-                cu_node *fs = dseq(c);
-                for (size_t f = 0; f < g->nflv; f++) {
-                    const xflv *xf = &g->flv[f];
-                    cu_node *fm = dmap(c);
-                    dset(c, fm, "name", dstr(c, xf->name));
-                    dset(c, fm, "state", dstr(c, xf_state(xf->state)));
-                    if (xf->taint)
-                        dset(c, fm, "taint", dstr(c, cu_arena_printf(x->ar, "%s=%s:%s",
-                             xf->taint->key ? xf->taint->key : "", xf->taint->value ? xf->taint->value : "",
-                             xf->taint->effect)));
-                    if (xf->mismatch)
-                        dset(c, fm, "mismatch", dstr(c, xf->mismatch));
-                    if (xf->nres) {
-                        cu_node *rs = dseq(c);
-                        for (size_t r = 0; r < xf->nres; r++)
-                            dpush(c, rs, d_res(c, x, &xf->res[r]));
-                        dset(c, fm, "resources", rs);
-                    }
-                    dpush(c, fs, fm);
-                }
-                dset(c, gm, "flavors", fs);
-                dset(c, gm, "fitsNow", dstr(c, g->fits >= 0 ? g->flv[g->fits].name : NULL));
-                dset(c, gm, "wouldUse", dstr(c, g->would >= 0 ? g->flv[g->would].name : NULL));
-                dpush(c, gs, gm);
-            }
-            dset(c, pm, "resourceGroups", gs);
-            dpush(c, pss, pm);
-        }
-        dset(c, root, "podSets", pss);
-        cu_node *pm = dmap(c);
-        const cu_cluster_queue *cq = x->c->obj;
-        dset(c, pm, "withinClusterQueue", dstr(c, policy_name(cq->preemption.within_cq)));
-        dset(c, pm, "reclaimWithinCohort", dstr(c, policy_name(cq->preemption.reclaim)));
-        dset(c, pm, "borrowWithinCohort", dstr(c, policy_name(cq->preemption.borrow_policy)));
-        dset(c, pm, "configured", cu_node_new_bool(c->a, x->pre_configured));
-        dset(c, pm, "candidates", dint(c, x->n_within + x->n_reclaim));
-        dset(c, pm, "waitingFor", dlist(c, &x->victims));
-        dset(c, pm, "targets", dlist(c, &x->targets));
-        dset(c, root, "preemption", pm);
-    } else if (x->not_analyzed) {
-        dset(c, root, "notEvaluated", dstr(c, x->not_analyzed));
-    }
-    dset(c, root, "unblock", dlist(c, &x->unblock));
-    return root;
-}
-
-cu_err cu_engine_explain_doc(cu_engine *e, const char *key, cu_arena *a, cu_node **out, cu_diag *d)
-{
-    cu_arena ar;
-    cu_arena_init(&ar, 16 * 1024);
-    xwl x;
-    *out = NULL;
-    cu_err err = setup(e, key, &ar, &x, d);
-    if (!err) {
-        dctx c = {a, 0};
-        cu_node *root = render_doc(&c, &x);
-        if (c.oom || !root)
-            err = CU_ENOMEM;
-        else
-            *out = root;
-    }
-    cu_arena_free(&ar);
-    return err;
 }

@@ -3,7 +3,7 @@
  * (simulate, status writers). Rebuilt lazily into e->varena when the
  * engine changed since the last build.
  */
-#include "cu_engine_int.h"
+#include "cu_drs_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

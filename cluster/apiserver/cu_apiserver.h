@@ -113,8 +113,6 @@ cu_err cu_route_parse(const char *path, cu_route *out);
  * ".metadata.labels['a']", "{.a.b}") on root. Returns the first match
  * (borrowed) or NULL. */
 json_object *cu_jsonpath_get(json_object *root, const char *path);
-/* Formats a duration as kubectl's AGE column ("45s", "5m10s", "3h", "12d"). */
-void cu_human_duration(int64_t ms, char *out, size_t n);
 /* Builds a meta.k8s.io/v1 Table for obj (one object or a List, borrowed):
  * columnDefinitions (when with_defs), one row per object with cells and
  * the object as include says (0 None, 1 Metadata, 2 Object). Returns a
@@ -134,8 +132,6 @@ json_object *cu_k8s_protobuf_to_json(const unsigned char *data, size_t n, char *
 
 /* ---- TLS and kubeconfig (cu_tls.c, cu_kubeconfig.c) ---- */
 /* cu_tls_generate: base/cu_tls.h (the controller's metrics server uses it too) */
-/* Base64 (standard alphabet, padded) of n bytes; a new malloc'ed string. */
-char *cu_base64(const unsigned char *data, size_t n);
 /* Writes a kubeconfig for url (cluster, user and context "cueue") to path
  * atomically (temp file in the same folder, then rename), mode 0600.
  * ca_pem and token may be NULL. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cu_store.h"
+#include "cu_json.h"
 
 #define TOKENREVIEWS "/apis/authentication.k8s.io/v1/tokenreviews"
 #define SARS "/apis/authorization.k8s.io/v1/subjectaccessreviews"
@@ -170,14 +171,6 @@ static json_object *status_obj(int code, const char *reason, const char *fmt, co
     return cu_status_json(&st);
 }
 
-static const char *str_at(json_object *o, const char *k)
-{
-    json_object *v;
-    if (o && json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string))
-        return json_object_get_string(v);
-    return NULL;
-}
-
 static int in_list(json_object *groups, const char *g)
 {
     if (!groups || !json_object_is_type(groups, json_type_array))
@@ -218,13 +211,13 @@ static int decide(cu_authn *a, json_object *spec, const char **reason)
     json_object_object_get_ex(spec, "groups", &groups);
     json_object_object_get_ex(spec, "nonResourceAttributes", &nra);
     json_object_object_get_ex(spec, "resourceAttributes", &ra);
-    const char *name = str_at(spec, "user");
+    const char *name = cu_jstr(spec, "user");
     if (in_list(groups, "system:masters")) {
         *reason = "cueue cluster: group system:masters may do anything";
         return 1;
     }
     if (nra) {
-        const char *path = str_at(nra, "path"), *verb = str_at(nra, "verb");
+        const char *path = cu_jstr(nra, "path"), *verb = cu_jstr(nra, "verb");
         if (!path || !verb || strcmp(verb, "get") != 0) {
             *reason = "";
             return 0;
@@ -367,7 +360,7 @@ int cu_authn_handle(cu_authn *a, const char *method, const char *path, const cha
     }
     json_object *st = json_object_new_object();
     if (tr) {
-        const char *tok = str_at(spec, "token");
+        const char *tok = cu_jstr(spec, "token");
         if (!tok || !*tok) {
             json_object_put(st);
             json_object_put(req);
@@ -383,7 +376,7 @@ int cu_authn_handle(cu_authn *a, const char *method, const char *path, const cha
         json_object_object_add(st, "user", u ? user_json(u) : json_object_new_object());
     } else {
         json_object *groups = NULL;
-        const char *name = str_at(spec, "user");
+        const char *name = cu_jstr(spec, "user");
         json_object_object_get_ex(spec, "groups", &groups);
         int has_nra = json_object_object_get_ex(spec, "nonResourceAttributes", NULL);
         int has_ra = json_object_object_get_ex(spec, "resourceAttributes", NULL);

@@ -16,6 +16,7 @@
 #include "cu_fields.h"
 
 #include "cu_base.h"
+#include "cu_json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,19 +30,7 @@
 static int is_obj(json_object *o) { return o && json_object_is_type(o, json_type_object); }
 static int is_arr(json_object *o) { return o && json_object_is_type(o, json_type_array); }
 
-static json_object *jget(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-    return is_obj(o) && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static const char *jstr(json_object *o, const char *k)
-{
-    json_object *v = jget(o, k);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-static int has_dot(json_object *n) { return jget(n, DOT) != NULL; }
+static int has_dot(json_object *n) { return cu_jget(n, DOT) != NULL; }
 
 /* A node is a member when it is a leaf or holds ".". */
 static int is_member(json_object *n)
@@ -56,7 +45,7 @@ static int has_kids(json_object *n)
 
 static json_object *node_child(json_object *n, const char *k)
 {
-    json_object *c = jget(n, k);
+    json_object *c = cu_jget(n, k);
     if (!c) {
         c = json_object_new_object();
         json_object_object_add(n, k, c);
@@ -79,7 +68,7 @@ static void fset_union(json_object *dst, json_object *src, int root)
     {
         if (strcmp(k, DOT) == 0)
             continue;
-        json_object *d = jget(dst, k);
+        json_object *d = cu_jget(dst, k);
         if (!d) {
             json_object *c = NULL;
             json_object_deep_copy(v, &c, NULL);
@@ -106,7 +95,7 @@ int cu_fset_subtract(json_object *dst, json_object *src)
     {
         if (strcmp(k, DOT) == 0)
             continue;
-        json_object *d = jget(dst, k);
+        json_object *d = cu_jget(dst, k);
         if (!d)
             continue;
         if (json_object_object_length(d) == 0) {
@@ -143,7 +132,7 @@ int cu_fset_has(json_object *set, const char *const *keys)
 {
     json_object *n = set;
     for (size_t i = 0; keys[i]; i++) {
-        n = jget(n, keys[i]);
+        n = cu_jget(n, keys[i]);
         if (!n)
             return 0;
     }
@@ -196,7 +185,7 @@ void cu_fset_sort(json_object *set)
         qsort(keys, n, sizeof *keys, pe_cmp);
         json_object *tmp = json_object_new_object();
         for (i = 0; i < n; i++)
-            json_object_object_add(tmp, keys[i], json_object_get(jget(set, keys[i])));
+            json_object_object_add(tmp, keys[i], json_object_get(cu_jget(set, keys[i])));
         /* keys point into set: empty it only after copying them out */
         char **names = malloc(n * sizeof *names);
         for (i = 0; names && i < n; i++)
@@ -222,17 +211,17 @@ static const char META_TAG = 'm';
 static void schema_member(void *ud, const void *pos, const char *key, cu_fkind *out)
 {
     (void)ud;
-    json_object *s = (json_object *)pos, *c = jget(jget(s, "properties"), key);
+    json_object *s = (json_object *)pos, *c = cu_jget(cu_jget(s, "properties"), key);
     if (!c) {
-        json_object *ap = jget(s, "additionalProperties");
+        json_object *ap = cu_jget(s, "additionalProperties");
         c = is_obj(ap) ? ap : NULL;
     }
     if (!c)
         return;
-    const char *t = jstr(c, "type");
+    const char *t = cu_jstr(c, "type");
     if (t && strcmp(t, "array") == 0) {
-        const char *lt = jstr(c, "x-kubernetes-list-type");
-        json_object *keys = jget(c, "x-kubernetes-list-map-keys");
+        const char *lt = cu_jstr(c, "x-kubernetes-list-type");
+        json_object *keys = cu_jget(c, "x-kubernetes-list-map-keys");
         if (lt && strcmp(lt, "map") == 0 && is_arr(keys) && json_object_array_length(keys) > 0) {
             out->list = CU_LIST_MAP;
             for (size_t i = 0; i < json_object_array_length(keys) && i < 4; i++)
@@ -240,12 +229,12 @@ static void schema_member(void *ud, const void *pos, const char *key, cu_fkind *
         } else if (lt && strcmp(lt, "set") == 0) {
             out->list = CU_LIST_SET;
         }
-        out->pos = jget(c, "items");
+        out->pos = cu_jget(c, "items");
         return;
     }
-    const char *mt = jstr(c, "x-kubernetes-map-type");
+    const char *mt = cu_jstr(c, "x-kubernetes-map-type");
     out->atomic = mt && strcmp(mt, "atomic") == 0;
-    out->map_entries = !jget(c, "properties") && is_obj(jget(c, "additionalProperties"));
+    out->map_entries = !cu_jget(c, "properties") && is_obj(cu_jget(c, "additionalProperties"));
     out->pos = c;
 }
 
@@ -339,7 +328,7 @@ static int item_pe(json_object *item, const cu_fkind *k, char *buf, size_t n)
     qsort(names, k->nkeys, sizeof *names, key_cmp);
     size_t l = (size_t)snprintf(buf, n, "k:{");
     for (size_t i = 0; i < k->nkeys && l < n; i++) {
-        json_object *v = jget(item, names[i]);
+        json_object *v = cu_jget(item, names[i]);
         if (!v || !is_scalar(v))
             return 0;
         char ks[512];
@@ -368,7 +357,7 @@ static json_object *list_index(json_object *list, const cu_fkind *k)
     size_t n = json_object_array_length(list);
     char pe[1024];
     for (size_t i = 0; i < n; i++) {
-        if (!item_pe(json_object_array_get_idx(list, i), k, pe, sizeof pe) || jget(idx, pe)) {
+        if (!item_pe(json_object_array_get_idx(list, i), k, pe, sizeof pe) || cu_jget(idx, pe)) {
             json_object_put(idx);
             return NULL;
         }
@@ -398,8 +387,8 @@ static void set_of_obj(json_object *obj, const cu_field_oracle *o, const void *p
         if ((map_entries || dots) && (is_obj(v) || is_arr(v)) && has_kids(c))
             mark(c);
     }
-    if (depth == 0 && is_obj(jget(node, "f:metadata")) &&
-        json_object_object_length(jget(node, "f:metadata")) == 0)
+    if (depth == 0 && is_obj(cu_jget(node, "f:metadata")) &&
+        json_object_object_length(cu_jget(node, "f:metadata")) == 0)
         json_object_object_del(node, "f:metadata");
 }
 
@@ -452,7 +441,7 @@ static void diff_obj(diff_ctx *d, json_object *ov, json_object *nv, const void *
         cu_fkind k;
         if (!member_kind(d->o, pos, depth, scope, key, &k))
             continue;
-        json_object *old = jget(ov, key);
+        json_object *old = cu_jget(ov, key);
         if (!v && !old)
             continue;
         snprintf(pe, sizeof pe, "f:%s", key);
@@ -461,7 +450,7 @@ static void diff_obj(diff_ctx *d, json_object *ov, json_object *nv, const void *
     json_object_object_foreach(ov, key2, v2)
     {
         cu_fkind k;
-        if (jget(nv, key2) || !member_kind(d->o, pos, depth, scope, key2, &k))
+        if (cu_jget(nv, key2) || !member_kind(d->o, pos, depth, scope, key2, &k))
             continue;
         if (json_object_object_get_ex(nv, key2, NULL))
             continue;
@@ -505,7 +494,7 @@ static void diff_value(diff_ctx *d, json_object *ov, json_object *nv, const cu_f
             json_object_object_foreach(ni, ipe, ip)
             {
                 json_object *item = json_object_array_get_idx(nv, (size_t)json_object_get_int64(ip));
-                json_object *op = jget(oi, ipe);
+                json_object *op = cu_jget(oi, ipe);
                 if (!op) {
                     json_object *ic = node_child(c, ipe);
                     if (is_obj(item))
@@ -525,7 +514,7 @@ static void diff_value(diff_ctx *d, json_object *ov, json_object *nv, const cu_f
             }
             json_object_object_foreach(oi, ope, op2)
             {
-                if (jget(ni, ope))
+                if (cu_jget(ni, ope))
                     continue;
                 json_object *old = json_object_array_get_idx(ov, (size_t)json_object_get_int64(op2));
                 json_object *ir = node_child(r, ope);
@@ -578,7 +567,7 @@ void cu_fields_diff(json_object *old, json_object *nw, const cu_field_oracle *o,
     else
         diff_obj(&d, old, nw, o ? o->root : NULL, 0, scope, *changed, *removed);
     /* metadata itself is never owned */
-    json_object *m = jget(*changed, "f:metadata");
+    json_object *m = cu_jget(*changed, "f:metadata");
     if (m)
         json_object_object_del(m, DOT);
     if (m && json_object_object_length(m) == 0)
@@ -677,8 +666,8 @@ static int fm_decode(json_object *arr, fm_list *out, char *err, size_t errn)
     }
     for (size_t i = 0; i < json_object_array_length(arr); i++) {
         json_object *e = json_object_array_get_idx(arr, i);
-        const char *op = jstr(e, "operation"), *ft = jstr(e, "fieldsType");
-        json_object *f = jget(e, "fieldsV1");
+        const char *op = cu_jstr(e, "operation"), *ft = cu_jstr(e, "fieldsType");
+        json_object *f = cu_jget(e, "fieldsV1");
         if (!is_obj(e)) {
             snprintf(err, errn, "metadata.managedFields[%zu]: Invalid value: must be an object", i);
             goto bad;
@@ -701,11 +690,11 @@ static int fm_decode(json_object *arr, fm_list *out, char *err, size_t errn)
                      "set", i);
             goto bad;
         }
-        const char *sub = jstr(e, "subresource");
+        const char *sub = cu_jstr(e, "subresource");
         json_object *set = NULL;
         if (f)
             json_object_deep_copy(f, &set, NULL);
-        fm_add(out, jstr(e, "manager"), op, jstr(e, "apiVersion"), jstr(e, "time"), sub, set);
+        fm_add(out, cu_jstr(e, "manager"), op, cu_jstr(e, "apiVersion"), cu_jstr(e, "time"), sub, set);
     }
     return 0;
 bad:
@@ -768,7 +757,7 @@ static void fm_encode(fm_list *l, json_object *meta)
 
 static json_object *meta_of(json_object *o)
 {
-    json_object *m = jget(o, "metadata");
+    json_object *m = cu_jget(o, "metadata");
     if (!is_obj(m) && is_obj(o)) {
         m = json_object_new_object();
         json_object_object_add(o, "metadata", m);
@@ -794,8 +783,8 @@ static int clears(json_object *arr)
  * invalid. */
 static int base_entries(json_object *old, json_object *nw, fm_list *l, char *err, size_t errn)
 {
-    json_object *om = jget(jget(old, "metadata"), "managedFields");
-    json_object *nm = jget(jget(nw, "metadata"), "managedFields");
+    json_object *om = cu_jget(cu_jget(old, "metadata"), "managedFields");
+    json_object *nm = cu_jget(cu_jget(nw, "metadata"), "managedFields");
     if (clears(nm))
         return 1;
     json_object *src = om;
@@ -874,7 +863,7 @@ static void merge_obj(apply_ctx *a, json_object *dst, json_object *src, const vo
 static void merge_member(apply_ctx *a, json_object *dst, const char *key, json_object *sv,
                          const cu_fkind *k, const char *path)
 {
-    json_object *dv = jget(dst, key);
+    json_object *dv = cu_jget(dst, key);
     char sub[1024];
     snprintf(sub, sizeof sub, "%s.%s", path, key);
     if (is_obj(sv) && !k->atomic) {
@@ -907,7 +896,7 @@ static void merge_member(apply_ctx *a, json_object *dst, const char *key, json_o
             json_object_object_foreach(si, pe, ip)
             {
                 json_object *item = json_object_array_get_idx(sv, (size_t)json_object_get_int64(ip));
-                json_object *dp = jget(di, pe);
+                json_object *dp = cu_jget(di, pe);
                 if (!dp) {
                     json_object *ni = is_obj(item) ? json_object_new_object() : dcopy(item);
                     json_object_array_add(dv, ni);
@@ -969,7 +958,7 @@ static void merge_obj(apply_ctx *a, json_object *dst, json_object *src, const vo
                      * configuration; server-set fields stay */
                     static const char *const ident[] = {"name", "namespace", "resourceVersion",
                                                         "uid", NULL};
-                    if (str_in(ident, mk) || (strcmp(mk, "managedFields") && !jget(dm, mk)))
+                    if (str_in(ident, mk) || (strcmp(mk, "managedFields") && !cu_jget(dm, mk)))
                         json_object_object_add(dm, mk, dcopy(mv));
                     continue;
                 }
@@ -986,10 +975,10 @@ static void merge_obj(apply_ctx *a, json_object *dst, json_object *src, const vo
 static json_object *nav(json_object *v, const char *pe, json_object *index)
 {
     if (pe[0] == 'f')
-        return jget(v, pe + 2);
+        return cu_jget(v, pe + 2);
     if (!is_arr(v) || !index)
         return NULL;
-    json_object *p = jget(index, pe);
+    json_object *p = cu_jget(index, pe);
     return p ? json_object_array_get_idx(v, (size_t)json_object_get_int64(p)) : NULL;
 }
 
@@ -1086,7 +1075,7 @@ static void conf_walk(conf_ctx *c, json_object *an, json_object *en, json_object
     }
     json_object_object_foreach(an, pe2, a)
     {
-        json_object *e = jget(en, pe2);
+        json_object *e = cu_jget(en, pe2);
         if (strcmp(pe2, DOT) == 0 || !e)
             continue;
         json_object *lv = nav(live, pe2, li), *mv = nav(merged, pe2, mi);
@@ -1141,7 +1130,7 @@ static void remove_walk(json_object *v, json_object *rn, json_object *on)
         if (strcmp(pe2, DOT) == 0)
             continue;
         json_object *cv = nav(v, pe2, idx);
-        json_object *oc = jget(on, pe2);
+        json_object *oc = cu_jget(on, pe2);
         int have = pe2[0] == 'f' ? json_object_object_get_ex(v, pe2 + 2, NULL) : cv != NULL;
         if (!have)
             continue;
@@ -1166,7 +1155,7 @@ static void remove_walk(json_object *v, json_object *rn, json_object *on)
                     break;
                 del = nd;
             }
-            del[ndel++] = (size_t)json_object_get_int64(jget(idx, pe2));
+            del[ndel++] = (size_t)json_object_get_int64(cu_jget(idx, pe2));
         }
     }
     /* delete list items from the back so positions stay valid */
@@ -1248,12 +1237,12 @@ json_object *cu_fields_apply(json_object *live, json_object *applied, const cu_f
         snprintf(err, errn, "the applied configuration must be an object");
         return NULL;
     }
-    if (jget(jget(applied, "metadata"), "managedFields")) {
+    if (cu_jget(cu_jget(applied, "metadata"), "managedFields")) {
         snprintf(err, errn, "metadata.managedFields must be nil");
         return NULL;
     }
     fm_list l;
-    if (fm_decode(jget(jget(live, "metadata"), "managedFields"), &l, err, errn) != 0)
+    if (fm_decode(cu_jget(cu_jget(live, "metadata"), "managedFields"), &l, err, errn) != 0)
         memset(&l, 0, sizeof l); /* the live entries are ours: unreadable = none */
     json_object *merged = is_obj(live) ? dcopy(live) : json_object_new_object();
     apply_ctx a = {o, err, errn, 0};
@@ -1316,7 +1305,7 @@ json_object *cu_fields_apply(json_object *live, json_object *applied, const cu_f
     /* the applier's entry */
     int obj_changed = 1;
     if (live) {
-        json_object *lm = jget(jget(live, "metadata"), "managedFields");
+        json_object *lm = cu_jget(cu_jget(live, "metadata"), "managedFields");
         json_object *mm = meta_of(merged);
         json_object *keep = lm ? json_object_get(lm) : NULL;
         json_object_object_del(mm, "managedFields");

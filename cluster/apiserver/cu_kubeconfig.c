@@ -6,6 +6,7 @@
  * sees a half-written file.
  */
 #include "cu_apiserver.h"
+#include "cu_base64.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,32 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-char *cu_base64(const unsigned char *data, size_t n)
-{
-    static const char tab[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char *out = malloc((n + 2) / 3 * 4 + 1);
-    if (!out)
-        return NULL;
-    size_t o = 0, i = 0;
-    for (; i + 2 < n; i += 3) {
-        unsigned v = (unsigned)data[i] << 16 | (unsigned)data[i + 1] << 8 | data[i + 2];
-        out[o++] = tab[v >> 18 & 63];
-        out[o++] = tab[v >> 12 & 63];
-        out[o++] = tab[v >> 6 & 63];
-        out[o++] = tab[v & 63];
-    }
-    if (i < n) {
-        unsigned v = (unsigned)data[i] << 16 | (i + 1 < n ? (unsigned)data[i + 1] << 8 : 0);
-        out[o++] = tab[v >> 18 & 63];
-        out[o++] = tab[v >> 12 & 63];
-        out[o++] = i + 1 < n ? tab[v >> 6 & 63] : '=';
-        out[o++] = '=';
-    }
-    out[o] = '\0';
-    return out;
-}
 
 /* Writes s as a double-quoted YAML scalar (JSON escaping is valid YAML). */
 static void yaml_quoted(cu_buf *b, const char *s)
@@ -68,7 +43,7 @@ cu_err cu_kubeconfig_write(const char *path, const char *url, const char *ca_pem
     yaml_quoted(&b, url);
     cu_buf_puts(&b, "\n");
     if (ca_pem) {
-        char *b64 = cu_base64((const unsigned char *)ca_pem, strlen(ca_pem));
+        char *b64 = cu_base64_encode(ca_pem, strlen(ca_pem));
         if (!b64) {
             cu_buf_free(&b);
             snprintf(err, errn, "%s: out of memory", path);

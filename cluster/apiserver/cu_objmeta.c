@@ -5,6 +5,8 @@
 #include "cu_objmeta.h"
 
 #include "cu_base.h"
+#include "cu_base64.h"
+#include "cu_json.h"
 #include "cu_names.h"
 
 #include <ctype.h>
@@ -70,14 +72,6 @@ static void type_err(errs *es, const char *field, json_object *v, const char *wa
 
 static int is_type(json_object *v, json_type t) { return json_object_is_type(v, t); }
 
-static json_object *get(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-    if (is_type(o, json_type_object) && json_object_object_get_ex(o, k, &v))
-        return v;
-    return NULL;
-}
-
 static int has_nul(json_object *s)
 {
     return is_type(s, json_type_string) &&
@@ -107,7 +101,7 @@ static void name_errs(errs *es, const char *field, const char *s, size_t n, unsi
 
 static void check_labels(errs *es, json_object *m)
 {
-    json_object *l = get(m, "labels");
+    json_object *l = cu_jget(m, "labels");
     if (!l || is_type(l, json_type_null))
         return;
     if (!is_type(l, json_type_object)) {
@@ -130,7 +124,7 @@ static void check_labels(errs *es, json_object *m)
 
 static void check_annotations(errs *es, json_object *m)
 {
-    json_object *a = get(m, "annotations");
+    json_object *a = cu_jget(m, "annotations");
     if (!a || is_type(a, json_type_null))
         return;
     if (!is_type(a, json_type_object)) {
@@ -157,7 +151,7 @@ static void check_annotations(errs *es, json_object *m)
 
 static void check_finalizers(errs *es, json_object *m)
 {
-    json_object *f = get(m, "finalizers");
+    json_object *f = cu_jget(m, "finalizers");
     char field[64];
     if (!f || is_type(f, json_type_null))
         return;
@@ -180,7 +174,7 @@ static void check_finalizers(errs *es, json_object *m)
 
 static void check_owner_refs(errs *es, json_object *m)
 {
-    json_object *r = get(m, "ownerReferences");
+    json_object *r = cu_jget(m, "ownerReferences");
     char field[96];
     if (!r || is_type(r, json_type_null))
         return;
@@ -199,7 +193,7 @@ static void check_owner_refs(errs *es, json_object *m)
         static const char *const req[] = {"apiVersion", "kind", "name", "uid"};
         static const char *const what[] = {"version", "kind", "name", "uid"};
         for (int k = 0; k < 4; k++) {
-            json_object *v = get(o, req[k]);
+            json_object *v = cu_jget(o, req[k]);
             char f[128];
             snprintf(f, sizeof f, "metadata.ownerReferences.%s", req[k]);
             if (v && !is_type(v, json_type_string) && !is_type(v, json_type_null)) {
@@ -216,13 +210,13 @@ static void check_owner_refs(errs *es, json_object *m)
         }
         static const char *const flags[] = {"controller", "blockOwnerDeletion"};
         for (int k = 0; k < 2; k++) {
-            json_object *v = get(o, flags[k]);
+            json_object *v = cu_jget(o, flags[k]);
             char f[128];
             snprintf(f, sizeof f, "%s.%s", field, flags[k]);
             if (v && !is_type(v, json_type_boolean) && !is_type(v, json_type_null))
                 type_err(es, f, v, "boolean");
         }
-        json_object *c = get(o, "controller");
+        json_object *c = cu_jget(o, "controller");
         if (is_type(c, json_type_boolean) && json_object_get_boolean(c))
             controllers++;
     }
@@ -268,7 +262,7 @@ static void check_scalars(errs *es, json_object *m)
     static const char *const ints[] = {"generation", "deletionGracePeriodSeconds"};
     char f[96], q[600];
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
-        json_object *v = get(m, strs[i]);
+        json_object *v = cu_jget(m, strs[i]);
         snprintf(f, sizeof f, "metadata.%s", strs[i]);
         if (!v || is_type(v, json_type_null))
             continue;
@@ -279,7 +273,7 @@ static void check_scalars(errs *es, json_object *m)
                 quote(json_object_get_string(v), (size_t)json_object_get_string_len(v), q, sizeof q));
     }
     for (size_t i = 0; i < sizeof times / sizeof *times; i++) {
-        json_object *v = get(m, times[i]);
+        json_object *v = cu_jget(m, times[i]);
         snprintf(f, sizeof f, "metadata.%s", times[i]);
         if (!v || is_type(v, json_type_null))
             continue;
@@ -292,12 +286,12 @@ static void check_scalars(errs *es, json_object *m)
                 quote(json_object_get_string(v), (size_t)json_object_get_string_len(v), q, sizeof q));
     }
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
-        json_object *v = get(m, ints[i]);
+        json_object *v = cu_jget(m, ints[i]);
         snprintf(f, sizeof f, "metadata.%s", ints[i]);
         if (v && !is_type(v, json_type_int) && !is_type(v, json_type_null))
             type_err(es, f, v, "integer");
     }
-    json_object *mf = get(m, "managedFields");
+    json_object *mf = cu_jget(m, "managedFields");
     if (mf && !is_type(mf, json_type_array) && !is_type(mf, json_type_null))
         type_err(es, "metadata.managedFields", mf, "array");
 }
@@ -314,26 +308,10 @@ static int config_key_ok(const char *k, size_t n)
     return 1;
 }
 
-static int base64_ok(const char *s, size_t n)
-{
-    if (n % 4)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '=') {
-            if (i < n - 2 || (i == n - 2 && s[n - 1] != '='))
-                return 0;
-        } else if (!alnum(c) && c != '+' && c != '/') {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 /* a map of config keys to strings (b64: base64 strings, as []byte decodes) */
 static void check_string_map(errs *es, json_object *o, const char *field, int b64, size_t *bytes)
 {
-    json_object *d = get(o, field);
+    json_object *d = cu_jget(o, field);
     char q[600];
     if (!d || is_type(d, json_type_null))
         return;
@@ -353,7 +331,7 @@ static void check_string_map(errs *es, json_object *o, const char *field, int b6
             continue;
         }
         size_t n = (size_t)json_object_get_string_len(v);
-        if (b64 && !base64_ok(json_object_get_string(v), n)) {
+        if (b64 && !cu_base64_valid(json_object_get_string(v), n)) {
             add(es, f, "FieldValueInvalid", "Invalid value: %s: illegal base64 data",
                 quote(json_object_get_string(v), n, q, 64 < sizeof q ? 64 : sizeof q));
             continue;
@@ -368,11 +346,11 @@ static void check_builtin(errs *es, json_object *obj, const char *kind)
     if (strcmp(kind, "ConfigMap") == 0) {
         check_string_map(es, obj, "data", 0, &bytes);
         check_string_map(es, obj, "binaryData", 1, &bytes);
-        json_object *d = get(obj, "data"), *b = get(obj, "binaryData");
+        json_object *d = cu_jget(obj, "data"), *b = cu_jget(obj, "binaryData");
         if (is_type(d, json_type_object) && is_type(b, json_type_object)) {
             json_object_object_foreach(d, k, v) {
                 (void)v;
-                if (get(b, k)) {
+                if (cu_jget(b, k)) {
                     char f[320], q[600];
                     snprintf(f, sizeof f, "data[%s]", k);
                     add(es, f, "FieldValueInvalid",
@@ -386,14 +364,14 @@ static void check_builtin(errs *es, json_object *obj, const char *kind)
     } else if (strcmp(kind, "Secret") == 0) {
         check_string_map(es, obj, "data", 1, &bytes);
         check_string_map(es, obj, "stringData", 0, &bytes);
-        json_object *t = get(obj, "type");
+        json_object *t = cu_jget(obj, "type");
         if (t && !is_type(t, json_type_string) && !is_type(t, json_type_null))
             type_err(es, "type", t, "string");
         if (bytes > 1024 * 1024)
             add(es, "data", "FieldValueTooLong", "Too long: must have at most 1048576 bytes");
     }
     if (strcmp(kind, "ConfigMap") == 0 || strcmp(kind, "Secret") == 0) {
-        json_object *im = get(obj, "immutable");
+        json_object *im = cu_jget(obj, "immutable");
         if (im && !is_type(im, json_type_boolean) && !is_type(im, json_type_null))
             type_err(es, "immutable", im, "boolean");
     }
@@ -430,11 +408,11 @@ static void check_builtin(errs *es, json_object *obj, const char *kind)
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
         if (fields[i].kind[0] && strcmp(fields[i].kind, kind) != 0)
             continue;
-        json_object *v = get(obj, fields[i].field);
+        json_object *v = cu_jget(obj, fields[i].field);
         if (v && !is_type(v, fields[i].type) && !is_type(v, json_type_null))
             type_err(es, fields[i].field, v, cu_schema_type_name(fields[i].type));
     }
-    json_object *pv = get(obj, "value");
+    json_object *pv = cu_jget(obj, "value");
     if (strcmp(kind, "PriorityClass") == 0 && is_type(pv, json_type_int) &&
         (json_object_get_int64(pv) < INT32_MIN || json_object_get_int64(pv) > INT32_MAX))
         add(es, "value", "FieldValueInvalid", "Invalid value: %" PRId64 ": must fit in int32",
@@ -449,7 +427,7 @@ size_t cu_objmeta_validate(json_object *obj, const char *kind, int builtin, cu_s
         type_err(&es, "<root>", obj, "object");
         return es.n;
     }
-    json_object *m = get(obj, "metadata");
+    json_object *m = cu_jget(obj, "metadata");
     if (m && !is_type(m, json_type_object)) {
         type_err(&es, "metadata", m, "object");
     } else if (m) {
@@ -461,7 +439,7 @@ size_t cu_objmeta_validate(json_object *obj, const char *kind, int builtin, cu_s
     }
     static const char *const tm[] = {"apiVersion", "kind"};
     for (int i = 0; i < 2; i++) {
-        json_object *v = get(obj, tm[i]);
+        json_object *v = cu_jget(obj, tm[i]);
         if (v && !is_type(v, json_type_string) && !is_type(v, json_type_null))
             type_err(&es, tm[i], v, "string");
     }

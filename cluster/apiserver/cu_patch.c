@@ -20,6 +20,7 @@
 #include "cu_patch.h"
 
 #include "cu_base.h"
+#include "cu_json.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -40,17 +41,6 @@ static void seterr(char *err, size_t errn, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errn, fmt, ap);
     va_end(ap);
-}
-
-/* Returns a new deep copy of o (NULL for JSON null or on OOM). */
-static json_object *jcopy(json_object *o)
-{
-    json_object *dst = NULL;
-    if (!o)
-        return NULL;
-    if (json_object_deep_copy(o, &dst, NULL) != 0)
-        return NULL;
-    return dst;
 }
 
 static int is_obj(json_object *o) { return o && json_object_is_type(o, json_type_object); }
@@ -142,7 +132,7 @@ static void mp_merge_into(json_object *obj, json_object *patch)
             }
             continue;
         }
-        json_object_object_add(obj, k, jcopy(pv));
+        json_object_object_add(obj, k, cu_jcopy(pv));
     }
 }
 
@@ -155,7 +145,7 @@ json_object *cu_merge_patch(json_object *target, json_object *patch, char *err, 
                patch ? json_type_to_name(json_object_get_type(patch)) : "null");
         return NULL;
     }
-    json_object *res = is_obj(target) ? jcopy(target) : json_object_new_object();
+    json_object *res = is_obj(target) ? cu_jcopy(target) : json_object_new_object();
     if (!res) {
         seterr(err, errn, "out of memory");
         return NULL;
@@ -411,7 +401,7 @@ static int jp_apply_op(json_object **doc, json_object *opo, size_t i, char *err,
         goto out;
     }
     if (!strcmp(op, "add")) {
-        rc = jp_add(doc, &p, jcopy(value), op, path, why, sizeof why);
+        rc = jp_add(doc, &p, cu_jcopy(value), op, path, why, sizeof why);
     } else if (!strcmp(op, "remove")) {
         rc = jp_remove(*doc, &p, op, path, NULL, why, sizeof why);
     } else if (!strcmp(op, "replace")) {
@@ -420,10 +410,10 @@ static int jp_apply_op(json_object **doc, json_object *opo, size_t i, char *err,
             snprintf(why, sizeof why, "replace operation does not apply: doc is missing key: %s: missing value", path);
         } else if (p.n == 0) {
             json_object_put(*doc);
-            *doc = jcopy(value);
+            *doc = cu_jcopy(value);
             rc = 0;
         } else if ((rc = jp_remove(*doc, &p, op, path, NULL, why, sizeof why)) == 0) {
-            rc = jp_add(doc, &p, jcopy(value), op, path, why, sizeof why);
+            rc = jp_add(doc, &p, cu_jcopy(value), op, path, why, sizeof why);
         }
     } else if (!strcmp(op, "test")) {
         json_object *cur;
@@ -440,7 +430,7 @@ static int jp_apply_op(json_object **doc, json_object *opo, size_t i, char *err,
             snprintf(why, sizeof why, "%s operation does not apply: doc is missing from path: \"%s\": missing value",
                      op, from);
         } else if (!strcmp(op, "copy")) {
-            rc = jp_add(doc, &p, jcopy(src), op, path, why, sizeof why);
+            rc = jp_add(doc, &p, cu_jcopy(src), op, path, why, sizeof why);
         } else if (strncmp(path, from, fl) == 0 && path[fl] == '/') {
             snprintf(why, sizeof why, "move operation does not apply: \"from\" %s is a prefix of \"path\" %s",
                      from, path);
@@ -472,7 +462,7 @@ json_object *cu_json_patch(json_object *target, json_object *ops, char *err, siz
         seterr(err, errn, "json patch must be a JSON array of operations");
         return NULL;
     }
-    json_object *doc = jcopy(target);
+    json_object *doc = cu_jcopy(target);
     size_t n = json_object_array_length(ops);
     for (size_t i = 0; i < n; i++) {
         if (jp_apply_op(&doc, json_object_array_get_idx(ops, i), i, err, errn) != 0) {
@@ -882,7 +872,7 @@ static json_object *smp_merge_list(smp_ctx *c, json_object *ol, json_object *pl,
         for (size_t i = 0; i < on + pn; i++) {
             json_object *e = i < on ? json_object_array_get_idx(ol, i) : json_object_array_get_idx(pl, i - on);
             if (list_index(merged, e, NULL) < 0)
-                json_object_array_add(merged, jcopy(e));
+                json_object_array_add(merged, cu_jcopy(e));
         }
         if (c->apply)
             return merged;
@@ -936,7 +926,7 @@ static json_object *smp_merge_list(smp_ctx *c, json_object *ol, json_object *pl,
         json_object *res = json_object_new_array();
         size_t n = json_object_array_length(plain);
         for (size_t i = 0; i < n; i++)
-            json_object_array_add(res, jcopy(json_object_array_get_idx(plain, i)));
+            json_object_array_add(res, cu_jcopy(json_object_array_get_idx(plain, i)));
         json_object_put(live);
         json_object_put(plain);
         return res;
@@ -999,7 +989,7 @@ static json_object *smp_fresh(smp_ctx *c, json_object *pv, const smp_field *f, c
                 return NULL;
             }
             if (!strcmp(dv, "replace")) {
-                json_object *r = jcopy(pv);
+                json_object *r = cu_jcopy(pv);
                 json_object_object_del(r, SMP_PATCH);
                 return r;
             }
@@ -1018,7 +1008,7 @@ static json_object *smp_fresh(smp_ctx *c, json_object *pv, const smp_field *f, c
             *fail = 1;
         return r;
     }
-    return jcopy(pv);
+    return cu_jcopy(pv);
 }
 
 static int str_in_list(json_object *l, const char *s)
@@ -1109,7 +1099,7 @@ static int smp_merge_map(smp_ctx *c, json_object *orig, json_object *patch, cons
         for (size_t i = 0; i < n; i++) {
             json_object *e = json_object_array_get_idx(ol, i);
             if (list_index(dv, e, NULL) < 0)
-                json_object_array_add(kept, jcopy(e));
+                json_object_array_add(kept, cu_jcopy(e));
         }
         json_object_object_add(orig, lname, kept);
     }
@@ -1147,7 +1137,7 @@ static int smp_merge_map(smp_ctx *c, json_object *orig, json_object *patch, cons
                     continue;
                 }
                 if (!strcmp(how, "replace")) {
-                    json_object *r = jcopy(pv);
+                    json_object *r = cu_jcopy(pv);
                     json_object_object_del(r, SMP_PATCH);
                     json_object_object_add(orig, k, r);
                     continue;
@@ -1226,7 +1216,7 @@ static json_object *smp_run(json_object *target, json_object *patch, const char 
     if (!apply && json_object_object_get_ex(patch, SMP_PATCH, &d)) {
         const char *dv = d && json_object_is_type(d, json_type_string) ? json_object_get_string(d) : "";
         if (!strcmp(dv, "replace")) {
-            json_object *r = jcopy(patch);
+            json_object *r = cu_jcopy(patch);
             json_object_object_del(r, SMP_PATCH);
             return r;
         }
@@ -1237,7 +1227,7 @@ static json_object *smp_run(json_object *target, json_object *patch, const char 
             return NULL;
         }
     }
-    json_object *res = is_obj(target) ? jcopy(target) : json_object_new_object();
+    json_object *res = is_obj(target) ? cu_jcopy(target) : json_object_new_object();
     if (!res) {
         seterr(err, errn, "out of memory");
         return NULL;

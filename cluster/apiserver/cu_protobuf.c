@@ -9,6 +9,7 @@
  * are skipped, as a proto reader does.
  */
 #include "cu_apiserver.h"
+#include "cu_base64.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -125,7 +126,7 @@ static json_object *str_of(pb s)
 
 static json_object *b64_of(pb s)
 {
-    char *e = cu_base64(s.p, (size_t)(s.end - s.p));
+    char *e = cu_base64_encode(s.p, (size_t)(s.end - s.p));
     json_object *o = json_object_new_string(e ? e : "");
     free(e);
     return o;

@@ -37,19 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Compiled patterns: an open-addressing map pattern -> regex, built once
- * per schema (cu_schema_rx_new) and only read afterwards, or built while
- * one validation runs (sv_ctx.local). */
-typedef struct rx_ent {
-    char *pat;         /* NULL: empty slot */
-    int ok;            /* 1: re compiled; 0: not enforced (outside the subset) */
-    regex_t re;
-} rx_ent;
-
-struct cu_schema_rx {
-    rx_ent *t;
-    size_t cap, n;
-};
+#include "cu_schema_int.h"
 
 typedef struct sv_ctx {
     int strict;
@@ -85,34 +73,16 @@ static void sv_err(sv_ctx *c, const char *field, const char *type, const char *f
 
 /* ---- json helpers ---- */
 
-static int is_obj(json_object *o) { return o && json_object_is_type(o, json_type_object); }
-static int is_arr(json_object *o) { return o && json_object_is_type(o, json_type_array); }
-static int is_str(json_object *o) { return o && json_object_is_type(o, json_type_string); }
 static int is_num(json_object *o)
 {
     return o && (json_object_is_type(o, json_type_int) || json_object_is_type(o, json_type_double));
 }
 
-static json_object *sget(json_object *schema, const char *key)
-{
-    json_object *v = NULL;
-    if (!is_obj(schema) || !json_object_object_get_ex(schema, key, &v))
-        return NULL;
-    return v;
-}
-
 static int sbool(json_object *schema, const char *key)
 {
-    json_object *v = sget(schema, key);
+    json_object *v = cu_jget(schema, key);
     return v && json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
 }
-
-static const char *sstr(json_object *schema, const char *key)
-{
-    json_object *v = sget(schema, key);
-    return is_str(v) ? json_object_get_string(v) : NULL;
-}
-
 
 const char *cu_schema_type_name(json_type t)
 {
@@ -208,406 +178,6 @@ static void path_pop(sv_path *p, size_t old)
 {
     p->len = old;
     p->buf[old] = '\0';
-}
-
-/* ---- ECMA-262 pattern -> POSIX ERE ---- */
-
-typedef struct rx_buf {
-    char *s;
-    size_t len, cap;
-    int bad;
-} rx_buf;
-
-static void rx_put(rx_buf *b, const char *s)
-{
-    size_t n = strlen(s);
-    if (b->bad)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = (b->cap ? b->cap * 2 : 64) + n;
-        char *ns = realloc(b->s, cap);
-        if (!ns) {
-            b->bad = 1;
-            return;
-        }
-        b->s = ns;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n + 1);
-    b->len += n;
-}
-
-static void rx_putc(rx_buf *b, char ch)
-{
-    char s[2] = {ch, '\0'};
-    rx_put(b, s);
-}
-
-/* Translates a bracket expression starting after '['; returns the
- * position after the closing ']' or NULL when unsupported. */
-static const char *rx_class(const char *p, rx_buf *b)
-{
-    int neg = 0, has_rbracket = 0, has_dash = 0, has_caret = 0;
-    rx_buf body = {0};
-    if (*p == '^') {
-        neg = 1;
-        p++;
-    }
-    while (*p && *p != ']') {
-        char lit = 0;
-        if (*p == '\\') {
-            p++;
-            switch (*p) {
-            case 'd': rx_put(&body, "0-9"); p++; continue;
-            case 'w': rx_put(&body, "A-Za-z0-9_"); p++; continue;
-            case 's': rx_put(&body, "[:space:]"); p++; continue;
-            case 'n': lit = '\n'; break;
-            case 't': lit = '\t'; break;
-            case 'r': lit = '\r'; break;
-            case 'D': case 'W': case 'S': case 'b': case 'u': case 'x': case '\0':
-                free(body.s);
-                return NULL;
-            default: lit = *p; break;
-            }
-            p++;
-        } else {
-            lit = *p++;
-        }
-        /* a range a-z keeps its shape; escaped ends were resolved above */
-        if (*p == '-' && p[1] && p[1] != ']') {
-            char hi = p[1];
-            if (hi == '\\') {
-                free(body.s);
-                return NULL;
-            }
-            char r[4] = {lit, '-', hi, '\0'};
-            if (lit == ']' || lit == '^' || lit == '-') {
-                free(body.s);
-                return NULL;
-            }
-            rx_put(&body, r);
-            p += 2;
-            continue;
-        }
-        if (lit == ']')
-            has_rbracket = 1;
-        else if (lit == '-')
-            has_dash = 1;
-        else if (lit == '^')
-            has_caret = 1;
-        else
-            rx_putc(&body, lit);
-    }
-    if (*p != ']') {
-        free(body.s);
-        return NULL;
-    }
-    rx_putc(b, '[');
-    if (neg)
-        rx_putc(b, '^');
-    if (has_rbracket)
-        rx_putc(b, ']');
-    if (body.s)
-        rx_put(b, body.s);
-    if (has_caret)
-        rx_putc(b, '^');
-    if (has_dash)
-        rx_putc(b, '-');
-    rx_putc(b, ']');
-    /* "[^]" or "[]" alone would be malformed */
-    if (!body.s && !has_rbracket && !has_dash && !has_caret) {
-        free(body.s);
-        return NULL;
-    }
-    free(body.s);
-    return p + 1;
-}
-
-/* RE2's limits on repetition, which kube-apiserver applies to a CRD's
- * patterns and which keep POSIX regcomp bounded (glibc expands a+ into aa*
- * and a{n} into n copies, so a+++... or nested counts grow exponentially):
- * a repetition operator may not follow another ("a**", "a{2}{3}"; a lazy
- * "?" after one is fine), a count is at most 1000, and the pattern expanded
- * by its counts stays under RX_MAX_SIZE atoms. Go's own "expression too
- * large" comes later; ours is lower because glibc's cost is quadratic in
- * the expanded size where stars nest in counts: ((a*){100}){300} (90,000
- * atoms) took 30 s and 7 GB to compile, the worst found under 10,000 took
- * 0.2 s and 160 MB. 1 with the reason in why, else 0. */
-#define RX_MAX_SIZE 10000
-#define RX_MAX_NEST 1000
-static int rx_too_big(const char *pat, char *why, size_t n)
-{
-    uint64_t sum[RX_MAX_NEST + 1];   /* atoms in each open group so far */
-    uint64_t last = 0;                /* size of the atom a quantifier applies to */
-    int depth = 0, after_rep = 0;     /* after_rep: the previous token was a repetition */
-    int lazy_ok = 0;                  /* a "?" right after it would make it lazy */
-    const char *rep = NULL, *rep_end = NULL;   /* where that repetition starts and ends */
-    sum[0] = 0;
-    for (const char *p = pat; *p;) {
-        const char *tok = p;
-        uint64_t mul = 0;
-        if (*p == '*' || *p == '+' || *p == '?') {
-            mul = 2;
-            p++;
-        } else if (*p == '{') {
-            char *end;
-            unsigned long lo = strtoul(p + 1, &end, 10), hi = lo;
-            int ok = p[1] >= '0' && p[1] <= '9';
-            if (ok && *end == ',') {
-                const char *q = end + 1;
-                if (*q == '}') {
-                    hi = lo + 1;   /* {m,}: unbounded, counted as m + 1 */
-                    end = (char *)q;
-                } else {
-                    ok = *q >= '0' && *q <= '9';
-                    hi = strtoul(q, &end, 10);
-                }
-            }
-            if (ok && *end == '}') {
-                if (lo > 1000 || hi > 1001 || hi < lo) {
-                    snprintf(why, n, "error parsing regexp: invalid repeat count: `%.*s`",
-                             (int)(end + 1 - p), p);
-                    return 1;
-                }
-                mul = hi ? hi : 1;
-                p = end + 1;
-            }
-        }
-        if (mul) {
-            if (after_rep && *tok == '?' && tok == rep_end && lazy_ok) {
-                lazy_ok = 0;   /* a lazy quantifier: "a*?", "a{2}?" */
-                rep_end = p;
-                continue;
-            }
-            if (after_rep) {
-                snprintf(why, n, "error parsing regexp: invalid nested repetition operator: `%.*s`",
-                         (int)(p - rep), rep);
-                return 1;
-            }
-            sum[depth] -= last;
-            last *= mul;
-            sum[depth] += last;
-            after_rep = lazy_ok = 1;
-            rep = tok;
-            rep_end = p;
-            if (sum[depth] > RX_MAX_SIZE) {
-                snprintf(why, n, "error parsing regexp: expression too large");
-                return 1;
-            }
-            continue;
-        }
-        after_rep = 0;
-        if (*p == '(') {
-            if (depth == RX_MAX_NEST) {
-                snprintf(why, n, "error parsing regexp: expression nests too deeply");
-                return 1;
-            }
-            sum[++depth] = 0;
-            p++;
-            last = 0;
-            continue;
-        }
-        if (*p == ')' && depth > 0) {
-            last = sum[depth--] + 1;
-            sum[depth] += last;
-            p++;
-        } else if (*p == '[') {
-            p++;
-            if (*p == '^') p++;
-            if (*p == ']') p++;
-            while (*p && *p != ']')
-                p += p[0] == '\\' && p[1] ? 2 : 1;
-            if (*p) p++;
-            last = 1;
-            sum[depth] += 1;
-        } else {
-            p += p[0] == '\\' && p[1] ? 2 : 1;
-            last = 1;
-            sum[depth] += 1;
-        }
-        if (sum[depth] > RX_MAX_SIZE) {
-            snprintf(why, n, "error parsing regexp: expression too large");
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Returns a malloc'd POSIX ERE for an ECMA-262 pattern, NULL if the
- * pattern uses something outside the supported subset (or is past RE2's
- * repetition limits, which kube-apiserver refuses: see rx_too_big). */
-static char *rx_translate(const char *p)
-{
-    rx_buf b = {0};
-    char why[160];
-    if (rx_too_big(p, why, sizeof why))
-        return NULL;
-    while (*p && !b.bad) {
-        char ch = *p;
-        if (ch == '\\') {
-            p++;
-            switch (*p) {
-            case 'd': rx_put(&b, "[0-9]"); break;
-            case 'D': rx_put(&b, "[^0-9]"); break;
-            case 'w': rx_put(&b, "[A-Za-z0-9_]"); break;
-            case 'W': rx_put(&b, "[^A-Za-z0-9_]"); break;
-            case 's': rx_put(&b, "[[:space:]]"); break;
-            case 'S': rx_put(&b, "[^[:space:]]"); break;
-            case 'n': rx_putc(&b, '\n'); break;
-            case 't': rx_putc(&b, '\t'); break;
-            case 'r': rx_putc(&b, '\r'); break;
-            case '.': case '\\': case '+': case '*': case '?': case '(': case ')':
-            case '[': case ']': case '{': case '}': case '|': case '^': case '$':
-                rx_putc(&b, '\\');
-                rx_putc(&b, *p);
-                break;
-            case '/': case '-': case ':': case '=': case '!': case ',': case '#': case '@':
-            case '_': case '%': case '&': case '~': case '"': case '\'': case '<': case '>':
-                rx_putc(&b, *p);
-                break;
-            default:
-                free(b.s);
-                return NULL;  /* \b, \1, \uXXXX, ... */
-            }
-            p++;
-            continue;
-        }
-        if (ch == '[') {
-            p = rx_class(p + 1, &b);
-            if (!p) {
-                free(b.s);
-                return NULL;
-            }
-            continue;
-        }
-        if (ch == '(' && p[1] == '?') {
-            if (p[2] == ':') {
-                rx_putc(&b, '(');
-                p += 3;
-                continue;
-            }
-            free(b.s);
-            return NULL;  /* look-around, named groups */
-        }
-        if ((ch == '*' || ch == '+' || ch == '?' || ch == '}') && p[1] == '?') {
-            rx_putc(&b, ch);  /* lazy quantifier: same language */
-            p += 2;
-            continue;
-        }
-        rx_putc(&b, ch);
-        p++;
-    }
-    if (b.bad) {
-        free(b.s);
-        return NULL;
-    }
-    if (!b.s)
-        rx_put(&b, "");
-    return b.s;
-}
-
-static uint64_t str_hash(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-static rx_ent *rx_find(const cu_schema_rx *rx, const char *pat)
-{
-    if (!rx || !rx->cap)
-        return NULL;
-    size_t mask = rx->cap - 1;
-    for (size_t i = str_hash(pat, strlen(pat)) & mask;; i = (i + 1) & mask) {
-        rx_ent *e = &rx->t[i];
-        if (!e->pat || !strcmp(e->pat, pat))
-            return e;
-    }
-}
-
-/* Compiles pat into rx (once); returns its entry or NULL without memory. */
-static rx_ent *rx_add(cu_schema_rx *rx, const char *pat)
-{
-    if (rx->n * 2 >= rx->cap) {
-        size_t nc = rx->cap ? rx->cap * 2 : 16;
-        rx_ent *nt = calloc(nc, sizeof *nt);
-        if (!nt)
-            return NULL;
-        cu_schema_rx old = *rx;
-        rx->t = nt;
-        rx->cap = nc;
-        for (size_t i = 0; i < old.cap; i++)
-            if (old.t[i].pat)
-                *rx_find(rx, old.t[i].pat) = old.t[i];
-        free(old.t);
-    }
-    rx_ent *e = rx_find(rx, pat);
-    if (e->pat)
-        return e;
-    if (!(e->pat = strdup(pat)))
-        return NULL;
-    rx->n++;
-    char *ere = rx_translate(pat);
-    e->ok = ere && regcomp(&e->re, ere, REG_EXTENDED | REG_NOSUB) == 0;
-    free(ere);
-    return e;
-}
-
-static void rx_walk(cu_schema_rx *rx, json_object *schema, int depth);
-
-static void rx_walk_list(cu_schema_rx *rx, json_object *list, int depth)
-{
-    size_t n = is_arr(list) ? json_object_array_length(list) : 0;
-    for (size_t i = 0; i < n; i++)
-        rx_walk(rx, json_object_array_get_idx(list, i), depth + 1);
-}
-
-static void rx_walk(cu_schema_rx *rx, json_object *schema, int depth)
-{
-    if (!is_obj(schema) || depth > CU_JSON_MAX_DEPTH)
-        return;
-    const char *pat = sstr(schema, "pattern");
-    if (pat)
-        rx_add(rx, pat);
-    json_object *props = sget(schema, "properties");
-    if (is_obj(props)) {
-        json_object_object_foreach(props, k, v) {
-            (void)k;
-            rx_walk(rx, v, depth + 1);
-        }
-    }
-    rx_walk(rx, sget(schema, "additionalProperties"), depth + 1);
-    rx_walk(rx, sget(schema, "items"), depth + 1);
-    rx_walk(rx, sget(schema, "not"), depth + 1);
-    rx_walk_list(rx, sget(schema, "allOf"), depth);
-    rx_walk_list(rx, sget(schema, "anyOf"), depth);
-    rx_walk_list(rx, sget(schema, "oneOf"), depth);
-}
-
-cu_schema_rx *cu_schema_rx_new(json_object *schema)
-{
-    cu_schema_rx *rx = calloc(1, sizeof *rx);
-    if (rx)
-        rx_walk(rx, schema, 0);
-    return rx;
-}
-
-void cu_schema_rx_free(cu_schema_rx *rx)
-{
-    if (!rx)
-        return;
-    for (size_t i = 0; i < rx->cap; i++) {
-        if (!rx->t[i].pat)
-            continue;
-        if (rx->t[i].ok)
-            regfree(&rx->t[i].re);
-        free(rx->t[i].pat);
-    }
-    free(rx->t);
-    free(rx);
 }
 
 /* Returns 1 if s matches, 0 if not, -1 if the pattern is unsupported.
@@ -820,8 +390,8 @@ static void sv_number(sv_ctx *c, json_object *schema, json_object *v, const char
 {
     char val[64], lim[64];
     double d = json_object_get_double(v);
-    json_object *mx = sget(schema, "maximum"), *mn = sget(schema, "minimum"),
-                *mo = sget(schema, "multipleOf");
+    json_object *mx = cu_jget(schema, "maximum"), *mn = cu_jget(schema, "minimum"),
+                *mo = cu_jget(schema, "multipleOf");
     fmt_value(v, val, sizeof val);
     if (is_num(mx)) {
         int excl = sbool(schema, "exclusiveMaximum");
@@ -852,8 +422,8 @@ static void sv_string(sv_ctx *c, json_object *schema, json_object *v, const char
 {
     const char *s = json_object_get_string(v);
     char q[300];
-    json_object *mxl = sget(schema, "maxLength"), *mnl = sget(schema, "minLength");
-    const char *pattern = sstr(schema, "pattern"), *format = sstr(schema, "format");
+    json_object *mxl = cu_jget(schema, "maxLength"), *mnl = cu_jget(schema, "minLength");
+    const char *pattern = cu_jstr(schema, "pattern"), *format = cu_jstr(schema, "format");
     size_t len = utf8_len(s);
     quote_str(s, q, sizeof q);
     if (is_num(mxl) && (double)len > json_object_get_double(mxl)) {
@@ -930,7 +500,7 @@ static uint64_t jhash(json_object *v)
         return mix64(bits ^ 0x7ULL);
     }
     case json_type_string:
-        return mix64(str_hash(json_object_get_string(v), (size_t)json_object_get_string_len(v)));
+        return mix64(cu_hash_bytes(CU_HASH_INIT, json_object_get_string(v), (size_t)json_object_get_string_len(v)));
     case json_type_array: {
         uint64_t h = 0xa5a5ULL;
         size_t n = json_object_array_length(v);
@@ -941,7 +511,7 @@ static uint64_t jhash(json_object *v)
     case json_type_object: {
         uint64_t h = 0x3c3cULL;
         json_object_object_foreach(v, k, e)
-            h += mix64(str_hash(k, strlen(k)) ^ (jhash(e) * 0x9e3779b97f4a7c15ULL));
+            h += mix64(cu_hash_bytes(CU_HASH_INIT, k, strlen(k)) ^ (jhash(e) * 0x9e3779b97f4a7c15ULL));
         return h;
     }
     default:
@@ -1030,9 +600,9 @@ static void sv_unique(sv_ctx *c, json_object *arr, json_object *keys, sv_path *p
 static void sv_array(sv_ctx *c, json_object *schema, json_object *arr, sv_path *p)
 {
     size_t n = json_object_array_length(arr);
-    json_object *items = sget(schema, "items"), *mxi = sget(schema, "maxItems"),
-                *mni = sget(schema, "minItems");
-    const char *lt = sstr(schema, "x-kubernetes-list-type");
+    json_object *items = cu_jget(schema, "items"), *mxi = cu_jget(schema, "maxItems"),
+                *mni = cu_jget(schema, "minItems");
+    const char *lt = cu_jstr(schema, "x-kubernetes-list-type");
     if (is_num(mxi) && (double)n > json_object_get_double(mxi)) {
         /* reported first; the items are still checked, as kube-apiserver
          * does (linear: the body limit bounds them, uniqueness is hashed) */
@@ -1054,8 +624,8 @@ static void sv_array(sv_ctx *c, json_object *schema, json_object *arr, sv_path *
     }
     if (lt && !strcmp(lt, "set"))
         sv_unique(c, arr, NULL, p);
-    else if (lt && !strcmp(lt, "map") && is_arr(sget(schema, "x-kubernetes-list-map-keys")))
-        sv_unique(c, arr, sget(schema, "x-kubernetes-list-map-keys"), p);
+    else if (lt && !strcmp(lt, "map") && is_arr(cu_jget(schema, "x-kubernetes-list-map-keys")))
+        sv_unique(c, arr, cu_jget(schema, "x-kubernetes-list-map-keys"), p);
 }
 
 static int keep_embedded(int root, json_object *schema, const char *k)
@@ -1066,7 +636,7 @@ static int keep_embedded(int root, json_object *schema, const char *k)
 
 static void sv_object(sv_ctx *c, json_object *schema, json_object *obj, sv_path *p, int root)
 {
-    json_object *props = sget(schema, "properties"), *addl = sget(schema, "additionalProperties");
+    json_object *props = cu_jget(schema, "properties"), *addl = cu_jget(schema, "additionalProperties");
     int preserve = sbool(schema, "x-kubernetes-preserve-unknown-fields");
     int addl_any = addl && json_object_is_type(addl, json_type_boolean) && json_object_get_boolean(addl);
     json_object *addl_schema = is_obj(addl) ? addl : NULL;
@@ -1080,7 +650,7 @@ static void sv_object(sv_ctx *c, json_object *schema, json_object *obj, sv_path 
         json_object_object_foreach(obj, k, v) {
             if (keep_embedded(root, schema, k))
                 continue;
-            json_object *ps = props ? sget(props, k) : NULL;
+            json_object *ps = props ? cu_jget(props, k) : NULL;
             if (!ps && !addl_schema && !addl_any && !preserve) {
                 if (c->strict) {
                     size_t old = path_push_key(p, k);
@@ -1120,7 +690,7 @@ static void sv_object(sv_ctx *c, json_object *schema, json_object *obj, sv_path 
     }
 
     /* 3. required, property counts */
-    json_object *req = sget(schema, "required");
+    json_object *req = cu_jget(schema, "required");
     if (is_arr(req)) {
         size_t n = json_object_array_length(req);
         for (size_t i = 0; i < n; i++) {
@@ -1135,7 +705,7 @@ static void sv_object(sv_ctx *c, json_object *schema, json_object *obj, sv_path 
             }
         }
     }
-    json_object *mxp = sget(schema, "maxProperties"), *mnp = sget(schema, "minProperties");
+    json_object *mxp = cu_jget(schema, "maxProperties"), *mnp = cu_jget(schema, "minProperties");
     size_t np = (size_t)json_object_object_length(obj);
     if (is_num(mxp) && (double)np > json_object_get_double(mxp)) {
         long long m = (long long)json_object_get_int64(mxp);
@@ -1150,7 +720,7 @@ static void sv_object(sv_ctx *c, json_object *schema, json_object *obj, sv_path 
     json_object_object_foreach(obj, k, v) {
         if (keep_embedded(root, schema, k))
             continue;
-        json_object *ps = props ? sget(props, k) : NULL;
+        json_object *ps = props ? cu_jget(props, k) : NULL;
         if (!ps)
             ps = addl_schema;
         if (!ps)
@@ -1180,7 +750,7 @@ static size_t sv_branches(sv_ctx *c, json_object *list, json_object *v, sv_path 
 static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path *p, int root)
 {
     json_object *v = *slot;
-    const char *type = sstr(schema, "type");
+    const char *type = cu_jstr(schema, "type");
     int ios = sbool(schema, "x-kubernetes-int-or-string");
     char val[300];
 
@@ -1203,7 +773,7 @@ static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path
         return;
     }
 
-    json_object *en = sget(schema, "enum");
+    json_object *en = cu_jget(schema, "enum");
     if (is_arr(en)) {
         size_t n = json_object_array_length(en), i;
         for (i = 0; i < n; i++)
@@ -1240,8 +810,8 @@ static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path
     else if (is_obj(v))
         sv_object(c, schema, v, p, root);
 
-    json_object *all = sget(schema, "allOf"), *any = sget(schema, "anyOf"),
-                *one = sget(schema, "oneOf"), *not = sget(schema, "not");
+    json_object *all = cu_jget(schema, "allOf"), *any = cu_jget(schema, "anyOf"),
+                *one = cu_jget(schema, "oneOf"), *not = cu_jget(schema, "not");
     if (is_arr(all)) {
         size_t n = json_object_array_length(all);
         for (size_t i = 0; i < n; i++) {
@@ -1371,7 +941,7 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth);
 
 static void sc_list(sc_ctx *x, json_object *schema, const char *key, sv_path *dp, int depth)
 {
-    json_object *l = sget(schema, key);
+    json_object *l = cu_jget(schema, key);
     size_t n = is_arr(l) ? json_object_array_length(l) : 0;
     for (size_t i = 0; i < n; i++) {
         size_t old = path_pushf(&x->path, ".%s[%zu]", key, i);
@@ -1429,7 +999,7 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth)
             path_pop(&x->path, old);
         }
     }
-    json_object *props = sget(schema, "properties");
+    json_object *props = cu_jget(schema, "properties");
     if (is_obj(props)) {
         json_object_object_foreach(props, k, v) {
             size_t old = path_pushf(&x->path, ".properties[%s]", k);
@@ -1441,7 +1011,7 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth)
     }
     static const char *const subs[] = {"additionalProperties", "items", "not"};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
-        json_object *v = sget(schema, subs[i]);
+        json_object *v = cu_jget(schema, subs[i]);
         if (!is_obj(v))
             continue;
         size_t old = path_pushf(&x->path, ".%s", subs[i]);

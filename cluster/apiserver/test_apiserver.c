@@ -13,6 +13,8 @@
 #include <cmocka.h>
 
 #include "cu_apiserver.h"
+#include "cu_base64.h"
+#include "cu_duration.h"
 #include "cu_json.h"
 
 #include <gnutls/gnutls.h>
@@ -157,7 +159,7 @@ static void test_human_duration(void **state)
     };
     char buf[32];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cu_human_duration(cases[i].ms, buf, sizeof buf);
+        cu_duration_human(cases[i].ms, buf, sizeof buf);
         if (strcmp(buf, cases[i].want) != 0)
             fail_msg("%lld ms: got %s, want %s", (long long)cases[i].ms, buf, cases[i].want);
     }
@@ -357,7 +359,7 @@ static void test_base64(void **state)
     } cases[] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"},
                  {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *b = cu_base64((const unsigned char *)cases[i].in, strlen(cases[i].in));
+        char *b = cu_base64_encode(cases[i].in, strlen(cases[i].in));
         assert_string_equal(b, cases[i].out);
         free(b);
     }

@@ -1,9 +1,13 @@
 /*
- * cu_engine_int.h - the engine's internal records, shared by its source
- * files (and white-box tests). Not part of the public API.
+ * cu_state_int.h - the engine's state (the core layer): its records (flavors,
+ * ClusterQueues, cohorts, LocalQueues, workloads), the engine struct and the
+ * core operations on usage and queues (cu_engine.c, cu_build.c,
+ * cu_workloads.c, cu_load.c, cu_afs.c). Every layer above includes it:
+ * drs <- preemption <- flavor assignment <- cycle <- views, explain.
+ * Internal to cueue_scheduler.
  */
-#ifndef CU_ENGINE_INT_H
-#define CU_ENGINE_INT_H
+#ifndef CU_STATE_INT_H
+#define CU_STATE_INT_H
 
 #include "cu_engine.h"
 #include "cu_quota.h"
@@ -170,7 +174,7 @@ struct cu_engine {
     double *drs_ratio; uint64_t *drs_gen; uint8_t *drs_valid;
     double *lendable; uint8_t *lendable_ok;
     struct {                        /* cu_fs_next's grouping of one round's
-                                       entries (cu_fairshare.c) */
+                                       entries (cu_tournament.c) */
         unsigned round; const void *ents; size_t n;
         void *g;                    /* e->cycle-owned; valid while round,
                                        ents and n match the call */
@@ -186,109 +190,61 @@ struct cu_engine {
     int *wl_view;                   /* engine index -> position in vwl */
 };
 
-/* Flavor-assignment modes, worst to best (Kueue's granular modes). */
-enum { MODE_NOFIT = 0, MODE_NOCAND = 1, MODE_PREEMPT = 2, MODE_RECLAIM = 3, MODE_FIT = 4 };
-
-/* A flavor assignment for one workload (per-round arena). */
-typedef struct asg {
-    int mode;
-    int borrow;
-    int reason;
-    const char *msg;
-    eassign *ps;
-    size_t nuse; int *fr; int64_t *amt;
-} asg;
-
-/* Preemption reasons (Preempted condition). */
-#define PR_IN_CQ "InClusterQueue"
-#define PR_RECLAIM "InCohortReclamation"
-#define PR_RECLAIM_WHILE_BORROWING "InCohortReclaimWhileBorrowing"
-#define PR_FAIR_SHARING "InCohortFairSharing"
-
-
-/* One head considered in a round. */
-typedef struct entry {
-    ewl *wl;
-    ecq *cq;
-    asg a;
-    targets t;        /* preemption targets (mode PREEMPT/RECLAIM) */
-    int requeue;      /* RQ_* of cu_cycle.c */
-    const char *msg;
-    int reason;
-    int done;         /* fair sharing: already processed */
-    /* fair sharing: value at one cohort level, cached within one pick, or
-     * while its ClusterQueue's usage is unchanged (gen; see cu_fairshare.c) */
-    unsigned vstamp; const void *vnode; double vratio; int64_t vweight; int vbor;
-    uint64_t vgen;
-} entry;
-
-/* A list of borrowed strings whose array grows in an arena (cu_cycle.c;
- * the explanations use it too). */
-typedef struct cu_strlist { const char **s; size_t n, cap; } cu_strlist;
-
-/* Appends s (borrowed; NULL is skipped) to l, growing l's array in a.
- * When the arena cannot grow, s is dropped. */
-void cu_strlist_add(cu_arena *a, cu_strlist *l, const char *s);
-
-/* Flavor eligibility (cu_cycle.c), shared with the explanations
- * (cu_explain.c): the first NoSchedule/NoExecute taint of f that neither
- * the pod set nor the flavor's own tolerations tolerate (NULL: none);
- * whether key is one of group g's nodeLabels keys; whether one selector
- * requirement matches labels. All borrow their arguments. */
-const cu_taint *cu_flavor_untolerated(const cu_resource_flavor *f, const cu_podset *ps);
-int cu_group_has_key(const egroup *g, const char *key);
-int cu_selreq_matches(const cu_selreq *r, const cu_kvs *labels);
-
-/* Fair sharing: the index of the entry the tournament picks next among
- * those not done, or -1 (cu_fairshare.c). */
-int cu_fs_next(cu_engine *e, entry *ents, size_t n);
-/* status.fairSharing.weightedShare of node n (ceil; INT64_MAX for a
- * borrowing zero-weight node). */
-int64_t cu_fs_weighted_share(const cu_engine *e, const cu_qnode *n);
-
-/* Classic (or fair-sharing) preemption: fills out with the minimal set
- * of admitted workloads whose removal lets w's assignment a fit in c.
- * With only_fr >= 0 only that flavor-resource (needing val) is
- * considered (the flavor assigner's oracle). Arena: e->cycle. Leaves all
- * usage as it found it. */
-cu_err cu_preempt_targets(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr,
-                          int64_t val, targets *out);
-/* The flavor assigner's oracle: MODE_NOCAND, MODE_PREEMPT or MODE_RECLAIM;
- * *borrow is the borrowing level once the targets are gone. */
-int cu_preempt_oracle(cu_engine *e, ecq *c, ewl *w, int fr, int64_t val, int *borrow);
-/* Fair-sharing preemption (cu_fairshare.c): same contract as the classic
- * search, for the usage (fr, amt) of w, contested frs. */
-cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
-                       const int64_t *amt, const int *frs, size_t nfrs, targets *out);
-/* Shared preemption helpers (cu_preempt.c). */
-/* 1 when v has used up its preemption budget (see cu_engine_opts). */
-int cu_preempt_protected(const cu_engine *e, const ewl *v);
-int cu_policy_ok(cu_ppolicy p, const ewl *pre, const ewl *c);
-int cu_wl_uses_any(const ewl *w, const int *frs, size_t nfrs);
-int cu_within_nominal(const cu_qnode *n, const int *frs, size_t nfrs);
-int cu_cand_cmp(const ewl *a, int a_same, const ewl *b, int b_same);
-/* 1 if all of a's usage fits in c now (optionally not borrowing). */
-int cu_asg_fits(const ecq *c, const asg *a, int allow_borrow);
-
-/* Admission Fair Sharing (cu_engine.c): 1 when c orders by LocalQueue
+/* Admission Fair Sharing (cu_afs.c): 1 when c orders by LocalQueue
  * usage; the usage value of LocalQueue lq; records an admission's entry
  * penalty and re-sorts c's queue. */
 int cu_afs_on(const cu_engine *e, const ecq *c);
 double cu_afs_usage(const cu_engine *e, int lq);
 cu_err cu_afs_admitted(cu_engine *e, ecq *c, ewl *w);
 
-/* Shared between the engine's source files. */
+/* Core operations shared with the layers above (cu_engine.c: fr, mul_sat;
+ * cu_build.c: ns_selected; cu_workloads.c: the others). */
 int cu_engine_fr(const cu_engine *e, int flv, int res);
 int64_t cu_engine_mul_sat(int64_t per_pod, int64_t count);
 int cu_engine_ns_selected(cu_engine *e, const cu_cluster_queue *cq, const char *ns);
 void cu_engine_mark_nonempty(cu_engine *e, int cqi);
 void cu_engine_apply_usage(cu_engine *e, ewl *w, int sign);
 void cu_engine_requeue_tree(cu_engine *e, int tree);
+/* Sets w's pending reason and message (copied; kept when unchanged). */
+void cu_engine_set_msg(ewl *w, int reason, const char *msg);
 /* Records w as holding quota in c (adm list), or forgets it. */
 cu_err cu_engine_adm_add(ecq *c, ewl *w);
 void cu_engine_adm_del(ecq *c, ewl *w);
 /* Releases the quota of every workload whose preemption was issued and
  * requeues them (the job controller stopped them). Returns how many. */
 int cu_engine_complete_evictions(cu_engine *e);
+
+
+/* Appends x to a CU_VEC, growing it with cu_engine_vec_grow (malloc'd, the
+ * owner frees items); 0, or -1 when out of memory. */
+#define VEC_PUSH(v, x)                                                        \
+    ((v).n == (v).cap                                                         \
+         ? (cu_engine_vec_grow((void **)&(v).items, &(v).cap, sizeof(*(v).items)) \
+                ? ((v).items[(v).n++] = (x), 0)                               \
+                : -1)                                                         \
+         : ((v).items[(v).n++] = (x), 0))
+/* Doubles *items (elem bytes each, realloc'd) from *cap; 1 on success. */
+int cu_engine_vec_grow(void **items, size_t *cap, size_t elem);
+
+/* Lifecycle and interning (cu_engine.c). The id of a resource / flavor
+ * name, added (copied into e->arena) when new; -1 when out of memory. */
+int cu_engine_intern_res(cu_engine *e, const char *name);
+int cu_engine_intern_flavor(cu_engine *e, const char *name);
+/* Frees w and everything it owns. */
+void cu_engine_free_wl(ewl *w);
+
+/* Building the queues (cu_build.c), called by cu_engine_load in order:
+ * intern the names of groups gs; give each (flavor, resource) of gs its
+ * fr id in e->frmat; add ClusterQueue obj (bad: why it is invalid, NULL);
+ * build the cohort tree and attach the ClusterQueues. */
+cu_err cu_engine_note_groups(cu_engine *e, const cu_rgroups *gs);
+cu_err cu_engine_mark_frs(cu_engine *e, const cu_rgroups *gs);
+cu_err cu_engine_build_cq(cu_engine *e, const cu_cluster_queue *obj, const char *bad);
+cu_err cu_engine_build_tree(cu_engine *e);
+/* Validation of one object by api/'s rules: 0 when valid, else 1 with the
+ * problems written into out (n bytes); the _arena form returns them as a
+ * string in e->arena, NULL when valid (or out of memory). */
+int cu_engine_invalid_text(cu_kind kind, const void *obj, const cu_meta *m, char *out, size_t n);
+const char *cu_engine_invalid_arena(cu_engine *e, cu_kind kind, const void *obj, const cu_meta *m);
 
 #endif

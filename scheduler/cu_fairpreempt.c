@@ -1,474 +1,16 @@
 /*
- * cu_fairshare.c - fair sharing: Kueue's Dominant Resource Share (DRS)
- * of ClusterQueues and Cohorts, the admission tournament that orders a
- * round's entries across a cohort tree, and fair-sharing preemption.
- *
- * DRS(node) = 0 for a root; otherwise, over resources r,
- *   max_r (1000 * sum_fr(r) max(0, usage - subtreeQuota)
- *           / sum_fr(r) potentialAvailable(parent, fr))
- * divided by the node's weight (weight 0 while borrowing = infinite).
- * Comparisons use the exact ratio; status.weightedShare is its ceiling.
+ * cu_fairpreempt.c - fair-sharing preemption (Kueue's fair preemption
+ * strategies over the cohort tree, by DRS).
  *
  * Every usage change made here is temporary and undone before returning.
  */
-#include "cu_engine_int.h"
+#include "cu_preempt_int.h"
+#include "cu_drs_int.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct drs {
-    double ratio;      /* borrowed * 1000 / lendable of the dominant resource */
-    int64_t weight;    /* milli */
-} drs;
-
-/* Cache slot of node n: ClusterQueues first, then cohorts. */
-static size_t slot(const cu_engine *e, const cu_qnode *n)
-{
-    return n->is_cq ? (size_t)n->id : e->cqs.n + (size_t)n->id;
-}
-
-static int ensure_caches(cu_engine *e)
-{
-    if (e->drs_ratio)
-        return 1;
-    size_t nodes = e->cqs.n + e->cohorts.n + 1, nres = e->res_names.n + 1;
-    e->drs_ratio = calloc(nodes, sizeof(double));
-    e->drs_gen = calloc(nodes, sizeof(uint64_t));
-    e->drs_valid = calloc(nodes, 1);
-    e->lendable = calloc(nodes * nres, sizeof(double));
-    e->lendable_ok = calloc(nodes, 1);
-    return e->drs_ratio && e->drs_gen && e->drs_valid && e->lendable && e->lendable_ok;
-}
-
-/* What n's parent can lend of each resource: sum over the flavors of the
- * tree of potentialAvailable(parent). Depends on quotas only. */
-static const double *lendable_of(cu_engine *e, const cu_qnode *n)
-{
-    size_t nres = e->res_names.n + 1, k = slot(e, n);
-    double *l = &e->lendable[k * nres];
-    if (e->lendable_ok[k])
-        return l;
-    const cu_qnode *root = n;
-    while (root->parent)
-        root = root->parent;
-    for (size_t r = 0; r < nres; r++)
-        l[r] = 0;
-    for (size_t fr = 0; fr < n->nfr; fr++) {
-        if (!root->subtree[fr] && !root->declared[fr])
-            continue;
-        l[e->fr_res[fr]] += (double)cu_quota_potential(n->parent, fr);
-    }
-    e->lendable_ok[k] = 1;
-    return l;
-}
-
-static drs node_drs_raw(cu_engine *e, const cu_qnode *n);
-
-static drs node_drs(const cu_engine *ce, const cu_qnode *n)
-{
-    cu_engine *e = (cu_engine *)ce; /* caches only */
-    drs d = {0.0, n->fs_weight};
-    if (!n->parent)
-        return d;
-    if (!ensure_caches(e))
-        return node_drs_raw(e, n);
-    size_t k = slot(e, n);
-    if (e->drs_valid[k] && e->drs_gen[k] == n->gen) {
-        d.ratio = e->drs_ratio[k];
-        return d;
-    }
-    d = node_drs_raw(e, n);
-    e->drs_ratio[k] = d.ratio;
-    e->drs_gen[k] = n->gen;
-    e->drs_valid[k] = 1;
-    return d;
-}
-
-/* The usage of fr at ClusterQueue node n once the usage vector (ufr,
- * uamt) is added with sign, as cu_quota_add_usage would leave it at n: a
- * ClusterQueue keeps every change in full (lending limits only shape what
- * is passed upwards). Lets a ClusterQueue's DRS be asked "with / without
- * this workload" without changing the tree. */
-static int64_t usage_with(const cu_qnode *n, size_t fr, size_t nuse, const int *ufr,
-                          const int64_t *uamt, int sign)
-{
-    int64_t u = n->usage[fr];
-    for (size_t i = 0; i < nuse; i++)
-        if ((size_t)ufr[i] == fr && sign * uamt[i] != 0)
-            u = cu_qty_sat_add(u, sign * uamt[i]);
-    return u;
-}
-
-/* DRS of n with its usage as usage_with gives (nuse 0: as it is; nuse > 0
- * only for a ClusterQueue). */
-static drs drs_with(cu_engine *e, const cu_qnode *n, size_t nuse, const int *ufr,
-                    const int64_t *uamt, int sign);
-
-static drs node_drs_raw(cu_engine *e, const cu_qnode *n)
-{
-    return drs_with(e, n, 0, NULL, NULL, 0);
-}
-
-static drs drs_with(cu_engine *e, const cu_qnode *n, size_t nuse, const int *ufr,
-                    const int64_t *uamt, int sign)
-{
-    drs d = {0.0, n->fs_weight};
-    if (!n->parent)
-        return d;
-    const double *lend = e->lendable_ok && ensure_caches(e) ? lendable_of(e, n) : NULL;
-    const cu_qnode *root = n;
-    while (root->parent)
-        root = root->parent;
-    size_t nres = e->res_names.n;
-    /* resources: accumulate per resource id over flavors */
-    for (size_t r = 0; r < nres; r++) {
-        int64_t borrowed = 0;
-        double lendable = 0;
-        int any = 0;
-        for (size_t fr = 0; fr < n->nfr; fr++) {
-            if (e->fr_res[fr] != (int)r)
-                continue;
-            int64_t b = usage_with(n, fr, nuse, ufr, uamt, sign) - n->subtree[fr];
-            if (b > 0) {
-                borrowed = cu_qty_sat_add(borrowed, b);
-                any = 1;
-            }
-        }
-        if (!any)
-            continue;
-        if (lend) {
-            lendable = lend[r];
-        } else {
-            for (size_t fr = 0; fr < n->nfr; fr++) {
-                if (e->fr_res[fr] != (int)r)
-                    continue;
-                if (!root->subtree[fr] && !root->declared[fr])
-                    continue;
-                lendable += (double)cu_quota_potential(n->parent, fr);
-            }
-        }
-        if (lendable <= 0)
-            continue;
-        double ratio = (double)borrowed * 1000.0 / lendable;
-        if (ratio > d.ratio)
-            d.ratio = ratio; /* ties keep the earlier (smaller id) resource */
-    }
-    return d;
-}
-
-static int zero_weight_borrows(drs d)
-{
-    return d.weight == 0 && d.ratio != 0;
-}
-
-static double weighted(drs d)
-{
-    if (d.ratio == 0)
-        return 0;
-    if (d.weight == 0)
-        return INFINITY;
-    return d.ratio / ((double)d.weight / 1000.0);
-}
-
-/* Kueue's CompareDRS. */
-static int cmp_drs(drs a, drs b)
-{
-    int za = zero_weight_borrows(a), zb = zero_weight_borrows(b);
-    if (za && zb)
-        return a.ratio < b.ratio ? -1 : a.ratio > b.ratio;
-    if (za)
-        return 1;
-    if (zb)
-        return -1;
-    double x = weighted(a), y = weighted(b);
-    return x < y ? -1 : x > y;
-}
-
-int64_t cu_fs_weighted_share(const cu_engine *e, const cu_qnode *n)
-{
-    drs d = node_drs(e, n);
-    if (zero_weight_borrows(d))
-        return INT64_MAX;
-    double w = weighted(d);
-    if (w >= 9.2e18)
-        return INT64_MAX;
-    return (int64_t)ceil(w);
-}
-
-/* ---------------- admission tournament ---------------- */
-
-static void add_asg(cu_engine *e, ecq *c, const asg *a, int sign)
-{
-    for (size_t i = 0; i < a->nuse; i++)
-        cu_quota_add_usage(c->node, (size_t)a->fr[i], sign * a->amt[i]);
-    (void)e;
-}
-
-/* The node on q's path whose parent is anc (q's own node if its parent). */
-static const cu_qnode *child_on_path(const cu_qnode *q, const cu_qnode *anc)
-{
-    while (q && q->parent != anc)
-        q = q->parent;
-    return q;
-}
-
-static int borrowing_on(const cu_qnode *n, const asg *a)
-{
-    for (size_t i = 0; i < a->nuse; i++)
-        if (n->usage[a->fr[i]] > n->subtree[a->fr[i]])
-            return 1;
-    return 0;
-}
-
-/* Per entry, at its comparison level: the DRS of the child-on-path node
- * with the entry's usage added, and whether that node then borrows on the
- * entry's flavor-resources. */
-typedef struct fsval { drs d; int bor; } fsval;
-
-static fsval entry_value(cu_engine *e, entry *en, const cu_qnode *cohort)
-{
-    fsval v;
-    const cu_qnode *q = en->cq->node;
-    /* Cached within one pick; and, when the entry's ClusterQueue is a
-     * child of cohort, for as long as that queue's usage is unchanged: the
-     * value then depends on the queue's usage (and quotas) only, and every
-     * usage change bumps the queue's gen. */
-    if (en->vnode == cohort &&
-        (en->vstamp == e->fs_stamp || (q->parent == cohort && en->vgen == q->gen))) {
-        v.d.ratio = en->vratio;
-        v.d.weight = en->vweight;
-        v.bor = en->vbor;
-        return v;
-    }
-    const cu_qnode *k = child_on_path(q, cohort);
-    if (k == q) {
-        /* the queue itself: asked without changing the tree */
-        v.d = drs_with(e, q, en->a.nuse, en->a.fr, en->a.amt, 1);
-        v.bor = 0;
-        for (size_t i = 0; i < en->a.nuse && !v.bor; i++)
-            v.bor = usage_with(q, (size_t)en->a.fr[i], en->a.nuse, en->a.fr, en->a.amt, 1) >
-                    q->subtree[en->a.fr[i]];
-    } else {
-        add_asg(e, en->cq, &en->a, 1);
-        v.d = node_drs(e, k);
-        v.bor = borrowing_on(k, &en->a);
-        add_asg(e, en->cq, &en->a, -1);
-    }
-    en->vstamp = e->fs_stamp;
-    en->vnode = cohort;
-    en->vgen = q->gen; /* with the usage put back */
-    en->vratio = v.d.ratio;
-    en->vweight = v.d.weight;
-    en->vbor = v.bor;
-    return v;
-}
-
-/* Kueue's fair-sharing iterator "less" as a comparison: < 0 when a is
- * better than b at cohort; 0 only for equal keys. */
-static int fs_cmp(cu_engine *e, entry *a, entry *b, const cu_qnode *cohort)
-{
-    fsval va = entry_value(e, a, cohort), vb = entry_value(e, b, cohort);
-    if (va.bor != vb.bor)
-        return va.bor ? 1 : -1;
-    int c = cmp_drs(va.d, vb.d);
-    if (c)
-        return c;
-    if (a->wl->qi.prio != b->wl->qi.prio)
-        return a->wl->qi.prio > b->wl->qi.prio ? -1 : 1;
-    if (a->wl->qi.ts != b->wl->qi.ts)
-        return a->wl->qi.ts < b->wl->qi.ts ? -1 : 1;
-    return strcmp(a->wl->key, b->wl->key);
-}
-
-static int fs_less(cu_engine *e, entry *a, entry *b, const cu_qnode *cohort)
-{
-    return fs_cmp(e, a, b, cohort) < 0;
-}
-
-typedef struct tcand { entry *en; const cu_qnode *child; } tcand;
-
-static int tcand_cmp(const void *pa, const void *pb)
-{
-    const tcand *a = pa, *b = pb;
-    if (a->child != b->child)
-        return (uintptr_t)a->child < (uintptr_t)b->child ? -1 : 1;
-    return 0;
-}
-
-/* The tournament below cohort when every entry sits in a ClusterQueue
- * child of cohort: each is its group's winner (one entry per ClusterQueue
- * in a round), and the groups' winners meet in child-address order, a
- * later one winning only when strictly better. fs_cmp is a total order,
- * so that is the least entry, the lowest child address among equals. */
-static entry *flat_tournament(cu_engine *e, const cu_qnode *cohort, entry **cand, size_t ncand)
-{
-    entry *best = cand[0];
-    for (size_t j = 1; j < ncand; j++) {
-        int c = fs_cmp(e, cand[j], best, cohort);
-        if (c < 0 || (c == 0 && (uintptr_t)cand[j]->cq->node < (uintptr_t)best->cq->node))
-            best = cand[j];
-    }
-    return best;
-}
-
-/* Winner of the tournament below cohort among the given entries: the
- * entries are grouped by the child of cohort they sit under; a child
- * cohort's group plays its own tournament first. */
-static entry *tournament(cu_engine *e, const cu_qnode *cohort, entry **cand, size_t ncand)
-{
-    if (!ncand)
-        return NULL;
-    size_t direct = 0;
-    while (direct < ncand && cand[direct]->cq->node->parent == cohort)
-        direct++;
-    if (direct == ncand)
-        return flat_tournament(e, cohort, cand, ncand);
-    tcand *t = cu_arena_alloc(&e->scratch, ncand * sizeof(tcand));
-    entry **sub = cu_arena_alloc(&e->scratch, ncand * sizeof(entry *));
-    if (!t || !sub)
-        return cand[0];
-    for (size_t j = 0; j < ncand; j++) {
-        t[j].en = cand[j];
-        t[j].child = child_on_path(cand[j]->cq->node, cohort);
-    }
-    qsort(t, ncand, sizeof(tcand), tcand_cmp);
-    entry *best = NULL;
-    for (size_t i = 0; i < ncand;) {
-        size_t j = i;
-        while (j < ncand && t[j].child == t[i].child)
-            j++;
-        entry *winner;
-        if (t[i].child->is_cq) {
-            winner = t[i].en; /* one entry per ClusterQueue in a round */
-        } else {
-            for (size_t k = i; k < j; k++)
-                sub[k - i] = t[k].en;
-            winner = tournament(e, t[i].child, sub, j - i);
-        }
-        if (winner && (!best || fs_less(e, winner, best, cohort)))
-            best = winner;
-        i = j;
-    }
-    return best;
-}
-
-/* One round's entries grouped for the picks. Relies on two facts of the
- * round's loop (cu_cycle.c): an entry, once done, stays done; and a
- * workload's plan changes only while its own entry is processed (then
- * done). So an entry that is not eligible for a pass never becomes
- * eligible again in the round, and the cursors only move forward. */
-typedef struct fs_round {
-    int *top; size_t ntop;          /* entries without a cohort, entry order */
-    int *par; size_t npar;          /* entries under a cohort, entry order */
-    size_t top_at[2], par_at[2];    /* per pass (1: preemptors): entries before
-                                       are not eligible any more */
-    int **tree; size_t *ntree;      /* per tree id: its entries not yet known
-                                       done, entry order */
-} fs_round;
-
-static int fs_eligible(const entry *en, int preemptors)
-{
-    return !en->done && (!preemptors || en->wl->plan);
-}
-
-/* Returns the grouping of ents for this round, built on the first call.
- * Arena: e->cycle (freed when the next round starts). */
-static fs_round *fs_round_of(cu_engine *e, entry *ents, size_t n)
-{
-    if (e->fsr.g && e->fsr.round == e->round && e->fsr.ents == ents && e->fsr.n == n)
-        return e->fsr.g;
-    e->fsr.g = NULL;
-    cu_arena *ar = &e->cycle;
-    size_t nt = e->ntrees > 0 ? (size_t)e->ntrees : 1;
-    fs_round *r = cu_arena_alloc(ar, sizeof(*r));
-    int *top = cu_arena_alloc(ar, (n ? n : 1) * sizeof(int));
-    int *par = cu_arena_alloc(ar, (n ? n : 1) * sizeof(int));
-    int *flat = cu_arena_alloc(ar, (n ? n : 1) * sizeof(int));
-    int **tree = cu_arena_alloc(ar, nt * sizeof(int *));
-    size_t *ntree = cu_arena_alloc(ar, nt * sizeof(size_t));
-    if (!r || !top || !par || !flat || !tree || !ntree)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (!ents[i].cq->node->parent) {
-            top[r->ntop++] = (int)i;
-            continue;
-        }
-        par[r->npar++] = (int)i;
-        ntree[ents[i].cq->tree]++;
-    }
-    size_t off = 0;
-    for (size_t t = 0; t < nt; t++) {
-        tree[t] = &flat[off];
-        off += ntree[t];
-        ntree[t] = 0;
-    }
-    for (size_t j = 0; j < r->npar; j++) {
-        int t = ents[par[j]].cq->tree;
-        tree[t][ntree[t]++] = par[j];
-    }
-    r->top = top;
-    r->par = par;
-    r->tree = tree;
-    r->ntree = ntree;
-    e->fsr.round = e->round;
-    e->fsr.ents = ents;
-    e->fsr.n = n;
-    e->fsr.g = r;
-    return r;
-}
-
-static int fs_pick(cu_engine *e, fs_round *r, entry *ents, int preemptors)
-{
-    /* ClusterQueues without a cohort first, in entry order; then tree by
-     * tree (trees do not share quota, so their order does not matter),
-     * the tree of the first eligible entry under a cohort */
-    size_t *at = &r->top_at[preemptors];
-    while (*at < r->ntop && !fs_eligible(&ents[r->top[*at]], preemptors))
-        (*at)++;
-    if (*at < r->ntop)
-        return r->top[*at];
-    at = &r->par_at[preemptors];
-    while (*at < r->npar && !fs_eligible(&ents[r->par[*at]], preemptors))
-        (*at)++;
-    if (*at == r->npar)
-        return -1;
-    int first = r->par[*at];
-    int t = ents[first].cq->tree;
-    int *list = r->tree[t];
-    entry **cand = cu_arena_alloc(&e->scratch, r->ntree[t] * sizeof(entry *));
-    if (!cand)
-        return first;
-    size_t m = 0, alive = 0;
-    for (size_t j = 0; j < r->ntree[t]; j++) {
-        entry *en = &ents[list[j]];
-        if (en->done)
-            continue; /* for good */
-        list[alive++] = list[j];
-        if (fs_eligible(en, preemptors))
-            cand[m++] = en;
-    }
-    r->ntree[t] = alive;
-    entry *w = tournament(e, cu_quota_root(ents[first].cq->node), cand, m);
-    return w ? (int)(w - ents) : first;
-}
-
-int cu_fs_next(cu_engine *e, entry *ents, size_t n)
-{
-    e->fs_stamp++;
-    fs_round *r = fs_round_of(e, ents, n);
-    if (!r)
-        return -1;
-    /* a workload whose preemptions released quota goes first, as in the
-     * classic order (see cu_cycle.c entry_cmp) */
-    int i = fs_pick(e, r, ents, 1);
-    if (i < 0)
-        i = fs_pick(e, r, ents, 0);
-    cu_arena_free(&e->scratch);
-    return i;
-}
-
-/* ---------------- fair-sharing preemption ---------------- */
 
 typedef struct fcand { ewl *wl; ecq *cq; int same; } fcand;
 
@@ -479,8 +21,8 @@ typedef struct dkey { int cls; double val; } dkey;
 static dkey drs_key(drs d)
 {
     dkey k;
-    k.cls = zero_weight_borrows(d);
-    k.val = k.cls ? d.ratio : weighted(d);
+    k.cls = cu_drs_zero_weight_borrows(d);
+    k.val = k.cls ? d.ratio : cu_drs_weighted(d);
     return k;
 }
 
@@ -633,7 +175,7 @@ static void heap_del(fctx *f, fheap *h, int q)
 
 static void set_key(fctx *f, int q)
 {
-    drs d = node_drs(f->e, f->e->cqs.items[q].node);
+    drs d = cu_drs_node(f->e, f->e->cqs.items[q].node);
     f->key[q] = drs_key(d);
     f->zero[q] = d.ratio == 0;
 }
@@ -726,12 +268,12 @@ static int next_target(fctx *f, const cu_qnode *cohort)
         const cu_qnode *k = kids[i];
         if (f->co_pruned[k->id])
             continue;
-        drs d = node_drs(f->e, k);
+        drs d = cu_drs_node(f->e, k);
         if (d.ratio == 0 && !f->co_anc[k->id]) {
             f->co_pruned[k->id] = 1;
             continue;
         }
-        if (!have_co || cmp_drs(d, best_co_d) >= 0) {
+        if (!have_co || cu_drs_cmp(d, best_co_d) >= 0) {
             best_co = k;
             best_co_d = d;
             have_co = 1;
@@ -743,7 +285,7 @@ static int next_target(fctx *f, const cu_qnode *cohort)
         return -1;
     }
     if (have_co && (best_cq < 0 ||
-                    cmp_drs(best_co_d, node_drs(f->e, f->e->cqs.items[best_cq].node)) >= 0)) {
+                    cu_drs_cmp(best_co_d, cu_drs_node(f->e, f->e->cqs.items[best_cq].node)) >= 0)) {
         int t = next_target(f, best_co);
         return t >= 0 ? t : -2;
     }
@@ -782,8 +324,8 @@ static void almost_lca(const cu_qnode *p, const cu_qnode *t, const cu_qnode **pa
                 lca = x;
                 break;
             }
-    *pa = child_on_path(p, lca);
-    *ta = child_on_path(t, lca);
+    *pa = cu_child_on_path(p, lca);
+    *ta = cu_child_on_path(t, lca);
 }
 
 static int yield(fctx *f, fcand *k, const char *reason)
@@ -797,8 +339,8 @@ static int yield(fctx *f, fcand *k, const char *reason)
 static int strategy_ok(cu_fs_strategy s, drs pnew, drs told, drs tnew)
 {
     if (s == CU_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE)
-        return cmp_drs(pnew, tnew) <= 0;
-    return cmp_drs(pnew, told) < 0;
+        return cu_drs_cmp(pnew, tnew) <= 0;
+    return cu_drs_cmp(pnew, told) < 0;
 }
 
 /* 1 when a and b hold the same usage vector: removing either from their
@@ -917,16 +459,16 @@ static int pass1_idle(fctx *f, cu_fs_strategy s, int within)
             return 0;
     if (within || cq_has(f, cq_index(f, f->c)))
         return 0;
-    drs pnew = node_drs(f->e, p);
+    drs pnew = cu_drs_node(f->e, p);
     for (size_t i = 0; i < f->ntcq; i++) {
         int q = f->tcq[i];
         if (!cq_has(f, q))
             continue;
         const cu_qnode *t = f->e->cqs.items[q].node;
-        drs told = node_drs(f->e, t);
+        drs told = cu_drs_node(f->e, t);
         if (told.ratio == 0)
             continue; /* never a target */
-        if (zero_weight_borrows(pnew) && !zero_weight_borrows(told))
+        if (cu_drs_zero_weight_borrows(pnew) && !cu_drs_zero_weight_borrows(told))
             continue; /* all to retry */
         enum { NFAILED = 4 };
         const ewl *failed[NFAILED];
@@ -938,7 +480,7 @@ static int pass1_idle(fctx *f, cu_fs_strategy s, int within)
                 known = same_usage(v, failed[k]);
             if (known)
                 continue;
-            drs tnew = drs_with(f->e, t, v->nuse, v->use_fr, v->use_amt, -1);
+            drs tnew = cu_drs_with(f->e, t, v->nuse, v->use_fr, v->use_amt, -1);
             if (strategy_ok(s, pnew, told, tnew))
                 return 0;
             if (nfailed < NFAILED)
@@ -953,13 +495,13 @@ static int pass1_idle(fctx *f, cu_fs_strategy s, int within)
  * share is above the preemptor's. If none, it takes nothing. */
 static int pass2_may_take(fctx *f)
 {
-    drs pnew = node_drs(f->e, f->c->node);
+    drs pnew = cu_drs_node(f->e, f->c->node);
     for (size_t i = 0; i < f->ntcq; i++) {
         int q = f->tcq[i];
         if (!cq_has(f, q))
             continue;
-        drs told = node_drs(f->e, f->e->cqs.items[q].node);
-        if ((told.ratio != 0 || q == cq_index(f, f->c)) && cmp_drs(pnew, told) < 0)
+        drs told = cu_drs_node(f->e, f->e->cqs.items[q].node);
+        if ((told.ratio != 0 || q == cq_index(f, f->c)) && cu_drs_cmp(pnew, told) < 0)
             return 1;
     }
     return 0;
@@ -1092,8 +634,8 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
         }
         const cu_qnode *pa, *ta;
         almost_lca(c->node, T->node, &pa, &ta);
-        drs pnew = node_drs(e, pa), told = node_drs(e, ta);
-        if (zero_weight_borrows(pnew) && !zero_weight_borrows(told)) {
+        drs pnew = cu_drs_node(e, pa), told = cu_drs_node(e, ta);
+        if (cu_drs_zero_weight_borrows(pnew) && !cu_drs_zero_weight_borrows(told)) {
             while (cq_has(&f, t))
                 retry[nretry++] = *cq_pop(&f, t);
             continue;
@@ -1114,10 +656,10 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
             if (!known) {
                 drs tnew;
                 if (ta == T->node) {
-                    tnew = drs_with(e, ta, k->wl->nuse, k->wl->use_fr, k->wl->use_amt, -1);
+                    tnew = cu_drs_with(e, ta, k->wl->nuse, k->wl->use_fr, k->wl->use_amt, -1);
                 } else {
                     cu_engine_apply_usage(e, k->wl, -1);
-                    tnew = node_drs(e, ta);
+                    tnew = cu_drs_node(e, ta);
                     cu_engine_apply_usage(e, k->wl, 1);
                 }
                 if (strategy_ok(strategies[0], pnew, told, tnew)) {
@@ -1153,9 +695,9 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
             ecq *T = &e->cqs.items[t];
             const cu_qnode *pa, *ta;
             almost_lca(c->node, T->node, &pa, &ta);
-            drs pnew = node_drs(e, pa), told = node_drs(e, ta);
+            drs pnew = cu_drs_node(e, pa), told = cu_drs_node(e, ta);
             fcand *k = cq_pop(&f, t);
-            if (cmp_drs(pnew, told) < 0 && (success = yield(&f, k, PR_FAIR_SHARING)))
+            if (cu_drs_cmp(pnew, told) < 0 && (success = yield(&f, k, PR_FAIR_SHARING)))
                 break;
             f.head[t] = f.end[t]; /* drop the queue */
         }

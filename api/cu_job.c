@@ -1,0 +1,92 @@
+/*
+ * cu_job.c - a batch/v1 Job decoded as the Workload Kueue would create for it.
+ */
+#include "cu_decode_int.h"
+#include "cu_names.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A batch/v1 Job with the queue-name label, as the Workload Kueue would
+ * create for it. */
+void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl)
+{
+    char q[PATHMAX];
+    wl->meta = *jm;
+    wl->meta.name = cu_job_workload_name(c->a, jm->name, jm->uid);
+    if (!wl->meta.name)
+        c->oom = 1;
+    wl->job_name = jm->name;
+    wl->queue_name = cu_kvs_get(&jm->labels, CU_LABEL_QUEUE_NAME);
+    wl->active = 1;
+
+    const cu_node *spec = cu_dec_want_map(c, cu_node_get(root, "spec"), "spec");
+    int32_t par = 1, comp = 0;
+    if (cu_dec_i32(c, spec, "parallelism", "spec", &par) && par < 0)
+        cu_dec_err(c, "spec.parallelism", "must be greater than or equal to 0");
+    if (!cu_dec_i32(c, spec, "completions", "spec", &comp))
+        comp = par;
+    else if (comp < 0)
+        cu_dec_err(c, "spec.completions", "must be greater than or equal to 0");
+
+    wl->podsets = cu_dec_alloc(c, sizeof(*wl->podsets));
+    if (!wl->podsets)
+        return;
+    wl->npodsets = 1;
+    cu_podset *ps = &wl->podsets[0];
+    ps->name = cu_dec_strdup(c, "main");
+    ps->count = par < comp ? par : comp;
+
+    const char *mp = cu_kvs_get(&jm->annotations, CU_ANN_JOB_MIN_PARALLELISM);
+    if (mp) {
+        char *end;
+        errno = 0;
+        long v = strtol(mp, &end, 10);
+        if (errno || end == mp || *end || v < 1 || v > ps->count)
+            cu_dec_err(c, "metadata.annotations[" CU_ANN_JOB_MIN_PARALLELISM "]",
+                       "must be an integer between 1 and %d, got \"%s\"", (int)ps->count, mp);
+        else {
+            ps->has_min = 1;
+            ps->min_count = (int32_t)v;
+        }
+    }
+
+    const cu_node *tmpl = cu_dec_want_map(c, cu_node_get(spec, "template"), "spec.template");
+    const cu_node *pspec = cu_dec_want_map(c, cu_node_get(tmpl, "spec"), "spec.template.spec");
+    cu_dec_podspec(c, pspec, "spec.template.spec", ps);
+
+    const char *wpc = cu_kvs_get(&jm->labels, CU_LABEL_PRIORITY_CLASS);
+    if (wpc && *wpc) {
+        wl->pc_group = CU_GROUP;
+        wl->pc_kind = "WorkloadPriorityClass";
+        wl->pc_name = wpc;
+    } else if (ps->priority_class_name && *ps->priority_class_name) {
+        wl->pc_group = "scheduling.k8s.io";
+        wl->pc_kind = "PriorityClass";
+        wl->pc_name = ps->priority_class_name;
+    }
+
+    /* A finished Job (Complete/Failed=True) finishes its Workload. */
+    const cu_node *conds = cu_dec_want_seq(c, cu_node_path(root, "status.conditions"), "status.conditions");
+    for (size_t i = 0; conds && i < conds->n; i++) {
+        const char *t = cu_node_scalar(cu_node_get(conds->vals[i], "type"));
+        const char *s = cu_node_scalar(cu_node_get(conds->vals[i], "status"));
+        if (!t || !s || strcmp(s, "True") != 0)
+            continue;
+        if (strcmp(t, "Complete") != 0 && strcmp(t, "Failed") != 0)
+            continue;
+        wl->conds = cu_dec_alloc(c, sizeof(*wl->conds));
+        if (!wl->conds)
+            return;
+        wl->nconds = 1;
+        wl->conds[0].type = "Finished";
+        wl->conds[0].status = "True";
+        wl->conds[0].reason = strcmp(t, "Complete") == 0 ? "Succeeded" : "Failed";
+        wl->conds[0].message = cu_dec_strdup(c, cu_node_scalar(cu_node_get(conds->vals[i], "message")));
+        const char *ltt = cu_node_scalar(cu_node_get(conds->vals[i], "lastTransitionTime"));
+        if (ltt && cu_time_parse(ltt, &wl->conds[0].ltt_ms) != CU_OK)
+            cu_dec_err(c, cu_dec_path(q, "status.conditions", "[%zu].lastTransitionTime", i), "invalid time \"%s\"", ltt);
+        break;
+    }
+}

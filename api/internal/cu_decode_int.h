@@ -1,0 +1,80 @@
+/*
+ * cu_decode_int.h - the decoding context shared by the api/ decoders
+ * (cu_objects.c dispatches, cu_decode.c reads fields, cu_workload.c,
+ * cu_config.c, cu_job.c decode their kinds). Internal to cueue_api.
+ *
+ * Every reader reports a bad field with cu_dec_err (counted in c->nerr) and
+ * copies strings into c->a; allocation failure sets c->oom. Results are
+ * arena-owned; the cu_node tree is only borrowed.
+ */
+#ifndef CU_DECODE_INT_H
+#define CU_DECODE_INT_H
+
+#include "cu_objects.h"
+
+#include <stdarg.h>
+
+#define PATHMAX 512
+
+/* One object being decoded: where its strings go, where errors are told. */
+typedef struct dctx {
+    cu_world *w;
+    cu_arena *a;
+    cu_diag *d;
+    const char *file;     /* arena copy */
+    const char *kind;     /* for messages */
+    char who[600];        /* "ns/name" or "name" */
+    int v1beta1;          /* kueue.x-k8s.io/v1beta1 mapping rules */
+    int nerr;
+    int oom;
+} dctx;
+
+/* Reports "kind who: path: message" to c->d and counts it in c->nerr. */
+void cu_dec_err(dctx *c, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Writes base + "." + formatted suffix (or base + suffix for "[..]") into buf
+ * (PATHMAX bytes); returns buf. */
+const char *cu_dec_path(char *buf, const char *base, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Field readers (cu_decode.c). map/n are borrowed; a wrong type is reported
+ * and leaves *out unchanged; results are copies in c->a. The int-returning
+ * ones return 1 when the field was present and valid. */
+void *cu_dec_alloc(dctx *c, size_t n);
+const char *cu_dec_strdup(dctx *c, const char *s);
+const cu_node *cu_dec_want_map(dctx *c, const cu_node *n, const char *path);
+const cu_node *cu_dec_want_seq(dctx *c, const cu_node *n, const char *path);
+const char *cu_dec_str(dctx *c, const cu_node *map, const char *key, const char *base);
+int cu_dec_node_i32(dctx *c, const cu_node *n, const char *path, int32_t *out);
+int cu_dec_i32(dctx *c, const cu_node *map, const char *key, const char *base, int32_t *out);
+void cu_dec_bool(dctx *c, const cu_node *map, const char *key, const char *base, int *out);
+int cu_dec_node_qty(dctx *c, const cu_node *n, const char *path, int64_t *out);
+void cu_dec_enum(dctx *c, const cu_node *map, const char *key, const char *base,
+                 const char *const *names, size_t nnames, int def, int *out);
+void cu_dec_kvs(dctx *c, const cu_node *map, const char *key, const char *base, cu_kvs *out);
+void cu_dec_strs(dctx *c, const cu_node *map, const char *key, const char *base, cu_strs *out);
+/* qsort comparator of cu_res by name. */
+int cu_res_cmp(const void *a, const void *b);
+void cu_dec_reslist(dctx *c, const cu_node *map, const char *key, const char *base,
+                    cu_reslist *out);
+/* Sub-structures several kinds share (cu_decode.c). */
+void cu_dec_selreqs(dctx *c, const cu_node *seq, const char *path, int allow_gtlt,
+                    size_t *nout, cu_selreq **out);
+void cu_dec_labelsel(dctx *c, const cu_node *map, const char *key, const char *base,
+                     cu_labelsel *out);
+void cu_dec_tolerations(dctx *c, const cu_node *map, const char *key, const char *base,
+                        size_t *nout, cu_toleration **out);
+void cu_dec_taints(dctx *c, const cu_node *map, const char *key, const char *base,
+                   size_t *nout, cu_taint **out);
+void cu_dec_meta(dctx *c, const cu_node *root, const char *api, const char *name,
+                 int namespaced, cu_meta *m);
+/* 1 when s holds v (cu_objects.c). */
+int cu_strs_has(const cu_strs *s, const char *v);
+/* The kinds decoded outside cu_objects.c: fill the arena-owned object whose
+ * meta the dispatcher already set (cu_dec_job sets it from jm). */
+void cu_dec_podspec(dctx *c, const cu_node *pspec, const char *path, cu_podset *ps);
+void cu_dec_workload(dctx *c, const cu_node *root, cu_workload *wl);
+void cu_dec_wpc(dctx *c, const cu_node *root, cu_wpc *x);
+void cu_dec_pc(dctx *c, const cu_node *root, cu_priority_class *x);
+void cu_dec_config(dctx *c, const cu_node *root, cu_config *x);
+void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl);
+
+#endif

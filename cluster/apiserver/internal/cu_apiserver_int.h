@@ -1,0 +1,178 @@
+/*
+ * cu_apiserver_int.h - the API server's internals, shared by its files
+ * (cu_apiserver.c: helpers, routing, the request core, watch streams;
+ * cu_apihttp.c: the libmicrohttpd layer and life cycle; cu_jsonpath.c:
+ * JSONPath; cu_tables.c: Table output and ages; cu_discovery.c:
+ * discovery and /openapi/v3; cu_reqbody.c: request bodies and their
+ * validation; cu_verbs.c: the verbs and field management; cu_faults.c:
+ * fault injection). Only the server's own files include it. Fault rules are
+ * guarded by a->mu; nothing else is mutable after start except the stop
+ * flag. Returned strings and JSON are new (caller frees or puts) unless a
+ * prototype says they are borrowed.
+ */
+#ifndef CU_CU_APISERVER_INT_H
+#define CU_CU_APISERVER_INT_H
+
+#include <regex.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cu_clock.h"
+#include "cu_duration.h"
+#include "cu_json.h"
+#include "cu_apiserver.h"
+
+/* kube-apiserver's limits: request bodies over 3 MiB get 413 (its
+ * MaxRequestBodyBytes), and idle connections are closed after a while. */
+#define BODY_LIMIT ((size_t)3 << 20)
+#define CONN_PER_CLIENT_DEFAULT 256      /* connections from one address */
+#define IDLE_TIMEOUT_DEFAULT 60          /* seconds without traffic (not watches) */
+#define WATCH_SLICE_MS 500               /* how often a blocked watch looks around */
+#define TABLE_CT "application/json;as=Table;v=v1;g=meta.k8s.io"
+/* the stack of a connection thread: recursive json-c code (serialise, free,
+ * copy, compare) and the patch, schema and field-management walkers must
+ * reach objects nested CU_JSON_MAX_DEPTH deep, under ASan too */
+#define CONN_STACK ((intptr_t)64 << 20)
+
+enum { FAULT_RESPOND = 1, FAULT_DELAY = 2 };
+
+typedef struct fault_rule {
+    int kind;
+    char *match;           /* the regex text, for listing */
+    regex_t re;
+    int code, times, retry_after, delay_ms;
+    struct fault_rule *next;
+} fault_rule;
+
+struct cu_apiserver {
+    cu_store *s;
+    struct MHD_Daemon *d;
+    int port, tls, admin, verbose;
+    char url[300];
+    char **tokens;
+    size_t ntokens;
+    cu_authn *authn;       /* TokenReview and SubjectAccessReview (cu_authn.h) */
+    char *ca_pem, *cert_pem, *key_pem;
+    pthread_mutex_t mu;    /* guards faults and stall */
+    fault_rule *faults;
+    int stall;
+    atomic_int stopping;
+};
+
+typedef struct watch_stream {
+    cu_apiserver *a;
+    cu_watch *w;
+    const cu_rtype *rt;
+    int table, include, first;
+    int64_t deadline;      /* monotonic ms (mono_ms); 0 = none */
+    int fd;                /* the client socket, -1 in-process */
+    cu_watch_ev pending;   /* the event being sent: head, object, "}\n" */
+    char head[48];         /* {"type":"...","object": */
+    size_t hlen, off;      /* off: bytes of the line sent */
+    cu_watch_ev held;      /* an event that arrived as a stall began; sent after it */
+    int ended;
+} watch_stream;
+
+/* o's metadata, created when absent (o an object); a metadata that is not
+ * an object is returned as it is (cu_jchild would replace it). Borrowed. */
+static inline json_object *jmeta(json_object *o)
+{
+    json_object *m = cu_jget(o, "metadata");
+    if (!m && o && json_object_is_type(o, json_type_object)) {
+        m = json_object_new_object();
+        json_object_object_add(o, "metadata", m);
+    }
+    return m;
+}
+
+/* cu_apiserver.c */
+/* Sleeps ms milliseconds. */
+void sleep_ms(int ms);
+/* Copies src into dst of size n, truncated and terminated. */
+void copy_str(char *dst, size_t n, const char *src);
+/* The query parameter k of the request ("" without a value), or NULL. Borrowed. */
+const char *arg(const cu_api_req *r, const char *k);
+/* 1 if the query parameter k is "true" or "1". */
+int arg_true(const cu_api_req *r, const char *k);
+/* Sets the response to obj serialized (takes obj). */
+void resp_json(cu_api_resp *r, int code, json_object *obj);
+/* Sets the response to the store status st (borrowed). */
+void resp_st(cu_api_resp *r, const cu_status *st);
+/* Sets the response to a metav1.Status with this code, reason and message. */
+void resp_status(cu_api_resp *r, int code, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Sets kube-apiserver's 404 for a path nothing serves. */
+void resp_not_found_path(cu_api_resp *r);
+/* 1 for /healthz, /readyz, /livez and /version (served without a token). */
+int open_path(const char *p);
+/* 1 if no tokens are configured or the request's bearer token is one. */
+int authorized(cu_apiserver *a, const cu_api_req *r);
+/* The next event for the client (1, in *ev), or 0: *ended: 1 = end of
+ * stream, 2 = the client went away. timeout_ms < 0: wait until something
+ * happens. */
+int ws_next(watch_stream *ws, int timeout_ms, int *ended, cu_watch_ev *ev);
+/* Closes the watch and frees the stream. */
+void ws_free(watch_stream *ws);
+
+
+/* cu_tables.c */
+/* The length of o if it is an array, else 0. */
+size_t jlen(json_object *o);
+
+/* cu_discovery.c */
+/* 1 if the type has a status subresource (every built-in type does). */
+int has_status(const cu_rtype *rt);
+/* These build discovery and OpenAPI documents: new, caller puts. */
+json_object *resource_list(cu_store *s, const char *group, const char *version);
+json_object *group_list(cu_store *s, const char *only);
+json_object *version_json(void);
+json_object *openapi_gv(cu_store *s, const char *group, const char *version);
+json_object *openapi_root(cu_store *s);
+
+/* cu_reqbody.c */
+/* 1 if the content type ct is want (case-insensitive, parameters ignored). */
+int has_ct(const char *ct, const char *want);
+/* Decodes the request body (JSON, or YAML when the content type says so;
+ * new, caller puts). On failure sets a 400 response and returns NULL. */
+json_object *decode_body(const cu_api_req *r, cu_api_resp *resp, int yaml);
+/* The type's apiVersion ("v1", "batch/v1") into out. */
+void api_version_of(const cu_rtype *rt, char *out, size_t n);
+/* Checks and completes apiVersion/kind/namespace/name of a body for rt.
+ * Returns 0, or -1 with a 400 response set. */
+int fix_identity(const cu_rtype *rt, json_object *o, const char *ns, const char *name,
+                 cu_api_resp *resp);
+/* fieldValidation of custom resources (Strict, Warn, Ignore): 0, or -1
+ * with a 400 set. */
+int check_unknown_fields(const cu_api_req *r, const cu_rtype *rt, json_object *o,
+                         cu_api_resp *resp);
+/* Validates o against its CRD schema without pruning or defaulting: 0, or -1
+ * with the 422 set. */
+int dry_validate(const cu_rtype *rt, json_object *o, cu_api_resp *resp);
+/* ObjectMeta and the built-in kinds' field types (cu_objmeta.c): 0, or -1
+ * with kube-apiserver's 422 Invalid set. */
+int objmeta_check(const cu_rtype *rt, json_object *o, cu_api_resp *resp);
+/* Validates a patch's result as the body of a PUT: 0, or -1 with the
+ * response set. */
+int check_patched(const cu_rtype *rt, json_object *cur, json_object *next, const char *name,
+                  cu_api_resp *resp);
+/* 1 if the request has dryRun=All. */
+int is_dry_run(const cu_api_req *r);
+
+/* cu_verbs.c */
+/* Sets kube-apiserver's 405. */
+void method_not_allowed(cu_api_resp *resp);
+/* Serves a request routed to a resource (all verbs); fills resp. */
+void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_,
+                     cu_api_resp *resp);
+
+/* cu_faults.c */
+/* Frees a list of fault rules. */
+void fault_free(fault_rule *f);
+/* Applies the fault rules to a request. Returns 1 when a response was
+ * injected. */
+int apply_faults(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp);
+/* The admin endpoint that lists, adds and clears fault rules (admin
+ * servers only, loopback clients only). */
+void handle_faults(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp);
+
+#endif

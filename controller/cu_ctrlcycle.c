@@ -1,0 +1,659 @@
+/*
+ * cu_ctrlcycle.c - the admission cycle: admissions, evictions, pending
+ * reasons, waitForPodsReady, deactivations, queue statuses.
+ */
+#include "cu_ctrl_int.h"
+
+/* ---------------- the admission cycle ---------------- */
+
+static int log_admission(ctrl *c, const cu_wl_info *info, const rec *w)
+{
+    char flv[400] = "";
+    size_t off = 0;
+    for (size_t i = 0; i < info->npsa; i++)
+        for (size_t r = 0; r < info->psa[i].n && off < sizeof(flv) - 1; r++)
+            off += (size_t)snprintf(flv + off, sizeof(flv) - off, "%s%s=%s", off ? "," : "",
+                                    info->psa[i].resources[r], info->psa[i].flavors[r]);
+    ctrl_log(c, 0, "admitted Workload %s to ClusterQueue %s (%s)%s%s", w->key, info->cluster_queue,
+             flv, w->owner ? " for Job " : "", w->owner ? w->owner : "");
+    return 0;
+}
+
+static void admit(ctrl *c, int idx)
+{
+    rec *w = (size_t)idx < c->nby ? c->by_idx[idx] : NULL;
+    const cu_wl_info *info = cu_engine_workload_info_idx(c->eng, idx);
+    const cu_workload *wl = ctrl_wl_of(w);
+    if (!w || !wl || !info || !info->cluster_queue || w->assumed || cu_workload_has_quota(wl))
+        return;
+    char op[1100];
+    snprintf(op, sizeof(op), "status:%s", w->key);
+    if (ctrl_inflight(c, op)) {
+        /* another status write of this Workload is on its way: the engine
+         * must not count an admission that is not written; retry later */
+        ctrl_eng_remove(c, w);
+        ctrl_eng_add(c, w);
+        return;
+    }
+    int64_t now = cu_clock_system_now(NULL);
+    json_object *k = ctrl_conds_json(wl);
+    /* Kueue: a new reservation turns Evicted/Preempted False, "Previously: ..." */
+    static const char *const was[] = { "Evicted", "Preempted" };
+    for (int i = 0; i < 2; i++) {
+        const cu_condition *e = cu_workload_cond(wl, was[i]);
+        if (e && e->status && strcmp(e->status, "True") == 0) {
+            char m[1100];
+            snprintf(m, sizeof(m), "Previously: %s", e->message ? e->message : "");
+            k = ctrl_cset(k, was[i], "False", "QuotaReserved", m, now);
+        }
+    }
+    json_object *p = cu_ctrl_admission_patch(info, w->rv, k, now);
+    json_object_put(k);
+    w->assumed = 1;
+    c->nassumed++;
+    char what[1300], path[1200];
+    snprintf(what, sizeof(what), "writing the admission of Workload %s", w->key);
+    snprintf(path, sizeof(path), "%s/%s/workloads/%s/status", WLPATH, wl->meta.ns, wl->meta.name);
+    if (!ctrl_send_write(c, OP_ADMIT, op, w->key, "PATCH", path, MERGE, p, what)) {
+        /* another write of this Workload is in flight, or this version was
+         * written already: wait for a newer one (not logged nor counted:
+         * it is admitted when the write is sent) */
+        w->hold = 1;
+        ctrl_undo_admission(c, w);
+        return;
+    }
+    c->n.admissions++;
+    log_admission(c, info, w);
+    double wait = ctrl_secs(now - ctrl_queued_at(wl));
+    ctrl_m_wl(c, c->km.quota_reserved_workloads_total,
+              c->km.local_queue_quota_reserved_workloads_total, wl, info->cluster_queue, 0, 1);
+    ctrl_m_wl(c, c->km.admitted_workloads_total, c->km.local_queue_admitted_workloads_total, wl,
+              info->cluster_queue, 0, 1);
+    ctrl_m_wl(c, c->km.quota_reserved_wait_time_seconds,
+              c->km.local_queue_quota_reserved_wait_time_seconds, wl, info->cluster_queue, 1, wait);
+    ctrl_m_wl(c, c->km.admission_wait_time_seconds, c->km.local_queue_admission_wait_time_seconds,
+              wl, info->cluster_queue, 1, wait);
+    for (size_t i = 0, n = cu_engine_ncqs(c->eng); i < n; i++) {
+        const cu_cq_info *ci = cu_engine_cq_info(c->eng, i);
+        if (strcmp(ci->name, info->cluster_queue) != 0)
+            continue;
+        /* every cohort up the tree counts it */
+        const char *co = ci->cohort;
+        for (int depth = 0; co && depth < 64; depth++, co = ctrl_cohort_parent(c, co)) {
+            const char *lv[] = { co, ctrl_pclass(wl), ctrl_role(c) };
+            cu_metric_inc(c->km.cohort_subtree_admitted_workloads_total, lv, 1);
+        }
+        break;
+    }
+    char m[600];
+    int64_t since = wl->meta.has_created ? now - wl->meta.created_ms : 0;
+    ctrl_emit_wl(c, wl, "Normal", CU_EV_QUOTA_RESERVED,
+                 cu_ctrl_event_msg_quota_reserved(m, sizeof(m), info->cluster_queue, since));
+    ctrl_emit_wl(c, wl, "Normal", CU_EV_ADMITTED,
+                 cu_ctrl_event_msg_admitted(m, sizeof(m), info->cluster_queue));
+}
+
+static void evict(ctrl *c, int idx)
+{
+    rec *w = (size_t)idx < c->nby ? c->by_idx[idx] : NULL;
+    const cu_wl_info *info = cu_engine_workload_info_idx(c->eng, idx);
+    if (!w || !info)
+        return;
+    free(w->ev_reason);
+    free(w->ev_msg);
+    free(w->pr_reason);
+    w->ev_reason = ctrl_sdup(info->evicted_reason ? info->evicted_reason : "Preempted");
+    w->ev_msg = ctrl_sdup(info->evicted_message ? info->evicted_message : "Preempted");
+    w->pr_reason = ctrl_sdup(info->preempted_reason);
+    if (!w->evict_pending) {
+        w->evict_pending = 1;
+        c->nevict_pending++;
+    }
+    c->n.preemptions++;
+    ctrl_log(c, 0, "evicting Workload %s: %s", w->key, w->ev_msg ? w->ev_msg : "");
+    if (ctrl_wl_of(w)) {
+        ctrl_m_evicted(c, w, ctrl_wl_of(w), info->cluster_queue, w->ev_reason, "");
+        if (w->pr_reason) {
+            /* the preemptor's ClusterQueue: the last part of "preemptor path: /a/b/cq" */
+            char pcq[300] = "";
+            const char *pp = w->ev_msg ? strstr(w->ev_msg, "preemptor path: ") : NULL;
+            if (pp) {
+                pp += 16;
+                size_t len = strcspn(pp, ";, ");
+                const char *last = pp;
+                for (size_t i = 0; i < len; i++)
+                    if (pp[i] == '/')
+                        last = pp + i + 1;
+                snprintf(pcq, sizeof(pcq), "%.*s", (int)(pp + len - last), last);
+            }
+            const char *lv[] = { pcq, w->pr_reason, ctrl_role(c) };
+            cu_metric_inc(c->km.preempted_workloads_total, lv, 1);
+        }
+    }
+    if (w->pr_reason)
+        ctrl_emit_wl(c, ctrl_wl_of(w), "Normal", CU_EV_PREEMPTED, w->ev_msg);
+    char er[200];
+    ctrl_emit_wl(c, ctrl_wl_of(w), "Normal",
+                 cu_ctrl_event_reason_evicted(er, sizeof(er), w->ev_reason, NULL), w->ev_msg);
+}
+
+static void write_evictions(ctrl *c)
+{
+    if (!c->nevict_pending)
+        return;
+    OMAP_FOREACH(&c->objs[R_WL], w) {
+        const cu_workload *wl = ctrl_wl_of(w);
+        if (!w->evict_pending || !wl)
+            continue;
+        int64_t now = cu_clock_system_now(NULL);
+        json_object *st, *p = ctrl_status_patch(w->rv, &st);
+        json_object *k = ctrl_conds_json(wl);
+        k = ctrl_cset(k, "Evicted", "True", w->ev_reason, w->ev_msg, now);
+        if (w->pr_reason)
+            k = ctrl_cset(k, "Preempted", "True", w->pr_reason, w->ev_msg, now);
+        json_object_object_add(st, "conditions", k);
+        char what[1300];
+        snprintf(what, sizeof(what), "evicting Workload %s", w->key);
+        ctrl_wl_status_write(c, w, OP_STATUS, p, what);
+    }
+}
+
+/* The record of a workload pending in the engine (its removed copies show
+ * as finished), or NULL. */
+rec *ctrl_pending_rec(ctrl *c, const cu_wl_info *info)
+{
+    if (!info || info->admitted || info->finished || info->evicting)
+        return NULL;
+    char key[600];
+    snprintf(key, sizeof(key), "%s/%s", info->ns, info->name);
+    rec *r = ctrl_omap_get(&c->objs[R_WL], key);
+    return r && r->idx >= 0 ? r : NULL;
+}
+
+static void write_pending(ctrl *c, const cu_wl_info *info, rec *w)
+{
+    const cu_workload *wl = ctrl_wl_of(w);
+    if (!wl || w->assumed || !info->message || cu_workload_has_quota(wl))
+        return;
+    const char *reason = info->reason ? info->reason : "Pending";
+    const cu_condition *qr = cu_workload_cond(wl, "QuotaReserved");
+    if (qr && qr->status && qr->reason && qr->message && strcmp(qr->status, "False") == 0 &&
+        strcmp(qr->reason, reason) == 0 && strcmp(qr->message, info->message) == 0)
+        return;
+    /* same reason, new numbers: at most one rewrite per 10 s per Workload
+     * (messages such as "N more needed" change with every admission) */
+    int64_t now = cu_clock_system_now(NULL);
+    if (qr && qr->status && qr->reason && strcmp(qr->status, "False") == 0 &&
+        strcmp(qr->reason, reason) == 0 && now - w->pend_at < 10000) {
+        if (!c->pend_wake || w->pend_at + 10000 < c->pend_wake)
+            c->pend_wake = w->pend_at + 10000;
+        return;
+    }
+    json_object *st, *p = ctrl_status_patch(w->rv, &st);
+    json_object_object_add(st, "conditions",
+                           ctrl_cset(ctrl_conds_json(wl), "QuotaReserved", "False", reason,
+                                     info->message, cu_clock_system_now(NULL)));
+    char what[1300];
+    snprintf(what, sizeof(what), "writing the pending reason of Workload %s", w->key);
+    if (!ctrl_wl_status_write(c, w, OP_STATUS, p, what))
+        return;
+    w->pend_at = now;
+    ctrl_log(c, 1, "Workload %s pending: %s", w->key, info->message);
+    ctrl_emit_wl(c, wl, "Warning", CU_EV_PENDING, info->message);
+}
+
+/* waitForPodsReady: PodsReady conditions, timeouts (eviction with
+ * backoff, or deactivation past the limit), and the count of admitted
+ * workloads still waiting for their pods (blockAdmission). */
+static void pods_ready(ctrl *c)
+{
+    const cu_pr_config *cfg = &c->cfg.pr;
+    int64_t now = cu_clock_system_now(NULL);
+    if (!cfg->enable || (!c->pr_dirty && (!c->pr_wake || now < c->pr_wake)))
+        return;
+    c->pr_dirty = 0;
+    c->pr_wake = 0;
+    c->pr_not_ready = 0;
+    OMAP_FOREACH(&c->objs[R_WL], w) {
+        const cu_workload *wl = ctrl_wl_of(w);
+        if (!wl || !cu_workload_has_quota(wl) || cu_workload_finished(wl))
+            continue;
+        rec *jr = w->owner ? ctrl_omap_get(&c->objs[R_JOB], w->owner) : NULL;
+        const cjob *j = jr ? jr->job : NULL;
+        const cu_condition *adm = cu_workload_cond(wl, "Admitted");
+        const cu_condition *prc = cu_workload_cond(wl, "PodsReady");
+        int32_t pods = 0;
+        for (size_t i = 0; i < wl->npsa; i++)
+            pods += wl->psa[i].count;
+        cu_pr_wl pw = {
+            .ns = wl->meta.ns,
+            .name = wl->meta.name,
+            .admitted = adm && adm->status && strcmp(adm->status, "True") == 0,
+            .admitted_ltt_ms = adm ? adm->ltt_ms : 0,
+            .evicted = ctrl_cond_is(wl, "Evicted", "True") || w->evict_pending,
+            .inactive = !wl->active,
+            .has_ready_cond = prc != NULL,
+            .ready = prc && prc->status && strcmp(prc->status, "True") == 0,
+            .ready_reason = prc ? prc->reason : NULL,
+            .ready_ltt_ms = prc ? prc->ltt_ms : 0,
+            .job_pods_ready =
+                j && !j->suspended && cu_pr_job_pods_ready(pods, j->ready, j->succeeded),
+            .requeue_count = w->rq_count,
+        };
+        if (cu_pr_wl_not_ready(&pw))
+            c->pr_not_ready++;
+        cu_pr_action a = cu_pr_decide(cfg, &pw, now, cu_hash_str(w->key) ^ (uint64_t)w->rq_count);
+        if (a.recheck_at_ms > 0 && (!c->pr_wake || a.recheck_at_ms < c->pr_wake))
+            c->pr_wake = a.recheck_at_ms;
+        if (a.kind == CU_PR_NOTHING)
+            continue;
+        json_object *st, *p = ctrl_status_patch(w->rv, &st);
+        json_object *k = ctrl_conds_json(wl);
+        char what[1300];
+        if (a.kind == CU_PR_SET_CONDITION) {
+            k = ctrl_cset(k, "PodsReady", a.ready ? "True" : "False", a.reason, a.message, now);
+            if (a.ready && !pw.ready) {
+                ctrl_m_wl(c, c->km.ready_wait_time_seconds,
+                          c->km.local_queue_ready_wait_time_seconds, wl, wl->adm_cq, 1,
+                          ctrl_secs(now - ctrl_queued_at(wl)));
+                ctrl_m_wl(c, c->km.admitted_until_ready_wait_time_seconds,
+                          c->km.local_queue_admitted_until_ready_wait_time_seconds, wl, wl->adm_cq,
+                          1, ctrl_secs(now - pw.admitted_ltt_ms));
+            }
+            snprintf(what, sizeof(what), "writing PodsReady of Workload %s", w->key);
+        } else {
+            k = ctrl_cset(k, "Evicted", "True", a.evict_reason, a.evict_message, now);
+            json_object *rq = json_object_new_object();
+            json_object_object_add(rq, "count", json_object_new_int(a.new_requeue_count));
+            if (a.requeue_at_ms > 0) {
+                char ts[40];
+                cu_time_format(a.requeue_at_ms, ts, sizeof(ts));
+                json_object_object_add(rq, "requeueAt", json_object_new_string(ts));
+            }
+            if (a.kind == CU_PR_DEACTIVATE) {
+                /* spec.active=false on the main resource; the eviction
+                 * (reason Deactivated) follows once it is seen, as for any
+                 * deactivated Workload (see deactivations) */
+                json_object_put(rq);
+                json_object_put(k);
+                json_object_put(p);
+                free(w->deact_msg);
+                w->deact_msg = ctrl_sdup(a.evict_message);
+                json_object *sp = json_object_new_object(), *spec = json_object_new_object();
+                json_object *md = json_object_new_object();
+                json_object_object_add(md, "resourceVersion", json_object_new_string(w->rv));
+                json_object_object_add(sp, "metadata", md);
+                json_object_object_add(sp, "spec", spec);
+                json_object_object_add(spec, "active", json_object_new_boolean(0));
+                char op[1100], path[1200], w2[1300];
+                snprintf(op, sizeof(op), "spec:%s", w->key);
+                snprintf(path, sizeof(path), "%s/%s/workloads/%s", WLPATH, wl->meta.ns,
+                         wl->meta.name);
+                snprintf(w2, sizeof(w2), "deactivating Workload %s", w->key);
+                if (ctrl_send_write(c, OP_OTHER, op, w->key, "PATCH", path, MERGE, sp, w2))
+                    ctrl_log(c, 0, "deactivating Workload %s: %s", w->key, a.evict_message);
+                continue;
+            }
+            json_object_object_add(st, "requeueState", rq);
+            snprintf(what, sizeof(what), "evicting Workload %s (%s)", w->key, a.evict_reason);
+            ctrl_log(c, 0, "evicting Workload %s: %s", w->key, a.evict_message);
+            ctrl_m_evicted(c, w, wl, wl->adm_cq, a.evict_reason,
+                           a.underlying_cause ? a.underlying_cause : "");
+            {
+                char er[200];
+                ctrl_emit_wl(c, wl, "Normal",
+                             cu_ctrl_event_reason_evicted(er, sizeof(er), a.evict_reason,
+                                                          a.underlying_cause),
+                        a.evict_message);
+            }
+            const char *lv[] = { wl->adm_cq ? wl->adm_cq : "", a.evict_reason,
+                                 a.underlying_cause ? a.underlying_cause : "", ctrl_role(c) };
+            cu_metric_observe(c->km.pods_ready_to_evicted_time_seconds, lv,
+                              ctrl_secs(now - pw.admitted_ltt_ms));
+        }
+        json_object_object_add(st, "conditions", k);
+        ctrl_wl_status_write(c, w, OP_STATUS, p, what);
+    }
+}
+
+/* A Workload with spec.active=false that holds quota is evicted with
+ * reason Deactivated (then its Job stops and the quota is released as
+ * for any eviction). Kueue's messages: "The workload is deactivated", or
+ * the requeuing-limit one when waitForPodsReady deactivated it. */
+static void deactivations(ctrl *c)
+{
+    if (!c->deact_dirty)
+        return;
+    c->deact_dirty = 0;
+    int64_t now = cu_clock_system_now(NULL);
+    OMAP_FOREACH(&c->objs[R_WL], w) {
+        const cu_workload *wl = ctrl_wl_of(w);
+        if (wl && cu_workload_has_quota(wl) && !cu_workload_finished(wl) &&
+            ctrl_cond_is(wl, "Evicted", "True") &&
+            (!w->owner || !ctrl_omap_get(&c->objs[R_JOB], w->owner))) {
+            /* no Job to stop (a Workload created directly, or its Job is
+             * gone): the eviction completes at once */
+            ctrl_release_evicted(c, w);
+            continue;
+        }
+        if (!wl || wl->active || !cu_workload_has_quota(wl) || cu_workload_finished(wl) ||
+            ctrl_cond_is(wl, "Evicted", "True"))
+            continue;
+        const char *msg = w->deact_msg ? w->deact_msg : "The workload is deactivated";
+        json_object *st, *p = ctrl_status_patch(w->rv, &st);
+        json_object_object_add(
+            st, "conditions",
+            ctrl_cset(ctrl_conds_json(wl), "Evicted", "True", "Deactivated", msg, now));
+        if (w->deact_msg)
+            json_object_object_add(st, "requeueState", NULL);
+        char what[1300];
+        snprintf(what, sizeof(what), "evicting deactivated Workload %s", w->key);
+        if (ctrl_wl_status_write(c, w, OP_STATUS, p, what)) {
+            ctrl_log(c, 0, "evicting Workload %s: %s", w->key, msg);
+            ctrl_m_evicted(c, w, wl, wl->adm_cq, "Deactivated",
+                           w->deact_msg ? "RequeuingLimitExceeded" : "");
+            ctrl_emit_wl(c, wl, "Normal", "EvictedDueToDeactivated", msg);
+        }
+    }
+}
+
+/* Drops the members whose value is null, at every depth: an apply
+ * configuration says "not mine" by leaving a field out, and the server
+ * then removes what this manager applied before. */
+static void drop_nulls(json_object *o)
+{
+    if (json_object_is_type(o, json_type_array)) {
+        for (size_t i = 0, n = json_object_array_length(o); i < n; i++)
+            drop_nulls(json_object_array_get_idx(o, i));
+        return;
+    }
+    if (!json_object_is_type(o, json_type_object))
+        return;
+    const char *gone[64];
+    size_t ngone = 0;
+    json_object_object_foreach(o, k, v) {
+        if (!v) {
+            if (ngone < sizeof(gone) / sizeof(gone[0]))
+                gone[ngone++] = k;
+        } else {
+            drop_nulls(v);
+        }
+    }
+    for (size_t i = 0; i < ngone; i++)
+        json_object_object_del(o, gone[i]);
+}
+
+/* Writes one queue status with server-side apply (field manager
+ * QSTATUS_MANAGER, forced: the controller is the authority on these
+ * fields). The coalesced body is the whole status, so a flavor or a
+ * condition it no longer lists is removed by the server. */
+static void qstatus_send(const char *key, const char *body, void *ud)
+{
+    ctrl *c = ud;
+    char path[1500], op[800], what[900];
+    const char *name = strchr(key, '/') + 1, *kind;
+    char qname[700], qns[300] = "", q[100];
+    snprintf(q, sizeof(q), "?fieldManager=%s&force=true", QSTATUS_MANAGER);
+    if (strncmp(key, "cq/", 3) == 0) {
+        kind = "ClusterQueue";
+        snprintf(qname, sizeof(qname), "%s", name);
+        snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/%s/status%s", name,
+                 q);
+    } else if (strncmp(key, "cohort/", 7) == 0) {
+        kind = "Cohort";
+        snprintf(qname, sizeof(qname), "%s", name);
+        snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/cohorts/%s/status%s", name, q);
+    } else {
+        const char *sl = strchr(name, '/');
+        if (!sl)
+            return;
+        kind = "LocalQueue";
+        snprintf(qns, sizeof(qns), "%.*s", (int)(sl - name), name);
+        snprintf(qname, sizeof(qname), "%s", sl + 1);
+        snprintf(path, sizeof(path), "%s/%s/localqueues/%s/status%s", WLPATH, qns, qname, q);
+    }
+    snprintf(op, sizeof(op), "qstatus:%s", key);
+    snprintf(what, sizeof(what), "writing the status of %s", key);
+    json_object *b = cu_json_parse_str(body), *meta = json_object_new_object();
+    if (b && meta) {
+        drop_nulls(b);
+        json_object_object_add(b, "apiVersion", json_object_new_string("kueue.x-k8s.io/v1beta2"));
+        json_object_object_add(b, "kind", json_object_new_string(kind));
+        json_object_object_add(meta, "name", json_object_new_string(qname));
+        if (*qns)
+            json_object_object_add(meta, "namespace", json_object_new_string(qns));
+        json_object_object_add(b, "metadata", meta);
+        meta = NULL;
+    }
+    json_object_put(meta);
+    if (!b || !ctrl_send_write(c, OP_QSTATUS, op, key, "PATCH", path, APPLY, b, what))
+        cu_coalescer_written(c->co, key, 0);
+}
+
+static json_object *parse_conds(const rec *x)
+{
+    return x && x->st_conds ? cu_json_parse_str(x->st_conds) : NULL;
+}
+
+/* ClusterQueue, LocalQueue and Cohort status: computed after the engine
+ * changed, written at most once a second per object (coalesced). */
+static void queue_status(ctrl *c)
+{
+    int64_t now = cu_clock_system_now(NULL);
+    if (c->need_status) {
+        c->need_status = 0;
+        char key[700];
+        for (size_t i = 0, n = cu_engine_ncqs(c->eng); i < n; i++) {
+            const cu_cq_info *ci = cu_engine_cq_info(c->eng, i);
+            rec *x = ctrl_omap_get(&c->objs[R_CQ], ci->name);
+            if (!x)
+                continue;
+            json_object *oc = parse_conds(x);
+            json_object *b = cu_ctrl_cq_status(ci, c->eopts.fair_sharing, oc, now);
+            json_object_put(oc);
+            snprintf(key, sizeof(key), "cq/%s", ci->name);
+            if (b)
+                cu_coalescer_set(c->co, key, b);
+            json_object_put(b);
+        }
+        for (size_t i = 0, n = cu_engine_nlqs(c->eng); i < n; i++) {
+            const cu_lq_info *li = cu_engine_lq_info(c->eng, i);
+            snprintf(key, sizeof(key), "%s/%s", li->ns, li->name);
+            rec *x = ctrl_omap_get(&c->objs[R_LQ], key);
+            if (!x)
+                continue;
+            json_object *oc = parse_conds(x);
+            json_object *b = cu_ctrl_lq_status(li, oc, now);
+            json_object_put(oc);
+            snprintf(key, sizeof(key), "lq/%s/%s", li->ns, li->name);
+            if (b)
+                cu_coalescer_set(c->co, key, b);
+            json_object_put(b);
+        }
+        for (size_t i = 0, n = cu_engine_ncohorts(c->eng); i < n; i++) {
+            const cu_cohort_info *hi = cu_engine_cohort_info(c->eng, i);
+            if (!hi->obj || !ctrl_omap_get(&c->objs[R_COHORT], hi->name))
+                continue;   /* implicit cohorts have no object */
+            json_object *b = cu_ctrl_cohort_status(hi, c->eopts.fair_sharing);
+            snprintf(key, sizeof(key), "cohort/%s", hi->name);
+            if (b)
+                cu_coalescer_set(c->co, key, b);
+            json_object_put(b);
+        }
+    }
+    cu_coalescer_due(c->co, now, qstatus_send, c);
+}
+
+/* At the start of cycling (startup, or a new leader), the Jobs that are
+ * already there get their Workloads before anything is admitted, so that
+ * they are admitted in queue order rather than in the order their
+ * Workload creations happened to land. At most 5 s. */
+static int startup_wait(ctrl *c, int64_t now)
+{
+    if (c->startup_done)
+        return 0;
+    if (!c->started_at)
+        c->started_at = now;
+    if (now - c->started_at > 5000) {
+        c->startup_done = 1;
+        return 0;
+    }
+    OMAP_FOREACH(&c->objs[R_JOB], jr) {
+        cjob *j = jr->job;
+        if (!j || j->finished || j->deleting || !j->create_body || !ctrl_job_queue(c, j))
+            continue;
+        if (!ctrl_omap_get(&c->objs[R_WL], j->wlkey))
+            return 1;
+    }
+    c->startup_done = 1;
+    return 0;
+}
+
+static void cycle(ctrl *c)
+{
+    int64_t now = cu_clock_system_now(NULL);
+    if (c->next_wake && now >= c->next_wake) {
+        c->next_wake = 0;
+        OMAP_FOREACH(&c->objs[R_WL], w) {
+            if (w->idx < 0)
+                ctrl_eng_add(c, w);   /* re-arms next_wake for those still waiting */
+        }
+    }
+    if ((c->need_rebuild || !c->eng ||
+         (c->tombs > 1024 && c->tombs > c->objs[R_WL].n)) && c->nassumed == 0)
+        ctrl_rebuild(c);
+    if (!c->eng)
+        return;
+
+    if (c->retry_wake && now >= c->retry_wake) {
+        /* writes refused with 409: look at those objects again */
+        c->retry_wake = 0;
+        for (int r = R_WL; r <= R_JOB; r++) {
+            OMAP_FOREACH(&c->objs[r], x) {
+                if (!x->retry_at)
+                    continue;
+                if (x->retry_at <= now) {
+                    if (x->hold) {
+                        x->hold = 0;   /* its backoff is over: may be admitted again */
+                        ctrl_eng_add(c, x);
+                    }
+                    ctrl_mark_job(c, r == R_JOB ? x->key : x->owner);
+                    c->need_views = c->pr_dirty = c->deact_dirty = 1;
+                } else if (!c->retry_wake || x->retry_at < c->retry_wake) {
+                    c->retry_wake = x->retry_at;
+                }
+            }
+        }
+    }
+    for (int r = 0; r < NRES; r++) {
+        cu_informer_stats is;
+        if (!c->inf[r])
+            continue;
+        cu_informer_stats_get(c->inf[r], &is);
+        if (is.relists_410 != c->relists_seen[r]) {
+            c->relists_seen[r] = is.relists_410;
+            ctrl_log(c, 1, "watch of %s expired (410 Gone): listed again", res_tab[r].path);
+        }
+    }
+    if (c->pend_wake && now >= c->pend_wake) {
+        c->pend_wake = 0;
+        c->need_views = 1;
+    }
+    if (now >= c->resync_at) {
+        /* a periodic full pass: no lost trigger leaves a Job behind */
+        c->resync_at = now + 30000;
+        OMAP_FOREACH(&c->objs[R_JOB], jr) ctrl_mark_job(c, jr->key);
+        OMAP_FOREACH(&c->objs[R_WL], wr) {
+            if (wr->hold) {
+                wr->hold = 0;
+                ctrl_eng_add(c, wr);
+            }
+        }
+        c->need_views = 1;
+        c->pr_dirty = 1;
+    }
+    /* the Job integration first: it creates Workloads and stops evicted Jobs */
+    OMAP_FOREACH(&c->dirty_jobs, d) {
+        ctrl_omap_del(&c->dirty_jobs, d->key);
+        rec *jr = ctrl_omap_get(&c->objs[R_JOB], d->key);
+        if (jr)
+            ctrl_reconcile_job(c, jr);
+        free(d->key);
+        free(d);
+    }
+
+    pods_ready(c);
+    deactivations(c);
+    cu_cycle_stats st;
+    int ran = 0, progress = 0;
+    if (startup_wait(c, now)) {
+        queue_status(c);
+        return;
+    }
+    if (!cu_pr_may_admit(&c->cfg.pr, c->pr_not_ready))
+        ran =
+            1000; /* blockAdmission: no admission until every admitted workload's pods are ready */
+    else if (!c->eng_dirty && now - c->eng_ran_at < 1000)
+        ran = 1000;   /* nothing changed: no cycle (time-based state is looked at once a second) */
+    else do {
+        c->eng_dirty = 0;
+        c->eng_ran_at = now;
+        memset(&st, 0, sizeof(st));
+        int64_t t0 = cu_clock_mono_ns();
+        if (cu_engine_cycle(c->eng, &st) != CU_OK)
+            break;
+        double dt = (double)(cu_clock_mono_ns() - t0) / 1e9;
+        const char *res[] = { st.admitted > 0 ? "success" : "inadmissible" };
+        const char *rr[] = { res[0], ctrl_role(c) };
+        cu_metric_observe(c->km.cueue_cycle_seconds, res, dt);
+        cu_metric_inc(c->km.cueue_cycles_total, res, 1);
+        if (st.heads > 0) {
+            const char *ok[] = { "success", ctrl_role(c) },
+                       *no[] = { "inadmissible", ctrl_role(c) };
+            if (st.admitted > 0)
+                cu_metric_inc(c->km.admission_attempts_total, ok, st.admitted);
+            if (st.heads > st.admitted)
+                cu_metric_inc(c->km.admission_attempts_total, no, st.heads - st.admitted);
+            cu_metric_observe(c->km.admission_attempt_duration_seconds, rr, dt);
+        }
+        progress |= st.progress;
+        c->n.cycles++;
+    } while (st.progress && ++ran < 1000);
+    (void)ran;
+    int idx[64];
+    size_t n;
+    while ((n = cu_engine_take_evicted(c->eng, idx, 64)) > 0)
+        for (size_t i = 0; i < n; i++)
+            evict(c, idx[i]);
+    while ((n = cu_engine_take_admitted(c->eng, idx, 64)) > 0)
+        for (size_t i = 0; i < n; i++)
+            admit(c, idx[i]);
+    write_evictions(c);
+    if (progress || c->need_views) {
+        c->need_views = 0;
+        c->need_status = 1;
+        for (size_t i = 0, nw = cu_engine_nworkloads(c->eng); i < nw; i++) {
+            const cu_wl_info *info = cu_engine_workload_info(c->eng, i);
+            rec *w = ctrl_pending_rec(c, info);
+            if (w)
+                write_pending(c, info, w);
+        }
+    }
+    queue_status(c);
+}
+
+void ctrl_on_tick(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)loop;
+    (void)revents;
+    ctrl *c = t->data;
+    if (c->nsynced < c->ninf || c->stopping || !ctrl_leading(c))
+        return;
+    if (!c->started) {
+        c->started = 1;
+        c->need_rebuild = 1;
+        ctrl_log(c, 0, c->elect ? "starting admission cycles as the leader"
+                                : "all informers synced; starting admission cycles");
+    }
+    cycle(c);
+}

@@ -1,0 +1,131 @@
+/*
+ * cu_ctrldecode.c - decoding at the informer boundary: watched objects
+ * to one-object cu_worlds, and the extras read from a Workload.
+ */
+#include "cu_ctrl_int.h"
+
+/* ---------------- decoding at the boundary ---------------- */
+
+/* Logs, once per version of a queue-shaping object, each problem api/'s
+ * validation finds in it (the rules of Kueue's webhooks and CRD schemas,
+ * the same as `cueue simulate`), and what the engine does about it. */
+void ctrl_log_invalid(ctrl *c, int r, const cu_world *w)
+{
+    static const char *const what[NRES] = {
+        [R_RF] = "the ClusterQueues using it are inactive until it is fixed",
+        [R_CQ] = "the ClusterQueue is inactive and holds no quota until it is fixed",
+        [R_COHORT] = "its ClusterQueues are inactive and it holds no quota until it is fixed",
+        [R_LQ] = "its workloads stay pending until it is fixed",
+        [R_WPC] = "Kueue's webhook would refuse it",
+        [R_PC] = "kube-apiserver would refuse it",
+        [R_NS] = "kube-apiserver would refuse it",
+    };
+    static const cu_kind kinds[NRES] = {
+        [R_RF] = CU_KIND_RESOURCE_FLAVOR, [R_CQ] = CU_KIND_CLUSTER_QUEUE,
+        [R_COHORT] = CU_KIND_COHORT, [R_LQ] = CU_KIND_LOCAL_QUEUE,
+        [R_WPC] = CU_KIND_WORKLOAD_PRIORITY_CLASS, [R_PC] = CU_KIND_PRIORITY_CLASS,
+        [R_NS] = CU_KIND_NAMESPACE,
+    };
+    const void *obj = NULL;
+    switch (r) {
+    case R_RF: obj = w->flavors.n ? w->flavors.items[0] : NULL; break;
+    case R_CQ: obj = w->cqs.n ? w->cqs.items[0] : NULL; break;
+    case R_COHORT: obj = w->cohorts.n ? w->cohorts.items[0] : NULL; break;
+    case R_LQ: obj = w->lqs.n ? w->lqs.items[0] : NULL; break;
+    case R_WPC: obj = w->wpcs.n ? w->wpcs.items[0] : NULL; break;
+    case R_PC: obj = w->pcs.n ? w->pcs.items[0] : NULL; break;
+    case R_NS: obj = w->namespaces.n ? w->namespaces.items[0] : NULL; break;
+    default: return;
+    }
+    cu_diag d;
+    cu_diag_init(&d);
+    if (obj && cu_object_validate(kinds[r], obj, &d) != CU_OK) {
+        for (size_t i = 0; i < d.n; i++)
+            ctrl_log(c, 0, "invalid %s (%s)", d.msgs[i], what[r]);
+        if (d.dropped)
+            ctrl_log(c, 0, "... and %zu more problems", d.dropped);
+    }
+    cu_diag_free(&d);
+}
+
+cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nwhy)
+{
+    if (why && nwhy)
+        snprintf(why, nwhy, "not a valid %s", res_tab[r].kind);
+    cu_arena tmp;
+    cu_arena_init(&tmp, 16 * 1024);
+    cu_node *n = cu_ctrl_json_to_node(&tmp, obj);
+    cu_world *w = calloc(1, sizeof(*w));
+    if (!n || !w) {
+        cu_arena_free(&tmp);
+        free(w);
+        return NULL;
+    }
+    cu_world_init(w);
+    cu_arena_free(&w->arena);
+    cu_arena_init(&w->arena, 2048);   /* one object: small chunks */
+    cu_node_set(&tmp, n, "apiVersion", cu_node_new_str(&tmp, res_tab[r].api_version));
+    cu_node_set(&tmp, n, "kind", cu_node_new_str(&tmp, res_tab[r].kind));
+    cu_doc doc = { .file = "api", .root = n };
+    cu_diag d;
+    cu_diag_init(&d);
+    cu_err err = cu_world_decode(w, &doc, &d);
+    if (err != CU_OK || d.n) {
+        for (size_t i = 0; i < d.n; i++)
+            ctrl_log(c, 1, "%s", d.msgs[i]);
+        if (why && nwhy && d.n)
+            snprintf(why, nwhy, "%s", d.msgs[0]);
+    }
+    cu_diag_free(&d);
+    cu_arena_free(&tmp);
+    size_t total = w->flavors.n + w->cqs.n + w->cohorts.n + w->lqs.n + w->workloads.n +
+                   w->wpcs.n + w->pcs.n + w->namespaces.n;
+    if (total != 1) {
+        ctrl_world_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void ctrl_decode_wl_extras(rec *x, json_object *obj)
+{
+    free(x->owner);
+    x->owner = NULL;
+    json_object *owners = cu_jpath(obj, "metadata.ownerReferences");
+    size_t no = json_object_is_type(owners, json_type_array) ? json_object_array_length(owners) : 0;
+    for (size_t i = 0; i < no; i++) {
+        json_object *o = json_object_array_get_idx(owners, i);
+        const char *kind = cu_jstr(o, "kind"), *name = cu_jstr(o, "name");
+        const char *av = cu_jstr(o, "apiVersion");
+        json_object *ctl = cu_jget(o, "controller");
+        if (kind && name && av && strcmp(kind, "Job") == 0 && strcmp(av, "batch/v1") == 0 &&
+            ctl && json_object_get_boolean(ctl)) {
+            const char *ns = cu_jpath_str(obj, "metadata.namespace");
+            size_t l = strlen(ns ? ns : "") + strlen(name) + 2;
+            x->owner = malloc(l);
+            if (x->owner)
+                snprintf(x->owner, l, "%s/%s", ns ? ns : "", name);
+        }
+    }
+    free(x->tmpl);
+    x->tmpl = NULL;
+    json_object *ps = cu_jpath(obj, "spec.podSets");
+    json_object *p0 = json_object_is_type(ps, json_type_array) && json_object_array_length(ps)
+                          ? json_object_array_get_idx(ps, 0)
+                          : NULL;
+    x->ps_count = (int32_t)cu_jas_int64(cu_jget(p0, "count"), 1);
+    json_object *ts = cu_jpath(p0, "template.spec");
+    json_object *t = json_object_new_object();
+    json_object *sel = cu_jget(ts, "nodeSelector"), *tols = cu_jget(ts, "tolerations");
+    if (sel)
+        json_object_object_add(t, "nodeSelector", json_object_get(sel));
+    if (tols)
+        json_object_object_add(t, "tolerations", json_object_get(tols));
+    x->tmpl = ctrl_jtext(t);
+    json_object_put(t);
+    json_object *rq = cu_jpath(obj, "status.requeueState");
+    x->rq_count = (int32_t)cu_jas_int64(cu_jget(rq, "count"), 0);
+    const char *at = cu_jstr(rq, "requeueAt");
+    int64_t ms = 0;
+    x->rq_at = at && cu_time_parse(at, &ms) == 0 ? ms : 0;
+}

@@ -1,0 +1,491 @@
+/*
+ * cu_ctrlwrite.c - the controller's writes (one request per object at a time,
+ * retried until observed), the Events queue, and Workload conditions.
+ */
+#include "cu_ctrl_int.h"
+
+/* ---------------- writes ---------------- */
+
+typedef struct wctx {
+    ctrl *c;
+    opkind kind;
+    char *op, *key, *what;
+} wctx;
+
+int ctrl_leading(const ctrl *c)
+{
+    return (!c->elect || c->leading) && !c->stopping;
+}
+
+/* The guard slot of a write: Workload status (admission included) and
+ * spec writes, Job patches. NULL for writes without one. */
+static char **guard_slot(ctrl *c, opkind kind, const char *op, const char *key, rec **out)
+{
+    rec *x = NULL;
+    int slot = 0;
+    if (kind == OP_STATUS || kind == OP_ADMIT) {
+        x = ctrl_omap_get(&c->objs[R_WL], key);
+    } else if (kind == OP_JOB) {
+        x = ctrl_omap_get(&c->objs[R_JOB], key);
+    } else if (kind == OP_OTHER && strncmp(op, "spec:", 5) == 0) {
+        x = ctrl_omap_get(&c->objs[R_WL], key);
+        slot = 1;
+    }
+    *out = x;
+    return x ? &x->sent_rv[slot] : NULL;
+}
+
+/* Every API request attempt (the kube client's hook): counted by verb
+ * (LIST and WATCH told apart from GET) and status code, timed. */
+void ctrl_on_attempt(void *ud, const char *method, int watch, int code, double seconds)
+{
+    ctrl *c = ud;
+    char cs[8];
+    snprintf(cs, sizeof(cs), "%d", code);
+    const char *verb = watch ? "WATCH" : method;
+    const char *lv[] = { verb, cs }, *dv[] = { verb };
+    cu_metric_inc(c->km.cueue_api_requests_total, lv, 1);
+    if (!watch)
+        cu_metric_observe(c->km.cueue_api_request_duration_seconds, dv, seconds);
+}
+
+/* Every attempt's outcome (the kube client's hook): a TLS failure, a
+ * refused token, ... said once at the default level, and the recovery. */
+void ctrl_on_outcome(void *ud, int code, const char *error, const char *body)
+{
+    ctrl *c = ud;
+    char line[1500];
+    if (cu_ctrl_api_outcome(&c->apih, c->server ? c->server : "?", code, error, body, line,
+                            sizeof(line)))
+        cu_log_kv(&c->log, 0, code >= 200 && code < 300 ? "info" : "error", line, NULL);
+}
+
+typedef struct rrctx { ctrl *c; int r; } rrctx;
+
+static void reread_done(cu_kclient *kc, const cu_kresp *r, void *ud)
+{
+    (void)kc;
+    rrctx *x = ud;
+    if (r->code == 200 && r->body) {
+        json_object *o = cu_json_parse_str(r->body);
+        if (o)
+            ctrl_on_event(NULL, CU_IEV_MODIFIED, o, &x->c->rc[x->r]);
+        json_object_put(o);
+    }
+    free(x);
+}
+
+/* GETs one Workload or Job again and feeds it through ctrl_on_event (as the
+ * watch would). */
+static void reread(ctrl *c, int r, const char *key)
+{
+    const char *sl = strchr(key, '/');
+    if (!sl)
+        return;
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/%.*s/%s/%s",
+             r == R_JOB ? "/apis/batch/v1/namespaces" : WLPATH, (int)(sl - key), key,
+             r == R_JOB ? "jobs" : "workloads", sl + 1);
+    rrctx *x = calloc(1, sizeof(*x));
+    if (!x)
+        return;
+    x->c = c;
+    x->r = r;
+    if (!cu_kclient_request(c->kc, "GET", path, NULL, 0, NULL, reread_done, x))
+        free(x);
+}
+
+static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
+{
+    (void)kc;
+    wctx *w = ud;
+    ctrl *c = w->c;
+    int ok = r->code >= 200 && r->code < 300;
+    {
+        if (r->code == 409) {
+            static const char *const kinds[] = { "workload",        "workload-admission",
+                                                 "workload-status", "job",
+                                                 "queue-status",    "workload-spec" };
+            const char *kv[] = { kinds[w->kind] };
+            cu_metric_inc(c->km.cueue_write_conflicts_total, kv, 1);
+        }
+    }
+    if (!ok && w->kind == OP_CREATE && r->code == 409)
+        ok = 1;   /* AlreadyExists: the watch brings it */
+    if (!ok && w->kind == OP_CREATE) {
+        rec *jr = ctrl_omap_get(&c->objs[R_JOB], w->key);
+        if (jr)
+            jr->created_at = 0;   /* failed: create again */
+    }
+    if (!ok) {
+        c->n.write_errors++;
+        if (r->code == 409)
+            c->n.conflicts++;
+        rec *jr = w->kind == OP_CREATE ? ctrl_omap_get(&c->objs[R_JOB], w->key) : NULL;
+        rec *lx = jr ? jr : ctrl_omap_get(&c->objs[w->kind == OP_JOB ? R_JOB : R_WL], w->key);
+        char msg[700];
+        cu_ctrl_status_text(r->code, r->error, r->body, msg, sizeof(msg));
+        if (jr && jr->job && cu_ctrl_refused_for_good(r->code)) {
+            /* it cannot succeed as it is: said once, on the Job, and not
+             * sent again until the Job changes what it asks for */
+            jr->refused = jr->create_hash;
+            ctrl_log(c, 0, "Job %s: the API server refused its Workload %s (%s); not sent again "
+                     "until the Job changes", w->key, jr->job->wlkey, msg);
+            char m[900];
+            snprintf(m, sizeof(m), "Workload %s could not be created: %s",
+                     strchr(jr->job->wlkey, '/') + 1, msg);
+            ctrl_emit_job(c, jr->job, "Warning", CU_EV_FAILED_CREATE_WORKLOAD, m);
+        } else {
+            /* the first failure of a streak at the default level, the
+             * retries after it (backing off) only with -v 2 */
+            int quiet = r->code == 409 ? 1 : lx && lx->conflicts > 0 ? 2 : 0;
+            ctrl_log(c, quiet, "%s failed: %s", w->what, msg);
+        }
+        if (w->kind == OP_QSTATUS)
+            cu_coalescer_written(c->co, w->key, 0);
+        rec *gx;
+        char **g = guard_slot(c, w->kind, w->op, w->key, &gx);
+        if (w->kind == OP_CREATE)
+            gx = ctrl_omap_get(&c->objs[R_JOB], w->key);
+        if ((g || w->kind == OP_CREATE) && gx) {
+            /* the same version is written again only after a backoff
+             * (cu_ctrl_retry_delay_ms); a new version may be written at
+             * once. A conflict reads the object again (a newer version
+             * may be on its way). */
+            gx->conflicts++;
+            gx->retry_at =
+                cu_clock_system_now(NULL) + cu_ctrl_retry_delay_ms(r->code, gx->conflicts);
+            if (!c->retry_wake || gx->retry_at < c->retry_wake)
+                c->retry_wake = gx->retry_at;
+            if (r->code == 409 && g)
+                reread(c, w->kind == OP_JOB ? R_JOB : R_WL, w->key);
+        }
+        if (w->kind == OP_ADMIT) {
+            rec *x = ctrl_omap_get(&c->objs[R_WL], w->key);
+            if (x) {
+                x->hold = r->code == 409;
+                ctrl_undo_admission(c, x);
+            }
+        }
+    }
+    if (ok && w->kind == OP_QSTATUS)
+        cu_coalescer_written(c->co, w->key, 1);
+    rec *cj = ok && w->kind == OP_CREATE ? ctrl_omap_get(&c->objs[R_JOB], w->key) : NULL;
+    if (cj) {
+        cj->conflicts = 0;
+        cj->retry_at = 0;
+    }
+    if (cj && r->code != 409) {
+        /* in the API now (not on a 409: someone else created it) */
+        rec *jr = cj;
+        if (jr->job && jr->job->wlkey) {
+            const cjob *j = jr->job;
+            ctrl_log(c, 1, "Job %s: created Workload %s", jr->key, j->wlkey);
+            char m[900];
+            ctrl_emit_job(c, j, "Normal", CU_EV_CREATED_WORKLOAD,
+                          cu_ctrl_event_msg_created_workload(m, sizeof(m), j->ns,
+                                                             strchr(j->wlkey, '/') + 1));
+        }
+    }
+    if (ok) {
+        rec *gx;
+        if (guard_slot(c, w->kind, w->op, w->key, &gx) && gx) {
+            gx->conflicts = 0;
+            gx->retry_at = 0;
+        }
+    }
+    if (ok && w->kind == OP_ADMIT) {
+        rec *x = ctrl_omap_get(&c->objs[R_WL], w->key);
+        if (x && x->assumed)
+            x->adm_written = 1;   /* in the API now: its Job may start before the watch says so */
+    }
+    rec *f = ctrl_omap_del(&c->inflight, w->op);
+    if (f) {
+        free(f->key);
+        free(f);
+    }
+    /* the object's Job (or the Job itself) gets another look */
+    rec *wl = ctrl_omap_get(&c->objs[R_WL], w->key);
+    ctrl_mark_job(c, wl && wl->owner ? wl->owner : w->key);
+    free(w->op);
+    free(w->key);
+    free(w->what);
+    free(w);
+}
+
+/* Sends body (taken) unless op is in flight or this replica must not
+ * write. Returns 1 when sent. */
+int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const char *method,
+                    const char *path, const char *ctype, json_object *body, const char *what)
+{
+    rec *gx = NULL;
+    char **g = guard_slot(c, kind, op, key, &gx);
+    if (ctrl_omap_get(&c->inflight, op) || !ctrl_leading(c) ||
+        (g && *g && gx->rv && strcmp(*g, gx->rv) == 0 &&
+         (!gx->retry_at || cu_clock_system_now(NULL) < gx->retry_at))) {
+        json_object_put(body);   /* in flight, already written at this version, or not leading */
+        return 0;
+    }
+    wctx *w = calloc(1, sizeof(*w));
+    rec *f = calloc(1, sizeof(*f));
+    if (w) {
+        w->c = c;
+        w->kind = kind;
+        w->op = strdup(op);
+        w->key = strdup(key);
+        w->what = strdup(what);
+    }
+    const char *s = body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN) : NULL;
+    cu_kreq *rq = NULL;
+    if (w && f && w->op && w->key && w->what && (f->key = strdup(op)) != NULL) {
+        if (c->verbose >= 3)
+            ctrl_log(c, 3, "%s %s %s", method, path, s ? s : "");
+        rq = cu_kclient_request(c->kc, method, path, s, s ? strlen(s) : 0, ctype, write_done, w);
+    }
+    json_object_put(body);
+    if (!rq || ctrl_omap_add(&c->inflight, f) != 0) {
+        ctrl_log(c, 0, "%s: could not start the request", what);
+        if (w) {
+            free(w->op);
+            free(w->key);
+            free(w->what);
+        }
+        free(w);
+        if (f)
+            free(f->key);
+        free(f);
+        return 0;   /* an rq already sent completes with w freed? never: rq is NULL here */
+    }
+    c->n.writes++;
+    if (g) {
+        free(*g);
+        *g = ctrl_sdup(gx->rv);
+    }
+    return 1;
+}
+
+int ctrl_inflight(ctrl *c, const char *op)
+{
+    return ctrl_omap_get(&c->inflight, op) != NULL;
+}
+
+void ctrl_mark_job(ctrl *c, const char *jkey)
+{
+    if (!jkey || ctrl_omap_get(&c->dirty_jobs, jkey))
+        return;
+    rec *d = calloc(1, sizeof(*d));
+    if (!d || !(d->key = strdup(jkey)) || ctrl_omap_add(&c->dirty_jobs, d) != 0) {
+        if (d)
+            free(d->key);
+        free(d);
+    }
+}
+
+/* ---------------- events ---------------- */
+
+/* Events wait in a FIFO and at most EV_INFLIGHT are sent at a time, so
+ * that a burst of them never delays admissions and Job starts (which go
+ * straight to the client). The FIFO is bounded: past EV_QUEUE_MAX the
+ * oldest are dropped (counted). */
+enum { EV_INFLIGHT = 4, EV_QUEUE_MAX = 20000 };
+
+typedef struct evctx {
+    ctrl *c;
+    cu_recorder *r;
+    cu_event_req req;          /* body reduced to metadata.name once queued */
+    char *text;                /* the body to send */
+    struct evctx *next;
+} evctx;
+
+static void ev_pump(ctrl *c);
+
+static void event_done(cu_kclient *kc, const cu_kresp *r, void *ud)
+{
+    (void)kc;
+    evctx *e = ud;
+    ctrl *c = e->c;
+    if (r->code < 200 || r->code >= 300) {
+        cu_recorder_failed(e->r, &e->req);
+        ctrl_log(c, 2, "event %s %s failed: %d", e->req.method, e->req.path, r->code);
+    }
+    cu_event_req_free(&e->req);
+    free(e->text);
+    free(e);
+    c->ev_inflight--;
+    ev_pump(c);
+}
+
+static void ev_pump(ctrl *c)
+{
+    while (c->evq_head && c->ev_inflight < EV_INFLIGHT && !c->stopping) {
+        evctx *e = c->evq_head;
+        c->evq_head = e->next;
+        if (!c->evq_head)
+            c->evq_tail = NULL;
+        c->evq_len--;
+        if (!cu_kclient_request(c->kc, e->req.method, e->req.path, e->text, strlen(e->text),
+                                e->req.content_type, event_done, e)) {
+            cu_event_req_free(&e->req);
+            free(e->text);
+            free(e);
+            continue;
+        }
+        c->ev_inflight++;
+        c->events++;
+    }
+}
+
+void ctrl_ev_queue_free(ctrl *c)
+{
+    while (c->evq_head) {
+        evctx *e = c->evq_head;
+        c->evq_head = e->next;
+        cu_event_req_free(&e->req);
+        free(e->text);
+        free(e);
+    }
+    c->evq_tail = NULL;
+    c->evq_len = 0;
+}
+
+/* Records an event about an object (fire and forget; the leader only). */
+void ctrl_emit_av(ctrl *c, int job, const char *av, const char *kind, const char *ns,
+                  const char *name, const char *uid, const char *type, const char *reason,
+                  const char *msg)
+{
+    if (!ctrl_leading(c))
+        return;
+    cu_event_ref ref = {
+        .api_version = av,
+        .kind = kind, .ns = ns, .name = name, .uid = uid,
+    };
+    evctx *e = calloc(1, sizeof(*e));
+    if (!e)
+        return;
+    e->c = c;
+    e->r = job ? c->ev_job : c->ev_adm;
+    if (cu_recorder_record(e->r, &ref, type, reason, msg, cu_clock_system_now(NULL), &e->req) !=
+        1) {
+        free(e);
+        return;
+    }
+    /* queued as text: a json-c tree costs ten times more */
+    e->text = strdup(json_object_to_json_string_ext(e->req.body, JSON_C_TO_STRING_PLAIN));
+    json_object *md = cu_jget(e->req.body, "metadata"), *small = json_object_new_object();
+    if (md && cu_jget(md, "name")) {
+        json_object *m2 = json_object_new_object();
+        json_object_object_add(m2, "name", json_object_get(cu_jget(md, "name")));
+        json_object_object_add(small, "metadata", m2);
+    }
+    json_object_put(e->req.body);
+    e->req.body = small;
+    if (!e->text) {
+        cu_event_req_free(&e->req);
+        free(e);
+        return;
+    }
+    if (c->evq_len >= EV_QUEUE_MAX) {
+        evctx *old = c->evq_head;
+        c->evq_head = old->next;
+        if (!c->evq_head)
+            c->evq_tail = NULL;
+        c->evq_len--;
+        cu_event_req_free(&old->req);
+        free(old->text);
+        free(old);
+        c->events_dropped++;
+    }
+    if (c->evq_tail)
+        c->evq_tail->next = e;
+    else
+        c->evq_head = e;
+    c->evq_tail = e;
+    c->evq_len++;
+    ev_pump(c);
+}
+
+static void emit(ctrl *c, int job, const char *kind, const char *ns, const char *name,
+                 const char *uid, const char *type, const char *reason, const char *msg)
+{
+    ctrl_emit_av(c, job, job ? "batch/v1" : CU_GROUP "/v1beta2", kind, ns, name, uid, type, reason,
+                 msg);
+}
+
+void ctrl_emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *reason,
+                  const char *msg)
+{
+    if (wl)
+        emit(c, 0, "Workload", wl->meta.ns, wl->meta.name, wl->meta.uid, type, reason, msg);
+}
+
+void ctrl_emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg)
+{
+    if (j)
+        emit(c, 1, "Job", j->ns, j->name, j->uid, type, reason, msg);
+}
+
+/* ---------------- conditions ---------------- */
+
+const cu_workload *ctrl_wl_of(const rec *r)
+{
+    return r && r->w && r->w->workloads.n ? r->w->workloads.items[0] : NULL;
+}
+
+int ctrl_cond_is(const cu_workload *wl, const char *type, const char *status)
+{
+    const cu_condition *k = wl ? cu_workload_cond(wl, type) : NULL;
+    return k && k->status && strcmp(k->status, status) == 0;
+}
+
+/* The Workload's conditions as a json array (new; caller frees). */
+json_object *ctrl_conds_json(const cu_workload *wl)
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; wl && i < wl->nconds; i++) {
+        const cu_condition *k = &wl->conds[i];
+        json_object *o = json_object_new_object();
+        char ts[40];
+        json_object_object_add(o, "type", json_object_new_string(k->type ? k->type : ""));
+        json_object_object_add(o, "status",
+                               json_object_new_string(k->status ? k->status : "Unknown"));
+        json_object_object_add(o, "reason",
+                               json_object_new_string(k->reason ? k->reason : "Unknown"));
+        json_object_object_add(o, "message", json_object_new_string(k->message ? k->message : ""));
+        cu_time_format(k->ltt_ms, ts, sizeof(ts));
+        json_object_object_add(o, "lastTransitionTime", json_object_new_string(ts));
+        json_object_array_add(a, o);
+    }
+    return a;
+}
+
+/* conds with type set (taken and returned; lastTransitionTime kept when
+ * the status does not change). */
+json_object *ctrl_cset(json_object *conds, const char *type, const char *status,
+                       const char *reason, const char *message, int64_t now)
+{
+    json_object *n = cu_ctrl_set_condition(conds, type, status, reason, message, now);
+    json_object_put(conds);
+    return n;
+}
+
+json_object *ctrl_status_patch(const char *rv, json_object **st_out)
+{
+    json_object *p = json_object_new_object(), *st = json_object_new_object();
+    if (rv) {
+        json_object *md = json_object_new_object();
+        json_object_object_add(md, "resourceVersion", json_object_new_string(rv));
+        json_object_object_add(p, "metadata", md);
+    }
+    json_object_object_add(p, "status", st);
+    *st_out = st;
+    return p;
+}
+
+int ctrl_wl_status_write(ctrl *c, rec *w, opkind kind, json_object *p, const char *what)
+{
+    const cu_workload *wl = ctrl_wl_of(w);
+    char op[1100], path[1200];
+    snprintf(op, sizeof(op), "status:%s", w->key);
+    snprintf(path, sizeof(path), "%s/%s/workloads/%s/status", WLPATH, wl->meta.ns, wl->meta.name);
+    return ctrl_send_write(c, kind, op, w->key, "PATCH", path, MERGE, p, what);
+}

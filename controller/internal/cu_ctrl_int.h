@@ -1,0 +1,388 @@
+/*
+ * cu_ctrl_int.h - the controller's shared state, for its own files only
+ * (controller/ and controller/jobs/; off every other target's include
+ * path): the resources it watches, the records it keeps of them, the
+ * controller struct, and the functions its files call across each other.
+ * Every record and the ctrl are owned by the ctrl (freed by
+ * cu_controller_main); the functions borrow what they are given unless
+ * their definition says otherwise.
+ */
+#ifndef CU_CTRL_INT_H
+#define CU_CTRL_INT_H
+
+#include "cu_controller.h"
+#include "cu_clock.h"
+#include "cu_duration.h"
+#include "cu_hash.h"
+#include "cu_httpd.h"
+#include "cu_ctrlretry.h"
+#include "cu_mauth.h"
+#include "cu_ctrlstatus.h"
+#include "cu_exclude.h"
+#include "cu_explain.h"
+#include "cu_metrics.h"
+#include "cu_log.h"
+#include "cu_podsready.h"
+#include "cu_informer.h"
+#include "cu_lease.h"
+#include "cu_quantity.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_WL, R_JOB, NRES };
+
+static const struct {
+    const char *path, *api_version, *kind;
+} res_tab[NRES] = {
+    { "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", CU_GROUP "/v1beta2", "ResourceFlavor" },
+    { "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", CU_GROUP "/v1beta2", "ClusterQueue" },
+    { "/apis/kueue.x-k8s.io/v1beta2/cohorts", CU_GROUP "/v1beta2", "Cohort" },
+    { "/apis/kueue.x-k8s.io/v1beta2/localqueues", CU_GROUP "/v1beta2", "LocalQueue" },
+    { "/apis/kueue.x-k8s.io/v1beta2/workloadpriorityclasses", CU_GROUP "/v1beta2",
+      "WorkloadPriorityClass" },
+    { "/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass" },
+    { "/api/v1/namespaces", "v1", "Namespace" },
+    { "/apis/kueue.x-k8s.io/v1beta2/workloads", CU_GROUP "/v1beta2", "Workload" },
+    { "/apis/batch/v1/jobs", "batch/v1", "Job" },
+};
+
+static const char MERGE[] = "application/merge-patch+json";
+static const char APPLY[] = "application/apply-patch+yaml";   /* JSON is YAML */
+/* The field manager of the queue statuses, written by server-side apply. */
+static const char QSTATUS_MANAGER[] = "cueue-queue-status";
+static const char WLPATH[] = "/apis/kueue.x-k8s.io/v1beta2/namespaces";
+
+/* ---------------- records ---------------- */
+
+/* What the controller keeps of a batch/v1 Job. */
+typedef struct cjob {
+    char *ns, *name, *uid;
+    char *label_queue;       /* the queue-name label, NULL when absent */
+    char *wlkey;             /* ns/name of its Workload */
+    int suspended, finished, failed, deleting;
+    char *fail_msg;
+    int has_par, has_comp;
+    int32_t par, comp;
+    int64_t created_ms;      /* metadata.creationTimestamp, 0 when absent */
+    int64_t active, ready, succeeded;
+    char *cur_sel;           /* the template's nodeSelector now (JSON text), NULL if none */
+    char *create_body;       /* the Workload to create (JSON text), NULL if unmanaged */
+    char *bad;               /* why its Workload cannot be built, NULL */
+} cjob;
+
+typedef struct rec {
+    struct rec *hnext;
+    char *key, *rv;
+    int r;
+    cu_world *w;             /* kinds decoded by api/: the latest decode, one object */
+    const void *obj;
+    /* Workloads */
+    cu_world *ew;            /* the decode the engine's live copy is from (w, or an
+                                older one kept in the grave) */
+    int pinned;              /* w is referenced by the engine (live or removed copy) */
+    int idx;                 /* engine index, -1 when not in the engine */
+    int assumed;             /* admission written or in flight, not seen back yet */
+    int adm_written;         /* ... and the write succeeded (the Job may start) */
+    int hold;                /* a write of this version conflicted: out of the engine
+                                until a newer version arrives */
+    char *owner;             /* "ns/job" of its controlling Job, NULL */
+    char *tmpl;              /* pod set 0's template spec: {"nodeSelector","tolerations"} */
+    int32_t ps_count;
+    int32_t rq_count;
+    int64_t rq_at;           /* status.requeueState */
+    int evict_pending;       /* the engine evicted it: Evicted=True still to be written */
+    char *ev_reason, *ev_msg, *pr_reason;
+    /* ResourceFlavors: spec.nodeLabels and spec.tolerations (JSON text) */
+    char *rf_spec;
+    /* ClusterQueues, LocalQueues: status.conditions as read (JSON text) */
+    char *st_conds;
+    char *deact_msg;         /* why waitForPodsReady deactivated it */
+    size_t shape;            /* queue-shaping objects: hash of what the engine reads */
+    /* the resourceVersion a write of this object was based on, per kind of
+     * write (0 status, 1 spec): no second write until the object changed */
+    char *sent_rv[2];
+    int64_t pend_at;         /* Workloads: when the pending reason was last written */
+    int64_t created_at;      /* Jobs: when their Workload was created (until it is seen) */
+    unsigned evicted_once;   /* eviction reasons already counted (evicted_workloads_once) */
+    int conflicts;           /* writes refused in a row (409 or another error) */
+    int64_t retry_at;        /* after a refused write: when the same version may be written
+                                again (Jobs: when their Workload may be created again) */
+    size_t refused;          /* Jobs: hash of the Workload body the API server refused
+                                for good (4xx): not sent again until it changes */
+    size_t create_hash;      /* Jobs: hash of the Workload body sent last */
+    char *bad;               /* why the last version could not be decoded (reported once) */
+    cjob *job;
+} rec;
+
+typedef struct omap {
+    rec **b;
+    size_t nb, n;
+} omap;
+
+#define OMAP_FOREACH(m, x)                                                                         \
+    for (size_t x##_i = 0; x##_i < (m)->nb; x##_i++)                                               \
+        for (rec *x = (m)->b[x##_i], *x##_n = NULL; x && ((x##_n = x->hnext), 1); x = x##_n)
+
+/* ---------------- the controller ---------------- */
+
+typedef struct ctrl ctrl;
+typedef struct rctx { ctrl *c; int r; } rctx;
+
+typedef struct cfgx {
+    cu_pr_config pr;           /* waitForPodsReady */
+    int manage_without_queue;
+    const cu_config *cf;       /* the Configuration file, NULL */
+    int jobs;                  /* batch/job integration on */
+} cfgx;
+
+struct ctrl {
+    struct ev_loop *loop;
+    cu_kclient *kc;
+    cu_informer *inf[NRES];
+    rctx rc[NRES];
+    int ninf, nsynced;
+    omap objs[NRES];
+    omap inflight;             /* operation keys in flight (records with only a key) */
+    omap dirty_jobs;           /* Job keys to reconcile */
+    int verbose;
+    cu_log log;
+    cfgx cfg;
+
+    /* the engine */
+    cu_engine_opts eopts;
+    cu_engine *eng;
+    cu_world vw;               /* view world: pointers into the records */
+    rec **by_idx;              /* engine index -> Workload record (NULL: removed) */
+    size_t nby, capby;
+    size_t tombs;              /* removed workloads still in the engine */
+    cu_world **grave;          /* decodes the engine may still point at */
+    size_t ngrave, capgrave;
+    int need_rebuild, need_views, started;
+    int eng_dirty;             /* something the engine reads changed: run it */
+    int startup_done;          /* the Jobs found at the start have their Workloads */
+    int64_t started_at;
+    int64_t eng_ran_at;        /* idle: the engine still runs once a second */
+    int nassumed, nevict_pending;
+    int64_t next_wake;         /* earliest requeueAt of a workload in backoff */
+    int64_t pr_wake;           /* next waitForPodsReady deadline, 0 none */
+    int64_t pend_wake;         /* a held-back pending reason is due, 0 none */
+    int64_t resync_at;         /* next full pass over the Jobs */
+    int64_t retry_wake;        /* a write refused with 409 may be retried */
+    uint64_t relists_seen[NRES];
+    int pr_dirty;              /* a Job or Workload changed: look again */
+    int deact_dirty;           /* a Workload changed: look for deactivated ones */
+    size_t pr_not_ready;       /* admitted workloads whose pods are not ready */
+
+    ev_timer tick;
+    ev_signal sigterm, sigint;
+    struct {
+        unsigned long admissions, evictions, preemptions, cycles, rebuilds, writes, write_errors,
+            conflicts;
+    } n;
+
+    /* leader election */
+    int elect, leading, stopping;
+    cu_lease_opts lopts;
+    cu_lease *lease;
+    const char *lease_ns;
+    char ident[300];
+    ev_timer stop_timer, drain;
+
+    cu_httpd *health, *metrics;
+    cu_mauth *mauth;           /* secure metrics: TokenReview and SubjectAccessReview */
+    cu_coalescer *co;          /* ClusterQueue/LocalQueue/Cohort status writes */
+    cu_metrics *m;             /* /metrics */
+    cu_kueue_metrics km;
+    cu_recorder *ev_adm, *ev_job;   /* Events of the scheduler and of the Job integration */
+    uint64_t ev_seq;
+    unsigned long events, events_dropped;
+    struct evctx *evq_head, *evq_tail;
+    size_t evq_len;
+    int ev_inflight;
+    int need_status;
+    int exit_rc;
+    const char *server;        /* the API server's URL (the kubeconfig's) */
+    cu_api_health apih;        /* what fails talking to it, said once */
+    size_t skips_said[64];     /* hashes of the informers' last skip reports */
+    unsigned nskips_said;
+};
+
+typedef enum { OP_CREATE, OP_ADMIT, OP_STATUS, OP_JOB, OP_QSTATUS, OP_OTHER } opkind;
+
+/* ---- cu_controller.c: records, logging, lifecycle ---- */
+
+/* The record of key in m (borrowed), or NULL. */
+rec *ctrl_omap_get(const omap *m, const char *key);
+/* Adds r (taken; its key must not be in m). Returns 0, or -1 on OOM. */
+int ctrl_omap_add(omap *m, rec *r);
+/* Unlinks the record of key from m and returns it (the caller's now), or
+ * NULL. */
+rec *ctrl_omap_del(omap *m, const char *key);
+/* Frees a decode (a calloc'd world) / a Job's record; NULL is fine. */
+void ctrl_world_free(cu_world *w);
+void ctrl_cjob_free(cjob *j);
+/* Logs at level v ("error" when the line says failed, could not or
+ * cannot). */
+void ctrl_log(ctrl *c, int v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* strdup of s, NULL for NULL. */
+char *ctrl_sdup(const char *s);
+/* o as plain JSON text (new, caller frees), NULL for NULL. */
+char *ctrl_jtext(json_object *o);
+
+/* ---- cu_ctrlwrite.c: writes, Events, conditions ---- */
+
+/* 1 when this replica may write: not electing, or holding the Lease; and
+ * not stopping. */
+int ctrl_leading(const ctrl *c);
+/* The kube client's hooks (ud is the ctrl): every request attempt counted
+ * and timed; the outcome of each request, for the API health report. */
+void ctrl_on_attempt(void *ud, const char *method, int watch, int code, double seconds);
+void ctrl_on_outcome(void *ud, int code, const char *error, const char *body);
+/* Sends body (taken) to path with method and content type ctype, unless
+ * op (the operation key, e.g. "status:ns/name") is in flight or this
+ * replica must not write; key names the record the write is about, what
+ * is logged. Returns 1 when sent. */
+int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const char *method,
+                    const char *path, const char *ctype, json_object *body, const char *what);
+/* 1 when a write with operation key op is in flight. */
+int ctrl_inflight(ctrl *c, const char *op);
+/* Queues the Job jkey (borrowed, copied) for reconciling. */
+void ctrl_mark_job(ctrl *c, const char *jkey);
+/* Frees the Events still queued. */
+void ctrl_ev_queue_free(ctrl *c);
+/* Records an Event about an object of apiVersion av (job: by the Job
+ * integration's recorder, else the scheduler's); fire and forget, the
+ * leader only. Borrows the strings. */
+void ctrl_emit_av(ctrl *c, int job, const char *av, const char *kind, const char *ns,
+                  const char *name, const char *uid, const char *type, const char *reason,
+                  const char *msg);
+/* The same about a Workload / a Job (NULL: nothing). */
+void ctrl_emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *reason,
+                  const char *msg);
+void ctrl_emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg);
+/* The Workload decoded in r (borrowed from r), or NULL. */
+const cu_workload *ctrl_wl_of(const rec *r);
+/* 1 when wl (may be NULL) has condition type with status. */
+int ctrl_cond_is(const cu_workload *wl, const char *type, const char *status);
+/* The Workload's conditions as a json array (new; caller puts). */
+json_object *ctrl_conds_json(const cu_workload *wl);
+/* conds with type set (taken and returned; lastTransitionTime kept when
+ * the status does not change). */
+json_object *ctrl_cset(json_object *conds, const char *type, const char *status,
+                       const char *reason, const char *message, int64_t now);
+/* A new merge patch {metadata: {resourceVersion: rv} (when rv), status:
+ * {}}; *st_out borrows its status object. Caller puts the patch. */
+json_object *ctrl_status_patch(const char *rv, json_object **st_out);
+/* Sends patch p (taken) to the /status of Workload w. Returns 1 when sent. */
+int ctrl_wl_status_write(ctrl *c, rec *w, opkind kind, json_object *p, const char *what);
+
+/* ---- cu_ctrlobs.c: metrics, probes, debug pages ---- */
+
+/* The replica_role label value: standalone, leader or follower. */
+const char *ctrl_role(const ctrl *c);
+/* The priority_class label value of wl ("" when none). */
+const char *ctrl_pclass(const cu_workload *wl);
+/* ms as seconds (0 when not positive). */
+double ctrl_secs(int64_t ms);
+/* When wl entered its queue last: the Requeued transition, else its
+ * creation. */
+int64_t ctrl_queued_at(const cu_workload *wl);
+/* The parent of cohort name in the engine's views (NULL: a root, or not
+ * known). Borrowed from the engine. */
+const char *ctrl_cohort_parent(ctrl *c, const char *name);
+/* Adds v to (observe: observes v in) the ClusterQueue family cqf and the
+ * LocalQueue family lqf for wl in ClusterQueue cq. */
+void ctrl_m_wl(ctrl *c, cu_metric_family *cqf, cu_metric_family *lqf, const cu_workload *wl,
+               const char *cq, int observe, double v);
+/* The evicted_workloads counters (and the "once" variant), for a
+ * Workload of ClusterQueue cq evicted for reason (cause may be ""). */
+void ctrl_m_evicted(ctrl *c, rec *w, const cu_workload *wl, const char *cq, const char *reason,
+                    const char *cause);
+/* The HTTP handlers (ud is the ctrl) of /healthz and /readyz, and of
+ * /metrics and the debug pages. Return the status code. */
+int ctrl_health_handler(void *ud, const char *path, const char *query, const char *accept,
+                        cu_buf *body, const char **ctype);
+int ctrl_metrics_handler(void *ud, const char *path, const char *query, const char *accept,
+                         cu_buf *b, const char **ctype);
+/* The process's peak resident set size in KiB (0 when unknown). */
+long ctrl_peak_rss_kib(void);
+
+/* ---- cu_ctrlsync.c: the engine kept in step with the records ---- */
+
+/* 1 when w waits out a requeue backoff (status.requeueState). */
+int ctrl_in_backoff(const ctrl *c, const rec *w);
+/* Removes w from the engine (its copy stays alive until the next rebuild). */
+void ctrl_eng_remove(ctrl *c, rec *w);
+/* Replaces the current decode of x with w (taken; the engine may still
+ * reference the old one, which is kept until it does not). */
+void ctrl_set_decode(ctrl *c, rec *x, cu_world *w);
+/* Queue order of a Job's Workload: the Job's creation time when earlier
+ * than the Workload's. */
+void ctrl_job_order(ctrl *c, rec *w);
+/* Adds w's current decode to the engine when it belongs there. */
+void ctrl_eng_add(ctrl *c, rec *w);
+/* Rebuilds the engine from the records. Not while admissions are assumed
+ * (their quota is only in the engine) or informers are not synced. */
+void ctrl_rebuild(ctrl *c);
+/* Undoes w's assumed admission (its write failed): queued again. */
+void ctrl_undo_admission(ctrl *c, rec *w);
+/* Brings the engine in line with Workload w's current decode. */
+void ctrl_wl_sync(ctrl *c, rec *w);
+
+/* ---- cu_ctrldecode.c: decoding at the informer boundary ---- */
+
+/* Logs, once per version of a queue-shaping object, each problem api/'s
+ * validation finds in it, and what the engine does about it. */
+void ctrl_log_invalid(ctrl *c, int r, const cu_world *w);
+/* obj (borrowed) of resource r decoded into a new one-object world (caller
+ * frees with ctrl_world_free), or NULL with the reason in why. */
+cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nwhy);
+/* Reads into x what the controller needs of a Workload beyond the decode:
+ * its controlling Job, pod set 0's template, status.requeueState. */
+void ctrl_decode_wl_extras(rec *x, json_object *obj);
+
+/* ---- jobs/cu_job.c: the batch/v1 Job integration ---- */
+
+/* What the controller keeps of the Job (borrowed): a new cjob (caller
+ * frees with ctrl_cjob_free), NULL without namespace, name or uid. */
+cjob *ctrl_decode_job(ctrl *c, json_object *job);
+/* The queue of a Job: its label; else "default" when its namespace has a
+ * LocalQueue named default; else "" when manageJobsWithoutQueueName
+ * covers its namespace (managed, no queue); NULL: not managed. */
+const char *ctrl_job_queue(ctrl *c, const cjob *j);
+/* An evicted Workload whose pods are gone: status.admission cleared,
+ * QuotaReserved=False, Admitted=False, Requeued=True. */
+void ctrl_release_evicted(ctrl *c, rec *w);
+/* Brings the Job jr and its Workload to what they should be: creates the
+ * Workload, starts the admitted Job, stops the evicted or unadmitted one,
+ * marks the Workload Finished. One write per object at a time. */
+void ctrl_reconcile_job(ctrl *c, rec *jr);
+
+/* ---- cu_ctrlinform.c: informer events ---- */
+
+/* Frees a record and everything it owns. */
+void ctrl_rec_free(rec *x);
+/* The informers' callbacks (ud is the rctx of the resource). */
+void ctrl_on_skip(cu_informer *inf, const char *why, json_object *obj, void *ud);
+void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud);
+
+/* ---- cu_ctrlcycle.c: the admission cycle ---- */
+
+/* The record of a workload pending in the engine (its removed copies show
+ * as finished), or NULL. Borrowed. */
+rec *ctrl_pending_rec(ctrl *c, const cu_wl_info *info);
+/* The loop's tick (data is the ctrl): runs the cycle when something
+ * changed or a deadline passed. */
+void ctrl_on_tick(struct ev_loop *loop, ev_timer *t, int revents);
+
+#endif

@@ -1,0 +1,237 @@
+/*
+ * cu_jobbuild.c - request bodies of the Job integration (the Workload for
+ * a Job, the patch that starts an admitted Job) and whether a Job is
+ * finished. Pure functions: no I/O.
+ */
+#include "cu_ctrl_int.h"
+
+/* metadata.labels[key] / metadata.annotations[key] (keys contain dots) */
+static const char *jmeta_kv(json_object *o, const char *field, const char *key)
+{
+    return cu_jstr(cu_jget(cu_jget(o, "metadata"), field), key);
+}
+
+int cu_ctrl_job_finished(json_object *job, int *failed)
+{
+    json_object *conds = cu_jpath(job, "status.conditions");
+    size_t n = json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *c = json_object_array_get_idx(conds, i);
+        const char *t = cu_jstr(c, "type"), *s = cu_jstr(c, "status");
+        if (!t || !s || strcmp(s, "True") != 0)
+            continue;
+        if (strcmp(t, "Complete") == 0 || strcmp(t, "Failed") == 0) {
+            if (failed)
+                *failed = strcmp(t, "Failed") == 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Reads an optional non-negative int32 field; returns 0 when absent, -1 when bad. */
+static int opt_count(json_object *o, const char *dotted, int32_t *out)
+{
+    json_object *v = cu_jpath(o, dotted);
+    if (!v || json_object_is_type(v, json_type_null))
+        return 0;
+    if (!json_object_is_type(v, json_type_int))
+        return -1;
+    int64_t x = json_object_get_int64(v);
+    if (x < 0 || x > INT32_MAX)
+        return -1;
+    *out = (int32_t)x;
+    return 1;
+}
+
+json_object *cu_ctrl_workload_for_job(json_object *job, cu_diag *d)
+{
+    const char *name = cu_jpath_str(job, "metadata.name"),
+               *ns = cu_jpath_str(job, "metadata.namespace");
+    const char *uid = cu_jpath_str(job, "metadata.uid");
+    if (!name || !ns || !uid) {
+        cu_diag_error(d, "Job %s/%s: metadata: name, namespace and uid are required",
+                      ns ? ns : "?", name ? name : "?");
+        return NULL;
+    }
+    const char *queue = jmeta_kv(job, "labels", CU_LABEL_QUEUE_NAME);
+    if (!queue || !*queue) {
+        cu_diag_error(d, "Job %s/%s: metadata.labels: no " CU_LABEL_QUEUE_NAME " label", ns, name);
+        return NULL;
+    }
+    json_object *tmpl = cu_jpath(job, "spec.template");
+    if (!json_object_is_type(tmpl, json_type_object)) {
+        cu_diag_error(d, "Job %s/%s: spec.template: missing or not an object", ns, name);
+        return NULL;
+    }
+    int32_t par = 1, comp = 0;
+    int r1 = opt_count(job, "spec.parallelism", &par);
+    int r2 = opt_count(job, "spec.completions", &comp);
+    if (r1 < 0 || r2 < 0) {
+        cu_diag_error(d, "Job %s/%s: %s: must be an integer >= 0", ns, name,
+                      r1 < 0 ? "spec.parallelism" : "spec.completions");
+        return NULL;
+    }
+    if (r2 == 0)
+        comp = par;
+    int32_t count = par < comp ? par : comp;
+
+    cu_arena a;
+    cu_arena_init(&a, 0);
+    const char *wlname = cu_job_workload_name(&a, name, uid);
+    if (!wlname) {
+        cu_arena_free(&a);
+        return NULL;
+    }
+
+    json_object *wl = json_object_new_object();
+    json_object_object_add(wl, "apiVersion", json_object_new_string(CU_GROUP "/v1beta2"));
+    json_object_object_add(wl, "kind", json_object_new_string("Workload"));
+    json_object *md = json_object_new_object();
+    json_object_object_add(wl, "metadata", md);
+    json_object_object_add(md, "name", json_object_new_string(wlname));
+    json_object_object_add(md, "namespace", json_object_new_string(ns));
+    json_object *labels = json_object_new_object();
+    json_object_object_add(labels, "kueue.x-k8s.io/job-uid", json_object_new_string(uid));
+    json_object_object_add(md, "labels", labels);
+    json_object *owners = json_object_new_array();
+    json_object *own = json_object_new_object();
+    json_object_object_add(own, "apiVersion", json_object_new_string("batch/v1"));
+    json_object_object_add(own, "kind", json_object_new_string("Job"));
+    json_object_object_add(own, "name", json_object_new_string(name));
+    json_object_object_add(own, "uid", json_object_new_string(uid));
+    json_object_object_add(own, "controller", json_object_new_boolean(1));
+    json_object_object_add(own, "blockOwnerDeletion", json_object_new_boolean(1));
+    json_object_array_add(owners, own);
+    json_object_object_add(md, "ownerReferences", owners);
+    cu_arena_free(&a);
+
+    json_object *spec = json_object_new_object();
+    json_object_object_add(wl, "spec", spec);
+    json_object_object_add(spec, "queueName", json_object_new_string(queue));
+    const char *wpc = jmeta_kv(job, "labels", CU_LABEL_PRIORITY_CLASS);
+    const char *pcn = cu_jpath_str(tmpl, "spec.priorityClassName");
+    if ((wpc && *wpc) || (pcn && *pcn)) {
+        json_object *ref = json_object_new_object();
+        int kueue = wpc && *wpc;
+        json_object_object_add(ref, "group",
+                               json_object_new_string(kueue ? CU_GROUP : "scheduling.k8s.io"));
+        json_object_object_add(ref, "kind", json_object_new_string(
+                                                kueue ? "WorkloadPriorityClass" : "PriorityClass"));
+        json_object_object_add(ref, "name", json_object_new_string(kueue ? wpc : pcn));
+        json_object_object_add(spec, "priorityClassRef", ref);
+    }
+    json_object *podsets = json_object_new_array();
+    json_object *ps = json_object_new_object();
+    json_object_object_add(ps, "name", json_object_new_string("main"));
+    json_object_object_add(ps, "count", json_object_new_int(count));
+    const char *mp = jmeta_kv(job, "annotations", CU_ANN_JOB_MIN_PARALLELISM);
+    if (mp) {
+        char *end;
+        long v = strtol(mp, &end, 10);
+        if (end == mp || *end || v < 1 || v > count) {
+            cu_diag_error(d, "Job %s/%s: metadata.annotations[" CU_ANN_JOB_MIN_PARALLELISM
+                          "]: must be an integer between 1 and %d, got \"%s\"", ns, name,
+                          (int)count, mp);
+            json_object_put(ps);
+            json_object_put(podsets);
+            json_object_put(wl);
+            return NULL;
+        }
+        json_object_object_add(ps, "minCount", json_object_new_int((int32_t)v));
+    }
+    json_object *t = NULL;
+    if (json_object_deep_copy(tmpl, &t, NULL) != 0) {
+        json_object_put(ps);
+        json_object_put(podsets);
+        json_object_put(wl);
+        return NULL;
+    }
+    json_object_object_add(ps, "template", t);
+    json_object_array_add(podsets, ps);
+    json_object_object_add(spec, "podSets", podsets);
+    return wl;
+}
+
+/* Sets every key of from (when an object) in to, sharing the values. */
+static void merge_keys(json_object *to, json_object *from)
+{
+    if (json_object_is_type(from, json_type_object)) {
+        json_object_object_foreach(from, k, v)
+            json_object_object_add(to, k, json_object_get(v));
+    }
+}
+
+/* Appends every item of from (when an array) to the array to, shared. */
+static void append_items(json_object *to, json_object *from)
+{
+    size_t n = json_object_is_type(from, json_type_array) ? json_object_array_length(from) : 0;
+    for (size_t i = 0; i < n; i++)
+        json_object_array_add(to, json_object_get(json_object_array_get_idx(from, i)));
+}
+
+json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_object *flavors,
+                                     cu_diag *d)
+{
+    const char *wlns = cu_jpath_str(wl, "metadata.namespace"),
+               *wlname = cu_jpath_str(wl, "metadata.name");
+    json_object *psas = cu_jpath(wl, "status.admission.podSetAssignments");
+    if (!json_object_is_type(psas, json_type_array) || json_object_array_length(psas) < 1) {
+        cu_diag_error(d, "Workload %s/%s: status.admission.podSetAssignments: missing",
+                      wlns ? wlns : "?", wlname ? wlname : "?");
+        return NULL;
+    }
+    json_object *psa = json_object_array_get_idx(psas, 0);
+    json_object *sel = json_object_new_object(), *tols = json_object_new_array();
+    merge_keys(sel, cu_jpath(job, "spec.template.spec.nodeSelector"));
+    append_items(tols, cu_jpath(job, "spec.template.spec.tolerations"));
+
+    json_object *fmap = cu_jget(psa, "flavors");
+    const char *seen[32];
+    size_t nseen = 0;
+    if (json_object_is_type(fmap, json_type_object)) {
+        json_object_object_foreach(fmap, res, fv) {
+            const char *fname = json_object_get_string(fv);
+            int dup = 0;
+            for (size_t i = 0; i < nseen; i++)
+                dup |= strcmp(seen[i], fname) == 0;
+            if (dup)
+                continue;
+            if (nseen < 32)
+                seen[nseen++] = fname;
+            json_object *rf = NULL;
+            if (!json_object_object_get_ex(flavors, fname, &rf)) {
+                cu_diag_error(d,
+                              "Workload %s/%s: status.admission.podSetAssignments[0].flavors[%s]: "
+                              "ResourceFlavor \"%s\" not found",
+                              wlns, wlname, res, fname);
+                json_object_put(sel);
+                json_object_put(tols);
+                return NULL;
+            }
+            merge_keys(sel, cu_jpath(rf, "spec.nodeLabels"));
+            append_items(tols, cu_jpath(rf, "spec.tolerations"));
+        }
+    }
+    json_object *p = json_object_new_object();
+    json_object *spec = json_object_new_object();
+    json_object_object_add(p, "spec", spec);
+    json_object_object_add(spec, "suspend", json_object_new_boolean(0));
+    int32_t count = 0, par = 1, comp = 0;
+    int hc = opt_count(job, "spec.completions", &comp);
+    if (opt_count(job, "spec.parallelism", &par) >= 0 && hc <= 0)
+        comp = par;
+    /* partial admission: fewer pods than the Job asked for */
+    if (opt_count(psa, "count", &count) == 1 && count > 0 && count < (par < comp ? par : comp))
+        json_object_object_add(spec, "parallelism", json_object_new_int(count));
+    json_object *tspec = json_object_new_object();
+    json_object *tmpl = json_object_new_object();
+    json_object_object_add(tmpl, "spec", tspec);
+    json_object_object_add(spec, "template", tmpl);
+    json_object_object_add(tspec, "nodeSelector", sel);
+    if (json_object_array_length(tols) > 0)
+        json_object_object_add(tspec, "tolerations", tols);
+    else
+        json_object_put(tols);
+    return p;
+}

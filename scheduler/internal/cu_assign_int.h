@@ -1,0 +1,30 @@
+/*
+ * cu_assign_int.h - flavor assignment (cu_assign.c), used by the cycle and
+ * the explanations.
+ */
+#ifndef CU_ASSIGN_INT_H
+#define CU_ASSIGN_INT_H
+
+#include "cu_preempt_int.h"
+
+/* A list of borrowed strings whose array grows in an arena (cu_assign.c;
+ * the explanations use it too). */
+typedef struct cu_strlist { const char **s; size_t n, cap; } cu_strlist;
+
+/* Appends s (borrowed; NULL is skipped) to l, growing l's array in a.
+ * When the arena cannot grow, s is dropped. */
+void cu_strlist_add(cu_arena *a, cu_strlist *l, const char *s);
+
+/* Flavor eligibility (cu_assign.c), shared with the explanations
+ * (cu_explain.c): the first NoSchedule/NoExecute taint of f that neither
+ * the pod set nor the flavor's own tolerations tolerate (NULL: none);
+ * and whether key is one of group g's nodeLabels keys (the rules
+ * themselves are api/'s cu_match). Both borrow their arguments. */
+const cu_taint *cu_flavor_untolerated(const cu_resource_flavor *f, const cu_podset *ps);
+int cu_group_has_key(const egroup *g, const char *key);
+/* Assigns flavors to w in c and, when that needs preemption, finds the
+ * targets (t); with minCount, the largest count that fits or can preempt.
+ * out and t are in e->cycle. */
+cu_err cu_nominate_assign(cu_engine *e, ecq *c, ewl *w, asg *out, targets *t);
+
+#endif
