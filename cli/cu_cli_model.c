@@ -52,30 +52,6 @@ static void decode_item(model *m, int r, json_object *item, cu_diag *d)
     cu_arena_free(&tmp);
 }
 
-/* resources.excludeResourcePrefixes of the Configuration: those requests
- * are not counted (as the controller does). */
-static void exclude_resources(model *m)
-{
-    if (!m->cf || !m->cf->exclude_resource_prefixes.n)
-        return;
-    const cu_strs *px = &m->cf->exclude_resource_prefixes;
-    for (size_t w = 0; w < m->w.workloads.n; w++) {
-        cu_workload *wl = m->w.workloads.items[w];
-        for (size_t p = 0; p < wl->npodsets; p++) {
-            cu_reslist *rl = &wl->podsets[p].requests;
-            size_t k = 0;
-            for (size_t i = 0; i < rl->n; i++) {
-                int drop = 0;
-                for (size_t e = 0; e < px->n && !drop; e++)
-                    drop = strncmp(rl->items[i].name, px->items[e], strlen(px->items[e])) == 0;
-                if (!drop)
-                    rl->items[k++] = rl->items[i];
-            }
-            rl->n = k;
-        }
-    }
-}
-
 /* Reads the --config file into m->cw / m->cf. Returns 0 or RC_USAGE. */
 static int load_config(const cli *c, model *m)
 {
@@ -206,7 +182,7 @@ int cli_model_load(cli *c, api *a, model *m)
             cli_say(c, "warning: left out: %s", d.msgs[i]);
         cu_diag_free(&d);
         cu_diag_init(&d);
-        exclude_resources(m);
+        cu_world_exclude_resources(&m->w, m->cf);
 
         cu_engine_opts eo = { 0 };
         eo.clock.now_ms = cu_clock_system_now;

@@ -9,6 +9,7 @@
 #include "cu_cli.h"
 #include "cu_clock.h"
 #include "cu_duration.h"
+#include "cu_exclude.h"
 #include "cu_json.h"
 #include "cu_controller.h"
 #include "cu_status.h"
