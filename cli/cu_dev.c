@@ -15,12 +15,16 @@
  * The children get the original mask back and their own process group, so
  * a Ctrl-C reaches only this process, which stops them in order.
  */
+#include "cu_cli.h"
+#include "cu_clock.h"
+#include "cu_dev_int.h"
+#include "cu_walk.h"
 #include "cu_controller.h"
 #include "cu_doc.h"
+#include "cu_json.h"
 #include "cu_kconfig.h"
 
 #include <curl/curl.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -83,17 +87,7 @@ static const char dev_help[] =
 
 /* ---------------- manifests ---------------- */
 
-typedef struct dev_obj {
-    json_object *obj;   /* owned */
-    char *where;        /* "FILE:LINE", owned */
-} dev_obj;
-
-typedef struct dev_objs {
-    dev_obj *items;
-    size_t n, cap;
-} dev_objs;
-
-static void objs_free(dev_objs *l)
+void cli_dev_objs_free(dev_objs *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         json_object_put(l->items[i].obj);
@@ -128,40 +122,6 @@ static int objs_add(dev_objs *l, json_object *obj, const char *file, int line)
     l->items[l->n].where = w;
     l->n++;
     return 0;
-}
-
-static const char *jstr(json_object *o, const char *k)
-{
-    json_object *v;
-    if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, k, &v) ||
-        !json_object_is_type(v, json_type_string))
-        return NULL;
-    return json_object_get_string(v);
-}
-
-static json_object *jget(json_object *o, const char *k)
-{
-    json_object *v;
-    if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, k, &v))
-        return NULL;
-    return v;
-}
-
-static int has_ext(const char *name)
-{
-    static const char *const exts[] = { ".yaml", ".yml", ".json" };
-    size_t l = strlen(name);
-    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
-        size_t el = strlen(exts[i]);
-        if (l > el && strcmp(name + l - el, exts[i]) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Parses one file and appends its objects (List items expanded). Returns
@@ -205,8 +165,8 @@ static int load_file(dev_objs *l, const char *file)
             rc = 2;
             break;
         }
-        const char *kind = jstr(o, "kind");
-        json_object *items = jget(o, "items");
+        const char *kind = cu_jstr(o, "kind");
+        json_object *items = cu_jget(o, "items");
         if (kind && strlen(kind) > 4 && strcmp(kind + strlen(kind) - 4, "List") == 0 && items &&
             json_object_is_type(items, json_type_array)) {
             for (size_t k = 0; k < json_object_array_length(items) && !rc; k++) {
@@ -224,68 +184,15 @@ static int load_file(dev_objs *l, const char *file)
     return rc;
 }
 
-/* Loads path (a file, or a folder read recursively in name order). */
-static int load_path(dev_objs *l, const char *path, int depth)
+/* cli_walk_fn: load_file into the list (ud). */
+static int load_one(const char *file, void *ud)
 {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        fprintf(stderr, "cueue: dev: %s: %s\n", path, strerror(errno));
-        return 2;
-    }
-    if (!S_ISDIR(st.st_mode))
-        return load_file(l, path);
-    if (depth > DEV_MAX_DEPTH) {
-        fprintf(stderr, "cueue: dev: %s: folders nested deeper than %d levels\n", path,
-                DEV_MAX_DEPTH);
-        return 2;
-    }
-    DIR *dp = opendir(path);
-    if (!dp) {
-        fprintf(stderr, "cueue: dev: %s: %s\n", path, strerror(errno));
-        return 2;
-    }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    struct dirent *de;
-    while ((de = readdir(dp)) != NULL) {
-        if (de->d_name[0] == '.')
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **p = realloc(names, cap * sizeof(*p));
-            if (!p) {
-                rc = 1;
-                break;
-            }
-            names = p;
-        }
-        if (!(names[n] = strdup(de->d_name))) {
-            rc = 1;
-            break;
-        }
-        n++;
-    }
-    closedir(dp);
-    if (n)
-        qsort(names, n, sizeof(*names), cmp_str);
-    for (size_t i = 0; i < n && !rc; i++) {
-        char p[DEV_PATH_MAX];
-        size_t pl = strlen(path);
-        snprintf(p, sizeof p, "%s%s%s", path, pl && path[pl - 1] == '/' ? "" : "/", names[i]);
-        if (stat(p, &st) != 0) {
-            fprintf(stderr, "cueue: dev: %s: %s\n", p, strerror(errno));
-            rc = 2;
-        } else if (S_ISDIR(st.st_mode)) {
-            rc = load_path(l, p, depth + 1);
-        } else if (S_ISREG(st.st_mode) && has_ext(names[i])) {
-            rc = load_file(l, p);
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    return rc;
+    return load_file(ud, file);
+}
+
+int cli_dev_load_path(dev_objs *l, const char *path)
+{
+    return cli_walk_manifests(path, "cueue: dev: ", DEV_MAX_DEPTH, load_one, l);
 }
 
 /* ---------------- HTTP ---------------- */
@@ -360,7 +267,7 @@ static long http_do(dev_http *h, const char *method, const char *path, const cha
 static const char *status_msg(const cu_buf *resp, char *out, size_t n)
 {
     json_object *j = cu_json_parse_str(cu_buf_str(resp));
-    const char *m = jstr(j, "message");
+    const char *m = cu_jstr(j, "message");
     snprintf(out, n, "%s", m ? m : cu_buf_str(resp));
     json_object_put(j);
     return out;
@@ -393,12 +300,12 @@ static const struct {
 
 /* Writes the collection path of obj into out; returns 0, or -1 when
  * apiVersion or kind is missing. */
-static int collection_path(json_object *obj, char *out, size_t n)
+int cli_dev_collection_path(json_object *obj, char *out, size_t n)
 {
-    const char *av = jstr(obj, "apiVersion"), *kind = jstr(obj, "kind");
+    const char *av = cu_jstr(obj, "apiVersion"), *kind = cu_jstr(obj, "kind");
     if (!av || !kind || !*av || !*kind)
         return -1;
-    const char *ns = jstr(jget(obj, "metadata"), "namespace");
+    const char *ns = cu_jstr(cu_jget(obj, "metadata"), "namespace");
     char plural[256];
     int namespaced = ns != NULL;
     size_t i;
@@ -451,14 +358,14 @@ static void say(const dev *dv, const char *fmt, ...)
 static int create_obj(dev *dv, const dev_obj *o)
 {
     json_object *obj = o->obj;
-    const char *kind = jstr(obj, "kind");
-    json_object *meta = jget(obj, "metadata");
-    const char *name = jstr(meta, "name"), *ns = jstr(meta, "namespace");
+    const char *kind = cu_jstr(obj, "kind");
+    json_object *meta = cu_jget(obj, "metadata");
+    const char *name = cu_jstr(meta, "name"), *ns = cu_jstr(meta, "namespace");
     char what[512];
     snprintf(what, sizeof what, "%s %s%s%s", kind ? kind : "(no kind)", ns ? ns : "",
              ns ? "/" : "", name ? name : "(no name)");
     char path[1024];
-    if (collection_path(obj, path, sizeof path)) {
+    if (cli_dev_collection_path(obj, path, sizeof path)) {
         fprintf(stderr, "cueue: dev: %s: %s: apiVersion and kind are required\n", o->where, what);
         return -1;
     }
@@ -468,12 +375,12 @@ static int create_obj(dev *dv, const dev_obj *o)
         json_object_object_del(meta, "resourceVersion");
         json_object_object_del(meta, "creationTimestamp");
     }
-    json_object *status = jget(obj, "status");
+    json_object *status = cu_jget(obj, "status");
     if (status)
         status = json_object_get(status);
     json_object_object_del(obj, "status");
-    if (kind && strcmp(kind, "Job") == 0 && jstr(jget(meta, "labels"), "kueue.x-k8s.io/queue-name")) {
-        json_object *spec = jget(obj, "spec");
+    if (kind && strcmp(kind, "Job") == 0 && cu_jstr(cu_jget(meta, "labels"), "kueue.x-k8s.io/queue-name")) {
+        json_object *spec = cu_jget(obj, "spec");
         if (spec && json_object_is_type(spec, json_type_object))
             json_object_object_add(spec, "suspend", json_object_new_boolean(1));
     }
@@ -514,13 +421,13 @@ static void wait_crds_served(dev *dv, const dev_objs *l)
     cu_buf resp;
     cu_buf_init(&resp, 0);
     for (size_t i = 0; i < l->n; i++) {
-        json_object *spec = jget(l->items[i].obj, "spec");
-        const char *group = jstr(spec, "group");
-        json_object *vers = jget(spec, "versions");
+        json_object *spec = cu_jget(l->items[i].obj, "spec");
+        const char *group = cu_jstr(spec, "group");
+        json_object *vers = cu_jget(spec, "versions");
         if (!group || !vers || !json_object_is_type(vers, json_type_array) ||
             json_object_array_length(vers) == 0)
             continue;
-        const char *v = jstr(json_object_array_get_idx(vers, 0), "name");
+        const char *v = cu_jstr(json_object_array_get_idx(vers, 0), "name");
         if (!v)
             continue;
         char path[512];
@@ -621,12 +528,12 @@ static int wait_signal(dev *dv, long ms)
 
 static json_object *cond(json_object *o, const char *type)
 {
-    json_object *cs = jget(jget(o, "status"), "conditions");
+    json_object *cs = cu_jget(cu_jget(o, "status"), "conditions");
     if (!cs || !json_object_is_type(cs, json_type_array))
         return NULL;
     for (size_t i = 0; i < json_object_array_length(cs); i++) {
         json_object *c = json_object_array_get_idx(cs, i);
-        const char *t = jstr(c, "type");
+        const char *t = cu_jstr(c, "type");
         if (t && strcmp(t, type) == 0)
             return c;
     }
@@ -635,14 +542,14 @@ static json_object *cond(json_object *o, const char *type)
 
 static int cond_true(json_object *o, const char *type)
 {
-    const char *s = jstr(cond(o, type), "status");
+    const char *s = cu_jstr(cond(o, type), "status");
     return s && strcmp(s, "True") == 0;
 }
 
 /* The state entry of key (created on first use). Borrowed from dv->state. */
 static json_object *st_get(dev *dv, const char *key)
 {
-    json_object *s = jget(dv->state, key);
+    json_object *s = cu_jget(dv->state, key);
     if (!s) {
         s = json_object_new_object();
         json_object_object_add(dv->state, key, s);
@@ -652,7 +559,7 @@ static json_object *st_get(dev *dv, const char *key)
 
 static int st_flag(json_object *s, const char *k)
 {
-    json_object *v = jget(s, k);
+    json_object *v = cu_jget(s, k);
     return v && json_object_get_boolean(v);
 }
 
@@ -674,9 +581,9 @@ static void out_line(const char *fmt, ...)
 
 /* "flavors a, b" from the admission (distinct names, in order), plus
  * "; N of M pods" for a partial admission. */
-static void describe_admission(json_object *wl, char *out, size_t n)
+void cli_dev_describe_admission(json_object *wl, char *out, size_t n)
 {
-    json_object *psa = jget(jget(jget(wl, "status"), "admission"), "podSetAssignments");
+    json_object *psa = cu_jget(cu_jget(cu_jget(wl, "status"), "admission"), "podSetAssignments");
     size_t off = 0;
     long assigned = 0, wanted = 0;
     const char *seen[32];
@@ -687,9 +594,9 @@ static void describe_admission(json_object *wl, char *out, size_t n)
     for (size_t i = 0; psa && json_object_is_type(psa, json_type_array) &&
                        i < json_object_array_length(psa); i++) {
         json_object *a = json_object_array_get_idx(psa, i);
-        json_object *cnt = jget(a, "count");
+        json_object *cnt = cu_jget(a, "count");
         assigned += cnt ? json_object_get_int(cnt) : 0;
-        json_object *fl = jget(a, "flavors");
+        json_object *fl = cu_jget(a, "flavors");
         if (!fl || !json_object_is_type(fl, json_type_object))
             continue;
         json_object_object_foreach(fl, res, fv) {
@@ -709,10 +616,10 @@ static void describe_admission(json_object *wl, char *out, size_t n)
     }
     if (off == base)
         snprintf(out + base, n - base, "none");
-    json_object *ps = jget(jget(wl, "spec"), "podSets");
+    json_object *ps = cu_jget(cu_jget(wl, "spec"), "podSets");
     for (size_t i = 0; ps && json_object_is_type(ps, json_type_array) &&
                        i < json_object_array_length(ps); i++) {
-        json_object *cnt = jget(json_object_array_get_idx(ps, i), "count");
+        json_object *cnt = cu_jget(json_object_array_get_idx(ps, i), "count");
         wanted += cnt ? json_object_get_int(cnt) : 1;
     }
     off = strlen(out);
@@ -722,16 +629,16 @@ static void describe_admission(json_object *wl, char *out, size_t n)
 
 /* Name shown for a Workload: "ns/JOB" when a Job owns it, else
  * "Workload ns/name". *job_owned tells which. */
-static void wl_display(json_object *wl, char *out, size_t n, int *job_owned)
+void cli_dev_wl_display(json_object *wl, char *out, size_t n, int *job_owned)
 {
-    json_object *meta = jget(wl, "metadata");
-    const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
-    json_object *refs = jget(meta, "ownerReferences");
+    json_object *meta = cu_jget(wl, "metadata");
+    const char *ns = cu_jstr(meta, "namespace"), *name = cu_jstr(meta, "name");
+    json_object *refs = cu_jget(meta, "ownerReferences");
     *job_owned = 0;
     for (size_t i = 0; refs && json_object_is_type(refs, json_type_array) &&
                        i < json_object_array_length(refs); i++) {
         json_object *r = json_object_array_get_idx(refs, i);
-        const char *k = jstr(r, "kind"), *rn = jstr(r, "name");
+        const char *k = cu_jstr(r, "kind"), *rn = cu_jstr(r, "name");
         if (k && rn && strcmp(k, "Job") == 0) {
             snprintf(out, n, "%s/%s", ns ? ns : "", rn);
             *job_owned = 1;
@@ -743,20 +650,20 @@ static void wl_display(json_object *wl, char *out, size_t n, int *job_owned)
 
 static void see_workload(dev *dv, json_object *wl, json_object *seen)
 {
-    json_object *meta = jget(wl, "metadata");
+    json_object *meta = cu_jget(wl, "metadata");
     char key[600], disp[600];
-    snprintf(key, sizeof key, "wl:%s/%s", jstr(meta, "namespace") ? jstr(meta, "namespace") : "",
-             jstr(meta, "name") ? jstr(meta, "name") : "");
+    snprintf(key, sizeof key, "wl:%s/%s", cu_jstr(meta, "namespace") ? cu_jstr(meta, "namespace") : "",
+             cu_jstr(meta, "name") ? cu_jstr(meta, "name") : "");
     json_object_object_add(seen, key, json_object_new_boolean(1));
     int job_owned;
-    wl_display(wl, disp, sizeof disp, &job_owned);
+    cli_dev_wl_display(wl, disp, sizeof disp, &job_owned);
     json_object *s = st_get(dv, key);
-    json_object *adm = jget(jget(wl, "status"), "admission");
+    json_object *adm = cu_jget(cu_jget(wl, "status"), "admission");
     int holds = adm && cond_true(wl, "QuotaReserved");
     if (holds && !st_flag(s, "adm")) {
         char fl[1024];
-        describe_admission(wl, fl, sizeof fl);
-        const char *cq = jstr(adm, "clusterQueue");
+        cli_dev_describe_admission(wl, fl, sizeof fl);
+        const char *cq = cu_jstr(adm, "clusterQueue");
         out_line("admitted %s to ClusterQueue %s (%s)", disp, cq ? cq : "?", fl);
         st_set(s, "adm", 1);
         json_object_object_del(s, "msg");
@@ -764,19 +671,19 @@ static void see_workload(dev *dv, json_object *wl, json_object *seen)
         st_set(s, "adm", 0);
         json_object *ev = cond(wl, "Evicted");
         if (ev && cond_true(wl, "Evicted"))
-            out_line("evicted %s: %s", disp, jstr(ev, "message") ? jstr(ev, "message") : "");
+            out_line("evicted %s: %s", disp, cu_jstr(ev, "message") ? cu_jstr(ev, "message") : "");
     }
     if (!holds && !cond_true(wl, "Finished")) {
         json_object *qr = cond(wl, "QuotaReserved");
-        const char *status = jstr(qr, "status"), *msg = jstr(qr, "message");
-        const char *last = jstr(s, "msg");
+        const char *status = cu_jstr(qr, "status"), *msg = cu_jstr(qr, "message");
+        const char *last = cu_jstr(s, "msg");
         if (qr && status && strcmp(status, "False") == 0 && msg && (!last || strcmp(last, msg))) {
             out_line("waiting %s: %s", disp, msg);
             json_object_object_add(s, "msg", json_object_new_string(msg));
         }
     }
     if (!job_owned && cond_true(wl, "Finished") && !st_flag(s, "fin")) {
-        const char *r = jstr(cond(wl, "Finished"), "reason");
+        const char *r = cu_jstr(cond(wl, "Finished"), "reason");
         out_line("finished %s (%s)", disp, r ? r : "Finished");
         st_set(s, "fin", 1);
     }
@@ -784,19 +691,19 @@ static void see_workload(dev *dv, json_object *wl, json_object *seen)
 
 static void see_job(dev *dv, json_object *job, json_object *seen)
 {
-    json_object *meta = jget(job, "metadata");
+    json_object *meta = cu_jget(job, "metadata");
     char key[600];
     const char *disp;
-    snprintf(key, sizeof key, "job:%s/%s", jstr(meta, "namespace") ? jstr(meta, "namespace") : "",
-             jstr(meta, "name") ? jstr(meta, "name") : "");
+    snprintf(key, sizeof key, "job:%s/%s", cu_jstr(meta, "namespace") ? cu_jstr(meta, "namespace") : "",
+             cu_jstr(meta, "name") ? cu_jstr(meta, "name") : "");
     disp = key + 4;
     json_object_object_add(seen, key, json_object_new_boolean(1));
     json_object *s = st_get(dv, key);
-    json_object *spec = jget(job, "spec"), *status = jget(job, "status");
-    json_object *susp = jget(spec, "suspend");
+    json_object *spec = cu_jget(job, "spec"), *status = cu_jget(job, "status");
+    json_object *susp = cu_jget(spec, "suspend");
     int suspended = susp && json_object_get_boolean(susp);
-    json_object *active = jget(status, "active");
-    if (!suspended && (jget(status, "startTime") || (active && json_object_get_int(active) > 0)) &&
+    json_object *active = cu_jget(status, "active");
+    if (!suspended && (cu_jget(status, "startTime") || (active && json_object_get_int(active) > 0)) &&
         !st_flag(s, "start")) {
         out_line("started %s", disp);
         st_set(s, "start", 1);
@@ -810,7 +717,7 @@ static void see_job(dev *dv, json_object *job, json_object *seen)
             out_line("finished %s (Succeeded)", disp);
             st_set(s, "fin", 1);
         } else if (cond_true(job, "Failed")) {
-            const char *m = jstr(cond(job, "Failed"), "message");
+            const char *m = cu_jstr(cond(job, "Failed"), "message");
             out_line("finished %s (Failed%s%s)", disp, m ? ": " : "", m ? m : "");
             st_set(s, "fin", 1);
         }
@@ -826,7 +733,7 @@ static int poll_list(dev *dv, const char *path, void (*fn)(dev *, json_object *,
     cu_buf_init(&resp, 0);
     long code = http_do(&dv->http, "GET", path, NULL, NULL, &resp);
     json_object *list = code == 200 ? cu_json_parse_str(cu_buf_str(&resp)) : NULL;
-    json_object *items = jget(list, "items");
+    json_object *items = cu_jget(list, "items");
     int rc = 0;
     if (!items || !json_object_is_type(items, json_type_array)) {
         if (!*warned) {
@@ -858,7 +765,7 @@ static void poll_once(dev *dv, int *warned)
         size_t ng = 0;
         json_object_object_foreach(dv->state, k, v) {
             (void)v;
-            if (!jget(seen, k)) {
+            if (!cu_jget(seen, k)) {
                 char **p = realloc(gone, (ng + 1) * sizeof(*p));
                 if (!p)
                     break;
@@ -888,13 +795,6 @@ static int usage(const char *fmt, const char *arg)
     return 2;
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Starts the cluster and waits for its kubeconfig. Returns 0, 1 (failed)
  * or 3 (interrupted). */
 static int start_cluster(dev *dv)
@@ -907,8 +807,8 @@ static int start_cluster(dev *dv)
     dv->cluster = spawn(dv, args, log);
     if (dv->cluster < 0)
         return 1;
-    int64_t end = now_ms() + DEV_START_TIMEOUT_S * 1000;
-    while (now_ms() < end) {
+    int64_t end = cu_clock_mono_ms() + DEV_START_TIMEOUT_S * 1000;
+    while (cu_clock_mono_ms() < end) {
         struct stat st;
         if (stat(dv->kubeconfig, &st) == 0 && st.st_size > 0)
             return 0;
@@ -983,18 +883,18 @@ int cu_dev_main(int argc, char **argv)
 
     /* Read everything first: bad manifests start nothing. */
     dev_objs crds = { 0 }, samples = { 0 };
-    int rc = load_path(&crds, dv.crds, 0);
+    int rc = cli_dev_load_path(&crds, dv.crds);
     if (!rc)
-        rc = load_path(&samples, dv.samples, 0);
+        rc = cli_dev_load_path(&samples, dv.samples);
     if (rc) {
-        objs_free(&crds);
-        objs_free(&samples);
+        cli_dev_objs_free(&crds);
+        cli_dev_objs_free(&samples);
         return rc;
     }
     if (mkdir(dv.dir, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "cueue: dev: %s: %s\n", dv.dir, strerror(errno));
-        objs_free(&crds);
-        objs_free(&samples);
+        cli_dev_objs_free(&crds);
+        cli_dev_objs_free(&samples);
         return 1;
     }
     snprintf(dv.kubeconfig, sizeof dv.kubeconfig, "%s/kubeconfig", dv.dir);
@@ -1006,7 +906,7 @@ int cu_dev_main(int argc, char **argv)
     sigaddset(&dv.waitmask, SIGCHLD);
     sigprocmask(SIG_BLOCK, &dv.waitmask, &dv.oldmask);
     dv.state = json_object_new_object();
-    int64_t deadline = dv.duration > 0 ? now_ms() + dv.duration * 1000 : 0;
+    int64_t deadline = dv.duration > 0 ? cu_clock_mono_ms() + dv.duration * 1000 : 0;
     cu_diag d;
     cu_diag_init(&d);
 
@@ -1084,7 +984,7 @@ int cu_dev_main(int argc, char **argv)
         }
         long wait = 1000;
         if (deadline) {
-            int64_t left = deadline - now_ms();
+            int64_t left = deadline - cu_clock_mono_ms();
             if (left <= 0)
                 break;
             if (left < wait)
@@ -1105,8 +1005,8 @@ out:
     cu_kconfig_free(dv.http.kc);
     json_object_put(dv.state);
     cu_diag_free(&d);
-    objs_free(&crds);
-    objs_free(&samples);
+    cli_dev_objs_free(&crds);
+    cli_dev_objs_free(&samples);
     sigprocmask(SIG_SETMASK, &dv.oldmask, NULL);
     return rc;
 }

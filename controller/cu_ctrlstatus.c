@@ -19,67 +19,11 @@
 #include <string.h>
 
 #include "cu_controller.h"
+#include "cu_hash.h"
+#include "cu_json.h"
 #include "cu_quantity.h"
 
-/* ---------------- strings ---------------- */
-
-size_t cu_ctrl_utf8_cut(const char *s, size_t max)
-{
-    size_t len = strlen(s);
-    if (len <= max)
-        return len;
-    size_t cut = max;
-    /* s[cut] is the first byte dropped: back off while it continues a
-     * sequence that started inside the kept part */
-    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
-        cut--;
-    return cut;
-}
-
-char *cu_ctrl_truncate(const char *s, size_t max, const char *suffix)
-{
-    if (!s)
-        s = "";
-    size_t len = strlen(s);
-    if (len <= max)
-        return strdup(s);
-    size_t sl = suffix ? strlen(suffix) : 0;
-    if (sl > max)
-        sl = 0;
-    size_t keep = cu_ctrl_utf8_cut(s, max - sl);
-    char *out = malloc(keep + sl + 1);
-    if (!out)
-        return NULL;
-    memcpy(out, s, keep);
-    if (sl)
-        memcpy(out + keep, suffix, sl);
-    out[keep + sl] = '\0';
-    return out;
-}
-
 /* ---------------- canonical JSON ---------------- */
-
-static cu_err put_jstr(cu_buf *b, const char *s)
-{
-    cu_err err = cu_buf_append(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; !err && *p; p++) {
-        switch (*p) {
-        case '"': err = cu_buf_append(b, "\\\"", 2); break;
-        case '\\': err = cu_buf_append(b, "\\\\", 2); break;
-        case '\n': err = cu_buf_append(b, "\\n", 2); break;
-        case '\r': err = cu_buf_append(b, "\\r", 2); break;
-        case '\t': err = cu_buf_append(b, "\\t", 2); break;
-        case '\b': err = cu_buf_append(b, "\\b", 2); break;
-        case '\f': err = cu_buf_append(b, "\\f", 2); break;
-        default:
-            if (*p < 0x20)
-                err = cu_buf_printf(b, "\\u%04x", *p);
-            else
-                err = cu_buf_append(b, (const char *)p, 1);
-        }
-    }
-    return err ? err : cu_buf_append(b, "\"", 1);
-}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -100,7 +44,7 @@ static cu_err canon(cu_buf *b, json_object *j, int depth)
     case json_type_double:
         return cu_buf_puts(b, json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
     case json_type_string:
-        return put_jstr(b, json_object_get_string(j));
+        return cu_json_put_str(b, json_object_get_string(j), CU_JESC_RAW);
     case json_type_array: {
         cu_err err = cu_buf_append(b, "[", 1);
         size_t n = json_object_array_length(j);
@@ -127,7 +71,7 @@ static cu_err canon(cu_buf *b, json_object *j, int depth)
             if (i)
                 err = cu_buf_append(b, ",", 1);
             if (!err)
-                err = put_jstr(b, keys[i]);
+                err = cu_json_put_str(b, keys[i], CU_JESC_RAW);
             if (!err)
                 err = cu_buf_append(b, ":", 1);
             if (!err)
@@ -162,276 +106,55 @@ static void add(json_object *o, const char *key, json_object *v, int *failed)
     }
 }
 
-static void push(json_object *a, json_object *v, int *failed)
+/* The status/ body with conditions = old_conds with Active set. */
+static json_object *status_body(const cu_qstatus *s, json_object *old_conds, int64_t now_ms)
 {
-    if (!v || json_object_array_add(a, v) != 0) {
-        json_object_put(v);
-        *failed = 1;
+    json_object *conds = NULL;
+    if (s->kind != CU_QSTATUS_COHORT) {
+        conds = cu_ctrl_set_condition(old_conds, "Active", s->active ? "True" : "False",
+                                      s->reason, s->message, now_ms);
+        if (!conds)
+            return NULL;
     }
-}
-
-static json_object *qty(const char *res, int64_t milli)
-{
-    char q[48];
-    cu_qty_format_res(res, milli, q, sizeof q);
-    return json_object_new_string(q);
-}
-
-/* [{name: flavor, resources: [{name, total[, borrowed]}]}], flavors in
- * first-appearance order (the resourceGroups order of the views), at most
- * max flavors and max resources per flavor. */
-static json_object *flavors_usage(const cu_fr_usage *u, size_t n, int borrowed, size_t max,
-                                  int *failed)
-{
-    json_object *seq = json_object_new_array();
-    if (!seq) {
-        *failed = 1;
-        return NULL;
-    }
-    for (size_t i = 0; i < n && !*failed; i++) {
-        json_object *fl = NULL, *res = NULL;
-        size_t nf = json_object_array_length(seq);
-        for (size_t k = 0; k < nf; k++) {
-            json_object *c = json_object_array_get_idx(seq, k), *nm = NULL;
-            if (json_object_object_get_ex(c, "name", &nm) &&
-                strcmp(json_object_get_string(nm), u[i].flavor) == 0) {
-                fl = c;
-                break;
-            }
-        }
-        if (!fl) {
-            if (nf >= max)
-                continue;
-            fl = json_object_new_object();
-            push(seq, fl, failed);
-            if (*failed)
-                break;
-            add(fl, "name", json_object_new_string(u[i].flavor), failed);
-            add(fl, "resources", json_object_new_array(), failed);
-            if (*failed)
-                break;
-        }
-        json_object_object_get_ex(fl, "resources", &res);
-        if (json_object_array_length(res) >= max)
-            continue;
-        json_object *r = json_object_new_object();
-        push(res, r, failed);
-        if (*failed)
-            break;
-        add(r, "name", json_object_new_string(u[i].resource), failed);
-        add(r, "total", qty(u[i].resource, u[i].total), failed);
-        if (borrowed)
-            add(r, "borrowed", qty(u[i].resource, u[i].borrowed), failed);
-    }
-    return seq;
-}
-
-/* conditions = old_conds with Active set (message cut to 32 KiB, Kueue's
- * TruncateConditionMessage). */
-static json_object *active_conds(json_object *old, int active, const char *reason,
-                                 const char *message, int64_t now_ms)
-{
-    char *m = cu_ctrl_truncate(message ? message : "", CU_COND_MESSAGE_MAX, " ...");
-    if (!m)
-        return NULL;
-    json_object *c = cu_ctrl_set_condition(old, "Active", active ? "True" : "False",
-                                           reason && *reason ? reason : "Unknown", m, now_ms);
-    free(m);
-    return c;
-}
-
-static json_object *fair_sharing(int enabled, int64_t share, int *failed)
-{
-    if (!enabled)
-        return NULL; /* json null */
-    json_object *fs = json_object_new_object();
-    if (!fs) {
-        *failed = 1;
-        return NULL;
-    }
-    add(fs, "weightedShare", json_object_new_int64(share), failed);
-    return fs;
-}
-
-/* Wraps st as {"status": st}, or frees it and returns NULL on failure. */
-static json_object *wrap_status(json_object *st, int failed)
-{
-    json_object *p = failed ? NULL : json_object_new_object();
-    if (!p || json_object_object_add(p, "status", st) != 0) {
-        json_object_put(st);
-        json_object_put(p);
-        return NULL;
-    }
-    return p;
+    return cu_qstatus_json(s, conds);
 }
 
 json_object *cu_ctrl_cq_status(const cu_cq_info *ci, int fair_sharing_on, json_object *old_conds,
                                int64_t now_ms)
 {
-    int failed = 0;
-    json_object *st = json_object_new_object();
-    if (!st)
-        return NULL;
-    add(st, "pendingWorkloads", json_object_new_int(ci->pending), &failed);
-    add(st, "reservingWorkloads", json_object_new_int(ci->reserving), &failed);
-    add(st, "admittedWorkloads", json_object_new_int(ci->admitted), &failed);
-    /* No admission checks: every reservation is an admission, so usage
-     * (admitted) and reservation are the same numbers. */
-    add(st, "flavorsReservation",
-        flavors_usage(ci->usage, ci->nusage, 1, CU_CQ_STATUS_MAX_FLAVORS, &failed), &failed);
-    add(st, "flavorsUsage",
-        flavors_usage(ci->usage, ci->nusage, 1, CU_CQ_STATUS_MAX_FLAVORS, &failed), &failed);
-    add(st, "conditions",
-        active_conds(old_conds, ci->active, ci->active ? "Ready" : ci->reason,
-                     ci->active ? "Can admit new workloads" : ci->message, now_ms),
-        &failed);
-    json_object *fs = fair_sharing(fair_sharing_on, ci->weighted_share, &failed);
-    if (!failed)
-        json_object_object_add(st, "fairSharing", fs);
-    return wrap_status(st, failed);
+    cu_arena a;
+    cu_arena_init(&a, 0);
+    cu_qstatus s;
+    json_object *b = NULL;
+    if (cu_qstatus_cq(&a, ci, fair_sharing_on, &s) == CU_OK)
+        b = status_body(&s, old_conds, now_ms);
+    cu_arena_free(&a);
+    return b;
 }
 
 json_object *cu_ctrl_lq_status(const cu_lq_info *li, json_object *old_conds, int64_t now_ms)
 {
-    int failed = 0;
-    json_object *st = json_object_new_object();
-    if (!st)
-        return NULL;
-    add(st, "pendingWorkloads", json_object_new_int(li->pending), &failed);
-    add(st, "reservingWorkloads", json_object_new_int(li->reserving), &failed);
-    add(st, "admittedWorkloads", json_object_new_int(li->admitted), &failed);
-    add(st, "flavorsReservation",
-        flavors_usage(li->usage, li->nusage, 0, CU_LQ_STATUS_MAX_FLAVORS, &failed), &failed);
-    add(st, "flavorsUsage",
-        flavors_usage(li->usage, li->nusage, 0, CU_LQ_STATUS_MAX_FLAVORS, &failed), &failed);
-    const char *reason = li->reason, *msg = li->message;
-    if (!reason || !*reason) {
-        reason = li->active ? "Ready" : "Unknown";
-        msg = li->active ? "Can submit new workloads to localQueue" : msg;
-    }
-    add(st, "conditions", active_conds(old_conds, li->active, reason, msg, now_ms), &failed);
-    return wrap_status(st, failed);
+    cu_arena a;
+    cu_arena_init(&a, 0);
+    cu_qstatus s;
+    json_object *b = NULL;
+    if (cu_qstatus_lq(&a, li, &s) == CU_OK)
+        b = status_body(&s, old_conds, now_ms);
+    cu_arena_free(&a);
+    return b;
 }
 
 json_object *cu_ctrl_cohort_status(const cu_cohort_info *hi, int fair_sharing_on)
 {
-    int failed = 0;
-    json_object *st = json_object_new_object();
-    if (!st)
-        return NULL;
-    json_object *fs = fair_sharing(fair_sharing_on, hi->weighted_share, &failed);
-    if (!failed)
-        json_object_object_add(st, "fairSharing", fs);
-    return wrap_status(st, failed);
-}
-
-/* ---------------- the pending workloads document ---------------- */
-
-static const char *nz(const char *s) { return s ? s : ""; }
-
-static int cmp_pending(const void *pa, const void *pb)
-{
-    const cu_wl_info *a = *(const cu_wl_info *const *)pa, *b = *(const cu_wl_info *const *)pb;
-    int c = strcmp(nz(a->cluster_queue), nz(b->cluster_queue));
-    if (c)
-        return c;
-    return (a->position > b->position) - (a->position < b->position);
-}
-
-static int same_str(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
-
-/* {"RESOURCE": "QUANTITY", ...}: count x per-pod requests, summed over
- * the pod sets (at most 64 resources). */
-static json_object *total_requests(const cu_workload *o)
-{
-    json_object *req = json_object_new_object();
-    cu_res acc[64];
-    size_t nt = 0;
-    for (size_t p = 0; o && p < o->npodsets; p++)
-        for (size_t r = 0; r < o->podsets[p].requests.n; r++) {
-            const cu_res *rq = &o->podsets[p].requests.items[r];
-            size_t t;
-            for (t = 0; t < nt && strcmp(acc[t].name, rq->name) != 0; t++)
-                ;
-            if (t == nt) {
-                if (nt == sizeof(acc) / sizeof(acc[0]))
-                    continue;
-                acc[t].name = rq->name;
-                acc[t].milli = 0;
-                nt++;
-            }
-            acc[t].milli = cu_qty_sat_add(acc[t].milli, rq->milli * (int64_t)o->podsets[p].count);
-        }
-    for (size_t t = 0; req && t < nt; t++) {
-        char q[64];
-        cu_qty_format_res(acc[t].name, acc[t].milli, q, sizeof(q));
-        json_object_object_add(req, acc[t].name, json_object_new_string(q));
-    }
-    return req;
-}
-
-static void put_str(json_object *o, const char *k, const char *v)
-{
-    json_object_object_add(o, k, json_object_new_string(nz(v)));
+    cu_qstatus s;
+    cu_qstatus_cohort(hi, fair_sharing_on, &s);
+    return status_body(&s, NULL, 0);
 }
 
 json_object *cu_ctrl_pending_doc(const cu_wl_info **v, size_t n, const char *cq, const char *lq,
                                  int64_t now_ms)
 {
-    size_t k = 0;
-    char key[600], ts[40];
-    for (size_t i = 0; i < n; i++) {
-        const cu_wl_info *w = v[i];
-        if (cq && !same_str(w->cluster_queue, cq))
-            continue;
-        snprintf(key, sizeof(key), "%s/%s", nz(w->ns), nz(w->local_queue));
-        if (lq && strcmp(key, lq) != 0)
-            continue;
-        v[k++] = w;
-    }
-    qsort(v, k, sizeof(*v), cmp_pending);
-    json_object *doc = json_object_new_object(), *items = json_object_new_array();
-    if (!doc || !items) {
-        json_object_put(doc);
-        json_object_put(items);
-        return NULL;
-    }
-    cu_time_format(now_ms, ts, sizeof(ts));
-    put_str(doc, "kind", "PendingWorkloads");
-    put_str(doc, "generatedAt", ts);
-    json_object_object_add(doc, "items", items);
-    for (size_t i = 0; i < k; i++) {
-        const cu_wl_info *w = v[i];
-        /* position among the same LocalQueue's workloads ahead in this order */
-        int lqpos = 0;
-        for (size_t j = 0; j < i; j++)
-            lqpos += same_str(v[j]->ns, w->ns) && same_str(v[j]->local_queue, w->local_queue) &&
-                     same_str(v[j]->cluster_queue, w->cluster_queue);
-        json_object *it = json_object_new_object();
-        if (!it) {
-            json_object_put(doc);
-            return NULL;
-        }
-        put_str(it, "namespace", w->ns);
-        put_str(it, "name", w->name);
-        put_str(it, "localQueue", w->local_queue);
-        put_str(it, "clusterQueue", w->cluster_queue);
-        json_object_object_add(it, "positionInClusterQueue", json_object_new_int(w->position));
-        json_object_object_add(it, "positionInLocalQueue", json_object_new_int(lqpos));
-        json_object_object_add(it, "priority", json_object_new_int((int)w->priority));
-        json_object_object_add(it, "requests", total_requests(w->obj));
-        if (w->obj && w->obj->meta.has_created) {
-            cu_time_format(w->obj->meta.created_ms, ts, sizeof(ts));
-            put_str(it, "createdAt", ts);
-        }
-        put_str(it, "reason", w->reason);
-        put_str(it, "message", w->message);
-        json_object_array_add(items, it);
-    }
-    return doc;
+    return cu_status_pending_doc(v, n, cq, lq, now_ms);
 }
 
 /* ---------------- a string-keyed table with recency order ---------------- */
@@ -452,14 +175,6 @@ typedef struct table {
     void (*drop)(tent *);        /* frees the payload */
     tent *head, *tail;
 } table;
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
 
 static void table_init(table *t, size_t ent_size, size_t max, void (*drop)(tent *))
 {
@@ -508,7 +223,7 @@ static tent *table_get(const table *t, const char *key)
 {
     if (!t->nbuckets)
         return NULL;
-    uint64_t h = hash_str(key);
+    uint64_t h = cu_hash_str(key);
     for (tent *e = t->buckets[h & (t->nbuckets - 1)]; e; e = e->hnext)
         if (e->hash == h && strcmp(e->key, key) == 0)
             return e;
@@ -566,7 +281,7 @@ static tent *table_add(table *t, const char *key, int front)
         free(e);
         return NULL;
     }
-    e->hash = hash_str(key);
+    e->hash = cu_hash_str(key);
     size_t bi = e->hash & (t->nbuckets - 1);
     e->hnext = t->buckets[bi];
     t->buckets[bi] = e;
@@ -775,7 +490,7 @@ json_object *cu_ctrl_event_body(const cu_event_ref *obj, const char *type, const
     snprintf(name, sizeof(name), "%.236s.%016llx", obj->name, (unsigned long long)ns_time);
     char ts[32];
     cu_time_format(now_ms, ts, sizeof(ts));
-    char *msg = cu_ctrl_truncate(message ? message : "", CU_EVENT_MESSAGE_MAX, " ...");
+    char *msg = cu_status_truncate(message ? message : "", CU_EVENT_MESSAGE_MAX, " ...");
     if (!msg)
         return NULL;
 
@@ -961,7 +676,7 @@ int cu_recorder_record(cu_recorder *r, const cu_event_ref *ref, const char *type
     if (!ref || !ref->kind || !*ref->kind || !ref->name || !*ref->name || !valid_type(type) ||
         !reason || !*reason || !out)
         return CU_EINVAL;
-    char *msg = cu_ctrl_truncate(message ? message : "", CU_EVENT_MESSAGE_MAX, " ...");
+    char *msg = cu_status_truncate(message ? message : "", CU_EVENT_MESSAGE_MAX, " ...");
     if (!msg)
         return CU_ENOMEM;
     const char *parts[] = { r->component, ref->kind, ref->ns, ref->name, ref->uid,

@@ -44,14 +44,9 @@
 #include <json-c/json.h>
 
 #include "cu_engine.h"
+#include "cu_status.h"
 
 /* ---------------- status bodies ---------------- */
-
-/* CRD bounds (crds/): a status list longer than these would be rejected
- * by schema validation, so the builders cut the lists there. */
-#define CU_CQ_STATUS_MAX_FLAVORS 64     /* and 64 resources per flavor */
-#define CU_LQ_STATUS_MAX_FLAVORS 16     /* and 16 resources per flavor */
-#define CU_COND_MESSAGE_MAX 32768       /* metav1.Condition message */
 
 /* The status bodies below are merge patches (a null removes a field).
  * The controller sends them as forced server-side applies of the whole
@@ -95,14 +90,8 @@ json_object *cu_ctrl_lq_status(const cu_lq_info *li, json_object *old_conds, int
  * the same. Ownership as above. */
 json_object *cu_ctrl_cohort_status(const cu_cohort_info *hi, int fair_sharing);
 
-/* The PendingWorkloads document of /debug/pending and `cueue queue
- * pending`: of the pending workloads v[0..n) (borrowed engine views; the
- * array is reordered), those in ClusterQueue cq and LocalQueue lq
- * ("NS/NAME"), either NULL for any, in admission order (by ClusterQueue,
- * then position), each with its positions in its ClusterQueue and its
- * LocalQueue, priority, total requests, creation time, reason and
- * message. Returns a new object (caller puts) or NULL when out of
- * memory. */
+/* cu_status_pending_doc under its former name, for cu_controller.c until
+ * it calls cu_status_pending_doc itself. */
 json_object *cu_ctrl_pending_doc(const cu_wl_info **v, size_t n, const char *cq, const char *lq,
                                  int64_t now_ms);
 
@@ -110,15 +99,6 @@ json_object *cu_ctrl_pending_doc(const cu_wl_info **v, size_t n, const char *cq,
  * that equal JSON values give equal strings. Returns a new string (caller
  * frees with free), NULL on OOM or nesting deeper than 256. Borrows j. */
 char *cu_ctrl_json_canonical(json_object *j);
-
-/* Returns the length of the longest prefix of s that is at most max bytes
- * and does not end inside a UTF-8 sequence. */
-size_t cu_ctrl_utf8_cut(const char *s, size_t max);
-
-/* Returns a new string: s when it is at most max bytes, else its first
- * bytes cut on a UTF-8 boundary followed by suffix, max bytes at most in
- * all (Kueue's truncateMessage). Caller frees with free; NULL on OOM. */
-char *cu_ctrl_truncate(const char *s, size_t max, const char *suffix);
 
 /* ---------------- coalescer ---------------- */
 

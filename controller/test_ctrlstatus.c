@@ -487,7 +487,7 @@ static void test_truncation_utf8(void **st)
         { "\xf0\x9f\x98\x80x", 3, 0 },  /* a 4-byte emoji */
     };
     for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++)
-        assert_int_equal(cu_ctrl_utf8_cut(cuts[i].s, cuts[i].max), cuts[i].want);
+        assert_int_equal(cu_status_utf8_cut(cuts[i].s, cuts[i].max), cuts[i].want);
 
     /* an event message: 1019 'a', then é straddling the 1020-byte cut */
     char msg[2048];

@@ -15,6 +15,7 @@
 #include "cu_sim.h"
 
 #include "cu_explain.h"
+#include "cu_status.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -61,13 +62,6 @@ static cu_node *tb_qty(sim_tb *tb, const char *res, int64_t milli)
     char q[40];
     cu_qty_format_res(res, milli, q, sizeof q);
     return tb_str(tb, q);
-}
-
-static cu_node *tb_time(sim_tb *tb, int64_t ms)
-{
-    char t[40];
-    cu_time_format(ms, t, sizeof t);
-    return tb_str(tb, t);
 }
 
 static void tb_set(sim_tb *tb, cu_node *map, const char *key, cu_node *v)
@@ -266,112 +260,42 @@ static cu_node *yaml_obj(sim_tb *tb, const char *kind, const char *ns, const cha
     return o;
 }
 
+/* A Workload condition (status/'s layout). */
 static cu_node *yaml_cond(sim_tb *tb, const char *type, int status, const char *reason,
                           const char *message, int64_t ltt_ms)
 {
-    cu_node *c = tb_map(tb);
-    tb_set(tb, c, "type", tb_str(tb, type));
-    tb_set(tb, c, "status", tb_str(tb, status ? "True" : "False"));
-    tb_set(tb, c, "reason", tb_str(tb, reason ? reason : ""));
-    tb_set(tb, c, "message", tb_str(tb, message ? message : ""));
-    tb_set(tb, c, "lastTransitionTime", tb_time(tb, ltt_ms));
-    return c;
+    return tb_check(tb, cu_status_cond_node(tb->a, type, status, reason, message, ltt_ms));
 }
 
-/* flavorsReservation/flavorsUsage: usage grouped by flavor in the order
- * the flavors first appear; "borrowed" only for ClusterQueues. */
-static cu_node *yaml_flavors(sim_tb *tb, const cu_fr_usage *usage, size_t n, int borrowed)
+/* A queue object with the status status/ computes (NULL on OOM). */
+static cu_node *yaml_queue(sim_tb *tb, const char *kind, const char *ns, const char *name,
+                           const cu_qstatus *qs, cu_err err, int64_t now)
 {
-    cu_node *seq = tb_seq(tb);
-    if (!seq)
-        return NULL;
-    for (size_t i = 0; i < n && !tb->failed; i++) {
-        const cu_fr_usage *u = &usage[i];
-        cu_node *fl = NULL;
-        for (size_t k = 0; k < seq->n; k++) {
-            const char *fn = cu_node_scalar(cu_node_get(seq->vals[k], "name"));
-            if (fn && strcmp(fn, u->flavor) == 0) {
-                fl = seq->vals[k];
-                break;
-            }
-        }
-        if (!fl) {
-            fl = tb_map(tb);
-            tb_set(tb, fl, "name", tb_str(tb, u->flavor));
-            tb_set(tb, fl, "resources", tb_seq(tb));
-            tb_push(tb, seq, fl);
-            if (tb->failed)
-                break;
-        }
-        cu_node *r = tb_map(tb);
-        tb_set(tb, r, "name", tb_str(tb, u->resource));
-        tb_set(tb, r, "total", tb_qty(tb, u->resource, u->total));
-        if (borrowed)
-            tb_set(tb, r, "borrowed", tb_qty(tb, u->resource, u->borrowed));
-        tb_push(tb, cu_node_get(fl, "resources"), r);
-    }
-    return seq;
-}
-
-/* status.fairSharing: {weightedShare: N} */
-static cu_node *yaml_fair_sharing(sim_tb *tb, int64_t weighted_share)
-{
-    cu_node *fs = tb_map(tb);
-    tb_set(tb, fs, "weightedShare", tb_int(tb, weighted_share));
-    return fs;
+    cu_node *o = yaml_obj(tb, kind, ns, name);
+    tb_set(tb, o, "status", err ? NULL : cu_qstatus_node(tb->a, qs, now));
+    return o;
 }
 
 static cu_node *yaml_cq(sim_tb *tb, const cu_cq_info *ci, int fs, int64_t now)
 {
-    cu_node *o = yaml_obj(tb, "ClusterQueue", NULL, ci->name);
-    cu_node *st = tb_map(tb);
-    tb_set(tb, st, "pendingWorkloads", tb_int(tb, ci->pending));
-    tb_set(tb, st, "reservingWorkloads", tb_int(tb, ci->reserving));
-    tb_set(tb, st, "admittedWorkloads", tb_int(tb, ci->admitted));
-    /* In simulate every workload holding quota is admitted (no admission
-     * checks), so reservation and usage are the same numbers. */
-    tb_set(tb, st, "flavorsReservation", yaml_flavors(tb, ci->usage, ci->nusage, 1));
-    tb_set(tb, st, "flavorsUsage", yaml_flavors(tb, ci->usage, ci->nusage, 1));
-    cu_node *conds = tb_seq(tb);
-    if (ci->active)
-        tb_push(tb, conds, yaml_cond(tb, "Active", 1, "Ready", "Can admit new workloads", now));
-    else
-        tb_push(tb, conds, yaml_cond(tb, "Active", 0, ci->reason, ci->message, now));
-    tb_set(tb, st, "conditions", conds);
-    if (fs)
-        tb_set(tb, st, "fairSharing", yaml_fair_sharing(tb, ci->weighted_share));
-    tb_set(tb, o, "status", st);
-    return o;
+    cu_qstatus qs;
+    cu_err err = cu_qstatus_cq(tb->a, ci, fs, &qs);
+    return yaml_queue(tb, "ClusterQueue", NULL, ci->name, &qs, err, now);
 }
 
 /* A Cohort object: its status has only fairSharing in Kueue. */
 static cu_node *yaml_cohort(sim_tb *tb, const cu_cohort_info *hi)
 {
-    cu_node *o = yaml_obj(tb, "Cohort", NULL, hi->name);
-    cu_node *st = tb_map(tb);
-    tb_set(tb, st, "fairSharing", yaml_fair_sharing(tb, hi->weighted_share));
-    tb_set(tb, o, "status", st);
-    return o;
+    cu_qstatus qs;
+    cu_qstatus_cohort(hi, 1, &qs);
+    return yaml_queue(tb, "Cohort", NULL, hi->name, &qs, CU_OK, 0);
 }
 
 static cu_node *yaml_lq(sim_tb *tb, const cu_lq_info *li, int64_t now)
 {
-    cu_node *o = yaml_obj(tb, "LocalQueue", li->ns, li->name);
-    cu_node *st = tb_map(tb);
-    tb_set(tb, st, "pendingWorkloads", tb_int(tb, li->pending));
-    tb_set(tb, st, "reservingWorkloads", tb_int(tb, li->reserving));
-    tb_set(tb, st, "admittedWorkloads", tb_int(tb, li->admitted));
-    tb_set(tb, st, "flavorsReservation", yaml_flavors(tb, li->usage, li->nusage, 0));
-    tb_set(tb, st, "flavorsUsage", yaml_flavors(tb, li->usage, li->nusage, 0));
-    cu_node *conds = tb_seq(tb);
-    if (li->active)
-        tb_push(tb, conds, yaml_cond(tb, "Active", 1, "Ready",
-                                     "Can submit new workloads to localQueue", now));
-    else
-        tb_push(tb, conds, yaml_cond(tb, "Active", 0, li->reason, li->message, now));
-    tb_set(tb, st, "conditions", conds);
-    tb_set(tb, o, "status", st);
-    return o;
+    cu_qstatus qs;
+    cu_err err = cu_qstatus_lq(tb->a, li, &qs);
+    return yaml_queue(tb, "LocalQueue", li->ns, li->name, &qs, err, now);
 }
 
 /* The conditions an eviction leaves, as Kueue writes them:
