@@ -74,11 +74,4 @@ json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_obj
  * code (0 after SIGTERM/SIGINT, 1 on a runtime failure, 2 bad usage). */
 int cu_controller_main(int argc, char **argv);
 
-/* `cueue dev [OPTIONS]`: argv[0] is "dev". Starts `cueue cluster` and
- * `cueue controller` (this binary, as child processes), creates the CRDs
- * and the samples, and prints admissions, starts, finishes and pending
- * reasons until SIGINT/SIGTERM or --duration. Returns the exit code (0
- * stopped, 1 a child failed, 2 bad usage or bad manifests). */
-int cu_dev_main(int argc, char **argv);
-
 #endif

@@ -389,7 +389,7 @@ static int debug_pending(ctrl *c, const char *query, cu_buf *b)
         if (ctrl_pending_rec(c, w) && w->position >= 0)
             v[k++] = w;
     }
-    json_object *doc = cu_ctrl_pending_doc(v, k, want_cq, want_lq, cu_clock_system_now(NULL));
+    json_object *doc = cu_status_pending_doc(v, k, want_cq, want_lq, cu_clock_system_now(NULL));
     free(v);
     if (!doc)
         return 500;

@@ -151,12 +151,6 @@ json_object *cu_ctrl_cohort_status(const cu_cohort_info *hi, int fair_sharing_on
     return status_body(&s, NULL, 0);
 }
 
-json_object *cu_ctrl_pending_doc(const cu_wl_info **v, size_t n, const char *cq, const char *lq,
-                                 int64_t now_ms)
-{
-    return cu_status_pending_doc(v, n, cq, lq, now_ms);
-}
-
 /* ---------------- a string-keyed table with recency order ---------------- */
 
 typedef struct tent {

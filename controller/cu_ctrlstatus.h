@@ -90,10 +90,6 @@ json_object *cu_ctrl_lq_status(const cu_lq_info *li, json_object *old_conds, int
  * the same. Ownership as above. */
 json_object *cu_ctrl_cohort_status(const cu_cohort_info *hi, int fair_sharing);
 
-/* cu_status_pending_doc under its former name, for cu_controller.c until
- * it calls cu_status_pending_doc itself. */
-json_object *cu_ctrl_pending_doc(const cu_wl_info **v, size_t n, const char *cq, const char *lq,
-                                 int64_t now_ms);
 
 /* Serializes j with the keys of every object sorted, no whitespace, so
  * that equal JSON values give equal strings. Returns a new string (caller
