@@ -384,7 +384,7 @@ static void run(cu_httpd *s)
     double after = -1;
     if (MHD_get_timeout(s->d, &ms) == MHD_YES)
         after = (double)ms / 1000.0;
-    if (next && (after < 0 || next - ev_now(s->loop) < after))
+    if (next != 0 && (after < 0 || next - ev_now(s->loop) < after))
         after = next - ev_now(s->loop);
     if (after < 0)
         return;
@@ -456,7 +456,7 @@ static double shut_slow(cu_httpd *s)
         if (dl <= now) {
             shutdown(c->fd, SHUT_RDWR);
             c->shut = 1;
-        } else if (!next || dl < next) {
+        } else if (next == 0 || dl < next) {
             next = dl;
         }
     }

@@ -793,11 +793,11 @@ static void test_header_deadline(void **state)
     resp_free(&r);
     double t0 = now_s(), closed_slow = 0, closed_kept = 0;
     size_t k = 0;
-    while (now_s() - t0 < 6 && (!closed_slow || !closed_kept)) {
+    while (now_s() - t0 < 6 && (closed_slow == 0 || closed_kept == 0)) {
         char c[2] = { k < 6 ? "GET /e"[k] : 'x', 0 };
-        if (!closed_slow && send(slow, c, 1, MSG_NOSIGNAL) < 0)
+        if (closed_slow == 0 && send(slow, c, 1, MSG_NOSIGNAL) < 0)
             closed_slow = now_s() - t0;
-        if (!closed_kept && send(kept, c, 1, MSG_NOSIGNAL) < 0)
+        if (closed_kept == 0 && send(kept, c, 1, MSG_NOSIGNAL) < 0)
             closed_kept = now_s() - t0;
         if (k < 5)
             cli_send(f, ontime, (char[]){ req[k], 0 });
@@ -807,16 +807,16 @@ static void test_header_deadline(void **state)
         for (double end = now_s() + 0.3; now_s() < end;) {
             pump(f, -1);
             char b[512];
-            if (!closed_slow && recv(slow, b, sizeof(b), 0) == 0)
+            if (closed_slow == 0 && recv(slow, b, sizeof(b), 0) == 0)
                 closed_slow = now_s() - t0;
-            if (!closed_kept && recv(kept, b, sizeof(b), 0) == 0)
+            if (closed_kept == 0 && recv(kept, b, sizeof(b), 0) == 0)
                 closed_kept = now_s() - t0;
         }
     }
-    if (!closed_slow || closed_slow < 1.5 || closed_slow > 3.5)
+    if (closed_slow == 0 || closed_slow < 1.5 || closed_slow > 3.5)
         fail_msg("a client trickling its headers was closed after %.2f s (want about 2)",
                  closed_slow);
-    if (!closed_kept || closed_kept < 1.5 || closed_kept > 3.5)
+    if (closed_kept == 0 || closed_kept < 1.5 || closed_kept > 3.5)
         fail_msg("a kept-alive client trickling its next request was closed after %.2f s",
                  closed_kept);
     cli_read(f, ontime, 0, &r, 10);

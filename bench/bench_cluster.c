@@ -916,8 +916,8 @@ static int mem_only(const bc_cfg *cfg, bc_http *c, int maxc, const bc_result *cr
     if (cfg->pid > 0)
         printf("  server memory: VmRSS %.1f MiB idle, %.1f MiB at %d objects, %.1f MiB at %d "
                "objects (%.2f KiB per object from idle); VmHWM %.1f MiB\n",
-               rss_idle / 1024.0, rss_n / 1024.0, cfg->objects, rss_m / 1024.0, total,
-               (double)(rss_m - rss_idle) / total, hwm_m / 1024.0);
+               (double)rss_idle / 1024.0, (double)rss_n / 1024.0, cfg->objects, (double)rss_m / 1024.0, total,
+               (double)(rss_m - rss_idle) / (double)total, (double)hwm_m / 1024.0);
     if (cfg->json) {
         printf("{\"kind\":\"%s\",\"mode\":\"mem-only\",\"objects\":%d,\"payload\":%d", kname,
                cfg->objects, cfg->payload);
@@ -1186,11 +1186,11 @@ int main(int argc, char **argv)
            "events/s (the same %d events read back from the history)\n",
            replay.per_min, replay.per_mean, replay.per_max, replay.total_eps, replay.changes);
     if (cfg.pid > 0) {
-        printf("  server memory: VmRSS %.1f MiB idle, %.1f MiB at %d objects", rss_idle / 1024.0,
-               rss_n / 1024.0, cfg.objects);
+        printf("  server memory: VmRSS %.1f MiB idle, %.1f MiB at %d objects", (double)rss_idle / 1024.0,
+               (double)rss_n / 1024.0, cfg.objects);
         if (cfg.mem_objects > cfg.objects)
-            printf(", %.1f MiB at %d objects", rss_m / 1024.0, cfg.mem_objects);
-        printf("; VmHWM %.1f MiB before the last checking LIST\n", hwm_m / 1024.0);
+            printf(", %.1f MiB at %d objects", (double)rss_m / 1024.0, cfg.mem_objects);
+        printf("; VmHWM %.1f MiB before the last checking LIST\n", (double)hwm_m / 1024.0);
     }
     if (cfg.json) {
         printf("{\"kind\":\"%s\",\"mode\":\"full\",\"objects\":%d,\"payload\":%d,\"duration_s\":%.1f", kname,

@@ -106,7 +106,7 @@ static void fake_poll(fake *f)
         fconn *c = &f->c[i];
         if (c->fd < 0)
             continue;
-        if (c->answer_at) {
+        if (c->answer_at != 0) {
             if (now_s() >= c->answer_at) {
                 assert_int_equal(send(c->fd, c->reply, strlen(c->reply), MSG_NOSIGNAL),
                                  (ssize_t)strlen(c->reply));

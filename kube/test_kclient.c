@@ -679,7 +679,7 @@ static void test_request_timeout(void **state)
 static char *big_configmap(const char *name, size_t n)
 {
     char *s = malloc(n + 256);
-    int h = sprintf(s, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"},"
+    size_t h = (size_t)sprintf(s, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"},"
                        "\"data\":{\"blob\":\"", name);
     for (size_t i = 0; i < n; i++)
         s[h + i] = (char)('a' + i % 26);

@@ -85,7 +85,7 @@ static int affinity_matches(const egroup *g, const cu_podset *ps, const cu_kvs *
     for (size_t t = 0; t < ps->nterms; t++) {
         size_t relevant = 0;
         for (size_t r = 0; r < ps->terms[t].n; r++)
-            relevant += cu_group_has_key(g, ps->terms[t].reqs[r].key);
+            relevant += (size_t)cu_group_has_key(g, ps->terms[t].reqs[r].key);
         if (!relevant)
             return 1;
     }

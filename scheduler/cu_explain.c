@@ -91,7 +91,7 @@ static const char *affinity_mismatch(xwl *x, const egroup *g, const cu_podset *p
     for (size_t t = 0; t < ps->nterms; t++) {
         size_t relevant = 0;
         for (size_t r = 0; r < ps->terms[t].n; r++)
-            relevant += cu_group_has_key(g, ps->terms[t].reqs[r].key);
+            relevant += (size_t)cu_group_has_key(g, ps->terms[t].reqs[r].key);
         if (!relevant)
             return NULL;
     }

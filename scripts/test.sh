@@ -10,7 +10,6 @@ jobs=$(nproc)
 echo "== build and test (RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
 cmake --build build -j"$jobs"
-scripts/check-layers.sh build > /dev/null || scripts/check-layers.sh build
 (cd build && ctest --output-on-failure -j"$jobs")
 echo "== build and test under ASan+UBSan"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCUEUE_SANITIZE=ON > /dev/null

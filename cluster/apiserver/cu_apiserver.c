@@ -466,7 +466,7 @@ char *cu_api_watch_next(cu_api_resp *r, int timeout_ms, int *ended)
     size_t tl = strlen(ev.type);
     char *l = malloc(tl + n + 32);
     if (l) {
-        int k = sprintf(l, "{\"type\":\"%s\",\"object\":", ev.type);
+        size_t k = (size_t)sprintf(l, "{\"type\":\"%s\",\"object\":", ev.type);
         memcpy(l + k, js, n);
         l[k + n] = '}';
         l[k + n + 1] = '\0';

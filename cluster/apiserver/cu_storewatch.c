@@ -340,7 +340,7 @@ static char *ev_line(const char *type, const char *obj, size_t n)
     size_t tl = strlen(type);
     char *l = malloc(tl + n + 32);
     if (!l) return NULL;
-    int k = sprintf(l, "{\"type\":\"%s\",\"object\":", type);
+    size_t k = (size_t)sprintf(l, "{\"type\":\"%s\",\"object\":", type);
     memcpy(l + k, obj, n);
     l[k + n] = '}';
     l[k + n + 1] = '\0';

@@ -1047,7 +1047,7 @@ static int deep_send(fx *f, const char *method, const char *path, const char *ct
     cu_api_resp resp;
     int apply = ct && strstr(ct, "apply");
     const char *args[4] = {"fieldManager", fm, apply ? "force" : NULL, apply ? "true" : NULL};
-    cu_api_req r = {method, path, args, fm ? 1 + apply : 0, NULL, ct, NULL, body,
+    cu_api_req r = {method, path, args, fm ? (size_t)(1 + apply) : 0, NULL, ct, NULL, body,
                     body ? strlen(body) : 0, 1, NULL};
     cu_apiserver_handle(f->a, &r, &resp);
     int code = resp.code;

@@ -895,7 +895,7 @@ static double secs(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* H7: many watches listing large objects (the one they select last) from resourceVersion 0 with a
@@ -1542,7 +1542,7 @@ static void bench(void **state)
     printf("  list with label selector (1/10 match): %6.1f ms\n", (t5 - t4) * 1000 / lists);
     printf("  list of %d as JSON text (cu_store_list_raw): %6.1f ms\n", N, raw_ms);
     printf("  delete: %8.0f ops/s; watch: %ld events to 10 watchers at %.0f events/s\n", N / (t6 - t5), evs,
-           evs / (t7 - t6));
+           (double)evs / (t7 - t6));
     cu_store_free(s);
     /* write-through to SQLite */
     char dir[] = "/tmp/cueue-store-bench-XXXXXX";
