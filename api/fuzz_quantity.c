@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
           "unexpected error code", s, "");
     if (err == CU_OK) {
         for (int k = 0; k < 3; k++) {
-            cu_qfmt f = k == 0 ? fmt : (cu_qfmt)((fmt + k) % 3);
+            cu_qfmt f = k == 0 ? fmt : (cu_qfmt)(((unsigned)fmt + (unsigned)k) % 3u);
             char out[32], out2[32];
             memset(out, 'x', sizeof(out));
             cu_qty_format(milli, f, out, sizeof(out));
