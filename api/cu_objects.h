@@ -15,6 +15,7 @@
 
 #include "cu_base.h"
 #include "cu_doc.h"
+#include "cu_job.h"
 #include "cu_quantity.h"
 
 #define CU_GROUP "kueue.x-k8s.io"
@@ -384,11 +385,6 @@ cu_err cu_workload_priority(const cu_world *w, const cu_workload *wl,
  * arena-owned and sorted by name. */
 cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where,
                        cu_reslist *out, cu_diag *d);
-
-/* The name Kueue gives the Workload of a batch/v1 Job:
- * "job-<name>" truncated to 247 chars, "-", first 5 hex of
- * sha1("Job\nbatch\n<name>\n<uid>"). Returns arena-owned string. */
-const char *cu_job_workload_name(cu_arena *a, const char *job_name, const char *uid);
 
 /* ---- conversion ---- */
 /* Rewrites a v1beta1 kueue.x-k8s.io document in place into v1beta2
