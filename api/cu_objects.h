@@ -317,8 +317,6 @@ int cu_workload_has_quota(const cu_workload *wl);
 /* Returns 1 when wl has Finished=True. */
 int cu_workload_finished(const cu_workload *wl);
 
-#define CU_VEC(T) struct { size_t n, cap; T *items; }
-
 /* Everything read from the inputs. */
 typedef struct cu_world {
     cu_arena arena;

@@ -70,6 +70,9 @@ char *cu_arena_printf(cu_arena *a, const char *fmt, ...)
 /* Frees every chunk; the arena is empty and reusable afterwards. */
 void cu_arena_free(cu_arena *a);
 
+/* ---- vectors: arrays grown by doubling ---- */
+#define CU_VEC(T) struct { size_t n, cap; T *items; }
+
 /* ---- buf: growable byte buffer with a hard size bound ---- */
 typedef struct cu_buf {
     char *data;      /* always NUL-terminated when len > 0 or after init */
