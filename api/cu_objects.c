@@ -166,24 +166,7 @@ void cu_world_free(cu_world *w)
     memset(w, 0, sizeof(*w));
 }
 
-/* Appends the pointer x to a CU_VEC of pointers. */
-static int vec_push_ptr(void *itemsp, size_t *n, size_t *cap, void *x)
-{
-    void **items;
-    memcpy(&items, itemsp, sizeof(items));
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
-        void **p = realloc(items, nc * sizeof(*p));
-        if (!p)
-            return -1;
-        items = p;
-        memcpy(itemsp, &items, sizeof(items));
-        *cap = nc;
-    }
-    items[(*n)++] = x;
-    return 0;
-}
-#define VEC_PUSH(v, x) vec_push_ptr(&(v).items, &(v).n, &(v).cap, (x))
+#define VEC_PUSH(v, x) CU_VEC_PUSH(v, x, 16)
 
 
 /* ------------------------------------------------------------------ */
@@ -741,15 +724,9 @@ static cu_err load_path(loadctx *l, const char *path, int explicit_arg, int dept
     while ((de = readdir(dir)) != NULL) {
         if (de->d_name[0] == '.')
             continue;   /* ".", "..", and hidden files */
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 32;
-            char **p = realloc(names, nc * sizeof(*p));
-            if (!p) {
-                err = CU_ENOMEM;
-                break;
-            }
-            names = p;
-            cap = nc;
+        if (cu_vec_reserve(&names, n, &cap, sizeof(*names), 32)) {
+            err = CU_ENOMEM;
+            break;
         }
         names[n] = strdup(de->d_name);
         if (!names[n]) {

@@ -33,15 +33,9 @@ cu_res *cu_restab_slot(cu_restab *t, const char *name)
     cu_res *r = cu_restab_find(t, name);
     if (r)
         return r;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 8;
-        cu_res *p = realloc(t->it, cap * sizeof(*p));
-        if (!p) {
-            t->oom = 1;
-            return NULL;
-        }
-        t->it = p;
-        t->cap = cap;
+    if (cu_vec_reserve(&t->it, t->n, &t->cap, sizeof(*t->it), 8)) {
+        t->oom = 1;
+        return NULL;
     }
     t->it[t->n].name = name;
     t->it[t->n].milli = 0;
