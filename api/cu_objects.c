@@ -16,6 +16,7 @@
  *    seq follows the order of appearance across all inputs.
  */
 #include "cu_decode_int.h"
+#include "cu_match.h"
 #include "cu_names.h"
 #include "cu_objects.h"
 
@@ -78,27 +79,10 @@ int cu_labelsel_matches(const cu_labelsel *sel, const cu_kvs *labels)
     }
     for (size_t i = 0; i < sel->nexpr; i++) {
         const cu_selreq *r = &sel->exprs[i];
-        const char *v = cu_kvs_get(labels, r->key);
-        switch (r->op) {
-        case CU_SEL_IN:
-            if (!v || !cu_strs_has(&r->values, v))
-                return 0;
-            break;
-        case CU_SEL_NOTIN:
-            if (v && cu_strs_has(&r->values, v))
-                return 0;
-            break;
-        case CU_SEL_EXISTS:
-            if (!v)
-                return 0;
-            break;
-        case CU_SEL_DOESNOTEXIST:
-            if (v)
-                return 0;
-            break;
-        default:
+        if (r->op == CU_SEL_GT || r->op == CU_SEL_LT)
             return 0; /* Gt/Lt are not valid in a label selector */
-        }
+        if (!cu_match_selreq_labels(r, labels))
+            return 0;
     }
     return 1;
 }
