@@ -3,6 +3,7 @@
  */
 #include "cu_decode_int.h"
 #include "cu_names.h"
+#include "cu_sha1.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -23,11 +24,11 @@ void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl
 
     const cu_node *spec = cu_dec_want_map(c, cu_node_get(root, "spec"), "spec");
     int32_t par = 1, comp = 0;
-    if (cu_dec_i32(c, spec, "parallelism", "spec", &par) && par < 0)
+    int has_par = cu_dec_i32(c, spec, "parallelism", "spec", &par);
+    if (has_par && par < 0)
         cu_dec_err(c, "spec.parallelism", "must be greater than or equal to 0");
-    if (!cu_dec_i32(c, spec, "completions", "spec", &comp))
-        comp = par;
-    else if (comp < 0)
+    int has_comp = cu_dec_i32(c, spec, "completions", "spec", &comp);
+    if (has_comp && comp < 0)
         cu_dec_err(c, "spec.completions", "must be greater than or equal to 0");
 
     wl->podsets = cu_dec_alloc(c, sizeof(*wl->podsets));
@@ -36,45 +37,31 @@ void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl
     wl->npodsets = 1;
     cu_podset *ps = &wl->podsets[0];
     ps->name = cu_dec_strdup(c, "main");
-    ps->count = par < comp ? par : comp;
+    ps->count = cu_job_podset_count(has_par, par, has_comp, comp);
 
     const char *mp = cu_kvs_get(&jm->annotations, CU_ANN_JOB_MIN_PARALLELISM);
     if (mp) {
-        char *end;
-        errno = 0;
-        long v = strtol(mp, &end, 10);
-        if (errno || end == mp || *end || v < 1 || v > ps->count)
-            cu_dec_err(c, "metadata.annotations[" CU_ANN_JOB_MIN_PARALLELISM "]",
-                       "must be an integer between 1 and %d, got \"%s\"", (int)ps->count, mp);
-        else {
+        if (cu_job_min_count(mp, ps->count, &ps->min_count))
             ps->has_min = 1;
-            ps->min_count = (int32_t)v;
-        }
+        else
+            cu_dec_err(c, "metadata.annotations[" CU_ANN_JOB_MIN_PARALLELISM "]",
+                       CU_JOB_MIN_PARALLELISM_MSG, (int)ps->count, mp);
     }
 
     const cu_node *tmpl = cu_dec_want_map(c, cu_node_get(spec, "template"), "spec.template");
     const cu_node *pspec = cu_dec_want_map(c, cu_node_get(tmpl, "spec"), "spec.template.spec");
     cu_dec_podspec(c, pspec, "spec.template.spec", ps);
 
-    const char *wpc = cu_kvs_get(&jm->labels, CU_LABEL_PRIORITY_CLASS);
-    if (wpc && *wpc) {
-        wl->pc_group = CU_GROUP;
-        wl->pc_kind = "WorkloadPriorityClass";
-        wl->pc_name = wpc;
-    } else if (ps->priority_class_name && *ps->priority_class_name) {
-        wl->pc_group = "scheduling.k8s.io";
-        wl->pc_kind = "PriorityClass";
-        wl->pc_name = ps->priority_class_name;
-    }
+    cu_job_priority_ref(cu_kvs_get(&jm->labels, CU_LABEL_PRIORITY_CLASS), ps->priority_class_name,
+                        &wl->pc_group, &wl->pc_kind, &wl->pc_name);
 
     /* A finished Job (Complete/Failed=True) finishes its Workload. */
     const cu_node *conds = cu_dec_want_seq(c, cu_node_path(root, "status.conditions"), "status.conditions");
     for (size_t i = 0; conds && i < conds->n; i++) {
         const char *t = cu_node_scalar(cu_node_get(conds->vals[i], "type"));
         const char *s = cu_node_scalar(cu_node_get(conds->vals[i], "status"));
-        if (!t || !s || strcmp(s, "True") != 0)
-            continue;
-        if (strcmp(t, "Complete") != 0 && strcmp(t, "Failed") != 0)
+        int failed;
+        if (!cu_job_cond_finished(t, s, &failed))
             continue;
         wl->conds = cu_dec_alloc(c, sizeof(*wl->conds));
         if (!wl->conds)
@@ -82,11 +69,81 @@ void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl
         wl->nconds = 1;
         wl->conds[0].type = "Finished";
         wl->conds[0].status = "True";
-        wl->conds[0].reason = strcmp(t, "Complete") == 0 ? "Succeeded" : "Failed";
+        wl->conds[0].reason = failed ? "Failed" : "Succeeded";
         wl->conds[0].message = cu_dec_strdup(c, cu_node_scalar(cu_node_get(conds->vals[i], "message")));
         const char *ltt = cu_node_scalar(cu_node_get(conds->vals[i], "lastTransitionTime"));
         if (ltt && cu_time_parse(ltt, &wl->conds[0].ltt_ms) != CU_OK)
             cu_dec_err(c, cu_dec_path(q, "status.conditions", "[%zu].lastTransitionTime", i), "invalid time \"%s\"", ltt);
         break;
     }
+}
+
+#define CU_WL_PREFIX_MAX 247   /* 253 (max object name) - 1 ('-') - 5 (hash) */
+
+const char *cu_job_workload_name(cu_arena *a, const char *job_name, const char *uid)
+{
+    if (!uid)
+        uid = "";
+    cu_sha1 s;
+    unsigned char dg[20];
+    cu_sha1_init(&s);
+    cu_sha1_update(&s, "Job\nbatch\n", 10);
+    cu_sha1_update(&s, job_name, strlen(job_name));
+    cu_sha1_update(&s, "\n", 1);
+    cu_sha1_update(&s, uid, strlen(uid));
+    cu_sha1_final(&s, dg);
+    char *prefix = cu_arena_printf(a, "job-%s", job_name);
+    if (!prefix)
+        return NULL;
+    if (strlen(prefix) > CU_WL_PREFIX_MAX)
+        prefix[CU_WL_PREFIX_MAX] = '\0';
+    /* 5 hex digits = the first 2.5 bytes */
+    return cu_arena_printf(a, "%s-%02x%02x%x", prefix, dg[0], dg[1], dg[2] >> 4);
+}
+
+int32_t cu_job_podset_count(int has_par, int32_t par, int has_comp, int32_t comp)
+{
+    if (!has_par)
+        par = 1;
+    if (!has_comp)
+        comp = par;
+    return par < comp ? par : comp;
+}
+
+int cu_job_min_count(const char *v, int32_t count, int32_t *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < 1 || x > count)
+        return 0;
+    *out = (int32_t)x;
+    return 1;
+}
+
+int cu_job_priority_ref(const char *wpc, const char *pcn, const char **group,
+                        const char **kind, const char **name)
+{
+    if (wpc && *wpc) {
+        *group = CU_GROUP;
+        *kind = "WorkloadPriorityClass";
+        *name = wpc;
+    } else if (pcn && *pcn) {
+        *group = "scheduling.k8s.io";
+        *kind = "PriorityClass";
+        *name = pcn;
+    } else
+        return 0;
+    return 1;
+}
+
+int cu_job_cond_finished(const char *t, const char *s, int *failed)
+{
+    if (!t || !s || strcmp(s, "True") != 0)
+        return 0;
+    if (strcmp(t, "Complete") != 0 && strcmp(t, "Failed") != 0)
+        return 0;
+    if (failed)
+        *failed = strcmp(t, "Failed") == 0;
+    return 1;
 }

@@ -16,6 +16,7 @@
  *    seq follows the order of appearance across all inputs.
  */
 #include "cu_decode_int.h"
+#include "cu_match.h"
 #include "cu_names.h"
 #include "cu_objects.h"
 
@@ -78,27 +79,10 @@ int cu_labelsel_matches(const cu_labelsel *sel, const cu_kvs *labels)
     }
     for (size_t i = 0; i < sel->nexpr; i++) {
         const cu_selreq *r = &sel->exprs[i];
-        const char *v = cu_kvs_get(labels, r->key);
-        switch (r->op) {
-        case CU_SEL_IN:
-            if (!v || !cu_strs_has(&r->values, v))
-                return 0;
-            break;
-        case CU_SEL_NOTIN:
-            if (v && cu_strs_has(&r->values, v))
-                return 0;
-            break;
-        case CU_SEL_EXISTS:
-            if (!v)
-                return 0;
-            break;
-        case CU_SEL_DOESNOTEXIST:
-            if (v)
-                return 0;
-            break;
-        default:
+        if (r->op == CU_SEL_GT || r->op == CU_SEL_LT)
             return 0; /* Gt/Lt are not valid in a label selector */
-        }
+        if (!cu_match_selreq_labels(r, labels))
+            return 0;
     }
     return 1;
 }
@@ -166,24 +150,7 @@ void cu_world_free(cu_world *w)
     memset(w, 0, sizeof(*w));
 }
 
-/* Appends the pointer x to a CU_VEC of pointers. */
-static int vec_push_ptr(void *itemsp, size_t *n, size_t *cap, void *x)
-{
-    void **items;
-    memcpy(&items, itemsp, sizeof(items));
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
-        void **p = realloc(items, nc * sizeof(*p));
-        if (!p)
-            return -1;
-        items = p;
-        memcpy(itemsp, &items, sizeof(items));
-        *cap = nc;
-    }
-    items[(*n)++] = x;
-    return 0;
-}
-#define VEC_PUSH(v, x) vec_push_ptr(&(v).items, &(v).n, &(v).cap, (x))
+#define VEC_PUSH(v, x) CU_VEC_PUSH(v, x, 16)
 
 
 /* ------------------------------------------------------------------ */
@@ -741,15 +708,9 @@ static cu_err load_path(loadctx *l, const char *path, int explicit_arg, int dept
     while ((de = readdir(dir)) != NULL) {
         if (de->d_name[0] == '.')
             continue;   /* ".", "..", and hidden files */
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 32;
-            char **p = realloc(names, nc * sizeof(*p));
-            if (!p) {
-                err = CU_ENOMEM;
-                break;
-            }
-            names = p;
-            cap = nc;
+        if (cu_vec_reserve(&names, n, &cap, sizeof(*names), 32)) {
+            err = CU_ENOMEM;
+            break;
         }
         names[n] = strdup(de->d_name);
         if (!names[n]) {

@@ -1,8 +1,8 @@
 /*
  * cu_objects.h - C structs for the Kueue and core Kubernetes objects Cueue
  * reads, their decoders from cu_doc trees (kueue.x-k8s.io v1beta2, and
- * v1beta1 mapped on read), validation by Kueue's rules, the Job -> Workload
- * conversion and pod request arithmetic.
+ * v1beta1 mapped on read), validation by Kueue's rules and the Job ->
+ * Workload conversion (its rules in cu_job.h; pod requests in cu_podreq.h).
  *
  * Ownership: every object and every string in it is owned by the arena of
  * the cu_world it was decoded into. Objects are immutable once decoded;
@@ -15,6 +15,7 @@
 
 #include "cu_base.h"
 #include "cu_doc.h"
+#include "cu_job.h"
 #include "cu_quantity.h"
 
 #define CU_GROUP "kueue.x-k8s.io"
@@ -316,8 +317,6 @@ int cu_workload_has_quota(const cu_workload *wl);
 /* Returns 1 when wl has Finished=True. */
 int cu_workload_finished(const cu_workload *wl);
 
-#define CU_VEC(T) struct { size_t n, cap; T *items; }
-
 /* Everything read from the inputs. */
 typedef struct cu_world {
     cu_arena arena;
@@ -373,22 +372,6 @@ cu_err cu_object_validate(cu_kind kind, const void *obj, cu_diag *d);
  * missing class is an error in d. Returns the priority via out. */
 cu_err cu_workload_priority(const cu_world *w, const cu_workload *wl,
                             int32_t *out, cu_diag *d);
-
-/* ---- pod requests (Kueue's rules) ---- */
-/* Computes the effective per-pod requests of a pod spec node (the
- * PodSpec map: containers, initContainers, overhead): for each resource
- * max(sum(containers) + sum(sidecars), max over init containers i of
- * (init_i + sum(sidecars started before i))) + overhead, where a
- * container's request is its requests[r], or limits[r] when the request
- * is missing. Appends problems to d prefixed by where. Result is
- * arena-owned and sorted by name. */
-cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where,
-                       cu_reslist *out, cu_diag *d);
-
-/* The name Kueue gives the Workload of a batch/v1 Job:
- * "job-<name>" truncated to 247 chars, "-", first 5 hex of
- * sha1("Job\nbatch\n<name>\n<uid>"). Returns arena-owned string. */
-const char *cu_job_workload_name(cu_arena *a, const char *job_name, const char *uid);
 
 /* ---- conversion ---- */
 /* Rewrites a v1beta1 kueue.x-k8s.io document in place into v1beta2

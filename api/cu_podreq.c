@@ -7,7 +7,6 @@
  * document; only the final list is copied into the caller's arena.
  */
 #include "cu_podreq.h"
-#include "cu_sha1.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,15 +33,9 @@ cu_res *cu_restab_slot(cu_restab *t, const char *name)
     cu_res *r = cu_restab_find(t, name);
     if (r)
         return r;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 8;
-        cu_res *p = realloc(t->it, cap * sizeof(*p));
-        if (!p) {
-            t->oom = 1;
-            return NULL;
-        }
-        t->it = p;
-        t->cap = cap;
+    if (cu_vec_reserve(&t->it, t->n, &t->cap, sizeof(*t->it), 8)) {
+        t->oom = 1;
+        return NULL;
     }
     t->it[t->n].name = name;
     t->it[t->n].milli = 0;
@@ -357,27 +350,4 @@ cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where,
     cu_restab_free(&one);
     cu_restab_free(&over);
     return err;
-}
-
-#define CU_WL_PREFIX_MAX 247   /* 253 (max object name) - 1 ('-') - 5 (hash) */
-
-const char *cu_job_workload_name(cu_arena *a, const char *job_name, const char *uid)
-{
-    if (!uid)
-        uid = "";
-    cu_sha1 s;
-    unsigned char dg[20];
-    cu_sha1_init(&s);
-    cu_sha1_update(&s, "Job\nbatch\n", 10);
-    cu_sha1_update(&s, job_name, strlen(job_name));
-    cu_sha1_update(&s, "\n", 1);
-    cu_sha1_update(&s, uid, strlen(uid));
-    cu_sha1_final(&s, dg);
-    char *prefix = cu_arena_printf(a, "job-%s", job_name);
-    if (!prefix)
-        return NULL;
-    if (strlen(prefix) > CU_WL_PREFIX_MAX)
-        prefix[CU_WL_PREFIX_MAX] = '\0';
-    /* 5 hex digits = the first 2.5 bytes */
-    return cu_arena_printf(a, "%s-%02x%02x%x", prefix, dg[0], dg[1], dg[2] >> 4);
 }

@@ -1,7 +1,7 @@
 /*
  * cu_podreq.h - the Kubernetes rule for a pod's effective requests
  * (PodRequests), the one home of it for Kueue's pod sets
- * (cu_pod_requests in cu_objects.h) and the simulated scheduler
+ * (cu_pod_requests, at the end) and the simulated scheduler
  * (cluster/kubesim). For each resource r:
  *   effective(r) = max(sum(containers) + sum(sidecars),
  *                      max over plain init container i of
@@ -74,5 +74,15 @@ void cu_podreq_overhead(cu_podreq *p, const cu_res *amounts, size_t n);
 int cu_podreq_oom(const cu_podreq *p);
 /* Frees the tables. */
 void cu_podreq_free(cu_podreq *p);
+
+/* Computes the effective per-pod requests of a pod spec node (the
+ * PodSpec map: containers, initContainers, overhead): for each resource
+ * max(sum(containers) + sum(sidecars), max over init containers i of
+ * (init_i + sum(sidecars started before i))) + overhead, where a
+ * container's request is its requests[r], or limits[r] when the request
+ * is missing. Appends problems to d prefixed by where. Result is
+ * arena-owned and sorted by name. */
+cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where,
+                       cu_reslist *out, cu_diag *d);
 
 #endif

@@ -4,6 +4,7 @@
  */
 #include "cu_decode_int.h"
 #include "cu_names.h"
+#include "cu_podreq.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -134,6 +134,23 @@ void cu_arena_free(cu_arena *a)
 
 /* ---------------- buf ---------------- */
 
+int cu_vec_reserve(void *itemsp, size_t n, size_t *cap, size_t elem, size_t first)
+{
+    if (n < *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : first;
+    if (nc <= *cap || nc > SIZE_MAX / elem)
+        return -1;
+    void *items;
+    memcpy(&items, itemsp, sizeof(items));
+    void *p = realloc(items, nc * elem);
+    if (!p)
+        return -1;
+    memcpy(itemsp, &p, sizeof(p));
+    *cap = nc;
+    return 0;
+}
+
 void cu_buf_init(cu_buf *b, size_t limit)
 {
     b->data = NULL;
@@ -240,15 +257,9 @@ static void diag_add(cu_diag *d, const char *prefix, const char *fmt, va_list ap
     size_t pl = strlen(prefix);
     memcpy(tmp, prefix, pl);
     vsnprintf(tmp + pl, sizeof(tmp) - pl, fmt, ap);
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 16;
-        char **p = realloc(d->msgs, cap * sizeof(*p));
-        if (!p) {
-            d->dropped++;
-            return;
-        }
-        d->msgs = p;
-        d->cap = cap;
+    if (cu_vec_reserve(&d->msgs, d->n, &d->cap, sizeof(*d->msgs), 16)) {
+        d->dropped++;
+        return;
     }
     char *m = strdup(tmp);
     if (!m) {

@@ -70,6 +70,22 @@ char *cu_arena_printf(cu_arena *a, const char *fmt, ...)
 /* Frees every chunk; the arena is empty and reusable afterwards. */
 void cu_arena_free(cu_arena *a);
 
+/* ---- vectors: arrays grown by doubling ---- */
+/* items[0..n) used, cap allocated; items is malloc'd (free it). */
+#define CU_VEC(T) struct { size_t n, cap; T *items; }
+
+/* Makes room for one more element in an array: itemsp points to the
+ * array's pointer (any object type; elem bytes each), n elements used,
+ * *cap allocated. When n == *cap, reallocs to twice *cap (first when 0).
+ * Returns 0, or -1 when out of memory (array and *cap untouched). */
+int cu_vec_reserve(void *itemsp, size_t n, size_t *cap, size_t elem, size_t first);
+/* cu_vec_reserve for a CU_VEC-shaped v. */
+#define CU_VEC_RESERVE(v, first) \
+    cu_vec_reserve(&(v).items, (v).n, &(v).cap, sizeof(*(v).items), (first))
+/* Appends x to a CU_VEC-shaped v: 0, or -1 when out of memory. */
+#define CU_VEC_PUSH(v, x, first) \
+    (CU_VEC_RESERVE(v, first) ? -1 : ((v).items[(v).n++] = (x), 0))
+
 /* ---- buf: growable byte buffer with a hard size bound ---- */
 typedef struct cu_buf {
     char *data;      /* always NUL-terminated when len > 0 or after init */

@@ -3,7 +3,10 @@
  */
 #include "cu_json.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 json_tokener *cu_json_tokener_new(void)
@@ -270,4 +273,103 @@ cu_err cu_json_put_str(cu_buf *b, const char *s, unsigned flags)
     }
     cu_buf_append(b, "\"", 1);
     return b->failed ? CU_ENOMEM : CU_OK;
+}
+
+/* ---- cu_node <-> json-c ---- */
+
+/* Deeper than this, values are left out of the converted tree (a null in
+ * their place): no field the decoders read is nested this deep, and the
+ * API server serves objects up to CU_JSON_MAX_DEPTH deep (unknown fields
+ * in a pod template, say), which must decode as well, without a
+ * recursion that deep. */
+#define CONV_DEPTH_MAX 64
+
+static cu_node *json_to_node(cu_arena *a, json_object *j, int depth)
+{
+    if (depth > CONV_DEPTH_MAX &&
+        (json_object_is_type(j, json_type_object) || json_object_is_type(j, json_type_array)))
+        return cu_node_new_null(a);
+    switch (json_object_get_type(j)) {
+    case json_type_null:
+        return cu_node_new_null(a);
+    case json_type_boolean:
+        return cu_node_new_bool(a, json_object_get_boolean(j));
+    case json_type_int:
+        return cu_node_new_int(a, json_object_get_int64(j));
+    case json_type_double: {
+        char b[64];
+        snprintf(b, sizeof(b), "%.17g", json_object_get_double(j));
+        return cu_node_new_plain(a, b);
+    }
+    case json_type_string:
+        return cu_node_new_str(a, json_object_get_string(j));
+    case json_type_array: {
+        cu_node *s = cu_node_new_seq(a);
+        size_t n = json_object_array_length(j);
+        for (size_t i = 0; s && i < n; i++) {
+            cu_node *v = json_to_node(a, json_object_array_get_idx(j, i), depth + 1);
+            if (!v || cu_node_push(a, s, v) != CU_OK)
+                return NULL;
+        }
+        return s;
+    }
+    case json_type_object: {
+        cu_node *m = cu_node_new_map(a);
+        if (!m)
+            return NULL;
+        json_object_object_foreach(j, k, val) {
+            cu_node *v = json_to_node(a, val, depth + 1);
+            if (!v || cu_node_set(a, m, k, v) != CU_OK)
+                return NULL;
+        }
+        return m;
+    }
+    }
+    return NULL;
+}
+
+cu_node *cu_node_from_json(cu_arena *a, json_object *j)
+{
+    return json_to_node(a, j, 0);
+}
+
+json_object *cu_node_to_json(const cu_node *n)
+{
+    if (!n)
+        return NULL;
+    if (n->type == CU_NODE_MAP) {
+        json_object *o = json_object_new_object();
+        for (size_t i = 0; i < n->n; i++)
+            json_object_object_add(o, n->keys[i], cu_node_to_json(n->vals[i]));
+        return o;
+    }
+    if (n->type == CU_NODE_SEQ) {
+        json_object *a = json_object_new_array();
+        for (size_t i = 0; i < n->n; i++)
+            json_object_array_add(a, cu_node_to_json(n->vals[i]));
+        return a;
+    }
+    const char *s = n->str;
+    if (!n->plain)
+        return json_object_new_string(s);
+    if (!*s || strcmp(s, "null") == 0 || strcmp(s, "~") == 0 || strcmp(s, "Null") == 0 ||
+        strcmp(s, "NULL") == 0)
+        return NULL;
+    if (strcmp(s, "true") == 0 || strcmp(s, "True") == 0 || strcmp(s, "TRUE") == 0)
+        return json_object_new_boolean(1);
+    if (strcmp(s, "false") == 0 || strcmp(s, "False") == 0 || strcmp(s, "FALSE") == 0)
+        return json_object_new_boolean(0);
+    const char *d = s + (*s == '-' || *s == '+');
+    if (isdigit((unsigned char)*d) || (*d == '.' && isdigit((unsigned char)d[1]))) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (!*end && errno == 0)
+            return json_object_new_int64(v);
+        errno = 0;
+        double dv = strtod(s, &end);
+        if (!*end && errno == 0)
+            return json_object_new_double(dv);
+    }
+    return json_object_new_string(s);
 }

@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "cu_base.h"
+#include "cu_doc.h"
 
 /* The depth of the shallow first try (and of cu_json_tokener_new). */
 #define CU_JSON_SHALLOW_DEPTH 64
@@ -129,5 +130,21 @@ json_object *cu_jchild(json_object *o, const char *key);
 /* A deep copy of o (new reference, caller puts), NULL when o is NULL or
  * out of memory. */
 json_object *cu_jcopy(json_object *o);
+
+/* ---- cu_node <-> json-c ---- */
+
+/* Converts a json-c value to a cu_node tree in a (numbers, booleans and
+ * null become plain scalars, strings quoted ones). Objects and arrays
+ * nested deeper than 64 levels become null (no field the decoders read is
+ * that deep; the API server serves up to CU_JSON_MAX_DEPTH). Returns NULL
+ * on OOM. Borrows j; the tree is arena-owned. */
+cu_node *cu_node_from_json(cu_arena *a, json_object *j);
+
+/* Converts a cu_node tree to json-c: plain scalars resolve as YAML's core
+ * schema (null/~/empty -> JSON null, true/false in three spellings,
+ * decimal integers, then floats; anything else a string), quoted ones
+ * are strings. Returns a new reference (caller puts; NULL for n NULL or a
+ * null scalar). Borrows n. */
+json_object *cu_node_to_json(const cu_node *n);
 
 #endif

@@ -483,14 +483,8 @@ cu_metric_family *cu_metrics_family(cu_metrics *m, const char *name, const char 
     }
     if (!f->name || !f->help || !f->tab)
         goto oom;
-    if (m->n == m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 64;
-        cu_metric_family **nf = realloc(m->fams, nc * sizeof(*nf));
-        if (!nf)
-            goto oom;
-        m->fams = nf;
-        m->cap = nc;
-    }
+    if (cu_vec_reserve(&m->fams, m->n, &m->cap, sizeof(*m->fams), 64))
+        goto oom;
     f->om_plain = plain;
     if (make_plain)
         make_plain->om_plain = 1;

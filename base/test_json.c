@@ -222,6 +222,76 @@ static void test_utf8(void **st)
     assert_false(cu_yaml_nonprintable(0x10000));
 }
 
+static void test_node_json(void **st)
+{
+    (void)st;
+    cu_arena a;
+    cu_arena_init(&a, 0);
+    json_object *o = doc();
+    cu_node *n = cu_node_from_json(&a, o);
+    assert_non_null(n);
+    assert_int_equal(n->type, CU_NODE_MAP);
+    assert_string_equal(cu_node_scalar(cu_node_get(n, "s")), "x");
+    assert_false(cu_node_get(n, "s")->plain);          /* strings are quoted */
+    assert_true(cu_node_is_null(cu_node_get(n, "n")));
+    assert_string_equal(cu_node_scalar(cu_node_get(n, "big")), "9000000000");
+    assert_true(cu_node_get(n, "big")->plain);
+    assert_string_equal(cu_node_scalar(cu_node_get(n, "d")), "2.8999999999999999"); /* %.17g */
+    assert_string_equal(cu_node_scalar(cu_node_get(n, "ns")), "17");
+    assert_false(cu_node_get(n, "ns")->plain);
+    assert_string_equal(cu_node_scalar(cu_node_get(n, "t")), "true");
+    assert_int_equal(cu_node_get(n, "a")->type, CU_NODE_SEQ);
+    assert_int_equal(cu_node_get(n, "a")->n, 3);
+    assert_string_equal(cu_node_scalar(cu_node_path(n, "m.k.leaf")), "v");
+    assert_string_equal(cu_node_scalar(cu_node_get(n, "a.b")), "dotted");
+
+    /* and back: the same JSON (the double through %.17g is exact) */
+    json_object *back = cu_node_to_json(n);
+    assert_non_null(back);
+    assert_true(json_object_equal(back, o));
+    json_object_put(back);
+    json_object_put(o);
+    assert_null(cu_node_to_json(NULL));
+
+    /* deeper than 64 levels: the containers there become null */
+    char deep[256];
+    memset(deep, '[', 100);
+    memset(deep + 100, ']', 100);
+    deep[200] = '\0';
+    o = cu_json_parse_str(deep);
+    assert_non_null(o);
+    n = cu_node_from_json(&a, o);
+    assert_non_null(n);
+    int depth = 0;
+    while (n->type == CU_NODE_SEQ) {
+        assert_int_equal(n->n, 1);
+        n = n->vals[0];
+        depth++;
+    }
+    assert_int_equal(depth, 65);
+    assert_true(cu_node_is_null(n));
+    json_object_put(o);
+
+    /* YAML's plain scalars resolve as the core schema */
+    cu_doc *docs = NULL;
+    size_t nd = 0;
+    cu_diag d;
+    cu_diag_init(&d);
+    const char *y = "a: ~\nb: True\nc: -12\nd: '5'\ne: 1.5\nf: yes\ng: [null, FALSE]\n";
+    assert_int_equal(cu_doc_parse("t", y, strlen(y), &a, &docs, &nd, &d), CU_OK);
+    assert_int_equal(nd, 1);
+    o = cu_node_to_json(docs[0].root);
+    json_object *want = cu_json_parse_str(
+        "{\"a\":null,\"b\":true,\"c\":-12,\"d\":\"5\",\"e\":1.5,\"f\":\"yes\","
+        "\"g\":[null,false]}");
+    assert_non_null(want);
+    assert_true(json_object_equal(o, want));
+    json_object_put(want);
+    json_object_put(o);
+    cu_diag_free(&d);
+    cu_arena_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_builders),
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_utf8),
+        cmocka_unit_test(test_node_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,12 +20,9 @@
 
 #include "cu_engine.h"
 
-/* Converts a json-c value to a cu_node tree in a (numbers, booleans and
- * null become plain scalars, strings quoted ones). Objects and arrays
- * nested deeper than 64 levels become null (no field the decoders read is
- * that deep; the API server serves up to CU_JSON_MAX_DEPTH). Returns NULL
- * on OOM. Borrows j. */
-cu_node *cu_ctrl_json_to_node(cu_arena *a, json_object *j);
+/* Old name of base's cu_node_from_json (cu_json.h), kept for cli/ until
+ * it switches. */
+#define cu_ctrl_json_to_node cu_node_from_json
 
 /* Decodes o (borrowed) as one object of apiVersion/kind (whatever o says)
  * into w (its arena holds the converted tree), problems into d. Returns

@@ -1,7 +1,6 @@
 /*
  * cu_ctrlbuild.c - request bodies of the controller (conditions, the
- * admission status patch) and the json-c -> cu_node converter. Pure
- * functions: no I/O. The Job's bodies are in jobs/cu_jobbuild.c.
+ * admission status patch). Pure functions: no I/O. The Job's bodies are in jobs/cu_jobbuild.c.
  */
 #include "cu_ctrl_int.h"
 
@@ -9,66 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Deeper than this, values are left out of the converted tree (a null in
- * their place): no field the decoders read is nested this deep, and the
- * API server serves objects up to CU_JSON_MAX_DEPTH deep (unknown fields
- * in a pod template, say), which must decode as well, without a
- * recursion that deep. */
-#define CONV_DEPTH_MAX 64
-
-static cu_node *conv(cu_arena *a, json_object *j, int depth)
-{
-    if (depth > CONV_DEPTH_MAX &&
-        (json_object_is_type(j, json_type_object) || json_object_is_type(j, json_type_array)))
-        return cu_node_new_null(a);
-    switch (json_object_get_type(j)) {
-    case json_type_null:
-        return cu_node_new_null(a);
-    case json_type_boolean:
-        return cu_node_new_bool(a, json_object_get_boolean(j));
-    case json_type_int:
-        return cu_node_new_int(a, json_object_get_int64(j));
-    case json_type_double: {
-        char b[64];
-        snprintf(b, sizeof(b), "%.17g", json_object_get_double(j));
-        return cu_node_new_plain(a, b);
-    }
-    case json_type_string:
-        return cu_node_new_str(a, json_object_get_string(j));
-    case json_type_array: {
-        cu_node *s = cu_node_new_seq(a);
-        size_t n = json_object_array_length(j);
-        for (size_t i = 0; s && i < n; i++) {
-            cu_node *v = conv(a, json_object_array_get_idx(j, i), depth + 1);
-            if (!v || cu_node_push(a, s, v) != CU_OK)
-                return NULL;
-        }
-        return s;
-    }
-    case json_type_object: {
-        cu_node *m = cu_node_new_map(a);
-        if (!m)
-            return NULL;
-        json_object_object_foreach(j, k, val) {
-            cu_node *v = conv(a, val, depth + 1);
-            if (!v || cu_node_set(a, m, k, v) != CU_OK)
-                return NULL;
-        }
-        return m;
-    }
-    }
-    return NULL;
-}
-
-cu_node *cu_ctrl_json_to_node(cu_arena *a, json_object *j)
-{
-    return conv(a, j, 0);
-}
-
 cu_err cu_ctrl_decode_as(cu_world *w, json_object *o, const char *api_version, const char *kind,
                          cu_diag *d)
 {
-    cu_node *n = cu_ctrl_json_to_node(&w->arena, o);
+    cu_node *n = cu_node_from_json(&w->arena, o);
     if (!n || n->type != CU_NODE_MAP)
         return n ? CU_EINVAL : CU_ENOMEM;
     cu_node_set(&w->arena, n, "apiVersion", cu_node_new_str(&w->arena, api_version));

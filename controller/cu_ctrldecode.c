@@ -54,7 +54,7 @@ cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nw
         snprintf(why, nwhy, "not a valid %s", res_tab[r].kind);
     cu_arena tmp;
     cu_arena_init(&tmp, 16 * 1024);
-    cu_node *n = cu_ctrl_json_to_node(&tmp, obj);
+    cu_node *n = cu_node_from_json(&tmp, obj);
     cu_world *w = calloc(1, sizeof(*w));
     if (!n || !w) {
         cu_arena_free(&tmp);

@@ -10,21 +10,15 @@ static void grave_push(ctrl *c, cu_world *w)
 {
     if (!w)
         return;
-    if (c->ngrave == c->capgrave) {
-        size_t cap = c->capgrave ? c->capgrave * 2 : 64;
-        cu_world **g = realloc(c->grave, cap * sizeof(*g));
-        if (!g) {
-            /* cannot keep it for the engine: rebuild now-ish and leak nothing */
-            c->need_rebuild = 1;
-            ctrl_world_free(w);   /* the engine is freed before it is used again */
-            if (c->eng) {
-                cu_engine_free(c->eng);
-                c->eng = NULL;
-            }
-            return;
+    if (cu_vec_reserve(&c->grave, c->ngrave, &c->capgrave, sizeof(*c->grave), 64)) {
+        /* cannot keep it for the engine: rebuild now-ish and leak nothing */
+        c->need_rebuild = 1;
+        ctrl_world_free(w);   /* the engine is freed before it is used again */
+        if (c->eng) {
+            cu_engine_free(c->eng);
+            c->eng = NULL;
         }
-        c->grave = g;
-        c->capgrave = cap;
+        return;
     }
     c->grave[c->ngrave++] = w;
 }

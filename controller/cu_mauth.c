@@ -153,16 +153,10 @@ static void put(cu_mauth *a, int kind, const char *key, int ok, double ttl, json
             entry_free(&a->e[i]);
         a->n = 0;
     }
-    if (a->n == a->cap) {
-        size_t nc = a->cap ? a->cap * 2 : 16;
-        centry *ne = realloc(a->e, nc * sizeof(*ne));
-        if (!ne) {
-            if (user)
-                json_object_put(user);
-            return;
-        }
-        a->e = ne;
-        a->cap = nc;
+    if (cu_vec_reserve(&a->e, a->n, &a->cap, sizeof(*a->e), 16)) {
+        if (user)
+            json_object_put(user);
+        return;
     }
     centry *e = &a->e[a->n++];
     e->kind = kind;

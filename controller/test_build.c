@@ -51,7 +51,7 @@ static void test_json_to_node_decodes(void **st)
     cu_diag d;
     cu_world_init(&w);
     cu_diag_init(&d);
-    cu_node *n = cu_ctrl_json_to_node(&w.arena, o);
+    cu_node *n = cu_node_from_json(&w.arena, o);
     assert_non_null(n);
     assert_true(cu_node_is_null(cu_node_path(n, "spec.x")));
     int b = 0;
@@ -97,7 +97,7 @@ static void test_workload_for_job(void **st)
         /* and the engine's decoder reads it back with the template's requests */
         cu_world w;
         cu_world_init(&w);
-        cu_doc doc = { .file = "t", .root = cu_ctrl_json_to_node(&w.arena, wl) };
+        cu_doc doc = { .file = "t", .root = cu_node_from_json(&w.arena, wl) };
         assert_int_equal(cu_world_decode(&w, &doc, &d), CU_OK);
         assert_int_equal(w.workloads.n, 1);
         assert_int_equal(cu_reslist_get(&w.workloads.items[0]->podsets[0].requests, "cpu"), 1500);

@@ -115,14 +115,7 @@ static cu_err admit(cu_engine *e, ecq *c, ewl *w, const asg *a)
     if (cu_afs_admitted(e, c, w))
         return CU_ENOMEM;
     CU_VEC(int) *log = (void *)&e->admitted_log;
-    if (log->n == log->cap) {
-        size_t cap = log->cap ? log->cap * 2 : 64;
-        int *p = realloc(log->items, cap * sizeof(int));
-        if (p) {
-            log->items = p;
-            log->cap = cap;
-        }
-    }
+    (void)CU_VEC_RESERVE(*log, 64);
     if (log->n < log->cap)
         log->items[log->n++] = w->idx;
     return CU_OK;
@@ -222,25 +215,11 @@ static cu_err issue_preemption(cu_engine *e, ecq *c, ewl *w, ewl *v, const char 
     v->preempt_count++;
     v->preempt_reason = reason;
     CU_VEC(int) *elog = (void *)&e->evicted_log;
-    if (elog->n == elog->cap) {
-        size_t cap = elog->cap ? elog->cap * 2 : 16;
-        int *p = realloc(elog->items, cap * sizeof(int));
-        if (!p)
-            return CU_ENOMEM;
-        elog->items = p;
-        elog->cap = cap;
-    }
-    elog->items[elog->n++] = v->idx;
+    if (CU_VEC_PUSH(*elog, v->idx, 16))
+        return CU_ENOMEM;
     CU_VEC(int) *ev = (void *)&e->evicting;
-    if (ev->n == ev->cap) {
-        size_t cap = ev->cap ? ev->cap * 2 : 16;
-        int *p = realloc(ev->items, cap * sizeof(int));
-        if (!p)
-            return CU_ENOMEM;
-        ev->items = p;
-        ev->cap = cap;
-    }
-    ev->items[ev->n++] = v->idx;
+    if (CU_VEC_PUSH(*ev, v->idx, 16))
+        return CU_ENOMEM;
     return CU_OK;
 }
 

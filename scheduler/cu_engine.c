@@ -21,17 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cu_engine_vec_grow(void **items, size_t *cap, size_t elem)
-{
-    size_t nc = *cap ? *cap * 2 : 8;
-    void *p = realloc(*items, nc * elem);
-    if (!p)
-        return 0;
-    *items = p;
-    *cap = nc;
-    return 1;
-}
-
 cu_engine *cu_engine_new(const cu_engine_opts *opts)
 {
     cu_engine *e = calloc(1, sizeof(*e));

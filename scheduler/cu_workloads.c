@@ -209,14 +209,8 @@ static cu_err preadmitted(cu_engine *e, ewl *w)
 
 cu_err cu_engine_adm_add(ecq *c, ewl *w)
 {
-    if (c->nadm == c->capadm) {
-        size_t cap = c->capadm ? c->capadm * 2 : 16;
-        ewl **p = realloc(c->adm, cap * sizeof(*p));
-        if (!p)
-            return CU_ENOMEM;
-        c->adm = p;
-        c->capadm = cap;
-    }
+    if (cu_vec_reserve(&c->adm, c->nadm, &c->capadm, sizeof(*c->adm), 16))
+        return CU_ENOMEM;
     w->adm_pos = c->nadm;
     c->adm[c->nadm++] = w;
     return CU_OK;

@@ -24,14 +24,8 @@ typedef struct rt_vec {
 static void collect_rt(const cu_rtype *rt, void *ud)
 {
     rt_vec *vec = ud;
-    if (vec->n == vec->cap) {
-        size_t nc = vec->cap ? vec->cap * 2 : 32;
-        const cu_rtype **nv = realloc(vec->v, nc * sizeof *nv);
-        if (!nv)
-            return;
-        vec->v = nv;
-        vec->cap = nc;
-    }
+    if (cu_vec_reserve(&vec->v, vec->n, &vec->cap, sizeof(*vec->v), 32))
+        return;
     vec->v[vec->n++] = rt;
 }
 

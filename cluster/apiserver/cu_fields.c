@@ -608,15 +608,9 @@ static void fm_free(fm_list *l)
 static fm_ent *fm_add(fm_list *l, const char *manager, const char *op, const char *av,
                       const char *time, const char *sub, json_object *set)
 {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 4;
-        fm_ent *nv = realloc(l->v, nc * sizeof *nv);
-        if (!nv) {
-            json_object_put(set);
-            return NULL;
-        }
-        l->v = nv;
-        l->cap = nc;
+    if (cu_vec_reserve(&l->v, l->n, &l->cap, sizeof(*l->v), 4)) {
+        json_object_put(set);
+        return NULL;
     }
     fm_ent *e = &l->v[l->n++];
     memset(e, 0, sizeof *e);
@@ -1084,14 +1078,8 @@ static void conf_walk(conf_ctx *c, json_object *an, json_object *en, json_object
         path_append(p, sizeof p, pe2);
         if (is_member(a) && !has_kids(a) && is_member(e)) {
             if (lv && (!mv || !json_object_equal(lv, mv)) && pe2[0] != 'v') {
-                if (c->n == c->cap) {
-                    size_t nc = c->cap ? c->cap * 2 : 8;
-                    conf_hit *nv = realloc(c->v, nc * sizeof *nv);
-                    if (!nv)
-                        continue;
-                    c->v = nv;
-                    c->cap = nc;
-                }
+                if (cu_vec_reserve(&c->v, c->n, &c->cap, sizeof(*c->v), 8))
+                    continue;
                 c->v[c->n].ent = c->ent;
                 snprintf(c->v[c->n].path, sizeof c->v[c->n].path, "%s", p);
                 c->n++;

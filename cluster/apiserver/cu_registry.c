@@ -75,13 +75,7 @@ static res_t *res_add(cu_store *s, const char *group, const char *plural)
     if (*group) snprintf(r->qname, ql, "%s.%s", plural, group);
     else snprintf(r->qname, ql, "%s", plural);
     r->sorted = 1;
-    if (s->nres == s->capres) {
-        size_t nc = s->capres ? s->capres * 2 : 32;
-        res_t **nr = realloc(s->res, nc * sizeof(*nr));
-        if (!nr) goto fail;
-        s->res = nr;
-        s->capres = nc;
-    }
+    if (cu_vec_reserve(&s->res, s->nres, &s->capres, sizeof(*s->res), 32)) goto fail;
     s->res[s->nres++] = r;
     return r;
 fail:
@@ -93,12 +87,9 @@ static rt_ent *rt_add(cu_store *s)
 {
     rt_ent *t = calloc(1, sizeof(*t));
     if (!t) return NULL;
-    if (s->nrts == s->caprts) {
-        size_t nc = s->caprts ? s->caprts * 2 : 32;
-        rt_ent **nr = realloc(s->rts, nc * sizeof(*nr));
-        if (!nr) { free(t); return NULL; }
-        s->rts = nr;
-        s->caprts = nc;
+    if (cu_vec_reserve(&s->rts, s->nrts, &s->caprts, sizeof(*s->rts), 32)) {
+        free(t);
+        return NULL;
     }
     s->rts[s->nrts++] = t;
     return t;

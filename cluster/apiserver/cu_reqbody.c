@@ -20,47 +20,6 @@
 
 /* ---------------- YAML bodies ---------------- */
 
-static json_object *node_to_json(const cu_node *n)
-{
-    if (!n)
-        return NULL;
-    if (n->type == CU_NODE_MAP) {
-        json_object *o = json_object_new_object();
-        for (size_t i = 0; i < n->n; i++)
-            json_object_object_add(o, n->keys[i], node_to_json(n->vals[i]));
-        return o;
-    }
-    if (n->type == CU_NODE_SEQ) {
-        json_object *a = json_object_new_array();
-        for (size_t i = 0; i < n->n; i++)
-            json_object_array_add(a, node_to_json(n->vals[i]));
-        return a;
-    }
-    const char *s = n->str;
-    if (!n->plain)
-        return json_object_new_string(s);
-    if (!*s || strcmp(s, "null") == 0 || strcmp(s, "~") == 0 || strcmp(s, "Null") == 0 ||
-        strcmp(s, "NULL") == 0)
-        return NULL;
-    if (strcmp(s, "true") == 0 || strcmp(s, "True") == 0 || strcmp(s, "TRUE") == 0)
-        return json_object_new_boolean(1);
-    if (strcmp(s, "false") == 0 || strcmp(s, "False") == 0 || strcmp(s, "FALSE") == 0)
-        return json_object_new_boolean(0);
-    const char *d = s + (*s == '-' || *s == '+');
-    if (isdigit((unsigned char)*d) || (*d == '.' && isdigit((unsigned char)d[1]))) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(s, &end, 10);
-        if (!*end && errno == 0)
-            return json_object_new_int64(v);
-        errno = 0;
-        double dv = strtod(s, &end);
-        if (!*end && errno == 0)
-            return json_object_new_double(dv);
-    }
-    return json_object_new_string(s);
-}
-
 json_object *cu_yaml_to_json(const char *text, size_t len, char *err, size_t errn)
 {
     cu_arena ar;
@@ -75,7 +34,7 @@ json_object *cu_yaml_to_json(const char *text, size_t len, char *err, size_t err
     else if (nd == 0 || !docs[0].root || cu_node_is_null(docs[0].root))
         snprintf(err, errn, "request body: empty document");
     else
-        res = node_to_json(docs[0].root);
+        res = cu_node_to_json(docs[0].root);
     cu_diag_free(&d);
     cu_arena_free(&ar);
     return res;

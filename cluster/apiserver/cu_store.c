@@ -181,26 +181,15 @@ char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 void grave_add(cu_store *s, void *p)
 {
     if (!p) return;
-    if (s->ngrave == s->capgrave) {
-        size_t nc = s->capgrave ? s->capgrave * 2 : 32;
-        void **ng = realloc(s->grave, nc * sizeof(*ng));
-        if (!ng) return; /* leak rather than free memory a reader may hold */
-        s->grave = ng;
-        s->capgrave = nc;
-    }
+    if (cu_vec_reserve(&s->grave, s->ngrave, &s->capgrave, sizeof(*s->grave), 32))
+        return; /* leak rather than free memory a reader may hold */
     s->grave[s->ngrave++] = p;
 }
 
 void jgrave_add(cu_store *s, json_object *o)
 {
     if (!o) return;
-    if (s->njgrave == s->capjgrave) {
-        size_t nc = s->capjgrave ? s->capjgrave * 2 : 16;
-        json_object **ng = realloc(s->jgrave, nc * sizeof(*ng));
-        if (!ng) return;
-        s->jgrave = ng;
-        s->capjgrave = nc;
-    }
+    if (cu_vec_reserve(&s->jgrave, s->njgrave, &s->capjgrave, sizeof(*s->jgrave), 16)) return;
     s->jgrave[s->njgrave++] = o;
 }
 

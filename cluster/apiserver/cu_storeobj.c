@@ -70,13 +70,7 @@ static void deps_add(cu_store *s, ent *e)
                 continue;
             }
         }
-        if (d->n == d->cap) {
-            size_t nc = d->cap ? d->cap * 2 : 4;
-            ent **nv = realloc(d->v, nc * sizeof(*nv));
-            if (!nv) continue;
-            d->v = nv;
-            d->cap = nc;
-        }
+        if (cu_vec_reserve(&d->v, d->n, &d->cap, sizeof(*d->v), 4)) continue;
         d->v[d->n++] = e;
     }
 }
@@ -118,13 +112,7 @@ void ent_set_meta(cu_store *s, ent *e, json_object *o)
 int ent_link(cu_store *s, ent *e)
 {
     res_t *r = e->res;
-    if (r->n == r->cap) {
-        size_t nc = r->cap ? r->cap * 2 : 64;
-        ent **nv = realloc(r->vec, nc * sizeof(*nv));
-        if (!nv) return -1;
-        r->vec = nv;
-        r->cap = nc;
-    }
+    if (cu_vec_reserve(&r->vec, r->n, &r->cap, sizeof(*r->vec), 64)) return -1;
     if (hm_put(&r->objs, e->key, e)) return -1;
     if (e->uid[0] && hm_put(&s->uids, e->uid, e)) { hm_del(&r->objs, e->key); return -1; }
     if (r->n && strcmp(r->vec[r->n - 1]->key, e->key) > 0) r->sorted = 0;
@@ -207,13 +195,7 @@ size_t res_bound(res_t *r, const char *key, int strict)
 
 static void pend_add(opctx *c, rt_ent *rt, const char *type, rstr *obj)
 {
-    if (c->np == c->capp) {
-        size_t nc = c->capp ? c->capp * 2 : 8;
-        pend *np = realloc(c->p, nc * sizeof(*np));
-        if (!np) return;
-        c->p = np;
-        c->capp = nc;
-    }
+    if (cu_vec_reserve(&c->p, c->np, &c->capp, sizeof(*c->p), 8)) return;
     c->p[c->np].rt = rt;
     c->p[c->np].type = type;
     c->p[c->np].obj = rstr_ref(obj);
@@ -223,13 +205,7 @@ static void pend_add(opctx *c, rt_ent *rt, const char *type, rstr *obj)
 static void work_push(opctx *c, const char *uid)
 {
     if (!uid || !*uid) return;
-    if (c->nwork == c->capwork) {
-        size_t nc = c->capwork ? c->capwork * 2 : 8;
-        char **nw = realloc(c->work, nc * sizeof(*nw));
-        if (!nw) return;
-        c->work = nw;
-        c->capwork = nc;
-    }
+    if (cu_vec_reserve(&c->work, c->nwork, &c->capwork, sizeof(*c->work), 8)) return;
     char *d = strdup(uid);
     if (d) c->work[c->nwork++] = d;
 }

@@ -17,14 +17,8 @@ int cu_ctrl_job_finished(json_object *job, int *failed)
     size_t n = json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
     for (size_t i = 0; i < n; i++) {
         json_object *c = json_object_array_get_idx(conds, i);
-        const char *t = cu_jstr(c, "type"), *s = cu_jstr(c, "status");
-        if (!t || !s || strcmp(s, "True") != 0)
-            continue;
-        if (strcmp(t, "Complete") == 0 || strcmp(t, "Failed") == 0) {
-            if (failed)
-                *failed = strcmp(t, "Failed") == 0;
+        if (cu_job_cond_finished(cu_jstr(c, "type"), cu_jstr(c, "status"), failed))
             return 1;
-        }
     }
     return 0;
 }
@@ -72,9 +66,7 @@ json_object *cu_ctrl_workload_for_job(json_object *job, cu_diag *d)
                       r1 < 0 ? "spec.parallelism" : "spec.completions");
         return NULL;
     }
-    if (r2 == 0)
-        comp = par;
-    int32_t count = par < comp ? par : comp;
+    int32_t count = cu_job_podset_count(r1 == 1, par, r2 == 1, comp);
 
     cu_arena a;
     cu_arena_init(&a, 0);
@@ -109,16 +101,14 @@ json_object *cu_ctrl_workload_for_job(json_object *job, cu_diag *d)
     json_object *spec = json_object_new_object();
     json_object_object_add(wl, "spec", spec);
     json_object_object_add(spec, "queueName", json_object_new_string(queue));
-    const char *wpc = jmeta_kv(job, "labels", CU_LABEL_PRIORITY_CLASS);
-    const char *pcn = cu_jpath_str(tmpl, "spec.priorityClassName");
-    if ((wpc && *wpc) || (pcn && *pcn)) {
+    const char *pcgroup, *pckind, *pcname;
+    if (cu_job_priority_ref(jmeta_kv(job, "labels", CU_LABEL_PRIORITY_CLASS),
+                            cu_jpath_str(tmpl, "spec.priorityClassName"), &pcgroup, &pckind,
+                            &pcname)) {
         json_object *ref = json_object_new_object();
-        int kueue = wpc && *wpc;
-        json_object_object_add(ref, "group",
-                               json_object_new_string(kueue ? CU_GROUP : "scheduling.k8s.io"));
-        json_object_object_add(ref, "kind", json_object_new_string(
-                                                kueue ? "WorkloadPriorityClass" : "PriorityClass"));
-        json_object_object_add(ref, "name", json_object_new_string(kueue ? wpc : pcn));
+        json_object_object_add(ref, "group", json_object_new_string(pcgroup));
+        json_object_object_add(ref, "kind", json_object_new_string(pckind));
+        json_object_object_add(ref, "name", json_object_new_string(pcname));
         json_object_object_add(spec, "priorityClassRef", ref);
     }
     json_object *podsets = json_object_new_array();
@@ -126,19 +116,17 @@ json_object *cu_ctrl_workload_for_job(json_object *job, cu_diag *d)
     json_object_object_add(ps, "name", json_object_new_string("main"));
     json_object_object_add(ps, "count", json_object_new_int(count));
     const char *mp = jmeta_kv(job, "annotations", CU_ANN_JOB_MIN_PARALLELISM);
+    int32_t minc;
     if (mp) {
-        char *end;
-        long v = strtol(mp, &end, 10);
-        if (end == mp || *end || v < 1 || v > count) {
+        if (!cu_job_min_count(mp, count, &minc)) {
             cu_diag_error(d, "Job %s/%s: metadata.annotations[" CU_ANN_JOB_MIN_PARALLELISM
-                          "]: must be an integer between 1 and %d, got \"%s\"", ns, name,
-                          (int)count, mp);
+                          "]: " CU_JOB_MIN_PARALLELISM_MSG, ns, name, (int)count, mp);
             json_object_put(ps);
             json_object_put(podsets);
             json_object_put(wl);
             return NULL;
         }
-        json_object_object_add(ps, "minCount", json_object_new_int((int32_t)v));
+        json_object_object_add(ps, "minCount", json_object_new_int(minc));
     }
     json_object *t = NULL;
     if (json_object_deep_copy(tmpl, &t, NULL) != 0) {
@@ -219,10 +207,10 @@ json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_obj
     json_object_object_add(spec, "suspend", json_object_new_boolean(0));
     int32_t count = 0, par = 1, comp = 0;
     int hc = opt_count(job, "spec.completions", &comp);
-    if (opt_count(job, "spec.parallelism", &par) >= 0 && hc <= 0)
-        comp = par;
+    int hp = opt_count(job, "spec.parallelism", &par);
     /* partial admission: fewer pods than the Job asked for */
-    if (opt_count(psa, "count", &count) == 1 && count > 0 && count < (par < comp ? par : comp))
+    if (opt_count(psa, "count", &count) == 1 && count > 0 &&
+        count < cu_job_podset_count(hp == 1, par, hc == 1, comp))
         json_object_object_add(spec, "parallelism", json_object_new_int(count));
     json_object *tspec = json_object_new_object();
     json_object *tmpl = json_object_new_object();

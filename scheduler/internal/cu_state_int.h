@@ -214,17 +214,9 @@ void cu_engine_adm_del(ecq *c, ewl *w);
  * requeues them (the job controller stopped them). Returns how many. */
 int cu_engine_complete_evictions(cu_engine *e);
 
-
-/* Appends x to a CU_VEC, growing it with cu_engine_vec_grow (malloc'd, the
- * owner frees items); 0, or -1 when out of memory. */
-#define VEC_PUSH(v, x)                                                        \
-    ((v).n == (v).cap                                                         \
-         ? (cu_engine_vec_grow((void **)&(v).items, &(v).cap, sizeof(*(v).items)) \
-                ? ((v).items[(v).n++] = (x), 0)                               \
-                : -1)                                                         \
-         : ((v).items[(v).n++] = (x), 0))
-/* Doubles *items (elem bytes each, realloc'd) from *cap; 1 on success. */
-int cu_engine_vec_grow(void **items, size_t *cap, size_t elem);
+/* Appends x to a CU_VEC (base's CU_VEC_PUSH; malloc'd, the owner frees
+ * items); 0, or -1 when out of memory. */
+#define VEC_PUSH(v, x) CU_VEC_PUSH(v, x, 8)
 
 /* Lifecycle and interning (cu_engine.c). The id of a resource / flavor
  * name, added (copied into e->arena) when new; -1 when out of memory. */
