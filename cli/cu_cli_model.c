@@ -42,7 +42,7 @@ static void decode_item(model *m, int r, json_object *item, cu_diag *d)
 {
     cu_arena tmp;
     cu_arena_init(&tmp, 16 * 1024);
-    cu_node *n = cu_ctrl_json_to_node(&tmp, item);
+    cu_node *n = cu_node_from_json(&tmp, item);
     if (n && n->type == CU_NODE_MAP) {
         cu_node_set(&tmp, n, "apiVersion", cu_node_new_str(&tmp, cli_res_tab[r].api_version));
         cu_node_set(&tmp, n, "kind", cu_node_new_str(&tmp, cli_res_tab[r].kind));

@@ -20,10 +20,6 @@
 
 #include "cu_engine.h"
 
-/* Old name of base's cu_node_from_json (cu_json.h), kept for cli/ until
- * it switches. */
-#define cu_ctrl_json_to_node cu_node_from_json
-
 /* Decodes o (borrowed) as one object of apiVersion/kind (whatever o says)
  * into w (its arena holds the converted tree), problems into d. Returns
  * what cu_world_decode returns; CU_EINVAL when o is not an object. */
