@@ -29,8 +29,10 @@ static int get_duration(dctx *c, const cu_node *map, const char *key, const char
     }
     int64_t ms;
     if (cu_duration_parse_ms(n->str, &ms) != CU_OK) {
-        cu_dec_err(c, p, "invalid duration \"%s\" (use Go duration syntax such as \"168h\", "
-                         "\"1h30m\" or \"300s\")", n->str);
+        cu_dec_err(c, p,
+                   "invalid duration \"%s\" (use Go duration syntax such as \"168h\", "
+                   "\"1h30m\" or \"300s\")",
+                   n->str);
         return 0;
     }
     if (ms < 0) {
@@ -83,9 +85,8 @@ static void dec_fs_strategies(dctx *c, const cu_node *fs, cu_config *x)
     }
     if (bad)
         return;
-    int ok = (n == 1) ||
-             (n == 2 && vals[0] == CU_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE &&
-              vals[1] == CU_FS_LESS_THAN_INITIAL_SHARE);
+    int ok = (n == 1) || (n == 2 && vals[0] == CU_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE &&
+                          vals[1] == CU_FS_LESS_THAN_INITIAL_SHARE);
     if (!ok) {
         cu_dec_err(c, path, "Invalid value: allowed lists are [%s], [%s] and [%s, %s]",
                    fs_strategy_names[0], fs_strategy_names[1], fs_strategy_names[0],
@@ -107,7 +108,7 @@ static void dec_afs(dctx *c, const cu_node *afs, cu_config *x)
     get_duration(c, afs, "usageHalfLifeTime", base, &x->afs_half_life_ms);
     int64_t si = 0;
     if (get_duration(c, afs, "usageSamplingInterval", base, &si) && si > 0)
-        x->afs_sampling_ms = si;   /* 0 keeps the default, as Kueue's defaulting */
+        x->afs_sampling_ms = si; /* 0 keeps the default, as Kueue's defaulting */
     const cu_node *rw = cu_dec_want_map(c, cu_node_get(afs, "resourceWeights"),
                                         "admissionFairSharing.resourceWeights");
     if (!rw || rw->n == 0)
@@ -137,8 +138,7 @@ static void dec_afs(dctx *c, const cu_node *afs, cu_config *x)
 
 /* Warns about keys of map that are not in known (NULL-terminated): Kueue
  * reads its file strictly, so a misspelt field must not pass silently. */
-static void warn_unknown(dctx *c, const cu_node *map, const char *base,
-                         const char *const *known)
+static void warn_unknown(dctx *c, const cu_node *map, const char *base, const char *const *known)
 {
     if (!map || map->type != CU_NODE_MAP)
         return;
@@ -158,8 +158,7 @@ static void warn_unknown(dctx *c, const cu_node *map, const char *base,
 }
 
 /* A float field (a plain number); returns 1 when present and valid. */
-static int get_float(dctx *c, const cu_node *map, const char *key, const char *base,
-                     double *out)
+static int get_float(dctx *c, const cu_node *map, const char *key, const char *base, double *out)
 {
     const cu_node *n = cu_node_get(map, key);
     char p[PATHMAX];
@@ -210,7 +209,7 @@ static int bind_addr_ok(const char *s)
     size_t hl = (size_t)(colon - s);
     if (hl > 0 && s[0] == '[')
         return hl >= 2 && s[hl - 1] == ']';
-    return memchr(s, ':', hl) == NULL;   /* a bare IPv6 host needs brackets */
+    return memchr(s, ':', hl) == NULL; /* a bare IPv6 host needs brackets */
 }
 
 static void get_bind_addr(dctx *c, const cu_node *map, const char *key, const char *base,
@@ -219,7 +218,7 @@ static void get_bind_addr(dctx *c, const cu_node *map, const char *key, const ch
     char p[PATHMAX];
     const char *v = cu_dec_str(c, map, key, base);
     if (!v || !*v)
-        return;   /* "" means the default, as in Kueue */
+        return; /* "" means the default, as in Kueue */
     if (!bind_addr_ok(v)) {
         cu_dec_err(c, cu_dec_path(p, base, "%s", key),
                    "must be HOST:PORT such as \":8443\", or \"0\" to disable, got \"%s\"", v);
@@ -280,12 +279,25 @@ static cu_err default_ns_selector(cu_arena *a, const char *ns, cu_labelsel *out)
 }
 
 static const char *const kueue_frameworks[] = {
-    "batch/job", "kubeflow.org/mpijob", "kubeflow.org/pytorchjob", "kubeflow.org/tfjob",
-    "kubeflow.org/xgboostjob", "kubeflow.org/paddlejob", "kubeflow.org/jaxjob",
-    "trainer.kubeflow.org/trainjob", "ray.io/rayjob", "ray.io/raycluster", "ray.io/rayservice",
-    "jobset.x-k8s.io/jobset", "workload.codeflare.dev/appwrapper",
-    "sparkoperator.k8s.io/sparkapplication", "pod", "deployment", "statefulset",
-    "leaderworkerset.x-k8s.io/leaderworkerset", NULL,
+    "batch/job",
+    "kubeflow.org/mpijob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/jaxjob",
+    "trainer.kubeflow.org/trainjob",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "ray.io/rayservice",
+    "jobset.x-k8s.io/jobset",
+    "workload.codeflare.dev/appwrapper",
+    "sparkoperator.k8s.io/sparkapplication",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+    NULL,
 };
 
 static const char *const default_frameworks[] = { "batch/job" };
@@ -343,14 +355,14 @@ int cu_config_manages_unlabelled(const cu_config *cfg, const cu_kvs *ns_labels)
 static void dec_pods_ready(dctx *c, const cu_node *root, cu_config *x)
 {
     static const char *const known[] = {
-        "enable", "timeout", "blockAdmission", "requeuingStrategy", "recoveryTimeout",
-        NULL,
+        "enable", "timeout", "blockAdmission", "requeuingStrategy", "recoveryTimeout", NULL,
     };
     static const char *const known_rs[] = {
         "timestamp", "backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds", NULL,
     };
     static const char *const ts_names[] = {
-        [CU_REQUEUE_EVICTION] = "Eviction", [CU_REQUEUE_CREATION] = "Creation",
+        [CU_REQUEUE_EVICTION] = "Eviction",
+        [CU_REQUEUE_CREATION] = "Creation",
     };
     const char *base = "waitForPodsReady";
     const cu_node *w = cu_dec_want_map(c, cu_node_get(root, base), base);
@@ -364,7 +376,8 @@ static void dec_pods_ready(dctx *c, const cu_node *root, cu_config *x)
     } else {
         x->pods_ready.enabled = 1;
         if (cu_node_get(w, "enable"))
-            cu_dec_err(c, "waitForPodsReady.enable", "not a v1beta2 field: the waitForPodsReady "
+            cu_dec_err(c, "waitForPodsReady.enable",
+                       "not a v1beta2 field: the waitForPodsReady "
                        "block's presence enables it (remove the block to disable it)");
     }
     get_duration_nz(c, w, "timeout", base, &x->pods_ready.timeout_ms);
@@ -389,9 +402,10 @@ static void dec_pods_ready(dctx *c, const cu_node *root, cu_config *x)
     char p[PATHMAX];
     if (cu_dec_i32(c, rs, "backoffLimitCount", rbase, &v)) {
         if (v < 0)
-            cu_dec_err(c, cu_dec_path(p, rbase, "backoffLimitCount"),
-                       "must be greater than or equal to 0 (leave it out to requeue forever), got %d",
-                       (int)v);
+            cu_dec_err(
+                c, cu_dec_path(p, rbase, "backoffLimitCount"),
+                "must be greater than or equal to 0 (leave it out to requeue forever), got %d",
+                (int)v);
         else
             x->pods_ready.backoff_limit_count = v;
     }
@@ -434,7 +448,7 @@ static void dec_frameworks(dctx *c, const cu_node *integ, cu_config *x)
     cu_strs fw = { 0, NULL };
     cu_dec_strs(c, integ, "frameworks", "integrations", &fw);
     if (fw.n == 0)
-        return;   /* default ["batch/job"] */
+        return; /* default ["batch/job"] */
     const char **uns = cu_dec_alloc(c, fw.n * sizeof(*uns));
     const char **unk = cu_dec_alloc(c, fw.n * sizeof(*unk));
     if (!uns || !unk)
@@ -481,10 +495,12 @@ static void dec_managed_ns_selector(dctx *c, const cu_node *root, cu_config *x)
         char p[PATHMAX];
         cu_dec_path(p, path, "matchExpressions[%zu].values", i);
         if ((r->op == CU_SEL_IN || r->op == CU_SEL_NOTIN) && r->values.n == 0)
-            cu_dec_err(c, p, "Required value: must be specified when `operator` is 'In' or 'NotIn'");
+            cu_dec_err(c, p,
+                       "Required value: must be specified when `operator` is 'In' or 'NotIn'");
         if ((r->op == CU_SEL_EXISTS || r->op == CU_SEL_DOESNOTEXIST) && r->values.n > 0)
-            cu_dec_err(c, p, "Forbidden: may not be specified when `operator` is 'Exists' or "
-                             "'DoesNotExist'");
+            cu_dec_err(c, p,
+                       "Forbidden: may not be specified when `operator` is 'Exists' or "
+                       "'DoesNotExist'");
     }
     x->managed_ns_selector = sel;
     x->has_managed_ns_selector = 1;
@@ -497,7 +513,8 @@ static void dec_managed_ns_selector(dctx *c, const cu_node *root, cu_config *x)
         cu_kv kv = { "kubernetes.io/metadata.name", prohibited[i] };
         cu_kvs labels = { 1, &kv };
         if (cu_labelsel_matches(&sel, &labels))
-            cu_dec_err(c, path, "Invalid value: should not match the \"%s\" namespace", prohibited[i]);
+            cu_dec_err(c, path, "Invalid value: should not match the \"%s\" namespace",
+                       prohibited[i]);
     }
 }
 
@@ -519,8 +536,8 @@ static void dec_client_connection(dctx *c, const cu_node *root, cu_config *x)
 static void dec_leader_election(dctx *c, const cu_node *root, cu_config *x)
 {
     static const char *const known[] = {
-        "leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock",
-        "resourceName", "resourceNamespace", NULL,
+        "leaderElect",  "leaseDuration", "renewDeadline",     "retryPeriod",
+        "resourceLock", "resourceName",  "resourceNamespace", NULL,
     };
     static const char *const locks[] = { "leases" };
     const char *base = "leaderElection";
@@ -576,25 +593,51 @@ static void dec_leader_election(dctx *c, const cu_node *root, cu_config *x)
 static void dec_config_controller(dctx *c, const cu_node *root, cu_config *x)
 {
     static const char *const known[] = {
-        "apiVersion", "kind", "metadata", "namespace", "manageJobsWithoutQueueName",
-        "managedJobsNamespaceSelector", "internalCertManagement", "waitForPodsReady",
-        "clientConnection", "integrations", "multiKueue", "fairSharing",
-        "admissionFairSharing", "resources", "featureGates", "objectRetentionPolicies",
-        "webhook", "leaderElection", "metrics", "health", "pprofBindAddress", "controller",
-        "tls", "visibilityServer", "queueVisibility", NULL,
+        "apiVersion",
+        "kind",
+        "metadata",
+        "namespace",
+        "manageJobsWithoutQueueName",
+        "managedJobsNamespaceSelector",
+        "internalCertManagement",
+        "waitForPodsReady",
+        "clientConnection",
+        "integrations",
+        "multiKueue",
+        "fairSharing",
+        "admissionFairSharing",
+        "resources",
+        "featureGates",
+        "objectRetentionPolicies",
+        "webhook",
+        "leaderElection",
+        "metrics",
+        "health",
+        "pprofBindAddress",
+        "controller",
+        "tls",
+        "visibilityServer",
+        "queueVisibility",
+        NULL,
     };
     static const char *const known_integ[] = {
         "frameworks", "externalFrameworks", "labelKeysToCopy", "podOptions", NULL,
     };
     static const char *const known_res[] = {
-        "excludeResourcePrefixes", "transformations", "quotaCheckStrategy",
-        "deviceClassMappings", NULL,
+        "excludeResourcePrefixes",
+        "transformations",
+        "quotaCheckStrategy",
+        "deviceClassMappings",
+        NULL,
     };
     static const char *const known_metrics[] = {
         "bindAddress", "enableClusterQueueResources", "customLabels", "localQueueMetrics", NULL,
     };
     static const char *const known_health[] = {
-        "healthProbeBindAddress", "readinessEndpointName", "livenessEndpointName", NULL,
+        "healthProbeBindAddress",
+        "readinessEndpointName",
+        "livenessEndpointName",
+        NULL,
     };
     config_defaults(x, c->v1beta1);
     warn_unknown(c, root, "", known);
@@ -604,10 +647,9 @@ static void dec_config_controller(dctx *c, const cu_node *root, cu_config *x)
         if (dns_label_ok(ns)) {
             x->ns = ns;
             x->has_ns = 1;
-        }
-        else
-            cu_dec_err(c, "namespace", "must be a valid namespace name (RFC 1123 label), got \"%s\"",
-                       ns);
+        } else
+            cu_dec_err(c, "namespace",
+                       "must be a valid namespace name (RFC 1123 label), got \"%s\"", ns);
     }
     dec_managed_ns_selector(c, root, x);
     dec_pods_ready(c, root, x);
@@ -650,11 +692,11 @@ void cu_dec_config(dctx *c, const cu_node *root, cu_config *x)
         if (c->v1beta1)
             cu_dec_bool(c, fs, "enable", "fairSharing", &x->fair_sharing);
         else
-            x->fair_sharing = 1;   /* v1beta2: the block's presence enables it */
+            x->fair_sharing = 1; /* v1beta2: the block's presence enables it */
         dec_fs_strategies(c, fs, x);
     }
-    const cu_node *afs = cu_dec_want_map(c, cu_node_get(root, "admissionFairSharing"),
-                                         "admissionFairSharing");
+    const cu_node *afs =
+        cu_dec_want_map(c, cu_node_get(root, "admissionFairSharing"), "admissionFairSharing");
     if (afs)
         dec_afs(c, afs, x);
     cu_dec_bool(c, root, "manageJobsWithoutQueueName", "", &x->manage_jobs_without_queue_name);

@@ -152,7 +152,4 @@ static int conv(cu_arena *a, cu_node *doc, int depth)
     return 1;
 }
 
-int cu_convert_v1beta2(cu_arena *a, cu_node *doc)
-{
-    return conv(a, doc, 0);
-}
+int cu_convert_v1beta2(cu_arena *a, cu_node *doc) { return conv(a, doc, 0); }

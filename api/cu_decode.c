@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 void cu_dec_err(dctx *c, const char *path, const char *fmt, ...)
 {
     char msg[1024];
@@ -194,8 +193,8 @@ void cu_dec_enum(dctx *c, const cu_node *map, const char *key, const char *base,
     for (size_t i = 0; i < nnames; i++) {
         if (!names[i])
             continue;
-        int k = snprintf(allowed + len, sizeof(allowed) - len, "%s\"%s\"",
-                         len ? ", " : "", names[i]);
+        int k =
+            snprintf(allowed + len, sizeof(allowed) - len, "%s\"%s\"", len ? ", " : "", names[i]);
         if (k < 0 || (size_t)k >= sizeof(allowed) - len)
             break;
         len += (size_t)k;
@@ -260,8 +259,7 @@ int cu_res_cmp(const void *a, const void *b)
 }
 
 /* A ResourceList map into a sorted reslist. */
-void cu_dec_reslist(dctx *c, const cu_node *map, const char *key, const char *base,
-                    cu_reslist *out)
+void cu_dec_reslist(dctx *c, const cu_node *map, const char *key, const char *base, cu_reslist *out)
 {
     char p[PATHMAX];
     out->n = 0;
@@ -294,8 +292,8 @@ const char *cu_selop_name(cu_selop op)
     return (unsigned)op < sizeof(sel_ops) / sizeof(sel_ops[0]) ? sel_ops[op] : "?";
 }
 
-void cu_dec_selreqs(dctx *c, const cu_node *seq, const char *path, int allow_gtlt,
-                    size_t *nout, cu_selreq **out)
+void cu_dec_selreqs(dctx *c, const cu_node *seq, const char *path, int allow_gtlt, size_t *nout,
+                    cu_selreq **out)
 {
     *nout = 0;
     *out = NULL;
@@ -382,8 +380,8 @@ void cu_dec_tolerations(dctx *c, const cu_node *map, const char *key, const char
     }
 }
 
-void cu_dec_taints(dctx *c, const cu_node *map, const char *key, const char *base,
-                   size_t *nout, cu_taint **out)
+void cu_dec_taints(dctx *c, const cu_node *map, const char *key, const char *base, size_t *nout,
+                   cu_taint **out)
 {
     char p[PATHMAX];
     *nout = 0;
@@ -412,8 +410,8 @@ void cu_dec_taints(dctx *c, const cu_node *map, const char *key, const char *bas
 /* metadata                                                            */
 
 /* Fills m from the document's metadata (name already checked). */
-void cu_dec_meta(dctx *c, const cu_node *root, const char *api, const char *name,
-                 int namespaced, cu_meta *m)
+void cu_dec_meta(dctx *c, const cu_node *root, const char *api, const char *name, int namespaced,
+                 cu_meta *m)
 {
     const cu_node *md = cu_dec_want_map(c, cu_node_get(root, "metadata"), "metadata");
     m->api_version = cu_dec_strdup(c, api);

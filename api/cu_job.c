@@ -56,7 +56,8 @@ void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl
                         &wl->pc_group, &wl->pc_kind, &wl->pc_name);
 
     /* A finished Job (Complete/Failed=True) finishes its Workload. */
-    const cu_node *conds = cu_dec_want_seq(c, cu_node_path(root, "status.conditions"), "status.conditions");
+    const cu_node *conds =
+        cu_dec_want_seq(c, cu_node_path(root, "status.conditions"), "status.conditions");
     for (size_t i = 0; conds && i < conds->n; i++) {
         const char *t = cu_node_scalar(cu_node_get(conds->vals[i], "type"));
         const char *s = cu_node_scalar(cu_node_get(conds->vals[i], "status"));
@@ -70,15 +71,17 @@ void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl
         wl->conds[0].type = "Finished";
         wl->conds[0].status = "True";
         wl->conds[0].reason = failed ? "Failed" : "Succeeded";
-        wl->conds[0].message = cu_dec_strdup(c, cu_node_scalar(cu_node_get(conds->vals[i], "message")));
+        wl->conds[0].message =
+            cu_dec_strdup(c, cu_node_scalar(cu_node_get(conds->vals[i], "message")));
         const char *ltt = cu_node_scalar(cu_node_get(conds->vals[i], "lastTransitionTime"));
         if (ltt && cu_time_parse(ltt, &wl->conds[0].ltt_ms) != CU_OK)
-            cu_dec_err(c, cu_dec_path(q, "status.conditions", "[%zu].lastTransitionTime", i), "invalid time \"%s\"", ltt);
+            cu_dec_err(c, cu_dec_path(q, "status.conditions", "[%zu].lastTransitionTime", i),
+                       "invalid time \"%s\"", ltt);
         break;
     }
 }
 
-#define CU_WL_PREFIX_MAX 247   /* 253 (max object name) - 1 ('-') - 5 (hash) */
+#define CU_WL_PREFIX_MAX 247 /* 253 (max object name) - 1 ('-') - 5 (hash) */
 
 const char *cu_job_workload_name(cu_arena *a, const char *job_name, const char *uid)
 {
@@ -121,8 +124,8 @@ int cu_job_min_count(const char *v, int32_t count, int32_t *out)
     return 1;
 }
 
-int cu_job_priority_ref(const char *wpc, const char *pcn, const char **group,
-                        const char **kind, const char **name)
+int cu_job_priority_ref(const char *wpc, const char *pcn, const char **group, const char **kind,
+                        const char **name)
 {
     if (wpc && *wpc) {
         *group = CU_GROUP;

@@ -34,8 +34,8 @@ int cu_job_min_count(const char *v, int32_t count, int32_t *out);
  * the kueue.x-k8s.io/priority-class label wpc when non-empty, else the
  * PriorityClass of the pod template's priorityClassName pcn when
  * non-empty. Returns 1 and sets the borrowed/static strings, or 0. */
-int cu_job_priority_ref(const char *wpc, const char *pcn, const char **group,
-                        const char **kind, const char **name);
+int cu_job_priority_ref(const char *wpc, const char *pcn, const char **group, const char **kind,
+                        const char **name);
 
 /* Whether a Job condition of type t and status s (NULL allowed) finishes
  * the Job (Complete or Failed, status True); sets *failed (if not NULL)

@@ -71,14 +71,10 @@ int cu_match_selreq(const cu_selreq *r, const char *value)
 {
     int64_t a, b;
     switch (r->op) {
-    case CU_SEL_IN:
-        return value && in_values(&r->values, value);
-    case CU_SEL_NOTIN:
-        return !value || !in_values(&r->values, value);
-    case CU_SEL_EXISTS:
-        return value != NULL;
-    case CU_SEL_DOESNOTEXIST:
-        return value == NULL;
+    case CU_SEL_IN: return value && in_values(&r->values, value);
+    case CU_SEL_NOTIN: return !value || !in_values(&r->values, value);
+    case CU_SEL_EXISTS: return value != NULL;
+    case CU_SEL_DOESNOTEXIST: return value == NULL;
     case CU_SEL_GT:
     case CU_SEL_LT:
         if (!value || r->values.n != 1 || parse_i64(value, &a) != 0 ||

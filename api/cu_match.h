@@ -40,7 +40,9 @@ int cu_match_selreq(const cu_selreq *r, const char *value);
 int cu_match_selreq_labels(const cu_selreq *r, const cu_kvs *labels);
 
 /* A NodeSelectorTerm: its matchExpressions and its matchFields. */
-typedef struct cu_nodeterm { cu_selterm exprs, fields; } cu_nodeterm;
+typedef struct cu_nodeterm {
+    cu_selterm exprs, fields;
+} cu_nodeterm;
 
 /* Every requirement of t holds: exprs against labels, fields against
  * fields (the node's field values by name; Kubernetes has only
@@ -50,9 +52,9 @@ int cu_match_nodeterm(const cu_nodeterm *t, const cu_kvs *labels, const cu_kvs *
 
 /* What NodeAffinity's filter reads of a pod. */
 typedef struct cu_nodesel {
-    cu_kvs selector;        /* spec.nodeSelector (a NULL value matches nothing) */
-    int has_required;       /* requiredDuringSchedulingIgnoredDuringExecution set */
-    size_t nterms;          /* its nodeSelectorTerms, ORed */
+    cu_kvs selector;  /* spec.nodeSelector (a NULL value matches nothing) */
+    int has_required; /* requiredDuringSchedulingIgnoredDuringExecution set */
+    size_t nterms;    /* its nodeSelectorTerms, ORed */
     cu_nodeterm *terms;
 } cu_nodesel;
 

@@ -26,7 +26,7 @@ int cu_dns1123_subdomain_ok(const char *s, size_t n, int fold)
         return 0;
     for (size_t i = 0; i <= n; i++) {
         char c = i == n ? '.' : fold ? lower(s[i]) : s[i];
-        if (c == '.') {   /* s[seg..i) holds only [-a-z0-9] by now */
+        if (c == '.') { /* s[seg..i) holds only [-a-z0-9] by now */
             if (i == seg || s[seg] == '-' || s[i - 1] == '-')
                 return 0;
             seg = i + 1;
@@ -85,7 +85,7 @@ unsigned cu_label_value_problems(const char *s, size_t n)
     return p;
 }
 
-#define SUBDOMAIN_MSG                                                                            \
+#define SUBDOMAIN_MSG \
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or " \
     "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used " \
     "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"

@@ -27,16 +27,16 @@ int cu_qname_part_ok(const char *s, size_t n);
 /* The problems of a name, one bit each, in the order kube-apiserver lists
  * them (lowest bit first). */
 enum {
-    CU_NAME_SLASHES = 1 << 0,       /* more than one '/' (nothing else is checked) */
+    CU_NAME_SLASHES = 1 << 0, /* more than one '/' (nothing else is checked) */
     CU_NAME_PREFIX_EMPTY = 1 << 1,
-    CU_NAME_PREFIX_LONG = 1 << 2,   /* over 253 (its characters are not checked then) */
+    CU_NAME_PREFIX_LONG = 1 << 2, /* over 253 (its characters are not checked then) */
     CU_NAME_PREFIX_CHARS = 1 << 3,
     CU_NAME_PART_EMPTY = 1 << 4,
-    CU_NAME_PART_LONG = 1 << 5,     /* over 63 */
+    CU_NAME_PART_LONG = 1 << 5, /* over 63 */
     CU_NAME_PART_CHARS = 1 << 6,
-    CU_VALUE_LONG = 1 << 7,         /* a label value over 63 */
+    CU_VALUE_LONG = 1 << 7, /* a label value over 63 */
     CU_VALUE_CHARS = 1 << 8,
-    CU_DNS_LABEL_CHARS = 1 << 9,     /* not a DNS-1123 label (object names) */
+    CU_DNS_LABEL_CHARS = 1 << 9, /* not a DNS-1123 label (object names) */
     CU_DNS_SUBDOMAIN_CHARS = 1 << 10,
 };
 

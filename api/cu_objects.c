@@ -124,10 +124,7 @@ int cu_workload_has_quota(const cu_workload *wl)
     return wl->has_admission && cond_true(wl, "QuotaReserved");
 }
 
-int cu_workload_finished(const cu_workload *wl)
-{
-    return cond_true(wl, "Finished");
-}
+int cu_workload_finished(const cu_workload *wl) { return cond_true(wl, "Finished"); }
 
 void cu_world_init(cu_world *w)
 {
@@ -151,7 +148,6 @@ void cu_world_free(cu_world *w)
 }
 
 #define VEC_PUSH(v, x) CU_VEC_PUSH(v, x, 16)
-
 
 /* ------------------------------------------------------------------ */
 /* ClusterQueue, Cohort, LocalQueue, ResourceFlavor                   */
@@ -178,7 +174,8 @@ static void dec_rgroups(dctx *c, const cu_node *spec, cu_rgroups *out)
         cu_rgroup *rg = &out->items[out->n++];
         cu_dec_strs(c, gn, "coveredResources", gp, &rg->covered);
         char fp[PATHMAX];
-        const cu_node *fl = cu_dec_want_seq(c, cu_node_get(gn, "flavors"), cu_dec_path(fp, gp, "flavors"));
+        const cu_node *fl =
+            cu_dec_want_seq(c, cu_node_get(gn, "flavors"), cu_dec_path(fp, gp, "flavors"));
         if (!fl || fl->n == 0)
             continue;
         rg->flavors = cu_dec_alloc(c, fl->n * sizeof(*rg->flavors));
@@ -258,7 +255,8 @@ static void dec_cq(dctx *c, const cu_node *root, cu_cluster_queue *cq)
     static const char *const borrow_v1b1[] = { "Borrow", "MayStopSearch", "TryNextFlavor" };
     static const char *const preempt_v1b1[] = { "Preempt", "MayStopSearch", "TryNextFlavor" };
     static const char *const fung_v1b2[] = { NULL, "MayStopSearch", "TryNextFlavor" };
-    static const char *const prefs[] = { NULL, "BorrowingOverPreemption", "PreemptionOverBorrowing" };
+    static const char *const prefs[] = { NULL, "BorrowingOverPreemption",
+                                         "PreemptionOverBorrowing" };
     static const char *const within[] = { "Never", "LowerPriority", "LowerOrNewerEqualPriority" };
     static const char *const reclaim[] = { "Never", "LowerPriority", NULL, "Any" };
     static const char *const bwc[] = { "Never", "LowerPriority" };
@@ -285,14 +283,17 @@ static void dec_cq(dctx *c, const cu_node *root, cu_cluster_queue *cq)
 
     cq->fungibility.when_can_borrow = CU_FUNG_MAY_STOP_SEARCH;
     cq->fungibility.when_can_preempt = CU_FUNG_TRY_NEXT_FLAVOR;
-    const cu_node *ff = cu_dec_want_map(c, cu_node_get(spec, "flavorFungibility"), "spec.flavorFungibility");
+    const cu_node *ff =
+        cu_dec_want_map(c, cu_node_get(spec, "flavorFungibility"), "spec.flavorFungibility");
     if (ff) {
         const char *const *bn = c->v1beta1 ? borrow_v1b1 : fung_v1b2;
         const char *const *pn = c->v1beta1 ? preempt_v1b1 : fung_v1b2;
         cu_dec_enum(c, ff, "whenCanBorrow", "spec.flavorFungibility", bn, 3, 1, &v);
-        cq->fungibility.when_can_borrow = v == 2 ? CU_FUNG_TRY_NEXT_FLAVOR : CU_FUNG_MAY_STOP_SEARCH;
+        cq->fungibility.when_can_borrow =
+            v == 2 ? CU_FUNG_TRY_NEXT_FLAVOR : CU_FUNG_MAY_STOP_SEARCH;
         cu_dec_enum(c, ff, "whenCanPreempt", "spec.flavorFungibility", pn, 3, 2, &v);
-        cq->fungibility.when_can_preempt = v == 2 ? CU_FUNG_TRY_NEXT_FLAVOR : CU_FUNG_MAY_STOP_SEARCH;
+        cq->fungibility.when_can_preempt =
+            v == 2 ? CU_FUNG_TRY_NEXT_FLAVOR : CU_FUNG_MAY_STOP_SEARCH;
         cu_dec_enum(c, ff, "preference", "spec.flavorFungibility", prefs, 3, 0, &v);
         cq->fungibility.preference = (cu_fpref)v;
     }
@@ -318,7 +319,8 @@ static void dec_cq(dctx *c, const cu_node *root, cu_cluster_queue *cq)
     cq->stop_policy = (cu_stop)v;
     dec_fs_weight(c, spec, &cq->fs_weight);
 
-    const cu_node *as = cu_dec_want_map(c, cu_node_get(spec, "admissionScope"), "spec.admissionScope");
+    const cu_node *as =
+        cu_dec_want_map(c, cu_node_get(spec, "admissionScope"), "spec.admissionScope");
     if (as) {
         cu_dec_enum(c, as, "admissionMode", "spec.admissionScope", afs, 2, 0, &v);
         cq->afs = v == 1;
@@ -351,7 +353,7 @@ static void dec_lq(dctx *c, const cu_node *root, cu_local_queue *lq)
 /* dispatch                                                            */
 
 typedef struct kindinfo {
-    const char *group;   /* apiVersion group ("" for core) */
+    const char *group; /* apiVersion group ("" for core) */
     const char *kind;
     cu_kind k;
     int namespaced;
@@ -405,7 +407,8 @@ static int ends_with(const char *s, const char *sfx)
     return n >= m && strcmp(s + n - m, sfx) == 0;
 }
 
-static cu_err decode_node(cu_world *w, const cu_node *root, const char *file, cu_diag *d, int depth);
+static cu_err decode_node(cu_world *w, const cu_node *root, const char *file, cu_diag *d,
+                          int depth);
 
 static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, cu_diag *d,
                             const kindinfo *ki, int v1beta1, const char *api, const char *name)
@@ -433,8 +436,8 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
         const cu_node *labels = cu_node_get(md, "labels");
         const char *qn = cu_node_scalar(cu_node_get(labels, CU_LABEL_QUEUE_NAME));
         if (!qn || !*qn) {
-            cu_diag_warn(d, "%s:%d: Job %s has no " CU_LABEL_QUEUE_NAME " label; not managed",
-                         file, root->line, c.who);
+            cu_diag_warn(d, "%s:%d: Job %s has no " CU_LABEL_QUEUE_NAME " label; not managed", file,
+                         root->line, c.who);
             return CU_OK;
         }
     }
@@ -551,8 +554,7 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
             pushed = VEC_PUSH(w->configs, x) == 0 ? 1 : -1;
         break;
     }
-    case CU_KIND_UNKNOWN:
-        break;
+    case CU_KIND_UNKNOWN: break;
     }
     if (c.oom || pushed < 0 || !obj)
         return CU_ENOMEM;
@@ -568,8 +570,8 @@ static cu_err decode_node(cu_world *w, const cu_node *root, const char *file, cu
     if (!root)
         return CU_OK;
     if (root->type != CU_NODE_MAP) {
-        cu_diag_error(d, "%s:%d: document is not a map (expected a Kubernetes object)",
-                      file, root->line);
+        cu_diag_error(d, "%s:%d: document is not a map (expected a Kubernetes object)", file,
+                      root->line);
         return CU_EINVAL;
     }
     const cu_node *an = cu_node_get(root, "apiVersion");
@@ -651,7 +653,7 @@ static int name_cmp(const void *a, const void *b)
 typedef struct loadctx {
     cu_world *w;
     cu_diag *d;
-    cu_err result;       /* CU_EINVAL once any decode error happened */
+    cu_err result; /* CU_EINVAL once any decode error happened */
 } loadctx;
 
 static cu_err load_file(loadctx *l, const char *path)
@@ -707,7 +709,7 @@ static cu_err load_path(loadctx *l, const char *path, int explicit_arg, int dept
     struct dirent *de;
     while ((de = readdir(dir)) != NULL) {
         if (de->d_name[0] == '.')
-            continue;   /* ".", "..", and hidden files */
+            continue; /* ".", "..", and hidden files */
         if (cu_vec_reserve(&names, n, &cap, sizeof(*names), 32)) {
             err = CU_ENOMEM;
             break;
@@ -729,8 +731,7 @@ static cu_err load_path(loadctx *l, const char *path, int explicit_arg, int dept
             err = CU_ENOMEM;
             break;
         }
-        snprintf(full, len, "%s%s%s", path,
-                 path[strlen(path) - 1] == '/' ? "" : "/", names[i]);
+        snprintf(full, len, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", names[i]);
         err = load_path(l, full, 0, depth + 1);
         free(full);
     }

@@ -23,13 +23,27 @@
 #define CU_LABEL_PRIORITY_CLASS "kueue.x-k8s.io/priority-class"
 #define CU_ANN_JOB_MIN_PARALLELISM "kueue.x-k8s.io/job-min-parallelism"
 
-typedef struct cu_kv { const char *key, *value; } cu_kv;
-typedef struct cu_kvs { size_t n; cu_kv *items; } cu_kvs;
-typedef struct cu_strs { size_t n; const char **items; } cu_strs;
+typedef struct cu_kv {
+    const char *key, *value;
+} cu_kv;
+typedef struct cu_kvs {
+    size_t n;
+    cu_kv *items;
+} cu_kvs;
+typedef struct cu_strs {
+    size_t n;
+    const char **items;
+} cu_strs;
 
 /* One resource amount; lists are kept sorted by name, names unique. */
-typedef struct cu_res { const char *name; int64_t milli; } cu_res;
-typedef struct cu_reslist { size_t n; cu_res *items; } cu_reslist;
+typedef struct cu_res {
+    const char *name;
+    int64_t milli;
+} cu_res;
+typedef struct cu_reslist {
+    size_t n;
+    cu_res *items;
+} cu_reslist;
 
 /* Returns the value in kvs for key, or NULL. */
 const char *cu_kvs_get(const cu_kvs *kvs, const char *key);
@@ -38,31 +52,44 @@ int64_t cu_reslist_get(const cu_reslist *l, const char *name);
 
 typedef enum cu_tolop { CU_TOL_EQUAL = 0, CU_TOL_EXISTS } cu_tolop;
 typedef struct cu_toleration {
-    const char *key;      /* NULL/"" with Exists = tolerate everything */
+    const char *key; /* NULL/"" with Exists = tolerate everything */
     cu_tolop op;
-    const char *value;    /* may be NULL */
-    const char *effect;   /* NULL/"" = all effects */
+    const char *value;  /* may be NULL */
+    const char *effect; /* NULL/"" = all effects */
 } cu_toleration;
 
-typedef struct cu_taint { const char *key, *value, *effect; } cu_taint;
+typedef struct cu_taint {
+    const char *key, *value, *effect;
+} cu_taint;
 
 typedef enum cu_selop {
-    CU_SEL_IN = 0, CU_SEL_NOTIN, CU_SEL_EXISTS, CU_SEL_DOESNOTEXIST,
-    CU_SEL_GT, CU_SEL_LT
+    CU_SEL_IN = 0,
+    CU_SEL_NOTIN,
+    CU_SEL_EXISTS,
+    CU_SEL_DOESNOTEXIST,
+    CU_SEL_GT,
+    CU_SEL_LT
 } cu_selop;
-typedef struct cu_selreq { const char *key; cu_selop op; cu_strs values; } cu_selreq;
+typedef struct cu_selreq {
+    const char *key;
+    cu_selop op;
+    cu_strs values;
+} cu_selreq;
 /* The operator's name as written in manifests ("In", "DoesNotExist", ...),
  * "?" for a value out of range. Static storage. */
 const char *cu_selop_name(cu_selop op);
 /* A node selector term: all requirements must hold. */
-typedef struct cu_selterm { size_t n; cu_selreq *reqs; } cu_selterm;
+typedef struct cu_selterm {
+    size_t n;
+    cu_selreq *reqs;
+} cu_selterm;
 
 /* metav1.LabelSelector. is_null: the field was absent or null. */
 typedef struct cu_labelsel {
     int is_null;
     cu_kvs match_labels;
     size_t nexpr;
-    cu_selreq *exprs;     /* In, NotIn, Exists, DoesNotExist only */
+    cu_selreq *exprs; /* In, NotIn, Exists, DoesNotExist only */
 } cu_labelsel;
 
 /* Returns 1 if labels match sel (a null selector matches nothing, an
@@ -71,9 +98,15 @@ int cu_labelsel_matches(const cu_labelsel *sel, const cu_kvs *labels);
 
 typedef enum cu_kind {
     CU_KIND_UNKNOWN = 0,
-    CU_KIND_RESOURCE_FLAVOR, CU_KIND_CLUSTER_QUEUE, CU_KIND_COHORT,
-    CU_KIND_LOCAL_QUEUE, CU_KIND_WORKLOAD, CU_KIND_WORKLOAD_PRIORITY_CLASS,
-    CU_KIND_JOB, CU_KIND_NAMESPACE, CU_KIND_PRIORITY_CLASS,
+    CU_KIND_RESOURCE_FLAVOR,
+    CU_KIND_CLUSTER_QUEUE,
+    CU_KIND_COHORT,
+    CU_KIND_LOCAL_QUEUE,
+    CU_KIND_WORKLOAD,
+    CU_KIND_WORKLOAD_PRIORITY_CLASS,
+    CU_KIND_JOB,
+    CU_KIND_NAMESPACE,
+    CU_KIND_PRIORITY_CLASS,
     CU_KIND_CONFIGURATION
 } cu_kind;
 
@@ -81,57 +114,73 @@ typedef enum cu_kind {
 const char *cu_kind_name(cu_kind k);
 
 typedef struct cu_meta {
-    const char *api_version;  /* as written */
+    const char *api_version; /* as written */
     const char *name;
-    const char *ns;           /* NULL for cluster-scoped objects */
-    const char *uid;          /* may be NULL */
+    const char *ns;  /* NULL for cluster-scoped objects */
+    const char *uid; /* may be NULL */
     cu_kvs labels, annotations;
-    int64_t created_ms;       /* creationTimestamp; 0 if absent (see load) */
+    int64_t created_ms; /* creationTimestamp; 0 if absent (see load) */
     int has_created;
-    const char *file;         /* where it was read from */
+    const char *file; /* where it was read from */
     int line;
-    size_t seq;               /* order of appearance across all inputs */
+    size_t seq; /* order of appearance across all inputs */
 } cu_meta;
 
 /* ---- quotas ---- */
 typedef struct cu_rquota {
-    const char *name;         /* resource */
+    const char *name; /* resource */
     int64_t nominal;
-    int has_blimit; int64_t blimit;
-    int has_llimit; int64_t llimit;
+    int has_blimit;
+    int64_t blimit;
+    int has_llimit;
+    int64_t llimit;
 } cu_rquota;
-typedef struct cu_fquota { const char *name; size_t n; cu_rquota *res; } cu_fquota;
+typedef struct cu_fquota {
+    const char *name;
+    size_t n;
+    cu_rquota *res;
+} cu_fquota;
 typedef struct cu_rgroup {
     cu_strs covered;
     size_t nflavors;
     cu_fquota *flavors;
 } cu_rgroup;
-typedef struct cu_rgroups { size_t n; cu_rgroup *items; } cu_rgroups;
+typedef struct cu_rgroups {
+    size_t n;
+    cu_rgroup *items;
+} cu_rgroups;
 
 typedef enum cu_queueing { CU_BEST_EFFORT_FIFO = 0, CU_STRICT_FIFO } cu_queueing;
 typedef enum cu_stop { CU_STOP_NONE = 0, CU_STOP_HOLD, CU_STOP_HOLD_AND_DRAIN } cu_stop;
 typedef enum cu_fung { CU_FUNG_MAY_STOP_SEARCH = 0, CU_FUNG_TRY_NEXT_FLAVOR } cu_fung;
 typedef enum cu_fpref {
-    CU_PREF_UNSET = 0, CU_PREF_BORROWING_OVER_PREEMPTION, CU_PREF_PREEMPTION_OVER_BORROWING
+    CU_PREF_UNSET = 0,
+    CU_PREF_BORROWING_OVER_PREEMPTION,
+    CU_PREF_PREEMPTION_OVER_BORROWING
 } cu_fpref;
 typedef enum cu_ppolicy {
-    CU_PP_NEVER = 0, CU_PP_LOWER_PRIORITY, CU_PP_LOWER_OR_NEWER_EQUAL_PRIORITY, CU_PP_ANY
+    CU_PP_NEVER = 0,
+    CU_PP_LOWER_PRIORITY,
+    CU_PP_LOWER_OR_NEWER_EQUAL_PRIORITY,
+    CU_PP_ANY
 } cu_ppolicy;
 
 typedef struct cu_resource_flavor {
     cu_meta meta;
     cu_kvs node_labels;
-    size_t ntaints; cu_taint *taints;
-    size_t ntols; cu_toleration *tols;
+    size_t ntaints;
+    cu_taint *taints;
+    size_t ntols;
+    cu_toleration *tols;
     const char *topology_name;
 } cu_resource_flavor;
 
 typedef struct cu_cluster_queue {
     cu_meta meta;
-    const char *cohort;           /* NULL when none (v1beta1 spec.cohort) */
+    const char *cohort; /* NULL when none (v1beta1 spec.cohort) */
     cu_rgroups groups;
     cu_queueing queueing;
-    cu_labelsel ns_selector;      /* is_null: selects no namespace */
+    cu_labelsel ns_selector; /* is_null: selects no namespace */
     struct {
         cu_fung when_can_borrow;  /* default MayStopSearch */
         cu_fung when_can_preempt; /* default TryNextFlavor */
@@ -141,43 +190,47 @@ typedef struct cu_cluster_queue {
         cu_ppolicy within_cq;     /* Never, LowerPriority, LowerOrNewerEqualPriority */
         cu_ppolicy reclaim;       /* Never, LowerPriority, Any */
         cu_ppolicy borrow_policy; /* Never, LowerPriority */
-        int has_threshold; int32_t threshold;
+        int has_threshold;
+        int32_t threshold;
     } preemption;
     cu_stop stop_policy;
-    int64_t fs_weight;            /* milli; default 1000 */
-    int afs;                      /* admissionScope UsageBasedAdmissionFairSharing */
+    int64_t fs_weight; /* milli; default 1000 */
+    int afs;           /* admissionScope UsageBasedAdmissionFairSharing */
 } cu_cluster_queue;
 
 typedef struct cu_cohort {
     cu_meta meta;
-    const char *parent;           /* NULL for a root */
+    const char *parent; /* NULL for a root */
     cu_rgroups groups;
-    int64_t fs_weight;            /* milli; default 1000 */
+    int64_t fs_weight; /* milli; default 1000 */
 } cu_cohort;
 
 typedef struct cu_local_queue {
     cu_meta meta;
     const char *cluster_queue;
     cu_stop stop_policy;
-    int64_t fs_weight;            /* milli; default 1000 */
+    int64_t fs_weight; /* milli; default 1000 */
 } cu_local_queue;
 
 typedef struct cu_podset {
-    const char *name;             /* default "main" */
-    int32_t count;                /* default 1 */
-    int has_min; int32_t min_count;
-    cu_reslist requests;          /* per pod, by the Kueue rules (no "pods") */
+    const char *name; /* default "main" */
+    int32_t count;    /* default 1 */
+    int has_min;
+    int32_t min_count;
+    cu_reslist requests; /* per pod, by the Kueue rules (no "pods") */
     cu_kvs node_selector;
-    size_t nterms; cu_selterm *terms;   /* required node affinity (ORed) */
-    size_t ntols; cu_toleration *tols;
-    const char *priority_class_name;    /* template spec.priorityClassName */
+    size_t nterms;
+    cu_selterm *terms; /* required node affinity (ORed) */
+    size_t ntols;
+    cu_toleration *tols;
+    const char *priority_class_name; /* template spec.priorityClassName */
 } cu_podset;
 
-typedef struct cu_psa {               /* status.admission.podSetAssignments[] */
+typedef struct cu_psa { /* status.admission.podSetAssignments[] */
     const char *name;
     int32_t count;
-    cu_kvs flavors;                   /* resource -> flavor */
-    cu_reslist usage;                 /* resourceUsage (total for the pod set) */
+    cu_kvs flavors;   /* resource -> flavor */
+    cu_reslist usage; /* resourceUsage (total for the pod set) */
 } cu_psa;
 
 typedef struct cu_condition {
@@ -188,20 +241,34 @@ typedef struct cu_condition {
 typedef struct cu_workload {
     cu_meta meta;
     const char *queue_name;
-    int has_priority; int32_t priority;     /* spec.priority */
+    int has_priority;
+    int32_t priority;                         /* spec.priority */
     const char *pc_group, *pc_kind, *pc_name; /* priorityClassRef (NULL when none) */
-    int active;                             /* default 1 */
-    size_t npodsets; cu_podset *podsets;
-    int has_admission;                      /* status.admission present */
+    int active;                               /* default 1 */
+    size_t npodsets;
+    cu_podset *podsets;
+    int has_admission; /* status.admission present */
     const char *adm_cq;
-    size_t npsa; cu_psa *psa;
-    size_t nconds; cu_condition *conds;
-    const char *job_name;                   /* set when built from a Job */
+    size_t npsa;
+    cu_psa *psa;
+    size_t nconds;
+    cu_condition *conds;
+    const char *job_name; /* set when built from a Job */
 } cu_workload;
 
-typedef struct cu_wpc { cu_meta meta; int32_t value; const char *description; } cu_wpc;
-typedef struct cu_priority_class { cu_meta meta; int32_t value; int global_default; } cu_priority_class;
-typedef struct cu_namespace { cu_meta meta; } cu_namespace;
+typedef struct cu_wpc {
+    cu_meta meta;
+    int32_t value;
+    const char *description;
+} cu_wpc;
+typedef struct cu_priority_class {
+    cu_meta meta;
+    int32_t value;
+    int global_default;
+} cu_priority_class;
+typedef struct cu_namespace {
+    cu_meta meta;
+} cu_namespace;
 
 /* The controller Configuration (config.kueue.x-k8s.io), the parts the
  * engine uses. */
@@ -228,69 +295,75 @@ typedef enum cu_requeue_ts { CU_REQUEUE_EVICTION = 0, CU_REQUEUE_CREATION } cu_r
  * whether the file set a value the command line may also set. */
 typedef struct cu_config {
     cu_meta meta;
-    int v1beta1;                    /* read from config.kueue.x-k8s.io/v1beta1 */
-    int fair_sharing;               /* fairSharing block present (v1beta1: enable: true) */
-    size_t nstrategies;             /* fairSharing.preemptionStrategies (0: default both) */
+    int v1beta1;        /* read from config.kueue.x-k8s.io/v1beta1 */
+    int fair_sharing;   /* fairSharing block present (v1beta1: enable: true) */
+    size_t nstrategies; /* fairSharing.preemptionStrategies (0: default both) */
     cu_fs_strategy strategies[2];
-    int afs;                        /* admissionFairSharing block present */
-    int64_t afs_half_life_ms;       /* usageHalfLifeTime */
-    int64_t afs_sampling_ms;        /* usageSamplingInterval (default 5m) */
-    cu_reslist afs_weights;         /* resourceWeights (milli; default 1 per resource) */
+    int afs;                  /* admissionFairSharing block present */
+    int64_t afs_half_life_ms; /* usageHalfLifeTime */
+    int64_t afs_sampling_ms;  /* usageSamplingInterval (default 5m) */
+    cu_reslist afs_weights;   /* resourceWeights (milli; default 1 per resource) */
     int manage_jobs_without_queue_name;
 
-    const char *ns;                 /* namespace; default "kueue-system" */
-    int has_ns;                     /* the file set it */
+    const char *ns; /* namespace; default "kueue-system" */
+    int has_ns;     /* the file set it */
     /* managedJobsNamespaceSelector: never is_null after decoding; default
      * kubernetes.io/metadata.name NotIn [kube-system, <ns>]. Match it with
      * cu_labelsel_matches against the Namespace's labels (the API server
      * sets kubernetes.io/metadata.name on every Namespace). */
     cu_labelsel managed_ns_selector;
-    int has_managed_ns_selector;    /* the file set one */
+    int has_managed_ns_selector; /* the file set one */
 
     struct {
-        int present;                /* the block is in the file (and not null) */
-        int enabled;                /* v1beta2: present; v1beta1: present && enable */
-        int64_t timeout_ms;         /* default 30m (v1beta1 5m); "0s" = the default */
-        int block_admission;        /* default 0 (v1beta1: = enable) */
-        int recovery_enabled;       /* 0 when recoveryTimeout is "0s" */
-        int64_t recovery_timeout_ms;/* default = timeout_ms; 0 when disabled */
-        cu_requeue_ts requeue_timestamp;   /* default Eviction */
-        int32_t backoff_limit_count;/* -1 = null/absent = requeue forever */
-        int32_t backoff_base_s;     /* default 60 */
-        int32_t backoff_max_s;      /* default 3600; >= backoff_base_s */
+        int present;                     /* the block is in the file (and not null) */
+        int enabled;                     /* v1beta2: present; v1beta1: present && enable */
+        int64_t timeout_ms;              /* default 30m (v1beta1 5m); "0s" = the default */
+        int block_admission;             /* default 0 (v1beta1: = enable) */
+        int recovery_enabled;            /* 0 when recoveryTimeout is "0s" */
+        int64_t recovery_timeout_ms;     /* default = timeout_ms; 0 when disabled */
+        cu_requeue_ts requeue_timestamp; /* default Eviction */
+        int32_t backoff_limit_count;     /* -1 = null/absent = requeue forever */
+        int32_t backoff_base_s;          /* default 60 */
+        int32_t backoff_max_s;           /* default 3600; >= backoff_base_s */
     } pods_ready;
 
-    cu_strs frameworks;             /* integrations.frameworks; ["batch/job"] when empty */
-    cu_strs unsupported_frameworks; /* listed frameworks Cueue does not integrate
+    cu_strs frameworks;                /* integrations.frameworks; ["batch/job"] when empty */
+    cu_strs unsupported_frameworks;    /* listed frameworks Cueue does not integrate
                                        (Kueue knows them; all but "batch/job") */
-    cu_strs unknown_frameworks;     /* listed names Kueue does not know either (typos?);
+    cu_strs unknown_frameworks;        /* listed names Kueue does not know either (typos?);
                                        also in unsupported_frameworks */
-    cu_strs label_keys_to_copy;     /* integrations.labelKeysToCopy */
+    cu_strs label_keys_to_copy;        /* integrations.labelKeysToCopy */
     cu_strs exclude_resource_prefixes; /* resources.excludeResourcePrefixes */
 
     /* clientConnection. The controller keeps its kube client's defaults
      * unless has_qps / has_burst. qps < 0: no client-side rate limit;
      * qps == 0: client-go reads it as "use the library default". */
     struct {
-        int has_qps; double qps;    /* default CU_CONFIG_DEFAULT_QPS */
-        int has_burst; int32_t burst;   /* default CU_CONFIG_DEFAULT_BURST */
+        int has_qps;
+        double qps; /* default CU_CONFIG_DEFAULT_QPS */
+        int has_burst;
+        int32_t burst; /* default CU_CONFIG_DEFAULT_BURST */
     } client;
 
     /* leaderElection (component-base LeaderElectionConfiguration). The
      * three durations satisfy client-go's rules: lease > renew >
      * 1.2 * retry, all > 0 ("0s" in the file means the default). */
     struct {
-        int has_leader_elect; int leader_elect;   /* Kueue's default: 1 */
-        const char *resource_name;  /* default "c1f6bfd2.kueue.x-k8s.io" */
-        const char *resource_namespace;   /* default = ns */
-        int has_lease_duration; int64_t lease_duration_ms;  /* default 15s */
-        int has_renew_deadline; int64_t renew_deadline_ms;  /* default 10s */
-        int has_retry_period; int64_t retry_period_ms;      /* default 2s */
+        int has_leader_elect;
+        int leader_elect;               /* Kueue's default: 1 */
+        const char *resource_name;      /* default "c1f6bfd2.kueue.x-k8s.io" */
+        const char *resource_namespace; /* default = ns */
+        int has_lease_duration;
+        int64_t lease_duration_ms; /* default 15s */
+        int has_renew_deadline;
+        int64_t renew_deadline_ms; /* default 10s */
+        int has_retry_period;
+        int64_t retry_period_ms; /* default 2s */
     } leader_election;
 
-    const char *metrics_bind_address;  /* default ":8443"; "0" disables */
+    const char *metrics_bind_address; /* default ":8443"; "0" disables */
     int has_metrics_bind_address;
-    const char *health_bind_address;   /* health.healthProbeBindAddress; default ":8081";
+    const char *health_bind_address; /* health.healthProbeBindAddress; default ":8081";
                                           "0" disables */
     int has_health_bind_address;
 } cu_config;
@@ -324,7 +397,7 @@ typedef struct cu_world {
     CU_VEC(cu_cluster_queue *) cqs;
     CU_VEC(cu_cohort *) cohorts;
     CU_VEC(cu_local_queue *) lqs;
-    CU_VEC(cu_workload *) workloads;   /* Workloads, including those built from Jobs */
+    CU_VEC(cu_workload *) workloads; /* Workloads, including those built from Jobs */
     CU_VEC(cu_wpc *) wpcs;
     CU_VEC(cu_priority_class *) pcs;
     CU_VEC(cu_namespace *) namespaces;
@@ -370,8 +443,7 @@ cu_err cu_object_validate(cu_kind kind, const void *obj, cu_diag *d);
  * otherwise priorityClassRef to a WorkloadPriorityClass or PriorityClass;
  * otherwise a globalDefault PriorityClass; otherwise 0. A reference to a
  * missing class is an error in d. Returns the priority via out. */
-cu_err cu_workload_priority(const cu_world *w, const cu_workload *wl,
-                            int32_t *out, cu_diag *d);
+cu_err cu_workload_priority(const cu_world *w, const cu_workload *wl, int32_t *out, cu_diag *d);
 
 /* ---- conversion ---- */
 /* Rewrites a v1beta1 kueue.x-k8s.io document in place into v1beta2

@@ -132,10 +132,7 @@ void cu_podreq_overhead(cu_podreq *p, const cu_res *amounts, size_t n)
     podreq_add_all(p, &p->total, amounts, n);
 }
 
-int cu_podreq_oom(const cu_podreq *p)
-{
-    return p->total.oom || p->side.oom || p->initmax.oom;
-}
+int cu_podreq_oom(const cu_podreq *p) { return p->total.oom || p->side.oom || p->initmax.oom; }
 
 void cu_podreq_free(cu_podreq *p)
 {
@@ -147,11 +144,11 @@ void cu_podreq_free(cu_podreq *p)
 /* ---------------- cu_pod_requests: reading a pod spec node ---------------- */
 
 typedef struct preq_ctx {
-    const char *where;   /* prefix for messages, may be NULL */
+    const char *where; /* prefix for messages, may be NULL */
     cu_diag *d;
     int nerr;
     int oom;
-    const char *init_path;   /* the init container being added, for overflows */
+    const char *init_path; /* the init container being added, for overflows */
 } preq_ctx;
 
 static void preq_err(preq_ctx *c, const char *path, const char *fmt, ...)
@@ -274,8 +271,8 @@ static int res_cmp(const void *a, const void *b)
     return strcmp(((const cu_res *)a)->name, ((const cu_res *)b)->name);
 }
 
-cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where,
-                       cu_reslist *out, cu_diag *d)
+cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where, cu_reslist *out,
+                       cu_diag *d)
 {
     preq_ctx c = { where, d, 0, 0, NULL };
     cu_restab one = { 0 }, over = { 0 };
@@ -307,8 +304,8 @@ cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where,
         preq_container(&c, ic, p, &one);
         const char *rp = cu_node_scalar(cu_node_get(ic, "restartPolicy"));
         c.init_path = p;
-        cu_podreq_add(&acc, rp && strcmp(rp, "Always") == 0 ? CU_CTR_SIDECAR : CU_CTR_INIT,
-                      one.it, one.n);
+        cu_podreq_add(&acc, rp && strcmp(rp, "Always") == 0 ? CU_CTR_SIDECAR : CU_CTR_INIT, one.it,
+                      one.n);
         c.init_path = NULL;
     }
     cu_podreq_close(&acc);

@@ -23,7 +23,7 @@
 typedef struct cu_restab {
     size_t n, cap;
     cu_res *it;
-    int oom;                  /* an entry could not be added */
+    int oom; /* an entry could not be added */
 } cu_restab;
 
 /* The entry for name, or NULL. */
@@ -39,9 +39,9 @@ int cu_restab_add_sat(cu_restab *t, const char *name, int64_t v);
 void cu_restab_free(cu_restab *t);
 
 typedef enum cu_ctr_kind {
-    CU_CTR_REGULAR = 0,       /* spec.containers[] */
-    CU_CTR_INIT,              /* spec.initContainers[], run to completion */
-    CU_CTR_SIDECAR            /* spec.initContainers[] with restartPolicy: Always */
+    CU_CTR_REGULAR = 0, /* spec.containers[] */
+    CU_CTR_INIT,        /* spec.initContainers[], run to completion */
+    CU_CTR_SIDECAR      /* spec.initContainers[] with restartPolicy: Always */
 } cu_ctr_kind;
 
 /* Called for an addition that overflows int64 (resource name borrowed):
@@ -51,11 +51,11 @@ typedef void (*cu_podreq_overflow_fn)(void *ud, const char *res, int init);
 
 /* The sums being built. */
 typedef struct cu_podreq {
-    int saturate;             /* sums saturate at INT64_MAX; else an overflowing
+    int saturate;                   /* sums saturate at INT64_MAX; else an overflowing
                                  addition is left out and reported */
-    cu_podreq_overflow_fn overflow;   /* may be NULL */
+    cu_podreq_overflow_fn overflow; /* may be NULL */
     void *ud;
-    cu_restab total;          /* after cu_podreq_overhead: the effective requests
+    cu_restab total; /* after cu_podreq_overhead: the effective requests
                                  (zeros included) */
     cu_restab side, initmax;
 } cu_podreq;
@@ -82,7 +82,7 @@ void cu_podreq_free(cu_podreq *p);
  * container's request is its requests[r], or limits[r] when the request
  * is missing. Appends problems to d prefixed by where. Result is
  * arena-owned and sorted by name. */
-cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where,
-                       cu_reslist *out, cu_diag *d);
+cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where, cu_reslist *out,
+                       cu_diag *d);
 
 #endif

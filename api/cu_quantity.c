@@ -38,10 +38,7 @@ typedef struct qty_digits {
     size_t ib, ie, fb, fe;
 } qty_digits;
 
-static size_t digits_len(const qty_digits *d)
-{
-    return (d->ie - d->ib) + (d->fe - d->fb);
-}
+static size_t digits_len(const qty_digits *d) { return (d->ie - d->ib) + (d->fe - d->fb); }
 
 /* Returns digit j (0-based, left to right) of the concatenated digits. */
 static unsigned digit_at(const qty_digits *d, size_t j)
@@ -51,21 +48,21 @@ static unsigned digit_at(const qty_digits *d, size_t j)
     return (unsigned)(c - '0');
 }
 
-static int is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* Parses the suffix s (the whole rest of the string). Sets *dec (power of
  * ten), *bin (power of two) and *fmt. Returns 0 when s is not a suffix. */
 static int parse_suffix(const char *s, int64_t *dec, int *bin, cu_qfmt *fmt)
 {
-    static const struct { const char *name; int dec; int bin; } tab[] = {
-        {"", 0, 0},   {"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0},
-        {"k", 3, 0},  {"M", 6, 0},  {"G", 9, 0},  {"T", 12, 0},
-        {"P", 15, 0}, {"E", 18, 0},
-        {"Ki", 0, 10}, {"Mi", 0, 20}, {"Gi", 0, 30},
-        {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60},
+    static const struct {
+        const char *name;
+        int dec;
+        int bin;
+    } tab[] = {
+        { "", 0, 0 },    { "n", -9, 0 },  { "u", -6, 0 },  { "m", -3, 0 },
+        { "k", 3, 0 },   { "M", 6, 0 },   { "G", 9, 0 },   { "T", 12, 0 },
+        { "P", 15, 0 },  { "E", 18, 0 },  { "Ki", 0, 10 }, { "Mi", 0, 20 },
+        { "Gi", 0, 30 }, { "Ti", 0, 40 }, { "Pi", 0, 50 }, { "Ei", 0, 60 },
     };
     for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
         if (strcmp(s, tab[i].name) == 0) {
@@ -111,8 +108,8 @@ static int mul_u64(uint64_t a, uint64_t b, uint64_t *r)
 /* Computes the magnitude ceil(D * 10^E * 2^bin) for D with significant
  * digits d[lo, hi) (first and last non-zero). Returns CU_EOVERFLOW when it
  * exceeds limit. */
-static cu_err magnitude(const qty_digits *d, size_t lo, size_t hi, int64_t e,
-                        int bin, uint64_t limit, uint64_t *out)
+static cu_err magnitude(const qty_digits *d, size_t lo, size_t hi, int64_t e, int bin,
+                        uint64_t limit, uint64_t *out)
 {
     size_t nd = hi - lo;
     uint64_t p2 = (uint64_t)1 << bin;
@@ -171,7 +168,7 @@ cu_err cu_qty_parse(const char *s, int64_t *milli, cu_qfmt *fmt)
 {
     if (!s || !milli)
         return CU_EINVAL;
-    qty_digits d = {.s = s};
+    qty_digits d = { .s = s };
     size_t p = 0;
     int neg = 0;
     if (s[p] == '+' || s[p] == '-')
@@ -237,7 +234,7 @@ static void format_decimal(int64_t milli, int expo_form, char *out, size_t n)
             snprintf(out, n, "%" PRId64 "e%d", v, e);
         return;
     }
-    static const char *const si[] = {"m", "", "k", "M", "G", "T", "P", "E"};
+    static const char *const si[] = { "m", "", "k", "M", "G", "T", "P", "E" };
     snprintf(out, n, "%" PRId64 "%s", v, si[(e + 3) / 3]);
 }
 
@@ -254,8 +251,7 @@ char *cu_qty_format(int64_t milli, cu_qfmt fmt, char *out, size_t n)
         if (milli % 1000 == 0) {
             int64_t v = milli / 1000;
             if (v >= 1024 || v <= -1024) {
-                static const char *const bi[] = {"", "Ki", "Mi", "Gi",
-                                                 "Ti", "Pi", "Ei"};
+                static const char *const bi[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei" };
                 int e = 0;
                 while (v % 1024 == 0 && e < 6) {
                     v /= 1024;
@@ -267,9 +263,7 @@ char *cu_qty_format(int64_t milli, cu_qfmt fmt, char *out, size_t n)
         }
         format_decimal(milli, 0, out, n);
         return out;
-    case CU_QFMT_DECIMAL_SI:
-        format_decimal(milli, 0, out, n);
-        return out;
+    case CU_QFMT_DECIMAL_SI: format_decimal(milli, 0, out, n); return out;
     case CU_QFMT_DECIMAL_EXP:
     default: /* Kubernetes prints an unknown format as DecimalExponent */
         format_decimal(milli, 1, out, n);
@@ -279,8 +273,7 @@ char *cu_qty_format(int64_t milli, cu_qfmt fmt, char *out, size_t n)
 
 cu_qfmt cu_qty_fmt_for_resource(const char *name)
 {
-    if (name && (strcmp(name, "memory") == 0 ||
-                 strcmp(name, "ephemeral-storage") == 0 ||
+    if (name && (strcmp(name, "memory") == 0 || strcmp(name, "ephemeral-storage") == 0 ||
                  strncmp(name, "hugepages-", 10) == 0))
         return CU_QFMT_BINARY_SI;
     return CU_QFMT_DECIMAL_SI;
@@ -335,7 +328,7 @@ int64_t cu_qty_sat_sub(int64_t a, int64_t b)
     if (a == CU_QTY_INF)
         return CU_QTY_INF; /* INF - x = INF, including INF - INF */
     if (b == CU_QTY_INF)
-        return INT64_MIN;  /* finite - INF = -INF, saturated */
+        return INT64_MIN; /* finite - INF = -INF, saturated */
     if (b < 0 && a > INT64_MAX + b)
         return INT64_MAX;
     if (b > 0 && a < INT64_MIN + b)

@@ -15,9 +15,9 @@
 
 /* The format a quantity was written in, kept for printing. */
 typedef enum cu_qfmt {
-    CU_QFMT_DECIMAL_SI = 0,   /* m, "", k, M, G, T, P, E */
-    CU_QFMT_BINARY_SI = 1,    /* Ki, Mi, Gi, Ti, Pi, Ei */
-    CU_QFMT_DECIMAL_EXP = 2   /* 1e3, 2E-3 */
+    CU_QFMT_DECIMAL_SI = 0, /* m, "", k, M, G, T, P, E */
+    CU_QFMT_BINARY_SI = 1,  /* Ki, Mi, Gi, Ti, Pi, Ei */
+    CU_QFMT_DECIMAL_EXP = 2 /* 1e3, 2E-3 */
 } cu_qfmt;
 
 /* Largest representable value: saturation marker for "unlimited". */

@@ -75,15 +75,19 @@
  * are already over their Kueue limit and reported as such. */
 #define DUP_SCAN_MAX 1024
 
-#define MSG_SUBDOMAIN "a lowercase RFC 1123 subdomain must consist of lower case " \
+#define MSG_SUBDOMAIN \
+    "a lowercase RFC 1123 subdomain must consist of lower case " \
     "alphanumeric characters, '-' or '.', and must start and end with an " \
     "alphanumeric character"
-#define MSG_LABEL "a lowercase RFC 1123 label must consist of lower case " \
+#define MSG_LABEL \
+    "a lowercase RFC 1123 label must consist of lower case " \
     "alphanumeric characters or '-', and must start and end with an " \
     "alphanumeric character"
-#define MSG_QNAME "must consist of alphanumeric characters, '-', '_' or '.', " \
+#define MSG_QNAME \
+    "must consist of alphanumeric characters, '-', '_' or '.', " \
     "and must start and end with an alphanumeric character"
-#define MSG_LABEL_VALUE "a valid label must be an empty string or consist of " \
+#define MSG_LABEL_VALUE \
+    "a valid label must be an empty string or consist of " \
     "alphanumeric characters, '-', '_' or '.', and must start and end with an " \
     "alphanumeric character"
 #define MSG_NEGATIVE "must be greater than or equal to 0"
@@ -91,9 +95,9 @@
 /* Per-object reporting context. */
 typedef struct vctx {
     cu_diag *d;
-    size_t nerr;          /* errors added by this validation run */
+    size_t nerr; /* errors added by this validation run */
     const char *kind;
-    char obj[320];        /* "ns/name" or "name" */
+    char obj[320]; /* "ns/name" or "name" */
 } vctx;
 
 static void set_obj(vctx *v, const char *kind, const cu_meta *m, int namespaced)
@@ -102,8 +106,7 @@ static void set_obj(vctx *v, const char *kind, const cu_meta *m, int namespaced)
     const char *name = m->name && m->name[0] ? m->name : NULL;
     char unnamed[160];
     if (!name) {
-        snprintf(unnamed, sizeof(unnamed), "(unnamed at %s:%d)",
-                 m->file ? m->file : "?", m->line);
+        snprintf(unnamed, sizeof(unnamed), "(unnamed at %s:%d)", m->file ? m->file : "?", m->line);
         name = unnamed;
     }
     if (namespaced && m->ns && m->ns[0])
@@ -141,17 +144,23 @@ static const char *quote(char *buf, size_t n, const char *s)
         char tmp[8];
         size_t tl;
         if (*p == '"' || *p == '\\') {
-            tmp[0] = '\\'; tmp[1] = (char)*p; tl = 2;
+            tmp[0] = '\\';
+            tmp[1] = (char)*p;
+            tl = 2;
         } else if (*p == '\n') {
-            memcpy(tmp, "\\n", 2); tl = 2;
+            memcpy(tmp, "\\n", 2);
+            tl = 2;
         } else if (*p == '\t') {
-            memcpy(tmp, "\\t", 2); tl = 2;
+            memcpy(tmp, "\\t", 2);
+            tl = 2;
         } else if (*p < 0x20 || *p == 0x7f) {
-            snprintf(tmp, sizeof(tmp), "\\x%02x", *p); tl = 4;
+            snprintf(tmp, sizeof(tmp), "\\x%02x", *p);
+            tl = 4;
         } else {
-            tmp[0] = (char)*p; tl = 1;
+            tmp[0] = (char)*p;
+            tl = 1;
         }
-        if (j + tl + 5 > n) {          /* keep room for ..." and NUL */
+        if (j + tl + 5 > n) { /* keep room for ..." and NUL */
             memcpy(buf + j, "...", 3);
             j += 3;
             break;
@@ -208,7 +217,7 @@ static const char *name_detail(unsigned problem)
     case CU_NAME_PART_CHARS: return "name part " MSG_QNAME;
     case CU_VALUE_CHARS: return MSG_LABEL_VALUE;
     }
-    return cu_name_detail(problem);   /* the plain ones: "must be non-empty", lengths */
+    return cu_name_detail(problem); /* the plain ones: "must be non-empty", lengths */
 }
 
 /* One error per problem bit, in kube-apiserver's order: the length and
@@ -237,10 +246,7 @@ static void check_qname_f(vctx *v, const char *path, const char *s, int fold)
     name_errs(v, path, s, cu_qname_problems(s, strlen(s), fold));
 }
 
-static void check_qname(vctx *v, const char *path, const char *s)
-{
-    check_qname_f(v, path, s, 0);
-}
+static void check_qname(vctx *v, const char *path, const char *s) { check_qname_f(v, path, s, 0); }
 
 /* Checks a label value (may be empty). */
 static void check_label_value(vctx *v, const char *path, const char *s)
@@ -397,12 +403,16 @@ static void check_labelsel(vctx *v, const char *path, const cu_labelsel *sel)
         case CU_SEL_EXISTS:
         case CU_SEL_DOESNOTEXIST:
             if (r->values.n > 0)
-                verr(v, p, "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+                verr(
+                    v, p,
+                    "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
             break;
         default:
             snprintf(p, sizeof(p), "%s.matchExpressions[%zu].operator", path, i);
-            verr(v, p, "Unsupported value: %s: supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\"",
-                 quote(q, sizeof(q), cu_selop_name(r->op)));
+            verr(
+                v, p,
+                "Unsupported value: %s: supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\"",
+                quote(q, sizeof(q), cu_selop_name(r->op)));
             break;
         }
     }
@@ -458,10 +468,12 @@ static void check_tolerations(vctx *v, const char *path, size_t n, const cu_tole
         }
         snprintf(p, sizeof(p), "%s[%zu].operator", path, i);
         if (!has_key && t[i].op != CU_TOL_EXISTS)
-            verr(v, p, "Invalid value: \"Equal\": operator must be Exists when `key` is empty, "
+            verr(v, p,
+                 "Invalid value: \"Equal\": operator must be Exists when `key` is empty, "
                  "which means \"match all values and all keys\"");
         if (t[i].op == CU_TOL_EXISTS && t[i].value && *t[i].value)
-            verr(v, p, "Invalid value: \"Exists\": value must be empty when `operator` is 'Exists'");
+            verr(v, p,
+                 "Invalid value: \"Exists\": value must be empty when `operator` is 'Exists'");
         if (t[i].op == CU_TOL_EQUAL) {
             snprintf(p, sizeof(p), "%s[%zu].value", path, i);
             check_label_value(v, p, t[i].value);
@@ -476,7 +488,7 @@ static void check_tolerations(vctx *v, const char *path, size_t n, const cu_tole
 /* ---------------- resource groups (ClusterQueue and Cohort) ---------------- */
 
 typedef struct rg_cfg {
-    int has_parent;          /* cohortName (CQ) or parentName (Cohort) set */
+    int has_parent; /* cohortName (CQ) or parentName (Cohort) set */
     int is_cohort;
 } rg_cfg;
 
@@ -527,7 +539,8 @@ static void check_flavor_quotas(vctx *v, const char *gpath, size_t fi, const cu_
         const cu_rquota *r = &fq->res[i];
         if (r->nominal < 0) {
             snprintf(p, sizeof(p), "%s.resources[%zu].nominalQuota", base, i);
-            verr(v, p, "Invalid value: \"%s\": " MSG_NEGATIVE, fmt_qty(r->name, r->nominal, q, sizeof(q)));
+            verr(v, p, "Invalid value: \"%s\": " MSG_NEGATIVE,
+                 fmt_qty(r->name, r->nominal, q, sizeof(q)));
         }
         if (r->has_blimit) {
             snprintf(p, sizeof(p), "%s.resources[%zu].borrowingLimit", base, i);
@@ -537,7 +550,8 @@ static void check_flavor_quotas(vctx *v, const char *gpath, size_t fi, const cu_
             snprintf(p, sizeof(p), "%s.resources[%zu].lendingLimit", base, i);
             check_limit(v, p, r->name, r->llimit, cfg);
             if (!cfg->is_cohort && r->llimit > r->nominal && r->nominal >= 0)
-                verr(v, p, "Invalid value: \"%s\": must be less than or equal to the nominalQuota (%s)",
+                verr(v, p,
+                     "Invalid value: \"%s\": must be less than or equal to the nominalQuota (%s)",
                      fmt_qty(r->name, r->llimit, q, sizeof(q)),
                      fmt_qty(r->name, r->nominal, q2, sizeof(q2)));
         }
@@ -586,8 +600,10 @@ static void check_resource_groups(vctx *v, const cu_rgroups *groups, const rg_cf
                         if (g2 == g)
                             verr(v, p, "Duplicate value: %s", quote(q, sizeof(q), name));
                         else
-                            verr(v, p, "Duplicate value: %s: already covered by "
-                                 "spec.resourceGroups[%zu]", quote(q, sizeof(q), name), g2);
+                            verr(v, p,
+                                 "Duplicate value: %s: already covered by "
+                                 "spec.resourceGroups[%zu]",
+                                 quote(q, sizeof(q), name), g2);
                         dup = 1;
                         break;
                     }
@@ -599,7 +615,8 @@ static void check_resource_groups(vctx *v, const cu_rgroups *groups, const rg_cf
         if (rg->nflavors == 0)
             verr(v, p, "Required value: must have at least 1 item");
         else if (rg->nflavors > MAX_GROUP_FLAVORS)
-            verr(v, p, "Too many: %zu: must have at most %d items", rg->nflavors, MAX_GROUP_FLAVORS);
+            verr(v, p, "Too many: %zu: must have at most %d items", rg->nflavors,
+                 MAX_GROUP_FLAVORS);
         size_t combos = 0;
         for (size_t f = 0; f < rg->nflavors; f++) {
             const cu_fquota *fq = &rg->flavors[f];
@@ -616,8 +633,10 @@ static void check_resource_groups(vctx *v, const cu_rgroups *groups, const rg_cf
                         if (g2 == g)
                             verr(v, p, "Duplicate value: %s", quote(q, sizeof(q), fq->name));
                         else
-                            verr(v, p, "Duplicate value: %s: already listed in "
-                                 "spec.resourceGroups[%zu]", quote(q, sizeof(q), fq->name), g2);
+                            verr(v, p,
+                                 "Duplicate value: %s: already listed in "
+                                 "spec.resourceGroups[%zu]",
+                                 quote(q, sizeof(q), fq->name), g2);
                         dup = 1;
                         break;
                     }
@@ -625,15 +644,21 @@ static void check_resource_groups(vctx *v, const cu_rgroups *groups, const rg_cf
             }
         }
         if (combos > MAX_GROUP_COMBINATIONS)
-            verr(v, gpath, "Invalid value: %zu: number of flavor-resource combinations in a "
-                 "resourceGroup must be at most %d", combos, MAX_GROUP_COMBINATIONS);
+            verr(v, gpath,
+                 "Invalid value: %zu: number of flavor-resource combinations in a "
+                 "resourceGroup must be at most %d",
+                 combos, MAX_GROUP_COMBINATIONS);
     }
     if (total_flavors > MAX_TOTAL_FLAVORS)
-        verr(v, path, "Invalid value: %zu: total number of flavors across all resourceGroups "
-             "must be at most %d", total_flavors, MAX_TOTAL_FLAVORS);
+        verr(v, path,
+             "Invalid value: %zu: total number of flavors across all resourceGroups "
+             "must be at most %d",
+             total_flavors, MAX_TOTAL_FLAVORS);
     if (total_covered > MAX_TOTAL_COVERED)
-        verr(v, path, "Invalid value: %zu: total number of covered resources across all "
-             "resourceGroups must be at most %d", total_covered, MAX_TOTAL_COVERED);
+        verr(v, path,
+             "Invalid value: %zu: total number of covered resources across all "
+             "resourceGroups must be at most %d",
+             total_covered, MAX_TOTAL_COVERED);
 }
 
 /* ---------------- per kind ---------------- */
@@ -644,15 +669,16 @@ static void check_flavor(vctx *v, const cu_resource_flavor *rf)
     set_obj(v, "ResourceFlavor", &rf->meta, 0);
     check_meta(v, &rf->meta, 0, 0);
     if (rf->node_labels.n > MAX_FLAVOR_LABELS)
-        verr(v, "spec.nodeLabels", "Too many: %zu: must have at most %d items",
-             rf->node_labels.n, MAX_FLAVOR_LABELS);
+        verr(v, "spec.nodeLabels", "Too many: %zu: must have at most %d items", rf->node_labels.n,
+             MAX_FLAVOR_LABELS);
     check_labels_map(v, "spec.nodeLabels", &rf->node_labels);
     check_taints(v, "spec.nodeTaints", rf->ntaints, rf->taints);
     check_tolerations(v, "spec.tolerations", rf->ntols, rf->tols);
     if (rf->topology_name) {
         check_subdomain(v, "spec.topologyName", rf->topology_name);
         if (rf->node_labels.n == 0)
-            verr(v, "spec.nodeLabels", "Required value: at least one nodeLabel is required "
+            verr(v, "spec.nodeLabels",
+                 "Required value: at least one nodeLabel is required "
                  "when topologyName is set (topologyName: %s)",
                  quote(q, sizeof(q), rf->topology_name));
     }
@@ -673,27 +699,34 @@ static void check_cluster_queue(vctx *v, const cu_cluster_queue *cq)
     if (cq->fungibility.preference != CU_PREF_UNSET &&
         (cq->fungibility.when_can_borrow != CU_FUNG_TRY_NEXT_FLAVOR ||
          cq->fungibility.when_can_preempt != CU_FUNG_TRY_NEXT_FLAVOR))
-        verr(v, "spec.flavorFungibility.preference", "Invalid value: %s: may only be set when "
+        verr(v, "spec.flavorFungibility.preference",
+             "Invalid value: %s: may only be set when "
              "both whenCanBorrow and whenCanPreempt are TryNextFlavor",
              quote(q, sizeof(q), fpref_name(cq->fungibility.preference)));
 
     if (cq->preemption.within_cq == CU_PP_ANY)
-        verr(v, "spec.preemption.withinClusterQueue", "Unsupported value: \"Any\": supported "
+        verr(v, "spec.preemption.withinClusterQueue",
+             "Unsupported value: \"Any\": supported "
              "values: \"Never\", \"LowerPriority\", \"LowerOrNewerEqualPriority\"");
     if (cq->preemption.reclaim == CU_PP_LOWER_OR_NEWER_EQUAL_PRIORITY)
-        verr(v, "spec.preemption.reclaimWithinCohort", "Unsupported value: "
-             "\"LowerOrNewerEqualPriority\": supported values: \"Never\", \"LowerPriority\", \"Any\"");
+        verr(
+            v, "spec.preemption.reclaimWithinCohort",
+            "Unsupported value: "
+            "\"LowerOrNewerEqualPriority\": supported values: \"Never\", \"LowerPriority\", \"Any\"");
     if (cq->preemption.borrow_policy != CU_PP_NEVER &&
         cq->preemption.borrow_policy != CU_PP_LOWER_PRIORITY)
-        verr(v, "spec.preemption.borrowWithinCohort.policy", "Unsupported value: %s: supported "
+        verr(v, "spec.preemption.borrowWithinCohort.policy",
+             "Unsupported value: %s: supported "
              "values: \"Never\", \"LowerPriority\"",
              quote(q, sizeof(q), ppolicy_name(cq->preemption.borrow_policy)));
     if (cq->preemption.borrow_policy != CU_PP_NEVER && cq->preemption.reclaim == CU_PP_NEVER)
-        verr(v, "spec.preemption.borrowWithinCohort.policy", "Invalid value: %s: requires "
+        verr(v, "spec.preemption.borrowWithinCohort.policy",
+             "Invalid value: %s: requires "
              "reclaimWithinCohort to be other than Never",
              quote(q, sizeof(q), ppolicy_name(cq->preemption.borrow_policy)));
     if (cq->preemption.has_threshold && cq->preemption.borrow_policy != CU_PP_LOWER_PRIORITY)
-        verr(v, "spec.preemption.borrowWithinCohort.maxPriorityThreshold", "Forbidden: may only "
+        verr(v, "spec.preemption.borrowWithinCohort.maxPriorityThreshold",
+             "Forbidden: may only "
              "be set when borrowWithinCohort.policy is LowerPriority");
 
     check_weight(v, "spec.fairSharing.weight", cq->fs_weight);
@@ -725,7 +758,8 @@ static void check_local_queue(vctx *v, const cu_local_queue *lq)
 }
 
 static const char *const PC_GROUPS = "supported values: \"kueue.x-k8s.io\", \"scheduling.k8s.io\"";
-static const char *const PC_KINDS = "supported values: \"WorkloadPriorityClass\", \"PriorityClass\"";
+static const char *const PC_KINDS =
+    "supported values: \"WorkloadPriorityClass\", \"PriorityClass\"";
 
 static void check_priority_ref(vctx *v, const cu_workload *wl)
 {
@@ -737,20 +771,26 @@ static void check_priority_ref(vctx *v, const cu_workload *wl)
     else if (!strcmp(g, CU_GROUP) || !strcmp(g, "scheduling.k8s.io"))
         g_ok = 1;
     else
-        verr(v, "spec.priorityClassRef.group", "Unsupported value: %s: %s", quote(q, sizeof(q), g), PC_GROUPS);
+        verr(v, "spec.priorityClassRef.group", "Unsupported value: %s: %s", quote(q, sizeof(q), g),
+             PC_GROUPS);
     if (!k || !*k)
         verr(v, "spec.priorityClassRef.kind", "Required value");
     else if (!strcmp(k, "WorkloadPriorityClass") || !strcmp(k, "PriorityClass"))
         k_ok = 1;
     else
-        verr(v, "spec.priorityClassRef.kind", "Unsupported value: %s: %s", quote(q, sizeof(q), k), PC_KINDS);
+        verr(v, "spec.priorityClassRef.kind", "Unsupported value: %s: %s", quote(q, sizeof(q), k),
+             PC_KINDS);
     if (g_ok && k_ok) {
         if (!strcmp(g, "scheduling.k8s.io") && strcmp(k, "PriorityClass"))
-            verr(v, "spec.priorityClassRef.kind", "Invalid value: %s: only the PriorityClass kind "
-                 "is allowed for the scheduling.k8s.io group", quote(q, sizeof(q), k));
+            verr(v, "spec.priorityClassRef.kind",
+                 "Invalid value: %s: only the PriorityClass kind "
+                 "is allowed for the scheduling.k8s.io group",
+                 quote(q, sizeof(q), k));
         if (!strcmp(g, CU_GROUP) && strcmp(k, "WorkloadPriorityClass"))
-            verr(v, "spec.priorityClassRef.kind", "Invalid value: %s: only the WorkloadPriorityClass "
-                 "kind is allowed for the kueue.x-k8s.io group", quote(q, sizeof(q), k));
+            verr(v, "spec.priorityClassRef.kind",
+                 "Invalid value: %s: only the WorkloadPriorityClass "
+                 "kind is allowed for the kueue.x-k8s.io group",
+                 quote(q, sizeof(q), k));
     }
     check_subdomain(v, "spec.priorityClassRef.name", wl->pc_name);
 }
@@ -774,7 +814,7 @@ static void check_admission(vctx *v, const cu_workload *wl)
         verr(v, "status.admission.podSetAssignments", "Too many: %zu: must have at most %d items",
              wl->npsa, MAX_PODSETS);
     if (wl->npsa > DUP_SCAN_MAX || wl->npodsets > DUP_SCAN_MAX)
-        return;     /* already far over the limits; skip the pairwise scans */
+        return; /* already far over the limits; skip the pairwise scans */
     for (size_t i = 0; i < wl->npsa; i++) {
         const cu_psa *a = &wl->psa[i];
         const cu_podset *ps = NULL;
@@ -799,14 +839,16 @@ static void check_admission(vctx *v, const cu_workload *wl)
         if (a->count < 0)
             verr(v, p, "Invalid value: %d: " MSG_NEGATIVE, (int)a->count);
         else if (ps && a->count > ps->count)
-            verr(v, p, "Invalid value: %d: must be less than or equal to spec.podSets[%zu].count (%d)",
+            verr(v, p,
+                 "Invalid value: %d: must be less than or equal to spec.podSets[%zu].count (%d)",
                  (int)a->count, psi, (int)ps->count);
         if (a->count > 0) {
             for (size_t r = 0; r < a->usage.n; r++) {
                 const cu_res *u = &a->usage.items[r];
                 if (resource_value(u->name, u->milli) % a->count != 0) {
-                    snprintf(p, sizeof(p), "status.admission.podSetAssignments[%zu].resourceUsage[%s]",
-                             i, s_or_empty(u->name));
+                    snprintf(p, sizeof(p),
+                             "status.admission.podSetAssignments[%zu].resourceUsage[%s]", i,
+                             s_or_empty(u->name));
                     verr(v, p, "Invalid value: \"%s\": is not a multiple of %d",
                          fmt_qty(u->name, u->milli, qq, sizeof(qq)), (int)a->count);
                 }
@@ -824,7 +866,8 @@ static void check_workload(vctx *v, const cu_workload *wl)
     if (wl->npodsets == 0)
         verr(v, "spec.podSets", "Required value: must have at least 1 item");
     else if (wl->npodsets > MAX_PODSETS)
-        verr(v, "spec.podSets", "Too many: %zu: must have at most %d items", wl->npodsets, MAX_PODSETS);
+        verr(v, "spec.podSets", "Too many: %zu: must have at most %d items", wl->npodsets,
+             MAX_PODSETS);
     size_t nmin = 0;
     for (size_t i = 0; i < wl->npodsets; i++) {
         const cu_podset *ps = &wl->podsets[i];
@@ -843,7 +886,8 @@ static void check_workload(vctx *v, const cu_workload *wl)
             nmin++;
             snprintf(p, sizeof(p), "spec.podSets[%zu].minCount", i);
             if (ps->min_count < 1)
-                verr(v, p, "Invalid value: %d: must be greater than or equal to 1", (int)ps->min_count);
+                verr(v, p, "Invalid value: %d: must be greater than or equal to 1",
+                     (int)ps->min_count);
             else if (ps->min_count > ps->count)
                 verr(v, p, "Invalid value: %d: must be less than or equal to count (%d)",
                      (int)ps->min_count, (int)ps->count);
@@ -904,8 +948,7 @@ static int meta_cmp(const void *a, const void *b)
 
 /* Reports every object of one kind whose (namespace, name) repeats an
  * earlier one. metas: n pointers (reordered). */
-static void check_dups(vctx *v, const char *kind, int namespaced, const cu_meta **metas,
-                       size_t n)
+static void check_dups(vctx *v, const char *kind, int namespaced, const cu_meta **metas, size_t n)
 {
     char q[320];
     if (n < 2)
@@ -920,7 +963,7 @@ static void check_dups(vctx *v, const char *kind, int namespaced, const cu_meta 
             continue;
         }
         if (!b->name || !*b->name)
-            continue;           /* already reported as Required */
+            continue; /* already reported as Required */
         set_obj(v, kind, b, namespaced);
         verr(v, "metadata.name", "Duplicate value: %s: defined at %s:%d and again at %s:%d",
              quote(q, sizeof(q), b->name), a->file ? a->file : "?", a->line,
@@ -930,19 +973,20 @@ static void check_dups(vctx *v, const char *kind, int namespaced, const cu_meta 
 
 /* Collects the metas of a pointer vector into a malloc'ed array and checks
  * duplicates. On OOM the duplicate check is skipped with a warning. */
-#define DUPS(v, kind, namespaced, vec) do {                                              \
-        size_t n_ = (vec).n;                                                 \
-        if (n_ >= 2) {                                                       \
-            const cu_meta **m_ = malloc(n_ * sizeof(*m_));                   \
-            if (!m_) {                                                       \
+#define DUPS(v, kind, namespaced, vec) \
+    do { \
+        size_t n_ = (vec).n; \
+        if (n_ >= 2) { \
+            const cu_meta **m_ = malloc(n_ * sizeof(*m_)); \
+            if (!m_) { \
                 cu_diag_warn((v)->d, "%s: duplicate check skipped: out of memory", kind); \
-            } else {                                                         \
-                for (size_t i_ = 0; i_ < n_; i_++)                           \
-                    m_[i_] = &(vec).items[i_]->meta;                         \
-                check_dups((v), (kind), (namespaced), m_, n_);                             \
-                free(m_);                                                    \
-            }                                                                \
-        }                                                                    \
+            } else { \
+                for (size_t i_ = 0; i_ < n_; i_++) \
+                    m_[i_] = &(vec).items[i_]->meta; \
+                check_dups((v), (kind), (namespaced), m_, n_); \
+                free(m_); \
+            } \
+        } \
     } while (0)
 
 cu_err cu_object_validate(cu_kind kind, const void *obj, cu_diag *d)

@@ -30,12 +30,17 @@ void cu_dec_podspec(dctx *c, const cu_node *pspec, const char *path, cu_podset *
     ps->priority_class_name = cu_dec_str(c, pspec, "priorityClassName", path);
 
     char p[PATHMAX];
-    const cu_node *aff = cu_dec_want_map(c, cu_node_get(pspec, "affinity"), cu_dec_path(p, path, "affinity"));
-    const cu_node *na = cu_dec_want_map(c, cu_node_get(aff, "nodeAffinity"), cu_dec_path(p, path, "affinity.nodeAffinity"));
-    const cu_node *req = cu_dec_want_map(c, cu_node_get(na, "requiredDuringSchedulingIgnoredDuringExecution"),
-                                         cu_dec_path(p, path, "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"));
+    const cu_node *aff =
+        cu_dec_want_map(c, cu_node_get(pspec, "affinity"), cu_dec_path(p, path, "affinity"));
+    const cu_node *na = cu_dec_want_map(c, cu_node_get(aff, "nodeAffinity"),
+                                        cu_dec_path(p, path, "affinity.nodeAffinity"));
+    const cu_node *req = cu_dec_want_map(
+        c, cu_node_get(na, "requiredDuringSchedulingIgnoredDuringExecution"),
+        cu_dec_path(p, path,
+                    "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"));
     char tp[PATHMAX];
-    const cu_node *terms = cu_dec_want_seq(c, cu_node_get(req, "nodeSelectorTerms"), cu_dec_path(tp, p, "nodeSelectorTerms"));
+    const cu_node *terms = cu_dec_want_seq(c, cu_node_get(req, "nodeSelectorTerms"),
+                                           cu_dec_path(tp, p, "nodeSelectorTerms"));
     if (!terms || terms->n == 0)
         return;
     ps->terms = cu_dec_alloc(c, terms->n * sizeof(*ps->terms));
@@ -48,7 +53,8 @@ void cu_dec_podspec(dctx *c, const cu_node *pspec, const char *path, cu_podset *
         cu_selterm *st = &ps->terms[ps->nterms++];
         if (!t)
             continue;
-        const cu_node *ex = cu_dec_want_seq(c, cu_node_get(t, "matchExpressions"), cu_dec_path(e, q, "matchExpressions"));
+        const cu_node *ex = cu_dec_want_seq(c, cu_node_get(t, "matchExpressions"),
+                                            cu_dec_path(e, q, "matchExpressions"));
         cu_dec_selreqs(c, ex, e, 1, &st->n, &st->reqs);
     }
 }
@@ -58,9 +64,8 @@ static void dec_pc_ref(dctx *c, const cu_node *spec, cu_workload *wl)
 {
     static const char *const groups[] = { CU_GROUP, "scheduling.k8s.io" };
     static const char *const kinds[] = { "WorkloadPriorityClass", "PriorityClass" };
-    static const char *const sources[] = {
-        "kueue.x-k8s.io/workloadpriorityclass", "scheduling.k8s.io/priorityclass", ""
-    };
+    static const char *const sources[] = { "kueue.x-k8s.io/workloadpriorityclass",
+                                           "scheduling.k8s.io/priorityclass", "" };
     int g = -1, k = -1;
     if (c->v1beta1) {
         const char *name = cu_dec_str(c, spec, "priorityClassName", "spec");
@@ -71,7 +76,8 @@ static void dec_pc_ref(dctx *c, const cu_node *spec, cu_workload *wl)
         g = k = src == 0 ? 0 : 1;
         wl->pc_name = name;
     } else {
-        const cu_node *ref = cu_dec_want_map(c, cu_node_get(spec, "priorityClassRef"), "spec.priorityClassRef");
+        const cu_node *ref =
+            cu_dec_want_map(c, cu_node_get(spec, "priorityClassRef"), "spec.priorityClassRef");
         if (!ref)
             return;
         cu_dec_enum(c, ref, "group", "spec.priorityClassRef", groups, 2, -1, &g);
@@ -116,7 +122,8 @@ static void dec_status(dctx *c, const cu_node *root, cu_workload *wl)
                 if (cu_dec_i32(c, a, "count", p, &x->count)) {
                     if (x->count < 0) {
                         char q[PATHMAX];
-                        cu_dec_err(c, cu_dec_path(q, p, "count"), "must be greater than or equal to 0");
+                        cu_dec_err(c, cu_dec_path(q, p, "count"),
+                                   "must be greater than or equal to 0");
                     }
                 } else if (!cnt || cu_node_is_null(cnt)) {
                     x->count = 0;
@@ -184,8 +191,10 @@ void cu_dec_workload(dctx *c, const cu_node *root, cu_workload *wl)
             if (cu_dec_i32(c, pn, "count", p, &x->count) && x->count < 0)
                 cu_dec_err(c, cu_dec_path(q, p, "count"), "must be greater than or equal to 0");
             x->has_min = cu_dec_i32(c, pn, "minCount", p, &x->min_count);
-            const cu_node *tmpl = cu_dec_want_map(c, cu_node_get(pn, "template"), cu_dec_path(q, p, "template"));
-            const cu_node *pspec = cu_dec_want_map(c, cu_node_get(tmpl, "spec"), cu_dec_path(q, p, "template.spec"));
+            const cu_node *tmpl =
+                cu_dec_want_map(c, cu_node_get(pn, "template"), cu_dec_path(q, p, "template"));
+            const cu_node *pspec =
+                cu_dec_want_map(c, cu_node_get(tmpl, "spec"), cu_dec_path(q, p, "template.spec"));
             cu_dec_podspec(c, pspec, q, x);
         }
     }

@@ -23,8 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check(int ok, const char *what, const char *in, const char *out)
 {
     if (!ok) {
-        fprintf(stderr, "fuzz_quantity: %s: input \"%s\" printed \"%s\"\n",
-                what, in, out);
+        fprintf(stderr, "fuzz_quantity: %s: input \"%s\" printed \"%s\"\n", what, in, out);
         abort();
     }
 }
@@ -40,16 +39,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int64_t milli = 0;
     cu_qfmt fmt = CU_QFMT_DECIMAL_SI;
     cu_err err = cu_qty_parse(s, &milli, &fmt);
-    check(err == CU_OK || err == CU_EINVAL || err == CU_EOVERFLOW,
-          "unexpected error code", s, "");
+    check(err == CU_OK || err == CU_EINVAL || err == CU_EOVERFLOW, "unexpected error code", s, "");
     if (err == CU_OK) {
         for (int k = 0; k < 3; k++) {
             cu_qfmt f = k == 0 ? fmt : (cu_qfmt)(((unsigned)fmt + (unsigned)k) % 3u);
             char out[32], out2[32];
             memset(out, 'x', sizeof(out));
             cu_qty_format(milli, f, out, sizeof(out));
-            check(memchr(out, '\0', sizeof(out)) != NULL &&
-                      strlen(out) < sizeof(out) - 1,
+            check(memchr(out, '\0', sizeof(out)) != NULL && strlen(out) < sizeof(out) - 1,
                   "output not terminated or 32 bytes not enough", s, "");
             int64_t back = 0;
             cu_err err2 = cu_qty_parse(out, &back, NULL);

@@ -105,7 +105,11 @@ static int has_msg(const cu_diag *d, const char *want)
 }
 
 /* Parses "k=v,k2=v2" (at most 8 pairs) into kvs backed by buf. */
-typedef struct labels { char buf[256]; cu_kv kv[8]; cu_kvs kvs; } labels;
+typedef struct labels {
+    char buf[256];
+    cu_kv kv[8];
+    cu_kvs kvs;
+} labels;
 static const cu_kvs *mklabels(labels *l, const char *spec)
 {
     snprintf(l->buf, sizeof l->buf, "%s", spec);
@@ -226,41 +230,43 @@ static void test_pods_ready_defaults(void **state)
         int present, enabled, block, recovery_enabled;
         int64_t timeout, recovery;
     } cases[] = {
-        { "v1beta2 empty block enables", HDR2 "waitForPodsReady: {}\n",
-          1, 1, 0, 1, MIN(30), MIN(30) },
-        { "v1beta2 null block is absent", HDR2 "waitForPodsReady: null\n",
-          0, 0, 0, 1, MIN(30), MIN(30) },
-        { "v1beta2 recovery follows timeout", HDR2 "waitForPodsReady: {timeout: 10m}\n",
-          1, 1, 0, 1, MIN(10), MIN(10) },
-        { "v1beta2 0s timeout is the default", HDR2 "waitForPodsReady: {timeout: 0s}\n",
-          1, 1, 0, 1, MIN(30), MIN(30) },
-        { "v1beta2 recovery 0s disables", HDR2 "waitForPodsReady: {recoveryTimeout: 0s}\n",
-          1, 1, 0, 0, MIN(30), 0 },
-        { "v1beta2 explicit recovery", HDR2
-          "waitForPodsReady: {timeout: 2m, recoveryTimeout: 90s, blockAdmission: true}\n",
-          1, 1, 1, 1, MIN(2), 90000 },
+        { "v1beta2 empty block enables", HDR2 "waitForPodsReady: {}\n", 1, 1, 0, 1, MIN(30),
+          MIN(30) },
+        { "v1beta2 null block is absent", HDR2 "waitForPodsReady: null\n", 0, 0, 0, 1, MIN(30),
+          MIN(30) },
+        { "v1beta2 recovery follows timeout", HDR2 "waitForPodsReady: {timeout: 10m}\n", 1, 1, 0, 1,
+          MIN(10), MIN(10) },
+        { "v1beta2 0s timeout is the default", HDR2 "waitForPodsReady: {timeout: 0s}\n", 1, 1, 0, 1,
+          MIN(30), MIN(30) },
+        { "v1beta2 recovery 0s disables", HDR2 "waitForPodsReady: {recoveryTimeout: 0s}\n", 1, 1, 0,
+          0, MIN(30), 0 },
+        { "v1beta2 explicit recovery",
+          HDR2 "waitForPodsReady: {timeout: 2m, recoveryTimeout: 90s, blockAdmission: true}\n", 1,
+          1, 1, 1, MIN(2), 90000 },
         { "v1beta1 no block", HDR1, 0, 0, 0, 1, MIN(5), MIN(5) },
-        { "v1beta1 block without enable is off", HDR1 "waitForPodsReady: {}\n",
-          1, 0, 0, 1, MIN(5), MIN(5) },
-        { "v1beta1 enable: blockAdmission follows", HDR1 "waitForPodsReady: {enable: true}\n",
-          1, 1, 1, 1, MIN(5), MIN(5) },
-        { "v1beta1 enable, blockAdmission false", HDR1
-          "waitForPodsReady: {enable: true, blockAdmission: false, timeout: 7m}\n",
-          1, 1, 0, 1, MIN(7), MIN(7) },
-        { "v1beta1 enable false, blockAdmission true", HDR1
-          "waitForPodsReady: {enable: false, blockAdmission: true}\n",
-          1, 0, 1, 1, MIN(5), MIN(5) },
+        { "v1beta1 block without enable is off", HDR1 "waitForPodsReady: {}\n", 1, 0, 0, 1, MIN(5),
+          MIN(5) },
+        { "v1beta1 enable: blockAdmission follows", HDR1 "waitForPodsReady: {enable: true}\n", 1, 1,
+          1, 1, MIN(5), MIN(5) },
+        { "v1beta1 enable, blockAdmission false",
+          HDR1 "waitForPodsReady: {enable: true, blockAdmission: false, timeout: 7m}\n", 1, 1, 0, 1,
+          MIN(7), MIN(7) },
+        { "v1beta1 enable false, blockAdmission true",
+          HDR1 "waitForPodsReady: {enable: false, blockAdmission: true}\n", 1, 0, 1, 1, MIN(5),
+          MIN(5) },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         fx *f = reset(state);
         const cu_config *x = load_ok(f, cases[i].yaml);
-        if (x->pods_ready.present != cases[i].present || x->pods_ready.enabled != cases[i].enabled ||
+        if (x->pods_ready.present != cases[i].present ||
+            x->pods_ready.enabled != cases[i].enabled ||
             x->pods_ready.block_admission != cases[i].block ||
             x->pods_ready.recovery_enabled != cases[i].recovery_enabled ||
             x->pods_ready.timeout_ms != cases[i].timeout ||
             x->pods_ready.recovery_timeout_ms != cases[i].recovery)
             fail_msg("%s: present %d enabled %d block %d recovery_enabled %d timeout %lld "
-                     "recovery %lld", cases[i].name, x->pods_ready.present, x->pods_ready.enabled,
+                     "recovery %lld",
+                     cases[i].name, x->pods_ready.present, x->pods_ready.enabled,
                      x->pods_ready.block_admission, x->pods_ready.recovery_enabled,
                      (long long)x->pods_ready.timeout_ms,
                      (long long)x->pods_ready.recovery_timeout_ms);
@@ -281,42 +287,41 @@ static void test_defaults_v1beta1(void **state)
 }
 
 static const char *full_v1beta2 =
-    HDR2
-    "namespace: cueue-system\n"
-    "manageJobsWithoutQueueName: true\n"
-    "managedJobsNamespaceSelector:\n"
-    "  matchLabels: {team: ml}\n"
-    "  matchExpressions:\n"
-    "  - {key: env, operator: In, values: [dev, test]}\n"
-    "  - {key: frozen, operator: DoesNotExist}\n"
-    "waitForPodsReady:\n"
-    "  timeout: 12m\n"
-    "  blockAdmission: true\n"
-    "  recoveryTimeout: 3m30s\n"
-    "  requeuingStrategy:\n"
-    "    timestamp: Creation\n"
-    "    backoffLimitCount: 4\n"
-    "    backoffBaseSeconds: 5\n"
-    "    backoffMaxSeconds: 300\n"
-    "integrations:\n"
-    "  frameworks: [batch/job, pod, kubeflow.org/pytorchjob, example.com/thing]\n"
-    "  labelKeysToCopy: [team, cost-center]\n"
-    "resources:\n"
-    "  excludeResourcePrefixes: [example.com/, ephemeral-]\n"
-    "clientConnection: {qps: 12.5, burst: 40}\n"
-    "leaderElection:\n"
-    "  leaderElect: false\n"
-    "  resourceName: cueue-lock\n"
-    "  resourceNamespace: locks\n"
-    "  resourceLock: leases\n"
-    "  leaseDuration: 1m\n"
-    "  renewDeadline: 45s\n"
-    "  retryPeriod: 500ms\n"
-    "metrics: {bindAddress: \"127.0.0.1:9090\", enableClusterQueueResources: true}\n"
-    "health: {healthProbeBindAddress: \"[::1]:9091\"}\n"
-    "fairSharing: {preemptionStrategies: [LessThanInitialShare]}\n"
-    "admissionFairSharing: {usageHalfLifeTime: 1h}\n"
-    "webhook: {port: 9443}\n";
+    HDR2 "namespace: cueue-system\n"
+         "manageJobsWithoutQueueName: true\n"
+         "managedJobsNamespaceSelector:\n"
+         "  matchLabels: {team: ml}\n"
+         "  matchExpressions:\n"
+         "  - {key: env, operator: In, values: [dev, test]}\n"
+         "  - {key: frozen, operator: DoesNotExist}\n"
+         "waitForPodsReady:\n"
+         "  timeout: 12m\n"
+         "  blockAdmission: true\n"
+         "  recoveryTimeout: 3m30s\n"
+         "  requeuingStrategy:\n"
+         "    timestamp: Creation\n"
+         "    backoffLimitCount: 4\n"
+         "    backoffBaseSeconds: 5\n"
+         "    backoffMaxSeconds: 300\n"
+         "integrations:\n"
+         "  frameworks: [batch/job, pod, kubeflow.org/pytorchjob, example.com/thing]\n"
+         "  labelKeysToCopy: [team, cost-center]\n"
+         "resources:\n"
+         "  excludeResourcePrefixes: [example.com/, ephemeral-]\n"
+         "clientConnection: {qps: 12.5, burst: 40}\n"
+         "leaderElection:\n"
+         "  leaderElect: false\n"
+         "  resourceName: cueue-lock\n"
+         "  resourceNamespace: locks\n"
+         "  resourceLock: leases\n"
+         "  leaseDuration: 1m\n"
+         "  renewDeadline: 45s\n"
+         "  retryPeriod: 500ms\n"
+         "metrics: {bindAddress: \"127.0.0.1:9090\", enableClusterQueueResources: true}\n"
+         "health: {healthProbeBindAddress: \"[::1]:9091\"}\n"
+         "fairSharing: {preemptionStrategies: [LessThanInitialShare]}\n"
+         "admissionFairSharing: {usageHalfLifeTime: 1h}\n"
+         "webhook: {port: 9443}\n";
 
 static void test_every_field(void **state)
 {
@@ -400,7 +405,8 @@ static void test_every_field(void **state)
 static void test_edge_values(void **state)
 {
     fx *f = *state;
-    const cu_config *x = load_ok(f, HDR2
+    const cu_config *x = load_ok(
+        f, HDR2
         "clientConnection: {qps: -1}\n"
         "integrations: {frameworks: []}\n"
         "waitForPodsReady: {requeuingStrategy: {backoffLimitCount: null, backoffBaseSeconds: 0,"
@@ -409,9 +415,9 @@ static void test_edge_values(void **state)
         "health: {healthProbeBindAddress: \"\"}\n"
         "leaderElection: {leaseDuration: 0s, renewDeadline: 9s, retryPeriod: 7s, resourceName: ''}\n");
     assert_true(x->client.has_qps);
-    assert_true(x->client.qps < 0);          /* no client-side limit */
+    assert_true(x->client.qps < 0); /* no client-side limit */
     assert_false(x->client.has_burst);
-    assert_int_equal(x->frameworks.n, 1);   /* an empty list is the default */
+    assert_int_equal(x->frameworks.n, 1); /* an empty list is the default */
     assert_string_equal(x->frameworks.items[0], "batch/job");
     assert_int_equal(x->pods_ready.backoff_limit_count, -1);
     assert_int_equal(x->pods_ready.backoff_base_s, 0);
@@ -419,7 +425,7 @@ static void test_edge_values(void **state)
     assert_string_equal(x->metrics_bind_address, "0");
     assert_false(x->has_health_bind_address);
     assert_string_equal(x->health_bind_address, ":8081");
-    assert_false(x->leader_election.has_lease_duration);   /* 0s = the default */
+    assert_false(x->leader_election.has_lease_duration); /* 0s = the default */
     assert_int_equal(x->leader_election.lease_duration_ms, 15000);
     assert_int_equal(x->leader_election.renew_deadline_ms, 9000);
     assert_int_equal(x->leader_election.retry_period_ms, 7000);
@@ -433,8 +439,8 @@ static void test_edge_values(void **state)
     /* a selector may select everything but the protected namespaces */
     f = reset(state);
     x = load_ok(f, HDR2 "managedJobsNamespaceSelector: {matchExpressions: [{key: "
-                       "kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, "
-                       "kueue-system, other]}]}\n");
+                        "kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, "
+                        "kueue-system, other]}]}\n");
     assert_false(ns_matches(x, "other"));
     assert_true(ns_matches(x, "default"));
 }
@@ -442,7 +448,9 @@ static void test_edge_values(void **state)
 /* Every validation message, one bad field per case. */
 static void test_errors(void **state)
 {
-    static const struct { const char *yaml, *want; } cases[] = {
+    static const struct {
+        const char *yaml, *want;
+    } cases[] = {
         { HDR2 "waitForPodsReady: {timeout: abc}\n",
           "waitForPodsReady.timeout: invalid duration \"abc\" (use Go duration syntax such as "
           "\"168h\", \"1h30m\" or \"300s\")" },
@@ -474,7 +482,7 @@ static void test_errors(void **state)
           "waitForPodsReady.requeuingStrategy.backoffMaxSeconds: must be greater than or equal "
           "to 0, got -3" },
         { HDR2 "waitForPodsReady: {requeuingStrategy: {backoffBaseSeconds: 120, "
-          "backoffMaxSeconds: 60}}\n",
+               "backoffMaxSeconds: 60}}\n",
           "waitForPodsReady.requeuingStrategy.backoffMaxSeconds: must be greater than or equal "
           "to backoffBaseSeconds (120), got 60" },
         { HDR2 "waitForPodsReady: {requeuingStrategy: {backoffMaxSeconds: 30}}\n",
@@ -488,7 +496,7 @@ static void test_errors(void **state)
         { HDR2 "managedJobsNamespaceSelector: [x]\n",
           "managedJobsNamespaceSelector: must be an object" },
         { HDR2 "managedJobsNamespaceSelector: {matchExpressions: [{key: team, operator: Gt, "
-          "values: ['1']}]}\n",
+               "values: ['1']}]}\n",
           "managedJobsNamespaceSelector.matchExpressions[0].operator: Unsupported value: \"Gt\": "
           "supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\"" },
         { HDR2 "managedJobsNamespaceSelector: {matchExpressions: [{key: team}]}\n",
@@ -497,15 +505,15 @@ static void test_errors(void **state)
           "managedJobsNamespaceSelector.matchExpressions[0].values: Required value: must be "
           "specified when `operator` is 'In' or 'NotIn'" },
         { HDR2 "managedJobsNamespaceSelector: {matchExpressions: [{key: team, operator: Exists, "
-          "values: [a]}]}\n",
+               "values: [a]}]}\n",
           "managedJobsNamespaceSelector.matchExpressions[0].values: Forbidden: may not be "
           "specified when `operator` is 'Exists' or 'DoesNotExist'" },
         { HDR2 "managedJobsNamespaceSelector: {matchLabels: {kubernetes.io/metadata.name: "
-          "kube-system}}\n",
+               "kube-system}}\n",
           "managedJobsNamespaceSelector: Invalid value: should not match the \"kube-system\" "
           "namespace" },
         { HDR2 "namespace: cueue\nmanagedJobsNamespaceSelector: {matchExpressions: [{key: "
-          "kubernetes.io/metadata.name, operator: NotIn, values: [kube-system]}]}\n",
+               "kubernetes.io/metadata.name, operator: NotIn, values: [kube-system]}]}\n",
           "managedJobsNamespaceSelector: Invalid value: should not match the \"cueue\" "
           "namespace" },
         { HDR2 "integrations: {frameworks: batch/job}\n",
@@ -585,22 +593,25 @@ static void test_errors(void **state)
 static void test_errors_all_reported(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f, HDR2
-        "metadata: {name: cfg}\n"
-        "namespace: NS\n"
-        "managedJobsNamespaceSelector: {}\n"
-        "waitForPodsReady:\n"
-        "  timeout: abc\n"
-        "  recoveryTimeout: -1s\n"
-        "  requeuingStrategy: {timestamp: Later, backoffLimitCount: -2, backoffBaseSeconds: 10,"
-        " backoffMaxSeconds: 5}\n"
-        "integrations: {frameworks: [pod, pod], labelKeysToCopy: x}\n"
-        "resources: {excludeResourcePrefixes: 3}\n"
-        "clientConnection: {qps: 5, burst: -1}\n"
-        "leaderElection: {leaseDuration: 5s, renewDeadline: 6s}\n"
-        "metrics: {bindAddress: nowhere}\n"
-        "health: {healthProbeBindAddress: 'x:'}\n"
-        "fairSharing: {preemptionStrategies: [Fair]}\n"), CU_EINVAL);
+    assert_int_equal(
+        load(
+            f, HDR2
+            "metadata: {name: cfg}\n"
+            "namespace: NS\n"
+            "managedJobsNamespaceSelector: {}\n"
+            "waitForPodsReady:\n"
+            "  timeout: abc\n"
+            "  recoveryTimeout: -1s\n"
+            "  requeuingStrategy: {timestamp: Later, backoffLimitCount: -2, backoffBaseSeconds: 10,"
+            " backoffMaxSeconds: 5}\n"
+            "integrations: {frameworks: [pod, pod], labelKeysToCopy: x}\n"
+            "resources: {excludeResourcePrefixes: 3}\n"
+            "clientConnection: {qps: 5, burst: -1}\n"
+            "leaderElection: {leaseDuration: 5s, renewDeadline: 6s}\n"
+            "metrics: {bindAddress: nowhere}\n"
+            "health: {healthProbeBindAddress: 'x:'}\n"
+            "fairSharing: {preemptionStrategies: [Fair]}\n"),
+        CU_EINVAL);
     static const char *const want[] = {
         "namespace: must be a valid namespace name (RFC 1123 label), got \"NS\"",
         "managedJobsNamespaceSelector: Invalid value: should not match the \"kube-system\" "
@@ -649,23 +660,30 @@ static void test_errors_all_reported(void **state)
 static void test_unknown_fields(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f, HDR2
-        "waitForPodReady: {timeout: 5m}\n"
-        "webhook: {port: 9443}\n"
-        "internalCertManagement: {enable: false}\n"
-        "featureGates: {TopologyAwareScheduling: true}\n"
-        "pprofBindAddress: ''\n"
-        "waitForPodsReady: {timeOut: 5m, requeuingStrategy: {backoffLimit: 3}}\n"
-        "integrations: {framework: [pod], externalFrameworks: [Foo.v1.example.com]}\n"
-        "clientConnection: {qps: 5, bust: 10}\n"
-        "leaderElection: {leaseDurationSeconds: 15}\n"
-        "metrics: {bindAdress: ':1', enableClusterQueueResources: true}\n"
-        "health: {readinessEndpointName: readyz, port: 1}\n"
-        "resources: {excludePrefixes: [x], transformations: []}\n"), CU_OK);
+    assert_int_equal(
+        load(f, HDR2 "waitForPodReady: {timeout: 5m}\n"
+                     "webhook: {port: 9443}\n"
+                     "internalCertManagement: {enable: false}\n"
+                     "featureGates: {TopologyAwareScheduling: true}\n"
+                     "pprofBindAddress: ''\n"
+                     "waitForPodsReady: {timeOut: 5m, requeuingStrategy: {backoffLimit: 3}}\n"
+                     "integrations: {framework: [pod], externalFrameworks: [Foo.v1.example.com]}\n"
+                     "clientConnection: {qps: 5, bust: 10}\n"
+                     "leaderElection: {leaseDurationSeconds: 15}\n"
+                     "metrics: {bindAdress: ':1', enableClusterQueueResources: true}\n"
+                     "health: {readinessEndpointName: readyz, port: 1}\n"
+                     "resources: {excludePrefixes: [x], transformations: []}\n"),
+        CU_OK);
     static const char *const want[] = {
-        "waitForPodReady", "waitForPodsReady.timeOut", "waitForPodsReady.requeuingStrategy.backoffLimit",
-        "integrations.framework", "clientConnection.bust", "leaderElection.leaseDurationSeconds",
-        "metrics.bindAdress", "health.port", "resources.excludePrefixes",
+        "waitForPodReady",
+        "waitForPodsReady.timeOut",
+        "waitForPodsReady.requeuingStrategy.backoffLimit",
+        "integrations.framework",
+        "clientConnection.bust",
+        "leaderElection.leaseDurationSeconds",
+        "metrics.bindAdress",
+        "health.port",
+        "resources.excludePrefixes",
     };
     size_t nwant = sizeof(want) / sizeof(want[0]);
     for (size_t i = 0; i < nwant; i++) {
@@ -689,14 +707,14 @@ static void test_unknown_fields(void **state)
 static void test_selector_matching(void **state)
 {
     static const struct {
-        const char *selector;   /* YAML for managedJobsNamespaceSelector, NULL = default */
-        const char *labels;     /* "k=v,..." */
+        const char *selector; /* YAML for managedJobsNamespaceSelector, NULL = default */
+        const char *labels;   /* "k=v,..." */
         int want;
     } cases[] = {
         { NULL, "kubernetes.io/metadata.name=default", 1 },
         { NULL, "kubernetes.io/metadata.name=kube-system", 0 },
         { NULL, "kubernetes.io/metadata.name=kueue-system", 0 },
-        { NULL, "", 1 },   /* NotIn holds when the key is absent */
+        { NULL, "", 1 }, /* NotIn holds when the key is absent */
         { "{matchLabels: {team: ml}}", "team=ml,kubernetes.io/metadata.name=a", 1 },
         { "{matchLabels: {team: ml}}", "team=web", 0 },
         { "{matchLabels: {team: ml}}", "", 0 },
@@ -726,8 +744,10 @@ static void test_selector_matching(void **state)
              * refuses; the ClusterQueue's namespaceSelector is the same
              * type and decoder */
             char yaml[512];
-            snprintf(yaml, sizeof yaml, "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"
-                     "metadata: {name: cq}\nspec: {namespaceSelector: %s}\n", cases[i].selector);
+            snprintf(yaml, sizeof yaml,
+                     "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"
+                     "metadata: {name: cq}\nspec: {namespaceSelector: %s}\n",
+                     cases[i].selector);
             if (load(f, yaml) != CU_OK || f->w.cqs.n != 1) {
                 dump_diag(&f->d);
                 fail_msg("case %zu: selector did not decode", i);
@@ -752,12 +772,15 @@ static void test_manages_unlabelled(void **state)
     f = reset(state);
     x = load_ok(f, HDR2 "manageJobsWithoutQueueName: true\n");
     assert_true(cu_config_manages_unlabelled(x, mklabels(&l, "kubernetes.io/metadata.name=a")));
-    assert_false(cu_config_manages_unlabelled(x, mklabels(&l, "kubernetes.io/metadata.name=kube-system")));
-    assert_false(cu_config_manages_unlabelled(x, mklabels(&l, "kubernetes.io/metadata.name=kueue-system")));
+    assert_false(
+        cu_config_manages_unlabelled(x, mklabels(&l, "kubernetes.io/metadata.name=kube-system")));
+    assert_false(
+        cu_config_manages_unlabelled(x, mklabels(&l, "kubernetes.io/metadata.name=kueue-system")));
     f = reset(state);
     x = load_ok(f, HDR2 "manageJobsWithoutQueueName: true\n"
-                "managedJobsNamespaceSelector: {matchLabels: {kueue: managed}}\n");
-    assert_true(cu_config_manages_unlabelled(x, mklabels(&l, "kubernetes.io/metadata.name=a,kueue=managed")));
+                        "managedJobsNamespaceSelector: {matchLabels: {kueue: managed}}\n");
+    assert_true(cu_config_manages_unlabelled(
+        x, mklabels(&l, "kubernetes.io/metadata.name=a,kueue=managed")));
     assert_false(cu_config_manages_unlabelled(x, mklabels(&l, "kubernetes.io/metadata.name=a")));
 
     /* no Configuration: only batch/job */
@@ -793,7 +816,7 @@ static void test_sample_file(void **state)
         assert_int_equal(cu_labelsel_matches(&x->managed_ns_selector, mklabels(&l, spec)),
                          cu_labelsel_matches(&d.managed_ns_selector, mklabels(&l, spec)));
     }
-    assert_true(x->pods_ready.enabled);   /* the sample shows the block */
+    assert_true(x->pods_ready.enabled); /* the sample shows the block */
     assert_int_equal(x->pods_ready.timeout_ms, d.pods_ready.timeout_ms);
     assert_int_equal(x->pods_ready.recovery_timeout_ms, d.pods_ready.recovery_timeout_ms);
     assert_int_equal(x->pods_ready.block_admission, d.pods_ready.block_admission);

@@ -18,8 +18,7 @@
  * index among the four names). */
 static void assert_names(const cu_reslist *l, int p, const char *const names[])
 {
-    static const char *const all[4] = { "cpu", "example.com/gpu", "ephemeral-storage",
-                                        "memory" };
+    static const char *const all[4] = { "cpu", "example.com/gpu", "ephemeral-storage", "memory" };
     size_t n = 0;
     while (names[n])
         n++;
@@ -44,8 +43,7 @@ typedef struct fixture {
 
 static void fixture_init(fixture *f)
 {
-    static const char *const names[4] = { "cpu", "example.com/gpu", "ephemeral-storage",
-                                          "memory" };
+    static const char *const names[4] = { "cpu", "example.com/gpu", "ephemeral-storage", "memory" };
     memset(f, 0, sizeof(*f));
     for (int p = 0; p < 3; p++) {
         for (int i = 0; i < 4; i++)
@@ -91,10 +89,10 @@ static void test_nothing_to_exclude(void **state)
     fixture_init(&f);
     cu_config cf;
     memset(&cf, 0, sizeof(cf));
-    cu_world_exclude_resources(&f.w, &cf);   /* no prefixes */
-    cu_world_exclude_resources(&f.w, NULL);  /* no Configuration */
+    cu_world_exclude_resources(&f.w, &cf);  /* no prefixes */
+    cu_world_exclude_resources(&f.w, NULL); /* no Configuration */
     cu_world_exclude_resources(NULL, &cf);
-    const char *px[] = { "cpus", "gpu" };    /* longer than a name; not a prefix */
+    const char *px[] = { "cpus", "gpu" }; /* longer than a name; not a prefix */
     cf.exclude_resource_prefixes = (cu_strs){ 2, px };
     cu_world_exclude_resources(&f.w, &cf);
     const char *const every[] = { "cpu", "example.com/gpu", "ephemeral-storage", "memory", NULL };

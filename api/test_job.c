@@ -16,13 +16,13 @@
 static void test_podset_count(void **state)
 {
     (void)state;
-    assert_int_equal(cu_job_podset_count(0, 0, 0, 0), 1);   /* both absent: 1 */
-    assert_int_equal(cu_job_podset_count(1, 4, 0, 0), 4);   /* completions = parallelism */
+    assert_int_equal(cu_job_podset_count(0, 0, 0, 0), 1); /* both absent: 1 */
+    assert_int_equal(cu_job_podset_count(1, 4, 0, 0), 4); /* completions = parallelism */
     assert_int_equal(cu_job_podset_count(1, 4, 1, 2), 2);
     assert_int_equal(cu_job_podset_count(1, 2, 1, 9), 2);
-    assert_int_equal(cu_job_podset_count(0, 7, 1, 3), 1);   /* parallelism defaults to 1 */
+    assert_int_equal(cu_job_podset_count(0, 7, 1, 3), 1); /* parallelism defaults to 1 */
     assert_int_equal(cu_job_podset_count(1, 0, 1, 5), 0);
-    assert_int_equal(cu_job_podset_count(1, 5, 0, 9), 5);   /* an unset completions is ignored */
+    assert_int_equal(cu_job_podset_count(1, 5, 0, 9), 5); /* an unset completions is ignored */
 }
 
 static void test_min_count(void **state)
@@ -33,10 +33,11 @@ static void test_min_count(void **state)
     assert_int_equal(v, 1);
     assert_int_equal(cu_job_min_count("4", 4, &v), 1);
     assert_int_equal(v, 4);
-    assert_int_equal(cu_job_min_count("+3", 4, &v), 1);     /* strtol's syntax */
+    assert_int_equal(cu_job_min_count("+3", 4, &v), 1); /* strtol's syntax */
     assert_int_equal(v, 3);
-    static const char *const bad[] = {"", "0", "5", "-1", "x", "2x", "2 ", "1.5",
-                                      "99999999999999999999", "-99999999999999999999"};
+    static const char *const bad[] = {
+        "", "0", "5", "-1", "x", "2x", "2 ", "1.5", "99999999999999999999", "-99999999999999999999"
+    };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         v = -7;
         if (cu_job_min_count(bad[i], 4, &v) != 0 || v != -7)
@@ -93,7 +94,8 @@ static void test_workload_name(void **state)
     cu_arena a;
     cu_arena_init(&a, 0);
     /* the uid changes the hash, the name prefix stays */
-    const char *x = cu_job_workload_name(&a, "pi", "u-1"), *y = cu_job_workload_name(&a, "pi", "u-2");
+    const char *x = cu_job_workload_name(&a, "pi", "u-1"),
+               *y = cu_job_workload_name(&a, "pi", "u-2");
     assert_non_null(x);
     assert_non_null(y);
     assert_int_equal(strncmp(x, "job-pi-", 7), 0);
@@ -105,10 +107,8 @@ static void test_workload_name(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_podset_count),
-        cmocka_unit_test(test_min_count),
-        cmocka_unit_test(test_priority_ref),
-        cmocka_unit_test(test_cond_finished),
+        cmocka_unit_test(test_podset_count),  cmocka_unit_test(test_min_count),
+        cmocka_unit_test(test_priority_ref),  cmocka_unit_test(test_cond_finished),
         cmocka_unit_test(test_workload_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,16 +23,16 @@ static void test_tolerates(void **state)
         int spot, bare;
     } cases[] = {
         { { "spot", CU_TOL_EQUAL, "true", "NoSchedule" }, 1, 0 },
-        { { "spot", CU_TOL_EQUAL, "false", NULL }, 0, 0 },          /* other value */
-        { { "spot", CU_TOL_EQUAL, "true", "NoExecute" }, 0, 0 },    /* other effect */
-        { { "spot", CU_TOL_EXISTS, NULL, "" }, 1, 0 },              /* "" effect: all */
-        { { "gpu", CU_TOL_EQUAL, "", NULL }, 0, 1 },                /* NULL value is "" */
+        { { "spot", CU_TOL_EQUAL, "false", NULL }, 0, 0 },       /* other value */
+        { { "spot", CU_TOL_EQUAL, "true", "NoExecute" }, 0, 0 }, /* other effect */
+        { { "spot", CU_TOL_EXISTS, NULL, "" }, 1, 0 },           /* "" effect: all */
+        { { "gpu", CU_TOL_EQUAL, "", NULL }, 0, 1 },             /* NULL value is "" */
         { { "gpu", CU_TOL_EQUAL, NULL, NULL }, 0, 1 },
-        { { NULL, CU_TOL_EXISTS, NULL, NULL }, 1, 1 },              /* tolerates everything */
+        { { NULL, CU_TOL_EXISTS, NULL, NULL }, 1, 1 }, /* tolerates everything */
         { { "", CU_TOL_EXISTS, NULL, "NoExecute" }, 0, 1 },
         /* an empty key with Equal compares the value (ToleratesTaint) */
         { { "", CU_TOL_EQUAL, "true", NULL }, 1, 0 },
-        { { "spot", (cu_tolop)7, "true", NULL }, 0, 0 },            /* unknown operator */
+        { { "spot", (cu_tolop)7, "true", NULL }, 0, 0 }, /* unknown operator */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         assert_int_equal(cu_match_tolerates(&cases[i].t, &spot), cases[i].spot);
@@ -44,10 +44,10 @@ static void test_untolerated(void **state)
 {
     (void)state;
     const cu_taint taints[] = {
-        { "soft", "", "PreferNoSchedule" },    /* never filters */
+        { "soft", "", "PreferNoSchedule" }, /* never filters */
         { "spot", "true", "NoSchedule" },
         { "maintenance", NULL, "NoExecute" },
-        { "odd", "", NULL },                   /* no effect: never filters */
+        { "odd", "", NULL }, /* no effect: never filters */
     };
     const cu_toleration spot[] = { { "spot", CU_TOL_EXISTS, NULL, NULL } };
     const cu_toleration all[] = { { "spot", CU_TOL_EXISTS, NULL, NULL },
@@ -85,8 +85,8 @@ static void test_selreq(void **state)
     r = req("k", CU_SEL_NOTIN, 2, ab);
     assert_false(cu_match_selreq(&r, "b"));
     assert_true(cu_match_selreq(&r, "c"));
-    assert_true(cu_match_selreq(&r, NULL));            /* absent is not in */
-    r = req("k", CU_SEL_IN, 1, nul);                    /* a NULL value equals nothing */
+    assert_true(cu_match_selreq(&r, NULL)); /* absent is not in */
+    r = req("k", CU_SEL_IN, 1, nul);        /* a NULL value equals nothing */
     assert_false(cu_match_selreq(&r, ""));
     r = req("k", CU_SEL_IN, 0, NULL);
     assert_false(cu_match_selreq(&r, "a"));
@@ -103,7 +103,7 @@ static void test_selreq(void **state)
     assert_true(cu_match_selreq(&r, "+6"));
     assert_false(cu_match_selreq(&r, "-6"));
     assert_false(cu_match_selreq(&r, "6x"));
-    assert_false(cu_match_selreq(&r, " 6"));            /* ParseInt takes no spaces */
+    assert_false(cu_match_selreq(&r, " 6"));                   /* ParseInt takes no spaces */
     assert_false(cu_match_selreq(&r, "99999999999999999999")); /* out of range */
     assert_false(cu_match_selreq(&r, NULL));
     assert_false(cu_match_selreq(&r, ""));
@@ -113,11 +113,11 @@ static void test_selreq(void **state)
     assert_false(cu_match_selreq(&r, "-9223372036854775809"));
     r = req("k", CU_SEL_LT, 1, plus);
     assert_true(cu_match_selreq(&r, "4"));
-    r = req("k", CU_SEL_GT, 1, huge);                   /* the value out of range */
+    r = req("k", CU_SEL_GT, 1, huge); /* the value out of range */
     assert_false(cu_match_selreq(&r, "1"));
     r = req("k", CU_SEL_GT, 1, space);
     assert_false(cu_match_selreq(&r, "9"));
-    r = req("k", CU_SEL_GT, 2, two);                    /* exactly one value */
+    r = req("k", CU_SEL_GT, 2, two); /* exactly one value */
     assert_false(cu_match_selreq(&r, "9"));
     r = req("k", CU_SEL_GT, 1, nul);
     assert_false(cu_match_selreq(&r, "9"));
@@ -156,14 +156,14 @@ static void test_nodeterm_and_nodesel(void **state)
     cu_nodeterm t_other = { { 0, NULL }, { 1, &other_field } };
     cu_nodeterm t_gen = { { 1, &gen_gt }, { 0, NULL } };
     cu_nodeterm t_odd = { { 1, &odd_exists }, { 0, NULL } };
-    assert_false(cu_match_nodeterm(&empty, &labels, &fields));      /* matches nothing */
+    assert_false(cu_match_nodeterm(&empty, &labels, &fields)); /* matches nothing */
     assert_true(cu_match_nodeterm(&t_zone, &labels, &fields));
     assert_true(cu_match_nodeterm(&t_name, &labels, &fields));
     assert_false(cu_match_nodeterm(&t_both, &labels, &fields));
-    assert_false(cu_match_nodeterm(&t_fexists, &labels, &fields));  /* fields: In/NotIn only */
-    assert_true(cu_match_nodeterm(&t_other, &labels, &fields));     /* unknown field: absent */
-    assert_false(cu_match_nodeterm(&t_gen, &labels, &fields));      /* no such label */
-    assert_false(cu_match_nodeterm(&t_odd, &labels, &fields));      /* NULL value: absent */
+    assert_false(cu_match_nodeterm(&t_fexists, &labels, &fields)); /* fields: In/NotIn only */
+    assert_true(cu_match_nodeterm(&t_other, &labels, &fields));    /* unknown field: absent */
+    assert_false(cu_match_nodeterm(&t_gen, &labels, &fields));     /* no such label */
+    assert_false(cu_match_nodeterm(&t_odd, &labels, &fields));     /* NULL value: absent */
 
     cu_nodesel none = { { 0, NULL }, 0, 0, NULL };
     assert_true(cu_match_nodesel(&none, &labels, &fields));
@@ -173,17 +173,17 @@ static void test_nodeterm_and_nodesel(void **state)
     assert_true(cu_match_nodesel(&s, &labels, &fields));
     s.selector.items = wrong;
     assert_false(cu_match_nodesel(&s, &labels, &fields));
-    s.selector.items = nullv;                            /* a NULL value matches nothing */
+    s.selector.items = nullv; /* a NULL value matches nothing */
     assert_false(cu_match_nodesel(&s, &labels, &fields));
 
     cu_nodeterm terms[] = { t_gen, t_name };
     cu_nodesel r = { { 1, want }, 1, 0, terms };
-    assert_false(cu_match_nodesel(&r, &labels, &fields));          /* required, no terms */
+    assert_false(cu_match_nodesel(&r, &labels, &fields)); /* required, no terms */
     r.nterms = 1;
     assert_false(cu_match_nodesel(&r, &labels, &fields));
-    r.nterms = 2;                                                   /* terms are ORed */
+    r.nterms = 2; /* terms are ORed */
     assert_true(cu_match_nodesel(&r, &labels, &fields));
-    r.selector.items = wrong;                                       /* and the selector ANDed */
+    r.selector.items = wrong; /* and the selector ANDed */
     assert_false(cu_match_nodesel(&r, &labels, &fields));
 }
 

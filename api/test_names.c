@@ -15,17 +15,18 @@
 static void test_label_keys_values(void **state)
 {
     (void)state;
-    static const char *const good_keys[] = {"a", "A.b_c-9", "example.com/x", "k8s.io/Name_1",
-                                            "a.b.c/d"};
-    static const char *const bad_keys[] = {"", "-a", "a-", "a/b/c", "/a", "Example.com/a",
-                                           "a b", "ex_ample.com/a", "a/"};
+    static const char *const good_keys[] = { "a", "A.b_c-9", "example.com/x", "k8s.io/Name_1",
+                                             "a.b.c/d" };
+    static const char *const bad_keys[] = {
+        "", "-a", "a-", "a/b/c", "/a", "Example.com/a", "a b", "ex_ample.com/a", "a/"
+    };
     for (size_t i = 0; i < sizeof good_keys / sizeof *good_keys; i++)
         if (cu_qname_problems(good_keys[i], strlen(good_keys[i]), 0))
             fail_msg("key %s refused", good_keys[i]);
     for (size_t i = 0; i < sizeof bad_keys / sizeof *bad_keys; i++)
         if (!cu_qname_problems(bad_keys[i], strlen(bad_keys[i]), 0))
             fail_msg("key \"%s\" accepted", bad_keys[i]);
-    assert_int_equal(cu_qname_problems("Example.com/a", 13, 1), 0);   /* folded */
+    assert_int_equal(cu_qname_problems("Example.com/a", 13, 1), 0); /* folded */
     assert_int_equal(cu_qname_problems("a/b/c", 5, 0), CU_NAME_SLASHES);
     assert_int_equal(cu_qname_problems("/", 1, 0), CU_NAME_PREFIX_EMPTY | CU_NAME_PART_EMPTY);
     char k64[65];
@@ -35,7 +36,7 @@ static void test_label_keys_values(void **state)
     assert_string_equal(cu_name_detail(CU_NAME_PART_LONG),
                         "name part must be no more than 63 characters");
     assert_int_equal(cu_qname_problems(k64, 63, 0), 0);
-    k64[63] = '-';   /* too long and a bad last character: both listed */
+    k64[63] = '-'; /* too long and a bad last character: both listed */
     assert_int_equal(cu_qname_problems(k64, 64, 0), CU_NAME_PART_LONG | CU_NAME_PART_CHARS);
     assert_int_equal(cu_label_value_problems(k64, 64), CU_VALUE_LONG | CU_VALUE_CHARS);
     k64[63] = 'k';
@@ -45,7 +46,7 @@ static void test_label_keys_values(void **state)
     assert_int_equal(cu_label_value_problems(k64, 64), CU_VALUE_LONG);
     assert_string_equal(cu_name_detail(CU_VALUE_LONG), "must be no more than 63 characters");
     assert_int_equal(cu_label_value_problems("../../x", 7), CU_VALUE_CHARS);
-    assert_int_equal(cu_label_value_problems("a\0b", 3), CU_VALUE_CHARS);   /* NUL inside */
+    assert_int_equal(cu_label_value_problems("a\0b", 3), CU_VALUE_CHARS); /* NUL inside */
     assert_int_equal(cu_label_value_problems("_a", 2), CU_VALUE_CHARS);
 }
 

@@ -21,7 +21,7 @@
 typedef struct fx {
     cu_world w;
     cu_diag d;
-    cu_arena a;   /* parse arena, freed at teardown (decode must not need it) */
+    cu_arena a; /* parse arena, freed at teardown (decode must not need it) */
 } fx;
 
 static int setup(void **state)
@@ -86,8 +86,14 @@ static int has_msg(const cu_diag *d, const char *msg)
     return 0;
 }
 
-#define assert_msg(d, m) do { if (!has_msg((d), (m))) { dump_diag(d); \
-    fprintf(stderr, "  missing: %s\n", (m)); } assert_true(has_msg((d), (m))); } while (0)
+#define assert_msg(d, m) \
+    do { \
+        if (!has_msg((d), (m))) { \
+            dump_diag(d); \
+            fprintf(stderr, "  missing: %s\n", (m)); \
+        } \
+        assert_true(has_msg((d), (m))); \
+    } while (0)
 
 /* ------------------------------------------------------------------ */
 
@@ -111,15 +117,18 @@ static void test_kvs_reslist(void **state)
 static void test_resource_flavor(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f,
-        "apiVersion: kueue.x-k8s.io/v1beta2\n"
-        "kind: ResourceFlavor\n"
-        "metadata: {name: spot, labels: {tier: cheap}}\n"
-        "spec:\n"
-        "  nodeLabels: {instance-type: spot}\n"
-        "  nodeTaints: [{key: spot, value: 'true', effect: NoSchedule}]\n"
-        "  tolerations: [{key: spot-taint, operator: Exists, effect: NoSchedule}, {key: k, value: v}]\n"
-        "  topologyName: default\n"), CU_OK);
+    assert_int_equal(
+        load(
+            f,
+            "apiVersion: kueue.x-k8s.io/v1beta2\n"
+            "kind: ResourceFlavor\n"
+            "metadata: {name: spot, labels: {tier: cheap}}\n"
+            "spec:\n"
+            "  nodeLabels: {instance-type: spot}\n"
+            "  nodeTaints: [{key: spot, value: 'true', effect: NoSchedule}]\n"
+            "  tolerations: [{key: spot-taint, operator: Exists, effect: NoSchedule}, {key: k, value: v}]\n"
+            "  topologyName: default\n"),
+        CU_OK);
     assert_int_equal(f->w.flavors.n, 1);
     const cu_resource_flavor *rf = f->w.flavors.items[0];
     assert_string_equal(rf->meta.name, "spot");
@@ -223,14 +232,15 @@ static void test_cluster_queue_full(void **state)
 static void test_cluster_queue_defaults(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f,
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: a}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: b}\n"
-        "spec: {namespaceSelector: {}, preemption: {}, flavorFungibility: {}}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: c}\n"
-        "spec: {namespaceSelector: null}\n"), CU_OK);
+    assert_int_equal(
+        load(f, "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: a}\n"
+                "---\n"
+                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: b}\n"
+                "spec: {namespaceSelector: {}, preemption: {}, flavorFungibility: {}}\n"
+                "---\n"
+                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: c}\n"
+                "spec: {namespaceSelector: null}\n"),
+        CU_OK);
     assert_int_equal(f->w.cqs.n, 3);
     for (size_t i = 0; i < 3; i++) {
         const cu_cluster_queue *cq = f->w.cqs.items[i];
@@ -263,41 +273,44 @@ static void test_cluster_queue_defaults(void **state)
 static void test_v1beta1_equivalence(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f,
-        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: old}\n"
-        "spec:\n"
-        "  cohort: co\n"
-        "  flavorFungibility: {whenCanBorrow: Borrow, whenCanPreempt: Preempt}\n"
-        "  admissionChecks: [check-a]\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: new}\n"
-        "spec:\n"
-        "  cohortName: co\n"
-        "  flavorFungibility: {whenCanBorrow: MayStopSearch, whenCanPreempt: MayStopSearch}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w1, namespace: ns}\n"
-        "spec: {priorityClassName: high, priorityClassSource: kueue.x-k8s.io/workloadpriorityclass}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w2, namespace: ns}\n"
-        "spec: {priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: high}}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w3, namespace: ns}\n"
-        "spec: {priorityClassName: pc, priorityClassSource: scheduling.k8s.io/priorityclass}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w4, namespace: ns}\n"
-        "spec: {priorityClassName: pc}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w5, namespace: ns}\n"
-        "spec: {priorityClassRef: {group: scheduling.k8s.io, kind: PriorityClass, name: pc}}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: c1}\nspec: {parent: root}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: c2}\nspec: {parentName: root}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: c3}\nspec: {parentName: root}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: v2-ignores-cohort}\n"
-        "spec: {cohort: co}\n"), CU_OK);
+    assert_int_equal(
+        load(
+            f,
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: old}\n"
+            "spec:\n"
+            "  cohort: co\n"
+            "  flavorFungibility: {whenCanBorrow: Borrow, whenCanPreempt: Preempt}\n"
+            "  admissionChecks: [check-a]\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: new}\n"
+            "spec:\n"
+            "  cohortName: co\n"
+            "  flavorFungibility: {whenCanBorrow: MayStopSearch, whenCanPreempt: MayStopSearch}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w1, namespace: ns}\n"
+            "spec: {priorityClassName: high, priorityClassSource: kueue.x-k8s.io/workloadpriorityclass}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w2, namespace: ns}\n"
+            "spec: {priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: high}}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w3, namespace: ns}\n"
+            "spec: {priorityClassName: pc, priorityClassSource: scheduling.k8s.io/priorityclass}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w4, namespace: ns}\n"
+            "spec: {priorityClassName: pc}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w5, namespace: ns}\n"
+            "spec: {priorityClassRef: {group: scheduling.k8s.io, kind: PriorityClass, name: pc}}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: c1}\nspec: {parent: root}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: c2}\nspec: {parentName: root}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: c3}\nspec: {parentName: root}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: v2-ignores-cohort}\n"
+            "spec: {cohort: co}\n"),
+        CU_OK);
     assert_int_equal(f->w.cqs.n, 3);
     for (size_t i = 0; i < 2; i++) {
         const cu_cluster_queue *cq = f->w.cqs.items[i];
@@ -327,34 +340,37 @@ static void test_v1beta1_equivalence(void **state)
 static void test_other_kinds(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f,
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: root}\n"
-        "spec:\n"
-        "  fairSharing: {weight: 750m}\n"
-        "  resourceGroups: [{coveredResources: [cpu], flavors: [{name: f, resources: [{name: cpu, nominalQuota: 12}]}]}]\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q, namespace: team-a}\n"
-        "spec: {clusterQueue: cq, stopPolicy: Hold, fairSharing: {weight: '2'}}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q2}\nspec: {clusterQueue: cq}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: sample}\n"
-        "value: 10000\ndescription: Sample priority\n"
-        "---\n"
-        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\n"
-        "value: -5\nglobalDefault: true\n"
-        "---\n"
-        "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {team: a}}\n"
-        "---\n"
-        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
-        "manageJobsWithoutQueueName: true\nfairSharing: {enable: true}\n"
-        "---\n"
-        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nfairSharing: {enable: false}\n"
-        "---\n"
-        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
-        "metadata: {name: cfg}\nfairSharing: {}\n"
-        "---\n"
-        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"), CU_OK);
+    assert_int_equal(
+        load(
+            f,
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: root}\n"
+            "spec:\n"
+            "  fairSharing: {weight: 750m}\n"
+            "  resourceGroups: [{coveredResources: [cpu], flavors: [{name: f, resources: [{name: cpu, nominalQuota: 12}]}]}]\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q, namespace: team-a}\n"
+            "spec: {clusterQueue: cq, stopPolicy: Hold, fairSharing: {weight: '2'}}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q2}\nspec: {clusterQueue: cq}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: sample}\n"
+            "value: 10000\ndescription: Sample priority\n"
+            "---\n"
+            "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\n"
+            "value: -5\nglobalDefault: true\n"
+            "---\n"
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {team: a}}\n"
+            "---\n"
+            "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+            "manageJobsWithoutQueueName: true\nfairSharing: {enable: true}\n"
+            "---\n"
+            "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nfairSharing: {enable: false}\n"
+            "---\n"
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+            "metadata: {name: cfg}\nfairSharing: {}\n"
+            "---\n"
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"),
+        CU_OK);
     assert_int_equal(f->d.n, 0);
     assert_int_equal(f->w.cohorts.n, 1);
     const cu_cohort *co = f->w.cohorts.items[0];
@@ -403,26 +419,38 @@ static void test_config_fair_sharing(void **state)
         size_t nstrategies;
         cu_fs_strategy s0, s1;
     } cases[] = {
-        { "v1beta2 block enables", "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        { "v1beta2 block enables",
+          "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
           "fairSharing: {preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]}\n",
           1, 2, CU_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, CU_FS_LESS_THAN_INITIAL_SHARE },
-        { "v1beta2 one strategy", "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        { "v1beta2 one strategy",
+          "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
           "fairSharing:\n  preemptionStrategies: [LessThanInitialShare]\n",
           1, 1, CU_FS_LESS_THAN_INITIAL_SHARE, 0 },
-        { "v1beta2 S2-a alone", "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        { "v1beta2 S2-a alone",
+          "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
           "fairSharing: {preemptionStrategies: [LessThanOrEqualToFinalShare]}\n",
           1, 1, CU_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, 0 },
-        { "v1beta2 null block is absent", "apiVersion: config.kueue.x-k8s.io/v1beta2\n"
-          "kind: Configuration\nfairSharing: null\n", 0, 0, 0, 0 },
-        { "v1beta2 no block", "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
-          "namespace: kueue-system\n", 0, 0, 0, 0 },
-        { "v1beta1 enable true, default strategies", "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
-          "kind: Configuration\nfairSharing: {enable: true}\n", 1, 0, 0, 0 },
-        { "v1beta1 block without enable", "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
+        { "v1beta2 null block is absent",
+          "apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+          "kind: Configuration\nfairSharing: null\n",
+          0, 0, 0, 0 },
+        { "v1beta2 no block",
+          "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+          "namespace: kueue-system\n",
+          0, 0, 0, 0 },
+        { "v1beta1 enable true, default strategies",
+          "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
+          "kind: Configuration\nfairSharing: {enable: true}\n",
+          1, 0, 0, 0 },
+        { "v1beta1 block without enable",
+          "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
           "kind: Configuration\nfairSharing: {preemptionStrategies: [LessThanInitialShare]}\n",
           0, 1, CU_FS_LESS_THAN_INITIAL_SHARE, 0 },
-        { "v1beta1 enable false", "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
-          "kind: Configuration\nfairSharing: {enable: false}\n", 0, 0, 0, 0 },
+        { "v1beta1 enable false",
+          "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
+          "kind: Configuration\nfairSharing: {enable: false}\n",
+          0, 0, 0, 0 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         teardown(state);
@@ -447,12 +475,12 @@ static void test_config_fair_sharing(void **state)
 static void test_config_afs(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f,
-        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
-        "admissionFairSharing:\n"
-        "  usageHalfLifeTime: 168h\n"
-        "  usageSamplingInterval: 1h30m\n"
-        "  resourceWeights: {nvidia.com/gpu: 10, cpu: 0.5, memory: '0'}\n"), CU_OK);
+    assert_int_equal(load(f, "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+                             "admissionFairSharing:\n"
+                             "  usageHalfLifeTime: 168h\n"
+                             "  usageSamplingInterval: 1h30m\n"
+                             "  resourceWeights: {nvidia.com/gpu: 10, cpu: 0.5, memory: '0'}\n"),
+                     CU_OK);
     const cu_config *x = only_config(f);
     assert_false(x->fair_sharing);
     assert_true(x->afs);
@@ -471,12 +499,13 @@ static void test_config_afs(void **state)
     teardown(state);
     setup(state);
     f = *state;
-    assert_int_equal(load(f,
-        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
-        "admissionFairSharing: {usageHalfLifeTime: 0s}\n"
-        "---\n"
-        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
-        "admissionFairSharing: {usageHalfLifeTime: 300s, usageSamplingInterval: '0'}\n"), CU_OK);
+    assert_int_equal(
+        load(f, "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+                "admissionFairSharing: {usageHalfLifeTime: 0s}\n"
+                "---\n"
+                "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+                "admissionFairSharing: {usageHalfLifeTime: 300s, usageSamplingInterval: '0'}\n"),
+        CU_OK);
     assert_int_equal(f->w.configs.n, 2);
     for (size_t i = 0; i < 2; i++) {
         const cu_config *c = f->w.configs.items[i];
@@ -491,23 +520,31 @@ static void test_config_afs(void **state)
 /* Go duration syntax, through usageHalfLifeTime. */
 static void test_config_durations(void **state)
 {
-    static const struct { const char *text; int64_t ms; } good[] = {
-        { "0", 0 }, { "0s", 0 }, { "5m", 300000 }, { "1h30m", 5400000 }, { "300s", 300000 },
-        { "1.5h", 5400000 }, { "250ms", 250 }, { "1500us", 1 }, { "999999ns", 0 },
-        { "2h45m30.5s", INT64_C(9930500) }, { "+10s", 10000 }, { ".5s", 500 },
+    static const struct {
+        const char *text;
+        int64_t ms;
+    } good[] = {
+        { "0", 0 },          { "0s", 0 },
+        { "5m", 300000 },    { "1h30m", 5400000 },
+        { "300s", 300000 },  { "1.5h", 5400000 },
+        { "250ms", 250 },    { "1500us", 1 },
+        { "999999ns", 0 },   { "2h45m30.5s", INT64_C(9930500) },
+        { "+10s", 10000 },   { ".5s", 500 },
         { "1h1h", 7200000 }, { "2562047h", INT64_C(2562047) * 3600000 },
     };
     static const char *const bad[] = {
-        "", "5", "h", "1x", "1.h5", "10 s", "1hour", "s5", "-", ".s", "9999999999h",
-        "2562048h", "1e3s",
+        "",   "5", "h",  "1x",          "1.h5",     "10 s", "1hour",
+        "s5", "-", ".s", "9999999999h", "2562048h", "1e3s",
     };
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         teardown(state);
         setup(state);
         fx *f = *state;
         char yaml[256];
-        snprintf(yaml, sizeof yaml, "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
-                 "admissionFairSharing: {usageHalfLifeTime: '%s'}\n", good[i].text);
+        snprintf(yaml, sizeof yaml,
+                 "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+                 "admissionFairSharing: {usageHalfLifeTime: '%s'}\n",
+                 good[i].text);
         if (load(f, yaml) != CU_OK) {
             dump_diag(&f->d);
             fail_msg("\"%s\" should parse", good[i].text);
@@ -521,13 +558,17 @@ static void test_config_durations(void **state)
         setup(state);
         fx *f = *state;
         char yaml[256], want[512];
-        snprintf(yaml, sizeof yaml, "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
-                 "admissionFairSharing: {usageHalfLifeTime: '%s'}\n", bad[i]);
+        snprintf(yaml, sizeof yaml,
+                 "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+                 "admissionFairSharing: {usageHalfLifeTime: '%s'}\n",
+                 bad[i]);
         if (load(f, yaml) != CU_EINVAL)
             fail_msg("\"%s\" should be rejected", bad[i]);
-        snprintf(want, sizeof want, "Configuration test.yaml: admissionFairSharing.usageHalfLifeTime: "
+        snprintf(want, sizeof want,
+                 "Configuration test.yaml: admissionFairSharing.usageHalfLifeTime: "
                  "invalid duration \"%s\" (use Go duration syntax such as \"168h\", \"1h30m\" or "
-                 "\"300s\")", bad[i]);
+                 "\"300s\")",
+                 bad[i]);
         assert_msg(&f->d, want);
         assert_int_equal(f->w.configs.n, 0);
     }
@@ -536,28 +577,31 @@ static void test_config_durations(void **state)
 static void test_config_errors(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f,
-        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
-        "fairSharing: {preemptionStrategies: [LessThanInitialShare, LessThanOrEqualToFinalShare]}\n"
-        "---\n"
-        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
-        "fairSharing: {preemptionStrategies: [LessThanInitialShare, LessThanInitialShare]}\n"
-        "---\n"
-        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nmetadata: {name: cfg}\n"
-        "fairSharing: {preemptionStrategies: [LessThanOrEqualToFinalShare, Fair, [x]]}\n"
-        "---\n"
-        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
-        "fairSharing: {enable: yes-please, preemptionStrategies: LessThanInitialShare}\n"
-        "---\n"
-        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
-        "fairSharing: true\n"
-        "admissionFairSharing:\n"
-        "  usageHalfLifeTime: -1h\n"
-        "  usageSamplingInterval: [5m]\n"
-        "  resourceWeights: {cpu: heavy, memory: -2}\n"
-        "---\n"
-        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
-        "admissionFairSharing: {resourceWeights: [cpu]}\n"), CU_EINVAL);
+    assert_int_equal(
+        load(
+            f,
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+            "fairSharing: {preemptionStrategies: [LessThanInitialShare, LessThanOrEqualToFinalShare]}\n"
+            "---\n"
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+            "fairSharing: {preemptionStrategies: [LessThanInitialShare, LessThanInitialShare]}\n"
+            "---\n"
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nmetadata: {name: cfg}\n"
+            "fairSharing: {preemptionStrategies: [LessThanOrEqualToFinalShare, Fair, [x]]}\n"
+            "---\n"
+            "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+            "fairSharing: {enable: yes-please, preemptionStrategies: LessThanInitialShare}\n"
+            "---\n"
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+            "fairSharing: true\n"
+            "admissionFairSharing:\n"
+            "  usageHalfLifeTime: -1h\n"
+            "  usageSamplingInterval: [5m]\n"
+            "  resourceWeights: {cpu: heavy, memory: -2}\n"
+            "---\n"
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+            "admissionFairSharing: {resourceWeights: [cpu]}\n"),
+        CU_EINVAL);
     static const char *const want[] = {
         "Configuration test.yaml: fairSharing.preemptionStrategies: Invalid value: allowed lists are "
         "[LessThanOrEqualToFinalShare], [LessThanInitialShare] and "
@@ -694,17 +738,19 @@ static void test_workload_full(void **state)
 static void test_workload_defaults_and_status(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f,
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: a}\n"
-        "spec: {queueName: q, podSets: [{template: {spec: {containers: []}}}]}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: b, namespace: x}\n"
-        "spec: {queueName: q}\n"
-        "status: {conditions: [{type: QuotaReserved, status: 'True'}, {type: Finished, status: 'True', reason: Succeeded}]}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: c, namespace: x}\n"
-        "spec: {queueName: q}\n"
-        "status: {admission: {clusterQueue: cq}, conditions: [{type: QuotaReserved, status: 'False'}]}\n"),
+    assert_int_equal(
+        load(
+            f,
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: a}\n"
+            "spec: {queueName: q, podSets: [{template: {spec: {containers: []}}}]}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: b, namespace: x}\n"
+            "spec: {queueName: q}\n"
+            "status: {conditions: [{type: QuotaReserved, status: 'True'}, {type: Finished, status: 'True', reason: Succeeded}]}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: c, namespace: x}\n"
+            "spec: {queueName: q}\n"
+            "status: {admission: {clusterQueue: cq}, conditions: [{type: QuotaReserved, status: 'False'}]}\n"),
         CU_OK);
     assert_int_equal(f->w.workloads.n, 3);
     const cu_workload *a = f->w.workloads.items[0];
@@ -732,30 +778,33 @@ static void test_workload_defaults_and_status(void **state)
 static void test_job(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f,
-        "apiVersion: batch/v1\nkind: Job\n"
-        "metadata:\n"
-        "  name: sample-job\n"
-        "  namespace: team-a\n"
-        "  uid: a1b2c3d4-0000-4000-8000-000000000001\n"
-        "  creationTimestamp: '2024-01-01T00:00:01Z'\n"
-        "  labels: {kueue.x-k8s.io/queue-name: user-queue, kueue.x-k8s.io/priority-class: high}\n"
-        "  annotations: {kueue.x-k8s.io/job-min-parallelism: '2'}\n"
-        "spec:\n"
-        "  parallelism: 3\n"
-        "  completions: 10\n"
-        "  suspend: false\n"
-        "  template:\n"
-        "    spec:\n"
-        "      priorityClassName: pod-pc\n"
-        "      nodeSelector: {disk: ssd}\n"
-        "      tolerations: [{key: gpu, operator: Exists, effect: NoSchedule}]\n"
-        "      containers: [{name: c, resources: {requests: {cpu: 500m}, limits: {memory: 1Gi}}}]\n"
-        "      restartPolicy: Never\n"
-        "---\n"
-        "apiVersion: batch/v1\nkind: Job\n"
-        "metadata: {name: pi, uid: uid-1, labels: {kueue.x-k8s.io/queue-name: q}}\n"
-        "spec: {template: {spec: {priorityClassName: pod-pc, containers: [{name: c}]}}}\n"), CU_OK);
+    assert_int_equal(
+        load(
+            f,
+            "apiVersion: batch/v1\nkind: Job\n"
+            "metadata:\n"
+            "  name: sample-job\n"
+            "  namespace: team-a\n"
+            "  uid: a1b2c3d4-0000-4000-8000-000000000001\n"
+            "  creationTimestamp: '2024-01-01T00:00:01Z'\n"
+            "  labels: {kueue.x-k8s.io/queue-name: user-queue, kueue.x-k8s.io/priority-class: high}\n"
+            "  annotations: {kueue.x-k8s.io/job-min-parallelism: '2'}\n"
+            "spec:\n"
+            "  parallelism: 3\n"
+            "  completions: 10\n"
+            "  suspend: false\n"
+            "  template:\n"
+            "    spec:\n"
+            "      priorityClassName: pod-pc\n"
+            "      nodeSelector: {disk: ssd}\n"
+            "      tolerations: [{key: gpu, operator: Exists, effect: NoSchedule}]\n"
+            "      containers: [{name: c, resources: {requests: {cpu: 500m}, limits: {memory: 1Gi}}}]\n"
+            "      restartPolicy: Never\n"
+            "---\n"
+            "apiVersion: batch/v1\nkind: Job\n"
+            "metadata: {name: pi, uid: uid-1, labels: {kueue.x-k8s.io/queue-name: q}}\n"
+            "spec: {template: {spec: {priorityClassName: pod-pc, containers: [{name: c}]}}}\n"),
+        CU_OK);
     assert_int_equal(f->d.n, 0);
     assert_int_equal(f->w.workloads.n, 2);
     const cu_workload *wl = f->w.workloads.items[0];
@@ -794,10 +843,13 @@ static void test_job(void **state)
 static void test_job_count_table(void **state)
 {
     (void)state;
-    static const struct { const char *spec; int32_t count; } cases[] = {
+    static const struct {
+        const char *spec;
+        int32_t count;
+    } cases[] = {
         { "{}", 1 },
-        { "{parallelism: 4}", 4 },            /* completions default to parallelism */
-        { "{completions: 5}", 1 },            /* parallelism defaults to 1 */
+        { "{parallelism: 4}", 4 }, /* completions default to parallelism */
+        { "{completions: 5}", 1 }, /* parallelism defaults to 1 */
         { "{parallelism: 4, completions: 2}", 2 },
         { "{parallelism: 2, completions: 8}", 2 },
         { "{parallelism: 0}", 0 },
@@ -822,23 +874,26 @@ static void test_job_count_table(void **state)
 static void test_job_errors_and_unmanaged(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f,
-        "apiVersion: batch/v1\nkind: Job\n"
-        "metadata: {name: nolabel, namespace: ns}\nspec: {}\n"
-        "---\n"
-        "apiVersion: batch/v1\nkind: Job\n"
-        "metadata: {name: badmin, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q},\n"
-        "           annotations: {kueue.x-k8s.io/job-min-parallelism: '5'}}\n"
-        "spec: {parallelism: 4}\n"
-        "---\n"
-        "apiVersion: batch/v1\nkind: Job\n"
-        "metadata: {name: notint, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q},\n"
-        "           annotations: {kueue.x-k8s.io/job-min-parallelism: two}}\n"
-        "spec: {parallelism: many}\n"
-        "---\n"
-        "apiVersion: batch/v1\nkind: Job\n"
-        "metadata: {name: good, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}\n"), CU_EINVAL);
-    assert_msg(&f->d, "warning: test.yaml:1: Job ns/nolabel has no kueue.x-k8s.io/queue-name label; not managed");
+    assert_int_equal(
+        load(f, "apiVersion: batch/v1\nkind: Job\n"
+                "metadata: {name: nolabel, namespace: ns}\nspec: {}\n"
+                "---\n"
+                "apiVersion: batch/v1\nkind: Job\n"
+                "metadata: {name: badmin, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q},\n"
+                "           annotations: {kueue.x-k8s.io/job-min-parallelism: '5'}}\n"
+                "spec: {parallelism: 4}\n"
+                "---\n"
+                "apiVersion: batch/v1\nkind: Job\n"
+                "metadata: {name: notint, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q},\n"
+                "           annotations: {kueue.x-k8s.io/job-min-parallelism: two}}\n"
+                "spec: {parallelism: many}\n"
+                "---\n"
+                "apiVersion: batch/v1\nkind: Job\n"
+                "metadata: {name: good, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}\n"),
+        CU_EINVAL);
+    assert_msg(
+        &f->d,
+        "warning: test.yaml:1: Job ns/nolabel has no kueue.x-k8s.io/queue-name label; not managed");
     assert_msg(&f->d, "Job ns/badmin: metadata.annotations[kueue.x-k8s.io/job-min-parallelism]: "
                       "must be an integer between 1 and 4, got \"5\"");
     assert_msg(&f->d, "Job ns/notint: spec.parallelism: must be an integer");
@@ -852,29 +907,35 @@ static void test_job_errors_and_unmanaged(void **state)
 static void test_document_errors(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f,
-        "- just a list\n"
-        "---\n"
-        "kind: ClusterQueue\nmetadata: {name: x}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nmetadata: {name: x}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {namespace: x}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata: {name: prov}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1alpha1\nkind: Cohort\nmetadata: {name: old}\n"
-        "---\n"
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: ok}\n"), CU_EINVAL);
+    assert_int_equal(
+        load(f, "- just a list\n"
+                "---\n"
+                "kind: ClusterQueue\nmetadata: {name: x}\n"
+                "---\n"
+                "apiVersion: kueue.x-k8s.io/v1beta2\nmetadata: {name: x}\n"
+                "---\n"
+                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {namespace: x}\n"
+                "---\n"
+                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata: {name: prov}\n"
+                "---\n"
+                "apiVersion: kueue.x-k8s.io/v1alpha1\nkind: Cohort\nmetadata: {name: old}\n"
+                "---\n"
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+                "---\n"
+                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: ok}\n"),
+        CU_EINVAL);
     assert_msg(&f->d, "test.yaml:1: document is not a map (expected a Kubernetes object)");
     assert_msg(&f->d, "test.yaml:3: missing apiVersion");
     assert_msg(&f->d, "test.yaml:6: missing kind");
     assert_msg(&f->d, "test.yaml:9: ClusterQueue: missing metadata.name");
-    assert_msg(&f->d, "warning: test.yaml:13: skipping unknown kind AdmissionCheck (apiVersion kueue.x-k8s.io/v1beta2) prov");
-    assert_msg(&f->d, "warning: test.yaml:17: skipping unknown kind Cohort (apiVersion kueue.x-k8s.io/v1alpha1) old");
-    assert_msg(&f->d, "warning: test.yaml:21: skipping unknown kind Deployment (apiVersion apps/v1) web");
+    assert_msg(
+        &f->d,
+        "warning: test.yaml:13: skipping unknown kind AdmissionCheck (apiVersion kueue.x-k8s.io/v1beta2) prov");
+    assert_msg(
+        &f->d,
+        "warning: test.yaml:17: skipping unknown kind Cohort (apiVersion kueue.x-k8s.io/v1alpha1) old");
+    assert_msg(&f->d,
+               "warning: test.yaml:21: skipping unknown kind Deployment (apiVersion apps/v1) web");
     assert_int_equal(f->d.nerrors, 4);
     assert_int_equal(f->w.flavors.n, 1);
 }
@@ -884,43 +945,46 @@ static void test_document_errors(void **state)
 static void test_object_errors(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f,
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: before}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: team-a}\n"
-        "spec:\n"
-        "  queueingStrategy: Fifo\n"
-        "  stopPolicy: Stop\n"
-        "  namespaceSelector: {matchExpressions: [{key: a, operator: Gt, values: ['1']}]}\n"
-        "  preemption: {withinClusterQueue: Any, reclaimWithinCohort: LowerOrNewerEqualPriority,\n"
-        "               borrowWithinCohort: {policy: Any, maxPriorityThreshold: high}}\n"
-        "  flavorFungibility: {whenCanBorrow: Borrow, whenCanPreempt: Maybe, preference: Cheapest}\n"
-        "  fairSharing: {weight: heavy}\n"
-        "  admissionScope: {admissionMode: Fair}\n"
-        "  resourceGroups:\n"
-        "  - coveredResources: [cpu]\n"
-        "    flavors:\n"
-        "    - {name: f0, resources: [{name: cpu, nominalQuota: 1}]}\n"
-        "    - {name: f1, resources: [{name: cpu, nominalQuota: 12x, borrowingLimit: [1]}, {name: memory}]}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: rf}\n"
-        "spec: {tolerations: [{key: a, operator: Equals}], nodeLabels: [a]}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: train, namespace: ml,\n"
-        "  creationTimestamp: yesterday}\n"
-        "spec:\n"
-        "  active: maybe\n"
-        "  priority: 3000000000\n"
-        "  priorityClassRef: {group: example.com, kind: PriorityClass}\n"
-        "  podSets:\n"
-        "  - count: abc\n"
-        "    template: {spec: {containers: [{name: a}, {name: b, resources: {requests: {cpu: 12x}}}]}}\n"
-        "status: {conditions: [{status: 'True', lastTransitionTime: later}]}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q, namespace: ml}\n"
-        "spec: {stopPolicy: hold}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: after}\n"), CU_EINVAL);
+    assert_int_equal(
+        load(
+            f,
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: before}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: team-a}\n"
+            "spec:\n"
+            "  queueingStrategy: Fifo\n"
+            "  stopPolicy: Stop\n"
+            "  namespaceSelector: {matchExpressions: [{key: a, operator: Gt, values: ['1']}]}\n"
+            "  preemption: {withinClusterQueue: Any, reclaimWithinCohort: LowerOrNewerEqualPriority,\n"
+            "               borrowWithinCohort: {policy: Any, maxPriorityThreshold: high}}\n"
+            "  flavorFungibility: {whenCanBorrow: Borrow, whenCanPreempt: Maybe, preference: Cheapest}\n"
+            "  fairSharing: {weight: heavy}\n"
+            "  admissionScope: {admissionMode: Fair}\n"
+            "  resourceGroups:\n"
+            "  - coveredResources: [cpu]\n"
+            "    flavors:\n"
+            "    - {name: f0, resources: [{name: cpu, nominalQuota: 1}]}\n"
+            "    - {name: f1, resources: [{name: cpu, nominalQuota: 12x, borrowingLimit: [1]}, {name: memory}]}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: rf}\n"
+            "spec: {tolerations: [{key: a, operator: Equals}], nodeLabels: [a]}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: train, namespace: ml,\n"
+            "  creationTimestamp: yesterday}\n"
+            "spec:\n"
+            "  active: maybe\n"
+            "  priority: 3000000000\n"
+            "  priorityClassRef: {group: example.com, kind: PriorityClass}\n"
+            "  podSets:\n"
+            "  - count: abc\n"
+            "    template: {spec: {containers: [{name: a}, {name: b, resources: {requests: {cpu: 12x}}}]}}\n"
+            "status: {conditions: [{status: 'True', lastTransitionTime: later}]}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q, namespace: ml}\n"
+            "spec: {stopPolicy: hold}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: after}\n"),
+        CU_EINVAL);
     static const char *const want[] = {
         "ClusterQueue team-a: spec.queueingStrategy: Unsupported value: \"Fifo\": supported values: \"StrictFIFO\", \"BestEffortFIFO\"",
         "ClusterQueue team-a: spec.stopPolicy: Unsupported value: \"Stop\": supported values: \"None\", \"Hold\", \"HoldAndDrain\"",
@@ -969,26 +1033,33 @@ static void test_object_errors(void **state)
 static void test_type_errors(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f,
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: t}\n"
-        "spec: {cohortName: [a], resourceGroups: {a: b}}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: n}\n"
-        "spec: {queueName: q, podSets: [{count: '3'}, 7]}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w2, namespace: n}\n"
-        "spec: {priorityClassRef: {kind: Pod, name: x}, podSets: [{count: -1}]}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w3, namespace: n}\n"
-        "spec: {priorityClassName: x, priorityClassSource: kueue}\n"), CU_EINVAL);
+    assert_int_equal(
+        load(
+            f,
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: t}\n"
+            "spec: {cohortName: [a], resourceGroups: {a: b}}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: n}\n"
+            "spec: {queueName: q, podSets: [{count: '3'}, 7]}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w2, namespace: n}\n"
+            "spec: {priorityClassRef: {kind: Pod, name: x}, podSets: [{count: -1}]}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w3, namespace: n}\n"
+            "spec: {priorityClassName: x, priorityClassSource: kueue}\n"),
+        CU_EINVAL);
     assert_msg(&f->d, "ClusterQueue t: spec.cohortName: must be a string");
     assert_msg(&f->d, "ClusterQueue t: spec.resourceGroups: must be a list");
     assert_msg(&f->d, "Workload n/w: spec.podSets[0].count: must be an integer");
     assert_msg(&f->d, "Workload n/w: spec.podSets[1]: must be an object");
-    assert_msg(&f->d, "Workload n/w2: spec.priorityClassRef.kind: Unsupported value: \"Pod\": supported values: \"WorkloadPriorityClass\", \"PriorityClass\"");
+    assert_msg(
+        &f->d,
+        "Workload n/w2: spec.priorityClassRef.kind: Unsupported value: \"Pod\": supported values: \"WorkloadPriorityClass\", \"PriorityClass\"");
     assert_msg(&f->d, "Workload n/w2: spec.podSets[0].count: must be greater than or equal to 0");
-    assert_msg(&f->d, "Workload n/w3: spec.priorityClassSource: Unsupported value: \"kueue\": supported values: "
-                      "\"kueue.x-k8s.io/workloadpriorityclass\", \"scheduling.k8s.io/priorityclass\", \"\"");
+    assert_msg(
+        &f->d,
+        "Workload n/w3: spec.priorityClassSource: Unsupported value: \"kueue\": supported values: "
+        "\"kueue.x-k8s.io/workloadpriorityclass\", \"scheduling.k8s.io/priorityclass\", \"\"");
     assert_int_equal(f->d.nerrors, 7);
     assert_int_equal(f->w.cqs.n + f->w.workloads.n, 0);
 }
@@ -996,24 +1067,27 @@ static void test_type_errors(void **state)
 static void test_lists_and_order(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f,
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: first}\n"
-        "---\n"
-        "apiVersion: v1\n"
-        "kind: List\n"
-        "items:\n"
-        "- apiVersion: kueue.x-k8s.io/v1beta2\n"
-        "  kind: ResourceFlavor\n"
-        "  metadata: {name: second}\n"
-        "- apiVersion: kueue.x-k8s.io/v1beta2\n"
-        "  kind: ClusterQueueList\n"
-        "  items:\n"
-        "  - {apiVersion: kueue.x-k8s.io/v1beta2, kind: ClusterQueue, metadata: {name: third}}\n"
-        "- apiVersion: kueue.x-k8s.io/v1beta2\n"
-        "  kind: LocalQueue\n"
-        "  metadata: {name: fourth, namespace: n}\n"
-        "---\n"
-        "apiVersion: v1\nkind: List\nitems: []\n"), CU_OK);
+    assert_int_equal(
+        load(
+            f,
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: first}\n"
+            "---\n"
+            "apiVersion: v1\n"
+            "kind: List\n"
+            "items:\n"
+            "- apiVersion: kueue.x-k8s.io/v1beta2\n"
+            "  kind: ResourceFlavor\n"
+            "  metadata: {name: second}\n"
+            "- apiVersion: kueue.x-k8s.io/v1beta2\n"
+            "  kind: ClusterQueueList\n"
+            "  items:\n"
+            "  - {apiVersion: kueue.x-k8s.io/v1beta2, kind: ClusterQueue, metadata: {name: third}}\n"
+            "- apiVersion: kueue.x-k8s.io/v1beta2\n"
+            "  kind: LocalQueue\n"
+            "  metadata: {name: fourth, namespace: n}\n"
+            "---\n"
+            "apiVersion: v1\nkind: List\nitems: []\n"),
+        CU_OK);
     assert_int_equal(f->w.flavors.n, 2);
     assert_int_equal(f->w.cqs.n, 1);
     assert_int_equal(f->w.lqs.n, 1);
@@ -1031,27 +1105,31 @@ static void test_lists_and_order(void **state)
 static void test_labelsel_matches(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f,
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: s}\n"
-        "spec:\n"
-        "  namespaceSelector:\n"
-        "    matchLabels: {team: a}\n"
-        "    matchExpressions:\n"
-        "    - {key: env, operator: In, values: [prod, staging]}\n"
-        "    - {key: tier, operator: NotIn, values: [free]}\n"
-        "    - {key: owner, operator: Exists}\n"
-        "    - {key: legacy, operator: DoesNotExist}\n"), CU_OK);
+    assert_int_equal(
+        load(f, "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: s}\n"
+                "spec:\n"
+                "  namespaceSelector:\n"
+                "    matchLabels: {team: a}\n"
+                "    matchExpressions:\n"
+                "    - {key: env, operator: In, values: [prod, staging]}\n"
+                "    - {key: tier, operator: NotIn, values: [free]}\n"
+                "    - {key: owner, operator: Exists}\n"
+                "    - {key: legacy, operator: DoesNotExist}\n"),
+        CU_OK);
     const cu_labelsel *sel = &f->w.cqs.items[0]->ns_selector;
-    static const struct { const char *labels; int want; } cases[] = {
+    static const struct {
+        const char *labels;
+        int want;
+    } cases[] = {
         { "team=a,env=prod,owner=x", 1 },
         { "team=a,env=staging,owner=x,tier=paid", 1 },
-        { "team=b,env=prod,owner=x", 0 },          /* matchLabels value */
-        { "env=prod,owner=x", 0 },                 /* matchLabels key missing */
-        { "team=a,env=dev,owner=x", 0 },           /* In */
-        { "team=a,owner=x", 0 },                   /* In with key missing */
-        { "team=a,env=prod,owner=x,tier=free", 0 },/* NotIn */
-        { "team=a,env=prod", 0 },                  /* Exists */
-        { "team=a,env=prod,owner=x,legacy=", 0 },  /* DoesNotExist */
+        { "team=b,env=prod,owner=x", 0 },           /* matchLabels value */
+        { "env=prod,owner=x", 0 },                  /* matchLabels key missing */
+        { "team=a,env=dev,owner=x", 0 },            /* In */
+        { "team=a,owner=x", 0 },                    /* In with key missing */
+        { "team=a,env=prod,owner=x,tier=free", 0 }, /* NotIn */
+        { "team=a,env=prod", 0 },                   /* Exists */
+        { "team=a,env=prod,owner=x,legacy=", 0 },   /* DoesNotExist */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char buf[256];
@@ -1079,49 +1157,60 @@ static void test_labelsel_matches(void **state)
 static void test_priority(void **state)
 {
     fx *f = *state;
-    assert_int_equal(load(f,
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: wpc}\nvalue: 100\n"
-        "---\n"
-        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: pc}\nvalue: 50\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: explicit, namespace: n}\n"
-        "spec: {priority: 7, priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: wpc}}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: by-wpc, namespace: n}\n"
-        "spec: {priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: wpc}}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: by-pc, namespace: n}\n"
-        "spec: {priorityClassRef: {group: scheduling.k8s.io, kind: PriorityClass, name: pc}}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: wrong-kind, namespace: n}\n"
-        "spec: {priorityClassRef: {group: scheduling.k8s.io, kind: PriorityClass, name: wpc}}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: missing, namespace: n}\n"
-        "spec: {priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: x}}\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: none, namespace: n}\n"
-        "---\n"
-        "apiVersion: batch/v1\nkind: Job\n"
-        "metadata: {name: j, namespace: n, labels: {kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/priority-class: nope}}\n"),
+    assert_int_equal(
+        load(
+            f,
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: wpc}\nvalue: 100\n"
+            "---\n"
+            "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: pc}\nvalue: 50\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: explicit, namespace: n}\n"
+            "spec: {priority: 7, priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: wpc}}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: by-wpc, namespace: n}\n"
+            "spec: {priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: wpc}}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: by-pc, namespace: n}\n"
+            "spec: {priorityClassRef: {group: scheduling.k8s.io, kind: PriorityClass, name: pc}}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: wrong-kind, namespace: n}\n"
+            "spec: {priorityClassRef: {group: scheduling.k8s.io, kind: PriorityClass, name: wpc}}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: missing, namespace: n}\n"
+            "spec: {priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: x}}\n"
+            "---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: none, namespace: n}\n"
+            "---\n"
+            "apiVersion: batch/v1\nkind: Job\n"
+            "metadata: {name: j, namespace: n, labels: {kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/priority-class: nope}}\n"),
         CU_OK);
-    static const struct { cu_err err; int32_t prio; } want[] = {
-        { CU_OK, 7 }, { CU_OK, 100 }, { CU_OK, 50 }, { CU_ENOTFOUND, 0 },
-        { CU_ENOTFOUND, 0 }, { CU_OK, 0 }, { CU_ENOTFOUND, 0 },
+    static const struct {
+        cu_err err;
+        int32_t prio;
+    } want[] = {
+        { CU_OK, 7 },        { CU_OK, 100 }, { CU_OK, 50 },       { CU_ENOTFOUND, 0 },
+        { CU_ENOTFOUND, 0 }, { CU_OK, 0 },   { CU_ENOTFOUND, 0 },
     };
     assert_int_equal(f->w.workloads.n, 7);
     for (size_t i = 0; i < 7; i++) {
         int32_t p = -1;
-        assert_int_equal(cu_workload_priority(&f->w, f->w.workloads.items[i], &p, &f->d), want[i].err);
+        assert_int_equal(cu_workload_priority(&f->w, f->w.workloads.items[i], &p, &f->d),
+                         want[i].err);
         assert_int_equal(p, want[i].prio);
     }
-    assert_msg(&f->d, "Workload n/wrong-kind: spec.priorityClassRef: PriorityClass \"wpc\" not found");
-    assert_msg(&f->d, "Workload n/missing: spec.priorityClassRef: WorkloadPriorityClass \"x\" not found");
-    assert_msg(&f->d, "Job n/j: metadata.labels[kueue.x-k8s.io/priority-class]: WorkloadPriorityClass \"nope\" not found");
+    assert_msg(&f->d,
+               "Workload n/wrong-kind: spec.priorityClassRef: PriorityClass \"wpc\" not found");
+    assert_msg(&f->d,
+               "Workload n/missing: spec.priorityClassRef: WorkloadPriorityClass \"x\" not found");
+    assert_msg(
+        &f->d,
+        "Job n/j: metadata.labels[kueue.x-k8s.io/priority-class]: WorkloadPriorityClass \"nope\" not found");
 
     /* a globalDefault PriorityClass applies when nothing else does */
-    assert_int_equal(load(f,
-        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: dflt}\n"
-        "value: 42\nglobalDefault: true\n"), CU_OK);
+    assert_int_equal(
+        load(f, "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: dflt}\n"
+                "value: 42\nglobalDefault: true\n"),
+        CU_OK);
     int32_t p = -1;
     assert_int_equal(cu_workload_priority(&f->w, f->w.workloads.items[5], &p, &f->d), CU_OK);
     assert_int_equal(p, 42);
@@ -1147,14 +1236,14 @@ static cu_node *parse_root(cu_arena *a, const char *yaml)
 static void test_convert(void **state)
 {
     fx *f = *state;
-    cu_node *cq = parse_root(&f->a,
-        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
-        "spec:\n"
-        "  cohort: co\n"
-        "  admissionChecks: [a, b]\n"
-        "  flavorFungibility: {whenCanBorrow: Borrow, whenCanPreempt: Preempt}\n"
-        "  queueingStrategy: StrictFIFO\n"
-        "status: {pendingWorkloadsStatus: {head: []}}\n");
+    cu_node *cq = parse_root(
+        &f->a, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+               "spec:\n"
+               "  cohort: co\n"
+               "  admissionChecks: [a, b]\n"
+               "  flavorFungibility: {whenCanBorrow: Borrow, whenCanPreempt: Preempt}\n"
+               "  queueingStrategy: StrictFIFO\n"
+               "status: {pendingWorkloadsStatus: {head: []}}\n");
     assert_int_equal(cu_convert_v1beta2(&f->a, cq), 1);
     assert_string_equal(cu_node_scalar(cu_node_get(cq, "apiVersion")), "kueue.x-k8s.io/v1beta2");
     cu_node *spec = cu_node_get(cq, "spec");
@@ -1167,30 +1256,39 @@ static void test_convert(void **state)
     assert_int_equal(acs->type, CU_NODE_SEQ);
     assert_int_equal(acs->n, 2);
     assert_string_equal(cu_node_scalar(cu_node_get(acs->vals[1], "name")), "b");
-    assert_string_equal(cu_node_scalar(cu_node_path(spec, "flavorFungibility.whenCanBorrow")), "MayStopSearch");
-    assert_string_equal(cu_node_scalar(cu_node_path(spec, "flavorFungibility.whenCanPreempt")), "MayStopSearch");
+    assert_string_equal(cu_node_scalar(cu_node_path(spec, "flavorFungibility.whenCanBorrow")),
+                        "MayStopSearch");
+    assert_string_equal(cu_node_scalar(cu_node_path(spec, "flavorFungibility.whenCanPreempt")),
+                        "MayStopSearch");
     assert_null(cu_node_path(cq, "status.pendingWorkloadsStatus"));
     /* already v1beta2: unchanged */
     assert_int_equal(cu_convert_v1beta2(&f->a, cq), 0);
 
-    cu_node *wl = parse_root(&f->a,
+    cu_node *wl = parse_root(
+        &f->a,
         "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w, namespace: n}\n"
         "spec: {queueName: q, priorityClassName: high, priorityClassSource: kueue.x-k8s.io/workloadpriorityclass, priority: 3}\n");
     assert_int_equal(cu_convert_v1beta2(&f->a, wl), 1);
     assert_null(cu_node_path(wl, "spec.priorityClassName"));
     assert_null(cu_node_path(wl, "spec.priorityClassSource"));
-    assert_string_equal(cu_node_scalar(cu_node_path(wl, "spec.priorityClassRef.group")), "kueue.x-k8s.io");
-    assert_string_equal(cu_node_scalar(cu_node_path(wl, "spec.priorityClassRef.kind")), "WorkloadPriorityClass");
+    assert_string_equal(cu_node_scalar(cu_node_path(wl, "spec.priorityClassRef.group")),
+                        "kueue.x-k8s.io");
+    assert_string_equal(cu_node_scalar(cu_node_path(wl, "spec.priorityClassRef.kind")),
+                        "WorkloadPriorityClass");
     assert_string_equal(cu_node_scalar(cu_node_path(wl, "spec.priorityClassRef.name")), "high");
 
-    cu_node *wl2 = parse_root(&f->a,
+    cu_node *wl2 = parse_root(
+        &f->a,
         "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w2, namespace: n}\n"
         "spec: {priorityClassName: pc, priorityClassSource: ''}\n");
     assert_int_equal(cu_convert_v1beta2(&f->a, wl2), 1);
-    assert_string_equal(cu_node_scalar(cu_node_path(wl2, "spec.priorityClassRef.group")), "scheduling.k8s.io");
-    assert_string_equal(cu_node_scalar(cu_node_path(wl2, "spec.priorityClassRef.kind")), "PriorityClass");
+    assert_string_equal(cu_node_scalar(cu_node_path(wl2, "spec.priorityClassRef.group")),
+                        "scheduling.k8s.io");
+    assert_string_equal(cu_node_scalar(cu_node_path(wl2, "spec.priorityClassRef.kind")),
+                        "PriorityClass");
 
-    cu_node *co = parse_root(&f->a,
+    cu_node *co = parse_root(
+        &f->a,
         "apiVersion: v1\nkind: List\nitems:\n"
         "- {apiVersion: kueue.x-k8s.io/v1beta1, kind: Cohort, metadata: {name: c}, spec: {parent: root}}\n"
         "- {apiVersion: v1, kind: Namespace, metadata: {name: n}}\n");
@@ -1198,7 +1296,8 @@ static void test_convert(void **state)
     cu_node *item = cu_node_get(co, "items")->vals[0];
     assert_string_equal(cu_node_scalar(cu_node_path(item, "spec.parentName")), "root");
     assert_null(cu_node_path(item, "spec.parent"));
-    assert_string_equal(cu_node_scalar(cu_node_get(cu_node_get(co, "items")->vals[1], "apiVersion")), "v1");
+    assert_string_equal(
+        cu_node_scalar(cu_node_get(cu_node_get(co, "items")->vals[1], "apiVersion")), "v1");
 
     cu_node *job = parse_root(&f->a, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\n");
     assert_int_equal(cu_convert_v1beta2(&f->a, job), 0);

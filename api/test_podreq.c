@@ -126,7 +126,8 @@ static void test_requests_table(void **state)
         cu_arena_init(&a, 0);
         cu_diag_init(&d);
         cu_node *spec = parse1(&a, cases[i].spec);
-        cu_err err = cu_pod_requests(&a, spec, "Workload ns/w: spec.podSets[0].template.spec", &out, &d);
+        cu_err err =
+            cu_pod_requests(&a, spec, "Workload ns/w: spec.podSets[0].template.spec", &out, &d);
         if (err != CU_OK || strcmp(cases[i].want, (fmt_list(&out, got, sizeof(got)), got)) != 0)
             fprintf(stderr, "case '%s': err %d got '%s' want '%s' (%s)\n", cases[i].name, err,
                     err ? "" : got, cases[i].want, d.n ? d.msgs[0] : "");
@@ -186,8 +187,8 @@ static void test_requests_errors(void **state)
         cu_arena_init(&a, 0);
         cu_diag_init(&d);
         cu_node *spec = parse1(&a, cases[i].spec);
-        cu_err err = cu_pod_requests(&a, spec, "Workload ml/train: spec.podSets[0].template.spec",
-                                     &out, &d);
+        cu_err err =
+            cu_pod_requests(&a, spec, "Workload ml/train: spec.podSets[0].template.spec", &out, &d);
         assert_int_equal(err, cases[i].err);
         size_t want = 0;
         while (want < 3 && cases[i].msgs[want])
@@ -229,7 +230,11 @@ static void test_requests_null_where(void **state)
 
 #define P9 9000000000000000000LL /* 9P cpu in milli: fits int64 once, not twice */
 
-typedef struct ovf { int n; char res[4][32]; int init[4]; } ovf;
+typedef struct ovf {
+    int n;
+    char res[4][32];
+    int init[4];
+} ovf;
 
 static void on_overflow(void *ud, const char *res, int init)
 {
@@ -254,16 +259,16 @@ static void test_podreq_rule(void **state)
     cu_podreq_init(&p, 0, NULL, NULL);
     cu_podreq_add(&p, CU_CTR_REGULAR, app, 2);
     cu_podreq_add(&p, CU_CTR_SIDECAR, side1, 1);
-    cu_podreq_add(&p, CU_CTR_INIT, init1, 2);  /* 2000 + 500 before it */
+    cu_podreq_add(&p, CU_CTR_INIT, init1, 2); /* 2000 + 500 before it */
     cu_podreq_add(&p, CU_CTR_SIDECAR, side2, 1);
-    cu_podreq_add(&p, CU_CTR_INIT, init2, 1);  /* 1500 + 4500 before it */
+    cu_podreq_add(&p, CU_CTR_INIT, init2, 1); /* 1500 + 4500 before it */
     cu_podreq_close(&p);
     cu_podreq_overhead(&p, over, 2);
     assert_false(cu_podreq_oom(&p));
     /* cpu: max(1000 + 4500, 2500, 6000) + 100 */
     assert_int_equal(cu_restab_get(&p.total, "cpu"), 6100);
     assert_int_equal(cu_restab_get(&p.total, "memory"), 64);
-    assert_int_equal(cu_restab_get(&p.total, "gpu"), 1000);  /* only an init container asks */
+    assert_int_equal(cu_restab_get(&p.total, "gpu"), 1000); /* only an init container asks */
     assert_int_equal(cu_restab_get(&p.total, "other"), 0);
     assert_null(cu_restab_find(&p.total, "other"));
     cu_podreq_free(&p);
@@ -284,8 +289,8 @@ static void test_podreq_overflow(void **state)
     cu_podreq_add(&p, CU_CTR_REGULAR, big, 1);
     cu_podreq_add(&p, CU_CTR_REGULAR, small, 1);
     cu_podreq_add(&p, CU_CTR_SIDECAR, big, 1);
-    cu_podreq_add(&p, CU_CTR_INIT, big, 1);    /* P9 + the sidecar's P9 */
-    cu_podreq_close(&p);                        /* total + sidecars */
+    cu_podreq_add(&p, CU_CTR_INIT, big, 1); /* P9 + the sidecar's P9 */
+    cu_podreq_close(&p);                    /* total + sidecars */
     assert_int_equal(o.n, 3);
     assert_string_equal(o.res[0], "cpu");
     assert_int_equal(o.init[0], 0);
@@ -305,10 +310,10 @@ static void test_podreq_overflow(void **state)
     cu_podreq_overhead(&p, small, 1);
     assert_int_equal(cu_restab_get(&p.initmax, "cpu"), INT64_MAX);
     assert_int_equal(cu_restab_get(&p.total, "cpu"), INT64_MAX);
-    assert_int_equal(o.n, 2);                  /* the init container, the overhead */
+    assert_int_equal(o.n, 2); /* the init container, the overhead */
     cu_podreq_free(&p);
 
-    cu_podreq_init(&p, 1, NULL, NULL);         /* no callback */
+    cu_podreq_init(&p, 1, NULL, NULL); /* no callback */
     cu_podreq_add(&p, CU_CTR_REGULAR, big, 1);
     cu_podreq_add(&p, CU_CTR_REGULAR, big, 1);
     cu_podreq_close(&p);
@@ -321,7 +326,7 @@ static void test_restab(void **state)
     (void)state;
     cu_restab t = { 0 };
     char names[20][8];
-    for (int i = 0; i < 20; i++) {             /* grows past its first block */
+    for (int i = 0; i < 20; i++) { /* grows past its first block */
         snprintf(names[i], sizeof names[i], "r%d", i);
         assert_int_equal(cu_restab_add_sat(&t, names[i], i), 0);
     }
@@ -363,10 +368,9 @@ static void test_sha1_vectors(void **state)
     for (int i = 0; i < 1000; i++)
         cu_sha1_update(&s, chunk, i % 2 ? 999 : 1001); /* odd split across blocks */
     cu_sha1_final(&s, dg);
-    static const unsigned char want[20] = {
-        0x34, 0xaa, 0x97, 0x3c, 0xd4, 0xc4, 0xda, 0xa4, 0xf6, 0x1e,
-        0xeb, 0x2b, 0xdb, 0xad, 0x27, 0x31, 0x65, 0x34, 0x01, 0x6f
-    };
+    static const unsigned char want[20] = { 0x34, 0xaa, 0x97, 0x3c, 0xd4, 0xc4, 0xda,
+                                            0xa4, 0xf6, 0x1e, 0xeb, 0x2b, 0xdb, 0xad,
+                                            0x27, 0x31, 0x65, 0x34, 0x01, 0x6f };
     assert_memory_equal(dg, want, 20);
 }
 
@@ -380,8 +384,9 @@ static void test_job_workload_name(void **state)
     (void)state;
     cu_arena a;
     cu_arena_init(&a, 0);
-    assert_string_equal(cu_job_workload_name(&a, "sample-job", "a1b2c3d4-0000-4000-8000-000000000001"),
-                        "job-sample-job-57a5d");
+    assert_string_equal(
+        cu_job_workload_name(&a, "sample-job", "a1b2c3d4-0000-4000-8000-000000000001"),
+        "job-sample-job-57a5d");
     assert_string_equal(cu_job_workload_name(&a, "sample-job", NULL), "job-sample-job-4b8c4");
     assert_string_equal(cu_job_workload_name(&a, "sample-job", ""), "job-sample-job-4b8c4");
 
@@ -398,14 +403,10 @@ static void test_job_workload_name(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_requests_table),
-        cmocka_unit_test(test_requests_errors),
-        cmocka_unit_test(test_requests_null_where),
-        cmocka_unit_test(test_podreq_rule),
-        cmocka_unit_test(test_podreq_overflow),
-        cmocka_unit_test(test_restab),
-        cmocka_unit_test(test_sha1_vectors),
-        cmocka_unit_test(test_job_workload_name),
+        cmocka_unit_test(test_requests_table),      cmocka_unit_test(test_requests_errors),
+        cmocka_unit_test(test_requests_null_where), cmocka_unit_test(test_podreq_rule),
+        cmocka_unit_test(test_podreq_overflow),     cmocka_unit_test(test_restab),
+        cmocka_unit_test(test_sha1_vectors),        cmocka_unit_test(test_job_workload_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,132 +31,132 @@
 typedef struct parse_case {
     const char *in;
     cu_err err;
-    int64_t milli;   /* checked only when err == CU_OK */
+    int64_t milli; /* checked only when err == CU_OK */
     cu_qfmt fmt;
 } parse_case;
 
 static const parse_case parse_cases[] = {
     /* plain numbers and signs */
-    {"0", CU_OK, 0, DSI},
-    {"-0", CU_OK, 0, DSI},
-    {"1", CU_OK, 1000, DSI},
-    {"+1", CU_OK, 1000, DSI},
-    {"-1", CU_OK, -1000, DSI},
-    {"007", CU_OK, 7000, DSI},
-    {"1.5", CU_OK, 1500, DSI},
-    {".5", CU_OK, 500, DSI},
-    {"5.", CU_OK, 5000, DSI},
-    {"-.5", CU_OK, -500, DSI},
-    {"+5.", CU_OK, 5000, DSI},
-    {"1.000000000000000000000000000000", CU_OK, 1000, DSI},
-    {"000000000000000000000000000000012", CU_OK, 12000, DSI},
-    {"0.000", CU_OK, 0, DSI},
+    { "0", CU_OK, 0, DSI },
+    { "-0", CU_OK, 0, DSI },
+    { "1", CU_OK, 1000, DSI },
+    { "+1", CU_OK, 1000, DSI },
+    { "-1", CU_OK, -1000, DSI },
+    { "007", CU_OK, 7000, DSI },
+    { "1.5", CU_OK, 1500, DSI },
+    { ".5", CU_OK, 500, DSI },
+    { "5.", CU_OK, 5000, DSI },
+    { "-.5", CU_OK, -500, DSI },
+    { "+5.", CU_OK, 5000, DSI },
+    { "1.000000000000000000000000000000", CU_OK, 1000, DSI },
+    { "000000000000000000000000000000012", CU_OK, 12000, DSI },
+    { "0.000", CU_OK, 0, DSI },
     /* decimal SI suffixes */
-    {"1500m", CU_OK, 1500, DSI},
-    {"-500m", CU_OK, -500, DSI},
-    {"1000000n", CU_OK, 1, DSI},
-    {"1000u", CU_OK, 1, DSI},
-    {"2k", CU_OK, 2000000, DSI},
-    {"1.5k", CU_OK, 1500000, DSI},
-    {"3M", CU_OK, INT64_C(3000000000), DSI},
-    {"1G", CU_OK, INT64_C(1000000000000), DSI},
-    {"1T", CU_OK, INT64_C(1000000000000000), DSI},
-    {"1P", CU_OK, INT64_C(1000000000000000000), DSI},
-    {"9P", CU_OK, INT64_C(9000000000000000000), DSI},
-    {"0.001E", CU_OK, INT64_C(1000000000000000000), DSI},
-    {"0E", CU_OK, 0, DSI},
+    { "1500m", CU_OK, 1500, DSI },
+    { "-500m", CU_OK, -500, DSI },
+    { "1000000n", CU_OK, 1, DSI },
+    { "1000u", CU_OK, 1, DSI },
+    { "2k", CU_OK, 2000000, DSI },
+    { "1.5k", CU_OK, 1500000, DSI },
+    { "3M", CU_OK, INT64_C(3000000000), DSI },
+    { "1G", CU_OK, INT64_C(1000000000000), DSI },
+    { "1T", CU_OK, INT64_C(1000000000000000), DSI },
+    { "1P", CU_OK, INT64_C(1000000000000000000), DSI },
+    { "9P", CU_OK, INT64_C(9000000000000000000), DSI },
+    { "0.001E", CU_OK, INT64_C(1000000000000000000), DSI },
+    { "0E", CU_OK, 0, DSI },
     /* binary SI suffixes */
-    {"1Ki", CU_OK, KI * 1000, BSI},
-    {"1Mi", CU_OK, MI * 1000, BSI},
-    {"1.5Gi", CU_OK, GI * 1500, BSI},
-    {"2Ti", CU_OK, TI * 2000, BSI},
-    {"1Pi", CU_OK, PI * 1000, BSI},
-    {"8Pi", CU_OK, PI * 8000, BSI},
-    {"0.5Ki", CU_OK, 512000, BSI},
-    {"-3Mi", CU_OK, -MI * 3000, BSI},
-    {"0Ei", CU_OK, 0, BSI},
-    {"0.0000001Ei", CU_OK, INT64_C(115292150460685), BSI}, /* 2^60*1e-7, up */
+    { "1Ki", CU_OK, KI * 1000, BSI },
+    { "1Mi", CU_OK, MI * 1000, BSI },
+    { "1.5Gi", CU_OK, GI * 1500, BSI },
+    { "2Ti", CU_OK, TI * 2000, BSI },
+    { "1Pi", CU_OK, PI * 1000, BSI },
+    { "8Pi", CU_OK, PI * 8000, BSI },
+    { "0.5Ki", CU_OK, 512000, BSI },
+    { "-3Mi", CU_OK, -MI * 3000, BSI },
+    { "0Ei", CU_OK, 0, BSI },
+    { "0.0000001Ei", CU_OK, INT64_C(115292150460685), BSI }, /* 2^60*1e-7, up */
     /* decimal exponents */
-    {"1e3", CU_OK, 1000000, DEX},
-    {"1E3", CU_OK, 1000000, DEX},
-    {"1e+3", CU_OK, 1000000, DEX},
-    {"2E-3", CU_OK, 2, DEX},
-    {"1.5e3", CU_OK, 1500000, DEX},
-    {"-1.5e-3", CU_OK, -2, DEX},
-    {"12e0", CU_OK, 12000, DEX},
-    {"1e15", CU_OK, INT64_C(1000000000000000000), DEX},
-    {"1e16", CU_EOVERFLOW, 0, DEX},
-    {"1e999999999999", CU_EOVERFLOW, 0, DEX},
-    {"1e99999999999999999999999999999999", CU_EOVERFLOW, 0, DEX},
-    {"0e999999999999", CU_OK, 0, DEX},
-    {"1e-999999999999", CU_OK, 1, DEX},
-    {"-1e-999999999999", CU_OK, -1, DEX},
-    {"100000e-999999999999", CU_OK, 1, DEX},
-    {"0.00001e8", CU_OK, 1000000, DEX},
+    { "1e3", CU_OK, 1000000, DEX },
+    { "1E3", CU_OK, 1000000, DEX },
+    { "1e+3", CU_OK, 1000000, DEX },
+    { "2E-3", CU_OK, 2, DEX },
+    { "1.5e3", CU_OK, 1500000, DEX },
+    { "-1.5e-3", CU_OK, -2, DEX },
+    { "12e0", CU_OK, 12000, DEX },
+    { "1e15", CU_OK, INT64_C(1000000000000000000), DEX },
+    { "1e16", CU_EOVERFLOW, 0, DEX },
+    { "1e999999999999", CU_EOVERFLOW, 0, DEX },
+    { "1e99999999999999999999999999999999", CU_EOVERFLOW, 0, DEX },
+    { "0e999999999999", CU_OK, 0, DEX },
+    { "1e-999999999999", CU_OK, 1, DEX },
+    { "-1e-999999999999", CU_OK, -1, DEX },
+    { "100000e-999999999999", CU_OK, 1, DEX },
+    { "0.00001e8", CU_OK, 1000000, DEX },
     /* rounding: magnitude rounds up to the next milli (away from zero) */
-    {"0.1m", CU_OK, 1, DSI},
-    {"-0.1m", CU_OK, -1, DSI},
-    {"1n", CU_OK, 1, DSI},
-    {"-1n", CU_OK, -1, DSI},
-    {"1000001n", CU_OK, 2, DSI},
-    {"1500u", CU_OK, 2, DSI},
-    {"1.0001m", CU_OK, 2, DSI},
-    {"0.0001", CU_OK, 1, DSI},
-    {"0.0001Ki", CU_OK, 103, BSI},     /* 102.4 milli */
-    {"-0.0001Ki", CU_OK, -103, BSI},
-    {"0.001Ki", CU_OK, 1024, BSI},     /* exactly 1.024 */
-    {"0.00000000000000000000000000000000000000001", CU_OK, 1, DSI},
+    { "0.1m", CU_OK, 1, DSI },
+    { "-0.1m", CU_OK, -1, DSI },
+    { "1n", CU_OK, 1, DSI },
+    { "-1n", CU_OK, -1, DSI },
+    { "1000001n", CU_OK, 2, DSI },
+    { "1500u", CU_OK, 2, DSI },
+    { "1.0001m", CU_OK, 2, DSI },
+    { "0.0001", CU_OK, 1, DSI },
+    { "0.0001Ki", CU_OK, 103, BSI }, /* 102.4 milli */
+    { "-0.0001Ki", CU_OK, -103, BSI },
+    { "0.001Ki", CU_OK, 1024, BSI }, /* exactly 1.024 */
+    { "0.00000000000000000000000000000000000000001", CU_OK, 1, DSI },
     /* overflow boundaries */
-    {"9223372036854775807m", CU_OK, INT64_MAX, DSI},
-    {"9223372036854775808m", CU_EOVERFLOW, 0, DSI},
-    {"-9223372036854775808m", CU_OK, INT64_MIN, DSI},
-    {"-9223372036854775809m", CU_EOVERFLOW, 0, DSI},
-    {"9223372036854775.807", CU_OK, INT64_MAX, DSI},
-    {"9223372036854775.8069", CU_OK, INT64_MAX, DSI},
-    {"9223372036854775.8071", CU_EOVERFLOW, 0, DSI},
-    {"-9223372036854775.8079", CU_OK, INT64_MIN, DSI},
-    {"-9223372036854775.8081", CU_EOVERFLOW, 0, DSI},
-    {"9223372036854775807000000n", CU_OK, INT64_MAX, DSI},
-    {"9223372036854775807000001n", CU_EOVERFLOW, 0, DSI},
-    {"10P", CU_EOVERFLOW, 0, DSI},
-    {"1E", CU_EOVERFLOW, 0, DSI},
-    {"10E", CU_EOVERFLOW, 0, DSI},
-    {"9Pi", CU_EOVERFLOW, 0, BSI},
-    {"1Ei", CU_EOVERFLOW, 0, BSI},
-    {"100000000000000000000000000000", CU_EOVERFLOW, 0, DSI},
-    {"-100000000000000000000000000000", CU_EOVERFLOW, 0, DSI},
+    { "9223372036854775807m", CU_OK, INT64_MAX, DSI },
+    { "9223372036854775808m", CU_EOVERFLOW, 0, DSI },
+    { "-9223372036854775808m", CU_OK, INT64_MIN, DSI },
+    { "-9223372036854775809m", CU_EOVERFLOW, 0, DSI },
+    { "9223372036854775.807", CU_OK, INT64_MAX, DSI },
+    { "9223372036854775.8069", CU_OK, INT64_MAX, DSI },
+    { "9223372036854775.8071", CU_EOVERFLOW, 0, DSI },
+    { "-9223372036854775.8079", CU_OK, INT64_MIN, DSI },
+    { "-9223372036854775.8081", CU_EOVERFLOW, 0, DSI },
+    { "9223372036854775807000000n", CU_OK, INT64_MAX, DSI },
+    { "9223372036854775807000001n", CU_EOVERFLOW, 0, DSI },
+    { "10P", CU_EOVERFLOW, 0, DSI },
+    { "1E", CU_EOVERFLOW, 0, DSI },
+    { "10E", CU_EOVERFLOW, 0, DSI },
+    { "9Pi", CU_EOVERFLOW, 0, BSI },
+    { "1Ei", CU_EOVERFLOW, 0, BSI },
+    { "100000000000000000000000000000", CU_EOVERFLOW, 0, DSI },
+    { "-100000000000000000000000000000", CU_EOVERFLOW, 0, DSI },
     /* malformed */
-    {"", CU_EINVAL, 0, DSI},
-    {" ", CU_EINVAL, 0, DSI},
-    {" 1", CU_EINVAL, 0, DSI},
-    {"1 ", CU_EINVAL, 0, DSI},
-    {"1 Mi", CU_EINVAL, 0, DSI},
-    {"1.2.3", CU_EINVAL, 0, DSI},
-    {"1..2", CU_EINVAL, 0, DSI},
-    {"1Kb", CU_EINVAL, 0, DSI},
-    {"1K", CU_EINVAL, 0, DSI},
-    {"1ki", CU_EINVAL, 0, DSI},
-    {"1mi", CU_EINVAL, 0, DSI},
-    {"1i", CU_EINVAL, 0, DSI},
-    {"Mi", CU_EINVAL, 0, DSI},
-    {"+", CU_EINVAL, 0, DSI},
-    {"-", CU_EINVAL, 0, DSI},
-    {".", CU_EINVAL, 0, DSI},
-    {"+-1", CU_EINVAL, 0, DSI},
-    {"--1", CU_EINVAL, 0, DSI},
-    {"1e", CU_EINVAL, 0, DSI},
-    {"1e+", CU_EINVAL, 0, DSI},
-    {"1E-", CU_EINVAL, 0, DSI},
-    {"1e1.5", CU_EINVAL, 0, DSI},
-    {"1e3k", CU_EINVAL, 0, DSI},
-    {"1Ee3", CU_EINVAL, 0, DSI},
-    {"1m5", CU_EINVAL, 0, DSI},
-    {".e3", CU_EINVAL, 0, DSI},
-    {"1x", CU_EINVAL, 0, DSI},
-    {"0x10", CU_EINVAL, 0, DSI},
-    {"1_000", CU_EINVAL, 0, DSI},
-    {"abc", CU_EINVAL, 0, DSI},
-    {"1\n", CU_EINVAL, 0, DSI},
+    { "", CU_EINVAL, 0, DSI },
+    { " ", CU_EINVAL, 0, DSI },
+    { " 1", CU_EINVAL, 0, DSI },
+    { "1 ", CU_EINVAL, 0, DSI },
+    { "1 Mi", CU_EINVAL, 0, DSI },
+    { "1.2.3", CU_EINVAL, 0, DSI },
+    { "1..2", CU_EINVAL, 0, DSI },
+    { "1Kb", CU_EINVAL, 0, DSI },
+    { "1K", CU_EINVAL, 0, DSI },
+    { "1ki", CU_EINVAL, 0, DSI },
+    { "1mi", CU_EINVAL, 0, DSI },
+    { "1i", CU_EINVAL, 0, DSI },
+    { "Mi", CU_EINVAL, 0, DSI },
+    { "+", CU_EINVAL, 0, DSI },
+    { "-", CU_EINVAL, 0, DSI },
+    { ".", CU_EINVAL, 0, DSI },
+    { "+-1", CU_EINVAL, 0, DSI },
+    { "--1", CU_EINVAL, 0, DSI },
+    { "1e", CU_EINVAL, 0, DSI },
+    { "1e+", CU_EINVAL, 0, DSI },
+    { "1E-", CU_EINVAL, 0, DSI },
+    { "1e1.5", CU_EINVAL, 0, DSI },
+    { "1e3k", CU_EINVAL, 0, DSI },
+    { "1Ee3", CU_EINVAL, 0, DSI },
+    { "1m5", CU_EINVAL, 0, DSI },
+    { ".e3", CU_EINVAL, 0, DSI },
+    { "1x", CU_EINVAL, 0, DSI },
+    { "0x10", CU_EINVAL, 0, DSI },
+    { "1_000", CU_EINVAL, 0, DSI },
+    { "abc", CU_EINVAL, 0, DSI },
+    { "1\n", CU_EINVAL, 0, DSI },
 };
 
 static void test_parse_table(void **state)
@@ -168,15 +168,15 @@ static void test_parse_table(void **state)
         cu_qfmt fmt = (cu_qfmt)99;
         cu_err err = cu_qty_parse(c->in, &milli, &fmt);
         if (err != c->err) {
-            print_error("parse \"%s\": err %d (%s), want %d (%s)\n", c->in,
-                        err, cu_strerror(err), c->err, cu_strerror(c->err));
+            print_error("parse \"%s\": err %d (%s), want %d (%s)\n", c->in, err, cu_strerror(err),
+                        c->err, cu_strerror(c->err));
             fail();
         }
         if (err != CU_OK)
             continue;
         if (milli != c->milli || fmt != c->fmt) {
-            print_error("parse \"%s\": %" PRId64 " fmt %d, want %" PRId64
-                        " fmt %d\n", c->in, milli, fmt, c->milli, c->fmt);
+            print_error("parse \"%s\": %" PRId64 " fmt %d, want %" PRId64 " fmt %d\n", c->in, milli,
+                        fmt, c->milli, c->fmt);
             fail();
         }
         /* fmt is optional; the value must not depend on it */
@@ -199,8 +199,7 @@ static void test_parse_sign_symmetry(void **state)
         int64_t m = 0;
         assert_int_equal(cu_qty_parse(neg, &m, NULL), CU_OK);
         if (m != -c->milli) {
-            print_error("\"%s\" -> %" PRId64 ", want %" PRId64 "\n", neg, m,
-                        -c->milli);
+            print_error("\"%s\" -> %" PRId64 ", want %" PRId64 "\n", neg, m, -c->milli);
             fail();
         }
     }
@@ -259,50 +258,50 @@ typedef struct format_case {
 
 static const format_case format_cases[] = {
     /* DecimalSI: largest suffix that keeps an integer */
-    {0, DSI, "0"},
-    {1, DSI, "1m"},
-    {1500, DSI, "1500m"},
-    {-500, DSI, "-500m"},
-    {2000, DSI, "2"},
-    {-2000, DSI, "-2"},
-    {1500000, DSI, "1500"},
-    {2000000, DSI, "2k"},
-    {INT64_C(1000000000), DSI, "1M"},
-    {INT64_C(1000000000000), DSI, "1G"},
-    {INT64_C(1000000000000000), DSI, "1T"},
-    {INT64_C(5000000000000000000), DSI, "5P"},
-    {INT64_C(1024000), DSI, "1024"},
-    {INT64_MAX, DSI, "9223372036854775807m"},
-    {INT64_MIN, DSI, "-9223372036854775808m"},
+    { 0, DSI, "0" },
+    { 1, DSI, "1m" },
+    { 1500, DSI, "1500m" },
+    { -500, DSI, "-500m" },
+    { 2000, DSI, "2" },
+    { -2000, DSI, "-2" },
+    { 1500000, DSI, "1500" },
+    { 2000000, DSI, "2k" },
+    { INT64_C(1000000000), DSI, "1M" },
+    { INT64_C(1000000000000), DSI, "1G" },
+    { INT64_C(1000000000000000), DSI, "1T" },
+    { INT64_C(5000000000000000000), DSI, "5P" },
+    { INT64_C(1024000), DSI, "1024" },
+    { INT64_MAX, DSI, "9223372036854775807m" },
+    { INT64_MIN, DSI, "-9223372036854775808m" },
     /* BinarySI */
-    {0, BSI, "0"},
-    {GI * 2000, BSI, "2Gi"},
-    {MI * 1536000, BSI, "1536Mi"},
-    {GI * 1500, BSI, "1536Mi"},
-    {KI * 1000, BSI, "1Ki"},
-    {-KI * 1000, BSI, "-1Ki"},
-    {KI * 2000 * 1000, BSI, "2000Ki"},
-    {PI * 8000, BSI, "8Pi"},
-    {TI * 1000 * 1023, BSI, "1023Ti"},
-    {1025000, BSI, "1025"},
-    {INT64_C(1000000000), BSI, "1000000"},   /* 1e6 is not a multiple of 1024 */
-    {1023000, BSI, "1023"},                  /* |v| < 1024: DecimalSI */
-    {100000, BSI, "100"},
-    {1000000, BSI, "1k"},                    /* 1000 < 1024: DecimalSI */
-    {-1000000, BSI, "-1k"},
-    {500, BSI, "500m"},
-    {1024500, BSI, "1024500m"},              /* not whole: DecimalSI */
-    {INT64_MIN, BSI, "-9223372036854775808m"},
+    { 0, BSI, "0" },
+    { GI * 2000, BSI, "2Gi" },
+    { MI * 1536000, BSI, "1536Mi" },
+    { GI * 1500, BSI, "1536Mi" },
+    { KI * 1000, BSI, "1Ki" },
+    { -KI * 1000, BSI, "-1Ki" },
+    { KI * 2000 * 1000, BSI, "2000Ki" },
+    { PI * 8000, BSI, "8Pi" },
+    { TI * 1000 * 1023, BSI, "1023Ti" },
+    { 1025000, BSI, "1025" },
+    { INT64_C(1000000000), BSI, "1000000" }, /* 1e6 is not a multiple of 1024 */
+    { 1023000, BSI, "1023" },                /* |v| < 1024: DecimalSI */
+    { 100000, BSI, "100" },
+    { 1000000, BSI, "1k" }, /* 1000 < 1024: DecimalSI */
+    { -1000000, BSI, "-1k" },
+    { 500, BSI, "500m" },
+    { 1024500, BSI, "1024500m" }, /* not whole: DecimalSI */
+    { INT64_MIN, BSI, "-9223372036854775808m" },
     /* DecimalExponent: exponent a multiple of 3, none when 0 */
-    {0, DEX, "0"},
-    {1000, DEX, "1"},
-    {1000000, DEX, "1e3"},
-    {1500, DEX, "1500e-3"},
-    {500, DEX, "500e-3"},
-    {1500000, DEX, "1500"},
-    {-INT64_C(1000000000), DEX, "-1e6"},
-    {INT64_C(3000000000000000000), DEX, "3e15"},
-    {INT64_MIN, DEX, "-9223372036854775808e-3"},
+    { 0, DEX, "0" },
+    { 1000, DEX, "1" },
+    { 1000000, DEX, "1e3" },
+    { 1500, DEX, "1500e-3" },
+    { 500, DEX, "500e-3" },
+    { 1500000, DEX, "1500" },
+    { -INT64_C(1000000000), DEX, "-1e6" },
+    { INT64_C(3000000000000000000), DEX, "3e15" },
+    { INT64_MIN, DEX, "-9223372036854775808e-3" },
 };
 
 static void test_format_table(void **state)
@@ -315,8 +314,8 @@ static void test_format_table(void **state)
         char *r = cu_qty_format(c->milli, c->fmt, out, sizeof(out));
         assert_ptr_equal(r, out);
         if (strcmp(out, c->want) != 0) {
-            print_error("format(%" PRId64 ", %d) = \"%s\", want \"%s\"\n",
-                        c->milli, c->fmt, out, c->want);
+            print_error("format(%" PRId64 ", %d) = \"%s\", want \"%s\"\n", c->milli, c->fmt, out,
+                        c->want);
             fail();
         }
     }
@@ -328,8 +327,8 @@ static void test_format_small_buffer(void **state)
     char out[6];
     memset(out, 'x', sizeof(out));
     cu_qty_format(INT64_MIN, DEX, out, sizeof(out));
-    assert_string_equal(out, "-9223");   /* truncated, still terminated */
-    char one[1] = {'x'};
+    assert_string_equal(out, "-9223"); /* truncated, still terminated */
+    char one[1] = { 'x' };
     cu_qty_format(1500, DSI, one, 1);
     assert_int_equal(one[0], '\0');
     assert_null(cu_qty_format(1, DSI, NULL, 0));
@@ -344,23 +343,22 @@ static void test_fmt_for_resource(void **state)
 {
     (void)state;
     static const res_case cases[] = {
-        {"memory", BSI},
-        {"ephemeral-storage", BSI},
-        {"hugepages-2Mi", BSI},
-        {"hugepages-1Gi", BSI},
-        {"hugepages", DSI},
-        {"Memory", DSI},
-        {"memory2", DSI},
-        {"cpu", DSI},
-        {"nvidia.com/gpu", DSI},
-        {"pods", DSI},
-        {"", DSI},
-        {NULL, DSI},
+        { "memory", BSI },
+        { "ephemeral-storage", BSI },
+        { "hugepages-2Mi", BSI },
+        { "hugepages-1Gi", BSI },
+        { "hugepages", DSI },
+        { "Memory", DSI },
+        { "memory2", DSI },
+        { "cpu", DSI },
+        { "nvidia.com/gpu", DSI },
+        { "pods", DSI },
+        { "", DSI },
+        { NULL, DSI },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         if (cu_qty_fmt_for_resource(cases[i].name) != cases[i].want) {
-            print_error("fmt_for_resource(%s) wrong\n",
-                        cases[i].name ? cases[i].name : "NULL");
+            print_error("fmt_for_resource(%s) wrong\n", cases[i].name ? cases[i].name : "NULL");
             fail();
         }
     }
@@ -376,28 +374,15 @@ static void test_fmt_for_resource(void **state)
 
 typedef struct rt_case {
     const char *in;
-    const char *canonical;   /* cu_qty_format(parse(in), parsed fmt) */
+    const char *canonical; /* cu_qty_format(parse(in), parsed fmt) */
 } rt_case;
 
 static const rt_case rt_cases[] = {
-    {"1.5", "1500m"},
-    {"1000", "1k"},
-    {"1024", "1024"},
-    {"0.1m", "1m"},
-    {"1.5Gi", "1536Mi"},
-    {"2048Ki", "2Mi"},
-    {"0.5Ki", "512"},
-    {"1.5Ki", "1536"},
-    {"1000Mi", "1000Mi"},
-    {"1e3", "1e3"},
-    {"10e2", "1e3"},
-    {"12e2", "1200"},
-    {"1.5e-3", "2e-3"},
-    {"-0.0", "0"},
-    {"-2Gi", "-2Gi"},
-    {"1E3", "1e3"},
-    {"1M", "1M"},
-    {"0.001Ki", "1024m"},
+    { "1.5", "1500m" },     { "1000", "1k" },       { "1024", "1024" }, { "0.1m", "1m" },
+    { "1.5Gi", "1536Mi" },  { "2048Ki", "2Mi" },    { "0.5Ki", "512" }, { "1.5Ki", "1536" },
+    { "1000Mi", "1000Mi" }, { "1e3", "1e3" },       { "10e2", "1e3" },  { "12e2", "1200" },
+    { "1.5e-3", "2e-3" },   { "-0.0", "0" },        { "-2Gi", "-2Gi" }, { "1E3", "1e3" },
+    { "1M", "1M" },         { "0.001Ki", "1024m" },
 };
 
 static void test_round_trip_table(void **state)
@@ -411,8 +396,7 @@ static void test_round_trip_table(void **state)
         assert_int_equal(cu_qty_parse(c->in, &m, &f), CU_OK);
         cu_qty_format(m, f, out, sizeof(out));
         if (strcmp(out, c->canonical) != 0) {
-            print_error("\"%s\" -> \"%s\", want \"%s\"\n", c->in, out,
-                        c->canonical);
+            print_error("\"%s\" -> \"%s\", want \"%s\"\n", c->in, out, c->canonical);
             fail();
         }
         assert_int_equal(cu_qty_parse(out, &m2, NULL), CU_OK);
@@ -425,9 +409,22 @@ static void test_round_trip_table(void **state)
 static void test_round_trip_values(void **state)
 {
     (void)state;
-    int64_t edges[] = {0, 1, -1, 999, 1000, 1001, 1023000, 1024000, -1024000,
-                       INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1,
-                       PI * 8000, -PI * 8000, INT64_C(1000000000000000000)};
+    int64_t edges[] = { 0,
+                        1,
+                        -1,
+                        999,
+                        1000,
+                        1001,
+                        1023000,
+                        1024000,
+                        -1024000,
+                        INT64_MAX,
+                        INT64_MIN,
+                        INT64_MAX - 1,
+                        INT64_MIN + 1,
+                        PI * 8000,
+                        -PI * 8000,
+                        INT64_C(1000000000000000000) };
     uint64_t x = 0x9e3779b97f4a7c15u;
     for (int i = 0; i < 20000; i++) {
         int64_t v;
@@ -437,7 +434,7 @@ static void test_round_trip_values(void **state)
             x = x * 6364136223846793005u + 1442695040888963407u;
             /* vary magnitude and make round multiples common */
             uint64_t r = x >> (x & 63);
-            static const int64_t mul[] = {1, 1000, 1024000, MI * 1000, 1000000};
+            static const int64_t mul[] = { 1, 1000, 1024000, MI * 1000, 1000000 };
             int64_t base = (int64_t)(r >> 1) / mul[i % 5];
             v = base * mul[i % 5];
             if (x & 0x100)
@@ -449,8 +446,8 @@ static void test_round_trip_values(void **state)
             cu_qty_format(v, (cu_qfmt)f, out, sizeof(out));
             cu_err err = cu_qty_parse(out, &back, NULL);
             if (err != CU_OK || back != v) {
-                print_error("%" PRId64 " fmt %d -> \"%s\" -> %" PRId64 " (%d)\n",
-                            v, f, out, back, err);
+                print_error("%" PRId64 " fmt %d -> \"%s\" -> %" PRId64 " (%d)\n", v, f, out, back,
+                            err);
                 fail();
             }
         }
@@ -469,16 +466,16 @@ static void test_checked_add(void **state)
 {
     (void)state;
     static const arith_case cases[] = {
-        {1, 2, CU_OK, 3},
-        {-5, 3, CU_OK, -2},
-        {INT64_MAX, 0, CU_OK, INT64_MAX},
-        {INT64_MAX - 1, 1, CU_OK, INT64_MAX},
-        {INT64_MAX, 1, CU_EOVERFLOW, 0},
-        {INT64_MIN, -1, CU_EOVERFLOW, 0},
-        {INT64_MIN, INT64_MAX, CU_OK, -1},
-        {INT64_MIN + 1, -1, CU_OK, INT64_MIN},
-        {INT64_MAX, INT64_MAX, CU_EOVERFLOW, 0},
-        {INT64_MIN, INT64_MIN, CU_EOVERFLOW, 0},
+        { 1, 2, CU_OK, 3 },
+        { -5, 3, CU_OK, -2 },
+        { INT64_MAX, 0, CU_OK, INT64_MAX },
+        { INT64_MAX - 1, 1, CU_OK, INT64_MAX },
+        { INT64_MAX, 1, CU_EOVERFLOW, 0 },
+        { INT64_MIN, -1, CU_EOVERFLOW, 0 },
+        { INT64_MIN, INT64_MAX, CU_OK, -1 },
+        { INT64_MIN + 1, -1, CU_OK, INT64_MIN },
+        { INT64_MAX, INT64_MAX, CU_EOVERFLOW, 0 },
+        { INT64_MIN, INT64_MIN, CU_EOVERFLOW, 0 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int64_t out = 77;
@@ -494,34 +491,33 @@ static void test_checked_mul(void **state)
 {
     (void)state;
     static const arith_case cases[] = {
-        {1500, 4, CU_OK, 6000},
-        {0, INT64_MAX, CU_OK, 0},
-        {INT64_MIN, 0, CU_OK, 0},
-        {-3, 4, CU_OK, -12},
-        {-3, -4, CU_OK, 12},
-        {INT64_MAX, 1, CU_OK, INT64_MAX},
-        {INT64_MAX, -1, CU_OK, -INT64_MAX},
-        {INT64_MIN, 1, CU_OK, INT64_MIN},
-        {INT64_MIN, -1, CU_EOVERFLOW, 0},
-        {-1, INT64_MIN, CU_EOVERFLOW, 0},
-        {INT64_MAX / 2, 2, CU_OK, INT64_MAX - 1},
-        {INT64_MAX / 2 + 1, 2, CU_EOVERFLOW, 0},
-        {INT64_MIN / 2, 2, CU_OK, INT64_MIN},
-        {INT64_MIN / 2 - 1, 2, CU_EOVERFLOW, 0},
-        {2, INT64_MIN / 2, CU_OK, INT64_MIN},
-        {-2, INT64_MIN / 2, CU_EOVERFLOW, 0},
-        {-2, -(INT64_MAX / 2), CU_OK, INT64_MAX - 1},
-        {-2, -(INT64_MAX / 2) - 1, CU_EOVERFLOW, 0},
-        {INT64_C(4294967296), INT64_C(4294967296), CU_EOVERFLOW, 0},
-        {GI * 1000, 8000000, CU_OK, GI * 8000000000},
-        {GI * 1000, 9000000, CU_EOVERFLOW, 0},
+        { 1500, 4, CU_OK, 6000 },
+        { 0, INT64_MAX, CU_OK, 0 },
+        { INT64_MIN, 0, CU_OK, 0 },
+        { -3, 4, CU_OK, -12 },
+        { -3, -4, CU_OK, 12 },
+        { INT64_MAX, 1, CU_OK, INT64_MAX },
+        { INT64_MAX, -1, CU_OK, -INT64_MAX },
+        { INT64_MIN, 1, CU_OK, INT64_MIN },
+        { INT64_MIN, -1, CU_EOVERFLOW, 0 },
+        { -1, INT64_MIN, CU_EOVERFLOW, 0 },
+        { INT64_MAX / 2, 2, CU_OK, INT64_MAX - 1 },
+        { INT64_MAX / 2 + 1, 2, CU_EOVERFLOW, 0 },
+        { INT64_MIN / 2, 2, CU_OK, INT64_MIN },
+        { INT64_MIN / 2 - 1, 2, CU_EOVERFLOW, 0 },
+        { 2, INT64_MIN / 2, CU_OK, INT64_MIN },
+        { -2, INT64_MIN / 2, CU_EOVERFLOW, 0 },
+        { -2, -(INT64_MAX / 2), CU_OK, INT64_MAX - 1 },
+        { -2, -(INT64_MAX / 2) - 1, CU_EOVERFLOW, 0 },
+        { INT64_C(4294967296), INT64_C(4294967296), CU_EOVERFLOW, 0 },
+        { GI * 1000, 8000000, CU_OK, GI * 8000000000 },
+        { GI * 1000, 9000000, CU_EOVERFLOW, 0 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int64_t out = 77;
         cu_err err = cu_qty_mul(cases[i].a, cases[i].b, &out);
         if (err != cases[i].err) {
-            print_error("mul(%" PRId64 ", %" PRId64 ") err %d\n", cases[i].a,
-                        cases[i].b, err);
+            print_error("mul(%" PRId64 ", %" PRId64 ") err %d\n", cases[i].a, cases[i].b, err);
             fail();
         }
         if (err == CU_OK)
@@ -537,42 +533,42 @@ static void test_saturating(void **state)
 {
     (void)state;
     static const sat_case adds[] = {
-        {1, 2, 3},
-        {-1, -2, -3},
-        {INT64_MAX - 5, 10, INT64_MAX},
-        {INT64_MIN + 5, -10, INT64_MIN},
-        {CU_QTY_INF, -1000, CU_QTY_INF},
-        {-1000, CU_QTY_INF, CU_QTY_INF},
-        {CU_QTY_INF, INT64_MIN, CU_QTY_INF},
-        {INT64_MIN, INT64_MAX - 1, -2},
+        { 1, 2, 3 },
+        { -1, -2, -3 },
+        { INT64_MAX - 5, 10, INT64_MAX },
+        { INT64_MIN + 5, -10, INT64_MIN },
+        { CU_QTY_INF, -1000, CU_QTY_INF },
+        { -1000, CU_QTY_INF, CU_QTY_INF },
+        { CU_QTY_INF, INT64_MIN, CU_QTY_INF },
+        { INT64_MIN, INT64_MAX - 1, -2 },
     };
     for (size_t i = 0; i < sizeof(adds) / sizeof(adds[0]); i++) {
         int64_t r = cu_qty_sat_add(adds[i].a, adds[i].b);
         if (r != adds[i].want) {
-            print_error("sat_add(%" PRId64 ", %" PRId64 ") = %" PRId64 "\n",
-                        adds[i].a, adds[i].b, r);
+            print_error("sat_add(%" PRId64 ", %" PRId64 ") = %" PRId64 "\n", adds[i].a, adds[i].b,
+                        r);
             fail();
         }
     }
     static const sat_case subs[] = {
-        {5, 3, 2},
-        {3, 5, -2},
-        {CU_QTY_INF, 1000, CU_QTY_INF},
-        {CU_QTY_INF, -1000, CU_QTY_INF},
-        {CU_QTY_INF, CU_QTY_INF, CU_QTY_INF},
-        {0, CU_QTY_INF, INT64_MIN},
-        {INT64_MIN + 5, 10, INT64_MIN},
-        {INT64_MAX - 1, -10, INT64_MAX},
-        {0, INT64_MIN, INT64_MAX},
-        {-1, INT64_MIN, INT64_MAX},
-        {-2, INT64_MIN, INT64_MAX - 1},
-        {INT64_MIN, 0, INT64_MIN},
+        { 5, 3, 2 },
+        { 3, 5, -2 },
+        { CU_QTY_INF, 1000, CU_QTY_INF },
+        { CU_QTY_INF, -1000, CU_QTY_INF },
+        { CU_QTY_INF, CU_QTY_INF, CU_QTY_INF },
+        { 0, CU_QTY_INF, INT64_MIN },
+        { INT64_MIN + 5, 10, INT64_MIN },
+        { INT64_MAX - 1, -10, INT64_MAX },
+        { 0, INT64_MIN, INT64_MAX },
+        { -1, INT64_MIN, INT64_MAX },
+        { -2, INT64_MIN, INT64_MAX - 1 },
+        { INT64_MIN, 0, INT64_MIN },
     };
     for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
         int64_t r = cu_qty_sat_sub(subs[i].a, subs[i].b);
         if (r != subs[i].want) {
-            print_error("sat_sub(%" PRId64 ", %" PRId64 ") = %" PRId64 "\n",
-                        subs[i].a, subs[i].b, r);
+            print_error("sat_sub(%" PRId64 ", %" PRId64 ") = %" PRId64 "\n", subs[i].a, subs[i].b,
+                        r);
             fail();
         }
     }

@@ -14,13 +14,17 @@
 
 #include "cu_objects.h"
 
-#define SUB "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric " \
+#define SUB \
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric " \
     "characters, '-' or '.', and must start and end with an alphanumeric character"
-#define LABEL "a lowercase RFC 1123 label must consist of lower case alphanumeric " \
+#define LABEL \
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric " \
     "characters or '-', and must start and end with an alphanumeric character"
-#define QN "must consist of alphanumeric characters, '-', '_' or '.', and must start " \
+#define QN \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start " \
     "and end with an alphanumeric character"
-#define LV "a valid label must be an empty string or consist of alphanumeric " \
+#define LV \
+    "a valid label must be an empty string or consist of alphanumeric " \
     "characters, '-', '_' or '.', and must start and end with an alphanumeric character"
 #define EFFECTS "supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\""
 
@@ -45,16 +49,17 @@ static const char *S(cu_world *w, const char *s)
 }
 
 /* Appends obj to a world vector; storage comes from the arena. */
-#define T_PUSH(w, vec, obj) do {                                            \
-        if ((vec).n == (vec).cap) {                                         \
-            size_t nc_ = (vec).cap ? (vec).cap * 2 : 8;                     \
-            void *ni_ = t_alloc((w), nc_ * sizeof(*(vec).items));           \
-            if ((vec).n)                                                    \
-                memcpy(ni_, (vec).items, (vec).n * sizeof(*(vec).items));   \
-            (vec).items = ni_;                                              \
-            (vec).cap = nc_;                                                \
-        }                                                                   \
-        (vec).items[(vec).n++] = (obj);                                     \
+#define T_PUSH(w, vec, obj) \
+    do { \
+        if ((vec).n == (vec).cap) { \
+            size_t nc_ = (vec).cap ? (vec).cap * 2 : 8; \
+            void *ni_ = t_alloc((w), nc_ * sizeof(*(vec).items)); \
+            if ((vec).n) \
+                memcpy(ni_, (vec).items, (vec).n * sizeof(*(vec).items)); \
+            (vec).items = ni_; \
+            (vec).cap = nc_; \
+        } \
+        (vec).items[(vec).n++] = (obj); \
     } while (0)
 
 static void t_meta(cu_world *w, cu_meta *m, const char *ns, const char *name)
@@ -100,8 +105,8 @@ static void t_taint(cu_world *w, cu_resource_flavor *rf, const char *k, const ch
     rf->taints[rf->ntaints++] = (cu_taint){ S(w, k), S(w, v), S(w, e) };
 }
 
-static void t_tol(cu_world *w, cu_resource_flavor *rf, const char *k, cu_tolop op,
-                  const char *v, const char *e)
+static void t_tol(cu_world *w, cu_resource_flavor *rf, const char *k, cu_tolop op, const char *v,
+                  const char *e)
 {
     assert_true(rf->ntols < 16);
     rf->tols[rf->ntols++] = (cu_toleration){ S(w, k), op, S(w, v), S(w, e) };
@@ -263,9 +268,9 @@ static void build_valid(cu_world *w)
     cu_resource_flavor *rf = t_rf(w, "spot");
     t_kvs(w, &rf->node_labels, "cloud.provider.com/instance-type=spot,zone=us-east-1a,empty=");
     t_taint(w, rf, "spot", "true", "NoSchedule");
-    t_taint(w, rf, "spot", "", "PreferNoSchedule");     /* same key, other effect */
+    t_taint(w, rf, "spot", "", "PreferNoSchedule"); /* same key, other effect */
     t_taint(w, rf, "example.com/maintenance", NULL, "NoExecute");
-    t_tol(w, rf, NULL, CU_TOL_EXISTS, NULL, NULL);        /* tolerate everything */
+    t_tol(w, rf, NULL, CU_TOL_EXISTS, NULL, NULL); /* tolerate everything */
     t_tol(w, rf, "example.com/gpu", CU_TOL_EQUAL, "present", "NoExecute");
     t_tol(w, rf, "spot-taint", CU_TOL_EXISTS, NULL, "NoSchedule");
     rf->topology_name = S(w, "default");
@@ -286,7 +291,8 @@ static void build_valid(cu_world *w)
     cq->preemption.threshold = 100;
     cq->fs_weight = 0;
     cq->ns_selector.exprs = t_alloc(w, 2 * sizeof(cu_selreq));
-    cq->ns_selector.exprs[0] = (cu_selreq){ S(w, "kubernetes.io/metadata.name"), CU_SEL_IN,
+    cq->ns_selector.exprs[0] = (cu_selreq){ S(w, "kubernetes.io/metadata.name"),
+                                            CU_SEL_IN,
                                             { 1, t_alloc(w, sizeof(char *)) } };
     cq->ns_selector.exprs[0].values.items[0] = S(w, "team-a");
     cq->ns_selector.exprs[1] = (cu_selreq){ S(w, "tier"), CU_SEL_EXISTS, { 0, NULL } };
@@ -309,7 +315,7 @@ static void build_valid(cu_world *w)
     t_cohort(w, "org.example", "root");
 
     t_lq(w, "team-a", "team-a-queue", "team-a-cq");
-    t_lq(w, "team-b", "team-a-queue", "team-a-cq");       /* same name, other ns */
+    t_lq(w, "team-b", "team-a-queue", "team-a-cq"); /* same name, other ns */
 
     cu_workload *wl = t_wl(w, "team-a", "job-sample-job-7f173", "team-a-queue");
     t_ps(w, wl, "main", 3);
@@ -323,7 +329,7 @@ static void build_valid(cu_world *w)
     t_psa(w, wl, "main", 3, "cpu=3000 memory=629145600000");
     t_psa(w, wl, "workers", 2, "cpu=1000 memory=2000");
 
-    wl = t_wl(w, "team-b", "job-sample-job-7f173", NULL);  /* same name, other ns */
+    wl = t_wl(w, "team-b", "job-sample-job-7f173", NULL); /* same name, other ns */
     t_ps(w, wl, "main", 0);
     wl->pc_group = S(w, "scheduling.k8s.io");
     wl->pc_kind = S(w, "PriorityClass");
@@ -340,7 +346,7 @@ static void build_valid(cu_world *w)
     t_pc(w, "system-cluster-critical", 2000000000);
     t_ns(w, "team-a");
     t_ns(w, "team-b");
-    t_rf(w, "team-a");   /* same name as a Namespace: other kind, not a duplicate */
+    t_rf(w, "team-a"); /* same name as a Namespace: other kind, not a duplicate */
 }
 
 static void build_flavor_names(cu_world *w)
@@ -437,8 +443,8 @@ static void build_cq_policies(cu_world *w)
     t_kvs(w, &cq->ns_selector.match_labels, "Bad Key=v");
     cq->ns_selector.exprs = t_alloc(w, 2 * sizeof(cu_selreq));
     cq->ns_selector.exprs[0] = (cu_selreq){ S(w, "env"), CU_SEL_IN, { 0, NULL } };
-    cq->ns_selector.exprs[1] = (cu_selreq){ S(w, "tier"), CU_SEL_EXISTS,
-                                            { 1, t_alloc(w, sizeof(char *)) } };
+    cq->ns_selector.exprs[1] =
+        (cu_selreq){ S(w, "tier"), CU_SEL_EXISTS, { 1, t_alloc(w, sizeof(char *)) } };
     cq->ns_selector.exprs[1].values.items[0] = S(w, "x");
     cq->ns_selector.nexpr = 2;
 }
@@ -550,16 +556,22 @@ static void build_duplicates(cu_world *w)
     cu_cluster_queue *b = t_cq(w, "other", NULL);
     cu_cluster_queue *c = t_cq(w, "dup", NULL);
     cu_cluster_queue *d = t_cq(w, "dup", NULL);
-    a->meta.file = "a.yaml"; a->meta.line = 3;
-    b->meta.file = "a.yaml"; b->meta.line = 20;
-    c->meta.file = "b.yaml"; c->meta.line = 7;
-    d->meta.file = "c.yaml"; d->meta.line = 9;
+    a->meta.file = "a.yaml";
+    a->meta.line = 3;
+    b->meta.file = "a.yaml";
+    b->meta.line = 20;
+    c->meta.file = "b.yaml";
+    c->meta.line = 7;
+    d->meta.file = "c.yaml";
+    d->meta.line = 9;
     cu_local_queue *q1 = t_lq(w, "ns1", "q", "cq");
     t_lq(w, "ns2", "q", "cq");
     cu_local_queue *q3 = t_lq(w, "ns1", "q", "cq");
-    q1->meta.file = "d.yaml"; q1->meta.line = 1;
-    q3->meta.file = "d.yaml"; q3->meta.line = 40;
-    t_rf(w, "dup");   /* other kind */
+    q1->meta.file = "d.yaml";
+    q1->meta.line = 1;
+    q3->meta.file = "d.yaml";
+    q3->meta.line = 40;
+    t_rf(w, "dup"); /* other kind */
 }
 
 /* References to missing or cyclic objects are status, not errors. */
@@ -586,7 +598,7 @@ static void build_cross_refs(cu_world *w)
 typedef struct tcase {
     const char *name;
     void (*build)(cu_world *w);
-    const char *want[24];     /* NULL-terminated, in report order */
+    const char *want[24]; /* NULL-terminated, in report order */
 } tcase;
 
 #define Q(x) "\"" x "\""
@@ -595,14 +607,15 @@ typedef struct tcase {
 static const tcase cases[] = {
     { "valid world", build_valid, { NULL } },
     { "cross-object references are not errors", build_cross_refs, { NULL } },
-    { "flavor names and label count", build_flavor_names, {
-        "ResourceFlavor Spot_1: metadata.name: Invalid value: \"Spot_1\": " SUB,
+    { "flavor names and label count",
+      build_flavor_names,
+      { "ResourceFlavor Spot_1: metadata.name: Invalid value: \"Spot_1\": " SUB,
         "ResourceFlavor Spot_1: spec.nodeLabels: Too many: 9: must have at most 8 items",
         "ResourceFlavor -a: metadata.name: Invalid value: \"-a\": " SUB,
-        "ResourceFlavor a..b: metadata.name: Invalid value: \"a..b\": " SUB,
-        NULL } },
-    { "flavor label keys and values", build_flavor_labels, {
-        "ResourceFlavor labels: spec.nodeLabels: Invalid value: \"a/b/c\": a qualified name " QN
+        "ResourceFlavor a..b: metadata.name: Invalid value: \"a..b\": " SUB, NULL } },
+    { "flavor label keys and values",
+      build_flavor_labels,
+      { "ResourceFlavor labels: spec.nodeLabels: Invalid value: \"a/b/c\": a qualified name " QN
         " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
         "ResourceFlavor labels: spec.nodeLabels[zone]: Invalid value: \"-x\": " LV,
         "ResourceFlavor labels: spec.nodeLabels: Invalid value: \"Example.com/gpu\": prefix part " SUB,
@@ -612,8 +625,9 @@ static const tcase cases[] = {
         "\"a123456789a123456789a123456789a123456789a123456789a123456789abcd\": "
         "name part must be no more than 63 characters",
         NULL } },
-    { "flavor taints, tolerations and topology", build_flavor_taints, {
-        "ResourceFlavor tainted: spec.nodeTaints[0].key: Required value",
+    { "flavor taints, tolerations and topology",
+      build_flavor_taints,
+      { "ResourceFlavor tainted: spec.nodeTaints[0].key: Required value",
         "ResourceFlavor tainted: spec.nodeTaints[1].effect: Unsupported value: \"Sometimes\": " EFFECTS,
         "ResourceFlavor tainted: spec.nodeTaints[3]: Duplicate value: \"spot:NoSchedule\": "
         "taints must be unique by key and effect pair",
@@ -627,10 +641,10 @@ static const tcase cases[] = {
         "ResourceFlavor tas: spec.nodeLabels: Required value: at least one nodeLabel is required "
         "when topologyName is set (topologyName: \"default\")",
         "ResourceFlavor many: spec.nodeTaints: Too many: 9: must have at most 8 items",
-        "ResourceFlavor many: spec.tolerations: Too many: 9: must have at most 8 items",
-        NULL } },
-    { "cluster queue resources and flavors", build_cq_resources, {
-        "ClusterQueue team-a: " RG0F0 ".resources: must list exactly the covered resources "
+        "ResourceFlavor many: spec.tolerations: Too many: 9: must have at most 8 items", NULL } },
+    { "cluster queue resources and flavors",
+      build_cq_resources,
+      { "ClusterQueue team-a: " RG0F0 ".resources: must list exactly the covered resources "
         "[cpu memory] in order",
         "ClusterQueue team-a: spec.resourceGroups[0].flavors[1].resources: must list exactly the "
         "covered resources [cpu memory] in order",
@@ -645,8 +659,9 @@ static const tcase cases[] = {
         "at least 1 item",
         "ClusterQueue empty: spec.resourceGroups[0].flavors: Required value: must have at least 1 item",
         NULL } },
-    { "cluster queue quotas and limits", build_cq_quotas, {
-        "ClusterQueue quota: " RG0F0 ".resources[0].nominalQuota: Invalid value: \"-500m\": "
+    { "cluster queue quotas and limits",
+      build_cq_quotas,
+      { "ClusterQueue quota: " RG0F0 ".resources[0].nominalQuota: Invalid value: \"-500m\": "
         "must be greater than or equal to 0",
         "ClusterQueue quota: " RG0F0 ".resources[0].borrowingLimit: Invalid value: \"1\": "
         "must be unset when cohortName is empty",
@@ -659,8 +674,9 @@ static const tcase cases[] = {
         "ClusterQueue quota2: " RG0F0 ".resources[0].lendingLimit: Invalid value: \"-2\": "
         "must be greater than or equal to 0",
         NULL } },
-    { "cluster queue policies", build_cq_policies, {
-        "ClusterQueue policies: spec.cohortName: Invalid value: \"Bad_Cohort\": " SUB,
+    { "cluster queue policies",
+      build_cq_policies,
+      { "ClusterQueue policies: spec.cohortName: Invalid value: \"Bad_Cohort\": " SUB,
         "ClusterQueue policies: spec.flavorFungibility.preference: Invalid value: "
         "\"PreemptionOverBorrowing\": may only be set when both whenCanBorrow and "
         "whenCanPreempt are TryNextFlavor",
@@ -682,14 +698,16 @@ static const tcase cases[] = {
         "ClusterQueue sel: spec.namespaceSelector.matchExpressions[1].values: Forbidden: may not be "
         "specified when `operator` is 'Exists' or 'DoesNotExist'",
         NULL } },
-    { "cluster queue size limits", build_cq_sizes, {
-        "ClusterQueue many: spec.resourceGroups: Too many: 17: must have at most 16 items",
+    { "cluster queue size limits",
+      build_cq_sizes,
+      { "ClusterQueue many: spec.resourceGroups: Too many: 17: must have at most 16 items",
         "ClusterQueue wide: spec.resourceGroups[0].flavors: Too many: 65: must have at most 64 items",
         "ClusterQueue wide: spec.resourceGroups: Invalid value: 305: total number of flavors "
         "across all resourceGroups must be at most 256",
         NULL } },
-    { "cohorts", build_cohorts, {
-        "Cohort root: " RG0F0 ".resources[0].borrowingLimit: Invalid value: \"500m\": must be "
+    { "cohorts",
+      build_cohorts,
+      { "Cohort root: " RG0F0 ".resources[0].borrowingLimit: Invalid value: \"500m\": must be "
         "unset when parentName is empty",
         "Cohort root: " RG0F0 ".resources[0].lendingLimit: Invalid value: \"2\": must be unset "
         "when parentName is empty",
@@ -698,17 +716,18 @@ static const tcase cases[] = {
         "greater than or equal to 0",
         "Cohort child: spec.fairSharing.weight: Invalid value: \"-250m\": must be greater than "
         "or equal to 0",
-        "Cohort orphan: spec.parentName: Invalid value: \"Not.Valid\": " SUB,
-        NULL } },
-    { "local queues", build_local_queues, {
-        "LocalQueue team_a/lq: metadata.namespace: Invalid value: \"team_a\": " LABEL,
+        "Cohort orphan: spec.parentName: Invalid value: \"Not.Valid\": " SUB, NULL } },
+    { "local queues",
+      build_local_queues,
+      { "LocalQueue team_a/lq: metadata.namespace: Invalid value: \"team_a\": " LABEL,
         "LocalQueue team_a/lq: spec.clusterQueue: Required value",
         "LocalQueue ns/lq2: spec.clusterQueue: Invalid value: \"Main\": " SUB,
         "LocalQueue ns/lq3: spec.fairSharing.weight: Invalid value: \"-1m\": must be greater "
         "than or equal to 0",
         NULL } },
-    { "workloads", build_workloads, {
-        "Workload ns/wl-bad: spec.podSets[0].minCount: Invalid value: 5: must be less than or "
+    { "workloads",
+      build_workloads,
+      { "Workload ns/wl-bad: spec.podSets[0].minCount: Invalid value: 5: must be less than or "
         "equal to count (3)",
         "Workload ns/wl-bad: spec.podSets[1].name: Duplicate value: \"main\"",
         "Workload ns/wl-bad: spec.podSets[1].count: Invalid value: -1: must be greater than or "
@@ -734,10 +753,10 @@ static const tcase cases[] = {
         "Workload ns/empty: spec.priorityClassRef.kind: Unsupported value: \"Foo\": supported "
         "values: \"WorkloadPriorityClass\", \"PriorityClass\"",
         "Workload ns/empty: spec.priorityClassRef.name: Required value",
-        "Workload ns/wide: spec.podSets: Too many: 19: must have at most 18 items",
-        NULL } },
-    { "priority classes and namespaces", build_classes, {
-        "WorkloadPriorityClass long: description: Too long: may not be more than 2048 characters "
+        "Workload ns/wide: spec.podSets: Too many: 19: must have at most 18 items", NULL } },
+    { "priority classes and namespaces",
+      build_classes,
+      { "WorkloadPriorityClass long: description: Too long: may not be more than 2048 characters "
         "(has 2049)",
         "PriorityClass too-high: value: Forbidden: maximum allowed value of a user defined "
         "priority is 1000000000",
@@ -746,12 +765,13 @@ static const tcase cases[] = {
         "Invalid value: \"a123456789a123456789a123456789a123456789a123456789a123456789abcd\": "
         "must be no more than 63 characters",
         NULL } },
-    { "unnamed objects", build_unnamed, {
-        "ResourceFlavor (unnamed at x.yaml:12): metadata.name: Required value",
-        "LocalQueue q: metadata.namespace: Required value",
-        NULL } },
-    { "duplicates name both places", build_duplicates, {
-        "ClusterQueue dup: metadata.name: Duplicate value: \"dup\": defined at a.yaml:3 and "
+    { "unnamed objects",
+      build_unnamed,
+      { "ResourceFlavor (unnamed at x.yaml:12): metadata.name: Required value",
+        "LocalQueue q: metadata.namespace: Required value", NULL } },
+    { "duplicates name both places",
+      build_duplicates,
+      { "ClusterQueue dup: metadata.name: Duplicate value: \"dup\": defined at a.yaml:3 and "
         "again at b.yaml:7",
         "ClusterQueue dup: metadata.name: Duplicate value: \"dup\": defined at a.yaml:3 and "
         "again at c.yaml:9",
@@ -818,10 +838,13 @@ static void test_all_problems_at_once(void **state)
     if (d.n != 3)
         dump(&d);
     assert_int_equal(d.n, 3);
-    assert_string_equal(d.msgs[0], "ClusterQueue team-a: spec.cohortName: Invalid value: \"Team A\": " SUB);
-    assert_string_equal(d.msgs[1], "ClusterQueue team-a: spec.resourceGroups[0].flavors[0].resources: "
+    assert_string_equal(d.msgs[0],
+                        "ClusterQueue team-a: spec.cohortName: Invalid value: \"Team A\": " SUB);
+    assert_string_equal(d.msgs[1],
+                        "ClusterQueue team-a: spec.resourceGroups[0].flavors[0].resources: "
                         "must list exactly the covered resources [cpu memory] in order");
-    assert_string_equal(d.msgs[2], "ClusterQueue team-a: spec.resourceGroups[0].flavors[0]"
+    assert_string_equal(d.msgs[2],
+                        "ClusterQueue team-a: spec.resourceGroups[0].flavors[0]"
                         ".resources[1].nominalQuota: Invalid value: \"-1\": must be greater than "
                         "or equal to 0");
     cu_diag_free(&d);
@@ -845,8 +868,10 @@ static void test_name_length(void **state)
     t_cq(&w, bad, NULL);
     assert_int_equal(cu_world_validate(&w, &d), CU_EINVAL);
     assert_int_equal(d.n, 1);
-    snprintf(want, sizeof(want), "ClusterQueue %s: metadata.name: Invalid value: \"%s\": must be "
-             "no more than 253 characters", bad, bad);
+    snprintf(want, sizeof(want),
+             "ClusterQueue %s: metadata.name: Invalid value: \"%s\": must be "
+             "no more than 253 characters",
+             bad, bad);
     assert_string_equal(d.msgs[0], want);
     cu_diag_free(&d);
     cu_arena_free(&w.arena);
@@ -910,7 +935,7 @@ static void test_many_objects_one_duplicate(void **state)
     assert_int_equal(cu_world_validate(&w, &d), CU_EINVAL);
     assert_int_equal(d.n, 1);
     assert_string_equal(d.msgs[0], "Workload odd/wl-777: metadata.name: Duplicate value: "
-                        "\"wl-777\": defined at t.yaml:778 and again at late.yaml:5");
+                                   "\"wl-777\": defined at t.yaml:778 and again at late.yaml:5");
     cu_diag_free(&d);
     cu_arena_free(&w.arena);
 }
@@ -946,16 +971,18 @@ static void test_metadata(void **state)
     if (d.n != 4)
         dump(&d);
     assert_int_equal(d.n, 4);
-    assert_non_null(strstr(d.msgs[0], "ClusterQueue big: metadata.labels[team]: Invalid value: \"xxx"));
+    assert_non_null(
+        strstr(d.msgs[0], "ClusterQueue big: metadata.labels[team]: Invalid value: \"xxx"));
     assert_non_null(strstr(d.msgs[0], "...\": must be no more than 63 characters"));
     assert_true(strlen(d.msgs[0]) < 1024);
-    assert_string_equal(d.msgs[1], "ClusterQueue big: metadata.labels: Invalid value: \"a/b/c\": "
+    assert_string_equal(d.msgs[1],
+                        "ClusterQueue big: metadata.labels: Invalid value: \"a/b/c\": "
                         "a qualified name " QN " with an optional DNS subdomain prefix and '/' "
                         "(e.g. 'example.com/MyName')");
     assert_string_equal(d.msgs[2], "LocalQueue ns/lq: metadata.annotations: Invalid value: "
-                        "\"Bad Key\": name part " QN);
+                                   "\"Bad Key\": name part " QN);
     assert_string_equal(d.msgs[3], "LocalQueue ns/lq: metadata.annotations: Too long: must have "
-                        "at most 262144 bytes");
+                                   "at most 262144 bytes");
     cu_diag_free(&d);
     cu_arena_free(&w.arena);
 }
@@ -1021,14 +1048,10 @@ static void test_object_validate(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_all_problems_at_once),
-        cmocka_unit_test(test_name_length),
-        cmocka_unit_test(test_preexisting_errors),
-        cmocka_unit_test(test_empty_world),
-        cmocka_unit_test(test_many_objects_one_duplicate),
-        cmocka_unit_test(test_metadata),
-        cmocka_unit_test(test_object_validate),
+        cmocka_unit_test(test_table),       cmocka_unit_test(test_all_problems_at_once),
+        cmocka_unit_test(test_name_length), cmocka_unit_test(test_preexisting_errors),
+        cmocka_unit_test(test_empty_world), cmocka_unit_test(test_many_objects_one_duplicate),
+        cmocka_unit_test(test_metadata),    cmocka_unit_test(test_object_validate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,8 +31,7 @@ const char *cu_strerror(cu_err err)
 
 void cu_assert_fail(const char *expr, const char *file, int line)
 {
-    fprintf(stderr, "cueue: internal error: assertion '%s' failed at %s:%d\n",
-            expr, file, line);
+    fprintf(stderr, "cueue: internal error: assertion '%s' failed at %s:%d\n", expr, file, line);
     abort();
 }
 
@@ -196,10 +195,7 @@ cu_err cu_buf_append(cu_buf *b, const char *s, size_t n)
     return CU_OK;
 }
 
-cu_err cu_buf_puts(cu_buf *b, const char *s)
-{
-    return cu_buf_append(b, s, strlen(s));
-}
+cu_err cu_buf_puts(cu_buf *b, const char *s) { return cu_buf_append(b, s, strlen(s)); }
 
 cu_err cu_buf_vprintf(cu_buf *b, const char *fmt, va_list ap)
 {
@@ -234,10 +230,7 @@ void cu_buf_free(cu_buf *b)
     b->failed = 0;
 }
 
-const char *cu_buf_str(const cu_buf *b)
-{
-    return b->data ? b->data : "";
-}
+const char *cu_buf_str(const cu_buf *b) { return b->data ? b->data : ""; }
 
 /* ---------------- diag ---------------- */
 
@@ -330,16 +323,13 @@ size_t cu_utf8_decode(const unsigned char *p, size_t avail, uint32_t *cp)
 
 int cu_yaml_nonprintable(uint32_t cp)
 {
-    return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 ||
-           cp == 0x2029 || cp == 0xFEFF || cp == 0xFFFE || cp == 0xFFFF;
+    return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 ||
+           cp == 0xFEFF || cp == 0xFFFE || cp == 0xFFFF;
 }
 
 /* ---------------- time ---------------- */
 
-int64_t cu_clock_fake_now(void *ud)
-{
-    return *(const int64_t *)ud;
-}
+int64_t cu_clock_fake_now(void *ud) { return *(const int64_t *)ud; }
 
 /* days since 1970-01-01 for a civil date (proleptic Gregorian). */
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
@@ -367,8 +357,8 @@ void cu_time_format(int64_t ms, char *out, size_t n)
     unsigned d = doy - (153 * mp + 2) / 5 + 1;
     unsigned m = mp < 10 ? mp + 3 : mp - 9;
     y += m <= 2;
-    snprintf(out, n, "%04lld-%02u-%02uT%02d:%02d:%02dZ", (long long)y, m, d,
-             (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60));
+    snprintf(out, n, "%04lld-%02u-%02uT%02d:%02d:%02dZ", (long long)y, m, d, (int)(sod / 3600),
+             (int)(sod / 60 % 60), (int)(sod % 60));
 }
 
 static int parse_digits(const char **p, int n, int *out)
@@ -389,12 +379,12 @@ cu_err cu_time_parse(const char *s, int64_t *ms)
 {
     int Y, M, D, h, mi, sec;
     const char *p = s;
-    if (parse_digits(&p, 4, &Y) || *p++ != '-' || parse_digits(&p, 2, &M) ||
-        *p++ != '-' || parse_digits(&p, 2, &D) || (*p != 'T' && *p != 't' && *p != ' '))
+    if (parse_digits(&p, 4, &Y) || *p++ != '-' || parse_digits(&p, 2, &M) || *p++ != '-' ||
+        parse_digits(&p, 2, &D) || (*p != 'T' && *p != 't' && *p != ' '))
         return CU_EINVAL;
     p++;
-    if (parse_digits(&p, 2, &h) || *p++ != ':' || parse_digits(&p, 2, &mi) ||
-        *p++ != ':' || parse_digits(&p, 2, &sec))
+    if (parse_digits(&p, 2, &h) || *p++ != ':' || parse_digits(&p, 2, &mi) || *p++ != ':' ||
+        parse_digits(&p, 2, &sec))
         return CU_EINVAL;
     if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || mi > 59 || sec > 60)
         return CU_EINVAL;

@@ -20,15 +20,15 @@
 
 typedef enum cu_err {
     CU_OK = 0,
-    CU_ENOMEM = -1,     /* allocation failed or a buffer hit its bound */
-    CU_EINVAL = -2,     /* bad input (the diag list says what) */
-    CU_EOVERFLOW = -3,  /* arithmetic would overflow int64 */
+    CU_ENOMEM = -1,    /* allocation failed or a buffer hit its bound */
+    CU_EINVAL = -2,    /* bad input (the diag list says what) */
+    CU_EOVERFLOW = -3, /* arithmetic would overflow int64 */
     CU_ENOTFOUND = -4,
     CU_EEXIST = -5,
     CU_ECONFLICT = -6,
     CU_EGONE = -7,
     CU_EIO = -8,
-    CU_ESYNTAX = -9,    /* YAML/JSON syntax error */
+    CU_ESYNTAX = -9, /* YAML/JSON syntax error */
     CU_ETRANSIENT = -10
 } cu_err;
 
@@ -46,15 +46,18 @@ const char *cu_strerror(cu_err err);
 /* Invariant check: logs file:line and aborts. Only for internal bugs,
  * never for bad input. */
 #define CU_ASSERT(c) \
-    do { if (!(c)) cu_assert_fail(#c, __FILE__, __LINE__); } while (0)
+    do { \
+        if (!(c)) \
+            cu_assert_fail(#c, __FILE__, __LINE__); \
+    } while (0)
 void cu_assert_fail(const char *expr, const char *file, int line);
 
 /* ---- arena: bump allocator for per-load and per-cycle memory ---- */
 typedef struct cu_arena_chunk cu_arena_chunk;
 typedef struct cu_arena {
     cu_arena_chunk *head;
-    size_t chunk_size;   /* default chunk payload size */
-    size_t total;        /* bytes handed out (for stats) */
+    size_t chunk_size; /* default chunk payload size */
+    size_t total;      /* bytes handed out (for stats) */
 } cu_arena;
 
 /* Initializes an empty arena (no allocation yet). */
@@ -65,14 +68,17 @@ void *cu_arena_alloc(cu_arena *a, size_t n);
 char *cu_arena_strdup(cu_arena *a, const char *s);
 char *cu_arena_strndup(cu_arena *a, const char *s, size_t n);
 /* Returns an arena-owned formatted string. */
-char *cu_arena_printf(cu_arena *a, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+char *cu_arena_printf(cu_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Frees every chunk; the arena is empty and reusable afterwards. */
 void cu_arena_free(cu_arena *a);
 
 /* ---- vectors: arrays grown by doubling ---- */
 /* items[0..n) used, cap allocated; items is malloc'd (free it). */
-#define CU_VEC(T) struct { size_t n, cap; T *items; }
+#define CU_VEC(T) \
+    struct { \
+        size_t n, cap; \
+        T *items; \
+    }
 
 /* Makes room for one more element in an array: itemsp points to the
  * array's pointer (any object type; elem bytes each), n elements used,
@@ -83,23 +89,21 @@ int cu_vec_reserve(void *itemsp, size_t n, size_t *cap, size_t elem, size_t firs
 #define CU_VEC_RESERVE(v, first) \
     cu_vec_reserve(&(v).items, (v).n, &(v).cap, sizeof(*(v).items), (first))
 /* Appends x to a CU_VEC-shaped v: 0, or -1 when out of memory. */
-#define CU_VEC_PUSH(v, x, first) \
-    (CU_VEC_RESERVE(v, first) ? -1 : ((v).items[(v).n++] = (x), 0))
+#define CU_VEC_PUSH(v, x, first) (CU_VEC_RESERVE(v, first) ? -1 : ((v).items[(v).n++] = (x), 0))
 
 /* ---- buf: growable byte buffer with a hard size bound ---- */
 typedef struct cu_buf {
-    char *data;      /* always NUL-terminated when len > 0 or after init */
+    char *data; /* always NUL-terminated when len > 0 or after init */
     size_t len, cap;
-    size_t limit;    /* appends that would exceed it fail with CU_ENOMEM */
-    int failed;      /* sticky: set once any append failed */
+    size_t limit; /* appends that would exceed it fail with CU_ENOMEM */
+    int failed;   /* sticky: set once any append failed */
 } cu_buf;
 
 /* Initializes an empty buffer bounded by limit bytes (0 = 256 MiB). */
 void cu_buf_init(cu_buf *b, size_t limit);
 cu_err cu_buf_append(cu_buf *b, const char *s, size_t n);
 cu_err cu_buf_puts(cu_buf *b, const char *s);
-cu_err cu_buf_printf(cu_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+cu_err cu_buf_printf(cu_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 cu_err cu_buf_vprintf(cu_buf *b, const char *fmt, va_list ap);
 /* Releases the memory; b is empty afterwards. */
 void cu_buf_free(cu_buf *b);
@@ -110,18 +114,16 @@ const char *cu_buf_str(const cu_buf *b);
 typedef struct cu_diag {
     char **msgs;
     size_t n, cap;
-    size_t max;        /* messages beyond max are counted, not stored */
+    size_t max; /* messages beyond max are counted, not stored */
     size_t dropped;
-    size_t nerrors;    /* errors (warnings do not count) */
+    size_t nerrors; /* errors (warnings do not count) */
 } cu_diag;
 
 void cu_diag_init(cu_diag *d);
 /* Adds an error message (copied). */
-void cu_diag_error(cu_diag *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void cu_diag_error(cu_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Adds a warning message (copied), prefixed with "warning: ". */
-void cu_diag_warn(cu_diag *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void cu_diag_warn(cu_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cu_diag_free(cu_diag *d);
 
 /* ---- clock: injected, never read from the OS inside the engine ---- */

@@ -40,15 +40,9 @@ static char *encode(const unsigned char *d, size_t n, const char *tab, int pad)
     return out;
 }
 
-char *cu_base64_encode(const void *data, size_t n)
-{
-    return encode(data, n, STD, 1);
-}
+char *cu_base64_encode(const void *data, size_t n) { return encode(data, n, STD, 1); }
 
-char *cu_base64url_encode(const void *data, size_t n)
-{
-    return encode(data, n, URL, 0);
-}
+char *cu_base64url_encode(const void *data, size_t n) { return encode(data, n, URL, 0); }
 
 static int b64val(int ch)
 {
@@ -107,15 +101,9 @@ static char *decode(const char *s, size_t *len_out, int token)
     return out;
 }
 
-char *cu_base64_decode(const char *s, size_t *len)
-{
-    return decode(s, len, 0);
-}
+char *cu_base64_decode(const char *s, size_t *len) { return decode(s, len, 0); }
 
-char *cu_base64url_decode(const char *s, size_t *len)
-{
-    return decode(s, len, 1);
-}
+char *cu_base64url_decode(const char *s, size_t *len) { return decode(s, len, 1); }
 
 int cu_base64_valid(const char *s, size_t n)
 {

@@ -137,16 +137,16 @@ typedef struct pframe {
     int *klines;       /* maps only: the line of each key */
     cu_node **vals;
     size_t n, cap;
-    sidx idx;          /* maps with >= DOC_HASH_MIN entries */
-    const char *key;   /* pending key (have_key) */
+    sidx idx;        /* maps with >= DOC_HASH_MIN entries */
+    const char *key; /* pending key (have_key) */
     int key_line, key_col;
     int have_key, key_is_merge;
-    cu_node **merges;  /* merge sources in order */
+    cu_node **merges; /* merge sources in order */
     size_t nmerges, capmerges;
-    size_t merge_pos;  /* n when the first "<<" was seen */
-    long anchor;       /* index in the anchor table, or -1 */
-    size_t count;      /* nodes in this subtree */
-    int height;        /* container levels in this subtree (>= 1) */
+    size_t merge_pos; /* n when the first "<<" was seen */
+    long anchor;      /* index in the anchor table, or -1 */
+    size_t count;     /* nodes in this subtree */
+    int height;       /* container levels in this subtree (>= 1) */
 } pframe;
 
 typedef struct pstate {
@@ -229,8 +229,8 @@ static void pstate_release(pstate *st)
 
 /* Registers anchor name (NULL: none); node NULL marks it open. Returns
  * the anchor's index through *out (-1 for none). */
-static cu_err anchor_add(pstate *st, const yaml_char_t *name, cu_node *node,
-                         size_t size, int height, long *out)
+static cu_err anchor_add(pstate *st, const yaml_char_t *name, cu_node *node, size_t size,
+                         int height, long *out)
 {
     *out = -1;
     if (!name)
@@ -375,8 +375,10 @@ static cu_err add_value(pstate *st, cu_node *v, size_t count, int height, int li
         if (v->type == CU_NODE_SEQ) {
             for (size_t i = 0; i < v->n; i++) {
                 if (v->vals[i]->type != CU_NODE_MAP)
-                    return perr(st, line, col, "merge key << needs a mapping or a sequence of "
-                                       "mappings, item %zu is not a mapping", i + 1);
+                    return perr(st, line, col,
+                                "merge key << needs a mapping or a sequence of "
+                                "mappings, item %zu is not a mapping",
+                                i + 1);
                 if (merge_add(f, v->vals[i]))
                     return oom(st);
             }
@@ -388,9 +390,10 @@ static cu_err add_value(pstate *st, cu_node *v, size_t count, int height, int li
     if (i != SIZE_MAX) {
         f->vals[i] = v; /* duplicate key: the later value wins */
         if (st->d)
-            cu_diag_warn(st->d, "%s:%d:%d: mapping key \"%s\" already defined at line %d; "
-                         "the later value is used", st->file, f->key_line, f->key_col,
-                         f->key, f->klines[i]);
+            cu_diag_warn(st->d,
+                         "%s:%d:%d: mapping key \"%s\" already defined at line %d; "
+                         "the later value is used",
+                         st->file, f->key_line, f->key_col, f->key, f->klines[i]);
         return CU_OK;
     }
     return frame_append(f, f->key, f->key_line, v) ? oom(st) : CU_OK;
@@ -506,8 +509,10 @@ static cu_err on_alias(pstate *st, const yaml_event_t *ev)
     if (i == SIZE_MAX)
         return perr(st, line, col, "alias *%.100s refers to an unknown anchor", name);
     if (!st->anodes[i])
-        return perr(st, line, col, "alias *%.100s refers to a node that contains it "
-                                   "(recursive aliases are not supported)", name);
+        return perr(st, line, col,
+                    "alias *%.100s refers to a node that contains it "
+                    "(recursive aliases are not supported)",
+                    name);
     if (st->asizes[i] > DOC_ALIAS_NODES_MAX - st->alias_nodes)
         return perr(st, line, col, "aliases expand to more than %d nodes (at alias *%.100s)",
                     DOC_ALIAS_NODES_MAX, name);
@@ -527,7 +532,8 @@ static cu_err on_scalar(pstate *st, const yaml_event_t *ev)
     const char *val = (const char *)ev->data.scalar.value;
     size_t len = ev->data.scalar.length;
     if (strlen(val) != len)
-        return perr(st, line, col, "a scalar contains a NUL character (\\0), which is not supported");
+        return perr(st, line, col,
+                    "a scalar contains a NUL character (\\0), which is not supported");
     cu_node *n = cu_arena_alloc(st->a, sizeof(*n));
     if (!n || !(n->str = cu_arena_strndup(st->a, val, len)))
         return oom(st);
@@ -574,21 +580,16 @@ static cu_err on_event(pstate *st, const yaml_event_t *ev)
         st->root = NULL;
         st->have_root = 0;
         return CU_OK;
-    case YAML_DOCUMENT_END_EVENT:
-        return on_document_end(st);
-    case YAML_ALIAS_EVENT:
-        return on_alias(st, ev);
-    case YAML_SCALAR_EVENT:
-        return on_scalar(st, ev);
+    case YAML_DOCUMENT_END_EVENT: return on_document_end(st);
+    case YAML_ALIAS_EVENT: return on_alias(st, ev);
+    case YAML_SCALAR_EVENT: return on_scalar(st, ev);
     case YAML_SEQUENCE_START_EVENT:
         return open_node(st, CU_NODE_SEQ, ev->data.sequence_start.anchor, ev->start_mark);
     case YAML_MAPPING_START_EVENT:
         return open_node(st, CU_NODE_MAP, ev->data.mapping_start.anchor, ev->start_mark);
     case YAML_SEQUENCE_END_EVENT:
-    case YAML_MAPPING_END_EVENT:
-        return close_node(st);
-    default:
-        return CU_OK;
+    case YAML_MAPPING_END_EVENT: return close_node(st);
+    default: return CU_OK;
     }
 }
 
@@ -597,8 +598,7 @@ static cu_err yaml_failure(pstate *st, const yaml_parser_t *p)
 {
     const char *problem = p->problem ? p->problem : "unknown error";
     switch (p->error) {
-    case YAML_MEMORY_ERROR:
-        return oom(st);
+    case YAML_MEMORY_ERROR: return oom(st);
     case YAML_READER_ERROR: {
         /* reader errors carry a byte offset, not a mark */
         int line = 1, col = 1;
@@ -628,8 +628,8 @@ static cu_err yaml_failure(pstate *st, const yaml_parser_t *p)
     }
 }
 
-cu_err cu_doc_parse(const char *file, const char *text, size_t len,
-                    cu_arena *a, cu_doc **docs, size_t *ndocs, cu_diag *d)
+cu_err cu_doc_parse(const char *file, const char *text, size_t len, cu_arena *a, cu_doc **docs,
+                    size_t *ndocs, cu_diag *d)
 {
     *docs = NULL;
     *ndocs = 0;
@@ -681,8 +681,7 @@ cu_err cu_doc_parse(const char *file, const char *text, size_t len,
     return err;
 }
 
-cu_err cu_doc_parse_file(const char *file, cu_arena *a, cu_doc **docs,
-                         size_t *ndocs, cu_diag *d)
+cu_err cu_doc_parse_file(const char *file, cu_arena *a, cu_doc **docs, size_t *ndocs, cu_diag *d)
 {
     *docs = NULL;
     *ndocs = 0;
@@ -700,7 +699,7 @@ cu_err cu_doc_parse_file(const char *file, cu_arena *a, cu_doc **docs,
             if (cap > DOC_FILE_MAX) {
                 if (d)
                     cu_diag_error(d, "%s: file is larger than 64 MiB, refusing to read it", file);
-                err = CU_EINVAL;   /* bad input, not an internal failure */
+                err = CU_EINVAL; /* bad input, not an internal failure */
                 break;
             }
             size_t ncap = cap ? cap * 2 : 64 * 1024;
@@ -785,8 +784,8 @@ int cu_node_is_null(const cu_node *n)
     if (n->type != CU_NODE_SCALAR || !n->plain)
         return 0;
     const char *s = n->str;
-    return !*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 ||
-           strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0;
+    return !*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 ||
+           strcmp(s, "NULL") == 0;
 }
 
 const char *cu_node_scalar(const cu_node *n)
@@ -814,8 +813,8 @@ static int word_case(const char *s, const char *w)
 
 cu_err cu_node_bool(const cu_node *n, int *out)
 {
-    static const char *const yes[] = {"true", "yes", "on"};
-    static const char *const no[] = {"false", "no", "off"};
+    static const char *const yes[] = { "true", "yes", "on" };
+    static const char *const no[] = { "false", "no", "off" };
     const char *s = cu_node_scalar(n);
     if (!s)
         return CU_EINVAL;
@@ -869,15 +868,9 @@ static cu_node *node_new(cu_arena *a, cu_ntype type)
     return n;
 }
 
-cu_node *cu_node_new_map(cu_arena *a)
-{
-    return node_new(a, CU_NODE_MAP);
-}
+cu_node *cu_node_new_map(cu_arena *a) { return node_new(a, CU_NODE_MAP); }
 
-cu_node *cu_node_new_seq(cu_arena *a)
-{
-    return node_new(a, CU_NODE_SEQ);
-}
+cu_node *cu_node_new_seq(cu_arena *a) { return node_new(a, CU_NODE_SEQ); }
 
 static cu_node *scalar_new(cu_arena *a, const char *s, int plain)
 {
@@ -890,15 +883,9 @@ static cu_node *scalar_new(cu_arena *a, const char *s, int plain)
     return n;
 }
 
-cu_node *cu_node_new_str(cu_arena *a, const char *s)
-{
-    return scalar_new(a, s, 0);
-}
+cu_node *cu_node_new_str(cu_arena *a, const char *s) { return scalar_new(a, s, 0); }
 
-cu_node *cu_node_new_plain(cu_arena *a, const char *s)
-{
-    return scalar_new(a, s, 1);
-}
+cu_node *cu_node_new_plain(cu_arena *a, const char *s) { return scalar_new(a, s, 1); }
 
 cu_node *cu_node_new_int(cu_arena *a, int64_t v)
 {
@@ -907,15 +894,9 @@ cu_node *cu_node_new_int(cu_arena *a, int64_t v)
     return scalar_new(a, tmp, 1);
 }
 
-cu_node *cu_node_new_bool(cu_arena *a, int v)
-{
-    return scalar_new(a, v ? "true" : "false", 1);
-}
+cu_node *cu_node_new_bool(cu_arena *a, int v) { return scalar_new(a, v ? "true" : "false", 1); }
 
-cu_node *cu_node_new_null(cu_arena *a)
-{
-    return scalar_new(a, "null", 1);
-}
+cu_node *cu_node_new_null(cu_arena *a) { return scalar_new(a, "null", 1); }
 
 /* Makes room for one more entry (arena arrays, doubled). */
 static cu_err node_reserve(cu_arena *a, cu_node *n)
@@ -1157,8 +1138,8 @@ static int ieq(const char *a, const char *b)
  * merge and value keys. Errs on the side of quoting. */
 static int yaml_typed(const char *s)
 {
-    static const char *const words[] = {"true", "false", "yes", "no", "on", "off", "y",
-                                        "n", "null", "~", "=", "<<"};
+    static const char *const words[] = { "true", "false", "yes",  "no", "on", "off",
+                                         "y",    "n",     "null", "~",  "=",  "<<" };
     if (!*s)
         return 1;
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
@@ -1166,8 +1147,7 @@ static int yaml_typed(const char *s)
             return 1;
     const char *p = s;
     /* YAML 1.1 timestamps: 2001-12-14, 2001-12-14t21:59:43.10-05:00, ... */
-    if (strlen(s) >= 8 && s[4] == '-' && strspn(s, "0123456789") == 4 && s[5] >= '0' &&
-        s[5] <= '9')
+    if (strlen(s) >= 8 && s[4] == '-' && strspn(s, "0123456789") == 4 && s[5] >= '0' && s[5] <= '9')
         return 1;
     if (*p == '+' || *p == '-')
         p++;
@@ -1230,7 +1210,7 @@ static void yaml_quoted(cu_buf *o, const char *s)
     while (*p) {
         unsigned char c = *p;
         if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
+            char e[2] = { '\\', (char)c };
             cu_buf_append(o, e, 2);
             p++;
         } else if (c == '\n') {
@@ -1243,7 +1223,7 @@ static void yaml_quoted(cu_buf *o, const char *s)
             cu_buf_append(o, "\\t", 2);
             p++;
         } else if (c < 0x20 || c == 0x7F) {
-            char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+            char e[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
             cu_buf_append(o, e, 4);
             p++;
         } else if (c < 0x80) {
@@ -1256,8 +1236,9 @@ static void yaml_quoted(cu_buf *o, const char *s)
                 cu_buf_append(o, "\\uFFFD", 6); /* invalid UTF-8 byte */
                 p++;
             } else if (cu_yaml_nonprintable(cp)) {
-                char e[6] = {'\\', 'u', hex[cp >> 12], hex[(cp >> 8) & 15],
-                             hex[(cp >> 4) & 15], hex[cp & 15]};
+                char e[6] = {
+                    '\\', 'u', hex[cp >> 12], hex[(cp >> 8) & 15], hex[(cp >> 4) & 15], hex[cp & 15]
+                };
                 cu_buf_append(o, e, 6);
                 p += len;
             } else {
@@ -1358,7 +1339,7 @@ static void yaml_seq(yemit *e, const cu_node *s, int ind)
 
 cu_err cu_node_emit_yaml(const cu_node *n, cu_buf *out)
 {
-    yemit e = {.out = out};
+    yemit e = { .out = out };
     cu_buf_init(&e.key, 0);
     if (!n) {
         cu_buf_puts(out, "null\n");

@@ -16,19 +16,19 @@ typedef enum cu_ntype { CU_NODE_SCALAR = 0, CU_NODE_MAP, CU_NODE_SEQ } cu_ntype;
 typedef struct cu_node cu_node;
 struct cu_node {
     cu_ntype type;
-    int line, col;        /* 1-based source position; 0 for built nodes */
-    const char *str;      /* scalar text (never NULL for scalars) */
-    int plain;            /* scalar was unquoted: "null", "true", "3" keep
+    int line, col;     /* 1-based source position; 0 for built nodes */
+    const char *str;   /* scalar text (never NULL for scalars) */
+    int plain;         /* scalar was unquoted: "null", "true", "3" keep
                              their YAML/JSON meaning; quoted ones are strings */
-    size_t n, cap;        /* number of map entries / sequence items */
-    const char **keys;    /* map keys, n of them (NULL for sequences) */
-    cu_node **vals;       /* map values or sequence items */
+    size_t n, cap;     /* number of map entries / sequence items */
+    const char **keys; /* map keys, n of them (NULL for sequences) */
+    cu_node **vals;    /* map values or sequence items */
 };
 
 /* One YAML document (or one JSON value) of a file. */
 typedef struct cu_doc {
-    const char *file;     /* arena-owned copy of the path given */
-    cu_node *root;        /* NULL for an empty document */
+    const char *file; /* arena-owned copy of the path given */
+    cu_node *root;    /* NULL for an empty document */
 } cu_doc;
 
 /* Parses text (len bytes, multi-document YAML or JSON) into *docs, an
@@ -36,13 +36,12 @@ typedef struct cu_doc {
  * merge keys (<<) are applied. On a syntax error appends
  * "FILE:LINE:COLUMN: message" to d and returns CU_ESYNTAX. Nesting deeper
  * than 256 levels is a syntax error. Borrows file and text. */
-cu_err cu_doc_parse(const char *file, const char *text, size_t len,
-                    cu_arena *a, cu_doc **docs, size_t *ndocs, cu_diag *d);
+cu_err cu_doc_parse(const char *file, const char *text, size_t len, cu_arena *a, cu_doc **docs,
+                    size_t *ndocs, cu_diag *d);
 
 /* Reads file and parses it like cu_doc_parse. Files over 64 MiB are
  * refused as bad input (CU_EINVAL with a message); unreadable files give CU_EIO. */
-cu_err cu_doc_parse_file(const char *file, cu_arena *a, cu_doc **docs,
-                         size_t *ndocs, cu_diag *d);
+cu_err cu_doc_parse_file(const char *file, cu_arena *a, cu_doc **docs, size_t *ndocs, cu_diag *d);
 
 /* ---- reading ---- */
 /* Returns the value for key in map, or NULL (also when map is NULL or not

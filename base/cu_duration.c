@@ -8,9 +8,17 @@
 
 cu_err cu_duration_parse(const char *s, int64_t *ns)
 {
-    static const struct { const char *unit; int64_t ns; } units[] = {
-        { "ns", 1 }, { "us", 1000 }, { "\xc2\xb5s", 1000 }, { "\xce\xbcs", 1000 },
-        { "ms", 1000000 }, { "s", INT64_C(1000000000) }, { "m", INT64_C(60000000000) },
+    static const struct {
+        const char *unit;
+        int64_t ns;
+    } units[] = {
+        { "ns", 1 },
+        { "us", 1000 },
+        { "\xc2\xb5s", 1000 },
+        { "\xce\xbcs", 1000 },
+        { "ms", 1000000 },
+        { "s", INT64_C(1000000000) },
+        { "m", INT64_C(60000000000) },
         { "h", INT64_C(3600000000000) },
     };
     if (!s)

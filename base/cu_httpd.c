@@ -60,9 +60,9 @@ typedef struct fdwatch {
 /* One connection: since when it waits for a request's headers. */
 typedef struct conninfo {
     int fd;
-    int reading;           /* waiting for the headers of a request */
-    int shut;              /* shut down for taking too long */
-    double since;          /* ev_now() when it began to wait */
+    int reading;  /* waiting for the headers of a request */
+    int shut;     /* shut down for taking too long */
+    double since; /* ev_now() when it began to wait */
     struct conninfo *next, *prev;
 } conninfo;
 
@@ -71,18 +71,18 @@ struct cu_httpd {
     conninfo *conns;
     double header_timeout;
     struct MHD_Daemon *d;
-    fdwatch *fds[FD_SETSIZE];  /* by descriptor; NULL: not watched */
-    int top;            /* highest descriptor watched, -1: none */
+    fdwatch *fds[FD_SETSIZE]; /* by descriptor; NULL: not watched */
+    int top;                  /* highest descriptor watched, -1: none */
     int listen_fd;
-    ev_timer timer;     /* MHD_get_timeout() */
+    ev_timer timer; /* MHD_get_timeout() */
     cu_httpd_handler h;
     void *ud;
     cu_httpd_gate gate;
     void *gate_ud;
-    struct hreq *waiting;  /* requests the gate holds (suspended) */
+    struct hreq *waiting; /* requests the gate holds (suspended) */
     uint64_t next_id;
-    int starting;       /* MHD's log messages are kept only while starting */
-    char lasterr[256];  /* the last one */
+    int starting;      /* MHD's log messages are kept only while starting */
+    char lasterr[256]; /* the last one */
 };
 
 /* One request: the target as sent, how far it got, and the gate's say. */
@@ -90,13 +90,13 @@ enum { REQ_NEW, REQ_HEADERS, REQ_RESPONDED };
 enum { GATE_NONE, GATE_WAITING, GATE_DONE };
 typedef struct hreq {
     int state;
-    int gate;            /* GATE_* */
-    int gate_status;     /* 0: allowed, else the status to refuse with */
+    int gate;        /* GATE_* */
+    int gate_status; /* 0: allowed, else the status to refuse with */
     char gate_msg[160];
-    uint64_t id;         /* while waiting for the gate */
+    uint64_t id; /* while waiting for the gate */
     struct MHD_Connection *conn;
     struct hreq *wnext, *wprev;
-    const char *query;   /* in target, after the path is split off; NULL before */
+    const char *query; /* in target, after the path is split off; NULL before */
     char target[];
 } hreq;
 
@@ -177,7 +177,7 @@ static enum MHD_Result respond(struct MHD_Connection *conn, int code, cu_buf *bo
         cu_buf_free(body);
         return MHD_NO;
     }
-    body->data = NULL;  /* MHD frees it with the response */
+    body->data = NULL; /* MHD frees it with the response */
     body->len = body->cap = 0;
     enum MHD_Result ret = MHD_NO;
     if (MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, ctype) == MHD_YES &&
@@ -188,19 +188,18 @@ static enum MHD_Result respond(struct MHD_Connection *conn, int code, cu_buf *bo
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **req_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls)
 {
     (void)url;
     (void)version;
     (void)upload_data;
     cu_httpd *s = cls;
     hreq *r = *req_cls;
-    if (!r)                 /* the copy of the target failed: drop the connection */
+    if (!r) /* the copy of the target failed: drop the connection */
         return MHD_NO;
     if (r->state == REQ_NEW)
-        conn_reading(s, conn, 0);   /* the headers are in */
+        conn_reading(s, conn, 0); /* the headers are in */
     cu_buf body;
     cu_buf_init(&body, BODY_LIMIT);
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
@@ -222,7 +221,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->state = REQ_HEADERS;
         return MHD_YES;
     }
-    if (*upload_data_size) {  /* a body with a GET: read and dropped */
+    if (*upload_data_size) { /* a body with a GET: read and dropped */
         *upload_data_size = 0;
         return MHD_YES;
     }
@@ -237,15 +236,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     const char *path = r->target, *query = r->query;
     if (s->gate && r->gate == GATE_WAITING)
-        return MHD_YES;     /* not expected: MHD does not call while suspended */
+        return MHD_YES; /* not expected: MHD does not call while suspended */
     if (s->gate && r->gate == GATE_NONE) {
-        const char *authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                        MHD_HTTP_HEADER_AUTHORIZATION);
+        const char *authz =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
         r->id = ++s->next_id;
         r->conn = conn;
         r->gate_msg[0] = 0;
-        int st = s->gate(s->gate_ud, authz ? authz : "", path, r->id, r->gate_msg,
-                         sizeof(r->gate_msg));
+        int st =
+            s->gate(s->gate_ud, authz ? authz : "", path, r->id, r->gate_msg, sizeof(r->gate_msg));
         if (st == CU_HTTPD_WAIT) {
             r->gate = GATE_WAITING;
             r->wnext = s->waiting;
@@ -264,8 +263,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         cu_buf_printf(&body, "%s\n", r->gate_msg[0] ? r->gate_msg : "refused");
         return respond(conn, code, &body, "text/plain; charset=utf-8", NULL);
     }
-    const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_ACCEPT);
+    const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
     const char *ctype = "text/plain; charset=utf-8";
     int code = s->h(s->ud, path, query, accept ? accept : "", &body, &ctype);
     if (code < 100 || code > 599) {
@@ -310,16 +308,14 @@ static void rewatch(cu_httpd *s)
     FD_ZERO(&es);
     MHD_socket max = -1;
     if (MHD_get_fdset2(s->d, &rs, &ws, &es, &max, FD_SETSIZE) != MHD_YES)
-        max = -1;   /* nothing to watch; the timer still runs MHD */
-    const union MHD_DaemonInfo *di =
-        MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+        max = -1; /* nothing to watch; the timer still runs MHD */
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
     if (di && di->num_connections >= CONN_LIMIT && s->listen_fd >= 0 && s->listen_fd <= max)
         FD_CLR(s->listen_fd, &rs);
     int top = max > s->top ? max : s->top;
     for (int fd = 0; fd <= top && fd < FD_SETSIZE; fd++) {
-        int want = fd <= max ? (FD_ISSET(fd, &rs) ? EV_READ : 0) |
-                               (FD_ISSET(fd, &ws) ? EV_WRITE : 0)
-                             : 0;
+        int want =
+            fd <= max ? (FD_ISSET(fd, &rs) ? EV_READ : 0) | (FD_ISSET(fd, &ws) ? EV_WRITE : 0) : 0;
         fdwatch *w = s->fds[fd];
         if (w && (w->io.events & (EV_READ | EV_WRITE)) == want)
             continue;
@@ -330,7 +326,7 @@ static void rewatch(cu_httpd *s)
         if (!w) {
             w = calloc(1, sizeof(*w));
             if (!w)
-                continue;   /* the timer below retries soon */
+                continue; /* the timer below retries soon */
             w->s = s;
             ev_init(&w->io, on_fd);
             s->fds[fd] = w;
@@ -411,7 +407,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         conninfo *c = calloc(1, sizeof(*c));
         if (!c || !ci) {
             free(c);
-            return;     /* no header deadline for this one; the idle timeout stays */
+            return; /* no header deadline for this one; the idle timeout stays */
         }
         c->fd = ci->connect_fd;
         c->reading = 1;
@@ -465,8 +461,8 @@ static double shut_slow(cu_httpd *s)
 
 /* Splits HOST:PORT, [V6]:PORT or :PORT and resolves it (numeric port).
  * Returns 0 with *ss filled, or -1 with the problem in err. */
-static int resolve(const char *addr, const char *what, struct sockaddr_storage *ss,
-                   char *err, size_t errn)
+static int resolve(const char *addr, const char *what, struct sockaddr_storage *ss, char *err,
+                   size_t errn)
 {
     char host[256], port[32];
     const char *colon = strrchr(addr, ':');
@@ -575,17 +571,12 @@ cu_httpd *cu_httpd_start_opts(struct ev_loop *loop, const char *addr, const char
         { MHD_OPTION_END, 0, NULL },
     };
     errno = 0;
-    s->d = MHD_start_daemon(flags, port, NULL, NULL, on_request, s,
-                            MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
-                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-                            MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-                            MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT,
-                            MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY,
-                            MHD_OPTION_ARRAY, tlsopts,
-                            MHD_OPTION_END);
+    s->d = MHD_start_daemon(
+        flags, port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        s, MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY, MHD_OPTION_ARRAY, tlsopts, MHD_OPTION_END);
     int e = errno;
     if (!s->d) {
         if (s->lasterr[0])
@@ -657,6 +648,6 @@ void cu_httpd_stop(cu_httpd *s)
     for (int fd = 0; fd <= s->top; fd++)
         unwatch(s, fd);
     s->top = -1;
-    MHD_stop_daemon(s->d);  /* closes the connections: on_completed frees their requests */
+    MHD_stop_daemon(s->d); /* closes the connections: on_completed frees their requests */
     free(s);
 }

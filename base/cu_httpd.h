@@ -25,8 +25,8 @@ typedef struct cu_httpd cu_httpd;
  * when none; both as the client sent them, not URL-decoded) and accept
  * (the Accept header, "" when none), and returns the HTTP status code
  * (100..599; anything else is answered with 500). */
-typedef int (*cu_httpd_handler)(void *ud, const char *path, const char *query,
-                                const char *accept, cu_buf *body, const char **ctype);
+typedef int (*cu_httpd_handler)(void *ud, const char *path, const char *query, const char *accept,
+                                cu_buf *body, const char **ctype);
 
 /* A gate sees every GET and HEAD before the handler: authz is the
  * Authorization header ("" when none), path as sent. It returns 0 to let
@@ -35,15 +35,15 @@ typedef int (*cu_httpd_handler)(void *ud, const char *path, const char *query,
  * request is held (its connection suspended, the loop goes on) until
  * cu_httpd_decide(s, id, ...) is called, later, from the loop. */
 #define CU_HTTPD_WAIT (-1)
-typedef int (*cu_httpd_gate)(void *ud, const char *authz, const char *path, uint64_t id,
-                             char *msg, size_t msgn);
+typedef int (*cu_httpd_gate)(void *ud, const char *authz, const char *path, uint64_t id, char *msg,
+                             size_t msgn);
 
 typedef struct cu_httpd_opts {
-    const char *cert_pem;   /* HTTPS with this certificate (chain, PEM) and key; */
-    const char *key_pem;    /* both NULL: plain HTTP */
-    cu_httpd_gate gate;     /* NULL: none */
+    const char *cert_pem; /* HTTPS with this certificate (chain, PEM) and key; */
+    const char *key_pem;  /* both NULL: plain HTTP */
+    cu_httpd_gate gate;   /* NULL: none */
     void *gate_ud;
-    double header_timeout_s;  /* a request's headers must be in this long after the
+    double header_timeout_s; /* a request's headers must be in this long after the
                                  connection opened or its last response; 0: 10 */
 } cu_httpd_opts;
 

@@ -9,15 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-json_tokener *cu_json_tokener_new(void)
-{
-    return json_tokener_new_ex(CU_JSON_SHALLOW_DEPTH);
-}
+json_tokener *cu_json_tokener_new(void) { return json_tokener_new_ex(CU_JSON_SHALLOW_DEPTH); }
 
-static int is_ws(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
+static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 /* One parse with tok; returns the tree or NULL with *err set. */
 static json_object *parse_with(json_tokener *tok, const char *s, size_t len,
@@ -113,10 +107,7 @@ const char *cu_jas_str(json_object *v)
     return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
-const char *cu_jstr(json_object *o, const char *key)
-{
-    return cu_jas_str(cu_jget(o, key));
-}
+const char *cu_jstr(json_object *o, const char *key) { return cu_jas_str(cu_jget(o, key)); }
 
 json_object *cu_jpath(json_object *o, const char *dotted)
 {
@@ -210,8 +201,8 @@ static size_t put_u(char *out, uint32_t cp)
     return 6;
 }
 
-size_t cu_json_escape_char(const char *s, size_t avail, unsigned flags,
-                           char out[CU_JSON_ESC_MAX], size_t *adv)
+size_t cu_json_escape_char(const char *s, size_t avail, unsigned flags, char out[CU_JSON_ESC_MAX],
+                           size_t *adv)
 {
     const unsigned char *p = (const unsigned char *)s;
     unsigned char c = p[0];
@@ -290,19 +281,15 @@ static cu_node *json_to_node(cu_arena *a, json_object *j, int depth)
         (json_object_is_type(j, json_type_object) || json_object_is_type(j, json_type_array)))
         return cu_node_new_null(a);
     switch (json_object_get_type(j)) {
-    case json_type_null:
-        return cu_node_new_null(a);
-    case json_type_boolean:
-        return cu_node_new_bool(a, json_object_get_boolean(j));
-    case json_type_int:
-        return cu_node_new_int(a, json_object_get_int64(j));
+    case json_type_null: return cu_node_new_null(a);
+    case json_type_boolean: return cu_node_new_bool(a, json_object_get_boolean(j));
+    case json_type_int: return cu_node_new_int(a, json_object_get_int64(j));
     case json_type_double: {
         char b[64];
         snprintf(b, sizeof(b), "%.17g", json_object_get_double(j));
         return cu_node_new_plain(a, b);
     }
-    case json_type_string:
-        return cu_node_new_str(a, json_object_get_string(j));
+    case json_type_string: return cu_node_new_str(a, json_object_get_string(j));
     case json_type_array: {
         cu_node *s = cu_node_new_seq(a);
         size_t n = json_object_array_length(j);
@@ -317,7 +304,7 @@ static cu_node *json_to_node(cu_arena *a, json_object *j, int depth)
         cu_node *m = cu_node_new_map(a);
         if (!m)
             return NULL;
-        json_object_object_foreach(j, k, val) {
+        json_object_object_foreach (j, k, val) {
             cu_node *v = json_to_node(a, val, depth + 1);
             if (!v || cu_node_set(a, m, k, v) != CU_OK)
                 return NULL;
@@ -328,10 +315,7 @@ static cu_node *json_to_node(cu_arena *a, json_object *j, int depth)
     return NULL;
 }
 
-cu_node *cu_node_from_json(cu_arena *a, json_object *j)
-{
-    return json_to_node(a, j, 0);
-}
+cu_node *cu_node_from_json(cu_arena *a, json_object *j) { return json_to_node(a, j, 0); }
 
 json_object *cu_node_to_json(const cu_node *n)
 {

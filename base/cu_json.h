@@ -48,12 +48,12 @@ json_object *cu_json_parse_str(const char *s);
  * Always: '"' and '\\' as \" and \\, \n \r \t short, other bytes
  * below 0x20 as \u00XX (lowercase hex). */
 enum {
-    CU_JESC_SHORT_BF = 1,  /* \b and \f short (else \u0008, \u000c) */
-    CU_JESC_DEL = 2,       /* DEL as \u007f (else raw) */
-    CU_JESC_UTF8 = 4,      /* bytes >= 0x80 checked: each byte that does not
+    CU_JESC_SHORT_BF = 1, /* \b and \f short (else \u0008, \u000c) */
+    CU_JESC_DEL = 2,      /* DEL as \u007f (else raw) */
+    CU_JESC_UTF8 = 4,     /* bytes >= 0x80 checked: each byte that does not
                               start valid UTF-8 becomes U+FFFD (else raw) */
-    CU_JESC_FFFD_ESC = 8,  /* with UTF8: that U+FFFD as \ufffd (else raw) */
-    CU_JESC_YAML = 16,     /* with UTF8: also \uXXXX for the code points a
+    CU_JESC_FFFD_ESC = 8, /* with UTF8: that U+FFFD as \ufffd (else raw) */
+    CU_JESC_YAML = 16,    /* with UTF8: also \uXXXX for the code points a
                               YAML reader refuses raw (C1, U+2028/9, U+FEFF,
                               U+FFFE/F), so the JSON reads back as YAML */
 };
@@ -69,8 +69,8 @@ enum {
  * out (not NUL-terminated) and returns the piece's length; *adv is the
  * number of bytes of s it stands for (>= 1). For writers that bound
  * their output per character (the logger). */
-size_t cu_json_escape_char(const char *s, size_t avail, unsigned flags,
-                           char out[CU_JSON_ESC_MAX], size_t *adv);
+size_t cu_json_escape_char(const char *s, size_t avail, unsigned flags, char out[CU_JSON_ESC_MAX],
+                           size_t *adv);
 
 /* Appends s (NUL-terminated; NULL is "") to b as a quoted JSON string,
  * escaped per flags. Returns CU_OK or CU_ENOMEM (b's bound). */

@@ -19,10 +19,10 @@ typedef enum { ESC_JSON, ESC_TEXT_QUOTED, ESC_TEXT_BARE, ESC_TEXT_KEY } esc_mode
 typedef struct lw {
     char *b;
     size_t len;
-    size_t lim;   /* content limit; the reserve lies above it */
-    int trunc;    /* a piece did not fit: nothing more is added */
-    int in_str;   /* the cut happened inside a quoted string */
-    int in_bare;  /* the cut happened inside an unquoted text value */
+    size_t lim;  /* content limit; the reserve lies above it */
+    int trunc;   /* a piece did not fit: nothing more is added */
+    int in_str;  /* the cut happened inside a quoted string */
+    int in_bare; /* the cut happened inside an unquoted text value */
 } lw;
 
 static int put(lw *w, const char *s, size_t n)
@@ -162,7 +162,8 @@ static void member(lw *w, int json, const char *k, const char *v)
         bad = put(w, ",\"", 2) || put_escaped(w, k, ESC_JSON) ||
               (json_reserved(k) && put(w, "_", 1)) || put(w, "\":", 2);
     else
-        bad = put(w, " ", 1) || (*k ? put_escaped(w, k, ESC_TEXT_KEY) : put(w, "_", 1)) || put(w, "=", 1);
+        bad = put(w, " ", 1) || (*k ? put_escaped(w, k, ESC_TEXT_KEY) : put(w, "_", 1)) ||
+              put(w, "=", 1);
     if (bad) {
         w->len = mark;
         return;
@@ -172,7 +173,7 @@ static void member(lw *w, int json, const char *k, const char *v)
         json_value(w, v);
     else
         text_value(w, v);
-    if (w->trunc && w->len == vstart)   /* not even the value's first piece fit */
+    if (w->trunc && w->len == vstart) /* not even the value's first piece fit */
         w->len = mark;
 }
 
@@ -204,8 +205,8 @@ void cu_log_time_format(int64_t ms, char *out, size_t n)
     int64_t y;
     unsigned mo, d;
     civil_from_days(days, &y, &mo, &d);
-    snprintf(out, n, "%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ", (long long)y, mo, d, (int)(sod / 3600),
-             (int)(sod / 60 % 60), (int)(sod % 60), (int)frac);
+    snprintf(out, n, "%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ", (long long)y, mo, d,
+             (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60), (int)frac);
 }
 
 void cu_log_init(cu_log *l, FILE *out, cu_log_format fmt, int verbosity, cu_clock clock)
@@ -269,7 +270,9 @@ void cu_log_vkv(cu_log *l, int v, const char *level, const char *msg, va_list ap
         put_final(&w, "}\n");
     } else {
         if (w.trunc)
-            put_final(&w, w.in_str ? "\xE2\x80\xA6\"" : w.in_bare ? "\xE2\x80\xA6" : " \xE2\x80\xA6");
+            put_final(&w, w.in_str    ? "\xE2\x80\xA6\""
+                          : w.in_bare ? "\xE2\x80\xA6"
+                                      : " \xE2\x80\xA6");
         put_final(&w, "\n");
     }
     fwrite(buf, 1, w.len, l->out);

@@ -34,10 +34,10 @@
 typedef enum { CU_LOG_TEXT, CU_LOG_JSON } cu_log_format;
 
 typedef struct cu_log {
-    FILE *out;          /* borrowed; NULL: logging is off */
+    FILE *out; /* borrowed; NULL: logging is off */
     cu_log_format fmt;
-    int verbosity;      /* -v N: lines with v <= verbosity are written */
-    cu_clock clock;     /* timestamps; now_ms NULL: the epoch */
+    int verbosity;  /* -v N: lines with v <= verbosity are written */
+    cu_clock clock; /* timestamps; now_ms NULL: the epoch */
 } cu_log;
 
 /* Initializes l; borrows out (not closed by the logger). */

@@ -20,14 +20,14 @@
 #include <string.h>
 
 typedef struct series {
-    struct series *next;   /* hash chain */
+    struct series *next; /* hash chain */
     uint64_t hash;
-    double value;          /* counter, gauge, info */
-    double sum;            /* histogram */
-    uint64_t count;        /* histogram */
-    uint64_t *bucket;      /* histogram: nbuckets + 1 per-bucket counts */
+    double value;     /* counter, gauge, info */
+    double sum;       /* histogram */
+    uint64_t count;   /* histogram */
+    uint64_t *bucket; /* histogram: nbuckets + 1 per-bucket counts */
     size_t nl;
-    char *vals[];          /* nl strings, stored after the array */
+    char *vals[]; /* nl strings, stored after the array */
 } series;
 
 struct cu_metric_family {
@@ -40,7 +40,7 @@ struct cu_metric_family {
     double *buckets;
     series **tab;
     size_t cap, n;
-    int om_plain;   /* OpenMetrics: written under its full name as "unknown"
+    int om_plain; /* OpenMetrics: written under its full name as "unknown"
                        (counter) or "gauge" (info), because its suffix-less
                        family name is taken by another family */
 };
@@ -50,7 +50,7 @@ struct cu_metrics {
     size_t n, cap;
     size_t nseries, max_series;
     uint64_t nerrors;
-    cu_metric_family *errfam;   /* cueue_metrics_errors_total, once registered */
+    cu_metric_family *errfam; /* cueue_metrics_errors_total, once registered */
     int in_err;
     char err[320];
 };
@@ -149,7 +149,7 @@ static uint64_t hash_values(const char *const values[], size_t n)
             h ^= *p;
             h *= 1099511628211ULL;
         }
-        h ^= 0xFF;   /* never a byte of valid UTF-8: separates values */
+        h ^= 0xFF; /* never a byte of valid UTF-8: separates values */
         h *= 1099511628211ULL;
     }
     return h;
@@ -225,25 +225,13 @@ void cu_metrics_free(cu_metrics *m)
     free(m);
 }
 
-void cu_metrics_set_max_series(cu_metrics *m, size_t max_series)
-{
-    m->max_series = max_series;
-}
+void cu_metrics_set_max_series(cu_metrics *m, size_t max_series) { m->max_series = max_series; }
 
-const char *cu_metrics_last_error(const cu_metrics *m)
-{
-    return m->err;
-}
+const char *cu_metrics_last_error(const cu_metrics *m) { return m->err; }
 
-uint64_t cu_metrics_error_count(const cu_metrics *m)
-{
-    return m->nerrors;
-}
+uint64_t cu_metrics_error_count(const cu_metrics *m) { return m->nerrors; }
 
-void cu_metrics_count_errors_in(cu_metrics *m, cu_metric_family *f)
-{
-    m->errfam = f;
-}
+void cu_metrics_count_errors_in(cu_metrics *m, cu_metric_family *f) { m->errfam = f; }
 
 /* Index of the first family whose name is >= name. */
 static size_t fam_lower_bound(const cu_metrics *m, const char *name)
@@ -338,14 +326,16 @@ cu_metric_family *cu_metrics_family(cu_metrics *m, const char *name, const char 
 {
     m->err[0] = '\0';
     if (!valid_metric_name(name) || strlen(name) > 200) {
-        set_err(m, "metric family \"%.100s\": name is not a valid metric name "
-                   "([a-zA-Z_:][a-zA-Z0-9_:]*, at most 200 bytes)", name ? name : "(null)");
+        set_err(m,
+                "metric family \"%.100s\": name is not a valid metric name "
+                "([a-zA-Z_:][a-zA-Z0-9_:]*, at most 200 bytes)",
+                name ? name : "(null)");
         return NULL;
     }
     if (type != CU_METRIC_COUNTER && type != CU_METRIC_GAUGE && type != CU_METRIC_HISTOGRAM &&
         type != CU_METRIC_INFO) {
-        set_err(m, "metric family \"%s\": type %d is not counter, gauge, histogram or info",
-                name, (int)type);
+        set_err(m, "metric family \"%s\": type %d is not counter, gauge, histogram or info", name,
+                (int)type);
         return NULL;
     }
     if (type == CU_METRIC_COUNTER && (!ends_with(name, "_total") || strlen(name) == 6)) {
@@ -367,8 +357,9 @@ cu_metric_family *cu_metrics_family(cu_metrics *m, const char *name, const char 
     }
     for (size_t i = 0; i < nlabels; i++) {
         if (!valid_label_name(labelnames[i])) {
-            set_err(m, "metric family \"%s\": label name \"%.100s\" is not valid "
-                       "([a-zA-Z_][a-zA-Z0-9_]*, not starting with \"__\")",
+            set_err(m,
+                    "metric family \"%s\": label name \"%.100s\" is not valid "
+                    "([a-zA-Z_][a-zA-Z0-9_]*, not starting with \"__\")",
                     name, labelnames[i] ? labelnames[i] : "(null)");
             return NULL;
         }
@@ -392,7 +383,7 @@ cu_metric_family *cu_metrics_family(cu_metrics *m, const char *name, const char 
             return NULL;
         }
         if (nbuckets && isinf(buckets[nbuckets - 1]) && buckets[nbuckets - 1] > 0)
-            nbuckets--;   /* the +Inf bucket is implicit */
+            nbuckets--; /* the +Inf bucket is implicit */
         if (nbuckets > CU_METRICS_MAX_BUCKETS) {
             set_err(m, "metric family \"%s\": %zu buckets (at most %d)", name, nbuckets,
                     CU_METRICS_MAX_BUCKETS);
@@ -404,8 +395,10 @@ cu_metric_family *cu_metrics_family(cu_metrics *m, const char *name, const char 
                 return NULL;
             }
             if (i > 0 && !(buckets[i] > buckets[i - 1])) {
-                set_err(m, "metric family \"%s\": bucket bounds must increase strictly "
-                           "(bucket %zu is %g after %g)", name, i, buckets[i], buckets[i - 1]);
+                set_err(m,
+                        "metric family \"%s\": bucket bounds must increase strictly "
+                        "(bucket %zu is %g after %g)",
+                        name, i, buckets[i], buckets[i - 1]);
                 return NULL;
             }
         }
@@ -415,8 +408,10 @@ cu_metric_family *cu_metrics_family(cu_metrics *m, const char *name, const char 
     if (old) {
         if (same_family(old, type, nlabels, labelnames, nbuckets, buckets))
             return old;
-        set_err(m, "metric family \"%s\": already registered as a %s with other labels or "
-                   "buckets", name, type_name(old->type));
+        set_err(m,
+                "metric family \"%s\": already registered as a %s with other labels or "
+                "buckets",
+                name, type_name(old->type));
         return NULL;
     }
     char mine[4][256], theirs[4][256];
@@ -427,9 +422,10 @@ cu_metric_family *cu_metrics_family(cu_metrics *m, const char *name, const char 
         for (size_t i = 0; i < nm; i++)
             for (size_t j = 0; j < no; j++)
                 if (strcmp(mine[i], theirs[j]) == 0) {
-                    set_err(m, "metric family \"%s\" (%s): the name \"%s\" is also used by "
-                               "family \"%s\" (%s)", name, type_name(type), mine[i], o->name,
-                            type_name(o->type));
+                    set_err(m,
+                            "metric family \"%s\" (%s): the name \"%s\" is also used by "
+                            "family \"%s\" (%s)",
+                            name, type_name(type), mine[i], o->name, type_name(o->type));
                     return NULL;
                 }
     }
@@ -445,13 +441,15 @@ cu_metric_family *cu_metrics_family(cu_metrics *m, const char *name, const char 
             continue;
         if (!plain && can_be_plain(type)) {
             plain = 1;
-            k = (size_t)-1;   /* recheck every family under the full name */
+            k = (size_t)-1; /* recheck every family under the full name */
         } else if (!make_plain && !o->om_plain && can_be_plain(o->type) &&
                    !om_clash(name, om_name_len(name, type, plain), o->name, strlen(o->name))) {
             make_plain = o;
         } else {
-            set_err(m, "metric family \"%s\" (%s): its OpenMetrics family name is also used by "
-                       "family \"%s\" (%s)", name, type_name(type), o->name, type_name(o->type));
+            set_err(m,
+                    "metric family \"%s\" (%s): its OpenMetrics family name is also used by "
+                    "family \"%s\" (%s)",
+                    name, type_name(type), o->name, type_name(o->type));
             return NULL;
         }
     }
@@ -631,8 +629,9 @@ cu_err cu_metric_set(cu_metric_family *f, const char *const values[], double v)
     if (f->type == CU_METRIC_COUNTER) {
         series *old = lookup(f, values, hash_values(values, f->nlabels));
         if (old && v < old->value)
-            return reject(f, "counter_decrease", "a counter cannot decrease (set below "
-                                                 "its value)");
+            return reject(f, "counter_decrease",
+                          "a counter cannot decrease (set below "
+                          "its value)");
     }
     series *s = get_series(f, values, &err);
     if (!s)
@@ -754,10 +753,7 @@ size_t cu_metrics_delete_label(cu_metrics *m, const char *labelname, const char 
     return n;
 }
 
-void cu_metric_reset_family(cu_metric_family *f)
-{
-    family_clear(f);
-}
+void cu_metric_reset_family(cu_metric_family *f) { family_clear(f); }
 
 const char *cu_metric_family_name(const cu_metric_family *f) { return f->name; }
 cu_metric_type cu_metric_family_type(const cu_metric_family *f) { return f->type; }
@@ -790,7 +786,7 @@ static void fmt_double(char out[40], double v, int canonical)
         return;
     }
     char e[40];
-    int p = 0;   /* digits after the point in the %e form */
+    int p = 0; /* digits after the point in the %e form */
     for (; p < 17; p++) {
         snprintf(e, sizeof(e), "%.*e", p, v);
         if (strtod(e, NULL) == v)
@@ -997,8 +993,8 @@ int cu_metrics_wants_openmetrics(const char *accept)
                 trim(&vs, &ve);
                 if (ci_eq(ks, (size_t)(ke - ks), "q")) {
                     char tmp[16];
-                    size_t n = (size_t)(ve - vs) < sizeof(tmp) - 1 ? (size_t)(ve - vs)
-                                                                    : sizeof(tmp) - 1;
+                    size_t n =
+                        (size_t)(ve - vs) < sizeof(tmp) - 1 ? (size_t)(ve - vs) : sizeof(tmp) - 1;
                     memcpy(tmp, vs, n);
                     tmp[n] = '\0';
                     char *ep;
@@ -1017,8 +1013,7 @@ int cu_metrics_wants_openmetrics(const char *accept)
             int ok = !version || ci_eq(version, vlen, "1.0.0") || ci_eq(version, vlen, "0.0.1");
             if (ok && q > q_om)
                 q_om = q;
-        } else if (ci_eq(ts, tl, "text/plain") || ci_eq(ts, tl, "*/*") ||
-                   ci_eq(ts, tl, "text/*")) {
+        } else if (ci_eq(ts, tl, "text/plain") || ci_eq(ts, tl, "*/*") || ci_eq(ts, tl, "text/*")) {
             if (q > q_text)
                 q_text = q;
         }

@@ -10,10 +10,7 @@
 
 #include <string.h>
 
-static uint32_t rol32(uint32_t x, unsigned n)
-{
-    return (x << n) | (x >> (32 - n));
-}
+static uint32_t rol32(uint32_t x, unsigned n) { return (x << n) | (x >> (32 - n)); }
 
 static void sha1_block(uint32_t h[5], const unsigned char *p)
 {

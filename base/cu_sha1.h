@@ -10,8 +10,8 @@
 
 typedef struct cu_sha1 {
     uint32_t h[5];
-    uint64_t nbytes;          /* message length so far */
-    unsigned char blk[64];    /* pending partial block */
+    uint64_t nbytes;       /* message length so far */
+    unsigned char blk[64]; /* pending partial block */
     size_t nblk;
 } cu_sha1;
 

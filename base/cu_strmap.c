@@ -7,10 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cu_strmap_init(cu_strmap *m)
-{
-    memset(m, 0, sizeof(*m));
-}
+void cu_strmap_init(cu_strmap *m) { memset(m, 0, sizeof(*m)); }
 
 void cu_strmap_free(cu_strmap *m)
 {

@@ -8,9 +8,9 @@
 #include "cu_base.h"
 
 typedef struct cu_strmap {
-    const char **keys;   /* borrowed: callers keep keys alive */
+    const char **keys; /* borrowed: callers keep keys alive */
     int *vals;
-    size_t n, cap;       /* cap is a power of two, or 0 */
+    size_t n, cap; /* cap is a power of two, or 0 */
 } cu_strmap;
 
 void cu_strmap_init(cu_strmap *m);

@@ -54,8 +54,8 @@ static int init_crt(gnutls_x509_crt_t crt, gnutls_x509_privkey_t key, const char
         (rc = gnutls_x509_crt_set_expiration_time(crt, now + 365 * 24 * 3600)) < 0 ||
         (rc = gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, cn,
                                             (unsigned)strlen(cn))) < 0 ||
-        (rc = gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, 0,
-                                            "cueue", 5)) < 0 ||
+        (rc = gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, 0, "cueue",
+                                            5)) < 0 ||
         (rc = gnutls_x509_crt_set_key(crt, key)) < 0)
         return rc;
     unsigned char kid[64];
@@ -75,16 +75,16 @@ static int add_ip(gnutls_x509_crt_t crt, const char *ip)
     if (inet_pton(AF_INET6, ip, b) == 1)
         return gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_IPADDRESS, b, 16,
                                                     GNUTLS_FSAN_APPEND);
-    return gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_DNSNAME, ip,
-                                                (unsigned)strlen(ip), GNUTLS_FSAN_APPEND);
+    return gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_DNSNAME, ip, (unsigned)strlen(ip),
+                                                GNUTLS_FSAN_APPEND);
 }
 
-cu_err cu_tls_generate(const char *host, char **ca_pem, char **cert_pem, char **key_pem,
-                       char *err, size_t errn)
+cu_err cu_tls_generate(const char *host, char **ca_pem, char **cert_pem, char **key_pem, char *err,
+                       size_t errn)
 {
     gnutls_x509_privkey_t cakey = NULL, key = NULL;
     gnutls_x509_crt_t ca = NULL, crt = NULL;
-    gnutls_datum_t d = {NULL, 0};
+    gnutls_datum_t d = { NULL, 0 };
     const char *what = "generate keys";
     int rc;
     *ca_pem = *cert_pem = *key_pem = NULL;
@@ -94,8 +94,7 @@ cu_err cu_tls_generate(const char *host, char **ca_pem, char **cert_pem, char **
     what = "build the CA certificate";
     if ((rc = gnutls_x509_crt_init(&ca)) < 0 || (rc = init_crt(ca, cakey, "cueue-ca")) < 0 ||
         (rc = gnutls_x509_crt_set_basic_constraints(ca, 1, -1)) < 0 ||
-        (rc = gnutls_x509_crt_set_key_usage(ca, GNUTLS_KEY_KEY_CERT_SIGN |
-                                                    GNUTLS_KEY_CRL_SIGN |
+        (rc = gnutls_x509_crt_set_key_usage(ca, GNUTLS_KEY_KEY_CERT_SIGN | GNUTLS_KEY_CRL_SIGN |
                                                     GNUTLS_KEY_DIGITAL_SIGNATURE)) < 0 ||
         (rc = gnutls_x509_crt_sign2(ca, ca, cakey, GNUTLS_DIG_SHA256, 0)) < 0)
         goto fail;

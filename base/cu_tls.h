@@ -14,7 +14,7 @@
 /* Generates a CA and a server certificate signed by it, valid for
  * 127.0.0.1, ::1, localhost and host (when not NULL and not a wildcard).
  * Returns malloc'ed PEM strings (caller frees). */
-cu_err cu_tls_generate(const char *host, char **ca_pem, char **cert_pem, char **key_pem,
-                       char *err, size_t errn);
+cu_err cu_tls_generate(const char *host, char **ca_pem, char **cert_pem, char **key_pem, char *err,
+                       size_t errn);
 
 #endif

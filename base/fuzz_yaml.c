@@ -42,15 +42,15 @@ static void check_reparse(const char *what, const cu_buf *text, const char *want
     size_t nd;
     cu_err err = cu_doc_parse(what, text->data, text->len, &a, &docs, &nd, &d);
     if (err != CU_OK || nd != 1) {
-        fprintf(stderr, "%s output does not re-parse (err %d, %zu docs): %s\n--- text:\n%s\n",
-                what, err, nd, d.n ? d.msgs[0] : "", cu_buf_str(text));
+        fprintf(stderr, "%s output does not re-parse (err %d, %zu docs): %s\n--- text:\n%s\n", what,
+                err, nd, d.n ? d.msgs[0] : "", cu_buf_str(text));
         abort();
     }
     cu_buf j;
     cu_buf_init(&j, 0);
     if (cu_node_emit_json(docs[0].root, &j, 0) != CU_OK || strcmp(cu_buf_str(&j), want) != 0) {
-        fprintf(stderr, "%s round trip changed the tree:\nwant %s\ngot  %s\n--- text:\n%s\n",
-                what, want, cu_buf_str(&j), cu_buf_str(text));
+        fprintf(stderr, "%s round trip changed the tree:\nwant %s\ngot  %s\n--- text:\n%s\n", what,
+                want, cu_buf_str(&j), cu_buf_str(text));
         abort();
     }
     cu_buf_free(&j);

@@ -14,7 +14,9 @@
 
 #include "cu_base64.h"
 
-static const struct { const char *in, *std, *url; } VEC[] = {
+static const struct {
+    const char *in, *std, *url;
+} VEC[] = {
     { "", "", "" },
     { "f", "Zg==", "Zg" },
     { "fo", "Zm8=", "Zm8" },
@@ -73,7 +75,7 @@ static void test_decode(void **st)
     check_decode(cu_base64_decode, "Zm8 = ", "fo", 2);
     check_decode(cu_base64_decode, "Zm8=Zg==", NULL, 0); /* data after padding */
     check_decode(cu_base64_decode, "Zg===", NULL, 0);
-    check_decode(cu_base64_decode, "Zm9vY", NULL, 0);    /* a lone final character */
+    check_decode(cu_base64_decode, "Zm9vY", NULL, 0); /* a lone final character */
     check_decode(cu_base64_decode, "Zm9v!", NULL, 0);
     check_decode(cu_base64_decode, "Zm\x80v", NULL, 0);
     check_decode(cu_base64_decode, "AAA=", "\0\0", 2); /* NULs come through */
@@ -88,9 +90,12 @@ static void test_decode(void **st)
 static void test_valid(void **st)
 {
     (void)st;
-    static const struct { const char *s; int ok; } cases[] = {
-        { "", 1 },     { "Zg==", 1 }, { "Zm8=", 1 },   { "Zm9v", 1 },  { "+/+/", 1 },
-        { "Zg", 0 },   { "Zg=", 0 },  { "Z===", 0 },   { "Zg=a", 0 },  { "=Zg=", 0 },
+    static const struct {
+        const char *s;
+        int ok;
+    } cases[] = {
+        { "", 1 },     { "Zg==", 1 }, { "Zm8=", 1 },   { "Zm9v", 1 },   { "+/+/", 1 },
+        { "Zg", 0 },   { "Zg=", 0 },  { "Z===", 0 },   { "Zg=a", 0 },   { "=Zg=", 0 },
         { "-_-_", 0 }, { "Zm9 ", 0 }, { "Zm9v\n", 0 }, { "Zm9vZg", 0 }, { "Zm9vZ=g=", 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

@@ -157,24 +157,23 @@ static void assert_yaml_round_trip(fx *f, const cu_node *n, int strict)
 static void test_parse_positions(void **state)
 {
     fx *f = *state;
-    cu_node *r = parse1(f,
-                        "# leading comment\n"           /* 1 */
-                        "apiVersion: v1\n"              /* 2 */
-                        "kind: Pod\n"                   /* 3 */
-                        "spec:\n"                       /* 4 */
-                        "  containers:\n"               /* 5 */
-                        "    - name: app\n"             /* 6 */
-                        "      image: \"nginx\"\n"      /* 7 */
-                        "  flags: [a, {b: c}]\n");      /* 8 */
+    cu_node *r = parse1(f, "# leading comment\n"      /* 1 */
+                           "apiVersion: v1\n"         /* 2 */
+                           "kind: Pod\n"              /* 3 */
+                           "spec:\n"                  /* 4 */
+                           "  containers:\n"          /* 5 */
+                           "    - name: app\n"        /* 6 */
+                           "      image: \"nginx\"\n" /* 7 */
+                           "  flags: [a, {b: c}]\n"); /* 8 */
     static const struct {
         const char *path;
         int line, col;
         cu_ntype type;
     } cases[] = {
-        {"kind", 3, 7, CU_NODE_SCALAR},
-        {"spec", 5, 3, CU_NODE_MAP},
-        {"spec.containers", 6, 5, CU_NODE_SEQ},
-        {"spec.flags", 8, 10, CU_NODE_SEQ},
+        { "kind", 3, 7, CU_NODE_SCALAR },
+        { "spec", 5, 3, CU_NODE_MAP },
+        { "spec.containers", 6, 5, CU_NODE_SEQ },
+        { "spec.flags", 8, 10, CU_NODE_SEQ },
     };
     assert_int_equal(r->type, CU_NODE_MAP);
     assert_int_equal(r->line, 2);
@@ -183,8 +182,8 @@ static void test_parse_positions(void **state)
         cu_node *n = cu_node_path(r, cases[i].path);
         assert_non_null(n);
         if (n->line != cases[i].line || n->col != cases[i].col || n->type != cases[i].type)
-            fail_msg("%s: got %d:%d type %d, want %d:%d type %d", cases[i].path, n->line,
-                     n->col, n->type, cases[i].line, cases[i].col, cases[i].type);
+            fail_msg("%s: got %d:%d type %d, want %d:%d type %d", cases[i].path, n->line, n->col,
+                     n->type, cases[i].line, cases[i].col, cases[i].type);
     }
     cu_node *c0 = cu_node_path(r, "spec.containers")->vals[0];
     assert_int_equal(c0->line, 6);
@@ -206,49 +205,53 @@ static void test_parse_errors(void **state)
     static const struct {
         const char *name, *text, *want;
     } cases[] = {
-        {"bad indentation", "a:\n  b: 1\n c: 2\n",
-         "bad.yaml:3:2: did not find expected key while parsing a block mapping"},
-        {"value on a key line", "a: 1\n b: 2\n",
-         "bad.yaml:2:3: mapping values are not allowed in this context"},
-        {"unclosed flow sequence", "items: [1, 2\nnext: 3\n",
-         "bad.yaml:2:5: did not find expected ',' or ']' while parsing a flow sequence"},
-        {"tab indentation", "a:\n\tb: 1\n",
-         "bad.yaml:2:1: found character that cannot start any token while scanning for "
-         "the next token"},
-        {"unclosed quote", "a: \"x\n",
-         "bad.yaml:2:1: found unexpected end of stream while scanning a quoted scalar"},
-        {"invalid UTF-8", "a: b\nc: \xff\n", "bad.yaml:2:4: invalid leading UTF-8 octet (#FF)"},
-        {"control character", "a: \x01\n", "bad.yaml:1:4: control characters are not allowed (#1)"},
-        {"mapping as key", "? {a: 1}\n: x\n", "bad.yaml:1:3: a mapping key must be a scalar, not a mapping"},
-        {"sequence as key", "[a, b]: x\n", "bad.yaml:1:1: a mapping key must be a scalar, not a sequence"},
-        {"alias of a sequence as key", "a: &s [1]\n*s : x\n",
-         "bad.yaml:2:1: a mapping key must be a scalar, not a sequence"},
-        {"unknown alias", "a: 1\nb: *nope\n", "bad.yaml:2:4: alias *nope refers to an unknown anchor"},
-        {"recursive alias", "a: &x\n  b: *x\n",
-         "bad.yaml:2:6: alias *x refers to a node that contains it (recursive aliases are not "
-         "supported)"},
-        {"merge of a scalar", "a: &x 1\nb:\n  <<: *x\n",
-         "bad.yaml:3:7: merge key << needs a mapping or a sequence of mappings"},
-        {"merge of a list with a scalar", "a: &x {k: 1}\nb:\n  <<: [*x, 2]\n",
-         "bad.yaml:3:7: merge key << needs a mapping or a sequence of mappings, item 2 is not "
-         "a mapping"},
-        {"NUL escape", "a: \"x\\0y\"\n",
-         "bad.yaml:1:4: a scalar contains a NUL character (\\0), which is not supported"},
-        {"anchors are per document", "a: &x 1\n---\nb: *x\n",
-         "bad.yaml:3:4: alias *x refers to an unknown anchor"},
-        {"error in a later document", "a: 1\n---\nb: [\n",
-         "bad.yaml:4:1: did not find expected node content while parsing a flow node"},
+        { "bad indentation", "a:\n  b: 1\n c: 2\n",
+          "bad.yaml:3:2: did not find expected key while parsing a block mapping" },
+        { "value on a key line", "a: 1\n b: 2\n",
+          "bad.yaml:2:3: mapping values are not allowed in this context" },
+        { "unclosed flow sequence", "items: [1, 2\nnext: 3\n",
+          "bad.yaml:2:5: did not find expected ',' or ']' while parsing a flow sequence" },
+        { "tab indentation", "a:\n\tb: 1\n",
+          "bad.yaml:2:1: found character that cannot start any token while scanning for "
+          "the next token" },
+        { "unclosed quote", "a: \"x\n",
+          "bad.yaml:2:1: found unexpected end of stream while scanning a quoted scalar" },
+        { "invalid UTF-8", "a: b\nc: \xff\n", "bad.yaml:2:4: invalid leading UTF-8 octet (#FF)" },
+        { "control character", "a: \x01\n",
+          "bad.yaml:1:4: control characters are not allowed (#1)" },
+        { "mapping as key", "? {a: 1}\n: x\n",
+          "bad.yaml:1:3: a mapping key must be a scalar, not a mapping" },
+        { "sequence as key", "[a, b]: x\n",
+          "bad.yaml:1:1: a mapping key must be a scalar, not a sequence" },
+        { "alias of a sequence as key", "a: &s [1]\n*s : x\n",
+          "bad.yaml:2:1: a mapping key must be a scalar, not a sequence" },
+        { "unknown alias", "a: 1\nb: *nope\n",
+          "bad.yaml:2:4: alias *nope refers to an unknown anchor" },
+        { "recursive alias", "a: &x\n  b: *x\n",
+          "bad.yaml:2:6: alias *x refers to a node that contains it (recursive aliases are not "
+          "supported)" },
+        { "merge of a scalar", "a: &x 1\nb:\n  <<: *x\n",
+          "bad.yaml:3:7: merge key << needs a mapping or a sequence of mappings" },
+        { "merge of a list with a scalar", "a: &x {k: 1}\nb:\n  <<: [*x, 2]\n",
+          "bad.yaml:3:7: merge key << needs a mapping or a sequence of mappings, item 2 is not "
+          "a mapping" },
+        { "NUL escape", "a: \"x\\0y\"\n",
+          "bad.yaml:1:4: a scalar contains a NUL character (\\0), which is not supported" },
+        { "anchors are per document", "a: &x 1\n---\nb: *x\n",
+          "bad.yaml:3:4: alias *x refers to an unknown anchor" },
+        { "error in a later document", "a: 1\n---\nb: [\n",
+          "bad.yaml:4:1: did not find expected node content while parsing a flow node" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         cu_diag d;
         cu_diag_init(&d);
         cu_doc *docs = (cu_doc *)1;
         size_t nd = 99;
-        cu_err err = cu_doc_parse("bad.yaml", cases[i].text, strlen(cases[i].text), &f->a,
-                                  &docs, &nd, &d);
+        cu_err err =
+            cu_doc_parse("bad.yaml", cases[i].text, strlen(cases[i].text), &f->a, &docs, &nd, &d);
         if (err != CU_ESYNTAX || d.n != 1 || strcmp(d.msgs[0], cases[i].want) != 0)
-            fail_msg("%s: got err %d, %zu messages, first \"%s\"\nwant \"%s\"", cases[i].name,
-                     err, d.n, d.n ? d.msgs[0] : "", cases[i].want);
+            fail_msg("%s: got err %d, %zu messages, first \"%s\"\nwant \"%s\"", cases[i].name, err,
+                     d.n, d.n ? d.msgs[0] : "", cases[i].want);
         assert_null(docs);
         assert_int_equal(nd, 0);
         cu_diag_free(&d);
@@ -258,37 +261,36 @@ static void test_parse_errors(void **state)
 static void test_multi_document_yaml(void **state)
 {
     fx *f = *state;
-    const char *text =
-        "# defaults shared by the queues\n"
-        "defaults: &defaults   # anchor on a mapping\n"
-        "  cpu: 1\n"
-        "  memory: 2Gi\n"
-        "  labels: {team: a}\n"
-        "extra: &extra\n"
-        "  memory: 8Gi\n"
-        "  gpu: 0\n"
-        "queue:\n"
-        "  name: q1\n"
-        "  <<: *defaults\n"
-        "  cpu: 4              # explicit key wins over the merge\n"
-        "both:\n"
-        "  <<: [*extra, *defaults]\n"
-        "script: |\n"
-        "  echo one\n"
-        "  echo two\n"
-        "folded: >\n"
-        "  a long\n"
-        "  line\n"
-        "names: &n [x, y]\n"
-        "copy: *n\n"
-        "---\n"
-        "# second document\n"
-        "- 1\n"
-        "- 'two'\n"
-        "...\n"
-        "---\n"
-        "third: true\n"
-        "---\n";
+    const char *text = "# defaults shared by the queues\n"
+                       "defaults: &defaults   # anchor on a mapping\n"
+                       "  cpu: 1\n"
+                       "  memory: 2Gi\n"
+                       "  labels: {team: a}\n"
+                       "extra: &extra\n"
+                       "  memory: 8Gi\n"
+                       "  gpu: 0\n"
+                       "queue:\n"
+                       "  name: q1\n"
+                       "  <<: *defaults\n"
+                       "  cpu: 4              # explicit key wins over the merge\n"
+                       "both:\n"
+                       "  <<: [*extra, *defaults]\n"
+                       "script: |\n"
+                       "  echo one\n"
+                       "  echo two\n"
+                       "folded: >\n"
+                       "  a long\n"
+                       "  line\n"
+                       "names: &n [x, y]\n"
+                       "copy: *n\n"
+                       "---\n"
+                       "# second document\n"
+                       "- 1\n"
+                       "- 'two'\n"
+                       "...\n"
+                       "---\n"
+                       "third: true\n"
+                       "---\n";
     cu_doc *docs;
     size_t nd;
     assert_int_equal(cu_doc_parse("multi.yaml", text, strlen(text), &f->a, &docs, &nd, &f->d),
@@ -299,7 +301,7 @@ static void test_multi_document_yaml(void **state)
 
     cu_node *q = cu_node_get(r, "queue");
     assert_int_equal(q->n, 4);
-    static const char *const qkeys[] = {"name", "memory", "labels", "cpu"};
+    static const char *const qkeys[] = { "name", "memory", "labels", "cpu" };
     for (size_t i = 0; i < 4; i++)
         assert_string_equal(q->keys[i], qkeys[i]); /* merged keys where << stood */
     assert_scalar(cu_node_get(q, "cpu"), "4", 1);
@@ -340,21 +342,20 @@ static void test_multi_document_yaml(void **state)
 static void test_json_input(void **state)
 {
     fx *f = *state;
-    const char *text =
-        "{\n"
-        "  \"apiVersion\": \"v1\",\n"
-        "  \"items\": [\n"
-        "    {\n"
-        "      \"name\": \"caf\\u00e9\",\n"
-        "      \"matrix\": [[1, 2], [3, [4.5e-1, -6]], []],\n"
-        "      \"ok\": true,\n"
-        "      \"none\": null,\n"
-        "      \"quoted\": \"42\",\n"
-        "      \"esc\": \"a\\\"b\\\\c\\n\\t\\/\"\n"
-        "    },\n"
-        "    {}\n"
-        "  ]\n"
-        "}\n";
+    const char *text = "{\n"
+                       "  \"apiVersion\": \"v1\",\n"
+                       "  \"items\": [\n"
+                       "    {\n"
+                       "      \"name\": \"caf\\u00e9\",\n"
+                       "      \"matrix\": [[1, 2], [3, [4.5e-1, -6]], []],\n"
+                       "      \"ok\": true,\n"
+                       "      \"none\": null,\n"
+                       "      \"quoted\": \"42\",\n"
+                       "      \"esc\": \"a\\\"b\\\\c\\n\\t\\/\"\n"
+                       "    },\n"
+                       "    {}\n"
+                       "  ]\n"
+                       "}\n";
     cu_node *r = parse1(f, text);
     assert_scalar(cu_node_get(r, "apiVersion"), "v1", 0);
     cu_node *items = cu_node_get(r, "items");
@@ -397,22 +398,22 @@ static void test_empty_documents(void **state)
         const char *text;
         size_t ndocs;
     } cases[] = {
-        {"", 0},
-        {"\n\n", 0},
-        {"# only\n# comments\n", 0},
-        {"---\n", 0},
-        {"---\n---\n...\n", 0},
-        {"a: 1\n---\n", 1},
-        {"---\n# nothing\n---\nb: 2\n---\n", 1},
-        {"null\n", 1},   /* an explicit null is a document */
-        {"--- ''\n", 1}, /* and so is an empty string */
+        { "", 0 },
+        { "\n\n", 0 },
+        { "# only\n# comments\n", 0 },
+        { "---\n", 0 },
+        { "---\n---\n...\n", 0 },
+        { "a: 1\n---\n", 1 },
+        { "---\n# nothing\n---\nb: 2\n---\n", 1 },
+        { "null\n", 1 },   /* an explicit null is a document */
+        { "--- ''\n", 1 }, /* and so is an empty string */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         cu_doc *docs;
         size_t nd = 99;
-        assert_int_equal(cu_doc_parse("e.yaml", cases[i].text, strlen(cases[i].text), &f->a,
-                                      &docs, &nd, &f->d),
-                         CU_OK);
+        assert_int_equal(
+            cu_doc_parse("e.yaml", cases[i].text, strlen(cases[i].text), &f->a, &docs, &nd, &f->d),
+            CU_OK);
         if (nd != cases[i].ndocs)
             fail_msg("\"%s\": %zu documents, want %zu", cases[i].text, nd, cases[i].ndocs);
         for (size_t j = 0; j < nd; j++)
@@ -435,7 +436,7 @@ static void test_duplicate_keys(void **state)
     assert_int_equal(f->d.n, 1);
     assert_int_equal(f->d.nerrors, 0);
     assert_string_equal(f->d.msgs[0], "warning: t.yaml:3:1: mapping key \"a\" already "
-                        "defined at line 1; the later value is used");
+                                      "defined at line 1; the later value is used");
 
     /* a large mapping (hash index while parsing) behaves the same */
     cu_buf b;
@@ -452,7 +453,8 @@ static void test_duplicate_keys(void **state)
     assert_scalar(cu_node_get(r, "k50"), "50", 1);
     assert_int_equal(f->d.n, 3);
     assert_non_null(strstr(f->d.msgs[1], ":101:1: mapping key \"k7\" already defined at line 8;"));
-    assert_non_null(strstr(f->d.msgs[2], ":102:1: mapping key \"k99\" already defined at line 100;"));
+    assert_non_null(
+        strstr(f->d.msgs[2], ":102:1: mapping key \"k99\" already defined at line 100;"));
 
     /* keys brought in by a merge key are not duplicates */
     r = parse1(f, "base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  x: 3\n");
@@ -487,7 +489,8 @@ static void test_limits(void **state)
     /* a few levels of the same are fine */
     cu_node *r = parse1(f, "a: &a [1, 2]\nb: &b [*a, *a, *a]\nc: [*b, *b]\n");
     assert_int_equal(cu_node_get(r, "c")->n, 2);
-    assert_string_equal(json_of(f, cu_node_get(r, "c"), 0), "[[[1,2],[1,2],[1,2]],[[1,2],[1,2],[1,2]]]");
+    assert_string_equal(json_of(f, cu_node_get(r, "c"), 0),
+                        "[[[1,2],[1,2],[1,2]],[[1,2],[1,2],[1,2]]]");
 
     /* nesting: CU_JSON_MAX_DEPTH levels parse (kube-apiserver's limit),
      * one more does not */
@@ -529,7 +532,8 @@ static void test_limits(void **state)
     cu_diag_init(&d);
     assert_int_equal(cu_doc_parse("alias.yaml", b.data, b.len, &f->a, &docs, &nd, &d), CU_ESYNTAX);
     char want[100];
-    snprintf(want, sizeof want, "alias.yaml:2:64: nesting deeper than %d levels (through alias *deep)",
+    snprintf(want, sizeof want,
+             "alias.yaml:2:64: nesting deeper than %d levels (through alias *deep)",
              CU_JSON_MAX_DEPTH);
     assert_string_equal(d.msgs[0], want);
     cu_diag_free(&d);
@@ -561,8 +565,10 @@ static void test_parse_file(void **state)
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     cu_diag_init(&d);
     assert_int_equal(cu_doc_parse_file(path, &f->a, &docs, &nd, &d), CU_ESYNTAX);
-    char *want = cu_arena_printf(&f->a, "%s:4:1: did not find expected node content "
-                                         "while parsing a flow node", path);
+    char *want = cu_arena_printf(&f->a,
+                                 "%s:4:1: did not find expected node content "
+                                 "while parsing a flow node",
+                                 path);
     assert_string_equal(d.msgs[0], want);
     cu_diag_free(&d);
 
@@ -591,12 +597,13 @@ static void test_parse_file(void **state)
 static void test_readers(void **state)
 {
     fx *f = *state;
-    cu_node *r = parse1(f, "spec:\n  template:\n    spec: {x: 1}\n  a.b: dotted\nn: ~\nq: 'null'\n");
+    cu_node *r =
+        parse1(f, "spec:\n  template:\n    spec: {x: 1}\n  a.b: dotted\nn: ~\nq: 'null'\n");
     assert_scalar(cu_node_path(r, "spec.template.spec.x"), "1", 1);
     assert_ptr_equal(cu_node_path(r, "spec"), cu_node_get(r, "spec"));
     assert_null(cu_node_path(r, "spec.missing.x"));
     assert_null(cu_node_path(r, "spec.template.spec.x.y")); /* through a scalar */
-    assert_null(cu_node_path(r, "spec.a")); /* keys with dots are not addressable */
+    assert_null(cu_node_path(r, "spec.a"));                 /* keys with dots are not addressable */
     assert_null(cu_node_get(NULL, "a"));
     assert_null(cu_node_get(cu_node_get(r, "n"), "a"));
     assert_true(cu_node_is_null(cu_node_get(r, "n")));
@@ -609,8 +616,8 @@ static void test_readers(void **state)
         const char *text;
         int plain, is_null;
     } nulls[] = {
-        {"null", 1, 1}, {"Null", 1, 1}, {"NULL", 1, 1}, {"~", 1, 1}, {"", 1, 1},
-        {"nULL", 1, 0}, {"null", 0, 0}, {"", 0, 0}, {"none", 1, 0},
+        { "null", 1, 1 }, { "Null", 1, 1 }, { "NULL", 1, 1 }, { "~", 1, 1 },    { "", 1, 1 },
+        { "nULL", 1, 0 }, { "null", 0, 0 }, { "", 0, 0 },     { "none", 1, 0 },
     };
     for (size_t i = 0; i < sizeof(nulls) / sizeof(nulls[0]); i++) {
         cu_node *n = nulls[i].plain ? cu_node_new_plain(&f->a, nulls[i].text)
@@ -626,11 +633,12 @@ static void test_readers(void **state)
         cu_err err;
         int v;
     } bools[] = {
-        {"true", CU_OK, 1},  {"True", CU_OK, 1},  {"TRUE", CU_OK, 1}, {"false", CU_OK, 0},
-        {"FALSE", CU_OK, 0}, {"yes", CU_OK, 1},   {"Yes", CU_OK, 1},  {"NO", CU_OK, 0},
-        {"on", CU_OK, 1},    {"Off", CU_OK, 0},   {"tRUE", CU_EINVAL, 0},
-        {"1", CU_EINVAL, 0}, {"y", CU_EINVAL, 0}, {"truex", CU_EINVAL, 0},
-        {"", CU_EINVAL, 0},  {"null", CU_EINVAL, 0},
+        { "true", CU_OK, 1 },     { "True", CU_OK, 1 },      { "TRUE", CU_OK, 1 },
+        { "false", CU_OK, 0 },    { "FALSE", CU_OK, 0 },     { "yes", CU_OK, 1 },
+        { "Yes", CU_OK, 1 },      { "NO", CU_OK, 0 },        { "on", CU_OK, 1 },
+        { "Off", CU_OK, 0 },      { "tRUE", CU_EINVAL, 0 },  { "1", CU_EINVAL, 0 },
+        { "y", CU_EINVAL, 0 },    { "truex", CU_EINVAL, 0 }, { "", CU_EINVAL, 0 },
+        { "null", CU_EINVAL, 0 },
     };
     for (size_t i = 0; i < sizeof(bools) / sizeof(bools[0]); i++) {
         int v = -1;
@@ -647,25 +655,25 @@ static void test_readers(void **state)
         cu_err err;
         int64_t v;
     } ints[] = {
-        {"0", CU_OK, 0},
-        {"42", CU_OK, 42},
-        {"-17", CU_OK, -17},
-        {"+5", CU_OK, 5},
-        {"9223372036854775807", CU_OK, INT64_MAX},
-        {"-9223372036854775808", CU_OK, INT64_MIN},
-        {"9223372036854775808", CU_EOVERFLOW, 0},
-        {"-9223372036854775809", CU_EOVERFLOW, 0},
-        {"99999999999999999999999", CU_EOVERFLOW, 0},
-        {"", CU_EINVAL, 0},
-        {"-", CU_EINVAL, 0},
-        {"1.0", CU_EINVAL, 0},
-        {"1e3", CU_EINVAL, 0},
-        {"0x10", CU_EINVAL, 0},
-        {" 1", CU_EINVAL, 0},
-        {"1 ", CU_EINVAL, 0},
-        {"12abc", CU_EINVAL, 0},
-        {"1_000", CU_EINVAL, 0},
-        {"--1", CU_EINVAL, 0},
+        { "0", CU_OK, 0 },
+        { "42", CU_OK, 42 },
+        { "-17", CU_OK, -17 },
+        { "+5", CU_OK, 5 },
+        { "9223372036854775807", CU_OK, INT64_MAX },
+        { "-9223372036854775808", CU_OK, INT64_MIN },
+        { "9223372036854775808", CU_EOVERFLOW, 0 },
+        { "-9223372036854775809", CU_EOVERFLOW, 0 },
+        { "99999999999999999999999", CU_EOVERFLOW, 0 },
+        { "", CU_EINVAL, 0 },
+        { "-", CU_EINVAL, 0 },
+        { "1.0", CU_EINVAL, 0 },
+        { "1e3", CU_EINVAL, 0 },
+        { "0x10", CU_EINVAL, 0 },
+        { " 1", CU_EINVAL, 0 },
+        { "1 ", CU_EINVAL, 0 },
+        { "12abc", CU_EINVAL, 0 },
+        { "1_000", CU_EINVAL, 0 },
+        { "--1", CU_EINVAL, 0 },
     };
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
         int64_t v = 12345;
@@ -764,20 +772,20 @@ static void test_emit_json(void **state)
     static const struct {
         const char *yaml, *json;
     } cases[] = {
-        {"{a: 1, b: [true, x]}", "{\"a\":1,\"b\":[true,\"x\"]}"},
-        {"[1, -0, 1.5, -2.5E+3, 1e3, 0x1f, 01, +1, .5, 1., 1_000, .inf, 1.5.2]",
-         "[1,-0,1.5,-2.5E+3,1e3,\"0x1f\",\"01\",\"+1\",\".5\",\"1.\",\"1_000\",\".inf\","
-         "\"1.5.2\"]"},
-        {"[null, Null, NULL, ~, 'null', \"~\", true, True, FALSE, 'true', yes, no]",
-         "[null,null,null,null,\"null\",\"~\",true,true,false,\"true\",\"yes\",\"no\"]"},
-        {"{a: , b: '', c: \"1\", '2': 3}", "{\"a\":null,\"b\":\"\",\"c\":\"1\",\"2\":3}"},
-        {"{}", "{}"},
-        {"[]", "[]"},
-        {"[{}, [], [[]]]", "[{},[],[[]]]"},
-        {"plain text", "\"plain text\""},
-        {"\"caf\\u00e9 \\u2028 \\x85 \\x7f\"", "\"caf\xc3\xa9 \\u2028 \\u0085 \\u007f\""},
-        {"\"q\\\"b\\\\s/\\n\\r\\t\\x01\\x1f\\b\\f\"",
-         "\"q\\\"b\\\\s/\\n\\r\\t\\u0001\\u001f\\u0008\\u000c\""},
+        { "{a: 1, b: [true, x]}", "{\"a\":1,\"b\":[true,\"x\"]}" },
+        { "[1, -0, 1.5, -2.5E+3, 1e3, 0x1f, 01, +1, .5, 1., 1_000, .inf, 1.5.2]",
+          "[1,-0,1.5,-2.5E+3,1e3,\"0x1f\",\"01\",\"+1\",\".5\",\"1.\",\"1_000\",\".inf\","
+          "\"1.5.2\"]" },
+        { "[null, Null, NULL, ~, 'null', \"~\", true, True, FALSE, 'true', yes, no]",
+          "[null,null,null,null,\"null\",\"~\",true,true,false,\"true\",\"yes\",\"no\"]" },
+        { "{a: , b: '', c: \"1\", '2': 3}", "{\"a\":null,\"b\":\"\",\"c\":\"1\",\"2\":3}" },
+        { "{}", "{}" },
+        { "[]", "[]" },
+        { "[{}, [], [[]]]", "[{},[],[[]]]" },
+        { "plain text", "\"plain text\"" },
+        { "\"caf\\u00e9 \\u2028 \\x85 \\x7f\"", "\"caf\xc3\xa9 \\u2028 \\u0085 \\u007f\"" },
+        { "\"q\\\"b\\\\s/\\n\\r\\t\\x01\\x1f\\b\\f\"",
+          "\"q\\\"b\\\\s/\\n\\r\\t\\u0001\\u001f\\u0008\\u000c\"" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *got = json_of(f, parse1(f, cases[i].yaml), 0);
@@ -797,26 +805,28 @@ static void test_emit_json(void **state)
     json_object_put(o);
 
     /* invalid UTF-8 in a built string becomes U+FFFD */
-    assert_string_equal(json_of(f, cu_node_new_str(&f->a, "a\xff" "b\xc3"), 0),
+    assert_string_equal(json_of(f,
+                                cu_node_new_str(&f->a, "a\xff"
+                                                       "b\xc3"),
+                                0),
                         "\"a\\ufffdb\\ufffd\"");
 
     /* pretty printing like json.dumps(indent=2) */
     cu_node *p = parse1(f, "{a: 1, b: [], c: {}, d: [1, {e: f}], g: {h: null}}");
-    assert_string_equal(json_of(f, p, 2),
-                        "{\n"
-                        "  \"a\": 1,\n"
-                        "  \"b\": [],\n"
-                        "  \"c\": {},\n"
-                        "  \"d\": [\n"
-                        "    1,\n"
-                        "    {\n"
-                        "      \"e\": \"f\"\n"
-                        "    }\n"
-                        "  ],\n"
-                        "  \"g\": {\n"
-                        "    \"h\": null\n"
-                        "  }\n"
-                        "}");
+    assert_string_equal(json_of(f, p, 2), "{\n"
+                                          "  \"a\": 1,\n"
+                                          "  \"b\": [],\n"
+                                          "  \"c\": {},\n"
+                                          "  \"d\": [\n"
+                                          "    1,\n"
+                                          "    {\n"
+                                          "      \"e\": \"f\"\n"
+                                          "    }\n"
+                                          "  ],\n"
+                                          "  \"g\": {\n"
+                                          "    \"h\": null\n"
+                                          "  }\n"
+                                          "}");
     assert_string_equal(json_of(f, p, 4), json_of(f, parse1(f, json_of(f, p, 4)), 4));
     assert_string_equal(json_of(f, cu_node_new_map(&f->a), 2), "{}");
     assert_string_equal(json_of(f, NULL, 0), "null");
@@ -834,35 +844,33 @@ static void test_emit_json(void **state)
 static void test_emit_yaml_layout(void **state)
 {
     fx *f = *state;
-    cu_node *r = parse1(f,
-                        "{apiVersion: v1, kind: List, items: [{name: a, ports: [80, 443], "
-                        "env: [], labels: {}}, {name: b, nested: {x: {y: z}}}], "
-                        "matrix: [[1, 2], [], [[3]]], empty: '', none: , t: 'true'}");
-    assert_string_equal(yaml_of(f, r),
-                        "apiVersion: v1\n"
-                        "kind: List\n"
-                        "items:\n"
-                        "  - name: a\n"
-                        "    ports:\n"
-                        "      - 80\n"
-                        "      - 443\n"
-                        "    env: []\n"
-                        "    labels: {}\n"
-                        "  - name: b\n"
-                        "    nested:\n"
-                        "      x:\n"
-                        "        \"y\": z\n"
-                        "matrix:\n"
-                        "  -\n"
-                        "    - 1\n"
-                        "    - 2\n"
-                        "  - []\n"
-                        "  -\n"
-                        "    -\n"
-                        "      - 3\n"
-                        "empty: \"\"\n"
-                        "none:\n"
-                        "t: \"true\"\n");
+    cu_node *r = parse1(f, "{apiVersion: v1, kind: List, items: [{name: a, ports: [80, 443], "
+                           "env: [], labels: {}}, {name: b, nested: {x: {y: z}}}], "
+                           "matrix: [[1, 2], [], [[3]]], empty: '', none: , t: 'true'}");
+    assert_string_equal(yaml_of(f, r), "apiVersion: v1\n"
+                                       "kind: List\n"
+                                       "items:\n"
+                                       "  - name: a\n"
+                                       "    ports:\n"
+                                       "      - 80\n"
+                                       "      - 443\n"
+                                       "    env: []\n"
+                                       "    labels: {}\n"
+                                       "  - name: b\n"
+                                       "    nested:\n"
+                                       "      x:\n"
+                                       "        \"y\": z\n"
+                                       "matrix:\n"
+                                       "  -\n"
+                                       "    - 1\n"
+                                       "    - 2\n"
+                                       "  - []\n"
+                                       "  -\n"
+                                       "    -\n"
+                                       "      - 3\n"
+                                       "empty: \"\"\n"
+                                       "none:\n"
+                                       "t: \"true\"\n");
     assert_string_equal(yaml_of(f, cu_node_new_map(&f->a)), "{}\n");
     assert_string_equal(yaml_of(f, cu_node_new_seq(&f->a)), "[]\n");
     assert_string_equal(yaml_of(f, cu_node_new_str(&f->a, "yes")), "\"yes\"\n");
@@ -878,83 +886,83 @@ static void test_emit_yaml_quoting(void **state)
         int plain;
         const char *want; /* emitted scalar */
     } cases[] = {
-        {"hello world", 0, "hello world"},
-        {"1Gi", 0, "1Gi"},
-        {"500m", 0, "500m"},
-        {"a:b", 0, "a:b"},
-        {"http://x.example/p?q=1#f", 0, "http://x.example/p?q=1#f"},
-        {"caf\xc3\xa9", 0, "caf\xc3\xa9"},
-        {"a-b", 0, "a-b"},
-        {"", 0, "\"\""},
-        {"true", 0, "\"true\""},
-        {"False", 0, "\"False\""},
-        {"yes", 0, "\"yes\""},
-        {"NO", 0, "\"NO\""},
-        {"on", 0, "\"on\""},
-        {"off", 0, "\"off\""},
-        {"null", 0, "\"null\""},
-        {"~", 0, "\"~\""},
-        {"1", 0, "\"1\""},
-        {"-1", 0, "\"-1\""},
-        {"1.5", 0, "\"1.5\""},
-        {"1e3", 0, "\"1e3\""},
-        {"0x1f", 0, "\"0x1f\""},
-        {"0o17", 0, "\"0o17\""},
-        {".inf", 0, "\".inf\""},
-        {"-.Inf", 0, "\"-.Inf\""},
-        {".NaN", 0, "\".NaN\""},
-        {"1_000", 0, "\"1_000\""},
-        {"12:30", 0, "\"12:30\""},
-        {"2024-01-02", 0, "\"2024-01-02\""},
-        {"-x", 0, "\"-x\""},
-        {"- x", 0, "\"- x\""},
-        {"?x", 0, "\"?x\""},
-        {":x", 0, "\":x\""},
-        {",x", 0, "\",x\""},
-        {"[x", 0, "\"[x\""},
-        {"]x", 0, "\"]x\""},
-        {"{x", 0, "\"{x\""},
-        {"}x", 0, "\"}x\""},
-        {"#x", 0, "\"#x\""},
-        {"&x", 0, "\"&x\""},
-        {"*x", 0, "\"*x\""},
-        {"!x", 0, "\"!x\""},
-        {"|x", 0, "\"|x\""},
-        {">x", 0, "\">x\""},
-        {"'x", 0, "\"'x\""},
-        {"%x", 0, "\"%x\""},
-        {"@x", 0, "\"@x\""},
-        {"`x", 0, "\"`x\""},
-        {"\"x\"", 0, "\"\\\"x\\\"\""},
-        {" lead", 0, "\" lead\""},
-        {"trail ", 0, "\"trail \""},
-        {"a: b", 0, "\"a: b\""},
-        {"a #b", 0, "\"a #b\""},
-        {"ends:", 0, "\"ends:\""},
-        {"line\nbreak", 0, "\"line\\nbreak\""},
-        {"cr\rx", 0, "\"cr\\rx\""},
-        {"tab\tx", 0, "\"tab\\tx\""},
-        {"back\\slash", 0, "back\\slash"},
-        {"bell\x07", 0, "\"bell\\x07\""},
-        {"del\x7f", 0, "\"del\\x7F\""},
-        {"nel\xc2\x85", 0, "\"nel\\u0085\""},
-        {"ls\xe2\x80\xa8", 0, "\"ls\\u2028\""},
-        {"bom\xef\xbb\xbf", 0, "\"bom\\uFEFF\""},
-        {"bad\xff", 0, "\"bad\\uFFFD\""},
-        {"---", 0, "\"---\""},
-        {"...", 0, "\"...\""},
+        { "hello world", 0, "hello world" },
+        { "1Gi", 0, "1Gi" },
+        { "500m", 0, "500m" },
+        { "a:b", 0, "a:b" },
+        { "http://x.example/p?q=1#f", 0, "http://x.example/p?q=1#f" },
+        { "caf\xc3\xa9", 0, "caf\xc3\xa9" },
+        { "a-b", 0, "a-b" },
+        { "", 0, "\"\"" },
+        { "true", 0, "\"true\"" },
+        { "False", 0, "\"False\"" },
+        { "yes", 0, "\"yes\"" },
+        { "NO", 0, "\"NO\"" },
+        { "on", 0, "\"on\"" },
+        { "off", 0, "\"off\"" },
+        { "null", 0, "\"null\"" },
+        { "~", 0, "\"~\"" },
+        { "1", 0, "\"1\"" },
+        { "-1", 0, "\"-1\"" },
+        { "1.5", 0, "\"1.5\"" },
+        { "1e3", 0, "\"1e3\"" },
+        { "0x1f", 0, "\"0x1f\"" },
+        { "0o17", 0, "\"0o17\"" },
+        { ".inf", 0, "\".inf\"" },
+        { "-.Inf", 0, "\"-.Inf\"" },
+        { ".NaN", 0, "\".NaN\"" },
+        { "1_000", 0, "\"1_000\"" },
+        { "12:30", 0, "\"12:30\"" },
+        { "2024-01-02", 0, "\"2024-01-02\"" },
+        { "-x", 0, "\"-x\"" },
+        { "- x", 0, "\"- x\"" },
+        { "?x", 0, "\"?x\"" },
+        { ":x", 0, "\":x\"" },
+        { ",x", 0, "\",x\"" },
+        { "[x", 0, "\"[x\"" },
+        { "]x", 0, "\"]x\"" },
+        { "{x", 0, "\"{x\"" },
+        { "}x", 0, "\"}x\"" },
+        { "#x", 0, "\"#x\"" },
+        { "&x", 0, "\"&x\"" },
+        { "*x", 0, "\"*x\"" },
+        { "!x", 0, "\"!x\"" },
+        { "|x", 0, "\"|x\"" },
+        { ">x", 0, "\">x\"" },
+        { "'x", 0, "\"'x\"" },
+        { "%x", 0, "\"%x\"" },
+        { "@x", 0, "\"@x\"" },
+        { "`x", 0, "\"`x\"" },
+        { "\"x\"", 0, "\"\\\"x\\\"\"" },
+        { " lead", 0, "\" lead\"" },
+        { "trail ", 0, "\"trail \"" },
+        { "a: b", 0, "\"a: b\"" },
+        { "a #b", 0, "\"a #b\"" },
+        { "ends:", 0, "\"ends:\"" },
+        { "line\nbreak", 0, "\"line\\nbreak\"" },
+        { "cr\rx", 0, "\"cr\\rx\"" },
+        { "tab\tx", 0, "\"tab\\tx\"" },
+        { "back\\slash", 0, "back\\slash" },
+        { "bell\x07", 0, "\"bell\\x07\"" },
+        { "del\x7f", 0, "\"del\\x7F\"" },
+        { "nel\xc2\x85", 0, "\"nel\\u0085\"" },
+        { "ls\xe2\x80\xa8", 0, "\"ls\\u2028\"" },
+        { "bom\xef\xbb\xbf", 0, "\"bom\\uFEFF\"" },
+        { "bad\xff", 0, "\"bad\\uFFFD\"" },
+        { "---", 0, "\"---\"" },
+        { "...", 0, "\"...\"" },
         /* plain scalars keep their type and stay bare when they can */
-        {"true", 1, "true"},
-        {"-1", 1, "-1"},
-        {"1e3", 1, "1e3"},
-        {"~", 1, "~"},
-        {"-x", 1, "-x"},
-        {"a: b", 1, "\"a: b\""},
-        {"x\ny", 1, "\"x\\ny\""},
-        {"- x", 1, "\"- x\""},
-        {"#c", 1, "\"#c\""},
-        {"tab\tin", 1, "tab\tin"},
-        {"tab\t#", 1, "\"tab\\t#\""},
+        { "true", 1, "true" },
+        { "-1", 1, "-1" },
+        { "1e3", 1, "1e3" },
+        { "~", 1, "~" },
+        { "-x", 1, "-x" },
+        { "a: b", 1, "\"a: b\"" },
+        { "x\ny", 1, "\"x\\ny\"" },
+        { "- x", 1, "\"- x\"" },
+        { "#c", 1, "\"#c\"" },
+        { "tab\tin", 1, "tab\tin" },
+        { "tab\t#", 1, "\"tab\\t#\"" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         cu_node *m = cu_node_new_map(&f->a);
@@ -1022,13 +1030,14 @@ static void test_yaml_round_trips(void **state)
     assert_yaml_round_trip(f, s, 1);
 
     /* a built tree with every awkward string as key and value */
-    static const char *const strs[] = {"", "true", "1", "a: b", "#", "- x", "x\ny", " s ",
-                                       "\"", "'", "\\", "\x01", "null", "~", "<<", "?"};
+    static const char *const strs[] = { "",   "true", "1",  "a: b", "#",    "- x", "x\ny", " s ",
+                                        "\"", "'",    "\\", "\x01", "null", "~",   "<<",   "?" };
     cu_node *t = cu_node_new_map(&f->a);
     cu_node *seq = cu_node_new_seq(&f->a);
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
         cu_node *inner2 = cu_node_new_map(&f->a);
-        assert_int_equal(cu_node_set(&f->a, inner2, strs[i], cu_node_new_str(&f->a, strs[i])), CU_OK);
+        assert_int_equal(cu_node_set(&f->a, inner2, strs[i], cu_node_new_str(&f->a, strs[i])),
+                         CU_OK);
         assert_int_equal(cu_node_set(&f->a, inner2, "p", cu_node_new_plain(&f->a, strs[i])), CU_OK);
         assert_int_equal(cu_node_push(&f->a, seq, inner2), CU_OK);
         assert_int_equal(cu_node_set(&f->a, t, strs[i], cu_node_new_str(&f->a, strs[i])), CU_OK);

@@ -106,10 +106,7 @@ static int teardown(void **state)
     return 0;
 }
 
-static double now_s(void)
-{
-    return (double)cu_clock_mono_ns() / 1e9;
-}
+static double now_s(void) { return (double)cu_clock_mono_ns() / 1e9; }
 
 /* Runs the loop once without blocking, then waits up to 2 ms for fd. */
 static void pump(fix *f, int fd)
@@ -139,15 +136,12 @@ static int cli_connect_to(int family, int port)
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         rc = connect(fd, (struct sockaddr *)&a, sizeof(a));
     }
-    assert_int_equal(rc, 0);   /* loopback: the backlog takes it before MHD accepts */
+    assert_int_equal(rc, 0); /* loopback: the backlog takes it before MHD accepts */
     assert_int_equal(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
     return fd;
 }
 
-static int cli_connect(fix *f)
-{
-    return cli_connect_to(AF_INET, f->port);
-}
+static int cli_connect(fix *f) { return cli_connect_to(AF_INET, f->port); }
 
 static void cli_send(fix *f, int fd, const char *req)
 {
@@ -168,11 +162,11 @@ static void cli_send(fix *f, int fd, const char *req)
 
 typedef struct resp {
     int status;
-    char head[4096];     /* status line and headers */
+    char head[4096]; /* status line and headers */
     char *body;
     size_t body_len;
-    long clen;           /* Content-Length, -1 when absent */
-    int eof;             /* the server closed the connection */
+    long clen; /* Content-Length, -1 when absent */
+    int eof;   /* the server closed the connection */
 } resp;
 
 static void resp_free(resp *r)
@@ -325,8 +319,7 @@ static void test_target_passed_raw(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char req[512], want[512];
         snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", cases[i].target);
-        snprintf(want, sizeof(want), "path=%s\nquery=%s\naccept=\n", cases[i].path,
-                 cases[i].query);
+        snprintf(want, sizeof(want), "path=%s\nquery=%s\naccept=\n", cases[i].path, cases[i].query);
         resp r;
         get(f, req, 0, &r);
         assert_int_equal(r.status, 200);
@@ -380,7 +373,7 @@ static void test_head_has_no_body(void **state)
     cli_read(f, fd, 1, &h, 10);
     assert_int_equal(h.status, 200);
     assert_int_equal(h.body_len, 0);
-    assert_int_equal(h.clen, (long)g.body_len);   /* the length GET would send */
+    assert_int_equal(h.clen, (long)g.body_len); /* the length GET would send */
     char v[128];
     assert_string_equal(hdr(&h, "Content-Type", v, sizeof(v)), "text/x-echo; charset=utf-8");
     /* nothing follows the head; the connection stays usable */
@@ -488,8 +481,7 @@ static void test_slow_client_does_not_block(void **state)
      * timer armed from MHD_get_timeout: no socket event comes) */
     long got = 0;
     double end = t0 + 12;
-    while (now_s() < end && (got = cli_drain(f, slow, 0.1)) >= 0) {
-    }
+    while (now_s() < end && (got = cli_drain(f, slow, 0.1)) >= 0) {}
     assert_int_equal(got, -1);
     double took = now_s() - t0;
     assert_true(took > 4.0);
@@ -518,7 +510,7 @@ static void test_client_gone_mid_body(void **state)
             pump(f, fd);
     }
     assert_true(got >= 65536);
-    struct linger lg = { 1, 0 };   /* close with a reset */
+    struct linger lg = { 1, 0 }; /* close with a reset */
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
     close(fd);
     for (double end = now_s() + 0.3; now_s() < end;)
@@ -546,8 +538,7 @@ static void test_stop_with_open_connections(void **state)
     char buf[4096];
     for (int *fd = (int[]){ a, b, c, -1 }; *fd >= 0; fd++) {
         ssize_t n;
-        while ((n = recv(*fd, buf, sizeof(buf), 0)) > 0) {
-        }
+        while ((n = recv(*fd, buf, sizeof(buf), 0)) > 0) {}
         assert_true(n == 0 || errno == ECONNRESET);
         close(*fd);
     }
@@ -568,14 +559,14 @@ static void test_bad_addresses(void **state)
         { "127.0.0.1:-1", "the port must be a number from 0 to 65535" },
         { "127.0.0.1: 80", "the port must be a number from 0 to 65535" },
         { "[::1:80", "health probes [::1:80: " },
-        { "192.0.2.1:0", "health probes 192.0.2.1:0: " },   /* not an address here */
+        { "192.0.2.1:0", "health probes 192.0.2.1:0: " }, /* not an address here */
         { in_use, "in use" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char err[300] = "";
         int port = -7;
-        cu_httpd *s = cu_httpd_start(f->loop, cases[i].addr, "health probes", echo_handler,
-                                     &f->e, err, sizeof(err), &port);
+        cu_httpd *s = cu_httpd_start(f->loop, cases[i].addr, "health probes", echo_handler, &f->e,
+                                     err, sizeof(err), &port);
         if (s) {
             cu_httpd_stop(s);
             fail_msg("%s: started", cases[i].addr);
@@ -584,8 +575,8 @@ static void test_bad_addresses(void **state)
         snprintf(prefix, sizeof(prefix), "health probes %s: ", cases[i].addr);
         if (strncmp(err, prefix, strlen(prefix)) != 0 || strlen(err) <= strlen(prefix) + 3 ||
             !strstr(err, cases[i].want))
-            fail_msg("%s: error '%s', want it to start with '%s' and contain '%s'",
-                     cases[i].addr, err, prefix, cases[i].want);
+            fail_msg("%s: error '%s', want it to start with '%s' and contain '%s'", cases[i].addr,
+                     err, prefix, cases[i].want);
         assert_int_equal(port, -7);
     }
 }
@@ -611,7 +602,7 @@ static void test_port_zero_and_families(void **state)
         int family;
     } cases[] = {
         { "127.0.0.1:0", AF_INET },
-        { ":0", AF_INET },        /* every address: loopback included */
+        { ":0", AF_INET }, /* every address: loopback included */
         { "[::1]:0", AF_INET6 },
     };
     fix *f = *state;
@@ -674,8 +665,8 @@ static int close_wait_count(int port)
     int n = 0;
     while (fgets(line, sizeof(line), fp)) {
         unsigned lport, st;
-        if (sscanf(line, " %*d: %*x:%x %*x:%*x %x", &lport, &st) == 2 &&
-            (int)lport == port && st == 0x08)
+        if (sscanf(line, " %*d: %*x:%x %*x:%*x %x", &lport, &st) == 2 && (int)lport == port &&
+            st == 0x08)
             n++;
     }
     fclose(fp);
@@ -777,8 +768,8 @@ static void test_header_deadline(void **state)
     cu_httpd_opts o = { .header_timeout_s = 2 };
     char err[300] = "";
     int port = 0;
-    cu_httpd *s = cu_httpd_start_opts(f->loop, "127.0.0.1:0", "health probes", echo_handler,
-                                      &f->e, &o, err, sizeof(err), &port);
+    cu_httpd *s = cu_httpd_start_opts(f->loop, "127.0.0.1:0", "health probes", echo_handler, &f->e,
+                                      &o, err, sizeof(err), &port);
     if (!s)
         fail_msg("start: %s", err);
     int saved = f->port;
@@ -802,7 +793,7 @@ static void test_header_deadline(void **state)
         if (k < 5)
             cli_send(f, ontime, (char[]){ req[k], 0 });
         else if (k == 5)
-            cli_send(f, ontime, req + 5);   /* the rest at once, at 1.5 s */
+            cli_send(f, ontime, req + 5); /* the rest at once, at 1.5 s */
         k++;
         for (double end = now_s() + 0.3; now_s() < end;) {
             pump(f, -1);
@@ -834,7 +825,7 @@ static void test_header_deadline(void **state)
 
 typedef struct gatefix {
     int calls;
-    int wait;             /* answer CU_HTTPD_WAIT */
+    int wait; /* answer CU_HTTPD_WAIT */
     uint64_t ids[8];
     int nids;
     char last_authz[128], last_path[128];
@@ -906,7 +897,7 @@ static void test_gate_refuses_and_allows(void **state)
     resp_free(&r);
     cli_send(f, fd, "HEAD /echo HTTP/1.1\r\nHost: x\r\n\r\n");
     cli_read(f, fd, 1, &r, 10);
-    assert_int_equal(r.status, 401);   /* every request is checked, HEAD too */
+    assert_int_equal(r.status, 401); /* every request is checked, HEAD too */
     resp_free(&r);
     close(fd);
     assert_int_equal(f->e.calls, 1);
@@ -938,8 +929,8 @@ static void test_gate_async(void **state)
     for (double end = now_s() + 5; g.nids < 3 && now_s() < end;)
         pump(f, -1);
     assert_int_equal(g.nids, 3);
-    assert_int_equal(cli_drain(f, a, 0.2), 0);   /* nothing yet */
-    cu_httpd_decide(s, 987654, 0, NULL);          /* unknown: ignored */
+    assert_int_equal(cli_drain(f, a, 0.2), 0); /* nothing yet */
+    cu_httpd_decide(s, 987654, 0, NULL);       /* unknown: ignored */
     cu_httpd_decide(s, g.ids[1], 403, "Authorization denied for user u");
     cu_httpd_decide(s, g.ids[0], 0, NULL);
     resp r;
@@ -951,7 +942,7 @@ static void test_gate_async(void **state)
     assert_int_equal(r.status, 403);
     assert_string_equal(r.body, "Authorization denied for user u\n");
     resp_free(&r);
-    cu_httpd_decide(s, g.ids[0], 0, NULL);   /* decided already: ignored */
+    cu_httpd_decide(s, g.ids[0], 0, NULL); /* decided already: ignored */
     /* c still waits: stopping answers it */
     cu_httpd_stop(s);
     cli_read(f, c, 0, &r, 10);
@@ -1063,7 +1054,7 @@ static void test_https(void **state)
     cu_httpd_opts o = { .cert_pem = cert, .key_pem = key };
     int port = 0;
     cu_httpd *s = start_gated(f, &g, &o, &port);
-    free(cert);   /* MHD keeps its own copy: the server works on */
+    free(cert); /* MHD keeps its own copy: the server works on */
     free(key);
     tlsget t = { .port = port, .ca = ca, .authz = "Authorization: Bearer yes" };
     tls_get(f, &t);

@@ -55,7 +55,7 @@ static void test_path(void **st)
     assert_null(cu_jpath(o, "m.x.leaf"));
     assert_null(cu_jpath(NULL, "m"));
     assert_null(cu_jpath_str(o, "m.k.num"));
-    assert_null(cu_jpath(o, "a.b")); /* dotted keys cannot be named */
+    assert_null(cu_jpath(o, "a.b"));    /* dotted keys cannot be named */
     assert_non_null(cu_jpath(o, "m.")); /* a trailing dot ends the path */
     char longkey[200];
     memset(longkey, 'k', sizeof longkey - 1);
@@ -157,10 +157,23 @@ static void test_escape(void **st)
     assert_string_equal(esc(&b, "\x7f", CU_JESC_DOC), "\"\\u007f\"");
     assert_string_equal(esc(&b, "\x7f", CU_JESC_RAW), "\"\x7f\"");
     /* invalid UTF-8: U+FFFD per bad byte, raw or escaped, or the bytes as they are */
-    assert_string_equal(esc(&b, "a\xff" "b\xc3", CU_JESC_LOG),
-                        "\"a\xef\xbf\xbd" "b\xef\xbf\xbd\"");
-    assert_string_equal(esc(&b, "a\xff" "b\xc3", CU_JESC_DOC), "\"a\\ufffdb\\ufffd\"");
-    assert_string_equal(esc(&b, "a\xff" "b\xc3", CU_JESC_RAW), "\"a\xff" "b\xc3\"");
+    assert_string_equal(esc(&b,
+                            "a\xff"
+                            "b\xc3",
+                            CU_JESC_LOG),
+                        "\"a\xef\xbf\xbd"
+                        "b\xef\xbf\xbd\"");
+    assert_string_equal(esc(&b,
+                            "a\xff"
+                            "b\xc3",
+                            CU_JESC_DOC),
+                        "\"a\\ufffdb\\ufffd\"");
+    assert_string_equal(esc(&b,
+                            "a\xff"
+                            "b\xc3",
+                            CU_JESC_RAW),
+                        "\"a\xff"
+                        "b\xc3\"");
     /* a surrogate's three bytes are three bad bytes */
     assert_string_equal(esc(&b, "\xed\xa0\x80", CU_JESC_DOC), "\"\\ufffd\\ufffd\\ufffd\"");
     /* what YAML refuses raw: escaped only in the tree's flavour */
@@ -204,12 +217,24 @@ static void test_utf8(void **st)
     assert_int_equal(cp, 0x20AC);
     assert_int_equal(cu_utf8_decode(u + 6, 4, &cp), 4);
     assert_int_equal(cp, 0x1F600);
-    assert_int_equal(cu_utf8_decode(u + 6, 3, &cp), 0);                  /* truncated */
+    assert_int_equal(cu_utf8_decode(u + 6, 3, &cp), 0); /* truncated */
     assert_int_equal(cu_utf8_decode(u, 0, &cp), 0);
     static const char *const bad[] = {
-        "\x80", "\xbf", "\xc0\x80", "\xc1\xbf", "\xe0\x80\x80", "\xed\xa0\x80", "\xed\xbf\xbf",
-        "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xf8\x88\x80\x80\x80", "\xff", "\xc3", "\xc3(",
-        "\xe2\x82", "\xe2\x82\x00",
+        "\x80",
+        "\xbf",
+        "\xc0\x80",
+        "\xc1\xbf",
+        "\xe0\x80\x80",
+        "\xed\xa0\x80",
+        "\xed\xbf\xbf",
+        "\xf4\x90\x80\x80",
+        "\xf5\x80\x80\x80",
+        "\xf8\x88\x80\x80\x80",
+        "\xff",
+        "\xc3",
+        "\xc3(",
+        "\xe2\x82",
+        "\xe2\x82\x00",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (cu_utf8_decode((const unsigned char *)bad[i], strlen(bad[i]) + 1, NULL) != 0)
@@ -232,7 +257,7 @@ static void test_node_json(void **st)
     assert_non_null(n);
     assert_int_equal(n->type, CU_NODE_MAP);
     assert_string_equal(cu_node_scalar(cu_node_get(n, "s")), "x");
-    assert_false(cu_node_get(n, "s")->plain);          /* strings are quoted */
+    assert_false(cu_node_get(n, "s")->plain); /* strings are quoted */
     assert_true(cu_node_is_null(cu_node_get(n, "n")));
     assert_string_equal(cu_node_scalar(cu_node_get(n, "big")), "9000000000");
     assert_true(cu_node_get(n, "big")->plain);
@@ -281,9 +306,9 @@ static void test_node_json(void **st)
     assert_int_equal(cu_doc_parse("t", y, strlen(y), &a, &docs, &nd, &d), CU_OK);
     assert_int_equal(nd, 1);
     o = cu_node_to_json(docs[0].root);
-    json_object *want = cu_json_parse_str(
-        "{\"a\":null,\"b\":true,\"c\":-12,\"d\":\"5\",\"e\":1.5,\"f\":\"yes\","
-        "\"g\":[null,false]}");
+    json_object *want =
+        cu_json_parse_str("{\"a\":null,\"b\":true,\"c\":-12,\"d\":\"5\",\"e\":1.5,\"f\":\"yes\","
+                          "\"g\":[null,false]}");
     assert_non_null(want);
     assert_true(json_object_equal(o, want));
     json_object_put(want);
@@ -295,12 +320,9 @@ static void test_node_json(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_get_and_str),
-        cmocka_unit_test(test_path),
-        cmocka_unit_test(test_ints),
-        cmocka_unit_test(test_builders),
-        cmocka_unit_test(test_escape),
-        cmocka_unit_test(test_utf8),
+        cmocka_unit_test(test_get_and_str), cmocka_unit_test(test_path),
+        cmocka_unit_test(test_ints),        cmocka_unit_test(test_builders),
+        cmocka_unit_test(test_escape),      cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_node_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

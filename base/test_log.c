@@ -98,8 +98,8 @@ static void test_text_quoting(void **st)
         { "cr\r", "\"cr\\r\"" },
         { "bell\x07", "\"bell\\x07\"" },
         { "del\x7f", "\"del\\x7f\"" },
-        { "h\xC3\xA9llo", "h\xC3\xA9llo" },                  /* valid UTF-8 stays bare */
-        { "bad\xFFutf", "bad\xEF\xBF\xBDutf" },              /* invalid byte -> U+FFFD */
+        { "h\xC3\xA9llo", "h\xC3\xA9llo" },                     /* valid UTF-8 stays bare */
+        { "bad\xFFutf", "bad\xEF\xBF\xBDutf" },                 /* invalid byte -> U+FFFD */
         { "bad \xC0\xAF", "\"bad \xEF\xBF\xBD\xEF\xBF\xBD\"" }, /* overlong: both bytes */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -123,10 +123,9 @@ static void test_text_line_shape(void **st)
     cu_log_kv(&c.log, 0, "error", "", NULL);
     cu_logf(&c.log, 0, "error", "failed %d times: %s", 3, "boom");
     assert_string_equal(cap_text(&c),
-                        NOW_TS " info admitted workload=ns/name clusterQueue=cq\n"
-                        NOW_TS " info \"Workload admitted\" a_b_c_=v _=empty-key\n"
-                        NOW_TS " error \"\"\n"
-                        NOW_TS " error \"failed 3 times: boom\"\n");
+                        NOW_TS " info admitted workload=ns/name clusterQueue=cq\n" NOW_TS
+                               " info \"Workload admitted\" a_b_c_=v _=empty-key\n" NOW_TS
+                               " error \"\"\n" NOW_TS " error \"failed 3 times: boom\"\n");
     cap_close(&c);
 }
 
@@ -159,9 +158,9 @@ static void test_json_escaping(void **st)
     ctl[32] = 0;
     cap c;
     cap_open(&c, CU_LOG_JSON, 0);
-    cu_log_kv(&c.log, 0, "info", "say \"hi\"\n", "workload", "ns/name", "ctl", ctl, "quote", "a\"b\\c",
-              "utf8", "\xC3\xA9\xF0\x9F\x98\x80", "bad", "x\xFFy\xED\xA0\x80z\xE2\x82", "msg", "shadow",
-              "nothing", (const char *)NULL, "k\"ey\n", "v", NULL);
+    cu_log_kv(&c.log, 0, "info", "say \"hi\"\n", "workload", "ns/name", "ctl", ctl, "quote",
+              "a\"b\\c", "utf8", "\xC3\xA9\xF0\x9F\x98\x80", "bad", "x\xFFy\xED\xA0\x80z\xE2\x82",
+              "msg", "shadow", "nothing", (const char *)NULL, "k\"ey\n", "v", NULL);
     const char *out = cap_text(&c);
     assert_int_equal(count_lines(out), 1);
     size_t len = strlen(out);
@@ -196,7 +195,12 @@ static void test_verbosity(void **st)
     cap c;
     cap_open(&c, CU_LOG_TEXT, 2);
     for (int v = 0; v <= 5; v++)
-        cu_log_kv(&c.log, v, "info", "m", "v", v == 0 ? "0" : v == 1 ? "1" : v == 2 ? "2" : "high", NULL);
+        cu_log_kv(&c.log, v, "info", "m", "v",
+                  v == 0   ? "0"
+                  : v == 1 ? "1"
+                  : v == 2 ? "2"
+                           : "high",
+                  NULL);
     cu_log_kv(&c.log, 9, "error", "always", NULL);
     cu_logf(&c.log, 3, "info", "hidden %d", 3);
     cu_logf(&c.log, 2, "info", "shown %d", 2);
@@ -234,11 +238,14 @@ static char *repeat(const char *unit, size_t times)
 static void test_text_truncation(void **st)
 {
     (void)st;
-    static const struct { const char *unit; const char *tail; } cases[] = {
-        { "x", "x" ELLIPSIS "\n" },           /* bare value */
-        { "x y ", ELLIPSIS "\"\n" },           /* quoted value */
+    static const struct {
+        const char *unit;
+        const char *tail;
+    } cases[] = {
+        { "x", "x" ELLIPSIS "\n" },               /* bare value */
+        { "x y ", ELLIPSIS "\"\n" },              /* quoted value */
         { "\xC3\xA9", "\xC3\xA9" ELLIPSIS "\n" }, /* cut at a character boundary */
-        { "\n", "\\n" ELLIPSIS "\"\n" },       /* cut at an escape boundary */
+        { "\n", "\\n" ELLIPSIS "\"\n" },          /* cut at an escape boundary */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char *big = repeat(cases[i].unit, 20000);
@@ -266,8 +273,7 @@ static void test_text_truncation(void **st)
 static const char *last_member(json_object *o)
 {
     const char *last = NULL;
-    json_object_object_foreach(o, k, v)
-    {
+    json_object_object_foreach (o, k, v) {
         if (strcmp(k, "truncated") != 0)
             last = json_object_get_string(v);
     }
@@ -288,9 +294,10 @@ static void test_json_truncation(void **st)
             cu_log_kv(&c.log, 0, "info", big, "after", "gone", NULL);
         else {
             char *v = repeat("z", 1000);
-            cu_log_kv(&c.log, 0, "info", "many", "k0", v, "k1", v, "k2", v, "k3", v, "k4", v, "k5", v, "k6", v,
-                      "k7", v, "k8", v, "k9", v, "k10", v, "k11", v, "k12", v, "k13", v, "k14", v, "k15", v,
-                      "k16", v, "k17", v, "k18", v, "k19", v, "after", "gone", NULL);
+            cu_log_kv(&c.log, 0, "info", "many", "k0", v, "k1", v, "k2", v, "k3", v, "k4", v, "k5",
+                      v, "k6", v, "k7", v, "k8", v, "k9", v, "k10", v, "k11", v, "k12", v, "k13", v,
+                      "k14", v, "k15", v, "k16", v, "k17", v, "k18", v, "k19", v, "after", "gone",
+                      NULL);
             free(v);
         }
         const char *out = cap_text(&c);
@@ -388,8 +395,9 @@ static void test_timestamps(void **st)
     cu_log_kv(&c.log, 0, "info", "a", NULL);
     c.now = 1709208000000LL + 42;
     cu_log_kv(&c.log, 0, "info", "b", NULL);
-    assert_string_equal(cap_text(&c), "{\"ts\":\"" NOW_TS "\",\"level\":\"info\",\"msg\":\"a\"}\n"
-                                      "{\"ts\":\"2024-02-29T12:00:00.042Z\",\"level\":\"info\",\"msg\":\"b\"}\n");
+    assert_string_equal(cap_text(&c),
+                        "{\"ts\":\"" NOW_TS "\",\"level\":\"info\",\"msg\":\"a\"}\n"
+                        "{\"ts\":\"2024-02-29T12:00:00.042Z\",\"level\":\"info\",\"msg\":\"b\"}\n");
     cap_close(&c);
     /* extreme values do not crash */
     char out[64];

@@ -31,14 +31,16 @@ static void assert_no_substr(const char *text, const char *s)
 static void test_label_value_escaping(void **state)
 {
     (void)state;
-    static const struct { const char *in, *want; } cases[] = {
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
         { "plain", "plain" },
         { "back\\slash", "back\\\\slash" },
         { "say \"hi\"", "say \\\"hi\\\"" },
         { "two\nlines", "two\\nlines" },
         { "all\\\"\n", "all\\\\\\\"\\n" },
         { "", "" },
-        { "caf\xC3\xA9", "caf\xC3\xA9" },   /* UTF-8 passes through */
+        { "caf\xC3\xA9", "caf\xC3\xA9" }, /* UTF-8 passes through */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         cu_metrics *m = cu_metrics_new();
@@ -62,8 +64,8 @@ static void test_help_escaping(void **state)
 {
     (void)state;
     cu_metrics *m = cu_metrics_new();
-    assert_non_null(cu_metrics_family(m, "h_total", "a \\ b\nc \"q\"", CU_METRIC_COUNTER, 0,
-                                      NULL, 0, NULL));
+    assert_non_null(
+        cu_metrics_family(m, "h_total", "a \\ b\nc \"q\"", CU_METRIC_COUNTER, 0, NULL, 0, NULL));
     char *text = render(m, 0);
     /* text format: backslash and newline escaped, quotes kept */
     assert_line(text, "# HELP h_total a \\\\ b\\nc \"q\"");
@@ -104,8 +106,8 @@ static void test_histogram_buckets(void **state)
     static const double obs[] = { 0.5, 1, 1.0000001, 2.5, 3, 5, 7, 100, -2, INFINITY };
     cu_metrics *m = cu_metrics_new();
     const char *ln[] = { "cq" };
-    cu_metric_family *f = cu_metrics_family(m, "wait_seconds", "w", CU_METRIC_HISTOGRAM, 1, ln,
-                                            3, bounds);
+    cu_metric_family *f =
+        cu_metrics_family(m, "wait_seconds", "w", CU_METRIC_HISTOGRAM, 1, ln, 3, bounds);
     assert_non_null(f);
     const char *v[] = { "a" };
     double finite_sum = 0;
@@ -128,7 +130,7 @@ static void test_histogram_buckets(void **state)
     for (size_t b = 0; b < 4; b++)
         assert_int_equal(got[b], want[b]);
     assert_int_equal(count, sizeof(obs) / sizeof(obs[0]));
-    assert_true(isinf(sum) && sum > 0);   /* +Inf was observed */
+    assert_true(isinf(sum) && sum > 0); /* +Inf was observed */
 
     char *text = render(m, 0);
     char line[128];
@@ -139,9 +141,8 @@ static void test_histogram_buckets(void **state)
         assert_line(text, line);
     }
     assert_line(text, "wait_seconds_sum{cq=\"a\"} +Inf");
-    snprintf(line, sizeof(line), "wait_seconds_count{cq=\"a\"} %llu",
-             (unsigned long long)want[3]);
-    assert_line(text, line);   /* _count == the +Inf bucket */
+    snprintf(line, sizeof(line), "wait_seconds_count{cq=\"a\"} %llu", (unsigned long long)want[3]);
+    assert_line(text, line); /* _count == the +Inf bucket */
     assert_line(text, "# TYPE wait_seconds histogram");
     /* buckets come in increasing order, +Inf last, before _sum and _count */
     const char *p1 = strstr(text, "le=\"1\""), *p5 = strstr(text, "le=\"5\"");
@@ -164,9 +165,9 @@ static void test_histogram_sum_and_unlabelled(void **state)
 {
     (void)state;
     cu_metrics *m = cu_metrics_new();
-    static const double bounds[] = { 0.1, 0.2, INFINITY };   /* trailing +Inf is dropped */
-    cu_metric_family *f = cu_metrics_family(m, "d_seconds", "d", CU_METRIC_HISTOGRAM, 0, NULL,
-                                            3, bounds);
+    static const double bounds[] = { 0.1, 0.2, INFINITY }; /* trailing +Inf is dropped */
+    cu_metric_family *f =
+        cu_metrics_family(m, "d_seconds", "d", CU_METRIC_HISTOGRAM, 0, NULL, 3, bounds);
     assert_non_null(f);
     size_t nb;
     cu_metric_family_buckets(f, &nb);
@@ -240,8 +241,8 @@ static cu_metrics *build_ordered(int reverse)
     cu_metrics *m = cu_metrics_new();
     static const char *names[] = { "b_metric", "a_metric", "c_metric" };
     const char *ln[] = { "x", "y" };
-    static const char *vals[][2] = { { "b", "1" }, { "a", "2" }, { "a", "10" }, { "", "z" },
-                                     { "B", "0" }, { "a", "1" } };
+    static const char *vals[][2] = { { "b", "1" }, { "a", "2" }, { "a", "10" },
+                                     { "", "z" },  { "B", "0" }, { "a", "1" } };
     cu_metric_family *fs[3];
     for (int i = 0; i < 3; i++) {
         int j = reverse ? 2 - i : i;
@@ -268,7 +269,7 @@ static void test_deterministic_order(void **state)
     const char *c = strstr(t1, "# HELP c_metric");
     assert_true(a && b && c && a < b && b < c);
     /* series by label values, byte-wise, first label first */
-    static const char *order[] = { "a_metric{x=\"\",y=\"z\"}", "a_metric{x=\"B\",y=\"0\"}",
+    static const char *order[] = { "a_metric{x=\"\",y=\"z\"}",  "a_metric{x=\"B\",y=\"0\"}",
                                    "a_metric{x=\"a\",y=\"1\"}", "a_metric{x=\"a\",y=\"10\"}",
                                    "a_metric{x=\"a\",y=\"2\"}", "a_metric{x=\"b\",y=\"1\"}" };
     const char *prev = t1;
@@ -294,10 +295,10 @@ static void test_delete(void **state)
     const char *lp[] = { "preempting_cluster_queue", "reason" };
     static const double bnd[] = { 1 };
     cu_metric_family *p = cu_metrics_family(m, "pending", "p", CU_METRIC_GAUGE, 2, l2, 0, NULL);
-    cu_metric_family *h = cu_metrics_family(m, "wait_seconds", "w", CU_METRIC_HISTOGRAM, 1, l1, 1,
-                                            bnd);
-    cu_metric_family *pr = cu_metrics_family(m, "preempted_total", "x", CU_METRIC_COUNTER, 2, lp,
-                                             0, NULL);
+    cu_metric_family *h =
+        cu_metrics_family(m, "wait_seconds", "w", CU_METRIC_HISTOGRAM, 1, l1, 1, bnd);
+    cu_metric_family *pr =
+        cu_metrics_family(m, "preempted_total", "x", CU_METRIC_COUNTER, 2, lp, 0, NULL);
     /* many series, so the table grows and chains are exercised */
     char name[32];
     for (int i = 0; i < 200; i++) {
@@ -341,7 +342,7 @@ static void test_delete(void **state)
     cu_metric_reset_family(p);
     assert_int_equal(cu_metric_family_nseries(p), 0);
     text = render(m, 0);
-    assert_line(text, "# TYPE pending gauge");   /* the family stays */
+    assert_line(text, "# TYPE pending gauge"); /* the family stays */
     assert_no_substr(text, "pending{");
     free(text);
     cu_metrics_free(m);
@@ -352,13 +353,30 @@ static void test_delete(void **state)
 static void test_number_format(void **state)
 {
     (void)state;
-    static const struct { double v; const char *want; } cases[] = {
-        { 0, "0" },           { 3, "3" },         { -2, "-2" },       { 0.1, "0.1" },
-        { 2.5, "2.5" },       { 1e-7, "1e-07" },  { 1e21, "1e+21" },  { 123456789012.0, "1.23456789012e+11" },
-        { 1.0 / 3, "0.3333333333333333" },        { INFINITY, "+Inf" }, { -INFINITY, "-Inf" },
-        { NAN, "NaN" },       { 10240, "10240" }, { 9007199254740993.0, "9.007199254740992e+15" },
-        { 1e6, "1e+06" },     { 999999, "999999" }, { 0.0001, "0.0001" }, { 0.00001, "1e-05" },
-        { -0.25, "-0.25" },   { 1.5e-300, "1.5e-300" },
+    static const struct {
+        double v;
+        const char *want;
+    } cases[] = {
+        { 0, "0" },
+        { 3, "3" },
+        { -2, "-2" },
+        { 0.1, "0.1" },
+        { 2.5, "2.5" },
+        { 1e-7, "1e-07" },
+        { 1e21, "1e+21" },
+        { 123456789012.0, "1.23456789012e+11" },
+        { 1.0 / 3, "0.3333333333333333" },
+        { INFINITY, "+Inf" },
+        { -INFINITY, "-Inf" },
+        { NAN, "NaN" },
+        { 10240, "10240" },
+        { 9007199254740993.0, "9.007199254740992e+15" },
+        { 1e6, "1e+06" },
+        { 999999, "999999" },
+        { 0.0001, "0.0001" },
+        { 0.00001, "1e-05" },
+        { -0.25, "-0.25" },
+        { 1.5e-300, "1.5e-300" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         cu_metrics *m = cu_metrics_new();
@@ -368,7 +386,7 @@ static void test_number_format(void **state)
         char want[64];
         snprintf(want, sizeof(want), "n %s", cases[i].want);
         assert_line(text, want);
-        assert_no_substr(text, "# HELP");   /* empty help: no HELP line */
+        assert_no_substr(text, "# HELP"); /* empty help: no HELP line */
         free(text);
         cu_metrics_free(m);
     }
@@ -402,11 +420,11 @@ static void test_openmetrics(void **state)
     const char *ln[] = { "cq" };
     cu_metric_family *c = cu_metrics_family(m, "kueue_admitted_workloads_total", "adm",
                                             CU_METRIC_COUNTER, 1, ln, 0, NULL);
-    cu_metric_family *c2 = cu_metrics_family(m, "events_total", "ev", CU_METRIC_COUNTER, 0, NULL,
-                                             0, NULL);
+    cu_metric_family *c2 =
+        cu_metrics_family(m, "events_total", "ev", CU_METRIC_COUNTER, 0, NULL, 0, NULL);
     const char *il[] = { "version" };
-    cu_metric_family *info = cu_metrics_family(m, "x_build_info", "b", CU_METRIC_INFO, 1, il, 0,
-                                               NULL);
+    cu_metric_family *info =
+        cu_metrics_family(m, "x_build_info", "b", CU_METRIC_INFO, 1, il, 0, NULL);
     cu_metric_family *g = cu_metrics_family(m, "g", "gauge", CU_METRIC_GAUGE, 0, NULL, 0, NULL);
     assert_non_null(c);
     assert_non_null(c2);
@@ -416,7 +434,7 @@ static void test_openmetrics(void **state)
     assert_int_equal(cu_metric_inc(c, v, 3), CU_OK);
     assert_int_equal(cu_metric_inc(c2, NULL, 1), CU_OK);
     assert_int_equal(cu_metric_set(info, iv, 1), CU_OK);
-    assert_int_equal(cu_metric_set(info, iv, 2), CU_EINVAL);   /* info is always 1 */
+    assert_int_equal(cu_metric_set(info, iv, 2), CU_EINVAL); /* info is always 1 */
     assert_int_equal(cu_metric_set(g, NULL, 1.5), CU_OK);
 
     char *om = render(m, 1);
@@ -451,7 +469,10 @@ static void test_openmetrics(void **state)
 static void test_accept_negotiation(void **state)
 {
     (void)state;
-    static const struct { const char *accept; int want; } cases[] = {
+    static const struct {
+        const char *accept;
+        int want;
+    } cases[] = {
         { NULL, 0 },
         { "", 0 },
         { "text/plain", 0 },
@@ -460,11 +481,13 @@ static void test_accept_negotiation(void **state)
         { "Application/OpenMetrics-Text; Version=1.0.0", 1 },
         /* Prometheus 2.x scrape */
         { "application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
-          "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", 1 },
+          "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+          1 },
         /* Prometheus 3.x default */
         { "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,"
           "application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;"
-          "escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1", 1 },
+          "escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1",
+          1 },
         /* scrape_protocols with text first */
         { "text/plain;version=0.0.4;q=0.5,application/openmetrics-text;version=1.0.0;q=0.4", 0 },
         { "application/openmetrics-text;version=2.0.0", 0 },
@@ -495,8 +518,13 @@ static void test_registration_errors(void **state)
     static const double up[] = { 1, 2 }, flat[] = { 1, 1 }, down[] = { 2, 1 };
     static const double nan_b[] = { NAN };
     const struct {
-        const char *name; cu_metric_type t; size_t nl; const char *const *ln;
-        size_t nb; const double *b; const char *msg;
+        const char *name;
+        cu_metric_type t;
+        size_t nl;
+        const char *const *ln;
+        size_t nb;
+        const double *b;
+        const char *msg;
     } cases[] = {
         { "1bad", CU_METRIC_GAUGE, 0, NULL, 0, NULL, "not a valid metric name" },
         { "has-dash", CU_METRIC_GAUGE, 0, NULL, 0, NULL, "not a valid metric name" },
@@ -522,11 +550,11 @@ static void test_registration_errors(void **state)
     }
 
     /* same parameters: the same family; different ones: refused */
-    cu_metric_family *h = cu_metrics_family(m, "lat_seconds", "h", CU_METRIC_HISTOGRAM, 1, ok,
-                                            2, up);
+    cu_metric_family *h =
+        cu_metrics_family(m, "lat_seconds", "h", CU_METRIC_HISTOGRAM, 1, ok, 2, up);
     assert_non_null(h);
-    assert_ptr_equal(cu_metrics_family(m, "lat_seconds", "other help", CU_METRIC_HISTOGRAM, 1,
-                                       ok, 2, up), h);
+    assert_ptr_equal(
+        cu_metrics_family(m, "lat_seconds", "other help", CU_METRIC_HISTOGRAM, 1, ok, 2, up), h);
     assert_null(cu_metrics_family(m, "lat_seconds", "h", CU_METRIC_HISTOGRAM, 1, ok, 1, up));
     assert_non_null(strstr(cu_metrics_last_error(m), "already registered"));
     assert_null(cu_metrics_family(m, "lat_seconds", "h", CU_METRIC_GAUGE, 1, ok, 0, NULL));
@@ -600,10 +628,10 @@ static void test_bounds(void **state)
     for (int i = 0; i < 3; i++)
         assert_int_equal(cu_metric_set(g, v[i], 1), CU_OK);
     assert_int_equal(cu_metric_set(g, v[3], 1), CU_ENOMEM);
-    assert_int_equal(cu_metric_set(g, v[0], 2), CU_OK);   /* existing series still update */
+    assert_int_equal(cu_metric_set(g, v[0], 2), CU_OK); /* existing series still update */
     assert_non_null(strstr(cu_metrics_last_error(m), "series limit"));
     assert_int_equal(cu_metric_delete(g, v[1]), CU_OK);
-    assert_int_equal(cu_metric_set(g, v[3], 1), CU_OK);   /* room again */
+    assert_int_equal(cu_metric_set(g, v[3], 1), CU_OK); /* room again */
 
     cu_buf b;
     cu_buf_init(&b, 40);

@@ -111,12 +111,12 @@ static void test_names_and_roles(void **st)
     /* subjects */
     char cn[128];
     size_t n = sizeof cn;
-    assert_int_equal(gnutls_x509_crt_get_dn_by_oid(c.crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, cn,
-                                                   &n), 0);
+    assert_int_equal(
+        gnutls_x509_crt_get_dn_by_oid(c.crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, cn, &n), 0);
     assert_string_equal(cn, "cueue-apiserver");
     n = sizeof cn;
-    assert_int_equal(gnutls_x509_crt_get_dn_by_oid(c.cac, GNUTLS_OID_X520_COMMON_NAME, 0, 0, cn,
-                                                   &n), 0);
+    assert_int_equal(
+        gnutls_x509_crt_get_dn_by_oid(c.cac, GNUTLS_OID_X520_COMMON_NAME, 0, 0, cn, &n), 0);
     assert_string_equal(cn, "cueue-ca");
     /* roles: the CA is one, the server certificate is not and serves TLS */
     unsigned ca = 0;

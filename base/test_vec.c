@@ -26,7 +26,7 @@ static void test_reserve(void **st)
     assert_int_equal(cu_vec_reserve(&d, n, &cap, sizeof(*d), 4), 0);
     assert_int_equal(cap, 8);
     for (size_t i = 0; i < 4; i++)
-        assert_true(d[i] == (double)i);                            /* kept */
+        assert_true(d[i] == (double)i); /* kept */
     /* a size that cannot be allocated: -1, the array untouched */
     double *before = d;
     size_t huge = SIZE_MAX / sizeof(*d) / 2 + 1;
@@ -40,7 +40,7 @@ static void test_reserve(void **st)
 static void test_push(void **st)
 {
     (void)st;
-    CU_VEC(int) v = {0};
+    CU_VEC(int) v = { 0 };
     for (int i = 0; i < 100; i++)
         assert_int_equal(CU_VEC_PUSH(v, i * 3, 2), 0);
     assert_int_equal(v.n, 100);

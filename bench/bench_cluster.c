@@ -43,22 +43,22 @@
 typedef enum bc_kind { BC_CONFIGMAP, BC_WORKLOAD } bc_kind;
 
 typedef struct bc_cfg {
-    const char *server;        /* "http://127.0.0.1:PORT", no trailing slash */
+    const char *server; /* "http://127.0.0.1:PORT", no trailing slash */
     bc_kind kind;
     const char *ns;
-    const char *crd_file;      /* Workload CRD YAML, for --kind workload */
-    int objects;               /* N */
-    int mem_objects;           /* M; 0 skips phase 6 */
+    const char *crd_file; /* Workload CRD YAML, for --kind workload */
+    int objects;          /* N */
+    int mem_objects;      /* M; 0 skips phase 6 */
     int conc[BC_MAX_CONC];
     int nconc;
-    double duration;           /* seconds per GET/PATCH/LIST measurement */
+    double duration; /* seconds per GET/PATCH/LIST measurement */
     int watchers;
     int watch_changes;
-    int payload;               /* bytes of filler per object */
-    long pid;                  /* server pid for /proc, 0: none */
+    int payload; /* bytes of filler per object */
+    long pid;    /* server pid for /proc, 0: none */
     int json;
-    int mem_only;              /* only create objects and read memory */
-    char coll[512];            /* collection URL */
+    int mem_only;   /* only create objects and read memory */
+    char coll[512]; /* collection URL */
 } bc_cfg;
 
 /* ---------------- time and /proc ---------------- */
@@ -72,7 +72,7 @@ static double now_s(void)
 
 static void sleep_us(long us)
 {
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
     nanosleep(&ts, NULL);
 }
 
@@ -152,7 +152,7 @@ typedef struct bc_http {
     struct curl_slist *hj, *hm, *hy; /* JSON, merge-patch, YAML headers */
     bc_buf resp;
     long code;
-    int quiet;               /* do not print failures (the caller checks code) */
+    int quiet; /* do not print failures (the caller checks code) */
 } bc_http;
 
 static size_t on_body(char *d, size_t sz, size_t n, void *ud)
@@ -221,14 +221,15 @@ static int http_do(bc_http *c, const char *method, const char *url, char hdrs, c
     CURLcode rc = curl_easy_perform(c->h);
     if (rc != CURLE_OK) {
         if (!c->quiet)
-            fprintf(stderr, "cueue_bench_cluster: %s %s: %s\n", method, url, curl_easy_strerror(rc));
+            fprintf(stderr, "cueue_bench_cluster: %s %s: %s\n", method, url,
+                    curl_easy_strerror(rc));
         return -1;
     }
     curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &c->code);
     if (c->code < 200 || c->code > 299) {
         if (!c->quiet)
             fprintf(stderr, "cueue_bench_cluster: %s %s: HTTP %ld: %.400s\n", method, url, c->code,
-                c->resp.p ? c->resp.p : "");
+                    c->resp.p ? c->resp.p : "");
         return -1;
     }
     return 0;
@@ -319,14 +320,14 @@ typedef struct bc_phase {
     const bc_cfg *cfg;
     bc_op op;
     int nthreads;
-    double deadline;         /* duration mode: stop claiming at this time; 0: count mode */
-    int min_ops;             /* duration mode: keep going until this many ops */
-    atomic_int next;         /* count mode: next object index; duration mode: ops claimed */
-    int end;                 /* count mode: one past the last index */
+    double deadline; /* duration mode: stop claiming at this time; 0: count mode */
+    int min_ops;     /* duration mode: keep going until this many ops */
+    atomic_int next; /* count mode: next object index; duration mode: ops claimed */
+    int end;         /* count mode: one past the last index */
     atomic_int failed;
     atomic_int ready;
     atomic_int go;
-    atomic_llong bytes;      /* response bytes (LIST) */
+    atomic_llong bytes; /* response bytes (LIST) */
 } bc_phase;
 
 typedef struct bc_worker {
@@ -344,7 +345,7 @@ static void *worker_main(void *ud)
     bc_phase *ph = w->ph;
     const bc_cfg *cfg = ph->cfg;
     bc_http c;
-    bc_buf body = {0};
+    bc_buf body = { 0 };
     char url[1024];
     if (http_init(&c)) {
         atomic_store(&ph->failed, 1);
@@ -391,9 +392,10 @@ static void *worker_main(void *ud)
             break;
         case OP_PATCH: {
             char p[128];
-            int n = snprintf(p, sizeof p,
-                             "{\"metadata\":{\"annotations\":{\"bench.cueue.dev/rev\":\"%ld-%d\"}}}",
-                             w->ops, w->id);
+            int n =
+                snprintf(p, sizeof p,
+                         "{\"metadata\":{\"annotations\":{\"bench.cueue.dev/rev\":\"%ld-%d\"}}}",
+                         w->ops, w->id);
             obj_url(cfg, i, url, sizeof url);
             rc = http_do(&c, "PATCH", url, 'm', p, (size_t)n);
             break;
@@ -426,9 +428,9 @@ typedef struct bc_result {
     long ops;
     double secs;
     double rps;
-    double p50, p99, max;    /* seconds */
+    double p50, p99, max; /* seconds */
     double bytes_per_op;
-    double server_cpu;       /* seconds of server CPU over the phase, -1 unknown */
+    double server_cpu; /* seconds of server CPU over the phase, -1 unknown */
 } bc_result;
 
 static int cmp_double(const void *a, const void *b)
@@ -447,8 +449,8 @@ static double pct(const double *v, size_t n, double p)
 
 /* Runs one phase. Count mode: indexes [first, end); duration mode:
  * duration > 0. Returns 0, or -1 when a request failed. */
-static int run_phase(const bc_cfg *cfg, bc_op op, int nthreads, int first, int end,
-                     double duration, int min_ops, bc_result *res)
+static int run_phase(const bc_cfg *cfg, bc_op op, int nthreads, int first, int end, double duration,
+                     int min_ops, bc_result *res)
 {
     bc_phase ph;
     memset(&ph, 0, sizeof ph);
@@ -521,12 +523,12 @@ static int run_phase(const bc_cfg *cfg, bc_op op, int nthreads, int first, int e
 typedef struct bc_watcher {
     const bc_cfg *cfg;
     char url[1024];
-    int target;              /* stop after this many object events */
-    atomic_int lines;        /* every line, bookmarks included */
-    atomic_int events;       /* ADDED / MODIFIED / DELETED */
-    int errors;              /* ERROR events */
-    int other;               /* unknown lines */
-    char head[24];           /* the start of the current line */
+    int target;        /* stop after this many object events */
+    atomic_int lines;  /* every line, bookmarks included */
+    atomic_int events; /* ADDED / MODIFIED / DELETED */
+    int errors;        /* ERROR events */
+    int other;         /* unknown lines */
+    char head[24];     /* the start of the current line */
     size_t hlen;
     double t_open, t_first, t_last;
     CURLcode rc;
@@ -605,9 +607,9 @@ static void *watcher_main(void *ud)
 typedef struct bc_watch_res {
     int watchers, changes;
     double writer_secs, writer_rps;
-    double per_min, per_mean, per_max;   /* events/s per watcher */
-    double total_eps;                    /* all events delivered / span */
-    double lag;                          /* last delivery after the last write, s */
+    double per_min, per_mean, per_max; /* events/s per watcher */
+    double total_eps;                  /* all events delivered / span */
+    double lag;                        /* last delivery after the last write, s */
     long delivered;
     int errors;
     double server_cpu;
@@ -650,8 +652,7 @@ static int watchers_start(const bc_cfg *cfg, bc_watcher *ws, int n, const char *
 /* Joins the watchers and sums up; t_start: when the events began (the
  * first write, or the opening for a replay). Returns 0 when every watcher
  * saw every event. */
-static int watchers_finish(bc_watcher *ws, int n, double t_start, double t_wend,
-                           bc_watch_res *r)
+static int watchers_finish(bc_watcher *ws, int n, double t_start, double t_wend, bc_watch_res *r)
 {
     int bad = 0;
     double last = t_start, sum = 0;
@@ -665,9 +666,10 @@ static int watchers_finish(bc_watcher *ws, int n, double t_start, double t_wend,
         r->delivered += ev;
         r->errors += ws[i].errors;
         if (ev < ws[i].target || ws[i].errors) {
-            fprintf(stderr,
-                    "cueue_bench_cluster: watcher %d got %d of %d events (%d ERROR, HTTP %ld, %s)\n",
-                    i, ev, ws[i].target, ws[i].errors, ws[i].code, curl_easy_strerror(ws[i].rc));
+            fprintf(
+                stderr,
+                "cueue_bench_cluster: watcher %d got %d of %d events (%d ERROR, HTTP %ld, %s)\n", i,
+                ev, ws[i].target, ws[i].errors, ws[i].code, curl_easy_strerror(ws[i].rc));
             bad = 1;
         }
         double span = ws[i].t_last - t_start;
@@ -767,9 +769,9 @@ static int setup(const bc_cfg *cfg, bc_http *c)
 {
     char url[1024], body[512];
     snprintf(url, sizeof url, "%s/api/v1/namespaces", cfg->server);
-    int n = snprintf(body, sizeof body,
-                     "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
-                     cfg->ns);
+    int n = snprintf(
+        body, sizeof body,
+        "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", cfg->ns);
     c->quiet = 1;
     int nrc = http_do(c, "POST", url, 'j', body, (size_t)n);
     c->quiet = 0;
@@ -782,7 +784,7 @@ static int setup(const bc_cfg *cfg, bc_http *c)
         fprintf(stderr, "cueue_bench_cluster: --crd %s: %s\n", cfg->crd_file, strerror(errno));
         return -1;
     }
-    bc_buf y = {0};
+    bc_buf y = { 0 };
     char chunk[8192];
     size_t k;
     while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
@@ -889,8 +891,8 @@ static void json_watch(const char *key, const bc_watch_res *w)
 
 /* After the first N creates: creates up to M, with no LIST, GET or watch
  * in between, and prints the server's memory at N and at M. */
-static int mem_only(const bc_cfg *cfg, bc_http *c, int maxc, const bc_result *create,
-                    long rss_idle, long rss_n)
+static int mem_only(const bc_cfg *cfg, bc_http *c, int maxc, const bc_result *create, long rss_idle,
+                    long rss_n)
 {
     bc_result grow;
     memset(&grow, 0, sizeof grow);
@@ -916,8 +918,9 @@ static int mem_only(const bc_cfg *cfg, bc_http *c, int maxc, const bc_result *cr
     if (cfg->pid > 0)
         printf("  server memory: VmRSS %.1f MiB idle, %.1f MiB at %d objects, %.1f MiB at %d "
                "objects (%.2f KiB per object from idle); VmHWM %.1f MiB\n",
-               (double)rss_idle / 1024.0, (double)rss_n / 1024.0, cfg->objects, (double)rss_m / 1024.0, total,
-               (double)(rss_m - rss_idle) / (double)total, (double)hwm_m / 1024.0);
+               (double)rss_idle / 1024.0, (double)rss_n / 1024.0, cfg->objects,
+               (double)rss_m / 1024.0, total, (double)(rss_m - rss_idle) / (double)total,
+               (double)hwm_m / 1024.0);
     if (cfg->json) {
         printf("{\"kind\":\"%s\",\"mode\":\"mem-only\",\"objects\":%d,\"payload\":%d", kname,
                cfg->objects, cfg->payload);
@@ -1002,8 +1005,10 @@ static int parse_args(int argc, char **argv, bc_cfg *cfg)
         if (a[0] != '-')
             return bad_usage("unexpected argument '%s'", a);
         static const char *const with_value[] = {
-            "--server", "--kind", "--crd", "--namespace", "--objects", "--mem-objects",
-            "--clients", "--duration", "--watchers", "--watch-changes", "--payload", "--pid", NULL};
+            "--server",      "--kind",    "--crd",      "--namespace", "--objects",
+            "--mem-objects", "--clients", "--duration", "--watchers",  "--watch-changes",
+            "--payload",     "--pid",     NULL
+        };
         int known = 0;
         for (int k = 0; with_value[k]; k++)
             known |= strcmp(a, with_value[k]) == 0;
@@ -1041,7 +1046,8 @@ static int parse_args(int argc, char **argv, bc_cfg *cfg)
                  t = strtok_r(NULL, ",", &save)) {
                 if (cfg->nconc == BC_MAX_CONC || parse_int(t, 1, 64, &cfg->conc[cfg->nconc]))
                     return bad_usage("--clients: '%s' is not a comma-separated list of client "
-                                     "counts (each 1 to 64, at most 16 counts)", v);
+                                     "counts (each 1 to 64, at most 16 counts)",
+                                     v);
                 cfg->nconc++;
             }
             if (cfg->nconc == 0)
@@ -1074,8 +1080,10 @@ static int parse_args(int argc, char **argv, bc_cfg *cfg)
     if (cfg->kind == BC_WORKLOAD && !cfg->crd_file)
         return bad_usage("%s is required with --kind workload", "--crd FILE");
     if (cfg->mem_objects && cfg->mem_objects < cfg->objects) {
-        fprintf(stderr, "cueue_bench_cluster: --mem-objects %d is less than --objects %d (use 0 "
-                "to skip the memory phase)\n", cfg->mem_objects, cfg->objects);
+        fprintf(stderr,
+                "cueue_bench_cluster: --mem-objects %d is less than --objects %d (use 0 "
+                "to skip the memory phase)\n",
+                cfg->mem_objects, cfg->objects);
         return 2;
     }
     size_t sl = strlen(cfg->server);
@@ -1132,7 +1140,8 @@ int main(int argc, char **argv)
         goto out;
 
     for (int i = 0; i < cfg.nconc; i++) {
-        fprintf(stderr, "cueue_bench_cluster: GET, %d clients, %.1f s\n", cfg.conc[i], cfg.duration);
+        fprintf(stderr, "cueue_bench_cluster: GET, %d clients, %.1f s\n", cfg.conc[i],
+                cfg.duration);
         if (run_phase(&cfg, OP_GET, cfg.conc[i], 0, 0, cfg.duration, 0, &get[i]))
             goto out;
     }
@@ -1186,15 +1195,16 @@ int main(int argc, char **argv)
            "events/s (the same %d events read back from the history)\n",
            replay.per_min, replay.per_mean, replay.per_max, replay.total_eps, replay.changes);
     if (cfg.pid > 0) {
-        printf("  server memory: VmRSS %.1f MiB idle, %.1f MiB at %d objects", (double)rss_idle / 1024.0,
-               (double)rss_n / 1024.0, cfg.objects);
+        printf("  server memory: VmRSS %.1f MiB idle, %.1f MiB at %d objects",
+               (double)rss_idle / 1024.0, (double)rss_n / 1024.0, cfg.objects);
         if (cfg.mem_objects > cfg.objects)
             printf(", %.1f MiB at %d objects", (double)rss_m / 1024.0, cfg.mem_objects);
         printf("; VmHWM %.1f MiB before the last checking LIST\n", (double)hwm_m / 1024.0);
     }
     if (cfg.json) {
-        printf("{\"kind\":\"%s\",\"mode\":\"full\",\"objects\":%d,\"payload\":%d,\"duration_s\":%.1f", kname,
-               cfg.objects, cfg.payload, cfg.duration);
+        printf(
+            "{\"kind\":\"%s\",\"mode\":\"full\",\"objects\":%d,\"payload\":%d,\"duration_s\":%.1f",
+            kname, cfg.objects, cfg.payload, cfg.duration);
         json_results("create", &create, 1);
         if (grow.ops)
             json_results("create_to_mem_objects", &grow, 1);

@@ -41,53 +41,61 @@
 /* 2026-01-01T00:00:00Z, the simulation start used by `cueue simulate`. */
 #define BENCH_T0_MS INT64_C(1767225600000)
 #define BENCH_NCLASSES 3
-#define BENCH_NOMINAL_MILLI INT64_C(20000)   /* 20 cpu per ClusterQueue */
-#define BENCH_BLIMIT_MILLI INT64_C(100000)   /* borrowingLimit 100 cpu */
-#define BENCH_MAX_CYCLES_PER_STEP 1000000    /* a stuck engine fails, not hangs */
-#define BENCH_MAX_ROUNDS_PER_STEP 2000000LL  /* a step that never settles fails */
+#define BENCH_NOMINAL_MILLI INT64_C(20000)  /* 20 cpu per ClusterQueue */
+#define BENCH_BLIMIT_MILLI INT64_C(100000)  /* borrowingLimit 100 cpu */
+#define BENCH_MAX_CYCLES_PER_STEP 1000000   /* a stuck engine fails, not hangs */
+#define BENCH_MAX_ROUNDS_PER_STEP 2000000LL /* a step that never settles fails */
 #define BENCH_DEFAULT_CHECK_EVERY 100
 #define BENCH_TARGET_RSS_MIB 64.0
 
 /* ---- the load shapes (performance.md §1.3) ---- */
 
 typedef struct bench_class {
-    const char *name;       /* "small", "medium", "large" */
-    int count;              /* workloads per ClusterQueue */
-    int64_t cpu_milli;      /* request of the one pod */
+    const char *name;  /* "small", "medium", "large" */
+    int count;         /* workloads per ClusterQueue */
+    int64_t cpu_milli; /* request of the one pod */
     int64_t runtime_ms;
     int32_t priority;
-    int64_t interval_ms;    /* creation interval; first one after one interval */
+    int64_t interval_ms; /* creation interval; first one after one interval */
 } bench_class;
 
 typedef struct bench_shape {
     const char *name;
     int ncohorts;
     int cqs_per_cohort;
-    bench_class classes[BENCH_NCLASSES];   /* workloadsSets order */
-    double target_dps;                     /* decisions/s to beat */
-    double kueue_usage_pct;                /* Kueue's published CQ usage */
-    double kueue_wall_s;                   /* Kueue's published wallMs / 1000 */
+    bench_class classes[BENCH_NCLASSES]; /* workloadsSets order */
+    double target_dps;                   /* decisions/s to beat */
+    double kueue_usage_pct;              /* Kueue's published CQ usage */
+    double kueue_wall_s;                 /* Kueue's published wallMs / 1000 */
 } bench_shape;
 
 static const bench_shape bench_shapes[] = {
-    { "baseline", 5, 6,
+    { "baseline",
+      5,
+      6,
       { { "small", 350, 1000, 200, 50, 100 },
         { "medium", 100, 5000, 500, 100, 500 },
         { "large", 50, 20000, 1000, 200, 1200 } },
-      100000.0, 57.0, 351.1 },
-    { "large", 10, 100,
+      100000.0,
+      57.0,
+      351.1 },
+    { "large",
+      10,
+      100,
       { { "small", 35, 1000, 150, 50, 60 },
         { "medium", 11, 5000, 350, 100, 300 },
         { "large", 4, 20000, 700, 200, 700 } },
-      50000.0, 38.6, 1179.4 },
+      50000.0,
+      38.6,
+      1179.4 },
 };
 #define BENCH_NSHAPES (sizeof bench_shapes / sizeof bench_shapes[0])
 
 /* A run is one shape, with or without fair sharing. */
 typedef struct bench_variant {
-    const char *name;         /* "baseline", "large", "baseline-fs", "large-fs" */
-    size_t shape;             /* index in bench_shapes */
-    int fair_sharing;         /* engine opts.fair_sharing, default strategies */
+    const char *name; /* "baseline", "large", "baseline-fs", "large-fs" */
+    size_t shape;     /* index in bench_shapes */
+    int fair_sharing; /* engine opts.fair_sharing, default strategies */
 } bench_variant;
 
 static const bench_variant bench_variants[] = {
@@ -99,8 +107,8 @@ static const bench_variant bench_variants[] = {
 #define BENCH_NVARIANTS (sizeof bench_variants / sizeof bench_variants[0])
 
 typedef struct bench_opts {
-    int variants_mask;        /* bit i: bench_variants[i] */
-    int fair_sharing;         /* --fair-sharing: map plain shapes to their -fs variant */
+    int variants_mask; /* bit i: bench_variants[i] */
+    int fair_sharing;  /* --fair-sharing: map plain shapes to their -fs variant */
     int one_head_per_cycle;
     int check;
     int check_every;
@@ -113,65 +121,75 @@ enum { WL_PENDING = 0, WL_ADMITTED, WL_FINISHED };
 
 typedef struct bench_wl {
     const cu_workload *obj;
-    int64_t arrival_ms;       /* relative to BENCH_T0_MS */
-    int64_t admitted_ms;      /* first admission, relative; -1 until admitted */
-    int64_t cur_admitted_ms;  /* current (last) admission, relative; -1 */
-    int32_t eidx;             /* index returned by cu_engine_add_workload */
+    int64_t arrival_ms;      /* relative to BENCH_T0_MS */
+    int64_t admitted_ms;     /* first admission, relative; -1 until admitted */
+    int64_t cur_admitted_ms; /* current (last) admission, relative; -1 */
+    int32_t eidx;            /* index returned by cu_engine_add_workload */
     int32_t cq;
-    uint32_t gen;             /* admission generation: bumped on every
+    uint32_t gen;       /* admission generation: bumped on every
                                  admission and eviction, so a finish event
                                  of an earlier admission is recognised as
                                  stale and dropped */
-    uint16_t evictions;       /* preemptions seen by the driver */
+    uint16_t evictions; /* preemptions seen by the driver */
     uint8_t cls;
     uint8_t state;
 } bench_wl;
 
 typedef struct bench_cq {
-    const char *name;         /* also its namespace and LocalQueue name */
+    const char *name; /* also its namespace and LocalQueue name */
 } bench_cq;
 
 /* A finish event: workload wl finishes at t if it is still in admission
  * generation gen. */
-typedef struct bench_ev { int64_t t; int32_t wl; uint32_t gen; } bench_ev;
+typedef struct bench_ev {
+    int64_t t;
+    int32_t wl;
+    uint32_t gen;
+} bench_ev;
 
-typedef struct bench_heap { bench_ev *items; size_t n, cap; } bench_heap;
+typedef struct bench_heap {
+    bench_ev *items;
+    size_t n, cap;
+} bench_heap;
 
-typedef struct bench_i64s { int64_t *items; size_t n, cap; } bench_i64s;
+typedef struct bench_i64s {
+    int64_t *items;
+    size_t n, cap;
+} bench_i64s;
 
 typedef struct bench_result {
     size_t ncqs, nworkloads;
     int fair_sharing;
     long long admissions, heads, cycles, rounds, inadmissible;
-    long long preemptions;    /* sum of cu_cycle_stats.preempted */
-    long long evictions[BENCH_NCLASSES];      /* per class, seen by the driver */
-    long long evicted_wls[BENCH_NCLASSES];    /* workloads evicted at least once */
-    int max_evictions;        /* most evictions of one workload */
-    long long reasons[5];     /* last preempted_reason of evicted workloads
+    long long preemptions;                 /* sum of cu_cycle_stats.preempted */
+    long long evictions[BENCH_NCLASSES];   /* per class, seen by the driver */
+    long long evicted_wls[BENCH_NCLASSES]; /* workloads evicted at least once */
+    int max_evictions;                     /* most evictions of one workload */
+    long long reasons[5];                  /* last preempted_reason of evicted workloads
                                  (engine views): InClusterQueue,
                                  InCohortReclamation, InCohortFairSharing,
                                  InCohortReclaimWhileBorrowing, other */
-    long long stale_finishes; /* finish events dropped: workload was evicted */
-    long long preempt_steps;  /* event times with at least one preemption */
+    long long stale_finishes;              /* finish events dropped: workload was evicted */
+    long long preempt_steps;               /* event times with at least one preemption */
     long long max_step_preemptions, max_step_rounds;
     int64_t max_step_rounds_t;
-    double held_cpu_s;        /* quota held, cpu x s, evicted stretches included */
-    double wasted_cpu_s;      /* quota held by admissions that were evicted */
+    double held_cpu_s;   /* quota held, cpu x s, evicted stretches included */
+    double wasted_cpu_s; /* quota held by admissions that were evicted */
     long long checks;
     int64_t ns_add, ns_finish, ns_cycle, ns_take, ns_load;
     int64_t makespan_ms;
     double quota_bound_s, arrival_bound_s, offered_cpu;
-    double usage_pct;         /* held_cpu_s / (nominal x makespan) */
-    double useful_usage_pct;  /* the work alone (no evicted stretches) */
+    double usage_pct;        /* held_cpu_s / (nominal x makespan) */
+    double useful_usage_pct; /* the work alone (no evicted stretches) */
     double cycle_p50_us, cycle_p99_us, cycle_max_us;
-    long long busy_cycles;    /* cycles that made progress */
+    long long busy_cycles; /* cycles that made progress */
     double busy_p50_us, busy_p99_us;
     double wait_mean_ms[BENCH_NCLASSES], wait_p50_ms[BENCH_NCLASSES],
-           wait_p99_ms[BENCH_NCLASSES];      /* to the first admission */
+        wait_p99_ms[BENCH_NCLASSES]; /* to the first admission */
     double final_mean_ms[BENCH_NCLASSES], final_p99_ms[BENCH_NCLASSES];
-                                             /* to the admission that ran to the end */
+    /* to the admission that ran to the end */
     double rss_mib;
-    double driver_mib;        /* world, workload objects and bookkeeping */
+    double driver_mib; /* world, workload objects and bookkeeping */
 } bench_result;
 
 typedef struct bench_run {
@@ -180,19 +198,19 @@ typedef struct bench_run {
     const bench_opts *opts;
     cu_world world;
     cu_engine *engine;
-    int64_t now_ms;           /* absolute; read by the fake clock */
+    int64_t now_ms; /* absolute; read by the fake clock */
     bench_cq *cqs;
     size_t ncqs;
     bench_wl *wls;
     size_t nwls, capwls;
-    int32_t *by_eidx;         /* engine index -> wls index, -1 */
+    int32_t *by_eidx; /* engine index -> wls index, -1 */
     size_t nby_eidx;
     size_t npending;
     long long step_preempted; /* preemptions issued at the current event time */
     bench_heap finishes;
-    bench_i64s cycle_ns;      /* every cycle */
-    bench_i64s busy_ns;       /* cycles that made progress */
-    cu_podset podsets[BENCH_NCLASSES];   /* shared by all workloads of a class */
+    bench_i64s cycle_ns;               /* every cycle */
+    bench_i64s busy_ns;                /* cycles that made progress */
+    cu_podset podsets[BENCH_NCLASSES]; /* shared by all workloads of a class */
     cu_res requests[BENCH_NCLASSES];
     cu_kv labels[BENCH_NCLASSES];
     bench_result r;
@@ -231,10 +249,9 @@ static void *bench_xcalloc(size_t n, size_t size)
 
 /* Grows a {items, n, cap} vector by one slot; evaluates to the new slot. */
 #define BENCH_PUSH(v) \
-    (((v).n == (v).cap \
-      ? ((v).cap = (v).cap ? 2 * (v).cap : 16, \
-         (v).items = bench_xrealloc((v).items, (v).cap * sizeof *(v).items)) \
-      : (void *)0), \
+    (((v).n == (v).cap ? ((v).cap = (v).cap ? 2 * (v).cap : 16, \
+                          (v).items = bench_xrealloc((v).items, (v).cap * sizeof *(v).items)) \
+                       : (void *)0), \
      &(v).items[(v).n++])
 
 static int64_t bench_cpu_ns(void)
@@ -249,7 +266,7 @@ static double bench_rss_mib(void)
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0)
         return 0.0;
-    return (double)ru.ru_maxrss / 1024.0;   /* Linux: KiB */
+    return (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
 }
 
 /* ---- finish events: binary min-heap on (t, wl) ---- */
@@ -275,7 +292,9 @@ static void bench_heap_push(bench_heap *h, int64_t t, int32_t wl, uint32_t gen)
         bench_ev tmp;
         if (!bench_ev_less(&h->items[i], &h->items[p]))
             break;
-        tmp = h->items[i]; h->items[i] = h->items[p]; h->items[p] = tmp;
+        tmp = h->items[i];
+        h->items[i] = h->items[p];
+        h->items[p] = tmp;
         i = p;
     }
 }
@@ -288,11 +307,15 @@ static bench_ev bench_heap_pop(bench_heap *h)
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
         bench_ev tmp;
-        if (l < h->n && bench_ev_less(&h->items[l], &h->items[m])) m = l;
-        if (r < h->n && bench_ev_less(&h->items[r], &h->items[m])) m = r;
+        if (l < h->n && bench_ev_less(&h->items[l], &h->items[m]))
+            m = l;
+        if (r < h->n && bench_ev_less(&h->items[r], &h->items[m]))
+            m = r;
         if (m == i)
             break;
-        tmp = h->items[i]; h->items[i] = h->items[m]; h->items[m] = tmp;
+        tmp = h->items[i];
+        h->items[i] = h->items[m];
+        h->items[m] = tmp;
         i = m;
     }
     return top;
@@ -389,7 +412,7 @@ static void bench_build_world(bench_run *br)
             cq->groups.n = 1;
             cq->groups.items = rg;
             cq->queueing = CU_BEST_EFFORT_FIFO;
-            cq->ns_selector.is_null = 0;              /* {}: every namespace */
+            cq->ns_selector.is_null = 0; /* {}: every namespace */
             cq->fungibility.when_can_borrow = CU_FUNG_MAY_STOP_SEARCH;
             cq->fungibility.when_can_preempt = CU_FUNG_TRY_NEXT_FLAVOR;
             cq->fungibility.preference = CU_PREF_UNSET;
@@ -575,19 +598,22 @@ static void bench_detect(bench_run *br, long long expected, int64_t t)
             int32_t wl = idx >= 0 && (size_t)idx < br->nby_eidx ? br->by_eidx[idx] : -1;
             if (wl < 0)
                 bench_die("%s: cu_engine_take_admitted returned unknown workload index %d "
-                          "at t=%" PRId64 " ms", br->variant->name, idx, t);
+                          "at t=%" PRId64 " ms",
+                          br->variant->name, idx, t);
             if (br->wls[wl].state == WL_FINISHED)
                 bench_die("%s: workload %s/%s (index %d) reported admitted after it finished "
-                          "at t=%" PRId64 " ms", br->variant->name, br->wls[wl].obj->meta.ns,
-                          br->wls[wl].obj->meta.name, idx, t);
+                          "at t=%" PRId64 " ms",
+                          br->variant->name, br->wls[wl].obj->meta.ns, br->wls[wl].obj->meta.name,
+                          idx, t);
             /* Without a preemption in this event time, an admission
              * cannot have been undone since. */
             if (br->opts->check && br->step_preempted == 0 &&
                 !cu_engine_wl_admitted(br->engine, idx))
                 bench_die("%s: workload %s/%s (index %d) was taken as admitted but "
                           "cu_engine_wl_admitted says it is not, and no preemption was "
-                          "issued at t=%" PRId64 " ms", br->variant->name,
-                          br->wls[wl].obj->meta.ns, br->wls[wl].obj->meta.name, idx, t);
+                          "issued at t=%" PRId64 " ms",
+                          br->variant->name, br->wls[wl].obj->meta.ns, br->wls[wl].obj->meta.name,
+                          idx, t);
             bench_admitted(br, wl, t);
             found++;
         }
@@ -644,8 +670,8 @@ static long long bench_cycles(bench_run *br, int64_t t)
         if (st.progress)
             *BENCH_PUSH(br->busy_ns) = dt;
         if (err != CU_OK)
-            bench_die("%s: cu_engine_cycle at t=%" PRId64 " ms: %s",
-                      br->variant->name, t, cu_strerror(err));
+            bench_die("%s: cu_engine_cycle at t=%" PRId64 " ms: %s", br->variant->name, t,
+                      cu_strerror(err));
         br->r.cycles++;
         br->r.rounds += st.rounds;
         br->r.heads += st.heads;
@@ -667,8 +693,8 @@ static long long bench_cycles(bench_run *br, int64_t t)
                       br->variant->name, t, rounds, n + 1, br->step_preempted, admitted);
     }
     if (n == BENCH_MAX_CYCLES_PER_STEP)
-        bench_die("%s: %d cycles at t=%" PRId64 " ms all reported progress",
-                  br->variant->name, BENCH_MAX_CYCLES_PER_STEP, t);
+        bench_die("%s: %d cycles at t=%" PRId64 " ms all reported progress", br->variant->name,
+                  BENCH_MAX_CYCLES_PER_STEP, t);
     if (br->step_preempted > 0)
         br->r.preempt_steps++;
     if (br->step_preempted > br->r.max_step_preemptions)
@@ -693,8 +719,10 @@ static int64_t bench_pct(const int64_t *v, size_t n, double p)
     if (n == 0)
         return 0;
     i = (size_t)(p / 100.0 * (double)n + 0.999999);
-    if (i < 1) i = 1;
-    if (i > n) i = n;
+    if (i < 1)
+        i = 1;
+    if (i > n)
+        i = n;
     return v[i - 1];
 }
 
@@ -708,33 +736,33 @@ static void bench_summarize(bench_run *br)
 
     for (k = 0; k < BENCH_NCLASSES; k++) {
         const bench_class *cl = &s->classes[k];
-        double per_cq = (double)cl->count * (double)cl->cpu_milli / 1000.0 *
-                        (double)cl->runtime_ms / 1000.0;
+        double per_cq =
+            (double)cl->count * (double)cl->cpu_milli / 1000.0 * (double)cl->runtime_ms / 1000.0;
         double last = (double)(cl->count * cl->interval_ms + cl->runtime_ms) / 1000.0;
         work += per_cq * (double)br->ncqs;
-        r->offered_cpu += (double)cl->cpu_milli / 1000.0 *
-                          (double)cl->runtime_ms / (double)cl->interval_ms;
+        r->offered_cpu +=
+            (double)cl->cpu_milli / 1000.0 * (double)cl->runtime_ms / (double)cl->interval_ms;
         if (last > r->arrival_bound_s)
             r->arrival_bound_s = last;
     }
     nominal = (double)br->ncqs * (double)BENCH_NOMINAL_MILLI / 1000.0;
     r->quota_bound_s = work / nominal;
-    r->useful_usage_pct = r->makespan_ms > 0
-        ? 100.0 * work / (nominal * (double)r->makespan_ms / 1000.0) : 0.0;
+    r->useful_usage_pct =
+        r->makespan_ms > 0 ? 100.0 * work / (nominal * (double)r->makespan_ms / 1000.0) : 0.0;
     r->usage_pct = r->makespan_ms > 0
-        ? 100.0 * r->held_cpu_s / (nominal * (double)r->makespan_ms / 1000.0) : 0.0;
+                       ? 100.0 * r->held_cpu_s / (nominal * (double)r->makespan_ms / 1000.0)
+                       : 0.0;
 
     qsort(br->cycle_ns.items, br->cycle_ns.n, sizeof *br->cycle_ns.items, bench_cmp_i64);
     r->cycle_p50_us = (double)bench_pct(br->cycle_ns.items, br->cycle_ns.n, 50) / 1000.0;
     r->cycle_p99_us = (double)bench_pct(br->cycle_ns.items, br->cycle_ns.n, 99) / 1000.0;
-    r->cycle_max_us = br->cycle_ns.n
-        ? (double)br->cycle_ns.items[br->cycle_ns.n - 1] / 1000.0 : 0.0;
+    r->cycle_max_us =
+        br->cycle_ns.n ? (double)br->cycle_ns.items[br->cycle_ns.n - 1] / 1000.0 : 0.0;
     qsort(br->busy_ns.items, br->busy_ns.n, sizeof *br->busy_ns.items, bench_cmp_i64);
     r->busy_cycles = (long long)br->busy_ns.n;
     r->busy_p50_us = (double)bench_pct(br->busy_ns.items, br->busy_ns.n, 50) / 1000.0;
     r->busy_p99_us = (double)bench_pct(br->busy_ns.items, br->busy_ns.n, 99) / 1000.0;
-    r->driver_mib = ((double)br->world.arena.total +
-                     (double)br->capwls * sizeof *br->wls +
+    r->driver_mib = ((double)br->world.arena.total + (double)br->capwls * sizeof *br->wls +
                      (double)br->nby_eidx * sizeof *br->by_eidx +
                      (double)br->finishes.cap * sizeof *br->finishes.items +
                      (double)(br->cycle_ns.cap + br->busy_ns.cap) * sizeof(int64_t)) /
@@ -796,7 +824,10 @@ static void bench_check_policies(bench_run *br)
     }
 }
 
-typedef struct bench_objidx { const void *obj; int32_t wl; } bench_objidx;
+typedef struct bench_objidx {
+    const void *obj;
+    int32_t wl;
+} bench_objidx;
 
 static int bench_cmp_objidx(const void *a, const void *b)
 {
@@ -811,7 +842,9 @@ static int bench_cmp_objidx(const void *a, const void *b)
 static void bench_check_evictions(bench_run *br)
 {
     static const char *const reasons[] = {
-        "InClusterQueue", "InCohortReclamation", "InCohortFairSharing",
+        "InClusterQueue",
+        "InCohortReclamation",
+        "InCohortFairSharing",
         "InCohortReclaimWhileBorrowing",
     };
     bench_objidx *map = bench_xcalloc(br->nwls, sizeof *map);
@@ -855,12 +888,15 @@ static void bench_check_evictions(bench_run *br)
     if (mismatches > 0 || total != br->r.preemptions) {
         char msg[512];
         if (mismatches > 0)
-            snprintf(msg, sizeof msg, "%lld workloads have an engine eviction count that differs "
-                     "from the driver's (first: %s: engine %d, driver %d)", mismatches,
-                     first ? first : "?", first_view, first_driver);
+            snprintf(msg, sizeof msg,
+                     "%lld workloads have an engine eviction count that differs "
+                     "from the driver's (first: %s: engine %d, driver %d)",
+                     mismatches, first ? first : "?", first_view, first_driver);
         else
-            snprintf(msg, sizeof msg, "the cycles reported %lld preemptions but the driver saw "
-                     "%lld evictions", br->r.preemptions, total);
+            snprintf(msg, sizeof msg,
+                     "the cycles reported %lld preemptions but the driver saw "
+                     "%lld evictions",
+                     br->r.preemptions, total);
         if (br->opts->check)
             bench_die("%s: %s", br->variant->name, msg);
         fprintf(stderr, "cueue_bench: note: %s: %s\n", br->variant->name, msg);
@@ -870,7 +906,7 @@ static void bench_check_evictions(bench_run *br)
 static void bench_simulate(bench_run *br)
 {
     const bench_shape *s = br->shape;
-    int next[BENCH_NCLASSES] = { 0 };      /* arrivals made per class and CQ */
+    int next[BENCH_NCLASSES] = { 0 }; /* arrivals made per class and CQ */
     int32_t *batch;
     size_t cap_batch, k, c;
     cu_engine_opts eo;
@@ -882,7 +918,7 @@ static void bench_simulate(bench_run *br)
     eo.clock.now_ms = cu_clock_fake_now;
     eo.clock.ud = &br->now_ms;
     eo.one_head_per_cycle = br->opts->one_head_per_cycle;
-    eo.fair_sharing = br->variant->fair_sharing;   /* default strategies */
+    eo.fair_sharing = br->variant->fair_sharing; /* default strategies */
     br->r.fair_sharing = br->variant->fair_sharing;
     br->now_ms = BENCH_T0_MS;
 
@@ -903,8 +939,8 @@ static void bench_simulate(bench_run *br)
     }
     cu_diag_free(&d);
     if (cu_engine_ncqs(br->engine) != br->ncqs)
-        bench_die("%s: the engine loaded %zu ClusterQueues, expected %zu",
-                  s->name, cu_engine_ncqs(br->engine), br->ncqs);
+        bench_die("%s: the engine loaded %zu ClusterQueues, expected %zu", s->name,
+                  cu_engine_ncqs(br->engine), br->ncqs);
     bench_check_policies(br);
 
     cap_batch = br->ncqs * BENCH_NCLASSES;
@@ -920,7 +956,8 @@ static void bench_simulate(bench_run *br)
         for (k = 0; k < BENCH_NCLASSES; k++)
             if (next[k] < s->classes[k].count) {
                 int64_t ta = (int64_t)(next[k] + 1) * s->classes[k].interval_ms;
-                if (ta < t) t = ta;
+                if (ta < t)
+                    t = ta;
             }
         if (br->finishes.n > 0 && br->finishes.items[0].t < t)
             t = br->finishes.items[0].t;
@@ -941,14 +978,14 @@ static void bench_simulate(bench_run *br)
         if (nb > 0) {
             ts = bench_cpu_ns();
             for (i = 0; i < nb; i++)
-                br->wls[batch[i]].eidx = (int32_t)cu_engine_add_workload(br->engine,
-                                                                          br->wls[batch[i]].obj);
+                br->wls[batch[i]].eidx =
+                    (int32_t)cu_engine_add_workload(br->engine, br->wls[batch[i]].obj);
             br->r.ns_add += bench_cpu_ns() - ts;
             for (i = 0; i < nb; i++) {
                 bench_wl *bw = &br->wls[batch[i]];
                 if (bw->eidx < 0)
-                    bench_die("%s: cu_engine_add_workload(%s/%s) failed (out of memory)",
-                              s->name, bw->obj->meta.ns, bw->obj->meta.name);
+                    bench_die("%s: cu_engine_add_workload(%s/%s) failed (out of memory)", s->name,
+                              bw->obj->meta.ns, bw->obj->meta.name);
                 bench_map_eidx(br, bw->eidx, batch[i]);
                 br->npending++;
             }
@@ -981,8 +1018,8 @@ static void bench_simulate(bench_run *br)
                 err = cu_engine_finish(br->engine, br->wls[batch[i]].eidx);
                 if (err != CU_OK)
                     bench_die("%s: cu_engine_finish(%s/%s) at t=%" PRId64 " ms: %s", s->name,
-                              br->wls[batch[i]].obj->meta.ns, br->wls[batch[i]].obj->meta.name,
-                              t, cu_strerror(err));
+                              br->wls[batch[i]].obj->meta.ns, br->wls[batch[i]].obj->meta.name, t,
+                              cu_strerror(err));
             }
             br->r.ns_finish += bench_cpu_ns() - ts;
             for (i = 0; i < nb; i++) {
@@ -1009,16 +1046,18 @@ static void bench_simulate(bench_run *br)
     {
         size_t pending = 0, admitted_now = 0, i;
         for (i = 0; i < br->nwls; i++) {
-            if (br->wls[i].state == WL_PENDING) pending++;
-            if (br->wls[i].state == WL_ADMITTED) admitted_now++;
+            if (br->wls[i].state == WL_PENDING)
+                pending++;
+            if (br->wls[i].state == WL_ADMITTED)
+                admitted_now++;
         }
         if (pending > 0 || admitted_now > 0) {
             for (i = 0; i < br->nwls; i++)
                 if (br->wls[i].state == WL_PENDING) {
                     const cu_wl_info *wi = bench_view(br, &br->wls[i]);
                     bench_die("%s: the run ended with %zu workloads never admitted "
-                              "(first: %s/%s: %s)", s->name, pending,
-                              br->wls[i].obj->meta.ns, br->wls[i].obj->meta.name,
+                              "(first: %s/%s: %s)",
+                              s->name, pending, br->wls[i].obj->meta.ns, br->wls[i].obj->meta.name,
                               wi && wi->message ? wi->message : "no view or no message");
                 }
             bench_die("%s: %zu workloads still hold quota at the end", s->name, admitted_now);
@@ -1051,8 +1090,8 @@ static double bench_per_s(long long n, int64_t ns)
 static const char *bench_verdict(int ok) { return ok ? "ok" : "MISSED"; }
 
 static const char *const bench_reason_names[5] = {
-    "InClusterQueue", "InCohortReclamation", "InCohortFairSharing",
-    "InCohortReclaimWhileBorrowing", "other",
+    "InClusterQueue", "InCohortReclamation", "InCohortFairSharing", "InCohortReclaimWhileBorrowing",
+    "other",
 };
 
 static void bench_print_text(const bench_variant *v, const bench_opts *o, const bench_result *r)
@@ -1072,16 +1111,18 @@ static void bench_print_text(const bench_variant *v, const bench_opts *o, const 
            o->one_head_per_cycle ? "Kueue one-head-per-CQ" : "Cueue draining",
            r->fair_sharing ? ", fair sharing (default strategies)" : "");
     printf("  admissions            %lld (%zu workloads + %lld re-admissions after "
-           "preemption)\n", r->admissions, r->nworkloads, r->admissions - (long long)r->nworkloads);
+           "preemption)\n",
+           r->admissions, r->nworkloads, r->admissions - (long long)r->nworkloads);
     printf("  heads considered      %lld (decisions); moved to the inadmissible set %lld times "
-           "(heads and the equivalent workloads parked with them)\n", r->heads, r->inadmissible);
+           "(heads and the equivalent workloads parked with them)\n",
+           r->heads, r->inadmissible);
     printf("  preemptions           %lld issued (sum of cu_cycle_stats.preempted), at %lld "
            "event times; at most %lld at one event time\n",
            r->preemptions, r->preempt_steps, r->max_step_preemptions);
     printf("  evictions per class   ");
     for (k = BENCH_NCLASSES; k-- > 0;)
-        printf("%s %lld (%lld workloads)%s", s->classes[k].name, r->evictions[k],
-               r->evicted_wls[k], k ? ", " : "");
+        printf("%s %lld (%lld workloads)%s", s->classes[k].name, r->evictions[k], r->evicted_wls[k],
+               k ? ", " : "");
     printf("; most for one workload %d\n", r->max_evictions);
     if (evicted > 0) {
         printf("  last preempted reason ");
@@ -1089,19 +1130,20 @@ static void bench_print_text(const bench_variant *v, const bench_opts *o, const 
             printf("%s %lld%s", bench_reason_names[k], r->reasons[k], k < 4 ? ", " : "\n");
     }
     printf("  cycles                %lld (Kueue-equivalent rounds %lld; at most %lld rounds "
-           "at one event time, t=%.3f s)\n", r->cycles, r->rounds, r->max_step_rounds,
-           (double)r->max_step_rounds_t / 1000.0);
+           "at one event time, t=%.3f s)\n",
+           r->cycles, r->rounds, r->max_step_rounds, (double)r->max_step_rounds_t / 1000.0);
     printf("  engine CPU            %.3f s (cycles %.3f, add %.3f, finish %.3f, take_admitted "
            "%.3f); load %.3f ms\n",
            (double)eng / 1e9, (double)r->ns_cycle / 1e9, (double)r->ns_add / 1e9,
            (double)r->ns_finish / 1e9, (double)r->ns_take / 1e9, (double)r->ns_load / 1e6);
-    printf("  decisions/s           %.0f   (target >= %.0f: %s)\n",
-           dps, s->target_dps, bench_verdict(dps >= s->target_dps));
+    printf("  decisions/s           %.0f   (target >= %.0f: %s)\n", dps, s->target_dps,
+           bench_verdict(dps >= s->target_dps));
     printf("  admissions/s          %.0f   (Kueue end to end, API-bound: ~42.7/s)\n", aps);
     printf("  cycle time            p50 %.1f us, p99 %.1f us, max %.1f us (all cycles)\n",
            r->cycle_p50_us, r->cycle_p99_us, r->cycle_max_us);
     printf("                        p50 %.1f us, p99 %.1f us over the %lld cycles that made "
-           "progress\n", r->busy_p50_us, r->busy_p99_us, r->busy_cycles);
+           "progress\n",
+           r->busy_p50_us, r->busy_p99_us, r->busy_cycles);
     printf("  simulated makespan    %.3f s; ideal >= %.3f s (quota bound %.3f s = cpu*s / "
            "nominal cpu; last arrival + runtime %.3f s); ratio %.2f\n",
            (double)r->makespan_ms / 1000.0, ideal, r->quota_bound_s, r->arrival_bound_s,
@@ -1109,12 +1151,13 @@ static void bench_print_text(const bench_variant *v, const bench_opts *o, const 
     printf("                        offered %.1f cpu per CQ while every stream runs, against "
            "20 nominal (120 per CQ with borrowing);\n"
            "                        Kueue's harness takes ~%.0f s (admission-throughput-bound, "
-           "not quota-bound)\n", r->offered_cpu, s->kueue_wall_s);
+           "not quota-bound)\n",
+           r->offered_cpu, s->kueue_wall_s);
     printf("  ClusterQueue usage    %.1f%% of nominal, time-weighted over the makespan "
            "(Kueue published ~%.1f%%);\n"
            "                        the work alone %.1f%%; %.1f cpu*s held by admissions that "
-           "were preempted\n", r->usage_pct, s->kueue_usage_pct, r->useful_usage_pct,
-           r->wasted_cpu_s);
+           "were preempted\n",
+           r->usage_pct, s->kueue_usage_pct, r->useful_usage_pct, r->wasted_cpu_s);
     printf("  wait to admission     first: ");
     for (k = BENCH_NCLASSES; k-- > 0;)
         printf("%s mean %.0f / p50 %.0f / p99 %.0f ms%s", s->classes[k].name, r->wait_mean_ms[k],
@@ -1124,12 +1167,12 @@ static void bench_print_text(const bench_variant *v, const bench_opts *o, const 
         printf("%s mean %.0f / p99 %.0f ms%s", s->classes[k].name, r->final_mean_ms[k],
                r->final_p99_ms[k], k ? "; " : "\n");
     printf("  peak RSS              %.1f MiB   (target < %.0f MiB: %s); the driver's own "
-           "world, workloads and bookkeeping: %.1f MiB\n", r->rss_mib,
-           BENCH_TARGET_RSS_MIB, bench_verdict(r->rss_mib < BENCH_TARGET_RSS_MIB),
+           "world, workloads and bookkeeping: %.1f MiB\n",
+           r->rss_mib, BENCH_TARGET_RSS_MIB, bench_verdict(r->rss_mib < BENCH_TARGET_RSS_MIB),
            r->driver_mib);
     if (o->check)
-        printf("  invariant checks      %lld passed (every %d cycles and at the end)\n",
-               r->checks, o->check_every);
+        printf("  invariant checks      %lld passed (every %d cycles and at the end)\n", r->checks,
+               o->check_every);
 }
 
 static void bench_print_json(const bench_variant *v, const bench_opts *o, const bench_result *r)
@@ -1144,11 +1187,10 @@ static void bench_print_json(const bench_variant *v, const bench_opts *o, const 
            "\"inadmissible\":%lld,\"cycles\":%lld,\"rounds\":%lld,"
            "\"max_step_rounds\":%lld,\"preemptions\":%lld,\"preempt_steps\":%lld,"
            "\"max_step_preemptions\":%lld,\"stale_finishes\":%lld,\"evictions\":{",
-           v->name, s->name, r->fair_sharing ? "true" : "false",
-           r->ncqs, r->nworkloads, o->one_head_per_cycle ? "true" : "false",
-           r->admissions, r->heads, r->inadmissible, r->cycles, r->rounds,
-           r->max_step_rounds, r->preemptions, r->preempt_steps, r->max_step_preemptions,
-           r->stale_finishes);
+           v->name, s->name, r->fair_sharing ? "true" : "false", r->ncqs, r->nworkloads,
+           o->one_head_per_cycle ? "true" : "false", r->admissions, r->heads, r->inadmissible,
+           r->cycles, r->rounds, r->max_step_rounds, r->preemptions, r->preempt_steps,
+           r->max_step_preemptions, r->stale_finishes);
     for (k = 0; k < BENCH_NCLASSES; k++)
         printf("\"%s\":%lld%s", s->classes[k].name, r->evictions[k],
                k + 1 < BENCH_NCLASSES ? "," : "");
@@ -1170,25 +1212,23 @@ static void bench_print_json(const bench_variant *v, const bench_opts *o, const 
            "\"kueue_cq_usage_pct\":%.1f,"
            "\"wait_ms\":{",
            (double)eng / 1e9, (double)r->ns_cycle / 1e9, (double)r->ns_add / 1e9,
-           (double)r->ns_finish / 1e9, (double)r->ns_take / 1e9, (double)r->ns_load / 1e9,
-           dps, s->target_dps, bench_per_s(r->admissions, eng),
-           r->cycle_p50_us, r->cycle_p99_us, r->cycle_max_us,
-           r->busy_cycles, r->busy_p50_us, r->busy_p99_us,
-           (double)r->makespan_ms / 1000.0, r->quota_bound_s, r->arrival_bound_s,
-           r->usage_pct, r->useful_usage_pct, r->wasted_cpu_s, s->kueue_usage_pct);
+           (double)r->ns_finish / 1e9, (double)r->ns_take / 1e9, (double)r->ns_load / 1e9, dps,
+           s->target_dps, bench_per_s(r->admissions, eng), r->cycle_p50_us, r->cycle_p99_us,
+           r->cycle_max_us, r->busy_cycles, r->busy_p50_us, r->busy_p99_us,
+           (double)r->makespan_ms / 1000.0, r->quota_bound_s, r->arrival_bound_s, r->usage_pct,
+           r->useful_usage_pct, r->wasted_cpu_s, s->kueue_usage_pct);
     for (k = 0; k < BENCH_NCLASSES; k++)
         printf("\"%s\":{\"mean\":%.1f,\"p50\":%.0f,\"p99\":%.0f}%s", s->classes[k].name,
                r->wait_mean_ms[k], r->wait_p50_ms[k], r->wait_p99_ms[k],
                k + 1 < BENCH_NCLASSES ? "," : "");
     printf("},\"final_wait_ms\":{");
     for (k = 0; k < BENCH_NCLASSES; k++)
-        printf("\"%s\":{\"mean\":%.1f,\"p99\":%.0f}%s", s->classes[k].name,
-               r->final_mean_ms[k], r->final_p99_ms[k], k + 1 < BENCH_NCLASSES ? "," : "");
+        printf("\"%s\":{\"mean\":%.1f,\"p99\":%.0f}%s", s->classes[k].name, r->final_mean_ms[k],
+               r->final_p99_ms[k], k + 1 < BENCH_NCLASSES ? "," : "");
     printf("},\"peak_rss_mib\":%.2f,\"peak_rss_target_mib\":%.0f,\"driver_mib\":%.2f,"
            "\"invariant_checks\":%lld,"
            "\"targets_met\":%s}\n",
-           r->rss_mib, BENCH_TARGET_RSS_MIB, r->driver_mib,
-           r->checks,
+           r->rss_mib, BENCH_TARGET_RSS_MIB, r->driver_mib, r->checks,
            (dps >= s->target_dps && r->rss_mib < BENCH_TARGET_RSS_MIB) ? "true" : "false");
 }
 
@@ -1214,29 +1254,30 @@ static void bench_run_variant(const bench_variant *v, const bench_opts *o)
 static void bench_usage(FILE *f)
 {
     fprintf(f,
-        "usage: cueue_bench [--shape baseline|large|baseline-fs|large-fs|both|all]\n"
-        "                   [--fair-sharing] [--one-head-per-cycle]\n"
-        "                   [--check] [--check-every N] [--json] [--help]\n"
-        "\n"
-        "Drains Kueue's scheduler-performance load through the admission engine in\n"
-        "simulated time, with Kueue's preemption settings (reclaimWithinCohort Any,\n"
-        "withinClusterQueue LowerPriority), and prints engine throughput, preemptions,\n"
-        "cycle latency, makespan, ClusterQueue usage and peak RSS.\n"
-        "\n"
-        "  --shape S             baseline (30 CQs, 15,000 workloads), large (1,000 CQs,\n"
-        "                        50,000 workloads), baseline-fs / large-fs (the same\n"
-        "                        with fair sharing), both (default: baseline and large)\n"
-        "                        or all (the four). With more than one, each runs in\n"
-        "                        its own child process so peak RSS is its own\n"
-        "  --fair-sharing        run the fair-sharing variant of the chosen shapes\n"
-        "                        (engine fairSharing on, default preemption strategies)\n"
-        "  --one-head-per-cycle  Kueue's exact loop: one head per ClusterQueue per cycle\n"
-        "  --check               run cu_engine_check_invariants every N cycles and at\n"
-        "                        the end, and cross-check admissions and evictions with\n"
-        "                        the engine; exit 1 on the first violation\n"
-        "  --check-every N       N for --check (default %d)\n"
-        "  --json                one JSON object per run, one per line\n"
-        "  --help                this text\n", BENCH_DEFAULT_CHECK_EVERY);
+            "usage: cueue_bench [--shape baseline|large|baseline-fs|large-fs|both|all]\n"
+            "                   [--fair-sharing] [--one-head-per-cycle]\n"
+            "                   [--check] [--check-every N] [--json] [--help]\n"
+            "\n"
+            "Drains Kueue's scheduler-performance load through the admission engine in\n"
+            "simulated time, with Kueue's preemption settings (reclaimWithinCohort Any,\n"
+            "withinClusterQueue LowerPriority), and prints engine throughput, preemptions,\n"
+            "cycle latency, makespan, ClusterQueue usage and peak RSS.\n"
+            "\n"
+            "  --shape S             baseline (30 CQs, 15,000 workloads), large (1,000 CQs,\n"
+            "                        50,000 workloads), baseline-fs / large-fs (the same\n"
+            "                        with fair sharing), both (default: baseline and large)\n"
+            "                        or all (the four). With more than one, each runs in\n"
+            "                        its own child process so peak RSS is its own\n"
+            "  --fair-sharing        run the fair-sharing variant of the chosen shapes\n"
+            "                        (engine fairSharing on, default preemption strategies)\n"
+            "  --one-head-per-cycle  Kueue's exact loop: one head per ClusterQueue per cycle\n"
+            "  --check               run cu_engine_check_invariants every N cycles and at\n"
+            "                        the end, and cross-check admissions and evictions with\n"
+            "                        the engine; exit 1 on the first violation\n"
+            "  --check-every N       N for --check (default %d)\n"
+            "  --json                one JSON object per run, one per line\n"
+            "  --help                this text\n",
+            BENCH_DEFAULT_CHECK_EVERY);
 }
 
 static int bench_parse(int argc, char **argv, bench_opts *o)
@@ -1263,18 +1304,22 @@ static int bench_parse(int argc, char **argv, bench_opts *o)
             size_t k;
             if (!v) {
                 fprintf(stderr, "cueue_bench: --shape needs a value: baseline, large, "
-                        "baseline-fs, large-fs, both or all\n");
+                                "baseline-fs, large-fs, both or all\n");
                 return -1;
             }
             o->variants_mask = 0;
             for (k = 0; k < BENCH_NVARIANTS; k++)
                 if (strcmp(v, bench_variants[k].name) == 0)
                     o->variants_mask = 1 << k;
-            if (strcmp(v, "both") == 0) o->variants_mask = 3;
-            else if (strcmp(v, "all") == 0) o->variants_mask = 15;
+            if (strcmp(v, "both") == 0)
+                o->variants_mask = 3;
+            else if (strcmp(v, "all") == 0)
+                o->variants_mask = 15;
             if (o->variants_mask == 0) {
-                fprintf(stderr, "cueue_bench: --shape: unknown shape \"%s\" "
-                        "(want baseline, large, baseline-fs, large-fs, both or all)\n", v);
+                fprintf(stderr,
+                        "cueue_bench: --shape: unknown shape \"%s\" "
+                        "(want baseline, large, baseline-fs, large-fs, both or all)\n",
+                        v);
                 return -1;
             }
         } else if (strcmp(a, "--check-every") == 0 || strncmp(a, "--check-every=", 14) == 0) {
@@ -1284,8 +1329,10 @@ static int bench_parse(int argc, char **argv, bench_opts *o)
             errno = 0;
             n = v ? strtol(v, &end, 10) : 0;
             if (!v || errno || end == v || *end || n < 1 || n > 1000000000L) {
-                fprintf(stderr, "cueue_bench: --check-every: want a whole number of cycles "
-                        ">= 1, got \"%s\"\n", v ? v : "");
+                fprintf(stderr,
+                        "cueue_bench: --check-every: want a whole number of cycles "
+                        ">= 1, got \"%s\"\n",
+                        v ? v : "");
                 return -1;
             }
             o->check_every = (int)n;
@@ -1328,8 +1375,10 @@ int main(int argc, char **argv)
         fflush(stderr);
         pid = fork();
         if (pid < 0) {
-            fprintf(stderr, "cueue_bench: fork: %s; running %s in-process (peak RSS then "
-                    "covers earlier runs too)\n", strerror(errno), v->name);
+            fprintf(stderr,
+                    "cueue_bench: fork: %s; running %s in-process (peak RSS then "
+                    "covers earlier runs too)\n",
+                    strerror(errno), v->name);
             bench_run_variant(v, &o);
             continue;
         }

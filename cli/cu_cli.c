@@ -102,7 +102,7 @@ static int set_controller(cli *c, const char *s, const char *what)
 {
     if (strncmp(s, "http://", 7) != 0 && strncmp(s, "https://", 8) != 0)
         return cli_usage(c, "%s: expected an http:// or https:// URL such as %s, got '%s'", what,
-                     DEFAULT_CONTROLLER, s);
+                         DEFAULT_CONTROLLER, s);
     size_t n = strlen(s);
     while (n > 8 && s[n - 1] == '/')
         n--;
@@ -268,8 +268,10 @@ void cli_note_offline(cli *c, const ep_resp *r)
 {
     char line[200];
     if (r->timed_out) {
-        cu_buf_printf(&c->notes, "(no answer from the controller at %s within %ld s: computed "
-                      "from the API objects)\n", c->url, ENDPOINT_TIMEOUT_MS / 1000);
+        cu_buf_printf(&c->notes,
+                      "(no answer from the controller at %s within %ld s: computed "
+                      "from the API objects)\n",
+                      c->url, ENDPOINT_TIMEOUT_MS / 1000);
         snprintf(c->fallback, sizeof(c->fallback), "%s", r->err[0] ? r->err : "timeout");
     } else if (r->code == 0) {
         cu_buf_printf(&c->notes, "(no controller reachable at %s: computed from the API objects)\n",
@@ -277,9 +279,11 @@ void cli_note_offline(cli *c, const ep_resp *r)
         snprintf(c->fallback, sizeof(c->fallback), "%s", r->err[0] ? r->err : "unreachable");
     } else {
         cli_first_line(&r->body, line, sizeof(line));
-        cu_buf_printf(&c->notes, "(the controller at %s %s (%s): computed from the API "
-                      "objects)\n", c->url,
-                      r->code == 401 || r->code == 403 ? "refused us" : "is not ready", line);
+        cu_buf_printf(&c->notes,
+                      "(the controller at %s %s (%s): computed from the API "
+                      "objects)\n",
+                      c->url, r->code == 401 || r->code == 403 ? "refused us" : "is not ready",
+                      line);
         snprintf(c->fallback, sizeof(c->fallback), "HTTP %ld: %s", r->code, line);
     }
 }
@@ -333,7 +337,7 @@ int cli_api_open(cli *c, api *a)
         c->api_failed = 1;
         cli_say_diag(c, &d);
         cli_say(c, "cannot read the API objects without a kubeconfig (--kubeconfig, $KUBECONFIG "
-            "or ~/.kube/config)");
+                   "or ~/.kube/config)");
         cu_diag_free(&d);
         return RC_FAIL;
     }
@@ -375,7 +379,7 @@ void cli_api_run(api *a, areq *q, size_t n)
     for (size_t i = 0; i < n; i++) {
         cli_areq_clear(&q[i]);
         if (!cu_kclient_request(a->kc, "GET", q[i].path, NULL, 0, NULL, areq_done, &q[i]))
-            q[i].done = 1;   /* code 0, no body: reported as a failure */
+            q[i].done = 1; /* code 0, no body: reported as a failure */
     }
     for (;;) {
         size_t left = 0;
@@ -393,7 +397,7 @@ void cli_say_api_error(cli *c, const api *a, const areq *q)
     c->api_failed = 1;
     if (q->code == 0) {
         cli_say(c, "cannot reach the API server at %s: %s", a->cfg->server,
-            q->err ? q->err : "request failed");
+                q->err ? q->err : "request failed");
         return;
     }
     const char *msg = NULL;
@@ -416,8 +420,10 @@ int cli_split_target(const cli *c, const char *arg, char *ns, char *name, const 
         snprintf(ns, 254, "%.*s", (int)(slash - arg < 253 ? slash - arg : 253), arg);
         snprintf(name, 254, "%s", slash + 1);
         if ((size_t)(slash - arg) > 253 || !cli_valid_name(ns))
-            return cli_usage(c, "%s: '%.*s' is not a valid namespace name (lowercase letters, "
-                         "digits and '-')", what, (int)(slash - arg), arg);
+            return cli_usage(c,
+                             "%s: '%.*s' is not a valid namespace name (lowercase letters, "
+                             "digits and '-')",
+                             what, (int)(slash - arg), arg);
     } else {
         snprintf(name, 254, "%s", arg);
         snprintf(ns, 254, "default");
@@ -431,14 +437,14 @@ int cli_split_target(const cli *c, const char *arg, char *ns, char *name, const 
     }
     if (strlen(slash ? slash + 1 : arg) > 253 || !cli_valid_name(name))
         return cli_usage(c, "%s: '%s' is not a valid name (lowercase letters, digits, '-' and '.')",
-                     what, slash ? slash + 1 : arg);
+                         what, slash ? slash + 1 : arg);
     return 0;
 }
 
 /* GET of a namespaced object: 200 -> *obj (json_object_put), 404 -> NULL
  * with 0 returned; other failures print and return RC_FAIL. */
-int cli_api_get_obj(cli *c, api *a, const char *prefix, const char *ns,
-                       const char *plural, const char *name, json_object **obj)
+int cli_api_get_obj(cli *c, api *a, const char *prefix, const char *ns, const char *plural,
+                    const char *name, json_object **obj)
 {
     areq q;
     memset(&q, 0, sizeof(q));
@@ -486,9 +492,7 @@ int cli_parse_opts(cli *c, int argc, char **argv, int allow_wide, int *help)
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
         switch (ch) {
-        case 'h':
-            *help = 1;
-            return 0;
+        case 'h': *help = 1; return 0;
         case OPT_CONTROLLER: ctrl = optarg; break;
         case OPT_KUBECONFIG: c->kubeconfig = optarg; break;
         case OPT_CONTEXT: c->context = optarg; break;
@@ -505,10 +509,9 @@ int cli_parse_opts(cli *c, int argc, char **argv, int allow_wide, int *help)
                 c->wide = 1;
             else if (strcmp(optarg, allow_wide ? "table" : "text") != 0)
                 return cli_usage(c, "unknown output format '%s' (use %s)", optarg,
-                             allow_wide ? "table, wide or json" : "text or json");
+                                 allow_wide ? "table, wide or json" : "text or json");
             break;
-        case ':':
-            return cli_usage(c, "option '%s' needs a value", argv[optind - 1]);
+        case ':': return cli_usage(c, "option '%s' needs a value", argv[optind - 1]);
         default:
             if (optopt > 0 && optopt < 256)
                 return cli_usage(c, "unknown option '-%c'", optopt);

@@ -108,13 +108,14 @@ static int explain_offline(cli *c, api *a, const char *ns, const char *name, cu_
         const char *uid = cu_jstr(cu_jget(job, "metadata"), "uid");
         const char *wn = uid ? cu_job_workload_name(&tmp, name, uid) : NULL;
         snprintf(wlname, sizeof(wlname), "%s", wn ? wn : "");
-        const char *label = cu_jstr(cu_jget(cu_jget(job, "metadata"), "labels"), CU_LABEL_QUEUE_NAME);
+        const char *label =
+            cu_jstr(cu_jget(cu_jget(job, "metadata"), "labels"), CU_LABEL_QUEUE_NAME);
         char key[600];
         snprintf(key, sizeof(key), "%s/%s", ns, wlname);
         if (!wn || !cli_find_wl(&m, ns, wlname)) {
             if (!label || !*label)
                 cli_say(c, "Job %s/%s has no Workload: it has no %s label", ns, name,
-                    CU_LABEL_QUEUE_NAME);
+                        CU_LABEL_QUEUE_NAME);
             else
                 cli_say(c, "Job %s/%s has no Workload (expected Workload %s)", ns, name, key);
             json_object_put(job);
@@ -123,8 +124,10 @@ static int explain_offline(cli *c, api *a, const char *ns, const char *name, cu_
             return RC_FAIL;
         }
         if (cu_strmap_get(&m.synth, key) >= 0)
-            cu_buf_printf(&c->notes, "(Job %s/%s has no Workload yet: explained as the Workload "
-                          "%s the controller would create for it)\n", ns, name, key);
+            cu_buf_printf(&c->notes,
+                          "(Job %s/%s has no Workload yet: explained as the Workload "
+                          "%s the controller would create for it)\n",
+                          ns, name, key);
         else
             cu_buf_printf(&c->notes, "(Job %s/%s: its Workload is %s)\n", ns, name, key);
         json_object_put(job);
@@ -139,7 +142,7 @@ static int explain_offline(cli *c, api *a, const char *ns, const char *name, cu_
         const cu_wl_info *wi = cu_engine_workload_info(m.e, i);
         if (wi && wi->obj == wl && wi->admitted && !cu_workload_has_quota(wl))
             cu_buf_printf(&c->notes, "(not admitted in the API yet: the engine admits it on "
-                          "these objects; is the controller running?)\n");
+                                     "these objects; is the controller running?)\n");
     }
     cu_diag d;
     cu_diag_init(&d);
@@ -190,7 +193,7 @@ int cli_explain(cli *c, const char *ns, const char *name, cu_buf *out)
     if (r.code != 404) {
         char line[300];
         cli_say(c, "the controller at %s answered HTTP %ld: %s", c->url, r.code,
-            cli_first_line(&r.body, line, sizeof(line)));
+                cli_first_line(&r.body, line, sizeof(line)));
         cu_buf_free(&r.body);
         return RC_FAIL;
     }
@@ -226,12 +229,16 @@ int cli_explain(cli *c, const char *ns, const char *name, cu_buf *out)
         if (wn)
             cu_buf_free(&r.body);
         cu_buf_free(&jn);
-        cu_buf_printf(&c->notes, "(the controller at %s does not know the Workload of Job "
-                      "%s/%s: computed from the API objects)\n", c->url, ns, name);
+        cu_buf_printf(&c->notes,
+                      "(the controller at %s does not know the Workload of Job "
+                      "%s/%s: computed from the API objects)\n",
+                      c->url, ns, name);
         cu_arena_free(&tmp);
     } else if (!rc && wl) {
-        cu_buf_printf(&c->notes, "(the controller at %s does not know Workload %s/%s: computed "
-                      "from the API objects)\n", c->url, ns, name);
+        cu_buf_printf(&c->notes,
+                      "(the controller at %s does not know Workload %s/%s: computed "
+                      "from the API objects)\n",
+                      c->url, ns, name);
     }
     json_object_put(wl);
     json_object_put(job);

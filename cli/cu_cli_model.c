@@ -64,7 +64,7 @@ static int load_config(const cli *c, model *m)
         cli_say_diag(c, &d);
         if (err == CU_OK && m->cw.configs.n != 1)
             cli_say(c, "%s: expected one config.kueue.x-k8s.io Configuration, found %zu", c->config,
-                m->cw.configs.n);
+                    m->cw.configs.n);
         cu_diag_free(&d);
         return RC_USAGE;
     }
@@ -100,7 +100,7 @@ int cli_model_load(cli *c, api *a, model *m)
             continue;
         if (q[r].code == 404) {
             cli_say(c, "the API server at %s does not serve %s (are Kueue's CRDs installed?)",
-                a->cfg->server, cli_res_tab[r].path);
+                    a->cfg->server, cli_res_tab[r].path);
             rc = RC_FAIL;
         } else if (q[r].code != 200) {
             cli_say_api_error(c, a, &q[r]);
@@ -257,8 +257,7 @@ json_object *cli_offline_pending(model *m, const char *cq, const char *lq)
         return NULL;
     for (size_t i = 0; i < n; i++) {
         const cu_wl_info *w = cu_engine_workload_info(m->e, i);
-        if (!w || w->admitted || w->finished || w->evicting || w->position < 0 ||
-            !w->cluster_queue)
+        if (!w || w->admitted || w->finished || w->evicting || w->position < 0 || !w->cluster_queue)
             continue;
         v[k++] = w;
     }
@@ -306,8 +305,8 @@ void cli_render_pending(const cli *c, json_object *doc, const char *lq, int all,
         const char *row[9];
         nc = 0;
         snprintf(pos, sizeof(pos), "%d",
-                 json_object_get_int(cu_jget(it, lq ? "positionInLocalQueue"
-                                                 : "positionInClusterQueue")));
+                 json_object_get_int(
+                     cu_jget(it, lq ? "positionInLocalQueue" : "positionInClusterQueue")));
         row[nc++] = pos;
         if (lq)
             snprintf(name, sizeof(name), "%s", cu_jstr(it, "name") ? cu_jstr(it, "name") : "");
@@ -324,7 +323,7 @@ void cli_render_pending(const cli *c, json_object *doc, const char *lq, int all,
         json_object *rq = cu_jget(it, "requests");
         if (json_object_is_type(rq, json_type_object)) {
             int first = 1;
-            json_object_object_foreach(rq, k, v) {
+            json_object_object_foreach (rq, k, v) {
                 cu_buf_printf(&req, "%s%s=%s", first ? "" : ",", k, json_object_get_string(v));
                 first = 0;
             }

@@ -17,13 +17,16 @@
 static void note_model(cli *c, const model *m)
 {
     if (m->synth.n)
-        cu_buf_printf(&c->notes, "(%zu labelled Job%s no Workload yet: queued as the Workload%s "
-                      "the controller would create)\n", m->synth.n,
-                      m->synth.n == 1 ? " has" : "s have", m->synth.n == 1 ? "" : "s");
+        cu_buf_printf(&c->notes,
+                      "(%zu labelled Job%s no Workload yet: queued as the Workload%s "
+                      "the controller would create)\n",
+                      m->synth.n, m->synth.n == 1 ? " has" : "s have", m->synth.n == 1 ? "" : "s");
     if (m->would_admit)
-        cu_buf_printf(&c->notes, "(%d Workload%s pending in the API %s admitted by the engine on "
-                      "these objects: is the controller running?)\n", m->would_admit,
-                      m->would_admit == 1 ? "" : "s", m->would_admit == 1 ? "is" : "are");
+        cu_buf_printf(&c->notes,
+                      "(%d Workload%s pending in the API %s admitted by the engine on "
+                      "these objects: is the controller running?)\n",
+                      m->would_admit, m->would_admit == 1 ? "" : "s",
+                      m->would_admit == 1 ? "is" : "are");
 }
 
 static const char help_queue[] =
@@ -100,7 +103,7 @@ static int pending_ep(cli *c, const char *cq, const char *lq, json_object **doc,
         *offline = 1;
     } else if (r.code != 200) {
         cli_say(c, "the controller at %s answered HTTP %ld: %s", c->url, r.code,
-            cli_first_line(&r.body, line, sizeof(line)));
+                cli_first_line(&r.body, line, sizeof(line)));
         rc = RC_FAIL;
     } else if (!(*doc = cu_json_parse_str(cu_buf_str(&r.body))) ||
                !json_object_is_type(cu_jget(*doc, "items"), json_type_array)) {
@@ -116,8 +119,8 @@ static int pending_ep(cli *c, const char *cq, const char *lq, json_object **doc,
 static void emit_json(json_object *o, cu_buf *out)
 {
     cu_buf_puts(out, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-                                                       JSON_C_TO_STRING_SPACED |
-                                                       JSON_C_TO_STRING_NOSLASHESCAPE));
+                                                           JSON_C_TO_STRING_SPACED |
+                                                           JSON_C_TO_STRING_NOSLASHESCAPE));
     cu_buf_puts(out, "\n");
 }
 
@@ -133,8 +136,10 @@ static int queue_pending(cli *c, const char *target, cu_buf *out)
         lq = lqkey;
     } else if (target) {
         if (!cli_valid_name(target))
-            return cli_usage(c, "'%s' is not a valid ClusterQueue name (lowercase letters, digits, "
-                         "'-' and '.')", target);
+            return cli_usage(c,
+                             "'%s' is not a valid ClusterQueue name (lowercase letters, digits, "
+                             "'-' and '.')",
+                             target);
         cq = target;
     }
     json_object *doc = NULL;
@@ -184,7 +189,10 @@ static int queue_pending(cli *c, const char *target, cu_buf *out)
                 cli_areq_clear(&q);
             } else {
                 gr = cli_api_get_obj(c, &a, "/apis/kueue.x-k8s.io/v1beta2", ns, "localqueues", name,
-                                 &obj) == 0 && !obj ? 0 : -1;
+                                     &obj) == 0 &&
+                             !obj
+                         ? 0
+                         : -1;
             }
             if (gr == 0) {
                 cli_say(c, "no %s %s", cq ? "ClusterQueue" : "LocalQueue", target);
@@ -216,7 +224,7 @@ static int queue_pending(cli *c, const char *target, cu_buf *out)
 typedef struct qrow {
     char ns[254], name[254], cq[254], cohort[254];
     int pending, reserving, admitted;
-    int known;                  /* counts beyond pending are known */
+    int known; /* counts beyond pending are known */
 } qrow;
 
 typedef struct qrows {
@@ -292,8 +300,8 @@ static void render_list(const cli *c, qrows *cqs, qrows *lqs, cu_buf *out)
         qrows *q = pass ? lqs : cqs;
         table t = { .ncols = 5 };
         const char *hdr[5] = { pass ? "LOCALQUEUE" : "CLUSTERQUEUE",
-                               pass ? "CLUSTERQUEUE" : "COHORT",
-                               "PENDING", "RESERVING", "ADMITTED" };
+                               pass ? "CLUSTERQUEUE" : "COHORT", "PENDING", "RESERVING",
+                               "ADMITTED" };
         cli_tbl_row(&t, hdr);
         for (size_t i = 0; i < q->n; i++) {
             char name[520], p[16], r[16], a[16];
@@ -377,13 +385,13 @@ static int queue_list(cli *c, cu_buf *out)
             snprintf(q[1].path, sizeof(q[1].path), "%s", cli_res_tab[R_LQ].path);
             cli_api_run(&a, q, 2);
             for (int k = 0; k < 2 && !oom; k++) {
-                json_object *l = q[k].code == 200 && q[k].body ? cu_json_parse_str(q[k].body)
-                                                               : NULL;
+                json_object *l =
+                    q[k].code == 200 && q[k].body ? cu_json_parse_str(q[k].body) : NULL;
                 json_object *items = cu_jget(l, "items");
                 if (!json_object_is_type(items, json_type_array)) {
                     cli_say_api_error(c, &a, &q[k]);
                     cli_say(c, "warning: the %s and their admitted counts are not known",
-                        k ? "LocalQueues" : "ClusterQueues");
+                            k ? "LocalQueues" : "ClusterQueues");
                 }
                 size_t n = items ? json_object_array_length(items) : 0;
                 for (size_t i = 0; i < n && !oom; i++) {
@@ -397,7 +405,8 @@ static int queue_list(cli *c, cu_buf *out)
                         oom = 1;
                         break;
                     }
-                    const char *other = cu_jstr(cu_jget(it, "spec"), k ? "clusterQueue" : "cohortName");
+                    const char *other =
+                        cu_jstr(cu_jget(it, "spec"), k ? "clusterQueue" : "cohortName");
                     if (!other && !k)
                         other = cu_jstr(cu_jget(it, "spec"), "cohort");
                     snprintf(k ? r->cq : r->cohort, sizeof(r->cq), "%s", other ? other : "");
@@ -457,8 +466,10 @@ int cu_queue_main(int argc, char **argv)
         rc = nargs > 0 ? cli_usage(&c, "list takes no arguments, got '%s'", argv[optind + 1])
                        : queue_list(&c, &out);
     } else if (strcmp(sub, "pending") == 0) {
-        rc = nargs > 1 ? cli_usage(&c, "pending takes one queue (CLUSTERQUEUE or "
-                               "NAMESPACE/LOCALQUEUE), got extra '%s'", argv[optind + 2])
+        rc = nargs > 1 ? cli_usage(&c,
+                                   "pending takes one queue (CLUSTERQUEUE or "
+                                   "NAMESPACE/LOCALQUEUE), got extra '%s'",
+                                   argv[optind + 2])
                        : queue_pending(&c, nargs ? argv[optind + 1] : NULL, &out);
     } else {
         rc = cli_usage(&c, "unknown subcommand '%s' (use list or pending)", sub);

@@ -46,10 +46,7 @@ static void fl_free(file_list *fl)
 }
 
 /* cli_walk_fn: adds file to the list (ud). */
-static int add_file(const char *file, void *ud)
-{
-    return fl_add(ud, file) ? EXIT_INTERNAL : 0;
-}
+static int add_file(const char *file, void *ud) { return fl_add(ud, file) ? EXIT_INTERNAL : 0; }
 
 static int collect_paths(file_list *fl, char **paths, int n)
 {
@@ -76,7 +73,8 @@ int cu_convert_main(int argc, char **argv)
             fputs(cli_help_convert, stdout);
             return 0;
         }
-        return cli_usage_error("convert", "unknown option '%s'", cli_bad_option(argv, optind, optopt, sbuf));
+        return cli_usage_error("convert", "unknown option '%s'",
+                               cli_bad_option(argv, optind, optopt, sbuf));
     }
     if (optind >= argc)
         return cli_usage_error("convert", "no PATH given (files or folders of manifests)");
@@ -126,4 +124,3 @@ int cu_convert_main(int argc, char **argv)
     fl_free(&fl);
     return rc;
 }
-

@@ -143,7 +143,7 @@ static int load_file(dev_objs *l, const char *file)
             fprintf(stderr, "cueue: dev: %s: %s\n", file, cu_strerror(err));
         rc = err == CU_ENOMEM ? 1 : 2;
     } else {
-        for (size_t i = 0; i < d.n; i++)   /* warnings: duplicate keys */
+        for (size_t i = 0; i < d.n; i++) /* warnings: duplicate keys */
             fprintf(stderr, "cueue: dev: %s\n", d.msgs[i]);
     }
     for (size_t i = 0; i < ndocs && !rc; i++) {
@@ -185,10 +185,7 @@ static int load_file(dev_objs *l, const char *file)
 }
 
 /* cli_walk_fn: load_file into the list (ud). */
-static int load_one(const char *file, void *ud)
-{
-    return load_file(ud, file);
-}
+static int load_one(const char *file, void *ud) { return load_file(ud, file); }
 
 int cli_dev_load_path(dev_objs *l, const char *path)
 {
@@ -338,7 +335,7 @@ typedef struct dev {
     pid_t cluster, controller;
     sigset_t oldmask, waitmask;
     dev_http http;
-    json_object *state;   /* key -> {"adm":bool,"msg":str,"start":bool,"fin":bool} */
+    json_object *state; /* key -> {"adm":bool,"msg":str,"start":bool,"fin":bool} */
 } dev;
 
 static void say(const dev *dv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -362,8 +359,8 @@ static int create_obj(dev *dv, const dev_obj *o)
     json_object *meta = cu_jget(obj, "metadata");
     const char *name = cu_jstr(meta, "name"), *ns = cu_jstr(meta, "namespace");
     char what[512];
-    snprintf(what, sizeof what, "%s %s%s%s", kind ? kind : "(no kind)", ns ? ns : "",
-             ns ? "/" : "", name ? name : "(no name)");
+    snprintf(what, sizeof what, "%s %s%s%s", kind ? kind : "(no kind)", ns ? ns : "", ns ? "/" : "",
+             name ? name : "(no name)");
     char path[1024];
     if (cli_dev_collection_path(obj, path, sizeof path)) {
         fprintf(stderr, "cueue: dev: %s: %s: apiVersion and kind are required\n", o->where, what);
@@ -379,7 +376,8 @@ static int create_obj(dev *dv, const dev_obj *o)
     if (status)
         status = json_object_get(status);
     json_object_object_del(obj, "status");
-    if (kind && strcmp(kind, "Job") == 0 && cu_jstr(cu_jget(meta, "labels"), "kueue.x-k8s.io/queue-name")) {
+    if (kind && strcmp(kind, "Job") == 0 &&
+        cu_jstr(cu_jget(meta, "labels"), "kueue.x-k8s.io/queue-name")) {
         json_object *spec = cu_jget(obj, "spec");
         if (spec && json_object_is_type(spec, json_type_object))
             json_object_object_add(spec, "suspend", json_object_new_boolean(1));
@@ -405,8 +403,8 @@ static int create_obj(dev *dv, const dev_obj *o)
                        json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN), &resp);
         json_object_put(patch);
         if (code < 200 || code >= 300) {
-            fprintf(stderr, "cueue: dev: %s: %s: writing its status failed (%s%ld): %s\n",
-                    o->where, what, code ? "HTTP " : "", code, status_msg(&resp, msg, sizeof msg));
+            fprintf(stderr, "cueue: dev: %s: %s: writing its status failed (%s%ld): %s\n", o->where,
+                    what, code ? "HTTP " : "", code, status_msg(&resp, msg, sizeof msg));
             rc = -1;
         }
     }
@@ -591,15 +589,16 @@ void cli_dev_describe_admission(json_object *wl, char *out, size_t n)
     out[0] = '\0';
     off += (size_t)snprintf(out, n, "flavors ");
     size_t base = off;
-    for (size_t i = 0; psa && json_object_is_type(psa, json_type_array) &&
-                       i < json_object_array_length(psa); i++) {
+    for (size_t i = 0;
+         psa && json_object_is_type(psa, json_type_array) && i < json_object_array_length(psa);
+         i++) {
         json_object *a = json_object_array_get_idx(psa, i);
         json_object *cnt = cu_jget(a, "count");
         assigned += cnt ? json_object_get_int(cnt) : 0;
         json_object *fl = cu_jget(a, "flavors");
         if (!fl || !json_object_is_type(fl, json_type_object))
             continue;
-        json_object_object_foreach(fl, res, fv) {
+        json_object_object_foreach (fl, res, fv) {
             (void)res;
             const char *f = json_object_get_string(fv);
             if (!f || off >= n)
@@ -617,8 +616,8 @@ void cli_dev_describe_admission(json_object *wl, char *out, size_t n)
     if (off == base)
         snprintf(out + base, n - base, "none");
     json_object *ps = cu_jget(cu_jget(wl, "spec"), "podSets");
-    for (size_t i = 0; ps && json_object_is_type(ps, json_type_array) &&
-                       i < json_object_array_length(ps); i++) {
+    for (size_t i = 0;
+         ps && json_object_is_type(ps, json_type_array) && i < json_object_array_length(ps); i++) {
         json_object *cnt = cu_jget(json_object_array_get_idx(ps, i), "count");
         wanted += cnt ? json_object_get_int(cnt) : 1;
     }
@@ -635,8 +634,9 @@ void cli_dev_wl_display(json_object *wl, char *out, size_t n, int *job_owned)
     const char *ns = cu_jstr(meta, "namespace"), *name = cu_jstr(meta, "name");
     json_object *refs = cu_jget(meta, "ownerReferences");
     *job_owned = 0;
-    for (size_t i = 0; refs && json_object_is_type(refs, json_type_array) &&
-                       i < json_object_array_length(refs); i++) {
+    for (size_t i = 0;
+         refs && json_object_is_type(refs, json_type_array) && i < json_object_array_length(refs);
+         i++) {
         json_object *r = json_object_array_get_idx(refs, i);
         const char *k = cu_jstr(r, "kind"), *rn = cu_jstr(r, "name");
         if (k && rn && strcmp(k, "Job") == 0) {
@@ -652,7 +652,8 @@ static void see_workload(dev *dv, json_object *wl, json_object *seen)
 {
     json_object *meta = cu_jget(wl, "metadata");
     char key[600], disp[600];
-    snprintf(key, sizeof key, "wl:%s/%s", cu_jstr(meta, "namespace") ? cu_jstr(meta, "namespace") : "",
+    snprintf(key, sizeof key, "wl:%s/%s",
+             cu_jstr(meta, "namespace") ? cu_jstr(meta, "namespace") : "",
              cu_jstr(meta, "name") ? cu_jstr(meta, "name") : "");
     json_object_object_add(seen, key, json_object_new_boolean(1));
     int job_owned;
@@ -694,7 +695,8 @@ static void see_job(dev *dv, json_object *job, json_object *seen)
     json_object *meta = cu_jget(job, "metadata");
     char key[600];
     const char *disp;
-    snprintf(key, sizeof key, "job:%s/%s", cu_jstr(meta, "namespace") ? cu_jstr(meta, "namespace") : "",
+    snprintf(key, sizeof key, "job:%s/%s",
+             cu_jstr(meta, "namespace") ? cu_jstr(meta, "namespace") : "",
              cu_jstr(meta, "name") ? cu_jstr(meta, "name") : "");
     disp = key + 4;
     json_object_object_add(seen, key, json_object_new_boolean(1));
@@ -703,7 +705,8 @@ static void see_job(dev *dv, json_object *job, json_object *seen)
     json_object *susp = cu_jget(spec, "suspend");
     int suspended = susp && json_object_get_boolean(susp);
     json_object *active = cu_jget(status, "active");
-    if (!suspended && (cu_jget(status, "startTime") || (active && json_object_get_int(active) > 0)) &&
+    if (!suspended &&
+        (cu_jget(status, "startTime") || (active && json_object_get_int(active) > 0)) &&
         !st_flag(s, "start")) {
         out_line("started %s", disp);
         st_set(s, "start", 1);
@@ -763,7 +766,7 @@ static void poll_once(dev *dv, int *warned)
         /* forget what is gone; say so for Jobs */
         char **gone = NULL;
         size_t ng = 0;
-        json_object_object_foreach(dv->state, k, v) {
+        json_object_object_foreach (dv->state, k, v) {
             (void)v;
             if (!cu_jget(seen, k)) {
                 char **p = realloc(gone, (ng + 1) * sizeof(*p));
@@ -802,7 +805,7 @@ static int start_cluster(dev *dv)
     char log[DEV_PATH_MAX];
     snprintf(log, sizeof log, "%s/cluster.log", dv->dir);
     unlink(dv->kubeconfig);
-    char *args[] = { "cueue", "cluster", "--listen", "127.0.0.1:0", "--kubeconfig-out",
+    char *args[] = { "cueue",        "cluster", "--listen", "127.0.0.1:0", "--kubeconfig-out",
                      dv->kubeconfig, NULL };
     dv->cluster = spawn(dv, args, log);
     if (dv->cluster < 0)
@@ -954,8 +957,10 @@ int cu_dev_main(int argc, char **argv)
     }
     wait_crds_served(&dv, &crds);
     if (apply_all(&dv, &samples, dv.samples))
-        fprintf(stderr, "cueue: dev: some objects of %s were not created (see above); "
-                "going on with the others\n", dv.samples);
+        fprintf(stderr,
+                "cueue: dev: some objects of %s were not created (see above); "
+                "going on with the others\n",
+                dv.samples);
     {
         char log[DEV_PATH_MAX];
         snprintf(log, sizeof log, "%s/controller.log", dv.dir);
@@ -967,13 +972,14 @@ int cu_dev_main(int argc, char **argv)
             goto out;
         }
     }
-    say(&dv, "\nTry, in another terminal:\n"
-             "  kubectl --kubeconfig %s get workloads -A\n"
-             "  kubectl --kubeconfig %s get clusterqueues,jobs -A\n"
-             "  kubectl --kubeconfig %s apply -f my-job.yaml   "
-             "# suspend: true, label kueue.x-k8s.io/queue-name\n"
-             "Ctrl-C stops everything.\n\n",
-             dv.kubeconfig, dv.kubeconfig, dv.kubeconfig);
+    say(&dv,
+        "\nTry, in another terminal:\n"
+        "  kubectl --kubeconfig %s get workloads -A\n"
+        "  kubectl --kubeconfig %s get clusterqueues,jobs -A\n"
+        "  kubectl --kubeconfig %s apply -f my-job.yaml   "
+        "# suspend: true, label kueue.x-k8s.io/queue-name\n"
+        "Ctrl-C stops everything.\n\n",
+        dv.kubeconfig, dv.kubeconfig, dv.kubeconfig);
 
     int warned[2] = { 0, 0 };
     for (;;) {

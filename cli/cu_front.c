@@ -157,8 +157,7 @@ const char cli_help_convert[] =
 
 /* ---------------- helpers ---------------- */
 
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prints "cueue: MESSAGE" and a hint to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -168,8 +167,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     fputs("cueue: ", stderr);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    const char *help = !cmd ? cli_help_main
-                       : strcmp(cmd, "simulate") == 0 ? cli_help_simulate : cli_help_convert;
+    const char *help = !cmd                           ? cli_help_main
+                       : strcmp(cmd, "simulate") == 0 ? cli_help_simulate
+                                                      : cli_help_convert;
     /* the help's first line is the usage synopsis */
     fprintf(stderr, "\n%.*s\n", (int)strcspn(help, "\n"), help);
     if (cmd)
@@ -191,16 +191,13 @@ void cli_print_diag(const cu_diag *d)
 int cli_exit_code(cu_err err)
 {
     switch (err) {
-    case CU_OK:
-        return 0;
+    case CU_OK: return 0;
     case CU_EINVAL:
     case CU_ESYNTAX:
     case CU_EIO:
     case CU_ENOTFOUND:
-    case CU_EOVERFLOW:
-        return EXIT_USAGE;
-    default:
-        return EXIT_INTERNAL;
+    case CU_EOVERFLOW: return EXIT_USAGE;
+    default: return EXIT_INTERNAL;
     }
 }
 
@@ -261,4 +258,3 @@ int cu_help_main(int argc, char **argv)
         return cli_usage_error(NULL, "unknown command '%s'", argv[1]);
     return 0;
 }
-

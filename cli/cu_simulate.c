@@ -18,8 +18,7 @@
  * go on, else the exit code (help printed, or a usage error). */
 static int simulate_parse(int argc, char **argv, cu_sim_opts *so_out, const char **explain)
 {
-    enum { OPT_ONE_HEAD = 256, OPT_MAX_CYCLES, OPT_NOW, OPT_CONFIG, OPT_FAIR_SHARING,
-           OPT_EXPLAIN };
+    enum { OPT_ONE_HEAD = 256, OPT_MAX_CYCLES, OPT_NOW, OPT_CONFIG, OPT_FAIR_SHARING, OPT_EXPLAIN };
     static const struct option opts[] = {
         { "output", required_argument, NULL, 'o' },
         { "one-head-per-cycle", no_argument, NULL, OPT_ONE_HEAD },
@@ -40,9 +39,7 @@ static int simulate_parse(int argc, char **argv, cu_sim_opts *so_out, const char
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'h':
-            fputs(cli_help_simulate, stdout);
-            return 0;
+        case 'h': fputs(cli_help_simulate, stdout); return 0;
         case 'o':
             so.explain_after_table = 0;
             if (strcmp(optarg, "table") == 0) {
@@ -53,54 +50,50 @@ static int simulate_parse(int argc, char **argv, cu_sim_opts *so_out, const char
             else if (strcmp(optarg, "yaml") == 0)
                 so.format = CU_SIM_YAML;
             else
-                return cli_usage_error("simulate",
-                                   "unknown output format '%s' (use table, json or yaml)",
-                                   optarg);
+                return cli_usage_error(
+                    "simulate", "unknown output format '%s' (use table, json or yaml)", optarg);
             break;
-        case OPT_ONE_HEAD:
-            so.one_head_per_cycle = 1;
-            break;
+        case OPT_ONE_HEAD: so.one_head_per_cycle = 1; break;
         case OPT_MAX_CYCLES: {
             char *end;
             errno = 0;
             long v = strtol(optarg, &end, 10);
             if (errno || end == optarg || *end || v < 1 || v > INT_MAX)
                 return cli_usage_error("simulate",
-                                   "--max-cycles needs a positive integer, got '%s'", optarg);
+                                       "--max-cycles needs a positive integer, got '%s'", optarg);
             so.max_cycles = (int)v;
             break;
         }
         case OPT_NOW:
             if (cu_time_parse(optarg, &so.now_ms) != CU_OK)
                 return cli_usage_error("simulate",
-                                   "--now needs an RFC 3339 time like "
-                                   "2026-01-01T00:00:00Z, got '%s'", optarg);
+                                       "--now needs an RFC 3339 time like "
+                                       "2026-01-01T00:00:00Z, got '%s'",
+                                       optarg);
             if (so.now_ms <= 0)
                 return cli_usage_error("simulate", "--now must be after 1970, got '%s'", optarg);
             break;
         case OPT_CONFIG:
             if (so.config_path)
                 return cli_usage_error("simulate", "--config given twice ('%s' and '%s')",
-                                   so.config_path, optarg);
+                                       so.config_path, optarg);
             if (!*optarg)
                 return cli_usage_error("simulate", "--config needs a FILE");
             so.config_path = optarg;
             break;
-        case OPT_FAIR_SHARING:
-            so.fair_sharing = 1;
-            break;
+        case OPT_FAIR_SHARING: so.fair_sharing = 1; break;
         case OPT_EXPLAIN:
             if (!*optarg)
                 return cli_usage_error("simulate", "--explain needs NAMESPACE/NAME of a Workload "
-                                               "or a Job");
+                                                   "or a Job");
             explain[so.nexplain++] = optarg;
             break;
         case ':':
             return cli_usage_error("simulate", "option '%s' needs a value",
-                               cli_bad_option(argv, optind, 0, sbuf));
+                                   cli_bad_option(argv, optind, 0, sbuf));
         default:
             return cli_usage_error("simulate", "unknown option '%s'",
-                               cli_bad_option(argv, optind, optopt, sbuf));
+                                   cli_bad_option(argv, optind, optopt, sbuf));
         }
     }
     if (optind >= argc)
@@ -143,4 +136,3 @@ int cu_simulate_main(int argc, char **argv)
     free(explain);
     return rc;
 }
-

@@ -28,8 +28,8 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int walk_dir(const char *dir, const char *prefix, int max_depth, int depth,
-                    cli_walk_fn fn, void *ud)
+static int walk_dir(const char *dir, const char *prefix, int max_depth, int depth, cli_walk_fn fn,
+                    void *ud)
 {
     if (depth > max_depth) {
         fprintf(stderr, "%s%s: folders nested deeper than %d levels\n", prefix, dir, max_depth);

@@ -100,9 +100,9 @@ static void test_parse_opts(void **st)
 
     /* the last -o wins; trailing slashes of the URL are dropped */
     cli d = { .cmd = "queue" };
-    assert_int_equal(parse(&d, 1, &help, "queue", "-o", "wide", "--output", "json",
-                           "--controller", "https://ctl:8443///", "--kubeconfig", "/k",
-                           "--context", "kind", NULL), 0);
+    assert_int_equal(parse(&d, 1, &help, "queue", "-o", "wide", "--output", "json", "--controller",
+                           "https://ctl:8443///", "--kubeconfig", "/k", "--context", "kind", NULL),
+                     0);
     assert_true(d.json);
     assert_false(d.wide);
     assert_string_equal(d.url, "https://ctl:8443");
@@ -197,8 +197,10 @@ static void test_pending_from_model(void **st)
     cu_buf_init(&out, 0);
     cli_render_pending(&c, doc, NULL, 1, &out);
     const char *s = cu_buf_str(&out);
-    assert_true(strncmp(s, "POSITION   NAMESPACE/NAME   CLUSTERQUEUE   LOCALQUEUE   PRIORITY   "
-                           "REQUESTS", 75) == 0);
+    assert_true(strncmp(s,
+                        "POSITION   NAMESPACE/NAME   CLUSTERQUEUE   LOCALQUEUE   PRIORITY   "
+                        "REQUESTS",
+                        75) == 0);
     assert_non_null(strstr(s, "\n0          ml/w-big         gpu-cq         lq           0"));
     assert_null(strstr(s, "MESSAGE"));
     cu_buf_free(&out);
@@ -250,12 +252,13 @@ static void test_argument_errors(void **st)
                      EXIT_USAGE);
     assert_int_equal(run(cu_simulate_main, "simulate", "--now", "yesterday", SCENARIO, NULL),
                      EXIT_USAGE);
-    assert_int_equal(run(cu_simulate_main, "simulate", "--now", "1960-01-01T00:00:00Z",
-                         SCENARIO, NULL), EXIT_USAGE);
-    assert_int_equal(run(cu_simulate_main, "simulate", "--config", "a", "--config", "b",
-                         SCENARIO, NULL), EXIT_USAGE);
-    assert_int_equal(run(cu_simulate_main, "simulate", "--explain=", SCENARIO, NULL),
-                     EXIT_USAGE);
+    assert_int_equal(
+        run(cu_simulate_main, "simulate", "--now", "1960-01-01T00:00:00Z", SCENARIO, NULL),
+        EXIT_USAGE);
+    assert_int_equal(
+        run(cu_simulate_main, "simulate", "--config", "a", "--config", "b", SCENARIO, NULL),
+        EXIT_USAGE);
+    assert_int_equal(run(cu_simulate_main, "simulate", "--explain=", SCENARIO, NULL), EXIT_USAGE);
     assert_int_equal(run(cu_simulate_main, "simulate", "-o", NULL), EXIT_USAGE);
     assert_int_equal(run(cu_simulate_main, "simulate", "--bogus", SCENARIO, NULL), EXIT_USAGE);
     /* bad input, not bad usage: still 2; an unknown --explain name too */
@@ -299,14 +302,10 @@ static void test_front_helpers(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid_name),
-        cmocka_unit_test(test_query_value),
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_parse_opts),
-        cmocka_unit_test(test_split_target),
-        cmocka_unit_test(test_pending_from_model),
-        cmocka_unit_test(test_argument_errors),
-        cmocka_unit_test(test_front_helpers),
+        cmocka_unit_test(test_valid_name),      cmocka_unit_test(test_query_value),
+        cmocka_unit_test(test_table),           cmocka_unit_test(test_parse_opts),
+        cmocka_unit_test(test_split_target),    cmocka_unit_test(test_pending_from_model),
+        cmocka_unit_test(test_argument_errors), cmocka_unit_test(test_front_helpers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,9 +72,10 @@ static void test_load_folder(void **st)
     sub("m/.hidden");
     put("m/c.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: c1}\n---\n"
                     "apiVersion: v1\nkind: Namespace\nmetadata: {name: c2}\n");
-    put("m/a.json", "{\"apiVersion\": \"v1\", \"kind\": \"NamespaceList\", \"items\": ["
-                    "{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"a1\"}},"
-                    "{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"a2\"}}]}");
+    put("m/a.json",
+        "{\"apiVersion\": \"v1\", \"kind\": \"NamespaceList\", \"items\": ["
+        "{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"a1\"}},"
+        "{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"a2\"}}]}");
     put("m/b-sub/x.yml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: b1}\n");
     put("m/notes.txt", "not: a manifest\n");
     put("m/.hidden/h.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: hidden}\n");
@@ -233,8 +234,8 @@ static void test_flags(void **st)
     put("crds/ok.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: ok}\n");
     sub("samples");
     put("samples/bad.yaml", "a: [1\n");
-    assert_int_equal(run("dev", "--dir", dir, "--crds", crds, "--samples", samples, "--quiet",
-                         NULL), 2);
+    assert_int_equal(
+        run("dev", "--dir", dir, "--crds", crds, "--samples", samples, "--quiet", NULL), 2);
     struct stat sb;
     assert_int_not_equal(stat(dir, &sb), 0);
     assert_int_equal(run("dev", "--help", NULL), 0);
@@ -243,10 +244,8 @@ static void test_flags(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_load_folder),
-        cmocka_unit_test(test_load_errors),
-        cmocka_unit_test(test_collection_path),
-        cmocka_unit_test(test_admission_words),
+        cmocka_unit_test(test_load_folder),     cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_collection_path), cmocka_unit_test(test_admission_words),
         cmocka_unit_test(test_flags),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

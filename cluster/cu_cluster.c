@@ -87,10 +87,7 @@ static const char help_cluster[] =
     "\n"
     "Exit codes: 0 stopped cleanly, 1 could not start, 2 bad usage.\n";
 
-const char *cu_cluster_help(void)
-{
-    return help_cluster;
-}
+const char *cu_cluster_help(void) { return help_cluster; }
 
 static int usage(const char *fmt, const char *a)
 {
@@ -180,8 +177,10 @@ int cu_cluster_main(int argc, char **argv)
                                      "100000, got '%s'"
                                    : "--idle-timeout needs a number from 1 to 100000, got '%s'",
                              val ? val : "");
-            if (conns) ao.max_conns_per_client = (int)n;
-            else ao.idle_timeout_s = (int)n;
+            if (conns)
+                ao.max_conns_per_client = (int)n;
+            else
+                ao.idle_timeout_s = (int)n;
         } else if (opt_val(argc, argv, &i, "--fault", &val)) {
             if (!val || !*val)
                 return usage("%s needs a value (a JSON fault command)", "--fault");
@@ -254,7 +253,7 @@ int cu_cluster_main(int argc, char **argv)
     fprintf(stderr, "cueue cluster: kubeconfig written to %s (export KUBECONFIG=%s)\n",
             ao.kubeconfig_out, ao.kubeconfig_out);
     for (;;) {
-        struct timespec tick = {1, 0};
+        struct timespec tick = { 1, 0 };
         int sig = sigtimedwait(&set, NULL, &tick);
         if (sig == SIGINT || sig == SIGTERM) {
             fprintf(stderr, "cueue cluster: %s received, stopping\n",

@@ -118,10 +118,7 @@ void ctrl_log(ctrl *c, int v, const char *fmt, ...)
 
 /* ---------------- json helpers (for decoding at the boundary) ---------------- */
 
-char *ctrl_sdup(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
+char *ctrl_sdup(const char *s) { return s ? strdup(s) : NULL; }
 
 char *ctrl_jtext(json_object *o)
 {
@@ -150,15 +147,17 @@ static void on_lead_stopped(cu_lease *l, void *ud)
     c->leading = 0;
     c->started = 0;
     /* what we assumed may never be written now; the next leader reads the API */
-    OMAP_FOREACH(&c->objs[R_WL], w) {
+    OMAP_FOREACH(&c->objs[R_WL], w)
+    {
         w->assumed = 0;
         w->evict_pending = 0;
     }
     c->nassumed = 0;
     c->nevict_pending = 0;
     c->need_rebuild = 1;
-    ctrl_log(c, 0, c->stopping ? "gave up leadership: releasing the Lease"
-                               : "lost leadership: admission cycles and writes stopped");
+    ctrl_log(c, 0,
+             c->stopping ? "gave up leadership: releasing the Lease"
+                         : "lost leadership: admission cycles and writes stopped");
 }
 
 /* Starts the candidate once the Namespaces are known: the namespace is
@@ -168,8 +167,9 @@ static void start_election(ctrl *c)
 {
     if (c->lease || c->stopping)
         return;
-    c->lopts.ns = c->lease_ns ? c->lease_ns
-                  : ctrl_omap_get(&c->objs[R_NS], "kueue-system") ? "kueue-system" : "default";
+    c->lopts.ns = c->lease_ns                                     ? c->lease_ns
+                  : ctrl_omap_get(&c->objs[R_NS], "kueue-system") ? "kueue-system"
+                                                                  : "default";
     cu_diag d;
     cu_diag_init(&d);
     c->lease = cu_lease_start(c->kc, &c->lopts, &d);
@@ -233,7 +233,7 @@ static void on_drain(struct ev_loop *loop, ev_timer *t, int revents)
     (void)revents;
     ctrl *c = t->data;
     if (c->inflight.n)
-        return;   /* writes still on their way */
+        return; /* writes still on their way */
     ev_timer_stop(loop, t);
     if (c->lease)
         cu_lease_release(c->lease, on_released, c);
@@ -335,8 +335,10 @@ static const char help_text[] =
 
 static int bad_duration(const char *flag, const char *v)
 {
-    fprintf(stderr, "cueue: controller: %s: expected a Go duration such as 500ms, 3s or 1m (at "
-            "least 1ms, at most 24h), got '%s'\n", flag, v);
+    fprintf(stderr,
+            "cueue: controller: %s: expected a Go duration such as 500ms, 3s or 1m (at "
+            "least 1ms, at most 24h), got '%s'\n",
+            flag, v);
     return 2;
 }
 
@@ -352,10 +354,10 @@ static cu_httpd *start_server(ctrl *c, const char *addr, const char *dflt, const
     int port = 0;
     cu_httpd *s = cu_httpd_start_opts(c->loop, a, what, h, c, o, err, sizeof(err), &port);
     if (!s) {
-        if (addr) {   /* asked for: an error */
+        if (addr) { /* asked for: an error */
             fprintf(stderr, "cueue: controller: %s\n", err);
             *fatal = 1;
-        } else {      /* the default may be taken (another controller on this host) */
+        } else { /* the default may be taken (another controller on this host) */
             ctrl_log(c, 0, "%s disabled: %s (choose an address with the flag)", what, err);
         }
         return NULL;
@@ -366,10 +368,7 @@ static cu_httpd *start_server(ctrl *c, const char *addr, const char *dflt, const
     return s;
 }
 
-static void mauth_log(void *ud, const char *msg)
-{
-    ctrl_log(ud, 0, "%s", msg);
-}
+static void mauth_log(void *ud, const char *msg) { ctrl_log(ud, 0, "%s", msg); }
 
 /* The metrics server: plain HTTP, or (secure: 1, or -1 and not loopback)
  * HTTPS with authentication and authorization (cu_mauth.h). Returns -1
@@ -385,8 +384,10 @@ static int start_metrics(ctrl *c, const char *addr, int secure, const char *cert
     int fatal = 0;
     if (!secure) {
         if (!cu_mauth_loopback(a))
-            ctrl_log(c, 0, "metrics on %s are served without authentication "
-                     "(--metrics-secure=false): anyone who reaches the port reads them", a);
+            ctrl_log(c, 0,
+                     "metrics on %s are served without authentication "
+                     "(--metrics-secure=false): anyone who reaches the port reads them",
+                     a);
         c->metrics = start_server(c, addr, "127.0.0.1:8080", "metrics", "/metrics",
                                   ctrl_metrics_handler, NULL, &fatal);
         return fatal ? -1 : 0;
@@ -400,8 +401,8 @@ static int start_metrics(ctrl *c, const char *addr, int secure, const char *cert
         host[hl - 2] = 0;
     }
     char *cert = NULL, *key = NULL;
-    if (cu_mauth_certificate(cert_dir, cert_name, key_name, host, &cert, &key, err,
-                             sizeof(err)) != 0) {
+    if (cu_mauth_certificate(cert_dir, cert_name, key_name, host, &cert, &key, err, sizeof(err)) !=
+        0) {
         fprintf(stderr, "cueue: controller: metrics certificate: %s\n", err);
         return -1;
     }
@@ -412,8 +413,9 @@ static int start_metrics(ctrl *c, const char *addr, int secure, const char *cert
         free(key);
         return -1;
     }
-    cu_httpd_opts ho = { .cert_pem = cert, .key_pem = key, .gate = cu_mauth_gate,
-                         .gate_ud = c->mauth };
+    cu_httpd_opts ho = {
+        .cert_pem = cert, .key_pem = key, .gate = cu_mauth_gate, .gate_ud = c->mauth
+    };
     c->metrics = start_server(c, addr, "127.0.0.1:8080", "metrics",
                               cert_dir ? "/metrics; HTTPS, authenticated and authorized"
                                        : "/metrics; HTTPS with a self-signed certificate, "
@@ -471,8 +473,10 @@ int cu_controller_main(int argc, char **argv)
         }
         case 'F':
             if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0) {
-                fprintf(stderr, "cueue: controller: --log-format: expected text or json, got "
-                        "'%s'\n", optarg);
+                fprintf(stderr,
+                        "cueue: controller: --log-format: expected text or json, got "
+                        "'%s'\n",
+                        optarg);
                 return 2;
             }
             logfmt = optarg;
@@ -494,8 +498,10 @@ int cu_controller_main(int argc, char **argv)
             } else if (strcmp(optarg, "false") == 0) {
                 msecure = 0;
             } else {
-                fprintf(stderr, "cueue: controller: --metrics-secure: expected true or false, "
-                        "got '%s'\n", optarg);
+                fprintf(stderr,
+                        "cueue: controller: --metrics-secure: expected true or false, "
+                        "got '%s'\n",
+                        optarg);
                 return 2;
             }
             break;
@@ -539,8 +545,10 @@ int cu_controller_main(int argc, char **argv)
             for (size_t i = 0; i < d.n; i++)
                 fprintf(stderr, "cueue: controller: %s\n", d.msgs[i]);
             if (cw.configs.n != 1)
-                fprintf(stderr, "cueue: controller: %s: expected one config.kueue.x-k8s.io "
-                        "Configuration, found %zu\n", config, cw.configs.n);
+                fprintf(stderr,
+                        "cueue: controller: %s: expected one config.kueue.x-k8s.io "
+                        "Configuration, found %zu\n",
+                        config, cw.configs.n);
             cu_world_free(&cw);
             cu_diag_free(&d);
             return 2;
@@ -565,7 +573,8 @@ int cu_controller_main(int argc, char **argv)
     if (!lease_ns && le->resource_namespace && config)
         lease_ns = le->resource_namespace;
     if (lease_ms < 1000 || lease_ms <= renew_ms || renew_ms <= retry_ms) {
-        fprintf(stderr, "cueue: controller: leader election timings: need lease duration "
+        fprintf(stderr,
+                "cueue: controller: leader election timings: need lease duration "
                 "(%d ms, at least 1s) > renew deadline (%d ms) > retry period (%d ms)\n",
                 lease_ms, renew_ms, retry_ms);
         cu_world_free(&cw);
@@ -600,8 +609,8 @@ int cu_controller_main(int argc, char **argv)
     c->cfg.pr.enable = cf->pods_ready.enabled;
     if (c->cfg.pr.enable) {
         c->cfg.pr.timeout_ms = cf->pods_ready.timeout_ms;
-        c->cfg.pr.recovery_timeout_ms = cf->pods_ready.recovery_enabled
-                                            ? cf->pods_ready.recovery_timeout_ms : -1;
+        c->cfg.pr.recovery_timeout_ms =
+            cf->pods_ready.recovery_enabled ? cf->pods_ready.recovery_timeout_ms : -1;
         c->cfg.pr.block_admission = cf->pods_ready.block_admission;
         c->cfg.pr.requeue_at_creation = cf->pods_ready.requeue_timestamp == CU_REQUEUE_CREATION;
         c->cfg.pr.backoff_limit = cf->pods_ready.backoff_limit_count;
@@ -610,8 +619,10 @@ int cu_controller_main(int argc, char **argv)
     }
     c->cfg.jobs = cu_config_framework_enabled(cf, "batch/job");
     for (size_t i = 0; i < cf->unsupported_frameworks.n; i++)
-        ctrl_log(c, 0, "integrations.frameworks: %s is not integrated by Cueue (only batch/job); "
-                 "ignored", cf->unsupported_frameworks.items[i]);
+        ctrl_log(c, 0,
+                 "integrations.frameworks: %s is not integrated by Cueue (only batch/job); "
+                 "ignored",
+                 cf->unsupported_frameworks.items[i]);
     cu_world_init(&c->vw);
     c->co = cu_coalescer_new(1000);
     c->m = cu_metrics_new();
@@ -770,7 +781,7 @@ out:
         if (c->inf[r])
             cu_informer_stop(c->inf[r]);
     if (c->kc)
-        cu_kclient_free(c->kc);   /* pending writes complete with "client closed" */
+        cu_kclient_free(c->kc); /* pending writes complete with "client closed" */
     if (c->mauth) {
         ctrl_log(c, 0, "metrics authentication: %lu reviews", cu_mauth_reviews(c->mauth));
         cu_mauth_free(c->mauth);
@@ -781,18 +792,21 @@ out:
         ctrl_world_free(c->grave[i]);
     free(c->grave);
     for (int r = 0; r < NRES; r++) {
-        OMAP_FOREACH(&c->objs[r], x) {
+        OMAP_FOREACH(&c->objs[r], x)
+        {
             ctrl_world_free(x->w);
             ctrl_rec_free(x);
         }
         free(c->objs[r].b);
     }
-    OMAP_FOREACH(&c->inflight, x) {
+    OMAP_FOREACH(&c->inflight, x)
+    {
         free(x->key);
         free(x);
     }
     free(c->inflight.b);
-    OMAP_FOREACH(&c->dirty_jobs, x) {
+    OMAP_FOREACH(&c->dirty_jobs, x)
+    {
         free(x->key);
         free(x);
     }

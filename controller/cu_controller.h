@@ -50,8 +50,8 @@ json_object *cu_ctrl_set_condition(json_object *old, const char *type, const cha
  * info (cluster queue, per pod set flavors, resourceUsage and count) and
  * QuotaReserved/Admitted=True with Kueue's reasons and messages, merged
  * into old_conds (borrowed). Caller frees with json_object_put. */
-json_object *cu_ctrl_admission_patch(const cu_wl_info *info, const char *rv,
-                                     json_object *old_conds, int64_t now_ms);
+json_object *cu_ctrl_admission_patch(const cu_wl_info *info, const char *rv, json_object *old_conds,
+                                     int64_t now_ms);
 
 /* The merge patch that starts an admitted Job: spec.suspend=false, the
  * template's nodeSelector extended with the nodeLabels of the flavors of

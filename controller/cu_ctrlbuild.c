@@ -52,8 +52,8 @@ json_object *cu_ctrl_set_condition(json_object *old, const char *type, const cha
     return out;
 }
 
-json_object *cu_ctrl_admission_patch(const cu_wl_info *info, const char *rv,
-                                     json_object *old_conds, int64_t now_ms)
+json_object *cu_ctrl_admission_patch(const cu_wl_info *info, const char *rv, json_object *old_conds,
+                                     int64_t now_ms)
 {
     json_object *p = json_object_new_object();
     if (rv) {
@@ -86,8 +86,8 @@ json_object *cu_ctrl_admission_patch(const cu_wl_info *info, const char *rv,
     json_object_object_add(st, "admission", adm);
     char msg[320];
     snprintf(msg, sizeof(msg), "Quota reserved in ClusterQueue %s", info->cluster_queue);
-    json_object *c1 = cu_ctrl_set_condition(old_conds, "QuotaReserved", "True", "QuotaReserved",
-                                            msg, now_ms);
+    json_object *c1 =
+        cu_ctrl_set_condition(old_conds, "QuotaReserved", "True", "QuotaReserved", msg, now_ms);
     json_object *c2 = cu_ctrl_set_condition(c1, "Admitted", "True", "Admitted",
                                             "The workload is admitted", now_ms);
     json_object_put(c1);

@@ -141,7 +141,8 @@ static void write_evictions(ctrl *c)
 {
     if (!c->nevict_pending)
         return;
-    OMAP_FOREACH(&c->objs[R_WL], w) {
+    OMAP_FOREACH(&c->objs[R_WL], w)
+    {
         const cu_workload *wl = ctrl_wl_of(w);
         if (!w->evict_pending || !wl)
             continue;
@@ -214,7 +215,8 @@ static void pods_ready(ctrl *c)
     c->pr_dirty = 0;
     c->pr_wake = 0;
     c->pr_not_ready = 0;
-    OMAP_FOREACH(&c->objs[R_WL], w) {
+    OMAP_FOREACH(&c->objs[R_WL], w)
+    {
         const cu_workload *wl = ctrl_wl_of(w);
         if (!wl || !cu_workload_has_quota(wl) || cu_workload_finished(wl))
             continue;
@@ -304,7 +306,7 @@ static void pods_ready(ctrl *c)
                 ctrl_emit_wl(c, wl, "Normal",
                              cu_ctrl_event_reason_evicted(er, sizeof(er), a.evict_reason,
                                                           a.underlying_cause),
-                        a.evict_message);
+                             a.evict_message);
             }
             const char *lv[] = { wl->adm_cq ? wl->adm_cq : "", a.evict_reason,
                                  a.underlying_cause ? a.underlying_cause : "", ctrl_role(c) };
@@ -326,7 +328,8 @@ static void deactivations(ctrl *c)
         return;
     c->deact_dirty = 0;
     int64_t now = cu_clock_system_now(NULL);
-    OMAP_FOREACH(&c->objs[R_WL], w) {
+    OMAP_FOREACH(&c->objs[R_WL], w)
+    {
         const cu_workload *wl = ctrl_wl_of(w);
         if (wl && cu_workload_has_quota(wl) && !cu_workload_finished(wl) &&
             ctrl_cond_is(wl, "Evicted", "True") &&
@@ -371,7 +374,7 @@ static void drop_nulls(json_object *o)
         return;
     const char *gone[64];
     size_t ngone = 0;
-    json_object_object_foreach(o, k, v) {
+    json_object_object_foreach (o, k, v) {
         if (!v) {
             if (ngone < sizeof(gone) / sizeof(gone[0]))
                 gone[ngone++] = k;
@@ -473,7 +476,7 @@ static void queue_status(ctrl *c)
         for (size_t i = 0, n = cu_engine_ncohorts(c->eng); i < n; i++) {
             const cu_cohort_info *hi = cu_engine_cohort_info(c->eng, i);
             if (!hi->obj || !ctrl_omap_get(&c->objs[R_COHORT], hi->name))
-                continue;   /* implicit cohorts have no object */
+                continue; /* implicit cohorts have no object */
             json_object *b = cu_ctrl_cohort_status(hi, c->eopts.fair_sharing);
             snprintf(key, sizeof(key), "cohort/%s", hi->name);
             if (b)
@@ -498,7 +501,8 @@ static int startup_wait(ctrl *c, int64_t now)
         c->startup_done = 1;
         return 0;
     }
-    OMAP_FOREACH(&c->objs[R_JOB], jr) {
+    OMAP_FOREACH(&c->objs[R_JOB], jr)
+    {
         cjob *j = jr->job;
         if (!j || j->finished || j->deleting || !j->create_body || !ctrl_job_queue(c, j))
             continue;
@@ -514,13 +518,14 @@ static void cycle(ctrl *c)
     int64_t now = cu_clock_system_now(NULL);
     if (c->next_wake && now >= c->next_wake) {
         c->next_wake = 0;
-        OMAP_FOREACH(&c->objs[R_WL], w) {
+        OMAP_FOREACH(&c->objs[R_WL], w)
+        {
             if (w->idx < 0)
-                ctrl_eng_add(c, w);   /* re-arms next_wake for those still waiting */
+                ctrl_eng_add(c, w); /* re-arms next_wake for those still waiting */
         }
     }
-    if ((c->need_rebuild || !c->eng ||
-         (c->tombs > 1024 && c->tombs > c->objs[R_WL].n)) && c->nassumed == 0)
+    if ((c->need_rebuild || !c->eng || (c->tombs > 1024 && c->tombs > c->objs[R_WL].n)) &&
+        c->nassumed == 0)
         ctrl_rebuild(c);
     if (!c->eng)
         return;
@@ -529,12 +534,13 @@ static void cycle(ctrl *c)
         /* writes refused with 409: look at those objects again */
         c->retry_wake = 0;
         for (int r = R_WL; r <= R_JOB; r++) {
-            OMAP_FOREACH(&c->objs[r], x) {
+            OMAP_FOREACH(&c->objs[r], x)
+            {
                 if (!x->retry_at)
                     continue;
                 if (x->retry_at <= now) {
                     if (x->hold) {
-                        x->hold = 0;   /* its backoff is over: may be admitted again */
+                        x->hold = 0; /* its backoff is over: may be admitted again */
                         ctrl_eng_add(c, x);
                     }
                     ctrl_mark_job(c, r == R_JOB ? x->key : x->owner);
@@ -563,7 +569,8 @@ static void cycle(ctrl *c)
         /* a periodic full pass: no lost trigger leaves a Job behind */
         c->resync_at = now + 30000;
         OMAP_FOREACH(&c->objs[R_JOB], jr) ctrl_mark_job(c, jr->key);
-        OMAP_FOREACH(&c->objs[R_WL], wr) {
+        OMAP_FOREACH(&c->objs[R_WL], wr)
+        {
             if (wr->hold) {
                 wr->hold = 0;
                 ctrl_eng_add(c, wr);
@@ -573,7 +580,8 @@ static void cycle(ctrl *c)
         c->pr_dirty = 1;
     }
     /* the Job integration first: it creates Workloads and stops evicted Jobs */
-    OMAP_FOREACH(&c->dirty_jobs, d) {
+    OMAP_FOREACH(&c->dirty_jobs, d)
+    {
         ctrl_omap_del(&c->dirty_jobs, d->key);
         rec *jr = ctrl_omap_get(&c->objs[R_JOB], d->key);
         if (jr)
@@ -594,31 +602,32 @@ static void cycle(ctrl *c)
         ran =
             1000; /* blockAdmission: no admission until every admitted workload's pods are ready */
     else if (!c->eng_dirty && now - c->eng_ran_at < 1000)
-        ran = 1000;   /* nothing changed: no cycle (time-based state is looked at once a second) */
-    else do {
-        c->eng_dirty = 0;
-        c->eng_ran_at = now;
-        memset(&st, 0, sizeof(st));
-        int64_t t0 = cu_clock_mono_ns();
-        if (cu_engine_cycle(c->eng, &st) != CU_OK)
-            break;
-        double dt = (double)(cu_clock_mono_ns() - t0) / 1e9;
-        const char *res[] = { st.admitted > 0 ? "success" : "inadmissible" };
-        const char *rr[] = { res[0], ctrl_role(c) };
-        cu_metric_observe(c->km.cueue_cycle_seconds, res, dt);
-        cu_metric_inc(c->km.cueue_cycles_total, res, 1);
-        if (st.heads > 0) {
-            const char *ok[] = { "success", ctrl_role(c) },
-                       *no[] = { "inadmissible", ctrl_role(c) };
-            if (st.admitted > 0)
-                cu_metric_inc(c->km.admission_attempts_total, ok, st.admitted);
-            if (st.heads > st.admitted)
-                cu_metric_inc(c->km.admission_attempts_total, no, st.heads - st.admitted);
-            cu_metric_observe(c->km.admission_attempt_duration_seconds, rr, dt);
-        }
-        progress |= st.progress;
-        c->n.cycles++;
-    } while (st.progress && ++ran < 1000);
+        ran = 1000; /* nothing changed: no cycle (time-based state is looked at once a second) */
+    else
+        do {
+            c->eng_dirty = 0;
+            c->eng_ran_at = now;
+            memset(&st, 0, sizeof(st));
+            int64_t t0 = cu_clock_mono_ns();
+            if (cu_engine_cycle(c->eng, &st) != CU_OK)
+                break;
+            double dt = (double)(cu_clock_mono_ns() - t0) / 1e9;
+            const char *res[] = { st.admitted > 0 ? "success" : "inadmissible" };
+            const char *rr[] = { res[0], ctrl_role(c) };
+            cu_metric_observe(c->km.cueue_cycle_seconds, res, dt);
+            cu_metric_inc(c->km.cueue_cycles_total, res, 1);
+            if (st.heads > 0) {
+                const char *ok[] = { "success", ctrl_role(c) },
+                           *no[] = { "inadmissible", ctrl_role(c) };
+                if (st.admitted > 0)
+                    cu_metric_inc(c->km.admission_attempts_total, ok, st.admitted);
+                if (st.heads > st.admitted)
+                    cu_metric_inc(c->km.admission_attempts_total, no, st.heads - st.admitted);
+                cu_metric_observe(c->km.admission_attempt_duration_seconds, rr, dt);
+            }
+            progress |= st.progress;
+            c->n.cycles++;
+        } while (st.progress && ++ran < 1000);
     (void)ran;
     int idx[64];
     size_t n;
@@ -652,8 +661,9 @@ void ctrl_on_tick(struct ev_loop *loop, ev_timer *t, int revents)
     if (!c->started) {
         c->started = 1;
         c->need_rebuild = 1;
-        ctrl_log(c, 0, c->elect ? "starting admission cycles as the leader"
-                                : "all informers synced; starting admission cycles");
+        ctrl_log(c, 0,
+                 c->elect ? "starting admission cycles as the leader"
+                          : "all informers synced; starting admission cycles");
     }
     cycle(c);
 }

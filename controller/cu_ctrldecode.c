@@ -21,9 +21,12 @@ void ctrl_log_invalid(ctrl *c, int r, const cu_world *w)
         [R_NS] = "kube-apiserver would refuse it",
     };
     static const cu_kind kinds[NRES] = {
-        [R_RF] = CU_KIND_RESOURCE_FLAVOR, [R_CQ] = CU_KIND_CLUSTER_QUEUE,
-        [R_COHORT] = CU_KIND_COHORT, [R_LQ] = CU_KIND_LOCAL_QUEUE,
-        [R_WPC] = CU_KIND_WORKLOAD_PRIORITY_CLASS, [R_PC] = CU_KIND_PRIORITY_CLASS,
+        [R_RF] = CU_KIND_RESOURCE_FLAVOR,
+        [R_CQ] = CU_KIND_CLUSTER_QUEUE,
+        [R_COHORT] = CU_KIND_COHORT,
+        [R_LQ] = CU_KIND_LOCAL_QUEUE,
+        [R_WPC] = CU_KIND_WORKLOAD_PRIORITY_CLASS,
+        [R_PC] = CU_KIND_PRIORITY_CLASS,
         [R_NS] = CU_KIND_NAMESPACE,
     };
     const void *obj = NULL;
@@ -63,7 +66,7 @@ cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nw
     }
     cu_world_init(w);
     cu_arena_free(&w->arena);
-    cu_arena_init(&w->arena, 2048);   /* one object: small chunks */
+    cu_arena_init(&w->arena, 2048); /* one object: small chunks */
     cu_node_set(&tmp, n, "apiVersion", cu_node_new_str(&tmp, res_tab[r].api_version));
     cu_node_set(&tmp, n, "kind", cu_node_new_str(&tmp, res_tab[r].kind));
     cu_doc doc = { .file = "api", .root = n };
@@ -78,8 +81,8 @@ cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nw
     }
     cu_diag_free(&d);
     cu_arena_free(&tmp);
-    size_t total = w->flavors.n + w->cqs.n + w->cohorts.n + w->lqs.n + w->workloads.n +
-                   w->wpcs.n + w->pcs.n + w->namespaces.n;
+    size_t total = w->flavors.n + w->cqs.n + w->cohorts.n + w->lqs.n + w->workloads.n + w->wpcs.n +
+                   w->pcs.n + w->namespaces.n;
     if (total != 1) {
         ctrl_world_free(w);
         return NULL;
@@ -98,8 +101,8 @@ void ctrl_decode_wl_extras(rec *x, json_object *obj)
         const char *kind = cu_jstr(o, "kind"), *name = cu_jstr(o, "name");
         const char *av = cu_jstr(o, "apiVersion");
         json_object *ctl = cu_jget(o, "controller");
-        if (kind && name && av && strcmp(kind, "Job") == 0 && strcmp(av, "batch/v1") == 0 &&
-            ctl && json_object_get_boolean(ctl)) {
+        if (kind && name && av && strcmp(kind, "Job") == 0 && strcmp(av, "batch/v1") == 0 && ctl &&
+            json_object_get_boolean(ctl)) {
             const char *ns = cu_jpath_str(obj, "metadata.namespace");
             size_t l = strlen(ns ? ns : "") + strlen(name) + 2;
             x->owner = malloc(l);

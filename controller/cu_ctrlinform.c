@@ -62,7 +62,7 @@ static void wl_decode_cond(ctrl *c, rec *x, json_object *obj, const char *why)
         const char *t = cu_jstr(k, "type"), *st = cu_jstr(k, "status");
         const char *m = cu_jstr(k, "message");
         if (!t)
-            continue;   /* not a condition: left out of what is written back */
+            continue; /* not a condition: left out of what is written back */
         if (strcmp(t, CU_COND_DECODE_FAILED) == 0) {
             any = 1;
             have = why ? st && !strcmp(st, "True") && m && !strcmp(m, why)
@@ -86,8 +86,8 @@ static void wl_decode_cond(ctrl *c, rec *x, json_object *obj, const char *why)
     }
     char op[1100], path[1200], what[1300];
     snprintf(op, sizeof(op), "status:%s", x->key);
-    snprintf(path, sizeof(path), "%s/%.*s/workloads/%s/status", WLPATH, (int)(sl - x->key),
-             x->key, sl + 1);
+    snprintf(path, sizeof(path), "%s/%.*s/workloads/%s/status", WLPATH, (int)(sl - x->key), x->key,
+             sl + 1);
     snprintf(what, sizeof(what), "writing condition %s of Workload %s", CU_COND_DECODE_FAILED,
              x->key);
     ctrl_send_write(c, OP_STATUS, op, x->key, "PATCH", path, MERGE, p, what);
@@ -167,7 +167,7 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
             ctrl_mark_job(c, x->owner);
         } else {
             c->need_rebuild = 1;
-            x->pinned = 1;   /* the engine may point into it */
+            x->pinned = 1; /* the engine may point into it */
             ctrl_set_decode(c, x, NULL);
             if (r == R_CQ || r == R_LQ || r == R_COHORT) {
                 char ck[700];
@@ -223,7 +223,7 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
             return;
         }
         report_decodable(c, x, r, obj);
-        cu_world_exclude_resources(w, c->cfg.cf);   /* Kueue ignores them in quota */
+        cu_world_exclude_resources(w, c->cfg.cf); /* Kueue ignores them in quota */
         ctrl_set_decode(c, x, w);
         x->hold = 0;
         ctrl_decode_wl_extras(x, obj);
@@ -233,7 +233,7 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         const cu_workload *wl = ctrl_wl_of(x);
         if (x->evict_pending &&
             (ctrl_cond_is(wl, "Evicted", "True") || !cu_workload_has_quota(wl))) {
-            x->evict_pending = 0;   /* written (or moot) */
+            x->evict_pending = 0; /* written (or moot) */
             c->nevict_pending--;
         }
         ctrl_wl_sync(c, x);
@@ -256,14 +256,14 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         json_object *md = cu_jget(obj, "metadata");
         if (cu_jget(md, "labels"))
             json_object_object_add(t, "labels", json_object_get(cu_jget(md, "labels")));
-        if (cu_jget(md, "annotations"))   /* validated too (size, keys) */
+        if (cu_jget(md, "annotations")) /* validated too (size, keys) */
             json_object_object_add(t, "annotations", json_object_get(cu_jget(md, "annotations")));
         shape =
             cu_hash_str(json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN)) ^ (w ? 1 : 0);
         json_object_put(t);
     }
     if (x->w && w && x->shape == shape) {
-        ctrl_world_free(w);   /* same for the engine: keep the decode it points at */
+        ctrl_world_free(w); /* same for the engine: keep the decode it points at */
         w = x->w;
     } else {
         x->shape = shape;
@@ -277,7 +277,7 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
     else
         report_decodable(c, x, r, obj);
     if (w != x->w) {
-        x->pinned = 1;   /* the engine may point into it */
+        x->pinned = 1; /* the engine may point into it */
         ctrl_set_decode(c, x, w);
     }
     if (r == R_RF) {
@@ -306,7 +306,8 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
     const char *lqname = cu_jpath_str(obj, "metadata.name");
     if (r == R_LQ && lqname && strcmp(lqname, "default") == 0 && c->need_rebuild) {
         /* Jobs of its namespace may now be managed (LocalQueue "default") */
-        OMAP_FOREACH(&c->objs[R_JOB], jr) {
+        OMAP_FOREACH(&c->objs[R_JOB], jr)
+        {
             if (jr->job && !jr->job->label_queue)
                 ctrl_mark_job(c, jr->key);
         }

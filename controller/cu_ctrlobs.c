@@ -11,15 +11,9 @@ const char *ctrl_role(const ctrl *c)
     return !c->elect ? "standalone" : c->leading ? "leader" : "follower";
 }
 
-const char *ctrl_pclass(const cu_workload *wl)
-{
-    return wl && wl->pc_name ? wl->pc_name : "";
-}
+const char *ctrl_pclass(const cu_workload *wl) { return wl && wl->pc_name ? wl->pc_name : ""; }
 
-double ctrl_secs(int64_t ms)
-{
-    return ms > 0 ? (double)ms / 1000.0 : 0.0;
-}
+double ctrl_secs(int64_t ms) { return ms > 0 ? (double)ms / 1000.0 : 0.0; }
 
 /* When the workload entered its queue last: the Requeued transition, else
  * its creation. */
@@ -76,8 +70,12 @@ void ctrl_m_evicted(ctrl *c, rec *w, const cu_workload *wl, const char *cq, cons
                     const char *cause)
 {
     const char *a[] = { cq ? cq : "", reason, cause, ctrl_pclass(wl), ctrl_role(c) };
-    const char *b[] = { wl->queue_name ? wl->queue_name : "", wl->meta.ns ? wl->meta.ns : "",
-                        reason, cause, ctrl_pclass(wl), ctrl_role(c) };
+    const char *b[] = { wl->queue_name ? wl->queue_name : "",
+                        wl->meta.ns ? wl->meta.ns : "",
+                        reason,
+                        cause,
+                        ctrl_pclass(wl),
+                        ctrl_role(c) };
     cu_metric_inc(c->km.evicted_workloads_total, a, 1);
     cu_metric_inc(c->km.local_queue_evicted_workloads_total, b, 1);
     static const char *const known[] = { "Preempted", "PodsReadyTimeout", "Deactivated",
@@ -166,15 +164,9 @@ static const char *pending_cause(const cu_wl_info *w)
     return "Inadmissible";
 }
 
-static void fset(cu_metric_family *f, const char *const v[], double x)
-{
-    cu_metric_set(f, v, x);
-}
+static void fset(cu_metric_family *f, const char *const v[], double x) { cu_metric_set(f, v, x); }
 
-static double q(int64_t milli)
-{
-    return (double)milli / 1000.0;
-}
+static double q(int64_t milli) { return (double)milli / 1000.0; }
 
 /* Gauges are rebuilt from the engine's views at each scrape (so deleted
  * queues vanish); counters kept by the controller are copied in. */
@@ -183,16 +175,31 @@ static void refresh_gauges(ctrl *c)
     cu_kueue_metrics *k = &c->km;
     const char *rr = ctrl_role(c);
     cu_metric_family *reset[] = {
-        k->pending_workloads, k->reserving_active_workloads, k->admitted_active_workloads,
-        k->cluster_queue_status, k->cluster_queue_info, k->cluster_queue_resource_reservation,
-        k->cluster_queue_resource_usage, k->cluster_queue_nominal_quota,
-        k->cluster_queue_borrowing_limit, k->cluster_queue_lending_limit,
-        k->cluster_queue_weighted_share, k->finished_workloads, k->local_queue_pending_workloads,
-        k->local_queue_finished_workloads, k->local_queue_reserving_active_workloads,
-        k->local_queue_admitted_active_workloads, k->local_queue_status,
-        k->local_queue_resource_reservation, k->local_queue_resource_usage, k->cohort_info,
-        k->cohort_weighted_share, k->cohort_subtree_quota, k->cohort_subtree_resource_reservations,
-        k->cohort_subtree_admitted_active_workloads, k->cueue_pending_workloads_by_reason,
+        k->pending_workloads,
+        k->reserving_active_workloads,
+        k->admitted_active_workloads,
+        k->cluster_queue_status,
+        k->cluster_queue_info,
+        k->cluster_queue_resource_reservation,
+        k->cluster_queue_resource_usage,
+        k->cluster_queue_nominal_quota,
+        k->cluster_queue_borrowing_limit,
+        k->cluster_queue_lending_limit,
+        k->cluster_queue_weighted_share,
+        k->finished_workloads,
+        k->local_queue_pending_workloads,
+        k->local_queue_finished_workloads,
+        k->local_queue_reserving_active_workloads,
+        k->local_queue_admitted_active_workloads,
+        k->local_queue_status,
+        k->local_queue_resource_reservation,
+        k->local_queue_resource_usage,
+        k->cohort_info,
+        k->cohort_weighted_share,
+        k->cohort_subtree_quota,
+        k->cohort_subtree_resource_reservations,
+        k->cohort_subtree_admitted_active_workloads,
+        k->cueue_pending_workloads_by_reason,
     };
     for (size_t i = 0; i < sizeof(reset) / sizeof(reset[0]); i++)
         cu_metric_reset_family(reset[i]);
@@ -217,7 +224,8 @@ static void refresh_gauges(ctrl *c)
     if (!c->eng)
         return;
     /* finished Workloads per queue (kept, not yet deleted) */
-    OMAP_FOREACH(&c->objs[R_WL], w) {
+    OMAP_FOREACH(&c->objs[R_WL], w)
+    {
         const cu_workload *wl = ctrl_wl_of(w);
         if (!wl || !cu_workload_finished(wl) || !wl->adm_cq)
             continue;
@@ -254,7 +262,7 @@ static void refresh_gauges(ctrl *c)
             const char *a[] = { cq, sts[s2], rr };
             fset(k->cluster_queue_status, a, (s2 == 1) == (ci->active != 0) && s2 != 2 ? 1 : 0);
         }
-        for (int s2 = 0; s2 < 2; s2++) {   /* every queue has both pending series */
+        for (int s2 = 0; s2 < 2; s2++) { /* every queue has both pending series */
             const char *a[] = { cq, s2 ? "inadmissible" : "active", rr };
             double v = 0;
             if (cu_metric_get(k->pending_workloads, a, &v) != CU_OK)
@@ -325,7 +333,7 @@ static void refresh_gauges(ctrl *c)
         const char *seen[64];
         const char *co = ci->cohort;
         for (int depth = 0; co && depth < 64; depth++, co = ctrl_cohort_parent(c, co)) {
-            int again = 0;   /* a cohort cycle: count each cohort once */
+            int again = 0; /* a cohort cycle: count each cohort once */
             for (int d2 = 0; d2 < depth && !again; d2++)
                 again = strcmp(seen[d2], co) == 0;
             if (again)
@@ -450,8 +458,10 @@ static int debug_handler(ctrl *c, const char *path, const char *query, cu_buf *b
         } else {
             cu_buf_printf(b, "Workload %s: %s\n", full, state);
             if (ts[0] && !cu_workload_finished(wwl))
-                cu_buf_printf(b, "  requeued after a backoff: considered again at %s "
-                              "(requeue %d)\n", ts, (int)wr->rq_count);
+                cu_buf_printf(b,
+                              "  requeued after a backoff: considered again at %s "
+                              "(requeue %d)\n",
+                              ts, (int)wr->rq_count);
             const cu_condition *ev = cu_workload_cond(wwl, "Evicted");
             if (ev && ev->message && *ev->message)
                 cu_buf_printf(b, "  last eviction: %s: %s\n", ev->reason ? ev->reason : "",

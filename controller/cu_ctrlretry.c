@@ -27,8 +27,7 @@ int cu_ctrl_refused_for_good(int code)
     return code == 400 || code == 403 || code == 404 || code == 422;
 }
 
-const char *cu_ctrl_status_text(int code, const char *error, const char *body, char *out,
-                                size_t n)
+const char *cu_ctrl_status_text(int code, const char *error, const char *body, char *out, size_t n)
 {
     if (!n)
         return out;
@@ -53,8 +52,8 @@ int cu_ctrl_api_outcome(cu_api_health *h, const char *server, int code, const ch
     if (code == 0 && error && *error)
         snprintf(what, sizeof(what), "cannot reach the API server at %s: %s", server, error);
     else if (code == 401 || code == 403)
-        snprintf(what, sizeof(what), "the API server at %s refused the controller's %s: %s",
-                 server, code == 401 ? "credentials" : "request",
+        snprintf(what, sizeof(what), "the API server at %s refused the controller's %s: %s", server,
+                 code == 401 ? "credentials" : "request",
                  cu_ctrl_status_text(code, NULL, body, out, n));
     else if (code >= 200 && code < 300 && h->failing) {
         snprintf(out, n, "the API server at %s answers again (after: %s)", server, h->failing);

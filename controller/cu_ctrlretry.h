@@ -37,14 +37,13 @@ int cu_ctrl_refused_for_good(int code);
 /* Writes what an answer says, for a log line or an Event, into out
  * (NUL-terminated, truncated to n): "HTTP 422 Invalid: <the Status
  * message>", or the transport error ("HTTP 0: <error>"). Returns out. */
-const char *cu_ctrl_status_text(int code, const char *error, const char *body, char *out,
-                                size_t n);
+const char *cu_ctrl_status_text(int code, const char *error, const char *body, char *out, size_t n);
 
 /* What is known of the connection to the API server, for saying once
  * what fails (a TLS verification failure, a refused token) and when it
  * works again. Zero-initialized; cu_ctrl_api_health_free releases it. */
 typedef struct cu_api_health {
-    char *failing;           /* the failure last reported, NULL while healthy */
+    char *failing; /* the failure last reported, NULL while healthy */
 } cu_api_health;
 
 /* Takes one attempt's outcome (as cu_kclient_opts.on_outcome gives it)

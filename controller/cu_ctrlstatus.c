@@ -35,16 +35,12 @@ static cu_err canon(cu_buf *b, json_object *j, int depth)
     if (depth > 256)
         return CU_EINVAL;
     switch (json_object_get_type(j)) {
-    case json_type_null:
-        return cu_buf_puts(b, "null");
-    case json_type_boolean:
-        return cu_buf_puts(b, json_object_get_boolean(j) ? "true" : "false");
-    case json_type_int:
-        return cu_buf_printf(b, "%lld", (long long)json_object_get_int64(j));
+    case json_type_null: return cu_buf_puts(b, "null");
+    case json_type_boolean: return cu_buf_puts(b, json_object_get_boolean(j) ? "true" : "false");
+    case json_type_int: return cu_buf_printf(b, "%lld", (long long)json_object_get_int64(j));
     case json_type_double:
         return cu_buf_puts(b, json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
-    case json_type_string:
-        return cu_json_put_str(b, json_object_get_string(j), CU_JESC_RAW);
+    case json_type_string: return cu_json_put_str(b, json_object_get_string(j), CU_JESC_RAW);
     case json_type_array: {
         cu_err err = cu_buf_append(b, "[", 1);
         size_t n = json_object_array_length(j);
@@ -61,7 +57,7 @@ static cu_err canon(cu_buf *b, json_object *j, int depth)
         const char **keys = malloc((n ? n : 1) * sizeof(*keys));
         if (!keys)
             return CU_ENOMEM;
-        json_object_object_foreach(j, key, val) {
+        json_object_object_foreach (j, key, val) {
             (void)val;
             keys[k++] = key;
         }
@@ -111,8 +107,8 @@ static json_object *status_body(const cu_qstatus *s, json_object *old_conds, int
 {
     json_object *conds = NULL;
     if (s->kind != CU_QSTATUS_COHORT) {
-        conds = cu_ctrl_set_condition(old_conds, "Active", s->active ? "True" : "False",
-                                      s->reason, s->message, now_ms);
+        conds = cu_ctrl_set_condition(old_conds, "Active", s->active ? "True" : "False", s->reason,
+                                      s->message, now_ms);
         if (!conds)
             return NULL;
     }
@@ -156,17 +152,17 @@ json_object *cu_ctrl_cohort_status(const cu_cohort_info *hi, int fair_sharing_on
 typedef struct tent {
     char *key;
     uint64_t hash;
-    struct tent *hnext;          /* bucket chain */
-    struct tent *prev, *next;    /* list: head = most recent (or oldest
+    struct tent *hnext;       /* bucket chain */
+    struct tent *prev, *next; /* list: head = most recent (or oldest
                                     first-set for the coalescer) */
 } tent;
 
 typedef struct table {
     tent **buckets;
     size_t nbuckets, n;
-    size_t max;                  /* 0 = unbounded */
+    size_t max; /* 0 = unbounded */
     size_t ent_size;
-    void (*drop)(tent *);        /* frees the payload */
+    void (*drop)(tent *); /* frees the payload */
     tent *head, *tail;
 } table;
 
@@ -306,9 +302,9 @@ static void table_free(table *t)
 
 typedef struct centry {
     tent t;
-    char *desired;     /* canonical body wanted, NULL = none yet */
-    char *acked;       /* last body the API confirmed */
-    char *inflight;    /* body being written */
+    char *desired;  /* canonical body wanted, NULL = none yet */
+    char *acked;    /* last body the API confirmed */
+    char *inflight; /* body being written */
     int64_t last_write_ms;
     int written_once;
 } centry;
@@ -350,10 +346,7 @@ static centry *centry_get_or_add(cu_coalescer *c, const char *key)
     return e ? e : (centry *)table_add(&c->tab, key, 0);
 }
 
-static int str_eq(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
+static int str_eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
 /* Stores body's canonical text in the desired (acked 0) or the
  * acknowledged (1) slot of key's entry. */
@@ -452,10 +445,7 @@ void cu_coalescer_forget(cu_coalescer *c, const char *key)
         table_del(&c->tab, e);
 }
 
-size_t cu_coalescer_size(const cu_coalescer *c)
-{
-    return c->tab.n;
-}
+size_t cu_coalescer_size(const cu_coalescer *c) { return c->tab.n; }
 
 /* ---------------- events ---------------- */
 
@@ -464,10 +454,7 @@ static int valid_type(const char *type)
     return type && (strcmp(type, CU_EVENT_NORMAL) == 0 || strcmp(type, CU_EVENT_WARNING) == 0);
 }
 
-static const char *event_ns(const cu_event_ref *o)
-{
-    return o->ns && *o->ns ? o->ns : "default";
-}
+static const char *event_ns(const cu_event_ref *o) { return o->ns && *o->ns ? o->ns : "default"; }
 
 json_object *cu_ctrl_event_body(const cu_event_ref *obj, const char *type, const char *reason,
                                 const char *message, const char *component, int64_t now_ms,
@@ -664,8 +651,7 @@ static char *events_path(const char *ns, const char *name)
 }
 
 int cu_recorder_record(cu_recorder *r, const cu_event_ref *ref, const char *type,
-                       const char *reason, const char *message, int64_t now_ms,
-                       cu_event_req *out)
+                       const char *reason, const char *message, int64_t now_ms, cu_event_req *out)
 {
     if (!ref || !ref->kind || !*ref->kind || !ref->name || !*ref->name || !valid_type(type) ||
         !reason || !*reason || !out)
@@ -673,8 +659,8 @@ int cu_recorder_record(cu_recorder *r, const cu_event_ref *ref, const char *type
     char *msg = cu_status_truncate(message ? message : "", CU_EVENT_MESSAGE_MAX, " ...");
     if (!msg)
         return CU_ENOMEM;
-    const char *parts[] = { r->component, ref->kind, ref->ns, ref->name, ref->uid,
-                            ref->api_version, type, reason, msg };
+    const char *parts[] = { r->component,     ref->kind, ref->ns, ref->name, ref->uid,
+                            ref->api_version, type,      reason,  msg };
     char *skey = join_key(parts, 6), *dkey = join_key(parts, 9);
     int rc = CU_ENOMEM;
     if (!skey || !dkey)

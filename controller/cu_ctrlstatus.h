@@ -90,7 +90,6 @@ json_object *cu_ctrl_lq_status(const cu_lq_info *li, json_object *old_conds, int
  * the same. Ownership as above. */
 json_object *cu_ctrl_cohort_status(const cu_cohort_info *hi, int fair_sharing);
 
-
 /* Serializes j with the keys of every object sorted, no whitespace, so
  * that equal JSON values give equal strings. Returns a new string (caller
  * frees with free), NULL on OOM or nesting deeper than 256. Borrows j. */
@@ -192,25 +191,25 @@ json_object *cu_ctrl_event_body(const cu_event_ref *obj, const char *type, const
 
 /* A request for the API server, as cu_kclient_request takes it. */
 typedef struct cu_event_req {
-    const char *method;        /* "POST" or "PATCH" (static) */
-    char *path;                /* /api/v1/namespaces/NS/events[/NAME] */
-    const char *content_type;  /* application/json, or
+    const char *method;       /* "POST" or "PATCH" (static) */
+    char *path;               /* /api/v1/namespaces/NS/events[/NAME] */
+    const char *content_type; /* application/json, or
                                   application/strategic-merge-patch+json
                                   (what client-go sends; for these scalar
                                   fields it equals a merge patch) */
-    json_object *body;         /* the Event, or {count, lastTimestamp} */
+    json_object *body;        /* the Event, or {count, lastTimestamp} */
 } cu_event_req;
 
 /* Frees path and body; req is zeroed. */
 void cu_event_req_free(cu_event_req *req);
 
 typedef struct cu_recorder_opts {
-    const char *component;     /* source.component; required (copied) */
-    const char *instance;      /* reportingInstance; NULL = component */
-    int burst;                 /* spam filter burst; 0 = 25 */
-    int64_t refill_ms;         /* one token per refill_ms; 0 = 5 minutes */
-    int64_t dedup_window_ms;   /* 0 = 10 minutes */
-    size_t max_entries;        /* LRU bound of each cache; 0 = 4096 */
+    const char *component;   /* source.component; required (copied) */
+    const char *instance;    /* reportingInstance; NULL = component */
+    int burst;               /* spam filter burst; 0 = 25 */
+    int64_t refill_ms;       /* one token per refill_ms; 0 = 5 minutes */
+    int64_t dedup_window_ms; /* 0 = 10 minutes */
+    size_t max_entries;      /* LRU bound of each cache; 0 = 4096 */
 } cu_recorder_opts;
 
 /* Records events for one component, the way client-go's EventCorrelator
@@ -233,8 +232,7 @@ void cu_recorder_free(cu_recorder *r);
  * a missing kind, name, type or reason, CU_ENOMEM on OOM. The caller
  * frees *out with cu_event_req_free. Borrows every argument. */
 int cu_recorder_record(cu_recorder *r, const cu_event_ref *ref, const char *type,
-                       const char *reason, const char *message, int64_t now_ms,
-                       cu_event_req *out);
+                       const char *reason, const char *message, int64_t now_ms, cu_event_req *out);
 
 /* Tells the recorder that req failed (any HTTP error, 404 for a PATCH of
  * an Event the API no longer has): the next identical event is POSTed

@@ -13,7 +13,7 @@ static void grave_push(ctrl *c, cu_world *w)
     if (cu_vec_reserve(&c->grave, c->ngrave, &c->capgrave, sizeof(*c->grave), 64)) {
         /* cannot keep it for the engine: rebuild now-ish and leak nothing */
         c->need_rebuild = 1;
-        ctrl_world_free(w);   /* the engine is freed before it is used again */
+        ctrl_world_free(w); /* the engine is freed before it is used again */
         if (c->eng) {
             cu_engine_free(c->eng);
             c->eng = NULL;
@@ -62,7 +62,7 @@ void ctrl_eng_remove(ctrl *c, rec *w)
         c->eng_dirty = 1;
     }
     w->idx = -1;
-    w->ew = NULL;   /* still alive: pinned, or in the grave until the next rebuild */
+    w->ew = NULL; /* still alive: pinned, or in the grave until the next rebuild */
 }
 
 /* Replaces the current decode of x (which the engine may reference). */
@@ -88,7 +88,7 @@ void ctrl_job_order(ctrl *c, rec *w)
     rec *jr = w->owner ? ctrl_omap_get(&c->objs[R_JOB], w->owner) : NULL;
     if (!wl || !jr || !jr->job || !jr->job->created_ms)
         return;
-    cu_workload *mw = (cu_workload *)wl;   /* our own decode */
+    cu_workload *mw = (cu_workload *)wl; /* our own decode */
     if (!mw->meta.has_created || jr->job->created_ms < mw->meta.created_ms) {
         mw->meta.created_ms = jr->job->created_ms;
         mw->meta.has_created = 1;
@@ -139,10 +139,10 @@ void ctrl_rebuild(ctrl *c)
     size_t cnt[NRES] = { 0 };
     for (int r = 0; r < R_JOB; r++)
         cnt[r] = c->objs[r].n;
-#define ALLOCV(vec, r)                                                                             \
-    do {                                                                                           \
-        vw->vec.items = calloc(cnt[r] ? cnt[r] : 1, sizeof(*vw->vec.items));                       \
-        vw->vec.cap = cnt[r];                                                                      \
+#define ALLOCV(vec, r) \
+    do { \
+        vw->vec.items = calloc(cnt[r] ? cnt[r] : 1, sizeof(*vw->vec.items)); \
+        vw->vec.cap = cnt[r]; \
     } while (0)
     ALLOCV(flavors, R_RF);
     ALLOCV(cqs, R_CQ);
@@ -159,7 +159,8 @@ void ctrl_rebuild(ctrl *c)
         return;
     }
     for (int r = 0; r < R_WL; r++) {
-        OMAP_FOREACH(&c->objs[r], x) {
+        OMAP_FOREACH(&c->objs[r], x)
+        {
             cu_world *w = x->w;
             if (!w)
                 continue;
@@ -168,14 +169,26 @@ void ctrl_rebuild(ctrl *c)
                 if (w->flavors.n)
                     vw->flavors.items[vw->flavors.n++] = w->flavors.items[0];
                 break;
-            case R_CQ: if (w->cqs.n) vw->cqs.items[vw->cqs.n++] = w->cqs.items[0]; break;
+            case R_CQ:
+                if (w->cqs.n)
+                    vw->cqs.items[vw->cqs.n++] = w->cqs.items[0];
+                break;
             case R_COHORT:
                 if (w->cohorts.n)
                     vw->cohorts.items[vw->cohorts.n++] = w->cohorts.items[0];
                 break;
-            case R_LQ: if (w->lqs.n) vw->lqs.items[vw->lqs.n++] = w->lqs.items[0]; break;
-            case R_WPC: if (w->wpcs.n) vw->wpcs.items[vw->wpcs.n++] = w->wpcs.items[0]; break;
-            case R_PC: if (w->pcs.n) vw->pcs.items[vw->pcs.n++] = w->pcs.items[0]; break;
+            case R_LQ:
+                if (w->lqs.n)
+                    vw->lqs.items[vw->lqs.n++] = w->lqs.items[0];
+                break;
+            case R_WPC:
+                if (w->wpcs.n)
+                    vw->wpcs.items[vw->wpcs.n++] = w->wpcs.items[0];
+                break;
+            case R_PC:
+                if (w->pcs.n)
+                    vw->pcs.items[vw->pcs.n++] = w->pcs.items[0];
+                break;
             case R_NS:
                 if (w->namespaces.n)
                     vw->namespaces.items[vw->namespaces.n++] = w->namespaces.items[0];
@@ -190,7 +203,8 @@ void ctrl_rebuild(ctrl *c)
         ctrl_log(c, 0, "out of memory building the engine");
         return;
     }
-    OMAP_FOREACH(&c->objs[R_WL], x) {
+    OMAP_FOREACH(&c->objs[R_WL], x)
+    {
         x->ew = NULL;
         x->idx = -1;
         x->pinned = 0;
@@ -303,22 +317,22 @@ void ctrl_wl_sync(ctrl *c, rec *w)
         if (eadm && n->adm_cq && o) {
             const cu_wl_info *vi = cu_engine_workload_info_idx(c->eng, w->idx);
             if (vi && vi->cluster_queue && strcmp(vi->cluster_queue, n->adm_cq) == 0)
-                return;   /* confirmation of what the engine holds */
+                return; /* confirmation of what the engine holds */
         }
-        ctrl_eng_remove(c, w);   /* admitted by someone else, or differently */
+        ctrl_eng_remove(c, w); /* admitted by someone else, or differently */
         ctrl_eng_add(c, w);
         return;
     }
     if (eadm) {
         if (w->assumed)
-            return;   /* our admission is not visible yet */
+            return; /* our admission is not visible yet */
         if (cu_engine_wl_evicting(c->eng, w->idx)) {
-            cu_engine_eviction_done(c->eng, w->idx);   /* the Job stopped: quota released */
+            cu_engine_eviction_done(c->eng, w->idx); /* the Job stopped: quota released */
             c->need_views = 1;
             c->n.evictions++;
             return;
         }
-        ctrl_eng_remove(c, w);   /* admission cleared without the engine */
+        ctrl_eng_remove(c, w); /* admission cleared without the engine */
         ctrl_eng_add(c, w);
         return;
     }

@@ -12,10 +12,7 @@ typedef struct wctx {
     char *op, *key, *what;
 } wctx;
 
-int ctrl_leading(const ctrl *c)
-{
-    return (!c->elect || c->leading) && !c->stopping;
-}
+int ctrl_leading(const ctrl *c) { return (!c->elect || c->leading) && !c->stopping; }
 
 /* The guard slot of a write: Workload status (admission included) and
  * spec writes, Job patches. NULL for writes without one. */
@@ -60,7 +57,10 @@ void ctrl_on_outcome(void *ud, int code, const char *error, const char *body)
         cu_log_kv(&c->log, 0, code >= 200 && code < 300 ? "info" : "error", line, NULL);
 }
 
-typedef struct rrctx { ctrl *c; int r; } rrctx;
+typedef struct rrctx {
+    ctrl *c;
+    int r;
+} rrctx;
 
 static void reread_done(cu_kclient *kc, const cu_kresp *r, void *ud)
 {
@@ -83,9 +83,8 @@ static void reread(ctrl *c, int r, const char *key)
     if (!sl)
         return;
     char path[1200];
-    snprintf(path, sizeof(path), "%s/%.*s/%s/%s",
-             r == R_JOB ? "/apis/batch/v1/namespaces" : WLPATH, (int)(sl - key), key,
-             r == R_JOB ? "jobs" : "workloads", sl + 1);
+    snprintf(path, sizeof(path), "%s/%.*s/%s/%s", r == R_JOB ? "/apis/batch/v1/namespaces" : WLPATH,
+             (int)(sl - key), key, r == R_JOB ? "jobs" : "workloads", sl + 1);
     rrctx *x = calloc(1, sizeof(*x));
     if (!x)
         return;
@@ -111,11 +110,11 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
         }
     }
     if (!ok && w->kind == OP_CREATE && r->code == 409)
-        ok = 1;   /* AlreadyExists: the watch brings it */
+        ok = 1; /* AlreadyExists: the watch brings it */
     if (!ok && w->kind == OP_CREATE) {
         rec *jr = ctrl_omap_get(&c->objs[R_JOB], w->key);
         if (jr)
-            jr->created_at = 0;   /* failed: create again */
+            jr->created_at = 0; /* failed: create again */
     }
     if (!ok) {
         c->n.write_errors++;
@@ -129,8 +128,10 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
             /* it cannot succeed as it is: said once, on the Job, and not
              * sent again until the Job changes what it asks for */
             jr->refused = jr->create_hash;
-            ctrl_log(c, 0, "Job %s: the API server refused its Workload %s (%s); not sent again "
-                     "until the Job changes", w->key, jr->job->wlkey, msg);
+            ctrl_log(c, 0,
+                     "Job %s: the API server refused its Workload %s (%s); not sent again "
+                     "until the Job changes",
+                     w->key, jr->job->wlkey, msg);
             char m[900];
             snprintf(m, sizeof(m), "Workload %s could not be created: %s",
                      strchr(jr->job->wlkey, '/') + 1, msg);
@@ -182,9 +183,9 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
             const cjob *j = jr->job;
             ctrl_log(c, 1, "Job %s: created Workload %s", jr->key, j->wlkey);
             char m[900];
-            ctrl_emit_job(c, j, "Normal", CU_EV_CREATED_WORKLOAD,
-                          cu_ctrl_event_msg_created_workload(m, sizeof(m), j->ns,
-                                                             strchr(j->wlkey, '/') + 1));
+            ctrl_emit_job(
+                c, j, "Normal", CU_EV_CREATED_WORKLOAD,
+                cu_ctrl_event_msg_created_workload(m, sizeof(m), j->ns, strchr(j->wlkey, '/') + 1));
         }
     }
     if (ok) {
@@ -197,7 +198,7 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     if (ok && w->kind == OP_ADMIT) {
         rec *x = ctrl_omap_get(&c->objs[R_WL], w->key);
         if (x && x->assumed)
-            x->adm_written = 1;   /* in the API now: its Job may start before the watch says so */
+            x->adm_written = 1; /* in the API now: its Job may start before the watch says so */
     }
     rec *f = ctrl_omap_del(&c->inflight, w->op);
     if (f) {
@@ -223,7 +224,7 @@ int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const
     if (ctrl_omap_get(&c->inflight, op) || !ctrl_leading(c) ||
         (g && *g && gx->rv && strcmp(*g, gx->rv) == 0 &&
          (!gx->retry_at || cu_clock_system_now(NULL) < gx->retry_at))) {
-        json_object_put(body);   /* in flight, already written at this version, or not leading */
+        json_object_put(body); /* in flight, already written at this version, or not leading */
         return 0;
     }
     wctx *w = calloc(1, sizeof(*w));
@@ -254,7 +255,7 @@ int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const
         if (f)
             free(f->key);
         free(f);
-        return 0;   /* an rq already sent completes with w freed? never: rq is NULL here */
+        return 0; /* an rq already sent completes with w freed? never: rq is NULL here */
     }
     c->n.writes++;
     if (g) {
@@ -264,10 +265,7 @@ int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const
     return 1;
 }
 
-int ctrl_inflight(ctrl *c, const char *op)
-{
-    return ctrl_omap_get(&c->inflight, op) != NULL;
-}
+int ctrl_inflight(ctrl *c, const char *op) { return ctrl_omap_get(&c->inflight, op) != NULL; }
 
 void ctrl_mark_job(ctrl *c, const char *jkey)
 {
@@ -292,8 +290,8 @@ enum { EV_INFLIGHT = 4, EV_QUEUE_MAX = 20000 };
 typedef struct evctx {
     ctrl *c;
     cu_recorder *r;
-    cu_event_req req;          /* body reduced to metadata.name once queued */
-    char *text;                /* the body to send */
+    cu_event_req req; /* body reduced to metadata.name once queued */
+    char *text;       /* the body to send */
     struct evctx *next;
 } evctx;
 
@@ -357,7 +355,10 @@ void ctrl_emit_av(ctrl *c, int job, const char *av, const char *kind, const char
         return;
     cu_event_ref ref = {
         .api_version = av,
-        .kind = kind, .ns = ns, .name = name, .uid = uid,
+        .kind = kind,
+        .ns = ns,
+        .name = name,
+        .uid = uid,
     };
     evctx *e = calloc(1, sizeof(*e));
     if (!e)
@@ -460,8 +461,8 @@ json_object *ctrl_conds_json(const cu_workload *wl)
 
 /* conds with type set (taken and returned; lastTransitionTime kept when
  * the status does not change). */
-json_object *ctrl_cset(json_object *conds, const char *type, const char *status,
-                       const char *reason, const char *message, int64_t now)
+json_object *ctrl_cset(json_object *conds, const char *type, const char *status, const char *reason,
+                       const char *message, int64_t now)
 {
     json_object *n = cu_ctrl_set_condition(conds, type, status, reason, message, now);
     json_object_put(conds);

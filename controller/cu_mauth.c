@@ -26,10 +26,10 @@ enum { K_TOKEN, K_ACCESS };
 
 typedef struct centry {
     int kind;
-    char key[41];          /* SHA-1 of the token, or of the user and the path */
-    double expires;        /* ev_now() time */
-    int ok;                /* authenticated, or allowed */
-    json_object *user;     /* K_TOKEN and ok: the TokenReview's status.user (owned) */
+    char key[41];      /* SHA-1 of the token, or of the user and the path */
+    double expires;    /* ev_now() time */
+    int ok;            /* authenticated, or allowed */
+    json_object *user; /* K_TOKEN and ok: the TokenReview's status.user (owned) */
 } centry;
 
 typedef struct waiter {
@@ -42,7 +42,7 @@ typedef struct pending {
     cu_mauth *a;
     int kind;
     char key[41];
-    char name[128];        /* K_ACCESS: the user's name, for the messages */
+    char name[128]; /* K_ACCESS: the user's name, for the messages */
     cu_kreq *req;
     waiter *w;
     struct pending *next;
@@ -60,10 +60,7 @@ struct cu_mauth {
     double lastlog_at;
 };
 
-static double now(const cu_mauth *a)
-{
-    return ev_now(cu_kclient_loop(a->kc));
-}
+static double now(const cu_mauth *a) { return ev_now(cu_kclient_loop(a->kc)); }
 
 static void logf_(cu_mauth *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_(cu_mauth *a, const char *fmt, ...)
@@ -101,10 +98,7 @@ cu_mauth *cu_mauth_new(cu_kclient *kc, const cu_mauth_opts *o)
     return a;
 }
 
-void cu_mauth_attach(cu_mauth *a, cu_httpd *s)
-{
-    a->s = s;
-}
+void cu_mauth_attach(cu_mauth *a, cu_httpd *s) { a->s = s; }
 
 void cu_mauth_detach(cu_mauth *a)
 {
@@ -112,10 +106,7 @@ void cu_mauth_detach(cu_mauth *a)
         a->s = NULL;
 }
 
-unsigned long cu_mauth_reviews(const cu_mauth *a)
-{
-    return a->reviews;
-}
+unsigned long cu_mauth_reviews(const cu_mauth *a) { return a->reviews; }
 
 /* ---- the cache ---- */
 
@@ -215,7 +206,7 @@ static pending *start(cu_mauth *a, int kind, const char *key, json_object *body)
     p->kind = kind;
     snprintf(p->key, sizeof(p->key), "%s", key);
     const char *text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN |
-                                                               JSON_C_TO_STRING_NOSLASHESCAPE);
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
     const char *path = kind == K_TOKEN ? "/apis/authentication.k8s.io/v1/tokenreviews"
                                        : "/apis/authorization.k8s.io/v1/subjectaccessreviews";
     p->req = cu_kclient_request(a->kc, "POST", path, text, strlen(text), "application/json",
@@ -350,13 +341,14 @@ static void on_review(cu_kclient *c, const cu_kresp *r, void *ud)
     } else {
         int ok = st && cu_jas_true(cu_jget(st, "allowed"));
         if (!st)
-            logf_(a, "metrics authorization: SubjectAccessReview for user %s failed: %s",
-                  p->name, err);
+            logf_(a, "metrics authorization: SubjectAccessReview for user %s failed: %s", p->name,
+                  err);
         else
             put(a, K_ACCESS, p->key, ok, ok ? a->o.allow_ttl_s : a->o.deny_ttl_s, NULL);
         char msg[200];
-        snprintf(msg, sizeof(msg), !st ? "Authorization for user %s failed"
-                                       : "Authorization denied for user %s", p->name);
+        snprintf(msg, sizeof(msg),
+                 !st ? "Authorization for user %s failed" : "Authorization denied for user %s",
+                 p->name);
         while (w) {
             waiter *next = w->next;
             decide(a, w->id, !st ? 500 : ok ? 0 : 403, ok ? NULL : msg);
@@ -456,8 +448,7 @@ static char *slurp(const char *path, char *err, size_t errn)
 }
 
 int cu_mauth_certificate(const char *dir, const char *cert_name, const char *key_name,
-                         const char *host, char **cert_pem, char **key_pem, char *err,
-                         size_t errn)
+                         const char *host, char **cert_pem, char **key_pem, char *err, size_t errn)
 {
     *cert_pem = *key_pem = NULL;
     if (dir) {

@@ -33,9 +33,9 @@
 typedef struct cu_mauth cu_mauth;
 
 typedef struct cu_mauth_opts {
-    double authn_ttl_s;     /* 0: 60 */
-    double allow_ttl_s;     /* 0: 300 */
-    double deny_ttl_s;      /* 0: 30 */
+    double authn_ttl_s; /* 0: 60 */
+    double allow_ttl_s; /* 0: 300 */
+    double deny_ttl_s;  /* 0: 30 */
     /* a failed review (once per distinct message and 10 s); may be NULL */
     void (*log)(void *ud, const char *msg);
     void *log_ud;
@@ -64,7 +64,6 @@ int cu_mauth_loopback(const char *addr);
  * without a certificate directory. Returns malloc'ed strings, or -1 with
  * "FILE: problem" in err. */
 int cu_mauth_certificate(const char *dir, const char *cert_name, const char *key_name,
-                         const char *host, char **cert_pem, char **key_pem, char *err,
-                         size_t errn);
+                         const char *host, char **cert_pem, char **key_pem, char *err, size_t errn);
 
 #endif

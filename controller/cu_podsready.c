@@ -106,18 +106,20 @@ cu_pr_action cu_pr_decide(const cu_pr_config *cfg, const cu_pr_wl *w, int64_t no
     int d_ready;
     const char *d_reason, *d_message;
     desired_condition(w, &d_ready, &d_reason, &d_message);
-    int cond_differs = !w->has_ready_cond || (w->ready ? 1 : 0) != d_ready || !reason_is(w, d_reason);
+    int cond_differs =
+        !w->has_ready_cond || (w->ready ? 1 : 0) != d_ready || !reason_is(w, d_reason);
 
     /* The timers run on the stored condition (Kueue's workload reconciler);
      * pods that are ready now win over an expired timer. */
     if (w->admitted && !w->inactive && !w->evicted && !w->job_pods_ready) {
         const char *cause = NULL;
         int64_t deadline = 0;
-        if (!w->has_ready_cond ||
-            (!w->ready && (reason_is(w, CU_PR_REASON_WAIT_START) || reason_is(w, CU_PR_REASON_LEGACY)))) {
+        if (!w->has_ready_cond || (!w->ready && (reason_is(w, CU_PR_REASON_WAIT_START) ||
+                                                 reason_is(w, CU_PR_REASON_LEGACY)))) {
             cause = CU_PR_REASON_WAIT_START;
             deadline = sat_add(w->admitted_ltt_ms, cfg->timeout_ms);
-        } else if (!w->ready && reason_is(w, CU_PR_REASON_WAIT_RECOVERY) && cfg->recovery_timeout_ms >= 0) {
+        } else if (!w->ready && reason_is(w, CU_PR_REASON_WAIT_RECOVERY) &&
+                   cfg->recovery_timeout_ms >= 0) {
             cause = CU_PR_REASON_WAIT_RECOVERY;
             deadline = sat_add(w->ready_ltt_ms, cfg->recovery_timeout_ms);
         }
@@ -137,8 +139,9 @@ cu_pr_action cu_pr_decide(const cu_pr_config *cfg, const cu_pr_wl *w, int64_t no
             a.kind = CU_PR_EVICT;
             a.evict_reason = CU_PR_EVICT_TIMEOUT;
             a.underlying_cause = cause;
-            snprintf(a.evict_message, sizeof(a.evict_message), "Exceeded the PodsReady timeout %s/%s",
-                     w->ns ? w->ns : "", w->name ? w->name : "");
+            snprintf(a.evict_message, sizeof(a.evict_message),
+                     "Exceeded the PodsReady timeout %s/%s", w->ns ? w->ns : "",
+                     w->name ? w->name : "");
             a.new_requeue_count = (int32_t)next;
             a.requeue_at_ms = sat_add(now_ms, cu_pr_backoff_ms(cfg, (int32_t)next, jitter_seed));
             return a;
@@ -154,8 +157,8 @@ cu_pr_action cu_pr_decide(const cu_pr_config *cfg, const cu_pr_wl *w, int64_t no
         a.message = d_message;
         /* Losing readiness starts the recovery timer at the write. */
         if (w->admitted && !w->inactive && !w->evicted && !d_ready &&
-            strcmp(d_reason, CU_PR_REASON_WAIT_RECOVERY) == 0 && !reason_is(w, CU_PR_REASON_WAIT_RECOVERY) &&
-            cfg->recovery_timeout_ms >= 0)
+            strcmp(d_reason, CU_PR_REASON_WAIT_RECOVERY) == 0 &&
+            !reason_is(w, CU_PR_REASON_WAIT_RECOVERY) && cfg->recovery_timeout_ms >= 0)
             a.recheck_at_ms = sat_add(now_ms, cfg->recovery_timeout_ms);
     }
     return a;

@@ -54,23 +54,24 @@
 #include <stdint.h>
 
 /* Condition type, reasons and messages exactly as Kueue writes them. */
-#define CU_PR_COND_TYPE            "PodsReady"
-#define CU_PR_REASON_STARTED       "Started"
-#define CU_PR_REASON_RECOVERED     "Recovered"
-#define CU_PR_REASON_WAIT_START    "WaitForStart"
+#define CU_PR_COND_TYPE "PodsReady"
+#define CU_PR_REASON_STARTED "Started"
+#define CU_PR_REASON_RECOVERED "Recovered"
+#define CU_PR_REASON_WAIT_START "WaitForStart"
 #define CU_PR_REASON_WAIT_RECOVERY "WaitForRecovery"
-#define CU_PR_REASON_LEGACY        "PodsReady"   /* pre-v0.11 reason, read only */
-#define CU_PR_MSG_READY       "All pods reached readiness and the workload is running"
-#define CU_PR_MSG_NOT_READY   "Not all pods are ready or succeeded"
-#define CU_PR_MSG_RECOVERY    "At least one pod has failed, waiting for recovery"
+#define CU_PR_REASON_LEGACY "PodsReady" /* pre-v0.11 reason, read only */
+#define CU_PR_MSG_READY "All pods reached readiness and the workload is running"
+#define CU_PR_MSG_NOT_READY "Not all pods are ready or succeeded"
+#define CU_PR_MSG_RECOVERY "At least one pod has failed, waiting for recovery"
 
-#define CU_PR_EVICT_TIMEOUT        "PodsReadyTimeout"
-#define CU_PR_EVICT_DEACTIVATED    "Deactivated"
-#define CU_PR_CAUSE_LIMIT          "RequeuingLimitExceeded"
+#define CU_PR_EVICT_TIMEOUT "PodsReadyTimeout"
+#define CU_PR_EVICT_DEACTIVATED "Deactivated"
+#define CU_PR_CAUSE_LIMIT "RequeuingLimitExceeded"
 /* DeactivationTarget condition message Kueue sets before deactivating. */
-#define CU_PR_MSG_LIMIT       "exceeding the maximum number of re-queuing retries"
+#define CU_PR_MSG_LIMIT "exceeding the maximum number of re-queuing retries"
 /* Evicted message of the deactivation ("The workload is deactivated due to " + CU_PR_MSG_LIMIT). */
-#define CU_PR_MSG_DEACTIVATED "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
+#define CU_PR_MSG_DEACTIVATED \
+    "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
 
 /* Jitter factor of the requeue backoff (Kueue's constant). */
 #define CU_PR_BACKOFF_JITTER 0.0001
@@ -96,24 +97,24 @@ void cu_pr_config_default(cu_pr_config *cfg);
 
 /* What the controller knows about one workload (all strings borrowed). */
 typedef struct cu_pr_wl {
-    const char *ns, *name;       /* for the eviction message */
-    int admitted;                /* Admitted=True */
-    int64_t admitted_ltt_ms;     /* its lastTransitionTime */
-    int evicted;                 /* Evicted=True already (eviction in progress) */
-    int inactive;                /* spec.active == false */
-    int has_ready_cond;          /* a PodsReady condition exists */
-    int ready;                   /* its status is True */
-    const char *ready_reason;    /* its reason (NULL = none) */
-    int64_t ready_ltt_ms;        /* its lastTransitionTime */
-    int job_pods_ready;          /* the Job's pods are ready now (cu_pr_job_pods_ready) */
-    int32_t requeue_count;       /* status.requeueState.count (0 when absent) */
+    const char *ns, *name;    /* for the eviction message */
+    int admitted;             /* Admitted=True */
+    int64_t admitted_ltt_ms;  /* its lastTransitionTime */
+    int evicted;              /* Evicted=True already (eviction in progress) */
+    int inactive;             /* spec.active == false */
+    int has_ready_cond;       /* a PodsReady condition exists */
+    int ready;                /* its status is True */
+    const char *ready_reason; /* its reason (NULL = none) */
+    int64_t ready_ltt_ms;     /* its lastTransitionTime */
+    int job_pods_ready;       /* the Job's pods are ready now (cu_pr_job_pods_ready) */
+    int32_t requeue_count;    /* status.requeueState.count (0 when absent) */
 } cu_pr_wl;
 
 typedef enum {
-    CU_PR_NOTHING,        /* nothing to write; call again at recheck_at_ms */
-    CU_PR_SET_CONDITION,  /* write PodsReady = ready/reason/message */
-    CU_PR_EVICT,          /* evict (and requeue with backoff) */
-    CU_PR_DEACTIVATE      /* set spec.active=false and evict, no requeue */
+    CU_PR_NOTHING,       /* nothing to write; call again at recheck_at_ms */
+    CU_PR_SET_CONDITION, /* write PodsReady = ready/reason/message */
+    CU_PR_EVICT,         /* evict (and requeue with backoff) */
+    CU_PR_DEACTIVATE     /* set spec.active=false and evict, no requeue */
 } cu_pr_action_kind;
 
 typedef struct cu_pr_action {
@@ -124,12 +125,12 @@ typedef struct cu_pr_action {
     int ready;
     const char *reason, *message;
     /* EVICT / DEACTIVATE: the Evicted condition and the eviction statistics. */
-    const char *evict_reason;      /* "PodsReadyTimeout" or "Deactivated" */
-    const char *underlying_cause;  /* "WaitForStart", "WaitForRecovery", "RequeuingLimitExceeded" */
+    const char *evict_reason;     /* "PodsReadyTimeout" or "Deactivated" */
+    const char *underlying_cause; /* "WaitForStart", "WaitForRecovery", "RequeuingLimitExceeded" */
     char evict_message[CU_PR_MSG_MAX];
     /* EVICT: the new status.requeueState; DEACTIVATE: 0/0 = cleared. */
     int32_t new_requeue_count;
-    int64_t requeue_at_ms;         /* 0 = none */
+    int64_t requeue_at_ms; /* 0 = none */
     /* When to call cu_pr_decide again if nothing else changes; -1: never
      * (a write or a watch event will bring the next call). */
     int64_t recheck_at_ms;

@@ -53,7 +53,7 @@ static void on_event(cu_informer *in, cu_ievent ev, json_object *obj, void *ud)
     (void)in;
     int k = *(int *)ud;
     if (!json_object_is_type(obj, json_type_object))
-        abort();   /* the informer hands over objects only */
+        abort(); /* the informer hands over objects only */
     if (ev == CU_IEV_DELETED)
         return;
     if (strcmp(kinds[k].kind, "Job") == 0) {
@@ -63,7 +63,7 @@ static void on_event(cu_informer *in, cu_ievent ev, json_object *obj, void *ud)
         cu_diag_init(&d);
         json_object *wl = cu_ctrl_workload_for_job(obj, &d);
         if (!wl && d.n == 0)
-            abort();   /* a refusal must say why */
+            abort(); /* a refusal must say why */
         if (wl)
             decode_as(wl, "kueue.x-k8s.io/v1beta2", "Workload");
         json_object_put(wl);
@@ -79,7 +79,7 @@ static void on_skip(cu_informer *in, const char *why, json_object *obj, void *ud
     (void)obj;
     (void)ud;
     if (!why || !*why)
-        abort();   /* left out without a reason */
+        abort(); /* left out without a reason */
 }
 
 static int synced;

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(s, data, size);
     s[size] = 0;
-    (void)cu_metrics_wants_openmetrics(s);   /* an Accept header is untrusted too */
+    (void)cu_metrics_wants_openmetrics(s); /* an Accept header is untrusted too */
     json_object *o = json_tokener_parse(s);
     free(s);
     if (!o)
@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cu_diag_init(&d);
     json_object *wl = cu_ctrl_workload_for_job(o, &d);
     if (!wl && d.n == 0)
-        abort();   /* a refusal must say why */
+        abort(); /* a refusal must say why */
     if (wl) {
         decode_as(wl, "kueue.x-k8s.io/v1beta2", "Workload");
         /* the start patch, with the input playing the admitted Workload
@@ -52,9 +52,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     cu_diag_free(&d);
     static const char *const kinds[][2] = {
-        { "kueue.x-k8s.io/v1beta2", "Workload" },      { "kueue.x-k8s.io/v1beta2", "ClusterQueue" },
-        { "kueue.x-k8s.io/v1beta2", "LocalQueue" },    { "kueue.x-k8s.io/v1beta2", "Cohort" },
-        { "kueue.x-k8s.io/v1beta2", "ResourceFlavor" }, { "v1", "Namespace" },
+        { "kueue.x-k8s.io/v1beta2", "Workload" },
+        { "kueue.x-k8s.io/v1beta2", "ClusterQueue" },
+        { "kueue.x-k8s.io/v1beta2", "LocalQueue" },
+        { "kueue.x-k8s.io/v1beta2", "Cohort" },
+        { "kueue.x-k8s.io/v1beta2", "ResourceFlavor" },
+        { "v1", "Namespace" },
     };
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
         decode_as(o, kinds[i][0], kinds[i][1]);

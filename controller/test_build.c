@@ -42,11 +42,12 @@ static const char JOB[] =
 static void test_json_to_node_decodes(void **st)
 {
     (void)st;
-    json_object *o = J("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
-                       "\"metadata\":{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},"
-                       "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"f\","
-                       "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":4}]}]}],"
-                       "\"fairSharing\":{\"weight\":0.5},\"x\":null,\"y\":true}}");
+    json_object *o =
+        J("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
+          "\"metadata\":{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},"
+          "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"f\","
+          "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":4}]}]}],"
+          "\"fairSharing\":{\"weight\":0.5},\"x\":null,\"y\":true}}");
     cu_world w;
     cu_diag d;
     cu_world_init(&w);
@@ -70,7 +71,9 @@ static void test_json_to_node_decodes(void **st)
 static void test_workload_for_job(void **st)
 {
     (void)st;
-    static const struct { int par, comp, count; } cases[] = { { 3, 5, 3 }, { 4, 2, 2 }, { 1, 1, 1 } };
+    static const struct {
+        int par, comp, count;
+    } cases[] = { { 3, 5, 3 }, { 4, 2, 2 }, { 1, 1, 1 } };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char buf[2048];
         snprintf(buf, sizeof(buf), JOB, cases[i].par, cases[i].comp);
@@ -111,7 +114,9 @@ static void test_workload_for_job(void **st)
 static void test_workload_for_job_errors(void **st)
 {
     (void)st;
-    static const struct { const char *job, *want; } cases[] = {
+    static const struct {
+        const char *job, *want;
+    } cases[] = {
         { "{\"metadata\":{\"name\":\"j\",\"namespace\":\"n\",\"uid\":\"u\"},\"spec\":{\"template\":{}}}",
           "Job n/j: metadata.labels: no kueue.x-k8s.io/queue-name label" },
         { "{\"metadata\":{\"name\":\"j\",\"namespace\":\"n\",\"uid\":\"u\",\"labels\":"
@@ -162,15 +167,18 @@ static void test_admission_patch(void **st)
     (void)st;
     const char *res[] = { "cpu", "memory" }, *fl[] = { "f1", "f2" };
     int64_t use[] = { 3000, 2LL * 1024 * 1024 * 1024 * 1000 };
-    cu_psa_info psa = { .name = "main", .count = 2, .n = 2, .resources = res, .flavors = fl,
-                        .usage = use };
-    cu_wl_info info = { .ns = "n", .name = "w", .cluster_queue = "cq", .admitted = 1,
-                        .npsa = 1, .psa = &psa };
+    cu_psa_info psa = {
+        .name = "main", .count = 2, .n = 2, .resources = res, .flavors = fl, .usage = use
+    };
+    cu_wl_info info = {
+        .ns = "n", .name = "w", .cluster_queue = "cq", .admitted = 1, .npsa = 1, .psa = &psa
+    };
     json_object *p = cu_ctrl_admission_patch(&info, "42", NULL, 0);
     assert_string_equal(S(p, "metadata", "resourceVersion", NULL), "42");
     json_object *adm = json_object_object_get(json_object_object_get(p, "status"), "admission");
     assert_string_equal(S(adm, "clusterQueue", NULL, NULL), "cq");
-    json_object *ps = json_object_array_get_idx(json_object_object_get(adm, "podSetAssignments"), 0);
+    json_object *ps =
+        json_object_array_get_idx(json_object_object_get(adm, "podSetAssignments"), 0);
     assert_string_equal(S(ps, "flavors", "memory", NULL), "f2");
     assert_string_equal(S(ps, "resourceUsage", "cpu", NULL), "3");
     assert_string_equal(S(ps, "resourceUsage", "memory", NULL), "2Gi");
@@ -192,13 +200,17 @@ static void test_job_start_patch(void **st)
     json_object *job = J(buf);
     json_object *flavors = J("{\"f1\":{\"spec\":{\"nodeLabels\":{\"pool\":\"gpu\"},"
                              "\"tolerations\":[{\"key\":\"spot\",\"operator\":\"Exists\"}]}}}");
-    json_object *wl = J("{\"metadata\":{\"name\":\"w\",\"namespace\":\"team\"},\"status\":{\"admission\":"
-                        "{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\",\"count\":0,"
-                        "\"flavors\":{\"cpu\":\"f1\"}}]}}}");
+    json_object *wl =
+        J("{\"metadata\":{\"name\":\"w\",\"namespace\":\"team\"},\"status\":{\"admission\":"
+          "{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\",\"count\":0,"
+          "\"flavors\":{\"cpu\":\"f1\"}}]}}}");
     /* patch the count in: 2 of 4 (partial) and 4 of 4 */
     for (int count = 2; count <= 4; count += 2) {
-        json_object *ps = json_object_array_get_idx(json_object_object_get(json_object_object_get(
-            json_object_object_get(wl, "status"), "admission"), "podSetAssignments"), 0);
+        json_object *ps = json_object_array_get_idx(
+            json_object_object_get(
+                json_object_object_get(json_object_object_get(wl, "status"), "admission"),
+                "podSetAssignments"),
+            0);
         json_object_object_add(ps, "count", json_object_new_int(count));
         cu_diag d;
         cu_diag_init(&d);
@@ -226,7 +238,8 @@ static void test_job_start_patch(void **st)
     cu_diag_init(&d);
     assert_null(cu_ctrl_job_start_patch(job, wl, none, &d));
     assert_int_equal(d.n, 1);
-    assert_non_null(strstr(d.msgs[0], "Workload team/w: status.admission.podSetAssignments[0].flavors[cpu]"));
+    assert_non_null(
+        strstr(d.msgs[0], "Workload team/w: status.admission.podSetAssignments[0].flavors[cpu]"));
     assert_non_null(strstr(d.msgs[0], "ResourceFlavor \"f1\" not found"));
     cu_diag_free(&d);
     json_object_put(none);
@@ -238,12 +251,16 @@ static void test_job_start_patch(void **st)
 static void test_job_finished(void **st)
 {
     (void)st;
-    static const struct { const char *j; int fin, failed; } cases[] = {
+    static const struct {
+        const char *j;
+        int fin, failed;
+    } cases[] = {
         { "{}", 0, 0 },
         { "{\"status\":{\"conditions\":[{\"type\":\"Complete\",\"status\":\"False\"}]}}", 0, 0 },
         { "{\"status\":{\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\"}]}}", 1, 0 },
         { "{\"status\":{\"conditions\":[{\"type\":\"Suspended\",\"status\":\"True\"},"
-          "{\"type\":\"Failed\",\"status\":\"True\"}]}}", 1, 1 },
+          "{\"type\":\"Failed\",\"status\":\"True\"}]}}",
+          1, 1 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         json_object *o = J(cases[i].j);

@@ -75,21 +75,21 @@ static const struct {
 
 #define MAXCONN 64
 
-typedef struct sreq {            /* one recorded request */
+typedef struct sreq { /* one recorded request */
     char *method, *path, *ctype, *body;
-    json_object *j;              /* body parsed, NULL when none or not JSON */
-    int status;                  /* what the fake answered (0: not yet) */
-    double t, ta;                /* when it arrived, when it was answered (s, monotonic) */
+    json_object *j; /* body parsed, NULL when none or not JSON */
+    int status;     /* what the fake answered (0: not yet) */
+    double t, ta;   /* when it arrived, when it was answered (s, monotonic) */
 } sreq;
 
 typedef struct fault {
-    const char *method, *path;   /* exact method; path: substring of the request path */
-    int status, times;           /* times < 0: until cleared */
-    int retry_after_s;           /* > 0: a Retry-After header */
+    const char *method, *path; /* exact method; path: substring of the request path */
+    int status, times;         /* times < 0: until cleared */
+    int retry_after_s;         /* > 0: a Retry-After header */
 } fault;
 
 typedef struct delay {
-    const char *path;            /* a non-watch GET whose path (no query) equals this */
+    const char *path; /* a non-watch GET whose path (no query) equals this */
     int ms, times;
 } delay;
 
@@ -100,17 +100,17 @@ typedef struct obj {
 
 typedef struct evlog {
     long rv;
-    char *line;                  /* {"type":..,"object":..} */
+    char *line; /* {"type":..,"object":..} */
 } evlog;
 
 typedef struct conn {
     int fd;
     char *in;
     size_t len, cap;
-    int watch;                   /* resource watched + 1, 0: none */
-    double due;                  /* > 0: a delayed request waits until then */
-    size_t held_len;             /* its length in `in` */
-    int held_req;                /* its index in the record */
+    int watch;       /* resource watched + 1, 0: none */
+    double due;      /* > 0: a delayed request waits until then */
+    size_t held_len; /* its length in `in` */
+    int held_req;    /* its index in the record */
 } conn;
 
 typedef struct srv {
@@ -179,7 +179,7 @@ static const char *jstrp(json_object *o, const char *path)
 
 static json_object *parse_json(const char *s)
 {
-    json_object *o = cu_json_parse_str(s);   /* as deep as an API server serves */
+    json_object *o = cu_json_parse_str(s); /* as deep as an API server serves */
     if (!o)
         fail_msg("fixture is not JSON: %s", s);
     return o;
@@ -196,7 +196,7 @@ static json_object *merge_patch(json_object *target, json_object *patch)
         json_object_put(target);
         target = json_object_new_object();
     }
-    json_object_object_foreach(patch, k, v) {
+    json_object_object_foreach (patch, k, v) {
         if (!v) {
             json_object_object_del(target, k);
             continue;
@@ -436,10 +436,7 @@ static void srv_fault(srv *s, const char *method, const char *path, int status, 
     s->faults[s->nfaults++] = (fault){ method, path, status, times, retry_after_s };
 }
 
-static void srv_clear_faults(srv *s)
-{
-    s->nfaults = 0;
-}
+static void srv_clear_faults(srv *s) { s->nfaults = 0; }
 
 /* Splits path (no query) into resource, namespace, name, subresource.
  * Returns the resource index, R_OTHER when not one of ours. */
@@ -740,7 +737,7 @@ static long parse_request(srv *s, conn *c, size_t *qi)
 
 static void consume(conn *c, size_t n)
 {
-    memmove(c->in, c->in + n, c->len - n + 1);   /* and the NUL */
+    memmove(c->in, c->in + n, c->len - n + 1); /* and the NUL */
     c->len -= n;
 }
 
@@ -835,7 +832,7 @@ static void srv_step(srv *s, int ms)
             continue;
         }
         c->len += (size_t)n;
-        c->in[c->len] = '\0';   /* the parser reads text */
+        c->in[c->len] = '\0'; /* the parser reads text */
         if (conn_process(s, c) != 0)
             srv_close_conn(s, i);
     }
@@ -895,21 +892,21 @@ static void dump(fx *f)
         fclose(l);
 }
 
-#define EQS(f, o, path, want)                                                                      \
-    do {                                                                                           \
-        const char *got_ = jstrp(o, path);                                                         \
-        if (!got_ || strcmp(got_, want) != 0) {                                                    \
-            dump(f);                                                                               \
-            fail_msg("%s: \"%s\", want \"%s\"", path, got_ ? got_ : "(absent)", want);            \
-        }                                                                                          \
+#define EQS(f, o, path, want) \
+    do { \
+        const char *got_ = jstrp(o, path); \
+        if (!got_ || strcmp(got_, want) != 0) { \
+            dump(f); \
+            fail_msg("%s: \"%s\", want \"%s\"", path, got_ ? got_ : "(absent)", want); \
+        } \
     } while (0)
 
-#define CHECK(f, cond, ...)                                                                        \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            dump(f);                                                                               \
-            fail_msg(__VA_ARGS__);                                                                 \
-        }                                                                                          \
+#define CHECK(f, cond, ...) \
+    do { \
+        if (!(cond)) { \
+            dump(f); \
+            fail_msg(__VA_ARGS__); \
+        } \
     } while (0)
 
 /* Serves until the controller exits (after SIGTERM), at most 8 s. */
@@ -953,9 +950,10 @@ static void start(fx *f)
 {
     FILE *k = fopen(f->kc, "w");
     assert_non_null(k);
-    fprintf(k, "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster: {server: "
-               "'http://127.0.0.1:%d'}\ncontexts:\n- name: fake\n  context: {cluster: fake}\n"
-               "current-context: fake\n",
+    fprintf(k,
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster: {server: "
+            "'http://127.0.0.1:%d'}\ncontexts:\n- name: fake\n  context: {cluster: fake}\n"
+            "current-context: fake\n",
             f->s->port);
     fclose(k);
     fflush(stdout);
@@ -976,10 +974,13 @@ static void start(fx *f)
         }
         char kc[300];
         snprintf(kc, sizeof(kc), "%s", f->kc);
-        srv_free(f->s);   /* the child serves nothing; its copy is closed and freed */
+        srv_free(f->s); /* the child serves nothing; its copy is closed and freed */
         f->s = NULL;
-        char *argv[] = { "controller", "--kubeconfig", kc, "--health-probe-bind-address", "0",
-                         "--metrics-bind-address", "0", "-v", "3", NULL };
+        char *argv[] = { "controller", "--kubeconfig",
+                         kc,           "--health-probe-bind-address",
+                         "0",          "--metrics-bind-address",
+                         "0",          "-v",
+                         "3",          NULL };
         int rc = cu_controller_main((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv);
         exit(rc);
     }
@@ -1067,8 +1068,8 @@ static int is_admission(const sreq *q, const void *ud)
     char suffix[300];
     snprintf(suffix, sizeof(suffix), "/workloads/%s/status", name ? name : "");
     return strcmp(q->method, "PATCH") == 0 && strncmp(q->path, WLS, strlen(WLS)) == 0 &&
-           (name ? ends_with(q->path, suffix) : strstr(q->path, "/workloads/") &&
-                                                    ends_with(q->path, "/status")) &&
+           (name ? ends_with(q->path, suffix)
+                 : strstr(q->path, "/workloads/") && ends_with(q->path, "/status")) &&
            json_object_is_type(jpath(q->j, "status.admission"), json_type_object);
 }
 
@@ -1106,20 +1107,24 @@ static int is_post_to(const sreq *q, const void *ud)
  * LocalQueue team/lq, Namespace team. */
 static void base_world(srv *s)
 {
-    srv_add(s, R_RF, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
-                     "\"metadata\":{\"name\":\"f1\",\"uid\":\"rf-1\"},"
-                     "\"spec\":{\"nodeLabels\":{\"pool\":\"p1\"}}}");
-    srv_add(s, R_CQ, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
-                     "\"metadata\":{\"name\":\"cq\",\"uid\":\"cq-1\"},\"spec\":{"
-                     "\"namespaceSelector\":{},\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],"
-                     "\"flavors\":[{\"name\":\"f1\",\"resources\":[{\"name\":\"cpu\","
-                     "\"nominalQuota\":\"4\"}]}]}]}}");
-    srv_add(s, R_LQ, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
-                     "\"metadata\":{\"name\":\"lq\",\"namespace\":\"team\",\"uid\":\"lq-1\"},"
-                     "\"spec\":{\"clusterQueue\":\"cq\"}}");
-    srv_add(s, R_NS, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
-                     "\"team\",\"uid\":\"ns-1\",\"labels\":{\"kubernetes.io/metadata.name\":"
-                     "\"team\"}}}");
+    srv_add(s, R_RF,
+            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+            "\"metadata\":{\"name\":\"f1\",\"uid\":\"rf-1\"},"
+            "\"spec\":{\"nodeLabels\":{\"pool\":\"p1\"}}}");
+    srv_add(s, R_CQ,
+            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
+            "\"metadata\":{\"name\":\"cq\",\"uid\":\"cq-1\"},\"spec\":{"
+            "\"namespaceSelector\":{},\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],"
+            "\"flavors\":[{\"name\":\"f1\",\"resources\":[{\"name\":\"cpu\","
+            "\"nominalQuota\":\"4\"}]}]}]}}");
+    srv_add(s, R_LQ,
+            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
+            "\"metadata\":{\"name\":\"lq\",\"namespace\":\"team\",\"uid\":\"lq-1\"},"
+            "\"spec\":{\"clusterQueue\":\"cq\"}}");
+    srv_add(s, R_NS,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+            "\"team\",\"uid\":\"ns-1\",\"labels\":{\"kubernetes.io/metadata.name\":"
+            "\"team\"}}}");
 }
 
 /* A pending Workload team/NAME in queue QUEUE asking for CPU cpu; owner:
@@ -1269,8 +1274,7 @@ static void test_admits_with_precondition(void **state)
         EQS(f, c, "status", "True");
         EQS(f, c, "reason", types[k]);
     }
-    EQS(f, cond(q->j, "QuotaReserved"), "message",
-                        "Quota reserved in ClusterQueue cq");
+    EQS(f, cond(q->j, "QuotaReserved"), "message", "Quota reserved in ClusterQueue cq");
     /* the spec is not touched by a status write */
     CHECK(f, jpath(q->j, "spec") == NULL, "the status patch carries a spec: %s", q->body);
     serve_for(f, 300);
@@ -1362,8 +1366,9 @@ static void test_pending_reason(void **state)
     /* Kueue v0.19+ (UnadmittedWorkloadsObservability, on by default): the
      * granular reason, not the legacy "Pending" (kueue-semantics.md 3) */
     EQS(f, c, "reason", "ExceedsMaxQuota");
-    EQS(f, c, "message", "couldn't assign flavors to pod set main: insufficient quota for cpu in "
-                        "flavor f1, request > maximum capacity (8 > 4)");
+    EQS(f, c, "message",
+        "couldn't assign flavors to pod set main: insufficient quota for cpu in "
+        "flavor f1, request > maximum capacity (8 > 4)");
     CHECK(f, jpath(q->j, "status.admission") == NULL, "a pending write with an admission: %s",
           q->body);
     CHECK(f, jstrp(q->j, "metadata.resourceVersion") != NULL,
@@ -1432,11 +1437,10 @@ static void test_quota_not_oversold(void **state)
     start(f);
     long i = wait_req(f, 0, is_admission, NULL, 5000);
     CHECK(f, i >= 0, "no admission");
-    CHECK(f, f->s->reqs[i].status == 200, "the admission write answered %d",
-          f->s->reqs[i].status);
+    CHECK(f, f->s->reqs[i].status == 200, "the admission write answered %d", f->s->reqs[i].status);
     const char *first = strstr(f->s->reqs[i].path, "/workloads/a/") ? "a" : "b";
     const char *other = first[0] == 'a' ? "b" : "a";
-    assert_string_equal(first, "a");   /* the older one goes first */
+    assert_string_equal(first, "a"); /* the older one goes first */
     /* the admitted Workload comes back MODIFIED (the store pushed it);
      * let many cycles pass */
     serve_for(f, 1500);
@@ -1445,8 +1449,8 @@ static void test_quota_not_oversold(void **state)
     long p = wait_req(f, 0, is_pending_write, other, 100);
     CHECK(f, p >= 0, "no pending reason for team/%s", other);
     EQS(f, cond(f->s->reqs[p].j, "QuotaReserved"), "message",
-                        "couldn't assign flavors to pod set main: insufficient unused quota for "
-                        "cpu in flavor f1, 4 more needed");
+        "couldn't assign flavors to pod set main: insufficient unused quota for "
+        "cpu in flavor f1, 4 more needed");
     stop(f);
 }
 
@@ -1471,9 +1475,10 @@ static void test_restart_counts_held_quota(void **state)
     long p = wait_req(f, 0, is_pending_write, "b", 5000);
     CHECK(f, p >= 0, "no pending reason for team/b");
     json_object *c = cond(f->s->reqs[p].j, "QuotaReserved");
-    EQS(f, c, "reason", "WaitingForQuota");   /* the granular reason, as in test 4 */
-    EQS(f, c, "message", "couldn't assign flavors to pod set main: insufficient unused quota for "
-                        "cpu in flavor f1, 4 more needed");
+    EQS(f, c, "reason", "WaitingForQuota"); /* the granular reason, as in test 4 */
+    EQS(f, c, "message",
+        "couldn't assign flavors to pod set main: insufficient unused quota for "
+        "cpu in flavor f1, 4 more needed");
     serve_for(f, 800);
     size_t n = count_req(f, 0, f->s->nreqs, is_admission, NULL);
     CHECK(f, n == 0, "%zu admissions written although the quota is all held", n);
@@ -1521,9 +1526,9 @@ static int is_cq_inactive(const sreq *q, const void *ud)
     char suffix[300];
     snprintf(suffix, sizeof(suffix), "/clusterqueues/%s/status", (const char *)ud);
     const char *st = jstrp(cond(q->j, "Active"), "status");
-    const char *at = strstr(q->path, suffix);   /* a server-side apply: a query follows */
-    return strcmp(q->method, "PATCH") == 0 && at && (!at[strlen(suffix)] || at[strlen(suffix)] == '?') &&
-           st && strcmp(st, "False") == 0;
+    const char *at = strstr(q->path, suffix); /* a server-side apply: a query follows */
+    return strcmp(q->method, "PATCH") == 0 && at &&
+           (!at[strlen(suffix)] || at[strlen(suffix)] == '?') && st && strcmp(st, "False") == 0;
 }
 
 /* 9. A ClusterQueue Kueue's webhook would refuse (lendingLimit above its
@@ -1538,21 +1543,23 @@ static void test_invalid_cluster_queue(void **state)
     obj *cq = store_find(f->s, R_CQ, "cq");
     json_object_object_add(json_object_object_get(cq->o, "spec"), "cohortName",
                            json_object_new_string("co"));
-    srv_add(f->s, R_CQ, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
-                        "\"metadata\":{\"name\":\"neg\",\"uid\":\"cq-2\"},\"spec\":{"
-                        "\"cohortName\":\"co\",\"namespaceSelector\":{},\"resourceGroups\":[{"
-                        "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"f1\","
-                        "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"8\","
-                        "\"lendingLimit\":\"9\"}]}]}]}}");
-    srv_add(f->s, R_LQ, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
-                        "\"metadata\":{\"name\":\"lq-neg\",\"namespace\":\"team\",\"uid\":"
-                        "\"lq-2\"},\"spec\":{\"clusterQueue\":\"neg\"}}");
-    add_workload(f->s, "big", "lq", "6", NULL, 1);      /* would borrow 2 from neg */
+    srv_add(f->s, R_CQ,
+            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
+            "\"metadata\":{\"name\":\"neg\",\"uid\":\"cq-2\"},\"spec\":{"
+            "\"cohortName\":\"co\",\"namespaceSelector\":{},\"resourceGroups\":[{"
+            "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"f1\","
+            "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"8\","
+            "\"lendingLimit\":\"9\"}]}]}]}}");
+    srv_add(f->s, R_LQ,
+            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
+            "\"metadata\":{\"name\":\"lq-neg\",\"namespace\":\"team\",\"uid\":"
+            "\"lq-2\"},\"spec\":{\"clusterQueue\":\"neg\"}}");
+    add_workload(f->s, "big", "lq", "6", NULL, 1); /* would borrow 2 from neg */
     add_workload(f->s, "into-neg", "lq-neg", "1", NULL, 2);
-    add_workload(f->s, "small", "lq", "1", NULL, 3);    /* the good queue still admits */
-    add_workload(f->s, "minover", "lq", "1", NULL, 4);   /* minCount 2 > count 1 */
-    json_object_object_add(json_object_array_get_idx(jpath(store_find(f->s, R_WL,
-                               "team/minover")->o, "spec.podSets"), 0),
+    add_workload(f->s, "small", "lq", "1", NULL, 3);   /* the good queue still admits */
+    add_workload(f->s, "minover", "lq", "1", NULL, 4); /* minCount 2 > count 1 */
+    json_object_object_add(json_object_array_get_idx(
+                               jpath(store_find(f->s, R_WL, "team/minover")->o, "spec.podSets"), 0),
                            "minCount", json_object_new_int(2));
     start(f);
 
@@ -1561,9 +1568,10 @@ static void test_invalid_cluster_queue(void **state)
     if (i >= 0) {
         json_object *c = cond(f->s->reqs[i].j, "Active");
         EQS(f, c, "reason", "Invalid");
-        EQS(f, c, "message", "Can't admit new workloads: spec.resourceGroups[0].flavors[0]."
-                            "resources[0].lendingLimit: Invalid value: \"9\": must be less than or "
-                            "equal to the nominalQuota (8)");
+        EQS(f, c, "message",
+            "Can't admit new workloads: spec.resourceGroups[0].flavors[0]."
+            "resources[0].lendingLimit: Invalid value: \"9\": must be less than or "
+            "equal to the nominalQuota (8)");
     }
     i = wait_req(f, 0, is_pending_write, "into-neg", 5000);
     CHECK(f, i >= 0, "no pending reason for team/into-neg");
@@ -1572,7 +1580,8 @@ static void test_invalid_cluster_queue(void **state)
     i = wait_req(f, 0, is_pending_write, "minover", 5000);
     CHECK(f, i >= 0, "no pending reason for team/minover");
     if (i >= 0)
-        EQS(f, cond(f->s->reqs[i].j, "QuotaReserved"), "message", "Workload is invalid: "
+        EQS(f, cond(f->s->reqs[i].j, "QuotaReserved"), "message",
+            "Workload is invalid: "
             "spec.podSets[0].minCount: Invalid value: 2: must be less than or equal to count (1)");
     i = wait_req(f, 0, is_admission, "small", 5000);
     CHECK(f, i >= 0, "team/small was not admitted to the valid ClusterQueue");
@@ -1614,7 +1623,8 @@ static void test_deep_and_undecodable(void **state)
              "\"spec\":{\"queueName\":\"lq\",\"active\":true,\"podSets\":[{\"name\":\"main\","
              "\"count\":1,\"template\":{\"spec\":{\"deepField\":%s,"
              "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":"
-             "{\"cpu\":\"1\"}}}]}}}]}}", d);
+             "{\"cpu\":\"1\"}}}]}}}]}}",
+             d);
     srv_add(f->s, R_WL, b);
     srv_add(f->s, R_WL,
             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"metadata\":{"
@@ -1629,7 +1639,8 @@ static void test_deep_and_undecodable(void **state)
              "\"spec\":{\"suspend\":true,\"parallelism\":1,\"completions\":1,\"template\":{"
              "\"spec\":{\"restartPolicy\":\"Never\",\"deepField\":%s,"
              "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":"
-             "{\"cpu\":\"1\"}}}]}}},\"status\":{}}", d);
+             "{\"cpu\":\"1\"}}}]}}},\"status\":{}}",
+             d);
     srv_add(f->s, R_JOB, b);
     free(b);
     free(d);
@@ -1715,9 +1726,9 @@ static void test_refused_create_reported_once(void **state)
     srv_clear_faults(f->s);
     srv_update(f->s, R_JOB, "team/sample-job",
                "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
-               "\"image\":\"busybox\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}}}", 1);
-    CHECK(f, wait_req(f, from, is_post_to, wls, 5000) >= 0,
-          "not sent again after the Job changed");
+               "\"image\":\"busybox\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}}}",
+               1);
+    CHECK(f, wait_req(f, from, is_post_to, wls, 5000) >= 0, "not sent again after the Job changed");
     stop(f);
 }
 

@@ -69,8 +69,11 @@ static const char *PS(json_object *o, const char *dotted)
 
 static const cu_fr_usage CQ_USAGE[] = {
     { .flavor = "on-demand", .resource = "cpu", .total = 12000, .borrowed = 3000, .nominal = 9000 },
-    { .flavor = "on-demand", .resource = "memory", .total = 40LL * 1024 * 1024 * 1024 * 1000,
-      .borrowed = 4LL * 1024 * 1024 * 1024 * 1000, .nominal = 36LL * 1024 * 1024 * 1024 * 1000 },
+    { .flavor = "on-demand",
+      .resource = "memory",
+      .total = 40LL * 1024 * 1024 * 1024 * 1000,
+      .borrowed = 4LL * 1024 * 1024 * 1024 * 1000,
+      .nominal = 36LL * 1024 * 1024 * 1024 * 1000 },
     { .flavor = "spot", .resource = "cpu", .total = 1500, .borrowed = 0, .nominal = 4000 },
     { .flavor = "spot", .resource = "memory", .total = 0, .borrowed = 0, .nominal = 0 },
 };
@@ -78,8 +81,14 @@ static const cu_fr_usage CQ_USAGE[] = {
 static void test_cq_status_borrowing(void **st)
 {
     (void)st;
-    cu_cq_info ci = { .name = "team-a", .cohort = "org", .active = 1, .pending = 2,
-                      .reserving = 3, .admitted = 3, .nusage = 4, .usage = CQ_USAGE,
+    cu_cq_info ci = { .name = "team-a",
+                      .cohort = "org",
+                      .active = 1,
+                      .pending = 2,
+                      .reserving = 3,
+                      .admitted = 3,
+                      .nusage = 4,
+                      .usage = CQ_USAGE,
                       .weighted_share = 334 };
     json_object *b = cu_ctrl_cq_status(&ci, 1, NULL, T0);
     assert_non_null(b);
@@ -90,13 +99,14 @@ static void test_cq_status_borrowing(void **st)
                      "{\"name\":\"cpu\",\"total\":\"1500m\",\"borrowed\":\"0\"},"
                      "{\"name\":\"memory\",\"total\":\"0\",\"borrowed\":\"0\"}]}]";
     char want[2048];
-    snprintf(want, sizeof want,
-             "{\"status\":{\"pendingWorkloads\":2,\"reservingWorkloads\":3,\"admittedWorkloads\":3,"
-             "\"flavorsReservation\":%s,\"flavorsUsage\":%s,"
-             "\"conditions\":[{\"type\":\"Active\",\"status\":\"True\",\"reason\":\"Ready\","
-             "\"message\":\"Can admit new workloads\",\"lastTransitionTime\":\"2023-11-14T22:13:20Z\"}],"
-             "\"fairSharing\":{\"weightedShare\":334}}}",
-             fl, fl);
+    snprintf(
+        want, sizeof want,
+        "{\"status\":{\"pendingWorkloads\":2,\"reservingWorkloads\":3,\"admittedWorkloads\":3,"
+        "\"flavorsReservation\":%s,\"flavorsUsage\":%s,"
+        "\"conditions\":[{\"type\":\"Active\",\"status\":\"True\",\"reason\":\"Ready\","
+        "\"message\":\"Can admit new workloads\",\"lastTransitionTime\":\"2023-11-14T22:13:20Z\"}],"
+        "\"fairSharing\":{\"weightedShare\":334}}}",
+        fl, fl);
     assert_json(b, want);
     json_object_put(b);
 
@@ -113,24 +123,32 @@ static void test_cq_status_borrowing(void **st)
 static void test_cq_status_inactive(void **st)
 {
     (void)st;
-    cu_cq_info ci = { .name = "cq", .active = 0, .reason = "FlavorNotFound",
-                      .message = "Can't admit new workloads: references missing ResourceFlavor(s): [gpu].",
-                      .pending = 5, .nusage = 0, .usage = NULL };
+    cu_cq_info ci = { .name = "cq",
+                      .active = 0,
+                      .reason = "FlavorNotFound",
+                      .message =
+                          "Can't admit new workloads: references missing ResourceFlavor(s): [gpu].",
+                      .pending = 5,
+                      .nusage = 0,
+                      .usage = NULL };
     /* it was Active=True an hour ago: the transition gets now */
-    json_object *old = J("[{\"type\":\"Other\",\"status\":\"True\",\"reason\":\"X\",\"message\":\"\","
-                         "\"lastTransitionTime\":\"2023-01-01T00:00:00Z\"},"
-                         "{\"type\":\"Active\",\"status\":\"True\",\"reason\":\"Ready\","
-                         "\"message\":\"Can admit new workloads\","
-                         "\"lastTransitionTime\":\"2023-11-14T21:13:20Z\"}]");
+    json_object *old =
+        J("[{\"type\":\"Other\",\"status\":\"True\",\"reason\":\"X\",\"message\":\"\","
+          "\"lastTransitionTime\":\"2023-01-01T00:00:00Z\"},"
+          "{\"type\":\"Active\",\"status\":\"True\",\"reason\":\"Ready\","
+          "\"message\":\"Can admit new workloads\","
+          "\"lastTransitionTime\":\"2023-11-14T21:13:20Z\"}]");
     json_object *b = cu_ctrl_cq_status(&ci, 0, old, T0);
-    assert_json(b, "{\"status\":{\"pendingWorkloads\":5,\"reservingWorkloads\":0,"
-                   "\"admittedWorkloads\":0,\"flavorsReservation\":[],\"flavorsUsage\":[],"
-                   "\"conditions\":[{\"type\":\"Other\",\"status\":\"True\",\"reason\":\"X\","
-                   "\"message\":\"\",\"lastTransitionTime\":\"2023-01-01T00:00:00Z\"},"
-                   "{\"type\":\"Active\",\"status\":\"False\",\"reason\":\"FlavorNotFound\","
-                   "\"message\":\"Can't admit new workloads: references missing ResourceFlavor(s): [gpu].\","
-                   "\"lastTransitionTime\":\"2023-11-14T22:13:20Z\"}],"
-                   "\"fairSharing\":null}}");
+    assert_json(
+        b,
+        "{\"status\":{\"pendingWorkloads\":5,\"reservingWorkloads\":0,"
+        "\"admittedWorkloads\":0,\"flavorsReservation\":[],\"flavorsUsage\":[],"
+        "\"conditions\":[{\"type\":\"Other\",\"status\":\"True\",\"reason\":\"X\","
+        "\"message\":\"\",\"lastTransitionTime\":\"2023-01-01T00:00:00Z\"},"
+        "{\"type\":\"Active\",\"status\":\"False\",\"reason\":\"FlavorNotFound\","
+        "\"message\":\"Can't admit new workloads: references missing ResourceFlavor(s): [gpu].\","
+        "\"lastTransitionTime\":\"2023-11-14T22:13:20Z\"}],"
+        "\"fairSharing\":null}}");
     json_object_put(b);
     /* no reason from the engine: still a valid condition */
     ci.reason = NULL;
@@ -160,7 +178,10 @@ static void test_condition_time_kept(void **st)
     assert_string_equal(PS(b3, "status.conditions.0.lastTransitionTime"), "2023-11-15T00:13:20Z");
     assert_string_equal(PS(b3, "status.conditions.0.status"), "False");
     /* the same LocalQueue logic */
-    cu_lq_info li = { .ns = "team", .name = "lq", .active = 1, .reason = "Ready",
+    cu_lq_info li = { .ns = "team",
+                      .name = "lq",
+                      .active = 1,
+                      .reason = "Ready",
                       .message = "Can submit new workloads to localQueue" };
     json_object *l1 = cu_ctrl_lq_status(&li, NULL, T0);
     json_object *l2 = cu_ctrl_lq_status(&li, P(l1, "status.conditions"), T0 + 5000);
@@ -180,9 +201,17 @@ static void test_lq_status(void **st)
         { .flavor = "default", .resource = "nvidia.com/gpu", .total = 4000 },
         { .flavor = "default", .resource = "memory", .total = 1536LL * 1024 * 1024 * 1000 },
     };
-    cu_lq_info li = { .ns = "team", .name = "lq", .cluster_queue = "cq", .active = 1,
-                      .reason = "Ready", .message = "Can submit new workloads to localQueue",
-                      .pending = 1, .reserving = 2, .admitted = 2, .nusage = 3, .usage = u };
+    cu_lq_info li = { .ns = "team",
+                      .name = "lq",
+                      .cluster_queue = "cq",
+                      .active = 1,
+                      .reason = "Ready",
+                      .message = "Can submit new workloads to localQueue",
+                      .pending = 1,
+                      .reserving = 2,
+                      .admitted = 2,
+                      .nusage = 3,
+                      .usage = u };
     json_object *b = cu_ctrl_lq_status(&li, NULL, T0);
     const char *fl = "[{\"name\":\"default\",\"resources\":[{\"name\":\"cpu\",\"total\":\"2500m\"},"
                      "{\"name\":\"nvidia.com/gpu\",\"total\":\"4\"},"
@@ -214,7 +243,7 @@ static void test_status_lists_capped(void **st)
     /* 70 flavors x 20 resources: the CRDs allow 64 (CQ) / 16 (LQ) of each */
     size_t n = 70 * 20;
     cu_fr_usage *u = calloc(n, sizeof(*u));
-    char (*names)[16] = calloc(70 + 20, sizeof(*names));
+    char(*names)[16] = calloc(70 + 20, sizeof(*names));
     for (size_t f = 0; f < 70; f++)
         snprintf(names[f], 16, "f%zu", f);
     for (size_t r = 0; r < 20; r++)
@@ -415,8 +444,11 @@ static void test_coalescer_forget(void **st)
 
 /* ---- events ---- */
 
-static const cu_event_ref WL = { .api_version = "kueue.x-k8s.io/v1beta2", .kind = "Workload",
-                                 .ns = "team", .name = "job-pi-1a2b3", .uid = "u-1",
+static const cu_event_ref WL = { .api_version = "kueue.x-k8s.io/v1beta2",
+                                 .kind = "Workload",
+                                 .ns = "team",
+                                 .name = "job-pi-1a2b3",
+                                 .uid = "u-1",
                                  .resource_version = "42" };
 
 static void test_event_body(void **st)
@@ -433,9 +465,10 @@ static void test_event_body(void **st)
     assert_string_equal(PS(e, "metadata.name"), want_name);
     assert_int_equal(strlen(PS(e, "metadata.name")), strlen("job-pi-1a2b3.") + 16);
     assert_string_equal(PS(e, "metadata.namespace"), "team");
-    assert_json(P(e, "involvedObject"),
-                "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"namespace\":\"team\","
-                "\"name\":\"job-pi-1a2b3\",\"uid\":\"u-1\",\"resourceVersion\":\"42\"}");
+    assert_json(
+        P(e, "involvedObject"),
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"namespace\":\"team\","
+        "\"name\":\"job-pi-1a2b3\",\"uid\":\"u-1\",\"resourceVersion\":\"42\"}");
     assert_string_equal(PS(e, "reason"), "QuotaReserved");
     assert_string_equal(PS(e, "message"), "hello");
     assert_string_equal(PS(e, "type"), "Normal");
@@ -452,7 +485,8 @@ static void test_event_body(void **st)
 
     /* a cluster-scoped object: the Event lives in "default", the
      * involvedObject has no namespace */
-    cu_event_ref cq = { .api_version = "kueue.x-k8s.io/v1beta2", .kind = "ClusterQueue",
+    cu_event_ref cq = { .api_version = "kueue.x-k8s.io/v1beta2",
+                        .kind = "ClusterQueue",
                         .name = "cq" };
     e = cu_ctrl_event_body(&cq, CU_EVENT_WARNING, "X", NULL, "c", T0, 0);
     assert_string_equal(PS(e, "metadata.namespace"), "default");
@@ -476,15 +510,19 @@ static void test_event_body(void **st)
 static void test_truncation_utf8(void **st)
 {
     (void)st;
-    static const struct { const char *s; size_t max; size_t want; } cuts[] = {
+    static const struct {
+        const char *s;
+        size_t max;
+        size_t want;
+    } cuts[] = {
         { "abc", 10, 3 },
         { "abc", 2, 2 },
-        { "a\xc3\xa9", 2, 1 },          /* é would be split: drop it */
+        { "a\xc3\xa9", 2, 1 }, /* é would be split: drop it */
         { "a\xc3\xa9", 3, 3 },
         { "\xe2\x82\xac\xe2\x82\xac", 4, 3 }, /* € € */
         { "\xe2\x82\xac\xe2\x82\xac", 5, 3 },
         { "\xe2\x82\xac\xe2\x82\xac", 6, 6 },
-        { "\xf0\x9f\x98\x80x", 3, 0 },  /* a 4-byte emoji */
+        { "\xf0\x9f\x98\x80x", 3, 0 }, /* a 4-byte emoji */
     };
     for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++)
         assert_int_equal(cu_status_utf8_cut(cuts[i].s, cuts[i].max), cuts[i].want);
@@ -549,26 +587,26 @@ static void test_recorder_dedup(void **st)
     assert_string_equal(q3.method, "POST");
     cu_event_req_free(&q3);
     /* more than 10 minutes after the last occurrence: a new Event */
-    assert_int_equal(cu_recorder_record(r, &WL, "Warning", "Pending", "no quota",
-                                        T0 + 30000 + 600001, &q4), 1);
+    assert_int_equal(
+        cu_recorder_record(r, &WL, "Warning", "Pending", "no quota", T0 + 30000 + 600001, &q4), 1);
     assert_string_equal(q4.method, "POST");
     assert_int_equal(json_object_get_int(P(q4.body, "count")), 1);
     assert_string_not_equal(PS(q4.body, "metadata.name"), name);
     /* that POST failed: the next one is a POST again, not a PATCH */
     cu_recorder_failed(r, &q4);
     cu_event_req q5;
-    assert_int_equal(cu_recorder_record(r, &WL, "Warning", "Pending", "no quota",
-                                        T0 + 30000 + 600002, &q5), 1);
+    assert_int_equal(
+        cu_recorder_record(r, &WL, "Warning", "Pending", "no quota", T0 + 30000 + 600002, &q5), 1);
     assert_string_equal(q5.method, "POST");
     cu_event_req q6;
-    assert_int_equal(cu_recorder_record(r, &WL, "Warning", "Pending", "no quota",
-                                        T0 + 30000 + 600003, &q6), 1);
+    assert_int_equal(
+        cu_recorder_record(r, &WL, "Warning", "Pending", "no quota", T0 + 30000 + 600003, &q6), 1);
     assert_string_equal(q6.method, "PATCH");
     /* a PATCH answered 404: forget, next is a POST */
     cu_recorder_failed(r, &q6);
     cu_event_req q7;
-    assert_int_equal(cu_recorder_record(r, &WL, "Warning", "Pending", "no quota",
-                                        T0 + 30000 + 600004, &q7), 1);
+    assert_int_equal(
+        cu_recorder_record(r, &WL, "Warning", "Pending", "no quota", T0 + 30000 + 600004, &q7), 1);
     assert_string_equal(q7.method, "POST");
     cu_event_req_free(&q1);
     cu_event_req_free(&q2);
@@ -657,7 +695,10 @@ static void test_event_messages(void **st)
 {
     (void)st;
     char b[CU_EVENT_MESSAGE_MAX];
-    static const struct { int64_t ms; const char *want; } waits[] = {
+    static const struct {
+        int64_t ms;
+        const char *want;
+    } waits[] = {
         { 0, "Quota reserved in ClusterQueue cq, wait time since queued was 0s" },
         { 1499, "Quota reserved in ClusterQueue cq, wait time since queued was 1s" },
         { 1500, "Quota reserved in ClusterQueue cq, wait time since queued was 2s" },
@@ -669,7 +710,8 @@ static void test_event_messages(void **st)
                             waits[i].want);
     assert_string_equal(cu_ctrl_event_msg_admitted(b, sizeof b, "cq"),
                         "Admitted by ClusterQueue cq, wait time since reservation was 0s");
-    assert_string_equal(cu_ctrl_event_msg_started(b, sizeof b, "cq"), "Admitted by clusterQueue cq");
+    assert_string_equal(cu_ctrl_event_msg_started(b, sizeof b, "cq"),
+                        "Admitted by clusterQueue cq");
     assert_string_equal(cu_ctrl_event_msg_created_workload(b, sizeof b, "ns", "job-x-1"),
                         "Created Workload: ns/job-x-1");
     assert_string_equal(cu_ctrl_event_msg_finished(b, sizeof b, "ns", "job-x-1"),
@@ -680,9 +722,9 @@ static void test_event_messages(void **st)
                         "EvictedDueToPreempted");
     assert_string_equal(cu_ctrl_event_reason_evicted(b, sizeof b, "PodsReadyTimeout", "x"),
                         "EvictedDueToPodsReadyTimeout");
-    assert_string_equal(cu_ctrl_event_reason_evicted(b, sizeof b, "Deactivated",
-                                                     "RequeuingLimitExceeded"),
-                        "EvictedDueToDeactivatedDueToRequeuingLimitExceeded");
+    assert_string_equal(
+        cu_ctrl_event_reason_evicted(b, sizeof b, "Deactivated", "RequeuingLimitExceeded"),
+        "EvictedDueToDeactivatedDueToRequeuingLimitExceeded");
 }
 
 /* ---- `controller_test_ctrlstatus --dump DIR [WL_UID CQ_UID]`: the bodies this module
@@ -715,8 +757,15 @@ static int dump_bodies(const char *dir, const char *wl_uid, const char *cq_uid)
 {
     int64_t now = T0;
     int rc = 0;
-    cu_cq_info ci = { .name = "cq", .cohort = "org", .active = 1, .pending = 2, .reserving = 3,
-                      .admitted = 3, .nusage = 4, .usage = CQ_USAGE, .weighted_share = INT64_MAX };
+    cu_cq_info ci = { .name = "cq",
+                      .cohort = "org",
+                      .active = 1,
+                      .pending = 2,
+                      .reserving = 3,
+                      .admitted = 3,
+                      .nusage = 4,
+                      .usage = CQ_USAGE,
+                      .weighted_share = INT64_MAX };
     rc |= write_body(dir, "cq.json", cu_ctrl_cq_status(&ci, 1, NULL, now));
     ci.active = 0;
     ci.reason = "FlavorNotFound";
@@ -724,9 +773,16 @@ static int dump_bodies(const char *dir, const char *wl_uid, const char *cq_uid)
     rc |= write_body(dir, "cq-inactive.json", cu_ctrl_cq_status(&ci, 0, NULL, now));
     cu_fr_usage lu[] = { { .flavor = "on-demand", .resource = "cpu", .total = 2500 },
                          { .flavor = "on-demand", .resource = "memory", .total = 0 } };
-    cu_lq_info li = { .ns = "default", .name = "lq", .active = 1, .reason = "Ready",
-                      .message = "Can submit new workloads to localQueue", .pending = 1,
-                      .reserving = 1, .admitted = 1, .nusage = 2, .usage = lu };
+    cu_lq_info li = { .ns = "default",
+                      .name = "lq",
+                      .active = 1,
+                      .reason = "Ready",
+                      .message = "Can submit new workloads to localQueue",
+                      .pending = 1,
+                      .reserving = 1,
+                      .admitted = 1,
+                      .nusage = 2,
+                      .usage = lu };
     rc |= write_body(dir, "lq.json", cu_ctrl_lq_status(&li, NULL, now));
     cu_cohort_info hi = { .name = "org", .weighted_share = 250 };
     rc |= write_body(dir, "cohort.json", cu_ctrl_cohort_status(&hi, 1));
@@ -743,17 +799,22 @@ static int dump_bodies(const char *dir, const char *wl_uid, const char *cq_uid)
         cu_recorder_free(r);
         return 1;
     }
-    cu_event_ref wl = { .api_version = "kueue.x-k8s.io/v1beta2", .kind = "Workload",
-                        .ns = "default", .name = "wl-1", .uid = wl_uid };
-    cu_event_ref cq = { .api_version = "kueue.x-k8s.io/v1beta2", .kind = "ClusterQueue",
-                        .name = "cq", .uid = cq_uid };
+    cu_event_ref wl = { .api_version = "kueue.x-k8s.io/v1beta2",
+                        .kind = "Workload",
+                        .ns = "default",
+                        .name = "wl-1",
+                        .uid = wl_uid };
+    cu_event_ref cq = {
+        .api_version = "kueue.x-k8s.io/v1beta2", .kind = "ClusterQueue", .name = "cq", .uid = cq_uid
+    };
     char msg[2048];
     cu_event_req q;
     /* QuotaReserved twice: POST, then PATCH count 2 */
     cu_ctrl_event_msg_quota_reserved(msg, sizeof msg, "cq", 2500);
     for (int i = 0; i < 2; i++) {
         if (cu_recorder_record(r, &wl, CU_EVENT_NORMAL, CU_EV_QUOTA_RESERVED, msg, now + i * 1000,
-                               &q) != 1 || !write_req(f, &q))
+                               &q) != 1 ||
+            !write_req(f, &q))
             rc = 1;
         cu_event_req_free(&q);
     }

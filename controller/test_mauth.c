@@ -44,14 +44,14 @@ typedef struct fconn {
     int fd;
     char buf[8192];
     size_t len;
-    double answer_at;      /* 0: no complete request yet */
+    double answer_at; /* 0: no complete request yet */
     char reply[1024];
 } fconn;
 
 typedef struct fake {
     int lfd, port;
     fconn c[MAXC];
-    int trs, sars;         /* reviews received */
+    int trs, sars; /* reviews received */
     double delay;
 } fake;
 
@@ -65,7 +65,8 @@ static void answer(fake *f, fconn *c, const char *target, const char *body)
     if (strstr(target, "tokenreviews")) {
         f->trs++;
         if (strstr(body, "\"token\":\"good")) {
-            snprintf(json, sizeof(json), "{\"kind\":\"TokenReview\",\"status\":{\"authenticated\":"
+            snprintf(json, sizeof(json),
+                     "{\"kind\":\"TokenReview\",\"status\":{\"authenticated\":"
                      "true,\"user\":{\"username\":\"alice\",\"uid\":\"u1\",\"groups\":"
                      "[\"readers\",\"system:authenticated\"]}}}");
         } else if (strstr(body, "\"token\":\"boom\"")) {
@@ -81,7 +82,8 @@ static void answer(fake *f, fconn *c, const char *target, const char *body)
         int ok = strstr(body, "\"user\":\"alice\"") && strstr(body, "\"readers\"") &&
                  strstr(body, "\"uid\":\"u1\"") &&
                  strstr(body, "\"nonResourceAttributes\":{\"path\":\"/metrics\",\"verb\":\"get\"}");
-        snprintf(json, sizeof(json), "{\"kind\":\"SubjectAccessReview\",\"status\":{\"allowed\":%s}}",
+        snprintf(json, sizeof(json),
+                 "{\"kind\":\"SubjectAccessReview\",\"status\":{\"allowed\":%s}}",
                  ok ? "true" : "false");
     }
     snprintf(c->reply, sizeof(c->reply),
@@ -155,8 +157,8 @@ typedef struct fix {
     int calls;
 } fix;
 
-static int handler(void *ud, const char *path, const char *query, const char *accept,
-                   cu_buf *body, const char **ctype)
+static int handler(void *ud, const char *path, const char *query, const char *accept, cu_buf *body,
+                   const char **ctype)
 {
     (void)query;
     (void)accept;
@@ -186,9 +188,11 @@ static int setup_ttl(void **state, double ttl)
     int fd = mkstemp(x->kc);
     assert_true(fd >= 0);
     FILE *k = fdopen(fd, "w");
-    fprintf(k, "apiVersion: v1\nkind: Config\nclusters:\n- name: f\n  cluster: {server: "
-               "'http://127.0.0.1:%d'}\ncontexts:\n- name: f\n  context: {cluster: f}\n"
-               "current-context: f\n", x->f.port);
+    fprintf(k,
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: f\n  cluster: {server: "
+            "'http://127.0.0.1:%d'}\ncontexts:\n- name: f\n  context: {cluster: f}\n"
+            "current-context: f\n",
+            x->f.port);
     fclose(k);
     cu_diag d;
     cu_diag_init(&d);
@@ -202,23 +206,17 @@ static int setup_ttl(void **state, double ttl)
     x->a = cu_mauth_new(x->kc_, &mo);
     cu_httpd_opts ho = { .gate = cu_mauth_gate, .gate_ud = x->a };
     char err[300];
-    x->s = cu_httpd_start_opts(x->loop, "127.0.0.1:0", "metrics", handler, x, &ho, err,
-                               sizeof(err), &x->port);
+    x->s = cu_httpd_start_opts(x->loop, "127.0.0.1:0", "metrics", handler, x, &ho, err, sizeof(err),
+                               &x->port);
     assert_non_null(x->s);
     cu_mauth_attach(x->a, x->s);
     *state = x;
     return 0;
 }
 
-static int setup(void **state)
-{
-    return setup_ttl(state, 60);
-}
+static int setup(void **state) { return setup_ttl(state, 60); }
 
-static int setup_short(void **state)
-{
-    return setup_ttl(state, 0.5);
-}
+static int setup_short(void **state) { return setup_ttl(state, 0.5); }
 
 static int teardown(void **state)
 {
@@ -250,7 +248,8 @@ static void pump(fix *x)
 static int cli_start(fix *x, const char *path, const char *token)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)x->port),
+    struct sockaddr_in sa = { .sin_family = AF_INET,
+                              .sin_port = htons((uint16_t)x->port),
                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
     char req[512];
@@ -307,7 +306,7 @@ static void test_statuses(void **state)
     assert_int_equal(get(x, "/metrics", NULL, body, sizeof(body)), 401);
     assert_string_equal(body, "Unauthorized\n");
     assert_int_equal(get(x, "/metrics", "", body, sizeof(body)), 401);
-    assert_int_equal(x->f.trs, 0);   /* no token: no review */
+    assert_int_equal(x->f.trs, 0); /* no token: no review */
     assert_int_equal(get(x, "/metrics", "bad", body, sizeof(body)), 401);
     assert_int_equal(x->f.trs, 1);
     assert_int_equal(get(x, "/metrics", "good", body, sizeof(body)), 200);
@@ -391,7 +390,7 @@ static void test_stop_while_reviewing(void **state)
     assert_non_null(strstr(buf, " 503 "));
     close(fd);
     for (double end = now_s() + 0.3; now_s() < end;)
-        pump(x);   /* the review completes with nobody to decide for */
+        pump(x); /* the review completes with nobody to decide for */
 }
 
 int main(void)

@@ -93,8 +93,8 @@ static void test_catalogue_layout(void **state)
 
     /* a clash with something already registered is reported */
     cu_metrics *m2 = cu_metrics_new();
-    assert_non_null(cu_metrics_family(m2, "kueue_pending_workloads", "x", CU_METRIC_GAUGE, 0,
-                                      NULL, 0, NULL));
+    assert_non_null(
+        cu_metrics_family(m2, "kueue_pending_workloads", "x", CU_METRIC_GAUGE, 0, NULL, 0, NULL));
     assert_int_equal(cu_metrics_kueue_register(m2, &k2), CU_EINVAL);
     assert_non_null(strstr(cu_metrics_last_error(m2), "kueue_pending_workloads"));
     cu_metrics_free(m2);
@@ -117,15 +117,11 @@ static void populate_all(cu_kueue_metrics *k)
                 vals[l] = bufs[l];
             }
             switch (cu_metric_family_type(f)) {
-            case CU_METRIC_COUNTER:
-                assert_int_equal(cu_metric_inc(f, vals, 3 + s), CU_OK);
-                break;
+            case CU_METRIC_COUNTER: assert_int_equal(cu_metric_inc(f, vals, 3 + s), CU_OK); break;
             case CU_METRIC_GAUGE:
                 assert_int_equal(cu_metric_set(f, vals, s ? INFINITY : 0.25), CU_OK);
                 break;
-            case CU_METRIC_INFO:
-                assert_int_equal(cu_metric_set(f, vals, 1), CU_OK);
-                break;
+            case CU_METRIC_INFO: assert_int_equal(cu_metric_set(f, vals, 1), CU_OK); break;
             case CU_METRIC_HISTOGRAM:
                 for (int j = 0; j < 40; j++)
                     assert_int_equal(cu_metric_observe(f, vals, j * j * 0.37), CU_OK);

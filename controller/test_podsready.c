@@ -22,8 +22,12 @@
 
 static cu_pr_config cfg_base(void)
 {
-    cu_pr_config c = { .enable = 1, .timeout_ms = TIMEOUT, .recovery_timeout_ms = RECOVERY,
-                       .backoff_limit = -1, .backoff_base_ms = BASE, .backoff_max_ms = MAXB };
+    cu_pr_config c = { .enable = 1,
+                       .timeout_ms = TIMEOUT,
+                       .recovery_timeout_ms = RECOVERY,
+                       .backoff_limit = -1,
+                       .backoff_base_ms = BASE,
+                       .backoff_max_ms = MAXB };
     return c;
 }
 
@@ -43,10 +47,12 @@ static cu_pr_config cfg_of(int which)
 }
 
 /* a workload in a given state */
-#define WL(adm, cond, rdy, reason, rltt, pods, count)                                              \
-    { .ns = "ns1", .name = "wl1", .admitted = (adm), .admitted_ltt_ms = T0,                         \
-      .has_ready_cond = (cond), .ready = (rdy), .ready_reason = (reason), .ready_ltt_ms = (rltt),   \
-      .job_pods_ready = (pods), .requeue_count = (count) }
+#define WL(adm, cond, rdy, reason, rltt, pods, count) \
+    { \
+        .ns = "ns1", .name = "wl1", .admitted = (adm), .admitted_ltt_ms = T0, \
+        .has_ready_cond = (cond), .ready = (rdy), .ready_reason = (reason), \
+        .ready_ltt_ms = (rltt), .job_pods_ready = (pods), .requeue_count = (count) \
+    }
 
 typedef struct pr_case {
     const char *name;
@@ -67,90 +73,88 @@ typedef struct pr_case {
 static const char TIMEOUT_MSG[] = "Exceeded the PodsReady timeout ns1/wl1";
 
 static const pr_case CASES[] = {
-    { "pending workload gets PodsReady=False WaitForStart", CFG_BASE,
-      WL(0, 0, 0, NULL, 0, 0, 0), T0, CU_PR_SET_CONDITION,
-      0, "WaitForStart", "Not all pods are ready or succeeded", NULL, NULL, NULL, 0, 0, -1 },
+    { "pending workload gets PodsReady=False WaitForStart", CFG_BASE, WL(0, 0, 0, NULL, 0, 0, 0),
+      T0, CU_PR_SET_CONDITION, 0, "WaitForStart", "Not all pods are ready or succeeded", NULL, NULL,
+      NULL, 0, 0, -1 },
     { "pending workload already WaitForStart: nothing", CFG_BASE,
-      WL(0, 1, 0, "WaitForStart", T0 - 5, 0, 0), T0 + TIMEOUT * 9, CU_PR_NOTHING,
-      0, NULL, NULL, NULL, NULL, NULL, 0, 0, -1 },
+      WL(0, 1, 0, "WaitForStart", T0 - 5, 0, 0), T0 + TIMEOUT * 9, CU_PR_NOTHING, 0, NULL, NULL,
+      NULL, NULL, NULL, 0, 0, -1 },
     { "admitted, no condition, before timeout: WaitForStart, recheck at admitted+timeout", CFG_BASE,
-      WL(1, 0, 0, NULL, 0, 0, 0), T0 + 1000, CU_PR_SET_CONDITION,
-      0, "WaitForStart", "Not all pods are ready or succeeded", NULL, NULL, NULL, 0, 0, T0 + TIMEOUT },
+      WL(1, 0, 0, NULL, 0, 0, 0), T0 + 1000, CU_PR_SET_CONDITION, 0, "WaitForStart",
+      "Not all pods are ready or succeeded", NULL, NULL, NULL, 0, 0, T0 + TIMEOUT },
     { "admitted, WaitForStart, before timeout: wait", CFG_BASE,
-      WL(1, 1, 0, "WaitForStart", T0, 0, 0), T0 + TIMEOUT - 1, CU_PR_NOTHING,
-      0, NULL, NULL, NULL, NULL, NULL, 0, 0, T0 + TIMEOUT },
+      WL(1, 1, 0, "WaitForStart", T0, 0, 0), T0 + TIMEOUT - 1, CU_PR_NOTHING, 0, NULL, NULL, NULL,
+      NULL, NULL, 0, 0, T0 + TIMEOUT },
     { "admitted, WaitForStart, timeout reached: evict PodsReadyTimeout", CFG_BASE,
-      WL(1, 1, 0, "WaitForStart", T0, 0, 0), T0 + TIMEOUT, CU_PR_EVICT,
-      0, NULL, NULL, "PodsReadyTimeout", "WaitForStart", TIMEOUT_MSG, 1, BASE, -1 },
-    { "admitted, no condition yet, timeout passed: evict", CFG_BASE,
-      WL(1, 0, 0, NULL, 0, 0, 0), T0 + TIMEOUT + 5000, CU_PR_EVICT,
-      0, NULL, NULL, "PodsReadyTimeout", "WaitForStart", TIMEOUT_MSG, 1, BASE, -1 },
+      WL(1, 1, 0, "WaitForStart", T0, 0, 0), T0 + TIMEOUT, CU_PR_EVICT, 0, NULL, NULL,
+      "PodsReadyTimeout", "WaitForStart", TIMEOUT_MSG, 1, BASE, -1 },
+    { "admitted, no condition yet, timeout passed: evict", CFG_BASE, WL(1, 0, 0, NULL, 0, 0, 0),
+      T0 + TIMEOUT + 5000, CU_PR_EVICT, 0, NULL, NULL, "PodsReadyTimeout", "WaitForStart",
+      TIMEOUT_MSG, 1, BASE, -1 },
     { "legacy False/PodsReady counts as WaitForStart: evict", CFG_BASE,
-      WL(1, 1, 0, "PodsReady", T0, 0, 1), T0 + TIMEOUT + 1, CU_PR_EVICT,
-      0, NULL, NULL, "PodsReadyTimeout", "WaitForStart", TIMEOUT_MSG, 2, 2 * BASE, -1 },
+      WL(1, 1, 0, "PodsReady", T0, 0, 1), T0 + TIMEOUT + 1, CU_PR_EVICT, 0, NULL, NULL,
+      "PodsReadyTimeout", "WaitForStart", TIMEOUT_MSG, 2, 2 * BASE, -1 },
     { "legacy False/PodsReady before timeout: rewritten as WaitForStart", CFG_BASE,
-      WL(1, 1, 0, "PodsReady", T0, 0, 0), T0 + 10, CU_PR_SET_CONDITION,
-      0, "WaitForStart", "Not all pods are ready or succeeded", NULL, NULL, NULL, 0, 0, T0 + TIMEOUT },
-    { "pods ready: PodsReady=True Started", CFG_BASE,
-      WL(1, 1, 0, "WaitForStart", T0, 1, 0), T0 + 2000, CU_PR_SET_CONDITION,
-      1, "Started", "All pods reached readiness and the workload is running", NULL, NULL, NULL, 0, 0, -1 },
+      WL(1, 1, 0, "PodsReady", T0, 0, 0), T0 + 10, CU_PR_SET_CONDITION, 0, "WaitForStart",
+      "Not all pods are ready or succeeded", NULL, NULL, NULL, 0, 0, T0 + TIMEOUT },
+    { "pods ready: PodsReady=True Started", CFG_BASE, WL(1, 1, 0, "WaitForStart", T0, 1, 0),
+      T0 + 2000, CU_PR_SET_CONDITION, 1, "Started",
+      "All pods reached readiness and the workload is running", NULL, NULL, NULL, 0, 0, -1 },
     { "pods ready after the deadline: True, not evicted", CFG_BASE,
-      WL(1, 1, 0, "WaitForStart", T0, 1, 0), T0 + TIMEOUT * 3, CU_PR_SET_CONDITION,
-      1, "Started", "All pods reached readiness and the workload is running", NULL, NULL, NULL, 0, 0, -1 },
-    { "ready and still ready: nothing, no timer", CFG_BASE,
-      WL(1, 1, 1, "Started", T0 + 5, 1, 0), T0 + TIMEOUT * 100, CU_PR_NOTHING,
-      0, NULL, NULL, NULL, NULL, NULL, 0, 0, -1 },
+      WL(1, 1, 0, "WaitForStart", T0, 1, 0), T0 + TIMEOUT * 3, CU_PR_SET_CONDITION, 1, "Started",
+      "All pods reached readiness and the workload is running", NULL, NULL, NULL, 0, 0, -1 },
+    { "ready and still ready: nothing, no timer", CFG_BASE, WL(1, 1, 1, "Started", T0 + 5, 1, 0),
+      T0 + TIMEOUT * 100, CU_PR_NOTHING, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, -1 },
     { "ready then lost: WaitForRecovery, recheck after the recovery timeout", CFG_BASE,
-      WL(1, 1, 1, "Started", T0 + 5, 0, 0), T0 + 60000, CU_PR_SET_CONDITION,
-      0, "WaitForRecovery", "At least one pod has failed, waiting for recovery", NULL, NULL, NULL, 0, 0,
+      WL(1, 1, 1, "Started", T0 + 5, 0, 0), T0 + 60000, CU_PR_SET_CONDITION, 0, "WaitForRecovery",
+      "At least one pod has failed, waiting for recovery", NULL, NULL, NULL, 0, 0,
       T0 + 60000 + RECOVERY },
     { "waiting for recovery, before its timeout: wait", CFG_BASE,
-      WL(1, 1, 0, "WaitForRecovery", T0 + 60000, 0, 2), T0 + 60000 + RECOVERY - 1, CU_PR_NOTHING,
-      0, NULL, NULL, NULL, NULL, NULL, 0, 0, T0 + 60000 + RECOVERY },
+      WL(1, 1, 0, "WaitForRecovery", T0 + 60000, 0, 2), T0 + 60000 + RECOVERY - 1, CU_PR_NOTHING, 0,
+      NULL, NULL, NULL, NULL, NULL, 0, 0, T0 + 60000 + RECOVERY },
     { "waiting for recovery past its timeout: evict with cause WaitForRecovery", CFG_BASE,
-      WL(1, 1, 0, "WaitForRecovery", T0 + 60000, 0, 2), T0 + 60000 + RECOVERY, CU_PR_EVICT,
-      0, NULL, NULL, "PodsReadyTimeout", "WaitForRecovery", TIMEOUT_MSG, 3, 4 * BASE, -1 },
+      WL(1, 1, 0, "WaitForRecovery", T0 + 60000, 0, 2), T0 + 60000 + RECOVERY, CU_PR_EVICT, 0, NULL,
+      NULL, "PodsReadyTimeout", "WaitForRecovery", TIMEOUT_MSG, 3, 4 * BASE, -1 },
     { "recovery uses the PodsReady time, not the admission time", CFG_BASE,
       WL(1, 1, 0, "WaitForRecovery", T0 + TIMEOUT * 10, 0, 0), T0 + TIMEOUT * 10 + 1, CU_PR_NOTHING,
       0, NULL, NULL, NULL, NULL, NULL, 0, 0, T0 + TIMEOUT * 10 + RECOVERY },
-    { "recovered: True Recovered", CFG_BASE,
-      WL(1, 1, 0, "WaitForRecovery", T0 + 60000, 1, 0), T0 + 70000, CU_PR_SET_CONDITION,
-      1, "Recovered", "All pods reached readiness and the workload is running", NULL, NULL, NULL, 0, 0, -1 },
-    { "recovered and still ready: nothing", CFG_BASE,
-      WL(1, 1, 1, "Recovered", T0 + 60000, 1, 0), T0 + 70000, CU_PR_NOTHING,
-      0, NULL, NULL, NULL, NULL, NULL, 0, 0, -1 },
+    { "recovered: True Recovered", CFG_BASE, WL(1, 1, 0, "WaitForRecovery", T0 + 60000, 1, 0),
+      T0 + 70000, CU_PR_SET_CONDITION, 1, "Recovered",
+      "All pods reached readiness and the workload is running", NULL, NULL, NULL, 0, 0, -1 },
+    { "recovered and still ready: nothing", CFG_BASE, WL(1, 1, 1, "Recovered", T0 + 60000, 1, 0),
+      T0 + 70000, CU_PR_NOTHING, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, -1 },
     { "recovered then lost again: WaitForRecovery", CFG_BASE,
-      WL(1, 1, 1, "Recovered", T0 + 60000, 0, 0), T0 + 70000, CU_PR_SET_CONDITION,
-      0, "WaitForRecovery", "At least one pod has failed, waiting for recovery", NULL, NULL, NULL, 0, 0,
-      T0 + 70000 + RECOVERY },
+      WL(1, 1, 1, "Recovered", T0 + 60000, 0, 0), T0 + 70000, CU_PR_SET_CONDITION, 0,
+      "WaitForRecovery", "At least one pod has failed, waiting for recovery", NULL, NULL, NULL, 0,
+      0, T0 + 70000 + RECOVERY },
     { "recovery disabled: never evicted while recovering", CFG_NO_RECOVERY,
-      WL(1, 1, 0, "WaitForRecovery", T0, 0, 0), T0 + TIMEOUT * 1000, CU_PR_NOTHING,
-      0, NULL, NULL, NULL, NULL, NULL, 0, 0, -1 },
+      WL(1, 1, 0, "WaitForRecovery", T0, 0, 0), T0 + TIMEOUT * 1000, CU_PR_NOTHING, 0, NULL, NULL,
+      NULL, NULL, NULL, 0, 0, -1 },
     { "recovery disabled: losing readiness sets the condition, no timer", CFG_NO_RECOVERY,
-      WL(1, 1, 1, "Started", T0, 0, 0), T0 + 5, CU_PR_SET_CONDITION,
-      0, "WaitForRecovery", "At least one pod has failed, waiting for recovery", NULL, NULL, NULL, 0, 0, -1 },
+      WL(1, 1, 1, "Started", T0, 0, 0), T0 + 5, CU_PR_SET_CONDITION, 0, "WaitForRecovery",
+      "At least one pod has failed, waiting for recovery", NULL, NULL, NULL, 0, 0, -1 },
     { "recovery disabled: the start timeout still applies", CFG_NO_RECOVERY,
-      WL(1, 1, 0, "WaitForStart", T0, 0, 0), T0 + TIMEOUT, CU_PR_EVICT,
-      0, NULL, NULL, "PodsReadyTimeout", "WaitForStart", TIMEOUT_MSG, 1, BASE, -1 },
-    { "backoff limit reached: deactivate", CFG_LIMIT3,
-      WL(1, 1, 0, "WaitForStart", T0, 0, 3), T0 + TIMEOUT, CU_PR_DEACTIVATE,
-      0, "RequeuingLimitExceeded", "exceeding the maximum number of re-queuing retries", "Deactivated",
-      "RequeuingLimitExceeded",
-      "The workload is deactivated due to exceeding the maximum number of re-queuing retries", 0, 0, -1 },
-    { "backoff limit not yet reached: evict", CFG_LIMIT3,
-      WL(1, 1, 0, "WaitForStart", T0, 0, 2), T0 + TIMEOUT, CU_PR_EVICT,
-      0, NULL, NULL, "PodsReadyTimeout", "WaitForStart", TIMEOUT_MSG, 3, 4 * BASE, -1 },
+      WL(1, 1, 0, "WaitForStart", T0, 0, 0), T0 + TIMEOUT, CU_PR_EVICT, 0, NULL, NULL,
+      "PodsReadyTimeout", "WaitForStart", TIMEOUT_MSG, 1, BASE, -1 },
+    { "backoff limit reached: deactivate", CFG_LIMIT3, WL(1, 1, 0, "WaitForStart", T0, 0, 3),
+      T0 + TIMEOUT, CU_PR_DEACTIVATE, 0, "RequeuingLimitExceeded",
+      "exceeding the maximum number of re-queuing retries", "Deactivated", "RequeuingLimitExceeded",
+      "The workload is deactivated due to exceeding the maximum number of re-queuing retries", 0, 0,
+      -1 },
+    { "backoff limit not yet reached: evict", CFG_LIMIT3, WL(1, 1, 0, "WaitForStart", T0, 0, 2),
+      T0 + TIMEOUT, CU_PR_EVICT, 0, NULL, NULL, "PodsReadyTimeout", "WaitForStart", TIMEOUT_MSG, 3,
+      4 * BASE, -1 },
     { "backoff limit 0: the first timeout deactivates", CFG_LIMIT0,
-      WL(1, 1, 0, "WaitForRecovery", T0, 0, 0), T0 + RECOVERY, CU_PR_DEACTIVATE,
-      0, "RequeuingLimitExceeded", "exceeding the maximum number of re-queuing retries", "Deactivated",
+      WL(1, 1, 0, "WaitForRecovery", T0, 0, 0), T0 + RECOVERY, CU_PR_DEACTIVATE, 0,
+      "RequeuingLimitExceeded", "exceeding the maximum number of re-queuing retries", "Deactivated",
       "RequeuingLimitExceeded",
-      "The workload is deactivated due to exceeding the maximum number of re-queuing retries", 0, 0, -1 },
+      "The workload is deactivated due to exceeding the maximum number of re-queuing retries", 0, 0,
+      -1 },
     { "unknown False reason: no timer, condition normalised", CFG_BASE,
-      WL(1, 1, 0, "Whatever", T0, 0, 0), T0 + TIMEOUT * 2, CU_PR_SET_CONDITION,
-      0, "WaitForStart", "Not all pods are ready or succeeded", NULL, NULL, NULL, 0, 0, -1 },
-    { "feature disabled: nothing at all", CFG_DISABLED,
-      WL(1, 0, 0, NULL, 0, 0, 0), T0 + TIMEOUT * 2, CU_PR_NOTHING,
-      0, NULL, NULL, NULL, NULL, NULL, 0, 0, -1 },
+      WL(1, 1, 0, "Whatever", T0, 0, 0), T0 + TIMEOUT * 2, CU_PR_SET_CONDITION, 0, "WaitForStart",
+      "Not all pods are ready or succeeded", NULL, NULL, NULL, 0, 0, -1 },
+    { "feature disabled: nothing at all", CFG_DISABLED, WL(1, 0, 0, NULL, 0, 0, 0),
+      T0 + TIMEOUT * 2, CU_PR_NOTHING, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, -1 },
 };
 
 static void check_case(const pr_case *c, const cu_pr_wl *w)
@@ -229,8 +233,8 @@ static void test_eviction_message_long_names(void **st)
 
 typedef struct backoff_case {
     int32_t n;
-    int64_t lo;     /* unjittered value */
-    int exact;      /* capped: must equal lo */
+    int64_t lo; /* unjittered value */
+    int exact;  /* capped: must equal lo */
 } backoff_case;
 
 static void test_backoff_doubling_and_cap(void **st)
@@ -238,10 +242,9 @@ static void test_backoff_doubling_and_cap(void **st)
     (void)st;
     cu_pr_config cfg = cfg_base();
     static const backoff_case cases[] = {
-        { 0, BASE, 0 },          { 1, BASE, 0 },          { 2, 2 * BASE, 0 },
-        { 3, 4 * BASE, 0 },      { 4, 8 * BASE, 0 },      { 6, 32 * BASE, 0 },
-        { 7, MAXB, 1 },          { 8, MAXB, 1 },          { 63, MAXB, 1 },
-        { 64, MAXB, 1 },         { 1000, MAXB, 1 },       { INT32_MAX, MAXB, 1 },
+        { 0, BASE, 0 },     { 1, BASE, 0 },      { 2, 2 * BASE, 0 }, { 3, 4 * BASE, 0 },
+        { 4, 8 * BASE, 0 }, { 6, 32 * BASE, 0 }, { 7, MAXB, 1 },     { 8, MAXB, 1 },
+        { 63, MAXB, 1 },    { 64, MAXB, 1 },     { 1000, MAXB, 1 },  { INT32_MAX, MAXB, 1 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         for (uint64_t seed = 0; seed < 50; seed++) {
@@ -292,9 +295,21 @@ static void test_backoff_jitter_bounded_and_deterministic(void **st)
 static void test_job_pods_ready(void **st)
 {
     (void)st;
-    static const struct { int32_t count; int64_t ready, succeeded; int want; } cases[] = {
-        { 3, 0, 0, 0 }, { 3, 1, 1, 0 }, { 3, 2, 1, 1 }, { 3, 3, 0, 1 }, { 3, 0, 3, 1 },
-        { 3, 5, 0, 1 }, { 1, 0, 0, 0 }, { 0, 0, 0, 1 }, { 3, -5, 3, 1 }, { 3, -5, 2, 0 },
+    static const struct {
+        int32_t count;
+        int64_t ready, succeeded;
+        int want;
+    } cases[] = {
+        { 3, 0, 0, 0 },
+        { 3, 1, 1, 0 },
+        { 3, 2, 1, 1 },
+        { 3, 3, 0, 1 },
+        { 3, 0, 3, 1 },
+        { 3, 5, 0, 1 },
+        { 1, 0, 0, 0 },
+        { 0, 0, 0, 1 },
+        { 3, -5, 3, 1 },
+        { 3, -5, 2, 0 },
         { 2, INT64_MAX, INT64_MAX, 1 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -305,14 +320,17 @@ static void test_job_pods_ready(void **st)
 static void test_block_admission(void **st)
 {
     (void)st;
-    static const struct { cu_pr_wl w; int not_ready; } wls[] = {
-        { WL(0, 0, 0, NULL, 0, 0, 0), 0 },                    /* pending: does not block */
-        { WL(1, 0, 0, NULL, 0, 0, 0), 1 },                    /* admitted, no condition */
+    static const struct {
+        cu_pr_wl w;
+        int not_ready;
+    } wls[] = {
+        { WL(0, 0, 0, NULL, 0, 0, 0), 0 }, /* pending: does not block */
+        { WL(1, 0, 0, NULL, 0, 0, 0), 1 }, /* admitted, no condition */
         { WL(1, 1, 0, "WaitForStart", T0, 0, 0), 1 },
         { WL(1, 1, 0, "WaitForRecovery", T0, 0, 0), 1 },
         { WL(1, 1, 1, "Started", T0, 1, 0), 0 },
         { WL(1, 1, 1, "Recovered", T0, 1, 0), 0 },
-        { WL(1, 1, 0, "WaitForStart", T0, 1, 0), 1 },         /* pods ready but not yet written */
+        { WL(1, 1, 0, "WaitForStart", T0, 1, 0), 1 }, /* pods ready but not yet written */
     };
     for (size_t i = 0; i < sizeof(wls) / sizeof(wls[0]); i++)
         assert_int_equal(cu_pr_wl_not_ready(&wls[i].w), wls[i].not_ready);

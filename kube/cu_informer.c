@@ -37,7 +37,7 @@
 typedef struct ient {
     char *key;
     char *rv;
-    uint32_t pass;          /* last relist pass that saw it */
+    uint32_t pass; /* last relist pass that saw it */
     struct ient *next;
 } ient;
 
@@ -47,7 +47,7 @@ enum { ST_IDLE = 0, ST_LIST, ST_WATCH, ST_BACKOFF };
 struct cu_informer {
     cu_kclient *c;
     struct ev_loop *loop;
-    char *path, *lsel, *fsel;      /* selectors percent-encoded */
+    char *path, *lsel, *fsel; /* selectors percent-encoded */
     int page_size, watch_timeout_s, silence_ms;
     void (*on_event)(cu_informer *, cu_ievent, json_object *, void *);
     void (*on_synced)(cu_informer *, void *);
@@ -58,15 +58,15 @@ struct cu_informer {
     size_t nb, n;
     uint32_t pass;
 
-    char *rv;                      /* last resourceVersion seen ("" before the first LIST) */
-    char *cont;                    /* continue token of the LIST pass in progress */
+    char *rv;   /* last resourceVersion seen ("" before the first LIST) */
+    char *cont; /* continue token of the LIST pass in progress */
     int state;
-    cu_kreq *req;                  /* the outstanding request */
-    int why;                       /* why we ended the watch ourselves */
+    cu_kreq *req; /* the outstanding request */
+    int why;      /* why we ended the watch ourselves */
     int synced;
     int list_is_relist;
     double backoff_s;
-    double watch_started;          /* ev_now when the watch started */
+    double watch_started; /* ev_now when the watch started */
     uint64_t watch_lines;
     ev_timer silence, backoff;
     uint64_t rng;
@@ -77,10 +77,7 @@ struct cu_informer {
 };
 
 /* The loop the client runs on. */
-static struct ev_loop *client_loop(cu_kclient *c)
-{
-    return cu_kclient_loop(c);
-}
+static struct ev_loop *client_loop(cu_kclient *c) { return cu_kclient_loop(c); }
 
 static char *xstrdup(const char *s)
 {
@@ -376,9 +373,9 @@ static void start_list(cu_informer *inf, int new_pass)
     }
     inf->state = ST_LIST;
     inf->st.lists++;
-    inf->req = b.failed ? NULL
-                        : cu_kclient_request(inf->c, "GET", cu_buf_str(&b), NULL, 0, NULL,
-                                             list_done, inf);
+    inf->req =
+        b.failed ? NULL
+                 : cu_kclient_request(inf->c, "GET", cu_buf_str(&b), NULL, 0, NULL, list_done, inf);
     cu_buf_free(&b);
     if (!inf->req)
         schedule_backoff(inf);
@@ -403,8 +400,8 @@ static void start_watch(cu_informer *inf)
     ev_now_update(inf->loop);
     inf->watch_started = ev_now(inf->loop);
     inf->st.watches++;
-    inf->req = b.failed ? NULL : cu_kclient_stream(inf->c, cu_buf_str(&b), watch_line,
-                                                     watch_done, inf);
+    inf->req =
+        b.failed ? NULL : cu_kclient_stream(inf->c, cu_buf_str(&b), watch_line, watch_done, inf);
     cu_buf_free(&b);
     if (!inf->req) {
         schedule_backoff(inf);
@@ -509,10 +506,7 @@ static size_t str_end(const char *s, size_t n, size_t i)
     return i < n ? i : n;
 }
 
-static int is_ws(char ch)
-{
-    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
-}
+static int is_ws(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; }
 
 /* Finds the array value of the top-level key "items" of a LIST body:
  * s[*b] is its '[' and s[*e] its ']'. A structural scan (strings and
@@ -716,7 +710,9 @@ static int watch_line(cu_kclient *c, const char *line, size_t len, void *ud)
          * event (not JSON, nested too deeply, no type): skip it rather
          * than re-watching into it forever */
         skip(inf, NULL, "%s: watch event %s; left out", inf->path,
-             !ev ? why : !type ? "without a type" : "without an object");
+             !ev     ? why
+             : !type ? "without a type"
+                     : "without an object");
         json_object_put(ev);
         return 0;
     }
@@ -811,12 +807,13 @@ static int check_opts(const cu_informer_opts *o, cu_diag *d)
     const char *who = o->path ? o->path : "informer";
     if (!o->path || o->path[0] != '/') {
         cu_diag_error(d, "%s: path: must be an API collection path starting with '/' (got %s%s%s)",
-                      who, o->path ? "\"" : "", o->path ? o->path : "none",
-                      o->path ? "\"" : "");
+                      who, o->path ? "\"" : "", o->path ? o->path : "none", o->path ? "\"" : "");
         bad = 1;
     } else if (strchr(o->path, '?')) {
-        cu_diag_error(d, "%s: path: must not carry a query; use label_selector, field_selector "
-                      "and page_size", who);
+        cu_diag_error(d,
+                      "%s: path: must not carry a query; use label_selector, field_selector "
+                      "and page_size",
+                      who);
         bad = 1;
     }
     if (o->page_size < 0) {
@@ -870,8 +867,8 @@ cu_informer *cu_informer_start(cu_kclient *c, const cu_informer_opts *o, cu_diag
         inf->rng = 1;
     ev_timer_init(&inf->silence, silence_cb, 0., inf->silence_ms / 1000.0);
     ev_timer_init(&inf->backoff, backoff_cb, 0., 0.);
-    if (!inf->path || !inf->rv || !inf->tok || (o->label_selector && *o->label_selector &&
-                                                 !inf->lsel) ||
+    if (!inf->path || !inf->rv || !inf->tok ||
+        (o->label_selector && *o->label_selector && !inf->lsel) ||
         (o->field_selector && *o->field_selector && !inf->fsel)) {
         cu_diag_error(d, "%s: out of memory", o->path);
         really_free(inf);
@@ -889,24 +886,18 @@ void cu_informer_stop(cu_informer *inf)
     ev_timer_stop(inf->loop, &inf->silence);
     ev_timer_stop(inf->loop, &inf->backoff);
     if (inf->depth > 0)
-        return;   /* inside one of our callbacks: freed when it unwinds */
+        return; /* inside one of our callbacks: freed when it unwinds */
     if (inf->req) {
         inf->in_stop = 1;
-        cu_kclient_cancel(inf->req);   /* done runs now or later, then frees */
+        cu_kclient_cancel(inf->req); /* done runs now or later, then frees */
         inf->in_stop = 0;
     }
     reap(inf);
 }
 
-int cu_informer_synced(const cu_informer *inf)
-{
-    return inf && inf->synced;
-}
+int cu_informer_synced(const cu_informer *inf) { return inf && inf->synced; }
 
-const char *cu_informer_rv(const cu_informer *inf)
-{
-    return inf ? inf->rv : "";
-}
+const char *cu_informer_rv(const cu_informer *inf) { return inf ? inf->rv : ""; }
 
 void cu_informer_stats_get(const cu_informer *inf, cu_informer_stats *out)
 {

@@ -53,11 +53,11 @@ typedef struct cu_informer_opts {
 cu_informer *cu_informer_start(cu_kclient *c, const cu_informer_opts *o, cu_diag *d);
 void cu_informer_stop(cu_informer *inf);
 int cu_informer_synced(const cu_informer *inf);
-const char *cu_informer_rv(const cu_informer *inf);   /* last resourceVersion seen */
+const char *cu_informer_rv(const cu_informer *inf); /* last resourceVersion seen */
 
 typedef struct cu_informer_stats {
     uint64_t lists, watches, relists_410, silent_restarts, events;
-    uint64_t skipped;           /* LIST items and watch events left out (on_skip) */
+    uint64_t skipped; /* LIST items and watch events left out (on_skip) */
 } cu_informer_stats;
 void cu_informer_stats_get(const cu_informer *inf, cu_informer_stats *out);
 

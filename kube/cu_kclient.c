@@ -57,7 +57,7 @@
 #define KC_CONNECT_TIMEOUT_MS 10000L
 
 enum { RQ_QUEUED = 1, RQ_DELAYED, RQ_ACTIVE, RQ_DONE };
-enum { MAX_ACTIVE = 48 };   /* running requests (streams apart); see sched_cb */
+enum { MAX_ACTIVE = 48 }; /* running requests (streams apart); see sched_cb */
 
 typedef struct rq_list {
     cu_kreq *head, *tail;
@@ -78,23 +78,23 @@ struct cu_kreq {
     CURL *easy;
     struct curl_slist *hdrs;
     char errbuf[CURL_ERROR_SIZE];
-    cu_buf resp;                 /* body (bounded by max_body) */
-    cu_buf line;                 /* watch framing (bounded by max_line) */
-    int stream_ok;               /* 0 unknown, 1 2xx (lines), 2 other (body) */
-    double retry_after_ms;       /* from the response, < 0 when none */
+    cu_buf resp;           /* body (bounded by max_body) */
+    cu_buf line;           /* watch framing (bounded by max_line) */
+    int stream_ok;         /* 0 unknown, 1 2xx (lines), 2 other (body) */
+    double retry_after_ms; /* from the response, < 0 when none */
     int overflow, line_overflow, stopped, cancelled, auth_retried;
     /* scheduling */
     int retries;
-    double due;                  /* ev time at which a delayed retry is ready */
-    double enq;                  /* ev time it entered the queue */
-    double started;              /* ev time the current attempt started */
+    double due;     /* ev time at which a delayed retry is ready */
+    double enq;     /* ev time it entered the queue */
+    double started; /* ev time the current attempt started */
     /* result */
     int code;
     char *error;
 };
 
 typedef struct ksock {
-    ev_io io;                    /* first: the watcher is the ksock */
+    ev_io io; /* first: the watcher is the ksock */
     cu_kclient *c;
     struct ksock *prev, *next;
 } ksock;
@@ -103,8 +103,8 @@ struct cu_kclient {
     struct ev_loop *loop;
     cu_kconfig *cfg;
     CURLM *multi;
-    ev_timer curl_timer;         /* the single timer curl asks for */
-    ev_timer sched_timer;        /* scheduling, limiter wake-ups, deliveries */
+    ev_timer curl_timer;  /* the single timer curl asks for */
+    ev_timer sched_timer; /* scheduling, limiter wake-ups, deliveries */
     ksock *socks;
     rq_list queued, delayed, active, done;
     /* options */
@@ -172,10 +172,7 @@ static void rq_move(cu_kreq *r, int state)
 
 /* ---------------- helpers ---------------- */
 
-static int64_t loop_now_ms(void *ud)
-{
-    return (int64_t)(ev_now((struct ev_loop *)ud) * 1000.0);
-}
+static int64_t loop_now_ms(void *ud) { return (int64_t)(ev_now((struct ev_loop *)ud) * 1000.0); }
 
 static uint64_t rng_next(cu_kclient *c)
 {
@@ -185,10 +182,7 @@ static uint64_t rng_next(cu_kclient *c)
     return z ^ (z >> 31);
 }
 
-static double rng_unit(cu_kclient *c)
-{
-    return (double)(rng_next(c) >> 11) / 9007199254740992.0;
-}
+static double rng_unit(cu_kclient *c) { return (double)(rng_next(c) >> 11) / 9007199254740992.0; }
 
 static void kick(cu_kclient *c)
 {
@@ -311,7 +305,7 @@ static size_t header_cb(char *p, size_t sz, size_t nm, void *ud)
         if (end != s && *end == '\0' && secs >= 0)
             r->retry_after_ms = (double)secs * 1000.0;
         else {
-            time_t t = curl_getdate(s, NULL);  /* HTTP-date form */
+            time_t t = curl_getdate(s, NULL); /* HTTP-date form */
             if (t != (time_t)-1) {
                 double d = difftime(t, time(NULL));
                 r->retry_after_ms = d > 0 ? d * 1000.0 : 0;
@@ -328,8 +322,8 @@ static void io_cb(struct ev_loop *loop, ev_io *w, int revents)
     (void)loop;
     ksock *k = (ksock *)w;
     cu_kclient *c = k->c;
-    int action = ((revents & EV_READ) ? CURL_CSELECT_IN : 0) |
-                 ((revents & EV_WRITE) ? CURL_CSELECT_OUT : 0);
+    int action =
+        ((revents & EV_READ) ? CURL_CSELECT_IN : 0) | ((revents & EV_WRITE) ? CURL_CSELECT_OUT : 0);
     int running = 0;
     int fd = w->fd;
     /* k may be freed by sock_cb inside this call: do not touch it after */
@@ -398,10 +392,7 @@ static int sock_cb(CURL *e, curl_socket_t s, int what, void *ud, void *sockp)
 
 /* ---------------- attempts ---------------- */
 
-static int is_get(const cu_kreq *r)
-{
-    return strcmp(r->method, "GET") == 0;
-}
+static int is_get(const cu_kreq *r) { return strcmp(r->method, "GET") == 0; }
 
 /* Schedules another attempt after delay_ms, or returns 0 when the retry
  * budget is spent. */
@@ -454,8 +445,7 @@ static void finish(cu_kreq *r, CURLcode rc)
     int sent_any = sent > 0 || code > 0;
     attempt_cleanup(r);
     if (c->on_attempt)
-        c->on_attempt(c->attempt_ud, r->method, r->stream, (int)code,
-                      ev_now(c->loop) - r->started);
+        c->on_attempt(c->attempt_ud, r->method, r->stream, (int)code, ev_now(c->loop) - r->started);
 
     if (c->on_outcome && !r->cancelled) {
         int streamed = r->stream && r->stream_ok == 1;
@@ -466,7 +456,7 @@ static void finish(cu_kreq *r, CURLcode rc)
         finalize(r, 0, "cancelled");
         return;
     }
-    if (r->stopped) {            /* on_line asked to stop: a normal end */
+    if (r->stopped) { /* on_line asked to stop: a normal end */
         c->stats.by_code[code / 100 >= 1 && code / 100 <= 5 ? code / 100 : 0]++;
         finalize(r, (int)code, NULL);
         return;
@@ -489,10 +479,10 @@ static void finish(cu_kreq *r, CURLcode rc)
         case CURLE_COULDNT_RESOLVE_HOST:
         case CURLE_COULDNT_RESOLVE_PROXY:
         case CURLE_SSL_CONNECT_ERROR:
-            retry = 1;      /* nothing was sent */
+            retry = 1; /* nothing was sent */
             break;
         case CURLE_OPERATION_TIMEDOUT:
-            retry = !sent_any;  /* a connect timeout, not the request timeout */
+            retry = !sent_any; /* a connect timeout, not the request timeout */
             break;
         case CURLE_SEND_ERROR:
         case CURLE_RECV_ERROR:
@@ -501,8 +491,7 @@ static void finish(cu_kreq *r, CURLcode rc)
             /* once a write was sent the server may have acted on it */
             retry = is_get(r) || !sent_any;
             break;
-        default:
-            break;
+        default: break;
         }
         if (retry && retry_later(r, backoff_ms(r)))
             return;
@@ -637,13 +626,13 @@ static int start_attempt(cu_kreq *r)
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
     } else if (cfg->ca_pem) {
-        struct curl_blob b = {cfg->ca_pem, strlen(cfg->ca_pem), CURL_BLOB_COPY};
+        struct curl_blob b = { cfg->ca_pem, strlen(cfg->ca_pem), CURL_BLOB_COPY };
         curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &b);
         curl_easy_setopt(e, CURLOPT_CAPATH, NULL); /* trust only the given CA */
     }
     if (cfg->cert_pem && cfg->key_pem) {
-        struct curl_blob cb = {cfg->cert_pem, strlen(cfg->cert_pem), CURL_BLOB_COPY};
-        struct curl_blob kb = {cfg->key_pem, strlen(cfg->key_pem), CURL_BLOB_COPY};
+        struct curl_blob cb = { cfg->cert_pem, strlen(cfg->cert_pem), CURL_BLOB_COPY };
+        struct curl_blob kb = { cfg->key_pem, strlen(cfg->key_pem), CURL_BLOB_COPY };
         curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &cb);
         curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
         curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &kb);
@@ -742,7 +731,7 @@ static void sched_cb(struct ev_loop *loop, ev_timer *w, int revents)
     while (c->done.head) {
         cu_kreq *r = c->done.head;
         rq_unlink(r);
-        cu_kresp resp = {r->code, cu_buf_str(&r->resp), r->resp.len, r->error, r->retries};
+        cu_kresp resp = { r->code, cu_buf_str(&r->resp), r->resp.len, r->error, r->retries };
         if (r->error || (r->stream && r->stream_ok == 1)) {
             resp.body = "";
             resp.len = 0;
@@ -758,7 +747,7 @@ static void sched_cb(struct ev_loop *loop, ev_timer *w, int revents)
     for (cu_kreq *r = c->active.head; r && next != 0; r = r->next)
         if (r->cancelled)
             next = 0;
-    if (next != 0 && c->queued.head && !capped) {   /* capped: a completion kicks */
+    if (next != 0 && c->queued.head && !capped) { /* capped: a completion kicks */
         refill(c, ev_now(loop));
         next = c->tokens >= 1.0 ? 0 : (1.0 - c->tokens) / c->qps;
     }
@@ -780,8 +769,8 @@ static void sched_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 static int is_loopback_http(const char *server)
 {
-    return strncmp(server, "http://127.", 11) == 0 || strncmp(server, "http://localhost", 16) == 0 ||
-           strncmp(server, "http://[::1]", 12) == 0;
+    return strncmp(server, "http://127.", 11) == 0 ||
+           strncmp(server, "http://localhost", 16) == 0 || strncmp(server, "http://[::1]", 12) == 0;
 }
 
 cu_kclient *cu_kclient_new(struct ev_loop *loop, cu_kconfig *cfg, const cu_kclient_opts *o,
@@ -860,9 +849,10 @@ cu_kclient *cu_kclient_new(struct ev_loop *loop, cu_kconfig *cfg, const cu_kclie
         curl_free(nurl);
         curl_url_cleanup(u);
         if (!ok || !c->connect_to || !c->base_url) {
-            cu_diag_error(d, "kclient: cluster \"%s\": cannot use tls-server-name \"%s\" with "
-                          "server \"%s\"", cfg->cluster ? cfg->cluster : "",
-                          cfg->tls_server_name, cfg->server);
+            cu_diag_error(d,
+                          "kclient: cluster \"%s\": cannot use tls-server-name \"%s\" with "
+                          "server \"%s\"",
+                          cfg->cluster ? cfg->cluster : "", cfg->tls_server_name, cfg->server);
             goto fail;
         }
     }
@@ -898,7 +888,7 @@ void cu_kclient_free(cu_kclient *c)
     /* Every request still pending completes now, with error "client
      * closed" (or its result, if it had one), so that callers can free
      * what they attached to it. Callbacks must not start new requests. */
-    rq_list *lists[] = {&c->queued, &c->delayed, &c->active, &c->done};
+    rq_list *lists[] = { &c->queued, &c->delayed, &c->active, &c->done };
     for (size_t i = 0; i < 4; i++) {
         while (lists[i]->head) {
             cu_kreq *r = lists[i]->head;
@@ -965,11 +955,10 @@ static void enqueue(cu_kreq *r)
     kick(r->c);
 }
 
-cu_kreq *cu_kclient_request(cu_kclient *c, const char *method, const char *path,
-                            const char *body, size_t len, const char *content_type,
-                            cu_kdone_fn done, void *ud)
+cu_kreq *cu_kclient_request(cu_kclient *c, const char *method, const char *path, const char *body,
+                            size_t len, const char *content_type, cu_kdone_fn done, void *ud)
 {
-    static const char *const ok[] = {"GET", "POST", "PUT", "PATCH", "DELETE"};
+    static const char *const ok[] = { "GET", "POST", "PUT", "PATCH", "DELETE" };
     int known = 0;
     for (size_t i = 0; method && i < sizeof ok / sizeof ok[0]; i++)
         known |= strcmp(method, ok[i]) == 0;
@@ -1000,8 +989,8 @@ cu_kreq *cu_kclient_request(cu_kclient *c, const char *method, const char *path,
     return r;
 }
 
-cu_kreq *cu_kclient_stream(cu_kclient *c, const char *path, cu_kline_fn on_line,
-                           cu_kdone_fn done, void *ud)
+cu_kreq *cu_kclient_stream(cu_kclient *c, const char *path, cu_kline_fn on_line, cu_kdone_fn done,
+                           void *ud)
 {
     if (!on_line)
         return NULL;
@@ -1022,18 +1011,12 @@ void cu_kclient_cancel(cu_kreq *r)
     if (r->state == RQ_QUEUED || r->state == RQ_DELAYED)
         finalize(r, 0, "cancelled");
     else
-        kick(r->c);  /* RQ_ACTIVE: removed from the multi handle in sched_cb */
+        kick(r->c); /* RQ_ACTIVE: removed from the multi handle in sched_cb */
 }
 
-void cu_kclient_stats_get(const cu_kclient *c, cu_kclient_stats *out)
-{
-    *out = c->stats;
-}
+void cu_kclient_stats_get(const cu_kclient *c, cu_kclient_stats *out) { *out = c->stats; }
 
-struct ev_loop *cu_kclient_loop(const cu_kclient *c)
-{
-    return c->loop;
-}
+struct ev_loop *cu_kclient_loop(const cu_kclient *c) { return c->loop; }
 
 /* ---------------- PATCH flavours ---------------- */
 
@@ -1054,8 +1037,8 @@ static int q_escape(char *out, size_t cap, size_t *n, const char *s)
     static const char hex[] = "0123456789ABCDEF";
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
-        int plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                    ch == '-' || ch == '_' || ch == '.' || ch == '~';
+        int plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' || ch == '~';
         if (*n + (plain ? 1 : 3) >= cap)
             return -1;
         if (plain) {

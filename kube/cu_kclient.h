@@ -30,16 +30,16 @@ typedef struct cu_kreq cu_kreq;
 #define CU_KCLIENT_DEFAULT_BURST 1000
 
 typedef struct cu_kclient_opts {
-    double qps;                 /* 0: Kueue's default (CU_KCLIENT_DEFAULT_QPS) */
-    int burst;                  /* 0: Kueue's default (CU_KCLIENT_DEFAULT_BURST) */
-    int timeout_ms;             /* per request (not watches); 0: 30000 */
-    int max_retries;            /* 0: 5 */
-    size_t max_body;            /* response cap; 0: 64 MiB */
-    size_t max_line;            /* watch line cap; 0: 16 MiB */
-    const cu_clock *clock;      /* for credential expiry (exec plugins); NULL: the
+    double qps;            /* 0: Kueue's default (CU_KCLIENT_DEFAULT_QPS) */
+    int burst;             /* 0: Kueue's default (CU_KCLIENT_DEFAULT_BURST) */
+    int timeout_ms;        /* per request (not watches); 0: 30000 */
+    int max_retries;       /* 0: 5 */
+    size_t max_body;       /* response cap; 0: 64 MiB */
+    size_t max_line;       /* watch line cap; 0: 16 MiB */
+    const cu_clock *clock; /* for credential expiry (exec plugins); NULL: the
                                    loop's clock. Rate limiting and backoff always
                                    run on the loop's timers. */
-    uint64_t jitter_seed;       /* for deterministic tests */
+    uint64_t jitter_seed;  /* for deterministic tests */
     /* Optional: called at the end of every attempt (retries and watches
      * included) with the method ("GET" for a watch too; watch = 1), the
      * HTTP status (0: no response) and its duration. For metrics. */
@@ -55,11 +55,11 @@ typedef struct cu_kclient_opts {
 } cu_kclient_opts;
 
 typedef struct cu_kresp {
-    int code;                   /* HTTP status, 0 on a transport error */
-    const char *body;           /* borrowed, NUL-terminated; valid during the callback */
+    int code;         /* HTTP status, 0 on a transport error */
+    const char *body; /* borrowed, NUL-terminated; valid during the callback */
     size_t len;
-    const char *error;          /* transport error text, or NULL */
-    int retries;                /* how many retries it took */
+    const char *error; /* transport error text, or NULL */
+    int retries;       /* how many retries it took */
 } cu_kresp;
 
 typedef void (*cu_kdone_fn)(cu_kclient *c, const cu_kresp *r, void *ud);
@@ -86,15 +86,14 @@ struct ev_loop *cu_kclient_loop(const cu_kclient *c);
  * query ("/api/v1/namespaces/default/pods?limit=500"), body may be NULL,
  * content_type for the body (e.g. "application/merge-patch+json"). done
  * is called once. Returns a handle (valid until done runs) or NULL. */
-cu_kreq *cu_kclient_request(cu_kclient *c, const char *method, const char *path,
-                            const char *body, size_t len, const char *content_type,
-                            cu_kdone_fn done, void *ud);
+cu_kreq *cu_kclient_request(cu_kclient *c, const char *method, const char *path, const char *body,
+                            size_t len, const char *content_type, cu_kdone_fn done, void *ud);
 /* PATCH flavours and their content types. */
 typedef enum cu_patch_type {
-    CU_PATCH_MERGE = 0,      /* application/merge-patch+json (RFC 7386) */
-    CU_PATCH_JSON,           /* application/json-patch+json (RFC 6902; "test" ops guard) */
-    CU_PATCH_APPLY,          /* application/apply-patch+yaml (server-side apply; JSON is YAML) */
-    CU_PATCH_STRATEGIC       /* application/strategic-merge-patch+json (built-in kinds only) */
+    CU_PATCH_MERGE = 0, /* application/merge-patch+json (RFC 7386) */
+    CU_PATCH_JSON,      /* application/json-patch+json (RFC 6902; "test" ops guard) */
+    CU_PATCH_APPLY,     /* application/apply-patch+yaml (server-side apply; JSON is YAML) */
+    CU_PATCH_STRATEGIC  /* application/strategic-merge-patch+json (built-in kinds only) */
 } cu_patch_type;
 const char *cu_patch_content_type(cu_patch_type t);
 
@@ -112,18 +111,18 @@ cu_kreq *cu_kclient_patch(cu_kclient *c, const char *path, cu_patch_type t, cons
  * returned non-zero to stop it). A non-2xx answer is not split into lines:
  * done gets its code and body. A partial last line is dropped. No retries
  * and no request timeout. */
-cu_kreq *cu_kclient_stream(cu_kclient *c, const char *path, cu_kline_fn on_line,
-                           cu_kdone_fn done, void *ud);
+cu_kreq *cu_kclient_stream(cu_kclient *c, const char *path, cu_kline_fn on_line, cu_kdone_fn done,
+                           void *ud);
 /* Cancels a request; done is called with error "cancelled". */
 void cu_kclient_cancel(cu_kreq *r);
 
 typedef struct cu_kclient_stats {
-    uint64_t requests;          /* HTTP attempts sent (retries included) */
-    uint64_t retries;           /* attempts that were retries */
-    uint64_t throttled_ms;      /* time requests waited for the rate limiter */
-    uint64_t bytes_in;          /* response body bytes received */
-    uint64_t by_code[6];        /* per attempt: 0 transport/client errors, 1..5: 1xx..5xx */
-    uint64_t new_connections;   /* connections opened (CURLINFO_NUM_CONNECTS summed);
+    uint64_t requests;        /* HTTP attempts sent (retries included) */
+    uint64_t retries;         /* attempts that were retries */
+    uint64_t throttled_ms;    /* time requests waited for the rate limiter */
+    uint64_t bytes_in;        /* response body bytes received */
+    uint64_t by_code[6];      /* per attempt: 0 transport/client errors, 1..5: 1xx..5xx */
+    uint64_t new_connections; /* connections opened (CURLINFO_NUM_CONNECTS summed);
                                    with keep-alive it stays below requests */
 } cu_kclient_stats;
 void cu_kclient_stats_get(const cu_kclient *c, cu_kclient_stats *out);

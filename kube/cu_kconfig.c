@@ -37,14 +37,14 @@
 
 extern char **environ;
 
-#define KC_FILE_MAX ((size_t)1 << 20)      /* certs, keys, tokens */
-#define KC_EXEC_OUT_MAX ((size_t)1 << 20)  /* plugin stdout */
-#define KC_EXEC_ERR_MAX ((size_t)4096)     /* plugin stderr kept for messages */
+#define KC_FILE_MAX ((size_t)1 << 20)     /* certs, keys, tokens */
+#define KC_EXEC_OUT_MAX ((size_t)1 << 20) /* plugin stdout */
+#define KC_EXEC_ERR_MAX ((size_t)4096)    /* plugin stderr kept for messages */
 #define KC_EXEC_TIMEOUT_MS 60000
 #define KC_DEFAULT_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 struct cu_kcred {
-    char *cur;                 /* token handed out last (token file / exec) */
+    char *cur; /* token handed out last (token file / exec) */
     /* token file */
     int file_seen;
     dev_t dev;
@@ -53,16 +53,13 @@ struct cu_kcred {
     off_t size;
     /* exec plugin */
     int exec_valid;
-    int64_t exec_expiry_ms;    /* INT64_MAX: no expiry */
-    unsigned exec_runs;        /* for messages and tests */
+    int64_t exec_expiry_ms; /* INT64_MAX: no expiry */
+    unsigned exec_runs;     /* for messages and tests */
 };
 
 /* ---------------- small helpers ---------------- */
 
-static char *xstrdup(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
+static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
 /* Reads a whole file (at most max bytes) into a new NUL-terminated buffer;
  * caller frees. On failure returns NULL with errno-ish text in why. */
@@ -226,22 +223,22 @@ static cu_kconfig *kconfig_new(void)
 /* ---------------- kubeconfig files ---------------- */
 
 typedef struct kc_file {
-    const char *path;     /* arena-owned */
-    char *dir;            /* arena-owned */
-    const cu_node *root;  /* NULL: empty file */
+    const char *path;    /* arena-owned */
+    char *dir;           /* arena-owned */
+    const cu_node *root; /* NULL: empty file */
 } kc_file;
 
 typedef struct kc_set {
     cu_arena arena;
     kc_file *files;
     size_t n;
-    const char *what;     /* names the files in messages */
+    const char *what; /* names the files in messages */
 } kc_set;
 
 /* String field: returns CU_OK with *out NULL when absent or null, CU_EINVAL
  * (with a message) when present but not a scalar. */
-static cu_err get_str(const cu_node *map, const char *key, const char **out,
-                      const char *file, const char *where, cu_diag *d)
+static cu_err get_str(const cu_node *map, const char *key, const char **out, const char *file,
+                      const char *where, cu_diag *d)
 {
     *out = NULL;
     const cu_node *n = cu_node_get(map, key);
@@ -265,8 +262,8 @@ static cu_err check_shape(const kc_file *f, cu_diag *d)
         cu_diag_error(d, "%s: not a kubeconfig: the document is not a mapping", f->path);
         return CU_EINVAL;
     }
-    static const char *const lists[] = {"clusters", "users", "contexts"};
-    static const char *const inner[] = {"cluster", "user", "context"};
+    static const char *const lists[] = { "clusters", "users", "contexts" };
+    static const char *const inner[] = { "cluster", "user", "context" };
     for (size_t l = 0; l < 3; l++) {
         const cu_node *seq = cu_node_get(f->root, lists[l]);
         if (!seq || cu_node_is_null(seq))
@@ -279,8 +276,8 @@ static cu_err check_shape(const kc_file *f, cu_diag *d)
             const cu_node *it = seq->vals[i];
             const char *name = NULL;
             if (it->type != CU_NODE_MAP) {
-                cu_diag_error(d, "%s: %s[%zu]: must be a mapping (line %d)", f->path, lists[l],
-                              i, it->line);
+                cu_diag_error(d, "%s: %s[%zu]: must be a mapping (line %d)", f->path, lists[l], i,
+                              it->line);
                 return CU_EINVAL;
             }
             char where[64];
@@ -293,8 +290,8 @@ static cu_err check_shape(const kc_file *f, cu_diag *d)
             }
             const cu_node *body = cu_node_get(it, inner[l]);
             if (body && !cu_node_is_null(body) && body->type != CU_NODE_MAP) {
-                cu_diag_error(d, "%s: %s \"%s\": %s must be a mapping (line %d)", f->path,
-                              inner[l], name, inner[l], body->line);
+                cu_diag_error(d, "%s: %s \"%s\": %s must be a mapping (line %d)", f->path, inner[l],
+                              name, inner[l], body->line);
                 return CU_EINVAL;
             }
         }
@@ -359,8 +356,8 @@ static cu_err load_material(const cu_node *body, const char *key, const kc_file 
         if (p)
             *out = read_all(p, KC_FILE_MAX, NULL, &why);
         if (!*out) {
-            cu_diag_error(d, "%s: %s: %s \"%s\": cannot read: %s", f->path, what, key,
-                          p ? p : file, why);
+            cu_diag_error(d, "%s: %s: %s \"%s\": cannot read: %s", f->path, what, key, p ? p : file,
+                          why);
             free(p);
             return CU_EIO;
         }
@@ -408,7 +405,8 @@ static cu_err load_exec(const cu_node *ex, const kc_file *f, const char *where, 
     char w[512];
     snprintf(w, sizeof w, "%s.exec", where);
     const char *cmd = NULL, *api = NULL, *mode = NULL;
-    if (get_str(ex, "command", &cmd, f->path, w, d) || get_str(ex, "apiVersion", &api, f->path, w, d) ||
+    if (get_str(ex, "command", &cmd, f->path, w, d) ||
+        get_str(ex, "apiVersion", &api, f->path, w, d) ||
         get_str(ex, "interactiveMode", &mode, f->path, w, d))
         return CU_EINVAL;
     if (!cmd || !cmd[0]) {
@@ -417,14 +415,17 @@ static cu_err load_exec(const cu_node *ex, const kc_file *f, const char *where, 
     }
     if (!api || (strcmp(api, "client.authentication.k8s.io/v1") != 0 &&
                  strcmp(api, "client.authentication.k8s.io/v1beta1") != 0)) {
-        cu_diag_error(d, "%s: %s.apiVersion: %s%s%s is not supported (want "
-                      "client.authentication.k8s.io/v1 or v1beta1)", f->path, w,
-                      api ? "\"" : "", api ? api : "missing", api ? "\"" : "");
+        cu_diag_error(d,
+                      "%s: %s.apiVersion: %s%s%s is not supported (want "
+                      "client.authentication.k8s.io/v1 or v1beta1)",
+                      f->path, w, api ? "\"" : "", api ? api : "missing", api ? "\"" : "");
         return CU_EINVAL;
     }
     if (mode && strcmp(mode, "Never") != 0 && strcmp(mode, "IfAvailable") != 0) {
-        cu_diag_error(d, "%s: %s.interactiveMode: \"%s\" needs a terminal; a controller can only "
-                      "run plugins with Never or IfAvailable", f->path, w, mode);
+        cu_diag_error(d,
+                      "%s: %s.interactiveMode: \"%s\" needs a terminal; a controller can only "
+                      "run plugins with Never or IfAvailable",
+                      f->path, w, mode);
         return CU_EINVAL;
     }
     cu_kexec *e = calloc(1, sizeof(*e));
@@ -528,7 +529,8 @@ static cu_kconfig *build(kc_set *s, const char *context, cu_diag *d)
         return NULL;
     }
     if (!find_named(s, "clusters", "cluster", clname, &cl, &clf)) {
-        cu_diag_error(d, "%s: context \"%s\": cluster \"%s\" not found", ctxf->path, ctxname, clname);
+        cu_diag_error(d, "%s: context \"%s\": cluster \"%s\" not found", ctxf->path, ctxname,
+                      clname);
         return NULL;
     }
     if (usname && usname[0] && !find_named(s, "users", "user", usname, &us, &usf)) {
@@ -566,15 +568,18 @@ static cu_kconfig *build(kc_set *s, const char *context, cu_diag *d)
     c->tls_server_name = xstrdup(sni && sni[0] ? sni : NULL);
     const cu_node *ins = cu_node_get(cl, "insecure-skip-tls-verify");
     if (ins && !cu_node_is_null(ins) && cu_node_bool(ins, &c->insecure)) {
-        cu_diag_error(d, "%s: %s: insecure-skip-tls-verify must be true or false", clf->path, where);
+        cu_diag_error(d, "%s: %s: insecure-skip-tls-verify must be true or false", clf->path,
+                      where);
         goto fail;
     }
     if (load_material(cl, "certificate-authority", clf, where, &c->ca_pem, d))
         goto fail;
     if (c->insecure && c->ca_pem) {
         /* kubectl refuses this combination */
-        cu_diag_error(d, "%s: %s: insecure-skip-tls-verify and a certificate authority are both "
-                      "set; use one", clf->path, where);
+        cu_diag_error(d,
+                      "%s: %s: insecure-skip-tls-verify and a certificate authority are both "
+                      "set; use one",
+                      clf->path, where);
         goto fail;
     }
 
@@ -601,13 +606,17 @@ static cu_kconfig *build(kc_set *s, const char *context, cu_diag *d)
         if (ex && !cu_node_is_null(ex) && load_exec(ex, usf, where, &c->exec, d))
             goto fail;
         if (cu_node_get(us, "auth-provider")) {
-            cu_diag_error(d, "%s: %s: auth-provider plugins are not supported; use an exec "
-                          "credential plugin", usf->path, where);
+            cu_diag_error(d,
+                          "%s: %s: auth-provider plugins are not supported; use an exec "
+                          "credential plugin",
+                          usf->path, where);
             goto fail;
         }
         if (cu_node_get(us, "username") || cu_node_get(us, "password"))
-            cu_diag_warn(d, "%s: %s: basic authentication (username/password) is not supported "
-                         "and is ignored", usf->path, where);
+            cu_diag_warn(d,
+                         "%s: %s: basic authentication (username/password) is not supported "
+                         "and is ignored",
+                         usf->path, where);
     }
     return c;
 fail:
@@ -663,7 +672,8 @@ cu_kconfig *cu_kconfig_load(const char *path, const char *context, cu_diag *d)
             s.what = cu_arena_printf(&s.arena, "KUBECONFIG=%s", kc);
             list = strdup(kc);
             char *save = NULL;
-            for (char *p = list ? strtok_r(list, ":", &save) : NULL; p; p = strtok_r(NULL, ":", &save)) {
+            for (char *p = list ? strtok_r(list, ":", &save) : NULL; p;
+                 p = strtok_r(NULL, ":", &save)) {
                 if (!p[0] || !file_exists(p))
                     continue; /* kubectl skips missing files in the list */
                 int dup = 0;
@@ -690,8 +700,10 @@ cu_kconfig *cu_kconfig_load(const char *path, const char *context, cu_diag *d)
                 c = cu_kconfig_in_cluster(NULL, d);
                 goto out;
             }
-            cu_diag_error(d, "%s: no kubeconfig file found, and not running in a cluster "
-                          "(KUBERNETES_SERVICE_HOST is not set)", s.what);
+            cu_diag_error(d,
+                          "%s: no kubeconfig file found, and not running in a cluster "
+                          "(KUBERNETES_SERVICE_HOST is not set)",
+                          s.what);
             goto out;
         }
     }
@@ -711,12 +723,13 @@ cu_kconfig *cu_kconfig_in_cluster(const char *token_dir, cu_diag *d)
     const char *port = getenv("KUBERNETES_SERVICE_PORT");
     if (!host || !host[0] || !port || !port[0]) {
         cu_diag_error(d, "in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must "
-                      "both be set");
+                         "both be set");
         return NULL;
     }
     for (const char *p = port; *p; p++)
         if (*p < '0' || *p > '9') {
-            cu_diag_error(d, "in-cluster: KUBERNETES_SERVICE_PORT \"%s\" is not a port number", port);
+            cu_diag_error(d, "in-cluster: KUBERNETES_SERVICE_PORT \"%s\" is not a port number",
+                          port);
             return NULL;
         }
     cu_kconfig *c = kconfig_new();
@@ -753,8 +766,8 @@ cu_kconfig *cu_kconfig_in_cluster(const char *token_dir, cu_diag *d)
         goto fail;
     }
     if (!file_exists(c->token_file)) {
-        cu_diag_error(d, "in-cluster: %s: cannot read the service account token: %s",
-                      c->token_file, strerror(errno));
+        cu_diag_error(d, "in-cluster: %s: cannot read the service account token: %s", c->token_file,
+                      strerror(errno));
         goto fail;
     }
     char *ns = read_all(nsf, 4096, NULL, &why);
@@ -790,7 +803,8 @@ static cu_err exec_run(const cu_kconfig *c, char **out, cu_diag *d)
     char info[256];
     snprintf(info, sizeof info,
              "KUBERNETES_EXEC_INFO={\"apiVersion\":\"%s\",\"kind\":\"ExecCredential\","
-             "\"spec\":{\"interactive\":false}}", e->api_version);
+             "\"spec\":{\"interactive\":false}}",
+             e->api_version);
     if (!envp || !argv) {
         free(envp);
         free(argv);
@@ -816,7 +830,7 @@ static cu_err exec_run(const cu_kconfig *c, char **out, cu_diag *d)
     for (size_t i = 0; i < e->nargs; i++)
         argv[i + 1] = e->args[i];
 
-    int po[2] = {-1, -1}, pe[2] = {-1, -1};
+    int po[2] = { -1, -1 }, pe[2] = { -1, -1 };
     if (pipe(po) || pipe(pe)) {
         cu_diag_error(d, "user \"%s\": exec plugin \"%s\": pipe: %s", c->user ? c->user : "",
                       e->command, strerror(errno));
@@ -850,7 +864,7 @@ static cu_err exec_run(const cu_kconfig *c, char **out, cu_diag *d)
     cu_buf_init(&eb, 0);
     int64_t deadline = cu_clock_mono_ms() + KC_EXEC_TIMEOUT_MS;
     int open_fds = 2, timed_out = 0, too_big = 0;
-    struct pollfd pf[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+    struct pollfd pf[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
     while (open_fds > 0) {
         int64_t left = deadline - cu_clock_mono_ms();
         if (left <= 0) {
@@ -952,8 +966,8 @@ static cu_err exec_refresh(cu_kconfig *c, cu_diag *d)
     err = cu_doc_parse(fname, out, strlen(out), &a, &docs, &nd, &pd);
     free(out);
     if (err) {
-        cu_diag_error(d, "user \"%s\": %s is not an ExecCredential JSON document: %s", who,
-                      fname, pd.n ? pd.msgs[0] : cu_strerror(err));
+        cu_diag_error(d, "user \"%s\": %s is not an ExecCredential JSON document: %s", who, fname,
+                      pd.n ? pd.msgs[0] : cu_strerror(err));
         cu_diag_free(&pd);
         goto done;
     }
@@ -987,14 +1001,16 @@ static cu_err exec_refresh(cu_kconfig *c, cu_diag *d)
         goto done;
     }
     if (!(tok && tok[0]) && !cert) {
-        cu_diag_error(d, "user \"%s\": %s: status has neither token nor clientCertificateData",
-                      who, fname);
+        cu_diag_error(d, "user \"%s\": %s: status has neither token nor clientCertificateData", who,
+                      fname);
         goto done;
     }
     int64_t expiry = INT64_MAX;
     if (exp && cu_time_parse(exp, &expiry)) {
-        cu_diag_error(d, "user \"%s\": %s: status.expirationTimestamp \"%s\" is not an RFC 3339 "
-                      "time", who, fname, exp);
+        cu_diag_error(d,
+                      "user \"%s\": %s: status.expirationTimestamp \"%s\" is not an RFC 3339 "
+                      "time",
+                      who, fname, exp);
         goto done;
     }
     free(k->cur);

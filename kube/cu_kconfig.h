@@ -16,27 +16,29 @@
 
 #include "cu_base.h"
 
-typedef struct cu_kexec {            /* users[].user.exec */
+typedef struct cu_kexec { /* users[].user.exec */
     char *command;
-    char **args; size_t nargs;
-    char **env; size_t nenv;          /* "NAME=value" */
+    char **args;
+    size_t nargs;
+    char **env;
+    size_t nenv; /* "NAME=value" */
     char *api_version;
     int interactive_never;
 } cu_kexec;
 
 typedef struct cu_kconfig {
-    char *server;                     /* "https://127.0.0.1:6443" */
-    char *context, *cluster, *user;   /* names, for messages */
-    char *namespace_;                 /* context namespace or "default" */
+    char *server;                   /* "https://127.0.0.1:6443" */
+    char *context, *cluster, *user; /* names, for messages */
+    char *namespace_;               /* context namespace or "default" */
     /* TLS */
     int insecure;
-    char *ca_pem;                     /* CA bundle (PEM), NULL = system */
-    char *cert_pem, *key_pem;         /* client certificate, NULL when none */
+    char *ca_pem;             /* CA bundle (PEM), NULL = system */
+    char *cert_pem, *key_pem; /* client certificate, NULL when none */
     char *tls_server_name;
     /* auth */
-    char *token;                      /* static token */
-    char *token_file;                 /* re-read when modified */
-    cu_kexec *exec;                   /* exec plugin, NULL when none */
+    char *token;      /* static token */
+    char *token_file; /* re-read when modified */
+    cu_kexec *exec;   /* exec plugin, NULL when none */
     int in_cluster;
     /* Private to cu_kconfig.c: the cached credential (token file state,
      * exec plugin result and its expiry). Callers leave it alone. */

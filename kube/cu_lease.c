@@ -41,7 +41,7 @@ typedef struct lreq {
     cu_kreq *r;
     int kind;
     int cancelled;
-    int64_t sent_ms;        /* monotonic */
+    int64_t sent_ms; /* monotonic */
 } lreq;
 
 struct cu_lease {
@@ -58,12 +58,12 @@ struct cu_lease {
     int have;
     char *rv, *holder, *acquire;
     int transitions, dur_s;
-    int64_t observed_ms;    /* monotonic, when that record was first seen */
+    int64_t observed_ms; /* monotonic, when that record was first seen */
 
     int leading;
-    int64_t ok_sent_ms;     /* when the last successful write was sent */
-    lreq *cur;              /* the request in flight (not cancelled) */
-    int pending;            /* requests whose done has not run yet */
+    int64_t ok_sent_ms; /* when the last successful write was sent */
+    lreq *cur;          /* the request in flight (not cancelled) */
+    int pending;        /* requests whose done has not run yet */
 
     ev_timer tick, deadline, later;
     int stopped, freeing, depth;
@@ -72,10 +72,7 @@ struct cu_lease {
 };
 
 /* The loop the client runs on. */
-static struct ev_loop *client_loop(cu_kclient *c)
-{
-    return cu_kclient_loop(c);
-}
+static struct ev_loop *client_loop(cu_kclient *c) { return cu_kclient_loop(c); }
 
 static char *xstrdup(const char *s)
 {
@@ -97,10 +94,7 @@ static void set_str(char **dst, const char *s)
     }
 }
 
-static int lease_dur_s(const cu_lease *l)
-{
-    return (l->lease_ms + 999) / 1000;
-}
+static int lease_dur_s(const cu_lease *l) { return (l->lease_ms + 999) / 1000; }
 
 /* ---- lifetime ---- */
 
@@ -136,7 +130,7 @@ static void cancel_cur(cu_lease *l)
         return;
     l->cur = NULL;
     q->cancelled = 1;
-    cu_kclient_cancel(q->r);   /* q may be gone after this */
+    cu_kclient_cancel(q->r); /* q may be gone after this */
 }
 
 static void stop_leading(cu_lease *l)
@@ -199,9 +193,9 @@ static char *lease_body(cu_lease *l, const char *rv, int release)
             transitions++;
         json_object_object_add(sp, "holderIdentity", json_object_new_string(l->id));
         json_object_object_add(sp, "leaseDurationSeconds", json_object_new_int(lease_dur_s(l)));
-        json_object_object_add(sp, "acquireTime", json_object_new_string(
-                                                       mine && l->acquire && *l->acquire
-                                                           ? l->acquire : now));
+        json_object_object_add(
+            sp, "acquireTime",
+            json_object_new_string(mine && l->acquire && *l->acquire ? l->acquire : now));
     }
     json_object_object_add(sp, "renewTime", json_object_new_string(now));
     json_object_object_add(sp, "leaseTransitions", json_object_new_int(transitions));
@@ -288,8 +282,8 @@ static void req_done(cu_kclient *c, const cu_kresp *r, void *ud)
     if (q->cancelled || l->freeing)
         goto out;
     int64_t now = cu_clock_mono_ms();
-    json_object *obj = r->body && (r->code == 200 || r->code == 201)
-                           ? cu_json_parse_str(r->body) : NULL;
+    json_object *obj =
+        r->body && (r->code == 200 || r->code == 201) ? cu_json_parse_str(r->body) : NULL;
     switch (q->kind) {
     case RQ_GET:
         if (r->code == 404) {
@@ -329,9 +323,9 @@ static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     if (l->stopped || l->cur)
-        return;   /* one attempt at a time */
+        return; /* one attempt at a time */
     if (l->leading && l->have)
-        write_lease(l, RQ_UPDATE);   /* fast path: renew with the RV we hold */
+        write_lease(l, RQ_UPDATE); /* fast path: renew with the RV we hold */
     else
         lsend(l, RQ_GET, "GET", l->path, NULL);
 }
@@ -346,7 +340,7 @@ static void deadline_cb(struct ev_loop *loop, ev_timer *w, int revents)
     l->depth++;
     /* no renewal within renew_ms: stop before the lease can expire for others */
     cancel_cur(l);
-    l->have = 0;        /* next attempt starts from a fresh GET */
+    l->have = 0; /* next attempt starts from a fresh GET */
     stop_leading(l);
     l->depth--;
     reap(l);
@@ -453,16 +447,12 @@ cu_lease *cu_lease_start(cu_kclient *c, const cu_lease_opts *o, cu_diag *d)
         return NULL;
     }
     snprintf(l->coll, pn, "/apis/coordination.k8s.io/v1/namespaces/%s/leases", o->ns);
-    snprintf(l->path, pn, "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", o->ns,
-             o->name);
-    ev_timer_start(l->loop, &l->tick);   /* first attempt on the next loop iteration */
+    snprintf(l->path, pn, "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", o->ns, o->name);
+    ev_timer_start(l->loop, &l->tick); /* first attempt on the next loop iteration */
     return l;
 }
 
-int cu_lease_leading(const cu_lease *l)
-{
-    return l && l->leading;
-}
+int cu_lease_leading(const cu_lease *l) { return l && l->leading; }
 
 void cu_lease_release(cu_lease *l, void (*done)(void *ud), void *ud)
 {
@@ -478,7 +468,7 @@ void cu_lease_release(cu_lease *l, void (*done)(void *ud), void *ud)
     cancel_cur(l);
     stop_leading(l);
     if (l->freeing)
-        goto out;   /* freed from on_stopped: no more callbacks */
+        goto out; /* freed from on_stopped: no more callbacks */
     if (was && l->have) {
         write_lease(l, RQ_RELEASE);
         if (l->cur)
@@ -498,7 +488,7 @@ void cu_lease_free(cu_lease *l)
     l->depth++;
     l->freeing = 1;
     l->stopped = 1;
-    l->leading = 0;   /* no callbacks from here on */
+    l->leading = 0; /* no callbacks from here on */
     ev_timer_stop(l->loop, &l->tick);
     ev_timer_stop(l->loop, &l->deadline);
     ev_timer_stop(l->loop, &l->later);

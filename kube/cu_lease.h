@@ -15,12 +15,12 @@
 typedef struct cu_lease cu_lease;
 
 typedef struct cu_lease_opts {
-    const char *ns;             /* "kueue-system" */
-    const char *name;           /* "c1f6bfd2.kueue.x-k8s.io" (Kueue's) */
-    const char *identity;       /* hostname_uuid */
-    int lease_ms, renew_ms, retry_ms;   /* 0: 15000, 10000, 2000 */
-    void (*on_started)(cu_lease *l, void *ud);   /* became leader */
-    void (*on_stopped)(cu_lease *l, void *ud);   /* lost or gave up leadership */
+    const char *ns;                            /* "kueue-system" */
+    const char *name;                          /* "c1f6bfd2.kueue.x-k8s.io" (Kueue's) */
+    const char *identity;                      /* hostname_uuid */
+    int lease_ms, renew_ms, retry_ms;          /* 0: 15000, 10000, 2000 */
+    void (*on_started)(cu_lease *l, void *ud); /* became leader */
+    void (*on_stopped)(cu_lease *l, void *ud); /* lost or gave up leadership */
     void *ud;
 } cu_lease_opts;
 

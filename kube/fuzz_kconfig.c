@@ -37,8 +37,8 @@ static char dir[64], f1[96], f2[96], both[200], twice[200];
 
 static void cleanup(void)
 {
-    static const char *const names[] = { "a.yaml", "b.yaml", "ca.crt", "token", "client.crt",
-                                         "client.key" };
+    static const char *const names[] = { "a.yaml", "b.yaml",     "ca.crt",
+                                         "token",  "client.crt", "client.key" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char p[160];
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);

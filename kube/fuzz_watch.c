@@ -202,7 +202,8 @@ static void feed_watch(const char *s, size_t n)
             must(find(key) >= 0);
         if (named && !strcmp(type, "DELETED"))
             must(find(key) < 0);
-        if (rv && *rv && (!strcmp(type, "BOOKMARK") || (named && (add_mod || !strcmp(type, "DELETED")))))
+        if (rv && *rv &&
+            (!strcmp(type, "BOOKMARK") || (named && (add_mod || !strcmp(type, "DELETED")))))
             must(strcmp(cu_informer_rv(inf), rv) == 0);
     }
     json_object_put(ev);

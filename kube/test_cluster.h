@@ -20,7 +20,7 @@ typedef struct cluster {
 
 static void sleep_ms(int ms)
 {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
     nanosleep(&ts, NULL);
 }
 
@@ -65,10 +65,7 @@ static int run_until(cluster *k, int (*pred)(void *), void *ud, int timeout_ms)
     return ok;
 }
 
-static void run_for(cluster *k, int ms)
-{
-    run_until(k, NULL, NULL, ms);
-}
+static void run_for(cluster *k, int ms) { run_until(k, NULL, NULL, ms); }
 
 typedef struct sreq {
     int done, code;
@@ -84,21 +81,18 @@ static void sreq_done(cu_kclient *c, const cu_kresp *r, void *ud)
     s->body = r->body ? strdup(r->body) : NULL;
 }
 
-static int sreq_is_done(void *ud)
-{
-    return ((sreq *)ud)->done;
-}
+static int sreq_is_done(void *ud) { return ((sreq *)ud)->done; }
 
 /* A request run to completion; returns the status, *out (if asked) the
  * body (caller frees). */
 static int kreq(cluster *k, const char *method, const char *path, const char *body, char **out)
 {
-    sreq s = {0, 0, NULL};
-    const char *ct = !body ? NULL
+    sreq s = { 0, 0, NULL };
+    const char *ct = !body                          ? NULL
                      : strcmp(method, "PATCH") == 0 ? "application/merge-patch+json"
-                                                     : "application/json";
-    cu_kreq *r = cu_kclient_request(k->c, method, path, body, body ? strlen(body) : 0, ct,
-                                    sreq_done, &s);
+                                                    : "application/json";
+    cu_kreq *r =
+        cu_kclient_request(k->c, method, path, body, body ? strlen(body) : 0, ct, sreq_done, &s);
     assert_non_null(r);
     assert_true(run_until(k, sreq_is_done, &s, 15000));
     if (out)
@@ -128,8 +122,10 @@ static int cluster_start(cluster *k)
     char bin[600];
     cueue_bin(bin, sizeof bin);
     if (access(bin, X_OK) != 0) {
-        fprintf(stderr, TEST_NAME ": no cueue binary at %s (build target cueue or set "
-                        "CUEUE_BIN)\n", bin);
+        fprintf(stderr,
+                TEST_NAME ": no cueue binary at %s (build target cueue or set "
+                          "CUEUE_BIN)\n",
+                bin);
         return -1;
     }
     k->pid = fork();

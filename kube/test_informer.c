@@ -43,8 +43,10 @@
 static void mk_ns(cluster *k, const char *ns)
 {
     char b[256];
-    snprintf(b, sizeof b, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
-                          "\"%s\"}}", ns);
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+             "\"%s\"}}",
+             ns);
     int code = kreq(k, "POST", "/api/v1/namespaces", b, NULL);
     assert_true(code == 201 || code == 200);
 }
@@ -91,9 +93,9 @@ typedef struct rec {
 typedef struct recorder {
     rec r[512];
     int n;
-    int synced;            /* on_synced calls */
-    int n_at_sync;         /* events before on_synced */
-    int want;              /* for wait_events */
+    int synced;    /* on_synced calls */
+    int n_at_sync; /* events before on_synced */
+    int want;      /* for wait_events */
 } recorder;
 
 static const char *js(json_object *o, const char *k)
@@ -127,10 +129,7 @@ static void on_synced(cu_informer *inf, void *ud)
     R->n_at_sync = R->n;
 }
 
-static int is_synced(void *ud)
-{
-    return ((recorder *)ud)->synced > 0;
-}
+static int is_synced(void *ud) { return ((recorder *)ud)->synced > 0; }
 
 static int has_events(void *ud)
 {
@@ -203,7 +202,7 @@ static void test_list_paginated(void **state)
 {
     cluster *k = *state;
     mk_ns(k, "inf-page");
-    const char *names[] = {"cm-0", "cm-1", "cm-2", "cm-3", "cm-4"};
+    const char *names[] = { "cm-0", "cm-1", "cm-2", "cm-3", "cm-4" };
     for (int i = 0; i < 5; i++) {
         char v[8];
         snprintf(v, sizeof v, "%d", i);
@@ -218,7 +217,7 @@ static void test_list_paginated(void **state)
     assert_int_equal(R->synced, 1);
     assert_int_equal(R->n_at_sync, 5); /* synced only after the whole list */
     assert_int_equal(R->n, 5);
-    int seen[5] = {0};
+    int seen[5] = { 0 };
     for (int i = 0; i < R->n; i++) {
         assert_int_equal(R->r[i].ev, CU_IEV_ADDED);
         assert_string_equal(R->r[i].ns, "inf-page");
@@ -295,10 +294,10 @@ static void test_resume_after_drop(void **state)
     cu_informer_stats_get(inf, &before);
 
     fault(k, "{\"dropWatches\":true}");
-    set_v(k, "inf-drop", "a", "2");      /* while the watch is down or coming back */
+    set_v(k, "inf-drop", "a", "2"); /* while the watch is down or coming back */
     mk_cm(k, "inf-drop", "d", "x", "1");
     wait_events(k, R, 5);
-    fault(k, "{\"dropWatches\":true}");  /* twice */
+    fault(k, "{\"dropWatches\":true}"); /* twice */
     rm_cm(k, "inf-drop", "b");
     wait_events(k, R, 6);
     run_for(k, 500);
@@ -341,7 +340,7 @@ static void relist_case(cluster *k, const char *ns, int drop)
     if (drop)
         fault(k, "{\"dropWatches\":true}"); /* ends when the stall ends; re-watch -> HTTP 410 */
     run_for(k, 200);
-    assert_int_equal(R->n, 4); /* nothing seen while stalled */
+    assert_int_equal(R->n, 4);            /* nothing seen while stalled */
     fault(k, "{\"stallWatches\":false}"); /* without drop: in-stream ERROR 410 */
 
     wait_events(k, R, 8);
@@ -383,15 +382,9 @@ static void relist_case(cluster *k, const char *ns, int drop)
     free(R);
 }
 
-static void test_relist_after_410_in_stream(void **state)
-{
-    relist_case(*state, "inf-410a", 0);
-}
+static void test_relist_after_410_in_stream(void **state) { relist_case(*state, "inf-410a", 0); }
 
-static void test_relist_after_410_on_watch(void **state)
-{
-    relist_case(*state, "inf-410b", 1);
-}
+static void test_relist_after_410_on_watch(void **state) { relist_case(*state, "inf-410b", 1); }
 
 /* churn elsewhere moves the global RV, so the cluster sends bookmarks */
 typedef struct churn {
@@ -413,10 +406,12 @@ static void churn_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     char b[256];
-    snprintf(b, sizeof b, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
-                          "\"churn-%d\"}}", ch->n++);
-    cu_kclient_request(ch->k->c, "POST", "/api/v1/namespaces/inf-churn/configmaps", b,
-                       strlen(b), "application/json", churn_done, NULL);
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+             "\"churn-%d\"}}",
+             ch->n++);
+    cu_kclient_request(ch->k->c, "POST", "/api/v1/namespaces/inf-churn/configmaps", b, strlen(b),
+                       "application/json", churn_done, NULL);
 }
 
 static int restarted(void *ud)
@@ -432,7 +427,7 @@ static void test_silent_watch_restart(void **state)
     mk_ns(k, "inf-quiet");
     mk_ns(k, "inf-churn");
     mk_cm(k, "inf-quiet", "a", "x", "1");
-    churn ch = {k, {0}, 0};
+    churn ch = { k, { 0 }, 0 };
     ev_timer_init(&ch.t, churn_cb, 0.1, 0.1);
     ev_timer_start(k->loop, &ch.t);
 
@@ -482,8 +477,7 @@ static void test_selectors(void **state)
     mk_cm(k, "inf-sel", "other", "cache", "1");
     recorder *R = calloc(1, sizeof *R);
     /* needs encoding: spaces, parentheses, commas, '!' and '=' */
-    cu_informer *inf = start(k, R, "inf-sel", 1, 0, "app in (web, db)",
-                             "metadata.name!=web-2");
+    cu_informer *inf = start(k, R, "inf-sel", 1, 0, "app in (web, db)", "metadata.name!=web-2");
     assert_int_equal(R->n, 2);
     int w1 = 0, d1 = 0;
     for (int i = 0; i < 2; i++) {
@@ -493,8 +487,8 @@ static void test_selectors(void **state)
     assert_int_equal(w1, 1);
     assert_int_equal(d1, 1);
     mk_cm(k, "inf-sel", "web-3", "web", "1");
-    set_v(k, "inf-sel", "web-2", "2");                                 /* excluded by field */
-    set_v(k, "inf-sel", "other", "2");                                 /* excluded by label */
+    set_v(k, "inf-sel", "web-2", "2"); /* excluded by field */
+    set_v(k, "inf-sel", "other", "2"); /* excluded by label */
     patch_cm(k, "inf-sel", "other", "{\"metadata\":{\"labels\":{\"app\":\"web\"}}}"); /* enters */
     patch_cm(k, "inf-sel", "db-1", "{\"metadata\":{\"labels\":{\"app\":\"gone\"}}}"); /* leaves */
     wait_events(k, R, 5);
@@ -547,15 +541,9 @@ static void cont_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *u
     }
 }
 
-static void cont_synced(cu_informer *inf, void *ud)
-{
-    on_synced(inf, &((cont_ctx *)ud)->R);
-}
+static void cont_synced(cu_informer *inf, void *ud) { on_synced(inf, &((cont_ctx *)ud)->R); }
 
-static int cont_is_synced(void *ud)
-{
-    return ((cont_ctx *)ud)->R.synced > 0;
-}
+static int cont_is_synced(void *ud) { return ((cont_ctx *)ud)->R.synced > 0; }
 
 static void test_continue_expired_restarts_list(void **state)
 {
@@ -584,7 +572,7 @@ static void test_continue_expired_restarts_list(void **state)
     assert_int_equal(x->step, 3);
     assert_int_equal(x->R.n, 3); /* a, b, c once each */
     assert_int_equal(x->R.n_at_sync, 3);
-    const char *want[] = {"a", "b", "c"};
+    const char *want[] = { "a", "b", "c" };
     for (int i = 0; i < 3; i++)
         expect(&x->R.r[i], CU_IEV_ADDED, want[i], "1");
     cu_informer_stats st;
@@ -635,8 +623,10 @@ static void mk_cm_with(cluster *k, const char *ns, const char *name, const char 
     size_t n = strlen(more) + 256;
     char *b = malloc(n), p[256];
     assert_non_null(b);
-    snprintf(b, n, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"},"
-                   "\"data\":{\"v\":\"deep\"}%s}", name, more);
+    snprintf(b, n,
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"},"
+             "\"data\":{\"v\":\"deep\"}%s}",
+             name, more);
     snprintf(p, sizeof p, "/api/v1/namespaces/%s/configmaps", ns);
     assert_int_equal(kreq(k, "POST", p, b, NULL), 201);
     free(b);
@@ -709,15 +699,16 @@ static void test_bad_items_left_out(void **state)
     size_t n = strlen(too_deep) + strlen(deep) + 1024;
     char *body = malloc(n);
     assert_non_null(body);
-    snprintf(body, n,
-             "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":"
-             "\"7\"},\"items\":[ {\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}},"
-             "{\"metadata\":{\"name\":\"b\"},\"x\":tru},"
-             "{\"metadata\":{\"name\":\"c\"},\"x\":%s},"
-             "{\"metadata\":{}}, 5, \"s\\\"]}\", "
-             "{\"metadata\":{\"name\":\"d\",\"resourceVersion\":\"2\"},\"x\":%s},"
-             "{\"metadata\":{\"name\":\"e\",\"resourceVersion\":\"3\"},\"data\":{\"v\":\"]}\\\"\"}} ]}",
-             too_deep, deep);
+    snprintf(
+        body, n,
+        "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":"
+        "\"7\"},\"items\":[ {\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}},"
+        "{\"metadata\":{\"name\":\"b\"},\"x\":tru},"
+        "{\"metadata\":{\"name\":\"c\"},\"x\":%s},"
+        "{\"metadata\":{}}, 5, \"s\\\"]}\", "
+        "{\"metadata\":{\"name\":\"d\",\"resourceVersion\":\"2\"},\"x\":%s},"
+        "{\"metadata\":{\"name\":\"e\",\"resourceVersion\":\"3\"},\"data\":{\"v\":\"]}\\\"\"}} ]}",
+        too_deep, deep);
     nskips = 0;
     cu_informer_feed(inf, 0, body, strlen(body));
     assert_int_equal(R->synced, 1);
@@ -732,8 +723,10 @@ static void test_bad_items_left_out(void **state)
     static const char bad_line[] = "{\"type\":\"ADDED\",\"object\":{\"metadata\":";
     cu_informer_feed(inf, 1, bad_line, strlen(bad_line));
     assert_int_equal(nskips, 6);
-    snprintf(body, n, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"f\","
-                      "\"resourceVersion\":\"9\"},\"x\":%s}}", deep);
+    snprintf(body, n,
+             "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"f\","
+             "\"resourceVersion\":\"9\"},\"x\":%s}}",
+             deep);
     cu_informer_feed(inf, 1, body, strlen(body));
     assert_int_equal(R->n, 4);
     expect(&R->r[3], CU_IEV_ADDED, "f", NULL);
@@ -772,7 +765,7 @@ static void test_too_large(void **state)
     }
     cu_kclient_opts ko;
     memset(&ko, 0, sizeof ko);
-    ko.max_body = 4500;   /* two or three items a page */
+    ko.max_body = 4500; /* two or three items a page */
     ko.max_line = 3000;
     cu_diag d;
     cu_diag_init(&d);
@@ -798,7 +791,7 @@ static void test_too_large(void **state)
     assert_non_null(strstr(last_skip, "listing with pages of"));
     if (took > 3000)
         fail_msg("the LIST with smaller pages took %lld ms (backing off?)", (long long)took);
-    mk_cm_size(k, "inf-big", "big", 3000);   /* a longer watch line than the client takes */
+    mk_cm_size(k, "inf-big", "big", 3000); /* a longer watch line than the client takes */
     wait_events(k, R, 6);
     expect(&R->r[5], CU_IEV_ADDED, "big", "deep");
     assert_no_duplicates(R);
@@ -818,12 +811,12 @@ static void test_bad_options(void **state)
         int has_cb;
         const char *want;
     } cases[] = {
-        {NULL, 0, 0, 1, "path: must be an API collection path"},
-        {"api/v1/configmaps", 0, 0, 1, "path: must be an API collection path"},
-        {"/api/v1/configmaps?limit=3", 0, 0, 1, "path: must not carry a query"},
-        {"/api/v1/configmaps", -1, 0, 1, "page_size: must be >= 0 (got -1)"},
-        {"/api/v1/configmaps", 0, -5, 1, "silence_ms: must be >= 0 (got -5)"},
-        {"/api/v1/configmaps", 0, 0, 0, "on_event: missing"},
+        { NULL, 0, 0, 1, "path: must be an API collection path" },
+        { "api/v1/configmaps", 0, 0, 1, "path: must be an API collection path" },
+        { "/api/v1/configmaps?limit=3", 0, 0, 1, "path: must not carry a query" },
+        { "/api/v1/configmaps", -1, 0, 1, "page_size: must be >= 0 (got -1)" },
+        { "/api/v1/configmaps", 0, -5, 1, "silence_ms: must be >= 0 (got -5)" },
+        { "/api/v1/configmaps", 0, 0, 0, "on_event: missing" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cu_informer_opts o;

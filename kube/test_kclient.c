@@ -34,20 +34,17 @@
 
 typedef struct server {
     pid_t pid;
-    char kc[512];        /* kubeconfig written by the server */
+    char kc[512]; /* kubeconfig written by the server */
 } server;
 
 typedef struct world {
     char dir[256];
     char bin[512];
-    server plain;        /* http, --admin */
-    server tls;          /* https, --token-file, --admin */
+    server plain; /* http, --admin */
+    server tls;   /* https, --token-file, --admin */
 } world;
 
-static double now_s(void)
-{
-    return (double)cu_clock_mono_ns() / 1e9;
-}
+static double now_s(void) { return (double)cu_clock_mono_ns() / 1e9; }
 
 static int start_server(world *w, server *s, const char *name, const char *const *extra)
 {
@@ -78,7 +75,7 @@ static int start_server(world *w, server *s, const char *name, const char *const
         execv(w->bin, (char *const *)argv);
         _exit(127);
     }
-    for (int i = 0; i < 200; i++) {  /* up to 10 s */
+    for (int i = 0; i < 200; i++) { /* up to 10 s */
         struct stat st;
         if (stat(s->kc, &st) == 0)
             return 0;
@@ -88,7 +85,7 @@ static int start_server(world *w, server *s, const char *name, const char *const
             s->pid = 0;
             return -1;
         }
-        nanosleep(&(struct timespec){0, 50000000}, NULL);
+        nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
     }
     return -1;
 }
@@ -131,7 +128,7 @@ static int group_setup(void **state)
     FILE *f = fopen(tok, "w");
     fputs("# tokens\nsecret-token-1,admin,1\nsecond-token\n", f);
     fclose(f);
-    const char *tls_args[] = {"--tls", "--token-file", tok, NULL};
+    const char *tls_args[] = { "--tls", "--token-file", tok, NULL };
     if (start_server(w, &w->plain, "plain", NULL) || start_server(w, &w->tls, "tls", tls_args)) {
         stop_server(&w->plain);
         stop_server(&w->tls);
@@ -195,7 +192,7 @@ static void wake_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static int run_until(t *x, const int *flag, double timeout_s)
 {
     double end = now_s() + timeout_s;
-    ev_timer wake;   /* so that EVRUN_ONCE returns at the deadline */
+    ev_timer wake; /* so that EVRUN_ONCE returns at the deadline */
     ev_timer_init(&wake, wake_cb, timeout_s, 0.);
     ev_timer_start(x->loop, &wake);
     while (!*flag && now_s() < end)
@@ -210,7 +207,7 @@ typedef struct res {
     char *body;
     char *error;
     double at;
-    const int *starting;   /* set while the starting call runs */
+    const int *starting; /* set while the starting call runs */
     int sync_violation;
 } res;
 
@@ -245,8 +242,8 @@ static void call(t *x, const char *method, const char *path, const char *body, c
     res_free(out);
     int starting = 1;
     out->starting = &starting;
-    cu_kreq *r = cu_kclient_request(x->c, method, path, body, body ? strlen(body) : 0, ctype,
-                                    on_done, out);
+    cu_kreq *r =
+        cu_kclient_request(x->c, method, path, body, body ? strlen(body) : 0, ctype, on_done, out);
     starting = 0;
     assert_non_null(r);
     assert_int_equal(out->calls, 0);
@@ -258,7 +255,7 @@ static void call(t *x, const char *method, const char *path, const char *body, c
 
 static void fault(t *x, const char *json)
 {
-    res r = {0};
+    res r = { 0 };
     call(x, "POST", "/cueue/faults", json, "application/json", &r);
     if (r.code != 200 && r.code != 201)
         fail_msg("fault %s: %d %s", json, r.code, r.body ? r.body : "");
@@ -282,11 +279,12 @@ static void roundtrip(const char *kc, const char *name)
 {
     t x;
     t_open(&x, kc, NULL);
-    res r = {0};
+    res r = { 0 };
     char path[256], body[512];
     snprintf(body, sizeof body,
              "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"},"
-             "\"data\":{\"k\":\"v1\"}}", name);
+             "\"data\":{\"k\":\"v1\"}}",
+             name);
     call(&x, "POST", "/api/v1/namespaces/default/configmaps", body, NULL, &r);
     assert_int_equal(r.code, 201);
     assert_null(r.error);
@@ -344,7 +342,7 @@ static void test_roundtrip_tls_bearer(void **state)
     assert_string_equal(x.cfg->token, "secret-token-1");
     free(x.cfg->token);
     x.cfg->token = strdup("wrong");
-    res r = {0};
+    res r = { 0 };
     call(&x, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL, &r);
     assert_int_equal(r.code, 401);
     assert_int_equal(r.retries, 0);
@@ -358,7 +356,7 @@ static void test_roundtrip_tls_bearer(void **state)
     call(&x, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL, &r);
     assert_int_equal(r.code, 0);
     assert_non_null(r.error);
-    assert_int_equal(r.retries, 0);     /* a certificate problem is not retried */
+    assert_int_equal(r.retries, 0); /* a certificate problem is not retried */
     /* ... unless verification is switched off */
     x.cfg->insecure = 1;
     call(&x, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL, &r);
@@ -375,7 +373,7 @@ static void test_tls_server_name(void **state)
     static const struct {
         const char *sni;
         int want;
-    } cases[] = {{"localhost", 200}, {"not-in-the-cert.example", 0}};
+    } cases[] = { { "localhost", 200 }, { "not-in-the-cert.example", 0 } };
     for (size_t i = 0; i < 2; i++) {
         cu_diag d;
         cu_diag_init(&d);
@@ -383,10 +381,10 @@ static void test_tls_server_name(void **state)
         assert_non_null(cfg);
         cfg->tls_server_name = strdup(cases[i].sni);
         struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
-        cu_kclient_opts o = {.max_retries = 1};
-        t x = {loop, cfg, cu_kclient_new(loop, cfg, &o, &d)};
+        cu_kclient_opts o = { .max_retries = 1 };
+        t x = { loop, cfg, cu_kclient_new(loop, cfg, &o, &d) };
         assert_non_null(x.c);
-        res r = {0};
+        res r = { 0 };
         call(&x, "GET", "/api/v1/namespaces", NULL, NULL, &r);
         if (r.code != cases[i].want)
             fail_msg("tls-server-name %s: code %d (%s), want %d", cases[i].sni, r.code,
@@ -414,10 +412,11 @@ static void test_exec_plugin_against_server(void **state)
     snprintf(p, sizeof p, "%s/plugin.sh", w->dir);
     f = fopen(p, "w");
     /* the first run hands out a token the server does not know */
-    fprintf(f, "#!/bin/sh\n[ -f '%s' ] && tok=second-token || tok=stale-token\n"
-               "echo x >> '%s'\n"
-               "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\","
-               "\"kind\":\"ExecCredential\",\"status\":{\"token\":\"'$tok'\"}}'\n",
+    fprintf(f,
+            "#!/bin/sh\n[ -f '%s' ] && tok=second-token || tok=stale-token\n"
+            "echo x >> '%s'\n"
+            "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\","
+            "\"kind\":\"ExecCredential\",\"status\":{\"token\":\"'$tok'\"}}'\n",
             count, count);
     fclose(f);
     chmod(p, 0755);
@@ -434,7 +433,7 @@ static void test_exec_plugin_against_server(void **state)
     cu_diag_free(&d);
     t x;
     t_open(&x, p, NULL);
-    res r = {0};
+    res r = { 0 };
     for (int i = 0; i < 3; i++) {
         call(&x, "GET", "/api/v1/namespaces", NULL, NULL, &r);
         assert_int_equal(r.code, 200);
@@ -455,11 +454,11 @@ static void test_exec_plugin_against_server(void **state)
 static void test_keepalive(void **state)
 {
     world *w = *state;
-    const char *kcs[] = {w->plain.kc, w->tls.kc};
+    const char *kcs[] = { w->plain.kc, w->tls.kc };
     for (size_t k = 0; k < 2; k++) {
         t x;
         t_open(&x, kcs[k], NULL);
-        res r = {0};
+        res r = { 0 };
         for (int i = 0; i < 10; i++) {
             call(&x, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL, &r);
             assert_int_equal(r.code, 200);
@@ -481,7 +480,7 @@ static void test_callbacks_deferred(void **state)
     world *w = *state;
     t x;
     t_open(&x, w->plain.kc, NULL);
-    res a = {0}, b = {0};
+    res a = { 0 }, b = { 0 };
     int starting = 1;
     a.starting = b.starting = &starting;
     cu_kreq *ra = cu_kclient_request(x.c, "GET", "/version", NULL, 0, NULL, on_done, &a);
@@ -514,12 +513,12 @@ static void test_rate_limiter(void **state)
         int burst, n;
         double min_s, max_s;
     } cases[] = {
-        {5, 2, 7, 1.0, 2.5},     /* 5 requests beyond the burst at 5/s: >= 1 s */
-        {4, 1, 5, 1.0, 2.5},     /* 4 beyond the burst at 4/s */
-        {5, 10, 7, 0.0, 0.6},    /* all inside the burst: no waiting */
+        { 5, 2, 7, 1.0, 2.5 },  /* 5 requests beyond the burst at 5/s: >= 1 s */
+        { 4, 1, 5, 1.0, 2.5 },  /* 4 beyond the burst at 4/s */
+        { 5, 10, 7, 0.0, 0.6 }, /* all inside the burst: no waiting */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cu_kclient_opts o = {.qps = cases[i].qps, .burst = cases[i].burst};
+        cu_kclient_opts o = { .qps = cases[i].qps, .burst = cases[i].burst };
         t x;
         t_open(&x, w->plain.kc, &o);
         res r[16];
@@ -556,7 +555,7 @@ static void test_retry_429_retry_after(void **state)
     t_open(&x, w->tls.kc, NULL);
     fault(&x, "{\"respond\":{\"match\":\"GET .*/configmaps.*\",\"code\":429,\"times\":2,"
               "\"retryAfter\":1}}");
-    res r = {0};
+    res r = { 0 };
     double t0 = now_s();
     call(&x, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL, &r);
     double el = now_s() - t0;
@@ -580,20 +579,20 @@ static void test_retry_5xx(void **state)
         const char *fault;
         int max_retries, want_code, want_retries;
     } cases[] = {
-        {"{\"respond\":{\"match\":\"GET .*/configmaps$\",\"code\":500,\"times\":2}}", 5, 200, 2},
-        {"{\"respond\":{\"match\":\"GET .*/configmaps$\",\"code\":503,\"times\":1}}", 5, 200, 1},
+        { "{\"respond\":{\"match\":\"GET .*/configmaps$\",\"code\":500,\"times\":2}}", 5, 200, 2 },
+        { "{\"respond\":{\"match\":\"GET .*/configmaps$\",\"code\":503,\"times\":1}}", 5, 200, 1 },
         /* the budget runs out: the last 500 is the answer */
-        {"{\"respond\":{\"match\":\"GET .*/configmaps$\",\"code\":500,\"times\":3}}", 2, 500, 2},
+        { "{\"respond\":{\"match\":\"GET .*/configmaps$\",\"code\":500,\"times\":3}}", 2, 500, 2 },
         /* 409 is the caller's business: no retry */
-        {"{\"respond\":{\"match\":\"GET .*/configmaps$\",\"code\":409,\"times\":1}}", 5, 409, 0},
+        { "{\"respond\":{\"match\":\"GET .*/configmaps$\",\"code\":409,\"times\":1}}", 5, 409, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cu_kclient_opts o = {.max_retries = cases[i].max_retries, .jitter_seed = 42};
+        cu_kclient_opts o = { .max_retries = cases[i].max_retries, .jitter_seed = 42 };
         t x;
         t_open(&x, w->plain.kc, &o);
         fault(&x, "{\"clear\":true}");
         fault(&x, cases[i].fault);
-        res r = {0};
+        res r = { 0 };
         call(&x, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL, &r);
         if (r.code != cases[i].want_code || r.retries != cases[i].want_retries)
             fail_msg("%s: code %d retries %d, want %d/%d", cases[i].fault, r.code, r.retries,
@@ -607,13 +606,13 @@ static void test_retry_5xx(void **state)
 static int free_port(void)
 {
     int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {0};
+    struct sockaddr_in a = { 0 };
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     bind(s, (struct sockaddr *)&a, sizeof a);
     socklen_t l = sizeof a;
     getsockname(s, (struct sockaddr *)&a, &l);
-    close(s);   /* nothing listens there now */
+    close(s); /* nothing listens there now */
     return ntohs(a.sin_port);
 }
 
@@ -623,13 +622,15 @@ static void test_connection_refused(void **state)
     char kc[600];
     snprintf(kc, sizeof kc, "%s/refused.kubeconfig", w->dir);
     FILE *f = fopen(kc, "w");
-    fprintf(f, "clusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:%d'}\n"
-               "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n", free_port());
+    fprintf(f,
+            "clusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:%d'}\n"
+            "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
+            free_port());
     fclose(f);
-    cu_kclient_opts o = {.max_retries = 3, .jitter_seed = 7};
+    cu_kclient_opts o = { .max_retries = 3, .jitter_seed = 7 };
     t x;
     t_open(&x, kc, &o);
-    res r = {0};
+    res r = { 0 };
     double t0 = now_s();
     call(&x, "GET", "/api/v1/namespaces", NULL, NULL, &r);
     double el = now_s() - t0;
@@ -653,11 +654,11 @@ static void test_connection_refused(void **state)
 static void test_request_timeout(void **state)
 {
     world *w = *state;
-    cu_kclient_opts o = {.timeout_ms = 300};
+    cu_kclient_opts o = { .timeout_ms = 300 };
     t x;
     t_open(&x, w->plain.kc, &o);
     fault(&x, "{\"delayMs\":1500,\"match\":\"GET .*/configmaps/slow$\",\"times\":1}");
-    res r = {0};
+    res r = { 0 };
     double t0 = now_s();
     call(&x, "GET", "/api/v1/namespaces/default/configmaps/slow", NULL, NULL, &r);
     double el = now_s() - t0;
@@ -679,8 +680,11 @@ static void test_request_timeout(void **state)
 static char *big_configmap(const char *name, size_t n)
 {
     char *s = malloc(n + 256);
-    size_t h = (size_t)sprintf(s, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"},"
-                       "\"data\":{\"blob\":\"", name);
+    size_t h = (size_t)sprintf(
+        s,
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"},"
+        "\"data\":{\"blob\":\"",
+        name);
     for (size_t i = 0; i < n; i++)
         s[h + i] = (char)('a' + i % 26);
     strcpy(s + h + n, "\"}}");
@@ -692,7 +696,7 @@ static void test_body_cap(void **state)
     world *w = *state;
     t x;
     t_open(&x, w->plain.kc, NULL);
-    res r = {0};
+    res r = { 0 };
     char *cm = big_configmap("capped", 4000);
     call(&x, "POST", "/api/v1/namespaces/default/configmaps", cm, NULL, &r);
     assert_int_equal(r.code, 201);
@@ -706,9 +710,9 @@ static void test_body_cap(void **state)
     static const struct {
         size_t cap;
         int ok;
-    } cases[] = {{1024, 0}, {4000, 0}, {0, 1}, {1 << 20, 1}};
+    } cases[] = { { 1024, 0 }, { 4000, 0 }, { 0, 1 }, { 1 << 20, 1 } };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cu_kclient_opts o = {.max_body = cases[i].cap};
+        cu_kclient_opts o = { .max_body = cases[i].cap };
         t_open(&x, w->plain.kc, &o);
         call(&x, "GET", "/api/v1/namespaces/default/configmaps/capped", NULL, NULL, &r);
         if (cases[i].ok) {
@@ -728,7 +732,7 @@ static void test_body_cap(void **state)
 /* ---------------- watches ---------------- */
 
 typedef struct wstate {
-    res fin;            /* first: on_done gets the wstate as its res */
+    res fin; /* first: on_done gets the wstate as its res */
     t *x;
     int lines, stop_after_name, got_big, got_new, posted;
     size_t big_len;
@@ -769,7 +773,7 @@ static int on_line(cu_kclient *c, const char *line, size_t len, void *ud)
                                 strlen(cm), NULL, on_done, &s->post))
             s->bad_json = 1;
     }
-    return s->got_new ? 1 : 0;   /* stop once the new object was seen */
+    return s->got_new ? 1 : 0; /* stop once the new object was seen */
 }
 
 static void test_watch_stream(void **state)
@@ -777,7 +781,7 @@ static void test_watch_stream(void **state)
     world *w = *state;
     t x;
     t_open(&x, w->plain.kc, NULL);
-    res r = {0};
+    res r = { 0 };
     /* 200 KB in one event: curl hands it over in many pieces */
     char *cm = big_configmap("watch-big", 200000);
     call(&x, "POST", "/api/v1/namespaces/default/configmaps", cm, NULL, &r);
@@ -812,8 +816,10 @@ static void test_watch_stream(void **state)
     s.x = &x;
     s.posted = 1;
     double t0 = now_s();
-    assert_non_null(cu_kclient_stream(x.c, "/api/v1/namespaces/kube-system/configmaps?watch=true&"
-                                      "timeoutSeconds=1", on_line, on_done, &s));
+    assert_non_null(cu_kclient_stream(x.c,
+                                      "/api/v1/namespaces/kube-system/configmaps?watch=true&"
+                                      "timeoutSeconds=1",
+                                      on_line, on_done, &s));
     assert_true(run_until(&x, &s.fin.done, 10));
     assert_int_equal(s.fin.code, 200);
     assert_null(s.fin.error);
@@ -833,7 +839,7 @@ static void test_watch_stream(void **state)
     t_close(&x);
 
     /* a line over max_line ends the watch with an error naming the cap */
-    cu_kclient_opts o = {.max_line = 50000};
+    cu_kclient_opts o = { .max_line = 50000 };
     t_open(&x, w->plain.kc, &o);
     memset(&s, 0, sizeof s);
     s.x = &x;
@@ -867,7 +873,7 @@ static int cancel_on_first_line(cu_kclient *c, const char *line, size_t len, voi
 }
 
 typedef struct cbox {
-    cstate *cs;     /* first: on_line reads it */
+    cstate *cs; /* first: on_line reads it */
     res fin;
 } cbox;
 
@@ -899,11 +905,12 @@ static void test_patch_flavours(void **state)
     world *w = *state;
     t x;
     t_open(&x, w->plain.kc, NULL);
-    res r = {0};
+    res r = { 0 };
     const char *path = "/api/v1/namespaces/default/configmaps/patchy";
     call(&x, "POST", "/api/v1/namespaces/default/configmaps",
          "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"patchy\"},"
-         "\"data\":{\"k\":\"v1\"}}", NULL, &r);
+         "\"data\":{\"k\":\"v1\"}}",
+         NULL, &r);
     assert_int_equal(r.code, 201);
     json_object *o = json_tokener_parse(r.body);
     char rv[64];
@@ -912,11 +919,13 @@ static void test_patch_flavours(void **state)
 
     /* merge with the current resourceVersion: applied */
     char body[512];
-    snprintf(body, sizeof body, "{\"metadata\":{\"resourceVersion\":\"%s\"},\"data\":{\"k\":\"v2\"}}", rv);
+    snprintf(body, sizeof body,
+             "{\"metadata\":{\"resourceVersion\":\"%s\"},\"data\":{\"k\":\"v2\"}}", rv);
     callp(&x, path, CU_PATCH_MERGE, body, NULL, 0, &r);
     assert_int_equal(r.code, 200);
     /* again with the now stale one: a conflict, nothing changes */
-    snprintf(body, sizeof body, "{\"metadata\":{\"resourceVersion\":\"%s\"},\"data\":{\"k\":\"v3\"}}", rv);
+    snprintf(body, sizeof body,
+             "{\"metadata\":{\"resourceVersion\":\"%s\"},\"data\":{\"k\":\"v3\"}}", rv);
     callp(&x, path, CU_PATCH_MERGE, body, NULL, 0, &r);
     assert_int_equal(r.code, 409);
     call(&x, "GET", path, NULL, NULL, &r);
@@ -927,11 +936,13 @@ static void test_patch_flavours(void **state)
     /* JSON patch: a failing test op guards the replace */
     callp(&x, path, CU_PATCH_JSON,
           "[{\"op\":\"test\",\"path\":\"/data/k\",\"value\":\"v1\"},"
-          "{\"op\":\"replace\",\"path\":\"/data/k\",\"value\":\"v4\"}]", NULL, 0, &r);
+          "{\"op\":\"replace\",\"path\":\"/data/k\",\"value\":\"v4\"}]",
+          NULL, 0, &r);
     assert_true(r.code == 422 || r.code == 409);
     callp(&x, path, CU_PATCH_JSON,
           "[{\"op\":\"test\",\"path\":\"/data/k\",\"value\":\"v2\"},"
-          "{\"op\":\"replace\",\"path\":\"/data/k\",\"value\":\"v4\"}]", NULL, 0, &r);
+          "{\"op\":\"replace\",\"path\":\"/data/k\",\"value\":\"v4\"}]",
+          NULL, 0, &r);
     assert_int_equal(r.code, 200);
     o = json_tokener_parse(r.body);
     assert_string_equal(json_str(o, "data.k"), "v4");
@@ -945,12 +956,13 @@ static void test_patch_flavours(void **state)
     assert_int_equal(r.code, 200);
     o = json_tokener_parse(r.body);
     assert_string_equal(json_str(o, "data.owned"), "a");
-    assert_string_equal(json_str(o, "data.k"), "v4");   /* apply merges, keeps others' fields */
+    assert_string_equal(json_str(o, "data.k"), "v4"); /* apply merges, keeps others' fields */
     json_object_put(o);
 
     /* bad arguments: apply without a manager, a path with a query */
     assert_null(cu_kclient_patch(x.c, path, CU_PATCH_APPLY, "{}", 2, NULL, 0, on_done, &r));
-    assert_null(cu_kclient_patch(x.c, "/api/v1/x?y=1", CU_PATCH_MERGE, "{}", 2, NULL, 0, on_done, &r));
+    assert_null(
+        cu_kclient_patch(x.c, "/api/v1/x?y=1", CU_PATCH_MERGE, "{}", 2, NULL, 0, on_done, &r));
     assert_string_equal(cu_patch_content_type(CU_PATCH_STRATEGIC),
                         "application/strategic-merge-patch+json");
     res_free(&r);
@@ -964,12 +976,12 @@ static void test_cancel(void **state)
     t_open(&x, w->plain.kc, NULL);
     /* an in-flight request (the server holds it 2 s) */
     fault(&x, "{\"delayMs\":2000,\"match\":\"GET .*/configmaps/held$\",\"times\":1}");
-    res r = {0};
-    cu_kreq *q = cu_kclient_request(x.c, "GET", "/api/v1/namespaces/default/configmaps/held",
-                                    NULL, 0, NULL, on_done, &r);
+    res r = { 0 };
+    cu_kreq *q = cu_kclient_request(x.c, "GET", "/api/v1/namespaces/default/configmaps/held", NULL,
+                                    0, NULL, on_done, &r);
     double t0 = now_s();
     int never = 0;
-    run_until(&x, &never, 0.2);    /* let it reach the server */
+    run_until(&x, &never, 0.2); /* let it reach the server */
     assert_false(r.done);
     cu_kclient_cancel(q);
     assert_false(r.done);
@@ -980,8 +992,8 @@ static void test_cancel(void **state)
     assert_int_equal(r.calls, 1);
 
     /* a watch cancelled from its own line callback */
-    cstate cs = {0};
-    cbox box = {&cs, {0}};
+    cstate cs = { 0 };
+    cbox box = { &cs, { 0 } };
     cs.self = cu_kclient_stream(x.c, "/api/v1/namespaces/default/configmaps?watch=true",
                                 cancel_on_first_line, on_done_box, &box);
     assert_non_null(cs.self);
@@ -994,8 +1006,8 @@ static void test_cancel(void **state)
     fault(&x, "{\"respond\":{\"match\":\"GET .*/configmaps/later$\",\"code\":429,\"times\":1,"
               "\"retryAfter\":5}}");
     res_free(&r);
-    q = cu_kclient_request(x.c, "GET", "/api/v1/namespaces/default/configmaps/later", NULL, 0,
-                           NULL, on_done, &r);
+    q = cu_kclient_request(x.c, "GET", "/api/v1/namespaces/default/configmaps/later", NULL, 0, NULL,
+                           on_done, &r);
     t0 = now_s();
     run_until(&x, &never, 0.5);
     assert_false(r.done);
@@ -1012,20 +1024,13 @@ static void test_cancel(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_roundtrip_http),
-        cmocka_unit_test(test_roundtrip_tls_bearer),
-        cmocka_unit_test(test_tls_server_name),
-        cmocka_unit_test(test_exec_plugin_against_server),
-        cmocka_unit_test(test_keepalive),
-        cmocka_unit_test(test_callbacks_deferred),
-        cmocka_unit_test(test_rate_limiter),
-        cmocka_unit_test(test_retry_429_retry_after),
-        cmocka_unit_test(test_retry_5xx),
-        cmocka_unit_test(test_connection_refused),
-        cmocka_unit_test(test_request_timeout),
-        cmocka_unit_test(test_body_cap),
-        cmocka_unit_test(test_watch_stream),
-        cmocka_unit_test(test_patch_flavours),
+        cmocka_unit_test(test_roundtrip_http),  cmocka_unit_test(test_roundtrip_tls_bearer),
+        cmocka_unit_test(test_tls_server_name), cmocka_unit_test(test_exec_plugin_against_server),
+        cmocka_unit_test(test_keepalive),       cmocka_unit_test(test_callbacks_deferred),
+        cmocka_unit_test(test_rate_limiter),    cmocka_unit_test(test_retry_429_retry_after),
+        cmocka_unit_test(test_retry_5xx),       cmocka_unit_test(test_connection_refused),
+        cmocka_unit_test(test_request_timeout), cmocka_unit_test(test_body_cap),
+        cmocka_unit_test(test_watch_stream),    cmocka_unit_test(test_patch_flavours),
         cmocka_unit_test(test_cancel),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

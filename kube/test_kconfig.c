@@ -21,7 +21,7 @@
 /* ---------------- fixture helpers ---------------- */
 
 typedef struct fx {
-    char dir[256];      /* temp root */
+    char dir[256]; /* temp root */
 } fx;
 
 static void write_file(const char *path, const char *text)
@@ -93,128 +93,131 @@ static void diag_text(const cu_diag *d, char *out, size_t n)
 /* Every case uses this header: one cluster with CA data, two users, and
  * contexts; the case adds its own YAML after it (more clusters, users,
  * contexts, current-context). */
-#define CA_B64 "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkNBREFUQQotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg=="
+#define CA_B64 \
+    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkNBREFUQQotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg=="
 #define CA_DATA "-----BEGIN CERTIFICATE-----\nCADATA\n-----END CERTIFICATE-----\n"
 
 typedef struct kcase {
     const char *name;
     const char *yaml;
-    const char *context;        /* NULL: current-context */
+    const char *context; /* NULL: current-context */
     /* expectations (NULL: not checked / must be NULL where noted) */
-    const char *err;            /* substring of the error; NULL = success */
+    const char *err; /* substring of the error; NULL = success */
     const char *server, *ctx, *ns;
-    const char *token;          /* c->token */
-    const char *ca;             /* ca_pem, "" = must be NULL */
-    const char *cert, *key;     /* "" = must be NULL */
+    const char *token;      /* c->token */
+    const char *ca;         /* ca_pem, "" = must be NULL */
+    const char *cert, *key; /* "" = must be NULL */
     const char *token_file_suffix;
     int insecure;
     const char *sni;
 } kcase;
 
 static const kcase cases[] = {
-    {"token, current context, namespace",
-     "clusters:\n- name: c1\n  cluster:\n    server: https://10.0.0.1:6443/\n"
-     "    certificate-authority-data: " CA_B64 "\n"
-     "users:\n- name: u1\n  user:\n    token: abc\n"
-     "contexts:\n- name: x\n  context: {cluster: c1, user: u1, namespace: team-a}\n"
-     "current-context: x\n",
-     NULL, NULL, "https://10.0.0.1:6443", "x", "team-a", "abc", CA_DATA, "", "", NULL, 0, NULL},
-    {"named context wins over current-context; namespace defaults",
-     "clusters:\n- name: c1\n  cluster: {server: 'https://a:1'}\n- name: c2\n  cluster: "
-     "{server: 'http://b:2', insecure-skip-tls-verify: true, tls-server-name: api.b}\n"
-     "users:\n- name: u1\n  user: {token: t1}\n"
-     "contexts:\n- name: x\n  context: {cluster: c1, user: u1}\n"
-     "- name: y\n  context: {cluster: c2}\ncurrent-context: x\n",
-     "y", NULL, "http://b:2", "y", "default", NULL, "", "", "", NULL, 1, "api.b"},
-    {"relative file paths resolve against the kubeconfig's folder",
-     "clusters:\n- name: c\n  cluster: {server: 'https://h', certificate-authority: ca.pem}\n"
-     "users:\n- name: u\n  user: {client-certificate: cert.pem, client-key: ./key.pem, "
-     "tokenFile: tok}\n"
-     "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
-     NULL, NULL, "https://h", "x", "default", NULL,
-     "-----BEGIN CERTIFICATE-----\nCAFILE\n-----END CERTIFICATE-----\n", "CERTFILE\n",
-     "KEYFILE\n", "/sub/tok", 0, NULL},
-    {"client certificate and key as data",
-     "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
-     "users:\n- name: u\n  user: {client-certificate-data: Q0VSVA==, client-key-data: S0VZ}\n"
-     "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
-     NULL, NULL, "https://h", "x", "default", NULL, "", "CERT", "KEY", NULL, 0, NULL},
-    {"unknown context",
-     "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
-     "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
-     "nope", "context \"nope\" not found", .sni = NULL},
-    {"current-context names a missing context",
-     "clusters:\n- name: c\n  cluster: {server: 'https://h'}\ncurrent-context: gone\n",
-     NULL, "context \"gone\" not found (named by current-context)", .sni = NULL},
-    {"no current context",
-     "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
-     "contexts:\n- name: x\n  context: {cluster: c}\n",
-     NULL, "no current-context is set", .sni = NULL},
-    {"context names a missing cluster",
-     "contexts:\n- name: x\n  context: {cluster: nowhere}\ncurrent-context: x\n",
-     NULL, "context \"x\": cluster \"nowhere\" not found", .sni = NULL},
-    {"context names a missing user",
-     "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
-     "contexts:\n- name: x\n  context: {cluster: c, user: ghost}\ncurrent-context: x\n",
-     NULL, "context \"x\": user \"ghost\" not found", .sni = NULL},
-    {"server missing",
-     "clusters:\n- name: c\n  cluster: {insecure-skip-tls-verify: true}\n"
-     "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
-     NULL, "cluster \"c\": server is missing", .sni = NULL},
-    {"server without a scheme",
-     "clusters:\n- name: c\n  cluster: {server: 'h:6443'}\n"
-     "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
-     NULL, "must start with https:// or http://", .sni = NULL},
-    {"CA file and data both set",
-     "clusters:\n- name: c\n  cluster: {server: 'https://h', certificate-authority: ca.pem, "
-     "certificate-authority-data: " CA_B64 "}\n"
-     "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
-     NULL, "certificate-authority and certificate-authority-data are both set", .sni = NULL},
-    {"bad base64",
-     "clusters:\n- name: c\n  cluster: {server: 'https://h', certificate-authority-data: 'a$b'}\n"
-     "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
-     NULL, "cluster \"c\": certificate-authority-data is not valid base64", .sni = NULL},
-    {"missing CA file names the resolved path",
-     "clusters:\n- name: c\n  cluster: {server: 'https://h', certificate-authority: nope.pem}\n"
-     "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
-     NULL, "/sub/nope.pem\": cannot read: No such file or directory", .sni = NULL},
-    {"certificate without key",
-     "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
-     "users:\n- name: u\n  user: {client-certificate: cert.pem}\n"
-     "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
-     NULL, "user \"u\": client-certificate is set without client-key", .sni = NULL},
-    {"insecure together with a CA",
-     "clusters:\n- name: c\n  cluster: {server: 'https://h', insecure-skip-tls-verify: true, "
-     "certificate-authority: ca.pem}\n"
-     "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
-     NULL, "insecure-skip-tls-verify and a certificate authority are both set", .sni = NULL},
-    {"insecure-skip-tls-verify not a boolean",
-     "clusters:\n- name: c\n  cluster: {server: 'https://h', insecure-skip-tls-verify: maybe}\n"
-     "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
-     NULL, "insecure-skip-tls-verify must be true or false", .sni = NULL},
-    {"exec with an unsupported apiVersion",
-     "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
-     "users:\n- name: u\n  user:\n    exec: {command: /bin/true, apiVersion: "
-     "client.authentication.k8s.io/v1alpha1}\n"
-     "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
-     NULL, "exec.apiVersion: \"client.authentication.k8s.io/v1alpha1\" is not supported", .sni = NULL},
-    {"exec command not in PATH",
-     "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
-     "users:\n- name: u\n  user:\n    exec: {command: no-such-plugin-xyz, apiVersion: "
-     "client.authentication.k8s.io/v1}\n"
-     "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
-     NULL, "\"no-such-plugin-xyz\" not found in PATH", .sni = NULL},
-    {"auth-provider is refused",
-     "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
-     "users:\n- name: u\n  user: {auth-provider: {name: gcp}}\n"
-     "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
-     NULL, "auth-provider plugins are not supported", .sni = NULL},
-    {"clusters is not a list",
-     "clusters: {c: 1}\n", NULL, "clusters: must be a list", .sni = NULL},
-    {"entry without a name",
-     "users:\n- user: {token: x}\n", NULL, "users[0]: missing name", .sni = NULL},
-    {"not a mapping", "- a\n- b\n", NULL, "not a kubeconfig", .sni = NULL},
-    {"YAML syntax error points at the line", "clusters:\n- name: [c\n", NULL, "kc.yaml:", .sni = NULL},
+    { "token, current context, namespace",
+      "clusters:\n- name: c1\n  cluster:\n    server: https://10.0.0.1:6443/\n"
+      "    certificate-authority-data: " CA_B64 "\n"
+      "users:\n- name: u1\n  user:\n    token: abc\n"
+      "contexts:\n- name: x\n  context: {cluster: c1, user: u1, namespace: team-a}\n"
+      "current-context: x\n",
+      NULL, NULL, "https://10.0.0.1:6443", "x", "team-a", "abc", CA_DATA, "", "", NULL, 0, NULL },
+    { "named context wins over current-context; namespace defaults",
+      "clusters:\n- name: c1\n  cluster: {server: 'https://a:1'}\n- name: c2\n  cluster: "
+      "{server: 'http://b:2', insecure-skip-tls-verify: true, tls-server-name: api.b}\n"
+      "users:\n- name: u1\n  user: {token: t1}\n"
+      "contexts:\n- name: x\n  context: {cluster: c1, user: u1}\n"
+      "- name: y\n  context: {cluster: c2}\ncurrent-context: x\n",
+      "y", NULL, "http://b:2", "y", "default", NULL, "", "", "", NULL, 1, "api.b" },
+    { "relative file paths resolve against the kubeconfig's folder",
+      "clusters:\n- name: c\n  cluster: {server: 'https://h', certificate-authority: ca.pem}\n"
+      "users:\n- name: u\n  user: {client-certificate: cert.pem, client-key: ./key.pem, "
+      "tokenFile: tok}\n"
+      "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
+      NULL, NULL, "https://h", "x", "default", NULL,
+      "-----BEGIN CERTIFICATE-----\nCAFILE\n-----END CERTIFICATE-----\n", "CERTFILE\n", "KEYFILE\n",
+      "/sub/tok", 0, NULL },
+    { "client certificate and key as data",
+      "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
+      "users:\n- name: u\n  user: {client-certificate-data: Q0VSVA==, client-key-data: S0VZ}\n"
+      "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
+      NULL, NULL, "https://h", "x", "default", NULL, "", "CERT", "KEY", NULL, 0, NULL },
+    { "unknown context",
+      "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
+      "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
+      "nope", "context \"nope\" not found", .sni = NULL },
+    { "current-context names a missing context",
+      "clusters:\n- name: c\n  cluster: {server: 'https://h'}\ncurrent-context: gone\n", NULL,
+      "context \"gone\" not found (named by current-context)", .sni = NULL },
+    { "no current context",
+      "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
+      "contexts:\n- name: x\n  context: {cluster: c}\n",
+      NULL, "no current-context is set", .sni = NULL },
+    { "context names a missing cluster",
+      "contexts:\n- name: x\n  context: {cluster: nowhere}\ncurrent-context: x\n", NULL,
+      "context \"x\": cluster \"nowhere\" not found", .sni = NULL },
+    { "context names a missing user",
+      "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
+      "contexts:\n- name: x\n  context: {cluster: c, user: ghost}\ncurrent-context: x\n",
+      NULL, "context \"x\": user \"ghost\" not found", .sni = NULL },
+    { "server missing",
+      "clusters:\n- name: c\n  cluster: {insecure-skip-tls-verify: true}\n"
+      "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
+      NULL, "cluster \"c\": server is missing", .sni = NULL },
+    { "server without a scheme",
+      "clusters:\n- name: c\n  cluster: {server: 'h:6443'}\n"
+      "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
+      NULL, "must start with https:// or http://", .sni = NULL },
+    { "CA file and data both set",
+      "clusters:\n- name: c\n  cluster: {server: 'https://h', certificate-authority: ca.pem, "
+      "certificate-authority-data: " CA_B64 "}\n"
+      "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
+      NULL, "certificate-authority and certificate-authority-data are both set", .sni = NULL },
+    { "bad base64",
+      "clusters:\n- name: c\n  cluster: {server: 'https://h', certificate-authority-data: 'a$b'}\n"
+      "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
+      NULL, "cluster \"c\": certificate-authority-data is not valid base64", .sni = NULL },
+    { "missing CA file names the resolved path",
+      "clusters:\n- name: c\n  cluster: {server: 'https://h', certificate-authority: nope.pem}\n"
+      "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
+      NULL, "/sub/nope.pem\": cannot read: No such file or directory", .sni = NULL },
+    { "certificate without key",
+      "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
+      "users:\n- name: u\n  user: {client-certificate: cert.pem}\n"
+      "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
+      NULL, "user \"u\": client-certificate is set without client-key", .sni = NULL },
+    { "insecure together with a CA",
+      "clusters:\n- name: c\n  cluster: {server: 'https://h', insecure-skip-tls-verify: true, "
+      "certificate-authority: ca.pem}\n"
+      "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
+      NULL, "insecure-skip-tls-verify and a certificate authority are both set", .sni = NULL },
+    { "insecure-skip-tls-verify not a boolean",
+      "clusters:\n- name: c\n  cluster: {server: 'https://h', insecure-skip-tls-verify: maybe}\n"
+      "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n",
+      NULL, "insecure-skip-tls-verify must be true or false", .sni = NULL },
+    { "exec with an unsupported apiVersion",
+      "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
+      "users:\n- name: u\n  user:\n    exec: {command: /bin/true, apiVersion: "
+      "client.authentication.k8s.io/v1alpha1}\n"
+      "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
+      NULL, "exec.apiVersion: \"client.authentication.k8s.io/v1alpha1\" is not supported",
+      .sni = NULL },
+    { "exec command not in PATH",
+      "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
+      "users:\n- name: u\n  user:\n    exec: {command: no-such-plugin-xyz, apiVersion: "
+      "client.authentication.k8s.io/v1}\n"
+      "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
+      NULL, "\"no-such-plugin-xyz\" not found in PATH", .sni = NULL },
+    { "auth-provider is refused",
+      "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
+      "users:\n- name: u\n  user: {auth-provider: {name: gcp}}\n"
+      "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
+      NULL, "auth-provider plugins are not supported", .sni = NULL },
+    { "clusters is not a list", "clusters: {c: 1}\n", NULL, "clusters: must be a list",
+      .sni = NULL },
+    { "entry without a name", "users:\n- user: {token: x}\n", NULL, "users[0]: missing name",
+      .sni = NULL },
+    { "not a mapping", "- a\n- b\n", NULL, "not a kubeconfig", .sni = NULL },
+    { "YAML syntax error points at the line", "clusters:\n- name: [c\n", NULL,
+      "kc.yaml:", .sni = NULL },
 };
 
 static void check_opt(const char *want, const char *got, const char *what, const char *cname)
@@ -309,7 +312,7 @@ static void test_kubeconfig_merge(void **state)
 
     c = cu_kconfig_load(NULL, "b", &d);
     assert_non_null(c);
-    assert_string_equal(c->server, "https://a:1");  /* shared comes from A */
+    assert_string_equal(c->server, "https://a:1"); /* shared comes from A */
     assert_string_equal(c->namespace_, "nb");
     char want[600];
     snprintf(want, sizeof want, "%s/other/tok", x->dir);
@@ -493,15 +496,16 @@ static cu_kconfig *exec_config(fx *x, const char *mode, cu_diag *d)
     pathf(info, sizeof info, x, "sub/info");
     unlink(count);
     char yaml[4096];
-    snprintf(yaml, sizeof yaml,
-             "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
-             "users:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
-             "      command: ./plugin.sh\n      args: [argone]\n      interactiveMode: Never\n"
-             "      env:\n      - {name: COUNT, value: '%s'}\n      - {name: INFO, value: '%s'}\n"
-             "      - {name: MODE, value: '%s'}\n"
-             "      - {name: EXP, value: '2030-01-01T00:00:10Z'}\n"
-             "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
-             count, info, mode);
+    snprintf(
+        yaml, sizeof yaml,
+        "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
+        "users:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+        "      command: ./plugin.sh\n      args: [argone]\n      interactiveMode: Never\n"
+        "      env:\n      - {name: COUNT, value: '%s'}\n      - {name: INFO, value: '%s'}\n"
+        "      - {name: MODE, value: '%s'}\n"
+        "      - {name: EXP, value: '2030-01-01T00:00:10Z'}\n"
+        "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
+        count, info, mode);
     pathf(p, sizeof p, x, "sub/kc.yaml");
     write_file(p, yaml);
     return cu_kconfig_load(p, NULL, d);
@@ -568,9 +572,9 @@ static void test_exec_plugin_errors(void **state)
     static const struct {
         const char *mode, *want;
     } bad[] = {
-        {"fail", "failed (exit status 3): plugin: login required"},
-        {"garbage", "output"},
-        {"nostatus", "status is missing"},
+        { "fail", "failed (exit status 3): plugin: login required" },
+        { "garbage", "output" },
+        { "nostatus", "status is missing" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cu_diag d;

@@ -91,19 +91,13 @@ static void cand_short(cluster *k, cand *c, const char *ns)
     cand_start(k, c, ns, 1500, 1000, 200);
 }
 
-static int leads(void *ud)
-{
-    return cu_lease_leading(((cand *)ud)->l);
-}
+static int leads(void *ud) { return cu_lease_leading(((cand *)ud)->l); }
 
-static int stopped(void *ud)
-{
-    return ((cand *)ud)->stopped > 0;
-}
+static int stopped(void *ud) { return ((cand *)ud)->stopped > 0; }
 
 typedef struct pair {
     cand *a, *b;
-    int both;       /* ever both leading */
+    int both; /* ever both leading */
 } pair;
 
 static int one_leads(void *ud)
@@ -130,8 +124,10 @@ typedef struct lease_rec {
 static void mk_ns(cluster *k, const char *ns)
 {
     char b[256];
-    snprintf(b, sizeof b, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
-                          "\"%s\"}}", ns);
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+             "\"%s\"}}",
+             ns);
     int code = kreq(k, "POST", "/api/v1/namespaces", b, NULL);
     assert_true(code == 201 || code == 200);
 }
@@ -139,8 +135,10 @@ static void mk_ns(cluster *k, const char *ns)
 static void get_lease(cluster *k, const char *ns, lease_rec *out)
 {
     char p[256], *body = NULL;
-    snprintf(p, sizeof p, "/apis/coordination.k8s.io/v1/namespaces/%s/leases/"
-                          "c1f6bfd2.kueue.x-k8s.io", ns);
+    snprintf(p, sizeof p,
+             "/apis/coordination.k8s.io/v1/namespaces/%s/leases/"
+             "c1f6bfd2.kueue.x-k8s.io",
+             ns);
     assert_int_equal(kreq(k, "GET", p, NULL, &body), 200);
     json_object *o = json_tokener_parse(body), *sp = NULL, *v = NULL;
     assert_non_null(o);
@@ -166,10 +164,10 @@ static void test_one_leader_and_renewals(void **state)
 {
     cluster *k = *state;
     mk_ns(k, "lease-one");
-    cand a = {.id = "node-a_1"}, b = {.id = "node-b_2"};
+    cand a = { .id = "node-a_1" }, b = { .id = "node-b_2" };
     cand_short(k, &a, "lease-one");
     cand_short(k, &b, "lease-one");
-    pair p = {&a, &b, 0};
+    pair p = { &a, &b, 0 };
     assert_true(run_until(k, one_leads, &p, 3000));
     cand *leader = cu_lease_leading(a.l) ? &a : &b, *other = leader == &a ? &b : &a;
     lease_rec r1, r2;
@@ -191,7 +189,7 @@ static void test_one_leader_and_renewals(void **state)
     assert_int_equal(r2.transitions, 0);
     assert_int_equal(r2.acquire_wall, r1.acquire_wall); /* same term */
     assert_true(r2.renew_wall >= r1.renew_wall + 3000);
-    assert_true(cu_clock_wall_ms() - r2.renew_wall < 1000);       /* renewed recently */
+    assert_true(cu_clock_wall_ms() - r2.renew_wall < 1000); /* renewed recently */
 
     cu_lease_free(a.l);
     cu_lease_free(b.l);
@@ -202,7 +200,7 @@ static void test_killed_leader_taken_over_after_lease(void **state)
 {
     cluster *k = *state;
     mk_ns(k, "lease-kill");
-    cand a = {.id = "node-a"}, b = {.id = "node-b"};
+    cand a = { .id = "node-a" }, b = { .id = "node-b" };
     cand_short(k, &a, "lease-kill");
     assert_true(run_until(k, leads, &a, 3000));
     cand_short(k, &b, "lease-kill");
@@ -232,10 +230,7 @@ static void test_killed_leader_taken_over_after_lease(void **state)
     run_for(k, 50);
 }
 
-static void rel_done(void *ud)
-{
-    (*(int *)ud)++;
-}
+static void rel_done(void *ud) { (*(int *)ud)++; }
 
 typedef struct rel_wait {
     int *done;
@@ -252,7 +247,7 @@ static void test_release_lets_other_take_over_quickly(void **state)
 {
     cluster *k = *state;
     mk_ns(k, "lease-rel");
-    cand a = {.id = "node-a"}, b = {.id = "node-b"};
+    cand a = { .id = "node-a" }, b = { .id = "node-b" };
     cand_short(k, &a, "lease-rel");
     assert_true(run_until(k, leads, &a, 3000));
     cand_short(k, &b, "lease-rel");
@@ -262,10 +257,10 @@ static void test_release_lets_other_take_over_quickly(void **state)
     int done = 0;
     int64_t t0 = cu_clock_mono_ms();
     cu_lease_release(a.l, rel_done, &done);
-    assert_int_equal(done, 0);        /* asynchronous */
+    assert_int_equal(done, 0); /* asynchronous */
     assert_false(cu_lease_leading(a.l));
-    assert_int_equal(a.stopped, 1);   /* gave up: on_stopped */
-    rel_wait w = {&done, &b};
+    assert_int_equal(a.stopped, 1); /* gave up: on_stopped */
+    rel_wait w = { &done, &b };
     assert_true(run_until(k, released_and_taken, &w, 3000));
     assert_int_equal(done, 1);
     /* well before a's lease would have expired */
@@ -286,7 +281,7 @@ static void test_failed_renewals_stop_before_expiry(void **state)
 {
     cluster *k = *state;
     mk_ns(k, "lease-fail");
-    cand a = {.id = "node-a"}, b = {.id = "node-b"};
+    cand a = { .id = "node-a" }, b = { .id = "node-b" };
     cand_short(k, &a, "lease-fail");
     assert_true(run_until(k, leads, &a, 3000));
     cand_short(k, &b, "lease-fail");
@@ -313,7 +308,7 @@ static void test_failed_renewals_stop_before_expiry(void **state)
     assert_int_equal(b.started, 0);
     /* the API recovers: the lease is taken again (whoever gets it), by one */
     fault(k, "{\"clear\":true}");
-    pair p = {&a, &b, 0};
+    pair p = { &a, &b, 0 };
     assert_true(run_until(k, one_leads, &p, 4000));
     run_until(k, never, &p, 1000);
     assert_false(p.both);
@@ -322,16 +317,13 @@ static void test_failed_renewals_stop_before_expiry(void **state)
     run_for(k, 50);
 }
 
-static int int_set(void *ud)
-{
-    return *(int *)ud != 0;
-}
+static int int_set(void *ud) { return *(int *)ud != 0; }
 
 static void test_defaults_and_release_record(void **state)
 {
     cluster *k = *state;
     mk_ns(k, "lease-def");
-    cand a = {.id = "node-a"};
+    cand a = { .id = "node-a" };
     cand_start(k, &a, "lease-def", 0, 0, 0);
     assert_true(run_until(k, leads, &a, 3000)); /* the first attempt is immediate */
     lease_rec r;
@@ -347,7 +339,7 @@ static void test_defaults_and_release_record(void **state)
     assert_int_equal(r.transitions, 0);
     cu_lease_free(a.l);
     /* releasing a candidate that never led calls done too */
-    cand c = {.id = "node-c"};
+    cand c = { .id = "node-c" };
     cand_start(k, &c, "lease-none", 1500, 1000, 200); /* its namespace does not exist */
     run_for(k, 300);
     assert_false(cu_lease_leading(c.l));
@@ -368,14 +360,14 @@ static void test_bad_options(void **state)
         int lease, renew, retry;
         const char *want;
     } cases[] = {
-        {"ns", "l", "me", 1000, 1000, 200, "lease_ms: must be greater than renew_ms"},
-        {"ns", "l", "me", 15000, 1000, 900, "renew_ms: must be greater than 1.2 x retry_ms"},
-        {"ns", "l", "me", 0, 20000, 0, "lease_ms: must be greater than renew_ms (got 15000"},
-        {"ns", NULL, "me", 0, 0, 0, "name: missing"},
-        {"ns", "l", "", 0, 0, 0, "identity: missing"},
-        {NULL, "l", "me", 0, 0, 0, "ns: missing"},
-        {"a/b", "l", "me", 0, 0, 0, "ns: must not contain '/'"},
-        {"ns", "l", "me", -1, 0, 0, "must be >= 0"},
+        { "ns", "l", "me", 1000, 1000, 200, "lease_ms: must be greater than renew_ms" },
+        { "ns", "l", "me", 15000, 1000, 900, "renew_ms: must be greater than 1.2 x retry_ms" },
+        { "ns", "l", "me", 0, 20000, 0, "lease_ms: must be greater than renew_ms (got 15000" },
+        { "ns", NULL, "me", 0, 0, 0, "name: missing" },
+        { "ns", "l", "", 0, 0, 0, "identity: missing" },
+        { NULL, "l", "me", 0, 0, 0, "ns: missing" },
+        { "a/b", "l", "me", 0, 0, 0, "ns: must not contain '/'" },
+        { "ns", "l", "me", -1, 0, 0, "must be >= 0" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cu_lease_opts o;

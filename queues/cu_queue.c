@@ -20,10 +20,7 @@ int cu_qitem_cmp(const cu_qitem *a, const cu_qitem *b)
     return strcmp(a->key, b->key);
 }
 
-void cu_pq_init(cu_pqueue *q)
-{
-    memset(q, 0, sizeof(*q));
-}
+void cu_pq_init(cu_pqueue *q) { memset(q, 0, sizeof(*q)); }
 
 void cu_pq_free(cu_pqueue *q)
 {
@@ -124,10 +121,7 @@ cu_err cu_pq_push(cu_pqueue *q, cu_qitem *it)
     return CU_OK;
 }
 
-cu_qitem *cu_pq_peek(const cu_pqueue *q)
-{
-    return q->n ? q->heap[0] : NULL;
-}
+cu_qitem *cu_pq_peek(const cu_pqueue *q) { return q->n ? q->heap[0] : NULL; }
 
 cu_qitem *cu_pq_pop(cu_pqueue *q)
 {

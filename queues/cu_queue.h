@@ -15,14 +15,14 @@
 enum { CU_QI_NONE = 0, CU_QI_HEAP, CU_QI_INADMISSIBLE };
 
 typedef struct cu_qitem {
-    double afs;          /* Admission Fair Sharing: its LocalQueue's usage
+    double afs; /* Admission Fair Sharing: its LocalQueue's usage
                             (ordered ascending before everything else; 0
                             when the ClusterQueue does not use AFS) */
     int32_t prio;
-    int64_t ts;          /* queue order timestamp, ms */
-    const char *key;     /* "ns/name", borrowed; last tie-breaker */
-    uint32_t pos;        /* index in the heap or the inadmissible array */
-    uint8_t where;       /* CU_QI_* */
+    int64_t ts;      /* queue order timestamp, ms */
+    const char *key; /* "ns/name", borrowed; last tie-breaker */
+    uint32_t pos;    /* index in the heap or the inadmissible array */
+    uint8_t where;   /* CU_QI_* */
 } cu_qitem;
 
 typedef struct cu_pqueue {

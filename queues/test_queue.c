@@ -76,28 +76,28 @@ typedef struct cmp_case {
     int32_t pb;
     int64_t tb;
     const char *kb;
-    int want;   /* sign of cmp(a, b) */
+    int want; /* sign of cmp(a, b) */
 } cmp_case;
 
 static const cmp_case cmp_cases[] = {
     /* priority descending wins over everything */
-    {10, 500, "ns/z", 5, 100, "ns/a", -1},
-    {5, 100, "ns/a", 10, 500, "ns/z", 1},
-    {0, 0, "a", -1, 0, "a", -1},
-    {INT32_MAX, INT64_MAX, "z", INT32_MIN, INT64_MIN, "a", -1},
-    {INT32_MIN, 0, "a", INT32_MAX, 0, "a", 1},
-    {-5, 0, "a", -4, 0, "a", 1},
+    { 10, 500, "ns/z", 5, 100, "ns/a", -1 },
+    { 5, 100, "ns/a", 10, 500, "ns/z", 1 },
+    { 0, 0, "a", -1, 0, "a", -1 },
+    { INT32_MAX, INT64_MAX, "z", INT32_MIN, INT64_MIN, "a", -1 },
+    { INT32_MIN, 0, "a", INT32_MAX, 0, "a", 1 },
+    { -5, 0, "a", -4, 0, "a", 1 },
     /* equal priority: older timestamp first */
-    {3, 100, "ns/z", 3, 200, "ns/a", -1},
-    {3, 200, "ns/a", 3, 100, "ns/z", 1},
-    {3, INT64_MIN, "b", 3, INT64_MAX, "a", -1},
-    {3, -1, "b", 3, 0, "a", -1},
+    { 3, 100, "ns/z", 3, 200, "ns/a", -1 },
+    { 3, 200, "ns/a", 3, 100, "ns/z", 1 },
+    { 3, INT64_MIN, "b", 3, INT64_MAX, "a", -1 },
+    { 3, -1, "b", 3, 0, "a", -1 },
     /* equal priority and timestamp: key ascending */
-    {3, 100, "ns/a", 3, 100, "ns/b", -1},
-    {3, 100, "ns/b", 3, 100, "ns/a", 1},
-    {3, 100, "ns/a", 3, 100, "ns/a-1", -1},
-    {3, 100, "default/x", 3, 100, "kube/x", -1},
-    {3, 100, "ns/a", 3, 100, "ns/a", 0},
+    { 3, 100, "ns/a", 3, 100, "ns/b", -1 },
+    { 3, 100, "ns/b", 3, 100, "ns/a", 1 },
+    { 3, 100, "ns/a", 3, 100, "ns/a-1", -1 },
+    { 3, 100, "default/x", 3, 100, "kube/x", -1 },
+    { 3, 100, "ns/a", 3, 100, "ns/a", 0 },
 };
 
 static void test_order(void **state)
@@ -108,8 +108,8 @@ static void test_order(void **state)
         cu_qitem a = item(c->pa, c->ta, c->ka), b = item(c->pb, c->tb, c->kb);
         int got = sign(cu_qitem_cmp(&a, &b));
         if (got != c->want)
-            fail_msg("case %zu: cmp(%d/%" PRId64 "/%s, %d/%" PRId64 "/%s) = %d, want %d", i,
-                     c->pa, c->ta, c->ka, c->pb, c->tb, c->kb, got, c->want);
+            fail_msg("case %zu: cmp(%d/%" PRId64 "/%s, %d/%" PRId64 "/%s) = %d, want %d", i, c->pa,
+                     c->ta, c->ka, c->pb, c->tb, c->kb, got, c->want);
         /* antisymmetric */
         assert_int_equal(sign(cu_qitem_cmp(&b, &a)), -c->want);
     }
@@ -139,7 +139,7 @@ static void test_push_pop_peek(void **state)
         item(100, 999, "ns/h"), /* 7 */
         item(-3, 50, "ns/0"),   /* 8 */
     };
-    static const int want[] = {7, 5, 3, 1, 2, 0, 6, 8, 4};
+    static const int want[] = { 7, 5, 3, 1, 2, 0, 6, 8, 4 };
     size_t n = sizeof(it) / sizeof(it[0]);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(cu_pq_push(&q, &it[i]), CU_OK);
@@ -155,7 +155,7 @@ static void test_push_pop_peek(void **state)
     for (size_t i = 0; i < n; i++) {
         cu_qitem *head = cu_pq_peek(&q);
         assert_ptr_equal(head, &it[want[i]]);
-        assert_int_equal(cu_pq_len(&q), n - i);   /* peek does not remove */
+        assert_int_equal(cu_pq_len(&q), n - i); /* peek does not remove */
         cu_qitem *p = cu_pq_pop(&q);
         assert_ptr_equal(p, &it[want[i]]);
         assert_int_equal(p->where, CU_QI_NONE);
@@ -240,12 +240,12 @@ static void test_remove(void **state)
     assert_ptr_equal(cu_pq_peek(&q), &it[30]);
 
     /* remove from the middle, a leaf, the last slot and the root */
-    int removed[N] = {0};
+    int removed[N] = { 0 };
     cu_qitem *mid = q.heap[N / 2 - 3];
     cu_qitem *last = q.heap[q.n - 1];
     cu_qitem *leaf = q.heap[q.n - 5];
     cu_qitem *root = q.heap[0];
-    cu_qitem *victims[] = {mid, last, leaf, root};
+    cu_qitem *victims[] = { mid, last, leaf, root };
     for (size_t v = 0; v < 4; v++) {
         size_t before = q.n;
         cu_pq_remove(&q, victims[v]);
@@ -396,7 +396,7 @@ static void test_fix(void **state)
     check_invariants(&q);
 
     /* full pop order afterwards: 13, 14, 12, 11, ..., 8, 6, ..., 1, 0 */
-    static const int want[] = {13, 14, 12, 11, 10, 9, 8, 6, 5, 4, 3, 2, 1, 0};
+    static const int want[] = { 13, 14, 12, 11, 10, 9, 8, 6, 5, 4, 3, 2, 1, 0 };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         assert_ptr_equal(cu_pq_pop(&q), &it[want[i]]);
     assert_null(cu_pq_pop(&q));
@@ -420,8 +420,8 @@ enum { POOL = 400 };
 typedef struct model {
     cu_qitem it[POOL];
     char keys[POOL][16];
-    uint8_t where[POOL];            /* the model's idea of it[i].where */
-    cu_qitem *sorted[POOL];         /* heap items in the reference order */
+    uint8_t where[POOL];    /* the model's idea of it[i].where */
+    cu_qitem *sorted[POOL]; /* heap items in the reference order */
     size_t nsorted;
     size_t ninadm;
 } model;
@@ -440,8 +440,7 @@ static void model_erase(model *m, cu_qitem *x)
 {
     for (size_t i = 0; i < m->nsorted; i++) {
         if (m->sorted[i] == x) {
-            memmove(&m->sorted[i], &m->sorted[i + 1],
-                    (m->nsorted - i - 1) * sizeof(m->sorted[0]));
+            memmove(&m->sorted[i], &m->sorted[i + 1], (m->nsorted - i - 1) * sizeof(m->sorted[0]));
             m->nsorted--;
             return;
         }
@@ -500,16 +499,16 @@ static void random_run(uint64_t seed, int steps)
         m->it[i].key = m->keys[i];
         random_attrs(&s, &m->it[i]);
     }
-    size_t counts[8] = {0};
+    size_t counts[8] = { 0 };
     for (int step = 0; step < steps; step++) {
         size_t i = rnd_below(&s, POOL);
         cu_qitem *x = &m->it[i];
         size_t op = rnd_below(&s, 100);
-        if (op < 35) {                      /* push (new, parked or in heap) */
+        if (op < 35) { /* push (new, parked or in heap) */
             assert_int_equal(cu_pq_push(&q, x), CU_OK);
             model_move(m, i, CU_QI_HEAP);
             counts[0]++;
-        } else if (op < 60) {               /* pop */
+        } else if (op < 60) { /* pop */
             cu_qitem *want = m->nsorted ? m->sorted[0] : NULL;
             cu_qitem *got = cu_pq_pop(&q);
             if (got != want)
@@ -518,15 +517,15 @@ static void random_run(uint64_t seed, int steps)
             if (got)
                 model_move(m, (size_t)(got - m->it), CU_QI_NONE);
             counts[1]++;
-        } else if (op < 72) {               /* park */
+        } else if (op < 72) { /* park */
             assert_int_equal(cu_pq_park(&q, x), CU_OK);
             model_move(m, i, CU_QI_INADMISSIBLE);
             counts[2]++;
-        } else if (op < 82) {               /* remove */
+        } else if (op < 82) { /* remove */
             cu_pq_remove(&q, x);
             model_move(m, i, CU_QI_NONE);
             counts[3]++;
-        } else if (op < 95) {               /* priority / timestamp change */
+        } else if (op < 95) { /* priority / timestamp change */
             if (m->where[i] == CU_QI_HEAP)
                 model_erase(m, x);
             random_attrs(&s, x);
@@ -534,14 +533,14 @@ static void random_run(uint64_t seed, int steps)
             if (m->where[i] == CU_QI_HEAP)
                 model_insert(m, x);
             counts[4]++;
-        } else if (op < 97) {               /* requeue all */
+        } else if (op < 97) { /* requeue all */
             size_t want = m->ninadm;
             assert_int_equal(cu_pq_requeue_all(&q), want);
             for (size_t k = 0; k < POOL; k++)
                 if (m->where[k] == CU_QI_INADMISSIBLE)
                     model_move(m, k, CU_QI_HEAP);
             counts[5]++;
-        } else {                            /* pop a long run */
+        } else { /* pop a long run */
             size_t run = rnd_below(&s, 30);
             for (size_t k = 0; k < run && m->nsorted; k++) {
                 cu_qitem *got = cu_pq_pop(&q);
@@ -583,12 +582,9 @@ static void test_random_model(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_order),
-        cmocka_unit_test(test_push_pop_peek),
-        cmocka_unit_test(test_park),
-        cmocka_unit_test(test_remove),
-        cmocka_unit_test(test_requeue_all),
-        cmocka_unit_test(test_fix),
+        cmocka_unit_test(test_order),        cmocka_unit_test(test_push_pop_peek),
+        cmocka_unit_test(test_park),         cmocka_unit_test(test_remove),
+        cmocka_unit_test(test_requeue_all),  cmocka_unit_test(test_fix),
         cmocka_unit_test(test_random_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

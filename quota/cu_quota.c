@@ -134,8 +134,8 @@ int64_t cu_quota_available(const cu_qnode *n, size_t fr)
     if (n->blimit[fr] != CU_QUOTA_UNSET) {
         int64_t stored = lent(n, fr);
         int64_t used = max64(0, cu_qty_sat_sub(n->usage[fr], local));
-        parent_avail = min64(parent_avail,
-                             cu_qty_sat_add(cu_qty_sat_sub(stored, used), n->blimit[fr]));
+        parent_avail =
+            min64(parent_avail, cu_qty_sat_add(cu_qty_sat_sub(stored, used), n->blimit[fr]));
     }
     return cu_qty_sat_add(local_avail, parent_avail);
 }
@@ -150,10 +150,7 @@ int64_t cu_quota_potential(const cu_qnode *n, size_t fr)
     return avail;
 }
 
-int cu_quota_borrowing(const cu_qnode *n, size_t fr)
-{
-    return n->usage[fr] > n->subtree[fr];
-}
+int cu_quota_borrowing(const cu_qnode *n, size_t fr) { return n->usage[fr] > n->subtree[fr]; }
 
 void cu_quota_add_usage(cu_qnode *n, size_t fr, int64_t v)
 {
@@ -192,8 +189,7 @@ int cu_quota_borrow_level_ex(const cu_qnode *n, size_t fr, int64_t v, int *may_r
     return level;
 }
 
-static cu_err check_node(const cu_qnode *n,
-                         int64_t (*cq_usage)(const cu_qnode *, size_t, void *),
+static cu_err check_node(const cu_qnode *n, int64_t (*cq_usage)(const cu_qnode *, size_t, void *),
                          void *ud, int check_limits, cu_diag *d)
 {
     for (size_t i = 0; i < n->nkids; i++) {
@@ -212,12 +208,13 @@ static cu_err check_node(const cu_qnode *n,
             want = 0;
             for (size_t i = 0; i < n->nkids; i++) {
                 const cu_qnode *k = n->kids[i];
-                want = cu_qty_sat_add(want, max64(0, cu_qty_sat_sub(k->usage[fr], cu_quota_local(k, fr))));
+                want = cu_qty_sat_add(
+                    want, max64(0, cu_qty_sat_sub(k->usage[fr], cu_quota_local(k, fr))));
             }
         }
         if (want != n->usage[fr]) {
-            cu_diag_error(d, "%s %s: usage of fr %zu is %lld, expected %lld", kind, n->name,
-                          fr, (long long)n->usage[fr], (long long)want);
+            cu_diag_error(d, "%s %s: usage of fr %zu is %lld, expected %lld", kind, n->name, fr,
+                          (long long)n->usage[fr], (long long)want);
             return CU_EINVAL;
         }
     limits:
@@ -231,18 +228,18 @@ static cu_err check_node(const cu_qnode *n,
         }
         if (n->parent && n->blimit[fr] != CU_QUOTA_UNSET &&
             n->usage[fr] > cu_qty_sat_add(n->subtree[fr], n->blimit[fr])) {
-            cu_diag_error(d, "%s %s: usage of fr %zu is %lld, above quota %lld + borrowingLimit %lld",
-                          kind, n->name, fr, (long long)n->usage[fr],
-                          (long long)n->subtree[fr], (long long)n->blimit[fr]);
+            cu_diag_error(d,
+                          "%s %s: usage of fr %zu is %lld, above quota %lld + borrowingLimit %lld",
+                          kind, n->name, fr, (long long)n->usage[fr], (long long)n->subtree[fr],
+                          (long long)n->blimit[fr]);
             return CU_EINVAL;
         }
     }
     if (!n->parent && check_limits) {
         for (size_t fr = 0; fr < n->nfr; fr++) {
             if (n->usage[fr] > n->subtree[fr] && n->usage[fr] > 0) {
-                cu_diag_error(d, "%s %s: root usage of fr %zu is %lld, above its quota %lld",
-                              kind, n->name, fr, (long long)n->usage[fr],
-                              (long long)n->subtree[fr]);
+                cu_diag_error(d, "%s %s: root usage of fr %zu is %lld, above its quota %lld", kind,
+                              n->name, fr, (long long)n->usage[fr], (long long)n->subtree[fr]);
                 return CU_EINVAL;
             }
         }
@@ -251,15 +248,15 @@ static cu_err check_node(const cu_qnode *n,
 }
 
 cu_err cu_quota_check(const cu_qnode *root,
-                      int64_t (*cq_usage)(const cu_qnode *n, size_t fr, void *ud),
-                      void *ud, cu_diag *d)
+                      int64_t (*cq_usage)(const cu_qnode *n, size_t fr, void *ud), void *ud,
+                      cu_diag *d)
 {
     return check_node(root, cq_usage, ud, 1, d);
 }
 
 cu_err cu_quota_check_ex(const cu_qnode *root,
-                         int64_t (*cq_usage)(const cu_qnode *n, size_t fr, void *ud),
-                         void *ud, int check_limits, cu_diag *d)
+                         int64_t (*cq_usage)(const cu_qnode *n, size_t fr, void *ud), void *ud,
+                         int check_limits, cu_diag *d)
 {
     return check_node(root, cq_usage, ud, check_limits, d);
 }

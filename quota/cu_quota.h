@@ -23,17 +23,17 @@
 
 typedef struct cu_qnode cu_qnode;
 struct cu_qnode {
-    const char *name;        /* borrowed */
+    const char *name; /* borrowed */
     int is_cq;
-    cu_qnode *parent;        /* NULL for a root */
+    cu_qnode *parent; /* NULL for a root */
     cu_qnode **kids;
     size_t nkids, capkids;
     size_t nfr;
     int64_t *nominal, *blimit, *llimit, *subtree, *usage;
-    uint8_t *declared;       /* fr listed in this node's resourceGroups */
-    int64_t fs_weight;       /* milli */
-    int id;                  /* caller's index */
-    uint64_t gen;            /* bumped whenever usage or quota changes here */
+    uint8_t *declared; /* fr listed in this node's resourceGroups */
+    int64_t fs_weight; /* milli */
+    int id;            /* caller's index */
+    uint64_t gen;      /* bumped whenever usage or quota changes here */
 };
 
 /* Returns a new node with nfr zeroed slots (limits unset); caller frees
@@ -75,13 +75,13 @@ int cu_quota_borrow_level_ex(const cu_qnode *n, size_t fr, int64_t v, int *may_r
  * it may be NULL to skip that part. Also checks that no node uses more
  * than its potential (nominal + borrowing limits). */
 cu_err cu_quota_check(const cu_qnode *root,
-                      int64_t (*cq_usage)(const cu_qnode *n, size_t fr, void *ud),
-                      void *ud, cu_diag *d);
+                      int64_t (*cq_usage)(const cu_qnode *n, size_t fr, void *ud), void *ud,
+                      cu_diag *d);
 /* The same; check_limits 0 skips the checks against quotas and limits
  * (usage bookkeeping only), for trees that were over quota from the
  * start (workloads admitted before a quota cut). */
 cu_err cu_quota_check_ex(const cu_qnode *root,
-                         int64_t (*cq_usage)(const cu_qnode *n, size_t fr, void *ud),
-                         void *ud, int check_limits, cu_diag *d);
+                         int64_t (*cq_usage)(const cu_qnode *n, size_t fr, void *ud), void *ud,
+                         int check_limits, cu_diag *d);
 
 #endif

@@ -46,7 +46,7 @@
 
 #include "cu_quota.h"
 
-#define CPU(x) ((int64_t)(x) * 1000)
+#define CPU(x) ((int64_t)(x)*1000)
 #define U CU_QUOTA_UNSET
 #define INF CU_QTY_INF
 #define MAXN 12
@@ -56,7 +56,7 @@
 typedef struct node_spec {
     const char *name;
     int is_cq;
-    int parent;                 /* index into the case's nodes, -1 = root */
+    int parent; /* index into the case's nodes, -1 = root */
     int64_t nominal, blimit, llimit;
 } node_spec;
 
@@ -123,7 +123,8 @@ static int check_cohort_usage(const tree *t, size_t nfr, const char *ctx)
                 want += part > 0 ? part : 0;
             }
             if (n->usage[fr] != want) {
-                print_error("%s: cohort %s fr %zu usage %" PRId64 ", want sum over children %" PRId64 "\n",
+                print_error("%s: cohort %s fr %zu usage %" PRId64
+                            ", want sum over children %" PRId64 "\n",
                             ctx, n->name, fr, n->usage[fr], want);
                 bad++;
             }
@@ -144,16 +145,34 @@ typedef struct qop {
 } qop;
 
 /* add v (negative removes) of fr 0 at node n */
-#define ADD(n, v) {OP_ADD, n, v, 0, 0, 0}
+#define ADD(n, v) \
+    { \
+        OP_ADD, n, v, 0, 0, 0 \
+    }
 /* expect usage, available, potential and borrowing of node n */
-#define EXP(n, usage, avail, pot, borrowing) {OP_EXP, n, usage, avail, pot, borrowing}
+#define EXP(n, usage, avail, pot, borrowing) \
+    { \
+        OP_EXP, n, usage, avail, pot, borrowing \
+    }
 /* expect subtree quota and local quota of node n */
-#define QUOTA(n, subtree, local) {OP_QUOTA, n, subtree, local, 0, 0}
+#define QUOTA(n, subtree, local) \
+    { \
+        OP_QUOTA, n, subtree, local, 0, 0 \
+    }
 /* expect cu_quota_borrow_level(n, 0, v) == lvl */
-#define LEVEL(n, v, lvl) {OP_LEVEL, n, v, 0, 0, lvl}
+#define LEVEL(n, v, lvl) \
+    { \
+        OP_LEVEL, n, v, 0, 0, lvl \
+    }
 /* set nominal of node n to v and recompute its tree (a quota change) */
-#define SETNOM(n, v) {OP_SETNOM, n, v, 0, 0, 0}
-#define END {OP_END, 0, 0, 0, 0, 0}
+#define SETNOM(n, v) \
+    { \
+        OP_SETNOM, n, v, 0, 0, 0 \
+    }
+#define END \
+    { \
+        OP_END, 0, 0, 0, 0, 0 \
+    }
 
 typedef struct quota_case {
     const char *name;
@@ -166,111 +185,113 @@ typedef struct quota_case {
 
 /* B idle -> A can use 21. subtree(team-ab) = 0 + 9 + 12 = 21; no limits so
  * available(A) = 0 + (21 − usage(team-ab)). */
-static const qop ops_doc_idle[] = {
-    QUOTA(0, CPU(21), 0), QUOTA(1, CPU(9), 0), QUOTA(2, CPU(12), 0),
-    EXP(1, 0, CPU(21), CPU(21), 0),
-    EXP(2, 0, CPU(21), CPU(21), 0),
-    LEVEL(1, CPU(9), 0),          /* 0 + 9 <= 9 */
-    LEVEL(1, CPU(9) + 1, 1),      /* borrows: team-ab 9.001 <= 21 */
-    ADD(1, CPU(21)),              /* A takes everything: team-ab usage 21 */
-    EXP(0, CPU(21), 0, CPU(21), 0),
-    EXP(1, CPU(21), 0, CPU(21), 1),
-    EXP(2, 0, 0, CPU(21), 0),     /* B must reclaim by preemption now */
-    LEVEL(1, 1, 1),               /* nothing fits anywhere: root height */
-    ADD(1, -CPU(12)),             /* A 9, team-ab 9 */
-    EXP(0, CPU(9), CPU(12), CPU(21), 0),
-    EXP(1, CPU(9), CPU(12), CPU(21), 0),
-    EXP(2, 0, CPU(12), CPU(21), 0),
-    ADD(2, CPU(12)),              /* B 12, team-ab 21 */
-    EXP(1, CPU(9), 0, CPU(21), 0),
-    EXP(2, CPU(12), 0, CPU(21), 0),
-    ADD(1, -CPU(9)), ADD(2, -CPU(12)),
-    EXP(0, 0, CPU(21), CPU(21), 0),
-    END
-};
+static const qop ops_doc_idle[] = { QUOTA(0, CPU(21), 0),
+                                    QUOTA(1, CPU(9), 0),
+                                    QUOTA(2, CPU(12), 0),
+                                    EXP(1, 0, CPU(21), CPU(21), 0),
+                                    EXP(2, 0, CPU(21), CPU(21), 0),
+                                    LEVEL(1, CPU(9), 0),     /* 0 + 9 <= 9 */
+                                    LEVEL(1, CPU(9) + 1, 1), /* borrows: team-ab 9.001 <= 21 */
+                                    ADD(1, CPU(21)), /* A takes everything: team-ab usage 21 */
+                                    EXP(0, CPU(21), 0, CPU(21), 0),
+                                    EXP(1, CPU(21), 0, CPU(21), 1),
+                                    EXP(2, 0, 0, CPU(21), 0), /* B must reclaim by preemption now */
+                                    LEVEL(1, 1, 1),   /* nothing fits anywhere: root height */
+                                    ADD(1, -CPU(12)), /* A 9, team-ab 9 */
+                                    EXP(0, CPU(9), CPU(12), CPU(21), 0),
+                                    EXP(1, CPU(9), CPU(12), CPU(21), 0),
+                                    EXP(2, 0, CPU(12), CPU(21), 0),
+                                    ADD(2, CPU(12)), /* B 12, team-ab 21 */
+                                    EXP(1, CPU(9), 0, CPU(21), 0),
+                                    EXP(2, CPU(12), 0, CPU(21), 0),
+                                    ADD(1, -CPU(9)),
+                                    ADD(2, -CPU(12)),
+                                    EXP(0, 0, CPU(21), CPU(21), 0),
+                                    END };
 
 /* borrowingLimit 1 on A -> A can use 10.
  * potential(A) = min(0 + 21, 9 + 1) = 10;
  * available(A) = 0 + min(21 − u(co), (9 − 0) − max(0, u(A)) + 1). */
-static const qop ops_doc_blimit[] = {
-    QUOTA(0, CPU(21), 0),
-    EXP(1, 0, CPU(10), CPU(10), 0),
-    EXP(2, 0, CPU(21), CPU(21), 0),
-    ADD(1, CPU(10)),              /* min(11, 9 − 10 + 1 = 0) = 0 */
-    EXP(1, CPU(10), 0, CPU(10), 1),
-    EXP(2, 0, CPU(11), CPU(21), 0),
-    ADD(2, CPU(11)),              /* co 21: both 0 left */
-    EXP(1, CPU(10), 0, CPU(10), 1),
-    EXP(2, CPU(11), 0, CPU(21), 0),
-    ADD(1, -CPU(6)),              /* A 4, co 15: A min(6, 9 − 4 + 1 = 6) = 6 */
-    EXP(1, CPU(4), CPU(6), CPU(10), 0),
-    EXP(2, CPU(11), CPU(6), CPU(21), 0),
-    ADD(2, CPU(5)),               /* B 16, co 20: A min(1, 6) = 1; B 1 */
-    EXP(1, CPU(4), CPU(1), CPU(10), 0),
-    EXP(2, CPU(16), CPU(1), CPU(21), 1),
-    ADD(1, -CPU(4)), ADD(2, -CPU(16)),
-    EXP(0, 0, CPU(21), CPU(21), 0),
-    END
-};
+static const qop ops_doc_blimit[] = { QUOTA(0, CPU(21), 0),
+                                      EXP(1, 0, CPU(10), CPU(10), 0),
+                                      EXP(2, 0, CPU(21), CPU(21), 0),
+                                      ADD(1, CPU(10)), /* min(11, 9 − 10 + 1 = 0) = 0 */
+                                      EXP(1, CPU(10), 0, CPU(10), 1),
+                                      EXP(2, 0, CPU(11), CPU(21), 0),
+                                      ADD(2, CPU(11)), /* co 21: both 0 left */
+                                      EXP(1, CPU(10), 0, CPU(10), 1),
+                                      EXP(2, CPU(11), 0, CPU(21), 0),
+                                      ADD(1, -CPU(6)), /* A 4, co 15: A min(6, 9 − 4 + 1 = 6) = 6 */
+                                      EXP(1, CPU(4), CPU(6), CPU(10), 0),
+                                      EXP(2, CPU(11), CPU(6), CPU(21), 0),
+                                      ADD(2, CPU(5)), /* B 16, co 20: A min(1, 6) = 1; B 1 */
+                                      EXP(1, CPU(4), CPU(1), CPU(10), 0),
+                                      EXP(2, CPU(16), CPU(1), CPU(21), 1),
+                                      ADD(1, -CPU(4)),
+                                      ADD(2, -CPU(16)),
+                                      EXP(0, 0, CPU(21), CPU(21), 0),
+                                      END };
 
 /* lendingLimit 1 on B -> A can use 10, B always keeps 11.
  * local(B) = max(0, 12 − 1) = 11, subtree(co) = 9 + (12 − 11) = 10.
  * potential(A) = 0 + 10; potential(B) = 11 + 10 = 21. */
-static const qop ops_doc_llimit[] = {
-    QUOTA(0, CPU(10), 0), QUOTA(2, CPU(12), CPU(11)), QUOTA(1, CPU(9), 0),
-    EXP(1, 0, CPU(10), CPU(10), 0),
-    EXP(2, 0, CPU(21), CPU(21), 0),
-    ADD(1, CPU(10)),              /* A takes all it can: co usage 10 */
-    EXP(0, CPU(10), 0, CPU(10), 0),
-    EXP(1, CPU(10), 0, CPU(10), 1),
-    EXP(2, 0, CPU(11), CPU(21), 0),   /* B keeps 11 */
-    LEVEL(2, CPU(11), 0),
-    ADD(2, CPU(11)),              /* inside local(B): nothing goes up */
-    EXP(0, CPU(10), 0, CPU(10), 0),
-    EXP(2, CPU(11), 0, CPU(21), 0),
-    ADD(1, -CPU(10)),             /* A idle: B may borrow the 10 of co */
-    EXP(0, 0, CPU(10), CPU(10), 0),
-    EXP(1, 0, CPU(10), CPU(10), 0),
-    EXP(2, CPU(11), CPU(10), CPU(21), 0),
-    ADD(2, CPU(4)),               /* B 15: 4 above local goes up, co 4 */
-    EXP(0, CPU(4), CPU(6), CPU(10), 0),
-    EXP(2, CPU(15), CPU(6), CPU(21), 1),
-    EXP(1, 0, CPU(6), CPU(10), 0),
-    LEVEL(2, CPU(6), 1),          /* B 21 > 12; co 4 + 6 <= 10 */
-    LEVEL(2, CPU(6) + 1, 1),      /* root does not fit either: root height */
-    ADD(2, -CPU(13)),             /* B 2: co back to 0 */
-    EXP(0, 0, CPU(10), CPU(10), 0),
-    EXP(2, CPU(2), CPU(19), CPU(21), 0),
-    ADD(2, -CPU(2)),
-    EXP(2, 0, CPU(21), CPU(21), 0),
-    END
-};
+static const qop ops_doc_llimit[] = { QUOTA(0, CPU(10), 0),
+                                      QUOTA(2, CPU(12), CPU(11)),
+                                      QUOTA(1, CPU(9), 0),
+                                      EXP(1, 0, CPU(10), CPU(10), 0),
+                                      EXP(2, 0, CPU(21), CPU(21), 0),
+                                      ADD(1, CPU(10)), /* A takes all it can: co usage 10 */
+                                      EXP(0, CPU(10), 0, CPU(10), 0),
+                                      EXP(1, CPU(10), 0, CPU(10), 1),
+                                      EXP(2, 0, CPU(11), CPU(21), 0), /* B keeps 11 */
+                                      LEVEL(2, CPU(11), 0),
+                                      ADD(2, CPU(11)), /* inside local(B): nothing goes up */
+                                      EXP(0, CPU(10), 0, CPU(10), 0),
+                                      EXP(2, CPU(11), 0, CPU(21), 0),
+                                      ADD(1, -CPU(10)), /* A idle: B may borrow the 10 of co */
+                                      EXP(0, 0, CPU(10), CPU(10), 0),
+                                      EXP(1, 0, CPU(10), CPU(10), 0),
+                                      EXP(2, CPU(11), CPU(10), CPU(21), 0),
+                                      ADD(2, CPU(4)), /* B 15: 4 above local goes up, co 4 */
+                                      EXP(0, CPU(4), CPU(6), CPU(10), 0),
+                                      EXP(2, CPU(15), CPU(6), CPU(21), 1),
+                                      EXP(1, 0, CPU(6), CPU(10), 0),
+                                      LEVEL(2, CPU(6), 1), /* B 21 > 12; co 4 + 6 <= 10 */
+                                      LEVEL(2, CPU(6) + 1,
+                                            1),         /* root does not fit either: root height */
+                                      ADD(2, -CPU(13)), /* B 2: co back to 0 */
+                                      EXP(0, 0, CPU(10), CPU(10), 0),
+                                      EXP(2, CPU(2), CPU(19), CPU(21), 0),
+                                      ADD(2, -CPU(2)),
+                                      EXP(2, 0, CPU(21), CPU(21), 0),
+                                      END };
 
 /* §1.4: the root cohort's own nominalQuota is a shared pool.
  * root (nominal 12) <- org (no quota) <- A (3);  root <- B (5).
  * subtree: A 3, org 0 + 3 = 3, B 5, root 12 + 3 + 5 = 20. */
-static const qop ops_pool[] = {
-    QUOTA(0, CPU(20), 0), QUOTA(1, CPU(3), 0), QUOTA(2, CPU(3), 0), QUOTA(3, CPU(5), 0),
-    EXP(2, 0, CPU(20), CPU(20), 0),
-    EXP(3, 0, CPU(20), CPU(20), 0),
-    ADD(2, CPU(4)),               /* A 4, org 4, root 4 */
-    EXP(0, CPU(4), CPU(16), CPU(20), 0),
-    EXP(1, CPU(4), CPU(16), CPU(20), 1),
-    EXP(2, CPU(4), CPU(16), CPU(20), 1),
-    EXP(3, 0, CPU(16), CPU(20), 0),
-    LEVEL(2, CPU(1), 2),          /* A 5 > 3, org 5 > 3, root 5 <= 20 */
-    LEVEL(3, CPU(5), 0),
-    LEVEL(3, CPU(5) + 1, 1),
-    ADD(3, CPU(16)),              /* B 16, root 20 */
-    EXP(0, CPU(20), 0, CPU(20), 0),
-    EXP(2, CPU(4), 0, CPU(20), 1),
-    EXP(3, CPU(16), 0, CPU(20), 1),
-    ADD(2, -CPU(4)),
-    EXP(1, 0, CPU(4), CPU(20), 0),
-    ADD(3, -CPU(16)),
-    EXP(0, 0, CPU(20), CPU(20), 0),
-    END
-};
+static const qop ops_pool[] = { QUOTA(0, CPU(20), 0),
+                                QUOTA(1, CPU(3), 0),
+                                QUOTA(2, CPU(3), 0),
+                                QUOTA(3, CPU(5), 0),
+                                EXP(2, 0, CPU(20), CPU(20), 0),
+                                EXP(3, 0, CPU(20), CPU(20), 0),
+                                ADD(2, CPU(4)), /* A 4, org 4, root 4 */
+                                EXP(0, CPU(4), CPU(16), CPU(20), 0),
+                                EXP(1, CPU(4), CPU(16), CPU(20), 1),
+                                EXP(2, CPU(4), CPU(16), CPU(20), 1),
+                                EXP(3, 0, CPU(16), CPU(20), 0),
+                                LEVEL(2, CPU(1), 2), /* A 5 > 3, org 5 > 3, root 5 <= 20 */
+                                LEVEL(3, CPU(5), 0),
+                                LEVEL(3, CPU(5) + 1, 1),
+                                ADD(3, CPU(16)), /* B 16, root 20 */
+                                EXP(0, CPU(20), 0, CPU(20), 0),
+                                EXP(2, CPU(4), 0, CPU(20), 1),
+                                EXP(3, CPU(16), 0, CPU(20), 1),
+                                ADD(2, -CPU(4)),
+                                EXP(1, 0, CPU(4), CPU(20), 0),
+                                ADD(3, -CPU(16)),
+                                EXP(0, 0, CPU(20), CPU(20), 0),
+                                END };
 
 /* Child cohort with both limits.
  * root R (0) <- C (nominal 2, blimit 3, llimit 4) <- A (6, llimit 1), B (2)
@@ -280,57 +301,37 @@ static const qop ops_pool[] = {
  * potential: R 14; C min(1 + 14, 5 + 3) = 8; A 5 + 8 = 13; B 8; D 14.
  * available(C) at zero usage: 1 + min(14, (5 − 1) − 0 + 3 = 7) = 8. */
 static const qop ops_limits[] = {
-    QUOTA(0, CPU(14), 0), QUOTA(1, CPU(5), CPU(1)), QUOTA(2, CPU(6), CPU(5)),
-    QUOTA(3, CPU(2), 0), QUOTA(4, CPU(10), 0),
-    EXP(0, 0, CPU(14), CPU(14), 0),
-    EXP(1, 0, CPU(8), CPU(8), 0),
-    EXP(2, 0, CPU(13), CPU(13), 0),
-    EXP(3, 0, CPU(8), CPU(8), 0),
-    EXP(4, 0, CPU(14), CPU(14), 0),
-    LEVEL(2, CPU(7), 1),          /* A 7 > 6; 7 − localAvail(A) 5 = 2 goes up;
+    QUOTA(0, CPU(14), 0), QUOTA(1, CPU(5), CPU(1)), QUOTA(2, CPU(6), CPU(5)), QUOTA(3, CPU(2), 0),
+    QUOTA(4, CPU(10), 0), EXP(0, 0, CPU(14), CPU(14), 0), EXP(1, 0, CPU(8), CPU(8), 0),
+    EXP(2, 0, CPU(13), CPU(13), 0), EXP(3, 0, CPU(8), CPU(8), 0), EXP(4, 0, CPU(14), CPU(14), 0),
+    LEVEL(2, CPU(7), 1), /* A 7 > 6; 7 − localAvail(A) 5 = 2 goes up;
                                    * C 2 <= 5 */
-    ADD(4, CPU(9)),               /* D 9, R 9: R avail 5; C 1 + min(5, 7) = 6 */
-    EXP(0, CPU(9), CPU(5), CPU(14), 0),
-    EXP(1, 0, CPU(6), CPU(8), 0),
-    EXP(2, 0, CPU(11), CPU(13), 0),
-    EXP(3, 0, CPU(6), CPU(8), 0),
-    EXP(4, CPU(9), CPU(5), CPU(14), 0),
-    ADD(2, 5500),                 /* A 5.5: 0.5 beyond local(A) -> C 0.5,
+    ADD(4, CPU(9)),      /* D 9, R 9: R avail 5; C 1 + min(5, 7) = 6 */
+    EXP(0, CPU(9), CPU(5), CPU(14), 0), EXP(1, 0, CPU(6), CPU(8), 0),
+    EXP(2, 0, CPU(11), CPU(13), 0), EXP(3, 0, CPU(6), CPU(8), 0),
+    EXP(4, CPU(9), CPU(5), CPU(14), 0), ADD(2, 5500), /* A 5.5: 0.5 beyond local(A) -> C 0.5,
                                    * within local(C) = 1 -> R stays 9.
                                    * C: max(0, 1 − 0.5) + min(5, 4 − 0 + 3) = 5.5;
                                    * A: max(0, 5 − 5.5) + 5.5 = 5.5 */
-    EXP(0, CPU(9), CPU(5), CPU(14), 0),
-    EXP(1, 500, 5500, CPU(8), 0),
-    EXP(2, 5500, 5500, CPU(13), 0),
-    EXP(3, 0, 5500, CPU(8), 0),
-    LEVEL(2, 500, 0),             /* A 6 <= 6 */
-    LEVEL(2, CPU(1), 1),          /* A 6.5 > 6; 1 goes up; C 1.5 <= 5 */
-    ADD(3, CPU(3)),               /* B 3 -> C 3.5; beyond local(C):
+    EXP(0, CPU(9), CPU(5), CPU(14), 0), EXP(1, 500, 5500, CPU(8), 0),
+    EXP(2, 5500, 5500, CPU(13), 0), EXP(3, 0, 5500, CPU(8), 0), LEVEL(2, 500, 0), /* A 6 <= 6 */
+    LEVEL(2, CPU(1), 1), /* A 6.5 > 6; 1 goes up; C 1.5 <= 5 */
+    ADD(3, CPU(3)),      /* B 3 -> C 3.5; beyond local(C):
                                    * max(0, 3.5 − 1) − max(0, 0.5 − 1) = 2.5 -> R 11.5 */
     EXP(0, 11500, 2500, CPU(14), 0),
     /* C: 0 + min(2.5, (5 − 1) − 2.5 + 3 = 4.5) = 2.5 */
-    EXP(1, 3500, 2500, CPU(8), 0),
-    EXP(2, 5500, 2500, CPU(13), 0),
-    EXP(3, CPU(3), 2500, CPU(8), 1),
-    EXP(4, CPU(9), 2500, CPU(14), 0),
-    LEVEL(3, CPU(1), 1),          /* B 4 > 2; C 4.5 <= 5 */
-    LEVEL(3, CPU(2), 2),          /* C 5.5 > 5; 2 − 0 goes up; R 13.5 <= 14 */
-    ADD(4, -CPU(9)),              /* D idle: R 2.5, avail 11.5; the borrowing
+    EXP(1, 3500, 2500, CPU(8), 0), EXP(2, 5500, 2500, CPU(13), 0), EXP(3, CPU(3), 2500, CPU(8), 1),
+    EXP(4, CPU(9), 2500, CPU(14), 0), LEVEL(3, CPU(1), 1), /* B 4 > 2; C 4.5 <= 5 */
+    LEVEL(3, CPU(2), 2), /* C 5.5 > 5; 2 − 0 goes up; R 13.5 <= 14 */
+    ADD(4, -CPU(9)),     /* D idle: R 2.5, avail 11.5; the borrowing
                                    * limit caps C at 4.5 */
-    EXP(0, 2500, 11500, CPU(14), 0),
-    EXP(1, 3500, 4500, CPU(8), 0),
-    EXP(2, 5500, 4500, CPU(13), 0),
-    EXP(3, CPU(3), 4500, CPU(8), 1),
-    EXP(4, 0, 11500, CPU(14), 0),
-    ADD(2, -5500),                /* A 0: C 3; C beyond local 2 -> R 2 */
+    EXP(0, 2500, 11500, CPU(14), 0), EXP(1, 3500, 4500, CPU(8), 0), EXP(2, 5500, 4500, CPU(13), 0),
+    EXP(3, CPU(3), 4500, CPU(8), 1), EXP(4, 0, 11500, CPU(14), 0),
+    ADD(2, -5500), /* A 0: C 3; C beyond local 2 -> R 2 */
     EXP(0, CPU(2), CPU(12), CPU(14), 0),
     /* C: max(0, 1 − 3) + min(12, 4 − 2 + 3 = 5) = 5; A: 5 + 5 */
-    EXP(1, CPU(3), CPU(5), CPU(8), 0),
-    EXP(2, 0, CPU(10), CPU(13), 0),
-    ADD(3, -CPU(3)),
-    EXP(0, 0, CPU(14), CPU(14), 0),
-    EXP(1, 0, CPU(8), CPU(8), 0),
-    END
+    EXP(1, CPU(3), CPU(5), CPU(8), 0), EXP(2, 0, CPU(10), CPU(13), 0), ADD(3, -CPU(3)),
+    EXP(0, 0, CPU(14), CPU(14), 0), EXP(1, 0, CPU(8), CPU(8), 0), END
 };
 
 /* Three levels.
@@ -342,236 +343,208 @@ static const qop ops_limits[] = {
  * potential: R 4; C1 min(0 + 4, 1 + 2) = 3; C2 3.5 + 3 = 6.5; A 6.5;
  * B 3 + 3 = 6; E 4. */
 static const qop ops_three[] = {
-    QUOTA(0, CPU(4), 0), QUOTA(1, CPU(1), 0), QUOTA(2, 3500, 3500),
-    QUOTA(3, CPU(3), 0), QUOTA(4, CPU(4), CPU(3)), QUOTA(5, CPU(2), 0),
-    EXP(0, 0, CPU(4), CPU(4), 0),
-    EXP(1, 0, CPU(3), CPU(3), 0),
-    EXP(2, 0, 6500, 6500, 0),
-    EXP(3, 0, 6500, 6500, 0),
-    EXP(4, 0, CPU(6), CPU(6), 0),
-    EXP(5, 0, CPU(4), CPU(4), 0),
-    LEVEL(3, 3600, 2),            /* A 3.6 > 3; C2 3.6 > 3.5, 3.6 − 3.5 goes
+    QUOTA(0, CPU(4), 0), QUOTA(1, CPU(1), 0), QUOTA(2, 3500, 3500), QUOTA(3, CPU(3), 0),
+    QUOTA(4, CPU(4), CPU(3)), QUOTA(5, CPU(2), 0), EXP(0, 0, CPU(4), CPU(4), 0),
+    EXP(1, 0, CPU(3), CPU(3), 0), EXP(2, 0, 6500, 6500, 0), EXP(3, 0, 6500, 6500, 0),
+    EXP(4, 0, CPU(6), CPU(6), 0), EXP(5, 0, CPU(4), CPU(4), 0),
+    LEVEL(3, 3600, 2), /* A 3.6 > 3; C2 3.6 > 3.5, 3.6 − 3.5 goes
                                    * up; C1 0.1 <= 1 */
-    ADD(3, CPU(4)),               /* A 4 -> C2 4; beyond local(C2) 0.5 ->
+    ADD(3, CPU(4)),    /* A 4 -> C2 4; beyond local(C2) 0.5 ->
                                    * C1 0.5 -> R 0.5 */
     EXP(0, 500, 3500, CPU(4), 0),
     /* C1: 0 + min(3.5, 1 − 0.5 + 2 = 2.5) = 2.5 */
-    EXP(1, 500, 2500, CPU(3), 0),
-    EXP(2, CPU(4), 2500, 6500, 1),
-    EXP(3, CPU(4), 2500, 6500, 1),
-    EXP(4, 0, 5500, CPU(6), 0),   /* 3 + 2.5 */
-    EXP(5, 0, 3500, CPU(4), 0),
-    ADD(5, 1500),                 /* E 1.5, R 2: C1 min(2, 2.5) = 2 */
-    EXP(0, CPU(2), CPU(2), CPU(4), 0),
-    EXP(1, 500, CPU(2), CPU(3), 0),
-    EXP(3, CPU(4), CPU(2), 6500, 1),
-    EXP(4, 0, CPU(5), CPU(6), 0),
-    EXP(5, 1500, CPU(2), CPU(4), 0),
-    ADD(4, 3500),                 /* B 3.5: 0.5 beyond local(B) -> C1 1 -> R 2.5
+    EXP(1, 500, 2500, CPU(3), 0), EXP(2, CPU(4), 2500, 6500, 1), EXP(3, CPU(4), 2500, 6500, 1),
+    EXP(4, 0, 5500, CPU(6), 0),               /* 3 + 2.5 */
+    EXP(5, 0, 3500, CPU(4), 0), ADD(5, 1500), /* E 1.5, R 2: C1 min(2, 2.5) = 2 */
+    EXP(0, CPU(2), CPU(2), CPU(4), 0), EXP(1, 500, CPU(2), CPU(3), 0),
+    EXP(3, CPU(4), CPU(2), 6500, 1), EXP(4, 0, CPU(5), CPU(6), 0), EXP(5, 1500, CPU(2), CPU(4), 0),
+    ADD(4, 3500), /* B 3.5: 0.5 beyond local(B) -> C1 1 -> R 2.5
                                    * C1: min(1.5, 1 − 1 + 2 = 2) = 1.5 */
-    EXP(0, 2500, 1500, CPU(4), 0),
-    EXP(1, CPU(1), 1500, CPU(3), 0),
-    EXP(2, CPU(4), 1500, 6500, 1),
-    EXP(4, 3500, 1500, CPU(6), 0),
-    LEVEL(3, 100, 3),             /* A 4.1 > 3; C2 4.1 > 3.5; C1 1.1 > 1;
+    EXP(0, 2500, 1500, CPU(4), 0), EXP(1, CPU(1), 1500, CPU(3), 0), EXP(2, CPU(4), 1500, 6500, 1),
+    EXP(4, 3500, 1500, CPU(6), 0), LEVEL(3, 100, 3), /* A 4.1 > 3; C2 4.1 > 3.5; C1 1.1 > 1;
                                    * R 2.6 <= 4 */
-    LEVEL(4, 500, 0),             /* B 4 <= 4 */
-    LEVEL(4, 600, 2),             /* B 4.1 > 4; C1 1.6 > 1; R 3.1 <= 4 */
-    LEVEL(5, 500, 0),             /* E 2 <= 2 */
-    LEVEL(5, 501, 1),
-    ADD(3, -CPU(4)),              /* A 0; C2 0; C1 loses 0.5 -> 0.5; R 2 */
+    LEVEL(4, 500, 0),                                /* B 4 <= 4 */
+    LEVEL(4, 600, 2),                                /* B 4.1 > 4; C1 1.6 > 1; R 3.1 <= 4 */
+    LEVEL(5, 500, 0),                                /* E 2 <= 2 */
+    LEVEL(5, 501, 1), ADD(3, -CPU(4)),               /* A 0; C2 0; C1 loses 0.5 -> 0.5; R 2 */
     EXP(0, CPU(2), CPU(2), CPU(4), 0),
     /* C1: min(2, 1 − 0.5 + 2 = 2.5) = 2; C2: 3.5 + 2 */
-    EXP(1, 500, CPU(2), CPU(3), 0),
-    EXP(2, 0, 5500, 6500, 0),
-    EXP(3, 0, 5500, 6500, 0),
-    ADD(4, -3500), ADD(5, -1500),
-    EXP(0, 0, CPU(4), CPU(4), 0),
-    EXP(1, 0, CPU(3), CPU(3), 0),
-    EXP(2, 0, 6500, 6500, 0),
-    END
+    EXP(1, 500, CPU(2), CPU(3), 0), EXP(2, 0, 5500, 6500, 0), EXP(3, 0, 5500, 6500, 0),
+    ADD(4, -3500), ADD(5, -1500), EXP(0, 0, CPU(4), CPU(4), 0), EXP(1, 0, CPU(3), CPU(3), 0),
+    EXP(2, 0, 6500, 6500, 0), END
 };
 
 /* A ClusterQueue without a cohort is its own root: available = nominal −
  * usage, which goes negative on overadmission. */
-static const qop ops_lone_cq[] = {
-    QUOTA(0, CPU(5), 0),
-    EXP(0, 0, CPU(5), CPU(5), 0),
-    LEVEL(0, CPU(7), 0),          /* no parent: the walk ends at level 0 */
-    ADD(0, CPU(7)),
-    EXP(0, CPU(7), -CPU(2), CPU(5), 1),
-    ADD(0, -CPU(7)),
-    EXP(0, 0, CPU(5), CPU(5), 0),
-    END
-};
+static const qop ops_lone_cq[] = { QUOTA(0, CPU(5), 0),
+                                   EXP(0, 0, CPU(5), CPU(5), 0),
+                                   LEVEL(0, CPU(7), 0), /* no parent: the walk ends at level 0 */
+                                   ADD(0, CPU(7)),
+                                   EXP(0, CPU(7), -CPU(2), CPU(5), 1),
+                                   ADD(0, -CPU(7)),
+                                   EXP(0, 0, CPU(5), CPU(5), 0),
+                                   END };
 
 /* Overadmission after a quota cut (§3.4): A 9, B 12; A uses 15; B's nominal
  * is cut to 3 -> subtree(co) 12, available 12 − 15 = −3 for everyone. */
-static const qop ops_quota_cut[] = {
-    ADD(1, CPU(15)),
-    EXP(0, CPU(15), CPU(6), CPU(21), 0),
-    SETNOM(2, CPU(3)),
-    QUOTA(0, CPU(12), 0),
-    EXP(0, CPU(15), -CPU(3), CPU(12), 1),
-    EXP(1, CPU(15), -CPU(3), CPU(12), 1),
-    EXP(2, 0, -CPU(3), CPU(12), 0),
-    ADD(1, -CPU(15)),
-    EXP(1, 0, CPU(12), CPU(12), 0),
-    END
-};
+static const qop ops_quota_cut[] = { ADD(1, CPU(15)),
+                                     EXP(0, CPU(15), CPU(6), CPU(21), 0),
+                                     SETNOM(2, CPU(3)),
+                                     QUOTA(0, CPU(12), 0),
+                                     EXP(0, CPU(15), -CPU(3), CPU(12), 1),
+                                     EXP(1, CPU(15), -CPU(3), CPU(12), 1),
+                                     EXP(2, 0, -CPU(3), CPU(12), 0),
+                                     ADD(1, -CPU(15)),
+                                     EXP(1, 0, CPU(12), CPU(12), 0),
+                                     END };
 
 /* Saturation: root pool of unlimited quota.
  * R (INF) <- A (1), B (0, blimit 5), C (2, llimit 0.5)
  * subtree(R) saturates at INF; potential(B) = min(INF, 0 + 5) = 5;
  * local(C) = 1.5, potential(C) = 1.5 + INF = INF. Unlimited minus a finite
  * usage stays unlimited. */
-static const qop ops_inf_pool[] = {
-    QUOTA(0, INF, 0), QUOTA(3, CPU(2), 1500),
-    EXP(0, 0, INF, INF, 0),
-    EXP(1, 0, INF, INF, 0),
-    EXP(2, 0, CPU(5), CPU(5), 0),
-    EXP(3, 0, INF, INF, 0),
-    ADD(1, INT64_C(1000000000000000)),    /* a billion cpus */
-    EXP(0, INT64_C(1000000000000000), INF, INF, 0),
-    EXP(1, INT64_C(1000000000000000), INF, INF, 1),
-    EXP(2, 0, CPU(5), CPU(5), 0),
-    LEVEL(1, CPU(1), 1),
-    ADD(2, CPU(5)),               /* B: min(INF, 0 − 5 + 5) = 0 */
-    EXP(2, CPU(5), 0, CPU(5), 1),
-    ADD(1, -INT64_C(1000000000000000)), ADD(2, -CPU(5)),
-    EXP(0, 0, INF, INF, 0),
-    END
-};
+static const qop ops_inf_pool[] = { QUOTA(0, INF, 0),
+                                    QUOTA(3, CPU(2), 1500),
+                                    EXP(0, 0, INF, INF, 0),
+                                    EXP(1, 0, INF, INF, 0),
+                                    EXP(2, 0, CPU(5), CPU(5), 0),
+                                    EXP(3, 0, INF, INF, 0),
+                                    ADD(1, INT64_C(1000000000000000)), /* a billion cpus */
+                                    EXP(0, INT64_C(1000000000000000), INF, INF, 0),
+                                    EXP(1, INT64_C(1000000000000000), INF, INF, 1),
+                                    EXP(2, 0, CPU(5), CPU(5), 0),
+                                    LEVEL(1, CPU(1), 1),
+                                    ADD(2, CPU(5)), /* B: min(INF, 0 − 5 + 5) = 0 */
+                                    EXP(2, CPU(5), 0, CPU(5), 1),
+                                    ADD(1, -INT64_C(1000000000000000)),
+                                    ADD(2, -CPU(5)),
+                                    EXP(0, 0, INF, INF, 0),
+                                    END };
 
 /* Saturation: sums near INT64_MAX must not wrap. Two CQs of
  * INT64_MAX/2 + 1 each: subtree(co) saturates at INF. */
-static const qop ops_inf_sum[] = {
-    QUOTA(0, INF, 0),
-    EXP(0, 0, INF, INF, 0),
-    EXP(1, 0, INF, INF, 0),
-    EXP(2, 0, INF, INF, 0),
-    END
-};
+static const qop ops_inf_sum[] = { QUOTA(0, INF, 0), EXP(0, 0, INF, INF, 0), EXP(1, 0, INF, INF, 0),
+                                   EXP(2, 0, INF, INF, 0), END };
 
 /* Unlimited limits behave like unset ones: A (9, blimit INF),
  * B (12, llimit INF): local(B) = max(0, 12 − INF) = 0, subtree(co) = 21,
  * potential(A) = min(21, 9 + INF) = 21. */
 static const qop ops_inf_limits[] = {
-    QUOTA(0, CPU(21), 0), QUOTA(2, CPU(12), 0),
-    EXP(1, 0, CPU(21), CPU(21), 0),
-    EXP(2, 0, CPU(21), CPU(21), 0),
-    ADD(2, CPU(20)),
-    EXP(0, CPU(20), CPU(1), CPU(21), 0),
-    EXP(1, 0, CPU(1), CPU(21), 0),
-    ADD(2, -CPU(20)),
-    END
+    QUOTA(0, CPU(21), 0),           QUOTA(2, CPU(12), 0), EXP(1, 0, CPU(21), CPU(21), 0),
+    EXP(2, 0, CPU(21), CPU(21), 0), ADD(2, CPU(20)),      EXP(0, CPU(20), CPU(1), CPU(21), 0),
+    EXP(1, 0, CPU(1), CPU(21), 0),  ADD(2, -CPU(20)),     END
 };
 
 /* Unlimited nominal with lendingLimit 1: A lends exactly 1.
  * local(A) = INF − 1 (finite), A gives co 1; subtree(co) = 1 + 5 = 6.
  * potential(B) = 6; potential(A) = (INF − 1) + 6, saturated to INF. */
-static const qop ops_inf_lend_one[] = {
-    QUOTA(0, CPU(6), 0),
-    QUOTA(1, INF, INF - CPU(1)),
-    EXP(2, 0, CPU(6), CPU(6), 0),
-    EXP(1, 0, INF, INF, 0),
-    ADD(2, CPU(6)),
-    EXP(0, CPU(6), 0, CPU(6), 0),
-    EXP(2, CPU(6), 0, CPU(6), 1),
-    ADD(2, -CPU(6)),
-    END
-};
+static const qop ops_inf_lend_one[] = { QUOTA(0, CPU(6), 0),
+                                        QUOTA(1, INF, INF - CPU(1)),
+                                        EXP(2, 0, CPU(6), CPU(6), 0),
+                                        EXP(1, 0, INF, INF, 0),
+                                        ADD(2, CPU(6)),
+                                        EXP(0, CPU(6), 0, CPU(6), 0),
+                                        EXP(2, CPU(6), 0, CPU(6), 1),
+                                        ADD(2, -CPU(6)),
+                                        END };
 
 /* Unlimited nominal with lendingLimit 0: A lends nothing.
  * local(A) = INF − 0 = INF, A gives co INF − INF = 0; subtree(co) = 5. */
-static const qop ops_inf_lend_zero[] = {
-    QUOTA(0, CPU(5), 0),
-    QUOTA(1, INF, INF),
-    EXP(2, 0, CPU(5), CPU(5), 0),
-    ADD(1, CPU(100)),             /* all of it inside local(A) */
-    EXP(0, 0, CPU(5), CPU(5), 0),
-    ADD(1, -CPU(100)),
-    END
-};
+static const qop ops_inf_lend_zero[] = { QUOTA(0, CPU(5), 0),
+                                         QUOTA(1, INF, INF),
+                                         EXP(2, 0, CPU(5), CPU(5), 0),
+                                         ADD(1, CPU(100)), /* all of it inside local(A) */
+                                         EXP(0, 0, CPU(5), CPU(5), 0),
+                                         ADD(1, -CPU(100)),
+                                         END };
 
 /* Unlimited nominal with unlimited lendingLimit: lends everything, as if
  * unset. local(A) = max(0, INF − INF) = 0, so A's usage is stored in co. */
-static const qop ops_inf_lend_all[] = {
-    QUOTA(1, INF, 0),
-    QUOTA(0, INF, 0),
-    ADD(1, CPU(7)),
-    EXP(0, CPU(7), INF, INF, 0),
-    EXP(1, CPU(7), INF, INF, 0),
-    EXP(2, 0, INF, INF, 0),
-    ADD(1, -CPU(7)),
-    EXP(0, 0, INF, INF, 0),
-    END
-};
+static const qop ops_inf_lend_all[] = { QUOTA(1, INF, 0),
+                                        QUOTA(0, INF, 0),
+                                        ADD(1, CPU(7)),
+                                        EXP(0, CPU(7), INF, INF, 0),
+                                        EXP(1, CPU(7), INF, INF, 0),
+                                        EXP(2, 0, INF, INF, 0),
+                                        ADD(1, -CPU(7)),
+                                        EXP(0, 0, INF, INF, 0),
+                                        END };
 
 #define DOC_TREE(blA, llA, blB, llB) \
-    {{"team-ab", 0, -1, 0, U, U}, \
-     {"team-a-cq", 1, 0, CPU(9), blA, llA}, \
-     {"team-b-cq", 1, 0, CPU(12), blB, llB}}, 3
+    { { "team-ab", 0, -1, 0, U, U }, \
+      { "team-a-cq", 1, 0, CPU(9), blA, llA }, \
+      { "team-b-cq", 1, 0, CPU(12), blB, llB } }, \
+        3
 
 static const quota_case quota_cases[] = {
-    {"doc: B idle, A uses 21", DOC_TREE(U, U, U, U), ops_doc_idle},
-    {"doc: borrowingLimit 1 on A", DOC_TREE(CPU(1), U, U, U), ops_doc_blimit},
-    {"doc: lendingLimit 1 on B", DOC_TREE(U, U, U, CPU(1)), ops_doc_llimit},
-    {"root cohort nominal is a shared pool",
-     {{"root-cohort", 0, -1, CPU(12), U, U},
-      {"important-org", 0, 0, 0, U, U},
-      {"A", 1, 1, CPU(3), U, U},
-      {"B", 1, 0, CPU(5), U, U}}, 4, ops_pool},
-    {"child cohort with borrowingLimit and lendingLimit",
-     {{"R", 0, -1, 0, U, U},
-      {"C", 0, 0, CPU(2), CPU(3), CPU(4)},
-      {"A", 1, 1, CPU(6), U, CPU(1)},
-      {"B", 1, 1, CPU(2), U, U},
-      {"D", 1, 0, CPU(10), U, U}}, 5, ops_limits},
-    {"three levels",
-     {{"R", 0, -1, CPU(1), U, U},
-      {"C1", 0, 0, 0, CPU(2), U},
-      {"C2", 0, 1, 500, U, 0},
-      {"A", 1, 2, CPU(3), U, U},
-      {"B", 1, 1, CPU(4), U, CPU(1)},
-      {"E", 1, 0, CPU(2), U, U}}, 6, ops_three},
-    {"ClusterQueue without cohort", {{"lone", 1, -1, CPU(5), U, U}}, 1, ops_lone_cq},
-    {"overadmission after a quota cut", DOC_TREE(U, U, U, U), ops_quota_cut},
-    {"saturation: unlimited root pool",
-     {{"R", 0, -1, INF, U, U},
-      {"A", 1, 0, CPU(1), U, U},
-      {"B", 1, 0, 0, CPU(5), U},
-      {"C", 1, 0, CPU(2), U, 500}}, 4, ops_inf_pool},
-    {"saturation: sum of huge quotas",
-     {{"co", 0, -1, 0, U, U},
-      {"A", 1, 0, INT64_MAX / 2 + 1, U, U},
-      {"B", 1, 0, INT64_MAX / 2 + 1, U, U}}, 3, ops_inf_sum},
-    {"saturation: unlimited limits act as unset", DOC_TREE(INF, U, U, INF), ops_inf_limits},
+    { "doc: B idle, A uses 21", DOC_TREE(U, U, U, U), ops_doc_idle },
+    { "doc: borrowingLimit 1 on A", DOC_TREE(CPU(1), U, U, U), ops_doc_blimit },
+    { "doc: lendingLimit 1 on B", DOC_TREE(U, U, U, CPU(1)), ops_doc_llimit },
+    { "root cohort nominal is a shared pool",
+      { { "root-cohort", 0, -1, CPU(12), U, U },
+        { "important-org", 0, 0, 0, U, U },
+        { "A", 1, 1, CPU(3), U, U },
+        { "B", 1, 0, CPU(5), U, U } },
+      4,
+      ops_pool },
+    { "child cohort with borrowingLimit and lendingLimit",
+      { { "R", 0, -1, 0, U, U },
+        { "C", 0, 0, CPU(2), CPU(3), CPU(4) },
+        { "A", 1, 1, CPU(6), U, CPU(1) },
+        { "B", 1, 1, CPU(2), U, U },
+        { "D", 1, 0, CPU(10), U, U } },
+      5,
+      ops_limits },
+    { "three levels",
+      { { "R", 0, -1, CPU(1), U, U },
+        { "C1", 0, 0, 0, CPU(2), U },
+        { "C2", 0, 1, 500, U, 0 },
+        { "A", 1, 2, CPU(3), U, U },
+        { "B", 1, 1, CPU(4), U, CPU(1) },
+        { "E", 1, 0, CPU(2), U, U } },
+      6,
+      ops_three },
+    { "ClusterQueue without cohort", { { "lone", 1, -1, CPU(5), U, U } }, 1, ops_lone_cq },
+    { "overadmission after a quota cut", DOC_TREE(U, U, U, U), ops_quota_cut },
+    { "saturation: unlimited root pool",
+      { { "R", 0, -1, INF, U, U },
+        { "A", 1, 0, CPU(1), U, U },
+        { "B", 1, 0, 0, CPU(5), U },
+        { "C", 1, 0, CPU(2), U, 500 } },
+      4,
+      ops_inf_pool },
+    { "saturation: sum of huge quotas",
+      { { "co", 0, -1, 0, U, U },
+        { "A", 1, 0, INT64_MAX / 2 + 1, U, U },
+        { "B", 1, 0, INT64_MAX / 2 + 1, U, U } },
+      3,
+      ops_inf_sum },
+    { "saturation: unlimited limits act as unset", DOC_TREE(INF, U, U, INF), ops_inf_limits },
 };
 
 /* Kept apart: these exercise unlimited quotas combined with lending limits,
  * where the formula subtracts INF from INF or a finite limit from INF. */
 static const quota_case quota_inf_lend_cases[] = {
-    {"saturation: unlimited nominal, lendingLimit 1",
-     {{"co", 0, -1, 0, U, U},
-      {"A", 1, 0, INF, U, CPU(1)},
-      {"B", 1, 0, CPU(5), U, U}}, 3, ops_inf_lend_one},
-    {"saturation: unlimited nominal, lendingLimit 0",
-     {{"co", 0, -1, 0, U, U},
-      {"A", 1, 0, INF, U, 0},
-      {"B", 1, 0, CPU(5), U, U}}, 3, ops_inf_lend_zero},
-    {"saturation: unlimited nominal, unlimited lendingLimit",
-     {{"co", 0, -1, 0, U, U},
-      {"A", 1, 0, INF, U, INF},
-      {"B", 1, 0, CPU(5), U, U}}, 3, ops_inf_lend_all},
+    { "saturation: unlimited nominal, lendingLimit 1",
+      { { "co", 0, -1, 0, U, U }, { "A", 1, 0, INF, U, CPU(1) }, { "B", 1, 0, CPU(5), U, U } },
+      3,
+      ops_inf_lend_one },
+    { "saturation: unlimited nominal, lendingLimit 0",
+      { { "co", 0, -1, 0, U, U }, { "A", 1, 0, INF, U, 0 }, { "B", 1, 0, CPU(5), U, U } },
+      3,
+      ops_inf_lend_zero },
+    { "saturation: unlimited nominal, unlimited lendingLimit",
+      { { "co", 0, -1, 0, U, U }, { "A", 1, 0, INF, U, INF }, { "B", 1, 0, CPU(5), U, U } },
+      3,
+      ops_inf_lend_all },
 };
 
 #define CMP(what, got, want) \
     do { \
         int64_t g_ = (got), w_ = (want); \
         if (g_ != w_) { \
-            print_error("%s, op %zu: %s of %s is %" PRId64 ", want %" PRId64 "\n", \
-                        c->name, i, what, n->name, g_, w_); \
+            print_error("%s, op %zu: %s of %s is %" PRId64 ", want %" PRId64 "\n", c->name, i, \
+                        what, n->name, g_, w_); \
             bad++; \
         } \
     } while (0)
@@ -602,15 +575,12 @@ static int run_case(const quota_case *c)
             CMP("subtree quota", n->subtree[0], o->a);
             CMP("local quota", cu_quota_local(n, 0), o->b);
             break;
-        case OP_LEVEL:
-            CMP("borrow level", cu_quota_borrow_level(n, 0, o->a), o->d);
-            break;
+        case OP_LEVEL: CMP("borrow level", cu_quota_borrow_level(n, 0, o->a), o->d); break;
         case OP_SETNOM:
             n->nominal[0] = o->a;
             cu_quota_recompute(cu_quota_root(n));
             break;
-        default:
-            fail_msg("bad op %d", o->op);
+        default: fail_msg("bad op %d", o->op);
         }
     }
     /* every scenario ends with all usage removed */
@@ -715,9 +685,9 @@ static void test_flavor_resources_independent(void **state)
     (void)state;
     tree t;
     static const node_spec spec[] = {
-        {"co", 0, -1, 0, U, U},
-        {"A", 1, 0, CPU(9), U, U},
-        {"B", 1, 0, CPU(12), U, U},
+        { "co", 0, -1, 0, U, U },
+        { "A", 1, 0, CPU(9), U, U },
+        { "B", 1, 0, CPU(12), U, U },
     };
     tree_build(&t, spec, 3, 2);
     /* fr 1: B lends at most 2 -> local(B) 10, subtree(co) 9 + 2 = 11 */
@@ -772,12 +742,12 @@ static void test_check(void **state)
     (void)state;
     tree t;
     static const node_spec spec[] = {
-        {"team-ab", 0, -1, 0, U, U},
-        {"team-a-cq", 1, 0, CPU(9), U, U},
-        {"team-b-cq", 1, 0, CPU(12), CPU(1), U},
+        { "team-ab", 0, -1, 0, U, U },
+        { "team-a-cq", 1, 0, CPU(9), U, U },
+        { "team-b-cq", 1, 0, CPU(12), CPU(1), U },
     };
     tree_build(&t, spec, 3, 1);
-    usage_table ut = {{0}};
+    usage_table ut = { { 0 } };
     cu_diag d;
 
     /* A 12 (borrowing 3), B 8: team-ab 20 */
@@ -884,7 +854,7 @@ typedef struct rstate {
     tree t;
     size_t ncq;
     int cq_idx[MAXN];
-    int64_t w[MAXN][RNFR][RMAXW];   /* admitted "workloads" per CQ and fr */
+    int64_t w[MAXN][RNFR][RMAXW]; /* admitted "workloads" per CQ and fr */
     size_t nw[MAXN][RNFR];
     usage_table ut[RNFR];
 } rstate;
@@ -916,8 +886,8 @@ static int64_t ref_subtree(const cu_qnode *n, size_t fr)
  * cohort, CQs hung anywhere; quotas 0..20 cpu, limits unset half the time. */
 static void random_tree(rstate *rs, uint64_t *seed, node_spec *spec, size_t *count)
 {
-    static const char *cohorts[] = {"root", "c1", "c2", "c3", "c4"};
-    static const char *cqs[] = {"q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9", "q10"};
+    static const char *cohorts[] = { "root", "c1", "c2", "c3", "c4" };
+    static const char *cqs[] = { "q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9", "q10" };
     size_t nco = (size_t)rnd_range(seed, 2, 5);
     for (size_t i = 0; i < MAXN; i++) {
         node_spec *s = &spec[i];
@@ -1008,8 +978,8 @@ static void random_run(uint64_t seed, int admit_only, int steps)
         snprintf(ctx, sizeof(ctx), "seed %" PRIu64 " step %d", seed, step);
         bad += check_cohort_usage(&rs->t, RNFR, ctx);
         if (q->usage[fr] != rs->ut[fr].cq[id]) {
-            print_error("%s: %s usage %" PRId64 ", want %" PRId64 "\n", ctx, q->name,
-                        q->usage[fr], rs->ut[fr].cq[id]);
+            print_error("%s: %s usage %" PRId64 ", want %" PRId64 "\n", ctx, q->name, q->usage[fr],
+                        rs->ut[fr].cq[id]);
             bad++;
         }
         if (admit_only) {
@@ -1049,7 +1019,8 @@ static void random_run(uint64_t seed, int admit_only, int steps)
     for (size_t i = 0; i < count; i++) {
         for (size_t fr = 0; fr < RNFR; fr++) {
             assert_int_equal(rs->t.n[i]->usage[fr], 0);
-            assert_int_equal(cu_quota_available(rs->t.n[i], fr), cu_quota_potential(rs->t.n[i], fr));
+            assert_int_equal(cu_quota_available(rs->t.n[i], fr),
+                             cu_quota_potential(rs->t.n[i], fr));
         }
     }
     tree_free(&rs->t);

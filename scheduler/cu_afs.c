@@ -8,11 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-int cu_afs_on(const cu_engine *e, const ecq *c)
-{
-    return e->opts.afs && c->obj->afs;
-}
+int cu_afs_on(const cu_engine *e, const ecq *c) { return e->opts.afs && c->obj->afs; }
 
 static double afs_weight(const cu_engine *e, int res)
 {

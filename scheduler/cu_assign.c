@@ -104,7 +104,11 @@ static int affinity_matches(const egroup *g, const cu_podset *ps, const cu_kvs *
 
 /* ---------------- flavor assignment ---------------- */
 
-typedef struct item { int res; int64_t amt; int flv; } item;
+typedef struct item {
+    int res;
+    int64_t amt;
+    int flv;
+} item;
 
 static int64_t acc_get(const asg *a, int fr)
 {
@@ -165,8 +169,8 @@ static int preferred(const ecq *c, int mode, int borrow, int bmode, int bborrow)
  * flavor index within the group, or -1; *mode_out is the chosen flavor's
  * mode. Reasons for flavors that do not fit are appended to reasons. */
 static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_podset *pso,
-                       item *items, size_t nitems, asg *a, cu_strlist *reasons,
-                       int *reason_code, int *borrow_out, int *mode_out)
+                       item *items, size_t nitems, asg *a, cu_strlist *reasons, int *reason_code,
+                       int *borrow_out, int *mode_out)
 {
     cu_arena *ar = &e->cycle;
     char b1[40], b2[40], b3[40];
@@ -182,15 +186,17 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
         }
         const cu_taint *t = cu_flavor_untolerated(fl->obj, pso);
         if (t) {
-            cu_strlist_add(ar, reasons, cu_arena_printf(ar, "untolerated taint {%s %s %s <nil>} in flavor %s",
-                                                 t->key ? t->key : "", t->value ? t->value : "",
-                                                 t->effect, fl->name));
+            cu_strlist_add(ar, reasons,
+                           cu_arena_printf(ar, "untolerated taint {%s %s %s <nil>} in flavor %s",
+                                           t->key ? t->key : "", t->value ? t->value : "",
+                                           t->effect, fl->name));
             if (R_NO_MATCHING_FLAVOR < least)
                 least = R_NO_MATCHING_FLAVOR;
             continue;
         }
         if (!affinity_matches(g, pso, &fl->obj->node_labels)) {
-            cu_strlist_add(ar, reasons, cu_arena_printf(ar, "flavor %s doesn't match node affinity", fl->name));
+            cu_strlist_add(ar, reasons,
+                           cu_arena_printf(ar, "flavor %s doesn't match node affinity", fl->name));
             if (R_NO_MATCHING_FLAVOR < least)
                 least = R_NO_MATCHING_FLAVOR;
             continue;
@@ -206,7 +212,9 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
             int fr = g->fr[fi * g->nres + rpos];
             const char *rname = e->res_names.items[items[i].res];
             if (fr < 0) {
-                cu_strlist_add(ar, reasons, cu_arena_printf(ar, "resource %s unavailable in flavor %s", rname, fl->name));
+                cu_strlist_add(
+                    ar, reasons,
+                    cu_arena_printf(ar, "resource %s unavailable in flavor %s", rname, fl->name));
                 mode = MODE_NOFIT;
                 break;
             }
@@ -216,14 +224,18 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
             if (val > pot) {
                 const char *m;
                 if (prev > 0)
-                    m = cu_arena_printf(ar, "insufficient quota for %s in flavor %s, previously considered podsets requests (%s) + current podset request (%s) > maximum capacity (%s)",
-                                        rname, fl->name, qty(e, items[i].res, prev, b1, sizeof b1),
-                                        qty(e, items[i].res, items[i].amt, b2, sizeof b2),
-                                        qty(e, items[i].res, pot, b3, sizeof b3));
+                    m = cu_arena_printf(
+                        ar,
+                        "insufficient quota for %s in flavor %s, previously considered podsets requests (%s) + current podset request (%s) > maximum capacity (%s)",
+                        rname, fl->name, qty(e, items[i].res, prev, b1, sizeof b1),
+                        qty(e, items[i].res, items[i].amt, b2, sizeof b2),
+                        qty(e, items[i].res, pot, b3, sizeof b3));
                 else
-                    m = cu_arena_printf(ar, "insufficient quota for %s in flavor %s, request > maximum capacity (%s > %s)",
-                                        rname, fl->name, qty(e, items[i].res, val, b1, sizeof b1),
-                                        qty(e, items[i].res, pot, b2, sizeof b2));
+                    m = cu_arena_printf(
+                        ar,
+                        "insufficient quota for %s in flavor %s, request > maximum capacity (%s > %s)",
+                        rname, fl->name, qty(e, items[i].res, val, b1, sizeof b1),
+                        qty(e, items[i].res, pot, b2, sizeof b2));
                 cu_strlist_add(ar, reasons, m);
                 if (R_EXCEEDS_MAX_QUOTA < least)
                     least = R_EXCEEDS_MAX_QUOTA;
@@ -238,9 +250,11 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
                     borrow = lvl;
                 continue;
             }
-            cu_strlist_add(ar, reasons, cu_arena_printf(ar, "insufficient unused quota for %s in flavor %s, %s more needed",
-                                                 rname, fl->name,
-                                                 qty(e, items[i].res, cu_qty_sat_sub(val, avail), b1, sizeof b1)));
+            cu_strlist_add(
+                ar, reasons,
+                cu_arena_printf(ar, "insufficient unused quota for %s in flavor %s, %s more needed",
+                                rname, fl->name,
+                                qty(e, items[i].res, cu_qty_sat_sub(val, avail), b1, sizeof b1)));
             if (R_WAITING_FOR_QUOTA < least)
                 least = R_WAITING_FOR_QUOTA;
             int m = MODE_NOFIT;
@@ -317,7 +331,8 @@ static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
         size_t n = 0;
         int pods_done = c->pods_res < 0;
         for (size_t r = 0; r <= ps->nreq; r++) {
-            if (!pods_done && (r == ps->nreq || strcmp("pods", e->res_names.items[ps->res[r]]) < 0)) {
+            if (!pods_done &&
+                (r == ps->nreq || strcmp("pods", e->res_names.items[ps->res[r]]) < 0)) {
                 items[n].res = c->pods_res;
                 items[n].amt = (int64_t)cnt * 1000;
                 items[n].flv = -1;
@@ -334,15 +349,16 @@ static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
             items[n].flv = -1;
             n++;
         }
-        cu_strlist reasons = {0};
+        cu_strlist reasons = { 0 };
         int psmode = MODE_FIT;
         for (size_t i = 0; i < n; i++) {
             if (items[i].flv >= 0)
                 continue;
             int gi = (size_t)items[i].res < c->nres_group ? c->res_group[items[i].res] : -1;
             if (gi < 0) {
-                cu_strlist_add(ar, &reasons, cu_arena_printf(ar, "resource %s unavailable in ClusterQueue",
-                                                      e->res_names.items[items[i].res]));
+                cu_strlist_add(ar, &reasons,
+                               cu_arena_printf(ar, "resource %s unavailable in ClusterQueue",
+                                               e->res_names.items[items[i].res]));
                 join_into(&msg, ps->name, &reasons);
                 a->msg = cu_arena_strdup(ar, cu_buf_str(&msg));
                 a->reason = R_NO_MATCHING_FLAVOR;
@@ -451,7 +467,7 @@ cu_err cu_nominate_assign(cu_engine *e, ecq *c, ewl *w, asg *out, targets *t)
         return CU_OK;
     int32_t lo = w->ps[partial].min, hi = w->ps[partial].count - 1;
     asg best, tmp;
-    targets bt = {0, NULL}, tt;
+    targets bt = { 0, NULL }, tt;
     int found = 0;
     while (lo <= hi) {
         int32_t mid = lo + (hi - lo) / 2;

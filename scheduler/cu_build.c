@@ -219,8 +219,8 @@ cu_err cu_engine_build_cq(cu_engine *e, const cu_cluster_queue *obj, const char 
         for (size_t f = 0; f < cp->groups[g].nflv; f++) {
             const eflavor *fl = &e->flavors.items[cp->groups[g].flv[f]];
             if (!fl->obj && ml < sizeof(missing) - 64) {
-                ml += (size_t)snprintf(missing + ml, sizeof(missing) - ml, "%s%s",
-                                       ml ? ", " : "", fl->name);
+                ml += (size_t)snprintf(missing + ml, sizeof(missing) - ml, "%s%s", ml ? ", " : "",
+                                       fl->name);
             }
             if (fl->obj && fl->bad && !badf)
                 badf = fl;
@@ -229,14 +229,17 @@ cu_err cu_engine_build_cq(cu_engine *e, const cu_cluster_queue *obj, const char 
     if (badf) {
         cp->active = 0;
         cp->reason = "FlavorInvalid";
-        cp->message = cu_arena_printf(&e->arena, "Can't admit new workloads: ResourceFlavor %s "
-                                      "is invalid: %s", badf->name, badf->bad);
+        cp->message = cu_arena_printf(&e->arena,
+                                      "Can't admit new workloads: ResourceFlavor %s "
+                                      "is invalid: %s",
+                                      badf->name, badf->bad);
     }
     if (ml) {
         cp->active = 0;
         cp->reason = "FlavorNotFound";
-        cp->message = cu_arena_printf(&e->arena,
-            "Can't admit new workloads: references missing ResourceFlavor(s): %s", missing);
+        cp->message = cu_arena_printf(
+            &e->arena, "Can't admit new workloads: references missing ResourceFlavor(s): %s",
+            missing);
     }
     if (obj->stop_policy != CU_STOP_NONE) {
         cp->active = 0;
@@ -333,20 +336,22 @@ cu_err cu_engine_build_tree(cu_engine *e)
         ecq *cq = &e->cqs.items[id];
         const ecohort *co = &e->cohorts.items[cu_strmap_get(&e->cohort_map, obj->cohort)];
         if (cq->bad)
-            continue;   /* holds no quota: not in the cohort */
+            continue; /* holds no quota: not in the cohort */
         if (co->bad_in) {
             const ecohort *b = &e->cohorts.items[cu_strmap_get(&e->cohort_map, co->bad_in)];
             cq->active = 0;
             cq->reason = "CohortInvalid";
-            cq->message = cu_arena_printf(&e->arena, "Can't admit new workloads: Cohort %s is "
-                                          "invalid: %s", b->name, b->bad);
+            cq->message = cu_arena_printf(&e->arena,
+                                          "Can't admit new workloads: Cohort %s is "
+                                          "invalid: %s",
+                                          b->name, b->bad);
             continue;
         }
         if (co->cyclic) {
             cq->active = 0;
             cq->reason = "CohortCycle";
-            cq->message = cu_arena_printf(&e->arena,
-                "Can't admit new workloads: cohort %s is part of a cycle", co->name);
+            cq->message = cu_arena_printf(
+                &e->arena, "Can't admit new workloads: cohort %s is part of a cycle", co->name);
             continue;
         }
         if (cu_qnode_set_parent(cq->node, co->node))
@@ -392,7 +397,7 @@ int cu_engine_ns_selected(cu_engine *e, const cu_cluster_queue *cq, const char *
     const cu_kvs *base = ns_labels(e, ns);
     size_t n = base ? base->n : 0;
     cu_kv tmp[64];
-    cu_kvs kvs = {0, tmp};
+    cu_kvs kvs = { 0, tmp };
     for (size_t i = 0; i < n && kvs.n < 63; i++)
         if (strcmp(base->items[i].key, "kubernetes.io/metadata.name") != 0)
             tmp[kvs.n++] = base->items[i];

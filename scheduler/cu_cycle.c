@@ -182,19 +182,23 @@ static cu_err issue_preemption(cu_engine *e, ecq *c, ewl *w, ewl *v, const char 
     ecq *vc = &e->cqs.items[v->cq];
     const char *uid = w->obj->meta.uid && *w->obj->meta.uid ? w->obj->meta.uid : "UNKNOWN";
     const char *juid = cu_kvs_get(&w->obj->meta.labels, "kueue.x-k8s.io/job-uid");
-    const char *m = cu_arena_printf(ar,
+    const char *m = cu_arena_printf(
+        ar,
         "Preempted to accommodate a workload (UID: %s, JobUID: %s) due to %s; preemptor path: %s; preemptee path: %s",
-        uid, juid && *juid ? juid : "UNKNOWN", human_reason(reason), cq_path(ar, c), cq_path(ar, vc));
+        uid, juid && *juid ? juid : "UNKNOWN", human_reason(reason), cq_path(ar, c),
+        cq_path(ar, vc));
     const char *cohort = c->obj->cohort ? c->obj->cohort : c->name;
     const char *note;
     if (strcmp(reason, PR_IN_CQ) == 0)
         note = cu_arena_printf(ar, "preempted by %s within ClusterQueue %s", w->key, c->name);
     else if (strcmp(reason, PR_RECLAIM) == 0)
-        note = cu_arena_printf(ar, "preempted by %s to reclaim nominal quota in cohort %s", w->key, cohort);
+        note = cu_arena_printf(ar, "preempted by %s to reclaim nominal quota in cohort %s", w->key,
+                               cohort);
     else if (strcmp(reason, PR_FAIR_SHARING) == 0)
         note = cu_arena_printf(ar, "preempted by %s for fair sharing in cohort %s", w->key, cohort);
     else
-        note = cu_arena_printf(ar, "preempted by %s, which borrows in cohort %s with a higher priority",
+        note = cu_arena_printf(ar,
+                               "preempted by %s, which borrows in cohort %s with a higher priority",
                                w->key, cohort);
     if (!m || !note)
         return CU_ENOMEM;
@@ -225,7 +229,12 @@ static cu_err issue_preemption(cu_engine *e, ecq *c, ewl *w, ewl *v, const char 
 
 /* Temporary usage changes of one round (reservations of preemptors and
  * of entries that could preempt), undone when the round ends. */
-typedef struct journal { size_t n, cap; int *cq; int *fr; int64_t *amt; } journal;
+typedef struct journal {
+    size_t n, cap;
+    int *cq;
+    int *fr;
+    int64_t *amt;
+} journal;
 
 static cu_err journal_add(cu_engine *e, journal *j, int cq, int fr, int64_t amt)
 {
@@ -378,8 +387,9 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
             return CU_ENOMEM;
         for (size_t p = 0; p < w->nps; p++)
             w->plan[p] = en->a.ps[p].count;
-        en->msg = cu_arena_printf(&e->cycle, "waiting for %zu preempted workload%s to release quota",
-                                  en->t.n, en->t.n == 1 ? "" : "s");
+        en->msg =
+            cu_arena_printf(&e->cycle, "waiting for %zu preempted workload%s to release quota",
+                            en->t.n, en->t.n == 1 ? "" : "s");
         en->reason = R_PENDING;
         en->requeue = RQ_HEAP;
         if (c->obj->queueing == CU_BEST_EFFORT_FIFO)
@@ -459,8 +469,10 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
         en->msg = en->a.msg;
         en->reason = en->a.reason;
         if (en->a.mode != MODE_FIT && !en->t.n && en->msg && e->protected_seen != protected_before)
-            en->msg = cu_arena_printf(&e->cycle, "%s; workloads that could be preempted have "
-                                      "reached their preemption budget", en->msg);
+            en->msg = cu_arena_printf(&e->cycle,
+                                      "%s; workloads that could be preempted have "
+                                      "reached their preemption budget",
+                                      en->msg);
     }
     /* process in order; usage of earlier entries is visible to later ones */
     rstate rs;

@@ -63,7 +63,7 @@ static drs node_drs_raw(cu_engine *e, const cu_qnode *n);
 drs cu_drs_node(const cu_engine *ce, const cu_qnode *n)
 {
     cu_engine *e = (cu_engine *)ce; /* caches only */
-    drs d = {0.0, n->fs_weight};
+    drs d = { 0.0, n->fs_weight };
     if (!n->parent)
         return d;
     if (!ensure_caches(e))
@@ -100,10 +100,10 @@ static drs node_drs_raw(cu_engine *e, const cu_qnode *n)
     return cu_drs_with(e, n, 0, NULL, NULL, 0);
 }
 
-drs cu_drs_with(cu_engine *e, const cu_qnode *n, size_t nuse, const int *ufr,
-                const int64_t *uamt, int sign)
+drs cu_drs_with(cu_engine *e, const cu_qnode *n, size_t nuse, const int *ufr, const int64_t *uamt,
+                int sign)
 {
-    drs d = {0.0, n->fs_weight};
+    drs d = { 0.0, n->fs_weight };
     if (!n->parent)
         return d;
     const double *lend = e->lendable_ok && ensure_caches(e) ? lendable_of(e, n) : NULL;
@@ -147,10 +147,7 @@ drs cu_drs_with(cu_engine *e, const cu_qnode *n, size_t nuse, const int *ufr,
     return d;
 }
 
-int cu_drs_zero_weight_borrows(drs d)
-{
-    return d.weight == 0 && d.ratio != 0;
-}
+int cu_drs_zero_weight_borrows(drs d) { return d.weight == 0 && d.ratio != 0; }
 
 double cu_drs_weighted(drs d)
 {

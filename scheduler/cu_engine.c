@@ -151,7 +151,7 @@ int cu_engine_intern_flavor(cu_engine *e, const char *name)
     const char *copy = cu_arena_strdup(&e->arena, name);
     if (!copy)
         return -1;
-    eflavor f = {copy, NULL, NULL};
+    eflavor f = { copy, NULL, NULL };
     id = (int)e->flavors.n;
     if (VEC_PUSH(e->flavors, f) || cu_strmap_put(&e->flv_map, copy, id))
         return -1;
@@ -175,7 +175,10 @@ int64_t cu_engine_mul_sat(int64_t per_pod, int64_t count)
 
 /* ---------------- invariants ---------------- */
 
-typedef struct usage_ctx { const cu_engine *e; int64_t *sum; } usage_ctx;
+typedef struct usage_ctx {
+    const cu_engine *e;
+    int64_t *sum;
+} usage_ctx;
 
 static int64_t expected_cq_usage(const cu_qnode *n, size_t fr, void *ud)
 {
@@ -202,7 +205,7 @@ cu_err cu_engine_check_invariants(const cu_engine *e, cu_diag *d)
         for (size_t u = 0; u < w->nuse; u++)
             sum[(size_t)w->cq * e->nfr + (size_t)w->use_fr[u]] += w->use_amt[u];
     }
-    usage_ctx ctx = {e, sum};
+    usage_ctx ctx = { e, sum };
     cu_err err = CU_OK;
     for (size_t i = 0; i < e->cqs.n && !err; i++) {
         if (admitted[i] != e->cqs.items[i].admitted) {

@@ -17,30 +17,30 @@
 typedef struct cu_engine cu_engine;
 
 typedef struct cu_engine_opts {
-    cu_clock clock;          /* time source for admission timestamps */
-    int one_head_per_cycle;  /* 1: Kueue's exact loop, one head per
+    cu_clock clock;         /* time source for admission timestamps */
+    int one_head_per_cycle; /* 1: Kueue's exact loop, one head per
                                 ClusterQueue per cycle. 0 (default):
                                 Cueue's cycle, which runs Kueue's rounds
                                 back to back without rebuilding state and
                                 drains a ClusterQueue alone in its cohort
                                 tree; identical results, fewer cycles. */
-    int fair_sharing;        /* Kueue's fairSharing: DRS ordering and
+    int fair_sharing;       /* Kueue's fairSharing: DRS ordering and
                                 fair-sharing preemption */
-    size_t nstrategies;      /* fair-sharing preemption strategies, in
+    size_t nstrategies;     /* fair-sharing preemption strategies, in
                                 order; 0 = [LessThanOrEqualToFinalShare,
                                 LessThanInitialShare] */
     cu_fs_strategy strategies[2];
-    int afs;                 /* Admission Fair Sharing configured */
+    int afs; /* Admission Fair Sharing configured */
     int64_t afs_half_life_ms;
-    int64_t afs_sampling_ms; /* 0 = 5 minutes */
+    int64_t afs_sampling_ms;       /* 0 = 5 minutes */
     const cu_reslist *afs_weights; /* borrowed; NULL = 1 per resource */
-    int max_rounds;          /* rounds per cycle at most (0: 100000) */
-    int preemption_budget;   /* a workload preempted this many times within
+    int max_rounds;                /* rounds per cycle at most (0: 100000) */
+    int preemption_budget;         /* a workload preempted this many times within
                                 preemption_window_ms is not preempted
                                 again until the window ends (0: 3; <0:
                                 unlimited, as Kueue) */
-    int64_t preemption_window_ms; /* 0: 10 minutes */
-    int manual_evictions;    /* 0: a preempted workload releases its quota
+    int64_t preemption_window_ms;  /* 0: 10 minutes */
+    int manual_evictions;          /* 0: a preempted workload releases its quota
                                 at the start of the next round (simulation);
                                 1: only when the driver calls
                                 cu_engine_eviction_done (controller) */
@@ -92,12 +92,12 @@ cu_err cu_engine_eviction_done(cu_engine *e, int idx);
 cu_err cu_engine_finish(cu_engine *e, int idx);
 
 typedef struct cu_cycle_stats {
-    int rounds;          /* Kueue-equivalent cycles run inside this cycle */
-    int heads;           /* workloads considered */
-    int admitted;        /* admissions made */
-    int inadmissible;    /* moved to the inadmissible set */
-    int preempted;       /* preemptions issued */
-    int progress;        /* 1 if anything changed */
+    int rounds;       /* Kueue-equivalent cycles run inside this cycle */
+    int heads;        /* workloads considered */
+    int admitted;     /* admissions made */
+    int inadmissible; /* moved to the inadmissible set */
+    int preempted;    /* preemptions issued */
+    int progress;     /* 1 if anything changed */
 } cu_cycle_stats;
 
 /* Runs one scheduling cycle. st may be NULL. */
@@ -115,41 +115,44 @@ cu_err cu_engine_check_invariants(const cu_engine *e, cu_diag *d);
 /* ---- read-only views ---- */
 typedef struct cu_fr_usage {
     const char *flavor, *resource;
-    int64_t total;       /* reserved by workloads holding quota (milli) */
-    int64_t borrowed;    /* part of total above the node's own quota */
+    int64_t total;    /* reserved by workloads holding quota (milli) */
+    int64_t borrowed; /* part of total above the node's own quota */
     int64_t nominal;
-    int has_blimit; int64_t blimit;
-    int has_llimit; int64_t llimit;
+    int has_blimit;
+    int64_t blimit;
+    int has_llimit;
+    int64_t llimit;
 } cu_fr_usage;
 
 typedef struct cu_psa_info {
     const char *name;
     int32_t count;
-    size_t n;                 /* resources assigned */
-    const char **resources;   /* sorted by name */
-    const char **flavors;     /* flavor for resources[i] */
-    int64_t *usage;           /* total usage of resources[i] (milli) */
+    size_t n;               /* resources assigned */
+    const char **resources; /* sorted by name */
+    const char **flavors;   /* flavor for resources[i] */
+    int64_t *usage;         /* total usage of resources[i] (milli) */
 } cu_psa_info;
 
 typedef struct cu_wl_info {
     const cu_workload *obj;
     const char *ns, *name;
     const char *local_queue;
-    const char *cluster_queue;  /* NULL when the LocalQueue is missing */
+    const char *cluster_queue; /* NULL when the LocalQueue is missing */
     int32_t priority;
-    int admitted;               /* holds quota (QuotaReserved=True) */
+    int admitted; /* holds quota (QuotaReserved=True) */
     int finished;
-    size_t npsa; const cu_psa_info *psa;   /* when admitted */
+    size_t npsa;
+    const cu_psa_info *psa; /* when admitted */
     int evictions;
-    const char *reason;         /* QuotaReserved=False reason, NULL if admitted */
-    const char *message;        /* why it is pending; NULL if admitted */
-    int64_t admitted_at_ms;     /* QuotaReserved transition time */
-    int position;               /* 0-based position in its ClusterQueue, -1 */
-    int inadmissible;           /* pending and set aside in the inadmissible set */
-    int evicting;               /* preempted, quota not released yet */
-    const char *evicted_reason; /* last Evicted reason ("Preempted",
+    const char *reason;           /* QuotaReserved=False reason, NULL if admitted */
+    const char *message;          /* why it is pending; NULL if admitted */
+    int64_t admitted_at_ms;       /* QuotaReserved transition time */
+    int position;                 /* 0-based position in its ClusterQueue, -1 */
+    int inadmissible;             /* pending and set aside in the inadmissible set */
+    int evicting;                 /* preempted, quota not released yet */
+    const char *evicted_reason;   /* last Evicted reason ("Preempted",
                                    "ClusterQueueStopped", ...) or NULL */
-    const char *evicted_message;/* Kueue's Evicted/Preempted message */
+    const char *evicted_message;  /* Kueue's Evicted/Preempted message */
     const char *preempted_reason; /* InClusterQueue, InCohortReclamation,
                                    InCohortFairSharing,
                                    InCohortReclaimWhileBorrowing, or NULL */
@@ -159,19 +162,20 @@ typedef struct cu_wl_info {
 typedef struct cu_cq_info {
     const char *name;
     const cu_cluster_queue *obj;
-    const char *cohort;          /* NULL when none */
+    const char *cohort; /* NULL when none */
     int active;
-    const char *reason, *message;  /* Active condition */
+    const char *reason, *message; /* Active condition */
     int pending, reserving, admitted;
-    size_t nusage; const cu_fr_usage *usage;  /* in resourceGroups order */
-    int64_t weighted_share;      /* status.fairSharing.weightedShare: ceil of
+    size_t nusage;
+    const cu_fr_usage *usage; /* in resourceGroups order */
+    int64_t weighted_share;   /* status.fairSharing.weightedShare: ceil of
                                     the DRS / weight; INT64_MAX when a
                                     zero-weight queue borrows; 0 without a
                                     cohort or when not borrowing */
 } cu_cq_info;
 
 typedef struct cu_lq_info_afs {
-    double usage;                /* Admission Fair Sharing usage (weighted) */
+    double usage; /* Admission Fair Sharing usage (weighted) */
 } cu_lq_info_afs;
 
 typedef struct cu_lq_info {
@@ -181,17 +185,19 @@ typedef struct cu_lq_info {
     int active;
     const char *reason, *message;
     int pending, reserving, admitted;
-    size_t nusage; const cu_fr_usage *usage;  /* total only */
-    cu_lq_info_afs afs;          /* when the ClusterQueue uses AFS */
+    size_t nusage;
+    const cu_fr_usage *usage; /* total only */
+    cu_lq_info_afs afs;       /* when the ClusterQueue uses AFS */
 } cu_lq_info;
 
 typedef struct cu_cohort_info {
     const char *name;
-    const cu_cohort *obj;       /* NULL for an implicit cohort */
+    const cu_cohort *obj; /* NULL for an implicit cohort */
     const char *parent;
     int active;
-    size_t nusage; const cu_fr_usage *usage;
-    int64_t weighted_share;      /* as for ClusterQueues; 0 for a root */
+    size_t nusage;
+    const cu_fr_usage *usage;
+    int64_t weighted_share; /* as for ClusterQueues; 0 for a root */
 } cu_cohort_info;
 
 /* Counts and views, in name order (workloads by "ns/name"). */

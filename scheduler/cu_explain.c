@@ -29,10 +29,7 @@
 
 /* ---------------- model ---------------- */
 
-const char *cu_x_rname(const xwl *x, int res)
-{
-    return x->e->res_names.items[res];
-}
+const char *cu_x_rname(const xwl *x, int res) { return x->e->res_names.items[res]; }
 
 /* A quantity of resource res as an arena string ("1500m", "2Gi"). */
 const char *cu_x_qs(xwl *x, int res, int64_t v)
@@ -75,7 +72,8 @@ static const char *has_label(xwl *x, const cu_kvs *labels, const char *key)
 /* NULL when the pod set's nodeSelector and required node affinity
  * (restricted to the group's label keys) match labels; otherwise what
  * does not match. */
-static const char *affinity_mismatch(xwl *x, const egroup *g, const cu_podset *ps, const cu_kvs *labels)
+static const char *affinity_mismatch(xwl *x, const egroup *g, const cu_podset *ps,
+                                     const cu_kvs *labels)
 {
     for (size_t i = 0; i < ps->node_selector.n; i++) {
         const cu_kv *kv = &ps->node_selector.items[i];
@@ -145,7 +143,8 @@ static int64_t avail_why(const cu_qnode *n, size_t fr, const cu_qnode **by, int 
     int64_t parent_avail = avail_why(n->parent, fr, by, is_blimit);
     if (n->blimit[fr] != CU_QUOTA_UNSET) {
         int64_t stored = n->llimit[fr] == CU_QUOTA_UNSET || n->llimit[fr] >= n->subtree[fr]
-                             ? n->subtree[fr] : n->llimit[fr];
+                             ? n->subtree[fr]
+                             : n->llimit[fr];
         int64_t used = cu_x_max64(0, cu_qty_sat_sub(n->usage[fr], local));
         int64_t cap = cu_qty_sat_add(cu_qty_sat_sub(stored, used), n->blimit[fr]);
         if (cap < parent_avail) {
@@ -184,7 +183,8 @@ static const char *bound_text(xwl *x, int res, const cu_qnode *by, int is_blimit
         return cu_arena_printf(x->ar, "borrowingLimit %s of %s", cu_x_qs(x, res, by->blimit[fr]),
                                node_label(x, by));
     if (!with_usage)
-        return cu_arena_printf(x->ar, "%s: %s in total", node_label(x, by), cu_x_qs(x, res, by->subtree[fr]));
+        return cu_arena_printf(x->ar, "%s: %s in total", node_label(x, by),
+                               cu_x_qs(x, res, by->subtree[fr]));
     return cu_arena_printf(x->ar, "%s: %s in total, %s in use", node_label(x, by),
                            cu_x_qs(x, res, by->subtree[fr]), cu_x_qs(x, res, by->usage[fr]));
 }
@@ -232,7 +232,10 @@ static void fill_res(xwl *x, xres *r, int fr, int64_t req, int64_t prev)
 
 /* ---------------- building the model ---------------- */
 
-typedef struct item { int res; int64_t amt; } item;
+typedef struct item {
+    int res;
+    int64_t amt;
+} item;
 
 static int group_pos(const egroup *g, int res)
 {
@@ -258,14 +261,14 @@ static cu_err analyze_ps(xwl *x, size_t p)
     int pods_done = c->pods_res < 0;
     for (size_t r = 0; r <= ps->nreq; r++) {
         if (!pods_done && (r == ps->nreq || strcmp("pods", cu_x_rname(x, ps->res[r])) < 0)) {
-            items[n++] = (item){c->pods_res, (int64_t)ps->count * 1000};
+            items[n++] = (item){ c->pods_res, (int64_t)ps->count * 1000 };
             pods_done = 1;
         }
         if (r == ps->nreq)
             break;
         int64_t v = cu_engine_mul_sat(ps->amt[r], ps->count);
         if (v)
-            items[n++] = (item){ps->res[r], v};
+            items[n++] = (item){ ps->res[r], v };
     }
     size_t ng = 0;
     for (size_t i = 0; i < n; i++) {
@@ -329,8 +332,10 @@ static cu_err analyze_ps(xwl *x, size_t p)
                 if (r->state > worst)
                     worst = r->state;
             }
-            xf->state = worst == XR_FITS ? XF_FITS : worst == XR_SHORT ? XF_SHORT
-                      : worst == XR_OVER_MAX ? XF_OVER_MAX : XF_NO_QUOTA;
+            xf->state = worst == XR_FITS       ? XF_FITS
+                        : worst == XR_SHORT    ? XF_SHORT
+                        : worst == XR_OVER_MAX ? XF_OVER_MAX
+                                               : XF_NO_QUOTA;
             if (xf->state == XF_FITS && xg->fits < 0)
                 xg->fits = (int)fi;
             if ((xf->state == XF_FITS || xf->state == XF_SHORT) && xg->would < 0)
@@ -369,10 +374,13 @@ static void find_victims(xwl *x)
         const ewl *v = x->e->wls.items[i];
         if (!v->evicting || v->state != WL_ADMITTED || !v->note)
             continue;
-        if (strncmp(v->note, "preempted by ", 13) == 0 && strncmp(v->note + 13, x->w->key, kl) == 0 &&
+        if (strncmp(v->note, "preempted by ", 13) == 0 &&
+            strncmp(v->note + 13, x->w->key, kl) == 0 &&
             (v->note[13 + kl] == ' ' || v->note[13 + kl] == ','))
-            cu_strlist_add(x->ar, &x->victims, v->preempt_reason
-                       ? cu_arena_printf(x->ar, "%s (%s)", v->key, v->preempt_reason) : v->key);
+            cu_strlist_add(x->ar, &x->victims,
+                           v->preempt_reason
+                               ? cu_arena_printf(x->ar, "%s (%s)", v->key, v->preempt_reason)
+                               : v->key);
     }
 }
 
@@ -429,7 +437,8 @@ static cu_err analyze_preemption(xwl *x)
         return err;
     x->searched = 1;
     for (size_t i = 0; i < t.n; i++)
-        cu_strlist_add(x->ar, &x->targets, cu_arena_printf(x->ar, "%s (%s)", t.t[i].wl->key, t.t[i].reason));
+        cu_strlist_add(x->ar, &x->targets,
+                       cu_arena_printf(x->ar, "%s (%s)", t.t[i].wl->key, t.t[i].reason));
     return CU_OK;
 }
 
@@ -467,10 +476,12 @@ static const char *over_max_hint(xwl *x, const xflv *xf, const xres *xr)
     if (!xr->has_cohort)
         how = cu_arena_printf(x->ar, "raise the nominalQuota of ClusterQueue %s", cq);
     else if (xr->pot_blimit)
-        how = cu_arena_printf(x->ar, "raise the borrowingLimit of %s (or the nominalQuota of ClusterQueue %s)",
-                              node_label(x, xr->pot_node), cq);
+        how = cu_arena_printf(
+            x->ar, "raise the borrowingLimit of %s (or the nominalQuota of ClusterQueue %s)",
+            node_label(x, xr->pot_node), cq);
     else
-        how = cu_arena_printf(x->ar, "raise nominalQuota in %s (ClusterQueue %s or the cohorts above it)",
+        how = cu_arena_printf(x->ar,
+                              "raise nominalQuota in %s (ClusterQueue %s or the cohorts above it)",
                               node_label(x, xr->pot_node), cq);
     return cu_arena_printf(x->ar, "%s more %s quota in flavor %s: %s, or request less", more, rn,
                            xf->name, how);
@@ -485,9 +496,12 @@ static void unblock_flavors(xwl *x)
     for (size_t p = 0; p < x->nps; p++) {
         const xps *ps = &x->ps[p];
         for (size_t i = 0; i < ps->uncovered.n; i++)
-            cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar,
-                "quota for %s: add it to a resourceGroup of ClusterQueue %s (or drop the request)",
-                ps->uncovered.s[i], cq));
+            cu_strlist_add(
+                ar, &x->unblock,
+                cu_arena_printf(
+                    ar,
+                    "quota for %s: add it to a resourceGroup of ClusterQueue %s (or drop the request)",
+                    ps->uncovered.s[i], cq));
         for (size_t k = 0; k < ps->ngroups; k++) {
             const xgroup *g = &ps->g[k];
             if (g->fits >= 0)
@@ -505,7 +519,8 @@ static void unblock_flavors(xwl *x)
                         if (xf->res[r].state != XR_SHORT)
                             continue;
                         cu_buf_printf(&b, "%s%s more %s", first ? "" : " and ",
-                                      cu_x_qs(x, xf->res[r].res, xf->res[r].more), cu_x_rname(x, xf->res[r].res));
+                                      cu_x_qs(x, xf->res[r].res, xf->res[r].more),
+                                      cu_x_rname(x, xf->res[r].res));
                         first = 0;
                     }
                     cu_buf_printf(&b, " free in flavor %s of ClusterQueue %s", xf->name, cq);
@@ -515,9 +530,13 @@ static void unblock_flavors(xwl *x)
                     for (size_t r = 0; r < xf->nres; r++)
                         lent |= xf->res[r].state == XR_SHORT && xf->res[r].lent > 0;
                     if (lent && x->c->obj->preemption.reclaim == CU_PP_NEVER && !reclaim_said) {
-                        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar,
-                            "preemption.reclaimWithinCohort LowerPriority or Any on ClusterQueue %s, "
-                            "to take back its nominal quota from the cohort", cq));
+                        cu_strlist_add(
+                            ar, &x->unblock,
+                            cu_arena_printf(
+                                ar,
+                                "preemption.reclaimWithinCohort LowerPriority or Any on ClusterQueue %s, "
+                                "to take back its nominal quota from the cohort",
+                                cq));
                         reclaim_said = 1;
                     }
                 }
@@ -534,7 +553,8 @@ static void unblock_flavors(xwl *x)
                     break;
                 case XF_TAINT: {
                     const cu_taint *t = xf->taint;
-                    s = cu_arena_printf(ar, "tolerate taint %s%s%s:%s in pod set %s "
+                    s = cu_arena_printf(ar,
+                                        "tolerate taint %s%s%s:%s in pod set %s "
                                         "(or in spec.tolerations of ResourceFlavor %s)",
                                         t->key ? t->key : "", t->value && *t->value ? "=" : "",
                                         t->value ? t->value : "", t->effect, ps->name, xf->name);
@@ -542,8 +562,11 @@ static void unblock_flavors(xwl *x)
                 }
                 case XF_AFFINITY:
                     if (!affinity_said) {
-                        s = cu_arena_printf(ar, "a flavor of ClusterQueue %s whose nodeLabels match the "
-                                            "node selector and affinity of pod set %s", cq, ps->name);
+                        s = cu_arena_printf(
+                            ar,
+                            "a flavor of ClusterQueue %s whose nodeLabels match the "
+                            "node selector and affinity of pod set %s",
+                            cq, ps->name);
                         affinity_said = 1;
                     }
                     break;
@@ -552,15 +575,15 @@ static void unblock_flavors(xwl *x)
                     for (size_t r = 0; r < xf->nres; r++) {
                         const xres *xr = &xf->res[r];
                         if (xr->state == XR_NO_QUOTA)
-                            cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar,
-                                "quota for %s in flavor %s of ClusterQueue %s",
-                                cu_x_rname(x, xr->res), xf->name, cq));
+                            cu_strlist_add(
+                                ar, &x->unblock,
+                                cu_arena_printf(ar, "quota for %s in flavor %s of ClusterQueue %s",
+                                                cu_x_rname(x, xr->res), xf->name, cq));
                         else if (xr->state == XR_OVER_MAX)
                             cu_strlist_add(ar, &x->unblock, over_max_hint(x, xf, xr));
                     }
                     break;
-                default:
-                    break;
+                default: break;
                 }
                 if (s)
                     cu_strlist_add(ar, &x->unblock, s);
@@ -579,22 +602,26 @@ static cu_err build(xwl *x)
     x->lq = w->lq >= 0 ? &e->lqs.items[w->lq] : NULL;
     x->c = w->cq >= 0 ? &e->cqs.items[w->cq] : NULL;
     x->cq_name = x->c ? x->c->name : w->cq_name;
-    x->state = w->state == WL_ADMITTED ? (w->evicting ? "evicting" : "admitted")
-             : w->state == WL_FINISHED ? "finished" : "pending";
+    x->state = w->state == WL_ADMITTED   ? (w->evicting ? "evicting" : "admitted")
+               : w->state == WL_FINISHED ? "finished"
+                                         : "pending";
     /* queue chain */
     const char *ns = o->meta.ns ? o->meta.ns : "default";
     if (x->lq_name)
-        cu_strlist_add(ar, &x->chain, cu_arena_printf(ar, "LocalQueue %s/%s%s", ns, x->lq_name,
-                                              x->lq ? "" : " (missing)"));
+        cu_strlist_add(
+            ar, &x->chain,
+            cu_arena_printf(ar, "LocalQueue %s/%s%s", ns, x->lq_name, x->lq ? "" : " (missing)"));
     if (x->cq_name)
-        cu_strlist_add(ar, &x->chain, cu_arena_printf(ar, "ClusterQueue %s%s", x->cq_name,
-                                              x->c ? "" : " (missing)"));
+        cu_strlist_add(
+            ar, &x->chain,
+            cu_arena_printf(ar, "ClusterQueue %s%s", x->cq_name, x->c ? "" : " (missing)"));
     if (x->c) {
         for (const cu_qnode *n = x->c->node->parent; n; n = n->parent)
             cu_strlist_add(ar, &x->chain, cu_arena_printf(ar, "Cohort %s", n->name));
         if (x->c->obj->cohort && !x->c->node->parent) {
             x->cohort_cycle = x->c->obj->cohort;
-            cu_strlist_add(ar, &x->chain, cu_arena_printf(ar, "Cohort %s (in a cycle)", x->cohort_cycle));
+            cu_strlist_add(ar, &x->chain,
+                           cu_arena_printf(ar, "Cohort %s (in a cycle)", x->cohort_cycle));
         }
     }
     if (w->state != WL_QUEUED && w->state != WL_NONE)
@@ -605,28 +632,37 @@ static cu_err build(xwl *x)
         return CU_OK;
     }
     if (!x->lq_name) {
-        cu_strlist_add(ar, &x->unblock, "set spec.queueName (the kueue.x-k8s.io/queue-name label of its Job)");
+        cu_strlist_add(ar, &x->unblock,
+                       "set spec.queueName (the kueue.x-k8s.io/queue-name label of its Job)");
         return CU_OK;
     }
     if (!x->lq) {
-        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "create LocalQueue %s/%s (spec.clusterQueue: "
-                                                "the ClusterQueue to use)", ns, x->lq_name));
+        cu_strlist_add(ar, &x->unblock,
+                       cu_arena_printf(ar,
+                                       "create LocalQueue %s/%s (spec.clusterQueue: "
+                                       "the ClusterQueue to use)",
+                                       ns, x->lq_name));
         return CU_OK;
     }
     if (!x->c) {
-        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "create ClusterQueue %s (LocalQueue %s points "
-                                                "at it)", x->cq_name ? x->cq_name : "?", x->lq->key));
+        cu_strlist_add(ar, &x->unblock,
+                       cu_arena_printf(ar,
+                                       "create ClusterQueue %s (LocalQueue %s points "
+                                       "at it)",
+                                       x->cq_name ? x->cq_name : "?", x->lq->key));
         return CU_OK;
     }
     if (x->lq->bad) {
-        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "fix LocalQueue %s: %s", x->lq->key,
-                                                        x->lq->bad));
+        cu_strlist_add(ar, &x->unblock,
+                       cu_arena_printf(ar, "fix LocalQueue %s: %s", x->lq->key, x->lq->bad));
         return CU_OK;
     }
     if (!x->lq->active) {
-        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "LocalQueue %s is stopped (stopPolicy %s): set "
-                                                "stopPolicy None", x->lq->key,
-                                                cu_x_stop_name(x->lq->obj->stop_policy)));
+        cu_strlist_add(ar, &x->unblock,
+                       cu_arena_printf(ar,
+                                       "LocalQueue %s is stopped (stopPolicy %s): set "
+                                       "stopPolicy None",
+                                       x->lq->key, cu_x_stop_name(x->lq->obj->stop_policy)));
         return CU_OK;
     }
     x->queued = w->state == WL_QUEUED;
@@ -635,30 +671,41 @@ static cu_err build(xwl *x)
     if (!x->c->active) {
         const cu_cluster_queue *q = x->c->obj;
         if (x->c->bad)
-            cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "fix ClusterQueue %s: %s", x->c->name,
-                                                            x->c->bad));
+            cu_strlist_add(ar, &x->unblock,
+                           cu_arena_printf(ar, "fix ClusterQueue %s: %s", x->c->name, x->c->bad));
         if (q->stop_policy != CU_STOP_NONE)
-            cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "ClusterQueue %s is stopped (stopPolicy %s): "
-                                                    "set stopPolicy None", x->c->name,
-                                                    cu_x_stop_name(q->stop_policy)));
+            cu_strlist_add(ar, &x->unblock,
+                           cu_arena_printf(ar,
+                                           "ClusterQueue %s is stopped (stopPolicy %s): "
+                                           "set stopPolicy None",
+                                           x->c->name, cu_x_stop_name(q->stop_policy)));
         if (x->cohort_cycle)
-            cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "break the cycle of parentName links "
-                                                    "through Cohort %s", x->cohort_cycle));
+            cu_strlist_add(ar, &x->unblock,
+                           cu_arena_printf(ar,
+                                           "break the cycle of parentName links "
+                                           "through Cohort %s",
+                                           x->cohort_cycle));
         for (size_t g = 0; g < x->c->ngroups; g++)
             for (size_t f = 0; f < x->c->groups[g].nflv; f++) {
                 const eflavor *fl = &e->flavors.items[x->c->groups[g].flv[f]];
                 if (!fl->obj)
-                    cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "create ResourceFlavor %s "
-                                                            "(ClusterQueue %s uses it)", fl->name,
-                                                            x->c->name));
+                    cu_strlist_add(ar, &x->unblock,
+                                   cu_arena_printf(ar,
+                                                   "create ResourceFlavor %s "
+                                                   "(ClusterQueue %s uses it)",
+                                                   fl->name, x->c->name));
             }
-        x->not_analyzed = cu_arena_printf(ar, "not evaluated: ClusterQueue %s is inactive", x->c->name);
+        x->not_analyzed =
+            cu_arena_printf(ar, "not evaluated: ClusterQueue %s is inactive", x->c->name);
         return CU_OK;
     }
     x->ns_selected = cu_engine_ns_selected(e, x->c->obj, ns);
     if (!x->ns_selected) {
-        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "namespace %s selected by the namespaceSelector "
-                                                "of ClusterQueue %s", ns, x->c->name));
+        cu_strlist_add(ar, &x->unblock,
+                       cu_arena_printf(ar,
+                                       "namespace %s selected by the namespaceSelector "
+                                       "of ClusterQueue %s",
+                                       ns, x->c->name));
         x->not_analyzed = "not evaluated: the namespace is not selected";
         return CU_OK;
     }
@@ -680,15 +727,19 @@ static cu_err build(xwl *x)
     x->analyzed = 1;
     find_victims(x);
     if (x->blocked_by) {
-        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "the head %s admitted (StrictFIFO), or "
-                                                "ClusterQueue %s switched to BestEffortFIFO",
-                                                x->blocked_by->key, x->c->name));
+        cu_strlist_add(ar, &x->unblock,
+                       cu_arena_printf(ar,
+                                       "the head %s admitted (StrictFIFO), or "
+                                       "ClusterQueue %s switched to BestEffortFIFO",
+                                       x->blocked_by->key, x->c->name));
     }
     if (x->victims.n) {
-        cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "the %zu preempted workload%s stopping and "
-                                                "releasing %s quota", x->victims.n,
-                                                x->victims.n == 1 ? "" : "s",
-                                                x->victims.n == 1 ? "its" : "their"));
+        cu_strlist_add(ar, &x->unblock,
+                       cu_arena_printf(ar,
+                                       "the %zu preempted workload%s stopping and "
+                                       "releasing %s quota",
+                                       x->victims.n, x->victims.n == 1 ? "" : "s",
+                                       x->victims.n == 1 ? "its" : "their"));
         return CU_OK;
     }
     cu_err err = analyze_preemption(x);
@@ -705,8 +756,9 @@ static cu_err build(xwl *x)
     if (quota_blocked) {
         x->pre_quota = x->all_chosen;
         if (x->targets.n)
-            cu_strlist_add(ar, &x->unblock, cu_arena_printf(ar, "preempting %zu workload%s (see Preemption)",
-                                                    x->targets.n, x->targets.n == 1 ? "" : "s"));
+            cu_strlist_add(ar, &x->unblock,
+                           cu_arena_printf(ar, "preempting %zu workload%s (see Preemption)",
+                                           x->targets.n, x->targets.n == 1 ? "" : "s"));
         unblock_flavors(x);
     }
     return CU_OK;
@@ -738,7 +790,8 @@ cu_err cu_x_setup(cu_engine *e, const char *key, cu_arena *ar, xwl *x, cu_diag *
     x->w = find_wl(e, key);
     if (!x->w) {
         if (d)
-            cu_diag_error(d, "explain: workload %s%s not found", strchr(key, '/') ? "" : "default/", key);
+            cu_diag_error(d, "explain: workload %s%s not found", strchr(key, '/') ? "" : "default/",
+                          key);
         return CU_ENOTFOUND;
     }
     x->v = cu_engine_workload_info_idx(e, x->w->idx);

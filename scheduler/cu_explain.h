@@ -34,7 +34,6 @@ cu_err cu_engine_explain(cu_engine *e, const char *key, cu_buf *out, cu_diag *d)
  * ahead, positionInLocalQueue, blockedBy, inadmissible}, podSets [...]
  * with flavors [...] and per-resource quota numbers (quantity strings),
  * preemption {...}, unblock [...]. Same errors as cu_engine_explain. */
-cu_err cu_engine_explain_doc(cu_engine *e, const char *key, cu_arena *a, cu_node **out,
-                             cu_diag *d);
+cu_err cu_engine_explain_doc(cu_engine *e, const char *key, cu_arena *a, cu_node **out, cu_diag *d);
 
 #endif

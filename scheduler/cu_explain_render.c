@@ -22,7 +22,8 @@ static void t_requests(xwl *x, cu_buf *b)
         }
         cu_buf_puts(b, ps->count == 1 ? " (" : " x (");
         for (size_t r = 0; r < ps->nreq; r++)
-            cu_buf_printf(b, "%s%s %s", r ? ", " : "", cu_x_rname(x, ps->res[r]), cu_x_qs(x, ps->res[r], ps->amt[r]));
+            cu_buf_printf(b, "%s%s %s", r ? ", " : "", cu_x_rname(x, ps->res[r]),
+                          cu_x_qs(x, ps->res[r], ps->amt[r]));
         cu_buf_puts(b, ")");
         if (ps->count != 1) {
             cu_buf_puts(b, " = ");
@@ -40,16 +41,16 @@ static void t_res(xwl *x, cu_buf *b, const xres *r)
 {
     const char *rn = cu_x_rname(x, r->res);
     int64_t val = cu_qty_sat_add(r->req, r->prev);
-    const char *req = r->prev ? cu_arena_printf(x->ar, "%s (%s by earlier pod sets + %s)",
-                                                cu_x_qs(x, r->res, val), cu_x_qs(x, r->res, r->prev),
-                                                cu_x_qs(x, r->res, r->req))
-                              : cu_x_qs(x, r->res, val);
+    const char *req =
+        r->prev
+            ? cu_arena_printf(x->ar, "%s (%s by earlier pod sets + %s)", cu_x_qs(x, r->res, val),
+                              cu_x_qs(x, r->res, r->prev), cu_x_qs(x, r->res, r->req))
+            : cu_x_qs(x, r->res, val);
     switch (r->state) {
-    case XR_NO_QUOTA:
-        cu_buf_printf(b, "    %s: no quota for it in this flavor\n", rn);
-        return;
+    case XR_NO_QUOTA: cu_buf_printf(b, "    %s: no quota for it in this flavor\n", rn); return;
     case XR_FITS:
-        cu_buf_printf(b, "    %s: fits (requested %s, available %s)\n", rn, req, cu_x_qs(x, r->res, r->avail));
+        cu_buf_printf(b, "    %s: fits (requested %s, available %s)\n", rn, req,
+                      cu_x_qs(x, r->res, r->avail));
         return;
     case XR_OVER_MAX:
         cu_buf_printf(b, "    %s: requested %s, at most %s ever: over the maximum by %s\n", rn, req,
@@ -60,13 +61,13 @@ static void t_res(xwl *x, cu_buf *b, const xres *r)
             cu_buf_printf(b, "      maximum: nominal %s, no cohort to borrow from\n",
                           cu_x_qs(x, r->res, r->nominal));
         return;
-    default:
-        break;
+    default: break;
     }
     cu_buf_printf(b, "    %s: requested %s, available %s: %s more needed\n", rn, req,
                   cu_x_qs(x, r->res, cu_x_max64(0, r->avail)), cu_x_qs(x, r->res, r->more));
     cu_buf_printf(b, "      free in ClusterQueue %s: %s (nominal %s - used %s)\n", x->c->name,
-                  cu_x_qs(x, r->res, r->free_own), cu_x_qs(x, r->res, r->nominal), cu_x_qs(x, r->res, r->used));
+                  cu_x_qs(x, r->res, r->free_own), cu_x_qs(x, r->res, r->nominal),
+                  cu_x_qs(x, r->res, r->used));
     if (r->lent)
         cu_buf_printf(b, "      %s of that is in use by other ClusterQueues of the cohort\n",
                       cu_x_qs(x, r->res, r->lent));
@@ -75,12 +76,12 @@ static void t_res(xwl *x, cu_buf *b, const xres *r)
         cu_buf_printf(b, "      limit: %s (nominal)\n", cu_x_qs(x, r->res, r->nominal));
         return;
     }
-    cu_buf_printf(b, "      borrowable from the cohort: %s (limited by %s)\n", cu_x_qs(x, r->res, r->borrowable),
-                  r->avail_by);
+    cu_buf_printf(b, "      borrowable from the cohort: %s (limited by %s)\n",
+                  cu_x_qs(x, r->res, r->borrowable), r->avail_by);
     if (r->has_blimit)
         cu_buf_printf(b, "      limit: %s (nominal %s + borrowingLimit %s)\n",
-                      cu_x_qs(x, r->res, cu_qty_sat_add(r->nominal, r->blimit)), cu_x_qs(x, r->res, r->nominal),
-                      cu_x_qs(x, r->res, r->blimit));
+                      cu_x_qs(x, r->res, cu_qty_sat_add(r->nominal, r->blimit)),
+                      cu_x_qs(x, r->res, r->nominal), cu_x_qs(x, r->res, r->blimit));
     else
         cu_buf_printf(b, "      limit: no borrowing limit (at most %s, limited by %s)\n",
                       cu_x_qs(x, r->res, r->potential), r->pot_by);
@@ -103,8 +104,9 @@ static void t_flavors(xwl *x, cu_buf *b)
     for (size_t p = 0; p < x->nps; p++) {
         const xps *ps = &x->ps[p];
         for (size_t i = 0; i < ps->uncovered.n; i++)
-            cu_buf_printf(b, "\nPod set %s: %s is not covered by any resourceGroup of ClusterQueue %s\n",
-                          ps->name, ps->uncovered.s[i], x->c->name);
+            cu_buf_printf(
+                b, "\nPod set %s: %s is not covered by any resourceGroup of ClusterQueue %s\n",
+                ps->name, ps->uncovered.s[i], x->c->name);
         for (size_t k = 0; k < ps->ngroups; k++) {
             const xgroup *g = &ps->g[k];
             cu_buf_printf(b, "\nFlavors for pod set %s (", ps->name);
@@ -121,7 +123,8 @@ static void t_flavors(xwl *x, cu_buf *b)
                     continue;
                 }
                 if (xf->state == XF_AFFINITY) {
-                    cu_buf_printf(b, "  %s: node labels don't match\n    %s\n", xf->name, xf->mismatch);
+                    cu_buf_printf(b, "  %s: node labels don't match\n    %s\n", xf->name,
+                                  xf->mismatch);
                     continue;
                 }
                 cu_buf_printf(b, "  %s: %s\n", xf->name, flv_state_text(xf));
@@ -131,7 +134,8 @@ static void t_flavors(xwl *x, cu_buf *b)
             if (g->fits >= 0)
                 cu_buf_printf(b, "  fits now in flavor %s\n", g->flv[g->fits].name);
             else if (g->would >= 0)
-                cu_buf_printf(b, "  would use flavor %s once quota is free\n", g->flv[g->would].name);
+                cu_buf_printf(b, "  would use flavor %s once quota is free\n",
+                              g->flv[g->would].name);
             else
                 cu_buf_puts(b, "  no flavor can ever fit it\n");
         }
@@ -150,12 +154,14 @@ static void t_preemption(xwl *x, cu_buf *b)
         return;
     }
     if (!x->pre_configured)
-        cu_buf_printf(b, "  preemption not configured (withinClusterQueue: %s, reclaimWithinCohort: %s)\n",
-                      cu_x_policy_name(q->preemption.within_cq), cu_x_policy_name(q->preemption.reclaim));
+        cu_buf_printf(
+            b, "  preemption not configured (withinClusterQueue: %s, reclaimWithinCohort: %s)\n",
+            cu_x_policy_name(q->preemption.within_cq), cu_x_policy_name(q->preemption.reclaim));
     else
-        cu_buf_printf(b, "  policy: withinClusterQueue %s, reclaimWithinCohort %s, borrowWithinCohort %s\n",
-                      cu_x_policy_name(q->preemption.within_cq), cu_x_policy_name(q->preemption.reclaim),
-                      cu_x_policy_name(q->preemption.borrow_policy));
+        cu_buf_printf(
+            b, "  policy: withinClusterQueue %s, reclaimWithinCohort %s, borrowWithinCohort %s\n",
+            cu_x_policy_name(q->preemption.within_cq), cu_x_policy_name(q->preemption.reclaim),
+            cu_x_policy_name(q->preemption.borrow_policy));
     if (x->fits_now) {
         cu_buf_puts(b, "  not needed: it fits now\n");
         return;
@@ -167,18 +173,21 @@ static void t_preemption(xwl *x, cu_buf *b)
     if (!x->pre_configured)
         return;
     if (!x->n_within && !x->n_reclaim) {
-        cu_buf_puts(b, "  no candidates: none of the workloads holding that quota may be preempted for it\n");
+        cu_buf_puts(
+            b,
+            "  no candidates: none of the workloads holding that quota may be preempted for it\n");
         return;
     }
     cu_buf_puts(b, "  candidates:");
     if (x->n_within)
         cu_buf_printf(b, " %d workload%s of %s priority in ClusterQueue %s", x->n_within,
                       x->n_within == 1 ? "" : "s",
-                      q->preemption.within_cq == CU_PP_LOWER_PRIORITY ? "lower" : "lower (or equal, newer)",
+                      q->preemption.within_cq == CU_PP_LOWER_PRIORITY ? "lower"
+                                                                      : "lower (or equal, newer)",
                       x->c->name);
     if (x->n_reclaim)
-        cu_buf_printf(b, "%s %d workload%s in ClusterQueues of the cohort that borrow", x->n_within ? "," : "",
-                      x->n_reclaim, x->n_reclaim == 1 ? "" : "s");
+        cu_buf_printf(b, "%s %d workload%s in ClusterQueues of the cohort that borrow",
+                      x->n_within ? "," : "", x->n_reclaim, x->n_reclaim == 1 ? "" : "s");
     cu_buf_puts(b, "\n");
     if (!x->targets.n) {
         cu_buf_printf(b, "  preempting %s would not free enough quota\n",
@@ -195,7 +204,8 @@ static void t_holds(xwl *x, cu_buf *b)
     const cu_wl_info *v = x->v;
     char ts[40];
     cu_time_format(v->admitted_at_ms, ts, sizeof ts);
-    cu_buf_printf(b, "  holds quota in ClusterQueue %s since %s\n", v->cluster_queue ? v->cluster_queue : "?", ts);
+    cu_buf_printf(b, "  holds quota in ClusterQueue %s since %s\n",
+                  v->cluster_queue ? v->cluster_queue : "?", ts);
     if (x->w->evicting)
         cu_buf_printf(b, "  evicted (%s): holds its quota until its pods stop\n",
                       v->evicted_reason ? v->evicted_reason : "Evicted");
@@ -252,7 +262,8 @@ static void render_text(xwl *x, cu_buf *b)
     if (x->c) {
         const char *st = "active";
         if (!x->c->active && x->c->obj->stop_policy != CU_STOP_NONE && !x->c->bad) {
-            st = cu_arena_printf(x->ar, "inactive, stopped (stopPolicy %s)", cu_x_stop_name(x->c->obj->stop_policy));
+            st = cu_arena_printf(x->ar, "inactive, stopped (stopPolicy %s)",
+                                 cu_x_stop_name(x->c->obj->stop_policy));
         } else if (!x->c->active) {
             const char *m = x->c->message ? x->c->message : "";
             const char *pre = "Can't admit new workloads: ";
@@ -270,11 +281,15 @@ static void render_text(xwl *x, cu_buf *b)
             cu_buf_puts(b, " (nothing ahead of it)");
         else
             cu_buf_printf(b, " (%d ahead of it%s)", x->ahead,
-                          x->ahead_inadm ? cu_arena_printf(x->ar, ", %d of them set aside as inadmissible",
-                                                           x->ahead_inadm) : "");
+                          x->ahead_inadm
+                              ? cu_arena_printf(x->ar, ", %d of them set aside as inadmissible",
+                                                x->ahead_inadm)
+                              : "");
         cu_buf_printf(b, ", %d in LocalQueue %s\n", x->lq_ahead, x->lq->key);
         if (x->inadmissible)
-            cu_buf_puts(b, "  set aside as inadmissible: tried again when quota is freed in its cohort tree\n");
+            cu_buf_puts(
+                b,
+                "  set aside as inadmissible: tried again when quota is freed in its cohort tree\n");
         if (x->blocked_by)
             cu_buf_printf(b, "  waits behind the head %s, which does not fit (StrictFIFO)\n",
                           x->blocked_by->key);
@@ -314,7 +329,10 @@ cu_err cu_engine_explain(cu_engine *e, const char *key, cu_buf *out, cu_diag *d)
 
 /* ---------------- document ---------------- */
 
-typedef struct dctx { cu_arena *a; int oom; } dctx;
+typedef struct dctx {
+    cu_arena *a;
+    int oom;
+} dctx;
 
 static cu_node *dstr(dctx *c, const char *s)
 {
@@ -406,7 +424,8 @@ static cu_node *d_res(dctx *c, xwl *x, const xres *r)
     dset(c, m, "free", dstr(c, cu_x_qs(x, r->res, r->free_own)));
     dset(c, m, "borrowable", dstr(c, cu_x_qs(x, r->res, r->borrowable)));
     dset(c, m, "available", dstr(c, cu_x_qs(x, r->res, cu_x_max64(0, r->avail))));
-    dset(c, m, "borrowingLimit", r->has_blimit ? dstr(c, cu_x_qs(x, r->res, r->blimit)) : dstr(c, NULL));
+    dset(c, m, "borrowingLimit",
+         r->has_blimit ? dstr(c, cu_x_qs(x, r->res, r->blimit)) : dstr(c, NULL));
     dset(c, m, "maximum", dstr(c, cu_x_qs(x, r->res, r->potential)));
     if (r->state != XR_FITS)
         dset(c, m, "missing", dstr(c, cu_x_qs(x, r->res, r->more)));
@@ -428,7 +447,8 @@ static cu_node *render_doc(dctx *c, xwl *x)
     dset(c, q, "clusterQueue", dstr(c, x->cq_name));
     if (x->c) {
         dset(c, q, "active", cu_node_new_bool(c->a, x->c->active));
-        dset(c, q, "strategy", dstr(c, x->c->obj->queueing == CU_STRICT_FIFO ? "StrictFIFO" : "BestEffortFIFO"));
+        dset(c, q, "strategy",
+             dstr(c, x->c->obj->queueing == CU_STRICT_FIFO ? "StrictFIFO" : "BestEffortFIFO"));
     }
     if (x->queued) {
         dset(c, q, "position", dint(c, x->ahead));
@@ -447,7 +467,8 @@ static cu_node *render_doc(dctx *c, xwl *x)
             dset(c, pm, "count", dint(c, ps->count));
             cu_node *req = dmap(c);
             for (size_t r = 0; r < ep->nreq; r++)
-                dset(c, req, cu_x_rname(x, ep->res[r]), dstr(c, cu_x_qs(x, ep->res[r], ep->amt[r])));
+                dset(c, req, cu_x_rname(x, ep->res[r]),
+                     dstr(c, cu_x_qs(x, ep->res[r], ep->amt[r])));
             dset(c, pm, "perPod", req);
             dset(c, pm, "uncovered", dlist(c, &ps->uncovered));
             cu_node *gs = dseq(c);
@@ -461,9 +482,11 @@ static cu_node *render_doc(dctx *c, xwl *x)
                     dset(c, fm, "name", dstr(c, xf->name));
                     dset(c, fm, "state", dstr(c, xf_state(xf->state)));
                     if (xf->taint)
-                        dset(c, fm, "taint", dstr(c, cu_arena_printf(x->ar, "%s=%s:%s",
-                             xf->taint->key ? xf->taint->key : "", xf->taint->value ? xf->taint->value : "",
-                             xf->taint->effect)));
+                        dset(c, fm, "taint",
+                             dstr(c, cu_arena_printf(x->ar, "%s=%s:%s",
+                                                     xf->taint->key ? xf->taint->key : "",
+                                                     xf->taint->value ? xf->taint->value : "",
+                                                     xf->taint->effect)));
                     if (xf->mismatch)
                         dset(c, fm, "mismatch", dstr(c, xf->mismatch));
                     if (xf->nres) {
@@ -508,7 +531,7 @@ cu_err cu_engine_explain_doc(cu_engine *e, const char *key, cu_arena *a, cu_node
     *out = NULL;
     cu_err err = cu_x_setup(e, key, &ar, &x, d);
     if (!err) {
-        dctx c = {a, 0};
+        dctx c = { a, 0 };
         cu_node *root = render_doc(&c, &x);
         if (c.oom || !root)
             err = CU_ENOMEM;

@@ -11,12 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-typedef struct fcand { ewl *wl; ecq *cq; int same; } fcand;
+typedef struct fcand {
+    ewl *wl;
+    ecq *cq;
+    int same;
+} fcand;
 
 /* cmp_drs as a key computed once per node: zero-weight borrowers above
  * everyone else (by ratio), the others by weighted share. */
-typedef struct dkey { int cls; double val; } dkey;
+typedef struct dkey {
+    int cls;
+    double val;
+} dkey;
 
 static dkey drs_key(drs d)
 {
@@ -35,31 +41,42 @@ static int key_cmp(dkey a, dkey b)
 
 /* A cohort's ClusterQueue children that may still give a target: a
  * binary heap of cq indices, the next target on top (tgt_better). */
-typedef struct fheap { int *q; size_t n; } fheap;
+typedef struct fheap {
+    int *q;
+    size_t n;
+} fheap;
 
 typedef struct fctx {
     cu_engine *e;
     ecq *c;
     ewl *w;
-    size_t nuse; const int *fr; const int64_t *amt;
-    const int *frs; size_t nfrs;
-    fcand *cands; size_t ncands;
-    const cu_qnode *root;        /* root of the preemptor's tree */
-    int *tcq; size_t ntcq;       /* the ClusterQueues of that tree */
+    size_t nuse;
+    const int *fr;
+    const int64_t *amt;
+    const int *frs;
+    size_t nfrs;
+    fcand *cands;
+    size_t ncands;
+    const cu_qnode *root; /* root of the preemptor's tree */
+    int *tcq;
+    size_t ntcq; /* the ClusterQueues of that tree */
     /* per cq index (meaningful for the tree's ClusterQueues only) */
-    size_t *head, *end;          /* next candidate, end (in order[]) */
-    dkey *key;                   /* DRS key when last (re)placed in a heap */
-    uint8_t *zero;               /* DRS ratio was 0 then */
-    int *hpos;                   /* position in its parent's heap, -1: none */
-    int *kidpos;                 /* index among its parent's kids */
-    fcand **order;               /* candidates grouped per cq, in ordering */
+    size_t *head, *end; /* next candidate, end (in order[]) */
+    dkey *key;          /* DRS key when last (re)placed in a heap */
+    uint8_t *zero;      /* DRS ratio was 0 then */
+    int *hpos;          /* position in its parent's heap, -1: none */
+    int *kidpos;        /* index among its parent's kids */
+    fcand **order;      /* candidates grouped per cq, in ordering */
     /* per cohort index (meaningful for the tree's cohorts only) */
     fheap *heap;
-    const cu_qnode ***cokids; size_t *ncokids;  /* child cohorts, in kid order */
+    const cu_qnode ***cokids;
+    size_t *ncokids; /* child cohorts, in kid order */
     uint8_t *co_pruned;
-    uint8_t *co_anc;             /* an ancestor of the preemptor */
-    int dirty;                   /* cq of the last target (its key may be stale), -1 */
-    ewl **targets; const char **reasons; size_t nt;
+    uint8_t *co_anc; /* an ancestor of the preemptor */
+    int dirty;       /* cq of the last target (its key may be stale), -1 */
+    ewl **targets;
+    const char **reasons;
+    size_t nt;
     int preemptor_added;
 } fctx;
 
@@ -216,7 +233,8 @@ static cu_err build_heaps(fctx *f)
         fheap *h = &f->heap[co->id];
         if (!h->q) {
             h->q = cu_arena_alloc(ar, (co->nkids ? co->nkids : 1) * sizeof(int));
-            f->cokids[co->id] = cu_arena_alloc(ar, (co->nkids ? co->nkids : 1) * sizeof(cu_qnode *));
+            f->cokids[co->id] =
+                cu_arena_alloc(ar, (co->nkids ? co->nkids : 1) * sizeof(cu_qnode *));
             if (!h->q || !f->cokids[co->id])
                 return CU_ENOMEM;
         }
@@ -261,7 +279,7 @@ static int next_target(fctx *f, const cu_qnode *cohort)
         heap_del(f, h, q); /* DRS 0: pruned */
     }
     const cu_qnode *best_co = NULL;
-    drs best_co_d = {-1.0, 1000};
+    drs best_co_d = { -1.0, 1000 };
     int have_co = 0;
     const cu_qnode **kids = f->cokids[cohort->id];
     for (size_t i = 0; i < f->ncokids[cohort->id]; i++) {
@@ -507,8 +525,8 @@ static int pass2_may_take(fctx *f)
     return 0;
 }
 
-cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
-                       const int64_t *amt, const int *frs, size_t nfrs, targets *out)
+cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr, const int64_t *amt,
+                       const int *frs, size_t nfrs, targets *out)
 {
     cu_arena *ar = &e->scratch;
     out->n = 0;
@@ -545,9 +563,9 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
         size_t start = f.ncands;
         for (size_t i = 0; i < c->nadm; i++) {
             ewl *v = c->adm[i];
-            if (v != w && cu_wl_uses_any(v, frs, nfrs) && cu_policy_ok(q->preemption.within_cq, w, v) &&
-                !cu_preempt_protected(e, v))
-                f.cands[f.ncands++] = (fcand){v, c, 1};
+            if (v != w && cu_wl_uses_any(v, frs, nfrs) &&
+                cu_policy_ok(q->preemption.within_cq, w, v) && !cu_preempt_protected(e, v))
+                f.cands[f.ncands++] = (fcand){ v, c, 1 };
         }
         add_group(&f, c, start);
     }
@@ -561,15 +579,15 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
                 ewl *v = o->adm[k];
                 if (cu_wl_uses_any(v, frs, nfrs) && cu_policy_ok(q->preemption.reclaim, w, v) &&
                     !cu_preempt_protected(e, v))
-                    f.cands[f.ncands++] = (fcand){v, o, 0};
+                    f.cands[f.ncands++] = (fcand){ v, o, 0 };
             }
             add_group(&f, o, start);
         }
     if (!f.ncands)
         return CU_OK;
     size_t nretry = 0;
-    cu_fs_strategy strategies[2] = {CU_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
-                                    CU_FS_LESS_THAN_INITIAL_SHARE};
+    cu_fs_strategy strategies[2] = { CU_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
+                                     CU_FS_LESS_THAN_INITIAL_SHARE };
     size_t nstrat = 2;
     if (e->opts.nstrategies) {
         nstrat = e->opts.nstrategies;

@@ -44,8 +44,10 @@ static void warn_cycles(const cu_engine *e, cu_diag *d)
         } while (j != (int)i);
         if (pl < sizeof(path) - 1)
             snprintf(path + pl, sizeof(path) - pl, " -> %s", c->name);
-        cu_diag_warn(d, "Cohort %s: spec.parentName: the cohorts %s form a cycle; every "
-                        "ClusterQueue under them is inactive", c->name, path);
+        cu_diag_warn(d,
+                     "Cohort %s: spec.parentName: the cohorts %s form a cycle; every "
+                     "ClusterQueue under them is inactive",
+                     c->name, path);
     }
 }
 
@@ -58,8 +60,8 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
         if (id < 0)
             return CU_ENOMEM;
         e->flavors.items[id].obj = w->flavors.items[i];
-        e->flavors.items[id].bad = cu_engine_invalid_arena(e, CU_KIND_RESOURCE_FLAVOR, w->flavors.items[i],
-                                                           &w->flavors.items[i]->meta);
+        e->flavors.items[id].bad = cu_engine_invalid_arena(
+            e, CU_KIND_RESOURCE_FLAVOR, w->flavors.items[i], &w->flavors.items[i]->meta);
     }
     /* invalid ClusterQueues and Cohorts: their groups are not used */
     const char **cq_bad = cu_arena_alloc(&e->arena, (w->cqs.n ? w->cqs.n : 1) * sizeof(char *));
@@ -67,7 +69,8 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
     if (!cq_bad || !co_bad)
         return CU_ENOMEM;
     for (size_t i = 0; i < w->cqs.n; i++) {
-        cq_bad[i] = cu_engine_invalid_arena(e, CU_KIND_CLUSTER_QUEUE, w->cqs.items[i], &w->cqs.items[i]->meta);
+        cq_bad[i] = cu_engine_invalid_arena(e, CU_KIND_CLUSTER_QUEUE, w->cqs.items[i],
+                                            &w->cqs.items[i]->meta);
         if (!cq_bad[i] && (err = cu_engine_note_groups(e, &w->cqs.items[i]->groups)))
             return err;
     }
@@ -119,7 +122,8 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
     for (size_t i = 0; i < w->lqs.n; i++) {
         const cu_local_queue *o = w->lqs.items[i];
         elq l;
-        l.key = cu_arena_printf(&e->arena, "%s/%s", o->meta.ns ? o->meta.ns : "default", o->meta.name);
+        l.key =
+            cu_arena_printf(&e->arena, "%s/%s", o->meta.ns ? o->meta.ns : "default", o->meta.name);
         l.obj = o;
         l.cq = o->cluster_queue ? cu_strmap_get(&e->cq_map, o->cluster_queue) : -1;
         l.active = o->stop_policy == CU_STOP_NONE;

@@ -18,7 +18,7 @@ enum { G_HIER = 0, G_PRIO = 1, G_SAME = 2 };
 typedef struct cand {
     ewl *wl;
     ecq *cq;
-    const cu_qnode *lca;     /* cohort level at which it was collected */
+    const cu_qnode *lca; /* cohort level at which it was collected */
     int variant;
     int group;
 } cand;
@@ -50,11 +50,14 @@ typedef struct pctx {
     cu_engine *e;
     ecq *c;
     ewl *w;
-    size_t nuse; const int *fr; const int64_t *amt;
-    const int *frs; size_t nfrs;
-    cand *cands; size_t n, cap;
+    size_t nuse;
+    const int *fr;
+    const int64_t *amt;
+    const int *frs;
+    size_t nfrs;
+    cand *cands;
+    size_t n, cap;
 } pctx;
-
 
 /* Brings e->kord and e->krank up to date: workloads added since the
  * last call are sorted by key and merged in. Keys never change and
@@ -232,7 +235,7 @@ static cu_err cand_order(pctx *p)
             return CU_OK;
         }
     }
-    sortctx x = {p->cands, 0};
+    sortctx x = { p->cands, 0 };
     if (p->e->nkord == p->e->wls.n || n >= KRANK_MIN_CANDS)
         x.labels = key_ranks(p->e) == CU_OK;
     skey *v = cu_arena_alloc(&p->e->scratch, n * sizeof(skey));
@@ -269,7 +272,7 @@ static int add_cand(pctx *p, ewl *v, ecq *q, const cu_qnode *lca, int variant, i
         p->cands = nc;
         p->cap = cap;
     }
-    p->cands[p->n++] = (cand){v, q, lca, variant, group};
+    p->cands[p->n++] = (cand){ v, q, lca, variant, group };
     return 0;
 }
 
@@ -316,8 +319,8 @@ static int classify_cohort(const pctx *p, const ecq *vq, const ewl *v, int adv)
     return V_RECLAIM_WHILE_BORROWING;
 }
 
-static int collect_subtree(pctx *p, const cu_qnode *cur, const cu_qnode *lca,
-                           const cu_qnode *skip, int adv)
+static int collect_subtree(pctx *p, const cu_qnode *cur, const cu_qnode *lca, const cu_qnode *skip,
+                           int adv)
 {
     for (size_t i = 0; i < cur->nkids; i++) {
         const cu_qnode *k = cur->kids[i];
@@ -353,8 +356,7 @@ static cu_err collect(pctx *p, int *n_hier, int *n_other)
         for (size_t i = 0; i < p->c->nadm; i++) {
             ewl *v = p->c->adm[i];
             if (v == p->w || !cu_wl_uses_any(v, p->frs, p->nfrs) ||
-                !cu_policy_ok(q->preemption.within_cq, p->w, v) ||
-                cu_preempt_protected(p->e, v))
+                !cu_policy_ok(q->preemption.within_cq, p->w, v) || cu_preempt_protected(p->e, v))
                 continue;
             if (add_cand(p, v, p->c, NULL, V_WITHIN_CQ, G_SAME))
                 return CU_ENOMEM;
@@ -515,11 +517,11 @@ static cu_err classic(pctx *p, targets *out)
     return CU_OK;
 }
 
-static cu_err targets_in(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr,
-                         int64_t val, targets *out);
+static cu_err targets_in(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr, int64_t val,
+                         targets *out);
 
-cu_err cu_preempt_targets(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr,
-                          int64_t val, targets *out)
+cu_err cu_preempt_targets(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr, int64_t val,
+                          targets *out)
 {
     /* everything but the result lives in the scratch arena, released
      * here: a round with thousands of preemption searches stays small */
@@ -528,8 +530,8 @@ cu_err cu_preempt_targets(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_f
     return err;
 }
 
-static cu_err targets_in(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr,
-                         int64_t val, targets *out)
+static cu_err targets_in(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr, int64_t val,
+                         targets *out)
 {
     out->n = 0;
     out->t = NULL;

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static void add_asg(cu_engine *e, ecq *c, const asg *a, int sign)
 {
     for (size_t i = 0; i < a->nuse; i++)
@@ -30,7 +29,10 @@ static int borrowing_on(const cu_qnode *n, const asg *a)
 /* Per entry, at its comparison level: the DRS of the child-on-path node
  * with the entry's usage added, and whether that node then borrows on the
  * entry's flavor-resources. */
-typedef struct fsval { drs d; int bor; } fsval;
+typedef struct fsval {
+    drs d;
+    int bor;
+} fsval;
 
 static fsval entry_value(cu_engine *e, entry *en, const cu_qnode *cohort)
 {
@@ -92,7 +94,10 @@ static int fs_less(cu_engine *e, entry *a, entry *b, const cu_qnode *cohort)
     return fs_cmp(e, a, b, cohort) < 0;
 }
 
-typedef struct tcand { entry *en; const cu_qnode *child; } tcand;
+typedef struct tcand {
+    entry *en;
+    const cu_qnode *child;
+} tcand;
 
 static int tcand_cmp(const void *pa, const void *pb)
 {
@@ -165,11 +170,14 @@ static entry *tournament(cu_engine *e, const cu_qnode *cohort, entry **cand, siz
  * done). So an entry that is not eligible for a pass never becomes
  * eligible again in the round, and the cursors only move forward. */
 typedef struct fs_round {
-    int *top; size_t ntop;          /* entries without a cohort, entry order */
-    int *par; size_t npar;          /* entries under a cohort, entry order */
-    size_t top_at[2], par_at[2];    /* per pass (1: preemptors): entries before
+    int *top;
+    size_t ntop; /* entries without a cohort, entry order */
+    int *par;
+    size_t npar;                 /* entries under a cohort, entry order */
+    size_t top_at[2], par_at[2]; /* per pass (1: preemptors): entries before
                                        are not eligible any more */
-    int **tree; size_t *ntree;      /* per tree id: its entries not yet known
+    int **tree;
+    size_t *ntree; /* per tree id: its entries not yet known
                                        done, entry order */
 } fs_round;
 

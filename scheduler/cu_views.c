@@ -109,8 +109,8 @@ static cu_err build(cu_engine *e)
             for (size_t i = 0; i < q->q.n; i++) {
                 const ewl *w = (const ewl *)q->q.heap[i];
                 if (w != head)
-                    blocked[w->idx] = cu_arena_printf(a, "waiting behind %s in StrictFIFO ClusterQueue %s",
-                                                      head->key, q->name);
+                    blocked[w->idx] = cu_arena_printf(
+                        a, "waiting behind %s in StrictFIFO ClusterQueue %s", head->key, q->name);
             }
         }
     }
@@ -168,8 +168,7 @@ static cu_err build(cu_engine *e)
             v->psa = ps;
         } else if (!v->finished) {
             v->reason = reason_name(w->reason);
-            v->message = blocked[w->idx] ? blocked[w->idx]
-                                         : (w->message ? w->message : "Pending");
+            v->message = blocked[w->idx] ? blocked[w->idx] : (w->message ? w->message : "Pending");
             if (blocked[w->idx])
                 v->reason = "Pending";
         }

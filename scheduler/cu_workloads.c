@@ -364,7 +364,8 @@ static cu_err queue_wl(cu_engine *e, ewl *w, cu_diag *d)
     if (o->has_priority) {
         prio = o->priority;
     } else if (e->world && cu_workload_priority(e->world, o, &prio, d) != CU_OK) {
-        cu_engine_set_msg(w, R_INADMISSIBLE, d && d->n ? d->msgs[d->n - 1] : "priority class not found");
+        cu_engine_set_msg(w, R_INADMISSIBLE,
+                          d && d->n ? d->msgs[d->n - 1] : "priority class not found");
         return CU_OK;
     }
     w->qi.prio = prio;
@@ -403,8 +404,9 @@ int cu_engine_add_workload(cu_engine *e, const cu_workload *o)
     w->qi.ts = o->meta.has_created ? o->meta.created_ms
                                    : cu_clock_now(&e->opts.clock) + (int64_t)o->meta.seq;
     char bad[2048];
-    if (cu_engine_invalid_text(CU_KIND_WORKLOAD, o, &o->meta, bad, sizeof(bad)) && !(w->bad = strdup(bad)))
-        return -1;   /* w is in e->wls: freed with the engine */
+    if (cu_engine_invalid_text(CU_KIND_WORKLOAD, o, &o->meta, bad, sizeof(bad)) &&
+        !(w->bad = strdup(bad)))
+        return -1; /* w is in e->wls: freed with the engine */
     cu_diag tmp;
     cu_diag_init(&tmp);
     cu_err err = wl_requests(e, w, &tmp);

@@ -17,14 +17,14 @@
 
 #include "cu_engine.h"
 
-#define PUSH(v, x)                                                            \
-    do {                                                                      \
-        if ((v).n == (v).cap) {                                               \
-            (v).cap = (v).cap ? (v).cap * 2 : 8;                              \
-            (v).items = realloc((v).items, (v).cap * sizeof(*(v).items));     \
-            assert_non_null((v).items);                                       \
-        }                                                                     \
-        (v).items[(v).n++] = (x);                                             \
+#define PUSH(v, x) \
+    do { \
+        if ((v).n == (v).cap) { \
+            (v).cap = (v).cap ? (v).cap * 2 : 8; \
+            (v).items = realloc((v).items, (v).cap * sizeof(*(v).items)); \
+            assert_non_null((v).items); \
+        } \
+        (v).items[(v).n++] = (x); \
     } while (0)
 
 static void *al(cu_world *w, size_t n)
@@ -157,8 +157,10 @@ static int64_t now_ms = 1767225600000LL;
 
 static cu_engine *engine_fs(const cu_world *w, int one_head, int fs)
 {
-    cu_engine_opts o = {.clock = {cu_clock_fake_now, &now_ms}, .one_head_per_cycle = one_head,
-                        .max_rounds = 200, .fair_sharing = fs};
+    cu_engine_opts o = { .clock = { cu_clock_fake_now, &now_ms },
+                         .one_head_per_cycle = one_head,
+                         .max_rounds = 200,
+                         .fair_sharing = fs };
     cu_engine *e = cu_engine_new(&o);
     assert_non_null(e);
     cu_diag d;
@@ -168,10 +170,7 @@ static cu_engine *engine_fs(const cu_world *w, int one_head, int fs)
     return e;
 }
 
-static cu_engine *engine(const cu_world *w, int one_head)
-{
-    return engine_fs(w, one_head, 0);
-}
+static cu_engine *engine(const cu_world *w, int one_head) { return engine_fs(w, one_head, 0); }
 
 static const cu_wl_info *find(cu_engine *e, const char *key)
 {
@@ -212,10 +211,10 @@ static void test_docs_borrowing(void **state)
         cu_world w;
         cu_world_init(&w);
         add_flavor(&w, "default");
-        const char *f[] = {"default"};
-        int64_t na[] = {9000}, nb[] = {12000};
-        int64_t bla[] = {variant == 1 ? 1000 : -1};
-        int64_t llb[] = {variant == 2 ? 1000 : -1};
+        const char *f[] = { "default" };
+        int64_t na[] = { 9000 }, nb[] = { 12000 };
+        int64_t bla[] = { variant == 1 ? 1000 : -1 };
+        int64_t llb[] = { variant == 2 ? 1000 : -1 };
         add_cq(&w, "a", "team-ab", 1, f, na, bla, NULL, 0);
         add_cq(&w, "b", "team-ab", 1, f, nb, NULL, llb, 0);
         /* 21 one-cpu workloads in A */
@@ -235,7 +234,8 @@ static void test_docs_borrowing(void **state)
             const cu_wl_info *v = find(e, "ns/w20");
             assert_false(v->admitted);
             /* each workload asks 1 cpu; 10 are in use, none available */
-            assert_string_equal(v->message,
+            assert_string_equal(
+                v->message,
                 "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 1 more needed");
         }
         cu_engine_free(e);
@@ -272,22 +272,21 @@ static void test_invalid_objects(void **state)
         cu_world w;
         cu_world_init(&w);
         add_flavor(&w, "default");
-        const char *f[] = {"default"};
-        int64_t good[] = {2000}, bad[] = {-5000}, big[] = {8000}, ll[] = {9000};
+        const char *f[] = { "default" };
+        int64_t good[] = { 2000 }, bad[] = { -5000 }, big[] = { 8000 }, ll[] = { 9000 };
         /* "ok" can borrow from "lender" (8 cpu) in cohort co */
         add_cq(&w, "ok", "co", 1, f, good, NULL, NULL, 0);
-        add_cq(&w, "lender", "co", 1, f, big, NULL,
-               variant == 0 ? ll : NULL, 0);
+        add_cq(&w, "lender", "co", 1, f, big, NULL, variant == 0 ? ll : NULL, 0);
         cu_cohort *co = add_cohort(&w, "co", NULL, "default", 0);
         if (variant == 1)
             co->fs_weight = -1000;
         if (variant == 2)
-            w.flavors.items[0]->node_labels = (cu_kvs){0};
+            w.flavors.items[0]->node_labels = (cu_kvs){ 0 };
         if (variant == 2) {
             cu_resource_flavor *rf = w.flavors.items[0];
             rf->ntaints = 1;
             rf->taints = al(&w, sizeof(cu_taint));
-            rf->taints[0] = (cu_taint){"spot", "", "Sometimes"};
+            rf->taints[0] = (cu_taint){ "spot", "", "Sometimes" };
         }
         add_cq(&w, "neg", NULL, 1, f, bad, NULL, NULL, 0);
         add_wl(&w, "big", "ok", 6000, 1, 0, 0, now_ms - 100);
@@ -295,7 +294,7 @@ static void test_invalid_objects(void **state)
         cu_workload *wb = add_wl(&w, "bad-wl", "lender", 1000, 1, 0, 0, now_ms - 98);
         if (variant == 3) {
             wb->podsets[0].has_min = 1;
-            wb->podsets[0].min_count = 2;   /* > count */
+            wb->podsets[0].min_count = 2; /* > count */
         }
         if (variant == 4)
             w.lqs.items[1]->fs_weight = -1;
@@ -305,10 +304,11 @@ static void test_invalid_objects(void **state)
         const cu_cq_info *n = cq_info(e, "neg");
         assert_false(n->active);
         assert_string_equal(n->reason, "Invalid");
-        assert_string_equal(n->message, "Can't admit new workloads: spec.resourceGroups[0]."
+        assert_string_equal(n->message,
+                            "Can't admit new workloads: spec.resourceGroups[0]."
                             "flavors[0].resources[0].nominalQuota: Invalid value: \"-5\": must "
                             "be greater than or equal to 0");
-        assert_int_equal(n->nusage, 0);   /* no quota shown, none held */
+        assert_int_equal(n->nusage, 0); /* no quota shown, none held */
         const cu_wl_info *v = find(e, "ns/into-neg");
         assert_false(v->admitted);
         assert_string_equal(v->message, "ClusterQueue neg is inactive");
@@ -317,45 +317,50 @@ static void test_invalid_objects(void **state)
         const cu_wl_info *big_wl = find(e, "ns/big");
         const cu_wl_info *bw = find(e, "ns/bad-wl");
         switch (variant) {
-        case 0:   /* lendingLimit > nominalQuota: "ok" cannot borrow from it */
+        case 0: /* lendingLimit > nominalQuota: "ok" cannot borrow from it */
             assert_false(l->active);
             assert_string_equal(l->reason, "Invalid");
-            assert_non_null(strstr(l->message, "spec.resourceGroups[0].flavors[0].resources[0]"
+            assert_non_null(strstr(l->message,
+                                   "spec.resourceGroups[0].flavors[0].resources[0]"
                                    ".lendingLimit: Invalid value: \"9\": must be less than or "
                                    "equal to the nominalQuota (8)"));
             assert_false(big_wl->admitted);
             assert_string_equal(bw->message, "ClusterQueue lender is inactive");
             break;
-        case 1:   /* invalid Cohort: its queues are inactive, nothing borrowed */
+        case 1: /* invalid Cohort: its queues are inactive, nothing borrowed */
             assert_false(l->active);
             assert_string_equal(l->reason, "CohortInvalid");
-            assert_string_equal(l->message, "Can't admit new workloads: Cohort co is invalid: "
+            assert_string_equal(l->message,
+                                "Can't admit new workloads: Cohort co is invalid: "
                                 "spec.fairSharing.weight: Invalid value: \"-1\": must be "
                                 "greater than or equal to 0");
             assert_false(cq_info(e, "ok")->active);
             assert_false(big_wl->admitted);
             break;
-        case 2:   /* invalid ResourceFlavor */
+        case 2: /* invalid ResourceFlavor */
             assert_false(l->active);
             assert_string_equal(l->reason, "FlavorInvalid");
-            assert_string_equal(l->message, "Can't admit new workloads: ResourceFlavor default is "
+            assert_string_equal(l->message,
+                                "Can't admit new workloads: ResourceFlavor default is "
                                 "invalid: spec.nodeTaints[0].effect: Unsupported value: "
                                 "\"Sometimes\": supported values: \"NoSchedule\", "
                                 "\"PreferNoSchedule\", \"NoExecute\"");
             assert_false(big_wl->admitted);
             break;
-        case 3:   /* invalid Workload: pending with the field named, others go on */
+        case 3: /* invalid Workload: pending with the field named, others go on */
             assert_true(l->active);
             assert_true(big_wl->admitted);
             assert_false(bw->admitted);
-            assert_string_equal(bw->message, "Workload is invalid: spec.podSets[0].minCount: "
+            assert_string_equal(bw->message,
+                                "Workload is invalid: spec.podSets[0].minCount: "
                                 "Invalid value: 2: must be less than or equal to count (1)");
             break;
         case 4: { /* invalid LocalQueue */
             assert_true(big_wl->admitted);
             assert_false(bw->admitted);
-            assert_string_equal(bw->message, "LocalQueue lq-lender is invalid: spec.fairSharing."
-                                "weight: Invalid value: \"-1m\": must be greater than or equal to 0");
+            assert_string_equal(
+                bw->message, "LocalQueue lq-lender is invalid: spec.fairSharing."
+                             "weight: Invalid value: \"-1m\": must be greater than or equal to 0");
             const cu_lq_info *q = NULL;
             for (size_t i = 0; i < cu_engine_nlqs(e); i++)
                 if (!strcmp(cu_engine_lq_info(e, i)->name, "lq-lender"))
@@ -381,8 +386,8 @@ static void test_priority_and_message(void **state)
     cu_world w;
     cu_world_init(&w);
     add_flavor(&w, "default");
-    const char *f[] = {"default"};
-    int64_t n[] = {4000};
+    const char *f[] = { "default" };
+    int64_t n[] = { 4000 };
     add_cq(&w, "a", NULL, 1, f, n, NULL, NULL, 0);
     add_wl(&w, "low", "a", 3000, 1, 0, 1, now_ms - 100);
     add_wl(&w, "high", "a", 3000, 1, 0, 10, now_ms - 50);
@@ -391,7 +396,9 @@ static void test_priority_and_message(void **state)
     assert_true(find(e, "ns/high")->admitted);
     const cu_wl_info *low = find(e, "ns/low");
     assert_false(low->admitted);
-    assert_string_equal(low->message, "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 2 more needed");
+    assert_string_equal(
+        low->message,
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 2 more needed");
     assert_string_equal(low->reason, "WaitingForQuota");
     /* finishing the admitted one frees quota and retries the parked one */
     size_t hi_idx = 1;
@@ -412,8 +419,8 @@ static void test_afs_alternates_local_queues(void **state)
         cu_world w;
         cu_world_init(&w);
         add_flavor(&w, "default");
-        const char *f[] = {"default"};
-        int64_t n[] = {4000};
+        const char *f[] = { "default" };
+        int64_t n[] = { 4000 };
         cu_cluster_queue *q = add_cq(&w, "cq", NULL, 1, f, n, NULL, NULL, 0);
         q->afs = 1;
         cu_local_queue *lqb = al(&w, sizeof(*lqb));
@@ -433,8 +440,10 @@ static void test_afs_alternates_local_queues(void **state)
             cu_workload *x = add_wl(&w, name, "cq", 1000, 1, 0, 0, now_ms - 500 + i);
             x->queue_name = "lq-b";
         }
-        cu_engine_opts o = {.clock = {cu_clock_fake_now, &now_ms}, .afs = afs,
-                            .afs_half_life_ms = 3600000, .afs_sampling_ms = 300000};
+        cu_engine_opts o = { .clock = { cu_clock_fake_now, &now_ms },
+                             .afs = afs,
+                             .afs_half_life_ms = 3600000,
+                             .afs_sampling_ms = 300000 };
         cu_engine *e = cu_engine_new(&o);
         cu_diag d;
         cu_diag_init(&d);
@@ -456,15 +465,18 @@ static void test_afs_alternates_local_queues(void **state)
 static void test_weighted_share(void **state)
 {
     (void)state;
-    static const struct { int64_t weight; int64_t want; } cases[] = {
-        {1000, 250}, {500, 500}, {2000, 125}, {3000, 84 /* ceil(83.3) */}, {0, INT64_MAX},
+    static const struct {
+        int64_t weight;
+        int64_t want;
+    } cases[] = {
+        { 1000, 250 }, { 500, 500 }, { 2000, 125 }, { 3000, 84 /* ceil(83.3) */ }, { 0, INT64_MAX },
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         cu_world w;
         cu_world_init(&w);
         add_flavor(&w, "default");
-        const char *f[] = {"default"};
-        int64_t n[] = {10000};
+        const char *f[] = { "default" };
+        int64_t n[] = { 10000 };
         cu_cluster_queue *a = add_cq(&w, "a", "root", 1, f, n, NULL, NULL, 0);
         add_cq(&w, "b", "root", 1, f, n, NULL, NULL, 0);
         a->fs_weight = cases[k].weight;
@@ -500,12 +512,12 @@ static void test_manual_eviction(void **state)
     cu_world w;
     cu_world_init(&w);
     add_flavor(&w, "default");
-    const char *f[] = {"default"};
-    int64_t n[] = {4000};
+    const char *f[] = { "default" };
+    int64_t n[] = { 4000 };
     cu_cluster_queue *q = add_cq(&w, "a", NULL, 1, f, n, NULL, NULL, 0);
     q->preemption.within_cq = CU_PP_LOWER_PRIORITY;
     add_wl(&w, "low", "a", 3000, 1, 0, 1, now_ms - 100);
-    cu_engine_opts o = {.clock = {cu_clock_fake_now, &now_ms}, .manual_evictions = 1};
+    cu_engine_opts o = { .clock = { cu_clock_fake_now, &now_ms }, .manual_evictions = 1 };
     cu_engine *e = cu_engine_new(&o);
     cu_diag d;
     cu_diag_init(&d);
@@ -550,7 +562,7 @@ static void random_world(cu_world *w, uint64_t seed, int with_preemption)
 {
     rng = seed * 2654435761ULL + 1;
     cu_world_init(w);
-    const char *flv[] = {"f0", "f1"};
+    const char *flv[] = { "f0", "f1" };
     add_flavor(w, "f0");
     add_flavor(w, "f1");
     int nco = (int)rnd(4);
@@ -574,11 +586,12 @@ static void random_world(cu_world *w, uint64_t seed, int with_preemption)
             bl[k] = has_co && rnd(3) == 0 ? (int64_t)rnd(6) * 1000 : -1;
             ll[k] = has_co && rnd(3) == 0 ? (int64_t)rnd((uint32_t)(nom[k] / 1000 + 1)) * 1000 : -1;
         }
-        cu_cluster_queue *q = add_cq(w, name, has_co ? co : NULL, nf, flv, nom, bl, ll, rnd(4) == 0);
+        cu_cluster_queue *q =
+            add_cq(w, name, has_co ? co : NULL, nf, flv, nom, bl, ll, rnd(4) == 0);
         if (with_preemption) {
-            static const cu_ppolicy within[] = {CU_PP_NEVER, CU_PP_LOWER_PRIORITY,
-                                                CU_PP_LOWER_OR_NEWER_EQUAL_PRIORITY};
-            static const cu_ppolicy reclaim[] = {CU_PP_NEVER, CU_PP_LOWER_PRIORITY, CU_PP_ANY};
+            static const cu_ppolicy within[] = { CU_PP_NEVER, CU_PP_LOWER_PRIORITY,
+                                                 CU_PP_LOWER_OR_NEWER_EQUAL_PRIORITY };
+            static const cu_ppolicy reclaim[] = { CU_PP_NEVER, CU_PP_LOWER_PRIORITY, CU_PP_ANY };
             q->preemption.within_cq = within[rnd(3)];
             q->preemption.reclaim = reclaim[rnd(3)];
             if (q->preemption.reclaim != CU_PP_NEVER && rnd(2)) {
@@ -710,10 +723,7 @@ static void settle_seed_fs(uint64_t seed, int bound, int fs)
     cu_world_free(&w);
 }
 
-static void settle_seed(uint64_t seed, int bound)
-{
-    settle_seed_fs(seed, bound, 0);
-}
+static void settle_seed(uint64_t seed, int bound) { settle_seed_fs(seed, bound, 0); }
 
 /* Fair sharing, seed 59 looped: the quota a preemptor freed was taken by
  * its re-queued victim, which the tournament ranked first. Fixed by

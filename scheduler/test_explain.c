@@ -88,7 +88,7 @@ static int run_world(world_run *r, const char *path, int manual_evictions)
     cu_diag d;
     cu_diag_init(&d);
     cu_world_init(&r->w);
-    const char *paths[1] = {path};
+    const char *paths[1] = { path };
     int bad = cu_world_load(&r->w, paths, 1, &d) != CU_OK || cu_world_validate(&r->w, &d) != CU_OK;
     if (bad) {
         for (size_t i = 0; i < d.n; i++)
@@ -235,8 +235,9 @@ static void test_errors(void **state)
 static void test_no_side_effects(void **state)
 {
     (void)state;
-    const char *worlds[] = {GOLDEN_DIR "/waiting-preempted.yaml", GOLDEN_DIR "/preemption-not-enough.yaml",
-                            GOLDEN_DIR "/no-quota.yaml"};
+    const char *worlds[] = { GOLDEN_DIR "/waiting-preempted.yaml",
+                             GOLDEN_DIR "/preemption-not-enough.yaml",
+                             GOLDEN_DIR "/no-quota.yaml" };
     for (size_t k = 0; k < sizeof worlds / sizeof *worlds; k++) {
         world_run a, b;
         assert_int_equal(run_world(&a, worlds[k], 1), 0);
@@ -251,7 +252,7 @@ static void test_no_side_effects(void **state)
             assert_int_equal(cu_engine_explain(a.e, key, &out, NULL), CU_OK);
             cu_buf_free(&out);
         }
-        world_run *rs[2] = {&a, &b};
+        world_run *rs[2] = { &a, &b };
         for (int j = 0; j < 2; j++) {
             int ev[64];
             size_t n = cu_engine_take_evicted(rs[j]->e, ev, 64);
@@ -321,8 +322,8 @@ static int check_reasons(const char *what, const char *msg, const cu_node *doc)
     snprintf(buf, sizeof buf, "%s", p + 2);
     /* reasons are joined by ", " but some contain ", " themselves:
      * split on ", " only before a known reason start */
-    const char *starts[] = {"untolerated taint", "flavor ", "insufficient unused quota",
-                            "insufficient quota", "resource "};
+    const char *starts[] = { "untolerated taint", "flavor ", "insufficient unused quota",
+                             "insufficient quota", "resource " };
     char *s = buf;
     while (*s) {
         char *end = NULL;
@@ -340,8 +341,10 @@ static int check_reasons(const char *what, const char *msg, const cu_node *doc)
             want = "UntoleratedTaint";
         } else if (sscanf(s, "flavor %127s doesn't match node affinity", flv) == 1) {
             want = "NodeAffinityMismatch";
-        } else if (sscanf(s, "insufficient unused quota for %127s in flavor %127[^,], %63s more needed",
-                          res, flv, more) == 3) {
+        } else if (sscanf(
+                       s,
+                       "insufficient unused quota for %127s in flavor %127[^,], %63s more needed",
+                       res, flv, more) == 3) {
             want = "InsufficientUnusedQuota";
         } else if (sscanf(s, "insufficient quota for %127s in flavor %127[^,],", res, flv) == 2) {
             want = "ExceedsMaxQuota";

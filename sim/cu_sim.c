@@ -133,8 +133,7 @@ static cu_node *psa_map(sim_tb *tb, const cu_psa_info *p, int usage)
     sort_idx(p->resources, p->n, idx);
     for (size_t k = 0; k < p->n; k++) {
         size_t i = idx[k];
-        cu_node *v = usage ? tb_qty(tb, p->resources[i], p->usage[i])
-                           : tb_str(tb, p->flavors[i]);
+        cu_node *v = usage ? tb_qty(tb, p->resources[i], p->usage[i]) : tb_str(tb, p->flavors[i]);
         tb_set(tb, m, p->resources[i], v);
     }
     return m;
@@ -357,23 +356,24 @@ static cu_node *yaml_wl(sim_tb *tb, const cu_wl_info *wi, int64_t now)
         int64_t at = wi->admitted_at_ms ? wi->admitted_at_ms : now;
         char *msg = cu_arena_printf(tb->a, "Quota reserved in ClusterQueue %s", cq ? cq : "");
         tb_push(tb, conds, yaml_cond(tb, "QuotaReserved", 1, "QuotaReserved", msg, at));
-        tb_push(tb, conds, yaml_cond(tb, "Admitted", 1, "Admitted",
-                                     "The workload is admitted", at));
+        tb_push(tb, conds,
+                yaml_cond(tb, "Admitted", 1, "Admitted", "The workload is admitted", at));
     } else {
-        tb_push(tb, conds, yaml_cond(tb, "QuotaReserved", 0,
-                                     wi->reason ? wi->reason : "Pending",
-                                     wi->message, now));
+        tb_push(tb, conds,
+                yaml_cond(tb, "QuotaReserved", 0, wi->reason ? wi->reason : "Pending", wi->message,
+                          now));
         if (wi->evicted_reason)
-            tb_push(tb, conds, yaml_cond(tb, "Admitted", 0, "NoReservation",
-                                         "The workload has no reservation",
-                                         wi->evicted_at_ms ? wi->evicted_at_ms : now));
+            tb_push(tb, conds,
+                    yaml_cond(tb, "Admitted", 0, "NoReservation", "The workload has no reservation",
+                              wi->evicted_at_ms ? wi->evicted_at_ms : now));
     }
     yaml_eviction_conds(tb, conds, wi, now);
     if (wi->finished && wi->obj) {
         const cu_condition *f = cu_workload_cond(wi->obj, "Finished");
         if (f)
-            tb_push(tb, conds, yaml_cond(tb, "Finished", 1, f->reason, f->message,
-                                         f->ltt_ms ? f->ltt_ms : now));
+            tb_push(
+                tb, conds,
+                yaml_cond(tb, "Finished", 1, f->reason, f->message, f->ltt_ms ? f->ltt_ms : now));
     }
     tb_set(tb, st, "conditions", conds);
     tb_set(tb, o, "status", st);
@@ -439,7 +439,9 @@ static cu_err render_yaml(cu_engine *e, cu_arena *a, int fs, int64_t now, cu_buf
 
 #define TABLE_COLS 5
 
-typedef struct sim_row { const char *c[TABLE_COLS]; } sim_row;
+typedef struct sim_row {
+    const char *c[TABLE_COLS];
+} sim_row;
 
 /* Appends rows (row 0 is the header) with columns padded to the widest
  * cell, indented by two spaces, no trailing blanks. */
@@ -510,8 +512,7 @@ static size_t table_workloads(cu_engine *e, cu_arena *a, cu_buf *out, const char
             for (size_t i = 0; i < n; i++) {
                 const cu_wl_info *wi = cu_engine_workload_info(e, i);
                 const char *wcq = wl_cq(wi);
-                int mine = cq ? (wcq && strcmp(wcq, cq) == 0)
-                              : !cq_known(cqnames, ncq, wcq);
+                int mine = cq ? (wcq && strcmp(wcq, cq) == 0) : !cq_known(cqnames, ncq, wcq);
                 if (!mine || wi->finished || !!wi->admitted != admitted)
                     continue;
                 size_t len = strlen(wi->ns ? wi->ns : "") + 1 + strlen(wi->name);
@@ -527,8 +528,7 @@ static size_t table_workloads(cu_engine *e, cu_arena *a, cu_buf *out, const char
                     what = table_podsets(a, wi);
                     if (wi->evicting)
                         what = cu_arena_printf(a, "%s  (being evicted: %s)", what,
-                                               wi->evicted_reason ? wi->evicted_reason
-                                                                  : "Evicted");
+                                               wi->evicted_reason ? wi->evicted_reason : "Evicted");
                     else if (wi->evictions)
                         what = cu_arena_printf(a, "%s  (evicted %s before)", what,
                                                table_times(a, wi->evictions));
@@ -538,8 +538,9 @@ static size_t table_workloads(cu_engine *e, cu_arena *a, cu_buf *out, const char
                         what = cu_arena_printf(a, "%s  (evicted %s)", what,
                                                table_times(a, wi->evictions));
                 }
-                cu_buf_printf(out, "  %-9s %-*s  %s\n", admitted ? "admitted:" : "pending:",
-                              (int)width, full ? full : wi->name, what ? what : "");
+                cu_buf_printf(out, "  %-9s %-*s  %s\n",
+                              admitted ? "admitted:" : "pending:", (int)width,
+                              full ? full : wi->name, what ? what : "");
             }
         }
     }
@@ -602,10 +603,10 @@ static cu_err render_table(cu_engine *e, cu_arena *a, int fs, cu_buf *out)
                 cu_qty_format_res(u->resource, u->nominal, q[0], sizeof q[0]);
                 cu_qty_format_res(u->resource, u->total, q[1], sizeof q[1]);
                 cu_qty_format_res(u->resource, u->borrowed, q[2], sizeof q[2]);
-                rows[i + 1] = (sim_row){ { cu_arena_strdup(a, u->flavor),
-                                           cu_arena_strdup(a, u->resource),
-                                           cu_arena_strdup(a, q[0]), cu_arena_strdup(a, q[1]),
-                                           cu_arena_strdup(a, q[2]) } };
+                rows[i + 1] =
+                    (sim_row){ { cu_arena_strdup(a, u->flavor), cu_arena_strdup(a, u->resource),
+                                 cu_arena_strdup(a, q[0]), cu_arena_strdup(a, q[1]),
+                                 cu_arena_strdup(a, q[2]) } };
                 for (int c = 0; c < TABLE_COLS; c++)
                     if (!rows[i + 1].c[c])
                         return CU_ENOMEM;
@@ -638,8 +639,8 @@ static cu_err render_table(cu_engine *e, cu_arena *a, int fs, cu_buf *out)
 
 /* One --explain argument resolved against the inputs. */
 typedef struct sim_target {
-    const char *key;   /* "ns/name" of the Workload, arena-owned */
-    const char *job;   /* "ns/name" of the Job it was named by, or NULL */
+    const char *key; /* "ns/name" of the Workload, arena-owned */
+    const char *job; /* "ns/name" of the Job it was named by, or NULL */
 } sim_target;
 
 /* At most this many names are listed when an --explain name is unknown. */
@@ -672,12 +673,14 @@ static cu_err sim_resolve(const cu_world *w, const char *arg, cu_arena *a, sim_t
             return CU_ENOMEM;
     }
     if (!*ns || !*name || strchr(name, '/')) {
-        cu_diag_error(d, "--explain '%s': expected NAMESPACE/NAME (or NAME in namespace "
-                         "default) of a Workload or a Job", arg);
+        cu_diag_error(d,
+                      "--explain '%s': expected NAMESPACE/NAME (or NAME in namespace "
+                      "default) of a Workload or a Job",
+                      arg);
         return CU_EINVAL;
     }
     const cu_workload *by_job = NULL;
-    int own = 0;   /* named by the Workload's own name, job-NAME-xxxxx */
+    int own = 0; /* named by the Workload's own name, job-NAME-xxxxx */
     for (size_t i = 0; i < w->workloads.n; i++) {
         const cu_workload *wl = w->workloads.items[i];
         if (strcmp(wl->meta.ns ? wl->meta.ns : "default", ns) != 0)
@@ -710,15 +713,20 @@ static cu_err sim_resolve(const cu_world *w, const char *arg, cu_arena *a, sim_t
                       wl->job_name ? wl->job_name : wl->meta.name);
     }
     if (count == 0)
-        cu_diag_error(d, "--explain %s: no Workload or Job %s in namespace %s (the inputs "
-                         "have no Workload or Job in namespace %s)", arg, name, ns, ns);
+        cu_diag_error(d,
+                      "--explain %s: no Workload or Job %s in namespace %s (the inputs "
+                      "have no Workload or Job in namespace %s)",
+                      arg, name, ns, ns);
     else if (count > SIM_EXPLAIN_LIST)
-        cu_diag_error(d, "--explain %s: no Workload or Job %s in namespace %s (namespace %s "
-                         "has %s and %zu more)", arg, name, ns, ns, cu_buf_str(&b),
-                      count - SIM_EXPLAIN_LIST);
+        cu_diag_error(d,
+                      "--explain %s: no Workload or Job %s in namespace %s (namespace %s "
+                      "has %s and %zu more)",
+                      arg, name, ns, ns, cu_buf_str(&b), count - SIM_EXPLAIN_LIST);
     else
-        cu_diag_error(d, "--explain %s: no Workload or Job %s in namespace %s (namespace %s "
-                         "has %s)", arg, name, ns, ns, cu_buf_str(&b));
+        cu_diag_error(d,
+                      "--explain %s: no Workload or Job %s in namespace %s (namespace %s "
+                      "has %s)",
+                      arg, name, ns, ns, cu_buf_str(&b));
     cu_buf_free(&b);
     return CU_ENOTFOUND;
 }
@@ -816,16 +824,10 @@ cu_err cu_sim_render(cu_engine *e, const cu_world *w, const cu_sim_opts *opts, c
     int fs = opts ? opts->fair_sharing : 0;
     cu_err err;
     switch (fmt) {
-    case CU_SIM_JSON:
-        err = render_json(e, &a, fs, out);
-        break;
-    case CU_SIM_YAML:
-        err = render_yaml(e, &a, fs, sim_now(opts), out);
-        break;
+    case CU_SIM_JSON: err = render_json(e, &a, fs, out); break;
+    case CU_SIM_YAML: err = render_yaml(e, &a, fs, sim_now(opts), out); break;
     case CU_SIM_TABLE:
-    default:
-        err = render_table(e, &a, fs, out);
-        break;
+    default: err = render_table(e, &a, fs, out); break;
     }
     cu_arena_free(&a);
     if (!err && out->failed)
@@ -848,9 +850,10 @@ static cu_err sim_load_config(cu_world *cw, const char *path, const cu_config **
     if (err)
         return err;
     if (cw->configs.n != 1 || world_nobjects(cw) != 0) {
-        cu_diag_error(d, "%s: --config needs a file holding one Kueue Configuration "
-                         "(apiVersion config.kueue.x-k8s.io/v1beta2 or v1beta1, kind "
-                         "Configuration); found %zu Configuration(s) and %zu other object(s)",
+        cu_diag_error(d,
+                      "%s: --config needs a file holding one Kueue Configuration "
+                      "(apiVersion config.kueue.x-k8s.io/v1beta2 or v1beta1, kind "
+                      "Configuration); found %zu Configuration(s) and %zu other object(s)",
                       path, cw->configs.n, world_nobjects(cw));
         return CU_EINVAL;
     }
@@ -860,8 +863,8 @@ static cu_err sim_load_config(cu_world *cw, const char *path, const cu_config **
 
 /* Picks the Configuration for the run: the --config one (cfg already
  * set), else the only one among the inputs. */
-static cu_err sim_pick_config(const cu_world *w, const char *config_path,
-                              const cu_config **cfg, cu_diag *d)
+static cu_err sim_pick_config(const cu_world *w, const char *config_path, const cu_config **cfg,
+                              cu_diag *d)
 {
     if (config_path) {
         for (size_t i = 0; i < w->configs.n; i++) {
@@ -874,8 +877,9 @@ static cu_err sim_pick_config(const cu_world *w, const char *config_path,
     if (w->configs.n == 1) {
         *cfg = w->configs.items[0];
     } else if (w->configs.n > 1) {
-        cu_diag_error(d, "%zu Configurations among the inputs (%s and %s%s); keep one, or "
-                         "choose one with --config",
+        cu_diag_error(d,
+                      "%zu Configurations among the inputs (%s and %s%s); keep one, or "
+                      "choose one with --config",
                       w->configs.n,
                       w->configs.items[0]->meta.file ? w->configs.items[0]->meta.file : "<input>",
                       w->configs.items[1]->meta.file ? w->configs.items[1]->meta.file : "<input>",
@@ -885,19 +889,19 @@ static cu_err sim_pick_config(const cu_world *w, const char *config_path,
     return CU_OK;
 }
 
-cu_err cu_sim_run(const char *const *paths, size_t npaths, const cu_sim_opts *opts,
-                  cu_buf *out, cu_diag *d)
+cu_err cu_sim_run(const char *const *paths, size_t npaths, const cu_sim_opts *opts, cu_buf *out,
+                  cu_diag *d)
 {
     cu_sim_opts defaults = { 0 };
     if (!opts)
         opts = &defaults;
     int64_t now = sim_now(opts);
-    cu_world w, cw;   /* the inputs, the --config file */
+    cu_world w, cw; /* the inputs, the --config file */
     cu_world_init(&w);
     cu_world_init(&cw);
     cu_engine *e = NULL;
     const cu_config *cfg = NULL;
-    cu_arena xa;   /* the resolved --explain targets */
+    cu_arena xa; /* the resolved --explain targets */
     cu_arena_init(&xa, 0);
     sim_target *targets = NULL;
     cu_err cerr = opts->config_path ? sim_load_config(&cw, opts->config_path, &cfg, d) : CU_OK;
@@ -945,8 +949,10 @@ cu_err cu_sim_run(const char *const *paths, size_t npaths, const cu_sim_opts *op
             settled = !st.progress;
         }
         if (!err && !settled)
-            cu_diag_warn(d, "the engine still made progress after %d cycles "
-                            "(--max-cycles); the result is not a steady state", max);
+            cu_diag_warn(d,
+                         "the engine still made progress after %d cycles "
+                         "(--max-cycles); the result is not a steady state",
+                         max);
         if (!err) {
             cu_sim_opts ro = *opts;
             ro.fair_sharing = opts->fair_sharing || (cfg && cfg->fair_sharing);

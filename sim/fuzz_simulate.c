@@ -19,8 +19,9 @@
 #include <string.h>
 
 /* 1 when two objects of one kind in v share namespace and name. */
-#define DUP_IN(v) dup_metas((const void *const *)(v).items, (v).n, \
-                            (size_t)((const char *)&(v).items[0]->meta - (const char *)(v).items[0]))
+#define DUP_IN(v) \
+    dup_metas((const void *const *)(v).items, (v).n, \
+              (size_t)((const char *)&(v).items[0]->meta - (const char *)(v).items[0]))
 static int dup_metas(const void *const *items, size_t n, size_t off)
 {
     for (size_t i = 0; i < n; i++)
@@ -69,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (bad || (cu_world_validate(&w, &d) != CU_OK && has_duplicates(&w)))
         goto out;
     int64_t now = 1767225600000LL;
-    cu_engine_opts o = {.clock = {cu_clock_fake_now, &now}};
+    cu_engine_opts o = { .clock = { cu_clock_fake_now, &now } };
     cu_engine *e = cu_engine_new(&o);
     if (!e)
         goto out;
@@ -89,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 break;
         }
         for (int f = CU_SIM_TABLE; f <= CU_SIM_YAML; f++) {
-            cu_sim_opts so = {.format = (cu_sim_format)f, .now_ms = now};
+            cu_sim_opts so = { .format = (cu_sim_format)f, .now_ms = now };
             cu_buf out;
             cu_buf_init(&out, 0);
             cu_sim_render(e, &w, &so, &out);

@@ -107,7 +107,7 @@ static const char world_yaml[] =
 typedef struct fixture {
     char path[2][64];
     const char *paths[2];
-    char train_wl[300];   /* "ns/job-train-xxxxx" */
+    char train_wl[300]; /* "ns/job-train-xxxxx" */
     cu_buf out;
     cu_diag d;
 } fixture;
@@ -134,7 +134,8 @@ static int setup(void **state)
                       "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\n"
                       "metadata: {name: w%d, namespace: crowd}\n"
                       "spec:\n  queueName: lq\n  podSets: [{name: main, count: 1, template: "
-                      "{spec: {containers: [{name: c, image: i}]}}}]\n", i);
+                      "{spec: {containers: [{name: c, image: i}]}}}]\n",
+                      i);
     write_file(f->path[1], cu_buf_str(&crowd));
     cu_buf_free(&crowd);
     f->paths[0] = f->path[0];
@@ -198,18 +199,18 @@ static void test_resolution(void **state)
     fixture *f = *state;
     char train_head[400], train_note[800];
     snprintf(train_head, sizeof train_head, "Workload %s: admitted|", f->train_wl);
-    snprintf(train_note, sizeof train_note, "(Job ns/train: its Workload is %s)|%s",
-             f->train_wl, train_head);
+    snprintf(train_note, sizeof train_note, "(Job ns/train: its Workload is %s)|%s", f->train_wl,
+             train_head);
     const struct {
         const char *name;
-        const char *want;   /* the heads() of the output */
+        const char *want; /* the heads() of the output */
     } cases[] = {
         { "ns/big", "Workload ns/big: pending (WaitingForQuota)|" },
         { "ns/first", "Workload ns/first: admitted|" },
-        { "ns/train", train_note },               /* a Job: its Workload */
-        { f->train_wl, train_head },              /* the Workload's own name: no note */
+        { "ns/train", train_note },  /* a Job: its Workload */
+        { f->train_wl, train_head }, /* the Workload's own name: no note */
         { "ns/dup", "Workload ns/dup: pending (WaitingForQuota)|" },  /* the Workload wins */
-        { "solo", "Workload default/solo: pending (Inadmissible)|" },                /* default namespace */
+        { "solo", "Workload default/solo: pending (Inadmissible)|" }, /* default namespace */
         { "default/solo", "Workload default/solo: pending (Inadmissible)|" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -236,7 +237,7 @@ static void test_text_content(void **state)
     const char *big = strstr(s, "Workload ns/big:"), *solo = strstr(s, "Workload default/solo:");
     assert_non_null(big);
     assert_non_null(solo);
-    assert_true(big == s && solo > big);           /* in the order given */
+    assert_true(big == s && solo > big); /* in the order given */
     assert_non_null(strstr(s, "cpu: requested 2, available 0: 2 more needed"));
     assert_non_null(strstr(solo, "missing"));
     /* one blank line between the two explanations */
@@ -302,7 +303,7 @@ static void test_json(void **state)
     assert_string_equal(jstr(train, "status"), "admitted");
     /* "job" is the second key */
     int k = 0;
-    json_object_object_foreach(train, key, val) {
+    json_object_object_foreach (train, key, val) {
         (void)val;
         if (k == 1)
             assert_string_equal(key, "job");
@@ -358,19 +359,33 @@ static void test_errors(void **state)
         const char *names[3];
         size_t n;
         cu_err want;
-        const char *msg;   /* in the joined errors */
+        const char *msg; /* in the joined errors */
         int nerrors;
     } cases[] = {
-        { { "ns/nope" }, 1, CU_ENOTFOUND,
+        { { "ns/nope" },
+          1,
+          CU_ENOTFOUND,
           "--explain ns/nope: no Workload or Job nope in namespace ns (namespace ns has "
-          "Workload first, Workload big, Job train, Workload dup, Job dup)", 1 },
-        { { "other/big" }, 1, CU_ENOTFOUND,
+          "Workload first, Workload big, Job train, Workload dup, Job dup)",
+          1 },
+        { { "other/big" },
+          1,
+          CU_ENOTFOUND,
           "--explain other/big: no Workload or Job big in namespace other (the inputs have no "
-          "Workload or Job in namespace other)", 1 },
-        { { "big" }, 1, CU_ENOTFOUND, "no Workload or Job big in namespace default "
-          "(namespace default has Workload solo)", 1 },
-        { { "crowd/x" }, 1, CU_ENOTFOUND, "(namespace crowd has Workload w0, Workload w1, "
-          "Workload w2, Workload w3, Workload w4, Workload w5 and 2 more)", 1 },
+          "Workload or Job in namespace other)",
+          1 },
+        { { "big" },
+          1,
+          CU_ENOTFOUND,
+          "no Workload or Job big in namespace default "
+          "(namespace default has Workload solo)",
+          1 },
+        { { "crowd/x" },
+          1,
+          CU_ENOTFOUND,
+          "(namespace crowd has Workload w0, Workload w1, "
+          "Workload w2, Workload w3, Workload w4, Workload w5 and 2 more)",
+          1 },
         { { "ns/" }, 1, CU_EINVAL, "--explain 'ns/': expected NAMESPACE/NAME", 1 },
         { { "/big" }, 1, CU_EINVAL, "--explain '/big': expected NAMESPACE/NAME", 1 },
         { { "ns/big/x" }, 1, CU_EINVAL, "--explain 'ns/big/x': expected NAMESPACE/NAME", 1 },
@@ -387,7 +402,7 @@ static void test_errors(void **state)
         assert_int_equal(err, cases[i].want);
         assert_non_null(strstr(got, cases[i].msg));
         assert_int_equal(f->d.nerrors, cases[i].nerrors);
-        assert_int_equal(f->out.len, 0);   /* nothing rendered, not even the table */
+        assert_int_equal(f->out.len, 0); /* nothing rendered, not even the table */
     }
 }
 

@@ -45,6 +45,6 @@ static void test_replay(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_replay)};
+    const struct CMUnitTest tests[] = { cmocka_unit_test(test_replay) };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,8 +117,8 @@ static fixture *build(const char *const *texts, const cu_engine_opts *opts, int 
     for (size_t t = 0; texts[t]; t++) {
         cu_doc *docs = NULL;
         size_t ndocs = 0;
-        assert_int_equal(cu_doc_parse("world.yaml", texts[t], strlen(texts[t]), &a, &docs,
-                                      &ndocs, &d), CU_OK);
+        assert_int_equal(
+            cu_doc_parse("world.yaml", texts[t], strlen(texts[t]), &a, &docs, &ndocs, &d), CU_OK);
         for (size_t i = 0; i < ndocs; i++)
             assert_int_equal(cu_world_decode(&f->w, &docs[i], &d), CU_OK);
     }
@@ -153,11 +153,10 @@ static int setup(void **state)
 
 /* The same world with fair sharing on and cohort "co" given as an object
  * whose parent "root" is implicit. */
-static const char cohort_yaml[] =
-    "apiVersion: kueue.x-k8s.io/v1beta2\n"
-    "kind: Cohort\n"
-    "metadata: {name: co}\n"
-    "spec: {parentName: root}\n";
+static const char cohort_yaml[] = "apiVersion: kueue.x-k8s.io/v1beta2\n"
+                                  "kind: Cohort\n"
+                                  "metadata: {name: co}\n"
+                                  "spec: {parentName: root}\n";
 
 static int setup_fs(void **state)
 {
@@ -197,7 +196,7 @@ static const char *jstr(json_object *o, const char *key)
 static void assert_keys(json_object *o, const char *const *want, size_t n)
 {
     size_t i = 0;
-    json_object_object_foreach(o, k, v) {
+    json_object_object_foreach (o, k, v) {
         (void)v;
         assert_true(i < n);
         assert_string_equal(k, want[i]);
@@ -219,10 +218,7 @@ static json_object *render_json_fs(fixture *f, int fs)
     return root;
 }
 
-static json_object *render_json(fixture *f)
-{
-    return render_json_fs(f, 0);
-}
+static json_object *render_json(fixture *f) { return render_json_fs(f, 0); }
 
 static void test_json_workloads(void **state)
 {
@@ -233,12 +229,12 @@ static void test_json_workloads(void **state)
     json_object *wls = jget(root, "workloads");
     assert_int_equal(json_object_array_length(wls), 3);
 
-    static const char *const wkeys[] = { "name", "admitted", "clusterQueue", "podSets",
-                                         "evictions", "reason" };
+    static const char *const wkeys[] = { "name",    "admitted",  "clusterQueue",
+                                         "podSets", "evictions", "reason" };
     static const struct {
         const char *name;
         int admitted;
-        const char *cq;   /* NULL: JSON null */
+        const char *cq; /* NULL: JSON null */
     } want[] = {
         { "ns/a", 1, "cq1" },
         { "ns/b", 0, "cq1" },
@@ -350,10 +346,12 @@ static void test_yaml_stream(void **state)
     size_t n = 0;
     assert_int_equal(cu_doc_parse("out.yaml", cu_buf_str(&f->out), f->out.len, &a, &docs, &n, &d),
                      CU_OK);
-    static const struct { const char *kind, *ns, *name; } want[] = {
+    static const struct {
+        const char *kind, *ns, *name;
+    } want[] = {
         { "ClusterQueue", NULL, "cq1" }, { "ClusterQueue", NULL, "cq2" },
-        { "LocalQueue", "ns", "lq1" },
-        { "Workload", "ns", "a" }, { "Workload", "ns", "b" }, { "Workload", "ns", "c" },
+        { "LocalQueue", "ns", "lq1" },   { "Workload", "ns", "a" },
+        { "Workload", "ns", "b" },       { "Workload", "ns", "c" },
     };
     assert_int_equal(n, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < n; i++) {
@@ -389,8 +387,8 @@ static void test_yaml_stream(void **state)
     assert_string_equal(path_str(act, "lastTransitionTime"), "2026-01-01T01:00:00Z");
 
     /* lq1: totals only */
-    const cu_node *lres = cu_node_get(cu_node_path(docs[2].root, "status.flavorsUsage")->vals[0],
-                                      "resources");
+    const cu_node *lres =
+        cu_node_get(cu_node_path(docs[2].root, "status.flavorsUsage")->vals[0], "resources");
     assert_string_equal(path_str(lres->vals[0], "total"), "6");
     assert_null(cu_node_get(lres->vals[0], "borrowed"));
     assert_string_equal(path_str(cond(docs[2].root, "Active"), "message"),
@@ -443,10 +441,14 @@ static void test_json_fair_sharing(void **state)
     static const char *const top[] = { "workloads", "clusterQueues", "cohorts" };
     assert_keys(root, top, 3);
     json_object *cqs = jget(root, "clusterQueues");
-    static const char *const ckeys[] = { "name", "cohort", "pending", "admitted", "usage",
-                                         "weightedShare" };
-    static const struct { const char *name; int64_t share; } wantcq[] = {
-        { "cq1", 250 }, { "cq2", 0 },
+    static const char *const ckeys[] = { "name",     "cohort", "pending",
+                                         "admitted", "usage",  "weightedShare" };
+    static const struct {
+        const char *name;
+        int64_t share;
+    } wantcq[] = {
+        { "cq1", 250 },
+        { "cq2", 0 },
     };
     assert_int_equal(json_object_array_length(cqs), 2);
     for (size_t i = 0; i < 2; i++) {
@@ -476,8 +478,8 @@ static void test_json_fair_sharing(void **state)
     root = render_json(f);
     static const char *const top2[] = { "workloads", "clusterQueues" };
     assert_keys(root, top2, 2);
-    assert_false(json_object_object_get_ex(json_object_array_get_idx(
-        jget(root, "clusterQueues"), 0), "weightedShare", NULL));
+    assert_false(json_object_object_get_ex(
+        json_object_array_get_idx(jget(root, "clusterQueues"), 0), "weightedShare", NULL));
     json_object_put(root);
 }
 
@@ -539,22 +541,22 @@ static void test_yaml_fair_sharing(void **state)
     size_t n = parse_out(f, &a, &docs);
     /* ClusterQueues, then the Cohort object (not the implicit root), then
      * the LocalQueue and the Workloads */
-    static const char *const kinds[] = { "ClusterQueue", "ClusterQueue", "Cohort", "LocalQueue",
-                                         "Workload", "Workload", "Workload" };
+    static const char *const kinds[] = { "ClusterQueue", "ClusterQueue", "Cohort",  "LocalQueue",
+                                         "Workload",     "Workload",     "Workload" };
     assert_int_equal(n, sizeof kinds / sizeof kinds[0]);
     for (size_t i = 0; i < n; i++)
         assert_string_equal(path_str(docs[i].root, "kind"), kinds[i]);
     int64_t v;
-    assert_int_equal(cu_node_int(cu_node_path(docs[0].root, "status.fairSharing.weightedShare"),
-                                 &v), CU_OK);
+    assert_int_equal(
+        cu_node_int(cu_node_path(docs[0].root, "status.fairSharing.weightedShare"), &v), CU_OK);
     assert_int_equal(v, 250);
-    assert_int_equal(cu_node_int(cu_node_path(docs[1].root, "status.fairSharing.weightedShare"),
-                                 &v), CU_OK);
+    assert_int_equal(
+        cu_node_int(cu_node_path(docs[1].root, "status.fairSharing.weightedShare"), &v), CU_OK);
     assert_int_equal(v, 0);
     assert_string_equal(path_str(docs[2].root, "apiVersion"), "kueue.x-k8s.io/v1beta2");
     assert_string_equal(path_str(docs[2].root, "metadata.name"), "co");
-    assert_int_equal(cu_node_int(cu_node_path(docs[2].root, "status.fairSharing.weightedShare"),
-                                 &v), CU_OK);
+    assert_int_equal(
+        cu_node_int(cu_node_path(docs[2].root, "status.fairSharing.weightedShare"), &v), CU_OK);
     assert_int_equal(v, 0);
     /* the table has the share line under each ClusterQueue header */
     cu_buf_free(&f->out);
@@ -629,7 +631,8 @@ static const char preempt_yaml[] =
     "    count: 1\n"
     "    template: {spec: {containers: [{name: c, image: i, resources: {requests: {cpu: 3}}}]}}\n";
 
-#define PREEMPT_MSG "Preempted to accommodate a workload (UID: UNKNOWN, JobUID: UNKNOWN) due to " \
+#define PREEMPT_MSG \
+    "Preempted to accommodate a workload (UID: UNKNOWN, JobUID: UNKNOWN) due to " \
     "prioritization in the ClusterQueue; preemptor path: /cq; preemptee path: /cq"
 
 static fixture *preempt_fixture(int one_head, int max_cycles)
@@ -777,7 +780,7 @@ static void test_readmitted_victim(void **state)
 {
     (void)state;
     fixture *f = preempt_fixture(0, 0);
-    assert_true(cu_engine_wl_admitted(f->e, 1));      /* ns/high, input order */
+    assert_true(cu_engine_wl_admitted(f->e, 1)); /* ns/high, input order */
     assert_int_equal(cu_engine_finish(f->e, 1), CU_OK);
     cu_engine_run(f->e, 1000);
     assert_true(cu_engine_wl_admitted(f->e, 0));

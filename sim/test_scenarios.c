@@ -34,7 +34,7 @@
 #define PATH_MAX_LEN 1024
 
 typedef struct scenario {
-    char name[256];               /* "001-basic-fit" */
+    char name[256]; /* "001-basic-fit" */
     char yaml[PATH_MAX_LEN];
     char json[PATH_MAX_LEN];
 } scenario;
@@ -161,8 +161,7 @@ static int optional_key(const char *k)
 /* Compares a (actual) with b (expected). Returns 0 when equal; otherwise 1,
  * with the JSON path of the first difference in path and a short
  * description in why. */
-static int json_diff(json_object *a, json_object *b, char *path, size_t pn,
-                     char *why, size_t wn)
+static int json_diff(json_object *a, json_object *b, char *path, size_t pn, char *why, size_t wn)
 {
     json_type ta = json_object_get_type(a), tb = json_object_get_type(b);
     int anum = ta == json_type_int || ta == json_type_double;
@@ -172,12 +171,10 @@ static int json_diff(json_object *a, json_object *b, char *path, size_t pn,
         return 1;
     }
     switch (tb) {
-    case json_type_null:
-        return 0;
+    case json_type_null: return 0;
     case json_type_boolean:
         if (!json_object_get_boolean(a) != !json_object_get_boolean(b)) {
-            snprintf(why, wn, "%s, expected %s",
-                     json_object_get_boolean(a) ? "true" : "false",
+            snprintf(why, wn, "%s, expected %s", json_object_get_boolean(a) ? "true" : "false",
                      json_object_get_boolean(b) ? "true" : "false");
             return 1;
         }
@@ -186,8 +183,7 @@ static int json_diff(json_object *a, json_object *b, char *path, size_t pn,
     case json_type_double:
         if (ta == json_type_int && tb == json_type_int) {
             if (json_object_get_int64(a) != json_object_get_int64(b)) {
-                snprintf(why, wn, "%lld, expected %lld",
-                         (long long)json_object_get_int64(a),
+                snprintf(why, wn, "%lld, expected %lld", (long long)json_object_get_int64(a),
                          (long long)json_object_get_int64(b));
                 return 1;
             }
@@ -199,8 +195,8 @@ static int json_diff(json_object *a, json_object *b, char *path, size_t pn,
         return 0;
     case json_type_string:
         if (strcmp(json_object_get_string(a), json_object_get_string(b)) != 0) {
-            snprintf(why, wn, "\"%s\", expected \"%s\"",
-                     json_object_get_string(a), json_object_get_string(b));
+            snprintf(why, wn, "\"%s\", expected \"%s\"", json_object_get_string(a),
+                     json_object_get_string(b));
             return 1;
         }
         return 0;
@@ -210,8 +206,8 @@ static int json_diff(json_object *a, json_object *b, char *path, size_t pn,
         for (size_t i = 0; i < n; i++) {
             size_t mark = strlen(path);
             path_push(path, pn, "[%zu]", i);
-            if (json_diff(json_object_array_get_idx(a, i),
-                          json_object_array_get_idx(b, i), path, pn, why, wn))
+            if (json_diff(json_object_array_get_idx(a, i), json_object_array_get_idx(b, i), path,
+                          pn, why, wn))
                 return 1;
             path[mark] = '\0';
         }
@@ -223,7 +219,7 @@ static int json_diff(json_object *a, json_object *b, char *path, size_t pn,
     }
     case json_type_object: {
         /* Expected keys first, in the expected document's order. */
-        json_object_object_foreach(b, kb, vb) {
+        json_object_object_foreach (b, kb, vb) {
             json_object *va = NULL;
             size_t mark = strlen(path);
             path_push(path, pn, ".%s", kb);
@@ -235,7 +231,7 @@ static int json_diff(json_object *a, json_object *b, char *path, size_t pn,
                 return 1;
             path[mark] = '\0';
         }
-        json_object_object_foreach(a, ka, va2) {
+        json_object_object_foreach (a, ka, va2) {
             (void)va2;
             if (!json_object_object_get_ex(b, ka, NULL) && !optional_key(ka)) {
                 path_push(path, pn, ".%s", ka);
@@ -254,8 +250,8 @@ static void print_doc(const char *title, json_object *o)
 {
     print_error("---- %s ----\n%s\n", title,
                 json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-                                                  JSON_C_TO_STRING_SPACED |
-                                                  JSON_C_TO_STRING_NOSLASHESCAPE));
+                                                      JSON_C_TO_STRING_SPACED |
+                                                      JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
 /* Runs the scenario in one mode. Returns the parsed output (caller puts
@@ -274,15 +270,15 @@ static json_object *run_mode(const scenario *s, int one_head)
     cu_err rc = cu_sim_run(paths, 1, &opts, &out, &d);
     json_object *res = NULL;
     if (rc != CU_OK) {
-        print_error("%s (one_head_per_cycle=%d): cu_sim_run failed: %s\n",
-                    s->name, one_head, cu_strerror(rc));
+        print_error("%s (one_head_per_cycle=%d): cu_sim_run failed: %s\n", s->name, one_head,
+                    cu_strerror(rc));
         for (size_t i = 0; i < d.n; i++)
             print_error("  %s\n", d.msgs[i]);
     } else {
         res = json_tokener_parse(cu_buf_str(&out));
         if (!res)
-            print_error("%s (one_head_per_cycle=%d): output is not valid JSON:\n%s\n",
-                        s->name, one_head, cu_buf_str(&out));
+            print_error("%s (one_head_per_cycle=%d): output is not valid JSON:\n%s\n", s->name,
+                        one_head, cu_buf_str(&out));
     }
     cu_diag_free(&d);
     cu_buf_free(&out);
@@ -314,8 +310,8 @@ static void test_scenario(void **state)
         }
         char path[512] = "$", why[512] = "";
         if (json_diff(got[mode], want, path, sizeof(path), why, sizeof(why))) {
-            print_error("%s (one_head_per_cycle=%d): first difference at %s: %s\n",
-                        s->name, mode, path, why);
+            print_error("%s (one_head_per_cycle=%d): first difference at %s: %s\n", s->name, mode,
+                        path, why);
             print_doc("expected", want);
             print_doc("actual", got[mode]);
             failed = 1;
@@ -325,7 +321,8 @@ static void test_scenario(void **state)
         char path[512] = "$", why[512] = "";
         if (json_diff(got[0], got[1], path, sizeof(path), why, sizeof(why))) {
             print_error("%s: Cueue's cycle and Kueue's one-head loop differ at %s: %s "
-                        "(one_head_per_cycle=0 vs =1)\n", s->name, path, why);
+                        "(one_head_per_cycle=0 vs =1)\n",
+                        s->name, path, why);
             print_doc("one_head_per_cycle=1", got[1]);
             print_doc("one_head_per_cycle=0", got[0]);
             failed = 1;
@@ -342,8 +339,8 @@ static void test_enough_scenarios(void **state)
 {
     const scenario_list *l = *state;
     if (l->n < MIN_SCENARIOS)
-        print_error("found %zu scenarios in %s, expected at least %d\n",
-                    l->n, scenarios_dir(), MIN_SCENARIOS);
+        print_error("found %zu scenarios in %s, expected at least %d\n", l->n, scenarios_dir(),
+                    MIN_SCENARIOS);
     assert_true(l->n >= MIN_SCENARIOS);
     /* Every scenario has its expected result. */
     for (size_t i = 0; i < l->n; i++) {
@@ -360,7 +357,11 @@ static void test_enough_scenarios(void **state)
 static void test_json_diff(void **state)
 {
     (void)state;
-    static const struct { const char *a, *b; int diff; const char *path; } cases[] = {
+    static const struct {
+        const char *a, *b;
+        int diff;
+        const char *path;
+    } cases[] = {
         { "{\"x\":1,\"y\":[true,null]}", "{\"y\":[true,null],\"x\":1}", 0, "$" },
         { "{\"x\":1}", "{\"x\":2}", 1, "$.x" },
         { "{\"x\":1}", "{\"x\":1.0}", 0, "$" },
@@ -372,8 +373,10 @@ static void test_json_diff(void **state)
         { "{\"x\":1}", "{\"x\":1,\"z\":0}", 1, "$.z" },
         { "{\"w\":[{\"r\":\"a\"}]}", "{\"w\":[{\"r\":\"b\"}]}", 1, "$.w[0].r" },
         /* fair-sharing keys are checked only when expected */
-        { "{\"x\":1,\"cohorts\":[],\"c\":[{\"weightedShare\":5}]}", "{\"x\":1,\"c\":[{}]}", 0, "$" },
-        { "{\"c\":[{\"weightedShare\":5}]}", "{\"c\":[{\"weightedShare\":6}]}", 1, "$.c[0].weightedShare" },
+        { "{\"x\":1,\"cohorts\":[],\"c\":[{\"weightedShare\":5}]}", "{\"x\":1,\"c\":[{}]}", 0,
+          "$" },
+        { "{\"c\":[{\"weightedShare\":5}]}", "{\"c\":[{\"weightedShare\":6}]}", 1,
+          "$.c[0].weightedShare" },
         { "{\"x\":1}", "{\"x\":1,\"cohorts\":[]}", 1, "$.cohorts" },
         { "{\"x\":1,\"weightedSharez\":0}", "{\"x\":1}", 1, "$.weightedSharez" },
     };
@@ -397,8 +400,10 @@ int main(void)
 {
     scenario_list l = { 0, 0, NULL };
     if (list_scenarios(scenarios_dir(), &l) != 0) {
-        fprintf(stderr, "cannot read scenario folder %s (run from the repository root "
-                        "or set CUEUE_SCENARIOS_DIR)\n", scenarios_dir());
+        fprintf(stderr,
+                "cannot read scenario folder %s (run from the repository root "
+                "or set CUEUE_SCENARIOS_DIR)\n",
+                scenarios_dir());
         return 1;
     }
     size_t nt = l.n + 2;

@@ -350,8 +350,9 @@ cu_node *cu_qstatus_node(cu_arena *a, const cu_qstatus *s, int64_t now_ms)
         tb_set(&t, st, "flavorsReservation", node_flavors(&t, s));
         tb_set(&t, st, "flavorsUsage", node_flavors(&t, s));
         cu_node *conds = tb_seq(&t);
-        tb_push(&t, conds, tb_check(&t, cu_status_cond_node(a, "Active", s->active, s->reason,
-                                                            s->message, now_ms)));
+        tb_push(&t, conds,
+                tb_check(&t, cu_status_cond_node(a, "Active", s->active, s->reason, s->message,
+                                                 now_ms)));
         tb_set(&t, st, "conditions", conds);
     }
     if (s->kind != CU_QSTATUS_LQ && s->fair_sharing) {
@@ -375,10 +376,7 @@ static int cmp_pending(const void *pa, const void *pb)
     return (a->position > b->position) - (a->position < b->position);
 }
 
-static int same_str(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
+static int same_str(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
 /* {"RESOURCE": "QUANTITY", ...}: count x per-pod requests, summed over
  * the pod sets (at most 64 resources). */
@@ -415,8 +413,8 @@ static void put_str(json_object *o, const char *k, const char *v)
     json_object_object_add(o, k, json_object_new_string(nz(v)));
 }
 
-json_object *cu_status_pending_doc(const cu_wl_info **v, size_t n, const char *cq,
-                                   const char *lq, int64_t now_ms)
+json_object *cu_status_pending_doc(const cu_wl_info **v, size_t n, const char *cq, const char *lq,
+                                   int64_t now_ms)
 {
     size_t k = 0;
     char key[600], ts[40];

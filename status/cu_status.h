@@ -23,15 +23,19 @@
 
 /* CRD bounds (crds/): a status list longer than these would be rejected
  * by schema validation, so the lists are cut there. */
-#define CU_CQ_STATUS_MAX_FLAVORS 64     /* and 64 resources per flavor */
-#define CU_LQ_STATUS_MAX_FLAVORS 16     /* and 16 resources per flavor */
-#define CU_COND_MESSAGE_MAX 32768       /* metav1.Condition message */
+#define CU_CQ_STATUS_MAX_FLAVORS 64 /* and 64 resources per flavor */
+#define CU_LQ_STATUS_MAX_FLAVORS 16 /* and 16 resources per flavor */
+#define CU_COND_MESSAGE_MAX 32768   /* metav1.Condition message */
 
-typedef enum cu_qstatus_kind { CU_QSTATUS_CQ = 0, CU_QSTATUS_LQ, CU_QSTATUS_COHORT } cu_qstatus_kind;
+typedef enum cu_qstatus_kind {
+    CU_QSTATUS_CQ = 0,
+    CU_QSTATUS_LQ,
+    CU_QSTATUS_COHORT
+} cu_qstatus_kind;
 
 typedef struct cu_qstatus_res {
     const char *name;
-    int64_t total, borrowed;     /* milli; borrowed only for ClusterQueues */
+    int64_t total, borrowed; /* milli; borrowed only for ClusterQueues */
 } cu_qstatus_res;
 
 typedef struct cu_qstatus_flavor {
@@ -42,7 +46,7 @@ typedef struct cu_qstatus_flavor {
 
 typedef struct cu_qstatus {
     cu_qstatus_kind kind;
-    int pending, reserving, admitted;   /* not for Cohorts */
+    int pending, reserving, admitted; /* not for Cohorts */
     /* flavorsReservation and flavorsUsage (the same numbers: the engine has
      * no admission checks, so every reservation is an admission), flavors
      * in first-appearance (resourceGroups) order */
@@ -97,8 +101,8 @@ cu_node *cu_status_cond_node(cu_arena *a, const char *type, int status, const ch
  * LocalQueue, priority, total requests, creation time, reason and
  * message. Returns a new object (caller puts) or NULL when out of
  * memory. */
-json_object *cu_status_pending_doc(const cu_wl_info **v, size_t n, const char *cq,
-                                   const char *lq, int64_t now_ms);
+json_object *cu_status_pending_doc(const cu_wl_info **v, size_t n, const char *cq, const char *lq,
+                                   int64_t now_ms);
 
 /* Returns the length of the longest prefix of s that is at most max bytes
  * and does not end inside a UTF-8 sequence. */

@@ -21,7 +21,9 @@
 static const cu_fr_usage USAGE[] = {
     { .flavor = "on-demand", .resource = "cpu", .total = 12000, .borrowed = 3000 },
     { .flavor = "spot", .resource = "cpu", .total = 1500 },
-    { .flavor = "on-demand", .resource = "memory", .total = 40LL * 1024 * 1024 * 1024 * 1000,
+    { .flavor = "on-demand",
+      .resource = "memory",
+      .total = 40LL * 1024 * 1024 * 1024 * 1000,
       .borrowed = 4LL * 1024 * 1024 * 1024 * 1000 },
 };
 
@@ -38,8 +40,14 @@ static void test_cq_grouping_and_yaml(void **st)
     (void)st;
     cu_arena a;
     cu_arena_init(&a, 0);
-    cu_cq_info ci = { .name = "cq", .active = 1, .pending = 1, .reserving = 2, .admitted = 2,
-                      .nusage = 3, .usage = USAGE, .weighted_share = 7 };
+    cu_cq_info ci = { .name = "cq",
+                      .active = 1,
+                      .pending = 1,
+                      .reserving = 2,
+                      .admitted = 2,
+                      .nusage = 3,
+                      .usage = USAGE,
+                      .weighted_share = 7 };
     cu_qstatus s;
     assert_int_equal(cu_qstatus_cq(&a, &ci, 1, &s), CU_OK);
     assert_int_equal(s.nflavors, 2);
@@ -71,7 +79,8 @@ static void test_cq_grouping_and_yaml(void **st)
              "  - type: Active\n    status: \"True\"\n    reason: Ready\n"
              "    message: Can admit new workloads\n"
              "    lastTransitionTime: \"2023-11-14T22:13:20Z\"\n"
-             "fairSharing:\n  weightedShare: 7\n", fl, fl);
+             "fairSharing:\n  weightedShare: 7\n",
+             fl, fl);
     if (strcmp(y, want) != 0)
         fprintf(stderr, "got:\n%s", y);
     assert_string_equal(y, want);
@@ -138,7 +147,7 @@ static void test_caps_and_kinds(void **st)
     /* 20 flavors x 20 resources: a LocalQueue keeps 16 x 16 */
     size_t n = 20 * 20;
     cu_fr_usage *u = calloc(n, sizeof(*u));
-    char (*names)[8] = calloc(40, sizeof(*names));
+    char(*names)[8] = calloc(40, sizeof(*names));
     for (size_t i = 0; i < 40; i++)
         snprintf(names[i], 8, "%c%zu", i < 20 ? 'f' : 'r', i % 20);
     for (size_t i = 0; i < n; i++) {
@@ -146,8 +155,13 @@ static void test_caps_and_kinds(void **st)
         u[i].resource = names[20 + i % 20];
         u[i].total = 1000;
     }
-    cu_lq_info li = { .ns = "n", .name = "lq", .active = 1, .reason = "Ready", .message = "m",
-                      .nusage = n, .usage = u };
+    cu_lq_info li = { .ns = "n",
+                      .name = "lq",
+                      .active = 1,
+                      .reason = "Ready",
+                      .message = "m",
+                      .nusage = n,
+                      .usage = u };
     cu_qstatus s;
     assert_int_equal(cu_qstatus_lq(&a, &li, &s), CU_OK);
     assert_int_equal(s.nflavors, CU_LQ_STATUS_MAX_FLAVORS);
@@ -183,7 +197,7 @@ static void test_utf8_cut(void **st)
 {
     (void)st;
     assert_int_equal(cu_status_utf8_cut("abc", 10), 3);
-    assert_int_equal(cu_status_utf8_cut("ab\xc3\xa9", 3), 2);   /* é would be split */
+    assert_int_equal(cu_status_utf8_cut("ab\xc3\xa9", 3), 2); /* é would be split */
     assert_int_equal(cu_status_utf8_cut("ab\xc3\xa9", 4), 4);
     char *t = cu_status_truncate("hello world", 8, " ...");
     assert_string_equal(t, "hell ...");

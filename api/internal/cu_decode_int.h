@@ -21,19 +21,21 @@ typedef struct dctx {
     cu_world *w;
     cu_arena *a;
     cu_diag *d;
-    const char *file;     /* arena copy */
-    const char *kind;     /* for messages */
-    char who[600];        /* "ns/name" or "name" */
-    int v1beta1;          /* kueue.x-k8s.io/v1beta1 mapping rules */
+    const char *file; /* arena copy */
+    const char *kind; /* for messages */
+    char who[600];    /* "ns/name" or "name" */
+    int v1beta1;      /* kueue.x-k8s.io/v1beta1 mapping rules */
     int nerr;
     int oom;
 } dctx;
 
 /* Reports "kind who: path: message" to c->d and counts it in c->nerr. */
-void cu_dec_err(dctx *c, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void cu_dec_err(dctx *c, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Writes base + "." + formatted suffix (or base + suffix for "[..]") into buf
  * (PATHMAX bytes); returns buf. */
-const char *cu_dec_path(char *buf, const char *base, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const char *cu_dec_path(char *buf, const char *base, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Field readers (cu_decode.c). map/n are borrowed; a wrong type is reported
  * and leaves *out unchanged; results are copies in c->a. The int-returning
@@ -56,16 +58,16 @@ int cu_res_cmp(const void *a, const void *b);
 void cu_dec_reslist(dctx *c, const cu_node *map, const char *key, const char *base,
                     cu_reslist *out);
 /* Sub-structures several kinds share (cu_decode.c). */
-void cu_dec_selreqs(dctx *c, const cu_node *seq, const char *path, int allow_gtlt,
-                    size_t *nout, cu_selreq **out);
+void cu_dec_selreqs(dctx *c, const cu_node *seq, const char *path, int allow_gtlt, size_t *nout,
+                    cu_selreq **out);
 void cu_dec_labelsel(dctx *c, const cu_node *map, const char *key, const char *base,
                      cu_labelsel *out);
 void cu_dec_tolerations(dctx *c, const cu_node *map, const char *key, const char *base,
                         size_t *nout, cu_toleration **out);
-void cu_dec_taints(dctx *c, const cu_node *map, const char *key, const char *base,
-                   size_t *nout, cu_taint **out);
-void cu_dec_meta(dctx *c, const cu_node *root, const char *api, const char *name,
-                 int namespaced, cu_meta *m);
+void cu_dec_taints(dctx *c, const cu_node *map, const char *key, const char *base, size_t *nout,
+                   cu_taint **out);
+void cu_dec_meta(dctx *c, const cu_node *root, const char *api, const char *name, int namespaced,
+                 cu_meta *m);
 /* 1 when s holds v (cu_objects.c). */
 int cu_strs_has(const cu_strs *s, const char *v);
 /* The kinds decoded outside cu_objects.c: fill the arena-owned object whose

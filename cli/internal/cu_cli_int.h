@@ -25,31 +25,31 @@
 enum { RC_OK = 0, RC_FAIL = 1, RC_USAGE = 2 };
 
 #define DEFAULT_CONTROLLER "http://127.0.0.1:8080"
-#define CONNECT_TIMEOUT_MS 2000L    /* "unreachable" past this */
-#define ENDPOINT_TIMEOUT_MS 5000L   /* a whole answer from the controller */
-#define API_TIMEOUT_MS 30000        /* one LIST from the API server */
+#define CONNECT_TIMEOUT_MS 2000L  /* "unreachable" past this */
+#define ENDPOINT_TIMEOUT_MS 5000L /* a whole answer from the controller */
+#define API_TIMEOUT_MS 30000      /* one LIST from the API server */
 #define MAX_CYCLES 100000
 #define MAX_BODY (256u << 20)
 
 typedef struct cli {
-    const char *cmd;            /* "explain" or "queue" */
-    char url[512];              /* the controller's base URL, no trailing '/' */
+    const char *cmd; /* "explain" or "queue" */
+    char url[512];   /* the controller's base URL, no trailing '/' */
     const char *kubeconfig, *context, *config;
     int json, wide;
-    cu_buf notes;               /* "(...)" lines: first on stdout (text), stderr (json) */
-    int api_failed;             /* the API server could not be used */
-    char fallback[300];         /* why the controller was not used, "" when it was */
+    cu_buf notes;       /* "(...)" lines: first on stdout (text), stderr (json) */
+    int api_failed;     /* the API server could not be used */
+    char fallback[300]; /* why the controller was not used, "" when it was */
 } cli;
 
 typedef struct table {
     size_t ncols, nrows, cap;
-    char **cells;               /* nrows * ncols, malloc'd */
+    char **cells; /* nrows * ncols, malloc'd */
     int failed;
 } table;
 
 typedef struct ep_resp {
-    long code;                  /* HTTP status; 0 when the controller did not answer */
-    int timed_out;              /* connected, but no whole answer in time */
+    long code;     /* HTTP status; 0 when the controller did not answer */
+    int timed_out; /* connected, but no whole answer in time */
     cu_buf body;
     char err[CURL_ERROR_SIZE];
 } ep_resp;
@@ -63,8 +63,8 @@ typedef struct api {
 typedef struct areq {
     char path[600];
     int done, code;
-    char *body;                 /* malloc'd, NUL-terminated, NULL when none */
-    char *err;                  /* malloc'd transport error, NULL */
+    char *body; /* malloc'd, NUL-terminated, NULL when none */
+    char *err;  /* malloc'd transport error, NULL */
 } areq;
 
 enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_WL, R_JOB, NRES };
@@ -72,19 +72,19 @@ enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_WL, R_JOB, NRES };
 /* The resources the model LISTs, by R_* index. */
 typedef struct res_info {
     const char *path, *api_version, *kind;
-    int optional;               /* a 404 means "none" (resource not served) */
+    int optional; /* a 404 means "none" (resource not served) */
 } res_info;
 extern const res_info cli_res_tab[NRES];
 
 typedef struct model {
-    cu_world w;                 /* the API objects */
-    cu_world cw;                /* the --config file */
-    const cu_config *cf;        /* NULL without --config */
+    cu_world w;          /* the API objects */
+    cu_world cw;         /* the --config file */
+    const cu_config *cf; /* NULL without --config */
     cu_engine *e;
-    cu_strmap synth;            /* "ns/name" of Workloads built from Jobs that have none */
-    cu_arena keys;              /* the keys of synth */
-    int have_ns;                /* the Namespaces were listed */
-    int would_admit;            /* pending in the API, admitted by the engine */
+    cu_strmap synth; /* "ns/name" of Workloads built from Jobs that have none */
+    cu_arena keys;   /* the keys of synth */
+    int have_ns;     /* the Namespaces were listed */
+    int would_admit; /* pending in the API, admitted by the engine */
 } model;
 
 /* Prints "cueue: CMD: message" to stderr. */
@@ -135,8 +135,8 @@ void cli_say_api_error(cli *c, const api *a, const areq *q);
 int cli_split_target(const cli *c, const char *arg, char *ns, char *name, const char *what);
 /* GET of a namespaced object: 0 with *obj (new, caller puts) or NULL for
  * 404; else an exit code with the problem printed. */
-int cli_api_get_obj(cli *c, api *a, const char *prefix, const char *ns,
-                       const char *plural, const char *name, json_object **obj);
+int cli_api_get_obj(cli *c, api *a, const char *prefix, const char *ns, const char *plural,
+                    const char *name, json_object **obj);
 /* Parses the options of explain (allow_wide 0) or queue (1) into c; *help
  * when --help. Returns 0 or RC_USAGE. Borrows argv. */
 int cli_parse_opts(cli *c, int argc, char **argv, int allow_wide, int *help);

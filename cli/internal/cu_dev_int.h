@@ -10,8 +10,8 @@
 #include <stddef.h>
 
 typedef struct dev_obj {
-    json_object *obj;   /* owned */
-    char *where;        /* "FILE:LINE", owned */
+    json_object *obj; /* owned */
+    char *where;      /* "FILE:LINE", owned */
 } dev_obj;
 
 typedef struct dev_objs {

@@ -24,15 +24,15 @@
 
 typedef struct conn_state {
     cu_buf body;
-    int refused;       /* answered before the body was read */
-    int has_early;     /* early holds the answer, given once the body is dropped */
+    int refused;   /* answered before the body was read */
+    int has_early; /* early holds the answer, given once the body is dropped */
     cu_api_resp early;
-    size_t dropped;    /* body bytes dropped so far */
+    size_t dropped; /* body bytes dropped so far */
 } conn_state;
 
 typedef struct arg_vec {
     char **v;
-    size_t n, cap;   /* n counts strings (2 per argument) */
+    size_t n, cap; /* n counts strings (2 per argument) */
 } arg_vec;
 
 static enum MHD_Result arg_push(arg_vec *av, const char *key, const char *value)
@@ -73,8 +73,8 @@ static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
         if (!ws_next(ws, -1, &ended, &ws->pending))
             return ended == 2 ? MHD_CONTENT_READER_END_WITH_ERROR
                               : MHD_CONTENT_READER_END_OF_STREAM;
-        ws->hlen = (size_t)snprintf(ws->head, sizeof ws->head, "{\"type\":\"%s\",\"object\":",
-                                    ws->pending.type);
+        ws->hlen = (size_t)snprintf(ws->head, sizeof ws->head,
+                                    "{\"type\":\"%s\",\"object\":", ws->pending.type);
         ws->off = 0;
     }
     const char *obj = cu_rstr_data(ws->pending.obj, &on);
@@ -101,14 +101,12 @@ static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
     return (ssize_t)n;
 }
 
-static void watch_reader_free(void *cls)
-{
-    ws_free(cls);
-}
+static void watch_reader_free(void *cls) { ws_free(cls); }
 
 static int is_loopback(struct MHD_Connection *c)
 {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (!ci || !ci->client_addr)
         return 0;
     const struct sockaddr *sa = ci->client_addr;
@@ -118,8 +116,8 @@ static int is_loopback(struct MHD_Connection *c)
     }
     if (sa->sa_family == AF_INET6) {
         const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)sa;
-        static const unsigned char lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-        static const unsigned char v4pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        static const unsigned char lo[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+        static const unsigned char v4pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
         return memcmp(in6->sin6_addr.s6_addr, lo, 16) == 0 ||
                (memcmp(in6->sin6_addr.s6_addr, v4pfx, 12) == 0 &&
                 in6->sin6_addr.s6_addr[12] == 127);
@@ -182,8 +180,8 @@ static void body_too_large(cu_api_resp *resp)
 static int refuse_early(cu_apiserver *a, struct MHD_Connection *conn, const char *url,
                         cu_api_resp *resp)
 {
-    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *cl =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     unsigned long long n = 0;
     if (cl) {
         char *end;
@@ -210,9 +208,8 @@ static int refuse_early(cu_apiserver *a, struct MHD_Connection *conn, const char
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     cu_apiserver *a = cls;
     conn_state *cs = *con_cls;
@@ -263,7 +260,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
-    arg_vec av = {NULL, 0, 0};
+    arg_vec av = { NULL, 0, 0 };
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &av);
     cu_api_req req = {
         .method = method,
@@ -275,7 +272,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
         .authorization =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
-        .user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_USER_AGENT),
+        .user_agent =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_USER_AGENT),
         .body = cs->body.len ? cu_buf_str(&cs->body) : NULL,
         .body_len = cs->body.len,
         .loopback = is_loopback(conn),
@@ -338,8 +336,10 @@ static cu_err load_tokens(cu_apiserver *a, const char *file, char *err, size_t e
     }
     fclose(f);
     if (!a->ntokens) {
-        snprintf(err, errn, "--token-file %s: no token in the file (one token per line, "
-                            "optionally followed by ,user,uid,groups)", file);
+        snprintf(err, errn,
+                 "--token-file %s: no token in the file (one token per line, "
+                 "optionally followed by ,user,uid,groups)",
+                 file);
         return CU_EINVAL;
     }
     return CU_OK;
@@ -410,7 +410,7 @@ static size_t unescape_keep_nul(void *cls, struct MHD_Connection *c, char *s)
     char *w = s;
     for (const char *r = s; *r;) {
         if (r[0] == '%' && isxdigit((unsigned char)r[1]) && isxdigit((unsigned char)r[2])) {
-            char hex[3] = {r[1], r[2], '\0'};
+            char hex[3] = { r[1], r[2], '\0' };
             char v = (char)strtol(hex, NULL, 16);
             if (v) {
                 *w++ = v;
@@ -429,8 +429,10 @@ cu_apiserver *cu_apiserver_start(cu_store *s, const cu_apiserver_opts *o, char *
     char host[256];
     int port;
     if (parse_listen(o->listen, host, sizeof host, &port) != 0) {
-        snprintf(err, errn, "--listen %s: expected HOST:PORT, e.g. 127.0.0.1:6443 (port 0 "
-                            "picks a free one)", o->listen);
+        snprintf(err, errn,
+                 "--listen %s: expected HOST:PORT, e.g. 127.0.0.1:6443 (port 0 "
+                 "picks a free one)",
+                 o->listen);
         return NULL;
     }
     struct sockaddr_storage ss;
@@ -454,7 +456,8 @@ cu_apiserver *cu_apiserver_start(cu_store *s, const cu_apiserver_opts *o, char *
     cu_apiserver *a = cu_apiserver_new_unbound(s, o, err, errn);
     if (!a)
         return NULL;
-    if (o->tls && cu_tls_generate(host, &a->ca_pem, &a->cert_pem, &a->key_pem, err, errn) != CU_OK) {
+    if (o->tls &&
+        cu_tls_generate(host, &a->ca_pem, &a->cert_pem, &a->key_pem, err, errn) != CU_OK) {
         cu_apiserver_stop(a);
         return NULL;
     }
@@ -462,38 +465,42 @@ cu_apiserver *cu_apiserver_start(cu_store *s, const cu_apiserver_opts *o, char *
                      MHD_USE_POLL | (o->verbose ? MHD_USE_ERROR_LOG : 0) |
                      (o->tls ? MHD_USE_TLS : 0) | (v6 ? MHD_USE_IPv6 : 0);
     struct MHD_OptionItem opts[] = {
-        {MHD_OPTION_SOCK_ADDR, 0, &ss},
-        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, a},
-        {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape_keep_nul, NULL},
-        {MHD_OPTION_THREAD_STACK_SIZE, CONN_STACK, NULL},
+        { MHD_OPTION_SOCK_ADDR, 0, &ss },
+        { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, a },
+        { MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape_keep_nul, NULL },
+        { MHD_OPTION_THREAD_STACK_SIZE, CONN_STACK, NULL },
         /* no client may hold every connection: a cap per address, and
          * idle connections (slow TLS handshakes and requests too) closed */
-        {MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-         o->max_conns_per_client > 0 ? o->max_conns_per_client : CONN_PER_CLIENT_DEFAULT, NULL},
-        {MHD_OPTION_CONNECTION_TIMEOUT,
-         o->idle_timeout_s > 0 ? o->idle_timeout_s : IDLE_TIMEOUT_DEFAULT, NULL},
-        {o->tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, a->key_pem},
-        {o->tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, a->cert_pem},
-        {MHD_OPTION_END, 0, NULL},
+        { MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+          o->max_conns_per_client > 0 ? o->max_conns_per_client : CONN_PER_CLIENT_DEFAULT, NULL },
+        { MHD_OPTION_CONNECTION_TIMEOUT,
+          o->idle_timeout_s > 0 ? o->idle_timeout_s : IDLE_TIMEOUT_DEFAULT, NULL },
+        { o->tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, a->key_pem },
+        { o->tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, a->cert_pem },
+        { MHD_OPTION_END, 0, NULL },
     };
-    a->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, a,
-                            MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+    a->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, a, MHD_OPTION_ARRAY,
+                            opts, MHD_OPTION_END);
     if (!a->d) {
-        snprintf(err, errn, "cannot listen on %s:%d%s: %s", host, port,
-                 o->tls ? " (TLS)" : "", errno ? strerror(errno) : "libmicrohttpd refused");
+        snprintf(err, errn, "cannot listen on %s:%d%s: %s", host, port, o->tls ? " (TLS)" : "",
+                 errno ? strerror(errno) : "libmicrohttpd refused");
         cu_apiserver_stop(a);
         return NULL;
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(a->d, MHD_DAEMON_INFO_BIND_PORT);
     a->port = di ? di->port : port;
-    const char *uh = strcmp(host, "0.0.0.0") == 0 ? "127.0.0.1" : strcmp(host, "::") == 0 ? "::1" : host;
+    const char *uh = strcmp(host, "0.0.0.0") == 0 ? "127.0.0.1"
+                     : strcmp(host, "::") == 0    ? "::1"
+                                                  : host;
     snprintf(a->url, sizeof a->url, "%s://%s%s%s:%d", o->tls ? "https" : "http",
              strchr(uh, ':') ? "[" : "", uh, strchr(uh, ':') ? "]" : "", a->port);
     if (o->kubeconfig_out &&
         cu_kubeconfig_write(o->kubeconfig_out, a->url, a->ca_pem,
                             /* with TLS and no credentials kubectl would prompt for a
                              * password: give it a token the server does not check */
-                            a->ntokens ? a->tokens[0] : o->tls ? "cueue-unchecked" : NULL,
+                            a->ntokens ? a->tokens[0]
+                            : o->tls   ? "cueue-unchecked"
+                                       : NULL,
                             err, errn) != CU_OK) {
         cu_apiserver_stop(a);
         return NULL;
@@ -501,15 +508,9 @@ cu_apiserver *cu_apiserver_start(cu_store *s, const cu_apiserver_opts *o, char *
     return a;
 }
 
-int cu_apiserver_port(const cu_apiserver *a)
-{
-    return a->port;
-}
+int cu_apiserver_port(const cu_apiserver *a) { return a->port; }
 
-const char *cu_apiserver_url(const cu_apiserver *a)
-{
-    return a->url;
-}
+const char *cu_apiserver_url(const cu_apiserver *a) { return a->url; }
 
 void cu_apiserver_stop(cu_apiserver *a)
 {

@@ -42,9 +42,8 @@
 
 void sleep_ms(int ms)
 {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
 void copy_str(char *dst, size_t n, const char *src)
@@ -83,16 +82,13 @@ static void resp_text(cu_api_resp *r, int code, const char *ct, const char *text
 void resp_json(cu_api_resp *r, int code, json_object *obj)
 {
     const char *s = obj ? json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
-                                                               JSON_C_TO_STRING_NOSLASHESCAPE)
+                                                                  JSON_C_TO_STRING_NOSLASHESCAPE)
                         : "null";
     resp_text(r, code, "application/json", s);
     json_object_put(obj);
 }
 
-void resp_st(cu_api_resp *r, const cu_status *st)
-{
-    resp_json(r, st->code, cu_status_json(st));
-}
+void resp_st(cu_api_resp *r, const cu_status *st) { resp_json(r, st->code, cu_status_json(st)); }
 
 void resp_status(cu_api_resp *r, int code, const char *reason, const char *fmt, ...)
 {
@@ -196,7 +192,7 @@ cu_err cu_route_parse(const char *path, cu_route *o)
 
 int open_path(const char *p)
 {
-    static const char *const open[] = {"/healthz", "/readyz", "/livez", "/version", NULL};
+    static const char *const open[] = { "/healthz", "/readyz", "/livez", "/version", NULL };
     for (const char *const *o = open; *o; o++) {
         size_t n = strlen(*o);
         if (strncmp(p, *o, n) == 0 && (p[n] == '\0' || p[n] == '/'))
@@ -236,9 +232,8 @@ static void handle_core(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp)
         return;
     }
     json_object *review = NULL;
-    int review_code = a->authn ? cu_authn_handle(a->authn, r->method, p, r->body, r->body_len,
-                                                 &review)
-                               : 0;
+    int review_code =
+        a->authn ? cu_authn_handle(a->authn, r->method, p, r->body, r->body_len, &review) : 0;
     if (review_code) {
         resp_json(resp, review_code, review);
         return;
@@ -303,7 +298,7 @@ static void handle_core(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp)
     case CU_ROUTE_APIS:
         doc = group_list(a->s, NULL);
         if (a->authn)
-            cu_authn_add_groups(doc);   /* the review APIs (cu_authn.h) */
+            cu_authn_add_groups(doc); /* the review APIs (cu_authn.h) */
         break;
     case CU_ROUTE_GROUP: doc = group_list(a->s, route.group); break;
     case CU_ROUTE_GV: doc = resource_list(a->s, route.group, route.version); break;
@@ -340,7 +335,7 @@ void cu_apiserver_handle(cu_apiserver *a, const cu_api_req *r, cu_api_resp *out)
  * client never does over TLS but a closing one does: close_notify). */
 static int client_gone(int fd, int tls)
 {
-    struct pollfd p = {fd, POLLIN, 0};
+    struct pollfd p = { fd, POLLIN, 0 };
     if (poll(&p, 1, 0) <= 0)
         return 0;
     if (p.revents & (POLLHUP | POLLERR | POLLNVAL))

@@ -12,14 +12,14 @@
 #include "cu_tls.h"
 
 typedef struct cu_apiserver_opts {
-    const char *listen;        /* "127.0.0.1:6443"; port 0 = pick a free one */
-    int tls;                   /* HTTPS with a certificate generated for the run */
-    const char *token_file;    /* bearer tokens, one per line; NULL = no auth */
-    const char *kubeconfig_out;/* written atomically (temp file + rename) once ready */
-    int admin;                 /* serve the fault-injection endpoint /cueue/faults */
-    int verbose;               /* log every request on stderr (added by apiserver) */
-    int max_conns_per_client;  /* connections from one address; 0 = 256 */
-    int idle_timeout_s;        /* close connections idle this long (watches are
+    const char *listen;         /* "127.0.0.1:6443"; port 0 = pick a free one */
+    int tls;                    /* HTTPS with a certificate generated for the run */
+    const char *token_file;     /* bearer tokens, one per line; NULL = no auth */
+    const char *kubeconfig_out; /* written atomically (temp file + rename) once ready */
+    int admin;                  /* serve the fault-injection endpoint /cueue/faults */
+    int verbose;                /* log every request on stderr (added by apiserver) */
+    int max_conns_per_client;   /* connections from one address; 0 = 256 */
+    int idle_timeout_s;         /* close connections idle this long (watches are
                                   exempt); 0 = 60 */
 } cu_apiserver_opts;
 
@@ -57,27 +57,27 @@ json_object *cu_apiserver_faults_json(cu_apiserver *a);
 
 /* ---- in-process request handling (the HTTP layer's core; tests) ---- */
 typedef struct cu_api_req {
-    const char *method;            /* "GET", "POST", ... */
-    const char *path;              /* URL path without the query */
-    const char *const *args;       /* decoded query arguments: key, value, key, value... */
-    size_t nargs;                  /* number of key/value pairs */
-    const char *accept;            /* headers, NULL when absent */
+    const char *method;      /* "GET", "POST", ... */
+    const char *path;        /* URL path without the query */
+    const char *const *args; /* decoded query arguments: key, value, key, value... */
+    size_t nargs;            /* number of key/value pairs */
+    const char *accept;      /* headers, NULL when absent */
     const char *content_type;
     const char *authorization;
-    const char *body;              /* borrowed; need not be NUL-terminated */
+    const char *body; /* borrowed; need not be NUL-terminated */
     size_t body_len;
-    int loopback;                  /* the client connected from a loopback address */
-    const char *user_agent;        /* names the field manager of updates without fieldManager */
+    int loopback;           /* the client connected from a loopback address */
+    const char *user_agent; /* names the field manager of updates without fieldManager */
 } cu_api_req;
 
 typedef struct cu_api_resp {
-    int code;                      /* HTTP status */
-    char *body;                    /* malloc'ed, NUL-terminated */
+    int code;   /* HTTP status */
+    char *body; /* malloc'ed, NUL-terminated */
     size_t body_len;
     char content_type[96];
-    int retry_after;               /* seconds for a Retry-After header; 0 = none */
-    char *warning;                 /* malloc'ed Warning header value or NULL */
-    void *watch;                   /* an opened watch stream (body is NULL) */
+    int retry_after; /* seconds for a Retry-After header; 0 = none */
+    char *warning;   /* malloc'ed Warning header value or NULL */
+    void *watch;     /* an opened watch stream (body is NULL) */
 } cu_api_resp;
 
 /* A server that does not listen (tests): requests go through
@@ -94,16 +94,16 @@ void cu_api_resp_free(cu_api_resp *r);
 
 /* ---- pieces exposed for tests ---- */
 typedef struct cu_route {
-    int kind;                      /* CU_ROUTE_* */
+    int kind; /* CU_ROUTE_* */
     char group[128], version[32], ns[254], resource[128], name[254], sub[32];
 } cu_route;
 enum {
     CU_ROUTE_UNKNOWN = 0,
-    CU_ROUTE_API,          /* /api */
-    CU_ROUTE_APIS,         /* /apis */
-    CU_ROUTE_GROUP,        /* /apis/G */
-    CU_ROUTE_GV,           /* /api/v1, /apis/G/V (APIResourceList) */
-    CU_ROUTE_RESOURCE      /* a collection, an object or a subresource */
+    CU_ROUTE_API,     /* /api */
+    CU_ROUTE_APIS,    /* /apis */
+    CU_ROUTE_GROUP,   /* /apis/G */
+    CU_ROUTE_GV,      /* /api/v1, /apis/G/V (APIResourceList) */
+    CU_ROUTE_RESOURCE /* a collection, an object or a subresource */
 };
 /* Splits a URL path into a route. Returns CU_EINVAL for paths that are
  * not under /api or /apis (or malformed ones). */
@@ -135,7 +135,7 @@ json_object *cu_k8s_protobuf_to_json(const unsigned char *data, size_t n, char *
 /* Writes a kubeconfig for url (cluster, user and context "cueue") to path
  * atomically (temp file in the same folder, then rename), mode 0600.
  * ca_pem and token may be NULL. */
-cu_err cu_kubeconfig_write(const char *path, const char *url, const char *ca_pem,
-                           const char *token, char *err, size_t errn);
+cu_err cu_kubeconfig_write(const char *path, const char *url, const char *ca_pem, const char *token,
+                           char *err, size_t errn);
 
 #endif

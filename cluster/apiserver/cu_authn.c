@@ -203,9 +203,9 @@ static int any_url(const char *path, const char *const *rules)
 /* The answer to a SubjectAccessReview spec: allowed, with the reason. */
 static int decide(cu_authn *a, json_object *spec, const char **reason)
 {
-    static const char *const public_urls[] = { "/healthz", "/healthz/*", "/livez", "/livez/*",
-                                               "/readyz", "/readyz/*", "/version", "/version/",
-                                               NULL };
+    static const char *const public_urls[] = { "/healthz", "/healthz/*", "/livez",
+                                               "/livez/*", "/readyz",    "/readyz/*",
+                                               "/version", "/version/",  NULL };
     static const char *const monitoring_urls[] = { "/metrics", "/metrics/*", NULL };
     json_object *groups = NULL, *nra = NULL, *ra = NULL;
     json_object_object_get_ex(spec, "groups", &groups);
@@ -325,8 +325,8 @@ static int discovery(const char *path, json_object **out)
     return 0;
 }
 
-int cu_authn_handle(cu_authn *a, const char *method, const char *path, const char *body,
-                    size_t len, json_object **out)
+int cu_authn_handle(cu_authn *a, const char *method, const char *path, const char *body, size_t len,
+                    json_object **out)
 {
     int tr = strcmp(path, TOKENREVIEWS) == 0, sar = strcmp(path, SARS) == 0;
     if (!tr && !sar)
@@ -334,14 +334,13 @@ int cu_authn_handle(cu_authn *a, const char *method, const char *path, const cha
     const char *kind = tr ? "TokenReview" : "SubjectAccessReview";
     if (strcmp(method, "POST") != 0) {
         *out = status_obj(405, "MethodNotAllowed",
-                          "the server does not allow this method on the requested resource%s",
-                          "");
+                          "the server does not allow this method on the requested resource%s", "");
         return 405;
     }
     json_tokener *jt = json_tokener_new();
     json_object *req = jt ? json_tokener_parse_ex(jt, body ? body : "", (int)len) : NULL;
     int complete = jt && json_tokener_get_error(jt) == json_tokener_success;
-    if (complete) {     /* nothing but white space after the object */
+    if (complete) { /* nothing but white space after the object */
         for (size_t i = json_tokener_get_parse_end(jt); i < len; i++)
             if (!isspace((unsigned char)body[i]))
                 complete = 0;
@@ -364,8 +363,10 @@ int cu_authn_handle(cu_authn *a, const char *method, const char *path, const cha
         if (!tok || !*tok) {
             json_object_put(st);
             json_object_put(req);
-            *out = status_obj(400, "BadRequest", "token is required for TokenReview in "
-                                                 "authentication%s", "");
+            *out = status_obj(400, "BadRequest",
+                              "token is required for TokenReview in "
+                              "authentication%s",
+                              "");
             return 400;
         }
         const user *u = NULL;
@@ -405,9 +406,9 @@ int cu_authn_handle(cu_authn *a, const char *method, const char *path, const cha
     if (!json_object_object_get_ex(req, "metadata", NULL))
         json_object_object_add(req, "metadata", json_object_new_object());
     json_object_object_add(req, "kind", json_object_new_string(kind));
-    json_object_object_add(req, "apiVersion", json_object_new_string(
-                                                  tr ? "authentication.k8s.io/v1"
-                                                     : "authorization.k8s.io/v1"));
+    json_object_object_add(
+        req, "apiVersion",
+        json_object_new_string(tr ? "authentication.k8s.io/v1" : "authorization.k8s.io/v1"));
     *out = req;
     return 201;
 }

@@ -35,8 +35,8 @@ void cu_authn_free(cu_authn *a);
  * /apis/GROUP/v1): 0 when path is none of them (nothing done); else the
  * HTTP status, with *out a new object to answer (the review with its
  * status, a discovery document, or a metav1.Status). */
-int cu_authn_handle(cu_authn *a, const char *method, const char *path, const char *body,
-                    size_t len, json_object **out);
+int cu_authn_handle(cu_authn *a, const char *method, const char *path, const char *body, size_t len,
+                    json_object **out);
 /* Adds the two groups to an APIGroupList (GET /apis). */
 void cu_authn_add_groups(json_object *group_list);
 

@@ -31,7 +31,7 @@ static void collect_rt(const cu_rtype *rt, void *ud)
 
 static rt_vec all_types(cu_store *s)
 {
-    rt_vec vec = {NULL, 0, 0};
+    rt_vec vec = { NULL, 0, 0 };
     cu_store_each_rtype(s, collect_rt, &vec);
     return vec;
 }
@@ -52,15 +52,13 @@ static json_object *verbs(const char *const *v)
     return a;
 }
 
-static const char *const verbs_all[] = {"create", "delete", "deletecollection", "get", "list",
-                                        "patch", "update", "watch", NULL};
-static const char *const verbs_status[] = {"get", "patch", "update", NULL};
-static const char *const verbs_create[] = {"create", NULL};
+static const char *const verbs_all[] = { "create", "delete", "deletecollection",
+                                         "get",    "list",   "patch",
+                                         "update", "watch",  NULL };
+static const char *const verbs_status[] = { "get", "patch", "update", NULL };
+static const char *const verbs_create[] = { "create", NULL };
 
-int has_status(const cu_rtype *rt)
-{
-    return rt->status_sub || !rt->from_crd;
-}
+int has_status(const cu_rtype *rt) { return rt->status_sub || !rt->from_crd; }
 
 static json_object *sub_resource(const cu_rtype *rt, const char *sub, const char *kind,
                                  const char *const *v)
@@ -136,7 +134,7 @@ static size_t group_versions(const rt_vec *vec, gv_ent *out, size_t max)
             continue;
         }
         if (n < max)
-            out[n++] = (gv_ent){rt->group, rt->version, rt->storage};
+            out[n++] = (gv_ent){ rt->group, rt->version, rt->storage };
     }
     return n;
 }
@@ -245,9 +243,10 @@ static json_object *oa_gvk(const cu_rtype *rt)
 
 static json_object *oa_op(const cu_rtype *rt, const char *action, int body)
 {
-    static const char *const patch_types[] = {
-        "application/apply-patch+yaml", "application/json-patch+json",
-        "application/merge-patch+json", "application/strategic-merge-patch+json", NULL};
+    static const char *const patch_types[] = { "application/apply-patch+yaml",
+                                               "application/json-patch+json",
+                                               "application/merge-patch+json",
+                                               "application/strategic-merge-patch+json", NULL };
     json_object *op = json_object_new_object(), *ps = json_object_new_array();
     char id[300];
     snprintf(id, sizeof id, "%s%s", action, rt->kind);
@@ -267,8 +266,8 @@ static json_object *oa_op(const cu_rtype *rt, const char *action, int body)
             json_object *m = json_object_new_object(), *sc = json_object_new_object();
             cu_jset_str(sc, "type", "object");
             json_object_object_add(m, "schema", sc);
-            json_object_object_add(content,
-                                   strcmp(action, "patch") == 0 ? *t : "application/json", m);
+            json_object_object_add(content, strcmp(action, "patch") == 0 ? *t : "application/json",
+                                   m);
         }
         json_object_object_add(rb, "content", content);
         json_object_object_add(rb, "required", json_object_new_boolean(1));

@@ -42,7 +42,7 @@ static void rx_put(rx_buf *b, const char *s)
 
 static void rx_putc(rx_buf *b, char ch)
 {
-    char s[2] = {ch, '\0'};
+    char s[2] = { ch, '\0' };
     rx_put(b, s);
 }
 
@@ -51,7 +51,7 @@ static void rx_putc(rx_buf *b, char ch)
 static const char *rx_class(const char *p, rx_buf *b)
 {
     int neg = 0, has_rbracket = 0, has_dash = 0, has_caret = 0;
-    rx_buf body = {0};
+    rx_buf body = { 0 };
     if (*p == '^') {
         neg = 1;
         p++;
@@ -61,15 +61,28 @@ static const char *rx_class(const char *p, rx_buf *b)
         if (*p == '\\') {
             p++;
             switch (*p) {
-            case 'd': rx_put(&body, "0-9"); p++; continue;
-            case 'w': rx_put(&body, "A-Za-z0-9_"); p++; continue;
-            case 's': rx_put(&body, "[:space:]"); p++; continue;
+            case 'd':
+                rx_put(&body, "0-9");
+                p++;
+                continue;
+            case 'w':
+                rx_put(&body, "A-Za-z0-9_");
+                p++;
+                continue;
+            case 's':
+                rx_put(&body, "[:space:]");
+                p++;
+                continue;
             case 'n': lit = '\n'; break;
             case 't': lit = '\t'; break;
             case 'r': lit = '\r'; break;
-            case 'D': case 'W': case 'S': case 'b': case 'u': case 'x': case '\0':
-                free(body.s);
-                return NULL;
+            case 'D':
+            case 'W':
+            case 'S':
+            case 'b':
+            case 'u':
+            case 'x':
+            case '\0': free(body.s); return NULL;
             default: lit = *p; break;
             }
             p++;
@@ -83,7 +96,7 @@ static const char *rx_class(const char *p, rx_buf *b)
                 free(body.s);
                 return NULL;
             }
-            char r[4] = {lit, '-', hi, '\0'};
+            char r[4] = { lit, '-', hi, '\0' };
             if (lit == ']' || lit == '^' || lit == '-') {
                 free(body.s);
                 return NULL;
@@ -140,11 +153,11 @@ static const char *rx_class(const char *p, rx_buf *b)
 #define RX_MAX_NEST 1000
 int rx_too_big(const char *pat, char *why, size_t n)
 {
-    uint64_t sum[RX_MAX_NEST + 1];   /* atoms in each open group so far */
-    uint64_t last = 0;                /* size of the atom a quantifier applies to */
-    int depth = 0, after_rep = 0;     /* after_rep: the previous token was a repetition */
-    int lazy_ok = 0;                  /* a "?" right after it would make it lazy */
-    const char *rep = NULL, *rep_end = NULL;   /* where that repetition starts and ends */
+    uint64_t sum[RX_MAX_NEST + 1];           /* atoms in each open group so far */
+    uint64_t last = 0;                       /* size of the atom a quantifier applies to */
+    int depth = 0, after_rep = 0;            /* after_rep: the previous token was a repetition */
+    int lazy_ok = 0;                         /* a "?" right after it would make it lazy */
+    const char *rep = NULL, *rep_end = NULL; /* where that repetition starts and ends */
     sum[0] = 0;
     for (const char *p = pat; *p;) {
         const char *tok = p;
@@ -159,7 +172,7 @@ int rx_too_big(const char *pat, char *why, size_t n)
             if (ok && *end == ',') {
                 const char *q = end + 1;
                 if (*q == '}') {
-                    hi = lo + 1;   /* {m,}: unbounded, counted as m + 1 */
+                    hi = lo + 1; /* {m,}: unbounded, counted as m + 1 */
                     end = (char *)q;
                 } else {
                     ok = *q >= '0' && *q <= '9';
@@ -178,7 +191,7 @@ int rx_too_big(const char *pat, char *why, size_t n)
         }
         if (mul) {
             if (after_rep && *tok == '?' && tok == rep_end && lazy_ok) {
-                lazy_ok = 0;   /* a lazy quantifier: "a*?", "a{2}?" */
+                lazy_ok = 0; /* a lazy quantifier: "a*?", "a{2}?" */
                 rep_end = p;
                 continue;
             }
@@ -216,11 +229,14 @@ int rx_too_big(const char *pat, char *why, size_t n)
             p++;
         } else if (*p == '[') {
             p++;
-            if (*p == '^') p++;
-            if (*p == ']') p++;
+            if (*p == '^')
+                p++;
+            if (*p == ']')
+                p++;
             while (*p && *p != ']')
                 p += p[0] == '\\' && p[1] ? 2 : 1;
-            if (*p) p++;
+            if (*p)
+                p++;
             last = 1;
             sum[depth] += 1;
         } else {
@@ -241,7 +257,7 @@ int rx_too_big(const char *pat, char *why, size_t n)
  * repetition limits, which kube-apiserver refuses: see rx_too_big). */
 char *rx_translate(const char *p)
 {
-    rx_buf b = {0};
+    rx_buf b = { 0 };
     char why[160];
     if (rx_too_big(p, why, sizeof why))
         return NULL;
@@ -259,18 +275,40 @@ char *rx_translate(const char *p)
             case 'n': rx_putc(&b, '\n'); break;
             case 't': rx_putc(&b, '\t'); break;
             case 'r': rx_putc(&b, '\r'); break;
-            case '.': case '\\': case '+': case '*': case '?': case '(': case ')':
-            case '[': case ']': case '{': case '}': case '|': case '^': case '$':
+            case '.':
+            case '\\':
+            case '+':
+            case '*':
+            case '?':
+            case '(':
+            case ')':
+            case '[':
+            case ']':
+            case '{':
+            case '}':
+            case '|':
+            case '^':
+            case '$':
                 rx_putc(&b, '\\');
                 rx_putc(&b, *p);
                 break;
-            case '/': case '-': case ':': case '=': case '!': case ',': case '#': case '@':
-            case '_': case '%': case '&': case '~': case '"': case '\'': case '<': case '>':
-                rx_putc(&b, *p);
-                break;
-            default:
-                free(b.s);
-                return NULL;  /* \b, \1, \uXXXX, ... */
+            case '/':
+            case '-':
+            case ':':
+            case '=':
+            case '!':
+            case ',':
+            case '#':
+            case '@':
+            case '_':
+            case '%':
+            case '&':
+            case '~':
+            case '"':
+            case '\'':
+            case '<':
+            case '>': rx_putc(&b, *p); break;
+            default: free(b.s); return NULL; /* \b, \1, \uXXXX, ... */
             }
             p++;
             continue;
@@ -290,10 +328,10 @@ char *rx_translate(const char *p)
                 continue;
             }
             free(b.s);
-            return NULL;  /* look-around, named groups */
+            return NULL; /* look-around, named groups */
         }
         if ((ch == '*' || ch == '+' || ch == '?' || ch == '}') && p[1] == '?') {
-            rx_putc(&b, ch);  /* lazy quantifier: same language */
+            rx_putc(&b, ch); /* lazy quantifier: same language */
             p += 2;
             continue;
         }
@@ -367,7 +405,7 @@ static void rx_walk(cu_schema_rx *rx, json_object *schema, int depth)
         rx_add(rx, pat);
     json_object *props = cu_jget(schema, "properties");
     if (is_obj(props)) {
-        json_object_object_foreach(props, k, v) {
+        json_object_object_foreach (props, k, v) {
             (void)k;
             rx_walk(rx, v, depth + 1);
         }

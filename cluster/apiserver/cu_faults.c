@@ -85,8 +85,10 @@ cu_err cu_apiserver_fault(cu_apiserver *a, json_object *cmd, char *err, size_t e
             f->code = cu_jint(spec, "code");
             f->retry_after = cu_jint(spec, "retryAfter");
             if (f->code != 409 && f->code != 429 && f->code != 500 && f->code != 503) {
-                snprintf(err, errn, "fault: respond.code: Unsupported value: %d: supported "
-                                    "values: 409, 429, 500, 503", f->code);
+                snprintf(err, errn,
+                         "fault: respond.code: Unsupported value: %d: supported "
+                         "values: 409, 429, 500, 503",
+                         f->code);
                 fault_free(f);
                 return CU_EINVAL;
             }
@@ -110,8 +112,9 @@ cu_err cu_apiserver_fault(cu_apiserver *a, json_object *cmd, char *err, size_t e
         known = 1;
     }
     if (!known) {
-        snprintf(err, errn, "unknown fault command: expected one of dropWatches, compact, "
-                            "stallWatches, respond, delayMs, clear");
+        snprintf(err, errn,
+                 "unknown fault command: expected one of dropWatches, compact, "
+                 "stallWatches, respond, delayMs, clear");
         return CU_EINVAL;
     }
     return CU_OK;
@@ -203,8 +206,8 @@ int apply_faults(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp)
         resp_json(resp, 503, j);
         resp->retry_after = retry;
     } else
-        resp_status(resp, 500, "InternalError",
-                    "Internal error occurred: injected fault for %s %s", r->method, r->path);
+        resp_status(resp, 500, "InternalError", "Internal error occurred: injected fault for %s %s",
+                    r->method, r->path);
     return 1;
 }
 
@@ -244,9 +247,8 @@ void handle_faults(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp)
     char err[512];
     size_t n = json_object_is_type(cmd, json_type_array) ? json_object_array_length(cmd) : 1;
     for (size_t i = 0; i < n; i++) {
-        json_object *one = json_object_is_type(cmd, json_type_array)
-                               ? json_object_array_get_idx(cmd, i)
-                               : cmd;
+        json_object *one =
+            json_object_is_type(cmd, json_type_array) ? json_object_array_get_idx(cmd, i) : cmd;
         if (cu_apiserver_fault(a, one, err, sizeof err) != CU_OK) {
             json_object_put(cmd);
             resp_status(resp, 400, "BadRequest", "%s", err);

@@ -64,8 +64,7 @@ static void fset_union(json_object *dst, json_object *src, int root)
     if (!dst || !src)
         return;
     int m = !root && (is_member(dst) || is_member(src));
-    json_object_object_foreach(src, k, v)
-    {
+    json_object_object_foreach (src, k, v) {
         if (strcmp(k, DOT) == 0)
             continue;
         json_object *d = cu_jget(dst, k);
@@ -91,8 +90,7 @@ int cu_fset_subtract(json_object *dst, json_object *src)
     int changed = 0;
     if (!dst || !src)
         return 0;
-    json_object_object_foreach(src, k, s)
-    {
+    json_object_object_foreach (src, k, s) {
         if (strcmp(k, DOT) == 0)
             continue;
         json_object *d = cu_jget(dst, k);
@@ -119,8 +117,7 @@ int cu_fset_subtract(json_object *dst, json_object *src)
 size_t cu_fset_count(json_object *set)
 {
     size_t n = 0;
-    json_object_object_foreach(set, k, v)
-    {
+    json_object_object_foreach (set, k, v) {
         if (strcmp(k, DOT) == 0)
             continue;
         n += (size_t)is_member(v) + cu_fset_count(v);
@@ -173,8 +170,7 @@ void cu_fset_sort(json_object *set)
     if (!keys)
         return;
     size_t i = 0, sorted = 1;
-    json_object_object_foreach(set, k, v)
-    {
+    json_object_object_foreach (set, k, v) {
         cu_fset_sort(v);
         keys[i] = k;
         if (i && pe_cmp(&keys[i - 1], &keys[i]) > 0)
@@ -192,7 +188,8 @@ void cu_fset_sort(json_object *set)
             names[i] = strdup(keys[i]);
         for (i = 0; names && i < n; i++)
             json_object_object_del(set, names[i]);
-        json_object_object_foreach(tmp, k2, v2) json_object_object_add(set, k2, json_object_get(v2));
+        json_object_object_foreach (tmp, k2, v2)
+            json_object_object_add(set, k2, json_object_get(v2));
         for (i = 0; names && i < n; i++)
             free(names[i]);
         free(names);
@@ -225,7 +222,8 @@ static void schema_member(void *ud, const void *pos, const char *key, cu_fkind *
         if (lt && strcmp(lt, "map") == 0 && is_arr(keys) && json_object_array_length(keys) > 0) {
             out->list = CU_LIST_MAP;
             for (size_t i = 0; i < json_object_array_length(keys) && i < 4; i++)
-                out->keys[out->nkeys++] = json_object_get_string(json_object_array_get_idx(keys, i));
+                out->keys[out->nkeys++] =
+                    json_object_get_string(json_object_array_get_idx(keys, i));
         } else if (lt && strcmp(lt, "set") == 0) {
             out->list = CU_LIST_SET;
         }
@@ -245,10 +243,18 @@ void cu_fields_schema_oracle(json_object *schema, cu_field_oracle *out)
     out->root = schema;
 }
 
-static const char *const meta_skip[] = {"name", "namespace", "uid", "resourceVersion",
-                                        "generation", "creationTimestamp", "selfLink",
-                                        "managedFields", "deletionTimestamp",
-                                        "deletionGracePeriodSeconds", "clusterName", NULL};
+static const char *const meta_skip[] = { "name",
+                                         "namespace",
+                                         "uid",
+                                         "resourceVersion",
+                                         "generation",
+                                         "creationTimestamp",
+                                         "selfLink",
+                                         "managedFields",
+                                         "deletionTimestamp",
+                                         "deletionGracePeriodSeconds",
+                                         "clusterName",
+                                         NULL };
 
 static int str_in(const char *const *v, const char *s)
 {
@@ -297,10 +303,7 @@ static int member_kind(const cu_field_oracle *o, const void *pos, int depth, int
 /* ------------------------------------------------------------------ */
 /* path elements of list items                                          */
 
-static int is_scalar(json_object *v)
-{
-    return !v || (!is_obj(v) && !is_arr(v));
-}
+static int is_scalar(json_object *v) { return !v || (!is_obj(v) && !is_arr(v)); }
 
 static int key_cmp(const void *a, const void *b)
 {
@@ -375,8 +378,7 @@ static void set_of_value(json_object *v, const cu_field_oracle *o, const cu_fkin
 static void set_of_obj(json_object *obj, const cu_field_oracle *o, const void *pos, int depth,
                        int scope, int map_entries, int dots, json_object *node)
 {
-    json_object_object_foreach(obj, key, v)
-    {
+    json_object_object_foreach (obj, key, v) {
         cu_fkind k;
         if (!v || !member_kind(o, pos, depth, scope, key, &k))
             continue;
@@ -403,8 +405,7 @@ static void set_of_value(json_object *v, const cu_field_oracle *o, const cu_fkin
     json_object *idx = is_arr(v) ? list_index(v, k) : NULL;
     if (!idx)
         return; /* a leaf: scalar, atomic list */
-    json_object_object_foreach(idx, pe, pos)
-    {
+    json_object_object_foreach (idx, pe, pos) {
         json_object *item = json_object_array_get_idx(v, (size_t)json_object_get_int64(pos));
         json_object *c = node_child(node, pe);
         if (is_obj(item))
@@ -436,8 +437,7 @@ static void diff_obj(diff_ctx *d, json_object *ov, json_object *nv, const void *
                      int scope, json_object *ch, json_object *rm)
 {
     char pe[1024];
-    json_object_object_foreach(nv, key, v)
-    {
+    json_object_object_foreach (nv, key, v) {
         cu_fkind k;
         if (!member_kind(d->o, pos, depth, scope, key, &k))
             continue;
@@ -447,8 +447,7 @@ static void diff_obj(diff_ctx *d, json_object *ov, json_object *nv, const void *
         snprintf(pe, sizeof pe, "f:%s", key);
         diff_value(d, old, v, &k, ch, rm, pe);
     }
-    json_object_object_foreach(ov, key2, v2)
-    {
+    json_object_object_foreach (ov, key2, v2) {
         cu_fkind k;
         if (cu_jget(nv, key2) || !member_kind(d->o, pos, depth, scope, key2, &k))
             continue;
@@ -491,9 +490,9 @@ static void diff_value(diff_ctx *d, json_object *ov, json_object *nv, const cu_f
         json_object *ni = list_index(nv, k), *oi = ni ? list_index(ov, k) : NULL;
         if (ni && oi) {
             json_object *c = node_child(ch, pe), *r = node_child(rm, pe);
-            json_object_object_foreach(ni, ipe, ip)
-            {
-                json_object *item = json_object_array_get_idx(nv, (size_t)json_object_get_int64(ip));
+            json_object_object_foreach (ni, ipe, ip) {
+                json_object *item =
+                    json_object_array_get_idx(nv, (size_t)json_object_get_int64(ip));
                 json_object *op = cu_jget(oi, ipe);
                 if (!op) {
                     json_object *ic = node_child(c, ipe);
@@ -512,11 +511,11 @@ static void diff_value(diff_ctx *d, json_object *ov, json_object *nv, const cu_f
                         json_object_object_del(r, ipe);
                 }
             }
-            json_object_object_foreach(oi, ope, op2)
-            {
+            json_object_object_foreach (oi, ope, op2) {
                 if (cu_jget(ni, ope))
                     continue;
-                json_object *old = json_object_array_get_idx(ov, (size_t)json_object_get_int64(op2));
+                json_object *old =
+                    json_object_array_get_idx(ov, (size_t)json_object_get_int64(op2));
                 json_object *ir = node_child(r, ope);
                 if (is_obj(old))
                     set_of_obj(old, d->o, k->pos, 1, CU_SCOPE_ALL, 0, 1, ir);
@@ -559,7 +558,7 @@ static void diff_value(diff_ctx *d, json_object *ov, json_object *nv, const cu_f
 void cu_fields_diff(json_object *old, json_object *nw, const cu_field_oracle *o, int scope,
                     json_object **changed, json_object **removed)
 {
-    diff_ctx d = {o, scope};
+    diff_ctx d = { o, scope };
     *changed = json_object_new_object();
     *removed = json_object_new_object();
     if (!is_obj(old))
@@ -579,8 +578,8 @@ void cu_fields_diff(json_object *old, json_object *nw, const cu_field_oracle *o,
 
 typedef struct fm_ent {
     char *manager, *op, *api_version, *time, *sub;
-    json_object *set;          /* owned */
-    int touched;               /* its set changed */
+    json_object *set; /* owned */
+    int touched;      /* its set changed */
 } fm_ent;
 
 typedef struct fm_list {
@@ -630,8 +629,7 @@ static int valid_trie(json_object *t, int depth)
 {
     if (!is_obj(t) || depth > CU_JSON_MAX_DEPTH)
         return 0;
-    json_object_object_foreach(t, k, v)
-    {
+    json_object_object_foreach (t, k, v) {
         if (strcmp(k, DOT) == 0) {
             if (!is_obj(v) || json_object_object_length(v))
                 return 0;
@@ -669,26 +667,30 @@ static int fm_decode(json_object *arr, fm_list *out, char *err, size_t errn)
         if (!op || (strcmp(op, "Apply") && strcmp(op, "Update"))) {
             snprintf(err, errn,
                      "metadata.managedFields[%zu].operation: Unsupported value: \"%s\": "
-                     "supported values: \"Apply\", \"Update\"", i, op ? op : "");
+                     "supported values: \"Apply\", \"Update\"",
+                     i, op ? op : "");
             goto bad;
         }
         if (!ft || strcmp(ft, "FieldsV1")) {
             snprintf(err, errn,
                      "metadata.managedFields[%zu].fieldsType: Invalid value: \"%s\": must be "
-                     "`FieldsV1`", i, ft ? ft : "");
+                     "`FieldsV1`",
+                     i, ft ? ft : "");
             goto bad;
         }
         if (f && !valid_trie(f, 0)) {
             snprintf(err, errn,
                      "metadata.managedFields[%zu].fieldsV1: Invalid value: not a valid FieldsV1 "
-                     "set", i);
+                     "set",
+                     i);
             goto bad;
         }
         const char *sub = cu_jstr(e, "subresource");
         json_object *set = NULL;
         if (f)
             json_object_deep_copy(f, &set, NULL);
-        fm_add(out, cu_jstr(e, "manager"), op, cu_jstr(e, "apiVersion"), cu_jstr(e, "time"), sub, set);
+        fm_add(out, cu_jstr(e, "manager"), op, cu_jstr(e, "apiVersion"), cu_jstr(e, "time"), sub,
+               set);
     }
     return 0;
 bad:
@@ -851,8 +853,8 @@ static json_object *dcopy(json_object *v)
     return c;
 }
 
-static void merge_obj(apply_ctx *a, json_object *dst, json_object *src, const void *pos,
-                      int depth, int scope, const char *path);
+static void merge_obj(apply_ctx *a, json_object *dst, json_object *src, const void *pos, int depth,
+                      int scope, const char *path);
 
 static void merge_member(apply_ctx *a, json_object *dst, const char *key, json_object *sv,
                          const cu_fkind *k, const char *path)
@@ -876,8 +878,9 @@ static void merge_member(apply_ctx *a, json_object *dst, const char *key, json_o
             if (k->list == CU_LIST_MAP && !a->failed) {
                 snprintf(a->err, a->errn,
                          "%s: associative list with keys has an element that omits a key field "
-                         "or repeats a key (keys: %s%s%s)", sub + 1, k->keys[0],
-                         k->nkeys > 1 ? ", " : "", k->nkeys > 1 ? k->keys[1] : "");
+                         "or repeats a key (keys: %s%s%s)",
+                         sub + 1, k->keys[0], k->nkeys > 1 ? ", " : "",
+                         k->nkeys > 1 ? k->keys[1] : "");
                 a->failed = 1;
             } else if (k->list == CU_LIST_SET && !a->failed) {
                 snprintf(a->err, a->errn, "%s: set items must be unique scalars", sub + 1);
@@ -887,9 +890,9 @@ static void merge_member(apply_ctx *a, json_object *dst, const char *key, json_o
         }
         json_object *di = is_arr(dv) ? list_index(dv, k) : NULL;
         if (di) {
-            json_object_object_foreach(si, pe, ip)
-            {
-                json_object *item = json_object_array_get_idx(sv, (size_t)json_object_get_int64(ip));
+            json_object_object_foreach (si, pe, ip) {
+                json_object *item =
+                    json_object_array_get_idx(sv, (size_t)json_object_get_int64(ip));
                 json_object *dp = cu_jget(di, pe);
                 if (!dp) {
                     json_object *ni = is_obj(item) ? json_object_new_object() : dcopy(item);
@@ -909,8 +912,7 @@ static void merge_member(apply_ctx *a, json_object *dst, const char *key, json_o
         /* no granular list here yet: the applied items, each merged into
          * an empty object so that the lists inside them are checked */
         json_object *nl = json_object_new_array();
-        json_object_object_foreach(si, pe2, ip2)
-        {
+        json_object_object_foreach (si, pe2, ip2) {
             (void)pe2;
             json_object *item = json_object_array_get_idx(sv, (size_t)json_object_get_int64(ip2));
             json_object *ni = is_obj(item) ? json_object_new_object() : dcopy(item);
@@ -925,11 +927,10 @@ static void merge_member(apply_ctx *a, json_object *dst, const char *key, json_o
     json_object_object_add(dst, key, dcopy(sv));
 }
 
-static void merge_obj(apply_ctx *a, json_object *dst, json_object *src, const void *pos,
-                      int depth, int scope, const char *path)
+static void merge_obj(apply_ctx *a, json_object *dst, json_object *src, const void *pos, int depth,
+                      int scope, const char *path)
 {
-    json_object_object_foreach(src, key, sv)
-    {
+    json_object_object_foreach (src, key, sv) {
         cu_fkind k;
         if (!sv)
             continue; /* null: not specified */
@@ -942,16 +943,15 @@ static void merge_obj(apply_ctx *a, json_object *dst, json_object *src, const vo
         }
         if (depth == 0 && strcmp(key, "metadata") == 0 && is_obj(sv)) {
             json_object *dm = meta_of(dst);
-            json_object_object_foreach(sv, mk, mv)
-            {
+            json_object_object_foreach (sv, mk, mv) {
                 cu_fkind kk;
                 if (!mv)
                     continue;
                 if (!member_kind(a->o, META_POS, 1, scope, mk, &kk)) {
                     /* identity and preconditions come from the
                      * configuration; server-set fields stay */
-                    static const char *const ident[] = {"name", "namespace", "resourceVersion",
-                                                        "uid", NULL};
+                    static const char *const ident[] = { "name", "namespace", "resourceVersion",
+                                                         "uid", NULL };
                     if (str_in(ident, mk) || (strcmp(mk, "managedFields") && !cu_jget(dm, mk)))
                         json_object_object_add(dm, mk, dcopy(mv));
                     continue;
@@ -983,8 +983,7 @@ static json_object *index_for(json_object *list, json_object *tnode)
         return NULL;
     cu_fkind k;
     memset(&k, 0, sizeof k);
-    json_object_object_foreach(tnode, pe, unused)
-    {
+    json_object_object_foreach (tnode, pe, unused) {
         (void)unused;
         if (pe[0] == 'v') {
             k.list = CU_LIST_SET;
@@ -992,10 +991,9 @@ static json_object *index_for(json_object *list, json_object *tnode)
         }
         if (pe[0] == 'k') {
             json_object *kj = json_tokener_parse(pe + 2);
-            char *store[4] = {NULL, NULL, NULL, NULL};
+            char *store[4] = { NULL, NULL, NULL, NULL };
             k.list = CU_LIST_MAP;
-            json_object_object_foreach(kj, kn, kv)
-            {
+            json_object_object_foreach (kj, kn, kv) {
                 (void)kv;
                 if (k.nkeys < 4) {
                     store[k.nkeys] = strdup(kn);
@@ -1027,8 +1025,7 @@ static void path_append(char *buf, size_t n, const char *pe)
         json_object *kj = json_tokener_parse(pe + 2);
         l += (size_t)snprintf(buf + l, l < n ? n - l : 0, "[");
         int first = 1;
-        json_object_object_foreach(kj, k, v)
-        {
+        json_object_object_foreach (kj, k, v) {
             l += (size_t)snprintf(buf + l, l < n ? n - l : 0, "%s%s=%s", first ? "" : ",", k,
                                   json_object_to_json_string_ext(
                                       v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -1049,7 +1046,7 @@ typedef struct conf_ctx {
     conf_hit *v;
     size_t n, cap;
     size_t ent;
-    json_object *taken;   /* force: the conflicting paths (a trie) of this entry */
+    json_object *taken; /* force: the conflicting paths (a trie) of this entry */
 } conf_ctx;
 
 static void conf_walk(conf_ctx *c, json_object *an, json_object *en, json_object *live,
@@ -1057,8 +1054,7 @@ static void conf_walk(conf_ctx *c, json_object *an, json_object *en, json_object
 {
     json_object *li = NULL, *mi = NULL;
     int listy = 0;
-    json_object_object_foreach(an, pe, ac)
-    {
+    json_object_object_foreach (an, pe, ac) {
         if (pe[0] == 'k' || pe[0] == 'v')
             listy = 1;
         (void)ac;
@@ -1067,8 +1063,7 @@ static void conf_walk(conf_ctx *c, json_object *an, json_object *en, json_object
         li = index_for(live, an);
         mi = index_for(merged, an);
     }
-    json_object_object_foreach(an, pe2, a)
-    {
+    json_object_object_foreach (an, pe2, a) {
         json_object *e = cu_jget(en, pe2);
         if (strcmp(pe2, DOT) == 0 || !e)
             continue;
@@ -1103,8 +1098,7 @@ static void conf_walk(conf_ctx *c, json_object *an, json_object *en, json_object
 static void remove_walk(json_object *v, json_object *rn, json_object *on)
 {
     json_object *idx = NULL;
-    json_object_object_foreach(rn, pe, unused)
-    {
+    json_object_object_foreach (rn, pe, unused) {
         (void)unused;
         if (pe[0] == 'k' || pe[0] == 'v') {
             idx = index_for(v, rn);
@@ -1113,8 +1107,7 @@ static void remove_walk(json_object *v, json_object *rn, json_object *on)
     }
     size_t ndel = 0, cap = 0;
     size_t *del = NULL;
-    json_object_object_foreach(rn, pe2, r)
-    {
+    json_object_object_foreach (rn, pe2, r) {
         if (strcmp(pe2, DOT) == 0)
             continue;
         json_object *cv = nav(v, pe2, idx);
@@ -1124,11 +1117,11 @@ static void remove_walk(json_object *v, json_object *rn, json_object *on)
             continue;
         int drop = is_member(r) && !oc;
         if (!drop && (is_obj(cv) || is_arr(cv))) {
-            size_t before = is_obj(cv) ? (size_t)json_object_object_length(cv)
-                                       : json_object_array_length(cv);
+            size_t before =
+                is_obj(cv) ? (size_t)json_object_object_length(cv) : json_object_array_length(cv);
             remove_walk(cv, r, oc);
-            size_t after = is_obj(cv) ? (size_t)json_object_object_length(cv)
-                                      : json_object_array_length(cv);
+            size_t after =
+                is_obj(cv) ? (size_t)json_object_object_length(cv) : json_object_array_length(cv);
             drop = before > 0 && after == 0 && !is_member(oc);
         }
         if (!drop)
@@ -1181,11 +1174,13 @@ static void conflict_report(fm_list *l, const conf_hit *h, size_t n, cu_fm_confl
                  mgr_label(&l->v[h[i].ent], m, sizeof m));
     }
     if (n == 1) {
-        snprintf(out->message, sizeof out->message, "Apply failed with 1 conflict: conflict with %s: %s",
+        snprintf(out->message, sizeof out->message,
+                 "Apply failed with 1 conflict: conflict with %s: %s",
                  mgr_label(&l->v[h[0].ent], m, sizeof m), h[0].path);
         return;
     }
-    size_t len = (size_t)snprintf(out->message, sizeof out->message, "Apply failed with %zu conflicts: ", n);
+    size_t len =
+        (size_t)snprintf(out->message, sizeof out->message, "Apply failed with %zu conflicts: ", n);
     /* grouped by manager, managers in order of their labels */
     size_t *order = malloc(l->n * sizeof *order), no = 0;
     char la[300], lb[300];
@@ -1206,8 +1201,9 @@ static void conflict_report(fm_list *l, const conf_hit *h, size_t n, cu_fm_confl
             }
     for (size_t i = 0; i < no; i++) {
         if (len < sizeof out->message)
-            len += (size_t)snprintf(out->message + len, sizeof out->message - len, "%sconflicts with %s:",
-                                    i ? "\n" : "", mgr_label(&l->v[order[i]], m, sizeof m));
+            len += (size_t)snprintf(out->message + len, sizeof out->message - len,
+                                    "%sconflicts with %s:", i ? "\n" : "",
+                                    mgr_label(&l->v[order[i]], m, sizeof m));
         for (size_t k = 0; k < n; k++)
             if (h[k].ent == order[i] && len < sizeof out->message)
                 len += (size_t)snprintf(out->message + len, sizeof out->message - len, "\n- %s",
@@ -1233,7 +1229,7 @@ json_object *cu_fields_apply(json_object *live, json_object *applied, const cu_f
     if (fm_decode(cu_jget(cu_jget(live, "metadata"), "managedFields"), &l, err, errn) != 0)
         memset(&l, 0, sizeof l); /* the live entries are ours: unreadable = none */
     json_object *merged = is_obj(live) ? dcopy(live) : json_object_new_object();
-    apply_ctx a = {o, err, errn, 0};
+    apply_ctx a = { o, err, errn, 0 };
     merge_obj(&a, merged, applied, o ? o->root : NULL, 0, scope, "");
     if (a.failed) {
         json_object_put(merged);

@@ -26,13 +26,13 @@ enum { CU_LIST_ATOMIC = 0, CU_LIST_SET, CU_LIST_MAP };
 
 /* What the oracle says about one member of an object. */
 typedef struct cu_fkind {
-    int list;              /* when the member is a list: CU_LIST_* */
-    const char *keys[4];   /* list-map keys (borrowed from the oracle) */
+    int list;            /* when the member is a list: CU_LIST_* */
+    const char *keys[4]; /* list-map keys (borrowed from the oracle) */
     size_t nkeys;
-    int atomic;            /* an atomic object (x-kubernetes-map-type: atomic) */
-    int map_entries;       /* the member is an object whose keys are map keys
+    int atomic;      /* an atomic object (x-kubernetes-map-type: atomic) */
+    int map_entries; /* the member is an object whose keys are map keys
                               (additionalProperties), not declared fields */
-    const void *pos;       /* oracle position of the member's object value, or
+    const void *pos; /* oracle position of the member's object value, or
                               of the list's items; NULL = unknown */
 } cu_fkind;
 
@@ -41,9 +41,9 @@ typedef struct cu_fkind {
 typedef void (*cu_field_member_fn)(void *ud, const void *pos, const char *key, cu_fkind *out);
 
 typedef struct cu_field_oracle {
-    cu_field_member_fn member;  /* NULL: every list atomic, every object a struct */
+    cu_field_member_fn member; /* NULL: every list atomic, every object a struct */
     void *ud;
-    const void *root;           /* position of the whole object */
+    const void *root; /* position of the whole object */
 } cu_field_oracle;
 
 /* An oracle over a CRD's openAPIV3Schema (borrowed; may be NULL). */
@@ -84,20 +84,23 @@ void cu_fset_sort(json_object *set);
 /* ---- managedFields ---- */
 
 typedef struct cu_fm_req {
-    const char *manager;       /* fieldManager (or derived from the User-Agent) */
-    const char *api_version;   /* of the request, e.g. "kueue.x-k8s.io/v1beta1" */
-    const char *subresource;   /* "status" or NULL */
-    const char *now;           /* RFC 3339 time for entries that change */
-    int force;                 /* apply: take conflicting fields over */
+    const char *manager;     /* fieldManager (or derived from the User-Agent) */
+    const char *api_version; /* of the request, e.g. "kueue.x-k8s.io/v1beta1" */
+    const char *subresource; /* "status" or NULL */
+    const char *now;         /* RFC 3339 time for entries that change */
+    int force;               /* apply: take conflicting fields over */
 } cu_fm_req;
 
 /* A conflict report: the Status of a 409, ready to be filled into a
  * cu_status by the caller. */
 typedef struct cu_fm_conflict {
-    size_t n;                  /* number of conflicts (may exceed the kept causes) */
-    char message[1024];        /* "Apply failed with 1 conflict: conflict with \"m\": .spec.x" */
+    size_t n;           /* number of conflicts (may exceed the kept causes) */
+    char message[1024]; /* "Apply failed with 1 conflict: conflict with \"m\": .spec.x" */
     size_t ncauses;
-    struct { char field[256]; char message[256]; } causes[32];
+    struct {
+        char field[256];
+        char message[256];
+    } causes[32];
 } cu_fm_conflict;
 
 /* Records an Update (create, PUT, merge/JSON/strategic patch) that turns

@@ -174,7 +174,7 @@ static json_object *jp_eval(json_object *cur, const char *p, int depth)
                             return r;
                     }
                 } else if (!fs && json_object_is_type(cur, json_type_object)) {
-                    json_object_object_foreach(cur, k2, v2) {
+                    json_object_object_foreach (cur, k2, v2) {
                         (void)k2;
                         json_object *r = jp_eval(v2, p, depth + 1);
                         if (r)

@@ -32,8 +32,8 @@ static void yaml_quoted(cu_buf *b, const char *s)
     cu_buf_puts(b, "\"");
 }
 
-cu_err cu_kubeconfig_write(const char *path, const char *url, const char *ca_pem,
-                           const char *token, char *err, size_t errn)
+cu_err cu_kubeconfig_write(const char *path, const char *url, const char *ca_pem, const char *token,
+                           char *err, size_t errn)
 {
     cu_buf b;
     cu_buf_init(&b, 1 << 20);

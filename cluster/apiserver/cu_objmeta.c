@@ -66,8 +66,9 @@ static const char *type_name(json_object *v)
 /* kube-apiserver's wording for a field of the wrong type. */
 static void type_err(errs *es, const char *field, json_object *v, const char *want)
 {
-    add(es, field, "FieldValueTypeInvalid", "Invalid value: \"%s\": %s in body must be of type %s: \"%s\"",
-        type_name(v), field, want, type_name(v));
+    add(es, field, "FieldValueTypeInvalid",
+        "Invalid value: \"%s\": %s in body must be of type %s: \"%s\"", type_name(v), field, want,
+        type_name(v));
 }
 
 static int is_type(json_object *v, json_type t) { return json_object_is_type(v, t); }
@@ -108,7 +109,7 @@ static void check_labels(errs *es, json_object *m)
         type_err(es, "metadata.labels", l, "object");
         return;
     }
-    json_object_object_foreach(l, k, v) {
+    json_object_object_foreach (l, k, v) {
         name_errs(es, "metadata.labels", k, strlen(k), cu_qname_problems(k, strlen(k), 0));
         if (!is_type(v, json_type_string)) {
             char f[300];
@@ -132,7 +133,7 @@ static void check_annotations(errs *es, json_object *m)
         return;
     }
     size_t total = 0;
-    json_object_object_foreach(a, k, v) {
+    json_object_object_foreach (a, k, v) {
         size_t kl = strlen(k);
         name_errs(es, "metadata.annotations", k, kl, cu_qname_problems(k, kl, 1));
         total += kl;
@@ -145,8 +146,8 @@ static void check_annotations(errs *es, json_object *m)
         total += (size_t)json_object_get_string_len(v);
     }
     if (total > CU_ANNOTATIONS_MAX_BYTES)
-        add(es, "metadata.annotations", "FieldValueTooLong",
-            "Too long: must have at most %d bytes", CU_ANNOTATIONS_MAX_BYTES);
+        add(es, "metadata.annotations", "FieldValueTooLong", "Too long: must have at most %d bytes",
+            CU_ANNOTATIONS_MAX_BYTES);
 }
 
 static void check_finalizers(errs *es, json_object *m)
@@ -190,8 +191,8 @@ static void check_owner_refs(errs *es, json_object *m)
             type_err(es, field, o, "object");
             continue;
         }
-        static const char *const req[] = {"apiVersion", "kind", "name", "uid"};
-        static const char *const what[] = {"version", "kind", "name", "uid"};
+        static const char *const req[] = { "apiVersion", "kind", "name", "uid" };
+        static const char *const what[] = { "version", "kind", "name", "uid" };
         for (int k = 0; k < 4; k++) {
             json_object *v = cu_jget(o, req[k]);
             char f[128];
@@ -208,7 +209,7 @@ static void check_owner_refs(errs *es, json_object *m)
                           sizeof q));
             }
         }
-        static const char *const flags[] = {"controller", "blockOwnerDeletion"};
+        static const char *const flags[] = { "controller", "blockOwnerDeletion" };
         for (int k = 0; k < 2; k++) {
             json_object *v = cu_jget(o, flags[k]);
             char f[128];
@@ -256,10 +257,10 @@ static int rfc3339(const char *s)
 
 static void check_scalars(errs *es, json_object *m)
 {
-    static const char *const strs[] = {"name", "generateName", "namespace", "uid",
-                                       "resourceVersion", "selfLink"};
-    static const char *const times[] = {"creationTimestamp", "deletionTimestamp"};
-    static const char *const ints[] = {"generation", "deletionGracePeriodSeconds"};
+    static const char *const strs[] = { "name", "generateName",    "namespace",
+                                        "uid",  "resourceVersion", "selfLink" };
+    static const char *const times[] = { "creationTimestamp", "deletionTimestamp" };
+    static const char *const ints[] = { "generation", "deletionGracePeriodSeconds" };
     char f[96], q[600];
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
         json_object *v = cu_jget(m, strs[i]);
@@ -268,9 +269,10 @@ static void check_scalars(errs *es, json_object *m)
             continue;
         if (!is_type(v, json_type_string))
             type_err(es, f, v, "string");
-        else if (has_nul(v) && i > 0)  /* the store words the name's problem */
+        else if (has_nul(v) && i > 0) /* the store words the name's problem */
             add(es, f, "FieldValueInvalid", "Invalid value: %s: must not contain a NUL character",
-                quote(json_object_get_string(v), (size_t)json_object_get_string_len(v), q, sizeof q));
+                quote(json_object_get_string(v), (size_t)json_object_get_string_len(v), q,
+                      sizeof q));
     }
     for (size_t i = 0; i < sizeof times / sizeof *times; i++) {
         json_object *v = cu_jget(m, times[i]);
@@ -283,7 +285,8 @@ static void check_scalars(errs *es, json_object *m)
             add(es, f, "FieldValueInvalid",
                 "Invalid value: %s: must be a timestamp in RFC 3339 format (e.g. "
                 "'2006-01-02T15:04:05Z')",
-                quote(json_object_get_string(v), (size_t)json_object_get_string_len(v), q, sizeof q));
+                quote(json_object_get_string(v), (size_t)json_object_get_string_len(v), q,
+                      sizeof q));
     }
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
         json_object *v = cu_jget(m, ints[i]);
@@ -319,7 +322,7 @@ static void check_string_map(errs *es, json_object *o, const char *field, int b6
         type_err(es, field, d, "object");
         return;
     }
-    json_object_object_foreach(d, k, v) {
+    json_object_object_foreach (d, k, v) {
         size_t kl = strlen(k);
         char f[320];
         snprintf(f, sizeof f, "%s[%s]", field, k);
@@ -348,7 +351,7 @@ static void check_builtin(errs *es, json_object *obj, const char *kind)
         check_string_map(es, obj, "binaryData", 1, &bytes);
         json_object *d = cu_jget(obj, "data"), *b = cu_jget(obj, "binaryData");
         if (is_type(d, json_type_object) && is_type(b, json_type_object)) {
-            json_object_object_foreach(d, k, v) {
+            json_object_object_foreach (d, k, v) {
                 (void)v;
                 if (cu_jget(b, k)) {
                     char f[320], q[600];
@@ -380,30 +383,30 @@ static void check_builtin(errs *es, json_object *obj, const char *kind)
         const char *kind, *field;
         json_type type;
     } fields[] = {
-        {"", "spec", json_type_object},
-        {"", "status", json_type_object},
-        {"PriorityClass", "value", json_type_int},
-        {"PriorityClass", "globalDefault", json_type_boolean},
-        {"PriorityClass", "description", json_type_string},
-        {"PriorityClass", "preemptionPolicy", json_type_string},
-        {"ServiceAccount", "secrets", json_type_array},
-        {"ServiceAccount", "imagePullSecrets", json_type_array},
-        {"ServiceAccount", "automountServiceAccountToken", json_type_boolean},
-        {"Event", "involvedObject", json_type_object},
-        {"Event", "regarding", json_type_object},
-        {"Event", "related", json_type_object},
-        {"Event", "source", json_type_object},
-        {"Event", "series", json_type_object},
-        {"Event", "reason", json_type_string},
-        {"Event", "message", json_type_string},
-        {"Event", "note", json_type_string},
-        {"Event", "type", json_type_string},
-        {"Event", "action", json_type_string},
-        {"Event", "reportingComponent", json_type_string},
-        {"Event", "reportingController", json_type_string},
-        {"Event", "reportingInstance", json_type_string},
-        {"Event", "count", json_type_int},
-        {"Event", "deprecatedCount", json_type_int},
+        { "", "spec", json_type_object },
+        { "", "status", json_type_object },
+        { "PriorityClass", "value", json_type_int },
+        { "PriorityClass", "globalDefault", json_type_boolean },
+        { "PriorityClass", "description", json_type_string },
+        { "PriorityClass", "preemptionPolicy", json_type_string },
+        { "ServiceAccount", "secrets", json_type_array },
+        { "ServiceAccount", "imagePullSecrets", json_type_array },
+        { "ServiceAccount", "automountServiceAccountToken", json_type_boolean },
+        { "Event", "involvedObject", json_type_object },
+        { "Event", "regarding", json_type_object },
+        { "Event", "related", json_type_object },
+        { "Event", "source", json_type_object },
+        { "Event", "series", json_type_object },
+        { "Event", "reason", json_type_string },
+        { "Event", "message", json_type_string },
+        { "Event", "note", json_type_string },
+        { "Event", "type", json_type_string },
+        { "Event", "action", json_type_string },
+        { "Event", "reportingComponent", json_type_string },
+        { "Event", "reportingController", json_type_string },
+        { "Event", "reportingInstance", json_type_string },
+        { "Event", "count", json_type_int },
+        { "Event", "deprecatedCount", json_type_int },
     };
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
         if (fields[i].kind[0] && strcmp(fields[i].kind, kind) != 0)
@@ -422,7 +425,7 @@ static void check_builtin(errs *es, json_object *obj, const char *kind)
 size_t cu_objmeta_validate(json_object *obj, const char *kind, int builtin, cu_schema_err *errs_,
                            size_t max)
 {
-    errs es = {errs_, 0, max};
+    errs es = { errs_, 0, max };
     if (!is_type(obj, json_type_object)) {
         type_err(&es, "<root>", obj, "object");
         return es.n;
@@ -437,7 +440,7 @@ size_t cu_objmeta_validate(json_object *obj, const char *kind, int builtin, cu_s
         check_finalizers(&es, m);
         check_owner_refs(&es, m);
     }
-    static const char *const tm[] = {"apiVersion", "kind"};
+    static const char *const tm[] = { "apiVersion", "kind" };
     for (int i = 0; i < 2; i++) {
         json_object *v = cu_jget(obj, tm[i]);
         if (v && !is_type(v, json_type_string) && !is_type(v, json_type_null))
@@ -511,7 +514,7 @@ static int num_value(const char *s, size_t n, int real, double *d, int *big)
 int cu_json_prescan(const char *text, size_t len, char **rewritten, size_t *rlen, char *err,
                     size_t errn)
 {
-    outbuf ob = {NULL, 0, 0, 0};
+    outbuf ob = { NULL, 0, 0, 0 };
     size_t copied = 0, depth = 0, i = 0;
     char q1[16];
     *rewritten = NULL;
@@ -547,7 +550,8 @@ int cu_json_prescan(const char *text, size_t len, char **rewritten, size_t *rlen
                     snprintf(q, sizeof q, "%.*s", (int)kl, text + start);
                     snprintf(err, errn,
                              "object key %s%s contains a NUL character (\\u0000), which the "
-                             "server cannot store", q, kl < i - start ? "..." : "");
+                             "server cannot store",
+                             q, kl < i - start ? "..." : "");
                     free(ob.p);
                     return -1;
                 }
@@ -589,8 +593,9 @@ int cu_json_prescan(const char *text, size_t len, char **rewritten, size_t *rlen
             int real = 0;
             if (c == '-')
                 i++;
-            while (i < len && (isdigit((unsigned char)text[i]) || text[i] == '.' || text[i] == 'e' ||
-                               text[i] == 'E' || text[i] == '+' || text[i] == '-')) {
+            while (i < len &&
+                   (isdigit((unsigned char)text[i]) || text[i] == '.' || text[i] == 'e' ||
+                    text[i] == 'E' || text[i] == '+' || text[i] == '-')) {
                 if (text[i] == '.' || text[i] == 'e' || text[i] == 'E')
                     real = 1;
                 i++;
@@ -676,8 +681,8 @@ json_object *cu_json_parse_checked(const char *text, size_t len, int *is_null, c
     if (je != json_tokener_success || trailing) {
         snprintf(err, errn, "%s",
                  trailing ? "unexpected data after the top-level value"
-                          : json_tokener_error_desc(je == json_tokener_success ? json_tokener_continue
-                                                                               : je));
+                          : json_tokener_error_desc(
+                                je == json_tokener_success ? json_tokener_continue : je));
         json_object_put(o);
         o = NULL;
     } else if (!o && is_null) {

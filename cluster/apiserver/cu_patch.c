@@ -48,8 +48,7 @@ static int is_arr(json_object *o) { return o && json_object_is_type(o, json_type
 
 static int is_num(json_object *o)
 {
-    return o && (json_object_is_type(o, json_type_int) ||
-                 json_object_is_type(o, json_type_double));
+    return o && (json_object_is_type(o, json_type_int) || json_object_is_type(o, json_type_double));
 }
 
 /* Deep JSON equality: numbers compare by value (1 == 1.0), objects by
@@ -67,8 +66,7 @@ int cu_json_equal(json_object *a, json_object *b)
     if (ta != json_object_get_type(b))
         return 0;
     switch (ta) {
-    case json_type_boolean:
-        return json_object_get_boolean(a) == json_object_get_boolean(b);
+    case json_type_boolean: return json_object_get_boolean(a) == json_object_get_boolean(b);
     case json_type_string:
         return json_object_get_string_len(a) == json_object_get_string_len(b) &&
                memcmp(json_object_get_string(a), json_object_get_string(b),
@@ -85,15 +83,14 @@ int cu_json_equal(json_object *a, json_object *b)
     case json_type_object: {
         if (json_object_object_length(a) != json_object_object_length(b))
             return 0;
-        json_object_object_foreach(a, k, va) {
+        json_object_object_foreach (a, k, va) {
             json_object *vb = NULL;
             if (!json_object_object_get_ex(b, k, &vb) || !cu_json_equal(va, vb))
                 return 0;
         }
         return 1;
     }
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -115,7 +112,7 @@ static void array_insert(json_object *arr, size_t idx, json_object *v)
 /* Applies patch (an object, borrowed) to obj (an object, mutated). */
 static void mp_merge_into(json_object *obj, json_object *patch)
 {
-    json_object_object_foreach(patch, k, pv) {
+    json_object_object_foreach (patch, k, pv) {
         if (!pv) {
             json_object_object_del(obj, k);
             continue;
@@ -160,7 +157,7 @@ json_object *cu_merge_patch(json_object *target, json_object *patch, char *err, 
 /* A pointer has as many tokens as it has '/': as deep as the document
  * (CU_JSON_MAX_DEPTH), no lower limit. */
 typedef struct jp_ptr {
-    char *buf;        /* one block: the token array, then the unescaped
+    char *buf; /* one block: the token array, then the unescaped
                        * tokens, NUL-separated (free(buf) frees both) */
     const char **tok;
     size_t n;
@@ -304,8 +301,10 @@ static int jp_add(json_object **doc, const jp_ptr *p, json_object *v, const char
     if (strcmp(last, "-") == 0) {
         idx = n;
     } else if (jp_index(last, &idx) != 0 || idx > n) {
-        seterr(err, errn, "%s operation does not apply: index %s is out of bounds for the array at \"%s\" (length %zu)",
-               op, last, path, n);
+        seterr(
+            err, errn,
+            "%s operation does not apply: index %s is out of bounds for the array at \"%s\" (length %zu)",
+            op, last, path, n);
         json_object_put(v);
         return -1;
     }
@@ -342,7 +341,8 @@ static int jp_remove(json_object *doc, const jp_ptr *p, const char *op, const ch
             return 0;
         }
     }
-    seterr(err, errn, "%s operation does not apply: doc is missing path: \"%s\": missing value", op, path);
+    seterr(err, errn, "%s operation does not apply: doc is missing path: \"%s\": missing value", op,
+           path);
     return -1;
 }
 
@@ -385,7 +385,8 @@ static int jp_apply_op(json_object **doc, json_object *opo, size_t i, char *err,
     }
     const char *from = NULL;
     if (needs_from && !(from = op_str(opo, "from"))) {
-        seterr(err, errn, "json patch operation %zu (%s %s): missing or non-string \"from\"", i, op, path);
+        seterr(err, errn, "json patch operation %zu (%s %s): missing or non-string \"from\"", i, op,
+               path);
         return -1;
     }
     jp_ptr p, fp;
@@ -407,7 +408,9 @@ static int jp_apply_op(json_object **doc, json_object *opo, size_t i, char *err,
     } else if (!strcmp(op, "replace")) {
         json_object *old;
         if (jp_get(*doc, &p, &old) != 0) {
-            snprintf(why, sizeof why, "replace operation does not apply: doc is missing key: %s: missing value", path);
+            snprintf(why, sizeof why,
+                     "replace operation does not apply: doc is missing key: %s: missing value",
+                     path);
         } else if (p.n == 0) {
             json_object_put(*doc);
             *doc = cu_jcopy(value);
@@ -427,13 +430,15 @@ static int jp_apply_op(json_object **doc, json_object *opo, size_t i, char *err,
         json_object *src;
         size_t fl = strlen(from);
         if (jp_get(*doc, &fp, &src) != 0) {
-            snprintf(why, sizeof why, "%s operation does not apply: doc is missing from path: \"%s\": missing value",
+            snprintf(why, sizeof why,
+                     "%s operation does not apply: doc is missing from path: \"%s\": missing value",
                      op, from);
         } else if (!strcmp(op, "copy")) {
             rc = jp_add(doc, &p, cu_jcopy(src), op, path, why, sizeof why);
         } else if (strncmp(path, from, fl) == 0 && path[fl] == '/') {
-            snprintf(why, sizeof why, "move operation does not apply: \"from\" %s is a prefix of \"path\" %s",
-                     from, path);
+            snprintf(why, sizeof why,
+                     "move operation does not apply: \"from\" %s is a prefix of \"path\" %s", from,
+                     path);
         } else if (strcmp(path, from) == 0) {
             rc = 0;
         } else {
@@ -479,16 +484,16 @@ json_object *cu_json_patch(json_object *target, json_object *ops, char *err, siz
 /* Strategic merge patch: patch metadata of the built-in types          */
 
 enum {
-    SMP_MERGE = 1,       /* patchStrategy=merge on a list */
-    SMP_RETAIN_KEYS = 2  /* patchStrategy=retainKeys (union fields) */
+    SMP_MERGE = 1,      /* patchStrategy=merge on a list */
+    SMP_RETAIN_KEYS = 2 /* patchStrategy=retainKeys (union fields) */
 };
 
 typedef struct smp_type smp_type;
 typedef struct smp_field {
     const char *name;
     unsigned flags;
-    const char *merge_key;  /* patchMergeKey of a list of maps; NULL for sets */
-    const smp_type *type;   /* type of the map, or of a list's elements */
+    const char *merge_key; /* patchMergeKey of a list of maps; NULL for sets */
+    const smp_type *type;  /* type of the map, or of a list's elements */
 } smp_field;
 struct smp_type {
     const smp_field *fields;
@@ -498,186 +503,165 @@ struct smp_type {
  * everything else merges maps and replaces lists. Source: the
  * patchStrategy/patchMergeKey tags of k8s.io/api core/v1, apps/v1,
  * batch/v1 and meta/v1 (ObjectMeta). */
-static const smp_field F_meta[] = {
-    {"finalizers", SMP_MERGE, NULL, NULL},
-    {"ownerReferences", SMP_MERGE, "uid", NULL},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_meta = {F_meta};
+static const smp_field F_meta[] = { { "finalizers", SMP_MERGE, NULL, NULL },
+                                    { "ownerReferences", SMP_MERGE, "uid", NULL },
+                                    { NULL, 0, NULL, NULL } };
+static const smp_type T_meta = { F_meta };
 
-static const smp_field F_container[] = {
-    {"ports", SMP_MERGE, "containerPort", NULL},
-    {"env", SMP_MERGE, "name", NULL},
-    {"volumeMounts", SMP_MERGE, "mountPath", NULL},
-    {"volumeDevices", SMP_MERGE, "devicePath", NULL},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_container = {F_container};
+static const smp_field F_container[] = { { "ports", SMP_MERGE, "containerPort", NULL },
+                                         { "env", SMP_MERGE, "name", NULL },
+                                         { "volumeMounts", SMP_MERGE, "mountPath", NULL },
+                                         { "volumeDevices", SMP_MERGE, "devicePath", NULL },
+                                         { NULL, 0, NULL, NULL } };
+static const smp_type T_container = { F_container };
 
 static const smp_field F_podspec[] = {
-    {"volumes", SMP_MERGE | SMP_RETAIN_KEYS, "name", NULL},
-    {"initContainers", SMP_MERGE, "name", &T_container},
-    {"containers", SMP_MERGE, "name", &T_container},
-    {"ephemeralContainers", SMP_MERGE, "name", &T_container},
-    {"imagePullSecrets", SMP_MERGE, "name", NULL},
-    {"hostAliases", SMP_MERGE, "ip", NULL},
-    {"topologySpreadConstraints", SMP_MERGE, "topologyKey", NULL},
-    {"schedulingGates", SMP_MERGE, "name", NULL},
-    {"resourceClaims", SMP_MERGE | SMP_RETAIN_KEYS, "name", NULL},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_podspec = {F_podspec};
+    { "volumes", SMP_MERGE | SMP_RETAIN_KEYS, "name", NULL },
+    { "initContainers", SMP_MERGE, "name", &T_container },
+    { "containers", SMP_MERGE, "name", &T_container },
+    { "ephemeralContainers", SMP_MERGE, "name", &T_container },
+    { "imagePullSecrets", SMP_MERGE, "name", NULL },
+    { "hostAliases", SMP_MERGE, "ip", NULL },
+    { "topologySpreadConstraints", SMP_MERGE, "topologyKey", NULL },
+    { "schedulingGates", SMP_MERGE, "name", NULL },
+    { "resourceClaims", SMP_MERGE | SMP_RETAIN_KEYS, "name", NULL },
+    { NULL, 0, NULL, NULL }
+};
+static const smp_type T_podspec = { F_podspec };
 
-static const smp_field F_podstatus[] = {
-    {"conditions", SMP_MERGE, "type", NULL},
-    {"podIPs", SMP_MERGE, "ip", NULL},
-    {"hostIPs", SMP_MERGE, "ip", NULL},
-    {"resourceClaimStatuses", SMP_MERGE | SMP_RETAIN_KEYS, "name", NULL},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_podstatus = {F_podstatus};
+static const smp_field F_podstatus[] = { { "conditions", SMP_MERGE, "type", NULL },
+                                         { "podIPs", SMP_MERGE, "ip", NULL },
+                                         { "hostIPs", SMP_MERGE, "ip", NULL },
+                                         { "resourceClaimStatuses", SMP_MERGE | SMP_RETAIN_KEYS,
+                                           "name", NULL },
+                                         { NULL, 0, NULL, NULL } };
+static const smp_type T_podstatus = { F_podstatus };
 
-static const smp_field F_pod[] = {
-    {"metadata", 0, NULL, &T_meta},
-    {"spec", 0, NULL, &T_podspec},
-    {"status", 0, NULL, &T_podstatus},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_pod = {F_pod};
+static const smp_field F_pod[] = { { "metadata", 0, NULL, &T_meta },
+                                   { "spec", 0, NULL, &T_podspec },
+                                   { "status", 0, NULL, &T_podstatus },
+                                   { NULL, 0, NULL, NULL } };
+static const smp_type T_pod = { F_pod };
 
-static const smp_field F_podtemplatespec[] = {
-    {"metadata", 0, NULL, &T_meta},
-    {"spec", 0, NULL, &T_podspec},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_podtemplatespec = {F_podtemplatespec};
+static const smp_field F_podtemplatespec[] = { { "metadata", 0, NULL, &T_meta },
+                                               { "spec", 0, NULL, &T_podspec },
+                                               { NULL, 0, NULL, NULL } };
+static const smp_type T_podtemplatespec = { F_podtemplatespec };
 
 /* PodTemplate (core/v1) keeps its template under "template". */
-static const smp_field F_podtemplate[] = {
-    {"metadata", 0, NULL, &T_meta},
-    {"template", 0, NULL, &T_podtemplatespec},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_podtemplate = {F_podtemplate};
+static const smp_field F_podtemplate[] = { { "metadata", 0, NULL, &T_meta },
+                                           { "template", 0, NULL, &T_podtemplatespec },
+                                           { NULL, 0, NULL, NULL } };
+static const smp_type T_podtemplate = { F_podtemplate };
 
 /* status.conditions merged by type: Job, Deployment, ReplicaSet,
  * StatefulSet, DaemonSet, Namespace, Service all declare it. */
-static const smp_field F_condstatus[] = {
-    {"conditions", SMP_MERGE, "type", NULL},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_condstatus = {F_condstatus};
+static const smp_field F_condstatus[] = { { "conditions", SMP_MERGE, "type", NULL },
+                                          { NULL, 0, NULL, NULL } };
+static const smp_type T_condstatus = { F_condstatus };
 
-static const smp_field F_templated_spec[] = {
-    {"template", 0, NULL, &T_podtemplatespec},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_templated_spec = {F_templated_spec};
+static const smp_field F_templated_spec[] = { { "template", 0, NULL, &T_podtemplatespec },
+                                              { NULL, 0, NULL, NULL } };
+static const smp_type T_templated_spec = { F_templated_spec };
 
-static const smp_field F_templated[] = {
-    {"metadata", 0, NULL, &T_meta},
-    {"spec", 0, NULL, &T_templated_spec},
-    {"status", 0, NULL, &T_condstatus},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_templated = {F_templated}; /* Job, ReplicaSet, StatefulSet, DaemonSet */
+static const smp_field F_templated[] = { { "metadata", 0, NULL, &T_meta },
+                                         { "spec", 0, NULL, &T_templated_spec },
+                                         { "status", 0, NULL, &T_condstatus },
+                                         { NULL, 0, NULL, NULL } };
+static const smp_type T_templated = { F_templated }; /* Job, ReplicaSet, StatefulSet, DaemonSet */
 
-static const smp_field F_deployspec[] = {
-    {"template", 0, NULL, &T_podtemplatespec},
-    {"strategy", SMP_RETAIN_KEYS, NULL, NULL},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_deployspec = {F_deployspec};
+static const smp_field F_deployspec[] = { { "template", 0, NULL, &T_podtemplatespec },
+                                          { "strategy", SMP_RETAIN_KEYS, NULL, NULL },
+                                          { NULL, 0, NULL, NULL } };
+static const smp_type T_deployspec = { F_deployspec };
 
-static const smp_field F_deploy[] = {
-    {"metadata", 0, NULL, &T_meta},
-    {"spec", 0, NULL, &T_deployspec},
-    {"status", 0, NULL, &T_condstatus},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_deploy = {F_deploy};
+static const smp_field F_deploy[] = { { "metadata", 0, NULL, &T_meta },
+                                      { "spec", 0, NULL, &T_deployspec },
+                                      { "status", 0, NULL, &T_condstatus },
+                                      { NULL, 0, NULL, NULL } };
+static const smp_type T_deploy = { F_deploy };
 
-static const smp_field F_jobtemplate[] = {
-    {"metadata", 0, NULL, &T_meta},
-    {"spec", 0, NULL, &T_templated_spec},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_jobtemplate = {F_jobtemplate};
+static const smp_field F_jobtemplate[] = { { "metadata", 0, NULL, &T_meta },
+                                           { "spec", 0, NULL, &T_templated_spec },
+                                           { NULL, 0, NULL, NULL } };
+static const smp_type T_jobtemplate = { F_jobtemplate };
 
-static const smp_field F_cronspec[] = {
-    {"jobTemplate", 0, NULL, &T_jobtemplate},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_cronspec = {F_cronspec};
+static const smp_field F_cronspec[] = { { "jobTemplate", 0, NULL, &T_jobtemplate },
+                                        { NULL, 0, NULL, NULL } };
+static const smp_type T_cronspec = { F_cronspec };
 
-static const smp_field F_cronjob[] = {
-    {"metadata", 0, NULL, &T_meta},
-    {"spec", 0, NULL, &T_cronspec},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_cronjob = {F_cronjob};
+static const smp_field F_cronjob[] = { { "metadata", 0, NULL, &T_meta },
+                                       { "spec", 0, NULL, &T_cronspec },
+                                       { NULL, 0, NULL, NULL } };
+static const smp_type T_cronjob = { F_cronjob };
 
-static const smp_field F_nodespec[] = {
-    {"podCIDRs", SMP_MERGE, NULL, NULL},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_nodespec = {F_nodespec};
+static const smp_field F_nodespec[] = { { "podCIDRs", SMP_MERGE, NULL, NULL },
+                                        { NULL, 0, NULL, NULL } };
+static const smp_type T_nodespec = { F_nodespec };
 
-static const smp_field F_nodestatus[] = {
-    {"conditions", SMP_MERGE, "type", NULL},
-    {"addresses", SMP_MERGE, "type", NULL},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_nodestatus = {F_nodestatus};
+static const smp_field F_nodestatus[] = { { "conditions", SMP_MERGE, "type", NULL },
+                                          { "addresses", SMP_MERGE, "type", NULL },
+                                          { NULL, 0, NULL, NULL } };
+static const smp_type T_nodestatus = { F_nodestatus };
 
-static const smp_field F_node[] = {
-    {"metadata", 0, NULL, &T_meta},
-    {"spec", 0, NULL, &T_nodespec},
-    {"status", 0, NULL, &T_nodestatus},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_node = {F_node};
+static const smp_field F_node[] = { { "metadata", 0, NULL, &T_meta },
+                                    { "spec", 0, NULL, &T_nodespec },
+                                    { "status", 0, NULL, &T_nodestatus },
+                                    { NULL, 0, NULL, NULL } };
+static const smp_type T_node = { F_node };
 
-static const smp_field F_svcspec[] = {
-    {"ports", SMP_MERGE, "port", NULL},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_svcspec = {F_svcspec};
+static const smp_field F_svcspec[] = { { "ports", SMP_MERGE, "port", NULL },
+                                       { NULL, 0, NULL, NULL } };
+static const smp_type T_svcspec = { F_svcspec };
 
-static const smp_field F_service[] = {
-    {"metadata", 0, NULL, &T_meta},
-    {"spec", 0, NULL, &T_svcspec},
-    {"status", 0, NULL, &T_condstatus},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_service = {F_service};
+static const smp_field F_service[] = { { "metadata", 0, NULL, &T_meta },
+                                       { "spec", 0, NULL, &T_svcspec },
+                                       { "status", 0, NULL, &T_condstatus },
+                                       { NULL, 0, NULL, NULL } };
+static const smp_type T_service = { F_service };
 
-static const smp_field F_namespace[] = {
-    {"metadata", 0, NULL, &T_meta},
-    {"status", 0, NULL, &T_condstatus},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_namespace = {F_namespace};
+static const smp_field F_namespace[] = { { "metadata", 0, NULL, &T_meta },
+                                         { "status", 0, NULL, &T_condstatus },
+                                         { NULL, 0, NULL, NULL } };
+static const smp_type T_namespace = { F_namespace };
 
-static const smp_field F_serviceaccount[] = {
-    {"metadata", 0, NULL, &T_meta},
-    {"secrets", SMP_MERGE, "name", NULL},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_serviceaccount = {F_serviceaccount};
+static const smp_field F_serviceaccount[] = { { "metadata", 0, NULL, &T_meta },
+                                              { "secrets", SMP_MERGE, "name", NULL },
+                                              { NULL, 0, NULL, NULL } };
+static const smp_type T_serviceaccount = { F_serviceaccount };
 
-static const smp_field F_metaonly[] = {
-    {"metadata", 0, NULL, &T_meta},
-    {NULL, 0, NULL, NULL}};
-static const smp_type T_metaonly = {F_metaonly};
+static const smp_field F_metaonly[] = { { "metadata", 0, NULL, &T_meta }, { NULL, 0, NULL, NULL } };
+static const smp_type T_metaonly = { F_metaonly };
 
 typedef struct smp_kind {
     const char *group, *kind;
     const smp_type *type;
 } smp_kind;
 
-static const smp_kind smp_kinds[] = {
-    {"", "Pod", &T_pod},
-    {"", "PodTemplate", &T_podtemplate},
-    {"", "Node", &T_node},
-    {"", "Namespace", &T_namespace},
-    {"", "Service", &T_service},
-    {"", "ServiceAccount", &T_serviceaccount},
-    {"", "ConfigMap", &T_metaonly},
-    {"", "Secret", &T_metaonly},
-    {"", "Event", &T_metaonly},
-    {"", "Endpoints", &T_metaonly},
-    {"", "PersistentVolumeClaim", &T_namespace},
-    {"", "ReplicationController", &T_templated},
-    {"batch", "Job", &T_templated},
-    {"batch", "CronJob", &T_cronjob},
-    {"apps", "Deployment", &T_deploy},
-    {"apps", "ReplicaSet", &T_templated},
-    {"apps", "StatefulSet", &T_templated},
-    {"apps", "DaemonSet", &T_templated},
-    {"events.k8s.io", "Event", &T_metaonly},
-    {"coordination.k8s.io", "Lease", &T_metaonly},
-    {"scheduling.k8s.io", "PriorityClass", &T_metaonly},
-    {"apiextensions.k8s.io", "CustomResourceDefinition", &T_metaonly},
-    {NULL, NULL, NULL}};
+static const smp_kind smp_kinds[] = { { "", "Pod", &T_pod },
+                                      { "", "PodTemplate", &T_podtemplate },
+                                      { "", "Node", &T_node },
+                                      { "", "Namespace", &T_namespace },
+                                      { "", "Service", &T_service },
+                                      { "", "ServiceAccount", &T_serviceaccount },
+                                      { "", "ConfigMap", &T_metaonly },
+                                      { "", "Secret", &T_metaonly },
+                                      { "", "Event", &T_metaonly },
+                                      { "", "Endpoints", &T_metaonly },
+                                      { "", "PersistentVolumeClaim", &T_namespace },
+                                      { "", "ReplicationController", &T_templated },
+                                      { "batch", "Job", &T_templated },
+                                      { "batch", "CronJob", &T_cronjob },
+                                      { "apps", "Deployment", &T_deploy },
+                                      { "apps", "ReplicaSet", &T_templated },
+                                      { "apps", "StatefulSet", &T_templated },
+                                      { "apps", "DaemonSet", &T_templated },
+                                      { "events.k8s.io", "Event", &T_metaonly },
+                                      { "coordination.k8s.io", "Lease", &T_metaonly },
+                                      { "scheduling.k8s.io", "PriorityClass", &T_metaonly },
+                                      { "apiextensions.k8s.io", "CustomResourceDefinition",
+                                        &T_metaonly },
+                                      { NULL, NULL, NULL } };
 
 /* Returns the patch metadata of a built-in kind, NULL if unknown. */
 static const smp_type *smp_lookup_kind(const char *api_version, const char *kind)
@@ -738,7 +722,7 @@ void cu_patch_field_oracle(const char *api_version, const char *kind, cu_field_o
 #define SMP_DELPRIM "$deleteFromPrimitiveList/"
 
 typedef struct smp_ctx {
-    int apply;          /* server-side apply: nulls and omissions never delete */
+    int apply; /* server-side apply: nulls and omissions never delete */
     char *err;
     size_t errn;
     int depth;
@@ -797,7 +781,9 @@ static json_object *smp_order(json_object *merged, json_object *order, json_obje
     json_object *out = json_object_new_array_ext((int)n);
     size_t np = 0, ns = 0;
     if (!pi || !so || !pidx || !out) {
-        free(pi); free(so); free(pidx);
+        free(pi);
+        free(so);
+        free(pidx);
         json_object_put(out);
         return NULL;
     }
@@ -834,7 +820,9 @@ static json_object *smp_order(json_object *merged, json_object *order, json_obje
         }
         json_object_array_add(out, json_object_get(pick));
     }
-    free(pi); free(so); free(pidx);
+    free(pi);
+    free(so);
+    free(pidx);
     return out;
 }
 
@@ -846,14 +834,15 @@ static json_object *smp_fresh(smp_ctx *c, json_object *pv, const smp_field *f, c
 
 /* Merges patch list pl into live list ol (either may be NULL) for a field
  * with patchStrategy=merge. Returns a new array, NULL on error. */
-static json_object *smp_merge_list(smp_ctx *c, json_object *ol, json_object *pl,
-                                   const smp_field *f, const char *path)
+static json_object *smp_merge_list(smp_ctx *c, json_object *ol, json_object *pl, const smp_field *f,
+                                   const char *path)
 {
     const char *mk = f->merge_key;
     size_t on = ol ? json_object_array_length(ol) : 0, pn = json_object_array_length(pl);
     int maps = 0, prims = 0;
     for (size_t i = 0; i < on + pn; i++) {
-        json_object *e = i < on ? json_object_array_get_idx(ol, i) : json_object_array_get_idx(pl, i - on);
+        json_object *e =
+            i < on ? json_object_array_get_idx(ol, i) : json_object_array_get_idx(pl, i - on);
         if (is_obj(e))
             maps = 1;
         else if (is_arr(e)) {
@@ -870,7 +859,8 @@ static json_object *smp_merge_list(smp_ctx *c, json_object *ol, json_object *pl,
         /* a set of primitives: union, deduplicated */
         json_object *merged = json_object_new_array();
         for (size_t i = 0; i < on + pn; i++) {
-            json_object *e = i < on ? json_object_array_get_idx(ol, i) : json_object_array_get_idx(pl, i - on);
+            json_object *e =
+                i < on ? json_object_array_get_idx(ol, i) : json_object_array_get_idx(pl, i - on);
             if (list_index(merged, e, NULL) < 0)
                 json_object_array_add(merged, cu_jcopy(e));
         }
@@ -893,12 +883,15 @@ static json_object *smp_merge_list(smp_ctx *c, json_object *ol, json_object *pl,
         json_object *e = json_object_array_get_idx(pl, i), *d = NULL;
         int has;
         if (!c->apply && json_object_object_get_ex(e, SMP_PATCH, &d)) {
-            const char *dv = d && json_object_is_type(d, json_type_string) ? json_object_get_string(d) : "";
+            const char *dv =
+                d && json_object_is_type(d, json_type_string) ? json_object_get_string(d) : "";
             if (!strcmp(dv, "delete")) {
                 elem_key(e, mk, &has);
                 if (!has) {
-                    seterr(c->err, c->errn, "%s[%zu]: $patch: delete element does not contain declared merge key: %s",
-                           path, i, mk);
+                    seterr(
+                        c->err, c->errn,
+                        "%s[%zu]: $patch: delete element does not contain declared merge key: %s",
+                        path, i, mk);
                     goto fail;
                 }
                 long at;
@@ -907,7 +900,8 @@ static json_object *smp_merge_list(smp_ctx *c, json_object *ol, json_object *pl,
             } else if (!strcmp(dv, "replace")) {
                 replace = 1;
             } else if (!strcmp(dv, "merge")) {
-                seterr(c->err, c->errn, "%s[%zu]: merging lists cannot yet be specified in the patch", path, i);
+                seterr(c->err, c->errn,
+                       "%s[%zu]: merging lists cannot yet be specified in the patch", path, i);
                 goto fail;
             } else {
                 seterr(c->err, c->errn, "%s[%zu]: unknown patch type: %s", path, i, dv);
@@ -917,7 +911,8 @@ static json_object *smp_merge_list(smp_ctx *c, json_object *ol, json_object *pl,
         }
         elem_key(e, mk, &has);
         if (!has) {
-            seterr(c->err, c->errn, "%s[%zu]: map does not contain declared merge key: %s", path, i, mk);
+            seterr(c->err, c->errn, "%s[%zu]: map does not contain declared merge key: %s", path, i,
+                   mk);
             goto fail;
         }
         json_object_array_add(plain, json_object_get(e));
@@ -983,7 +978,8 @@ static json_object *smp_fresh(smp_ctx *c, json_object *pv, const smp_field *f, c
     if (is_obj(pv)) {
         json_object *d = NULL;
         if (!c->apply && json_object_object_get_ex(pv, SMP_PATCH, &d)) {
-            const char *dv = d && json_object_is_type(d, json_type_string) ? json_object_get_string(d) : "";
+            const char *dv =
+                d && json_object_is_type(d, json_type_string) ? json_object_get_string(d) : "";
             if (!strcmp(dv, "delete")) {
                 *drop = 1;
                 return NULL;
@@ -1043,12 +1039,12 @@ static int smp_merge_map(smp_ctx *c, json_object *orig, json_object *patch, cons
             seterr(c->err, c->errn, "%s: $retainKeys must be a list of field names", path);
             goto out;
         }
-        json_object_object_foreach(patch, pk, pv) {
+        json_object_object_foreach (patch, pk, pv) {
             if (!pv || pk[0] == '$')
                 continue;
             if (!str_in_list(rk, pk)) {
-                seterr(c->err, c->errn, "%s: $retainKeys does not contain field %s that the patch sets",
-                       path, pk);
+                seterr(c->err, c->errn,
+                       "%s: $retainKeys does not contain field %s that the patch sets", path, pk);
                 goto out;
             }
         }
@@ -1057,7 +1053,7 @@ static int smp_merge_map(smp_ctx *c, json_object *orig, json_object *patch, cons
         const char **del = calloc(nk ? nk : 1, sizeof *del);
         if (!del)
             goto out;
-        json_object_object_foreach(orig, ok, ov) {
+        json_object_object_foreach (orig, ok, ov) {
             (void)ov;
             if (!str_in_list(rk, ok))
                 del[ndel++] = ok;
@@ -1073,7 +1069,7 @@ static int smp_merge_map(smp_ctx *c, json_object *orig, json_object *patch, cons
     }
     /* the live lists that $setElementOrder directives reorder, as they
      * were before this patch (apimachinery's "server order") */
-    json_object_object_foreach(patch, ok0, ov0) {
+    json_object_object_foreach (patch, ok0, ov0) {
         (void)ov0;
         json_object *l = NULL;
         if (c->apply || strncmp(ok0, SMP_ORDER, strlen(SMP_ORDER)) != 0 || nsnap >= 16)
@@ -1083,7 +1079,7 @@ static int smp_merge_map(smp_ctx *c, json_object *orig, json_object *patch, cons
         snap_list[nsnap++] = is_arr(l) ? json_object_get(l) : NULL;
     }
     /* $deleteFromPrimitiveList/<list> before the list merges */
-    json_object_object_foreach(patch, dk, dv) {
+    json_object_object_foreach (patch, dk, dv) {
         if (c->apply || strncmp(dk, SMP_DELPRIM, strlen(SMP_DELPRIM)) != 0)
             continue;
         const char *lname = dk + strlen(SMP_DELPRIM);
@@ -1104,11 +1100,11 @@ static int smp_merge_map(smp_ctx *c, json_object *orig, json_object *patch, cons
         json_object_object_add(orig, lname, kept);
     }
     /* the fields */
-    json_object_object_foreach(patch, k, pv) {
+    json_object_object_foreach (patch, k, pv) {
         if (k[0] == '$') {
             if (c->apply) {
-                seterr(c->err, c->errn, "%s: apply configuration may not contain patch directive %s",
-                       path, k);
+                seterr(c->err, c->errn,
+                       "%s: apply configuration may not contain patch directive %s", path, k);
                 goto out;
             }
             if (strcmp(k, SMP_PATCH) && strcmp(k, SMP_RETAIN) &&
@@ -1131,7 +1127,8 @@ static int smp_merge_map(smp_ctx *c, json_object *orig, json_object *patch, cons
         if (is_obj(pv) && is_obj(ov)) {
             json_object *d = NULL;
             if (!c->apply && json_object_object_get_ex(pv, SMP_PATCH, &d)) {
-                const char *how = d && json_object_is_type(d, json_type_string) ? json_object_get_string(d) : "";
+                const char *how =
+                    d && json_object_is_type(d, json_type_string) ? json_object_get_string(d) : "";
                 if (!strcmp(how, "delete")) {
                     json_object_object_del(orig, k);
                     continue;
@@ -1168,7 +1165,7 @@ static int smp_merge_map(smp_ctx *c, json_object *orig, json_object *patch, cons
             json_object_object_add(orig, k, nv);
     }
     /* $setElementOrder/<list>: enforce the order the client sent */
-    json_object_object_foreach(patch, sk, sv) {
+    json_object_object_foreach (patch, sk, sv) {
         if (c->apply || strncmp(sk, SMP_ORDER, strlen(SMP_ORDER)) != 0)
             continue;
         const char *lname = sk + strlen(SMP_ORDER);
@@ -1204,7 +1201,7 @@ out:
 static json_object *smp_run(json_object *target, json_object *patch, const char *api_version,
                             const char *kind, int apply, char *err, size_t errn)
 {
-    smp_ctx c = {apply, err, errn, 0};
+    smp_ctx c = { apply, err, errn, 0 };
     const char *what = apply ? "apply configuration" : "strategic merge patch";
     if (!is_obj(patch)) {
         seterr(err, errn, "%s must be a JSON object, got %s", what,
@@ -1214,7 +1211,8 @@ static json_object *smp_run(json_object *target, json_object *patch, const char 
     const smp_type *t = smp_lookup_kind(api_version, kind);
     json_object *d = NULL;
     if (!apply && json_object_object_get_ex(patch, SMP_PATCH, &d)) {
-        const char *dv = d && json_object_is_type(d, json_type_string) ? json_object_get_string(d) : "";
+        const char *dv =
+            d && json_object_is_type(d, json_type_string) ? json_object_get_string(d) : "";
         if (!strcmp(dv, "replace")) {
             json_object *r = cu_jcopy(patch);
             json_object_object_del(r, SMP_PATCH);
@@ -1240,8 +1238,8 @@ static json_object *smp_run(json_object *target, json_object *patch, const char 
 }
 
 json_object *cu_strategic_merge_patch(json_object *target, json_object *patch,
-                                      const char *api_version, const char *kind,
-                                      char *err, size_t errn)
+                                      const char *api_version, const char *kind, char *err,
+                                      size_t errn)
 {
     return smp_run(target, patch, api_version, kind, 0, err, errn);
 }
@@ -1252,8 +1250,8 @@ json_object *cu_strategic_merge_patch(json_object *target, json_object *patch,
  * by key with live items first and new ones appended, all other lists
  * and scalars replaced. Fields the configuration does not mention, and
  * fields it sets to null, are left as they are. */
-json_object *cu_apply_patch(json_object *target, json_object *applied,
-                            const char *api_version, const char *kind, char *err, size_t errn)
+json_object *cu_apply_patch(json_object *target, json_object *applied, const char *api_version,
+                            const char *kind, char *err, size_t errn)
 {
     return smp_run(target, applied, api_version, kind, 1, err, errn);
 }

@@ -23,13 +23,13 @@ json_object *cu_json_patch(json_object *target, json_object *ops, char *err, siz
  * "Deployment"...); unknown kinds fall back to merge-patch semantics for
  * lists (replace). */
 json_object *cu_strategic_merge_patch(json_object *target, json_object *patch,
-                                      const char *api_version, const char *kind,
-                                      char *err, size_t errn);
+                                      const char *api_version, const char *kind, char *err,
+                                      size_t errn);
 /* Server-side apply: target may be NULL (create). The applied
  * configuration is merged into target like a strategic merge patch,
  * except that apply never deletes fields it does not mention. */
-json_object *cu_apply_patch(json_object *target, json_object *applied,
-                            const char *api_version, const char *kind, char *err, size_t errn);
+json_object *cu_apply_patch(json_object *target, json_object *applied, const char *api_version,
+                            const char *kind, char *err, size_t errn);
 
 /* The list-type oracle of a built-in kind for field management
  * (cu_fields.h): lists with a patchMergeKey are maps keyed by it, merge

@@ -31,7 +31,8 @@ typedef struct pdb {
 static void pdb_close(void *ud)
 {
     pdb *p = ud;
-    if (!p) return;
+    if (!p)
+        return;
     sqlite3_finalize(p->put);
     sqlite3_finalize(p->del);
     sqlite3_finalize(p->meta);
@@ -77,7 +78,8 @@ static cu_err pdb_write(void *ud, const char *res, const char *ns, const char *n
                         const char *data, int64_t counter)
 {
     pdb *p = ud;
-    if (step_reset(p->begin) != SQLITE_OK) return CU_EIO;
+    if (step_reset(p->begin) != SQLITE_OK)
+        return CU_EIO;
     if (row_write(p, res, ns, name, rv, data) != SQLITE_OK || meta_write(p, counter) != SQLITE_OK) {
         step_reset(p->rollback);
         return CU_EIO;
@@ -112,7 +114,8 @@ static cu_err load_rows(pdb *p, cu_store *s, const char *sql, const char *path, 
         const char *res = (const char *)sqlite3_column_text(q, 0);
         const char *data = (const char *)sqlite3_column_text(q, 1);
         cu_status lst;
-        if (!res || !data) continue;
+        if (!res || !data)
+            continue;
         cu_err e = cu_store_load(s, res, data, &lst);
         if (e == CU_ENOTFOUND) {
             /* a custom resource whose CRD is gone: skip it, as the API would */
@@ -136,15 +139,18 @@ static cu_err load_rows(pdb *p, cu_store *s, const char *sql, const char *path, 
 cu_err cu_store_persist(cu_store *s, const char *dir, cu_status *st)
 {
     char path[4096];
-    if (!dir || !*dir) return cu_status_set(st, 400, "BadRequest", "no data directory given");
+    if (!dir || !*dir)
+        return cu_status_set(st, 400, "BadRequest", "no data directory given");
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)
         return cu_status_set(st, 500, "InternalError", "cannot create data directory %s: %s", dir,
                              strerror(errno));
     snprintf(path, sizeof(path), "%s/cluster.db", dir);
     pdb *p = calloc(1, sizeof(*p));
-    if (!p) return cu_status_set(st, 500, "InternalError", "out of memory");
-    if (sqlite3_open_v2(path, &p->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                        SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK)
+    if (!p)
+        return cu_status_set(st, 500, "InternalError", "out of memory");
+    if (sqlite3_open_v2(path, &p->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                        NULL) != SQLITE_OK)
         return db_fail(p, st, "cannot open", path);
     sqlite3_busy_timeout(p->db, 5000);
     const char *setup =
@@ -161,8 +167,10 @@ cu_err cu_store_persist(cu_store *s, const char *dir, cu_status *st)
         pdb_close(p);
         return e;
     }
-    if (sqlite3_prepare_v2(p->db, "INSERT OR REPLACE INTO objects(res, ns, name, rv, data) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5)", -1, &p->put, NULL) != SQLITE_OK ||
+    if (sqlite3_prepare_v2(p->db,
+                           "INSERT OR REPLACE INTO objects(res, ns, name, rv, data) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5)",
+                           -1, &p->put, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(p->db, "DELETE FROM objects WHERE res = ?1 AND ns = ?2 AND name = ?3",
                            -1, &p->del, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(p->db, "INSERT OR REPLACE INTO meta(k, v) VALUES ('rv', ?1)", -1,
@@ -176,36 +184,47 @@ cu_err cu_store_persist(cu_store *s, const char *dir, cu_status *st)
     int64_t counter = -1;
     if (sqlite3_prepare_v2(p->db, "SELECT v FROM meta WHERE k = 'rv'", -1, &q, NULL) != SQLITE_OK)
         return db_fail(p, st, "cannot read", path);
-    if (sqlite3_step(q) == SQLITE_ROW) counter = sqlite3_column_int64(q, 0);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        counter = sqlite3_column_int64(q, 0);
     sqlite3_finalize(q);
 
     if (counter >= 0) {
         /* an existing cluster: its objects replace the fresh store's */
         cu_store_reset(s);
-        cu_err e = load_rows(p, s, "SELECT res, data FROM objects WHERE "
+        cu_err e = load_rows(p, s,
+                             "SELECT res, data FROM objects WHERE "
                              "res = 'customresourcedefinitions.apiextensions.k8s.io' ORDER BY name",
                              path, st);
         if (e == CU_OK)
-            e = load_rows(p, s, "SELECT res, data FROM objects WHERE res = 'namespaces' ORDER BY name",
+            e = load_rows(p, s,
+                          "SELECT res, data FROM objects WHERE res = 'namespaces' ORDER BY name",
                           path, st);
         if (e == CU_OK)
-            e = load_rows(p, s, "SELECT res, data FROM objects WHERE res NOT IN "
+            e = load_rows(p, s,
+                          "SELECT res, data FROM objects WHERE res NOT IN "
                           "('customresourcedefinitions.apiextensions.k8s.io', 'namespaces') "
-                          "ORDER BY res, ns, name", path, st);
-        if (e != CU_OK) { pdb_close(p); return e; }
+                          "ORDER BY res, ns, name",
+                          path, st);
+        if (e != CU_OK) {
+            pdb_close(p);
+            return e;
+        }
         cu_store_load_done(s, counter);
     } else {
         /* a new cluster: write what the store holds now */
-        if (step_reset(p->begin) != SQLITE_OK) return db_fail(p, st, "cannot write", path);
+        if (step_reset(p->begin) != SQLITE_OK)
+            return db_fail(p, st, "cannot write", path);
         cu_err e = cu_store_dump(s, dump_row, p);
-        if (e == CU_OK && meta_write(p, cu_store_rv(s)) != SQLITE_OK) e = CU_EIO;
+        if (e == CU_OK && meta_write(p, cu_store_rv(s)) != SQLITE_OK)
+            e = CU_EIO;
         if (e != CU_OK) {
             step_reset(p->rollback);
             return db_fail(p, st, "cannot write", path);
         }
-        if (step_reset(p->commit) != SQLITE_OK) return db_fail(p, st, "cannot write", path);
+        if (step_reset(p->commit) != SQLITE_OK)
+            return db_fail(p, st, "cannot write", path);
     }
-    cu_store_backend be = {p, pdb_write, pdb_close};
+    cu_store_backend be = { p, pdb_write, pdb_close };
     cu_store_set_backend(s, &be);
     return CU_OK;
 }

@@ -25,51 +25,66 @@ typedef struct pb_field {
     const struct pb_field *sub; /* F_MSG / F_REP_MSG */
 } pb_field;
 
-static const pb_field f_ownerref[] = {
-    {1, "kind", F_STR, NULL},   {3, "name", F_STR, NULL},
-    {4, "uid", F_STR, NULL},    {5, "apiVersion", F_STR, NULL},
-    {6, "controller", F_BOOL, NULL}, {7, "blockOwnerDeletion", F_BOOL, NULL},
-    {0, NULL, 0, NULL}};
-static const pb_field f_meta[] = {
-    {1, "name", F_STR, NULL},          {2, "generateName", F_STR, NULL},
-    {3, "namespace", F_STR, NULL},     {5, "uid", F_STR, NULL},
-    {6, "resourceVersion", F_STR, NULL}, {7, "generation", F_INT, NULL},
-    {8, "creationTimestamp", F_TIME, NULL},
-    {11, "labels", F_MAP_SS, NULL},    {12, "annotations", F_MAP_SS, NULL},
-    {13, "ownerReferences", F_REP_MSG, f_ownerref},
-    {14, "finalizers", F_REP_STR, NULL}, {0, NULL, 0, NULL}};
-static const pb_field f_ns_spec[] = {{1, "finalizers", F_REP_STR, NULL}, {0, NULL, 0, NULL}};
-static const pb_field f_ns_status[] = {{1, "phase", F_STR, NULL}, {0, NULL, 0, NULL}};
-static const pb_field f_namespace[] = {
-    {1, "metadata", F_MSG, f_meta}, {2, "spec", F_MSG, f_ns_spec},
-    {3, "status", F_MSG, f_ns_status}, {0, NULL, 0, NULL}};
-static const pb_field f_configmap[] = {
-    {1, "metadata", F_MSG, f_meta}, {2, "data", F_MAP_SS, NULL},
-    {3, "binaryData", F_MAP_SB, NULL}, {4, "immutable", F_BOOL, NULL}, {0, NULL, 0, NULL}};
+static const pb_field f_ownerref[] = { { 1, "kind", F_STR, NULL },
+                                       { 3, "name", F_STR, NULL },
+                                       { 4, "uid", F_STR, NULL },
+                                       { 5, "apiVersion", F_STR, NULL },
+                                       { 6, "controller", F_BOOL, NULL },
+                                       { 7, "blockOwnerDeletion", F_BOOL, NULL },
+                                       { 0, NULL, 0, NULL } };
+static const pb_field f_meta[] = { { 1, "name", F_STR, NULL },
+                                   { 2, "generateName", F_STR, NULL },
+                                   { 3, "namespace", F_STR, NULL },
+                                   { 5, "uid", F_STR, NULL },
+                                   { 6, "resourceVersion", F_STR, NULL },
+                                   { 7, "generation", F_INT, NULL },
+                                   { 8, "creationTimestamp", F_TIME, NULL },
+                                   { 11, "labels", F_MAP_SS, NULL },
+                                   { 12, "annotations", F_MAP_SS, NULL },
+                                   { 13, "ownerReferences", F_REP_MSG, f_ownerref },
+                                   { 14, "finalizers", F_REP_STR, NULL },
+                                   { 0, NULL, 0, NULL } };
+static const pb_field f_ns_spec[] = { { 1, "finalizers", F_REP_STR, NULL }, { 0, NULL, 0, NULL } };
+static const pb_field f_ns_status[] = { { 1, "phase", F_STR, NULL }, { 0, NULL, 0, NULL } };
+static const pb_field f_namespace[] = { { 1, "metadata", F_MSG, f_meta },
+                                        { 2, "spec", F_MSG, f_ns_spec },
+                                        { 3, "status", F_MSG, f_ns_status },
+                                        { 0, NULL, 0, NULL } };
+static const pb_field f_configmap[] = { { 1, "metadata", F_MSG, f_meta },
+                                        { 2, "data", F_MAP_SS, NULL },
+                                        { 3, "binaryData", F_MAP_SB, NULL },
+                                        { 4, "immutable", F_BOOL, NULL },
+                                        { 0, NULL, 0, NULL } };
 static const pb_field f_secret[] = {
-    {1, "metadata", F_MSG, f_meta},  {2, "data", F_MAP_SB, NULL},
-    {3, "type", F_STR, NULL},        {4, "stringData", F_MAP_SS, NULL},
-    {5, "immutable", F_BOOL, NULL},  {0, NULL, 0, NULL}};
+    { 1, "metadata", F_MSG, f_meta }, { 2, "data", F_MAP_SB, NULL },
+    { 3, "type", F_STR, NULL },       { 4, "stringData", F_MAP_SS, NULL },
+    { 5, "immutable", F_BOOL, NULL }, { 0, NULL, 0, NULL }
+};
 static const pb_field f_objref[] = {
-    {1, "kind", F_STR, NULL}, {2, "namespace", F_STR, NULL}, {3, "name", F_STR, NULL},
-    {4, "uid", F_STR, NULL},  {5, "apiVersion", F_STR, NULL}, {0, NULL, 0, NULL}};
-static const pb_field f_localref[] = {{1, "name", F_STR, NULL}, {0, NULL, 0, NULL}};
-static const pb_field f_sa[] = {
-    {1, "metadata", F_MSG, f_meta}, {2, "secrets", F_REP_MSG, f_objref},
-    {3, "imagePullSecrets", F_REP_MSG, f_localref},
-    {4, "automountServiceAccountToken", F_BOOL, NULL}, {0, NULL, 0, NULL}};
+    { 1, "kind", F_STR, NULL }, { 2, "namespace", F_STR, NULL },  { 3, "name", F_STR, NULL },
+    { 4, "uid", F_STR, NULL },  { 5, "apiVersion", F_STR, NULL }, { 0, NULL, 0, NULL }
+};
+static const pb_field f_localref[] = { { 1, "name", F_STR, NULL }, { 0, NULL, 0, NULL } };
+static const pb_field f_sa[] = { { 1, "metadata", F_MSG, f_meta },
+                                 { 2, "secrets", F_REP_MSG, f_objref },
+                                 { 3, "imagePullSecrets", F_REP_MSG, f_localref },
+                                 { 4, "automountServiceAccountToken", F_BOOL, NULL },
+                                 { 0, NULL, 0, NULL } };
 static const pb_field f_pc[] = {
-    {1, "metadata", F_MSG, f_meta},      {2, "value", F_INT, NULL},
-    {3, "globalDefault", F_BOOL, NULL},  {4, "description", F_STR, NULL},
-    {5, "preemptionPolicy", F_STR, NULL}, {0, NULL, 0, NULL}};
+    { 1, "metadata", F_MSG, f_meta },       { 2, "value", F_INT, NULL },
+    { 3, "globalDefault", F_BOOL, NULL },   { 4, "description", F_STR, NULL },
+    { 5, "preemptionPolicy", F_STR, NULL }, { 0, NULL, 0, NULL }
+};
 
 static const struct {
     const char *api_version, *kind;
     const pb_field *fields;
 } kinds[] = {
-    {"v1", "Namespace", f_namespace},     {"v1", "ConfigMap", f_configmap},
-    {"v1", "Secret", f_secret},           {"v1", "ServiceAccount", f_sa},
-    {"scheduling.k8s.io/v1", "PriorityClass", f_pc},
+    { "v1", "Namespace", f_namespace },
+    { "v1", "ConfigMap", f_configmap },
+    { "v1", "Secret", f_secret },
+    { "v1", "ServiceAccount", f_sa },
+    { "scheduling.k8s.io/v1", "PriorityClass", f_pc },
 };
 
 typedef struct pb {
@@ -139,7 +154,7 @@ static int map_entry(pb s, int bytes_val, json_object *map)
 {
     unsigned num, wt;
     uint64_t v;
-    pb sub, key = {NULL, NULL}, val = {NULL, NULL};
+    pb sub, key = { NULL, NULL }, val = { NULL, NULL };
     while (s.p < s.end) {
         if (rd_field(&s, &num, &wt, &v, &sub) != 0)
             return -1;
@@ -155,9 +170,9 @@ static int map_entry(pb s, int bytes_val, json_object *map)
     char *k = strndup((const char *)key.p, (size_t)(key.end - key.p));
     if (!k)
         return -1;
-    pb empty = {key.p, key.p};
-    json_object_object_add(map, k, bytes_val ? b64_of(val.p ? val : empty)
-                                             : str_of(val.p ? val : empty));
+    pb empty = { key.p, key.p };
+    json_object_object_add(map, k,
+                           bytes_val ? b64_of(val.p ? val : empty) : str_of(val.p ? val : empty));
     free(k);
     return 0;
 }
@@ -167,7 +182,7 @@ static int decode_msg(pb b, const pb_field *fields, json_object *out)
     while (b.p < b.end) {
         unsigned num, wt;
         uint64_t v = 0;
-        pb sub = {NULL, NULL};
+        pb sub = { NULL, NULL };
         if (rd_field(&b, &num, &wt, &v, &sub) != 0)
             return -1;
         const pb_field *f = fields;
@@ -211,7 +226,7 @@ static int decode_msg(pb b, const pb_field *fields, json_object *out)
                     secs = x;
             }
             if (secs == 0)
-                break; /* a zero Time */
+                break;                     /* a zero Time */
             int64_t ssecs = (int64_t)secs; /* a varint int64: two's complement */
             if (ssecs > INT64_MAX / 1000 || ssecs < INT64_MIN / 1000)
                 return -1; /* no time at all (ms would overflow) */
@@ -271,7 +286,7 @@ json_object *cu_k8s_protobuf_to_json(const unsigned char *data, size_t n, char *
         snprintf(err, errn, "not a Kubernetes protobuf message (no k8s magic prefix)");
         return NULL;
     }
-    pb b = {data + 4, data + n}, raw = {NULL, NULL}, tm = {NULL, NULL};
+    pb b = { data + 4, data + n }, raw = { NULL, NULL }, tm = { NULL, NULL };
     while (b.p < b.end) {
         unsigned num, wt;
         uint64_t v;
@@ -311,8 +326,9 @@ json_object *cu_k8s_protobuf_to_json(const unsigned char *data, size_t n, char *
         }
         return o;
     }
-    snprintf(err, errn, "protobuf bodies are accepted for Namespace, ConfigMap, Secret, "
-                        "ServiceAccount and PriorityClass only, not %s %s; send JSON",
+    snprintf(err, errn,
+             "protobuf bodies are accepted for Namespace, ConfigMap, Secret, "
+             "ServiceAccount and PriorityClass only, not %s %s; send JSON",
              av[0] ? av : "(no apiVersion)", kind[0] ? kind : "(no kind)");
     return NULL;
 }

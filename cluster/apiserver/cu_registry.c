@@ -18,11 +18,14 @@
 static char **split_list(const char *s, size_t *n)
 {
     *n = 0;
-    if (!s || !*s) return NULL;
+    if (!s || !*s)
+        return NULL;
     size_t cnt = 1;
-    for (const char *p = s; *p; p++) cnt += *p == ',';
+    for (const char *p = s; *p; p++)
+        cnt += *p == ',';
     char **v = calloc(cnt, sizeof(*v));
-    if (!v) return NULL;
+    if (!v)
+        return NULL;
     const char *p = s;
     while (*p) {
         const char *c = strchr(p, ',');
@@ -35,15 +38,19 @@ static char **split_list(const char *s, size_t *n)
 
 void free_strv(char **v, size_t n)
 {
-    for (size_t i = 0; i < n; i++) free(v[i]);
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
     free(v);
 }
 
 void free_cols(cu_pcol *c, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        free(c[i].name); free(c[i].type); free(c[i].format);
-        free(c[i].description); free(c[i].json_path);
+        free(c[i].name);
+        free(c[i].type);
+        free(c[i].format);
+        free(c[i].description);
+        free(c[i].json_path);
     }
     free(c);
 }
@@ -59,34 +66,44 @@ res_t *res_find_q(cu_store *s, const char *group, const char *plural)
 res_t *res_by_qname(cu_store *s, const char *qname)
 {
     for (size_t i = 0; i < s->nres; i++)
-        if (strcmp(s->res[i]->qname, qname) == 0) return s->res[i];
+        if (strcmp(s->res[i]->qname, qname) == 0)
+            return s->res[i];
     return NULL;
 }
 
 static res_t *res_add(cu_store *s, const char *group, const char *plural)
 {
     res_t *r = calloc(1, sizeof(*r));
-    if (!r) return NULL;
+    if (!r)
+        return NULL;
     r->group = strdup(group);
     r->plural = strdup(plural);
     size_t ql = strlen(group) + strlen(plural) + 2;
     r->qname = malloc(ql);
-    if (!r->group || !r->plural || !r->qname) goto fail;
-    if (*group) snprintf(r->qname, ql, "%s.%s", plural, group);
-    else snprintf(r->qname, ql, "%s", plural);
+    if (!r->group || !r->plural || !r->qname)
+        goto fail;
+    if (*group)
+        snprintf(r->qname, ql, "%s.%s", plural, group);
+    else
+        snprintf(r->qname, ql, "%s", plural);
     r->sorted = 1;
-    if (cu_vec_reserve(&s->res, s->nres, &s->capres, sizeof(*s->res), 32)) goto fail;
+    if (cu_vec_reserve(&s->res, s->nres, &s->capres, sizeof(*s->res), 32))
+        goto fail;
     s->res[s->nres++] = r;
     return r;
 fail:
-    free(r->group); free(r->plural); free(r->qname); free(r);
+    free(r->group);
+    free(r->plural);
+    free(r->qname);
+    free(r);
     return NULL;
 }
 
 static rt_ent *rt_add(cu_store *s)
 {
     rt_ent *t = calloc(1, sizeof(*t));
-    if (!t) return NULL;
+    if (!t)
+        return NULL;
     if (cu_vec_reserve(&s->rts, s->nrts, &s->caprts, sizeof(*s->rts), 32)) {
         free(t);
         return NULL;
@@ -99,7 +116,8 @@ int add_builtin(cu_store *s, const bdef *d)
 {
     res_t *r = res_add(s, d->group, d->plural);
     rt_ent *t = r ? rt_add(s) : NULL;
-    if (!t) return -1;
+    if (!t)
+        return -1;
     cu_rtype *p = &t->pub;
     p->group = strdup(d->group);
     p->version = strdup(d->version);
@@ -108,14 +126,16 @@ int add_builtin(cu_store *s, const bdef *d)
     p->kind = strdup(d->kind);
     size_t ll = strlen(d->kind) + 5;
     p->list_kind = malloc(ll);
-    if (p->list_kind) snprintf(p->list_kind, ll, "%sList", d->kind);
+    if (p->list_kind)
+        snprintf(p->list_kind, ll, "%sList", d->kind);
     p->namespaced = d->namespaced;
     p->status_sub = d->status_sub;
     p->short_names = split_list(d->shorts, &p->nshort);
     p->categories = split_list(d->cats, &p->ncat);
     if (d->cols && *d->cols) {
         size_t n = 1;
-        for (const char *c = d->cols; *c; c++) n += *c == ';';
+        for (const char *c = d->cols; *c; c++)
+            n += *c == ';';
         p->cols = calloc(n, sizeof(*p->cols));
         const char *c = d->cols;
         while (p->cols && *c) {
@@ -143,15 +163,18 @@ int add_builtin(cu_store *s, const bdef *d)
     r->storage_rt = t;
     r->namespaced = d->namespaced;
     r->kid = d->kid;
-    if (d->kid == K_NS) s->r_ns = r;
+    if (d->kid == K_NS)
+        s->r_ns = r;
     return 0;
 }
 
 static int name_match(const cu_rtype *p, const char *name)
 {
-    if (strcmp(p->resource, name) == 0 || strcmp(p->singular, name) == 0) return 1;
+    if (strcmp(p->resource, name) == 0 || strcmp(p->singular, name) == 0)
+        return 1;
     for (size_t i = 0; i < p->nshort; i++)
-        if (strcmp(p->short_names[i], name) == 0) return 1;
+        if (strcmp(p->short_names[i], name) == 0)
+            return 1;
     return strcasecmp(p->kind, name) == 0;
 }
 
@@ -161,9 +184,12 @@ static rt_ent *rt_lookup(cu_store *s, const char *group, const char *version, co
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < s->nrts; i++) {
             rt_ent *t = s->rts[i];
-            if (!t->served) continue;
-            if (group && strcmp(t->pub.group, group) != 0) continue;
-            if (version && strcmp(t->pub.version, version) != 0) continue;
+            if (!t->served)
+                continue;
+            if (group && strcmp(t->pub.group, group) != 0)
+                continue;
+            if (version && strcmp(t->pub.version, version) != 0)
+                continue;
             if (pass == 0 ? strcmp(t->pub.resource, name) == 0 : name_match(&t->pub, name))
                 return t;
         }
@@ -173,7 +199,8 @@ static rt_ent *rt_lookup(cu_store *s, const char *group, const char *version, co
 const cu_rtype *cu_store_rtype(cu_store *s, const char *group, const char *version,
                                const char *name)
 {
-    if (!s || !name) return NULL;
+    if (!s || !name)
+        return NULL;
     pthread_mutex_lock(&s->mu);
     rt_ent *t = rt_lookup(s, group, version, name);
     pthread_mutex_unlock(&s->mu);
@@ -182,7 +209,8 @@ const cu_rtype *cu_store_rtype(cu_store *s, const char *group, const char *versi
 
 const cu_rtype *cu_store_rtype_kind(cu_store *s, const char *api_version, const char *kind)
 {
-    if (!s || !api_version || !kind) return NULL;
+    if (!s || !api_version || !kind)
+        return NULL;
     char group[256];
     const char *slash = strchr(api_version, '/'), *version = api_version;
     if (slash) {
@@ -210,9 +238,11 @@ void cu_store_each_rtype(cu_store *s, void (*fn)(const cu_rtype *rt, void *ud), 
     rt_ent **v = malloc((n ? n : 1) * sizeof(*v));
     size_t k = 0;
     for (size_t i = 0; v && i < n; i++)
-        if (s->rts[i]->served) v[k++] = s->rts[i];
+        if (s->rts[i]->served)
+            v[k++] = s->rts[i];
     pthread_mutex_unlock(&s->mu);
-    for (size_t i = 0; i < k; i++) fn(&v[i]->pub, ud);
+    for (size_t i = 0; i < k; i++)
+        fn(&v[i]->pub, ud);
     free(v);
 }
 
@@ -220,14 +250,16 @@ void cu_store_each_rtype(cu_store *s, void (*fn)(const cu_rtype *rt, void *ud), 
  * is freed (readers borrow these without the lock). */
 static void reg_set(cu_store *s, char **slot, const char *v)
 {
-    if (*slot && v && strcmp(*slot, v) == 0) return;
+    if (*slot && v && strcmp(*slot, v) == 0)
+        return;
     grave_add(s, *slot);
     *slot = xstrdup(v);
 }
 
 static int strv_equal(char **a, size_t na, json_object *arr)
 {
-    if (na != cu_jarr_len(arr)) return 0;
+    if (na != cu_jarr_len(arr))
+        return 0;
     for (size_t i = 0; i < na; i++) {
         json_object *v = json_object_array_get_idx(arr, i);
         if (!json_object_is_type(v, json_type_string) || strcmp(a[i], json_object_get_string(v)))
@@ -238,8 +270,10 @@ static int strv_equal(char **a, size_t na, json_object *arr)
 
 static void reg_set_strv(cu_store *s, char ***slot, size_t *n, json_object *arr)
 {
-    if (strv_equal(*slot, *n, arr)) return;
-    for (size_t i = 0; i < *n; i++) grave_add(s, (*slot)[i]);
+    if (strv_equal(*slot, *n, arr))
+        return;
+    for (size_t i = 0; i < *n; i++)
+        grave_add(s, (*slot)[i]);
     grave_add(s, *slot);
     size_t len = cu_jarr_len(arr);
     *slot = len ? calloc(len, sizeof(char *)) : NULL;
@@ -254,7 +288,8 @@ static void reg_set_strv(cu_store *s, char ***slot, size_t *n, json_object *arr)
 static void lower_copy(char *dst, size_t n, const char *src)
 {
     size_t i = 0;
-    for (; src[i] && i + 1 < n; i++) dst[i] = (char)tolower((unsigned char)src[i]);
+    for (; src[i] && i + 1 < n; i++)
+        dst[i] = (char)tolower((unsigned char)src[i]);
     dst[i] = '\0';
 }
 
@@ -266,15 +301,21 @@ static int crd_validate(json_object *crd, ferrs *fe)
     const char *group = cu_jstr(spec, "group"), *plural = cu_jstr(names, "plural");
     const char *kind = cu_jstr(names, "kind"), *scope = cu_jstr(spec, "scope");
     const char *name = cu_jstr(cu_jget(crd, "metadata"), "name");
-    if (!spec) { ferr_add(fe, "spec", "FieldValueRequired", "Required value"); return -1; }
-    if (!group || !*group) ferr_add(fe, "spec.group", "FieldValueRequired", "Required value");
+    if (!spec) {
+        ferr_add(fe, "spec", "FieldValueRequired", "Required value");
+        return -1;
+    }
+    if (!group || !*group)
+        ferr_add(fe, "spec.group", "FieldValueRequired", "Required value");
     else if (!strchr(group, '.'))
         ferr_add(fe, "spec.group", "FieldValueInvalid",
                  "Invalid value: \"%s\": should be a domain with at least one dot", group);
     if (!plural || !*plural)
         ferr_add(fe, "spec.names.plural", "FieldValueRequired", "Required value");
-    if (!kind || !*kind) ferr_add(fe, "spec.names.kind", "FieldValueRequired", "Required value");
-    if (!scope) ferr_add(fe, "spec.scope", "FieldValueRequired", "Required value");
+    if (!kind || !*kind)
+        ferr_add(fe, "spec.names.kind", "FieldValueRequired", "Required value");
+    if (!scope)
+        ferr_add(fe, "spec.scope", "FieldValueRequired", "Required value");
     else if (strcmp(scope, "Namespaced") && strcmp(scope, "Cluster"))
         ferr_add(fe, "spec.scope", "FieldValueNotSupported",
                  "Unsupported value: \"%s\": supported values: \"Cluster\", \"Namespaced\"", scope);
@@ -287,8 +328,9 @@ static int crd_validate(json_object *crd, ferrs *fe)
     }
     json_object *vers = cu_jget(spec, "versions");
     size_t nv = cu_jarr_len(vers), nstorage = 0;
-    if (!nv) ferr_add(fe, "spec.versions", "FieldValueInvalid",
-                      "Invalid value: null: must have exactly one version marked as storage version");
+    if (!nv)
+        ferr_add(fe, "spec.versions", "FieldValueInvalid",
+                 "Invalid value: null: must have exactly one version marked as storage version");
     for (size_t i = 0; i < nv; i++) {
         json_object *v = json_object_array_get_idx(vers, i), *sv = cu_jget(v, "storage");
         char f[64];
@@ -296,7 +338,8 @@ static int crd_validate(json_object *crd, ferrs *fe)
             snprintf(f, sizeof(f), "spec.versions[%zu].name", i);
             ferr_add(fe, f, "FieldValueRequired", "Required value");
         }
-        if (sv && json_object_get_boolean(sv)) nstorage++;
+        if (sv && json_object_get_boolean(sv))
+            nstorage++;
         /* the schema itself: counts, multipleOf, patterns, defaults */
         json_object *schema = cu_jget(cu_jget(v, "schema"), "openAPIV3Schema");
         if (schema) {
@@ -304,7 +347,8 @@ static int crd_validate(json_object *crd, ferrs *fe)
             cu_schema_err se[8];
             snprintf(sp, sizeof(sp), "spec.versions[%zu].schema.openAPIV3Schema", i);
             size_t ns = cu_schema_check(schema, sp, se, 8);
-            for (size_t k = 0; k < ns && k < 8; k++) ferr_add(fe, se[k].field, se[k].type, "%s", se[k].message);
+            for (size_t k = 0; k < ns && k < 8; k++)
+                ferr_add(fe, se[k].field, se[k].type, "%s", se[k].message);
             fe->total += ns > 8 ? ns - 8 : 0;
         }
     }
@@ -315,8 +359,7 @@ static int crd_validate(json_object *crd, ferrs *fe)
     return fe->n ? -1 : 0;
 }
 
-static json_object *cond_new(const char *type, const char *reason, const char *msg,
-                             const char *ts)
+static json_object *cond_new(const char *type, const char *reason, const char *msg, const char *ts)
 {
     json_object *c = json_object_new_object();
     cu_jset_str(c, "type", type);
@@ -335,7 +378,8 @@ cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st)
     fe.n = fe.total = 0;
     rt_ent *crd_rt = rt_lookup(s, "apiextensions.k8s.io", "v1", "customresourcedefinitions");
     const char *crdname = cu_jstr(cu_jget(crd, "metadata"), "name");
-    if (crd_validate(crd, &fe)) return err_invalid(st, crd_rt, crdname ? crdname : "", &fe);
+    if (crd_validate(crd, &fe))
+        return err_invalid(st, crd_rt, crdname ? crdname : "", &fe);
     json_object *spec = cu_jget(crd, "spec"), *names = cu_jget(spec, "names");
     const char *group = cu_jstr(spec, "group"), *plural = cu_jstr(names, "plural");
     const char *kind = cu_jstr(names, "kind");
@@ -364,46 +408,58 @@ cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st)
         return err_invalid1(st, crd_rt, crdname, "spec.group", "FieldValueInvalid",
                             "Invalid value: the resource is served by the API server itself");
     if (r && r->crd_name && strcmp(r->crd_name, crdname)) {
-        return cu_status_set(st, 409, "Conflict", "customresourcedefinitions \"%s\": plural %s is "
-                             "already served by %s", crdname, plural, r->crd_name);
+        return cu_status_set(st, 409, "Conflict",
+                             "customresourcedefinitions \"%s\": plural %s is "
+                             "already served by %s",
+                             crdname, plural, r->crd_name);
     }
     if (!r) {
-        if (res_find_q(s, group, plural)) return cu_status_set(st, 500, "InternalError", "dup");
+        if (res_find_q(s, group, plural))
+            return cu_status_set(st, 500, "InternalError", "dup");
         r = res_add(s, group, plural);
-        if (!r) return cu_status_set(st, 500, "InternalError", "out of memory");
+        if (!r)
+            return cu_status_set(st, 500, "InternalError", "out of memory");
         r->kid = K_CR;
     }
-    if (!r->crd_name) r->crd_name = strdup(crdname);
+    if (!r->crd_name)
+        r->crd_name = strdup(crdname);
     r->namespaced = namespaced;
     json_object *vers = cu_jget(spec, "versions");
     size_t nv = cu_jarr_len(vers);
-    if (nv > 1) r->multi = 1;
+    if (nv > 1)
+        r->multi = 1;
     const char *storage_version = NULL;
     /* disable versions no longer listed (or not served) first */
     for (size_t i = 0; i < s->nrts; i++) {
         rt_ent *t = s->rts[i];
-        if (t->res != r) continue;
+        if (t->res != r)
+            continue;
         int listed = 0;
         for (size_t j = 0; j < nv; j++) {
             json_object *v = json_object_array_get_idx(vers, j);
             json_object *served = cu_jget(v, "served");
-            if (strcmp(cu_jstr(v, "name"), t->pub.version) == 0 && (!served || json_object_get_boolean(served)))
+            if (strcmp(cu_jstr(v, "name"), t->pub.version) == 0 &&
+                (!served || json_object_get_boolean(served)))
                 listed = 1;
         }
-        if (!listed) t->served = 0;
+        if (!listed)
+            t->served = 0;
     }
     for (size_t j = 0; j < nv; j++) {
         json_object *v = json_object_array_get_idx(vers, j);
         const char *vname = cu_jstr(v, "name");
         json_object *served = cu_jget(v, "served"), *stor = cu_jget(v, "storage");
         int is_storage = stor && json_object_get_boolean(stor);
-        if (is_storage) storage_version = vname;
+        if (is_storage)
+            storage_version = vname;
         rt_ent *t = NULL;
         for (size_t i = 0; i < s->nrts && !t; i++)
-            if (s->rts[i]->res == r && strcmp(s->rts[i]->pub.version, vname) == 0) t = s->rts[i];
+            if (s->rts[i]->res == r && strcmp(s->rts[i]->pub.version, vname) == 0)
+                t = s->rts[i];
         if (!t) {
             t = rt_add(s);
-            if (!t) return cu_status_set(st, 500, "InternalError", "out of memory");
+            if (!t)
+                return cu_status_set(st, 500, "InternalError", "out of memory");
             t->res = r;
             t->pub.group = strdup(group);
             t->pub.version = strdup(vname);
@@ -427,19 +483,24 @@ cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st)
         size_t nc = 0;
         for (size_t i = 0; cols && i < np; i++) {
             json_object *pc = json_object_array_get_idx(pcs, i);
-            if (!cu_jstr(pc, "name") || !cu_jstr(pc, "jsonPath")) continue;
+            if (!cu_jstr(pc, "name") || !cu_jstr(pc, "jsonPath"))
+                continue;
             cols[nc].name = xstrdup(cu_jstr(pc, "name"));
             cols[nc].type = xstrdup(cu_jstr(pc, "type") ? cu_jstr(pc, "type") : "string");
             cols[nc].format = xstrdup(cu_jstr(pc, "format"));
             cols[nc].description = xstrdup(cu_jstr(pc, "description"));
             cols[nc].json_path = xstrdup(cu_jstr(pc, "jsonPath"));
-            cols[nc].priority = cu_jget(pc, "priority") ? json_object_get_int(cu_jget(pc, "priority")) : 0;
+            cols[nc].priority =
+                cu_jget(pc, "priority") ? json_object_get_int(cu_jget(pc, "priority")) : 0;
             nc++;
         }
         for (size_t i = 0; i < t->pub.ncols; i++) {
             cu_pcol *c = &t->pub.cols[i];
-            grave_add(s, c->name); grave_add(s, c->type); grave_add(s, c->format);
-            grave_add(s, c->description); grave_add(s, c->json_path);
+            grave_add(s, c->name);
+            grave_add(s, c->type);
+            grave_add(s, c->format);
+            grave_add(s, c->description);
+            grave_add(s, c->json_path);
         }
         grave_add(s, t->pub.cols);
         t->pub.cols = cols;
@@ -452,9 +513,11 @@ cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st)
             rxgrave_add(s, t->pub.schema_rx);
             t->pub.schema = NULL;
             t->pub.schema_rx = NULL;
-            if (schema) json_object_deep_copy(schema, &t->pub.schema, NULL);
+            if (schema)
+                json_object_deep_copy(schema, &t->pub.schema, NULL);
             /* each pattern compiled once, here, not per validated string */
-            if (t->pub.schema) t->pub.schema_rx = cu_schema_rx_new(t->pub.schema);
+            if (t->pub.schema)
+                t->pub.schema_rx = cu_schema_rx_new(t->pub.schema);
         }
         t->pub.storage = is_storage;
         t->served = !served || json_object_get_boolean(served);
@@ -494,12 +557,16 @@ cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st)
     for (size_t i = 0; i < cu_jarr_len(old); i++) {
         json_object *c = json_object_array_get_idx(old, i);
         const char *ty = cu_jstr(c, "type"), *lt = cu_jstr(c, "lastTransitionTime");
-        if (!ty || !lt || !cu_jstr(c, "status") || strcmp(cu_jstr(c, "status"), "True")) continue;
-        if (strcmp(ty, "NamesAccepted") == 0) snprintf(ts_na, sizeof(ts_na), "%s", lt);
-        if (strcmp(ty, "Established") == 0) snprintf(ts_est, sizeof(ts_est), "%s", lt);
+        if (!ty || !lt || !cu_jstr(c, "status") || strcmp(cu_jstr(c, "status"), "True"))
+            continue;
+        if (strcmp(ty, "NamesAccepted") == 0)
+            snprintf(ts_na, sizeof(ts_na), "%s", lt);
+        if (strcmp(ty, "Established") == 0)
+            snprintf(ts_est, sizeof(ts_est), "%s", lt);
     }
     json_object *conds = json_object_new_array();
-    json_object_array_add(conds, cond_new("NamesAccepted", "NoConflicts", "no conflicts found", ts_na));
+    json_object_array_add(conds,
+                          cond_new("NamesAccepted", "NoConflicts", "no conflicts found", ts_na));
     json_object_array_add(conds, cond_new("Established", "InitialNamesAccepted",
                                           "the initial names have been accepted", ts_est));
     json_object_object_add(status, "conditions", conds);

@@ -49,7 +49,8 @@ int has_ct(const char *ct, const char *want)
         return 0;
     while (isspace((unsigned char)*ct))
         ct++;
-    return strncasecmp(ct, want, n) == 0 && (ct[n] == '\0' || ct[n] == ';' || isspace((unsigned char)ct[n]));
+    return strncasecmp(ct, want, n) == 0 &&
+           (ct[n] == '\0' || ct[n] == ';' || isspace((unsigned char)ct[n]));
 }
 
 /* Decodes the request body (JSON, or YAML when the content type says so).
@@ -142,8 +143,8 @@ int fix_identity(const cu_rtype *rt, json_object *o, const char *ns, const char 
         const char *bn = cu_jstr(m, "name");
         if (bn && *bn && strcmp(bn, name) != 0) {
             resp_status(resp, 400, "BadRequest",
-                        "the name of the object (%s) does not match the name on the URL (%s)",
-                        bn, name);
+                        "the name of the object (%s) does not match the name on the URL (%s)", bn,
+                        name);
             return -1;
         }
         cu_jset_str(m, "name", name);
@@ -154,8 +155,7 @@ int fix_identity(const cu_rtype *rt, json_object *o, const char *ns, const char 
 /* fieldValidation for custom resources: unknown fields are an error
  * (Strict), a warning (Warn, the default) or nothing (Ignore). Built-in
  * kinds are accepted as they are. Returns 0 or -1 with a 400 set. */
-int check_unknown_fields(const cu_api_req *r, const cu_rtype *rt, json_object *o,
-                         cu_api_resp *resp)
+int check_unknown_fields(const cu_api_req *r, const cu_rtype *rt, json_object *o, cu_api_resp *resp)
 {
     const char *fv = arg(r, "fieldValidation");
     if (!rt->schema || (fv && strcasecmp(fv, "Ignore") == 0))
@@ -228,8 +228,8 @@ static void invalid_status(const cu_rtype *rt, const char *name, const cu_schema
 /* For dryRun=All: validates o against the schema without storing.
  * Returns 0 or -1 with a 422 set. */
 /* The n errors found in o: 0 when none, else -1 with the 422 set. */
-static int respond_invalid(const cu_rtype *rt, json_object *o, const cu_schema_err *errs,
-                           size_t n, cu_api_resp *resp)
+static int respond_invalid(const cu_rtype *rt, json_object *o, const cu_schema_err *errs, size_t n,
+                           cu_api_resp *resp)
 {
     if (!n)
         return 0;
@@ -244,8 +244,8 @@ int dry_validate(const cu_rtype *rt, json_object *o, cu_api_resp *resp)
     if (!rt->schema)
         return 0;
     cu_schema_err errs[32];
-    return respond_invalid(rt, o, errs, cu_schema_validate_rx(rt->schema, rt->schema_rx, o, 0, errs, 32),
-                           resp);
+    return respond_invalid(rt, o, errs,
+                           cu_schema_validate_rx(rt->schema, rt->schema_rx, o, 0, errs, 32), resp);
 }
 
 /* ObjectMeta and the built-in kinds' field types (cu_objmeta.c): 0, or

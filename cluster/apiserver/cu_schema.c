@@ -41,11 +41,11 @@
 
 typedef struct sv_ctx {
     int strict;
-    int mutate;        /* 0 inside anyOf/oneOf/not branches */
+    int mutate; /* 0 inside anyOf/oneOf/not branches */
     cu_schema_err *errs;
     size_t max, n;
-    const cu_schema_rx *rx;  /* the schema's compiled patterns, or NULL */
-    cu_schema_rx *local;     /* patterns compiled during this call (shared
+    const cu_schema_rx *rx; /* the schema's compiled patterns, or NULL */
+    cu_schema_rx *local;    /* patterns compiled during this call (shared
                                 with the branches' contexts) */
 } sv_ctx;
 
@@ -130,9 +130,10 @@ static void fmt_value(json_object *v, char *out, size_t n)
     else if (v && json_object_is_type(v, json_type_boolean))
         snprintf(out, n, "%s", json_object_get_boolean(v) ? "true" : "false");
     else
-        snprintf(out, n, "%s", v ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
-                                                                       JSON_C_TO_STRING_NOSLASHESCAPE)
-                                 : "null");
+        snprintf(out, n, "%s",
+                 v ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+                                                           JSON_C_TO_STRING_NOSLASHESCAPE)
+                   : "null");
 }
 
 static void quote_str(const char *s, char *out, size_t n)
@@ -169,10 +170,7 @@ static size_t path_push_key(sv_path *p, const char *key)
     return path_pushf(p, "%s%s", p->len ? "." : "", key);
 }
 
-static size_t path_push_idx(sv_path *p, size_t i)
-{
-    return path_pushf(p, "[%zu]", i);
-}
+static size_t path_push_idx(sv_path *p, size_t i) { return path_pushf(p, "[%zu]", i); }
 
 static void path_pop(sv_path *p, size_t old)
 {
@@ -235,7 +233,8 @@ static int fmt_datetime(const char *s)
     }
     if ((*t == 'Z' || *t == 'z') && t[1] == '\0')
         return 1;
-    if ((*t == '+' || *t == '-') && ndigits(t + 1, 2) && t[3] == ':' && ndigits(t + 4, 2) && t[6] == '\0')
+    if ((*t == '+' || *t == '-') && ndigits(t + 1, 2) && t[3] == ':' && ndigits(t + 4, 2) &&
+        t[6] == '\0')
         return 1;
     return 0;
 }
@@ -247,7 +246,7 @@ static int ishex(char c)
 
 static int fmt_uuid(const char *s)
 {
-    static const int groups[] = {8, 4, 4, 4, 12};
+    static const int groups[] = { 8, 4, 4, 4, 12 };
     for (int g = 0; g < 5; g++) {
         for (int i = 0; i < groups[g]; i++)
             if (!ishex(*s++))
@@ -288,7 +287,8 @@ static int fmt_ip(const char *s, int af)
 static int fmt_cidr(const char *s)
 {
     const char *slash = strchr(s, '/');
-    if (!slash || slash == s || !slash[1] || strlen(slash + 1) > 3 || !ndigits(slash + 1, (int)strlen(slash + 1)))
+    if (!slash || slash == s || !slash[1] || strlen(slash + 1) > 3 ||
+        !ndigits(slash + 1, (int)strlen(slash + 1)))
         return 0;
     char addr[64];
     size_t al = (size_t)(slash - s);
@@ -340,17 +340,25 @@ static int fmt_byte(const char *s)
  * is not checked. */
 static int fmt_check(const char *format, const char *s)
 {
-    if (!strcmp(format, "date-time")) return fmt_datetime(s);
-    if (!strcmp(format, "date")) return strlen(s) == 10 && fmt_date(s);
+    if (!strcmp(format, "date-time"))
+        return fmt_datetime(s);
+    if (!strcmp(format, "date"))
+        return strlen(s) == 10 && fmt_date(s);
     if (!strcmp(format, "uuid") || !strcmp(format, "uuid3") || !strcmp(format, "uuid4") ||
         !strcmp(format, "uuid5"))
         return fmt_uuid(s);
-    if (!strcmp(format, "ipv4")) return fmt_ip(s, AF_INET);
-    if (!strcmp(format, "ipv6")) return fmt_ip(s, AF_INET6);
-    if (!strcmp(format, "cidr")) return fmt_cidr(s);
-    if (!strcmp(format, "hostname")) return fmt_hostname(s);
-    if (!strcmp(format, "mac")) return fmt_mac(s);
-    if (!strcmp(format, "byte")) return fmt_byte(s);
+    if (!strcmp(format, "ipv4"))
+        return fmt_ip(s, AF_INET);
+    if (!strcmp(format, "ipv6"))
+        return fmt_ip(s, AF_INET6);
+    if (!strcmp(format, "cidr"))
+        return fmt_cidr(s);
+    if (!strcmp(format, "hostname"))
+        return fmt_hostname(s);
+    if (!strcmp(format, "mac"))
+        return fmt_mac(s);
+    if (!strcmp(format, "byte"))
+        return fmt_byte(s);
     return 1;
 }
 
@@ -360,11 +368,16 @@ static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path
 
 static int type_ok(const char *type, json_object *v)
 {
-    if (!strcmp(type, "object")) return is_obj(v);
-    if (!strcmp(type, "array")) return is_arr(v);
-    if (!strcmp(type, "string")) return is_str(v);
-    if (!strcmp(type, "boolean")) return v && json_object_is_type(v, json_type_boolean);
-    if (!strcmp(type, "number")) return is_num(v);
+    if (!strcmp(type, "object"))
+        return is_obj(v);
+    if (!strcmp(type, "array"))
+        return is_arr(v);
+    if (!strcmp(type, "string"))
+        return is_str(v);
+    if (!strcmp(type, "boolean"))
+        return v && json_object_is_type(v, json_type_boolean);
+    if (!strcmp(type, "number"))
+        return is_num(v);
     if (!strcmp(type, "integer")) {
         if (v && json_object_is_type(v, json_type_int))
             return 1;
@@ -398,23 +411,25 @@ static void sv_number(sv_ctx *c, json_object *schema, json_object *v, const char
         double m = json_object_get_double(mx);
         fmt_num(mx, lim, sizeof lim);
         if (excl ? d >= m : d > m)
-            sv_err(c, path, "FieldValueInvalid", "Invalid value: %s: %s in body should be less than %s%s",
-                   val, path, excl ? "" : "or equal to ", lim);
+            sv_err(c, path, "FieldValueInvalid",
+                   "Invalid value: %s: %s in body should be less than %s%s", val, path,
+                   excl ? "" : "or equal to ", lim);
     }
     if (is_num(mn)) {
         int excl = sbool(schema, "exclusiveMinimum");
         double m = json_object_get_double(mn);
         fmt_num(mn, lim, sizeof lim);
         if (excl ? d <= m : d < m)
-            sv_err(c, path, "FieldValueInvalid", "Invalid value: %s: %s in body should be greater than %s%s",
-                   val, path, excl ? "" : "or equal to ", lim);
+            sv_err(c, path, "FieldValueInvalid",
+                   "Invalid value: %s: %s in body should be greater than %s%s", val, path,
+                   excl ? "" : "or equal to ", lim);
     }
     if (is_num(mo) && json_object_get_double(mo) > 0) {
         double q = d / json_object_get_double(mo);
         fmt_num(mo, lim, sizeof lim);
         if (fabs(q - nearbyint(q)) > 1e-9)
-            sv_err(c, path, "FieldValueInvalid", "Invalid value: %s: %s in body should be a multiple of %s",
-                   val, path, lim);
+            sv_err(c, path, "FieldValueInvalid",
+                   "Invalid value: %s: %s in body should be a multiple of %s", val, path, lim);
     }
 }
 
@@ -432,14 +447,15 @@ static void sv_string(sv_ctx *c, json_object *schema, json_object *v, const char
                m == 1 ? "byte" : "bytes");
     }
     if (is_num(mnl) && (double)len < json_object_get_double(mnl))
-        sv_err(c, path, "FieldValueInvalid", "Invalid value: %s: %s in body should be at least %lld chars long",
-               q, path, (long long)json_object_get_int64(mnl));
+        sv_err(c, path, "FieldValueInvalid",
+               "Invalid value: %s: %s in body should be at least %lld chars long", q, path,
+               (long long)json_object_get_int64(mnl));
     if (pattern && rx_match(c, pattern, s) == 0)
-        sv_err(c, path, "FieldValueInvalid", "Invalid value: %s: %s in body should match '%s'", q, path,
-               pattern);
+        sv_err(c, path, "FieldValueInvalid", "Invalid value: %s: %s in body should match '%s'", q,
+               path, pattern);
     if (format && !fmt_check(format, s))
-        sv_err(c, path, "FieldValueTypeInvalid", "Invalid value: %s: %s in body must be of type %s: %s", q,
-               path, format, q);
+        sv_err(c, path, "FieldValueTypeInvalid",
+               "Invalid value: %s: %s in body must be of type %s: %s", q, path, format, q);
 }
 
 /* The identity of a list-type=map element, as kube-apiserver prints it
@@ -488,8 +504,7 @@ static uint64_t jhash(json_object *v)
     if (!v)
         return 0x5bd1e995ULL;
     switch (json_object_get_type(v)) {
-    case json_type_boolean:
-        return mix64(json_object_get_boolean(v) ? 3 : 5);
+    case json_type_boolean: return mix64(json_object_get_boolean(v) ? 3 : 5);
     case json_type_int:
     case json_type_double: {
         double d = json_object_get_double(v);
@@ -500,7 +515,8 @@ static uint64_t jhash(json_object *v)
         return mix64(bits ^ 0x7ULL);
     }
     case json_type_string:
-        return mix64(cu_hash_bytes(CU_HASH_INIT, json_object_get_string(v), (size_t)json_object_get_string_len(v)));
+        return mix64(cu_hash_bytes(CU_HASH_INIT, json_object_get_string(v),
+                                   (size_t)json_object_get_string_len(v)));
     case json_type_array: {
         uint64_t h = 0xa5a5ULL;
         size_t n = json_object_array_length(v);
@@ -510,12 +526,12 @@ static uint64_t jhash(json_object *v)
     }
     case json_type_object: {
         uint64_t h = 0x3c3cULL;
-        json_object_object_foreach(v, k, e)
-            h += mix64(cu_hash_bytes(CU_HASH_INIT, k, strlen(k)) ^ (jhash(e) * 0x9e3779b97f4a7c15ULL));
+        json_object_object_foreach (v, k, e)
+            h += mix64(cu_hash_bytes(CU_HASH_INIT, k, strlen(k)) ^
+                       (jhash(e) * 0x9e3779b97f4a7c15ULL));
         return h;
     }
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -528,7 +544,8 @@ static uint64_t elem_hash(json_object *e, json_object *keys)
     size_t nk = json_object_array_length(keys);
     for (size_t i = 0; i < nk; i++) {
         json_object *k = json_object_array_get_idx(keys, i), *v = NULL;
-        int has = is_str(k) && is_obj(e) && json_object_object_get_ex(e, json_object_get_string(k), &v);
+        int has =
+            is_str(k) && is_obj(e) && json_object_object_get_ex(e, json_object_get_string(k), &v);
         h = mix64(h * 31 + (has ? jhash(v) : 0xdeadULL));
     }
     return h;
@@ -552,7 +569,11 @@ static int elem_equal(json_object *a, json_object *b, json_object *keys)
     return 1;
 }
 
-typedef struct uslot { uint64_t h; size_t idx; int used; } uslot;
+typedef struct uslot {
+    uint64_t h;
+    size_t idx;
+    int used;
+} uslot;
 
 /* Reports every element equal to an earlier one as a Duplicate. */
 static void sv_unique(sv_ctx *c, json_object *arr, json_object *keys, sv_path *p)
@@ -611,8 +632,9 @@ static void sv_array(sv_ctx *c, json_object *schema, json_object *arr, sv_path *
                m == 1 ? "item" : "items");
     }
     if (is_num(mni) && (double)n < json_object_get_double(mni))
-        sv_err(c, p->buf, "FieldValueInvalid", "Invalid value: %zu: %s in body should have at least %lld items",
-               n, p->buf, (long long)json_object_get_int64(mni));
+        sv_err(c, p->buf, "FieldValueInvalid",
+               "Invalid value: %zu: %s in body should have at least %lld items", n, p->buf,
+               (long long)json_object_get_int64(mni));
     if (is_obj(items)) {
         for (size_t i = 0; i < n; i++) {
             size_t old = path_push_idx(p, i);
@@ -636,9 +658,11 @@ static int keep_embedded(int root, json_object *schema, const char *k)
 
 static void sv_object(sv_ctx *c, json_object *schema, json_object *obj, sv_path *p, int root)
 {
-    json_object *props = cu_jget(schema, "properties"), *addl = cu_jget(schema, "additionalProperties");
+    json_object *props = cu_jget(schema, "properties"),
+                *addl = cu_jget(schema, "additionalProperties");
     int preserve = sbool(schema, "x-kubernetes-preserve-unknown-fields");
-    int addl_any = addl && json_object_is_type(addl, json_type_boolean) && json_object_get_boolean(addl);
+    int addl_any =
+        addl && json_object_is_type(addl, json_type_boolean) && json_object_get_boolean(addl);
     json_object *addl_schema = is_obj(addl) ? addl : NULL;
 
     /* 1. prune unknown fields and non-nullable nulls */
@@ -647,7 +671,7 @@ static void sv_object(sv_ctx *c, json_object *schema, json_object *obj, sv_path 
         char **del = calloc(nk ? nk : 1, sizeof *del);
         if (!del)
             return;
-        json_object_object_foreach(obj, k, v) {
+        json_object_object_foreach (obj, k, v) {
             if (keep_embedded(root, schema, k))
                 continue;
             json_object *ps = props ? cu_jget(props, k) : NULL;
@@ -676,7 +700,7 @@ static void sv_object(sv_ctx *c, json_object *schema, json_object *obj, sv_path 
 
     /* 2. defaults for absent properties */
     if (c->mutate && is_obj(props)) {
-        json_object_object_foreach(props, pk, ps) {
+        json_object_object_foreach (props, pk, ps) {
             json_object *def = NULL, *cur = NULL;
             if (!is_obj(ps) || !json_object_object_get_ex(ps, "default", &def))
                 continue;
@@ -713,11 +737,12 @@ static void sv_object(sv_ctx *c, json_object *schema, json_object *obj, sv_path 
                m == 1 ? "item" : "items");
     }
     if (is_num(mnp) && (double)np < json_object_get_double(mnp))
-        sv_err(c, p->buf, "FieldValueInvalid", "Invalid value: %zu: %s in body should have at least %lld properties",
-               np, p->buf, (long long)json_object_get_int64(mnp));
+        sv_err(c, p->buf, "FieldValueInvalid",
+               "Invalid value: %zu: %s in body should have at least %lld properties", np, p->buf,
+               (long long)json_object_get_int64(mnp));
 
     /* 4. children */
-    json_object_object_foreach(obj, k, v) {
+    json_object_object_foreach (obj, k, v) {
         if (keep_embedded(root, schema, k))
             continue;
         json_object *ps = props ? cu_jget(props, k) : NULL;
@@ -738,7 +763,7 @@ static size_t sv_branches(sv_ctx *c, json_object *list, json_object *v, sv_path 
 {
     size_t ok = 0, n = json_object_array_length(list);
     for (size_t i = 0; i < n; i++) {
-        sv_ctx sub = {c->strict, 0, NULL, 0, 0, c->rx, c->local};
+        sv_ctx sub = { c->strict, 0, NULL, 0, 0, c->rx, c->local };
         json_object *slot = v;
         sv_value(&sub, json_object_array_get_idx(list, i), &slot, p, root);
         if (sub.n == 0)
@@ -757,19 +782,24 @@ static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path
     if (!v) {
         if (sbool(schema, "nullable"))
             return;
-        sv_err(c, p->buf, "FieldValueTypeInvalid", "Invalid value: \"null\": %s in body must be of type %s: \"null\"",
-               p->buf, ios ? "integer,string" : type ? type : "object");
+        sv_err(c, p->buf, "FieldValueTypeInvalid",
+               "Invalid value: \"null\": %s in body must be of type %s: \"null\"", p->buf,
+               ios    ? "integer,string"
+               : type ? type
+                      : "object");
         return;
     }
     if (ios) {
         if (!is_str(v) && !type_ok("integer", v)) {
-            sv_err(c, p->buf, "FieldValueTypeInvalid", "Invalid value: \"%s\": %s in body must be of type integer,string: \"%s\"",
+            sv_err(c, p->buf, "FieldValueTypeInvalid",
+                   "Invalid value: \"%s\": %s in body must be of type integer,string: \"%s\"",
                    type_name(v), p->buf, type_name(v));
             return;
         }
     } else if (type && !type_ok(type, v)) {
-        sv_err(c, p->buf, "FieldValueTypeInvalid", "Invalid value: \"%s\": %s in body must be of type %s: \"%s\"",
-               type_name(v), p->buf, type, type_name(v));
+        sv_err(c, p->buf, "FieldValueTypeInvalid",
+               "Invalid value: \"%s\": %s in body must be of type %s: \"%s\"", type_name(v), p->buf,
+               type, type_name(v));
         return;
     }
 
@@ -797,7 +827,8 @@ static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path
                 used += (size_t)w;
             }
             fmt_value(v, val, sizeof val);
-            sv_err(c, p->buf, "FieldValueNotSupported", "Unsupported value: %s: supported values: %s", val, list);
+            sv_err(c, p->buf, "FieldValueNotSupported",
+                   "Unsupported value: %s: supported values: %s", val, list);
         }
     }
 
@@ -824,22 +855,24 @@ static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path
     }
     if (is_arr(any) && json_object_array_length(any) > 0 && sv_branches(c, any, v, p, root) == 0) {
         fmt_value(v, val, sizeof val);
-        sv_err(c, p->buf, "FieldValueInvalid", "Invalid value: %s: %s in body must validate at least one schema (anyOf)",
-               val, p->buf);
+        sv_err(c, p->buf, "FieldValueInvalid",
+               "Invalid value: %s: %s in body must validate at least one schema (anyOf)", val,
+               p->buf);
     }
     if (is_arr(one) && json_object_array_length(one) > 0 && sv_branches(c, one, v, p, root) != 1) {
         fmt_value(v, val, sizeof val);
-        sv_err(c, p->buf, "FieldValueInvalid", "Invalid value: %s: %s in body must validate one and only one schema (oneOf)",
-               val, p->buf);
+        sv_err(c, p->buf, "FieldValueInvalid",
+               "Invalid value: %s: %s in body must validate one and only one schema (oneOf)", val,
+               p->buf);
     }
-    if (is_obj(not)) {
-        sv_ctx sub = {c->strict, 0, NULL, 0, 0, c->rx, c->local};
+    if (is_obj(not )) {
+        sv_ctx sub = { c->strict, 0, NULL, 0, 0, c->rx, c->local };
         json_object *s2 = v;
         sv_value(&sub, not, &s2, p, root);
         if (sub.n == 0) {
             fmt_value(v, val, sizeof val);
-            sv_err(c, p->buf, "FieldValueInvalid", "Invalid value: %s: %s in body must not validate the schema (not)",
-                   val, p->buf);
+            sv_err(c, p->buf, "FieldValueInvalid",
+                   "Invalid value: %s: %s in body must not validate the schema (not)", val, p->buf);
         }
     }
 }
@@ -847,7 +880,7 @@ static void sv_value(sv_ctx *c, json_object *schema, json_object **slot, sv_path
 size_t cu_schema_validate_rx(json_object *schema, const cu_schema_rx *rx, json_object *obj,
                              int strict, cu_schema_err *errs, size_t max)
 {
-    sv_ctx c = {strict, 1, errs, max, 0, rx, calloc(1, sizeof(cu_schema_rx))};
+    sv_ctx c = { strict, 1, errs, max, 0, rx, calloc(1, sizeof(cu_schema_rx)) };
     sv_path p;
     p.buf[0] = '\0';
     p.len = 0;
@@ -861,8 +894,8 @@ size_t cu_schema_validate_rx(json_object *schema, const cu_schema_rx *rx, json_o
     return c.n;
 }
 
-size_t cu_schema_validate(json_object *schema, json_object *obj, int strict,
-                          cu_schema_err *errs, size_t max)
+size_t cu_schema_validate(json_object *schema, json_object *obj, int strict, cu_schema_err *errs,
+                          size_t max)
 {
     return cu_schema_validate_rx(schema, NULL, obj, strict, errs, max);
 }
@@ -871,15 +904,16 @@ size_t cu_schema_validate(json_object *schema, json_object *obj, int strict,
 
 typedef struct sc_ctx {
     sv_ctx *c;
-    sv_path path;     /* the schema's field path */
+    sv_path path; /* the schema's field path */
 } sc_ctx;
 
 static void sc_err(sc_ctx *x, const char *key, json_object *v, const char *detail)
 {
     size_t old = path_pushf(&x->path, ".%s", key);
-    sv_err(x->c, x->path.buf, "FieldValueInvalid", "Invalid value: %s: %s",
-           json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
-           detail);
+    sv_err(
+        x->c, x->path.buf, "FieldValueInvalid", "Invalid value: %s: %s",
+        json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+        detail);
     path_pop(&x->path, old);
 }
 
@@ -907,10 +941,11 @@ static int pattern_bad(const char *pat, char *why, size_t n)
 {
     if (rx_too_big(pat, why, n))
         return 1;
-    static const char *const perl[] = {"(?=", "(?!", "(?<=", "(?<!"};
+    static const char *const perl[] = { "(?=", "(?!", "(?<=", "(?<!" };
     for (size_t i = 0; i < sizeof perl / sizeof perl[0]; i++)
         if (strstr(pat, perl[i])) {
-            snprintf(why, n, "error parsing regexp: invalid or unsupported Perl syntax: `%s`", perl[i]);
+            snprintf(why, n, "error parsing regexp: invalid or unsupported Perl syntax: `%s`",
+                     perl[i]);
             return 1;
         }
     for (const char *q = pat; *q; q++) {
@@ -954,8 +989,8 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth)
 {
     if (!is_obj(schema) || depth > CU_JSON_MAX_DEPTH)
         return;
-    static const char *const counts[] = {"maxLength", "minLength", "maxItems", "minItems",
-                                         "maxProperties", "minProperties"};
+    static const char *const counts[] = { "maxLength", "minLength",     "maxItems",
+                                          "minItems",  "maxProperties", "minProperties" };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         json_object *v = NULL;
         long long k;
@@ -966,7 +1001,7 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth)
         else if (k < 0)
             sc_err(x, counts[i], v, "must be greater than or equal to 0");
     }
-    static const char *const nums[] = {"minimum", "maximum", "multipleOf"};
+    static const char *const nums[] = { "minimum", "maximum", "multipleOf" };
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
         json_object *v = NULL;
         if (!json_object_object_get_ex(schema, nums[i], &v))
@@ -982,7 +1017,8 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth)
         if (!is_str(pat)) {
             sc_err(x, "pattern", pat, "must be a string");
         } else if (pattern_bad(json_object_get_string(pat), why, sizeof why)) {
-            snprintf(detail, sizeof detail, "must be a valid regular expression, but isn't: %s", why);
+            snprintf(detail, sizeof detail, "must be a valid regular expression, but isn't: %s",
+                     why);
             sc_err(x, "pattern", pat, detail);
         }
     }
@@ -990,7 +1026,7 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth)
     if (json_object_object_get_ex(schema, "default", &def)) {
         /* the default must be valid against its own schema */
         cu_schema_err one[1];
-        sv_ctx sub = {0, 0, one, 1, 0, NULL, x->c->local};
+        sv_ctx sub = { 0, 0, one, 1, 0, NULL, x->c->local };
         json_object *slot = def;
         sv_value(&sub, schema, &slot, dp, 0);
         if (sub.n) {
@@ -1001,7 +1037,7 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth)
     }
     json_object *props = cu_jget(schema, "properties");
     if (is_obj(props)) {
-        json_object_object_foreach(props, k, v) {
+        json_object_object_foreach (props, k, v) {
             size_t old = path_pushf(&x->path, ".properties[%s]", k);
             size_t dold = path_push_key(dp, k);
             sc_walk(x, v, dp, depth + 1);
@@ -1009,7 +1045,7 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth)
             path_pop(&x->path, old);
         }
     }
-    static const char *const subs[] = {"additionalProperties", "items", "not"};
+    static const char *const subs[] = { "additionalProperties", "items", "not" };
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
         json_object *v = cu_jget(schema, subs[i]);
         if (!is_obj(v))
@@ -1025,8 +1061,8 @@ static void sc_walk(sc_ctx *x, json_object *schema, sv_path *dp, int depth)
 
 size_t cu_schema_check(json_object *schema, const char *path, cu_schema_err *errs, size_t max)
 {
-    sv_ctx c = {0, 0, errs, max, 0, NULL, calloc(1, sizeof(cu_schema_rx))};
-    sc_ctx x = {&c, {"", 0}};
+    sv_ctx c = { 0, 0, errs, max, 0, NULL, calloc(1, sizeof(cu_schema_rx)) };
+    sc_ctx x = { &c, { "", 0 } };
     sv_path dp;
     dp.buf[0] = '\0';
     dp.len = 0;

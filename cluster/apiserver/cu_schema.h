@@ -18,12 +18,12 @@
 #include <stddef.h>
 
 typedef struct cu_schema_err {
-    char field[256];          /* "spec.resourceGroups[0].flavors[0].name" */
-    char type[32];            /* FieldValueRequired, FieldValueInvalid,
+    char field[256];   /* "spec.resourceGroups[0].flavors[0].name" */
+    char type[32];     /* FieldValueRequired, FieldValueInvalid,
                                  FieldValueNotSupported, FieldValueTooLong,
                                  FieldValueTooMany, FieldValueDuplicate,
                                  FieldValueTypeInvalid, UnknownField */
-    char message[512];        /* kube-apiserver's detail, e.g.
+    char message[512]; /* kube-apiserver's detail, e.g.
                                  `Unsupported value: "Fifo": supported values:
                                   "StrictFIFO", "BestEffortFIFO"` */
 } cu_schema_err;
@@ -45,8 +45,8 @@ const char *cu_schema_type_name(json_type t);
  * Writes up to max errors to errs and returns how many problems there
  * were (0 = valid). The "metadata", "apiVersion" and "kind" fields of the
  * root are not checked against the schema. */
-size_t cu_schema_validate(json_object *schema, json_object *obj, int strict,
-                          cu_schema_err *errs, size_t max);
+size_t cu_schema_validate(json_object *schema, json_object *obj, int strict, cu_schema_err *errs,
+                          size_t max);
 
 /* The compiled patterns of one schema: every "pattern" in it compiled
  * once, then only read (safe to share between threads). Returns a new

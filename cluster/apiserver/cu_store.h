@@ -25,18 +25,22 @@
 
 /* A Kubernetes error (metav1.Status) produced by a store operation. */
 typedef struct cu_status {
-    int code;                /* HTTP code: 404, 409, 422, 410, 400, 405, 429, 500 */
-    char reason[32];         /* NotFound, AlreadyExists, Conflict, Invalid, Gone,
+    int code;                             /* HTTP code: 404, 409, 422, 410, 400, 405, 429, 500 */
+    char reason[32];                      /* NotFound, AlreadyExists, Conflict, Invalid, Gone,
                                 BadRequest, MethodNotAllowed, TooManyRequests,
                                 InternalError */
-    char message[1024];      /* kube-apiserver's wording, e.g.
+    char message[1024];                   /* kube-apiserver's wording, e.g.
                                 `pods "a" not found`,
                                 `Operation cannot be fulfilled on pods "a": the object
                                  has been modified; please apply your changes to the
                                  latest version and try again` */
     char kind[64], name[256], group[128]; /* details */
     size_t ncauses;
-    struct { char type[32]; char field[256]; char message[512]; } causes[32];
+    struct {
+        char type[32];
+        char field[256];
+        char message[512];
+    } causes[32];
 } cu_status;
 
 /* Fills st (message formatted) and returns a cu_err matching code. */
@@ -45,28 +49,31 @@ cu_err cu_status_set(cu_status *st, int code, const char *reason, const char *fm
 /* Returns a new metav1.Status JSON object for st. */
 json_object *cu_status_json(const cu_status *st);
 
-typedef struct cu_pcol {          /* additionalPrinterColumns entry */
+typedef struct cu_pcol { /* additionalPrinterColumns entry */
     char *name, *type, *format, *description, *json_path;
     int priority;
 } cu_pcol;
 
 /* A served resource. Strings are owned by the registry. */
 typedef struct cu_rtype {
-    char *group;                  /* "" for the core group */
-    char *version;                /* "v1" */
-    char *resource;               /* plural, "clusterqueues" */
-    char *singular;               /* "clusterqueue" */
-    char *kind;                   /* "ClusterQueue" */
-    char *list_kind;              /* "ClusterQueueList" */
+    char *group;     /* "" for the core group */
+    char *version;   /* "v1" */
+    char *resource;  /* plural, "clusterqueues" */
+    char *singular;  /* "clusterqueue" */
+    char *kind;      /* "ClusterQueue" */
+    char *list_kind; /* "ClusterQueueList" */
     int namespaced;
-    int status_sub;               /* has a /status subresource */
-    char **short_names; size_t nshort;
-    char **categories; size_t ncat;
-    cu_pcol *cols; size_t ncols;  /* printer columns (beyond NAME, AGE) */
-    json_object *schema;          /* openAPIV3Schema (CRDs), owned, or NULL */
+    int status_sub; /* has a /status subresource */
+    char **short_names;
+    size_t nshort;
+    char **categories;
+    size_t ncat;
+    cu_pcol *cols;
+    size_t ncols;                   /* printer columns (beyond NAME, AGE) */
+    json_object *schema;            /* openAPIV3Schema (CRDs), owned, or NULL */
     struct cu_schema_rx *schema_rx; /* its compiled patterns (cu_schema.h), owned */
-    int from_crd;                 /* registered by a CustomResourceDefinition */
-    int storage;                  /* storage version among the group's versions */
+    int from_crd;                   /* registered by a CustomResourceDefinition */
+    int storage;                    /* storage version among the group's versions */
 } cu_rtype;
 
 typedef struct cu_store cu_store;
@@ -144,8 +151,7 @@ cu_err cu_store_create(cu_store *s, const cu_rtype *rt, const char *ns, json_obj
  * generation is bumped when spec changes; an object with
  * deletionTimestamp and no finalizers left is deleted. */
 cu_err cu_store_update(cu_store *s, const cu_rtype *rt, const char *ns, const char *name,
-                       const char *subresource, json_object *obj, json_object **out,
-                       cu_status *st);
+                       const char *subresource, json_object *obj, json_object **out, cu_status *st);
 /* DELETE: with finalizers, sets deletionTimestamp (and
  * deletionGracePeriodSeconds 0) and keeps it; otherwise removes it.
  * propagation: "Background" (default), "Foreground" or "Orphan"
@@ -153,8 +159,8 @@ cu_err cu_store_update(cu_store *s, const cu_rtype *rt, const char *ns, const ch
  * precondition_rv may be NULL. *out is the deleted (or terminating)
  * object. */
 cu_err cu_store_delete(cu_store *s, const cu_rtype *rt, const char *ns, const char *name,
-                       const char *propagation, const char *precondition_rv,
-                       json_object **out, cu_status *st);
+                       const char *propagation, const char *precondition_rv, json_object **out,
+                       cu_status *st);
 /* Garbage collection: deletes objects whose controller ownerReference
  * (or all owner references) point to objects that no longer exist.
  * Returns how many were deleted. */
@@ -167,9 +173,8 @@ typedef struct cu_watch cu_watch;
  * first; an RV older than the history gives 410 Gone). Selectors as for
  * LIST. bookmarks: send BOOKMARK events. Caller closes with
  * cu_store_watch_close. */
-cu_err cu_store_watch_open(cu_store *s, const cu_rtype *rt, const char *ns,
-                           const cu_list_opts *o, int bookmarks, cu_watch **out,
-                           cu_status *st);
+cu_err cu_store_watch_open(cu_store *s, const cu_rtype *rt, const char *ns, const cu_list_opts *o,
+                           int bookmarks, cu_watch **out, cu_status *st);
 /* Waits up to timeout_ms for the next event and returns it as one line of
  * JSON ({"type":"ADDED","object":{...}}) without the newline, as a new
  * malloc'ed string (caller frees), or NULL on timeout. An ERROR event
@@ -180,14 +185,14 @@ char *cu_store_watch_next(cu_watch *w, int timeout_ms);
  * shared by the store, its history and every watcher sending it. */
 typedef struct cu_rstr cu_rstr;
 const char *cu_rstr_data(const cu_rstr *r, size_t *len);
-cu_rstr *cu_rstr_new(const char *s, size_t n);   /* NULL when out of memory */
+cu_rstr *cu_rstr_new(const char *s, size_t n); /* NULL when out of memory */
 void cu_rstr_unref(cu_rstr *r);
 /* One watch event: its line is {"type":TYPE,"object":OBJ}. obj is a
  * reference (the caller unrefs it): for a type served at its storage
  * version it is the stored object itself, the same bytes for every
  * watcher, never copied per watcher. */
 typedef struct cu_watch_ev {
-    const char *type;   /* "ADDED", ..., "BOOKMARK", "ERROR" (static) */
+    const char *type; /* "ADDED", ..., "BOOKMARK", "ERROR" (static) */
     cu_rstr *obj;
 } cu_watch_ev;
 /* As cu_store_watch_next, the event in *ev: 1, or 0 on timeout. */
@@ -210,8 +215,8 @@ int64_t cu_store_rv(cu_store *s);
 cu_err cu_store_persist(cu_store *s, const char *dir, cu_status *st);
 
 /* ---- change hooks (for the simulated controllers) ---- */
-typedef void (*cu_store_hook)(cu_store *s, const cu_rtype *rt, const char *type,
-                              json_object *obj, void *ud);
+typedef void (*cu_store_hook)(cu_store *s, const cu_rtype *rt, const char *type, json_object *obj,
+                              void *ud);
 /* Registers a hook called (outside the store lock) after every ADDED,
  * MODIFIED and DELETED event. obj is a fresh deep copy made for this call
  * and borrowed by the hook: the store puts it when the hook returns (take
@@ -225,9 +230,9 @@ typedef struct cu_store_backend {
     void *ud;
     /* Called under the store lock after every change: data is the object's
      * JSON (NULL when it was removed); counter is the new global RV. */
-    cu_err (*write)(void *ud, const char *res, const char *ns, const char *name,
-                    int64_t rv, const char *data, int64_t counter);
-    void (*close)(void *ud);      /* called by cu_store_free */
+    cu_err (*write)(void *ud, const char *res, const char *ns, const char *name, int64_t rv,
+                    const char *data, int64_t counter);
+    void (*close)(void *ud); /* called by cu_store_free */
 } cu_store_backend;
 /* Installs b (copied; the store owns b->ud from now on). */
 void cu_store_set_backend(cu_store *s, const cu_store_backend *b);
@@ -241,8 +246,9 @@ cu_err cu_store_load(cu_store *s, const char *res, const char *data, cu_status *
 void cu_store_load_done(cu_store *s, int64_t counter);
 /* Calls fn for every stored object (under the lock; fn must not call the
  * store). Stops at the first error and returns it. */
-cu_err cu_store_dump(cu_store *s, cu_err (*fn)(void *ud, const char *res, const char *ns,
-                                                const char *name, int64_t rv, const char *data),
+cu_err cu_store_dump(cu_store *s,
+                     cu_err (*fn)(void *ud, const char *res, const char *ns, const char *name,
+                                  int64_t rv, const char *data),
                      void *ud);
 
 #endif

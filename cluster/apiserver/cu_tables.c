@@ -22,46 +22,63 @@ typedef struct tcol {
     int priority;
 } tcol;
 
-static const tcol cols_pod[] = {
-    {"Name", "string", "name", 0},    {"Ready", "string", "", 0},
-    {"Status", "string", "", 0},      {"Restarts", "string", "", 0},
-    {"Age", "string", "", 0},         {"IP", "string", "", 1},
-    {"Node", "string", "", 1},        {"Nominated Node", "string", "", 1},
-    {"Readiness Gates", "string", "", 1}, {NULL, NULL, NULL, 0}};
-static const tcol cols_node[] = {
-    {"Name", "string", "name", 0}, {"Status", "string", "", 0}, {"Roles", "string", "", 0},
-    {"Age", "string", "", 0},      {"Version", "string", "", 0}, {NULL, NULL, NULL, 0}};
+static const tcol cols_pod[] = { { "Name", "string", "name", 0 },
+                                 { "Ready", "string", "", 0 },
+                                 { "Status", "string", "", 0 },
+                                 { "Restarts", "string", "", 0 },
+                                 { "Age", "string", "", 0 },
+                                 { "IP", "string", "", 1 },
+                                 { "Node", "string", "", 1 },
+                                 { "Nominated Node", "string", "", 1 },
+                                 { "Readiness Gates", "string", "", 1 },
+                                 { NULL, NULL, NULL, 0 } };
+static const tcol cols_node[] = { { "Name", "string", "name", 0 }, { "Status", "string", "", 0 },
+                                  { "Roles", "string", "", 0 },    { "Age", "string", "", 0 },
+                                  { "Version", "string", "", 0 },  { NULL, NULL, NULL, 0 } };
 static const tcol cols_job[] = {
-    {"Name", "string", "name", 0},      {"Status", "string", "", 0},
-    {"Completions", "string", "", 0},   {"Duration", "string", "", 0},
-    {"Age", "string", "", 0},           {"Containers", "string", "", 1},
-    {"Images", "string", "", 1},        {NULL, NULL, NULL, 0}};
-static const tcol cols_ns[] = {
-    {"Name", "string", "name", 0}, {"Status", "string", "", 0}, {"Age", "string", "", 0},
-    {NULL, NULL, NULL, 0}};
-static const tcol cols_cm[] = {
-    {"Name", "string", "name", 0}, {"Data", "integer", "", 0}, {"Age", "string", "", 0},
-    {NULL, NULL, NULL, 0}};
-static const tcol cols_secret[] = {
-    {"Name", "string", "name", 0}, {"Type", "string", "", 0}, {"Data", "integer", "", 0},
-    {"Age", "string", "", 0},      {NULL, NULL, NULL, 0}};
+    { "Name", "string", "name", 0 },    { "Status", "string", "", 0 },
+    { "Completions", "string", "", 0 }, { "Duration", "string", "", 0 },
+    { "Age", "string", "", 0 },         { "Containers", "string", "", 1 },
+    { "Images", "string", "", 1 },      { NULL, NULL, NULL, 0 }
+};
+static const tcol cols_ns[] = { { "Name", "string", "name", 0 },
+                                { "Status", "string", "", 0 },
+                                { "Age", "string", "", 0 },
+                                { NULL, NULL, NULL, 0 } };
+static const tcol cols_cm[] = { { "Name", "string", "name", 0 },
+                                { "Data", "integer", "", 0 },
+                                { "Age", "string", "", 0 },
+                                { NULL, NULL, NULL, 0 } };
+static const tcol cols_secret[] = { { "Name", "string", "name", 0 },
+                                    { "Type", "string", "", 0 },
+                                    { "Data", "integer", "", 0 },
+                                    { "Age", "string", "", 0 },
+                                    { NULL, NULL, NULL, 0 } };
 static const tcol cols_event[] = {
-    {"Last Seen", "string", "", 0}, {"Type", "string", "", 0}, {"Reason", "string", "", 0},
-    {"Object", "string", "", 0},    {"Message", "string", "", 0},
-    {"Name", "string", "name", 1},  {NULL, NULL, NULL, 0}};
-static const tcol cols_crd[] = {
-    {"Name", "string", "name", 0}, {"Created At", "date", "", 0}, {NULL, NULL, NULL, 0}};
-static const tcol cols_lease[] = {
-    {"Name", "string", "name", 0}, {"Holder", "string", "", 0}, {"Age", "string", "", 0},
-    {NULL, NULL, NULL, 0}};
-static const tcol cols_pc[] = {
-    {"Name", "string", "name", 0}, {"Value", "integer", "", 0},
-    {"Global-Default", "boolean", "", 0}, {"Age", "string", "", 0}, {NULL, NULL, NULL, 0}};
-static const tcol cols_sa[] = {
-    {"Name", "string", "name", 0}, {"Secrets", "integer", "", 0}, {"Age", "string", "", 0},
-    {NULL, NULL, NULL, 0}};
-static const tcol cols_default[] = {
-    {"Name", "string", "name", 0}, {"Age", "string", "", 0}, {NULL, NULL, NULL, 0}};
+    { "Last Seen", "string", "", 0 }, { "Type", "string", "", 0 },
+    { "Reason", "string", "", 0 },    { "Object", "string", "", 0 },
+    { "Message", "string", "", 0 },   { "Name", "string", "name", 1 },
+    { NULL, NULL, NULL, 0 }
+};
+static const tcol cols_crd[] = { { "Name", "string", "name", 0 },
+                                 { "Created At", "date", "", 0 },
+                                 { NULL, NULL, NULL, 0 } };
+static const tcol cols_lease[] = { { "Name", "string", "name", 0 },
+                                   { "Holder", "string", "", 0 },
+                                   { "Age", "string", "", 0 },
+                                   { NULL, NULL, NULL, 0 } };
+static const tcol cols_pc[] = { { "Name", "string", "name", 0 },
+                                { "Value", "integer", "", 0 },
+                                { "Global-Default", "boolean", "", 0 },
+                                { "Age", "string", "", 0 },
+                                { NULL, NULL, NULL, 0 } };
+static const tcol cols_sa[] = { { "Name", "string", "name", 0 },
+                                { "Secrets", "integer", "", 0 },
+                                { "Age", "string", "", 0 },
+                                { NULL, NULL, NULL, 0 } };
+static const tcol cols_default[] = { { "Name", "string", "name", 0 },
+                                     { "Age", "string", "", 0 },
+                                     { NULL, NULL, NULL, 0 } };
 
 /* The built-in columns for rt, or NULL for a custom resource with printer
  * columns of its own. */
@@ -120,12 +137,12 @@ static json_object *table_defs(const cu_rtype *rt)
                                                 bc->priority));
         return defs;
     }
-    json_object_array_add(defs, col_def("Name", "string", "name",
-                                        "Name must be unique within a namespace.", 0));
+    json_object_array_add(
+        defs, col_def("Name", "string", "name", "Name must be unique within a namespace.", 0));
     for (size_t i = 0; i < rt->ncols; i++) {
         const cu_pcol *c = &rt->cols[i];
-        json_object_array_add(defs, col_def(c->name, c->type, c->format, c->description,
-                                            c->priority));
+        json_object_array_add(defs,
+                              col_def(c->name, c->type, c->format, c->description, c->priority));
     }
     return defs;
 }
@@ -214,7 +231,9 @@ static void cells_node(json_object *cells, json_object *o, json_object *meta, in
     const char *r = cond_status(cu_jget(o, "status"), "Ready");
     char buf[512];
     snprintf(buf, sizeof buf, "%s%s",
-             !r ? "Unknown" : strcmp(r, "True") == 0 ? "Ready" : "NotReady",
+             !r                       ? "Unknown"
+             : strcmp(r, "True") == 0 ? "Ready"
+                                      : "NotReady",
              cu_jget(cu_jget(o, "spec"), "unschedulable") &&
                      json_object_get_boolean(cu_jget(cu_jget(o, "spec"), "unschedulable"))
                  ? ",SchedulingDisabled"
@@ -223,7 +242,7 @@ static void cells_node(json_object *cells, json_object *o, json_object *meta, in
     buf[0] = '\0';
     json_object *labels = cu_jget(meta, "labels");
     if (labels && json_object_is_type(labels, json_type_object)) {
-        json_object_object_foreach(labels, k, v) {
+        json_object_object_foreach (labels, k, v) {
             (void)v;
             const char *pfx = "node-role.kubernetes.io/";
             if (strncmp(k, pfx, strlen(pfx)) == 0 && k[strlen(pfx)]) {
@@ -244,12 +263,12 @@ static void cells_job(json_object *cells, json_object *o, json_object *meta, int
     const char *c = cond_status(st, "Complete"), *f = cond_status(st, "Failed");
     const char *sus = cond_status(st, "Suspended");
     json_object *suspend = cu_jget(spec, "suspend");
-    const char *status = c && strcmp(c, "True") == 0   ? "Complete"
-                         : f && strcmp(f, "True") == 0 ? "Failed"
-                         : (sus && strcmp(sus, "True") == 0) ||
-                                 (suspend && json_object_get_boolean(suspend))
-                             ? "Suspended"
-                             : "Running";
+    const char *status =
+        c && strcmp(c, "True") == 0   ? "Complete"
+        : f && strcmp(f, "True") == 0 ? "Failed"
+        : (sus && strcmp(sus, "True") == 0) || (suspend && json_object_get_boolean(suspend))
+            ? "Suspended"
+            : "Running";
     json_object_array_add(cells, json_object_new_string(status));
     char buf[128];
     json_object *comp = cu_jget(spec, "completions");
@@ -363,13 +382,13 @@ static json_object *table_row(const cu_rtype *rt, json_object *o, int include, i
         json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
     } else if (bc == cols_cm) {
         json_object_array_add(cells, json_object_new_int((int)(jlen(cu_jget(o, "data")) +
-                                                              jlen(cu_jget(o, "binaryData")))));
+                                                               jlen(cu_jget(o, "binaryData")))));
         json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
     } else if (bc == cols_secret) {
         const char *t = cu_jstr(o, "type");
         json_object_array_add(cells, json_object_new_string(t ? t : "Opaque"));
         json_object_array_add(cells, json_object_new_int((int)(jlen(cu_jget(o, "data")) +
-                                                              jlen(cu_jget(o, "stringData")))));
+                                                               jlen(cu_jget(o, "stringData")))));
         json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
     } else if (bc == cols_crd) {
         const char *ct = cu_jstr(meta, "creationTimestamp");
@@ -425,8 +444,8 @@ json_object *cu_table_build(const cu_rtype *rt, json_object *obj, int include, i
                            with_defs ? table_defs(rt) : json_object_new_array());
     if (items && json_object_is_type(items, json_type_array)) {
         for (size_t i = 0; i < json_object_array_length(items); i++)
-            json_object_array_add(rows, table_row(rt, json_object_array_get_idx(items, i),
-                                                  include, now_ms));
+            json_object_array_add(
+                rows, table_row(rt, json_object_array_get_idx(items, i), include, now_ms));
     } else if (obj) {
         json_object_array_add(rows, table_row(rt, obj, include, now_ms));
     }

@@ -24,7 +24,7 @@ typedef struct req_ctx {
     const cu_api_req *r;
     const cu_rtype *rt;
     const cu_route *route;
-    const char *ns;        /* NULL for cluster-scoped or all namespaces */
+    const char *ns; /* NULL for cluster-scoped or all namespaces */
     cu_api_resp *resp;
 } req_ctx;
 
@@ -63,8 +63,9 @@ static void list_opts(const cu_api_req *r, cu_list_opts *lo)
     lo->field_selector = arg(r, "fieldSelector");
     char err[200];
     /* range-checked by query_ints; 0 or less: no limit, as kube-apiserver */
-    if (cu_query_int("limit", arg(r, "limit"), INT64_MIN, INT64_MAX, &lo->limit, err,
-                     sizeof err) != 0 || lo->limit < 0)
+    if (cu_query_int("limit", arg(r, "limit"), INT64_MIN, INT64_MAX, &lo->limit, err, sizeof err) !=
+            0 ||
+        lo->limit < 0)
         lo->limit = 0;
     lo->cont = arg(r, "continue");
     lo->resource_version = arg(r, "resourceVersion");
@@ -88,8 +89,8 @@ static void do_watch(req_ctx *c, const cu_list_opts *lo)
     cu_status st;
     cu_watch *w = NULL;
     memset(&st, 0, sizeof st);
-    if (cu_store_watch_open(c->a->s, c->rt, c->ns, lo, arg_true(c->r, "allowWatchBookmarks"),
-                            &w, &st) != CU_OK) {
+    if (cu_store_watch_open(c->a->s, c->rt, c->ns, lo, arg_true(c->r, "allowWatchBookmarks"), &w,
+                            &st) != CU_OK) {
         resp_st(c->resp, &st);
         return;
     }
@@ -112,7 +113,8 @@ static void do_watch(req_ctx *c, const cu_list_opts *lo)
      * monotonic ms are truncated, hence + 1: a watch never ends before the
      * timeout the client asked for. */
     if (cu_query_int("timeoutSeconds", arg(c->r, "timeoutSeconds"), 0, INT64_MAX, &to, err,
-                     sizeof err) == 0 && to > 0 && to < (INT64_MAX - cu_clock_mono_ms()) / 1000 - 1)
+                     sizeof err) == 0 &&
+        to > 0 && to < (INT64_MAX - cu_clock_mono_ms()) / 1000 - 1)
         ws->deadline = cu_clock_mono_ms() + 1 + to * 1000;
     c->resp->code = 200;
     c->resp->watch = ws;
@@ -235,8 +237,8 @@ static int track_update(req_ctx *c, json_object *old, json_object *nw, int creat
     if (cu_fields_update(old, nw, &o, write_scope(c, create), &fr, err, sizeof err) == 0)
         return 0;
     const char *name = cu_jstr(jmeta(nw), "name");
-    resp_status(c->resp, 422, "Invalid", "%s \"%s\" is invalid: %s", c->rt->kind,
-                name ? name : "", err);
+    resp_status(c->resp, 422, "Invalid", "%s \"%s\" is invalid: %s", c->rt->kind, name ? name : "",
+                err);
     return -1;
 }
 
@@ -297,15 +299,9 @@ static void do_create_ex(req_ctx *c, json_object *body, int tracked)
     respond_object(c, 201, out);
 }
 
-static void do_create(req_ctx *c, json_object *body)
-{
-    do_create_ex(c, body, 0);
-}
+static void do_create(req_ctx *c, json_object *body) { do_create_ex(c, body, 0); }
 
-static const char *status_sub(req_ctx *c)
-{
-    return c->route->sub[0] ? c->route->sub : NULL;
-}
+static const char *status_sub(req_ctx *c) { return c->route->sub[0] ? c->route->sub : NULL; }
 
 static void do_update(req_ctx *c, json_object *body)
 {
@@ -453,8 +449,7 @@ static void do_patch(req_ctx *c)
             respond_dry_run(c, 200, next);
             return;
         }
-        e = cu_store_update(c->a->s, c->rt, c->ns, c->route->name, status_sub(c), next, &out,
-                            &st);
+        e = cu_store_update(c->a->s, c->rt, c->ns, c->route->name, status_sub(c), next, &out, &st);
         if (e == CU_ECONFLICT && !explicit_rv && attempt < 7)
             continue;
         json_object_put(patch);
@@ -488,7 +483,7 @@ static int delete_options(const cu_api_req *r, cu_api_resp *resp, const char **p
         json_object_put(o);
         return -1;
     }
-    static const char *const props[3] = {"Background", "Foreground", "Orphan"};
+    static const char *const props[3] = { "Background", "Foreground", "Orphan" };
     const char *p = cu_jstr(o, "propagationPolicy");
     for (int i = 0; p && i < 3; i++)
         if (strcmp(p, props[i]) == 0)
@@ -622,7 +617,9 @@ static int query_ints(const cu_api_req *r, cu_api_resp *resp)
     static const struct {
         const char *name;
         int64_t min;
-    } params[] = {{"limit", INT64_MIN}, {"timeoutSeconds", 0}, {"gracePeriodSeconds", INT64_MIN}};
+    } params[] = { { "limit", INT64_MIN },
+                   { "timeoutSeconds", 0 },
+                   { "gracePeriodSeconds", INT64_MIN } };
     for (size_t i = 0; i < sizeof params / sizeof *params; i++) {
         char err[300];
         int64_t v;
@@ -641,8 +638,7 @@ void method_not_allowed(cu_api_resp *resp)
                 "the server does not allow this method on the requested resource");
 }
 
-void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_,
-                     cu_api_resp *resp)
+void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_, cu_api_resp *resp)
 {
     const cu_rtype *rt = cu_store_rtype(a->s, rt_->group, rt_->version, rt_->resource);
     if (!rt || strcmp(rt->resource, rt_->resource) != 0 || (rt_->ns[0] && !rt->namespaced)) {
@@ -651,7 +647,7 @@ void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_,
     }
     if (query_ints(r, resp) != 0)
         return;
-    req_ctx c = {a, r, rt, rt_, rt->namespaced && rt_->ns[0] ? rt_->ns : NULL, resp};
+    req_ctx c = { a, r, rt, rt_, rt->namespaced && rt_->ns[0] ? rt_->ns : NULL, resp };
     const char *m = r->method;
     const char *sub = rt_->sub;
     if (sub[0]) {

@@ -42,15 +42,15 @@ static const char CRD[] =
 static const struct {
     const char *name, *coll, *obj, *create;
 } RES[] = {
-    {"cm", "/api/v1/namespaces/default/configmaps", "/api/v1/namespaces/default/configmaps/c1",
-     "{\"metadata\":{\"name\":\"c1\",\"labels\":{\"a\":\"b\"},\"finalizers\":[\"example.com/f\"]},"
-     "\"data\":{\"k\":\"v\"}}"},
-    {"pod", "/api/v1/namespaces/default/pods", "/api/v1/namespaces/default/pods/p1",
-     "{\"metadata\":{\"name\":\"p1\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}"},
-    {"thing", "/apis/fuzz.example.com/v1/namespaces/default/things",
-     "/apis/fuzz.example.com/v1/namespaces/default/things/t1",
-     "{\"metadata\":{\"name\":\"t1\"},\"spec\":{\"n\":1,\"l\":[{\"name\":\"a\"}],\"free\":{\"x\":[1]}}}"},
-    {"ns", "/api/v1/namespaces", "/api/v1/namespaces/default", NULL},
+    { "cm", "/api/v1/namespaces/default/configmaps", "/api/v1/namespaces/default/configmaps/c1",
+      "{\"metadata\":{\"name\":\"c1\",\"labels\":{\"a\":\"b\"},\"finalizers\":[\"example.com/f\"]},"
+      "\"data\":{\"k\":\"v\"}}" },
+    { "pod", "/api/v1/namespaces/default/pods", "/api/v1/namespaces/default/pods/p1",
+      "{\"metadata\":{\"name\":\"p1\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}" },
+    { "thing", "/apis/fuzz.example.com/v1/namespaces/default/things",
+      "/apis/fuzz.example.com/v1/namespaces/default/things/t1",
+      "{\"metadata\":{\"name\":\"t1\"},\"spec\":{\"n\":1,\"l\":[{\"name\":\"a\"}],\"free\":{\"x\":[1]}}}" },
+    { "ns", "/api/v1/namespaces", "/api/v1/namespaces/default", NULL },
 };
 
 typedef struct env {
@@ -63,7 +63,7 @@ typedef struct env {
 static int call(env *e, const char *method, const char *path, const char *ct, const char *body,
                 size_t blen, const char *const *args, size_t nargs, cu_api_resp *out)
 {
-    cu_api_req r = {method, path, args, nargs, NULL, ct, NULL, body, blen, 1, "fuzz"};
+    cu_api_req r = { method, path, args, nargs, NULL, ct, NULL, body, blen, 1, "fuzz" };
     cu_apiserver_handle(e->a, &r, out);
     return out->code;
 }
@@ -136,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     env e;
     memset(&e, 0, sizeof e);
-    e.now = 1767225600000;   /* 2026-01-01 */
+    e.now = 1767225600000; /* 2026-01-01 */
     e.clock.now_ms = cu_clock_fake_now;
     e.clock.ud = &e.now;
     e.s = cu_store_new(50, &e.clock);
@@ -165,22 +165,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *op, *method, *ct;
         int on_obj, status;
     } OPS[] = {
-        {"create", "POST", "application/json", 0, 0},
-        {"ycreate", "POST", "application/yaml", 0, 0},
-        {"put", "PUT", "application/json", 1, 0},
-        {"merge", "PATCH", "application/merge-patch+json", 1, 0},
-        {"strategic", "PATCH", "application/strategic-merge-patch+json", 1, 0},
-        {"json", "PATCH", "application/json-patch+json", 1, 0},
-        {"apply", "PATCH", "application/apply-patch+yaml", 1, 0},
-        {"smerge", "PATCH", "application/merge-patch+json", 1, 1},
-        {"sjson", "PATCH", "application/json-patch+json", 1, 1},
-        {"sput", "PUT", "application/json", 1, 1},
-        {"sapply", "PATCH", "application/apply-patch+yaml", 1, 1},
-        {"list", "GET", NULL, 0, 0},
-        {"watch", "GET", NULL, 0, 0},
-        {"get", "GET", NULL, 1, 0},
-        {"delete", "DELETE", "application/json", 1, 0},
-        {"dcoll", "DELETE", "application/json", 0, 0},
+        { "create", "POST", "application/json", 0, 0 },
+        { "ycreate", "POST", "application/yaml", 0, 0 },
+        { "put", "PUT", "application/json", 1, 0 },
+        { "merge", "PATCH", "application/merge-patch+json", 1, 0 },
+        { "strategic", "PATCH", "application/strategic-merge-patch+json", 1, 0 },
+        { "json", "PATCH", "application/json-patch+json", 1, 0 },
+        { "apply", "PATCH", "application/apply-patch+yaml", 1, 0 },
+        { "smerge", "PATCH", "application/merge-patch+json", 1, 1 },
+        { "sjson", "PATCH", "application/json-patch+json", 1, 1 },
+        { "sput", "PUT", "application/json", 1, 1 },
+        { "sapply", "PATCH", "application/apply-patch+yaml", 1, 1 },
+        { "list", "GET", NULL, 0, 0 },
+        { "watch", "GET", NULL, 0, 0 },
+        { "get", "GET", NULL, 1, 0 },
+        { "delete", "DELETE", "application/json", 1, 0 },
+        { "dcoll", "DELETE", "application/json", 0, 0 },
     };
     size_t oi = 0;
     while (oi < sizeof OPS / sizeof *OPS && strcmp(OPS[oi].op, op) != 0)
@@ -205,7 +205,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* what is stored now */
     char *after = stored(&e, RES[ri].obj);
-    static const char *const kinds[] = {"ConfigMap", "Pod", "Thing", "Namespace"};
+    static const char *const kinds[] = { "ConfigMap", "Pod", "Thing", "Namespace" };
     if (after)
         check_stored(after, kinds[ri], ri != 2);
     if (code >= 400 && strcmp(OPS[oi].method, "GET") != 0) {

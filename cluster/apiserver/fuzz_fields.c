@@ -63,16 +63,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_object *live = member(in, "live"), *applied = member(in, "applied");
     if (live && !json_object_is_type(live, json_type_object))
         live = NULL;
-    cu_fm_req r = {"fuzz-mgr", "v1", NULL, "2026-01-01T00:00:00Z",
-                   json_object_get_boolean(member(in, "force"))};
+    cu_fm_req r = { "fuzz-mgr", "v1", NULL, "2026-01-01T00:00:00Z",
+                    json_object_get_boolean(member(in, "force")) };
     char err[512];
     if (applied && json_object_is_type(applied, json_type_object)) {
         cu_fm_conflict c;
         memset(&c, 0, sizeof c);
-        json_object *res = cu_fields_apply(live, applied, &o, CU_SCOPE_ALL, &r, &c, err, sizeof err);
+        json_object *res =
+            cu_fields_apply(live, applied, &o, CU_SCOPE_ALL, &r, &c, err, sizeof err);
         if (res) {
             if (!has_apply_entry(res, r.manager))
-                abort();   /* an apply that left no trace of its manager */
+                abort(); /* an apply that left no trace of its manager */
             cu_fm_conflict c2;
             memset(&c2, 0, sizeof c2);
             json_object *again =
@@ -83,14 +84,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                             json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY),
                             again ? "ok" : err, c2.n, c2.message);
                 abort();
-            }   /* the same manager conflicting with itself */
-            if (!json_object_equal(res, again)) {   /* both applies use one "now" */
+            }                                     /* the same manager conflicting with itself */
+            if (!json_object_equal(res, again)) { /* both applies use one "now" */
                 if (getenv("FUZZ_FIELDS_DEBUG"))
                     fprintf(stderr, "first apply:\n%s\nsecond apply:\n%s\n",
                             json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN),
                             json_object_to_json_string_ext(again, JSON_C_TO_STRING_PLAIN));
                 abort();
-            }   /* applying the same configuration twice is not idempotent */
+            } /* applying the same configuration twice is not idempotent */
             json_object_put(again);
             json_object_put(res);
         }

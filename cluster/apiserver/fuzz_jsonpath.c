@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (doc) {
         json_object *v = cu_jsonpath_get(doc, s);
         if (v)
-            (void)json_object_to_json_string(v);   /* borrowed from doc: must be valid */
+            (void)json_object_to_json_string(v); /* borrowed from doc: must be valid */
         json_object_put(doc);
     }
     free(s);

@@ -45,10 +45,7 @@ static void check_outcome(json_object *res, const char *err)
         must(err[0] != '\0');
 }
 
-static int has_directive(const char *text)
-{
-    return strchr(text, '$') != NULL;
-}
+static int has_directive(const char *text) { return strchr(text, '$') != NULL; }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -94,8 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     json_object_put(s1);
     err[0] = '\0';
-    json_object *s0 = cu_strategic_merge_patch(target, patch, "fuzz.example.com/v1", "Fuzz", err,
-                                               sizeof err);
+    json_object *s0 =
+        cu_strategic_merge_patch(target, patch, "fuzz.example.com/v1", "Fuzz", err, sizeof err);
     check_outcome(s0, err);
     if (s0 && m1 && patch &&
         !has_directive(json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN)))

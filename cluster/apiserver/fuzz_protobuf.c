@@ -45,8 +45,11 @@ static json_object *decode(const uint8_t *d, size_t n)
 static int known(const char *av, const char *kind)
 {
     static const char *const k[][2] = {
-        { "v1", "Namespace" }, { "v1", "ConfigMap" }, { "v1", "Secret" },
-        { "v1", "ServiceAccount" }, { "scheduling.k8s.io/v1", "PriorityClass" },
+        { "v1", "Namespace" },
+        { "v1", "ConfigMap" },
+        { "v1", "Secret" },
+        { "v1", "ServiceAccount" },
+        { "scheduling.k8s.io/v1", "PriorityClass" },
     };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
         if (av && kind && strcmp(av, k[i][0]) == 0 && strcmp(kind, k[i][1]) == 0)

@@ -69,7 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_object_put(in);
         return 0;
     }
-    const cu_rtype *crds = cu_store_rtype(s, "apiextensions.k8s.io", "v1", "customresourcedefinitions");
+    const cu_rtype *crds =
+        cu_store_rtype(s, "apiextensions.k8s.io", "v1", "customresourcedefinitions");
     json_object *crd = json_tokener_parse(
         "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
         "\"metadata\":{\"name\":\"things.fuzz.example.com\"},\"spec\":{\"group\":\"fuzz.example.com\","
@@ -82,14 +83,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if ((err == CU_OK) != (bad == 0))
         finding(err == CU_OK ? "CRD accepted with a bad schema" : "CRD refused with a good schema",
                 schema, NULL);
-    const cu_rtype *rt = err == CU_OK ? cu_store_rtype(s, "fuzz.example.com", "v1", "things") : NULL;
+    const cu_rtype *rt =
+        err == CU_OK ? cu_store_rtype(s, "fuzz.example.com", "v1", "things") : NULL;
     json_object *objs = member(in, "objects");
-    size_t n = objs && json_object_is_type(objs, json_type_array) ? json_object_array_length(objs) : 0;
+    size_t n =
+        objs && json_object_is_type(objs, json_type_array) ? json_object_array_length(objs) : 0;
     for (size_t i = 0; i < n && i < 8; i++) {
         json_object *o = json_object_array_get_idx(objs, i);
         json_object *a = copy_of(o), *b = copy_of(o);
         size_t na = cu_schema_validate(schema, a, (int)(i & 1), NULL, 0);
-        size_t nb = rt ? cu_schema_validate_rx(rt->schema, rt->schema_rx, b, (int)(i & 1), NULL, 0) : na;
+        size_t nb =
+            rt ? cu_schema_validate_rx(rt->schema, rt->schema_rx, b, (int)(i & 1), NULL, 0) : na;
         if (na != nb)
             finding("compiled and uncompiled patterns disagree", schema, o);
         json_object_put(a);

@@ -35,29 +35,32 @@ static void test_route_parse(void **state)
         int ok, kind;
         const char *group, *version, *ns, *resource, *name, *sub;
     } cases[] = {
-        {"/api", 1, CU_ROUTE_API, "", "", "", "", "", ""},
-        {"/apis/", 1, CU_ROUTE_APIS, "", "", "", "", "", ""},
-        {"/api/v1", 1, CU_ROUTE_GV, "", "v1", "", "", "", ""},
-        {"/apis/batch", 1, CU_ROUTE_GROUP, "batch", "", "", "", "", ""},
-        {"/apis/batch/v1", 1, CU_ROUTE_GV, "batch", "v1", "", "", "", ""},
-        {"/api/v1/pods", 1, CU_ROUTE_RESOURCE, "", "v1", "", "pods", "", ""},
-        {"/api/v1/nodes/n1", 1, CU_ROUTE_RESOURCE, "", "v1", "", "nodes", "n1", ""},
-        {"/api/v1/nodes/n1/status", 1, CU_ROUTE_RESOURCE, "", "v1", "", "nodes", "n1", "status"},
-        {"/api/v1/namespaces", 1, CU_ROUTE_RESOURCE, "", "v1", "", "namespaces", "", ""},
-        {"/api/v1/namespaces/team-a", 1, CU_ROUTE_RESOURCE, "", "v1", "", "namespaces", "team-a", ""},
-        {"/api/v1/namespaces/team-a/status", 1, CU_ROUTE_RESOURCE, "", "v1", "", "namespaces",
-         "team-a", "status"},
-        {"/api/v1/namespaces/team-a/pods", 1, CU_ROUTE_RESOURCE, "", "v1", "team-a", "pods", "", ""},
-        {"/api/v1/namespaces/team-a/pods/p", 1, CU_ROUTE_RESOURCE, "", "v1", "team-a", "pods", "p", ""},
-        {"/api/v1/namespaces/team-a/pods/p/binding", 1, CU_ROUTE_RESOURCE, "", "v1", "team-a",
-         "pods", "p", "binding"},
-        {"/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq/status", 1, CU_ROUTE_RESOURCE,
-         "kueue.x-k8s.io", "v1beta2", "", "clusterqueues", "cq", "status"},
-        {"/apis/kueue.x-k8s.io/v1beta2/namespaces/ns/workloads/w", 1, CU_ROUTE_RESOURCE,
-         "kueue.x-k8s.io", "v1beta2", "ns", "workloads", "w", ""},
-        {"/healthz", 0, 0, "", "", "", "", "", ""},
-        {"/", 0, 0, "", "", "", "", "", ""},
-        {"/api/v1/namespaces/a/pods/p/status/extra", 0, 0, "", "", "", "", "", ""},
+        { "/api", 1, CU_ROUTE_API, "", "", "", "", "", "" },
+        { "/apis/", 1, CU_ROUTE_APIS, "", "", "", "", "", "" },
+        { "/api/v1", 1, CU_ROUTE_GV, "", "v1", "", "", "", "" },
+        { "/apis/batch", 1, CU_ROUTE_GROUP, "batch", "", "", "", "", "" },
+        { "/apis/batch/v1", 1, CU_ROUTE_GV, "batch", "v1", "", "", "", "" },
+        { "/api/v1/pods", 1, CU_ROUTE_RESOURCE, "", "v1", "", "pods", "", "" },
+        { "/api/v1/nodes/n1", 1, CU_ROUTE_RESOURCE, "", "v1", "", "nodes", "n1", "" },
+        { "/api/v1/nodes/n1/status", 1, CU_ROUTE_RESOURCE, "", "v1", "", "nodes", "n1", "status" },
+        { "/api/v1/namespaces", 1, CU_ROUTE_RESOURCE, "", "v1", "", "namespaces", "", "" },
+        { "/api/v1/namespaces/team-a", 1, CU_ROUTE_RESOURCE, "", "v1", "", "namespaces", "team-a",
+          "" },
+        { "/api/v1/namespaces/team-a/status", 1, CU_ROUTE_RESOURCE, "", "v1", "", "namespaces",
+          "team-a", "status" },
+        { "/api/v1/namespaces/team-a/pods", 1, CU_ROUTE_RESOURCE, "", "v1", "team-a", "pods", "",
+          "" },
+        { "/api/v1/namespaces/team-a/pods/p", 1, CU_ROUTE_RESOURCE, "", "v1", "team-a", "pods", "p",
+          "" },
+        { "/api/v1/namespaces/team-a/pods/p/binding", 1, CU_ROUTE_RESOURCE, "", "v1", "team-a",
+          "pods", "p", "binding" },
+        { "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq/status", 1, CU_ROUTE_RESOURCE,
+          "kueue.x-k8s.io", "v1beta2", "", "clusterqueues", "cq", "status" },
+        { "/apis/kueue.x-k8s.io/v1beta2/namespaces/ns/workloads/w", 1, CU_ROUTE_RESOURCE,
+          "kueue.x-k8s.io", "v1beta2", "ns", "workloads", "w", "" },
+        { "/healthz", 0, 0, "", "", "", "", "", "" },
+        { "/", 0, 0, "", "", "", "", "", "" },
+        { "/api/v1/namespaces/a/pods/p/status/extra", 0, 0, "", "", "", "", "", "" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cu_route r;
@@ -96,37 +99,37 @@ static void test_jsonpath(void **state)
     static const struct {
         const char *path, *want; /* want NULL = no match */
     } cases[] = {
-        {".spec.x", "ex"},
-        {"{.spec.x}", "ex"},
-        {"spec.x", "ex"},
-        {".spec.n", "3"},
-        {".status.y[0].z", "first"},
-        {".status.y[1].z", "second"},
-        {".status.y[-1].z", "second"},
-        {".status.y[2].z", NULL},
-        {".status.y[*].z", "first"},
-        {".metadata.labels['team/name']", "ml"},
-        {".metadata.labels[\"a\"]", "b"},
-        {".spec.a\\.b", "1"},
-        {".spec.missing", NULL},
-        {".spec.x.deeper", NULL},
-        {".status.conditions[0].status", "True"},
+        { ".spec.x", "ex" },
+        { "{.spec.x}", "ex" },
+        { "spec.x", "ex" },
+        { ".spec.n", "3" },
+        { ".status.y[0].z", "first" },
+        { ".status.y[1].z", "second" },
+        { ".status.y[-1].z", "second" },
+        { ".status.y[2].z", NULL },
+        { ".status.y[*].z", "first" },
+        { ".metadata.labels['team/name']", "ml" },
+        { ".metadata.labels[\"a\"]", "b" },
+        { ".spec.a\\.b", "1" },
+        { ".spec.missing", NULL },
+        { ".spec.x.deeper", NULL },
+        { ".status.conditions[0].status", "True" },
         /* filters, as in CRD printer columns: the first match whose rest of the path has a value */
-        {".status.conditions[?(@.type=='Active')].status", "True"},
-        {".status.conditions[?(@.type == \"Admitted\")].status", "False"},
-        {".status.conditions[?(@.type=='Finished')].status", NULL},
-        {".status.conditions[?(@.type!='Active')].reason", "Pending"},
-        {".status.conditions[?(@.reason)].type", "Admitted"},
-        {".status.conditions[?(@.n>1)].type", "Admitted"},
-        {".status.conditions[?(@.n<=1)].type", "Active"},
-        {".status.conditions[?(@.n==' 2')].type", NULL},
-        {".status.conditions[?(@.ok==true)].type", "Admitted"},
-        {".status.conditions[?(@.type=='a)b')].status", NULL},
-        {".status.conditions[?(@.type=='Active')", NULL},
-        {".spec[?(@.x)]", NULL},
-        {".status.y[?(@.z=='second')].z", "second"},
-        {".status.w[*].z", "third"},
-        {".status.conditions[?(@.n>0)].reason", "Pending"},
+        { ".status.conditions[?(@.type=='Active')].status", "True" },
+        { ".status.conditions[?(@.type == \"Admitted\")].status", "False" },
+        { ".status.conditions[?(@.type=='Finished')].status", NULL },
+        { ".status.conditions[?(@.type!='Active')].reason", "Pending" },
+        { ".status.conditions[?(@.reason)].type", "Admitted" },
+        { ".status.conditions[?(@.n>1)].type", "Admitted" },
+        { ".status.conditions[?(@.n<=1)].type", "Active" },
+        { ".status.conditions[?(@.n==' 2')].type", NULL },
+        { ".status.conditions[?(@.ok==true)].type", "Admitted" },
+        { ".status.conditions[?(@.type=='a)b')].status", NULL },
+        { ".status.conditions[?(@.type=='Active')", NULL },
+        { ".spec[?(@.x)]", NULL },
+        { ".status.y[?(@.z=='second')].z", "second" },
+        { ".status.w[*].z", "third" },
+        { ".status.conditions[?(@.n>0)].reason", "Pending" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         json_object *v = cu_jsonpath_get(o, cases[i].path);
@@ -150,12 +153,25 @@ static void test_human_duration(void **state)
         int64_t ms;
         const char *want;
     } cases[] = {
-        {-5000, "<invalid>"}, {-500, "0s"},        {0, "0s"},           {45000, "45s"},
-        {119000, "119s"},     {120000, "2m"},      {310000, "5m10s"},   {600000, "10m"},
-        {10799000, "179m"},   {10800000, "3h"},    {12600000, "3h30m"}, {28800000, "8h"},
-        {47 * 3600000LL, "47h"}, {48 * 3600000LL, "2d"}, {50 * 3600000LL, "2d2h"},
-        {8 * 86400000LL, "8d"},  {730 * 86400000LL, "2y"}, {735 * 86400000LL, "2y5d"},
-        {3000 * 86400000LL, "8y"},
+        { -5000, "<invalid>" },
+        { -500, "0s" },
+        { 0, "0s" },
+        { 45000, "45s" },
+        { 119000, "119s" },
+        { 120000, "2m" },
+        { 310000, "5m10s" },
+        { 600000, "10m" },
+        { 10799000, "179m" },
+        { 10800000, "3h" },
+        { 12600000, "3h30m" },
+        { 28800000, "8h" },
+        { 47 * 3600000LL, "47h" },
+        { 48 * 3600000LL, "2d" },
+        { 50 * 3600000LL, "2d2h" },
+        { 8 * 86400000LL, "8d" },
+        { 730 * 86400000LL, "2y" },
+        { 735 * 86400000LL, "2y5d" },
+        { 3000 * 86400000LL, "8y" },
     };
     char buf[32];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -186,12 +202,12 @@ static void test_table_crd_columns(void **state)
 {
     (void)state;
     cu_pcol cols[] = {
-        {"Cohort", "string", "", "", ".spec.cohortName", 0},
-        {"Pending Workloads", "integer", "", "", ".status.pendingWorkloads", 0},
-        {"Strategy", "string", "", "", ".spec.queueingStrategy", 1},
-        {"Age", "date", "", "", ".metadata.creationTimestamp", 0},
+        { "Cohort", "string", "", "", ".spec.cohortName", 0 },
+        { "Pending Workloads", "integer", "", "", ".status.pendingWorkloads", 0 },
+        { "Strategy", "string", "", "", ".spec.queueingStrategy", 1 },
+        { "Age", "date", "", "", ".metadata.creationTimestamp", 0 },
     };
-    cu_rtype rt = {0};
+    cu_rtype rt = { 0 };
     rt.group = "kueue.x-k8s.io";
     rt.version = "v1beta2";
     rt.resource = "clusterqueues";
@@ -216,7 +232,7 @@ static void test_table_crd_columns(void **state)
     assert_string_equal(json_object_get_string(get(get(t, "metadata"), "continue")), "tok");
     json_object *defs = get(t, "columnDefinitions");
     assert_int_equal(json_object_array_length(defs), 5);
-    static const char *const names[] = {"Name", "Cohort", "Pending Workloads", "Strategy", "Age"};
+    static const char *const names[] = { "Name", "Cohort", "Pending Workloads", "Strategy", "Age" };
     for (size_t i = 0; i < 5; i++)
         assert_string_equal(json_object_get_string(get(json_object_array_get_idx(defs, i), "name")),
                             names[i]);
@@ -262,7 +278,7 @@ static void test_table_builtins(void **state)
     (void)state;
     int64_t now;
     assert_int_equal(cu_time_parse("2026-01-01T00:10:00Z", &now), CU_OK);
-    cu_rtype pod = {0};
+    cu_rtype pod = { 0 };
     pod.group = "";
     pod.version = "v1";
     pod.kind = "Pod";
@@ -274,10 +290,10 @@ static void test_table_builtins(void **state)
         "{\"ready\":true,\"restartCount\":2},{\"ready\":false,\"restartCount\":1}]}}");
     json_object *t = cu_table_build(&pod, p, 1, 1, now);
     json_object *defs = get(t, "columnDefinitions");
-    static const char *const pod_cols[] = {"Name", "Ready", "Status", "Restarts", "Age"};
+    static const char *const pod_cols[] = { "Name", "Ready", "Status", "Restarts", "Age" };
     for (size_t i = 0; i < 5; i++)
-        assert_string_equal(
-            json_object_get_string(get(json_object_array_get_idx(defs, i), "name")), pod_cols[i]);
+        assert_string_equal(json_object_get_string(get(json_object_array_get_idx(defs, i), "name")),
+                            pod_cols[i]);
     json_object *r = json_object_array_get_idx(get(t, "rows"), 0);
     assert_string_equal(cell_str(r, 0), "p");
     assert_string_equal(cell_str(r, 1), "1/2");
@@ -288,7 +304,7 @@ static void test_table_builtins(void **state)
     json_object_put(t);
     json_object_put(p);
 
-    cu_rtype job = {0};
+    cu_rtype job = { 0 };
     job.group = "batch";
     job.version = "v1";
     job.kind = "Job";
@@ -307,7 +323,7 @@ static void test_table_builtins(void **state)
     json_object_put(t);
     json_object_put(j);
 
-    cu_rtype node = {0};
+    cu_rtype node = { 0 };
     node.group = "";
     node.version = "v1";
     node.kind = "Node";
@@ -336,9 +352,10 @@ static void test_yaml_to_json(void **state)
                     "data:\n  n: \"3\"\n  b: 'true'\nlist: [1, 2.5, true, null, 1Gi]\n";
     json_object *o = cu_yaml_to_json(y, strlen(y), err, sizeof err);
     assert_non_null(o);
-    assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
-                        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"},"
-                        "\"data\":{\"n\":\"3\",\"b\":\"true\"},\"list\":[1,2.5,true,null,\"1Gi\"]}");
+    assert_string_equal(
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"},"
+        "\"data\":{\"n\":\"3\",\"b\":\"true\"},\"list\":[1,2.5,true,null,\"1Gi\"]}");
     json_object_put(o);
     const char *j = "{\"a\": {\"b\": [1, \"x\"]}}";
     o = cu_yaml_to_json(j, strlen(j), err, sizeof err);
@@ -356,8 +373,13 @@ static void test_base64(void **state)
     (void)state;
     static const struct {
         const char *in, *out;
-    } cases[] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"},
-                 {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+    } cases[] = { { "", "" },
+                  { "f", "Zg==" },
+                  { "fo", "Zm8=" },
+                  { "foo", "Zm9v" },
+                  { "foob", "Zm9vYg==" },
+                  { "fooba", "Zm9vYmE=" },
+                  { "foobar", "Zm9vYmFy" } };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *b = cu_base64_encode(cases[i].in, strlen(cases[i].in));
         assert_string_equal(b, cases[i].out);
@@ -383,9 +405,9 @@ static void test_kubeconfig_write(void **state)
     char dir[] = "/tmp/cu_kcXXXXXX", path[256], err[256];
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/kc", dir);
-    assert_int_equal(cu_kubeconfig_write(path, "https://127.0.0.1:1234", "PEM", "tok\"en", err,
-                                         sizeof err),
-                     CU_OK);
+    assert_int_equal(
+        cu_kubeconfig_write(path, "https://127.0.0.1:1234", "PEM", "tok\"en", err, sizeof err),
+        CU_OK);
     const char *s = slurp(path);
     assert_non_null(s);
     assert_non_null(strstr(s, "server: \"https://127.0.0.1:1234\""));
@@ -415,8 +437,8 @@ static void test_tls_generate(void **state)
     assert_non_null(strstr(ca, "BEGIN CERTIFICATE"));
     assert_non_null(strstr(key, "PRIVATE KEY"));
     gnutls_x509_crt_t cac, srv;
-    gnutls_datum_t d1 = {(unsigned char *)ca, (unsigned)strlen(ca)};
-    gnutls_datum_t d2 = {(unsigned char *)cert, (unsigned)strlen(cert)};
+    gnutls_datum_t d1 = { (unsigned char *)ca, (unsigned)strlen(ca) };
+    gnutls_datum_t d2 = { (unsigned char *)cert, (unsigned)strlen(cert) };
     assert_int_equal(gnutls_x509_crt_init(&cac), 0);
     assert_int_equal(gnutls_x509_crt_init(&srv), 0);
     assert_int_equal(gnutls_x509_crt_import(cac, &d1, GNUTLS_X509_FMT_PEM), 0);
@@ -498,8 +520,10 @@ static json_object *send_req(fx *f, rq q, cu_api_resp *keep, int *code)
     size_t nargs = 0;
     while (nargs < 4 && q.args[2 * nargs])
         nargs++;
-    cu_api_req r = {q.method, q.path, q.args, nargs, q.accept, q.ct, q.auth, q.body,
-                    q.body ? strlen(q.body) : 0, !q.remote, NULL};
+    cu_api_req r = { q.method,  q.path,   q.args,
+                     nargs,     q.accept, q.ct,
+                     q.auth,    q.body,   q.body ? strlen(q.body) : 0,
+                     !q.remote, NULL };
     cu_api_resp resp;
     cu_apiserver_handle(f->a, &r, &resp);
     *code = resp.code;
@@ -538,12 +562,12 @@ static void test_discovery(void **state)
 {
     fx *f = *state;
     int code;
-    json_object *o = send_req(f, (rq){.method = "GET", .path = "/api"}, NULL, &code);
+    json_object *o = send_req(f, (rq){ .method = "GET", .path = "/api" }, NULL, &code);
     assert_int_equal(code, 200);
     assert_string_equal(sget(o, "kind"), "APIVersions");
     json_object_put(o);
 
-    o = send_req(f, (rq){.method = "GET", .path = "/api/v1"}, NULL, &code);
+    o = send_req(f, (rq){ .method = "GET", .path = "/api/v1" }, NULL, &code);
     assert_int_equal(code, 200);
     assert_string_equal(sget(o, "groupVersion"), "v1");
     int pods = 0, status = 0, binding = 0;
@@ -563,36 +587,38 @@ static void test_discovery(void **state)
     assert_true(pods && status && binding);
     json_object_put(o);
 
-    o = send_req(f, (rq){.method = "GET", .path = "/apis"}, NULL, &code);
+    o = send_req(f, (rq){ .method = "GET", .path = "/apis" }, NULL, &code);
     assert_int_equal(code, 200);
-    assert_non_null(strstr(json_object_to_json_string_ext(o, JSON_C_TO_STRING_NOSLASHESCAPE), "\"batch/v1\""));
+    assert_non_null(
+        strstr(json_object_to_json_string_ext(o, JSON_C_TO_STRING_NOSLASHESCAPE), "\"batch/v1\""));
     json_object_put(o);
 
-    o = send_req(f, (rq){.method = "GET", .path = "/apis/batch/v1"}, NULL, &code);
+    o = send_req(f, (rq){ .method = "GET", .path = "/apis/batch/v1" }, NULL, &code);
     assert_int_equal(code, 200);
-    assert_non_null(strstr(json_object_to_json_string_ext(o, JSON_C_TO_STRING_NOSLASHESCAPE), "\"jobs/status\""));
+    assert_non_null(strstr(json_object_to_json_string_ext(o, JSON_C_TO_STRING_NOSLASHESCAPE),
+                           "\"jobs/status\""));
     json_object_put(o);
 
-    o = send_req(f, (rq){.method = "GET", .path = "/apis/nope.example/v1"}, NULL, &code);
+    o = send_req(f, (rq){ .method = "GET", .path = "/apis/nope.example/v1" }, NULL, &code);
     assert_int_equal(code, 404);
     expect_status(o, 404, "NotFound", "the server could not find the requested resource");
     json_object_put(o);
 
-    o = send_req(f, (rq){.method = "GET", .path = "/version"}, NULL, &code);
+    o = send_req(f, (rq){ .method = "GET", .path = "/version" }, NULL, &code);
     assert_int_equal(code, 200);
     assert_string_equal(sget(o, "gitVersion"), "v1.32.0-cueue");
     json_object_put(o);
 
-    o = send_req(f, (rq){.method = "GET", .path = "/openapi/v3"}, NULL, &code);
+    o = send_req(f, (rq){ .method = "GET", .path = "/openapi/v3" }, NULL, &code);
     assert_int_equal(code, 200);
     const char *url = sget(get(get(o, "paths"), "apis/batch/v1"), "serverRelativeURL");
     assert_non_null(url);
     assert_non_null(strstr(url, "/openapi/v3/apis/batch/v1?hash="));
     json_object_put(o);
-    o = send_req(f, (rq){.method = "GET", .path = "/openapi/v3/apis/batch/v1"}, NULL, &code);
+    o = send_req(f, (rq){ .method = "GET", .path = "/openapi/v3/apis/batch/v1" }, NULL, &code);
     assert_int_equal(code, 200);
-    json_object *p = get(get(get(o, "paths"), "/apis/batch/v1/namespaces/{namespace}/jobs/{name}"),
-                         "patch");
+    json_object *p =
+        get(get(get(o, "paths"), "/apis/batch/v1/namespaces/{namespace}/jobs/{name}"), "patch");
     assert_non_null(p);
     assert_string_equal(sget(p, "x-kubernetes-group-version-kind.kind"), "Job");
     assert_non_null(strstr(json_object_to_json_string(get(p, "parameters")), "fieldValidation"));
@@ -606,35 +632,40 @@ static void test_crud_and_errors(void **state)
     const char *cm = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
                      "\"metadata\":{\"name\":\"a\"},\"data\":{\"k\":\"v\"}}";
     const char *coll = "/api/v1/namespaces/default/configmaps";
-    json_object *o = send_req(f, (rq){.method = "POST", .path = coll, .ct = "application/json",
-                                      .body = cm}, NULL, &code);
+    json_object *o =
+        send_req(f, (rq){ .method = "POST", .path = coll, .ct = "application/json", .body = cm },
+                 NULL, &code);
     assert_int_equal(code, 201);
     assert_string_equal(sget(o, "metadata.namespace"), "default");
     char rv[32];
     snprintf(rv, sizeof rv, "%s", sget(o, "metadata.resourceVersion"));
     json_object_put(o);
 
-    o = send_req(f, (rq){.method = "POST", .path = coll, .body = cm}, NULL, &code);
+    o = send_req(f, (rq){ .method = "POST", .path = coll, .body = cm }, NULL, &code);
     expect_status(o, 409, "AlreadyExists", "\"a\" already exists");
     json_object_put(o);
 
-    o = send_req(f, (rq){.method = "POST", .path = "/api/v1/namespaces/nope/configmaps",
-                         .body = cm}, NULL, &code);
+    o = send_req(f,
+                 (rq){ .method = "POST", .path = "/api/v1/namespaces/nope/configmaps", .body = cm },
+                 NULL, &code);
     expect_status(o, 404, "NotFound", "namespaces \"nope\" not found");
     json_object_put(o);
 
-    o = send_req(f, (rq){.method = "POST", .path = coll, .body = "{\"kind\":"}, NULL, &code);
+    o = send_req(f, (rq){ .method = "POST", .path = coll, .body = "{\"kind\":" }, NULL, &code);
     expect_status(o, 400, "BadRequest", NULL);
     json_object_put(o);
 
     const char *wrong = "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"a\"}}";
-    o = send_req(f, (rq){.method = "POST", .path = coll, .body = wrong}, NULL, &code);
+    o = send_req(f, (rq){ .method = "POST", .path = coll, .body = wrong }, NULL, &code);
     expect_status(o, 400, "BadRequest", "does not match the expected kind");
     json_object_put(o);
 
     /* merge patch, then a stale PUT */
-    o = send_req(f, (rq){.method = "PATCH", .path = "/api/v1/namespaces/default/configmaps/a",
-                         .ct = "application/merge-patch+json", .body = "{\"data\":{\"k\":\"w\"}}"},
+    o = send_req(f,
+                 (rq){ .method = "PATCH",
+                       .path = "/api/v1/namespaces/default/configmaps/a",
+                       .ct = "application/merge-patch+json",
+                       .body = "{\"data\":{\"k\":\"w\"}}" },
                  NULL, &code);
     assert_int_equal(code, 200);
     assert_string_equal(sget(o, "data.k"), "w");
@@ -642,51 +673,68 @@ static void test_crud_and_errors(void **state)
     char put[256];
     snprintf(put, sizeof put,
              "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\","
-             "\"resourceVersion\":\"%s\"},\"data\":{\"k\":\"stale\"}}", rv);
-    o = send_req(f, (rq){.method = "PUT", .path = "/api/v1/namespaces/default/configmaps/a",
-                         .body = put}, NULL, &code);
+             "\"resourceVersion\":\"%s\"},\"data\":{\"k\":\"stale\"}}",
+             rv);
+    o = send_req(
+        f, (rq){ .method = "PUT", .path = "/api/v1/namespaces/default/configmaps/a", .body = put },
+        NULL, &code);
     expect_status(o, 409, "Conflict", "the object has been modified");
     json_object_put(o);
 
     /* JSON patch and strategic merge patch */
-    o = send_req(f, (rq){.method = "PATCH", .path = "/api/v1/namespaces/default/configmaps/a",
-                         .ct = "application/json-patch+json",
-                         .body = "[{\"op\":\"add\",\"path\":\"/data/j\",\"value\":\"x\"}]"},
+    o = send_req(f,
+                 (rq){ .method = "PATCH",
+                       .path = "/api/v1/namespaces/default/configmaps/a",
+                       .ct = "application/json-patch+json",
+                       .body = "[{\"op\":\"add\",\"path\":\"/data/j\",\"value\":\"x\"}]" },
                  NULL, &code);
     assert_int_equal(code, 200);
     assert_string_equal(sget(o, "data.j"), "x");
     json_object_put(o);
-    o = send_req(f, (rq){.method = "PATCH", .path = "/api/v1/namespaces/default/configmaps/a",
-                         .ct = "application/strategic-merge-patch+json",
-                         .body = "{\"data\":{\"s\":\"y\"}}"},
+    o = send_req(f,
+                 (rq){ .method = "PATCH",
+                       .path = "/api/v1/namespaces/default/configmaps/a",
+                       .ct = "application/strategic-merge-patch+json",
+                       .body = "{\"data\":{\"s\":\"y\"}}" },
                  NULL, &code);
     assert_int_equal(code, 200);
     assert_string_equal(sget(o, "data.s"), "y");
     assert_string_equal(sget(o, "data.j"), "x");
     json_object_put(o);
 
-    o = send_req(f, (rq){.method = "PATCH", .path = "/api/v1/namespaces/default/configmaps/a",
-                         .ct = "text/plain", .body = "x"}, NULL, &code);
+    o = send_req(f,
+                 (rq){ .method = "PATCH",
+                       .path = "/api/v1/namespaces/default/configmaps/a",
+                       .ct = "text/plain",
+                       .body = "x" },
+                 NULL, &code);
     expect_status(o, 415, "UnsupportedMediaType", "application/merge-patch+json");
     json_object_put(o);
 
-    o = send_req(f, (rq){.method = "PUT", .path = coll, .body = cm}, NULL, &code);
+    o = send_req(f, (rq){ .method = "PUT", .path = coll, .body = cm }, NULL, &code);
     expect_status(o, 405, "MethodNotAllowed", NULL);
     json_object_put(o);
 
     /* server-side apply creates when missing */
-    const char *applied = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  x: \"1\"\n";
-    o = send_req(f, (rq){.method = "PATCH", .path = "/api/v1/namespaces/default/configmaps/b",
-                         .ct = "application/apply-patch+yaml", .body = applied,
-                         .args = {"fieldManager", "kubectl"}}, NULL, &code);
+    const char *applied =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  x: \"1\"\n";
+    o = send_req(f,
+                 (rq){ .method = "PATCH",
+                       .path = "/api/v1/namespaces/default/configmaps/b",
+                       .ct = "application/apply-patch+yaml",
+                       .body = applied,
+                       .args = { "fieldManager", "kubectl" } },
+                 NULL, &code);
     assert_int_equal(code, 201);
     assert_string_equal(sget(o, "data.x"), "1");
     json_object_put(o);
 
     /* Table output */
     cu_api_resp keep;
-    o = send_req(f, (rq){.method = "GET", .path = coll,
-                         .accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"},
+    o = send_req(f,
+                 (rq){ .method = "GET",
+                       .path = coll,
+                       .accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json" },
                  &keep, &code);
     assert_int_equal(code, 200);
     assert_non_null(strstr(keep.content_type, "as=Table"));
@@ -696,16 +744,16 @@ static void test_crud_and_errors(void **state)
     json_object_put(o);
 
     /* delete, then 404 */
-    o = send_req(f, (rq){.method = "DELETE", .path = "/api/v1/namespaces/default/configmaps/a"},
+    o = send_req(f, (rq){ .method = "DELETE", .path = "/api/v1/namespaces/default/configmaps/a" },
                  NULL, &code);
     assert_int_equal(code, 200);
     json_object_put(o);
-    o = send_req(f, (rq){.method = "GET", .path = "/api/v1/namespaces/default/configmaps/a"},
+    o = send_req(f, (rq){ .method = "GET", .path = "/api/v1/namespaces/default/configmaps/a" },
                  NULL, &code);
     expect_status(o, 404, "NotFound", "configmaps \"a\" not found");
     json_object_put(o);
 
-    o = send_req(f, (rq){.method = "GET", .path = "/api/v1/namespaces/default/nothings"}, NULL,
+    o = send_req(f, (rq){ .method = "GET", .path = "/api/v1/namespaces/default/nothings" }, NULL,
                  &code);
     expect_status(o, 404, "NotFound", "the server could not find the requested resource");
     json_object_put(o);
@@ -715,28 +763,31 @@ static void test_auth(void **state)
 {
     fx *f = *state;
     int code;
-    json_object *o = send_req(f, (rq){.method = "GET", .path = "/api/v1/namespaces"}, NULL, &code);
+    json_object *o =
+        send_req(f, (rq){ .method = "GET", .path = "/api/v1/namespaces" }, NULL, &code);
     expect_status(o, 401, "Unauthorized", "Unauthorized");
     json_object_put(o);
-    o = send_req(f, (rq){.method = "GET", .path = "/api/v1/namespaces", .auth = "Bearer wrong"},
+    o = send_req(f, (rq){ .method = "GET", .path = "/api/v1/namespaces", .auth = "Bearer wrong" },
                  NULL, &code);
     assert_int_equal(code, 401);
     json_object_put(o);
-    o = send_req(f, (rq){.method = "GET", .path = "/api/v1/namespaces", .auth = "Bearer secret-1"},
+    o = send_req(f,
+                 (rq){ .method = "GET", .path = "/api/v1/namespaces", .auth = "Bearer secret-1" },
                  NULL, &code);
     assert_int_equal(code, 200);
     json_object_put(o);
-    o = send_req(f, (rq){.method = "GET", .path = "/api/v1/namespaces", .auth = "Bearer secret-2"},
+    o = send_req(f,
+                 (rq){ .method = "GET", .path = "/api/v1/namespaces", .auth = "Bearer secret-2" },
                  NULL, &code);
     assert_int_equal(code, 200);
     json_object_put(o);
     cu_api_resp keep;
-    send_req(f, (rq){.method = "GET", .path = "/healthz"}, &keep, &code);
+    send_req(f, (rq){ .method = "GET", .path = "/healthz" }, &keep, &code);
     assert_int_equal(code, 200);
     assert_string_equal(keep.body, "ok");
     cu_api_resp_free(&keep);
     /* the fault endpoint is not served without --admin */
-    o = send_req(f, (rq){.method = "GET", .path = "/cueue/faults", .auth = "Bearer secret-1"},
+    o = send_req(f, (rq){ .method = "GET", .path = "/cueue/faults", .auth = "Bearer secret-1" },
                  NULL, &code);
     assert_int_equal(code, 404);
     json_object_put(o);
@@ -748,52 +799,61 @@ static void test_faults(void **state)
     int code;
     cu_api_resp keep;
     const char *path = "/api/v1/namespaces/default/configmaps";
-    json_object *o = send_req(f, (rq){.method = "POST", .path = "/cueue/faults",
-                                      .body = "{\"respond\":{\"match\":\"^GET .*/configmaps$\","
-                                              "\"code\":429,\"times\":2,\"retryAfter\":3}}"},
+    json_object *o = send_req(f,
+                              (rq){ .method = "POST",
+                                    .path = "/cueue/faults",
+                                    .body = "{\"respond\":{\"match\":\"^GET .*/configmaps$\","
+                                            "\"code\":429,\"times\":2,\"retryAfter\":3}}" },
                               NULL, &code);
     assert_int_equal(code, 200);
     assert_int_equal(json_object_array_length(get(o, "faults")), 1);
     json_object_put(o);
     for (int i = 0; i < 2; i++) {
-        o = send_req(f, (rq){.method = "GET", .path = path}, &keep, &code);
+        o = send_req(f, (rq){ .method = "GET", .path = path }, &keep, &code);
         expect_status(o, 429, "TooManyRequests", NULL);
         assert_int_equal(keep.retry_after, 3);
         assert_int_equal(json_object_get_int(get(get(o, "details"), "retryAfterSeconds")), 3);
         cu_api_resp_free(&keep);
         json_object_put(o);
     }
-    o = send_req(f, (rq){.method = "GET", .path = path}, NULL, &code);
+    o = send_req(f, (rq){ .method = "GET", .path = path }, NULL, &code);
     assert_int_equal(code, 200); /* used up */
     json_object_put(o);
     /* a POST does not match a GET rule */
-    o = send_req(f, (rq){.method = "POST", .path = "/cueue/faults",
-                         .body = "{\"respond\":{\"match\":\"^GET \",\"code\":500,\"times\":-1}}"},
+    o = send_req(f,
+                 (rq){ .method = "POST",
+                       .path = "/cueue/faults",
+                       .body = "{\"respond\":{\"match\":\"^GET \",\"code\":500,\"times\":-1}}" },
                  NULL, &code);
     json_object_put(o);
-    o = send_req(f, (rq){.method = "GET", .path = "/api/v1/nodes"}, NULL, &code);
+    o = send_req(f, (rq){ .method = "GET", .path = "/api/v1/nodes" }, NULL, &code);
     expect_status(o, 500, "InternalError", "injected");
     json_object_put(o);
-    o = send_req(f, (rq){.method = "DELETE", .path = "/cueue/faults"}, NULL, &code);
+    o = send_req(f, (rq){ .method = "DELETE", .path = "/cueue/faults" }, NULL, &code);
     assert_int_equal(json_object_array_length(get(o, "faults")), 0);
     json_object_put(o);
-    o = send_req(f, (rq){.method = "GET", .path = "/api/v1/nodes"}, NULL, &code);
+    o = send_req(f, (rq){ .method = "GET", .path = "/api/v1/nodes" }, NULL, &code);
     assert_int_equal(code, 200);
     json_object_put(o);
     /* bad commands and remote clients */
-    o = send_req(f, (rq){.method = "POST", .path = "/cueue/faults",
-                         .body = "{\"respond\":{\"match\":\"(\",\"code\":409}}"}, NULL, &code);
+    o = send_req(f,
+                 (rq){ .method = "POST",
+                       .path = "/cueue/faults",
+                       .body = "{\"respond\":{\"match\":\"(\",\"code\":409}}" },
+                 NULL, &code);
     expect_status(o, 400, "BadRequest", "regex");
     json_object_put(o);
-    o = send_req(f, (rq){.method = "POST", .path = "/cueue/faults",
-                         .body = "{\"respond\":{\"code\":404}}"}, NULL, &code);
+    o = send_req(
+        f,
+        (rq){ .method = "POST", .path = "/cueue/faults", .body = "{\"respond\":{\"code\":404}}" },
+        NULL, &code);
     expect_status(o, 400, "BadRequest", "respond.code");
     json_object_put(o);
-    o = send_req(f, (rq){.method = "POST", .path = "/cueue/faults", .body = "{\"frobnicate\":1}"},
+    o = send_req(f, (rq){ .method = "POST", .path = "/cueue/faults", .body = "{\"frobnicate\":1}" },
                  NULL, &code);
     expect_status(o, 400, "BadRequest", "unknown fault command");
     json_object_put(o);
-    o = send_req(f, (rq){.method = "GET", .path = "/cueue/faults", .remote = 1}, NULL, &code);
+    o = send_req(f, (rq){ .method = "GET", .path = "/cueue/faults", .remote = 1 }, NULL, &code);
     expect_status(o, 403, "Forbidden", "127.0.0.1");
     json_object_put(o);
 }
@@ -803,9 +863,11 @@ static void test_watch_table(void **state)
     fx *f = *state;
     int code, ended = 0;
     cu_api_resp w;
-    json_object *o = send_req(f, (rq){.method = "GET", .path = "/api/v1/namespaces/default/configmaps",
-                                      .accept = "application/json;as=Table;v=v1;g=meta.k8s.io",
-                                      .args = {"watch", "true", "resourceVersion", "0"}},
+    json_object *o = send_req(f,
+                              (rq){ .method = "GET",
+                                    .path = "/api/v1/namespaces/default/configmaps",
+                                    .accept = "application/json;as=Table;v=v1;g=meta.k8s.io",
+                                    .args = { "watch", "true", "resourceVersion", "0" } },
                               &w, &code);
     assert_null(o);
     assert_int_equal(code, 200);
@@ -814,10 +876,14 @@ static void test_watch_table(void **state)
     assert_int_equal(ended, 0);
     for (int i = 0; i < 2; i++) {
         char body[200];
-        snprintf(body, sizeof body, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
-                                    "\"metadata\":{\"name\":\"w%d\"}}", i);
-        o = send_req(f, (rq){.method = "POST", .path = "/api/v1/namespaces/default/configmaps",
-                             .body = body}, NULL, &code);
+        snprintf(body, sizeof body,
+                 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+                 "\"metadata\":{\"name\":\"w%d\"}}",
+                 i);
+        o = send_req(
+            f,
+            (rq){ .method = "POST", .path = "/api/v1/namespaces/default/configmaps", .body = body },
+            NULL, &code);
         assert_int_equal(code, 201);
         json_object_put(o);
     }
@@ -842,8 +908,11 @@ static void test_watch_table(void **state)
 
     /* a watch from a compacted resourceVersion: 410 at open */
     cu_store_compact(f->s);
-    o = send_req(f, (rq){.method = "GET", .path = "/api/v1/namespaces/default/configmaps",
-                         .args = {"watch", "1", "resourceVersion", "1"}}, NULL, &code);
+    o = send_req(f,
+                 (rq){ .method = "GET",
+                       .path = "/api/v1/namespaces/default/configmaps",
+                       .args = { "watch", "1", "resourceVersion", "1" } },
+                 NULL, &code);
     expect_status(o, 410, "Expired", NULL); /* kube-apiserver's reason for a too old RV */
     json_object_put(o);
 }
@@ -863,50 +932,65 @@ static void test_strict_crd(void **state)
         "\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\",\"properties\":{"
         "\"spec\":{\"type\":\"object\",\"properties\":{\"size\":{\"type\":\"integer\",\"maximum\":10}}},"
         "\"status\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}}}}]}}";
-    json_object *o = send_req(f, (rq){.method = "POST",
-                                      .path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                                      .body = crd}, NULL, &code);
+    json_object *o =
+        send_req(f,
+                 (rq){ .method = "POST",
+                       .path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                       .body = crd },
+                 NULL, &code);
     assert_int_equal(code, 201);
     json_object_put(o);
-    o = send_req(f, (rq){.method = "GET", .path = "/apis/example.com/v1"}, NULL, &code);
+    o = send_req(f, (rq){ .method = "GET", .path = "/apis/example.com/v1" }, NULL, &code);
     assert_int_equal(code, 200);
-    assert_non_null(strstr(json_object_to_json_string_ext(o, JSON_C_TO_STRING_NOSLASHESCAPE), "\"widgets/status\""));
+    assert_non_null(strstr(json_object_to_json_string_ext(o, JSON_C_TO_STRING_NOSLASHESCAPE),
+                           "\"widgets/status\""));
     json_object_put(o);
     const char *bad = "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\","
                       "\"metadata\":{\"name\":\"w\"},\"spec\":{\"size\":1,\"foo\":2}}";
     const char *path = "/apis/example.com/v1/namespaces/default/widgets";
-    o = send_req(f, (rq){.method = "POST", .path = path, .body = bad,
-                         .args = {"fieldValidation", "Strict"}}, NULL, &code);
+    o = send_req(
+        f,
+        (rq){
+            .method = "POST", .path = path, .body = bad, .args = { "fieldValidation", "Strict" } },
+        NULL, &code);
     expect_status(o, 400, "BadRequest", "strict decoding error: unknown field \"spec.foo\"");
     json_object_put(o);
     cu_api_resp keep;
-    o = send_req(f, (rq){.method = "POST", .path = path, .body = bad,
-                         .args = {"fieldValidation", "Warn"}}, &keep, &code);
+    o = send_req(
+        f,
+        (rq){ .method = "POST", .path = path, .body = bad, .args = { "fieldValidation", "Warn" } },
+        &keep, &code);
     assert_int_equal(code, 201);
     assert_non_null(keep.warning);
     assert_non_null(strstr(keep.warning, "unknown field \\\"spec.foo\\\""));
     cu_api_resp_free(&keep);
     json_object_put(o);
     /* strategic merge patch is refused for custom resources */
-    o = send_req(f, (rq){.method = "PATCH", .path = "/apis/example.com/v1/namespaces/default/widgets/w",
-                         .ct = "application/strategic-merge-patch+json", .body = "{}"}, NULL, &code);
+    o = send_req(f,
+                 (rq){ .method = "PATCH",
+                       .path = "/apis/example.com/v1/namespaces/default/widgets/w",
+                       .ct = "application/strategic-merge-patch+json",
+                       .body = "{}" },
+                 NULL, &code);
     expect_status(o, 415, "UnsupportedMediaType", NULL);
     json_object_put(o);
     /* dryRun=All validates without storing */
     const char *big = "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\","
                       "\"metadata\":{\"name\":\"big\"},\"spec\":{\"size\":11}}";
-    o = send_req(f, (rq){.method = "POST", .path = path, .body = big, .args = {"dryRun", "All"}},
+    o = send_req(f,
+                 (rq){ .method = "POST", .path = path, .body = big, .args = { "dryRun", "All" } },
                  NULL, &code);
     expect_status(o, 422, "Invalid", "spec.size");
     json_object_put(o);
     const char *ok = "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\","
                      "\"metadata\":{\"name\":\"dry\"},\"spec\":{\"size\":3}}";
-    o = send_req(f, (rq){.method = "POST", .path = path, .body = ok, .args = {"dryRun", "All"}},
+    o = send_req(f, (rq){ .method = "POST", .path = path, .body = ok, .args = { "dryRun", "All" } },
                  NULL, &code);
     assert_int_equal(code, 201);
     json_object_put(o);
-    o = send_req(f, (rq){.method = "GET", .path = "/apis/example.com/v1/namespaces/default/widgets/dry"},
-                 NULL, &code);
+    o = send_req(
+        f, (rq){ .method = "GET", .path = "/apis/example.com/v1/namespaces/default/widgets/dry" },
+        NULL, &code);
     assert_int_equal(code, 404);
     json_object_put(o);
 }
@@ -919,10 +1003,14 @@ static void test_hostile_input(void **state)
     int code;
     const char *coll = "/api/v1/namespaces/default/configmaps";
     const char *c1 = "/api/v1/namespaces/default/configmaps/c1";
-    json_object *o = send_req(f, (rq){.method = "POST", .path = coll, .ct = "application/json",
-                                      .body = "{\"metadata\":{\"name\":\"c1\",\"labels\":{\"a\":\"b\"},"
-                                              "\"finalizers\":[\"example.com/f\"]},\"data\":{\"k\":\"v\"}}"},
-                              NULL, &code);
+    json_object *o =
+        send_req(f,
+                 (rq){ .method = "POST",
+                       .path = coll,
+                       .ct = "application/json",
+                       .body = "{\"metadata\":{\"name\":\"c1\",\"labels\":{\"a\":\"b\"},"
+                               "\"finalizers\":[\"example.com/f\"]},\"data\":{\"k\":\"v\"}}" },
+                 NULL, &code);
     assert_int_equal(code, 201);
     char before[4096];
     snprintf(before, sizeof before, "%s", json_object_to_json_string(o));
@@ -932,29 +1020,105 @@ static void test_hostile_input(void **state)
         int code;
         const char *msg;
     } bad[] = {
-        {"application/merge-patch+json", "{\"metadata\":5}", {NULL}, 422, "metadata in body must be of type object"},
-        {"application/strategic-merge-patch+json", "{\"metadata\":5}", {NULL}, 422, "must be of type object"},
-        {"application/json-patch+json", "[{\"op\":\"add\",\"path\":\"\",\"value\":[1]}]", {NULL}, 422, "must be of type object"},
-        {"application/json-patch+json", "[{\"op\":\"replace\",\"path\":\"\",\"value\":5}]", {NULL}, 422, "must be of type object"},
-        {"application/json-patch+json", "[{\"op\":\"add\",\"path\":\"/metadata\",\"value\":\"str\"}]", {NULL}, 422, "must be of type object"},
-        {"application/json-patch+json", "[{\"op\":\"add\",\"path\":\"\",\"value\":{}}]", {NULL}, 422, "metadata.name: Required value"},
-        {"application/json-patch+json", "[{\"op\":\"remove\",\"path\":\"/metadata\"}]", {NULL}, 422, "metadata.name: Required value"},
-        {"application/json-patch+json", "[{\"op\":\"remove\",\"path\":\"/metadata/uid\"}]", {NULL}, 422, "metadata.uid: Invalid value: \"\": field is immutable"},
-        {"application/merge-patch+json", "{\"metadata\":{\"name\":\"other\"}}", {NULL}, 400, "does not match the name on the URL"},
-        {"application/apply-patch+yaml", "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":5}", {"fieldManager", "t", NULL}, 422, "must be of type object"},
-        {"application/merge-patch+json", "{\"metadata\":{\"labels\":5}}", {NULL}, 422, "metadata.labels: Invalid value"},
-        {"application/merge-patch+json", "{\"metadata\":{\"labels\":{\"q\":\"../../x\"}}}", {NULL}, 422, "a valid label must be"},
-        {"application/merge-patch+json", "{\"metadata\":{\"annotations\":[1]}}", {NULL}, 422, "metadata.annotations"},
-        {"application/merge-patch+json", "{\"metadata\":{\"finalizers\":\"x\"}}", {NULL}, 422, "metadata.finalizers"},
-        {"application/merge-patch+json", "{\"metadata\":{\"ownerReferences\":[5]}}", {NULL}, 422, "metadata.ownerReferences[0]"},
-        {"application/merge-patch+json", "{\"data\":\"str\"}", {NULL}, 422, "data in body must be of type object"},
-        {"application/merge-patch+json", "{\"data\":{\"a\\u0000x\":\"1\"}}", {NULL}, 400, "NUL"},
-        {"application/merge-patch+json", "{\"data\":{\"n\":1e400}}", {NULL}, 400, "float64"},
-        {"application/apply-patch+yaml", "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c1\",\"labels\":{\"a\":\"-\"}}}", {"fieldManager", "t", NULL}, 422, "a valid label must be"},
+        { "application/merge-patch+json",
+          "{\"metadata\":5}",
+          { NULL },
+          422,
+          "metadata in body must be of type object" },
+        { "application/strategic-merge-patch+json",
+          "{\"metadata\":5}",
+          { NULL },
+          422,
+          "must be of type object" },
+        { "application/json-patch+json",
+          "[{\"op\":\"add\",\"path\":\"\",\"value\":[1]}]",
+          { NULL },
+          422,
+          "must be of type object" },
+        { "application/json-patch+json",
+          "[{\"op\":\"replace\",\"path\":\"\",\"value\":5}]",
+          { NULL },
+          422,
+          "must be of type object" },
+        { "application/json-patch+json",
+          "[{\"op\":\"add\",\"path\":\"/metadata\",\"value\":\"str\"}]",
+          { NULL },
+          422,
+          "must be of type object" },
+        { "application/json-patch+json",
+          "[{\"op\":\"add\",\"path\":\"\",\"value\":{}}]",
+          { NULL },
+          422,
+          "metadata.name: Required value" },
+        { "application/json-patch+json",
+          "[{\"op\":\"remove\",\"path\":\"/metadata\"}]",
+          { NULL },
+          422,
+          "metadata.name: Required value" },
+        { "application/json-patch+json",
+          "[{\"op\":\"remove\",\"path\":\"/metadata/uid\"}]",
+          { NULL },
+          422,
+          "metadata.uid: Invalid value: \"\": field is immutable" },
+        { "application/merge-patch+json",
+          "{\"metadata\":{\"name\":\"other\"}}",
+          { NULL },
+          400,
+          "does not match the name on the URL" },
+        { "application/apply-patch+yaml",
+          "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":5}",
+          { "fieldManager", "t", NULL },
+          422,
+          "must be of type object" },
+        { "application/merge-patch+json",
+          "{\"metadata\":{\"labels\":5}}",
+          { NULL },
+          422,
+          "metadata.labels: Invalid value" },
+        { "application/merge-patch+json",
+          "{\"metadata\":{\"labels\":{\"q\":\"../../x\"}}}",
+          { NULL },
+          422,
+          "a valid label must be" },
+        { "application/merge-patch+json",
+          "{\"metadata\":{\"annotations\":[1]}}",
+          { NULL },
+          422,
+          "metadata.annotations" },
+        { "application/merge-patch+json",
+          "{\"metadata\":{\"finalizers\":\"x\"}}",
+          { NULL },
+          422,
+          "metadata.finalizers" },
+        { "application/merge-patch+json",
+          "{\"metadata\":{\"ownerReferences\":[5]}}",
+          { NULL },
+          422,
+          "metadata.ownerReferences[0]" },
+        { "application/merge-patch+json",
+          "{\"data\":\"str\"}",
+          { NULL },
+          422,
+          "data in body must be of type object" },
+        { "application/merge-patch+json",
+          "{\"data\":{\"a\\u0000x\":\"1\"}}",
+          { NULL },
+          400,
+          "NUL" },
+        { "application/merge-patch+json", "{\"data\":{\"n\":1e400}}", { NULL }, 400, "float64" },
+        { "application/apply-patch+yaml",
+          "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c1\",\"labels\":{\"a\":\"-\"}}}",
+          { "fieldManager", "t", NULL },
+          422,
+          "a valid label must be" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        o = send_req(f, (rq){.method = "PATCH", .path = c1, .ct = bad[i].ct, .body = bad[i].body,
-                             .args = {bad[i].args[0], bad[i].args[1], NULL}},
+        o = send_req(f,
+                     (rq){ .method = "PATCH",
+                           .path = c1,
+                           .ct = bad[i].ct,
+                           .body = bad[i].body,
+                           .args = { bad[i].args[0], bad[i].args[1], NULL } },
                      NULL, &code);
         if (code != bad[i].code)
             fail_msg("patch %zu %s: code %d, want %d: %s", i, bad[i].body, code, bad[i].code,
@@ -962,54 +1126,65 @@ static void test_hostile_input(void **state)
         expect_status(o, bad[i].code, bad[i].code == 400 ? "BadRequest" : "Invalid", bad[i].msg);
         json_object_put(o);
     }
-    o = send_req(f, (rq){.method = "GET", .path = c1}, NULL, &code);
+    o = send_req(f, (rq){ .method = "GET", .path = c1 }, NULL, &code);
     assert_int_equal(code, 200);
     assert_string_equal(json_object_to_json_string(o), before);
     json_object_put(o);
 
     /* a PUT of the same: 422 with causes, nothing stored */
     char put[512];
-    snprintf(put, sizeof put, "{\"metadata\":{\"name\":\"c1\",\"labels\":5,\"deletionTimestamp\":\"garbage\"}}");
-    o = send_req(f, (rq){.method = "PUT", .path = c1, .body = put}, NULL, &code);
+    snprintf(put, sizeof put,
+             "{\"metadata\":{\"name\":\"c1\",\"labels\":5,\"deletionTimestamp\":\"garbage\"}}");
+    o = send_req(f, (rq){ .method = "PUT", .path = c1, .body = put }, NULL, &code);
     expect_status(o, 422, "Invalid", "ConfigMap \"c1\" is invalid");
     json_object *causes = get(get(o, "details"), "causes");
     assert_int_equal(json_object_array_length(causes), 2);
-    assert_string_equal(sget(json_object_array_get_idx(causes, 0), "field"), "metadata.deletionTimestamp");
+    assert_string_equal(sget(json_object_array_get_idx(causes, 0), "field"),
+                        "metadata.deletionTimestamp");
     assert_string_equal(sget(json_object_array_get_idx(causes, 1), "field"), "metadata.labels");
     json_object_put(o);
 
     /* integer query parameters */
-    static const char *const qs[][2] = {{"limit", "99999999999999999999"}, {"limit", "x"},
-                                        {"timeoutSeconds", "99999999999999999999"}};
+    static const char *const qs[][2] = { { "limit", "99999999999999999999" },
+                                         { "limit", "x" },
+                                         { "timeoutSeconds", "99999999999999999999" } };
     for (size_t i = 0; i < 3; i++) {
-        o = send_req(f, (rq){.method = "GET", .path = coll,
-                             .args = {"watch", "true", qs[i][0], qs[i][1], NULL}},
+        o = send_req(f,
+                     (rq){ .method = "GET",
+                           .path = coll,
+                           .args = { "watch", "true", qs[i][0], qs[i][1], NULL } },
                      NULL, &code);
         expect_status(o, 400, "BadRequest", qs[i][0]);
         json_object_put(o);
     }
-    static const char *const delbodies[] = {"[1]", "{\"propagationPolicy\":", "{\"a\\u0000\":1}"};
+    static const char *const delbodies[] = { "[1]", "{\"propagationPolicy\":", "{\"a\\u0000\":1}" };
     for (size_t i = 0; i < 3; i++) {
-        o = send_req(f, (rq){.method = "DELETE", .path = c1, .body = delbodies[i]}, NULL, &code);
+        o = send_req(f, (rq){ .method = "DELETE", .path = c1, .body = delbodies[i] }, NULL, &code);
         expect_status(o, 400, "BadRequest", "DeleteOptions");
         json_object_put(o);
     }
-    o = send_req(f, (rq){.method = "DELETE", .path = c1, .args = {"gracePeriodSeconds", "1.5", NULL}},
-                 NULL, &code);
+    o = send_req(
+        f, (rq){ .method = "DELETE", .path = c1, .args = { "gracePeriodSeconds", "1.5", NULL } },
+        NULL, &code);
     expect_status(o, 400, "BadRequest", "gracePeriodSeconds");
     json_object_put(o);
 
     /* NUL in names: refused, never truncated */
-    o = send_req(f, (rq){.method = "POST", .path = coll, .body = "{\"metadata\":{\"name\":\"a\\u0000b\"}}"},
+    o = send_req(
+        f,
+        (rq){ .method = "POST", .path = coll, .body = "{\"metadata\":{\"name\":\"a\\u0000b\"}}" },
+        NULL, &code);
+    expect_status(o, 422, "Invalid", "metadata.name: Invalid value");
+    json_object_put(o);
+    o = send_req(f,
+                 (rq){ .method = "POST",
+                       .path = "/api/v1/namespaces",
+                       .body = "{\"metadata\":{\"name\":\"kube\\u0000x\"}}" },
                  NULL, &code);
     expect_status(o, 422, "Invalid", "metadata.name: Invalid value");
     json_object_put(o);
-    o = send_req(f, (rq){.method = "POST", .path = "/api/v1/namespaces",
-                         .body = "{\"metadata\":{\"name\":\"kube\\u0000x\"}}"},
-                 NULL, &code);
-    expect_status(o, 422, "Invalid", "metadata.name: Invalid value");
-    json_object_put(o);
-    o = send_req(f, (rq){.method = "POST", .path = coll, .body = "{\"metadata\":{\"name\":\"a\"}}"},
+    o = send_req(f,
+                 (rq){ .method = "POST", .path = coll, .body = "{\"metadata\":{\"name\":\"a\"}}" },
                  NULL, &code);
     assert_int_equal(code, 201);
     json_object_put(o);
@@ -1023,9 +1198,11 @@ static char *deep_job_body(const char *name, int n)
 {
     size_t cap = (size_t)n * 6 + 1024;
     char *b = malloc(cap), *p = b;
-    p += sprintf(p, "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\"},"
-                    "\"spec\":{\"suspend\":true,\"template\":{\"spec\":{\"restartPolicy\":\"Never\","
-                    "\"containers\":[{\"name\":\"main\",\"image\":\"busybox\"}],\"deepField\":", name);
+    p += sprintf(p,
+                 "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\"},"
+                 "\"spec\":{\"suspend\":true,\"template\":{\"spec\":{\"restartPolicy\":\"Never\","
+                 "\"containers\":[{\"name\":\"main\",\"image\":\"busybox\"}],\"deepField\":",
+                 name);
     for (int i = 0; i < n; i++)
         p += sprintf(p, "{\"d\":");
     *p++ = '1';
@@ -1046,9 +1223,10 @@ static int deep_send(fx *f, const char *method, const char *path, const char *ct
 {
     cu_api_resp resp;
     int apply = ct && strstr(ct, "apply");
-    const char *args[4] = {"fieldManager", fm, apply ? "force" : NULL, apply ? "true" : NULL};
-    cu_api_req r = {method, path, args, fm ? (size_t)(1 + apply) : 0, NULL, ct, NULL, body,
-                    body ? strlen(body) : 0, 1, NULL};
+    const char *args[4] = { "fieldManager", fm, apply ? "force" : NULL, apply ? "true" : NULL };
+    cu_api_req r = { method, path, args, fm ? (size_t)(1 + apply) : 0, NULL,
+                     ct,     NULL, body, body ? strlen(body) : 0,      1,
+                     NULL };
     cu_apiserver_handle(f->a, &r, &resp);
     int code = resp.code;
     if (code >= 300)
@@ -1073,14 +1251,15 @@ static void *deep_updates(void *ud)
                               "application/json", body, NULL);
     a->codes[i++] = deep_send(a->f, "PATCH", path, "application/apply-patch+yaml", body, "applier");
     a->codes[i++] = deep_send(a->f, "PUT", path, "application/json", body, NULL);
-    a->codes[i++] = deep_send(a->f, "PATCH", path, "application/json-patch+json",
-                              "[{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":{\"j\":\"p\"}}]",
-                              NULL);
+    a->codes[i++] =
+        deep_send(a->f, "PATCH", path, "application/json-patch+json",
+                  "[{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":{\"j\":\"p\"}}]", NULL);
     a->codes[i++] = deep_send(a->f, "PATCH", path, "application/merge-patch+json",
                               "{\"metadata\":{\"labels\":{\"m\":\"p\"}}}", NULL);
     /* a strategic patch as deep as the object */
     char *sp = deep_job_body(name, a->depth);
-    a->codes[i++] = deep_send(a->f, "PATCH", path, "application/strategic-merge-patch+json", sp, NULL);
+    a->codes[i++] =
+        deep_send(a->f, "PATCH", path, "application/strategic-merge-patch+json", sp, NULL);
     free(sp);
     /* a JSON patch at the bottom of the deep field */
     size_t plen = (size_t)a->depth * 2 + 256;
@@ -1105,9 +1284,9 @@ static void test_deep_updates(void **state)
     fx *f = *state;
     /* 100 levels (the controller's hostile e2e), and nearly
      * CU_JSON_MAX_DEPTH, on a stack like a connection thread's */
-    int depths[] = {100, CU_JSON_MAX_DEPTH - 20};
+    int depths[] = { 100, CU_JSON_MAX_DEPTH - 20 };
     for (size_t d = 0; d < 2; d++) {
-        deep_args a = {f, depths[d], {0}};
+        deep_args a = { f, depths[d], { 0 } };
         pthread_attr_t at;
         pthread_attr_init(&at);
         pthread_attr_setstacksize(&at, (size_t)64 << 20);
@@ -1115,16 +1294,18 @@ static void test_deep_updates(void **state)
         assert_int_equal(pthread_create(&th, &at, deep_updates, &a), 0);
         pthread_join(th, NULL);
         pthread_attr_destroy(&at);
-        static const int want[] = {201, 200, 200, 200, 200, 200, 200, 200, 200};
+        static const int want[] = { 201, 200, 200, 200, 200, 200, 200, 200, 200 };
         for (size_t i = 0; i < sizeof want / sizeof *want; i++)
             if (a.codes[i] != want[i])
-                fail_msg("depth %d, request %zu: code %d, want %d", a.depth, i, a.codes[i], want[i]);
+                fail_msg("depth %d, request %zu: code %d, want %d", a.depth, i, a.codes[i],
+                         want[i]);
     }
     /* the Job is unsuspended and its status written */
     cu_api_resp resp;
     int code;
-    json_object_put(send_req(f, (rq){.method = "GET", .path = "/apis/batch/v1/namespaces/default/jobs/deep100"}, &resp,
-             &code));
+    json_object_put(send_req(
+        f, (rq){ .method = "GET", .path = "/apis/batch/v1/namespaces/default/jobs/deep100" }, &resp,
+        &code));
     assert_int_equal(code, 200);
     json_object *o = cu_json_parse_str(resp.body);
     cu_api_resp_free(&resp);

@@ -29,14 +29,13 @@ static int setup(void **state)
     snprintf(tokfile, sizeof(tokfile), "/tmp/cueue-test-authn-XXXXXX");
     int fd = mkstemp(tokfile);
     assert_true(fd >= 0);
-    static const char text[] =
-        "# tokens\n"
-        "\n"
-        "  admintok  \n"
-        "promtok,prometheus,uid-p,\"system:monitoring,team-a\"\n"
-        "nobodytok,nobody,uid-n\n"
-        "grouptok, grouped , uid-g , solo\n"
-        "secondadmin\n";
+    static const char text[] = "# tokens\n"
+                               "\n"
+                               "  admintok  \n"
+                               "promtok,prometheus,uid-p,\"system:monitoring,team-a\"\n"
+                               "nobodytok,nobody,uid-n\n"
+                               "grouptok, grouped , uid-g , solo\n"
+                               "secondadmin\n";
     assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
     close(fd);
     char err[300] = "";
@@ -59,9 +58,10 @@ static int post(cu_authn *a, const char *path, const char *body, char *out, size
 {
     json_object *o = NULL;
     int code = cu_authn_handle(a, "POST", path, body, strlen(body), &o);
-    snprintf(out, n, "%s", o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-                                                                   JSON_C_TO_STRING_NOSLASHESCAPE)
-                             : "");
+    snprintf(out, n, "%s",
+             o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                       JSON_C_TO_STRING_NOSLASHESCAPE)
+               : "");
     json_object_put(o);
     return code;
 }
@@ -71,7 +71,8 @@ static void tokenreview(cu_authn *a, const char *tok, char *out, size_t n)
     char body[256];
     snprintf(body, sizeof(body),
              "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"TokenReview\","
-             "\"spec\":{\"token\":\"%s\"}}", tok);
+             "\"spec\":{\"token\":\"%s\"}}",
+             tok);
     assert_int_equal(post(a, TR, body, out, n), 201);
 }
 
@@ -91,7 +92,8 @@ static void test_token_reviews(void **state)
     tokenreview(a, "secondadmin", out, sizeof(out));
     assert_non_null(strstr(out, "\"username\":\"cueue-token-5\""));
     tokenreview(a, "grouptok", out, sizeof(out));
-    assert_non_null(strstr(out, "\"username\":\"grouped\",\"uid\":\"uid-g\",\"groups\":[\"solo\","));
+    assert_non_null(
+        strstr(out, "\"username\":\"grouped\",\"uid\":\"uid-g\",\"groups\":[\"solo\","));
     tokenreview(a, "nobodytok", out, sizeof(out));
     assert_non_null(strstr(out, "\"groups\":[\"system:authenticated\"]"));
     /* unknown, and a prefix of a known one */
@@ -122,7 +124,8 @@ static void test_access_reviews(void **state)
         { "\"user\":\"prometheus\",\"groups\":[\"system:monitoring\"]", "/metrics", "get", 1 },
         { "\"user\":\"prometheus\",\"groups\":[\"system:monitoring\"]", "/metrics/slis", "get", 1 },
         { "\"user\":\"prometheus\",\"groups\":[\"system:monitoring\"]", "/metricsx", "get", 0 },
-        { "\"user\":\"prometheus\",\"groups\":[\"system:monitoring\"]", "/debug/pending", "get", 0 },
+        { "\"user\":\"prometheus\",\"groups\":[\"system:monitoring\"]", "/debug/pending", "get",
+          0 },
         { "\"user\":\"prometheus\",\"groups\":[\"system:monitoring\"]", "/metrics", "post", 0 },
         { "\"user\":\"nobody\",\"groups\":[\"system:authenticated\"]", "/metrics", "get", 0 },
         { "\"user\":\"nobody\"", "/healthz", "get", 1 },
@@ -159,7 +162,11 @@ static void test_bad_requests(void **state)
     assert_int_equal(cu_authn_handle(a, "GET", TR, "", 0, &o), 405);
     assert_non_null(strstr(json_object_to_json_string(o), "MethodNotAllowed"));
     json_object_put(o);
-    static const char *const bad[] = { "", "[1]", "{\"spec\":5}", "{\"spec\":{}", "nonsense",
+    static const char *const bad[] = { "",
+                                       "[1]",
+                                       "{\"spec\":5}",
+                                       "{\"spec\":{}",
+                                       "nonsense",
                                        "{\"spec\":{\"token\":\"promtok\"}} x" };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int code = post(a, i % 2 ? TR : SAR, bad[i], out, sizeof(out));
@@ -168,41 +175,47 @@ static void test_bad_requests(void **state)
     }
     assert_int_equal(post(a, TR, "{\"spec\":{\"token\":\"\"}}", out, sizeof(out)), 400);
     assert_non_null(strstr(out, "token is required for TokenReview in authentication"));
-    assert_int_equal(post(a, SAR, "{\"spec\":{\"nonResourceAttributes\":{\"path\":\"/m\","
-                                  "\"verb\":\"get\"}}}", out, sizeof(out)), 422);
+    assert_int_equal(post(a, SAR,
+                          "{\"spec\":{\"nonResourceAttributes\":{\"path\":\"/m\","
+                          "\"verb\":\"get\"}}}",
+                          out, sizeof(out)),
+                     422);
     assert_non_null(strstr(out, "at least one of user or group must be specified"));
     assert_int_equal(post(a, SAR, "{\"spec\":{\"user\":\"u\"}}", out, sizeof(out)), 422);
     assert_non_null(strstr(out, "exactly one of nonResourceAttributes or resourceAttributes"));
-    assert_int_equal(post(a, SAR, "{\"spec\":{\"user\":\"u\",\"resourceAttributes\":{},"
-                                  "\"nonResourceAttributes\":{}}}", out, sizeof(out)), 422);
+    assert_int_equal(post(a, SAR,
+                          "{\"spec\":{\"user\":\"u\",\"resourceAttributes\":{},"
+                          "\"nonResourceAttributes\":{}}}",
+                          out, sizeof(out)),
+                     422);
 }
 
 static void test_discovery(void **state)
 {
     cu_authn *a = *state;
     json_object *o = NULL;
-    assert_int_equal(cu_authn_handle(a, "GET", "/apis/authentication.k8s.io/v1", NULL, 0, &o),
-                     200);
-    assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-                                                           JSON_C_TO_STRING_NOSLASHESCAPE),
-                        "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":"
-                        "\"authentication.k8s.io/v1\",\"resources\":[{\"name\":\"tokenreviews\","
-                        "\"singularName\":\"tokenreview\",\"namespaced\":false,\"kind\":"
-                        "\"TokenReview\",\"verbs\":[\"create\"]}]}");
+    assert_int_equal(cu_authn_handle(a, "GET", "/apis/authentication.k8s.io/v1", NULL, 0, &o), 200);
+    assert_string_equal(
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+        "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":"
+        "\"authentication.k8s.io/v1\",\"resources\":[{\"name\":\"tokenreviews\","
+        "\"singularName\":\"tokenreview\",\"namespaced\":false,\"kind\":"
+        "\"TokenReview\",\"verbs\":[\"create\"]}]}");
     json_object_put(o);
     assert_int_equal(cu_authn_handle(a, "GET", "/apis/authorization.k8s.io", NULL, 0, &o), 200);
-    assert_non_null(strstr(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-                                                                 JSON_C_TO_STRING_NOSLASHESCAPE),
-                           "\"kind\":\"APIGroup\""));
-    assert_non_null(strstr(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-                                                                 JSON_C_TO_STRING_NOSLASHESCAPE),
-                           "\"preferredVersion\":{\"groupVersion\":\"authorization.k8s.io/v1\""));
+    assert_non_null(strstr(
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+        "\"kind\":\"APIGroup\""));
+    assert_non_null(strstr(
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+        "\"preferredVersion\":{\"groupVersion\":\"authorization.k8s.io/v1\""));
     json_object_put(o);
     o = NULL;
     assert_int_equal(cu_authn_handle(a, "GET", "/apis/authorization.k8s.io/v2", NULL, 0, &o), 0);
     assert_int_equal(cu_authn_handle(a, "GET", "/apis/authentication.k8s.io/v1x", NULL, 0, &o), 0);
     assert_null(o);
-    json_object *l = json_tokener_parse("{\"kind\":\"APIGroupList\",\"groups\":[{\"name\":\"x\"}]}");
+    json_object *l =
+        json_tokener_parse("{\"kind\":\"APIGroupList\",\"groups\":[{\"name\":\"x\"}]}");
     cu_authn_add_groups(l);
     json_object *g;
     assert_true(json_object_object_get_ex(l, "groups", &g));

@@ -60,7 +60,7 @@ static const char *SCHEMA =
 
 typedef struct set_case {
     const char *name;
-    const char *kind;      /* built-in kind ("v1" core) or NULL = the CRD schema */
+    const char *kind; /* built-in kind ("v1" core) or NULL = the CRD schema */
     const char *api_version;
     int scope;
     const char *obj;
@@ -68,35 +68,36 @@ typedef struct set_case {
 } set_case;
 
 static const set_case set_cases[] = {
-    {"configmap labels and data", "ConfigMap", "v1", CU_SCOPE_ALL,
-     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\",\"namespace\":\"d\","
-     "\"resourceVersion\":\"3\",\"labels\":{\"app\":\"x\"}},\"data\":{\"k\":\"v\"}}",
-     "{\"f:data\":{\"f:k\":{}},\"f:metadata\":{\"f:labels\":{\"f:app\":{}}}}"},
-    {"pod containers keyed by name, env by name", "Pod", "v1", CU_SCOPE_ALL,
-     "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\","
-     "\"env\":[{\"name\":\"E\",\"value\":\"1\"}],\"args\":[\"a\",\"b\"]}]}}",
-     "{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"c\\\"}\":{\".\":{},\"f:args\":{},"
-     "\"f:env\":{\"k:{\\\"name\\\":\\\"E\\\"}\":{\".\":{},\"f:name\":{},\"f:value\":{}}},"
-     "\"f:image\":{},\"f:name\":{}}}}}"},
-    {"finalizers are a set, ownerReferences keyed by uid", "Job", "batch/v1", CU_SCOPE_ALL,
-     "{\"metadata\":{\"name\":\"j\",\"finalizers\":[\"a/b\"],\"ownerReferences\":[{\"uid\":\"u1\","
-     "\"name\":\"o\"}]}}",
-     "{\"f:metadata\":{\"f:finalizers\":{\"v:\\\"a/b\\\"\":{}},\"f:ownerReferences\":{"
-     "\"k:{\\\"uid\\\":\\\"u1\\\"}\":{\".\":{},\"f:name\":{},\"f:uid\":{}}}}}"},
-    {"crd: map lists, sets, atomic lists and maps, two keys sorted", NULL, NULL, CU_SCOPE_ALL,
-     "{\"spec\":{\"queue\":\"q\",\"podSets\":[{\"name\":\"main\",\"count\":2}],"
-     "\"ports\":[{\"proto\":\"TCP\",\"port\":80}],\"tags\":[\"x\"],\"args\":[\"1\"],"
-     "\"selector\":{\"a\":\"b\"},\"res\":{\"r1\":{\"cpu\":\"1\"}}}}",
-     "{\"f:spec\":{\"f:args\":{},\"f:podSets\":{\"k:{\\\"name\\\":\\\"main\\\"}\":{\".\":{},"
-     "\"f:count\":{},\"f:name\":{}}},\"f:ports\":{\"k:{\\\"port\\\":80,\\\"proto\\\":\\\"TCP\\\"}\":"
-     "{\".\":{},\"f:port\":{},\"f:proto\":{}}},\"f:queue\":{},\"f:res\":{\"f:r1\":{\".\":{},"
-     "\"f:cpu\":{}}},\"f:selector\":{},\"f:tags\":{\"v:\\\"x\\\"\":{}}}}"},
-    {"status scope keeps only status", NULL, NULL, CU_SCOPE_STATUS,
-     "{\"spec\":{\"queue\":\"q\"},\"status\":{\"conditions\":[{\"type\":\"A\",\"status\":\"True\"}]}}",
-     "{\"f:status\":{\"f:conditions\":{\"k:{\\\"type\\\":\\\"A\\\"}\":{\".\":{},\"f:status\":{},"
-     "\"f:type\":{}}}}}"},
-    {"main scope of a status type drops status", NULL, NULL, CU_SCOPE_NO_STATUS,
-     "{\"spec\":{\"queue\":\"q\"},\"status\":{\"conditions\":[]}}", "{\"f:spec\":{\"f:queue\":{}}}"},
+    { "configmap labels and data", "ConfigMap", "v1", CU_SCOPE_ALL,
+      "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\",\"namespace\":\"d\","
+      "\"resourceVersion\":\"3\",\"labels\":{\"app\":\"x\"}},\"data\":{\"k\":\"v\"}}",
+      "{\"f:data\":{\"f:k\":{}},\"f:metadata\":{\"f:labels\":{\"f:app\":{}}}}" },
+    { "pod containers keyed by name, env by name", "Pod", "v1", CU_SCOPE_ALL,
+      "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+      "\"env\":[{\"name\":\"E\",\"value\":\"1\"}],\"args\":[\"a\",\"b\"]}]}}",
+      "{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"c\\\"}\":{\".\":{},\"f:args\":{},"
+      "\"f:env\":{\"k:{\\\"name\\\":\\\"E\\\"}\":{\".\":{},\"f:name\":{},\"f:value\":{}}},"
+      "\"f:image\":{},\"f:name\":{}}}}}" },
+    { "finalizers are a set, ownerReferences keyed by uid", "Job", "batch/v1", CU_SCOPE_ALL,
+      "{\"metadata\":{\"name\":\"j\",\"finalizers\":[\"a/b\"],\"ownerReferences\":[{\"uid\":\"u1\","
+      "\"name\":\"o\"}]}}",
+      "{\"f:metadata\":{\"f:finalizers\":{\"v:\\\"a/b\\\"\":{}},\"f:ownerReferences\":{"
+      "\"k:{\\\"uid\\\":\\\"u1\\\"}\":{\".\":{},\"f:name\":{},\"f:uid\":{}}}}}" },
+    { "crd: map lists, sets, atomic lists and maps, two keys sorted", NULL, NULL, CU_SCOPE_ALL,
+      "{\"spec\":{\"queue\":\"q\",\"podSets\":[{\"name\":\"main\",\"count\":2}],"
+      "\"ports\":[{\"proto\":\"TCP\",\"port\":80}],\"tags\":[\"x\"],\"args\":[\"1\"],"
+      "\"selector\":{\"a\":\"b\"},\"res\":{\"r1\":{\"cpu\":\"1\"}}}}",
+      "{\"f:spec\":{\"f:args\":{},\"f:podSets\":{\"k:{\\\"name\\\":\\\"main\\\"}\":{\".\":{},"
+      "\"f:count\":{},\"f:name\":{}}},\"f:ports\":{\"k:{\\\"port\\\":80,\\\"proto\\\":\\\"TCP\\\"}\":"
+      "{\".\":{},\"f:port\":{},\"f:proto\":{}}},\"f:queue\":{},\"f:res\":{\"f:r1\":{\".\":{},"
+      "\"f:cpu\":{}}},\"f:selector\":{},\"f:tags\":{\"v:\\\"x\\\"\":{}}}}" },
+    { "status scope keeps only status", NULL, NULL, CU_SCOPE_STATUS,
+      "{\"spec\":{\"queue\":\"q\"},\"status\":{\"conditions\":[{\"type\":\"A\",\"status\":\"True\"}]}}",
+      "{\"f:status\":{\"f:conditions\":{\"k:{\\\"type\\\":\\\"A\\\"}\":{\".\":{},\"f:status\":{},"
+      "\"f:type\":{}}}}}" },
+    { "main scope of a status type drops status", NULL, NULL, CU_SCOPE_NO_STATUS,
+      "{\"spec\":{\"queue\":\"q\"},\"status\":{\"conditions\":[]}}",
+      "{\"f:spec\":{\"f:queue\":{}}}" },
 };
 
 static void oracle_for(const char *kind, const char *av, json_object *schema, cu_field_oracle *o)
@@ -132,9 +133,9 @@ static void test_sort_order(void **state)
     json_object *s = J("{\"v:\\\"b\\\"\":{},\"k:{\\\"a\\\":1}\":{\".\":{}},\"f:z\":{},\"f:a\":{},"
                        "\".\":{}}");
     cu_fset_sort(s);
-    assert_string_equal(json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN |
-                                                              JSON_C_TO_STRING_NOSLASHESCAPE),
-                        "{\".\":{},\"f:a\":{},\"f:z\":{},\"k:{\\\"a\\\":1}\":{},\"v:\\\"b\\\"\":{}}");
+    assert_string_equal(
+        json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+        "{\".\":{},\"f:a\":{},\"f:z\":{},\"k:{\\\"a\\\":1}\":{},\"v:\\\"b\\\"\":{}}");
     json_object_put(s);
 }
 
@@ -145,12 +146,12 @@ static void test_set_ops(void **state)
     json_object *b = J("{\"f:spec\":{\"f:x\":{}},\"f:l\":{\"f:k\":{}}}");
     cu_fset_union(a, b);
     /* l was a leaf member: it keeps membership with a "." */
-    const char *lk[] = {"f:l", NULL}, *lkk[] = {"f:l", "f:k", NULL};
+    const char *lk[] = { "f:l", NULL }, *lkk[] = { "f:l", "f:k", NULL };
     assert_true(cu_fset_has(a, lk));
     assert_true(cu_fset_has(a, lkk));
     assert_int_equal(cu_fset_count(a), 4); /* spec.x spec.y l l.k; spec is not a member */
     assert_true(cu_fset_subtract(a, b));
-    const char *sy[] = {"f:spec", "f:y", NULL}, *sx[] = {"f:spec", "f:x", NULL};
+    const char *sy[] = { "f:spec", "f:y", NULL }, *sx[] = { "f:spec", "f:x", NULL };
     assert_true(cu_fset_has(a, sy));
     assert_false(cu_fset_has(a, sx));
     assert_true(cu_fset_has(a, lk));
@@ -189,7 +190,7 @@ static size_t n_entries(json_object *obj)
 
 static cu_fm_req req(const char *mgr, const char *sub, int force)
 {
-    cu_fm_req r = {mgr, "example.com/v1", sub, "2024-05-01T10:00:00Z", force};
+    cu_fm_req r = { mgr, "example.com/v1", sub, "2024-05-01T10:00:00Z", force };
     return r;
 }
 
@@ -225,7 +226,8 @@ static void test_update_transfers_ownership(void **state)
     assert_int_equal(cu_fields_update(v1, v2, &o, CU_SCOPE_NO_STATUS, &rb, err, sizeof err), 0);
     assert_string_equal(entry_field(v2, "a", "Update", "fieldsV1"),
                         "{\"f:spec\":{\".\":{},\"f:queue\":{}}}");
-    assert_string_equal(entry_field(v2, "b", "Update", "fieldsV1"), "{\"f:spec\":{\"f:replicas\":{}}}");
+    assert_string_equal(entry_field(v2, "b", "Update", "fieldsV1"),
+                        "{\"f:spec\":{\"f:replicas\":{}}}");
     /* A's entry keeps its time: only its set changed */
     assert_string_equal(entry_field(v2, "a", "Update", "time"), "\"2024-05-01T10:00:00Z\"");
 
@@ -254,13 +256,16 @@ static void test_update_transfers_ownership(void **state)
     assert_int_equal(n_entries(v4), 0);
 
     /* nonsense is refused with the field named */
-    json_object_object_add(meta, "managedFields",
-                           J("[{\"manager\":\"x\",\"operation\":\"Delete\",\"fieldsType\":\"FieldsV1\"}]"));
+    json_object_object_add(
+        meta, "managedFields",
+        J("[{\"manager\":\"x\",\"operation\":\"Delete\",\"fieldsType\":\"FieldsV1\"}]"));
     assert_int_equal(cu_fields_update(v2, v4, &o, CU_SCOPE_NO_STATUS, &rc, err, sizeof err), -1);
-    assert_non_null(strstr(err, "metadata.managedFields[0].operation: Unsupported value: \"Delete\""));
-    json_object_object_add(meta, "managedFields",
-                           J("[{\"manager\":\"x\",\"operation\":\"Update\",\"fieldsType\":\"FieldsV1\","
-                             "\"fieldsV1\":{\"spec\":{}}}]"));
+    assert_non_null(
+        strstr(err, "metadata.managedFields[0].operation: Unsupported value: \"Delete\""));
+    json_object_object_add(
+        meta, "managedFields",
+        J("[{\"manager\":\"x\",\"operation\":\"Update\",\"fieldsType\":\"FieldsV1\","
+          "\"fieldsV1\":{\"spec\":{}}}]"));
     assert_int_equal(cu_fields_update(v2, v4, &o, CU_SCOPE_NO_STATUS, &rc, err, sizeof err), -1);
     assert_non_null(strstr(err, "metadata.managedFields[0].fieldsV1"));
 
@@ -288,7 +293,7 @@ static json_object *apply(json_object *live, const char *cfg, const cu_field_ora
 static const char *sget(json_object *o, const char *a, const char *b, const char *c)
 {
     json_object *v = o;
-    const char *p[] = {a, b, c};
+    const char *p[] = { a, b, c };
     for (int i = 0; i < 3 && p[i]; i++)
         if (!json_object_object_get_ex(v, p[i], &v))
             return NULL;
@@ -302,8 +307,10 @@ static void test_apply_conflicts_force_shared(void **state)
     cu_field_oracle o;
     cu_fields_schema_oracle(schema, &o);
     cu_fm_conflict cf;
-    json_object *v1 = apply(NULL, "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"queue\":\"q\","
-                                  "\"replicas\":1}}", &o, CU_SCOPE_NO_STATUS, "m1", NULL, 0, &cf);
+    json_object *v1 = apply(NULL,
+                            "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"queue\":\"q\","
+                            "\"replicas\":1}}",
+                            &o, CU_SCOPE_NO_STATUS, "m1", NULL, 0, &cf);
     assert_non_null(v1);
     assert_string_equal(entry_field(v1, "m1", "Apply", "fieldsV1"),
                         "{\"f:spec\":{\"f:queue\":{},\"f:replicas\":{}}}");
@@ -312,7 +319,8 @@ static void test_apply_conflicts_force_shared(void **state)
                            CU_SCOPE_NO_STATUS, "m2", NULL, 0, &cf);
     assert_null(x);
     assert_int_equal(cf.n, 1);
-    assert_string_equal(cf.message, "Apply failed with 1 conflict: conflict with \"m1\": .spec.replicas");
+    assert_string_equal(cf.message,
+                        "Apply failed with 1 conflict: conflict with \"m1\": .spec.replicas");
     assert_string_equal(cf.causes[0].field, ".spec.replicas");
     assert_string_equal(cf.causes[0].message, "conflict with \"m1\"");
     /* the same value is shared ownership */
@@ -321,22 +329,27 @@ static void test_apply_conflicts_force_shared(void **state)
     assert_non_null(v2);
     assert_string_equal(entry_field(v2, "m1", "Apply", "fieldsV1"),
                         "{\"f:spec\":{\"f:queue\":{},\"f:replicas\":{}}}");
-    assert_string_equal(entry_field(v2, "m2", "Apply", "fieldsV1"), "{\"f:spec\":{\"f:replicas\":{}}}");
+    assert_string_equal(entry_field(v2, "m2", "Apply", "fieldsV1"),
+                        "{\"f:spec\":{\"f:replicas\":{}}}");
     /* two conflicts with two managers: grouped and counted */
-    json_object *v3 = apply(v2, "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"queue\":\"z\",\"replicas\":5}}",
-                            &o, CU_SCOPE_NO_STATUS, "m3", NULL, 0, &cf);
+    json_object *v3 =
+        apply(v2, "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"queue\":\"z\",\"replicas\":5}}", &o,
+              CU_SCOPE_NO_STATUS, "m3", NULL, 0, &cf);
     assert_null(v3);
     assert_int_equal(cf.n, 3);
-    assert_non_null(strstr(cf.message, "Apply failed with 3 conflicts: conflicts with \"m1\":\n- "));
+    assert_non_null(
+        strstr(cf.message, "Apply failed with 3 conflicts: conflicts with \"m1\":\n- "));
     assert_non_null(strstr(cf.message, "conflicts with \"m2\":\n- .spec.replicas"));
     /* force moves ownership to the applier */
     v3 = apply(v2, "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"replicas\":5}}", &o,
                CU_SCOPE_NO_STATUS, "m3", NULL, 1, &cf);
     assert_non_null(v3);
     assert_string_equal(sget(v3, "spec", "replicas", NULL), "5");
-    assert_string_equal(entry_field(v3, "m1", "Apply", "fieldsV1"), "{\"f:spec\":{\"f:queue\":{}}}");
+    assert_string_equal(entry_field(v3, "m1", "Apply", "fieldsV1"),
+                        "{\"f:spec\":{\"f:queue\":{}}}");
     assert_string_equal(entry_field(v3, "m2", "Apply", "fieldsV1"), "{}");
-    assert_string_equal(entry_field(v3, "m3", "Apply", "fieldsV1"), "{\"f:spec\":{\"f:replicas\":{}}}");
+    assert_string_equal(entry_field(v3, "m3", "Apply", "fieldsV1"),
+                        "{\"f:spec\":{\"f:replicas\":{}}}");
     /* an Update manager is named with its API version */
     json_object *v4 = NULL;
     json_object_deep_copy(v3, &v4, NULL);
@@ -365,18 +378,21 @@ static void test_apply_removes_dropped_fields(void **state)
     cu_field_oracle o;
     cu_fields_schema_oracle(schema, &o);
     cu_fm_conflict cf;
-    json_object *v1 = apply(NULL, "{\"metadata\":{\"name\":\"w\",\"labels\":{\"a\":\"1\",\"b\":\"2\"}},"
-                                  "\"spec\":{\"queue\":\"q\",\"replicas\":1,\"tags\":[\"t1\",\"t2\"],"
-                                  "\"podSets\":[{\"name\":\"p1\",\"count\":1},{\"name\":\"p2\","
-                                  "\"count\":2}]}}", &o, CU_SCOPE_NO_STATUS, "m1", NULL, 0, &cf);
+    json_object *v1 = apply(NULL,
+                            "{\"metadata\":{\"name\":\"w\",\"labels\":{\"a\":\"1\",\"b\":\"2\"}},"
+                            "\"spec\":{\"queue\":\"q\",\"replicas\":1,\"tags\":[\"t1\",\"t2\"],"
+                            "\"podSets\":[{\"name\":\"p1\",\"count\":1},{\"name\":\"p2\","
+                            "\"count\":2}]}}",
+                            &o, CU_SCOPE_NO_STATUS, "m1", NULL, 0, &cf);
     assert_non_null(v1);
     /* m2 shares label b */
     json_object *v2 = apply(v1, "{\"metadata\":{\"name\":\"w\",\"labels\":{\"b\":\"2\"}}}", &o,
                             CU_SCOPE_NO_STATUS, "m2", NULL, 0, &cf);
     assert_non_null(v2);
     /* m1 drops replicas, label a, label b, tag t2 and podSet p2 */
-    json_object *v3 = apply(v2, "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"queue\":\"q\","
-                                "\"tags\":[\"t1\"],\"podSets\":[{\"name\":\"p1\",\"count\":1}]}}",
+    json_object *v3 = apply(v2,
+                            "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"queue\":\"q\","
+                            "\"tags\":[\"t1\"],\"podSets\":[{\"name\":\"p1\",\"count\":1}]}}",
                             &o, CU_SCOPE_NO_STATUS, "m1", NULL, 0, &cf);
     assert_non_null(v3);
     assert_null(sget(v3, "spec", "replicas", NULL));
@@ -398,34 +414,41 @@ static void test_status_apply_clears_admission(void **state)
     cu_fields_schema_oracle(schema, &o);
     cu_fm_conflict cf;
     json_object *live = J("{\"metadata\":{\"name\":\"w\"},\"spec\":{\"queue\":\"q\"}}");
-    const char *s1 = "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"queue\":\"IGNORED\"},\"status\":{"
-                     "\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\"}]},"
-                     "\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\"}]}}";
+    const char *s1 =
+        "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"queue\":\"IGNORED\"},\"status\":{"
+        "\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\"}]},"
+        "\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\"}]}}";
     json_object *v1 = apply(live, s1, &o, CU_SCOPE_STATUS, "kueue-admission", "status", 0, &cf);
     assert_non_null(v1);
     assert_string_equal(sget(v1, "spec", "queue", NULL), "\"q\"");
     assert_string_equal(entry_field(v1, "kueue-admission", "Apply", "subresource"), "\"status\"");
     assert_string_equal(sget(v1, "status", "admission", "clusterQueue"), "\"cq\"");
     /* another manager adds a condition of its own */
-    json_object *v2 = apply(v1, "{\"status\":{\"conditions\":[{\"type\":\"Finished\",\"status\":\"False\"}]}}",
-                            &o, CU_SCOPE_STATUS, "other", "status", 0, &cf);
+    json_object *v2 =
+        apply(v1, "{\"status\":{\"conditions\":[{\"type\":\"Finished\",\"status\":\"False\"}]}}",
+              &o, CU_SCOPE_STATUS, "other", "status", 0, &cf);
     assert_non_null(v2);
     /* the admission controller applies without admission: it is gone, the
      * condition of the other manager stays, its own is updated in place */
-    json_object *v3 = apply(v2, "{\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\","
-                                "\"status\":\"False\"}]}}", &o, CU_SCOPE_STATUS, "kueue-admission",
-                            "status", 0, &cf);
+    json_object *v3 = apply(v2,
+                            "{\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\","
+                            "\"status\":\"False\"}]}}",
+                            &o, CU_SCOPE_STATUS, "kueue-admission", "status", 0, &cf);
     assert_non_null(v3);
     assert_null(sget(v3, "status", "admission", NULL));
     assert_string_equal(sget(v3, "status", "conditions", NULL),
                         "[{\"type\":\"QuotaReserved\",\"status\":\"False\"},"
                         "{\"type\":\"Finished\",\"status\":\"False\"}]");
     /* the other manager now changing QuotaReserved's status conflicts */
-    json_object *x = apply(v3, "{\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\","
-                               "\"status\":\"True\"}]}}", &o, CU_SCOPE_STATUS, "other", "status", 0, &cf);
+    json_object *x = apply(v3,
+                           "{\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\","
+                           "\"status\":\"True\"}]}}",
+                           &o, CU_SCOPE_STATUS, "other", "status", 0, &cf);
     assert_null(x);
-    assert_string_equal(cf.message, "Apply failed with 1 conflict: conflict with \"kueue-admission\" "
-                                    "with subresource \"status\": .status.conditions[type=\"QuotaReserved\"].status");
+    assert_string_equal(
+        cf.message,
+        "Apply failed with 1 conflict: conflict with \"kueue-admission\" "
+        "with subresource \"status\": .status.conditions[type=\"QuotaReserved\"].status");
     json_object_put(live);
     json_object_put(v1);
     json_object_put(v2);
@@ -483,16 +506,18 @@ static void test_apply_fuzz_findings(void **state)
 
     cu_field_oracle cm;
     cu_patch_field_oracle("v1", "ConfigMap", &cm);
-    json_object *v0 = J("{\"metadata\":{\"name\":\"c\",\"managedFields\":[{\"manager\":\"other\","
-                        "\"operation\":\"Update\",\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\","
-                        "\"fieldsV1\":{\"f:data\":{\"f:x\":{}}}}]},\"data\":{\"x\":\"1\"}}");
+    json_object *v0 =
+        J("{\"metadata\":{\"name\":\"c\",\"managedFields\":[{\"manager\":\"other\","
+          "\"operation\":\"Update\",\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\","
+          "\"fieldsV1\":{\"f:data\":{\"f:x\":{}}}}]},\"data\":{\"x\":\"1\"}}");
     json_object *v1 = apply(v0, "{\"data\":{\"\":\"e\"}}", &cm, CU_SCOPE_ALL, "m", NULL, 0, &cf);
     assert_non_null(v1);
     assert_string_equal(entry_field(v1, "m", "Apply", "fieldsV1"), "{\"f:data\":{\"f:\":{}}}");
     json_object *v2 = apply(v1, "{\"data\":{\"\":\"e\"}}", &cm, CU_SCOPE_ALL, "m", NULL, 0, &cf);
     assert_non_null(v2);
     assert_true(json_object_equal(v1, v2));
-    assert_string_equal(entry_field(v2, "other", "Update", "fieldsV1"), "{\"f:data\":{\"f:x\":{}}}");
+    assert_string_equal(entry_field(v2, "other", "Update", "fieldsV1"),
+                        "{\"f:data\":{\"f:x\":{}}}");
     json_object_put(v0);
     json_object_put(v1);
     json_object_put(v2);
@@ -501,11 +526,13 @@ static void test_apply_fuzz_findings(void **state)
 static void test_default_manager(void **state)
 {
     (void)state;
-    static const struct { const char *ua, *want; } t[] = {
-        {"curl/8.5.0", "curl"},
-        {"kubectl/v1.30.0 (linux/amd64) kubernetes/abc", "kubectl"},
-        {"plain", "plain"},
-        {NULL, "unknown"},
+    static const struct {
+        const char *ua, *want;
+    } t[] = {
+        { "curl/8.5.0", "curl" },
+        { "kubectl/v1.30.0 (linux/amd64) kubernetes/abc", "kubectl" },
+        { "plain", "plain" },
+        { NULL, "unknown" },
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
         char out[200];

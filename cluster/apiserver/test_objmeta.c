@@ -49,16 +49,17 @@ static void expect_err(const char *kind, const char *j, const char *field, const
 static void test_objmeta_types(void **state)
 {
     (void)state;
-    assert_int_equal(check("ConfigMap", 1,
-                           "{\"metadata\":{\"name\":\"a\",\"labels\":{\"x\":\"y\"},"
-                           "\"annotations\":{\"Example.com/A\":\"any thing\"},"
-                           "\"finalizers\":[\"example.com/f\"],\"ownerReferences\":[{\"apiVersion\":"
-                           "\"v1\",\"kind\":\"Pod\",\"name\":\"p\",\"uid\":\"u\",\"controller\":true}],"
-                           "\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"deletionTimestamp\":"
-                           "\"2026-01-01T00:00:00.5+01:00\",\"generation\":3},"
-                           "\"data\":{\"k.1\":\"v\"},\"binaryData\":{\"b\":\"AAE=\"}}",
-                           NULL),
-                     0);
+    assert_int_equal(
+        check("ConfigMap", 1,
+              "{\"metadata\":{\"name\":\"a\",\"labels\":{\"x\":\"y\"},"
+              "\"annotations\":{\"Example.com/A\":\"any thing\"},"
+              "\"finalizers\":[\"example.com/f\"],\"ownerReferences\":[{\"apiVersion\":"
+              "\"v1\",\"kind\":\"Pod\",\"name\":\"p\",\"uid\":\"u\",\"controller\":true}],"
+              "\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"deletionTimestamp\":"
+              "\"2026-01-01T00:00:00.5+01:00\",\"generation\":3},"
+              "\"data\":{\"k.1\":\"v\"},\"binaryData\":{\"b\":\"AAE=\"}}",
+              NULL),
+        0);
     expect_err("ConfigMap", "{\"metadata\":5}", "metadata", "FieldValueTypeInvalid",
                "metadata in body must be of type object: \"integer\"");
     expect_err("ConfigMap", "[1]", "<root>", "FieldValueTypeInvalid", "must be of type object");
@@ -78,8 +79,10 @@ static void test_objmeta_types(void **state)
                "FieldValueInvalid", "qualified name");
     expect_err("ConfigMap", "{\"metadata\":{\"ownerReferences\":[5]}}",
                "metadata.ownerReferences[0]", "FieldValueTypeInvalid", "must be of type object");
-    expect_err("ConfigMap", "{\"metadata\":{\"ownerReferences\":[{\"kind\":\"Pod\",\"name\":\"p\",\"uid\":\"u\"}]}}",
-               "metadata.ownerReferences.apiVersion", "FieldValueInvalid", "version must not be empty");
+    expect_err(
+        "ConfigMap",
+        "{\"metadata\":{\"ownerReferences\":[{\"kind\":\"Pod\",\"name\":\"p\",\"uid\":\"u\"}]}}",
+        "metadata.ownerReferences.apiVersion", "FieldValueInvalid", "version must not be empty");
     expect_err("ConfigMap", "{\"metadata\":{\"deletionTimestamp\":\"garbage\"}}",
                "metadata.deletionTimestamp", "FieldValueInvalid", "RFC 3339");
     expect_err("ConfigMap", "{\"metadata\":{\"generation\":\"1\"}}", "metadata.generation",
@@ -108,7 +111,8 @@ static void test_objmeta_types(void **state)
                "must be of type object");
     expect_err("ServiceAccount", "{\"secrets\":{}}", "secrets", "FieldValueTypeInvalid",
                "must be of type array");
-    assert_int_equal(check("PriorityClass", 1, "{\"value\":1000,\"globalDefault\":false}", NULL), 0);
+    assert_int_equal(check("PriorityClass", 1, "{\"value\":1000,\"globalDefault\":false}", NULL),
+                     0);
     /* custom resources: metadata only (their schema checks the rest) */
     assert_int_equal(check("Thing", 0, "{\"spec\":5,\"data\":\"x\"}", NULL), 0);
     assert_int_equal(check("Thing", 0, "{\"metadata\":{\"labels\":[]}}", NULL), 1);
@@ -121,7 +125,7 @@ static void test_objmeta_types(void **state)
     snprintf(j + k + big, 64, "\"}}}");
     expect_err("ConfigMap", j, "metadata.annotations", "FieldValueTooLong",
                "Too long: must have at most 262144 bytes");
-    snprintf(j + k + big - 1, 64, "\"}}}");   /* 1 + (big - 1): exactly the limit */
+    snprintf(j + k + big - 1, 64, "\"}}}"); /* 1 + (big - 1): exactly the limit */
     assert_int_equal(check("ConfigMap", 1, j, NULL), 0);
     free(j);
 }
@@ -133,29 +137,35 @@ static void test_prescan(void **state)
     size_t rl;
     int is_null;
 #define SCAN(s) cu_json_prescan(s, strlen(s), &rw, &rl, err, sizeof err)
-    assert_int_equal(SCAN("{\"a\":\"x\\u0000y\",\"b\":[1,2.5,-3e2]}"), 0);   /* NUL in a value: kept */
+    assert_int_equal(SCAN("{\"a\":\"x\\u0000y\",\"b\":[1,2.5,-3e2]}"),
+                     0); /* NUL in a value: kept */
     assert_null(rw);
     assert_int_equal(SCAN("{\"a\\u0000x\":\"1\",\"a\\u0000y\":\"2\"}"), -1);
     assert_non_null(strstr(err, "contains a NUL character"));
-    assert_int_equal(SCAN("{\"a\\\\u0000x\" : 1}"), 0);   /* an escaped backslash, no NUL */
+    assert_int_equal(SCAN("{\"a\\\\u0000x\" : 1}"), 0); /* an escaped backslash, no NUL */
     assert_null(rw);
     /* what json-c takes but JSON (and Go) does not */
-    static const char *const lenient[] = {"[NaN]", "[-Infinity]", "[Infinity]", "{'a\\u0000b':1}",
-                                          "/*c*/[1]", "[+1]", "[.5]", "[\"a\tb\"]", "[nul]", "[1]#"};
+    static const char *const lenient[] = {
+        "[NaN]", "[-Infinity]", "[Infinity]", "{'a\\u0000b':1}", "/*c*/[1]",
+        "[+1]",  "[.5]",        "[\"a\tb\"]", "[nul]",           "[1]#"
+    };
     for (size_t i = 0; i < sizeof lenient / sizeof *lenient; i++)
         if (SCAN(lenient[i]) != -1 || !strstr(err, "invalid character"))
             fail_msg("%s: accepted (%s)", lenient[i], err);
     assert_int_equal(SCAN("[\"N\", -1]"), -1 + 1);
-    assert_string_equal((SCAN("[NaN]"), err), "invalid character 'N' looking for beginning of value");
+    assert_string_equal((SCAN("[NaN]"), err),
+                        "invalid character 'N' looking for beginning of value");
     assert_int_equal(SCAN("{\"n\":1e400}"), -1);
     assert_non_null(strstr(err, "1e400 cannot be represented as a float64"));
     assert_int_equal(SCAN("[-1E400]"), -1);
-    assert_int_equal(SCAN("[1e-400]"), 0);   /* underflow is 0, as in Go */
+    assert_int_equal(SCAN("[1e-400]"), 0); /* underflow is 0, as in Go */
     assert_null(rw);
     /* integers past int64 become the float64 kube-apiserver makes of them */
-    assert_int_equal(SCAN("{\"n\":123456789012345678901234567890,\"m\":\"123456789012345678901234567890\"}"), 0);
+    assert_int_equal(
+        SCAN("{\"n\":123456789012345678901234567890,\"m\":\"123456789012345678901234567890\"}"), 0);
     assert_non_null(rw);
-    assert_string_equal(rw, "{\"n\":1.2345678901234568e+29,\"m\":\"123456789012345678901234567890\"}");
+    assert_string_equal(rw,
+                        "{\"n\":1.2345678901234568e+29,\"m\":\"123456789012345678901234567890\"}");
     assert_int_equal(rl, strlen(rw));
     free(rw);
     assert_int_equal(SCAN("[9223372036854775807,-9223372036854775808,9223372036854775808]"), 0);
@@ -182,7 +192,8 @@ static void test_prescan(void **state)
     assert_null(cu_json_parse_checked("{} 1", 4, &is_null, err, sizeof err));
     assert_false(is_null);
     assert_non_null(strstr(err, "unexpected data after the top-level value"));
-    json_object *o = cu_json_parse_checked("{\"n\":123456789012345678901234567890}", 36, NULL, err, sizeof err);
+    json_object *o =
+        cu_json_parse_checked("{\"n\":123456789012345678901234567890}", 36, NULL, err, sizeof err);
     assert_non_null(o);
     assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
                         "{\"n\":1.2345678901234568e+29}");
@@ -199,16 +210,18 @@ static void test_query_int(void **state)
     assert_int_equal(v, 7);
     assert_int_equal(cu_query_int("limit", "500", 0, INT64_MAX, &v, err, sizeof err), 0);
     assert_int_equal(v, 500);
-    assert_int_equal(cu_query_int("limit", "9223372036854775807", 0, INT64_MAX, &v, err, sizeof err), 0);
+    assert_int_equal(
+        cu_query_int("limit", "9223372036854775807", 0, INT64_MAX, &v, err, sizeof err), 0);
     assert_int_equal(v, INT64_MAX);
-    static const char *const bad[] = {"", "abc", "1x", "99999999999999999999", "-1", " 1", "1e3",
-                                      "0x10", "+"};
+    static const char *const bad[] = { "",    "abc",  "1x", "99999999999999999999", "-1", " 1",
+                                       "1e3", "0x10", "+" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         if (cu_query_int("timeoutSeconds", bad[i], 0, INT64_MAX, &v, err, sizeof err) != -1)
             fail_msg("\"%s\" accepted", bad[i]);
         assert_non_null(strstr(err, "query parameter timeoutSeconds"));
     }
-    assert_int_equal(cu_query_int("gracePeriodSeconds", "-5", INT64_MIN, INT64_MAX, &v, err, sizeof err), 0);
+    assert_int_equal(
+        cu_query_int("gracePeriodSeconds", "-5", INT64_MIN, INT64_MAX, &v, err, sizeof err), 0);
     assert_int_equal(v, -5);
 }
 
@@ -218,16 +231,17 @@ static void test_protobuf_nul_key(void **state)
 {
     (void)state;
     /* "k8s\0" + Unknown{1: TypeMeta{1:"v1", 2:"ConfigMap"}, 2: ConfigMap{2: {1:key, 2:"1"}}} */
-    static const unsigned char head[] = {'k', '8', 's', 0, 0x0a, 0x0f, 0x0a, 0x02, 'v', '1', 0x12,
-                                         0x09, 'C', 'o', 'n', 'f', 'i', 'g', 'M', 'a', 'p'};
+    static const unsigned char head[] = { 'k',  '8', 's', 0,    0x0a, 0x0f, 0x0a,
+                                          0x02, 'v', '1', 0x12, 0x09, 'C',  'o',
+                                          'n',  'f', 'i', 'g',  'M',  'a',  'p' };
     for (int nul = 0; nul <= 1; nul++) {
         unsigned char msg[64];
         size_t n = sizeof head;
         memcpy(msg, head, n);
-        const unsigned char key[3] = {'a', nul ? 0 : 'b', 'x'};
-        msg[n++] = 0x12;       /* Unknown.raw */
+        const unsigned char key[3] = { 'a', nul ? 0 : 'b', 'x' };
+        msg[n++] = 0x12; /* Unknown.raw */
         msg[n++] = 11;
-        msg[n++] = 0x12;       /* ConfigMap.data entry */
+        msg[n++] = 0x12; /* ConfigMap.data entry */
         msg[n++] = 9;
         msg[n++] = 0x0a;
         msg[n++] = 3;
@@ -290,7 +304,7 @@ static void test_objmeta_every_name_problem(void **state)
     json_object_put(o);
     assert_non_null(strstr(errs[0].message, ": prefix part must be no more than 253 characters"));
     k[250] = '/';
-    k[251] = '\0';     /* a 250-character prefix, valid lowercased, empty name */
+    k[251] = '\0'; /* a 250-character prefix, valid lowercased, empty name */
     snprintf(j, sizeof j, "{\"metadata\":{\"annotations\":{\"%sok\":\"x\"}}}", k);
     o = cu_json_parse_checked(j, strlen(j), NULL, j, sizeof j);
     assert_non_null(o);
@@ -301,10 +315,8 @@ static void test_objmeta_every_name_problem(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_objmeta_types),
-        cmocka_unit_test(test_objmeta_every_name_problem),
-        cmocka_unit_test(test_prescan),
-        cmocka_unit_test(test_query_int),
+        cmocka_unit_test(test_objmeta_types),    cmocka_unit_test(test_objmeta_every_name_problem),
+        cmocka_unit_test(test_prescan),          cmocka_unit_test(test_query_int),
         cmocka_unit_test(test_protobuf_nul_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,8 +86,11 @@ static int64_t q_int(sqlite3 *db, const char *sql)
 static json_object *q_obj(sqlite3 *db, const char *res, const char *ns, const char *name)
 {
     sqlite3_stmt *q = NULL;
-    assert_int_equal(sqlite3_prepare_v2(db, "SELECT data FROM objects WHERE res=?1 AND ns=?2 "
-                                            "AND name=?3", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT data FROM objects WHERE res=?1 AND ns=?2 "
+                                        "AND name=?3",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
     sqlite3_bind_text(q, 1, res, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, ns, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 3, name, -1, SQLITE_STATIC);
@@ -122,8 +125,7 @@ static void test_write_through(void **state)
     assert_int_equal(access(f->db, F_OK), 0);
     sqlite3 *db = db_open(f);
     /* a fresh database receives what the store holds: the 4 namespaces */
-    assert_int_equal(q_int(db, "SELECT count(*) FROM objects WHERE res='namespaces' AND ns=''"),
-                     4);
+    assert_int_equal(q_int(db, "SELECT count(*) FROM objects WHERE res='namespaces' AND ns=''"), 4);
     assert_int_equal(q_int(db, "SELECT v FROM meta WHERE k='rv'"), cu_store_rv(s));
     json_object *def = q_obj(db, "namespaces", "", "default");
     assert_non_null(def);
@@ -132,9 +134,11 @@ static void test_write_through(void **state)
     const cu_rtype *cms = cu_store_rtype(s, "", "v1", "configmaps");
     const cu_rtype *jobs = cu_store_rtype(s, "batch", "v1", "jobs");
     json_object *out = NULL;
-    assert_int_equal(cu_store_create(s, cms, "default", J("{\"metadata\":{\"name\":\"c\"},"
-                                                          "\"data\":{\"k\":\"v\"}}"),
-                                     &out, &st), CU_OK);
+    assert_int_equal(cu_store_create(s, cms, "default",
+                                     J("{\"metadata\":{\"name\":\"c\"},"
+                                       "\"data\":{\"k\":\"v\"}}"),
+                                     &out, &st),
+                     CU_OK);
     const char *rv = cu_jpath_str(out, "metadata.resourceVersion");
     assert_non_null(rv);
     /* the row: its rv column, its JSON the stored object, the counter */
@@ -152,7 +156,8 @@ static void test_write_through(void **state)
                                      J("{\"metadata\":{\"name\":\"j\"},\"spec\":{\"template\":"
                                        "{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
                                        "\"i\"}],\"restartPolicy\":\"Never\"}}}}"),
-                                     NULL, &st), CU_OK);
+                                     NULL, &st),
+                     CU_OK);
     assert_int_equal(q_int(db, "SELECT count(*) FROM objects WHERE res='jobs.batch'"), 1);
     json_object *c = NULL;
     assert_int_equal(cu_store_get(s, cms, "default", "c", &c, &st), CU_OK);
@@ -172,7 +177,8 @@ static void test_write_through(void **state)
     /* a finalizer keeps the row, now terminating */
     assert_int_equal(cu_store_create(s, cms, "default",
                                      J("{\"metadata\":{\"name\":\"f\",\"finalizers\":[\"x/y\"]}}"),
-                                     NULL, &st), CU_OK);
+                                     NULL, &st),
+                     CU_OK);
     assert_int_equal(cu_store_delete(s, cms, "default", "f", NULL, NULL, NULL, &st), CU_OK);
     row = q_obj(db, "configmaps", "default", "f");
     assert_non_null(cu_jpath(row, "metadata.deletionTimestamp"));
@@ -199,7 +205,8 @@ static void test_load_written_by_hand(void **state)
                  "\"t1\",\"namespace\":\"team\",\"resourceVersion\":\"9\"},\"x\":1}')");
     snprintf(sql, sizeof sql,
              "INSERT INTO objects VALUES('customresourcedefinitions.apiextensions.k8s.io','',"
-             "'things.example.com',7,'%s')", CRD);
+             "'things.example.com',7,'%s')",
+             CRD);
     exec_sql(db, sql);
     exec_sql(db, "INSERT INTO objects VALUES('configmaps','team','c',12,"
                  "'{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
@@ -231,8 +238,8 @@ static void test_load_written_by_hand(void **state)
     const cu_rtype *nss = cu_store_rtype(s, "", "v1", "namespaces");
     assert_int_equal(cu_store_get(s, nss, NULL, "default", &o, &st), CU_ENOTFOUND);
     /* new writes continue after the highest RV */
-    assert_int_equal(cu_store_create(s, cms, "team", J("{\"metadata\":{\"name\":\"d\"}}"), &o,
-                                     &st), CU_OK);
+    assert_int_equal(cu_store_create(s, cms, "team", J("{\"metadata\":{\"name\":\"d\"}}"), &o, &st),
+                     CU_OK);
     assert_true(atoll(cu_jpath_str(o, "metadata.resourceVersion")) > 12);
     json_object_put(o);
     cu_store_free(s);
@@ -263,7 +270,8 @@ static void test_refusals(void **state)
     fp = fopen(f->db, "w");
     assert_non_null(fp);
     fputs("this is not an SQLite database, not even close; just some text that is long enough "
-          "to have a header of one hundred bytes, which SQLite reads first.\n", fp);
+          "to have a header of one hundred bytes, which SQLite reads first.\n",
+          fp);
     fclose(fp);
     assert_int_not_equal(cu_store_persist(s, f->dir, &st), CU_OK);
     assert_int_equal(st.code, 500);

@@ -58,15 +58,9 @@ static void f_bytes(pbw *w, unsigned num, const void *p, size_t n)
     raw(w, p, n);
 }
 
-static void f_str(pbw *w, unsigned num, const char *s)
-{
-    f_bytes(w, num, s, strlen(s));
-}
+static void f_str(pbw *w, unsigned num, const char *s) { f_bytes(w, num, s, strlen(s)); }
 
-static void f_msg(pbw *w, unsigned num, const pbw *m)
-{
-    f_bytes(w, num, m->b, m->n);
-}
+static void f_msg(pbw *w, unsigned num, const pbw *m) { f_bytes(w, num, m->b, m->n); }
 
 static void f_entry(pbw *w, unsigned num, const char *k, const void *v, size_t vn)
 {
@@ -133,12 +127,12 @@ static void test_namespace(void **st)
     (void)st;
     pbw m, spec = { .n = 0 }, status = { .n = 0 }, body = { .n = 0 }, ts = { .n = 0 }, w;
     meta(&m, "team-a", NULL);
-    f_str(&m, 2, "");           /* generateName: empty, omitted */
+    f_str(&m, 2, ""); /* generateName: empty, omitted */
     f_str(&m, 5, "uid-1");
     f_str(&m, 6, "42");
-    f_int(&m, 7, 0);            /* generation 0: omitted */
-    f_int(&ts, 1, 1767225600);  /* 2026-01-01T00:00:00Z */
-    f_int(&ts, 2, 5);           /* nanos: dropped (second precision) */
+    f_int(&m, 7, 0);           /* generation 0: omitted */
+    f_int(&ts, 1, 1767225600); /* 2026-01-01T00:00:00Z */
+    f_int(&ts, 2, 5);          /* nanos: dropped (second precision) */
     f_msg(&m, 8, &ts);
     f_entry(&m, 11, "app", "x", 1);
     f_entry(&m, 11, "tier", "", 0);
@@ -172,10 +166,11 @@ static void test_configmap_secret(void **st)
     f_entry(&body, 3, "bin", "\x00\xff\x10", 3);
     f_int(&body, 4, 1);
     envelope(&w, "v1", "ConfigMap", &body);
-    expect_json(decode_ok(&w),
-                "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\","
-                "\"namespace\":\"default\",\"generation\":3},\"data\":{\"k\":\"v\",\"k2\":\"a\\nb\"},"
-                "\"binaryData\":{\"bin\":\"AP8Q\"},\"immutable\":true}");
+    expect_json(
+        decode_ok(&w),
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\","
+        "\"namespace\":\"default\",\"generation\":3},\"data\":{\"k\":\"v\",\"k2\":\"a\\nb\"},"
+        "\"binaryData\":{\"bin\":\"AP8Q\"},\"immutable\":true}");
 
     body.n = 0;
     meta(&m, "s", "default");
@@ -216,13 +211,14 @@ static void test_serviceaccount_priorityclass(void **st)
     f_msg(&body, 3, &lref);
     f_int(&body, 4, 1);
     envelope(&w, "v1", "ServiceAccount", &body);
-    expect_json(decode_ok(&w),
-                "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"sa\","
-                "\"namespace\":\"ns\",\"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"j\","
-                "\"uid\":\"u2\",\"apiVersion\":\"batch/v1\",\"controller\":true,"
-                "\"blockOwnerDeletion\":false}]},\"secrets\":[{\"kind\":\"Secret\",\"name\":\"tok\"}],"
-                "\"imagePullSecrets\":[{\"name\":\"pull\"},{\"name\":\"pull\"}],"
-                "\"automountServiceAccountToken\":true}");
+    expect_json(
+        decode_ok(&w),
+        "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"sa\","
+        "\"namespace\":\"ns\",\"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"j\","
+        "\"uid\":\"u2\",\"apiVersion\":\"batch/v1\",\"controller\":true,"
+        "\"blockOwnerDeletion\":false}]},\"secrets\":[{\"kind\":\"Secret\",\"name\":\"tok\"}],"
+        "\"imagePullSecrets\":[{\"name\":\"pull\"},{\"name\":\"pull\"}],"
+        "\"automountServiceAccountToken\":true}");
 
     body.n = 0;
     meta(&m, "high", NULL);
@@ -247,8 +243,9 @@ static void test_times(void **st)
     f_msg(&m, 8, &ts);
     f_msg(&body, 1, &m);
     envelope(&w, "v1", "Namespace", &body);
-    expect_json(decode_ok(&w), "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":"
-                               "{\"name\":\"old\",\"creationTimestamp\":\"1969-12-31T00:00:00Z\"}}");
+    expect_json(decode_ok(&w),
+                "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":"
+                "{\"name\":\"old\",\"creationTimestamp\":\"1969-12-31T00:00:00Z\"}}");
     /* a zero time is omitted */
     ts.n = 0;
     f_int(&ts, 2, 5);
@@ -266,17 +263,17 @@ static void test_unknown_fields_skipped(void **st)
     (void)st;
     pbw m, body = { .n = 0 }, w;
     meta(&m, "cm", "ns");
-    f_int(&m, 99, 7);                      /* unknown varint */
-    f_str(&m, 98, "ignored");              /* unknown bytes */
-    varint(&m, (uint64_t)97 << 3 | 1);     /* unknown fixed64 */
+    f_int(&m, 99, 7);                  /* unknown varint */
+    f_str(&m, 98, "ignored");          /* unknown bytes */
+    varint(&m, (uint64_t)97 << 3 | 1); /* unknown fixed64 */
     raw(&m, "12345678", 8);
-    varint(&m, (uint64_t)96 << 3 | 5);     /* unknown fixed32 */
+    varint(&m, (uint64_t)96 << 3 | 5); /* unknown fixed32 */
     raw(&m, "1234", 4);
     f_msg(&body, 1, &m);
     f_entry(&body, 2, "a", "b", 1);
     envelope(&w, "v1", "ConfigMap", &body);
-    f_int(&w, 15, 1);                      /* unknown envelope field */
-    f_str(&w, 3, "");                      /* contentEncoding, contentType */
+    f_int(&w, 15, 1); /* unknown envelope field */
+    f_str(&w, 3, ""); /* contentEncoding, contentType */
     f_str(&w, 4, "");
     expect_json(decode_ok(&w),
                 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\","

@@ -56,7 +56,8 @@ static json_object *J(const char *fmt, ...)
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
     json_object *o = json_tokener_parse(buf);
-    if (!o) fail_msg("bad test JSON: %s", buf);
+    if (!o)
+        fail_msg("bad test JSON: %s", buf);
     return o;
 }
 
@@ -69,20 +70,23 @@ static const char *S(json_object *o, const char *path)
         memcpy(seg, path, n);
         seg[n] = '\0';
         json_object *v = NULL;
-        if (json_object_is_type(o, json_type_array)) v = json_object_array_get_idx(o, (size_t)atoi(seg));
-        else if (!json_object_object_get_ex(o, seg, &v)) v = NULL;
+        if (json_object_is_type(o, json_type_array))
+            v = json_object_array_get_idx(o, (size_t)atoi(seg));
+        else if (!json_object_object_get_ex(o, seg, &v))
+            v = NULL;
         o = v;
         path += n + (dot ? 1 : 0);
     }
-    if (!o) return NULL;
+    if (!o)
+        return NULL;
     return json_object_get_string(o);
 }
 
 static const char *label(json_object *o, const char *key)
 {
     json_object *m = NULL, *l = NULL, *v = NULL;
-    if (!json_object_object_get_ex(o, "metadata", &m) || !json_object_object_get_ex(m, "labels", &l) ||
-        !json_object_object_get_ex(l, key, &v))
+    if (!json_object_object_get_ex(o, "metadata", &m) ||
+        !json_object_object_get_ex(m, "labels", &l) || !json_object_object_get_ex(l, key, &v))
         return NULL;
     return json_object_get_string(v);
 }
@@ -106,7 +110,8 @@ static json_object *create_ok(fx *f, const cu_rtype *rt, const char *ns, json_ob
     cu_status st;
     json_object *out = NULL;
     cu_err e = cu_store_create(f->s, rt, ns, o, &out, &st);
-    if (e != CU_OK) fail_msg("create failed: %d %s", st.code, st.message);
+    if (e != CU_OK)
+        fail_msg("create failed: %d %s", st.code, st.message);
     return out;
 }
 
@@ -114,9 +119,11 @@ static void mkpod(fx *f, const char *ns, const char *name, const char *labels, c
                   const char *phase)
 {
     const cu_rtype *pods = RT(f, "", "pods");
-    json_object *o = J("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
-                       "\"labels\":{%s}},\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\","
-                       "\"image\":\"i\"}]}}", name, labels, node);
+    json_object *o =
+        J("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+          "\"labels\":{%s}},\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\","
+          "\"image\":\"i\"}]}}",
+          name, labels, node);
     json_object *p = create_ok(f, pods, ns, o);
     if (phase && *phase) {
         json_object *stt = J("{\"phase\":\"%s\"}", phase);
@@ -138,21 +145,23 @@ static void test_registry(void **state)
         int namespaced, status_sub;
         const char *category;
     } cases[] = {
-        {"", "po", "pods", "Pod", 1, 1, "all"},
-        {"", "pod", "pods", "Pod", 1, 1, "all"},
-        {"", "Pod", "pods", "Pod", 1, 1, "all"},
-        {"", "ns", "namespaces", "Namespace", 0, 1, NULL},
-        {"", "nodes", "nodes", "Node", 0, 1, NULL},
-        {"", "cm", "configmaps", "ConfigMap", 1, 0, NULL},
-        {"", "sa", "serviceaccounts", "ServiceAccount", 1, 0, NULL},
-        {"", "secrets", "secrets", "Secret", 1, 0, NULL},
-        {"", "ev", "events", "Event", 1, 0, NULL},
-        {"events.k8s.io", "events", "events", "Event", 1, 0, NULL},
-        {"batch", "jobs", "jobs", "Job", 1, 1, "all"},
-        {"coordination.k8s.io", "leases", "leases", "Lease", 1, 0, NULL},
-        {"scheduling.k8s.io", "pc", "priorityclasses", "PriorityClass", 0, 0, NULL},
-        {"apiextensions.k8s.io", "crd", "customresourcedefinitions", "CustomResourceDefinition", 0, 1, NULL},
-        {"apiextensions.k8s.io", "crds", "customresourcedefinitions", "CustomResourceDefinition", 0, 1, NULL},
+        { "", "po", "pods", "Pod", 1, 1, "all" },
+        { "", "pod", "pods", "Pod", 1, 1, "all" },
+        { "", "Pod", "pods", "Pod", 1, 1, "all" },
+        { "", "ns", "namespaces", "Namespace", 0, 1, NULL },
+        { "", "nodes", "nodes", "Node", 0, 1, NULL },
+        { "", "cm", "configmaps", "ConfigMap", 1, 0, NULL },
+        { "", "sa", "serviceaccounts", "ServiceAccount", 1, 0, NULL },
+        { "", "secrets", "secrets", "Secret", 1, 0, NULL },
+        { "", "ev", "events", "Event", 1, 0, NULL },
+        { "events.k8s.io", "events", "events", "Event", 1, 0, NULL },
+        { "batch", "jobs", "jobs", "Job", 1, 1, "all" },
+        { "coordination.k8s.io", "leases", "leases", "Lease", 1, 0, NULL },
+        { "scheduling.k8s.io", "pc", "priorityclasses", "PriorityClass", 0, 0, NULL },
+        { "apiextensions.k8s.io", "crd", "customresourcedefinitions", "CustomResourceDefinition", 0,
+          1, NULL },
+        { "apiextensions.k8s.io", "crds", "customresourcedefinitions", "CustomResourceDefinition",
+          0, 1, NULL },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         const cu_rtype *rt = cu_store_rtype(f->s, cases[i].group, "v1", cases[i].name);
@@ -162,7 +171,8 @@ static void test_registry(void **state)
         assert_int_equal(rt->namespaced, cases[i].namespaced);
         assert_int_equal(rt->status_sub, cases[i].status_sub);
         int has = 0;
-        for (size_t k = 0; k < rt->ncat; k++) has |= cases[i].category && !strcmp(rt->categories[k], cases[i].category);
+        for (size_t k = 0; k < rt->ncat; k++)
+            has |= cases[i].category && !strcmp(rt->categories[k], cases[i].category);
         assert_int_equal(has, cases[i].category != NULL);
     }
     assert_null(cu_store_rtype(f->s, "", "v1", "jobs"));
@@ -170,10 +180,11 @@ static void test_registry(void **state)
     const cu_rtype *job = cu_store_rtype_kind(f->s, "batch/v1", "Job");
     assert_non_null(job);
     assert_string_equal(job->list_kind, "JobList");
-    assert_ptr_equal(cu_store_rtype_kind(f->s, "v1", "Pod"), cu_store_rtype(f->s, "", "v1", "pods"));
+    assert_ptr_equal(cu_store_rtype_kind(f->s, "v1", "Pod"),
+                     cu_store_rtype(f->s, "", "v1", "pods"));
     /* the system namespaces exist */
     const cu_rtype *ns = RT(f, "", "namespaces");
-    const char *names[] = {"default", "kube-system", "kube-public", "kube-node-lease"};
+    const char *names[] = { "default", "kube-system", "kube-public", "kube-node-lease" };
     for (size_t i = 0; i < 4; i++) {
         json_object *o = NULL;
         cu_status st;
@@ -192,14 +203,16 @@ static void test_create(void **state)
     const cu_rtype *pods = RT(f, "", "pods"), *cms = RT(f, "", "configmaps");
     cu_status st;
     int64_t rv0 = cu_store_rv(f->s);
-    json_object *p = create_ok(f, pods, "default",
-                               J("{\"metadata\":{\"generateName\":\"job-\"},\"spec\":{\"containers\":"
-                                 "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
-                                 "\"status\":{\"phase\":\"Running\"}}"));
+    json_object *p =
+        create_ok(f, pods, "default",
+                  J("{\"metadata\":{\"generateName\":\"job-\"},\"spec\":{\"containers\":"
+                    "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
+                    "\"status\":{\"phase\":\"Running\"}}"));
     const char *name = S(p, "metadata.name");
     assert_int_equal(strlen(name), 9);
     assert_memory_equal(name, "job-", 4);
-    for (size_t i = 4; i < 9; i++) assert_non_null(strchr("bcdfghjklmnpqrstvwxz2456789", name[i]));
+    for (size_t i = 4; i < 9; i++)
+        assert_non_null(strchr("bcdfghjklmnpqrstvwxz2456789", name[i]));
     const char *uid = S(p, "metadata.uid");
     assert_int_equal(strlen(uid), 36);
     assert_int_equal(uid[14], '4');
@@ -234,27 +247,35 @@ static void test_create(void **state)
         int code;
         const char *reason, *message;
     } bad[] = {
-        {"default", "{\"metadata\":{\"name\":\"a\"}}", 0, "", ""},
-        {"default", "{\"metadata\":{\"name\":\"a\"}}", 409, "AlreadyExists", "configmaps \"a\" already exists"},
-        {"nope", "{\"metadata\":{\"name\":\"a\"}}", 404, "NotFound", "namespaces \"nope\" not found"},
-        {"default", "{\"metadata\":{\"name\":\"b\",\"namespace\":\"kube-system\"}}", 400, "BadRequest",
-         "the namespace of the provided object does not match the namespace sent on the request"},
-        {"default", "{\"metadata\":{}}", 422, "Invalid",
-         "ConfigMap \"\" is invalid: metadata.name: Required value: name or generateName is required"},
-        {"default", "{\"metadata\":{\"name\":\"Bad_Name\"}}", 422, "Invalid",
-         "ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC "
-         "1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start "
-         "and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-         "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
-        {"default", "{\"kind\":\"Secret\",\"metadata\":{\"name\":\"c\"}}", 400, "BadRequest", NULL},
+        { "default", "{\"metadata\":{\"name\":\"a\"}}", 0, "", "" },
+        { "default", "{\"metadata\":{\"name\":\"a\"}}", 409, "AlreadyExists",
+          "configmaps \"a\" already exists" },
+        { "nope", "{\"metadata\":{\"name\":\"a\"}}", 404, "NotFound",
+          "namespaces \"nope\" not found" },
+        { "default", "{\"metadata\":{\"name\":\"b\",\"namespace\":\"kube-system\"}}", 400,
+          "BadRequest",
+          "the namespace of the provided object does not match the namespace sent on the request" },
+        { "default", "{\"metadata\":{}}", 422, "Invalid",
+          "ConfigMap \"\" is invalid: metadata.name: Required value: name or generateName is required" },
+        { "default", "{\"metadata\":{\"name\":\"Bad_Name\"}}", 422, "Invalid",
+          "ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC "
+          "1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start "
+          "and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+          "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')" },
+        { "default", "{\"kind\":\"Secret\",\"metadata\":{\"name\":\"c\"}}", 400, "BadRequest",
+          NULL },
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
         cu_err e = cu_store_create(f->s, cms, bad[i].ns, J("%s", bad[i].body), NULL, &st);
-        if (!bad[i].code) { assert_int_equal(e, CU_OK); continue; }
+        if (!bad[i].code) {
+            assert_int_equal(e, CU_OK);
+            continue;
+        }
         assert_int_not_equal(e, CU_OK);
         assert_int_equal(st.code, bad[i].code);
         assert_string_equal(st.reason, bad[i].reason);
-        if (bad[i].message) assert_string_equal(st.message, bad[i].message);
+        if (bad[i].message)
+            assert_string_equal(st.message, bad[i].message);
     }
     /* Invalid carries a cause naming the field */
     cu_store_create(f->s, cms, "default", J("{\"metadata\":{}}"), NULL, &st);
@@ -312,9 +333,10 @@ static void test_update(void **state)
                      CU_ECONFLICT);
     assert_int_equal(st.code, 409);
     assert_string_equal(st.reason, "Conflict");
-    assert_string_equal(st.message, "Operation cannot be fulfilled on jobs.batch \"j\": the object has "
-                                    "been modified; please apply your changes to the latest version "
-                                    "and try again");
+    assert_string_equal(st.message,
+                        "Operation cannot be fulfilled on jobs.batch \"j\": the object has "
+                        "been modified; please apply your changes to the latest version "
+                        "and try again");
 
     /* spec change bumps generation; status sent to the main endpoint is ignored */
     json_object_object_add(m, "resourceVersion", json_object_new_string(rv2));
@@ -341,15 +363,19 @@ static void test_update(void **state)
     json_object_put(out);
 
     /* errors */
-    assert_int_equal(cu_store_update(f->s, jobs, "default", "zz", NULL, J("{\"metadata\":{}}"), NULL, &st),
-                     CU_ENOTFOUND);
+    assert_int_equal(
+        cu_store_update(f->s, jobs, "default", "zz", NULL, J("{\"metadata\":{}}"), NULL, &st),
+        CU_ENOTFOUND);
     assert_string_equal(st.message, "jobs.batch \"zz\" not found");
-    assert_int_equal(cu_store_update(f->s, jobs, "default", "j", NULL, J("{\"metadata\":{\"name\":\"k\"}}"),
-                                     NULL, &st), CU_EINVAL);
+    assert_int_equal(cu_store_update(f->s, jobs, "default", "j", NULL,
+                                     J("{\"metadata\":{\"name\":\"k\"}}"), NULL, &st),
+                     CU_EINVAL);
     assert_int_equal(st.code, 400);
-    assert_string_equal(st.message, "the name of the object (k) does not match the name on the URL (j)");
+    assert_string_equal(st.message,
+                        "the name of the object (k) does not match the name on the URL (j)");
     assert_int_equal(cu_store_update(f->s, RT(f, "", "configmaps"), "default", "j", "status",
-                                     J("{\"metadata\":{}}"), NULL, &st), CU_ENOTFOUND);
+                                     J("{\"metadata\":{}}"), NULL, &st),
+                     CU_ENOTFOUND);
     json_object_put(j);
 }
 
@@ -361,7 +387,7 @@ static void test_finalizers(void **state)
     const cu_rtype *cms = RT(f, "", "configmaps");
     cu_status st;
     cu_watch *w = NULL;
-    cu_list_opts lo = {0};
+    cu_list_opts lo = { 0 };
     char rvb[32];
     snprintf(rvb, sizeof(rvb), "%lld", (long long)cu_store_rv(f->s));
     lo.resource_version = rvb;
@@ -379,14 +405,16 @@ static void test_finalizers(void **state)
     /* no new finalizers while terminating */
     json_object *m = json_object_object_get(g, "metadata");
     json_object_object_add(m, "finalizers", J("[\"x/y\",\"new/one\"]"));
-    assert_int_equal(cu_store_update(f->s, cms, "default", "f", NULL, jdup(g), NULL, &st), CU_EINVAL);
+    assert_int_equal(cu_store_update(f->s, cms, "default", "f", NULL, jdup(g), NULL, &st),
+                     CU_EINVAL);
     assert_int_equal(st.code, 422);
-    assert_non_null(strstr(st.message, "no new finalizers can be added if the object is being deleted"));
+    assert_non_null(
+        strstr(st.message, "no new finalizers can be added if the object is being deleted"));
     /* removing the last finalizer deletes it */
     json_object_object_add(m, "finalizers", json_object_new_array());
     assert_int_equal(cu_store_update(f->s, cms, "default", "f", NULL, g, NULL, &st), CU_OK);
     assert_int_equal(cu_store_get(f->s, cms, "default", "f", &g, &st), CU_ENOTFOUND);
-    const char *want[] = {"ADDED", "MODIFIED", "DELETED"};
+    const char *want[] = { "ADDED", "MODIFIED", "DELETED" };
     for (size_t i = 0; i < 3; i++) {
         char *l = cu_store_watch_next(w, 100);
         assert_non_null(l);
@@ -399,23 +427,29 @@ static void test_finalizers(void **state)
     cu_store_watch_close(w);
     /* delete preconditions */
     json_object *c = create_ok(f, cms, "default", J("{\"metadata\":{\"name\":\"p\"}}"));
-    assert_int_equal(cu_store_delete(f->s, cms, "default", "p", NULL, "1", NULL, &st), CU_ECONFLICT);
-    assert_non_null(strstr(st.message, "the ResourceVersion in the precondition (1) does not match"));
-    assert_int_equal(cu_store_delete(f->s, cms, "default", "p", NULL, S(c, "metadata.resourceVersion"),
-                                     NULL, &st), CU_OK);
+    assert_int_equal(cu_store_delete(f->s, cms, "default", "p", NULL, "1", NULL, &st),
+                     CU_ECONFLICT);
+    assert_non_null(
+        strstr(st.message, "the ResourceVersion in the precondition (1) does not match"));
+    assert_int_equal(cu_store_delete(f->s, cms, "default", "p", NULL,
+                                     S(c, "metadata.resourceVersion"), NULL, &st),
+                     CU_OK);
     json_object_put(c);
-    assert_int_equal(cu_store_delete(f->s, cms, "default", "p", NULL, NULL, NULL, &st), CU_ENOTFOUND);
-    assert_int_equal(cu_store_delete(f->s, cms, "default", "p", "Sideways", NULL, NULL, &st), CU_EINVAL);
+    assert_int_equal(cu_store_delete(f->s, cms, "default", "p", NULL, NULL, NULL, &st),
+                     CU_ENOTFOUND);
+    assert_int_equal(cu_store_delete(f->s, cms, "default", "p", "Sideways", NULL, NULL, &st),
+                     CU_EINVAL);
 }
 
 /* ---- garbage collection ---- */
 
 static void mkowned(fx *f, const char *name, const char *owner_uid, int block, int fin)
 {
-    json_object *o = J("{\"metadata\":{\"name\":\"%s\",%s\"ownerReferences\":[{\"apiVersion\":\"batch/v1\","
-                       "\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"%s\",\"controller\":true,"
-                       "\"blockOwnerDeletion\":%s}]},\"spec\":{\"containers\":[]}}",
-                       name, fin ? "\"finalizers\":[\"keep\"]," : "", owner_uid, block ? "true" : "false");
+    json_object *o =
+        J("{\"metadata\":{\"name\":\"%s\",%s\"ownerReferences\":[{\"apiVersion\":\"batch/v1\","
+          "\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"%s\",\"controller\":true,"
+          "\"blockOwnerDeletion\":%s}]},\"spec\":{\"containers\":[]}}",
+          name, fin ? "\"finalizers\":[\"keep\"]," : "", owner_uid, block ? "true" : "false");
     json_object_put(create_ok(f, RT(f, "", "pods"), "default", o));
 }
 
@@ -423,7 +457,8 @@ static int exists(fx *f, const cu_rtype *rt, const char *ns, const char *name)
 {
     json_object *o = NULL;
     cu_status st;
-    if (cu_store_get(f->s, rt, ns, name, &o, &st) != CU_OK) return 0;
+    if (cu_store_get(f->s, rt, ns, name, &o, &st) != CU_OK)
+        return 0;
     json_object_put(o);
     return 1;
 }
@@ -435,12 +470,14 @@ static void test_gc(void **state)
     cu_status st;
     char uid[64];
     /* Background: dependents go with the owner */
-    json_object *j = create_ok(f, jobs, "default", J("{\"metadata\":{\"name\":\"j\"},\"spec\":{}}"));
+    json_object *j =
+        create_ok(f, jobs, "default", J("{\"metadata\":{\"name\":\"j\"},\"spec\":{}}"));
     snprintf(uid, sizeof(uid), "%s", S(j, "metadata.uid"));
     json_object_put(j);
     mkowned(f, "p1", uid, 1, 0);
     mkowned(f, "p2", uid, 0, 0);
-    assert_int_equal(cu_store_delete(f->s, jobs, "default", "j", "Background", NULL, NULL, &st), CU_OK);
+    assert_int_equal(cu_store_delete(f->s, jobs, "default", "j", "Background", NULL, NULL, &st),
+                     CU_OK);
     assert_false(exists(f, jobs, "default", "j"));
     assert_false(exists(f, pods, "default", "p1"));
     assert_false(exists(f, pods, "default", "p2"));
@@ -464,27 +501,32 @@ static void test_gc(void **state)
     json_object_put(j);
     mkowned(f, "p1", uid, 1, 1);
     json_object *d = NULL;
-    assert_int_equal(cu_store_delete(f->s, jobs, "default", "j", "Foreground", NULL, &d, &st), CU_OK);
+    assert_int_equal(cu_store_delete(f->s, jobs, "default", "j", "Foreground", NULL, &d, &st),
+                     CU_OK);
     assert_non_null(S(d, "metadata.deletionTimestamp"));
     assert_string_equal(S(d, "metadata.finalizers.0"), "foregroundDeletion");
     json_object_put(d);
     assert_true(exists(f, jobs, "default", "j"));
     assert_int_equal(cu_store_get(f->s, pods, "default", "p1", &p, &st), CU_OK);
     assert_non_null(S(p, "metadata.deletionTimestamp"));
-    json_object_object_add(json_object_object_get(p, "metadata"), "finalizers", json_object_new_array());
+    json_object_object_add(json_object_object_get(p, "metadata"), "finalizers",
+                           json_object_new_array());
     assert_int_equal(cu_store_update(f->s, pods, "default", "p1", NULL, p, NULL, &st), CU_OK);
     assert_false(exists(f, pods, "default", "p1"));
     assert_false(exists(f, jobs, "default", "j"));
 
     /* cu_store_gc: objects whose owner never existed or is gone */
     mkowned(f, "o1", "00000000-0000-4000-8000-000000000000", 0, 0);
-    json_object *cm = create_ok(f, RT(f, "", "configmaps"), "default", J("{\"metadata\":{\"name\":\"live\"}}"));
+    json_object *cm =
+        create_ok(f, RT(f, "", "configmaps"), "default", J("{\"metadata\":{\"name\":\"live\"}}"));
     char live[64];
     snprintf(live, sizeof(live), "%s", S(cm, "metadata.uid"));
     json_object_put(cm);
-    json_object *two = J("{\"metadata\":{\"name\":\"o2\",\"ownerReferences\":[{\"apiVersion\":\"v1\","
-                         "\"kind\":\"ConfigMap\",\"name\":\"live\",\"uid\":\"%s\"},{\"apiVersion\":\"v1\","
-                         "\"kind\":\"ConfigMap\",\"name\":\"gone\",\"uid\":\"gone-uid\"}]},\"spec\":{}}", live);
+    json_object *two =
+        J("{\"metadata\":{\"name\":\"o2\",\"ownerReferences\":[{\"apiVersion\":\"v1\","
+          "\"kind\":\"ConfigMap\",\"name\":\"live\",\"uid\":\"%s\"},{\"apiVersion\":\"v1\","
+          "\"kind\":\"ConfigMap\",\"name\":\"gone\",\"uid\":\"gone-uid\"}]},\"spec\":{}}",
+          live);
     json_object_put(create_ok(f, pods, "default", two));
     assert_int_equal(cu_store_gc(f->s), 1);
     assert_false(exists(f, pods, "default", "o1"));
@@ -506,10 +548,13 @@ static void test_namespaces(void **state)
     assert_string_equal(S(n, "spec.finalizers.0"), "kubernetes");
     assert_string_equal(label(n, "kubernetes.io/metadata.name"), "team");
     json_object_put(n);
-    assert_int_equal(cu_store_create(f->s, ns, NULL, J("{\"metadata\":{\"name\":\"a.b\"}}"), NULL, &st), CU_EINVAL);
+    assert_int_equal(
+        cu_store_create(f->s, ns, NULL, J("{\"metadata\":{\"name\":\"a.b\"}}"), NULL, &st),
+        CU_EINVAL);
     assert_int_equal(st.code, 422);
     json_object_put(create_ok(f, cms, "team", J("{\"metadata\":{\"name\":\"a\"}}")));
-    json_object_put(create_ok(f, cms, "team", J("{\"metadata\":{\"name\":\"b\",\"finalizers\":[\"k\"]}}")));
+    json_object_put(
+        create_ok(f, cms, "team", J("{\"metadata\":{\"name\":\"b\",\"finalizers\":[\"k\"]}}")));
     json_object_put(create_ok(f, cms, "default", J("{\"metadata\":{\"name\":\"a\"}}")));
     json_object *d = NULL;
     assert_int_equal(cu_store_delete(f->s, ns, NULL, "team", NULL, NULL, &d, &st), CU_OK);
@@ -519,11 +564,13 @@ static void test_namespaces(void **state)
     assert_true(exists(f, cms, "team", "b"));
     assert_true(exists(f, ns, NULL, "team"));
     assert_true(exists(f, cms, "default", "a"));
-    assert_int_equal(cu_store_create(f->s, cms, "team", J("{\"metadata\":{\"name\":\"c\"}}"), NULL, &st),
-                     CU_EINVAL);
+    assert_int_equal(
+        cu_store_create(f->s, cms, "team", J("{\"metadata\":{\"name\":\"c\"}}"), NULL, &st),
+        CU_EINVAL);
     assert_int_equal(st.code, 403);
-    assert_string_equal(st.message, "configmaps \"c\" is forbidden: unable to create new content in "
-                                    "namespace team because it is being terminated");
+    assert_string_equal(st.message,
+                        "configmaps \"c\" is forbidden: unable to create new content in "
+                        "namespace team because it is being terminated");
     json_object *b = NULL;
     assert_int_equal(cu_store_get(f->s, cms, "team", "b", &b, &st), CU_OK);
     json_object_object_del(json_object_object_get(b, "metadata"), "finalizers");
@@ -536,20 +583,22 @@ static void test_namespaces(void **state)
 
 /* ---- selectors ---- */
 
-static size_t list_names(fx *f, const cu_rtype *rt, const char *ns, const char *lsel, const char *fsel,
-                         char *out, size_t n, cu_status *st)
+static size_t list_names(fx *f, const cu_rtype *rt, const char *ns, const char *lsel,
+                         const char *fsel, char *out, size_t n, cu_status *st)
 {
-    cu_list_opts o = {0};
+    cu_list_opts o = { 0 };
     o.label_selector = lsel;
     o.field_selector = fsel;
     json_object *l = NULL;
     out[0] = '\0';
-    if (cu_store_list(f->s, rt, ns, &o, &l, st) != CU_OK) return (size_t)-1;
+    if (cu_store_list(f->s, rt, ns, &o, &l, st) != CU_OK)
+        return (size_t)-1;
     json_object *items = json_object_object_get(l, "items");
     size_t k = json_object_array_length(items);
     for (size_t i = 0; i < k; i++) {
         size_t len = strlen(out);
-        snprintf(out + len, n - len, "%s%s", i ? "," : "", S(json_object_array_get_idx(items, i), "metadata.name"));
+        snprintf(out + len, n - len, "%s%s", i ? "," : "",
+                 S(json_object_array_get_idx(items, i), "metadata.name"));
     }
     json_object_put(l);
     return k;
@@ -563,50 +612,58 @@ static void test_selectors(void **state)
     mkpod(f, "default", "b", "\"app\":\"db\",\"tier\":\"2\"", "n2", "Pending");
     mkpod(f, "default", "c", "\"app\":\"web\"", "", "");
     mkpod(f, "kube-system", "d", "\"env\":\"prod\"", "n1", "Succeeded");
-    static const struct { const char *ns, *l, *f, *want; } cases[] = {
-        {"default", NULL, NULL, "a,b,c"},
-        {NULL, NULL, NULL, "a,b,c,d"},
-        {"default", "app=web", NULL, "a,c"},
-        {"default", "app==web", NULL, "a,c"},
-        {"default", "app!=web", NULL, "b"},
-        {NULL, "app!=web", NULL, "b,d"},
-        {NULL, "app in (web, db)", NULL, "a,b,c"},
-        {NULL, "app notin (web)", NULL, "b,d"},
-        {NULL, "tier", NULL, "a,b"},
-        {NULL, "!tier", NULL, "c,d"},
-        {NULL, "app=web,tier", NULL, "a"},
-        {NULL, "tier>1", NULL, "b"},
-        {NULL, "tier<2", NULL, "a"},
-        {NULL, NULL, "spec.nodeName=n1", "a,d"},
-        {NULL, NULL, "spec.nodeName=", "c"},
-        {NULL, NULL, "status.phase!=Running", "b,c,d"},
-        {NULL, NULL, "status.phase==Pending", "b,c"},
-        {NULL, NULL, "metadata.namespace=kube-system", "d"},
-        {NULL, NULL, "metadata.name=b", "b"},
-        {NULL, "app=web", "spec.nodeName=n1", "a"},
+    static const struct {
+        const char *ns, *l, *f, *want;
+    } cases[] = {
+        { "default", NULL, NULL, "a,b,c" },
+        { NULL, NULL, NULL, "a,b,c,d" },
+        { "default", "app=web", NULL, "a,c" },
+        { "default", "app==web", NULL, "a,c" },
+        { "default", "app!=web", NULL, "b" },
+        { NULL, "app!=web", NULL, "b,d" },
+        { NULL, "app in (web, db)", NULL, "a,b,c" },
+        { NULL, "app notin (web)", NULL, "b,d" },
+        { NULL, "tier", NULL, "a,b" },
+        { NULL, "!tier", NULL, "c,d" },
+        { NULL, "app=web,tier", NULL, "a" },
+        { NULL, "tier>1", NULL, "b" },
+        { NULL, "tier<2", NULL, "a" },
+        { NULL, NULL, "spec.nodeName=n1", "a,d" },
+        { NULL, NULL, "spec.nodeName=", "c" },
+        { NULL, NULL, "status.phase!=Running", "b,c,d" },
+        { NULL, NULL, "status.phase==Pending", "b,c" },
+        { NULL, NULL, "metadata.namespace=kube-system", "d" },
+        { NULL, NULL, "metadata.name=b", "b" },
+        { NULL, "app=web", "spec.nodeName=n1", "a" },
     };
     char got[256];
     cu_status st;
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         size_t n = list_names(f, pods, cases[i].ns, cases[i].l, cases[i].f, got, sizeof(got), &st);
-        if (n == (size_t)-1) fail_msg("case %zu: %s", i, st.message);
-        if (strcmp(got, cases[i].want)) fail_msg("case %zu (%s | %s): got %s want %s", i,
-                                                 cases[i].l ? cases[i].l : "", cases[i].f ? cases[i].f : "",
-                                                 got, cases[i].want);
+        if (n == (size_t)-1)
+            fail_msg("case %zu: %s", i, st.message);
+        if (strcmp(got, cases[i].want))
+            fail_msg("case %zu (%s | %s): got %s want %s", i, cases[i].l ? cases[i].l : "",
+                     cases[i].f ? cases[i].f : "", got, cases[i].want);
     }
-    static const struct { const char *rt, *l, *f, *msg; } bad[] = {
-        {"pods", NULL, "spec.foo=x", "field label not supported: spec.foo"},
-        {"configmaps", NULL, "data.x=1", "\"data.x\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""},
-        {"pods", "app in web", NULL, NULL},
-        {"pods", "app=web,", NULL, NULL},
-        {"pods", "tier>x", NULL, NULL},
+    static const struct {
+        const char *rt, *l, *f, *msg;
+    } bad[] = {
+        { "pods", NULL, "spec.foo=x", "field label not supported: spec.foo" },
+        { "configmaps", NULL, "data.x=1",
+          "\"data.x\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"" },
+        { "pods", "app in web", NULL, NULL },
+        { "pods", "app=web,", NULL, NULL },
+        { "pods", "tier>x", NULL, NULL },
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
-        size_t n = list_names(f, RT(f, "", bad[i].rt), NULL, bad[i].l, bad[i].f, got, sizeof(got), &st);
+        size_t n =
+            list_names(f, RT(f, "", bad[i].rt), NULL, bad[i].l, bad[i].f, got, sizeof(got), &st);
         assert_int_equal(n, (size_t)-1);
         assert_int_equal(st.code, 400);
         assert_string_equal(st.reason, "BadRequest");
-        if (bad[i].msg) assert_string_equal(st.message, bad[i].msg);
+        if (bad[i].msg)
+            assert_string_equal(st.message, bad[i].msg);
     }
 }
 
@@ -624,7 +681,7 @@ static void test_pagination(void **state)
         json_object_put(create_ok(f, cms, "default", J("%s", b)));
     }
     json_object_put(create_ok(f, cms, "kube-public", J("{\"metadata\":{\"name\":\"zz\"}}")));
-    cu_list_opts o = {0};
+    cu_list_opts o = { 0 };
     o.limit = 10;
     int seen = 0;
     char cont[1024] = "";
@@ -641,8 +698,10 @@ static void test_pagination(void **state)
             snprintf(want, sizeof(want), "cm-%02d", seen++);
             assert_string_equal(S(json_object_array_get_idx(items, i), "metadata.name"), want);
         }
-        if (page == 0) snprintf(lrv, sizeof(lrv), "%s", S(l, "metadata.resourceVersion"));
-        else assert_string_equal(S(l, "metadata.resourceVersion"), lrv);
+        if (page == 0)
+            snprintf(lrv, sizeof(lrv), "%s", S(l, "metadata.resourceVersion"));
+        else
+            assert_string_equal(S(l, "metadata.resourceVersion"), lrv);
         const char *c = S(l, "metadata.continue");
         if (page < 2) {
             assert_non_null(c);
@@ -698,16 +757,21 @@ static void test_list_raw(void **state)
     cu_status st;
     for (int i = 0; i < 12; i++) {
         char b[160];
-        snprintf(b, sizeof(b), "{\"metadata\":{\"name\":\"r%02d\",\"labels\":{\"odd\":\"%s\"}},"
-                 "\"data\":{\"s\":\"a/\\\"q\\\"\"}}", i, i % 2 ? "yes" : "no");
+        snprintf(b, sizeof(b),
+                 "{\"metadata\":{\"name\":\"r%02d\",\"labels\":{\"odd\":\"%s\"}},"
+                 "\"data\":{\"s\":\"a/\\\"q\\\"\"}}",
+                 i, i % 2 ? "yes" : "no");
         json_object_put(create_ok(f, cms, i < 8 ? "default" : "kube-system", J("%s", b)));
     }
-    static const struct { const char *ns, *l; int64_t limit; } cases[] = {
-        {"default", NULL, 0}, {NULL, NULL, 0}, {"default", "odd=yes", 0},
-        {NULL, NULL, 5}, {NULL, "odd=no", 2}, {"nothing-here", NULL, 0},
+    static const struct {
+        const char *ns, *l;
+        int64_t limit;
+    } cases[] = {
+        { "default", NULL, 0 }, { NULL, NULL, 0 },     { "default", "odd=yes", 0 },
+        { NULL, NULL, 5 },      { NULL, "odd=no", 2 }, { "nothing-here", NULL, 0 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-        cu_list_opts o = {0};
+        cu_list_opts o = { 0 };
         o.label_selector = cases[i].l;
         o.limit = cases[i].limit;
         for (int page = 0; page < 10; page++) {
@@ -719,15 +783,18 @@ static void test_list_raw(void **state)
             assert_int_equal(strlen(raw), n);
             json_object *p = json_tokener_parse(raw);
             assert_non_null(p);
-            if (!json_object_equal(p, l)) fail_msg("case %zu page %d differs:\n%s\n%s", i, page, raw,
-                                                   json_object_to_json_string(l));
+            if (!json_object_equal(p, l))
+                fail_msg("case %zu page %d differs:\n%s\n%s", i, page, raw,
+                         json_object_to_json_string(l));
             free(raw);
             json_object_put(p);
             static char cont[512];
             const char *c = S(l, "metadata.continue");
-            if (c) snprintf(cont, sizeof(cont), "%s", c);
+            if (c)
+                snprintf(cont, sizeof(cont), "%s", c);
             json_object_put(l);
-            if (!c) break;
+            if (!c)
+                break;
             o.cont = cont;
         }
     }
@@ -738,7 +805,8 @@ static void test_list_raw(void **state)
 static json_object *next_ev(cu_watch *w, int ms)
 {
     char *l = cu_store_watch_next(w, ms);
-    if (!l) return NULL;
+    if (!l)
+        return NULL;
     json_object *o = json_tokener_parse(l);
     assert_non_null(o);
     free(l);
@@ -748,9 +816,11 @@ static json_object *next_ev(cu_watch *w, int ms)
 static void expect_ev(cu_watch *w, const char *type, const char *name)
 {
     json_object *e = next_ev(w, 200);
-    if (!e) fail_msg("no event, wanted %s %s", type, name ? name : "");
+    if (!e)
+        fail_msg("no event, wanted %s %s", type, name ? name : "");
     if (strcmp(S(e, "type"), type) || (name && strcmp(S(e, "object.metadata.name"), name)))
-        fail_msg("got %s %s, wanted %s %s", S(e, "type"), S(e, "object.metadata.name"), type, name ? name : "");
+        fail_msg("got %s %s, wanted %s %s", S(e, "type"), S(e, "object.metadata.name"), type,
+                 name ? name : "");
     json_object_put(e);
 }
 
@@ -766,7 +836,7 @@ static void test_watch(void **state)
     cu_store_delete(f->s, cms, "default", "a", NULL, NULL, NULL, &st);
 
     /* "0": synthetic ADDED for what exists, then changes */
-    cu_list_opts o = {0};
+    cu_list_opts o = { 0 };
     o.resource_version = "0";
     cu_watch *w = NULL;
     assert_int_equal(cu_store_watch_open(f->s, cms, "default", &o, 0, &w, &st), CU_OK);
@@ -852,8 +922,10 @@ static void test_object_size_limit(void **state)
     big[1400 * 1024] = '\0';
     json_object *cur = create_ok(f, cms, "default", big_obj("big", big));
     big[1400 * 1024] = 'x';
-    json_object_object_add(json_object_object_get(cur, "spec"), "holderIdentity", json_object_new_string(big));
-    assert_int_equal(cu_store_update(f->s, cms, "default", "big", NULL, cur, NULL, &st), CU_ETRANSIENT);
+    json_object_object_add(json_object_object_get(cur, "spec"), "holderIdentity",
+                           json_object_new_string(big));
+    assert_int_equal(cu_store_update(f->s, cms, "default", "big", NULL, cur, NULL, &st),
+                     CU_ETRANSIENT);
     assert_string_equal(st.message, "etcdserver: request is too large");
     free(big);
 }
@@ -873,13 +945,14 @@ static void test_history_bytes(void **state)
         json_object *cur = NULL;
         assert_int_equal(cu_store_get(f->s, cms, "default", "h", &cur, &st), CU_OK);
         big[i] = 'y';
-        json_object_object_add(json_object_object_get(cur, "spec"), "holderIdentity", json_object_new_string(big));
+        json_object_object_add(json_object_object_get(cur, "spec"), "holderIdentity",
+                               json_object_new_string(big));
         before_last = cu_store_rv(f->s);
         assert_int_equal(cu_store_update(f->s, cms, "default", "h", NULL, cur, NULL, &st), CU_OK);
     }
     free(big);
     char rvb[32];
-    cu_list_opts lo = {0};
+    cu_list_opts lo = { 0 };
     cu_watch *w = NULL;
     snprintf(rvb, sizeof(rvb), "%lld", (long long)first);
     lo.resource_version = rvb;
@@ -902,17 +975,22 @@ static double secs(void)
  * field selector do not stop the store: their initial lists are served
  * without its lock (and name selectors without parsing), so a reader of
  * another object is answered at once all along. */
-typedef struct h7_arg { cu_store *s; const cu_rtype *rt; int ok; } h7_arg;
+typedef struct h7_arg {
+    cu_store *s;
+    const cu_rtype *rt;
+    int ok;
+} h7_arg;
 
 static void *h7_watcher(void *p)
 {
     h7_arg *a = p;
-    cu_list_opts lo = {0};
+    cu_list_opts lo = { 0 };
     lo.resource_version = "0";
     lo.field_selector = "metadata.name=cm-7";
     cu_watch *w = NULL;
     cu_status st;
-    if (cu_store_watch_open(a->s, a->rt, "big", &lo, 0, &w, &st) != CU_OK) return NULL;
+    if (cu_store_watch_open(a->s, a->rt, "big", &lo, 0, &w, &st) != CU_OK)
+        return NULL;
     char *l = cu_store_watch_next(w, 30000);
     a->ok = l && strstr(l, "\"name\":\"cm-7\"") != NULL;
     free(l);
@@ -938,7 +1016,7 @@ static void test_watch_initial_big(void **state)
     h7_arg args[NW];
     double t0 = secs(), worst = 0;
     for (int i = 0; i < NW; i++) {
-        args[i] = (h7_arg){f->s, cms, 0};
+        args[i] = (h7_arg){ f->s, cms, 0 };
         assert_int_equal(pthread_create(&th[i], NULL, h7_watcher, &args[i]), 0);
     }
     /* a reader of something else meanwhile */
@@ -947,31 +1025,33 @@ static void test_watch_initial_big(void **state)
         json_object *o = NULL;
         assert_int_equal(cu_store_get(f->s, nss, NULL, "default", &o, &st), CU_OK);
         json_object_put(o);
-        if (secs() - a > worst) worst = secs() - a;
-        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+        if (secs() - a > worst)
+            worst = secs() - a;
+        nanosleep(&(struct timespec){ 0, 20000000L }, NULL);
     }
     for (int i = 0; i < NW; i++) {
         pthread_join(th[i], NULL);
         assert_true(args[i].ok);
     }
     double all = secs() - t0;
-    print_message("H7: %d watches, 8 x 1.4 MB: all initial events in %.2f s, slowest other read %.3f s\n",
-                  NW, all, worst);
-    assert_true(worst < 1.0);   /* 2.0 s when the lock was held; slack for a loaded machine */
+    print_message(
+        "H7: %d watches, 8 x 1.4 MB: all initial events in %.2f s, slowest other read %.3f s\n", NW,
+        all, worst);
+    assert_true(worst < 1.0); /* 2.0 s when the lock was held; slack for a loaded machine */
 }
 
 static void test_watch_behind_and_bookmarks(void **state)
 {
     (void)state;
     int64_t now = 1767225600000;
-    cu_clock clock = {cu_clock_fake_now, &now};
+    cu_clock clock = { cu_clock_fake_now, &now };
     cu_store *s = cu_store_new(8, &clock); /* a tiny history */
     const cu_rtype *cms = cu_store_rtype(s, "", "v1", "configmaps");
     const cu_rtype *pods = cu_store_rtype(s, "", "v1", "pods");
     cu_status st;
     char rvb[32];
     snprintf(rvb, sizeof(rvb), "%lld", (long long)cu_store_rv(s));
-    cu_list_opts o = {0};
+    cu_list_opts o = { 0 };
     o.resource_version = rvb;
     cu_watch *slow = NULL, *bm = NULL;
     assert_int_equal(cu_store_watch_open(s, cms, NULL, &o, 0, &slow, &st), CU_OK);
@@ -980,7 +1060,8 @@ static void test_watch_behind_and_bookmarks(void **state)
     for (int i = 0; i < 3; i++) {
         char b[64];
         snprintf(b, sizeof(b), "{\"metadata\":{\"name\":\"x%d\"}}", i);
-        assert_int_equal(cu_store_create(s, cms, "default", json_tokener_parse(b), NULL, &st), CU_OK);
+        assert_int_equal(cu_store_create(s, cms, "default", json_tokener_parse(b), NULL, &st),
+                         CU_OK);
     }
     json_object *e = next_ev(bm, 20);
     assert_non_null(e);
@@ -994,7 +1075,8 @@ static void test_watch_behind_and_bookmarks(void **state)
     for (int i = 3; i < 12; i++) {
         char b[64];
         snprintf(b, sizeof(b), "{\"metadata\":{\"name\":\"x%d\"}}", i);
-        assert_int_equal(cu_store_create(s, cms, "default", json_tokener_parse(b), NULL, &st), CU_OK);
+        assert_int_equal(cu_store_create(s, cms, "default", json_tokener_parse(b), NULL, &st),
+                         CU_OK);
     }
     e = next_ev(slow, 10);
     assert_non_null(e);
@@ -1019,14 +1101,15 @@ static void test_watch_selector(void **state)
     fx *f = *state;
     const cu_rtype *cms = RT(f, "", "configmaps");
     cu_status st;
-    cu_list_opts o = {0};
+    cu_list_opts o = { 0 };
     o.label_selector = "app=web";
     char rvb[32];
     snprintf(rvb, sizeof(rvb), "%lld", (long long)cu_store_rv(f->s));
     o.resource_version = rvb;
     cu_watch *w = NULL;
     assert_int_equal(cu_store_watch_open(f->s, cms, NULL, &o, 0, &w, &st), CU_OK);
-    json_object *c = create_ok(f, cms, "default", J("{\"metadata\":{\"name\":\"s\",\"labels\":{\"app\":\"db\"}}}"));
+    json_object *c = create_ok(f, cms, "default",
+                               J("{\"metadata\":{\"name\":\"s\",\"labels\":{\"app\":\"db\"}}}"));
     json_object *m = json_object_object_get(c, "metadata");
     json_object_object_add(m, "labels", J("{\"app\":\"web\"}"));
     json_object *c2 = NULL;
@@ -1034,7 +1117,8 @@ static void test_watch_selector(void **state)
     json_object_object_add(c2, "data", J("{\"k\":\"v\"}"));
     json_object *c3 = NULL;
     assert_int_equal(cu_store_update(f->s, cms, "default", "s", NULL, c2, &c3, &st), CU_OK);
-    json_object_object_add(json_object_object_get(c3, "metadata"), "labels", J("{\"app\":\"other\"}"));
+    json_object_object_add(json_object_object_get(c3, "metadata"), "labels",
+                           J("{\"app\":\"other\"}"));
     assert_int_equal(cu_store_update(f->s, cms, "default", "s", NULL, c3, NULL, &st), CU_OK);
     cu_store_delete(f->s, cms, "default", "s", NULL, NULL, NULL, &st);
     expect_ev(w, "ADDED", "s");    /* starts matching */
@@ -1100,10 +1184,11 @@ static void test_crd(void **state)
     assert_ptr_equal(cu_store_rtype_kind(f->s, "kueue.x-k8s.io/v1beta2", "ClusterQueue"), cq);
 
     /* defaults applied, status dropped on create, generation 1 */
-    json_object *o = create_ok(f, cq, NULL,
-                               J("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
-                                 "\"metadata\":{\"name\":\"q\"},\"spec\":{\"cohort\":\"all\"},"
-                                 "\"status\":{\"pendingWorkloads\":3}}"));
+    json_object *o =
+        create_ok(f, cq, NULL,
+                  J("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
+                    "\"metadata\":{\"name\":\"q\"},\"spec\":{\"cohort\":\"all\"},"
+                    "\"status\":{\"pendingWorkloads\":3}}"));
     assert_string_equal(S(o, "spec.queueingStrategy"), "BestEffortFIFO");
     assert_null(S(o, "status"));
     assert_string_equal(S(o, "metadata.generation"), "1");
@@ -1113,8 +1198,9 @@ static void test_crd(void **state)
     json_object_deep_copy(o, &noRV, NULL);
     json_object_object_del(json_object_object_get(noRV, "metadata"), "resourceVersion");
     assert_int_equal(cu_store_update(f->s, cq, NULL, "q", NULL, noRV, NULL, &st), CU_EINVAL);
-    assert_string_equal(st.message, "ClusterQueue.kueue.x-k8s.io \"q\" is invalid: metadata.resourceVersion: "
-                                    "Invalid value: 0x0: must be specified for an update");
+    assert_string_equal(st.message,
+                        "ClusterQueue.kueue.x-k8s.io \"q\" is invalid: metadata.resourceVersion: "
+                        "Invalid value: 0x0: must be specified for an update");
 
     /* a status write keeps the spec; generation moves on spec changes only */
     json_object_object_add(o, "status", J("{\"pendingWorkloads\":4}"));
@@ -1122,7 +1208,8 @@ static void test_crd(void **state)
     assert_int_equal(cu_store_update(f->s, cq, NULL, "q", "status", o, &o2, &st), CU_OK);
     assert_string_equal(S(o2, "status.pendingWorkloads"), "4");
     assert_string_equal(S(o2, "metadata.generation"), "1");
-    json_object_object_add(o2, "spec", J("{\"cohort\":\"other\",\"queueingStrategy\":\"StrictFIFO\"}"));
+    json_object_object_add(o2, "spec",
+                           J("{\"cohort\":\"other\",\"queueingStrategy\":\"StrictFIFO\"}"));
     json_object *o3 = NULL;
     assert_int_equal(cu_store_update(f->s, cq, NULL, "q", NULL, o2, &o3, &st), CU_OK);
     assert_string_equal(S(o3, "metadata.generation"), "2");
@@ -1133,17 +1220,22 @@ static void test_crd(void **state)
     assert_int_equal(cu_store_update(f->s, cq, NULL, "q", NULL, o3, NULL, &st), CU_EINVAL);
     assert_int_equal(st.code, 422);
     assert_string_equal(st.reason, "Invalid");
-    assert_string_equal(st.message, "ClusterQueue.kueue.x-k8s.io \"q\" is invalid: spec.queueingStrategy: "
-                                    "Unsupported value: \"Fifo\": supported values: \"StrictFIFO\", "
-                                    "\"BestEffortFIFO\"");
+    assert_string_equal(st.message,
+                        "ClusterQueue.kueue.x-k8s.io \"q\" is invalid: spec.queueingStrategy: "
+                        "Unsupported value: \"Fifo\": supported values: \"StrictFIFO\", "
+                        "\"BestEffortFIFO\"");
     assert_int_equal(st.ncauses, 1);
     assert_string_equal(st.causes[0].field, "spec.queueingStrategy");
     assert_string_equal(st.causes[0].type, "FieldValueNotSupported");
     assert_string_equal(st.kind, "ClusterQueue");
     assert_string_equal(st.group, "kueue.x-k8s.io");
-    assert_int_equal(cu_store_create(f->s, cq, NULL,
-                                     J("{\"metadata\":{\"name\":\"bad\"},\"spec\":{\"queueingStrategy\":\"Fifo\","
-                                       "\"weight\":-1}}"), NULL, &st), CU_EINVAL);
+    assert_int_equal(
+        cu_store_create(
+            f->s, cq, NULL,
+            J("{\"metadata\":{\"name\":\"bad\"},\"spec\":{\"queueingStrategy\":\"Fifo\","
+              "\"weight\":-1}}"),
+            NULL, &st),
+        CU_EINVAL);
     assert_int_equal(st.ncauses, 2);
     assert_true(strncmp(st.message, "ClusterQueue.kueue.x-k8s.io \"bad\" is invalid: [", 47) == 0);
     assert_int_equal(st.message[strlen(st.message) - 1], ']');
@@ -1151,11 +1243,15 @@ static void test_crd(void **state)
     assert_non_null(strstr(st.message, ", spec.weight: "));
 
     /* a bad CRD */
-    assert_int_equal(cu_store_create(f->s, crds, NULL,
-                                     J("{\"metadata\":{\"name\":\"wrong.example.com\"},\"spec\":{\"group\":"
-                                       "\"example.com\",\"scope\":\"Sometimes\",\"names\":{\"plural\":\"things\","
-                                       "\"kind\":\"Thing\"},\"versions\":[{\"name\":\"v1\",\"served\":true,"
-                                       "\"storage\":false}]}}"), NULL, &st), CU_EINVAL);
+    assert_int_equal(
+        cu_store_create(
+            f->s, crds, NULL,
+            J("{\"metadata\":{\"name\":\"wrong.example.com\"},\"spec\":{\"group\":"
+              "\"example.com\",\"scope\":\"Sometimes\",\"names\":{\"plural\":\"things\","
+              "\"kind\":\"Thing\"},\"versions\":[{\"name\":\"v1\",\"served\":true,"
+              "\"storage\":false}]}}"),
+            NULL, &st),
+        CU_EINVAL);
     assert_int_equal(st.code, 422);
     assert_non_null(strstr(st.message, "spec.scope: Unsupported value: \"Sometimes\""));
     assert_non_null(strstr(st.message, "metadata.name: Invalid value: \"wrong.example.com\""));
@@ -1163,13 +1259,14 @@ static void test_crd(void **state)
     assert_null(cu_store_rtype(f->s, "example.com", "v1", "things"));
 
     /* deleting the CRD deletes its objects and stops serving it */
-    cu_list_opts lo = {0};
+    cu_list_opts lo = { 0 };
     lo.resource_version = "0";
     cu_watch *w = NULL;
     assert_int_equal(cu_store_watch_open(f->s, cq, NULL, &lo, 0, &w, &st), CU_OK);
     expect_ev(w, "ADDED", "q");
-    assert_int_equal(cu_store_delete(f->s, crds, NULL, "clusterqueues.kueue.x-k8s.io", NULL, NULL, NULL, &st),
-                     CU_OK);
+    assert_int_equal(
+        cu_store_delete(f->s, crds, NULL, "clusterqueues.kueue.x-k8s.io", NULL, NULL, NULL, &st),
+        CU_OK);
     assert_null(cu_store_rtype(f->s, "kueue.x-k8s.io", "v1beta2", "clusterqueues"));
     expect_ev(w, "DELETED", "q");
     assert_null(cu_store_watch_next(w, 10));
@@ -1194,19 +1291,26 @@ static void test_crd_bad_schema(void **state)
     fx *f = *state;
     const cu_rtype *crds = RT(f, "apiextensions.k8s.io", "customresourcedefinitions");
     static const char *const bad[][2] = {
-        {"{\"type\":\"number\",\"multipleOf\":0}", "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[x].multipleOf: Invalid value: 0: must be greater than zero"},
-        {"{\"type\":\"string\",\"maxLength\":-5}", "properties[x].maxLength: Invalid value: -5: must be greater than or equal to 0"},
-        {"{\"type\":\"string\",\"minLength\":1e20}", "properties[x].minLength: Invalid value: 1e20: must be an integer"},
-        {"{\"type\":\"integer\",\"default\":\"7\"}", "properties[x].default: Invalid value: \"string\": spec.x in body must be of type integer: \"string\""},
-        {"{\"type\":\"string\",\"pattern\":\"^(a\"}", "properties[x].pattern: Invalid value: \"^(a\": must be a valid regular expression, but isn't: "},
+        { "{\"type\":\"number\",\"multipleOf\":0}",
+          "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[x].multipleOf: Invalid value: 0: must be greater than zero" },
+        { "{\"type\":\"string\",\"maxLength\":-5}",
+          "properties[x].maxLength: Invalid value: -5: must be greater than or equal to 0" },
+        { "{\"type\":\"string\",\"minLength\":1e20}",
+          "properties[x].minLength: Invalid value: 1e20: must be an integer" },
+        { "{\"type\":\"integer\",\"default\":\"7\"}",
+          "properties[x].default: Invalid value: \"string\": spec.x in body must be of type integer: \"string\"" },
+        { "{\"type\":\"string\",\"pattern\":\"^(a\"}",
+          "properties[x].pattern: Invalid value: \"^(a\": must be a valid regular expression, but isn't: " },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cu_status st;
-        json_object *crd = J("{\"metadata\":{\"name\":\"things.example.com\"},\"spec\":{\"group\":\"example.com\","
-                             "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"things\",\"kind\":\"Thing\"},"
-                             "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":"
-                             "{\"openAPIV3Schema\":{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
-                             "\"properties\":{\"x\":%s}}}}}}]}}", bad[i][0]);
+        json_object *crd = J(
+            "{\"metadata\":{\"name\":\"things.example.com\"},\"spec\":{\"group\":\"example.com\","
+            "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"things\",\"kind\":\"Thing\"},"
+            "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":"
+            "{\"openAPIV3Schema\":{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+            "\"properties\":{\"x\":%s}}}}}}]}}",
+            bad[i][0]);
         assert_int_equal(cu_store_create(f->s, crds, NULL, crd, NULL, &st), CU_EINVAL);
         assert_int_equal(st.code, 422);
         if (!strstr(st.message, bad[i][1]))
@@ -1222,11 +1326,17 @@ static void test_crd_finalized_objects(void **state)
     cu_status st;
     json_object_put(create_ok(f, crds, NULL, J("%s", CQ_CRD)));
     const cu_rtype *cq = cu_store_rtype(f->s, "kueue.x-k8s.io", "v1beta2", "clusterqueues");
-    json_object_put(create_ok(f, cq, NULL, J("{\"metadata\":{\"name\":\"q\",\"finalizers\":[\"kueue.x-k8s.io/resource-in-use\"]}}")));
-    assert_int_equal(cu_store_delete(f->s, crds, NULL, "clusterqueues.kueue.x-k8s.io", NULL, NULL, NULL, &st), CU_OK);
+    json_object_put(create_ok(
+        f, cq, NULL,
+        J("{\"metadata\":{\"name\":\"q\",\"finalizers\":[\"kueue.x-k8s.io/resource-in-use\"]}}")));
+    assert_int_equal(
+        cu_store_delete(f->s, crds, NULL, "clusterqueues.kueue.x-k8s.io", NULL, NULL, NULL, &st),
+        CU_OK);
     /* still served while an object waits for its finalizer; creating is refused */
     assert_non_null(cu_store_rtype(f->s, "kueue.x-k8s.io", "v1beta2", "clusterqueues"));
-    assert_int_equal(cu_store_create(f->s, cq, NULL, J("{\"metadata\":{\"name\":\"r\"}}"), NULL, &st), CU_EINVAL);
+    assert_int_equal(
+        cu_store_create(f->s, cq, NULL, J("{\"metadata\":{\"name\":\"r\"}}"), NULL, &st),
+        CU_EINVAL);
     assert_int_equal(st.code, 405);
     json_object *q = NULL;
     assert_int_equal(cu_store_get(f->s, cq, NULL, "q", &q, &st), CU_OK);
@@ -1238,7 +1348,11 @@ static void test_crd_finalized_objects(void **state)
 
 /* ---- hooks ---- */
 
-typedef struct hookrec { char log[1024]; cu_store *s; int reentrant_ok; } hookrec;
+typedef struct hookrec {
+    char log[1024];
+    cu_store *s;
+    int reentrant_ok;
+} hookrec;
 
 static void hook_fn(cu_store *s, const cu_rtype *rt, const char *type, json_object *obj, void *ud)
 {
@@ -1249,7 +1363,8 @@ static void hook_fn(cu_store *s, const cu_rtype *rt, const char *type, json_obje
     /* the hook runs outside the lock: calling back into the store works */
     json_object *g = NULL;
     cu_status st;
-    if (strcmp(type, "DELETED") && cu_store_get(s, rt, S(obj, "metadata.namespace"), S(obj, "metadata.name"), &g, &st) == CU_OK) {
+    if (strcmp(type, "DELETED") && cu_store_get(s, rt, S(obj, "metadata.namespace"),
+                                                S(obj, "metadata.name"), &g, &st) == CU_OK) {
         h->reentrant_ok++;
         json_object_put(g);
     }
@@ -1285,22 +1400,31 @@ static void test_persist(void **state)
     char dir[] = "/tmp/cueue-store-XXXXXX";
     assert_non_null(mkdtemp(dir));
     int64_t now = 1767225600000;
-    cu_clock clock = {cu_clock_fake_now, &now};
+    cu_clock clock = { cu_clock_fake_now, &now };
     cu_status st;
     cu_store *s = cu_store_new(0, &clock);
     assert_int_equal(cu_store_persist(s, dir, &st), CU_OK);
-    const cu_rtype *crds = cu_store_rtype(s, "apiextensions.k8s.io", "v1", "customresourcedefinitions");
+    const cu_rtype *crds =
+        cu_store_rtype(s, "apiextensions.k8s.io", "v1", "customresourcedefinitions");
     const cu_rtype *cms = cu_store_rtype(s, "", "v1", "configmaps");
     const cu_rtype *nss = cu_store_rtype(s, "", "v1", "namespaces");
     assert_int_equal(cu_store_create(s, crds, NULL, json_tokener_parse(CQ_CRD), NULL, &st), CU_OK);
     const cu_rtype *cq = cu_store_rtype(s, "kueue.x-k8s.io", "v1beta2", "clusterqueues");
-    assert_int_equal(cu_store_create(s, cq, NULL, json_tokener_parse("{\"metadata\":{\"name\":\"q\"},\"spec\":{}}"),
-                                     NULL, &st), CU_OK);
-    assert_int_equal(cu_store_create(s, nss, NULL, json_tokener_parse("{\"metadata\":{\"name\":\"team\"}}"), NULL, &st), CU_OK);
+    assert_int_equal(
+        cu_store_create(s, cq, NULL,
+                        json_tokener_parse("{\"metadata\":{\"name\":\"q\"},\"spec\":{}}"), NULL,
+                        &st),
+        CU_OK);
+    assert_int_equal(cu_store_create(s, nss, NULL,
+                                     json_tokener_parse("{\"metadata\":{\"name\":\"team\"}}"), NULL,
+                                     &st),
+                     CU_OK);
     for (int i = 0; i < 20; i++) {
         char b[64];
         snprintf(b, sizeof(b), "{\"metadata\":{\"name\":\"c%d\"},\"data\":{\"i\":\"%d\"}}", i, i);
-        assert_int_equal(cu_store_create(s, cms, i % 2 ? "team" : "default", json_tokener_parse(b), NULL, &st), CU_OK);
+        assert_int_equal(
+            cu_store_create(s, cms, i % 2 ? "team" : "default", json_tokener_parse(b), NULL, &st),
+            CU_OK);
     }
     assert_int_equal(cu_store_delete(s, cms, "default", "c0", NULL, NULL, NULL, &st), CU_OK);
     json_object *c2 = NULL;
@@ -1325,20 +1449,24 @@ static void test_persist(void **state)
     cms = cu_store_rtype(s, "", "v1", "configmaps");
     json_object *after = NULL;
     assert_int_equal(cu_store_list(s, cms, NULL, NULL, &after, &st), CU_OK);
-    assert_true(json_object_equal(json_object_object_get(before, "items"), json_object_object_get(after, "items")));
+    assert_true(json_object_equal(json_object_object_get(before, "items"),
+                                  json_object_object_get(after, "items")));
     assert_int_equal(json_object_array_length(json_object_object_get(after, "items")), 19);
     json_object_put(before);
     json_object_put(after);
-    assert_true(exists(&(fx){s, 0, {0}}, cu_store_rtype(s, "", "v1", "namespaces"), NULL, "team"));
+    assert_true(
+        exists(&(fx){ s, 0, { 0 } }, cu_store_rtype(s, "", "v1", "namespaces"), NULL, "team"));
     /* watches resume from the restored counter; older RVs are gone */
     char rvb[32];
     snprintf(rvb, sizeof(rvb), "%lld", (long long)rv);
-    cu_list_opts o = {0};
+    cu_list_opts o = { 0 };
     o.resource_version = rvb;
     cu_watch *w = NULL;
     assert_int_equal(cu_store_watch_open(s, cms, NULL, &o, 0, &w, &st), CU_OK);
-    assert_int_equal(cu_store_create(s, cms, "default", json_tokener_parse("{\"metadata\":{\"name\":\"new\"}}"),
-                                     NULL, &st), CU_OK);
+    assert_int_equal(cu_store_create(s, cms, "default",
+                                     json_tokener_parse("{\"metadata\":{\"name\":\"new\"}}"), NULL,
+                                     &st),
+                     CU_OK);
     expect_ev(w, "ADDED", "new");
     cu_store_watch_close(w);
     snprintf(rvb, sizeof(rvb), "%lld", (long long)rv - 3);
@@ -1358,7 +1486,10 @@ static void test_persist(void **state)
 
 /* ---- threads ---- */
 
-typedef struct thr { cu_store *s; int id, n; } thr;
+typedef struct thr {
+    cu_store *s;
+    int id, n;
+} thr;
 
 static void *writer(void *arg)
 {
@@ -1369,11 +1500,14 @@ static void *writer(void *arg)
         cu_status st;
         snprintf(b, sizeof(b), "{\"metadata\":{\"name\":\"w%d-%d\"}}", t->id, i);
         json_object *out = NULL;
-        if (cu_store_create(t->s, cms, "default", json_tokener_parse(b), &out, &st) != CU_OK) return (void *)1;
+        if (cu_store_create(t->s, cms, "default", json_tokener_parse(b), &out, &st) != CU_OK)
+            return (void *)1;
         json_object_object_add(out, "data", json_object_new_object());
         snprintf(b, sizeof(b), "w%d-%d", t->id, i);
-        if (cu_store_update(t->s, cms, "default", b, NULL, out, NULL, &st) != CU_OK) return (void *)1;
-        if (i % 3 == 0 && cu_store_delete(t->s, cms, "default", b, NULL, NULL, NULL, &st) != CU_OK) return (void *)1;
+        if (cu_store_update(t->s, cms, "default", b, NULL, out, NULL, &st) != CU_OK)
+            return (void *)1;
+        if (i % 3 == 0 && cu_store_delete(t->s, cms, "default", b, NULL, NULL, NULL, &st) != CU_OK)
+            return (void *)1;
     }
     return NULL;
 }
@@ -1385,20 +1519,22 @@ static void test_threads(void **state)
     cu_status st;
     char rvb[32];
     snprintf(rvb, sizeof(rvb), "%lld", (long long)cu_store_rv(f->s));
-    cu_list_opts o = {0};
+    cu_list_opts o = { 0 };
     o.resource_version = rvb;
     cu_watch *w = NULL;
     assert_int_equal(cu_store_watch_open(f->s, cms, NULL, &o, 0, &w, &st), CU_OK);
     enum { N = 300 };
-    thr t[2] = {{f->s, 0, N}, {f->s, 1, N}};
+    thr t[2] = { { f->s, 0, N }, { f->s, 1, N } };
     pthread_t th[2];
-    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, writer, &t[i]);
-    int counts[3] = {0};
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, writer, &t[i]);
+    int counts[3] = { 0 };
     int64_t last = 0;
     int total = 0, expect = 2 * (N + N + N / 3);
     while (total < expect) {
         json_object *e = next_ev(w, 2000);
-        if (!e) fail_msg("watch stalled after %d events", total);
+        if (!e)
+            fail_msg("watch stalled after %d events", total);
         const char *ty = S(e, "type");
         counts[ty[0] == 'A' ? 0 : ty[0] == 'M' ? 1 : 2]++;
         int64_t rv = atoll(S(e, "object.metadata.resourceVersion"));
@@ -1430,51 +1566,63 @@ static long rss_kb(void)
     char line[256];
     long kb = -1;
     while (fp && fgets(line, sizeof(line), fp))
-        if (strncmp(line, "VmRSS:", 6) == 0) kb = atol(line + 6);
-    if (fp) fclose(fp);
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kb = atol(line + 6);
+    if (fp)
+        fclose(fp);
     return kb;
 }
 
 static json_object *bench_pod(int i)
 {
     char b[1024];
-    snprintf(b, sizeof(b),
-             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pod-%06d\",\"labels\":"
-             "{\"app\":\"bench\",\"shard\":\"%d\"},\"annotations\":{\"cueue.dev/simulated-runtime\":\"30s\"}},"
-             "\"spec\":{\"schedulerName\":\"default-scheduler\",\"restartPolicy\":\"Never\",\"containers\":"
-             "[{\"name\":\"main\",\"image\":\"busybox:1.36\",\"command\":[\"sleep\",\"30\"],\"resources\":"
-             "{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"1\"},\"limits\":"
-             "{\"nvidia.com/gpu\":\"1\"}}}],\"tolerations\":[{\"key\":\"nvidia.com/gpu\",\"operator\":"
-             "\"Exists\",\"effect\":\"NoSchedule\"}]}}", i, i % 10);
+    snprintf(
+        b, sizeof(b),
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pod-%06d\",\"labels\":"
+        "{\"app\":\"bench\",\"shard\":\"%d\"},\"annotations\":{\"cueue.dev/simulated-runtime\":\"30s\"}},"
+        "\"spec\":{\"schedulerName\":\"default-scheduler\",\"restartPolicy\":\"Never\",\"containers\":"
+        "[{\"name\":\"main\",\"image\":\"busybox:1.36\",\"command\":[\"sleep\",\"30\"],\"resources\":"
+        "{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"1\"},\"limits\":"
+        "{\"nvidia.com/gpu\":\"1\"}}}],\"tolerations\":[{\"key\":\"nvidia.com/gpu\",\"operator\":"
+        "\"Exists\",\"effect\":\"NoSchedule\"}]}}",
+        i, i % 10);
     return json_tokener_parse(b);
 }
 
 static void bench(void **state)
 {
     (void)state;
-    if (!getenv("CUEUE_STORE_BENCH")) { skip(); return; }
+    if (!getenv("CUEUE_STORE_BENCH")) {
+        skip();
+        return;
+    }
     cu_status st;
     enum { N = 10000, BIG = 50000 };
     /* memory first, in a heap nothing else has grown yet */
     long rss0 = rss_kb();
     cu_store *s = cu_store_new(0, NULL);
     const cu_rtype *pods = cu_store_rtype(s, "", "v1", "pods");
-    for (int i = 0; i < BIG; i++) cu_store_create(s, pods, "default", bench_pod(i), NULL, &st);
+    for (int i = 0; i < BIG; i++)
+        cu_store_create(s, pods, "default", bench_pod(i), NULL, &st);
     long rss1 = rss_kb();
-    printf("store figures:\n  RSS: %ld MiB before, %ld MiB with %d pods and a full history of 10000 events "
-           "(%.1f KiB per object)\n", rss0 / 1024, rss1 / 1024, BIG, (double)(rss1 - rss0) / BIG);
+    printf(
+        "store figures:\n  RSS: %ld MiB before, %ld MiB with %d pods and a full history of 10000 events "
+        "(%.1f KiB per object)\n",
+        rss0 / 1024, rss1 / 1024, BIG, (double)(rss1 - rss0) / BIG);
     cu_store_free(s);
     s = cu_store_new(0, NULL);
     pods = cu_store_rtype(s, "", "v1", "pods");
     double t0 = secs();
     for (int i = 0; i < N; i++)
-        if (cu_store_create(s, pods, "default", bench_pod(i), NULL, &st) != CU_OK) fail_msg("%s", st.message);
+        if (cu_store_create(s, pods, "default", bench_pod(i), NULL, &st) != CU_OK)
+            fail_msg("%s", st.message);
     double t1 = secs();
     for (int i = 0; i < N; i++) {
         char n[32];
         json_object *o = NULL;
         snprintf(n, sizeof(n), "pod-%06d", i);
-        if (cu_store_get(s, pods, "default", n, &o, &st) != CU_OK) fail_msg("%s", st.message);
+        if (cu_store_get(s, pods, "default", n, &o, &st) != CU_OK)
+            fail_msg("%s", st.message);
         json_object_put(o);
     }
     double t2 = secs();
@@ -1483,8 +1631,10 @@ static void bench(void **state)
         json_object *o = NULL;
         snprintf(n, sizeof(n), "pod-%06d", i);
         cu_store_get(s, pods, "default", n, &o, &st);
-        json_object_object_add(json_object_object_get(o, "metadata"), "labels", json_object_new_object());
-        if (cu_store_update(s, pods, "default", n, NULL, o, NULL, &st) != CU_OK) fail_msg("%s", st.message);
+        json_object_object_add(json_object_object_get(o, "metadata"), "labels",
+                               json_object_new_object());
+        if (cu_store_update(s, pods, "default", n, NULL, o, NULL, &st) != CU_OK)
+            fail_msg("%s", st.message);
     }
     double t3 = secs();
     int lists = 20;
@@ -1494,7 +1644,7 @@ static void bench(void **state)
         json_object_put(l);
     }
     double t4 = secs();
-    cu_list_opts lo = {0};
+    cu_list_opts lo = { 0 };
     lo.label_selector = "shard=3";
     for (int i = 0; i < lists; i++) {
         json_object *l = NULL;
@@ -1505,8 +1655,10 @@ static void bench(void **state)
     for (int i = 0; i < lists; i++) {
         char *raw = NULL;
         size_t n = 0;
-        if (cu_store_list_raw(s, pods, "default", NULL, &raw, &n, &st) != CU_OK) fail_msg("%s", st.message);
-        if (n < (size_t)N * 500) fail_msg("raw list of %zu bytes", n);
+        if (cu_store_list_raw(s, pods, "default", NULL, &raw, &n, &st) != CU_OK)
+            fail_msg("%s", st.message);
+        if (n < (size_t)N * 500)
+            fail_msg("raw list of %zu bytes", n);
         free(raw);
     }
     double t5b = secs();
@@ -1515,9 +1667,10 @@ static void bench(void **state)
     cu_watch *ws[10];
     char rvb[32];
     snprintf(rvb, sizeof(rvb), "%lld", (long long)cu_store_rv(s));
-    cu_list_opts wo = {0};
+    cu_list_opts wo = { 0 };
     wo.resource_version = rvb;
-    for (int i = 0; i < 10; i++) cu_store_watch_open(s, pods, NULL, &wo, 0, &ws[i], &st);
+    for (int i = 0; i < 10; i++)
+        cu_store_watch_open(s, pods, NULL, &wo, 0, &ws[i], &st);
     for (int i = 0; i < N; i++) {
         char n[32];
         snprintf(n, sizeof(n), "pod-%06d", i);
@@ -1528,42 +1681,52 @@ static void bench(void **state)
     long evs = 0;
     for (int i = 0; i < 10; i++) {
         char *l;
-        while ((l = cu_store_watch_next(ws[i], 0)) != NULL) { evs++; free(l); }
+        while ((l = cu_store_watch_next(ws[i], 0)) != NULL) {
+            evs++;
+            free(l);
+        }
         cu_store_watch_close(ws[i]);
     }
     double t7 = secs();
     json_object *sample = bench_pod(0);
-    printf("  %d pods of ~%zu bytes of JSON each:\n", N, strlen(json_object_to_json_string(sample)));
+    printf("  %d pods of ~%zu bytes of JSON each:\n", N,
+           strlen(json_object_to_json_string(sample)));
     json_object_put(sample);
     printf("  create: %8.0f ops/s\n", N / (t1 - t0));
     printf("  get:    %8.0f ops/s\n", N / (t2 - t1));
     printf("  update: %8.0f ops/s (get + put)\n", N / (t3 - t2));
-    printf("  list of %d: %6.1f ms (%.0f objects/s)\n", N, (t4 - t3) * 1000 / lists, (double)N * lists / (t4 - t3));
+    printf("  list of %d: %6.1f ms (%.0f objects/s)\n", N, (t4 - t3) * 1000 / lists,
+           (double)N * lists / (t4 - t3));
     printf("  list with label selector (1/10 match): %6.1f ms\n", (t5 - t4) * 1000 / lists);
     printf("  list of %d as JSON text (cu_store_list_raw): %6.1f ms\n", N, raw_ms);
-    printf("  delete: %8.0f ops/s; watch: %ld events to 10 watchers at %.0f events/s\n", N / (t6 - t5), evs,
-           (double)evs / (t7 - t6));
+    printf("  delete: %8.0f ops/s; watch: %ld events to 10 watchers at %.0f events/s\n",
+           N / (t6 - t5), evs, (double)evs / (t7 - t6));
     cu_store_free(s);
     /* write-through to SQLite */
     char dir[] = "/tmp/cueue-store-bench-XXXXXX";
-    if (!mkdtemp(dir)) return;
+    if (!mkdtemp(dir))
+        return;
     s = cu_store_new(0, NULL);
-    if (cu_store_persist(s, dir, &st) != CU_OK) fail_msg("%s", st.message);
+    if (cu_store_persist(s, dir, &st) != CU_OK)
+        fail_msg("%s", st.message);
     pods = cu_store_rtype(s, "", "v1", "pods");
     double p0 = secs();
-    for (int i = 0; i < N; i++) cu_store_create(s, pods, "default", bench_pod(i), NULL, &st);
+    for (int i = 0; i < N; i++)
+        cu_store_create(s, pods, "default", bench_pod(i), NULL, &st);
     double p1 = secs();
     cu_store_free(s);
     s = cu_store_new(0, NULL);
     double p2 = secs();
-    if (cu_store_persist(s, dir, &st) != CU_OK) fail_msg("%s", st.message);
+    if (cu_store_persist(s, dir, &st) != CU_OK)
+        fail_msg("%s", st.message);
     double p3 = secs();
-    printf("  with --data-dir: create %8.0f ops/s; restart loads %d objects in %.0f ms\n", N / (p1 - p0), N,
-           (p3 - p2) * 1000);
+    printf("  with --data-dir: create %8.0f ops/s; restart loads %d objects in %.0f ms\n",
+           N / (p1 - p0), N, (p3 - p2) * 1000);
     cu_store_free(s);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (system(cmd) != 0) fail_msg("cannot remove %s", dir);
+    if (system(cmd) != 0)
+        fail_msg("cannot remove %s", dir);
 }
 
 /* ---- watch events share the stored bytes (issue 10 H7) ---- */
@@ -1573,11 +1736,12 @@ static void test_watch_shared(void **state)
     fx *f = *state;
     const cu_rtype *cms = RT(f, "", "configmaps");
     cu_status st;
-    json_object_put(create_ok(f, cms, "default", J("{\"metadata\":{\"name\":\"a\"},\"data\":{\"k\":\"v\"}}")));
+    json_object_put(
+        create_ok(f, cms, "default", J("{\"metadata\":{\"name\":\"a\"},\"data\":{\"k\":\"v\"}}")));
     json_object_put(create_ok(f, cms, "default", J("{\"metadata\":{\"name\":\"b\"}}")));
     /* two watches from 0 with a name selector, one without */
     cu_watch *w[3];
-    cu_list_opts lo = {0};
+    cu_list_opts lo = { 0 };
     lo.resource_version = "0";
     lo.field_selector = "metadata.name=a";
     assert_int_equal(cu_store_watch_open(f->s, cms, "default", &lo, 0, &w[0], &st), CU_OK);
@@ -1597,7 +1761,8 @@ static void test_watch_shared(void **state)
     assert_string_equal(S(o, "metadata.name"), "a");
     assert_int_equal(n, strlen(cu_rstr_data(ev[0].obj, NULL)));
     json_object_put(o);
-    for (int i = 0; i < 3; i++) cu_rstr_unref(ev[i].obj);
+    for (int i = 0; i < 3; i++)
+        cu_rstr_unref(ev[i].obj);
     assert_int_equal(cu_store_watch_next_ev(w[2], 100, &ev[2]), 1); /* b */
     cu_rstr_unref(ev[2].obj);
     /* a live event: one copy too */
@@ -1612,7 +1777,8 @@ static void test_watch_shared(void **state)
     assert_ptr_equal(ev[0].obj, ev[1].obj);
     assert_ptr_equal(ev[0].obj, ev[2].obj);
     assert_non_null(strstr(cu_rstr_data(ev[0].obj, NULL), "\"k\":\"w\""));
-    for (int i = 0; i < 3; i++) cu_rstr_unref(ev[i].obj);
+    for (int i = 0; i < 3; i++)
+        cu_rstr_unref(ev[i].obj);
     /* the name selector decides live events too: b's change and deletion
      * reach only the watch without it; a's deletion reaches all */
     assert_int_equal(cu_store_delete(f->s, cms, "default", "b", NULL, NULL, NULL, &st), CU_OK);

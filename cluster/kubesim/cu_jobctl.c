@@ -15,7 +15,10 @@
 
 /* ================= the Job controller ================= */
 
-typedef struct podref { const char *uid; json_object *pod; } podref;
+typedef struct podref {
+    const char *uid;
+    json_object *pod;
+} podref;
 
 static int cmp_podref(const void *a, const void *b)
 {
@@ -44,7 +47,6 @@ static const char *job_owner_uid(json_object *pod)
     }
     return NULL;
 }
-
 
 static json_object *pod_for_job(json_object *job)
 {

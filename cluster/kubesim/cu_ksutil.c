@@ -12,9 +12,7 @@ int ks_qty_json(json_object *v, int64_t *milli)
     if (!v)
         return -1;
     switch (json_object_get_type(v)) {
-    case json_type_string:
-        s = json_object_get_string(v);
-        break;
+    case json_type_string: s = json_object_get_string(v); break;
     case json_type_int:
         snprintf(buf, sizeof buf, "%" PRId64, json_object_get_int64(v));
         s = buf;
@@ -23,8 +21,7 @@ int ks_qty_json(json_object *v, int64_t *milli)
         snprintf(buf, sizeof buf, "%.15g", json_object_get_double(v));
         s = buf;
         break;
-    default:
-        return -1;
+    default: return -1;
     }
     return cu_qty_parse(s, milli, NULL) == CU_OK ? 0 : -1;
 }
@@ -63,8 +60,7 @@ const char *ks_name_of(json_object *o) { return cu_jpath_str(o, "metadata.name")
 const char *ks_uid_of(json_object *o) { return cu_jpath_str(o, "metadata.uid"); }
 
 /* PUT of obj (taken) to the main resource or "status"; 1 when written. */
-int ks_put(cu_store *s, const cu_rtype *rt, json_object *obj, const char *sub,
-                  json_object **out)
+int ks_put(cu_store *s, const cu_rtype *rt, json_object *obj, const char *sub, json_object **out)
 {
     cu_status st;
     json_object *o = NULL;
@@ -100,8 +96,8 @@ static void cond_text(json_object *c, const char *reason, const char *message)
 /* Sets a condition of status.conditions. job: Job-style condition (with
  * lastProbeTime; a change of reason alone is not a change, as
  * ensureJobConditionStatus). Returns 1 when something changed. */
-int ks_cond_set(json_object *status, const char *type, const char *cstatus,
-                const char *reason, const char *message, const char *now, int job)
+int ks_cond_set(json_object *status, const char *type, const char *cstatus, const char *reason,
+                const char *message, const char *now, int job)
 {
     json_object *conds = cu_jget(status, "conditions"), *c = NULL;
     if (!conds || !json_object_is_type(conds, json_type_array)) {

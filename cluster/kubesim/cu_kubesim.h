@@ -18,10 +18,10 @@
 #include "cu_store.h"
 
 typedef struct cu_kubesim_opts {
-    const char *nodes_file;   /* v1 Node YAML (multi-document), NULL = default set */
-    int most_allocated;       /* score with MostAllocated instead of LeastAllocated */
-    int tick_ms;              /* timer resolution (0: 100 ms) */
-    const cu_clock *clock;    /* wall time for timestamps and runtimes (borrowed;
+    const char *nodes_file; /* v1 Node YAML (multi-document), NULL = default set */
+    int most_allocated;     /* score with MostAllocated instead of LeastAllocated */
+    int tick_ms;            /* timer resolution (0: 100 ms) */
+    const cu_clock *clock;  /* wall time for timestamps and runtimes (borrowed;
                                  NULL: the system clock) */
 } cu_kubesim_opts;
 

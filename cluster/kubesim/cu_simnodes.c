@@ -66,8 +66,7 @@ static json_object *node_default_status_parts(json_object *node, const char *now
         cu_jset_str(ni, "bootID", "");
     }
     if (!cu_jget(status, "allocatable") && cu_jget(status, "capacity"))
-        json_object_object_add(status, "allocatable",
-                               cu_jcopy(cu_jget(status, "capacity")));
+        json_object_object_add(status, "allocatable", cu_jcopy(cu_jget(status, "capacity")));
     return node;
 }
 
@@ -81,10 +80,10 @@ typedef struct defpool {
 
 /* The default set: matches the ResourceFlavors of config/samples. */
 static const defpool k_default_pools[] = {
-    { "gpu-h100-", 4, "NVIDIA-H100-80GB-HBM3", "p5.48xlarge", "on-demand", NULL, "8", "96",
-      "1Ti", NULL, NULL },
-    { "gpu-a100-", 4, "NVIDIA-A100-SXM4-80GB", "p4de.24xlarge", "on-demand", NULL, "8", "96",
-      "1Ti", NULL, NULL },
+    { "gpu-h100-", 4, "NVIDIA-H100-80GB-HBM3", "p5.48xlarge", "on-demand", NULL, "8", "96", "1Ti",
+      NULL, NULL },
+    { "gpu-a100-", 4, "NVIDIA-A100-SXM4-80GB", "p4de.24xlarge", "on-demand", NULL, "8", "96", "1Ti",
+      NULL, NULL },
     { "spot-a100-", 2, "NVIDIA-A100-SXM4-80GB", "p4de.24xlarge", "spot", NULL, "8", "96", "1Ti",
       "cloud.example.com/spot", "true" },
     { "cpu-", 2, NULL, "m6i.8xlarge", "on-demand", "general", NULL, "32", "128Gi", NULL, NULL },
@@ -156,7 +155,7 @@ static int node_check(json_object *n, const char *file, size_t doc, char *err, s
                      name, maps[i]);
             return -1;
         }
-        json_object_object_foreach(mp, k, v) {
+        json_object_object_foreach (mp, k, v) {
             if (ks_qty_json(v, &m) != 0 || m < 0) {
                 snprintf(err, errn, "%s: document %zu: Node %s: status.%s[%s]: invalid quantity %s",
                          file, doc, name, maps[i], k, json_object_to_json_string(v));

@@ -47,7 +47,7 @@ static int ctr_amounts(json_object *c, int nonzero, cu_restab *out)
     for (int m = 0; m < 2; m++) {
         if (!maps[m] || !json_object_is_type(maps[m], json_type_object))
             continue;
-        json_object_object_foreach(maps[m], k, v) {
+        json_object_object_foreach (maps[m], k, v) {
             int64_t q = 0;
             if (!v || strcmp(k, "pods") == 0 || cu_restab_find(out, k))
                 continue;
@@ -74,7 +74,7 @@ static int pod_requests(json_object *pod, int nonzero, cu_restab *out)
     json_object *spec = cu_jget(pod, "spec");
     json_object *cs = cu_jget(spec, "containers"), *ics = cu_jget(spec, "initContainers");
     json_object *ov = cu_jget(spec, "overhead");
-    cu_restab one = {0};
+    cu_restab one = { 0 };
     cu_podreq p;
     int rc = 0;
     cu_podreq_init(&p, 1, NULL, NULL);
@@ -88,14 +88,13 @@ static int pod_requests(json_object *pod, int nonzero, cu_restab *out)
         one.n = 0;
         rc = ctr_amounts(ic, nonzero, &one);
         cu_podreq_add(&p,
-                      str_eq(cu_jstr(ic, "restartPolicy"), "Always") ? CU_CTR_SIDECAR
-                                                                        : CU_CTR_INIT,
+                      str_eq(cu_jstr(ic, "restartPolicy"), "Always") ? CU_CTR_SIDECAR : CU_CTR_INIT,
                       one.it, one.n);
     }
     cu_podreq_close(&p);
     one.n = 0;
     if (ov && json_object_is_type(ov, json_type_object)) {
-        json_object_object_foreach(ov, k, v) {
+        json_object_object_foreach (ov, k, v) {
             int64_t o;
             if (strcmp(k, "pods") != 0 && ks_qty_json(v, &o) == 0 && o > 0 &&
                 cu_restab_add_sat(&one, k, o) != 0)
@@ -122,16 +121,14 @@ static int check_qty_map(json_object *pod, json_object *map, const char *field, 
         return 0;
     if (!json_object_is_type(map, json_type_object)) {
         snprintf(msg, msgn, "pod %s/%s: %s: must be a map of quantities",
-                 ks_ns_of(pod) ? ks_ns_of(pod) : "", ks_name_of(pod) ? ks_name_of(pod) : "",
-                 field);
+                 ks_ns_of(pod) ? ks_ns_of(pod) : "", ks_name_of(pod) ? ks_name_of(pod) : "", field);
         return -1;
     }
-    json_object_object_foreach(map, k, v) {
+    json_object_object_foreach (map, k, v) {
         if (ks_qty_json(v, &m) != 0 || m < 0) {
             snprintf(msg, msgn, "pod %s/%s: %s[%s]: invalid quantity %s",
                      ks_ns_of(pod) ? ks_ns_of(pod) : "", ks_name_of(pod) ? ks_name_of(pod) : "",
-                     field, k,
-                     json_object_to_json_string(v));
+                     field, k, json_object_to_json_string(v));
             return -1;
         }
     }
@@ -203,8 +200,7 @@ static int dec_taints(cu_arena *a, json_object *taints, cu_taint **out, size_t *
         return -1;
     for (size_t i = 0; i < *n; i++) {
         json_object *t = jidx(taints, i);
-        (*out)[i] = (cu_taint){ cu_jstr(t, "key"), cu_jstr(t, "value"),
-                                cu_jstr(t, "effect") };
+        (*out)[i] = (cu_taint){ cu_jstr(t, "key"), cu_jstr(t, "value"), cu_jstr(t, "effect") };
     }
     return 0;
 }
@@ -219,7 +215,7 @@ static int dec_kvs(cu_arena *a, json_object *map, cu_kvs *out)
         return 0;
     if (!(out->items = ks_alloc(a, (size_t)json_object_object_length(map), sizeof(cu_kv))))
         return json_object_object_length(map) ? -1 : 0;
-    json_object_object_foreach(map, k, v) {
+    json_object_object_foreach (map, k, v) {
         out->items[n].key = k;
         out->items[n++].value = cu_jas_str(v);
     }
@@ -262,8 +258,8 @@ static int dec_nodesel(cu_arena *a, json_object *pod, cu_nodesel *s)
     memset(s, 0, sizeof(*s));
     if (dec_kvs(a, cu_jpath(pod, "spec.nodeSelector"), &s->selector) != 0)
         return -1;
-    req = cu_jpath(pod,
-                   "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+    req =
+        cu_jpath(pod, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution");
     if (!req)
         return 0;
     s->has_required = 1;
@@ -282,7 +278,11 @@ static int dec_nodesel(cu_arena *a, json_object *pod, cu_nodesel *s)
 
 /* ================= reason histograms ================= */
 
-typedef struct hist { size_t n, cap; char **r; int *c; } hist;
+typedef struct hist {
+    size_t n, cap;
+    char **r;
+    int *c;
+} hist;
 
 static void hist_add(hist *h, const char *reason)
 {
@@ -353,8 +353,8 @@ out:
 /* ================= the scheduler model ================= */
 
 typedef struct nacc {
-    cu_restab used;      /* requests of the non-terminal pods bound to the node */
-    cu_restab used_low;  /* the part of it from pods of lower priority */
+    cu_restab used;     /* requests of the non-terminal pods bound to the node */
+    cu_restab used_low; /* the part of it from pods of lower priority */
     int64_t npods, npods_low;
     int64_t nz_cpu, nz_mem;
 } nacc;
@@ -442,13 +442,13 @@ int cu_sched_pick(json_object *const *nodes, size_t nnodes, json_object *const *
                   size_t nbound, json_object *pod, int most_allocated, char *msg, size_t msgn)
 {
     char dummy[8];
-    cu_restab req = {0}, nz = {0};
+    cu_restab req = { 0 }, nz = { 0 };
     cu_arena ar;
     cu_toleration *tols = NULL;
     size_t ntols = 0;
     cu_nodesel sel;
     nacc *acc = NULL;
-    hist filt = {0}, post = {0};
+    hist filt = { 0 }, post = { 0 };
     cu_buf b;
     int best = -1;
     int64_t best_score = -1, prio, pod_cpu, pod_mem;
@@ -486,7 +486,7 @@ int cu_sched_pick(json_object *const *nodes, size_t nnodes, json_object *const *
         json_object *bp = bound[i], *bspec = cu_jget(bp, "spec");
         const char *nn = cu_jstr(bspec, "nodeName");
         size_t j;
-        cu_restab br = {0}, bnz = {0};
+        cu_restab br = { 0 }, bnz = { 0 };
         int low;
         if (!nn || ks_phase_terminal(bp))
             continue;
@@ -600,14 +600,13 @@ out:
  * count and lastTimestamp are bumped, at most every KS_EVENT_REPEAT_MS.
  * Returns 1 when written. */
 static int event_record(cu_store *s, const ks_types *t, json_object *pod, const char *type,
-                        const char *reason, const char *action, const char *message,
-                        int64_t now)
+                        const char *reason, const char *action, const char *message, int64_t now)
 {
     char name[300], ts[32];
     cu_status st;
     json_object *ev = NULL, *out = NULL;
-    uint64_t h = cu_hash_field(
-        cu_hash_field(cu_hash_field(CU_HASH_INIT, ks_uid_of(pod)), reason), message);
+    uint64_t h =
+        cu_hash_field(cu_hash_field(cu_hash_field(CU_HASH_INIT, ks_uid_of(pod)), reason), message);
     snprintf(name, sizeof name, "%.200s.%016" PRIx64, ks_name_of(pod), h);
     fmt_time(now, ts);
     if (cu_store_get(s, t->events, ks_ns_of(pod), name, &ev, &st) == CU_OK) {
@@ -656,7 +655,10 @@ static int event_record(cu_store *s, const ks_types *t, json_object *pod, const 
 
 /* ================= the scheduler ================= */
 
-typedef struct pcval { const char *name; int64_t v; } pcval;
+typedef struct pcval {
+    const char *name;
+    int64_t v;
+} pcval;
 
 static int64_t pod_priority(json_object *pod, json_object *pcs)
 {

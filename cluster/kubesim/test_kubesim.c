@@ -100,7 +100,7 @@ static json_object *mk_pod(const char *name, const char *req, const char *extra)
     json_object_object_add(spec, "containers", cs);
     if (extra) {
         json_object *e = J(extra);
-        json_object_object_foreach(e, k, v)
+        json_object_object_foreach (e, k, v)
             json_object_object_add(spec, k, json_object_get(v));
         json_object_put(e);
     }
@@ -156,7 +156,7 @@ static void world_free(world *w)
 static void test_fragmentation(void **state)
 {
     (void)state;
-    world w = {0};
+    world w = { 0 };
     add_node(&w, mk_node("g1", "cpu=32,memory=256Gi,nvidia.com/gpu=4,pods=110", "", "", 0));
     add_node(&w, mk_node("g2", "cpu=32,memory=256Gi,nvidia.com/gpu=4,pods=110", "", "", 0));
     add_node(&w, mk_node("g3", "cpu=32,memory=256Gi,nvidia.com/gpu=8,pods=110", "", "", 0));
@@ -180,14 +180,14 @@ static void test_fragmentation(void **state)
 static void test_message_mixed_reasons(void **state)
 {
     (void)state;
-    world w = {0};
+    world w = { 0 };
     add_node(&w, mk_node("a", "cpu=8,memory=64Gi,nvidia.com/gpu=1,pods=110", "pool=gpu", "", 0));
     add_node(&w, mk_node("b", "cpu=8,memory=64Gi,nvidia.com/gpu=2,pods=110", "pool=gpu", "", 0));
     add_node(&w, mk_node("c", "cpu=8,memory=64Gi,nvidia.com/gpu=8,pods=110", "pool=gpu",
                          "maintenance:NoSchedule", 0));
     add_node(&w, mk_node("d", "cpu=8,memory=64Gi,nvidia.com/gpu=8,pods=110", "pool=cpu", "", 0));
-    assert_null(pick(&w, mk_pod("p", "nvidia.com/gpu=4", "{\"nodeSelector\":{\"pool\":\"gpu\"}}"),
-                     0));
+    assert_null(
+        pick(&w, mk_pod("p", "nvidia.com/gpu=4", "{\"nodeSelector\":{\"pool\":\"gpu\"}}"), 0));
     assert_string_equal(
         w.msg,
         "0/4 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) "
@@ -201,7 +201,7 @@ static void test_message_mixed_reasons(void **state)
 static void test_message_sort_is_textual(void **state)
 {
     (void)state;
-    world w = {0};
+    world w = { 0 };
     char name[16];
     for (int i = 0; i < 10; i++) {
         snprintf(name, sizeof name, "n%02d", i);
@@ -232,17 +232,22 @@ static void test_filter_table(void **state)
         { "nodeSelector match", "zone=a,gpu=h100", "", 0, "cpu=1",
           "{\"nodeSelector\":{\"zone\":\"a\"}}", NULL },
         { "nodeSelector value differs", "zone=b", "", 0, "cpu=1",
-          "{\"nodeSelector\":{\"zone\":\"a\"}}", "node(s) didn't match Pod's node affinity/selector" },
+          "{\"nodeSelector\":{\"zone\":\"a\"}}",
+          "node(s) didn't match Pod's node affinity/selector" },
         { "nodeSelector label missing", "", "", 0, "cpu=1", "{\"nodeSelector\":{\"zone\":\"a\"}}",
           "node(s) didn't match Pod's node affinity/selector" },
-#define AFF(terms) "{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":" terms "}}}}"
+#define AFF(terms) \
+    "{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":" terms \
+    "}}}}"
         { "In", "zone=a", "", 0, "cpu=1",
-          AFF("[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"b\",\"a\"]}]}]"), NULL },
+          AFF("[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"b\",\"a\"]}]}]"),
+          NULL },
         { "In no", "zone=c", "", 0, "cpu=1",
           AFF("[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"b\",\"a\"]}]}]"),
           "node(s) didn't match Pod's node affinity/selector" },
         { "NotIn absent label", "", "", 0, "cpu=1",
-          AFF("[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"NotIn\",\"values\":[\"a\"]}]}]"), NULL },
+          AFF("[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"NotIn\",\"values\":[\"a\"]}]}]"),
+          NULL },
         { "NotIn no", "zone=a", "", 0, "cpu=1",
           AFF("[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"NotIn\",\"values\":[\"a\"]}]}]"),
           "node(s) didn't match Pod's node affinity/selector" },
@@ -252,7 +257,8 @@ static void test_filter_table(void **state)
           AFF("[{\"matchExpressions\":[{\"key\":\"gpu\",\"operator\":\"DoesNotExist\"}]}]"),
           "node(s) didn't match Pod's node affinity/selector" },
         { "Gt", "gen=5", "", 0, "cpu=1",
-          AFF("[{\"matchExpressions\":[{\"key\":\"gen\",\"operator\":\"Gt\",\"values\":[\"4\"]}]}]"), NULL },
+          AFF("[{\"matchExpressions\":[{\"key\":\"gen\",\"operator\":\"Gt\",\"values\":[\"4\"]}]}]"),
+          NULL },
         { "Gt equal", "gen=4", "", 0, "cpu=1",
           AFF("[{\"matchExpressions\":[{\"key\":\"gen\",\"operator\":\"Gt\",\"values\":[\"4\"]}]}]"),
           "node(s) didn't match Pod's node affinity/selector" },
@@ -260,10 +266,12 @@ static void test_filter_table(void **state)
           AFF("[{\"matchExpressions\":[{\"key\":\"gen\",\"operator\":\"Gt\",\"values\":[\"4\"]}]}]"),
           "node(s) didn't match Pod's node affinity/selector" },
         { "Lt", "gen=3", "", 0, "cpu=1",
-          AFF("[{\"matchExpressions\":[{\"key\":\"gen\",\"operator\":\"Lt\",\"values\":[\"4\"]}]}]"), NULL },
+          AFF("[{\"matchExpressions\":[{\"key\":\"gen\",\"operator\":\"Lt\",\"values\":[\"4\"]}]}]"),
+          NULL },
         { "terms are ORed", "zone=b", "", 0, "cpu=1",
           AFF("[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"a\"]}]},"
-              "{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"b\"]}]}]"), NULL },
+              "{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"b\"]}]}]"),
+          NULL },
         { "expressions are ANDed", "zone=a", "", 0, "cpu=1",
           AFF("[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"a\"]},"
               "{\"key\":\"gpu\",\"operator\":\"Exists\"}]}]"),
@@ -271,7 +279,8 @@ static void test_filter_table(void **state)
         { "empty term matches nothing", "zone=a", "", 0, "cpu=1", AFF("[{}]"),
           "node(s) didn't match Pod's node affinity/selector" },
         { "matchFields metadata.name", "", "", 0, "cpu=1",
-          AFF("[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n\"]}]}]"), NULL },
+          AFF("[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n\"]}]}]"),
+          NULL },
         { "matchFields other name", "", "", 0, "cpu=1",
           AFF("[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"m\"]}]}]"),
           "node(s) didn't match Pod's node affinity/selector" },
@@ -281,7 +290,8 @@ static void test_filter_table(void **state)
           "node(s) had untolerated taint {k: }" },
         { "PreferNoSchedule ignored", "", "k=v:PreferNoSchedule", 0, "cpu=1", NULL, NULL },
         { "tolerated Equal", "", "k=v:NoSchedule", 0, "cpu=1",
-          "{\"tolerations\":[{\"key\":\"k\",\"operator\":\"Equal\",\"value\":\"v\",\"effect\":\"NoSchedule\"}]}", NULL },
+          "{\"tolerations\":[{\"key\":\"k\",\"operator\":\"Equal\",\"value\":\"v\",\"effect\":\"NoSchedule\"}]}",
+          NULL },
         { "Equal with another value", "", "k=v:NoSchedule", 0, "cpu=1",
           "{\"tolerations\":[{\"key\":\"k\",\"operator\":\"Equal\",\"value\":\"w\"}]}",
           "node(s) had untolerated taint {k: v}" },
@@ -300,8 +310,8 @@ static void test_filter_table(void **state)
           "{\"tolerations\":[{\"key\":\"node.kubernetes.io/unschedulable\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]}",
           NULL },
         /* filter order: NodeUnschedulable, TaintToleration, NodeAffinity */
-        { "taint before selector", "", "k:NoSchedule", 0, "cpu=1", "{\"nodeSelector\":{\"z\":\"a\"}}",
-          "node(s) had untolerated taint {k: }" },
+        { "taint before selector", "", "k:NoSchedule", 0, "cpu=1",
+          "{\"nodeSelector\":{\"z\":\"a\"}}", "node(s) had untolerated taint {k: }" },
         { "unschedulable before taint", "", "k:NoSchedule", 1, "cpu=1", NULL,
           "node(s) were unschedulable" },
         { "too much cpu", "", "", 0, "cpu=9", NULL, "Insufficient cpu" },
@@ -316,7 +326,8 @@ static void test_filter_table(void **state)
           "{\"initContainers\":[{\"name\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"9\"}}}]}",
           "Insufficient cpu" },
         { "init container below sum", "", "", 0, "cpu=6",
-          "{\"initContainers\":[{\"name\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"7\"}}}]}", NULL },
+          "{\"initContainers\":[{\"name\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"7\"}}}]}",
+          NULL },
         { "sidecar adds to the sum", "", "", 0, "cpu=6",
           "{\"initContainers\":[{\"name\":\"s\",\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}]}",
           "Insufficient cpu" },
@@ -327,7 +338,7 @@ static void test_filter_table(void **state)
           "Insufficient nvidia.com/gpu" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        world w = {0};
+        world w = { 0 };
         char want[600];
         add_node(&w, mk_node("n", "cpu=8,memory=32Gi,pods=110", cases[i].labels, cases[i].taints,
                              cases[i].unschedulable));
@@ -357,7 +368,7 @@ static void test_filter_table(void **state)
 static void test_bound_pods_usage(void **state)
 {
     (void)state;
-    world w = {0};
+    world w = { 0 };
     add_node(&w, mk_node("n1", "cpu=4,memory=8Gi,pods=2", "", "", 0));
     add_node(&w, mk_node("n2", "cpu=4,memory=8Gi,pods=110", "", "", 0));
     add_bound(&w, on(mk_pod("x", "cpu=3", NULL), "n1"));
@@ -371,10 +382,9 @@ static void test_bound_pods_usage(void **state)
     /* n1 holds 1 pod of 2: one more fits; with a second pod bound it is full */
     add_bound(&w, on(mk_pod("x2", "cpu=0", NULL), "n1"));
     assert_null(pick(&w, mk_pod("p", "cpu=5,memory=9Gi", NULL), 0));
-    assert_string_equal(w.msg,
-                        "0/2 nodes are available: 1 Too many pods, 2 Insufficient cpu, 2 "
-                        "Insufficient memory. preemption: 0/2 nodes are available: 2 No "
-                        "preemption victims found for incoming pod.");
+    assert_string_equal(w.msg, "0/2 nodes are available: 1 Too many pods, 2 Insufficient cpu, 2 "
+                               "Insufficient memory. preemption: 0/2 nodes are available: 2 No "
+                               "preemption victims found for incoming pod.");
     world_free(&w);
 }
 
@@ -383,7 +393,7 @@ static void test_bound_pods_usage(void **state)
 static void test_scoring(void **state)
 {
     (void)state;
-    world w = {0};
+    world w = { 0 };
     add_node(&w, mk_node("n1", "cpu=8,memory=32Gi,pods=110", "", "", 0));
     add_node(&w, mk_node("n2", "cpu=8,memory=32Gi,pods=110", "", "", 0));
     add_bound(&w, on(mk_pod("x", "cpu=4", NULL), "n1"));
@@ -429,7 +439,7 @@ static void test_scoring(void **state)
 static void test_preemption_part(void **state)
 {
     (void)state;
-    world w = {0};
+    world w = { 0 };
     add_node(&w, mk_node("n", "cpu=4,memory=8Gi,pods=110", "", "", 0));
     add_bound(&w, on(mk_pod("low", "cpu=2", "{\"priority\":-5}"), "n"));
     /* evicting the lower-priority pod would not make room for 8 cpu */
@@ -447,27 +457,30 @@ static void test_preemption_part(void **state)
 static void test_pick_errors(void **state)
 {
     (void)state;
-    world w = {0};
+    world w = { 0 };
     assert_null(pick(&w, mk_pod("p", "cpu=1", NULL), 0));
     assert_string_equal(w.msg, "no nodes available to schedule pods");
     add_node(&w, mk_node("n", "cpu=8,memory=32Gi,pods=110", "", "", 0));
     assert_null(pick(&w, mk_pod("p", "cpu=lots", NULL), 0));
-    assert_string_equal(w.msg,
-                        "pod default/p: spec.containers[0].resources.requests[cpu]: invalid "
-                        "quantity \"lots\"");
+    assert_string_equal(w.msg, "pod default/p: spec.containers[0].resources.requests[cpu]: invalid "
+                               "quantity \"lots\"");
     world_free(&w);
 }
 
 static void test_parse_duration(void **state)
 {
     (void)state;
-    static const struct { const char *in; cu_err rc; int64_t ms; } cases[] = {
-        { "30s", CU_OK, 30000 },   { "1m30s", CU_OK, 90000 }, { "500ms", CU_OK, 500 },
-        { "1h", CU_OK, 3600000 },  { "1.5s", CU_OK, 1500 },   { "2h45m", CU_OK, 9900000 },
-        { "0", CU_OK, 0 },         { "+5s", CU_OK, 5000 },    { "1500us", CU_OK, 1 },
-        { "0.5m", CU_OK, 30000 },  { "", CU_EINVAL, 0 },      { "10", CU_EINVAL, 0 },
-        { "-1s", CU_EINVAL, 0 },   { "1x", CU_EINVAL, 0 },    { "s", CU_EINVAL, 0 },
-        { "1s2", CU_EINVAL, 0 },   { ".s", CU_EINVAL, 0 },
+    static const struct {
+        const char *in;
+        cu_err rc;
+        int64_t ms;
+    } cases[] = {
+        { "30s", CU_OK, 30000 },  { "1m30s", CU_OK, 90000 }, { "500ms", CU_OK, 500 },
+        { "1h", CU_OK, 3600000 }, { "1.5s", CU_OK, 1500 },   { "2h45m", CU_OK, 9900000 },
+        { "0", CU_OK, 0 },        { "+5s", CU_OK, 5000 },    { "1500us", CU_OK, 1 },
+        { "0.5m", CU_OK, 30000 }, { "", CU_EINVAL, 0 },      { "10", CU_EINVAL, 0 },
+        { "-1s", CU_EINVAL, 0 },  { "1x", CU_EINVAL, 0 },    { "s", CU_EINVAL, 0 },
+        { "1s2", CU_EINVAL, 0 },  { ".s", CU_EINVAL, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int64_t ms = -1;
@@ -650,7 +663,8 @@ static void test_default_nodes(void **state)
     assert_int_equal(nitems(l), 2);
     json_object *taints = path(item(l, 0), "spec.taints");
     assert_int_equal(json_object_array_length(taints), 1);
-    assert_string_equal(pstr(json_object_array_get_idx(taints, 0), "key"), "cloud.example.com/spot");
+    assert_string_equal(pstr(json_object_array_get_idx(taints, 0), "key"),
+                        "cloud.example.com/spot");
     json_object_put(l);
     json_object *n = get(f, f->nodes, NULL, "gpu-h100-0");
     assert_non_null(n);
@@ -693,8 +707,11 @@ static void test_nodes_file(void **state)
     assert_string_equal(pstr(cond(n, "Ready"), "status"), "True");
     json_object_put(n);
 
-    static const struct { const char *text, *want; } bad[] = {
-        { "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n", "document 1: kind: must be Node, got Pod" },
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        { "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n",
+          "document 1: kind: must be Node, got Pod" },
         { "kind: Node\nmetadata:\n  name: x\nstatus:\n  capacity:\n    cpu: lots\n",
           "document 1: Node x: status.capacity[cpu]: invalid quantity \"lots\"" },
         { "kind: Node\nmetadata:\n  name: ok\nstatus:\n  capacity: {cpu: 1}\n---\nkind: Node\nmetadata: {}\n",
@@ -718,8 +735,8 @@ static void test_nodes_file(void **state)
     json_object_put(l);
     write_file(p, "");
     unlink(p);
-    assert_int_not_equal(cu_kubesim_add_nodes(f->s, "/nonexistent/nodes.yaml", f->now, err,
-                                              sizeof err), CU_OK);
+    assert_int_not_equal(
+        cu_kubesim_add_nodes(f->s, "/nonexistent/nodes.yaml", f->now, err, sizeof err), CU_OK);
 }
 
 static void test_job_runs_to_completion(void **state)
@@ -929,8 +946,8 @@ static void delete_first_pod(fx *f)
     cu_status st;
     json_object *pods = list(f, f->pods, "default", NULL), *out = NULL;
     assert_true(nitems(pods) >= 1);
-    assert_int_equal(cu_store_delete(f->s, f->pods, "default",
-                                     pstr(item(pods, 0), "metadata.name"), NULL, NULL, &out, &st),
+    assert_int_equal(cu_store_delete(f->s, f->pods, "default", pstr(item(pods, 0), "metadata.name"),
+                                     NULL, NULL, &out, &st),
                      CU_OK);
     json_object_put(out);
     json_object_put(pods);

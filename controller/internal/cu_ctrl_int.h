@@ -57,7 +57,7 @@ static const struct {
 };
 
 static const char MERGE[] = "application/merge-patch+json";
-static const char APPLY[] = "application/apply-patch+yaml";   /* JSON is YAML */
+static const char APPLY[] = "application/apply-patch+yaml"; /* JSON is YAML */
 /* The field manager of the queue statuses, written by server-side apply. */
 static const char QSTATUS_MANAGER[] = "cueue-queue-status";
 static const char WLPATH[] = "/apis/kueue.x-k8s.io/v1beta2/namespaces";
@@ -67,60 +67,60 @@ static const char WLPATH[] = "/apis/kueue.x-k8s.io/v1beta2/namespaces";
 /* What the controller keeps of a batch/v1 Job. */
 typedef struct cjob {
     char *ns, *name, *uid;
-    char *label_queue;       /* the queue-name label, NULL when absent */
-    char *wlkey;             /* ns/name of its Workload */
+    char *label_queue; /* the queue-name label, NULL when absent */
+    char *wlkey;       /* ns/name of its Workload */
     int suspended, finished, failed, deleting;
     char *fail_msg;
     int has_par, has_comp;
     int32_t par, comp;
-    int64_t created_ms;      /* metadata.creationTimestamp, 0 when absent */
+    int64_t created_ms; /* metadata.creationTimestamp, 0 when absent */
     int64_t active, ready, succeeded;
-    char *cur_sel;           /* the template's nodeSelector now (JSON text), NULL if none */
-    char *create_body;       /* the Workload to create (JSON text), NULL if unmanaged */
-    char *bad;               /* why its Workload cannot be built, NULL */
+    char *cur_sel;     /* the template's nodeSelector now (JSON text), NULL if none */
+    char *create_body; /* the Workload to create (JSON text), NULL if unmanaged */
+    char *bad;         /* why its Workload cannot be built, NULL */
 } cjob;
 
 typedef struct rec {
     struct rec *hnext;
     char *key, *rv;
     int r;
-    cu_world *w;             /* kinds decoded by api/: the latest decode, one object */
+    cu_world *w; /* kinds decoded by api/: the latest decode, one object */
     const void *obj;
     /* Workloads */
-    cu_world *ew;            /* the decode the engine's live copy is from (w, or an
+    cu_world *ew;    /* the decode the engine's live copy is from (w, or an
                                 older one kept in the grave) */
-    int pinned;              /* w is referenced by the engine (live or removed copy) */
-    int idx;                 /* engine index, -1 when not in the engine */
-    int assumed;             /* admission written or in flight, not seen back yet */
-    int adm_written;         /* ... and the write succeeded (the Job may start) */
-    int hold;                /* a write of this version conflicted: out of the engine
+    int pinned;      /* w is referenced by the engine (live or removed copy) */
+    int idx;         /* engine index, -1 when not in the engine */
+    int assumed;     /* admission written or in flight, not seen back yet */
+    int adm_written; /* ... and the write succeeded (the Job may start) */
+    int hold;        /* a write of this version conflicted: out of the engine
                                 until a newer version arrives */
-    char *owner;             /* "ns/job" of its controlling Job, NULL */
-    char *tmpl;              /* pod set 0's template spec: {"nodeSelector","tolerations"} */
+    char *owner;     /* "ns/job" of its controlling Job, NULL */
+    char *tmpl;      /* pod set 0's template spec: {"nodeSelector","tolerations"} */
     int32_t ps_count;
     int32_t rq_count;
-    int64_t rq_at;           /* status.requeueState */
-    int evict_pending;       /* the engine evicted it: Evicted=True still to be written */
+    int64_t rq_at;     /* status.requeueState */
+    int evict_pending; /* the engine evicted it: Evicted=True still to be written */
     char *ev_reason, *ev_msg, *pr_reason;
     /* ResourceFlavors: spec.nodeLabels and spec.tolerations (JSON text) */
     char *rf_spec;
     /* ClusterQueues, LocalQueues: status.conditions as read (JSON text) */
     char *st_conds;
-    char *deact_msg;         /* why waitForPodsReady deactivated it */
-    size_t shape;            /* queue-shaping objects: hash of what the engine reads */
+    char *deact_msg; /* why waitForPodsReady deactivated it */
+    size_t shape;    /* queue-shaping objects: hash of what the engine reads */
     /* the resourceVersion a write of this object was based on, per kind of
      * write (0 status, 1 spec): no second write until the object changed */
     char *sent_rv[2];
-    int64_t pend_at;         /* Workloads: when the pending reason was last written */
-    int64_t created_at;      /* Jobs: when their Workload was created (until it is seen) */
-    unsigned evicted_once;   /* eviction reasons already counted (evicted_workloads_once) */
-    int conflicts;           /* writes refused in a row (409 or another error) */
-    int64_t retry_at;        /* after a refused write: when the same version may be written
+    int64_t pend_at;       /* Workloads: when the pending reason was last written */
+    int64_t created_at;    /* Jobs: when their Workload was created (until it is seen) */
+    unsigned evicted_once; /* eviction reasons already counted (evicted_workloads_once) */
+    int conflicts;         /* writes refused in a row (409 or another error) */
+    int64_t retry_at;      /* after a refused write: when the same version may be written
                                 again (Jobs: when their Workload may be created again) */
-    size_t refused;          /* Jobs: hash of the Workload body the API server refused
+    size_t refused;        /* Jobs: hash of the Workload body the API server refused
                                 for good (4xx): not sent again until it changes */
-    size_t create_hash;      /* Jobs: hash of the Workload body sent last */
-    char *bad;               /* why the last version could not be decoded (reported once) */
+    size_t create_hash;    /* Jobs: hash of the Workload body sent last */
+    char *bad;             /* why the last version could not be decoded (reported once) */
     cjob *job;
 } rec;
 
@@ -129,20 +129,23 @@ typedef struct omap {
     size_t nb, n;
 } omap;
 
-#define OMAP_FOREACH(m, x)                                                                         \
-    for (size_t x##_i = 0; x##_i < (m)->nb; x##_i++)                                               \
+#define OMAP_FOREACH(m, x) \
+    for (size_t x##_i = 0; x##_i < (m)->nb; x##_i++) \
         for (rec *x = (m)->b[x##_i], *x##_n = NULL; x && ((x##_n = x->hnext), 1); x = x##_n)
 
 /* ---------------- the controller ---------------- */
 
 typedef struct ctrl ctrl;
-typedef struct rctx { ctrl *c; int r; } rctx;
+typedef struct rctx {
+    ctrl *c;
+    int r;
+} rctx;
 
 typedef struct cfgx {
-    cu_pr_config pr;           /* waitForPodsReady */
+    cu_pr_config pr; /* waitForPodsReady */
     int manage_without_queue;
-    const cu_config *cf;       /* the Configuration file, NULL */
-    int jobs;                  /* batch/job integration on */
+    const cu_config *cf; /* the Configuration file, NULL */
+    int jobs;            /* batch/job integration on */
 } cfgx;
 
 struct ctrl {
@@ -152,8 +155,8 @@ struct ctrl {
     rctx rc[NRES];
     int ninf, nsynced;
     omap objs[NRES];
-    omap inflight;             /* operation keys in flight (records with only a key) */
-    omap dirty_jobs;           /* Job keys to reconcile */
+    omap inflight;   /* operation keys in flight (records with only a key) */
+    omap dirty_jobs; /* Job keys to reconcile */
     int verbose;
     cu_log log;
     cfgx cfg;
@@ -161,27 +164,27 @@ struct ctrl {
     /* the engine */
     cu_engine_opts eopts;
     cu_engine *eng;
-    cu_world vw;               /* view world: pointers into the records */
-    rec **by_idx;              /* engine index -> Workload record (NULL: removed) */
+    cu_world vw;  /* view world: pointers into the records */
+    rec **by_idx; /* engine index -> Workload record (NULL: removed) */
     size_t nby, capby;
-    size_t tombs;              /* removed workloads still in the engine */
-    cu_world **grave;          /* decodes the engine may still point at */
+    size_t tombs;     /* removed workloads still in the engine */
+    cu_world **grave; /* decodes the engine may still point at */
     size_t ngrave, capgrave;
     int need_rebuild, need_views, started;
-    int eng_dirty;             /* something the engine reads changed: run it */
-    int startup_done;          /* the Jobs found at the start have their Workloads */
+    int eng_dirty;    /* something the engine reads changed: run it */
+    int startup_done; /* the Jobs found at the start have their Workloads */
     int64_t started_at;
-    int64_t eng_ran_at;        /* idle: the engine still runs once a second */
+    int64_t eng_ran_at; /* idle: the engine still runs once a second */
     int nassumed, nevict_pending;
-    int64_t next_wake;         /* earliest requeueAt of a workload in backoff */
-    int64_t pr_wake;           /* next waitForPodsReady deadline, 0 none */
-    int64_t pend_wake;         /* a held-back pending reason is due, 0 none */
-    int64_t resync_at;         /* next full pass over the Jobs */
-    int64_t retry_wake;        /* a write refused with 409 may be retried */
+    int64_t next_wake;  /* earliest requeueAt of a workload in backoff */
+    int64_t pr_wake;    /* next waitForPodsReady deadline, 0 none */
+    int64_t pend_wake;  /* a held-back pending reason is due, 0 none */
+    int64_t resync_at;  /* next full pass over the Jobs */
+    int64_t retry_wake; /* a write refused with 409 may be retried */
     uint64_t relists_seen[NRES];
-    int pr_dirty;              /* a Job or Workload changed: look again */
-    int deact_dirty;           /* a Workload changed: look for deactivated ones */
-    size_t pr_not_ready;       /* admitted workloads whose pods are not ready */
+    int pr_dirty;        /* a Job or Workload changed: look again */
+    int deact_dirty;     /* a Workload changed: look for deactivated ones */
+    size_t pr_not_ready; /* admitted workloads whose pods are not ready */
 
     ev_timer tick;
     ev_signal sigterm, sigint;
@@ -199,11 +202,11 @@ struct ctrl {
     ev_timer stop_timer, drain;
 
     cu_httpd *health, *metrics;
-    cu_mauth *mauth;           /* secure metrics: TokenReview and SubjectAccessReview */
-    cu_coalescer *co;          /* ClusterQueue/LocalQueue/Cohort status writes */
-    cu_metrics *m;             /* /metrics */
+    cu_mauth *mauth;  /* secure metrics: TokenReview and SubjectAccessReview */
+    cu_coalescer *co; /* ClusterQueue/LocalQueue/Cohort status writes */
+    cu_metrics *m;    /* /metrics */
     cu_kueue_metrics km;
-    cu_recorder *ev_adm, *ev_job;   /* Events of the scheduler and of the Job integration */
+    cu_recorder *ev_adm, *ev_job; /* Events of the scheduler and of the Job integration */
     uint64_t ev_seq;
     unsigned long events, events_dropped;
     struct evctx *evq_head, *evq_tail;
@@ -211,9 +214,9 @@ struct ctrl {
     int ev_inflight;
     int need_status;
     int exit_rc;
-    const char *server;        /* the API server's URL (the kubeconfig's) */
-    cu_api_health apih;        /* what fails talking to it, said once */
-    size_t skips_said[64];     /* hashes of the informers' last skip reports */
+    const char *server;    /* the API server's URL (the kubeconfig's) */
+    cu_api_health apih;    /* what fails talking to it, said once */
+    size_t skips_said[64]; /* hashes of the informers' last skip reports */
     unsigned nskips_said;
 };
 
@@ -278,8 +281,8 @@ int ctrl_cond_is(const cu_workload *wl, const char *type, const char *status);
 json_object *ctrl_conds_json(const cu_workload *wl);
 /* conds with type set (taken and returned; lastTransitionTime kept when
  * the status does not change). */
-json_object *ctrl_cset(json_object *conds, const char *type, const char *status,
-                       const char *reason, const char *message, int64_t now);
+json_object *ctrl_cset(json_object *conds, const char *type, const char *status, const char *reason,
+                       const char *message, int64_t now);
 /* A new merge patch {metadata: {resourceVersion: rv} (when rv), status:
  * {}}; *st_out borrows its status object. Caller puts the patch. */
 json_object *ctrl_status_patch(const char *rv, json_object **st_out);

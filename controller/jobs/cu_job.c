@@ -117,8 +117,8 @@ const char *ctrl_job_queue(ctrl *c, const cjob *j)
     if (!c->cfg.manage_without_queue)
         return NULL;
     rec *nsr = ctrl_omap_get(&c->objs[R_NS], j->ns);
-    const cu_namespace *nso = nsr && nsr->w && nsr->w->namespaces.n ? nsr->w->namespaces.items[0]
-                                                                     : NULL;
+    const cu_namespace *nso =
+        nsr && nsr->w && nsr->w->namespaces.n ? nsr->w->namespaces.items[0] : NULL;
     static const cu_kvs none = { 0, NULL };
     cu_kv kv[1];
     cu_kvs synth = { 1, kv };
@@ -133,10 +133,7 @@ const char *ctrl_job_queue(ctrl *c, const cjob *j)
 
 /* ---------------- the Job integration ---------------- */
 
-static json_object *parse_or_null(const char *s)
-{
-    return s ? cu_json_parse_str(s) : NULL;
-}
+static json_object *parse_or_null(const char *s) { return s ? cu_json_parse_str(s) : NULL; }
 
 /* The merge patch that stops a Job and restores its template: suspend,
  * the Workload's original nodeSelector (keys added at admission removed)
@@ -153,14 +150,14 @@ static json_object *job_stop_patch(const cjob *j, const rec *w)
     json_object *cur = parse_or_null(j->cur_sel);
     json_object *sel = json_object_new_object();
     if (json_object_is_type(cur, json_type_object)) {
-        json_object_object_foreach(cur, k, v) {
+        json_object_object_foreach (cur, k, v) {
             (void)v;
             if (!cu_jget(osel, k))
                 json_object_object_add(sel, k, NULL);
         }
     }
     if (json_object_is_type(osel, json_type_object)) {
-        json_object_object_foreach(osel, k, v)
+        json_object_object_foreach (osel, k, v)
             json_object_object_add(sel, k, json_object_get(v));
     }
     json_object *tspec = json_object_new_object(), *tmpl = json_object_new_object();
@@ -296,9 +293,9 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
         if (w || j->finished || !j->create_body)
             return;
         if (jr->created_at && cu_clock_system_now(NULL) - jr->created_at < 30000)
-            return;   /* created; the watch has not brought it yet */
+            return; /* created; the watch has not brought it yet */
         if (jr->retry_at && cu_clock_system_now(NULL) < jr->retry_at)
-            return;   /* refused a moment ago: backing off */
+            return; /* refused a moment ago: backing off */
         json_object *body = cu_json_parse_str(j->create_body);
         if (!body)
             return;
@@ -326,7 +323,7 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
         snprintf(what, sizeof(what), "creating Workload %s for Job %s", j->wlkey, jr->key);
         size_t h = cu_hash_str(json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
         if (h == jr->refused) {
-            json_object_put(body);   /* refused for good already; reported then */
+            json_object_put(body); /* refused for good already; reported then */
             return;
         }
         char bad[700];
@@ -352,8 +349,8 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
         return;
     if (j->finished) {
         json_object *st, *p = ctrl_status_patch(NULL, &st);
-        const char *msg = j->failed ? (j->fail_msg ? j->fail_msg : "Job failed")
-                                    : "Job finished successfully";
+        const char *msg =
+            j->failed ? (j->fail_msg ? j->fail_msg : "Job failed") : "Job finished successfully";
         json_object_object_add(st, "conditions",
                                ctrl_cset(ctrl_conds_json(wl), "Finished", "True",
                                          j->failed ? "Failed" : "Succeeded", msg,
@@ -404,7 +401,7 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
                               evicted && ec && ec->message ? ec->message : CU_EV_MSG_NOT_ADMITTED);
             }
         } else if (holds && evicted && j->active == 0) {
-            ctrl_release_evicted(c, w);   /* stopped: give the quota back, queue it again */
+            ctrl_release_evicted(c, w); /* stopped: give the quota back, queue it again */
         }
         return;
     }

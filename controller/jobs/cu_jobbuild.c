@@ -44,8 +44,8 @@ json_object *cu_ctrl_workload_for_job(json_object *job, cu_diag *d)
                *ns = cu_jpath_str(job, "metadata.namespace");
     const char *uid = cu_jpath_str(job, "metadata.uid");
     if (!name || !ns || !uid) {
-        cu_diag_error(d, "Job %s/%s: metadata: name, namespace and uid are required",
-                      ns ? ns : "?", name ? name : "?");
+        cu_diag_error(d, "Job %s/%s: metadata: name, namespace and uid are required", ns ? ns : "?",
+                      name ? name : "?");
         return NULL;
     }
     const char *queue = jmeta_kv(job, "labels", CU_LABEL_QUEUE_NAME);
@@ -119,8 +119,10 @@ json_object *cu_ctrl_workload_for_job(json_object *job, cu_diag *d)
     int32_t minc;
     if (mp) {
         if (!cu_job_min_count(mp, count, &minc)) {
-            cu_diag_error(d, "Job %s/%s: metadata.annotations[" CU_ANN_JOB_MIN_PARALLELISM
-                          "]: " CU_JOB_MIN_PARALLELISM_MSG, ns, name, (int)count, mp);
+            cu_diag_error(d,
+                          "Job %s/%s: metadata.annotations[" CU_ANN_JOB_MIN_PARALLELISM
+                          "]: " CU_JOB_MIN_PARALLELISM_MSG,
+                          ns, name, (int)count, mp);
             json_object_put(ps);
             json_object_put(podsets);
             json_object_put(wl);
@@ -145,7 +147,7 @@ json_object *cu_ctrl_workload_for_job(json_object *job, cu_diag *d)
 static void merge_keys(json_object *to, json_object *from)
 {
     if (json_object_is_type(from, json_type_object)) {
-        json_object_object_foreach(from, k, v)
+        json_object_object_foreach (from, k, v)
             json_object_object_add(to, k, json_object_get(v));
     }
 }
@@ -178,7 +180,7 @@ json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_obj
     const char *seen[32];
     size_t nseen = 0;
     if (json_object_is_type(fmap, json_type_object)) {
-        json_object_object_foreach(fmap, res, fv) {
+        json_object_object_foreach (fmap, res, fv) {
             const char *fname = json_object_get_string(fv);
             int dup = 0;
             for (size_t i = 0; i < nseen; i++)

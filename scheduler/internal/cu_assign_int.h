@@ -9,7 +9,10 @@
 
 /* A list of borrowed strings whose array grows in an arena (cu_assign.c;
  * the explanations use it too). */
-typedef struct cu_strlist { const char **s; size_t n, cap; } cu_strlist;
+typedef struct cu_strlist {
+    const char **s;
+    size_t n, cap;
+} cu_strlist;
 
 /* Appends s (borrowed; NULL is skipped) to l, growing l's array in a.
  * When the arena cannot grow, s is dropped. */

@@ -12,14 +12,18 @@ typedef struct entry {
     ewl *wl;
     ecq *cq;
     asg a;
-    targets t;        /* preemption targets (mode PREEMPT/RECLAIM) */
-    int requeue;      /* RQ_* of cu_cycle.c */
+    targets t;   /* preemption targets (mode PREEMPT/RECLAIM) */
+    int requeue; /* RQ_* of cu_cycle.c */
     const char *msg;
     int reason;
-    int done;         /* fair sharing: already processed */
+    int done; /* fair sharing: already processed */
     /* fair sharing: value at one cohort level, cached within one pick, or
      * while its ClusterQueue's usage is unchanged (gen; see cu_tournament.c) */
-    unsigned vstamp; const void *vnode; double vratio; int64_t vweight; int vbor;
+    unsigned vstamp;
+    const void *vnode;
+    double vratio;
+    int64_t vweight;
+    int vbor;
     uint64_t vgen;
 } entry;
 

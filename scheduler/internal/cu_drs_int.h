@@ -9,8 +9,8 @@
 #include "cu_state_int.h"
 
 typedef struct drs {
-    double ratio;      /* borrowed * 1000 / lendable of the dominant resource */
-    int64_t weight;    /* milli */
+    double ratio;   /* borrowed * 1000 / lendable of the dominant resource */
+    int64_t weight; /* milli */
 } drs;
 
 /* status.fairSharing.weightedShare of node n (ceil; INT64_MAX for a
@@ -27,8 +27,8 @@ int cu_drs_zero_weight_borrows(drs d);
 double cu_drs_weighted(drs d);
 /* DRS of n with its usage as cu_drs_usage_with gives (nuse 0: as it is;
  * nuse > 0 only for a ClusterQueue). Reads e's caches; changes nothing. */
-drs cu_drs_with(cu_engine *e, const cu_qnode *n, size_t nuse, const int *ufr,
-                const int64_t *uamt, int sign);
+drs cu_drs_with(cu_engine *e, const cu_qnode *n, size_t nuse, const int *ufr, const int64_t *uamt,
+                int sign);
 /* The usage of fr at ClusterQueue node n once the usage vector (ufr, uamt)
  * is added with sign, as cu_quota_add_usage would leave it at n. */
 int64_t cu_drs_usage_with(const cu_qnode *n, size_t fr, size_t nuse, const int *ufr,

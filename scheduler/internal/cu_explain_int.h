@@ -12,41 +12,47 @@
 enum { XR_FITS = 0, XR_SHORT, XR_OVER_MAX, XR_NO_QUOTA };
 enum { XF_FITS = 0, XF_SHORT, XF_OVER_MAX, XF_NO_QUOTA, XF_MISSING, XF_TAINT, XF_AFFINITY };
 
-
-typedef struct xres {            /* one resource in one flavor */
+typedef struct xres { /* one resource in one flavor */
     int res, fr;
-    int state;                   /* XR_* */
-    int64_t req, prev;           /* this pod set's total; earlier pod sets' on fr */
+    int state;         /* XR_* */
+    int64_t req, prev; /* this pod set's total; earlier pod sets' on fr */
     int64_t nominal, used, free_own, avail, borrowable, lent, potential, more;
     int has_cohort;
-    int has_blimit; int64_t blimit;
-    const char *avail_by;        /* what bounds avail, e.g. "borrowingLimit 4 of Cohort team" */
-    const char *pot_by;          /* what bounds potential */
-    const cu_qnode *pot_node;    /* the node whose limit bounds potential */
-    int pot_blimit;              /* ... by its borrowingLimit (else: tree total) */
+    int has_blimit;
+    int64_t blimit;
+    const char *avail_by;     /* what bounds avail, e.g. "borrowingLimit 4 of Cohort team" */
+    const char *pot_by;       /* what bounds potential */
+    const cu_qnode *pot_node; /* the node whose limit bounds potential */
+    int pot_blimit;           /* ... by its borrowingLimit (else: tree total) */
 } xres;
 
 typedef struct xflv {
     const char *name;
-    int state;                   /* XF_* */
+    int state; /* XF_* */
     const cu_taint *taint;
-    const char *mismatch;        /* node affinity detail */
-    size_t nres; xres *res;
+    const char *mismatch; /* node affinity detail */
+    size_t nres;
+    xres *res;
 } xflv;
 
 typedef struct xgroup {
     int gi;
-    size_t nres; const char **res;   /* the pod set's resources in this group */
-    size_t nflv; xflv *flv;
-    int fits, would;             /* first flavor fitting now / within max, -1 */
+    size_t nres;
+    const char **res; /* the pod set's resources in this group */
+    size_t nflv;
+    xflv *flv;
+    int fits, would; /* first flavor fitting now / within max, -1 */
 } xgroup;
 
 typedef struct xps {
     const char *name;
     int32_t count, min;
-    size_t nreq; const int *res; const int64_t *per_pod;
-    cu_strlist uncovered;        /* resources no group of the queue covers */
-    size_t ngroups; xgroup *g;
+    size_t nreq;
+    const int *res;
+    const int64_t *per_pod;
+    cu_strlist uncovered; /* resources no group of the queue covers */
+    size_t ngroups;
+    xgroup *g;
 } xps;
 
 typedef struct xwl {
@@ -54,36 +60,36 @@ typedef struct xwl {
     cu_arena *ar;
     ewl *w;
     const cu_wl_info *v;
-    const char *state;           /* pending, admitted, evicting, finished */
+    const char *state; /* pending, admitted, evicting, finished */
     /* queue */
-    const char *lq_name;         /* spec.queueName, NULL when unset */
+    const char *lq_name; /* spec.queueName, NULL when unset */
     const elq *lq;
-    ecq *c;                      /* NULL when missing */
+    ecq *c; /* NULL when missing */
     const char *cq_name;
     cu_strlist chain;
-    const char *cohort_cycle;    /* cohort name when the queue sits on a cycle */
+    const char *cohort_cycle; /* cohort name when the queue sits on a cycle */
     int queued, inadmissible;
     int ahead, ahead_inadm, lq_ahead;
-    const ewl *blocked_by;       /* StrictFIFO head */
+    const ewl *blocked_by; /* StrictFIFO head */
     int ns_selected;
     /* requests and flavors */
-    size_t nps; xps *ps;
+    size_t nps;
+    xps *ps;
     int analyzed;
     const char *not_analyzed;
-    int64_t *acc;                /* per fr: usage of the chosen flavors */
-    int all_chosen;              /* every group of every pod set has a flavor */
-    int fits_now;                /* every group of every pod set fits now */
+    int64_t *acc;   /* per fr: usage of the chosen flavors */
+    int all_chosen; /* every group of every pod set has a flavor */
+    int fits_now;   /* every group of every pod set fits now */
     /* preemption */
     int pre_configured;
-    int pre_quota;               /* quota (not matching) is what blocks it */
+    int pre_quota; /* quota (not matching) is what blocks it */
     int n_within, n_reclaim;
-    cu_strlist victims;          /* preempted for it, still holding quota */
+    cu_strlist victims; /* preempted for it, still holding quota */
     int searched;
     cu_strlist targets;
     /* unblock */
     cu_strlist unblock;
 } xwl;
-
 
 /* Helpers of the model (cu_explain.c) the renderers use. Strings are
  * arena-owned (x->ar) or static. */

@@ -19,7 +19,9 @@ typedef struct asg {
     int reason;
     const char *msg;
     eassign *ps;
-    size_t nuse; int *fr; int64_t *amt;
+    size_t nuse;
+    int *fr;
+    int64_t *amt;
 } asg;
 
 /* Preemption reasons (Preempted condition). */
@@ -33,15 +35,15 @@ typedef struct asg {
  * With only_fr >= 0 only that flavor-resource (needing val) is
  * considered (the flavor assigner's oracle). Arena: e->cycle. Leaves all
  * usage as it found it. */
-cu_err cu_preempt_targets(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr,
-                          int64_t val, targets *out);
+cu_err cu_preempt_targets(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr, int64_t val,
+                          targets *out);
 /* The flavor assigner's oracle: MODE_NOCAND, MODE_PREEMPT or MODE_RECLAIM;
  * *borrow is the borrowing level once the targets are gone. */
 int cu_preempt_oracle(cu_engine *e, ecq *c, ewl *w, int fr, int64_t val, int *borrow);
 /* Fair-sharing preemption (cu_fairpreempt.c): same contract as the classic
  * search, for the usage (fr, amt) of w, contested frs. */
-cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
-                       const int64_t *amt, const int *frs, size_t nfrs, targets *out);
+cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr, const int64_t *amt,
+                       const int *frs, size_t nfrs, targets *out);
 /* Rules both searches share (cu_preempt_policy.c). All borrow. */
 /* 1 when v has used up its preemption budget (see cu_engine_opts). */
 int cu_preempt_protected(const cu_engine *e, const ewl *v);

@@ -19,27 +19,40 @@ enum { WL_NONE = 0, WL_QUEUED, WL_ADMITTED, WL_FINISHED };
 /* QuotaReserved=False reasons (severity increases downwards for the
  * flavor-assignment ones). */
 enum {
-    R_NONE = 0, R_PENDING, R_WAITING_FOR_QUOTA, R_EXCEEDS_MAX_QUOTA,
-    R_NO_MATCHING_FLAVOR, R_INADMISSIBLE
+    R_NONE = 0,
+    R_PENDING,
+    R_WAITING_FOR_QUOTA,
+    R_EXCEEDS_MAX_QUOTA,
+    R_NO_MATCHING_FLAVOR,
+    R_INADMISSIBLE
 };
 
 typedef struct ewl ewl;
 
 /* Preemption targets: a victim and its Preempted reason. */
-typedef struct target { ewl *wl; const char *reason; } target;
-typedef struct targets { size_t n; target *t; } targets;
+typedef struct target {
+    ewl *wl;
+    const char *reason;
+} target;
+typedef struct targets {
+    size_t n;
+    target *t;
+} targets;
 
 typedef struct eflavor {
     const char *name;
-    const cu_resource_flavor *obj;  /* NULL when missing */
-    const char *bad;                /* why it fails validation, NULL if valid */
+    const cu_resource_flavor *obj; /* NULL when missing */
+    const char *bad;               /* why it fails validation, NULL if valid */
 } eflavor;
 
 typedef struct egroup {
-    size_t nres; int *res;          /* covered resource ids, in order */
-    size_t nflv; int *flv;          /* flavor ids, in order */
-    int *fr;                        /* fr[f * nres + r] */
-    size_t nkeys; const char **keys;/* union of the flavors' nodeLabels keys */
+    size_t nres;
+    int *res; /* covered resource ids, in order */
+    size_t nflv;
+    int *flv; /* flavor ids, in order */
+    int *fr;  /* fr[f * nres + r] */
+    size_t nkeys;
+    const char **keys; /* union of the flavors' nodeLabels keys */
 } egroup;
 
 typedef struct ecq {
@@ -49,51 +62,59 @@ typedef struct ecq {
     cu_pqueue q;
     int active;
     const char *reason, *message;
-    const char *bad;                    /* why it fails validation (then inactive,
+    const char *bad; /* why it fails validation (then inactive,
                                            no groups, no quota, no cohort), NULL */
-    size_t ngroups; egroup *groups;
-    int *res_group; size_t nres_group;  /* resource id -> group, -1 */
-    int pods_res;                       /* resource id of "pods" if covered, else -1 */
+    size_t ngroups;
+    egroup *groups;
+    int *res_group;
+    size_t nres_group; /* resource id -> group, -1 */
+    int pods_res;      /* resource id of "pods" if covered, else -1 */
     int in_list;
-    int tree;                           /* index of its cohort tree */
+    int tree; /* index of its cohort tree */
     int admitted;
-    ewl **adm; size_t nadm, capadm;     /* workloads holding quota here */
-    ewl *sticky;                        /* BestEffortFIFO preemptor kept at the head */
+    ewl **adm;
+    size_t nadm, capadm; /* workloads holding quota here */
+    ewl *sticky;         /* BestEffortFIFO preemptor kept at the head */
 } ecq;
 
 typedef struct ecohort {
     const char *name;
-    const cu_cohort *obj;           /* NULL: implicit */
+    const cu_cohort *obj; /* NULL: implicit */
     const char *parent_name;
     cu_qnode *node;
-    int parent;                     /* index or -1 */
-    int cyclic;                     /* in or below a cycle */
-    const char *bad;                /* why its object fails validation, NULL */
-    const char *bad_in;             /* name of the invalid cohort it is in or
+    int parent;         /* index or -1 */
+    int cyclic;         /* in or below a cycle */
+    const char *bad;    /* why its object fails validation, NULL */
+    const char *bad_in; /* name of the invalid cohort it is in or
                                        below (itself included), NULL */
     int tree;
 } ecohort;
 
 typedef struct elq {
-    const char *key;                /* ns/name */
+    const char *key; /* ns/name */
     const cu_local_queue *obj;
-    int cq;                         /* -1: missing */
+    int cq; /* -1: missing */
     int active;
-    const char *bad;                /* why it fails validation, NULL if valid */
-    double *afs_consumed;           /* AFS: decayed usage per resource id */
-    double *afs_penalty;            /* AFS: entry penalties not yet sampled */
+    const char *bad;      /* why it fails validation, NULL if valid */
+    double *afs_consumed; /* AFS: decayed usage per resource id */
+    double *afs_penalty;  /* AFS: entry penalties not yet sampled */
     size_t afs_n;
 } elq;
 
-typedef struct eps {                /* a pod set's per-pod requests */
+typedef struct eps { /* a pod set's per-pod requests */
     const char *name;
-    int32_t count, min;             /* min = count when no minCount */
-    size_t nreq; int *res; int64_t *amt;   /* sorted by resource name */
+    int32_t count, min; /* min = count when no minCount */
+    size_t nreq;
+    int *res;
+    int64_t *amt; /* sorted by resource name */
 } eps;
 
-typedef struct eassign {            /* one pod set's assignment */
+typedef struct eassign { /* one pod set's assignment */
     int32_t count;
-    size_t n; int *res; int *flv; int64_t *amt;  /* sorted by resource name */
+    size_t n;
+    int *res;
+    int *flv;
+    int64_t *amt; /* sorted by resource name */
 } eassign;
 
 struct ewl {
@@ -102,31 +123,34 @@ struct ewl {
     char *key;
     int idx;
     int lq, cq;
-    const char *cq_name;            /* borrowed: named ClusterQueue, may be missing */
+    const char *cq_name; /* borrowed: named ClusterQueue, may be missing */
     int state;
     int reason;
-    char *message;                  /* owned */
-    char *bad;                      /* owned: why it fails validation, NULL */
-    size_t nps; eps *ps;
-    eassign *adm;                   /* nps entries when admitted */
-    size_t nuse; int *use_fr; int64_t *use_amt;
+    char *message; /* owned */
+    char *bad;     /* owned: why it fails validation, NULL */
+    size_t nps;
+    eps *ps;
+    eassign *adm; /* nps entries when admitted */
+    size_t nuse;
+    int *use_fr;
+    int64_t *use_amt;
     int evictions;
     int64_t admitted_at;
-    const char *blocked_by;         /* StrictFIFO: head it waits behind */
-    uint64_t shape;                 /* scheduling-equivalence hash */
+    const char *blocked_by; /* StrictFIFO: head it waits behind */
+    uint64_t shape;         /* scheduling-equivalence hash */
     /* preemption */
-    size_t adm_pos;                 /* index in its ClusterQueue's adm list */
-    int evicting;                   /* preempted; holds quota until released */
-    const char *evict_reason;       /* Evicted condition reason, NULL */
-    char *evict_message;            /* Evicted/Preempted condition message */
-    const char *preempt_reason;     /* Preempted condition reason, NULL */
-    char *note;                     /* "preempted by ..." shown while pending */
+    size_t adm_pos;             /* index in its ClusterQueue's adm list */
+    int evicting;               /* preempted; holds quota until released */
+    const char *evict_reason;   /* Evicted condition reason, NULL */
+    char *evict_message;        /* Evicted/Preempted condition message */
+    const char *preempt_reason; /* Preempted condition reason, NULL */
+    char *note;                 /* "preempted by ..." shown while pending */
     int64_t evicted_at;
-    int waiting_for;                /* preemptor: victims not yet released */
-    int32_t *plan;                  /* preemptor: pod set counts it preempted for */
-    int preempt_count;              /* preemptions within the current window */
-    int64_t preempt_window;         /* start of that window (ms) */
-    unsigned claimed_round;         /* round in which it was chosen as victim */
+    int waiting_for;        /* preemptor: victims not yet released */
+    int32_t *plan;          /* preemptor: pod set counts it preempted for */
+    int preempt_count;      /* preemptions within the current window */
+    int64_t preempt_window; /* start of that window (ms) */
+    unsigned claimed_round; /* round in which it was chosen as victim */
 };
 
 struct cu_engine {
@@ -135,59 +159,72 @@ struct cu_engine {
     cu_strmap res_map, flv_map, cq_map, cohort_map, lq_map, ns_map;
     CU_VEC(const char *) res_names;
     CU_VEC(eflavor) flavors;
-    size_t nres_fr;                 /* resources known when frs were built */
-    size_t nflv_fr;                 /* flavors known when frs were built */
-    int *frmat;                     /* [flavor * nres_fr + res] -> fr, -1 */
+    size_t nres_fr; /* resources known when frs were built */
+    size_t nflv_fr; /* flavors known when frs were built */
+    int *frmat;     /* [flavor * nres_fr + res] -> fr, -1 */
     size_t nfr;
     int *fr_flv, *fr_res;
     CU_VEC(ecq) cqs;
     CU_VEC(ecohort) cohorts;
     CU_VEC(elq) lqs;
     CU_VEC(ewl *) wls;
-    CU_VEC(int) nonempty;           /* ClusterQueues with heads */
+    CU_VEC(int) nonempty; /* ClusterQueues with heads */
     CU_VEC(int) admitted_log;
     size_t admitted_taken;
-    CU_VEC(int) evicting;           /* workloads whose eviction is pending */
-    CU_VEC(int) evicted_log;        /* evictions issued, not yet taken */
+    CU_VEC(int) evicting;    /* workloads whose eviction is pending */
+    CU_VEC(int) evicted_log; /* evictions issued, not yet taken */
     size_t evicted_taken;
-    unsigned round;                 /* rounds run so far */
+    unsigned round; /* rounds run so far */
     int ntrees;
-    cu_arena arena;                 /* long-lived strings */
-    cu_arena cycle;                 /* per-round memory */
-    cu_arena scratch;               /* per-search memory (preemption, tournament) */
-    unsigned fs_stamp;              /* fair-sharing picks so far */
-    unsigned protected_seen;        /* candidates skipped for their preemption budget */
+    cu_arena arena;          /* long-lived strings */
+    cu_arena cycle;          /* per-round memory */
+    cu_arena scratch;        /* per-search memory (preemption, tournament) */
+    unsigned fs_stamp;       /* fair-sharing picks so far */
+    unsigned protected_seen; /* candidates skipped for their preemption budget */
     /* workload keys in strcmp order, for the preemption candidates'
      * order (cu_preempt.c): kord lists the indices 0..nkord-1 of wls
      * sorted by key, krank[idx] is a label of wls[idx]'s key in the
      * same order (equal keys, equal labels). Both owned, nkord entries. */
-    uint32_t *kord; uint64_t *krank; size_t nkord;
-    int overcommitted_input;        /* workloads admitted in the input exceed
+    uint32_t *kord;
+    uint64_t *krank;
+    size_t nkord;
+    int overcommitted_input; /* workloads admitted in the input exceed
                                        some quota (e.g. after a quota cut) */
-    struct {                        /* the last oracle search of this round */
-        const ewl *w; const ecq *c; int fr; int64_t val; unsigned round; int valid;
+    struct {                 /* the last oracle search of this round */
+        const ewl *w;
+        const ecq *c;
+        int fr;
+        int64_t val;
+        unsigned round;
+        int valid;
         targets t;
     } oracle;
     /* fair sharing caches: DRS by node (CQs, then cohorts), valid while
      * the node's gen is unchanged; lendable per node and resource
      * (depends on quotas only) */
-    double *drs_ratio; uint64_t *drs_gen; uint8_t *drs_valid;
-    double *lendable; uint8_t *lendable_ok;
-    struct {                        /* cu_fs_next's grouping of one round's
+    double *drs_ratio;
+    uint64_t *drs_gen;
+    uint8_t *drs_valid;
+    double *lendable;
+    uint8_t *lendable_ok;
+    struct { /* cu_fs_next's grouping of one round's
                                        entries (cu_tournament.c) */
-        unsigned round; const void *ents; size_t n;
-        void *g;                    /* e->cycle-owned; valid while round,
+        unsigned round;
+        const void *ents;
+        size_t n;
+        void *g; /* e->cycle-owned; valid while round,
                                        ents and n match the call */
     } fsr;
     /* views */
     int views_dirty;
     cu_arena varena;
-    cu_wl_info *vwl; size_t nvwl;
+    cu_wl_info *vwl;
+    size_t nvwl;
     cu_cq_info *vcq;
     cu_lq_info *vlq;
     cu_cohort_info *vco;
     int *wl_order;
-    int *wl_view;                   /* engine index -> position in vwl */
+    int *wl_view; /* engine index -> position in vwl */
 };
 
 /* Admission Fair Sharing (cu_afs.c): 1 when c orders by LocalQueue

@@ -25,9 +25,9 @@
 /* kube-apiserver's limits: request bodies over 3 MiB get 413 (its
  * MaxRequestBodyBytes), and idle connections are closed after a while. */
 #define BODY_LIMIT ((size_t)3 << 20)
-#define CONN_PER_CLIENT_DEFAULT 256      /* connections from one address */
-#define IDLE_TIMEOUT_DEFAULT 60          /* seconds without traffic (not watches) */
-#define WATCH_SLICE_MS 500               /* how often a blocked watch looks around */
+#define CONN_PER_CLIENT_DEFAULT 256 /* connections from one address */
+#define IDLE_TIMEOUT_DEFAULT 60     /* seconds without traffic (not watches) */
+#define WATCH_SLICE_MS 500          /* how often a blocked watch looks around */
 #define TABLE_CT "application/json;as=Table;v=v1;g=meta.k8s.io"
 /* the stack of a connection thread: recursive json-c code (serialise, free,
  * copy, compare) and the patch, schema and field-management walkers must
@@ -38,7 +38,7 @@ enum { FAULT_RESPOND = 1, FAULT_DELAY = 2 };
 
 typedef struct fault_rule {
     int kind;
-    char *match;           /* the regex text, for listing */
+    char *match; /* the regex text, for listing */
     regex_t re;
     int code, times, retry_after, delay_ms;
     struct fault_rule *next;
@@ -51,9 +51,9 @@ struct cu_apiserver {
     char url[300];
     char **tokens;
     size_t ntokens;
-    cu_authn *authn;       /* TokenReview and SubjectAccessReview (cu_authn.h) */
+    cu_authn *authn; /* TokenReview and SubjectAccessReview (cu_authn.h) */
     char *ca_pem, *cert_pem, *key_pem;
-    pthread_mutex_t mu;    /* guards faults and stall */
+    pthread_mutex_t mu; /* guards faults and stall */
     fault_rule *faults;
     int stall;
     atomic_int stopping;
@@ -64,12 +64,12 @@ typedef struct watch_stream {
     cu_watch *w;
     const cu_rtype *rt;
     int table, include, first;
-    int64_t deadline;      /* monotonic ms (mono_ms); 0 = none */
-    int fd;                /* the client socket, -1 in-process */
-    cu_watch_ev pending;   /* the event being sent: head, object, "}\n" */
-    char head[48];         /* {"type":"...","object": */
-    size_t hlen, off;      /* off: bytes of the line sent */
-    cu_watch_ev held;      /* an event that arrived as a stall began; sent after it */
+    int64_t deadline;    /* monotonic ms (mono_ms); 0 = none */
+    int fd;              /* the client socket, -1 in-process */
+    cu_watch_ev pending; /* the event being sent: head, object, "}\n" */
+    char head[48];       /* {"type":"...","object": */
+    size_t hlen, off;    /* off: bytes of the line sent */
+    cu_watch_ev held;    /* an event that arrived as a stall began; sent after it */
     int ended;
 } watch_stream;
 
@@ -113,7 +113,6 @@ int authorized(cu_apiserver *a, const cu_api_req *r);
 int ws_next(watch_stream *ws, int timeout_ms, int *ended, cu_watch_ev *ev);
 /* Closes the watch and frees the stream. */
 void ws_free(watch_stream *ws);
-
 
 /* cu_tables.c */
 /* The length of o if it is an array, else 0. */
@@ -162,8 +161,7 @@ int is_dry_run(const cu_api_req *r);
 /* Sets kube-apiserver's 405. */
 void method_not_allowed(cu_api_resp *resp);
 /* Serves a request routed to a resource (all verbs); fills resp. */
-void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_,
-                     cu_api_resp *resp);
+void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_, cu_api_resp *resp);
 
 /* cu_faults.c */
 /* Frees a list of fault rules. */

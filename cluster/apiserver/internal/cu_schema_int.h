@@ -16,8 +16,8 @@
  * per schema (cu_schema_rx_new) and only read afterwards, or built while
  * one validation runs (sv_ctx.local). */
 typedef struct rx_ent {
-    char *pat;         /* NULL: empty slot */
-    int ok;            /* 1: re compiled; 0: not enforced (outside the subset) */
+    char *pat; /* NULL: empty slot */
+    int ok;    /* 1: re compiled; 0: not enforced (outside the subset) */
     regex_t re;
 } rx_ent;
 

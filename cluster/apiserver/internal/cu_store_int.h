@@ -28,8 +28,14 @@ typedef struct cu_rstr {
     size_t len;
     char s[];
 } rstr;
-typedef struct hslot { const char *key; void *val; } hslot;
-typedef struct hmap { hslot *t; size_t cap, n; } hmap;
+typedef struct hslot {
+    const char *key;
+    void *val;
+} hslot;
+typedef struct hmap {
+    hslot *t;
+    size_t cap, n;
+} hmap;
 /* ------------------------------------------------------------------ */
 /* types                                                                */
 
@@ -39,59 +45,80 @@ typedef struct res_t res_t;
 typedef struct ent ent;
 
 typedef struct rt_ent {
-    cu_rtype pub;                 /* first member: cu_rtype * <-> rt_ent * */
+    cu_rtype pub; /* first member: cu_rtype * <-> rt_ent * */
     res_t *res;
     int served;
-    int gen;                      /* objects carry metadata.generation */
-    int uncond;                   /* PUT without resourceVersion allowed */
-    int kid;                      /* K_* */
-    const char *const *fields;    /* extra field selector labels, NULL-terminated */
+    int gen;                   /* objects carry metadata.generation */
+    int uncond;                /* PUT without resourceVersion allowed */
+    int kid;                   /* K_* */
+    const char *const *fields; /* extra field selector labels, NULL-terminated */
 } rt_ent;
 
 struct res_t {
-    char *qname;                  /* "pods", "jobs.batch" */
+    char *qname; /* "pods", "jobs.batch" */
     char *group, *plural;
     rt_ent *storage_rt;
-    int namespaced, kid, multi;   /* multi: more than one version ever */
+    int namespaced, kid, multi; /* multi: more than one version ever */
     hmap objs;
-    ent **vec; size_t n, cap; int sorted;
+    ent **vec;
+    size_t n, cap;
+    int sorted;
     int64_t last_rv;
     int crd_terminating;
-    char *crd_name;               /* the CRD object's name (CRs only) */
+    char *crd_name; /* the CRD object's name (CRs only) */
 };
 
 struct ent {
     res_t *res;
-    char *key;                    /* "ns/name" or "name", then NUL, ns, NUL */
+    char *key; /* "ns/name" or "name", then NUL, ns, NUL */
     size_t nslen;
     const char *ns, *name;
     char uid[48];
     int64_t rv;
     rstr *data;
-    char **owners; size_t nowners;
+    char **owners;
+    size_t nowners;
     int terminating;
     size_t vidx;
 };
 
-typedef struct deplist { char *uid; ent **v; size_t n, cap; } deplist;
-typedef struct nscount { char *ns; size_t n; } nscount;
+typedef struct deplist {
+    char *uid;
+    ent **v;
+    size_t n, cap;
+} deplist;
+typedef struct nscount {
+    char *ns;
+    size_t n;
+} nscount;
 
 typedef struct sev {
     int64_t rv;
     res_t *res;
     const char *type;
-    char *ns;                     /* one block: ns, NUL, name, NUL */
+    char *ns; /* one block: ns, NUL, name, NUL */
     const char *name;
     rstr *obj, *old;
 } sev;
 
 /* label selector requirement */
 enum { L_EXISTS, L_NOTEXISTS, L_EQ, L_NE, L_IN, L_NOTIN, L_GT, L_LT };
-typedef struct lreq { char *key; int op; char **vals; size_t nvals; } lreq;
-typedef struct freq { char *label; char *value; int neg; } freq;
+typedef struct lreq {
+    char *key;
+    int op;
+    char **vals;
+    size_t nvals;
+} lreq;
+typedef struct freq {
+    char *label;
+    char *value;
+    int neg;
+} freq;
 typedef struct selector {
-    lreq *l; size_t nl;
-    freq *f; size_t nf;
+    lreq *l;
+    size_t nl;
+    freq *f;
+    size_t nf;
 } selector;
 
 struct cu_watch {
@@ -100,17 +127,21 @@ struct cu_watch {
     char *ns;
     selector sel;
     int bookmarks, done, sent_bookmark;
-    int ending;                   /* finish after the pending events (CRD deleted) */
-    rstr **init; size_t ninit, iinit;   /* the initial list: owned refs, read
+    int ending; /* finish after the pending events (CRD deleted) */
+    rstr **init;
+    size_t ninit, iinit; /* the initial list: owned refs, read
                                           without the lock (one reader) */
-    int init_matched;             /* the selector was decided at open time */
-    int meta_only;                /* the selector names only name and namespace */
+    int init_matched;    /* the selector was decided at open time */
+    int meta_only;       /* the selector names only name and namespace */
     uint64_t pos;
     int64_t min_rv, last_rv;
     cu_watch *prev, *next;
 };
 
-typedef struct hook { cu_store_hook fn; void *ud; } hook;
+typedef struct hook {
+    cu_store_hook fn;
+    void *ud;
+} hook;
 
 struct cu_store {
     pthread_mutex_t mu;
@@ -118,30 +149,50 @@ struct cu_store {
     cu_clock clock;
     uint64_t rng;
     int64_t rv;
-    rt_ent **rts; size_t nrts, caprts;
-    res_t **res; size_t nres, capres;
+    rt_ent **rts;
+    size_t nrts, caprts;
+    res_t **res;
+    size_t nres, capres;
     hmap uids, deps, nss;
-    sev *ring; size_t hcap; uint64_t head, tail; int64_t hist_rv;
-    size_t hbytes, hbytes_max;    /* bytes the ring's events hold, and their cap */
+    sev *ring;
+    size_t hcap;
+    uint64_t head, tail;
+    int64_t hist_rv;
+    size_t hbytes, hbytes_max; /* bytes the ring's events hold, and their cap */
     cu_watch *watchers;
-    hook *hooks; size_t nhooks;
-    cu_store_backend be; int has_be; int be_errors;
-    void **grave; size_t ngrave, capgrave;
-    json_object **jgrave; size_t njgrave, capjgrave;
-    cu_schema_rx **rxgrave; size_t nrxgrave;
+    hook *hooks;
+    size_t nhooks;
+    cu_store_backend be;
+    int has_be;
+    int be_errors;
+    void **grave;
+    size_t ngrave, capgrave;
+    json_object **jgrave;
+    size_t njgrave, capjgrave;
+    cu_schema_rx **rxgrave;
+    size_t nrxgrave;
     res_t *r_ns;
 };
 
 /* pending work of one operation: hook calls and GC items */
-typedef struct pend { rt_ent *rt; const char *type; rstr *obj; } pend;
+typedef struct pend {
+    rt_ent *rt;
+    const char *type;
+    rstr *obj;
+} pend;
 typedef struct opctx {
-    pend *p; size_t np, capp;
-    char **work; size_t nwork, capwork;
+    pend *p;
+    size_t np, capp;
+    char **work;
+    size_t nwork, capwork;
     int removed;
 } opctx;
 
 /* field errors, reported as kube-apiserver's 422 Invalid */
-typedef struct ferrs { cu_schema_err e[32]; size_t n, total; } ferrs;
+typedef struct ferrs {
+    cu_schema_err e[32];
+    size_t n, total;
+} ferrs;
 typedef struct bdef {
     const char *group, *version, *plural, *singular, *kind;
     int namespaced, status_sub, gen, kid;
@@ -242,18 +293,16 @@ rstr *serialize(json_object *o);
 void set_rv(json_object *o, int64_t rv);
 /* Stores o (borrowed; its resourceVersion is set) as the new state of e,
  * or of a new object when e is NULL (ns/name taken from o). */
-cu_err commit_put(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object *o,
-                  cu_status *st);
+cu_err commit_put(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object *o, cu_status *st);
 /* Unlocks and calls the hooks for the operation's events. */
 void op_finish(cu_store *s, opctx *c);
 /* Commits o as e's new state: removes e when it is terminating with no
  * finalizers (and, for a namespace or CRD, empty). */
-cu_err commit_or_remove(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object *o,
-                        cu_status *st);
+cu_err commit_or_remove(cu_store *s, opctx *c, rt_ent *rt, ent *e, json_object *o, cu_status *st);
 /* Deletes e (propagation prop: "Orphan", "Foreground" or background); on
  * success the deleted or terminating object in *out (new, caller puts). */
-cu_err del_ent(cu_store *s, opctx *c, rt_ent *rt, ent *e, const char *prop,
-               json_object **out, cu_status *st);
+cu_err del_ent(cu_store *s, opctx *c, rt_ent *rt, ent *e, const char *prop, json_object **out,
+               cu_status *st);
 /* Runs the garbage collection the operation queued (owner references). */
 void cascade(cu_store *s, opctx *c);
 

@@ -21,10 +21,10 @@
 
 #define KS_TRACKING_FINALIZER "batch.kubernetes.io/job-tracking"
 #define KS_RUNTIME_ANNOTATION "cueue.dev/simulated-runtime"
-#define KS_NZ_CPU_MILLI 100LL                             /* 100m */
-#define KS_NZ_MEM_MILLI (200LL * 1024 * 1024 * 1000)      /* 200Mi */
-#define KS_EVENT_REPEAT_MS 10000    /* an identical event is bumped at most this often */
-#define KS_MSG_MAX 1024             /* kube-scheduler truncates event messages to 1024 */
+#define KS_NZ_CPU_MILLI 100LL                        /* 100m */
+#define KS_NZ_MEM_MILLI (200LL * 1024 * 1024 * 1000) /* 200Mi */
+#define KS_EVENT_REPEAT_MS 10000 /* an identical event is bumped at most this often */
+#define KS_MSG_MAX 1024          /* kube-scheduler truncates event messages to 1024 */
 
 /* json-c accessors: cu_json.h (cu_jget, cu_jstr, cu_jpath...); and: */
 
@@ -56,13 +56,12 @@ int ks_types_get(cu_store *s, ks_types *t);
 /* LIST (all namespaces when ns is NULL); a new reference or NULL. */
 json_object *ks_list(cu_store *s, const cu_rtype *rt, const char *ns, const char *lsel);
 /* PUT of obj (taken) to the main resource or "status"; 1 when written. */
-int ks_put(cu_store *s, const cu_rtype *rt, json_object *obj, const char *sub,
-           json_object **out);
+int ks_put(cu_store *s, const cu_rtype *rt, json_object *obj, const char *sub, json_object **out);
 /* Sets a condition of status.conditions. job: Job-style condition (with
  * lastProbeTime; a change of reason alone is not a change, as
  * ensureJobConditionStatus). Returns 1 when something changed. */
-int ks_cond_set(json_object *status, const char *type, const char *cstatus,
-                const char *reason, const char *message, const char *now, int job);
+int ks_cond_set(json_object *status, const char *type, const char *cstatus, const char *reason,
+                const char *message, const char *now, int job);
 json_object *ks_cond_get(json_object *obj, const char *type);
 int ks_cond_true(json_object *obj, const char *type);
 int ks_has_finalizer(json_object *obj, const char *f);
