@@ -2,7 +2,8 @@
  * test_status.c - queue status computed once: flavors grouped in
  * first-appearance order and cut to the CRD bounds, the Active condition
  * (defaults, message cut on a UTF-8 boundary), and the two renderings
- * (YAML of the cu_node map as simulate prints it; the json-c merge patch).
+ * (YAML of the cu_node map as simulate prints it; the json-c merge patch);
+ * the Workload conditions of an admission and of a re-admission.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "cu_status.h"
+#include "cu_wlstatus.h"
 
 #define T0 1700000000000LL /* 2023-11-14T22:13:20Z */
 
@@ -207,13 +209,50 @@ static void test_utf8_cut(void **st)
     free(t);
 }
 
+static void test_wl_admission_conds(void **st)
+{
+    (void)st;
+    char buf[64];
+    cu_wlcond k[2];
+    assert_int_equal(cu_wlstatus_admission("team-a", buf, sizeof buf, k), 2);
+    assert_string_equal(k[0].type, "QuotaReserved");
+    assert_int_equal(k[0].status, 1);
+    assert_string_equal(k[0].reason, "QuotaReserved");
+    assert_string_equal(k[0].message, "Quota reserved in ClusterQueue team-a");
+    assert_ptr_equal(k[0].message, buf);
+    assert_string_equal(k[1].type, "Admitted");
+    assert_int_equal(k[1].status, 1);
+    assert_string_equal(k[1].reason, "Admitted");
+    assert_string_equal(k[1].message, "The workload is admitted");
+    /* no ClusterQueue: an empty name; a short buffer cuts the message */
+    cu_wlstatus_admission(NULL, buf, sizeof buf, k);
+    assert_string_equal(k[0].message, "Quota reserved in ClusterQueue ");
+    char small[9];
+    cu_wlstatus_admission("team-a", small, sizeof small, k);
+    assert_string_equal(k[0].message, "Quota re");
+}
+
+static void test_wl_readmitted_cond(void **st)
+{
+    (void)st;
+    char buf[64];
+    cu_wlcond k;
+    cu_wlstatus_readmitted("Preempted", "Preempted to accommodate a workload", buf, sizeof buf, &k);
+    assert_string_equal(k.type, "Preempted");
+    assert_int_equal(k.status, 0);
+    assert_string_equal(k.reason, "QuotaReserved");
+    assert_string_equal(k.message, "Previously: Preempted to accommodate a workload");
+    cu_wlstatus_readmitted("Evicted", NULL, buf, sizeof buf, &k);
+    assert_string_equal(k.type, "Evicted");
+    assert_string_equal(k.message, "Previously: ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cq_grouping_and_yaml),
-        cmocka_unit_test(test_inactive_and_cut),
-        cmocka_unit_test(test_caps_and_kinds),
-        cmocka_unit_test(test_utf8_cut),
+        cmocka_unit_test(test_cq_grouping_and_yaml), cmocka_unit_test(test_inactive_and_cut),
+        cmocka_unit_test(test_caps_and_kinds),       cmocka_unit_test(test_utf8_cut),
+        cmocka_unit_test(test_wl_admission_conds),   cmocka_unit_test(test_wl_readmitted_cond),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

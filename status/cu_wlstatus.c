@@ -1,0 +1,21 @@
+/*
+ * cu_wlstatus.c - the Workload conditions of an admission (cu_wlstatus.h).
+ */
+#include "cu_wlstatus.h"
+
+#include <stdio.h>
+
+size_t cu_wlstatus_admission(const char *cq, char *buf, size_t bufsz, cu_wlcond out[2])
+{
+    snprintf(buf, bufsz, "Quota reserved in ClusterQueue %s", cq ? cq : "");
+    out[0] = (cu_wlcond){ "QuotaReserved", 1, "QuotaReserved", buf };
+    out[1] = (cu_wlcond){ "Admitted", 1, "Admitted", "The workload is admitted" };
+    return 2;
+}
+
+void cu_wlstatus_readmitted(const char *type, const char *msg, char *buf, size_t bufsz,
+                            cu_wlcond *out)
+{
+    snprintf(buf, bufsz, "Previously: %s", msg ? msg : "");
+    *out = (cu_wlcond){ type, 0, "QuotaReserved", buf };
+}

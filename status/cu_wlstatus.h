@@ -1,0 +1,34 @@
+/*
+ * cu_wlstatus.h - the Workload conditions an admission writes, decided once
+ * for `cueue simulate` (its YAML objects) and the controller (its status
+ * patches): their type, status, reason and message. Each caller renders
+ * them into its own tree and picks lastTransitionTime.
+ *
+ * A cu_wlcond borrows its strings: constants, the caller's arguments, or
+ * the caller's buffer holding the message.
+ */
+#ifndef CU_WLSTATUS_H
+#define CU_WLSTATUS_H
+
+#include <stddef.h>
+
+typedef struct cu_wlcond {
+    const char *type;
+    int status; /* 1 True, 0 False */
+    const char *reason;
+    const char *message;
+} cu_wlcond;
+
+/* The conditions a reservation of quota in ClusterQueue cq sets, in order:
+ * QuotaReserved=True ("Quota reserved in ClusterQueue <cq>", written into
+ * buf, cut to bufsz) and Admitted=True. Returns 2, the count written. */
+size_t cu_wlstatus_admission(const char *cq, char *buf, size_t bufsz, cu_wlcond out[2]);
+
+/* What condition `type` (Evicted or Preempted) becomes when the Workload
+ * is admitted again after an eviction whose message was msg (NULL: ""):
+ * False, reason QuotaReserved, "Previously: <msg>" (written into buf, cut
+ * to bufsz). */
+void cu_wlstatus_readmitted(const char *type, const char *msg, char *buf, size_t bufsz,
+                            cu_wlcond *out);
+
+#endif
