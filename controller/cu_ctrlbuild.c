@@ -3,6 +3,7 @@
  * admission status patch). Pure functions: no I/O. The Job's bodies are in jobs/cu_jobbuild.c.
  */
 #include "cu_ctrl_int.h"
+#include "cu_wlstatus.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,12 +86,15 @@ json_object *cu_ctrl_admission_patch(const cu_wl_info *info, const char *rv, jso
     json_object_object_add(adm, "podSetAssignments", psas);
     json_object_object_add(st, "admission", adm);
     char msg[320];
-    snprintf(msg, sizeof(msg), "Quota reserved in ClusterQueue %s", info->cluster_queue);
-    json_object *c1 =
-        cu_ctrl_set_condition(old_conds, "QuotaReserved", "True", "QuotaReserved", msg, now_ms);
-    json_object *c2 = cu_ctrl_set_condition(c1, "Admitted", "True", "Admitted",
-                                            "The workload is admitted", now_ms);
-    json_object_put(c1);
-    json_object_object_add(st, "conditions", c2);
+    cu_wlcond k[2];
+    size_t nk = cu_wlstatus_admission(info->cluster_queue, msg, sizeof(msg), k);
+    json_object *conds = json_object_get(old_conds);
+    for (size_t i = 0; i < nk; i++) {
+        json_object *next = cu_ctrl_set_condition(conds, k[i].type, k[i].status ? "True" : "False",
+                                                  k[i].reason, k[i].message, now_ms);
+        json_object_put(conds);
+        conds = next;
+    }
+    json_object_object_add(st, "conditions", conds);
     return p;
 }

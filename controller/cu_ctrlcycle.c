@@ -3,6 +3,7 @@
  * reasons, waitForPodsReady, deactivations, queue statuses.
  */
 #include "cu_ctrl_int.h"
+#include "cu_wlstatus.h"
 
 /* ---------------- the admission cycle ---------------- */
 
@@ -43,8 +44,9 @@ static void admit(ctrl *c, int idx)
         const cu_condition *e = cu_workload_cond(wl, was[i]);
         if (e && e->status && strcmp(e->status, "True") == 0) {
             char m[1100];
-            snprintf(m, sizeof(m), "Previously: %s", e->message ? e->message : "");
-            k = ctrl_cset(k, was[i], "False", "QuotaReserved", m, now);
+            cu_wlcond r;
+            cu_wlstatus_readmitted(was[i], e->message, m, sizeof(m), &r);
+            k = ctrl_cset(k, r.type, r.status ? "True" : "False", r.reason, r.message, now);
         }
     }
     json_object *p = cu_ctrl_admission_patch(info, w->rv, k, now);

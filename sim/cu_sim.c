@@ -16,6 +16,7 @@
 
 #include "cu_explain.h"
 #include "cu_status.h"
+#include "cu_wlstatus.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -266,6 +267,12 @@ static cu_node *yaml_cond(sim_tb *tb, const char *type, int status, const char *
     return tb_check(tb, cu_status_cond_node(tb->a, type, status, reason, message, ltt_ms));
 }
 
+/* A Workload condition status/ decided (cu_wlstatus.h). */
+static cu_node *yaml_wlcond(sim_tb *tb, const cu_wlcond *k, int64_t ltt_ms)
+{
+    return yaml_cond(tb, k->type, k->status, k->reason, k->message, ltt_ms);
+}
+
 /* A queue object with the status status/ computes (NULL on OOM). */
 static cu_node *yaml_queue(sim_tb *tb, const char *kind, const char *ns, const char *name,
                            const cu_qstatus *qs, cu_err err, int64_t now)
@@ -318,10 +325,19 @@ static void yaml_eviction_conds(sim_tb *tb, cu_node *conds, const cu_wl_info *wi
     if (wi->admitted && !wi->evicting) {
         /* admitted again after the eviction */
         int64_t adm = wi->admitted_at_ms ? wi->admitted_at_ms : now;
-        char *prev = cu_arena_printf(tb->a, "Previously: %s", msg);
-        tb_push(tb, conds, yaml_cond(tb, "Evicted", 0, "QuotaReserved", prev, adm));
-        if (wi->preempted_reason)
-            tb_push(tb, conds, yaml_cond(tb, "Preempted", 0, "QuotaReserved", prev, adm));
+        size_t n = strlen(msg) + sizeof("Previously: ");
+        char *buf = cu_arena_alloc(tb->a, n);
+        if (!buf) {
+            tb->failed = 1;
+            return;
+        }
+        cu_wlcond k;
+        cu_wlstatus_readmitted("Evicted", msg, buf, n, &k);
+        tb_push(tb, conds, yaml_wlcond(tb, &k, adm));
+        if (wi->preempted_reason) {
+            cu_wlstatus_readmitted("Preempted", msg, buf, n, &k);
+            tb_push(tb, conds, yaml_wlcond(tb, &k, adm));
+        }
         tb_push(tb, conds, yaml_cond(tb, "Requeued", preempted, wi->evicted_reason, msg, at));
         return;
     }
@@ -354,10 +370,16 @@ static cu_node *yaml_wl(sim_tb *tb, const cu_wl_info *wi, int64_t now)
         tb_set(tb, adm, "podSetAssignments", psas);
         tb_set(tb, st, "admission", adm);
         int64_t at = wi->admitted_at_ms ? wi->admitted_at_ms : now;
-        char *msg = cu_arena_printf(tb->a, "Quota reserved in ClusterQueue %s", cq ? cq : "");
-        tb_push(tb, conds, yaml_cond(tb, "QuotaReserved", 1, "QuotaReserved", msg, at));
-        tb_push(tb, conds,
-                yaml_cond(tb, "Admitted", 1, "Admitted", "The workload is admitted", at));
+        size_t bn = (cq ? strlen(cq) : 0) + sizeof("Quota reserved in ClusterQueue ");
+        char *buf = cu_arena_alloc(tb->a, bn);
+        if (!buf) {
+            tb->failed = 1;
+            return o;
+        }
+        cu_wlcond k[2];
+        size_t nk = cu_wlstatus_admission(cq, buf, bn, k);
+        for (size_t i = 0; i < nk; i++)
+            tb_push(tb, conds, yaml_wlcond(tb, &k[i], at));
     } else {
         tb_push(tb, conds,
                 yaml_cond(tb, "QuotaReserved", 0, wi->reason ? wi->reason : "Pending", wi->message,
