@@ -151,9 +151,11 @@ static void write_evictions(ctrl *c)
         int64_t now = cu_clock_system_now(NULL);
         json_object *st, *p = ctrl_status_patch(w->rv, &st);
         json_object *k = ctrl_conds_json(wl);
-        k = ctrl_cset(k, "Evicted", "True", w->ev_reason, w->ev_msg, now);
-        if (w->pr_reason)
-            k = ctrl_cset(k, "Preempted", "True", w->pr_reason, w->ev_msg, now);
+        cu_wlcond ev[2];
+        size_t nev = cu_wlstatus_evicted(w->ev_reason, w->pr_reason, w->ev_msg, ev);
+        for (size_t i = 0; i < nev; i++)
+            k = ctrl_cset(k, ev[i].type, ev[i].status ? "True" : "False", ev[i].reason,
+                          ev[i].message, now);
         json_object_object_add(st, "conditions", k);
         char what[1300];
         snprintf(what, sizeof(what), "evicting Workload %s", w->key);

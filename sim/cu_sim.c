@@ -341,9 +341,10 @@ static void yaml_eviction_conds(sim_tb *tb, cu_node *conds, const cu_wl_info *wi
         tb_push(tb, conds, yaml_cond(tb, "Requeued", preempted, wi->evicted_reason, msg, at));
         return;
     }
-    tb_push(tb, conds, yaml_cond(tb, "Evicted", 1, wi->evicted_reason, msg, at));
-    if (wi->preempted_reason)
-        tb_push(tb, conds, yaml_cond(tb, "Preempted", 1, wi->preempted_reason, msg, at));
+    cu_wlcond ev[2];
+    size_t nev = cu_wlstatus_evicted(wi->evicted_reason, wi->preempted_reason, msg, ev);
+    for (size_t i = 0; i < nev; i++)
+        tb_push(tb, conds, yaml_wlcond(tb, &ev[i], at));
     if (!wi->admitted)
         tb_push(tb, conds, yaml_cond(tb, "Requeued", preempted, wi->evicted_reason, msg, at));
 }

@@ -1,5 +1,6 @@
 /*
- * cu_wlstatus.h - the Workload conditions an admission writes, decided once
+ * cu_wlstatus.h - the Workload conditions an admission or an eviction
+ * writes, decided once
  * for `cueue simulate` (its YAML objects) and the controller (its status
  * patches): their type, status, reason and message. Each caller renders
  * them into its own tree and picks lastTransitionTime.
@@ -23,6 +24,13 @@ typedef struct cu_wlcond {
  * QuotaReserved=True ("Quota reserved in ClusterQueue <cq>", written into
  * buf, cut to bufsz) and Admitted=True. Returns 2, the count written. */
 size_t cu_wlstatus_admission(const char *cq, char *buf, size_t bufsz, cu_wlcond out[2]);
+
+/* The conditions an eviction sets while the Workload still holds quota, in
+ * order: Evicted=True (reason, msg) and, when preempted_reason is set,
+ * Preempted=True (preempted_reason, msg). Strings are passed through as
+ * given (the caller picks its defaults). Returns the count written (1, 2). */
+size_t cu_wlstatus_evicted(const char *reason, const char *preempted_reason, const char *msg,
+                           cu_wlcond out[2]);
 
 /* What condition `type` (Evicted or Preempted) becomes when the Workload
  * is admitted again after an eviction whose message was msg (NULL: ""):

@@ -3,7 +3,7 @@
  * first-appearance order and cut to the CRD bounds, the Active condition
  * (defaults, message cut on a UTF-8 boundary), and the two renderings
  * (YAML of the cu_node map as simulate prints it; the json-c merge patch);
- * the Workload conditions of an admission and of a re-admission.
+ * the Workload conditions of an admission, an eviction and a re-admission.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -232,6 +232,25 @@ static void test_wl_admission_conds(void **st)
     assert_string_equal(k[0].message, "Quota re");
 }
 
+static void test_wl_evicted_conds(void **st)
+{
+    (void)st;
+    cu_wlcond k[2];
+    assert_int_equal(cu_wlstatus_evicted("Preempted", "InClusterQueue", "m", k), 2);
+    assert_string_equal(k[0].type, "Evicted");
+    assert_int_equal(k[0].status, 1);
+    assert_string_equal(k[0].reason, "Preempted");
+    assert_string_equal(k[0].message, "m");
+    assert_string_equal(k[1].type, "Preempted");
+    assert_int_equal(k[1].status, 1);
+    assert_string_equal(k[1].reason, "InClusterQueue");
+    assert_string_equal(k[1].message, "m");
+    /* not a preemption: Evicted alone */
+    assert_int_equal(cu_wlstatus_evicted("Deactivated", NULL, "stopped", k), 1);
+    assert_string_equal(k[0].type, "Evicted");
+    assert_string_equal(k[0].reason, "Deactivated");
+}
+
 static void test_wl_readmitted_cond(void **st)
 {
     (void)st;
@@ -252,7 +271,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cq_grouping_and_yaml), cmocka_unit_test(test_inactive_and_cut),
         cmocka_unit_test(test_caps_and_kinds),       cmocka_unit_test(test_utf8_cut),
-        cmocka_unit_test(test_wl_admission_conds),   cmocka_unit_test(test_wl_readmitted_cond),
+        cmocka_unit_test(test_wl_admission_conds),   cmocka_unit_test(test_wl_evicted_conds),
+        cmocka_unit_test(test_wl_readmitted_cond),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
