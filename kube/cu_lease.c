@@ -67,6 +67,7 @@ struct cu_lease {
 
     ev_timer tick, deadline, later;
     int stopped, freeing, depth;
+    int rel_after; /* release once the write in flight has answered */
     void (*rel_done)(void *);
     void *rel_ud;
 };
@@ -308,6 +309,14 @@ static void req_done(cu_kclient *c, const cu_kresp *r, void *ud)
             l->rel_done(l->rel_ud);
         break;
     }
+    if (l->rel_after && q->kind != RQ_RELEASE) {
+        /* the renewal a release waited for has answered */
+        l->rel_after = 0;
+        if (l->have && l->holder && strcmp(l->holder, l->id) == 0)
+            write_lease(l, RQ_RELEASE);
+        if (!l->cur)
+            ev_timer_start(l->loop, &l->later); /* nothing to release: report */
+    }
     json_object_put(obj);
 out:
     free(q);
@@ -465,10 +474,20 @@ void cu_lease_release(cu_lease *l, void (*done)(void *ud), void *ud)
     l->rel_ud = ud;
     ev_timer_stop(l->loop, &l->tick);
     int was = l->leading;
-    cancel_cur(l);
+    /* A renewal in flight may already be applied by the server, which
+     * would leave the resourceVersion we hold stale and our release
+     * refused with 409 (the Lease then stays ours until it expires): let
+     * it answer and release with the version it brings. */
+    int wait = was && l->cur && l->cur->kind == RQ_UPDATE;
+    if (!wait)
+        cancel_cur(l);
     stop_leading(l);
     if (l->freeing)
         goto out; /* freed from on_stopped: no more callbacks */
+    if (wait && l->cur) {
+        l->rel_after = 1;
+        goto out;
+    }
     if (was && l->have) {
         write_lease(l, RQ_RELEASE);
         if (l->cur)

@@ -352,6 +352,29 @@ static void test_defaults_and_release_record(void **state)
     cu_lease_free(c.l);
 }
 
+/* A release while a renewal is in flight (the server delays it): the
+ * renewal the server applies must not leave the release with a stale
+ * resourceVersion (refused with 409, the Lease kept until it expires). */
+static void test_release_during_renewal(void **state)
+{
+    cluster *k = *state;
+    mk_ns(k, "lease-mid");
+    cand a = { .id = "node-a" };
+    cand_short(k, &a, "lease-mid");
+    assert_true(run_until(k, leads, &a, 3000));
+    fault(k, "{\"delayMs\":400,\"match\":\"^PUT /apis/coordination.k8s.io/v1/namespaces/"
+             "lease-mid/leases/\",\"times\":1}");
+    run_for(k, 300); /* a renewal (every 200 ms) is now held by the server */
+    int done = 0;
+    cu_lease_release(a.l, rel_done, &done);
+    assert_true(run_until(k, int_set, &done, 3000));
+    lease_rec r;
+    get_lease(k, "lease-mid", &r);
+    assert_string_equal(r.holder, "");
+    cu_lease_free(a.l);
+    run_for(k, 50);
+}
+
 static void test_bad_options(void **state)
 {
     cluster *k = *state;
@@ -397,6 +420,7 @@ int main(void)
         cmocka_unit_test_setup(test_release_lets_other_take_over_quickly, clear_faults),
         cmocka_unit_test_setup(test_failed_renewals_stop_before_expiry, clear_faults),
         cmocka_unit_test_setup(test_defaults_and_release_record, clear_faults),
+        cmocka_unit_test_setup(test_release_during_renewal, clear_faults),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
