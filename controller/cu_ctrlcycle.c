@@ -582,6 +582,7 @@ static void cycle(ctrl *c)
         }
         c->need_views = 1;
         c->pr_dirty = 1;
+        c->deact_dirty = 1;
     }
     /* the Job integration first: it creates Workloads and stops evicted Jobs */
     OMAP_FOREACH(&c->dirty_jobs, d)

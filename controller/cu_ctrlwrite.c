@@ -205,9 +205,14 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
         free(f->key);
         free(f);
     }
-    /* the object's Job (or the Job itself) gets another look */
+    /* the object's Job (or the Job itself) gets another look, and so do a
+     * Workload's eviction and PodsReady state: a write they wanted may
+     * have been dropped while this one was in flight (the watch can bring
+     * a write's result before its answer) */
     rec *wl = ctrl_omap_get(&c->objs[R_WL], w->key);
     ctrl_mark_job(c, wl && wl->owner ? wl->owner : w->key);
+    if (wl)
+        c->deact_dirty = c->pr_dirty = 1;
     free(w->op);
     free(w->key);
     free(w->what);

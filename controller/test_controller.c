@@ -91,6 +91,10 @@ typedef struct fault {
 typedef struct delay {
     const char *path; /* a non-watch GET whose path (no query) equals this */
     int ms, times;
+    const char *method; /* NULL: a GET held before it is served; else a
+                         * request of this method served at once (the
+                         * store changes, watches see it) whose answer is
+                         * held: a write applied whose reply is slow */
 } delay;
 
 typedef struct obj {
@@ -111,6 +115,10 @@ typedef struct conn {
     double due;      /* > 0: a delayed request waits until then */
     size_t held_len; /* its length in `in` */
     int held_req;    /* its index in the record */
+    int capture;     /* answers go to out, not to the socket */
+    size_t late_req; /* the request whose answer out holds */
+    char *out;       /* an answer held until due */
+    size_t outlen;
 } conn;
 
 typedef struct srv {
@@ -212,6 +220,7 @@ static void srv_close_conn(srv *s, int i)
 {
     close(s->c[i].fd);
     free(s->c[i].in);
+    free(s->c[i].out);
     s->c[i] = s->c[--s->nc];
 }
 
@@ -305,6 +314,15 @@ static void respond(conn *c, int code, const char *body, int retry_after_s)
                      "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
                      "Content-Length: %zu\r\n%s\r\n",
                      code, reason_phrase(code), bl, ra);
+    if (c->capture) {
+        char *o = realloc(c->out, c->outlen + (size_t)n + bl);
+        assert_non_null(o);
+        memcpy(o + c->outlen, head, (size_t)n);
+        memcpy(o + c->outlen + (size_t)n, body, bl);
+        c->out = o;
+        c->outlen += (size_t)n + bl;
+        return;
+    }
     if (send_all(c->fd, head, (size_t)n) == 0)
         send_all(c->fd, body, bl);
 }
@@ -741,16 +759,21 @@ static void consume(conn *c, size_t n)
     c->len -= n;
 }
 
-/* The delay (ms) scripted for this request, 0 when none. */
-static int delay_for(srv *s, const sreq *q)
+/* The delay (ms) scripted for this request, 0 when none; *late is set
+ * when only its answer is held. */
+static int delay_for(srv *s, const sreq *q, int *late)
 {
-    if (strcmp(q->method, "GET") != 0 || strstr(q->path, "watch="))
+    *late = 0;
+    if (strstr(q->path, "watch="))
         return 0;
     size_t pl = strcspn(q->path, "?");
     for (int i = 0; i < s->ndelays; i++) {
         delay *d = &s->delays[i];
-        if (d->times > 0 && strlen(d->path) == pl && strncmp(q->path, d->path, pl) == 0) {
+        const char *m = d->method ? d->method : "GET";
+        if (d->times > 0 && strcmp(q->method, m) == 0 && strlen(d->path) == pl &&
+            strncmp(q->path, d->path, pl) == 0) {
             d->times--;
+            *late = d->method != NULL;
             return d->ms;
         }
     }
@@ -767,7 +790,19 @@ static int conn_process(srv *s, conn *c)
             return -1;
         if (n == 0)
             return 0;
-        int ms = delay_for(s, &s->reqs[qi]);
+        int late;
+        int ms = delay_for(s, &s->reqs[qi], &late);
+        if (ms > 0 && late) {
+            /* served now, answered at due */
+            c->capture = 1;
+            handle(s, c, qi);
+            c->capture = 0;
+            consume(c, (size_t)n);
+            c->due = now_s() + ms / 1000.0;
+            c->held_req = -1;
+            c->late_req = qi;
+            return 0;
+        }
         if (ms > 0) {
             c->due = now_s() + ms / 1000.0;
             c->held_len = (size_t)n;
@@ -807,8 +842,16 @@ static void srv_step(srv *s, int ms)
         conn *c = &s->c[i];
         if (c->due > 0 && t >= c->due) {
             c->due = 0;
-            handle(s, c, (size_t)c->held_req);
-            consume(c, c->held_len);
+            if (c->held_req < 0) {
+                s->reqs[c->late_req].ta = t;
+                send_all(c->fd, c->out, c->outlen);
+                free(c->out);
+                c->out = NULL;
+                c->outlen = 0;
+            } else {
+                handle(s, c, (size_t)c->held_req);
+                consume(c, c->held_len);
+            }
             conn_process(s, c);
         }
     }
@@ -1492,7 +1535,7 @@ static void test_no_write_before_sync(void **state)
     fx *f = *state;
     base_world(f->s);
     add_workload(f->s, "a", "lq", "1", NULL, 1);
-    f->s->delays[f->s->ndelays++] = (delay){ "/apis/batch/v1/jobs", 1000, 1 };
+    f->s->delays[f->s->ndelays++] = (delay){ "/apis/batch/v1/jobs", 1000, 1, NULL };
     double t0 = now_s();
     start(f);
     long i = wait_req(f, 0, is_admission, "a", 6000);
@@ -1753,6 +1796,84 @@ static void test_invalid_queue_name_not_sent(void **state)
     stop(f);
 }
 
+/* ud: the Workload's name. A /status patch with Evicted=True. */
+static int is_eviction(const sreq *q, const void *ud)
+{
+    char suffix[300];
+    snprintf(suffix, sizeof(suffix), "/workloads/%s/status", (const char *)ud);
+    const char *st = jstrp(cond(q->j, "Evicted"), "status");
+    return strcmp(q->method, "PATCH") == 0 && ends_with(q->path, suffix) && st &&
+           strcmp(st, "True") == 0;
+}
+
+/* 15. A Workload without a Job, preempted while the answer to its
+ * eviction write is slow: the server applies the write and the watch
+ * brings Evicted=True before the answer. Its quota is still released
+ * (admission cleared, Requeued) once the answer is in, and the preemptor
+ * admitted. Before, the release was tried while the eviction write was in
+ * flight, dropped, and never tried again: the preemptor waited forever. */
+static void test_bare_preemption_slow_answer(void **state)
+{
+    fx *f = *state;
+    srv *s = f->s;
+    srv_add(s, R_RF,
+            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+            "\"metadata\":{\"name\":\"f1\",\"uid\":\"rf-1\"},\"spec\":{}}");
+    srv_add(s, R_CQ,
+            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
+            "\"metadata\":{\"name\":\"cq\",\"uid\":\"cq-1\"},\"spec\":{"
+            "\"namespaceSelector\":{},\"preemption\":{\"withinClusterQueue\":\"LowerPriority\"},"
+            "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],"
+            "\"flavors\":[{\"name\":\"f1\",\"resources\":[{\"name\":\"cpu\","
+            "\"nominalQuota\":\"4\"}]}]}]}}");
+    srv_add(s, R_LQ,
+            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
+            "\"metadata\":{\"name\":\"lq\",\"namespace\":\"team\",\"uid\":\"lq-1\"},"
+            "\"spec\":{\"clusterQueue\":\"cq\"}}");
+    srv_add(s, R_NS,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+            "\"team\",\"uid\":\"ns-1\",\"labels\":{\"kubernetes.io/metadata.name\":"
+            "\"team\"}}}");
+    static const char wl[] =
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"metadata\":{"
+        "\"name\":\"%s\",\"namespace\":\"team\",\"uid\":\"wl-%s\","
+        "\"creationTimestamp\":\"2025-01-01T00:00:0%dZ\"},"
+        "\"spec\":{\"queueName\":\"lq\",\"active\":true,\"priority\":%d,\"podSets\":[{"
+        "\"name\":\"main\",\"count\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":"
+        "\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":{\"cpu\":\"4\"}}}]}}}]}}";
+    char b[2048];
+    snprintf(b, sizeof(b), wl, "low", "low", 1, 0);
+    srv_add(s, R_WL, b);
+    srv_update(s, R_WL, "team/low",
+               "{\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{"
+               "\"name\":\"main\",\"count\":1,\"flavors\":{\"cpu\":\"f1\"},\"resourceUsage\":"
+               "{\"cpu\":\"4\"}}]},\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":"
+               "\"True\",\"reason\":\"QuotaReserved\",\"message\":\"Quota reserved in "
+               "ClusterQueue cq\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{\"type\":"
+               "\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\",\"message\":\"The "
+               "workload is admitted\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"}]}}",
+               1);
+    snprintf(b, sizeof(b), wl, "high", "high", 2, 100);
+    srv_add(s, R_WL, b);
+    /* the first write to low's status (its eviction) is answered 1.5 s
+     * after the store applied it */
+    s->delays[s->ndelays++] = (delay){ "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/workloads/"
+                                       "low/status",
+                                       1500, 1, "PATCH" };
+    start(f);
+    long e = wait_req(f, 0, is_eviction, "low", 5000);
+    CHECK(f, e >= 0, "team/low was not evicted for team/high");
+    long r = wait_req(f, (size_t)e + 1, is_pending_write, "low", 6000);
+    CHECK(f, r >= 0, "the quota of evicted team/low was never released");
+    CHECK(f, json_object_is_type(jpath(s->reqs[r].j, "status.admission"), json_type_null),
+          "the release of team/low does not clear status.admission");
+    EQS(f, cond(s->reqs[r].j, "Requeued"), "status", "True");
+    CHECK(f, s->reqs[r].t >= s->reqs[e].ta, "the release was sent before the eviction's answer");
+    long h = wait_req(f, (size_t)r, is_admission, "high", 5000);
+    CHECK(f, h >= 0, "team/high was not admitted after team/low released its quota");
+    stop(f);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -1770,6 +1891,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_create_backs_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_create_reported_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_queue_name_not_sent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bare_preemption_slow_answer, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,7 +86,14 @@ check() {
 e2e_finish() {
     echo "$PASSES passed, $FAILS failed"
     if [ "$FAILS" -ne 0 ]; then
-        declare -F dump >/dev/null && dump
+        if declare -F dump >/dev/null; then
+            dump
+        else
+            # no dump of its own: the logs' last lines, for a post-mortem
+            # of a failure seen only in CI
+            local l
+            for l in "$TMP"/*.log; do [ -e "$l" ] && show "$l" "${l##*/}" 30; done
+        fi
         echo "$FAILS check(s) failed"
         exit 1
     fi
