@@ -40,6 +40,8 @@ e2e_init() {
         command -v "$tool" >/dev/null 2>&1 || { echo "SKIP  all: $tool is not installed"; exit 0; }
     done
     E2E_CLUSTER=${CUEUE_E2E_CLUSTER:-embedded}
+    # the real binaries' cache, named before HOME moves into $TMP
+    export CUEUE_K8S_CACHE=${CUEUE_K8S_CACHE:-$HOME/.cache/cueue-k8s}
     case $E2E_CLUSTER in
     embedded) ;;
     k8s)

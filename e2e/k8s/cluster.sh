@@ -168,11 +168,44 @@ current-context: e2e
 EOF
 }
 
-# KWOK's pod stages (they replace its defaults): Running at once when bound
-# to one of its nodes; Succeeded after the simulated runtime when the pod
-# has one; gone once deleted.
+# KWOK's stages (they replace its defaults): a node is made Ready (KWOK
+# keeps its Lease renewed); a pod bound to one of its nodes is Running at
+# once, Succeeded after the simulated runtime when it has one, and gone
+# once deleted.
 stages() {
     cat <<'EOF'
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: cueue-node-ready}
+spec:
+  resourceRef: {apiGroup: v1, kind: Node}
+  selector:
+    matchExpressions:
+    - {key: '.status.conditions.[] | select( .type == "Ready" ) | .status', operator: NotIn, values: ['True']}
+  next:
+    statusTemplate: |
+      {{ $t := Now }}
+      conditions:
+      {{ range NodeConditions }}
+      - {type: {{ .type | Quote }}, status: {{ .status | Quote }}, reason: {{ .reason | Quote }}, message: {{ .message | Quote }}, lastHeartbeatTime: {{ $t | Quote }}, lastTransitionTime: {{ $t | Quote }}}
+      {{ end }}
+      addresses:
+      {{ with NodeIP }}
+      - {type: InternalIP, address: {{ . | Quote }}}
+      {{ end }}
+      - {type: Hostname, address: {{ NodeName | Quote }}}
+      nodeInfo:
+        architecture: amd64
+        operatingSystem: linux
+        kubeletVersion: {{ printf "kwok-%s" Version | Quote }}
+        containerRuntimeVersion: {{ printf "kwok-%s" Version | Quote }}
+        kernelVersion: ""
+        osImage: ""
+        machineID: ""
+        systemUUID: ""
+        bootID: ""
+      phase: Running
+---
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata: {name: cueue-pod-running}
@@ -291,7 +324,7 @@ args_of() {
             --bind-address=127.0.0.1 --secure-port="$KCM_PORT" --leader-elect=false \
             --controllers=job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,node-lifecycle-controller,pod-garbage-collector-controller,ttl-after-finished-controller \
             --service-account-private-key-file="$p/sa.key" --root-ca-file="$p/ca.crt" \
-            --use-service-account-credentials=false \
+            --use-service-account-credentials=true \
             --kube-api-qps=200 --kube-api-burst=400 --concurrent-job-syncs=10 \
             --concurrent-gc-syncs=20 ;;
     kube-scheduler)
