@@ -44,6 +44,8 @@
 # Needs: kubectl, jq, curl, timeout, and e2e/k8s/cluster.sh's binaries.
 set -u -o pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+# cluster.sh's cache is under the real HOME; e2e_init moves HOME into $TMP
+export CUEUE_K8S_CACHE=${CUEUE_K8S_CACHE:-$HOME/.cache/cueue-k8s}
 . "$HERE/../lib.sh"
 e2e_init "$@" kubectl jq curl
 ROOT=$(cd "$HERE/../.." && pwd) # lib.sh's ROOT is e2e/ for a script in e2e/k8s
@@ -330,6 +332,15 @@ wait_for 60 "high's Workload Finished" wl_cond high Finished True
 wait_for 90 "low admitted again" wl_cond low Admitted True
 wait_for 60 "low started again" job_unsuspended low
 
+# a pending Job moved to another LocalQueue: its Workload's spec is patched
+mkjob mover lq-a 1 2s
+wait_for 60 "mover pending in lq-a (cq-a is full)" wl_cond mover QuotaReserved False
+k label job -n "$NS" mover kueue.x-k8s.io/queue-name=lq-b --overwrite >/dev/null
+wl_queue() { [ "$(k get workload -n "$NS" "$(wl_of "$1")" -o jsonpath='{.spec.queueName}')" = "$2" ]; }
+wait_for 60 "mover's Workload moved to lq-b" wl_queue mover lq-b
+wait_for 60 "mover admitted in cq-b" wl_cond mover Admitted True
+wait_for 120 "mover Complete" job_complete mover
+
 # Events, as the ServiceAccount wrote them
 # ev_has "KIND NAME REASON": such an Event exists in $NS
 ev_has() {
@@ -344,7 +355,7 @@ done
 
 # queue status, written by server-side apply (field manager cueue-queue-status)
 ssa_status() {
-    k get "$@" -o json | jq -e 'any(.metadata.managedFields[]?;
+    k get "$@" --show-managed-fields -o json | jq -e 'any(.metadata.managedFields[]?;
         .manager == "cueue-queue-status" and .operation == "Apply" and .subresource == "status")' >/dev/null
 }
 wait_for 30 "ClusterQueue cq-a status applied" ssa_status clusterqueue cq-a
@@ -438,7 +449,7 @@ check "update on jobs/finalizers taken out" "still there" \
     bash -c "! kubectl --kubeconfig '$SAKC' auth can-i update jobs/finalizers -n $NS >/dev/null 2>&1"
 mkjob negown lq-b 1 3s
 wait_for 60 "the log says the Workload was refused: blockOwnerDeletion" refused_logged 'blockOwnerDeletion'
-grep -m1 "refused the controller's request" "$TMP/neg.log" | sed 's/^/      /'
+grep -m1 " error \"the API server .*blockOwnerDeletion" "$TMP/neg.log" | sed 's/^/      /'
 wait_for 30 "cueue_api_requests_total counts POST 403" m403 POST
 wait_for 30 "Event: Job negown FailedCreateWorkload" ev_has "Job negown FailedCreateWorkload"
 restore_role
@@ -451,7 +462,7 @@ mkjob neg lq-b 1 3s
 wait_for 60 "neg admitted (its Workload may be written)" wl_cond neg Admitted True
 wait_for 60 "the log names the verb and the resource refused" refused_logged \
     'cannot patch resource \\?"jobs\\?" in API group \\?"batch\\?"'
-grep "refused the controller's request" "$TMP/neg.log" | tail -n 1 | sed 's/^/      /'
+grep " error \"the API server .*cannot patch" "$TMP/neg.log" | tail -n 1 | sed 's/^/      /'
 wait_for 30 "cueue_api_requests_total counts PATCH 403" m403 PATCH
 check "neg not started while the rule is missing" "it started" job_suspended neg
 restore_role
