@@ -417,10 +417,21 @@ audit_checks() {
     refused=$(awk '$3 == 403 || $3 == 401' <<<"$reqs" | sort | uniq -c)
     check "$what: the audit log has $(grep -c . <<<"$reqs") requests of the controller, none refused" \
         "$refused" test -z "$refused"
+    # nor malformed (a body the real API server cannot read, say)
+    refused=$(awk '$3 == 400 || $3 == 415 || $3 == 422' <<<"$reqs" | sort | uniq -c)
+    check "$what: no request answered 400, 415 or 422" "$refused" test -z "$refused"
+}
+# clean_log NAME: the controller's log has no error line and it stopped with
+# write_errors=0
+clean_log() {
+    check "$1: no error in the log, write_errors=0 at exit" \
+        "$(grep -m3 ' error "' "$TMP/$1.log"; grep -m1 'stopped:' "$TMP/$1.log")" \
+        bash -c "! grep -q ' error \"' '$TMP/$1.log' && grep -q 'stopped: .* write_errors=0 ' '$TMP/$1.log'"
 }
 audit_len() { wc -l <"$AUDIT"; }
 A2_END=$(audit_len)
 audit_checks "run as the ServiceAccount" 1 "$A2_END"
+clean_log ctrl
 USED=$(audited 1 "$A2_END" | awk '$3 != 403 && $3 != 401 { print $1, $2 }' | sort -u)
 echo "      used: $(tr '\n' ';' <<<"$USED")"
 unused=$(comm -23 <(granted) <(echo "$USED") | grep -vxE "${UNUSED_OK%|}")
@@ -511,6 +522,7 @@ stop_pid "$CT_PID"; rc=$?
 CT_PID=""
 check "in-cluster: stopped cleanly (exit 0)" "exit $rc" test "$rc" -eq 0
 audit_checks "in-cluster" "$A4_START" "$(audit_len)"
+clean_log incluster
 check "in-cluster: the log has no refused request" "$(grep -m3 "refused the controller" "$TMP/incluster.log")" \
     bash -c "! grep -q 'refused the controller' '$TMP/incluster.log'"
 
