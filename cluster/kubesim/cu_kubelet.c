@@ -128,8 +128,22 @@ static const char *node_ip(json_object *node)
     return NULL;
 }
 
+static int cmp_node_name(const void *a, const void *b)
+{
+    const char *x = ks_name_of(*(json_object *const *)a), *y = ks_name_of(*(json_object *const *)b);
+    return strcmp(x ? x : "", y ? y : "");
+}
+
+static int cmp_key_node(const void *key, const void *b)
+{
+    const char *y = ks_name_of(*(json_object *const *)b);
+    return strcmp((const char *)key, y ? y : "");
+}
+
 int cu_kubesim_kubelet(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
 {
+    json_object **byname = NULL;
+    size_t nnodes;
     ks_types t;
     json_object *nl, *pl, *nodes, *pods;
     int writes = 0;
@@ -141,6 +155,15 @@ int cu_kubesim_kubelet(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
     pl = ks_list(s, t.pods, NULL, NULL);
     nodes = cu_jget(nl, "items");
     pods = cu_jget(pl, "items");
+    /* the nodes by name, for one lookup per pod */
+    nnodes = cu_jarr_len(nodes);
+    byname = calloc(nnodes ? nnodes : 1, sizeof(*byname));
+    if (!byname)
+        nnodes = 0;
+    for (size_t k = 0; k < nnodes; k++)
+        byname[k] = jidx(nodes, k);
+    if (nnodes)
+        qsort(byname, nnodes, sizeof(*byname), cmp_node_name);
     for (size_t i = 0; pl && nl && i < cu_jarr_len(pods); i++) {
         json_object *p = jidx(pods, i), *node = NULL;
         const char *ph = cu_jpath_str(p, "status.phase"), *nn = cu_jpath_str(p, "spec.nodeName");
@@ -153,11 +176,11 @@ int cu_kubesim_kubelet(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
         }
         if (!nn)
             continue;
-        for (size_t k = 0; k < cu_jarr_len(nodes); k++)
-            if (str_eq(ks_name_of(jidx(nodes, k)), nn))
-                node = jidx(nodes, k);
-        if (!node)
+        json_object **hit = nnodes ? bsearch(nn, byname, nnodes, sizeof(*byname), cmp_key_node)
+                                   : NULL;
+        if (!hit)
             continue;
+        node = *hit;
         if (!ph || str_eq(ph, "Pending")) {
             writes += pod_transition(s, &t, p, 1, node_ip(node), ts);
             ph = "Running";
@@ -183,6 +206,7 @@ int cu_kubesim_kubelet(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
                 *next_due_ms = start + rt;
         }
     }
+    free(byname);
     if (nl)
         json_object_put(nl);
     if (pl)

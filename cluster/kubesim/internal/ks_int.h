@@ -72,4 +72,23 @@ int ks_pod_delete(cu_store *s, const cu_rtype *pods, json_object *pod);
 /* The QoS class of a pod spec (static string). */
 const char *ks_pod_qos(json_object *spec);
 
+/* ---- the incremental scheduler (cu_simsched.c) ----
+ * Its state: Nodes and Pods decoded once per change, kept up to date from
+ * watches on the store (watch = 1; 0: built from one list per pass, as
+ * the stateless cu_kubesim_schedule does). */
+typedef struct ks_sched ks_sched;
+ks_sched *ks_sched_new(int watch);
+void ks_sched_free(ks_sched *ss);
+/* One pass: catches up with the store, then tries the pending pods that
+ * are new or changed, or that did not fit before some node (or the pods
+ * on it) changed, in kube-scheduler's order (priority, then creation
+ * time). It stops after max_writes writes or max_us microseconds (0: no
+ * limit), or when *stop (may be NULL) is set; *more (may be NULL) is then
+ * 1. Returns the number of writes. */
+int ks_sched_pass(ks_sched *ss, cu_store *s, int most_allocated, int64_t now_ms, int max_writes,
+                  int64_t max_us, const volatile int *stop, int *more);
+/* Pods bound so far, and the time its passes took. */
+uint64_t ks_sched_binds(const ks_sched *ss);
+int64_t ks_sched_busy_us(const ks_sched *ss);
+
 #endif
