@@ -50,13 +50,13 @@ int cu_kubesim_step(cu_store *s, int most_allocated, int64_t now_ms, int64_t *ne
  * since the last pass is skipped; our own writes move the RV, so each
  * busy pass is followed by one quiet pass that writes nothing.
  *
- * The scheduler keeps its decoded world between passes (ks_sched, fed by
- * watches) and each of its passes is bounded (KS_SCHED_WRITES writes,
- * KS_SCHED_US of time), so the Job controller and the kubelet run between
- * two slices of a long scheduling backlog, and the clock is read again
+ * The controllers share a decoded world kept between passes (ks_state,
+ * fed by watches) and each looks only at what changed; each pass is bounded
+ * (KS_PASS_WRITES writes; the scheduler's also KS_SCHED_US of time), so
+ * the three take turns on a long backlog, and the clock is read again
  * for each round, so pods finish on time. The stop flag is looked at
  * between rounds and between pods. */
-#define KS_SCHED_WRITES 400
+#define KS_PASS_WRITES 400
 #define KS_SCHED_US 50000
 
 struct cu_kubesim {
@@ -67,7 +67,7 @@ struct cu_kubesim {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     volatile int stop;
-    ks_sched *sched;
+    ks_state *st;
     int64_t busy_us, started_us;
     uint64_t rounds;
 };
@@ -86,15 +86,16 @@ static int ks_thread_step(cu_kubesim *k, int64_t *next_due, int *more)
     int total = 0;
     for (int round = 0; round < 16 && !k->stop; round++) {
         int64_t now = cu_clock_now(&k->clock);
-        int m = 0;
-        int w = cu_kubesim_sync_jobs(k->s, now, next_due);
-        w += ks_sched_pass(k->sched, k->s, k->o.most_allocated, now, KS_SCHED_WRITES, KS_SCHED_US,
-                           &k->stop, &m);
-        w += cu_kubesim_kubelet(k->s, cu_clock_now(&k->clock), next_due);
+        int m1 = 0, m2 = 0, m3 = 0;
+        int w = ks_jobctl_pass(k->st, k->s, now, next_due, KS_PASS_WRITES, &k->stop, &m1);
+        w += ks_sched_pass(k->st, k->s, k->o.most_allocated, cu_clock_now(&k->clock),
+                           KS_PASS_WRITES, KS_SCHED_US, &k->stop, &m2);
+        w += ks_kubelet_pass(k->st, k->s, cu_clock_now(&k->clock), next_due, KS_PASS_WRITES,
+                             &k->stop, &m3);
         k->rounds++;
         total += w;
-        *more = m;
-        if (!w && !m)
+        *more = m1 || m2 || m3;
+        if (!w && !*more)
             break;
     }
     return total;
@@ -163,7 +164,7 @@ cu_kubesim *cu_kubesim_start(cu_store *s, const cu_kubesim_opts *o, char *err, s
     }
     k->o.nodes_file = NULL; /* used up; not kept */
     k->started_us = mono_us();
-    if (!(k->sched = ks_sched_new(1))) {
+    if (!(k->st = ks_state_new(1))) {
         snprintf(err, errn, "kubesim: out of memory");
         free(k);
         return NULL;
@@ -172,7 +173,7 @@ cu_kubesim *cu_kubesim_start(cu_store *s, const cu_kubesim_opts *o, char *err, s
     pthread_cond_init(&k->cv, NULL);
     if (pthread_create(&k->th, NULL, ks_main, k) != 0) {
         snprintf(err, errn, "kubesim: cannot start the controller thread");
-        ks_sched_free(k->sched);
+        ks_state_free(k->st);
         pthread_cond_destroy(&k->cv);
         pthread_mutex_destroy(&k->mu);
         free(k);
@@ -194,10 +195,10 @@ void cu_kubesim_stop(cu_kubesim *k)
         fprintf(stderr,
                 "kubesim: %" PRIu64 " pods bound in %.2f s of scheduler passes; %" PRIu64
                 " rounds; thread busy %.2f s of %.2f s\n",
-                ks_sched_binds(k->sched), (double)ks_sched_busy_us(k->sched) / 1e6, k->rounds,
+                ks_sched_binds(k->st), (double)ks_sched_busy_us(k->st) / 1e6, k->rounds,
                 (double)k->busy_us / 1e6,
                 (double)(mono_us() - k->started_us) / 1e6);
-    ks_sched_free(k->sched);
+    ks_state_free(k->st);
     pthread_cond_destroy(&k->cv);
     pthread_mutex_destroy(&k->mu);
     free(k);

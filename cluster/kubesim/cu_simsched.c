@@ -361,65 +361,6 @@ out:
  * (pod JSON is dropped once bound); a node keeps its JSON, which its
  * decoded parts borrow (nodes are few). */
 
-typedef struct ks_prio { /* the usage of a node's pods of one priority */
-    int64_t prio, npods;
-    cu_restab used;
-} ks_prio;
-
-typedef struct ks_node {
-    char *name;       /* owned; also the key of world.node_ix */
-    json_object *obj; /* owned; taints, labels and alloc borrow from it */
-    cu_arena ar;
-    cu_taint *taints;
-    size_t ntaints;
-    cu_kvs labels;
-    int unschedulable, live;
-    cu_restab alloc; /* allocatable (or capacity) by resource */
-    int64_t alloc_pods, alloc_cpu, alloc_mem;
-    /* what is bound to it: the non-terminal pods (names interned) */
-    cu_restab used;
-    int64_t npods, nz_cpu, nz_mem;
-    ks_prio *prios;
-    size_t nprios;
-    uint64_t epoch; /* world.epoch when it or its pods last changed */
-} ks_node;
-
-typedef struct ks_pod {
-    char *ns, *name, *uid, *node, *ctime; /* owned; node: spec.nodeName */
-    int inuse, counted, pending, never_preempt;
-    int active; /* bound and not terminal: counts on its node */
-    int64_t prio;
-    cu_restab req; /* effective requests (names interned) */
-    int64_t nz_cpu, nz_mem;
-    /* pending pods only: the object (tols and sel borrow from it) */
-    json_object *obj;
-    cu_arena ar;
-    cu_toleration *tols;
-    size_t ntols;
-    cu_nodesel sel;
-    char *bad;       /* a malformed quantity: the message naming it */
-    uint64_t cls;    /* pods of one class fit the same nodes (0: unique) */
-    uint64_t tried;  /* world.epoch at its last attempt (0: never) */
-    uint64_t ev_hash; /* the FailedScheduling event last recorded */
-    int64_t ev_at;
-    int next; /* hash chain */
-} ks_pod;
-
-typedef struct ks_world {
-    ks_node *nodes;
-    size_t nnodes, capnodes, nlive;
-    cu_strmap node_ix; /* name -> index in nodes */
-    ks_pod *pods;
-    size_t npods, cappods;
-    int *buckets; /* pod hash: ns/name -> first index */
-    size_t nbuckets;
-    int freelist;
-    cu_strmap names; /* interned resource names */
-    char **owned;
-    size_t nowned, capowned;
-    uint64_t epoch; /* bumped by every change a pending pod may care about */
-} ks_world;
-
 static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
 static const char *intern(ks_world *w, const char *name)
@@ -477,6 +418,123 @@ static void world_init(ks_world *w)
     w->epoch = 1;
 }
 
+/* ---- Jobs: uid -> entry, each with the list of its pods ---- */
+
+static uint64_t job_bucket(const ks_world *w, const char *uid)
+{
+    return cu_hash_str(uid ? uid : "") % w->njbuckets;
+}
+
+static int job_find(const ks_world *w, const char *uid)
+{
+    if (!w->njbuckets)
+        return -1;
+    for (int i = w->jbuckets[job_bucket(w, uid)]; i >= 0; i = w->jobs[i].next)
+        if (str_eq(w->jobs[i].uid, uid ? uid : ""))
+            return i;
+    return -1;
+}
+
+static void job_dirty(ks_world *w, int j)
+{
+    if (j < 0 || w->jobs[j].dirty)
+        return;
+    if (w->ndirty == w->capdirty) {
+        size_t cap = w->capdirty ? w->capdirty * 2 : 64;
+        int *d = realloc(w->dirty, cap * sizeof(*d));
+        if (!d)
+            return;
+        w->dirty = d;
+        w->capdirty = cap;
+    }
+    w->jobs[j].dirty = 1;
+    w->dirty[w->ndirty++] = j;
+}
+
+/* The entry of uid, added (not existing yet) when missing; -1 on OOM. */
+static int job_get(ks_world *w, const char *uid)
+{
+    int j = job_find(w, uid);
+    if (j >= 0)
+        return j;
+    if (w->njobs == w->capjobs) {
+        size_t cap = w->capjobs ? w->capjobs * 2 : 256;
+        ks_job *nj = realloc(w->jobs, cap * sizeof(*nj));
+        if (!nj)
+            return -1;
+        w->jobs = nj;
+        w->capjobs = cap;
+    }
+    if (!w->njbuckets || w->njobs >= w->njbuckets / 2) {
+        size_t nb = w->njbuckets ? w->njbuckets * 4 : 1024;
+        int *b = malloc(nb * sizeof(*b));
+        if (!b)
+            return -1;
+        for (size_t i = 0; i < nb; i++)
+            b[i] = -1;
+        free(w->jbuckets);
+        w->jbuckets = b;
+        w->njbuckets = nb;
+        for (size_t i = 0; i < w->njobs; i++) {
+            uint64_t h = job_bucket(w, w->jobs[i].uid);
+            w->jobs[i].next = b[h];
+            b[h] = (int)i;
+        }
+    }
+    j = (int)w->njobs;
+    ks_job *e = &w->jobs[j];
+    memset(e, 0, sizeof(*e));
+    if (!(e->uid = strdup(uid ? uid : "")))
+        return -1;
+    e->first = -1;
+    e->due = INT64_MAX;
+    uint64_t h = job_bucket(w, e->uid);
+    e->next = w->jbuckets[h];
+    w->jbuckets[h] = j;
+    w->njobs++;
+    return j;
+}
+
+static void job_unlink_pod(ks_world *w, ks_pod *p)
+{
+    int idx = (int)(p - w->pods);
+    if (p->job < 0)
+        return;
+    for (int *link = &w->jobs[p->job].first; *link >= 0; link = &w->pods[*link].sib)
+        if (*link == idx) {
+            *link = p->sib;
+            break;
+        }
+    job_dirty(w, p->job);
+    p->job = -1;
+    p->sib = -1;
+}
+
+static void job_apply(ks_world *w, json_object *obj)
+{
+    int j = ks_uid_of(obj) ? job_get(w, ks_uid_of(obj)) : -1;
+    if (j < 0)
+        return;
+    ks_job *e = &w->jobs[j];
+    free(e->ns);
+    free(e->name);
+    e->ns = xstrdup(ks_ns_of(obj));
+    e->name = xstrdup(ks_name_of(obj));
+    e->exists = 1;
+    e->deleting = cu_jpath(obj, "metadata.deletionTimestamp") != NULL;
+    job_dirty(w, j);
+}
+
+static void job_delete(ks_world *w, json_object *obj)
+{
+    int j = job_find(w, ks_uid_of(obj));
+    if (j < 0)
+        return;
+    w->jobs[j].exists = 0;
+    w->jobs[j].due = INT64_MAX;
+    job_dirty(w, j);
+}
+
 static void pod_clear_pending(ks_pod *p)
 {
     if (p->obj)
@@ -531,6 +589,14 @@ static void world_free(ks_world *w)
         pod_clear(&w->pods[i]);
     free(w->pods);
     free(w->buckets);
+    for (size_t i = 0; i < w->njobs; i++) {
+        free(w->jobs[i].uid);
+        free(w->jobs[i].ns);
+        free(w->jobs[i].name);
+    }
+    free(w->jobs);
+    free(w->jbuckets);
+    free(w->dirty);
     cu_strmap_free(&w->node_ix);
     cu_strmap_free(&w->names);
     for (size_t i = 0; i < w->nowned; i++)
@@ -645,6 +711,8 @@ static ks_pod *pod_insert(ks_world *w, const char *ns, const char *name)
     }
     p = &w->pods[idx];
     p->inuse = 1;
+    p->job = -1;
+    p->sib = -1;
     p->ns = xstrdup(ns ? ns : "");
     p->name = xstrdup(name);
     if ((!w->nbuckets || w->npods > w->nbuckets / 2) && pod_rehash(w, w->nbuckets ? w->nbuckets * 4 : 1024) != 0)
@@ -660,6 +728,7 @@ static void pod_remove(ks_world *w, ks_pod *p)
     int idx = (int)(p - w->pods);
     uint64_t h = pod_bucket(w, p->ns, p->name);
     pod_recount(w, p, 0);
+    job_unlink_pod(w, p);
     for (int *link = &w->buckets[h]; *link >= 0; link = &w->pods[*link].next)
         if (*link == idx) {
             *link = p->next;
@@ -758,6 +827,34 @@ static int pod_apply(ks_world *w, json_object *obj, json_object *pcs, const char
     p->active = active;
     p->pending = force_pending || pod_pending(obj);
     p->tried = 0;
+    /* for the kubelet and the Job controller */
+    const char *ph = cu_jpath_str(obj, "status.phase");
+    const char *owner = ks_job_owner_uid(obj);
+    int64_t start;
+    p->terminal = ks_phase_terminal(obj);
+    p->running = str_eq(ph, "Running");
+    p->waiting = !ph || str_eq(ph, "Pending");
+    p->deleting = cu_jpath(obj, "metadata.deletionTimestamp") != NULL;
+    p->has_fin = ks_has_finalizer(obj, KS_TRACKING_FINALIZER);
+    p->has_ctrl = ks_has_controller(obj);
+    p->rt_ms = ks_pod_runtime(obj);
+    p->has_rt = p->rt_ms >= 0;
+    p->start_ms = -1;
+    if (cu_jpath_str(obj, "status.startTime") &&
+        cu_time_parse(cu_jpath_str(obj, "status.startTime"), &start) == CU_OK)
+        p->start_ms = start;
+    if (!force_pending) {
+        int j = owner ? job_get(w, owner) : !p->has_ctrl ? job_get(w, "") : -1;
+        if (j != p->job) {
+            job_unlink_pod(w, p);
+            if (j >= 0) {
+                p->job = j;
+                p->sib = w->jobs[j].first;
+                w->jobs[j].first = (int)(p - w->pods);
+            }
+        }
+        job_dirty(w, p->job);
+    }
     if (p->pending) {
         json_object *spec = cu_jget(obj, "spec");
         p->obj = json_object_get(obj);
@@ -1181,21 +1278,10 @@ static int event_record(cu_store *s, const ks_types *t, json_object *pod, const 
 
 /* The scheduler's state: the decoded world, kept up to date from watches
  * on pods and nodes (or, without watches, built from one list). */
-struct ks_sched {
-    ks_world w;
-    int watch, synced;
-    cu_watch *wp, *wn;
-    json_tokener *tok;
-    struct cu_store *s;
-    ks_pod **cand; /* the pass's candidates */
-    size_t capcand;
-    uint64_t binds, passes;
-    int64_t busy_us;
-};
 
-ks_sched *ks_sched_new(int watch)
+ks_state *ks_state_new(int watch)
 {
-    ks_sched *ss = calloc(1, sizeof(*ss));
+    ks_state *ss = calloc(1, sizeof(*ss));
     if (!ss)
         return NULL;
     world_init(&ss->w);
@@ -1203,18 +1289,19 @@ ks_sched *ks_sched_new(int watch)
     return ss;
 }
 
-static void sched_unsync(ks_sched *ss)
+static void sched_unsync(ks_state *ss)
 {
-    if (ss->wp)
-        cu_store_watch_close(ss->wp);
-    if (ss->wn)
-        cu_store_watch_close(ss->wn);
-    ss->wp = ss->wn = NULL;
+    cu_watch **ws[3] = { &ss->wp, &ss->wn, &ss->wj };
+    for (int i = 0; i < 3; i++) {
+        if (*ws[i])
+            cu_store_watch_close(*ws[i]);
+        *ws[i] = NULL;
+    }
     world_free(&ss->w);
     ss->synced = 0;
 }
 
-void ks_sched_free(ks_sched *ss)
+void ks_state_free(ks_state *ss)
 {
     if (!ss)
         return;
@@ -1225,21 +1312,29 @@ void ks_sched_free(ks_sched *ss)
     free(ss);
 }
 
-uint64_t ks_sched_binds(const ks_sched *ss) { return ss ? ss->binds : 0; }
-int64_t ks_sched_busy_us(const ks_sched *ss) { return ss ? ss->busy_us : 0; }
+uint64_t ks_sched_binds(const ks_state *ss) { return ss ? ss->binds : 0; }
+int64_t ks_sched_busy_us(const ks_state *ss) { return ss ? ss->busy_us : 0; }
+
+enum { K_NODE, K_POD, K_JOB };
+
+static int kind_apply(ks_state *ss, int kind, json_object *o, json_object *pcs)
+{
+    switch (kind) {
+    case K_NODE: return node_apply(&ss->w, o);
+    case K_POD: return pod_apply(&ss->w, o, pcs, ks_ns_of(o), ks_name_of(o), 0);
+    default: job_apply(&ss->w, o); return 0;
+    }
+}
 
 /* Lists rt into the world and opens a watch from the list's RV (when
  * watching). -1 on failure. */
-static int sched_list(ks_sched *ss, cu_store *s, const cu_rtype *rt, int is_pod, json_object *pcs,
+static int sched_list(ks_state *ss, cu_store *s, const cu_rtype *rt, int kind, json_object *pcs,
                       cu_watch **wout)
 {
     json_object *l = ks_list(s, rt, NULL, NULL), *items = cu_jget(l, "items");
     int rc = l ? 0 : -1;
-    for (size_t i = 0; rc == 0 && i < cu_jarr_len(items); i++) {
-        json_object *o = jidx(items, i);
-        rc = is_pod ? pod_apply(&ss->w, o, pcs, ks_ns_of(o), ks_name_of(o), 0)
-                    : node_apply(&ss->w, o);
-    }
+    for (size_t i = 0; rc == 0 && i < cu_jarr_len(items); i++)
+        rc = kind_apply(ss, kind, jidx(items, i), pcs);
     if (rc == 0 && ss->watch) {
         cu_list_opts o;
         cu_status st;
@@ -1254,7 +1349,7 @@ static int sched_list(ks_sched *ss, cu_store *s, const cu_rtype *rt, int is_pod,
 }
 
 /* Applies what the watch w has. -1 when it ended (relist). */
-static int sched_drain(ks_sched *ss, cu_watch *w, int is_pod, json_object *pcs)
+static int sched_drain(ks_state *ss, cu_watch *w, int kind, json_object *pcs)
 {
     cu_watch_ev ev;
     if (!ss->tok && !(ss->tok = cu_json_tokener_new()))
@@ -1268,15 +1363,14 @@ static int sched_drain(ks_sched *ss, cu_watch *w, int is_pod, json_object *pcs)
             rc = -1;
         } else if (!str_eq(ev.type, "BOOKMARK") && data &&
                    (o = cu_json_parse(ss->tok, data, len, NULL, 0)) != NULL) {
-            if (str_eq(ev.type, "DELETED")) {
-                if (is_pod)
-                    pod_delete(&ss->w, o);
-                else
-                    node_delete(&ss->w, o);
-            } else {
-                rc = is_pod ? pod_apply(&ss->w, o, pcs, ks_ns_of(o), ks_name_of(o), 0)
-                            : node_apply(&ss->w, o);
-            }
+            if (!str_eq(ev.type, "DELETED"))
+                rc = kind_apply(ss, kind, o, pcs);
+            else if (kind == K_POD)
+                pod_delete(&ss->w, o);
+            else if (kind == K_NODE)
+                node_delete(&ss->w, o);
+            else
+                job_delete(&ss->w, o);
         }
         if (o)
             json_object_put(o);
@@ -1288,23 +1382,38 @@ static int sched_drain(ks_sched *ss, cu_watch *w, int is_pod, json_object *pcs)
     return cu_store_watch_done(w) ? -1 : 0;
 }
 
-/* Brings the world up to date with the store. -1 on failure. */
-static int sched_sync(ks_sched *ss, cu_store *s, const ks_types *t, json_object *pcs)
+int ks_state_sync(ks_state *ss, cu_store *s)
 {
-    if (ss->synced && ss->s == s && ss->watch) {
-        if (sched_drain(ss, ss->wn, 0, pcs) == 0 && sched_drain(ss, ss->wp, 1, pcs) == 0)
-            return 0;
+    ks_types t;
+    json_object *pcl = NULL, *pcs;
+    int rc = 0;
+    if (ks_types_get(s, &t) != 0)
+        return -1;
+    if (ss->synced && (!ss->watch || ss->s == s)) {
+        if (!ss->watch)
+            return 0; /* a list-built state: as it was listed */
     }
-    /* first time, or the watch ended (fell behind the history): relist */
+    if (t.pcs)
+        pcl = ks_list(s, t.pcs, NULL, NULL);
+    pcs = cu_jget(pcl, "items");
+    if (ss->synced && ss->watch && ss->s == s && sched_drain(ss, ss->wn, K_NODE, pcs) == 0 &&
+        sched_drain(ss, ss->wj, K_JOB, pcs) == 0 && sched_drain(ss, ss->wp, K_POD, pcs) == 0)
+        goto out;
+    /* first time, or a watch ended (fell behind the history): relist */
     sched_unsync(ss);
     ss->s = s;
-    if (sched_list(ss, s, t->nodes, 0, pcs, &ss->wn) != 0 ||
-        sched_list(ss, s, t->pods, 1, pcs, &ss->wp) != 0) {
+    if (sched_list(ss, s, t.nodes, K_NODE, pcs, &ss->wn) != 0 ||
+        sched_list(ss, s, t.jobs, K_JOB, pcs, &ss->wj) != 0 ||
+        sched_list(ss, s, t.pods, K_POD, pcs, &ss->wp) != 0) {
         sched_unsync(ss);
-        return -1;
+        rc = -1;
+        goto out;
     }
     ss->synced = 1;
-    return 0;
+out:
+    if (pcl)
+        json_object_put(pcl);
+    return rc;
 }
 
 static int cmp_cand(const void *a, const void *b)
@@ -1322,7 +1431,7 @@ static int cmp_cand(const void *a, const void *b)
 
 /* Binds p to n: the pod (spec.nodeName, and spec.priority as resolved),
  * then its PodScheduled condition. The number of writes. */
-static int bind_pod(ks_sched *ss, cu_store *s, const ks_types *t, ks_pod *p, ks_node *n,
+static int bind_pod(ks_state *ss, cu_store *s, const ks_types *t, ks_pod *p, ks_node *n,
                     const char *ts)
 {
     json_object *copy = cu_jcopy(p->obj), *out = NULL, *spec = cu_jget(copy, "spec");
@@ -1388,11 +1497,10 @@ typedef struct clsfail {
     char *msg;
 } clsfail;
 
-int ks_sched_pass(ks_sched *ss, cu_store *s, int most_allocated, int64_t now_ms, int max_writes,
+int ks_sched_pass(ks_state *ss, cu_store *s, int most_allocated, int64_t now_ms, int max_writes,
                   int64_t max_us, const volatile int *stop, int *more)
 {
     ks_types t;
-    json_object *pcl = NULL;
     size_t ncand = 0, nfail = 0, capfail = 0;
     clsfail *fails = NULL;
     int writes = 0;
@@ -1400,12 +1508,8 @@ int ks_sched_pass(ks_sched *ss, cu_store *s, int most_allocated, int64_t now_ms,
     char ts[32], msg[KS_MSG_MAX + 1];
     if (more)
         *more = 0;
-    if (ks_types_get(s, &t) != 0)
+    if (ks_types_get(s, &t) != 0 || ks_state_sync(ss, s) != 0)
         return 0;
-    if (t.pcs)
-        pcl = ks_list(s, t.pcs, NULL, NULL);
-    if (sched_sync(ss, s, &t, cu_jget(pcl, "items")) != 0)
-        goto out;
     ss->passes++;
     fmt_time(now_ms, ts);
     /* the candidates: pending pods never tried, or tried before some
@@ -1465,19 +1569,17 @@ out:
     for (size_t k = 0; k < nfail; k++)
         free(fails[k].msg);
     free(fails);
-    if (pcl)
-        json_object_put(pcl);
     ss->busy_us += mono_us() - t0;
     return writes;
 }
 
 int cu_kubesim_schedule(cu_store *s, int most_allocated, int64_t now_ms)
 {
-    ks_sched *ss = ks_sched_new(0);
+    ks_state *ss = ks_state_new(0);
     int writes;
     if (!ss)
         return 0;
     writes = ks_sched_pass(ss, s, most_allocated, now_ms, 0, 0, NULL, NULL);
-    ks_sched_free(ss);
+    ks_state_free(ss);
     return writes;
 }
