@@ -17,7 +17,6 @@
 
 typedef ks_podref podref;
 
-
 int ks_has_controller(json_object *pod)
 {
     json_object *refs = cu_jpath(pod, "metadata.ownerReferences");
@@ -374,7 +373,8 @@ static int jobctl_one(ks_state *st, cu_store *s, const ks_types *t, int j, int64
     json_object *job = NULL;
     if (e->uid[0] && e->exists && !e->deleting) {
         job = get_obj(s, t->jobs, e->ns, e->name);
-        if (!job || !str_eq(ks_uid_of(job), e->uid) || cu_jpath(job, "metadata.deletionTimestamp")) {
+        if (!job || !str_eq(ks_uid_of(job), e->uid) ||
+            cu_jpath(job, "metadata.deletionTimestamp")) {
             /* the watch has not told us yet: it will */
             if (job)
                 json_object_put(job);
@@ -403,7 +403,8 @@ static int jobctl_one(ks_state *st, cu_store *s, const ks_types *t, int j, int64
     }
     if (job) {
         int64_t due = INT64_MAX;
-        qsort(mine, n, sizeof(*mine), cmp_podref_name);
+        if (n)
+            qsort(mine, n, sizeof(*mine), cmp_podref_name);
         writes += ks_sync_job(s, t, job, mine, n, now, &due);
         json_object_put(job);
         e = &w->jobs[j];
@@ -420,8 +421,8 @@ static int jobctl_one(ks_state *st, cu_store *s, const ks_types *t, int j, int64
     return writes;
 }
 
-int ks_jobctl_pass(ks_state *st, cu_store *s, int64_t now_ms, int64_t *next_due_ms,
-                   int max_writes, const volatile int *stop, int *more)
+int ks_jobctl_pass(ks_state *st, cu_store *s, int64_t now_ms, int64_t *next_due_ms, int max_writes,
+                   const volatile int *stop, int *more)
 {
     ks_types t;
     ks_world *w = &st->w;
@@ -459,7 +460,8 @@ int ks_jobctl_pass(ks_state *st, cu_store *s, int64_t now_ms, int64_t *next_due_
         writes += jobctl_one(st, s, &t, j, now_ms, next_due_ms);
     }
     /* what is left waits at the head of the list */
-    memmove(w->dirty, w->dirty + done, (w->ndirty - done) * sizeof(*w->dirty));
+    if (done && w->ndirty > done)
+        memmove(w->dirty, w->dirty + done, (w->ndirty - done) * sizeof(*w->dirty));
     w->ndirty -= done;
     return writes;
 }

@@ -137,8 +137,8 @@ int64_t ks_pod_runtime(json_object *pod)
     return rt;
 }
 
-int ks_kubelet_pod(cu_store *s, const ks_types *t, json_object *p, json_object *node, int64_t now_ms,
-                   const char *ts, int64_t *next_due_ms)
+int ks_kubelet_pod(cu_store *s, const ks_types *t, json_object *p, json_object *node,
+                   int64_t now_ms, const char *ts, int64_t *next_due_ms)
 {
     const char *ph = cu_jpath_str(p, "status.phase");
     if (ks_phase_terminal(p))
@@ -172,8 +172,8 @@ int ks_kubelet_pod(cu_store *s, const ks_types *t, json_object *p, json_object *
     return 0;
 }
 
-int ks_kubelet_pass(ks_state *st, cu_store *s, int64_t now_ms, int64_t *next_due_ms,
-                    int max_writes, const volatile int *stop, int *more)
+int ks_kubelet_pass(ks_state *st, cu_store *s, int64_t now_ms, int64_t *next_due_ms, int max_writes,
+                    const volatile int *stop, int *more)
 {
     ks_types t;
     ks_world *w = &st->w;

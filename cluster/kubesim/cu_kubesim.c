@@ -58,6 +58,7 @@ int cu_kubesim_step(cu_store *s, int most_allocated, int64_t now_ms, int64_t *ne
  * between rounds and between pods. */
 #define KS_PASS_WRITES 400
 #define KS_SCHED_US 50000
+#define KS_GC_MS 200
 
 struct cu_kubesim {
     cu_store *s;
@@ -104,14 +105,21 @@ static int ks_thread_step(cu_kubesim *k, int64_t *next_due, int *more)
 static void *ks_main(void *arg)
 {
     cu_kubesim *k = arg;
-    int64_t next_due = INT64_MIN, seen_rv = -1;
-    int tick = k->o.tick_ms > 0 ? k->o.tick_ms : 100, more = 0;
+    int64_t next_due = INT64_MIN, seen_rv = -1, last_gc = INT64_MIN / 2;
+    int tick = k->o.tick_ms > 0 ? k->o.tick_ms : 100, more = 0, gc_owed = 0;
     for (;;) {
         int64_t rv = cu_store_rv(k->s), now = cu_clock_now(&k->clock);
-        if (rv != seen_rv || now >= next_due || more) {
+        if (rv != seen_rv || now >= next_due || more || gc_owed) {
             int64_t t0 = mono_us();
-            if (rv != seen_rv)
-                cu_store_gc(k->s); /* dependents of deleted objects */
+            /* dependents of deleted objects; a walk over the whole store,
+             * so at most every KS_GC_MS however busy the store is (owed
+             * until then) */
+            gc_owed |= rv != seen_rv;
+            if (gc_owed && t0 - last_gc >= KS_GC_MS * 1000) {
+                cu_store_gc(k->s);
+                last_gc = t0;
+                gc_owed = 0;
+            }
             next_due = INT64_MAX;
             more = 0;
             ks_thread_step(k, &next_due, &more);
@@ -196,8 +204,7 @@ void cu_kubesim_stop(cu_kubesim *k)
                 "kubesim: %" PRIu64 " pods bound in %.2f s of scheduler passes; %" PRIu64
                 " rounds; thread busy %.2f s of %.2f s\n",
                 ks_sched_binds(k->st), (double)ks_sched_busy_us(k->st) / 1e6, k->rounds,
-                (double)k->busy_us / 1e6,
-                (double)(mono_us() - k->started_us) / 1e6);
+                (double)k->busy_us / 1e6, (double)(mono_us() - k->started_us) / 1e6);
     ks_state_free(k->st);
     pthread_cond_destroy(&k->cv);
     pthread_mutex_destroy(&k->mu);

@@ -617,8 +617,10 @@ static void node_account(ks_world *w, ks_node *n, const ks_pod *p, int sign)
     ks_prio *pr = NULL;
     restab_add(&n->used, &p->req, sign);
     n->npods += sign;
-    n->nz_cpu = sign > 0 ? cu_qty_sat_add(n->nz_cpu, p->nz_cpu) : cu_qty_sat_sub(n->nz_cpu, p->nz_cpu);
-    n->nz_mem = sign > 0 ? cu_qty_sat_add(n->nz_mem, p->nz_mem) : cu_qty_sat_sub(n->nz_mem, p->nz_mem);
+    n->nz_cpu =
+        sign > 0 ? cu_qty_sat_add(n->nz_cpu, p->nz_cpu) : cu_qty_sat_sub(n->nz_cpu, p->nz_cpu);
+    n->nz_mem =
+        sign > 0 ? cu_qty_sat_add(n->nz_mem, p->nz_mem) : cu_qty_sat_sub(n->nz_mem, p->nz_mem);
     for (size_t k = 0; k < n->nprios; k++)
         if (n->prios[k].prio == p->prio)
             pr = &n->prios[k];
@@ -655,8 +657,7 @@ static void pod_recount(ks_world *w, ks_pod *p, int want)
 
 static uint64_t pod_bucket(const ks_world *w, const char *ns, const char *name)
 {
-    return cu_hash_field(cu_hash_field(CU_HASH_INIT, ns ? ns : ""), name ? name : "") %
-           w->nbuckets;
+    return cu_hash_field(cu_hash_field(CU_HASH_INIT, ns ? ns : ""), name ? name : "") % w->nbuckets;
 }
 
 static ks_pod *pod_find(ks_world *w, const char *ns, const char *name)
@@ -664,7 +665,8 @@ static ks_pod *pod_find(ks_world *w, const char *ns, const char *name)
     if (!w->nbuckets)
         return NULL;
     for (int i = w->buckets[pod_bucket(w, ns, name)]; i >= 0; i = w->pods[i].next)
-        if (str_eq(w->pods[i].name, name) && str_eq(w->pods[i].ns ? w->pods[i].ns : "", ns ? ns : ""))
+        if (str_eq(w->pods[i].name, name) &&
+            str_eq(w->pods[i].ns ? w->pods[i].ns : "", ns ? ns : ""))
             return &w->pods[i];
     return NULL;
 }
@@ -715,7 +717,8 @@ static ks_pod *pod_insert(ks_world *w, const char *ns, const char *name)
     p->sib = -1;
     p->ns = xstrdup(ns ? ns : "");
     p->name = xstrdup(name);
-    if ((!w->nbuckets || w->npods > w->nbuckets / 2) && pod_rehash(w, w->nbuckets ? w->nbuckets * 4 : 1024) != 0)
+    if ((!w->nbuckets || w->npods > w->nbuckets / 2) &&
+        pod_rehash(w, w->nbuckets ? w->nbuckets * 4 : 1024) != 0)
         return NULL;
     uint64_t h = pod_bucket(w, p->ns, p->name);
     p->next = w->buckets[h];
@@ -1468,8 +1471,8 @@ static int fail_pod(cu_store *s, const ks_types *t, ks_pod *p, const char *msg, 
     int writes = 0;
     json_object *c = ks_cond_get(p->obj, "PodScheduled");
     uint64_t h = cu_hash_str(msg);
-    if (!(c && str_eq(cu_jstr(c, "status"), "False") && str_eq(cu_jstr(c, "reason"), "Unschedulable") &&
-          str_eq(cu_jstr(c, "message"), msg))) {
+    if (!(c && str_eq(cu_jstr(c, "status"), "False") &&
+          str_eq(cu_jstr(c, "reason"), "Unschedulable") && str_eq(cu_jstr(c, "message"), msg))) {
         json_object *copy = cu_jcopy(p->obj);
         if (copy && ks_cond_set(cu_jchild(copy, "status"), "PodScheduled", "False", "Unschedulable",
                                 msg, ts, 0))
@@ -1526,7 +1529,8 @@ int ks_sched_pass(ks_state *ss, cu_store *s, int most_allocated, int64_t now_ms,
         if (p->inuse && p->pending && p->obj && (p->tried == 0 || p->tried < ss->w.epoch))
             ss->cand[ncand++] = p;
     }
-    qsort(ss->cand, ncand, sizeof(*ss->cand), cmp_cand);
+    if (ncand)
+        qsort(ss->cand, ncand, sizeof(*ss->cand), cmp_cand);
     for (size_t i = 0; i < ncand; i++) {
         ks_pod *p = ss->cand[i];
         ks_node *n = NULL;

@@ -114,8 +114,7 @@ static int pass(fx *f, ks_state *ss, int max_writes, int *more)
 /* Every pod: bound at most once (its node never changes once set, checked
  * against seen[]), and every node's cpu within its capacity. Returns the
  * number of bound pods. */
-static size_t check_world(fx *f, char seen[][32], size_t npods, const int *node_cpu,
-                          size_t nnodes)
+static size_t check_world(fx *f, char seen[][32], size_t npods, const int *node_cpu, size_t nnodes)
 {
     int64_t used[16] = { 0 };
     size_t bound = 0;
@@ -203,7 +202,8 @@ static void test_node_added_later(void **state)
                         "not helpful for scheduling.");
     json_object_put(p);
     /* a tainted gpu node: still not (no toleration); then an untainted one */
-    add_node(f, "n1", 8, "\"pool\":\"gpu\"", "{\"key\":\"k\",\"value\":\"v\",\"effect\":\"NoSchedule\"}");
+    add_node(f, "n1", 8, "\"pool\":\"gpu\"",
+             "{\"key\":\"k\",\"value\":\"v\",\"effect\":\"NoSchedule\"}");
     pass(f, ss, 0, NULL);
     assert_string_equal(node_of_pod(f, "gpu", nn, sizeof nn), "");
     add_node(f, "n2", 8, "\"pool\":\"gpu\"", NULL);

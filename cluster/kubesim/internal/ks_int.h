@@ -193,11 +193,11 @@ int ks_sched_pass(ks_state *st, cu_store *s, int most_allocated, int64_t now_ms,
                   int64_t max_us, const volatile int *stop, int *more);
 /* Job controller: syncs the Jobs that changed, whose pods changed or
  * whose deadline is due, and lets orphan pods go. */
-int ks_jobctl_pass(ks_state *st, cu_store *s, int64_t now_ms, int64_t *next_due_ms,
-                   int max_writes, const volatile int *stop, int *more);
+int ks_jobctl_pass(ks_state *st, cu_store *s, int64_t now_ms, int64_t *next_due_ms, int max_writes,
+                   const volatile int *stop, int *more);
 /* Kubelet. */
-int ks_kubelet_pass(ks_state *st, cu_store *s, int64_t now_ms, int64_t *next_due_ms,
-                    int max_writes, const volatile int *stop, int *more);
+int ks_kubelet_pass(ks_state *st, cu_store *s, int64_t now_ms, int64_t *next_due_ms, int max_writes,
+                    const volatile int *stop, int *more);
 /* One Job's sync (cu_jobctl.c) and one pod's kubelet step (cu_kubelet.c)
  * on objects the caller fetched. */
 typedef struct ks_podref {
@@ -206,8 +206,8 @@ typedef struct ks_podref {
 } ks_podref;
 int ks_sync_job(cu_store *s, const ks_types *t, json_object *job, ks_podref *pods, size_t np,
                 int64_t now, int64_t *next_due);
-int ks_kubelet_pod(cu_store *s, const ks_types *t, json_object *p, json_object *node, int64_t now_ms,
-                   const char *ts, int64_t *next_due_ms);
+int ks_kubelet_pod(cu_store *s, const ks_types *t, json_object *p, json_object *node,
+                   int64_t now_ms, const char *ts, int64_t *next_due_ms);
 /* The simulated runtime of pod (its annotation), in ms; -1 when none or
  * malformed. */
 int64_t ks_pod_runtime(json_object *pod);
