@@ -696,6 +696,11 @@ static ks_pod *pod_insert(ks_world *w, const char *ns, const char *name)
 {
     ks_pod *p;
     int idx;
+    /* the table grows before the new slot is taken (a rehash links every
+     * slot in use, and the new one is linked below) */
+    if ((!w->nbuckets || w->npods + 1 > w->nbuckets / 2) &&
+        pod_rehash(w, w->nbuckets ? w->nbuckets * 4 : 1024) != 0)
+        return NULL;
     if (w->freelist >= 0) {
         idx = w->freelist;
         w->freelist = w->pods[idx].next;
@@ -717,9 +722,6 @@ static ks_pod *pod_insert(ks_world *w, const char *ns, const char *name)
     p->sib = -1;
     p->ns = xstrdup(ns ? ns : "");
     p->name = xstrdup(name);
-    if ((!w->nbuckets || w->npods > w->nbuckets / 2) &&
-        pod_rehash(w, w->nbuckets ? w->nbuckets * 4 : 1024) != 0)
-        return NULL;
     uint64_t h = pod_bucket(w, p->ns, p->name);
     p->next = w->buckets[h];
     w->buckets[h] = idx;

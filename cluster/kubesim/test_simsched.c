@@ -56,15 +56,21 @@ static void create(fx *f, const cu_rtype *rt, const char *ns, const char *js)
     json_object_put(out);
 }
 
-static void add_node(fx *f, const char *name, int cpu, const char *labels, const char *taints)
+static void add_node_pods(fx *f, const char *name, int cpu, int pods, const char *labels,
+                          const char *taints)
 {
     char js[1024];
     snprintf(js, sizeof js,
              "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\","
              "\"labels\":{%s}},\"spec\":{\"taints\":[%s]},\"status\":{\"capacity\":{\"cpu\":"
-             "\"%d\",\"memory\":\"64Gi\",\"pods\":\"110\"}}}",
-             name, labels ? labels : "", taints ? taints : "", cpu);
+             "\"%d\",\"memory\":\"64Gi\",\"pods\":\"%d\"}}}",
+             name, labels ? labels : "", taints ? taints : "", cpu, pods);
     create(f, f->t.nodes, NULL, js);
+}
+
+static void add_node(fx *f, const char *name, int cpu, const char *labels, const char *taints)
+{
+    add_node_pods(f, name, cpu, 110, labels, taints);
 }
 
 static void add_pod(fx *f, const char *name, const char *cpu, int prio, const char *extra)
@@ -357,6 +363,49 @@ static void test_same_decisions_as_a_full_pass(void **state)
     fx_free(b);
 }
 
+/* Enough pods to grow the state's tables several times, half of them
+ * deleted and replaced (their slots reused): each placed exactly once. */
+static void test_many_pods(void **state)
+{
+    (void)state;
+    fx *f = fx_new();
+    ks_state *ss = ks_state_new(1);
+    char name[32];
+    int more = 1;
+    add_node_pods(f, "n0", 4000, 4000, NULL, NULL);
+    for (int i = 0; i < 1500; i++) {
+        snprintf(name, sizeof name, "a%04d", i);
+        add_pod(f, name, "1", 0, NULL);
+    }
+    for (int r = 0; r < 100 && more; r++)
+        pass(f, ss, 500, &more);
+    assert_int_equal(more, 0);
+    assert_int_equal(ks_sched_binds(ss), 1500);
+    for (int i = 0; i < 1500; i += 2) {
+        cu_status st;
+        json_object *out = NULL;
+        snprintf(name, sizeof name, "a%04d", i);
+        assert_int_equal(cu_store_delete(f->s, f->t.pods, "default", name, NULL, NULL, &out, &st),
+                         CU_OK);
+        json_object_put(out);
+    }
+    for (int i = 0; i < 1600; i++) {
+        snprintf(name, sizeof name, "b%04d", i);
+        add_pod(f, name, "1", 0, NULL);
+    }
+    more = 1;
+    for (int r = 0; r < 100 && more; r++)
+        pass(f, ss, 500, &more);
+    assert_int_equal(ks_sched_binds(ss), 3100);
+    for (int i = 0; i < 1600; i += 97) {
+        char nn[32];
+        snprintf(name, sizeof name, "b%04d", i);
+        assert_string_equal(node_of_pod(f, name, nn, sizeof nn), "n0");
+    }
+    ks_state_free(ss);
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_budget_never_places_twice),
         cmocka_unit_test(test_stop_ends_the_pass),
         cmocka_unit_test(test_same_decisions_as_a_full_pass),
+        cmocka_unit_test(test_many_pods),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
