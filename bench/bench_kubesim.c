@@ -151,13 +151,14 @@ int main(int argc, char **argv)
         char js[1024];
         cu_status st;
         json_object *out = NULL;
-        snprintf(js, sizeof js,
-                 "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"job-%05ld\","
-                 "\"namespace\":\"default\"},\"spec\":{\"parallelism\":1,\"completions\":1,"
-                 "\"template\":{\"metadata\":{\"annotations\":{\"cueue.dev/simulated-runtime\":"
-                 "\"%s\"}},\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":"
-                 "\"main\",\"image\":\"sleep:1\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}",
-                 j, runtime);
+        snprintf(
+            js, sizeof js,
+            "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"job-%05ld\","
+            "\"namespace\":\"default\"},\"spec\":{\"parallelism\":1,\"completions\":1,"
+            "\"template\":{\"metadata\":{\"annotations\":{\"cueue.dev/simulated-runtime\":"
+            "\"%s\"}},\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":"
+            "\"main\",\"image\":\"sleep:1\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}",
+            j, runtime);
         if (cu_store_create(s, jobs, "default", cu_json_parse_str(js), &out, &st) != CU_OK) {
             fprintf(stderr, "cueue_bench_kubesim: create: %s\n", st.message);
             return 1;

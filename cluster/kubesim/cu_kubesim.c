@@ -177,6 +177,7 @@ cu_kubesim *cu_kubesim_start(cu_store *s, const cu_kubesim_opts *o, char *err, s
         free(k);
         return NULL;
     }
+    k->st->stop = &k->stop;
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);
     if (pthread_create(&k->th, NULL, ks_main, k) != 0) {
@@ -194,17 +195,20 @@ void cu_kubesim_stop(cu_kubesim *k)
 {
     if (!k)
         return;
+    int64_t t0 = mono_us();
     pthread_mutex_lock(&k->mu);
     k->stop = 1;
     pthread_cond_signal(&k->cv);
     pthread_mutex_unlock(&k->mu);
     pthread_join(k->th, NULL);
+    int64_t stop_us = mono_us() - t0;
     if (getenv("CUEUE_KUBESIM_STATS"))
         fprintf(stderr,
                 "kubesim: %" PRIu64 " pods bound in %.2f s of scheduler passes; %" PRIu64
-                " rounds; thread busy %.2f s of %.2f s\n",
+                " rounds; thread busy %.2f s of %.2f s; stopped in %.3f s\n",
                 ks_sched_binds(k->st), (double)ks_sched_busy_us(k->st) / 1e6, k->rounds,
-                (double)k->busy_us / 1e6, (double)(mono_us() - k->started_us) / 1e6);
+                (double)k->busy_us / 1e6, (double)(mono_us() - k->started_us) / 1e6,
+                (double)stop_us / 1e6);
     ks_state_free(k->st);
     pthread_cond_destroy(&k->cv);
     pthread_mutex_destroy(&k->mu);

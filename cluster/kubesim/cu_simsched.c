@@ -1339,7 +1339,7 @@ static int sched_list(ks_state *ss, cu_store *s, const cu_rtype *rt, int kind, j
     json_object *l = ks_list(s, rt, NULL, NULL), *items = cu_jget(l, "items");
     int rc = l ? 0 : -1;
     for (size_t i = 0; rc == 0 && i < cu_jarr_len(items); i++)
-        rc = kind_apply(ss, kind, jidx(items, i), pcs);
+        rc = ss->stop && *ss->stop ? -1 : kind_apply(ss, kind, jidx(items, i), pcs);
     if (rc == 0 && ss->watch) {
         cu_list_opts o;
         cu_status st;
@@ -1359,7 +1359,7 @@ static int sched_drain(ks_state *ss, cu_watch *w, int kind, json_object *pcs)
     cu_watch_ev ev;
     if (!ss->tok && !(ss->tok = cu_json_tokener_new()))
         return -1;
-    while (cu_store_watch_next_ev(w, 0, &ev)) {
+    while (!(ss->stop && *ss->stop) && cu_store_watch_next_ev(w, 0, &ev)) {
         size_t len = 0;
         const char *data = ev.obj ? cu_rstr_data(ev.obj, &len) : NULL;
         json_object *o = NULL;
@@ -1384,7 +1384,7 @@ static int sched_drain(ks_state *ss, cu_watch *w, int kind, json_object *pcs)
         if (rc != 0)
             return -1;
     }
-    return cu_store_watch_done(w) ? -1 : 0;
+    return cu_store_watch_done(w) || (ss->stop && *ss->stop) ? -1 : 0;
 }
 
 int ks_state_sync(ks_state *ss, cu_store *s)
@@ -1392,7 +1392,7 @@ int ks_state_sync(ks_state *ss, cu_store *s)
     ks_types t;
     json_object *pcl = NULL, *pcs;
     int rc = 0;
-    if (ks_types_get(s, &t) != 0)
+    if (ks_types_get(s, &t) != 0 || (ss->stop && *ss->stop))
         return -1;
     if (ss->synced && (!ss->watch || ss->s == s)) {
         if (!ss->watch)

@@ -174,6 +174,7 @@ typedef struct ks_state {
     size_t capcand;
     uint64_t binds, passes;
     int64_t busy_us;
+    const volatile int *stop; /* (may be NULL) set: syncs give up at once */
 } ks_state;
 
 ks_state *ks_state_new(int watch);
