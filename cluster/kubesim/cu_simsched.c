@@ -1319,6 +1319,7 @@ void ks_state_free(ks_state *ss)
 
 uint64_t ks_sched_binds(const ks_state *ss) { return ss ? ss->binds : 0; }
 int64_t ks_sched_busy_us(const ks_state *ss) { return ss ? ss->busy_us : 0; }
+uint64_t ks_state_relists(const ks_state *ss) { return ss ? ss->relists : 0; }
 
 enum { K_NODE, K_POD, K_JOB };
 
@@ -1333,23 +1334,52 @@ static int kind_apply(ks_state *ss, int kind, json_object *o, json_object *pcs)
 
 /* Lists rt into the world and opens a watch from the list's RV (when
  * watching). -1 on failure. */
+/* Lists rt into the world, in pages of KS_LIST_PAGE (the store's lock is
+ * held for one page at a time, not for the whole list), and opens a
+ * watch from the list's RV (when watching). -1 on failure (an expired
+ * continue token included: the caller relists). */
+#define KS_LIST_PAGE 500
 static int sched_list(ks_state *ss, cu_store *s, const cu_rtype *rt, int kind, json_object *pcs,
                       cu_watch **wout)
 {
-    json_object *l = ks_list(s, rt, NULL, NULL), *items = cu_jget(l, "items");
-    int rc = l ? 0 : -1;
-    for (size_t i = 0; rc == 0 && i < cu_jarr_len(items); i++)
-        rc = ss->stop && *ss->stop ? -1 : kind_apply(ss, kind, jidx(items, i), pcs);
+    char rv[32] = "", *cont = NULL;
+    int rc = 0;
+    do {
+        cu_list_opts o;
+        cu_status st;
+        json_object *l = NULL, *items;
+        memset(&o, 0, sizeof o);
+        o.limit = KS_LIST_PAGE;
+        o.cont = cont;
+        if (!rt || cu_store_list(s, rt, NULL, &o, &l, &st) != CU_OK) {
+            rc = -1;
+            break;
+        }
+        if (!rv[0])
+            snprintf(rv, sizeof rv, "%s",
+                     cu_jpath_str(l, "metadata.resourceVersion")
+                         ? cu_jpath_str(l, "metadata.resourceVersion")
+                         : "");
+        items = cu_jget(l, "items");
+        for (size_t i = 0; rc == 0 && i < cu_jarr_len(items); i++)
+            rc = ss->stop && *ss->stop ? -1 : kind_apply(ss, kind, jidx(items, i), pcs);
+        free(cont);
+        cont = xstrdup(cu_jpath_str(l, "metadata.continue"));
+        if (cont && !*cont) {
+            free(cont);
+            cont = NULL;
+        }
+        json_object_put(l);
+    } while (rc == 0 && cont);
+    free(cont);
     if (rc == 0 && ss->watch) {
         cu_list_opts o;
         cu_status st;
         memset(&o, 0, sizeof o);
-        o.resource_version = cu_jpath_str(l, "metadata.resourceVersion");
+        o.resource_version = rv;
         if (cu_store_watch_open(s, rt, NULL, &o, 0, wout, &st) != CU_OK)
             rc = -1;
     }
-    if (l)
-        json_object_put(l);
     return rc;
 }
 
@@ -1405,6 +1435,8 @@ int ks_state_sync(ks_state *ss, cu_store *s)
         sched_drain(ss, ss->wj, K_JOB, pcs) == 0 && sched_drain(ss, ss->wp, K_POD, pcs) == 0)
         goto out;
     /* first time, or a watch ended (fell behind the history): relist */
+    if (ss->synced)
+        ss->relists++;
     sched_unsync(ss);
     ss->s = s;
     if (sched_list(ss, s, t.nodes, K_NODE, pcs, &ss->wn) != 0 ||

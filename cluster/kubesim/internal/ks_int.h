@@ -172,7 +172,7 @@ typedef struct ks_state {
     struct cu_store *s;
     ks_pod **cand; /* the scheduler pass's candidates */
     size_t capcand;
-    uint64_t binds, passes;
+    uint64_t binds, passes, relists;
     int64_t busy_us;
     const volatile int *stop; /* (may be NULL) set: syncs give up at once */
 } ks_state;
@@ -219,5 +219,8 @@ int ks_has_controller(json_object *pod);
 /* Pods bound so far, and the time the scheduler's passes took. */
 uint64_t ks_sched_binds(const ks_state *st);
 int64_t ks_sched_busy_us(const ks_state *st);
+/* How often a watch ended (fell behind the history) and the state was
+ * listed again. */
+uint64_t ks_state_relists(const ks_state *st);
 
 #endif
