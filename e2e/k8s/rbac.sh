@@ -56,18 +56,15 @@
 # Needs: kubectl, jq, curl, timeout, and e2e/k8s/cluster.sh's binaries.
 set -u -o pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-# cluster.sh's cache is under the real HOME; e2e_init moves HOME into $TMP
-export CUEUE_K8S_CACHE=${CUEUE_K8S_CACHE:-$HOME/.cache/cueue-k8s}
 . "$HERE/../lib.sh"
 e2e_init "$@" kubectl jq curl
-ROOT=$(cd "$HERE/../.." && pwd) # lib.sh's ROOT is e2e/ for a script in e2e/k8s
-CLUSTER_SH=${CUEUE_K8S_CLUSTER_SH:-$HERE/cluster.sh}
+CLUSTER_SH=$HERE/cluster.sh
 
 SA=cueue-controller-manager SANS=kueue-system
 LEASE=c1f6bfd2.kueue.x-k8s.io
 NS=team
 
-if [ ! -x "$CLUSTER_SH" ] || ! "$CLUSTER_SH" built >/dev/null 2>&1; then
+if ! "$CLUSTER_SH" built >/dev/null 2>&1; then
     echo "SKIP  all: the real control plane is not built (run e2e/k8s/cluster.sh build)"
     exit 77
 fi
