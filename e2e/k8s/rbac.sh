@@ -146,38 +146,17 @@ fi
 wait_for 30 "CRDs established" k wait --for condition=Established --timeout=25s \
     crd/clusterqueues.kueue.x-k8s.io crd/workloads.kueue.x-k8s.io crd/cohorts.kueue.x-k8s.io
 
-SERVER=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
-CA_DATA=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
-if [ -z "$CA_DATA" ]; then
-    caf=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')
-    case "$caf" in /*) ;; *) caf=$K8S/$caf ;; esac
-    CA_DATA=$(base64 -w0 <"$caf")
-fi
-printf '%s' "$CA_DATA" | base64 -d >"$TMP/ca.crt"
-
-# sa_kubeconfig FILE TOKEN: a kubeconfig of the real server with TOKEN only
-sa_kubeconfig() {
-    cat >"$1" <<YAML
-apiVersion: v1
-kind: Config
-clusters:
-- name: k8s
-  cluster: {server: "$SERVER", certificate-authority-data: "$CA_DATA"}
-users:
-- name: sa
-  user: {token: "$2"}
-contexts:
-- name: sa
-  context: {cluster: k8s, user: sa}
-current-context: sa
-YAML
-}
-
-TOKEN=$(k create token "$SA" -n "$SANS" --duration=2h) \
-    && pass "token for $SANS/$SA from the TokenRequest API" \
-    || { fail "token for $SANS/$SA" "kubectl create token failed"; e2e_finish; }
+# the ServiceAccount's kubeconfig, as the suites on the real cluster make it
 SAKC=$TMP/sa-kubeconfig
-sa_kubeconfig "$SAKC" "$TOKEN"
+if out=$("$HERE/sa-kubeconfig.sh" "$KC" "$SAKC" 2h 2>&1); then
+    pass "token for $SANS/$SA from the TokenRequest API, in a kubeconfig of its own"
+else
+    fail "token for $SANS/$SA" "$out"
+    e2e_finish
+fi
+SERVER=$(kubectl --kubeconfig "$SAKC" config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
+kubectl --kubeconfig "$SAKC" config view --raw --minify \
+    -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$TMP/ca.crt"
 ks() { kubectl --kubeconfig "$SAKC" --request-timeout=15s "$@"; }
 me=$(ks auth whoami -o jsonpath='{.status.userInfo.username}' 2>/dev/null)
 check "the token authenticates as the ServiceAccount" "whoami: '$me'" \
