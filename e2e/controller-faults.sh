@@ -2,7 +2,7 @@
 # controller-faults.sh - end-to-end fault tests of `cueue controller` against
 # the cluster of CUEUE_E2E_CLUSTER (`cueue cluster`, or the real control
 # plane of e2e/k8s/cluster.sh) (shared/reference/reliability.md §5: F1, F2,
-# F7, F9, F11).
+# F7, F9, F11, F12).
 #
 # a. An invariant recorder and checker. Every scenario records every Workload
 #    and Job watch event from the start (curl on the watch stream, re-watching
@@ -145,7 +145,9 @@ def wl_trans($old; $new; $rv; $ev):
        (($o | owner) // "") as $j
        | if .wfin[$u] != null then
            viol("iv"; $rv; $ev; $n; "admitted again after it was Finished (at resourceVersion \(.wfin[$u])): \($new | wlsum)")
-         elif .jfin[$j] != null then
+         # seen only at a relist, the admission happened somewhere in the
+         # gap (since, rv]: certainly late only if the Job finished before it
+         elif .jfin[$j] != null and ($ev != "SNAPSHOT" or .jfin[$j] <= (.gap_since // 0)) then
            viol("iv"; $rv; $ev; $n; "admitted after its Job \(.jname[$j]) finished (at resourceVersion \(.jfin[$j]))")
          else . end
      else . end)
@@ -159,8 +161,9 @@ def wl_event($new; $rv; $ev; $uid):
   | use_add($old; -1) | wl_trans($old; $new; $rv; $ev) | use_add($new; 1)
   | check_quota($keys; $rv; $ev; (($new // $old) | name));
 
-def wl_snapshot($items; $rv):
+def wl_snapshot($items; $rv; $since):
   ($items | map({key: .metadata.uid, value: .}) | from_entries) as $nw
+  | .gap_since = $since
   | reduce (((.wl | keys) + ($nw | keys)) | unique)[] as $u (.; wl_trans(.wl[$u]; $nw[$u]; $rv; "SNAPSHOT"))
   | .use = {} | reduce .wl[] as $w (.; use_add($w; 1))
   | check_quota(.use | keys; $rv; "SNAPSHOT"; "(relist)");
@@ -212,7 +215,7 @@ def job_snapshot($items; $rv; $gaps):
                       jfin: {}, wfin: {}, jname: {}, v: [], unsuspends: 0, ingap: 0, events: 0};
     .events += 1
     | if $e.s == "Workload" then
-        if $e.type == "SNAPSHOT" then wl_snapshot($e.items; $e.rv)
+        if $e.type == "SNAPSHOT" then wl_snapshot($e.items; $e.rv; $e.since)
         else wl_event(if $e.type == "DELETED" then null else $e.obj end; $e.rv; $e.type; $e.obj.metadata.uid) end
       else
         if $e.type == "SNAPSHOT" then job_snapshot($e.items; $e.rv; $gaps)
@@ -347,6 +350,12 @@ scenario_a() {
     { ev_job ADDED 1 j1 true; ev_wl ADDED 2 w1 j1 pending 2; ev_job MODIFIED 6 j1 false
       snap_wl 2 6 "$(ev_wl MODIFIED 2 w1 j1 pending 2)"; } >"$H"
     selftest "(iii) a Job unsuspended at the resourceVersion of a relist that shows no admission" "iii default/job-j1" <"$H"
+    { ev_job ADDED 1 j1 true; ev_wl ADDED 2 w1 j1 pending 2; ev_job MODIFIED 4 j1 false
+      ev_job MODIFIED 5 j1 false complete; snap_wl 2 6 "$(ev_wl MODIFIED 6 w1 j1 finished 2)"; } >"$H"
+    selftest "a Workload admitted and finished in a gap, its Job finished in the gap too, is no violation" "" <"$H"
+    { ev_job ADDED 1 j1 true; ev_wl ADDED 2 w1 j1 pending 2; ev_job MODIFIED 3 j1 true complete
+      snap_wl 4 6 "$(ev_wl MODIFIED 5 w1 j1 admitted 2)"; } >"$H"
+    selftest "(iv) admitted in a gap that began after its Job finished" "iv default/wl-w1" <"$H"
     E2E_PREFIX=$BASE_PREFIX
 }
 
