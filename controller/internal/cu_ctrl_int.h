@@ -76,6 +76,8 @@ typedef struct cjob {
     int64_t created_ms; /* metadata.creationTimestamp, 0 when absent */
     int64_t active, ready, succeeded;
     char *cur_sel;     /* the template's nodeSelector now (JSON text), NULL if none */
+    char *cur_tols;    /* the template's tolerations now (JSON text), NULL if none */
+    int started;       /* status.startTime is set */
     char *create_body; /* the Workload to create (JSON text), NULL if unmanaged */
     char *bad;         /* why its Workload cannot be built, NULL */
 } cjob;

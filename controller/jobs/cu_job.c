@@ -52,6 +52,11 @@ cjob *ctrl_decode_job(ctrl *c, json_object *job)
     }
     json_object *sel = cu_jpath(spec, "template.spec.nodeSelector");
     j->cur_sel = json_object_is_type(sel, json_type_object) ? ctrl_jtext(sel) : NULL;
+    json_object *tols = cu_jpath(spec, "template.spec.tolerations");
+    j->cur_tols = json_object_is_type(tols, json_type_array) && json_object_array_length(tols)
+                      ? ctrl_jtext(tols)
+                      : NULL;
+    j->started = cu_jget(st, "startTime") != NULL;
     cu_arena a;
     cu_arena_init(&a, 1024);
     const char *wlname = cu_job_workload_name(&a, name, uid);
@@ -135,18 +140,60 @@ const char *ctrl_job_queue(ctrl *c, const cjob *j)
 
 static json_object *parse_or_null(const char *s) { return s ? cu_json_parse_str(s) : NULL; }
 
-/* The merge patch that stops a Job and restores its template: suspend,
- * the Workload's original nodeSelector (keys added at admission removed)
- * and tolerations, and parallelism when partial admission changed it. */
-static json_object *job_stop_patch(const cjob *j, const rec *w)
+/* The merge patch that stops a Job: suspend, and parallelism back when
+ * partial admission changed it. Its template is restored later
+ * (job_restore_patch): kube-apiserver refuses a change of the template's
+ * scheduling directives unless the Job is suspended and has no
+ * status.startTime (422 "field is immutable"), as Kueue's Job integration
+ * knows (it suspends, clears startTime, then restores). */
+static json_object *job_suspend_patch(const cjob *j, const rec *w)
 {
     json_object *p = json_object_new_object(), *spec = json_object_new_object();
     json_object_object_add(p, "spec", spec);
     json_object_object_add(spec, "suspend", json_object_new_boolean(1));
-    if (!w)
-        return p;
-    json_object *orig = parse_or_null(w->tmpl);
+    if (w && j->has_par && w->ps_count > 0 && j->par != w->ps_count && j->par < w->ps_count)
+        json_object_object_add(spec, "parallelism", json_object_new_int(w->ps_count));
+    return p;
+}
+
+/* 1 when JSON texts a and b (either NULL: none) hold equal values; an
+ * empty object or array counts as none. */
+static int same_json(const char *a, const char *b)
+{
+    json_object *x = parse_or_null(a), *y = parse_or_null(b);
+    if (x && (json_object_is_type(x, json_type_object)
+                  ? json_object_object_length(x) == 0
+                  : json_object_is_type(x, json_type_array) && json_object_array_length(x) == 0)) {
+        json_object_put(x);
+        x = NULL;
+    }
+    if (y && (json_object_is_type(y, json_type_object)
+                  ? json_object_object_length(y) == 0
+                  : json_object_is_type(y, json_type_array) && json_object_array_length(y) == 0)) {
+        json_object_put(y);
+        y = NULL;
+    }
+    int eq = (!x && !y) || (x && y && json_object_equal(x, y));
+    json_object_put(x);
+    json_object_put(y);
+    return eq;
+}
+
+/* The merge patch that restores a stopped Job's template as its Workload
+ * has it (the nodeSelector keys and tolerations added at admission
+ * removed), or NULL when the template is already so. */
+static json_object *job_restore_patch(const cjob *j, const rec *w)
+{
+    json_object *orig = parse_or_null(w ? w->tmpl : NULL);
     json_object *osel = cu_jget(orig, "nodeSelector"), *otol = cu_jget(orig, "tolerations");
+    const char *osel_s = osel ? json_object_to_json_string_ext(osel, JSON_C_TO_STRING_PLAIN) : NULL;
+    const char *otol_s = otol ? json_object_to_json_string_ext(otol, JSON_C_TO_STRING_PLAIN) : NULL;
+    if (!w || !w->tmpl || (same_json(j->cur_sel, osel_s) && same_json(j->cur_tols, otol_s))) {
+        json_object_put(orig);
+        return NULL;
+    }
+    json_object *p = json_object_new_object(), *spec = json_object_new_object();
+    json_object_object_add(p, "spec", spec);
     json_object *cur = parse_or_null(j->cur_sel);
     json_object *sel = json_object_new_object();
     if (json_object_is_type(cur, json_type_object)) {
@@ -168,8 +215,6 @@ static json_object *job_stop_patch(const cjob *j, const rec *w)
     else
         json_object_put(sel);
     json_object_object_add(tspec, "tolerations", otol ? json_object_get(otol) : NULL);
-    if (j->has_par && w->ps_count > 0 && j->par != w->ps_count && j->par < w->ps_count)
-        json_object_object_add(spec, "parallelism", json_object_new_int(w->ps_count));
     json_object_put(orig);
     json_object_put(cur);
     return p;
@@ -273,6 +318,19 @@ static int workload_invalid(ctrl *c, json_object *body, char *bad, size_t n)
     cu_diag_free(&d);
     ctrl_world_free(w);
     return invalid;
+}
+
+/* Clears the status.startTime of a suspended Job (merge patch of its
+ * status), as Kueue does before it changes a stopped Job's template. */
+static void job_clear_start_time(ctrl *c, rec *jr, const char *op, const char *path)
+{
+    json_object *sp = json_object_new_object(), *st = json_object_new_object();
+    json_object_object_add(st, "startTime", NULL);
+    json_object_object_add(sp, "status", st);
+    char spath[1300], what[1300];
+    snprintf(spath, sizeof(spath), "%s/status", path);
+    snprintf(what, sizeof(what), "clearing the startTime of suspended Job %s", jr->key);
+    ctrl_send_write(c, OP_JOB, op, jr->key, "PATCH", spath, MERGE, sp, what);
 }
 
 void ctrl_reconcile_job(ctrl *c, rec *jr)
@@ -391,7 +449,7 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
     }
     if ((holds && evicted) || (!holds && !w->assumed)) {
         if (!j->suspended) {
-            json_object *p = job_stop_patch(j, w);
+            json_object *p = job_suspend_patch(j, w);
             snprintf(what, sizeof(what), "suspending Job %s", jr->key);
             if (ctrl_send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, p, what)) {
                 ctrl_log(c, 0, "suspending Job %s: %s", jr->key,
@@ -400,9 +458,27 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
                 ctrl_emit_job(c, j, "Normal", CU_EV_STOPPED,
                               evicted && ec && ec->message ? ec->message : CU_EV_MSG_NOT_ADMITTED);
             }
-        } else if (holds && evicted && j->active == 0) {
-            ctrl_release_evicted(c, w); /* stopped: give the quota back, queue it again */
+            return;
         }
+        json_object *rp = job_restore_patch(j, w);
+        if (rp && j->started) {
+            /* first the startTime the Job controller set (it keeps it when
+             * a Job is suspended), so that the template may change */
+            json_object_put(rp);
+            job_clear_start_time(c, jr, op, path);
+        } else if (rp) {
+            snprintf(what, sizeof(what), "restoring the pod template of stopped Job %s", jr->key);
+            ctrl_send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, rp, what);
+        } else if (holds && evicted && j->active == 0) {
+            /* stopped and restored: give the quota back, queue it again */
+            ctrl_release_evicted(c, w);
+        }
+        return;
+    }
+    if (holds && j->suspended && j->started) {
+        /* suspended after a start (by us or another): its template may
+         * change only once startTime is gone */
+        job_clear_start_time(c, jr, op, path);
         return;
     }
     if (holds && j->suspended) {
