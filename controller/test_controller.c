@@ -1559,7 +1559,8 @@ static int is_start_time_cleared(const sreq *q, const void *ud)
  * allows it (its template's scheduling directives are immutable unless the
  * Job is suspended without a startTime): suspended first, then its
  * startTime cleared, then its template restored (the flavor's nodeSelector
- * key removed, its own kept), and only then is the quota released. The
+ * key removed, its own kept), and only then, once no pod is active or
+ * terminating, is the quota released. The
  * fake server answers 422 as the real one does; a single patch of suspend
  * and template got that forever. */
 static void test_evicted_job_stopped_in_steps(void **state)
@@ -1602,8 +1603,13 @@ static void test_evicted_job_stopped_in_steps(void **state)
     serve_for(f, 400);
     size_t n = count_req(f, 0, f->s->nreqs, is_admission_cleared, JOB_WL);
     CHECK(f, n == 0, "the quota was released while the Job still had an active pod");
-    /* the Job controller deletes the pod */
-    srv_update(f->s, R_JOB, "team/sample-job", "{\"status\":{\"active\":0}}", 1);
+    /* the Job controller deletes the pod: terminating, it still holds its
+     * node's resources */
+    srv_update(f->s, R_JOB, "team/sample-job", "{\"status\":{\"active\":0,\"terminating\":1}}", 1);
+    serve_for(f, 400);
+    n = count_req(f, 0, f->s->nreqs, is_admission_cleared, JOB_WL);
+    CHECK(f, n == 0, "the quota was released while the Job's pod was terminating");
+    srv_update(f->s, R_JOB, "team/sample-job", "{\"status\":{\"terminating\":0}}", 1);
     long i4 = wait_req(f, 0, is_admission_cleared, JOB_WL, 5000);
     CHECK(f, i4 > i3, "the evicted Workload's quota was not released once the Job stopped");
     n = count_req(f, 0, f->s->nreqs, is_job_refused, "team/sample-job");
