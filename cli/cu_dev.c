@@ -9,8 +9,7 @@
  * it, and then polls Workloads and Jobs once a second, printing one line
  * per change. SIGINT/SIGTERM (or --duration) stop the controller, then the
  * cluster. With --kubeconfig FILE it uses that cluster instead (no `cueue
- * cluster`; the namespaces the objects name are created first, since a
- * real API server refuses objects in a missing namespace).
+ * cluster`; nothing is deleted when it stops).
  *
  * Signals are handled without globals: SIGINT, SIGTERM and SIGCHLD are
  * blocked and collected with sigtimedwait, which is also the loop's sleep.
@@ -79,9 +78,8 @@ static const char dev_help[] =
     "      --crds DIR          the CustomResourceDefinitions (default crds)\n"
     "      --kubeconfig FILE   use the cluster of FILE instead of starting\n"
     "                          'cueue cluster' (step 1): a real cluster, whose\n"
-    "                          nodes run the pods; the namespaces the objects\n"
-    "                          name are created when missing, and nothing is\n"
-    "                          deleted when it stops\n"
+    "                          nodes run the pods; nothing is deleted when\n"
+    "                          it stops\n"
     "      --duration SECONDS  stop after SECONDS (for tests; default: run\n"
     "                          until Ctrl-C or SIGTERM)\n"
     "      --quiet             print only the change lines and errors (no\n"
@@ -345,7 +343,6 @@ int cli_dev_collection_path(json_object *obj, char *out, size_t n)
 typedef struct dev {
     const char *dir, *samples, *crds;
     const char *ext_kc; /* --kubeconfig: an existing cluster, or NULL */
-    json_object *ns_ok; /* namespaces known to exist */
     long duration;
     int quiet;
     char kubeconfig[DEV_PATH_MAX];
@@ -367,37 +364,6 @@ static void say(const dev *dv, const char *fmt, ...)
     fflush(stdout);
 }
 
-/* Makes sure namespace ns exists (a real API server refuses objects in a
- * missing one): created when a GET does not find it. Failures are left to
- * the create that follows, which reports them. */
-static void ensure_ns(dev *dv, const char *ns)
-{
-    if (!ns || !*ns || cu_jget(dv->ns_ok, ns))
-        return;
-    char path[600];
-    snprintf(path, sizeof path, "/api/v1/namespaces/%s", ns);
-    cu_buf resp;
-    cu_buf_init(&resp, 0);
-    long code = http_do(&dv->http, "GET", path, NULL, NULL, &resp);
-    if (code == 404) {
-        json_object *o = json_object_new_object(), *md = json_object_new_object();
-        json_object_object_add(o, "apiVersion", json_object_new_string("v1"));
-        json_object_object_add(o, "kind", json_object_new_string("Namespace"));
-        json_object_object_add(md, "name", json_object_new_string(ns));
-        json_object_object_add(o, "metadata", md);
-        code = http_do(&dv->http, "POST", "/api/v1/namespaces", "application/json",
-                       json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), &resp);
-        json_object_put(o);
-        if (code >= 200 && code < 300)
-            say(dv, "  created namespace %s\n", ns);
-        if (code == 409)
-            code = 200;
-    }
-    if (code >= 200 && code < 300)
-        json_object_object_add(dv->ns_ok, ns, json_object_new_boolean(1));
-    cu_buf_free(&resp);
-}
-
 /* Creates one object. Returns 0 on success (or AlreadyExists), -1 with a
  * message on stderr otherwise. */
 static int create_obj(dev *dv, const dev_obj *o)
@@ -413,19 +379,6 @@ static int create_obj(dev *dv, const dev_obj *o)
     if (cli_dev_collection_path(obj, path, sizeof path)) {
         fprintf(stderr, "cueue: dev: %s: %s: apiVersion and kind are required\n", o->where, what);
         return -1;
-    }
-    {
-        const char *nsp = strstr(path, "/namespaces/");
-        if (nsp) {
-            char nsn[256];
-            nsp += strlen("/namespaces/");
-            size_t l = strcspn(nsp, "/");
-            if (l < sizeof nsn) {
-                memcpy(nsn, nsp, l);
-                nsn[l] = '\0';
-                ensure_ns(dv, nsn);
-            }
-        }
     }
     /* Server-assigned fields go; the status is written separately. */
     if (meta && json_object_is_type(meta, json_type_object)) {
@@ -977,7 +930,6 @@ int cu_dev_main(int argc, char **argv)
     sigaddset(&dv.waitmask, SIGCHLD);
     sigprocmask(SIG_BLOCK, &dv.waitmask, &dv.oldmask);
     dv.state = json_object_new_object();
-    dv.ns_ok = json_object_new_object();
     int64_t deadline = dv.duration > 0 ? cu_clock_mono_ms() + dv.duration * 1000 : 0;
     cu_diag d;
     cu_diag_init(&d);
@@ -1085,7 +1037,6 @@ out:
     free(dv.http.server);
     cu_kconfig_free(dv.http.kc);
     json_object_put(dv.state);
-    json_object_put(dv.ns_ok);
     cu_diag_free(&d);
     cli_dev_objs_free(&crds);
     cli_dev_objs_free(&samples);

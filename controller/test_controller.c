@@ -525,8 +525,30 @@ static void serve_watch(srv *s, conn *c, int r, const char *query)
             send_event(c, s->ev[r][i].line);
 }
 
+/* 1 when merge patch p of Job job changes its template's nodeSelector or
+ * tolerations while kube-apiserver would refuse it: unless the Job is
+ * suspended and has no status.startTime, those fields are immutable. */
+static int job_sched_locked(json_object *job, json_object *p)
+{
+    if (!jpath(p, "spec.template.spec"))
+        return 0;
+    json_object *after = NULL;
+    json_object_deep_copy(job, &after, NULL);
+    after = merge_patch(after, p);
+    int changed = !json_object_equal(jpath(job, "spec.template.spec.nodeSelector"),
+                                     jpath(after, "spec.template.spec.nodeSelector")) ||
+                  !json_object_equal(jpath(job, "spec.template.spec.tolerations"),
+                                     jpath(after, "spec.template.spec.tolerations"));
+    json_object_put(after);
+    json_object *susp = jpath(job, "spec.suspend");
+    int suspended = susp && json_object_get_boolean(susp);
+    return changed && (!suspended || jpath(job, "status.startTime") != NULL);
+}
+
 /* A write to the store: POST (create), PATCH (merge patch; /status only
- * changes status, the main resource everything but status), DELETE. */
+ * changes status, the main resource everything but status; a Job's
+ * scheduling directives as kube-apiserver allows, job_sched_locked),
+ * DELETE. */
 static int serve_write(srv *s, conn *c, sreq *q, int r, const char *ns, const char *name,
                        const char *sub)
 {
@@ -611,6 +633,12 @@ static int serve_write(srv *s, conn *c, sreq *q, int r, const char *ns, const ch
             p = only;
         } else {
             json_object_object_del(p, "status");
+            if (r == R_JOB && job_sched_locked(x->o, p)) {
+                json_object_put(p);
+                respond_status(c, 422, "Invalid",
+                               "spec.template: Invalid value: field is immutable", 0);
+                return 422;
+            }
         }
         x->o = merge_patch(x->o, p);
         json_object_put(p);
@@ -1473,6 +1501,126 @@ static void test_starts_job_when_admitted(void **state)
     stop(f);
 }
 
+/* ud: the Workload's name. A /status patch with QuotaReserved=False that
+ * clears status.admission (a release). */
+static int is_admission_cleared(const sreq *q, const void *ud)
+{
+    json_object *v = (json_object *)1;
+    return is_pending_write(q, ud) &&
+           json_object_object_get_ex(jget(q->j, "status"), "admission", &v) && v == NULL;
+}
+
+/* ud: "ns/name" of a Job. A patch of it (or of its status) answered 422. */
+static int is_job_refused(const sreq *q, const void *ud)
+{
+    const char *key = ud, *sl = strchr(key, '/');
+    char path[600];
+    snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%.*s/jobs/%s", (int)(sl - key), key,
+             sl + 1);
+    return strcmp(q->method, "PATCH") == 0 && strncmp(q->path, path, strlen(path)) == 0 &&
+           q->status == 422;
+}
+
+/* ud: "ns/name" of a Job. An accepted patch of it with spec.suspend=true. */
+static int is_job_suspend(const sreq *q, const void *ud)
+{
+    const char *key = ud, *sl = strchr(key, '/');
+    char path[600];
+    snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%.*s/jobs/%s", (int)(sl - key), key,
+             sl + 1);
+    json_object *su = jpath(q->j, "spec.suspend");
+    return strcmp(q->method, "PATCH") == 0 && strcmp(q->path, path) == 0 && q->status == 200 &&
+           json_object_is_type(su, json_type_boolean) && json_object_get_boolean(su);
+}
+
+/* ud: "ns/name" of a Job. An accepted patch of it that removes the
+ * nodeSelector key "pool" (flavor f1's) and does not touch suspend. */
+static int is_job_restore(const sreq *q, const void *ud)
+{
+    const char *key = ud, *sl = strchr(key, '/');
+    char path[600];
+    snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%.*s/jobs/%s", (int)(sl - key), key,
+             sl + 1);
+    json_object *sel = jpath(q->j, "spec.template.spec.nodeSelector"), *v = (json_object *)1;
+    return strcmp(q->method, "PATCH") == 0 && strcmp(q->path, path) == 0 && q->status == 200 &&
+           !jpath(q->j, "spec.suspend") && json_object_object_get_ex(sel, "pool", &v) && v == NULL;
+}
+
+/* ud: "ns/name" of a Job. A /status patch of it clearing startTime. */
+static int is_start_time_cleared(const sreq *q, const void *ud)
+{
+    const char *key = ud, *sl = strchr(key, '/');
+    char path[600];
+    snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%.*s/jobs/%s/status", (int)(sl - key),
+             key, sl + 1);
+    json_object *st = jget(q->j, "status");
+    json_object *v = NULL;
+    return strcmp(q->method, "PATCH") == 0 && strcmp(q->path, path) == 0 && q->status == 200 &&
+           json_object_object_get_ex(st, "startTime", &v) && v == NULL;
+}
+
+/* 5b. A running Job whose Workload is evicted is stopped as kube-apiserver
+ * allows it (its template's scheduling directives are immutable unless the
+ * Job is suspended without a startTime): suspended first, then its
+ * startTime cleared, then its template restored (the flavor's nodeSelector
+ * key removed, its own kept), and only then, once no pod is active or
+ * terminating, is the quota released. The
+ * fake server answers 422 as the real one does; a single patch of suspend
+ * and template got that forever. */
+static void test_evicted_job_stopped_in_steps(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_job(f->s, "lq");
+    add_job_workload(f->s, "lq");
+    /* running with flavor f1's selector, admitted, then evicted */
+    srv_update(f->s, R_JOB, "team/sample-job",
+               "{\"spec\":{\"suspend\":false,\"template\":{\"spec\":{\"nodeSelector\":"
+               "{\"pool\":\"p1\"}}}},\"status\":{\"startTime\":\"2025-01-01T00:00:06Z\","
+               "\"active\":1}}",
+               0);
+    srv_update(f->s, R_WL, "team/" JOB_WL,
+               "{\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{"
+               "\"name\":\"main\",\"count\":1,\"flavors\":{\"cpu\":\"f1\"},\"resourceUsage\":"
+               "{\"cpu\":\"4\"}}]},\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":"
+               "\"True\",\"reason\":\"QuotaReserved\",\"message\":\"Quota reserved in "
+               "ClusterQueue cq\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{\"type\":"
+               "\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\",\"message\":\"The "
+               "workload is admitted\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{\"type\":"
+               "\"Evicted\",\"status\":\"True\",\"reason\":\"Preempted\",\"message\":"
+               "\"Preempted to accommodate a workload\",\"lastTransitionTime\":"
+               "\"2025-01-01T00:00:09Z\"}]}}",
+               0);
+    start(f);
+    long i1 = wait_req(f, 0, is_job_suspend, "team/sample-job", 5000);
+    CHECK(f, i1 >= 0, "the Job was not suspended");
+    if (i1 >= 0)
+        CHECK(f, jpath(f->s->reqs[i1].j, "spec.template") == NULL,
+              "the suspend patch changes the template: %s", f->s->reqs[i1].body);
+    long i2 = wait_req(f, 0, is_start_time_cleared, "team/sample-job", 5000);
+    CHECK(f, i2 > i1, "the stopped Job's startTime was not cleared after its suspension");
+    long i3 = wait_req(f, 0, is_job_restore, "team/sample-job", 5000);
+    CHECK(f, i3 > i2, "the stopped Job's template was not restored after startTime was cleared");
+    if (i3 >= 0)
+        EQS(f, f->s->reqs[i3].j, "spec.template.spec.nodeSelector.disk", "ssd");
+    /* its pod is still there: the quota is kept */
+    serve_for(f, 400);
+    size_t n = count_req(f, 0, f->s->nreqs, is_admission_cleared, JOB_WL);
+    CHECK(f, n == 0, "the quota was released while the Job still had an active pod");
+    /* the Job controller deletes the pod: terminating, it still holds its
+     * node's resources */
+    srv_update(f->s, R_JOB, "team/sample-job", "{\"status\":{\"active\":0,\"terminating\":1}}", 1);
+    serve_for(f, 400);
+    n = count_req(f, 0, f->s->nreqs, is_admission_cleared, JOB_WL);
+    CHECK(f, n == 0, "the quota was released while the Job's pod was terminating");
+    srv_update(f->s, R_JOB, "team/sample-job", "{\"status\":{\"terminating\":0}}", 1);
+    long i4 = wait_req(f, 0, is_admission_cleared, JOB_WL, 5000);
+    CHECK(f, i4 > i3, "the evicted Workload's quota was not released once the Job stopped");
+    n = count_req(f, 0, f->s->nreqs, is_job_refused, "team/sample-job");
+    CHECK(f, n == 0, "%zu Job patches refused with 422", n);
+    stop(f);
+}
+
 /* 6. Two Workloads that each need the whole quota: one admission, and
  * only one, through the echo of the admitted one and later cycles. */
 static void test_quota_not_oversold(void **state)
@@ -2006,6 +2154,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conflict_retries_with_new_rv, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_reason, setup, teardown),
         cmocka_unit_test_setup_teardown(test_starts_job_when_admitted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_evicted_job_stopped_in_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quota_not_oversold, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restart_counts_held_quota, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_write_before_sync, setup, teardown),

@@ -47,8 +47,8 @@ YAML
 }
 start_controller ctrl
 wl low 0 | k apply -f - >/dev/null
-wait_for 15 "low admitted" bash -c "kubectl --kubeconfig $KC get workload low -o json | jq -e '.status.admission'"
+wait_for 60 "low admitted" bash -c "kubectl --kubeconfig $KC get workload low -o json | jq -e '.status.admission'"
 wl high 100 | k apply -f - >/dev/null
-wait_for 15 "high admitted" bash -c "kubectl --kubeconfig $KC get workload high -o json | jq -e '.status.admission'"
-wait_for 5 "low requeued" bash -c "kubectl --kubeconfig $KC get workload low -o json | jq -e '(.status.admission == null) and (.status.conditions[] | select(.type==\"Requeued\") | .status == \"True\")'"
+wait_for 60 "high admitted" bash -c "kubectl --kubeconfig $KC get workload high -o json | jq -e '.status.admission'"
+wait_for 60 "low requeued" bash -c "kubectl --kubeconfig $KC get workload low -o json | jq -e '(.status.admission == null) and (.status.conditions[] | select(.type==\"Requeued\") | .status == \"True\")'"
 e2e_finish

@@ -10,11 +10,18 @@
 # taint cloud.example.com/spot=true:NoSchedule). ClusterQueue cq-h100 has
 # 8 GPUs of h100, cq-spot 8 GPUs of spot; LocalQueues lq-h100 and lq-spot.
 # Jobs, created suspended with the queue-name label:
-#   h-0..h-2  in lq-h100: 2 pods of 4 GPUs each (the whole quota), $RUNTIME
-#             (default 10s);
-#   s-0, s-1  in lq-spot: 1 pod of 8 GPUs, $RUNTIME;
+#   h-0..h-2  in lq-h100: 2 pods of 4 GPUs each (the whole quota);
+#   s-0, s-1  in lq-spot: 1 pod of 8 GPUs;
 #   big       in lq-h100: 4 pods of 4 GPUs (16 > 8: never admitted).
-# So one Job of each queue runs at a time, in order.
+# So one Job of each queue runs at a time, in order. h-0 and s-0 run
+# $RUNTIME (default 15s: the pending checks of the others are made
+# meanwhile, on a loaded machine too), the others 5s.
+#
+# Then preemption: s-low (8 GPUs, 600s) runs in cq-spot (preemption
+# withinClusterQueue LowerPriority), s-high (8 GPUs, WorkloadPriorityClass
+# high, 10s) arrives: s-low is suspended, its pod deleted, its template
+# restored (no flavor nodeSelector, no toleration), s-high runs and
+# completes, then s-low is admitted and runs again.
 #
 # Checks: a pending Job is suspended and has no pods at all (the Job
 # controller makes pods only once Cueue unsuspends it), sampled all along:
@@ -24,8 +31,8 @@
 # bound to nodes of that flavor (H100 nodes, spot nodes) and succeed after
 # their cueue.dev/simulated-runtime; the Job completes, its Workload is
 # Finished, the next one is admitted; the GPUs of the non-terminal pods
-# per flavor and the quota admitted per ClusterQueue, sampled, never
-# exceed 8.
+# (terminating ones included) per flavor and the quota admitted per
+# ClusterQueue, sampled, never exceed 8.
 #
 # Usage: e2e/controller-jobs-run.sh PATH_TO_cueue
 # Needs: kubectl, jq, timeout.
@@ -33,7 +40,7 @@ set -u -o pipefail
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@" kubectl jq
 
-RUNTIME=${RUNTIME:-10s}
+RUNTIME=${RUNTIME:-15s}
 
 dump() {
     show "$TMP/ctrl.log" "controller log" 40
@@ -78,6 +85,7 @@ kind: ClusterQueue
 metadata: {name: cq-spot}
 spec:
   namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
   resourceGroups:
   - coveredResources: [cpu, nvidia.com/gpu]
     flavors:
@@ -95,12 +103,17 @@ apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
 metadata: {name: lq-spot, namespace: default}
 spec: {clusterQueue: cq-spot}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
 YAML
 pass "flavors h100 and spot, ClusterQueues and LocalQueues applied"
 
-# gpu_job NAME LQ PODS GPUS_PER_POD: a suspended Job of PODS pods (all at
-# once) of 1 cpu and GPUS_PER_POD GPUs (as a limit, the usual way for an
-# extended resource), running $RUNTIME.
+# gpu_job NAME LQ PODS GPUS_PER_POD [RUNTIME [PRIORITY_CLASS]]: a suspended
+# Job of PODS pods (all at once) of 1 cpu and GPUS_PER_POD GPUs (as a limit,
+# the usual way for an extended resource), running RUNTIME (default 5s).
 gpu_job() {
     cat <<YAML
 apiVersion: batch/v1
@@ -108,14 +121,14 @@ kind: Job
 metadata:
   name: $1
   namespace: default
-  labels: {kueue.x-k8s.io/queue-name: $2}
+  labels: {kueue.x-k8s.io/queue-name: $2${6:+, kueue.x-k8s.io/priority-class: $6}}
 spec:
   suspend: true
   parallelism: $3
   completions: $3
   template:
     metadata:
-      annotations: {cueue.dev/simulated-runtime: "$RUNTIME"}
+      annotations: {cueue.dev/simulated-runtime: "${5:-5s}"}
     spec:
       restartPolicy: Never
       containers:
@@ -133,19 +146,21 @@ wait_for 60 "controller synced" grep -q "all informers synced" "$TMP/ctrl.log"
 # The over-quota Job first: it is ahead in the queue and must not block
 # the others (BestEffortFIFO) nor ever get a pod.
 gpu_job big lq-h100 4 4 | k apply -f - >/dev/null || fail "create Job big" "kubectl failed"
-{ gpu_job h-0 lq-h100 2 4; echo ---; gpu_job s-0 lq-spot 1 8; } |
+{ gpu_job h-0 lq-h100 2 4 "$RUNTIME"; echo ---; gpu_job s-0 lq-spot 1 8 "$RUNTIME"; } |
     k apply -f - >/dev/null || fail "create Jobs h-0 s-0" "kubectl failed"
 sleep 1.1   # later creationTimestamps: behind h-0 and s-0 in their queues
 { gpu_job h-1 lq-h100 2 4; echo ---; gpu_job s-1 lq-spot 1 8; } |
     k apply -f - >/dev/null || fail "create Jobs h-1 s-1" "kubectl failed"
 sleep 1.1
 gpu_job h-2 lq-h100 2 4 | k apply -f - >/dev/null || fail "create Job h-2" "kubectl failed"
-NJOBS=6
+NJOBS=8   # with s-low and s-high, made later
 
 # The sampler: pods first, then the Workloads (a Workload that held quota
-# when its Job's pod was seen still holds it, or has finished, when the
-# Workloads are read a moment later). Per sample it appends to
-# $TMP/violations each Job with a pod whose Workload has never held quota,
+# when its Job's live pod was seen still holds it, or has finished, when
+# the Workloads are read a moment later: a preempted one keeps its quota
+# until its pods are gone). Per sample it appends to $TMP/violations each
+# Job with a live (not Succeeded or Failed) pod whose Workload holds no
+# quota and has not finished,
 # and to $TMP/samples "GPUS_OF_LIVE_PODS_ON_H100 ON_SPOT ADMITTED_H100
 # ADMITTED_SPOT" (live: not Succeeded or Failed; by the node's flavor
 # label, read once).
@@ -170,7 +185,8 @@ sample() {
               | .status.admission.podSetAssignments[].resourceUsage["nvidia.com/gpu"] // "0" | tonumber] | add // 0;
             def live($f): [$p.items[] | select(.status.phase != "Succeeded" and .status.phase != "Failed")
               | select(.spec.nodeName != null and $nodes[0][.spec.nodeName] == $f) | gpus] | add // 0;
-          ([$p.items[] | .metadata.labels["batch.kubernetes.io/job-name"] // .metadata.labels["job-name"]
+          ([$p.items[] | select(.status.phase != "Succeeded" and .status.phase != "Failed")
+             | .metadata.labels["batch.kubernetes.io/job-name"] // .metadata.labels["job-name"]
              | select(. as $j | $ok | any(. == $j) | not)] | unique
            | map("VIOLATION pod of Job \(.) without a Workload holding quota")[]),
           "\(live("h100")) \(live("spot")) \(admitted("cq-h100")) \(admitted("cq-spot"))"
@@ -237,7 +253,7 @@ big_msg() {
         jq -e 'any(.status.conditions[]?; .type == "QuotaReserved" and .status == "False" and
                    (.message | test("nvidia.com/gpu")))' >/dev/null
 }
-wait_for 30 "big pending for want of nvidia.com/gpu" big_msg
+wait_for 60 "big pending for want of nvidia.com/gpu" big_msg
 
 # ---- each Job in turn: unsuspended with its flavor, pods on its nodes, done
 run_one() {   # JOB FLAVOR NODE_PREFIX PODS
@@ -256,6 +272,27 @@ run_one s-0 spot spot-a100- 1
 run_one h-1 h100 gpu-h100- 2
 run_one s-1 spot spot-a100- 1
 run_one h-2 h100 gpu-h100- 2
+
+# ---- preemption of a running Job
+pod_running_on() {   # JOB PREFIX: a Running pod of the Job on a node PREFIX*
+    k get pods -n default -l "batch.kubernetes.io/job-name=$1" -o json |
+        jq -e --arg p "$2" 'any(.items[]; .status.phase == "Running" and
+            .metadata.deletionTimestamp == null and ((.spec.nodeName // "") | startswith($p)))' >/dev/null
+}
+gpu_job s-low lq-spot 1 8 600s | k apply -f - >/dev/null || fail "create Job s-low" "kubectl failed"
+wait_for 120 "s-low runs on a spot node" pod_running_on s-low spot-a100-
+gpu_job s-high lq-spot 1 8 10s high | k apply -f - >/dev/null || fail "create Job s-high" "kubectl failed"
+low_stopped() {
+    suspended s-low && no_pods s-low && k get job s-low -n default -o json | jq -e '
+        (.spec.template.spec.nodeSelector // {} | has("node.kubernetes.io/lifecycle") | not) and
+        ((.spec.template.spec.tolerations // []) | length == 0)' >/dev/null
+}
+wait_for 120 "s-low preempted: suspended, its pod gone, its template restored (no flavor nodeSelector or toleration)" \
+    low_stopped
+wait_for 60 "s-low's Workload requeued (Evicted, no quota)" wl_cond s-low QuotaReserved False
+run_one s-high spot spot-a100- 1
+low_again() { unsuspended_with s-low spot && pod_running_on s-low spot-a100-; }
+wait_for 120 "s-low admitted again: unsuspended with the spot flavor, running on a spot node" low_again
 
 # runtime honoured: a pod's container ran at least its simulated runtime
 ran_long() {
@@ -290,10 +327,16 @@ else
     fail "no pod before admission" "$(sort -u "$TMP/violations" | head -n 5 | tr '\n' ';')"
 fi
 read -r c f t < <(njobs_done)
-counts_ok() { [ "$c" = 5 ] && [ "$f" = 0 ] && [ "$t" = "$NJOBS" ]; }
-check "5 Jobs Complete, none failed, $NJOBS Jobs in all" "complete $c failed $f total $t" counts_ok
+counts_ok() { [ "$c" = 6 ] && [ "$f" = 0 ] && [ "$t" = "$NJOBS" ]; }
+check "6 Jobs Complete (s-low still runs), none failed, $NJOBS Jobs in all" \
+    "complete $c failed $f total $t" counts_ok
 
 kill -TERM "$CT_PID"; wait "$CT_PID"; rc=$?; CT_PID=""
 [ "$rc" -eq 0 ] && pass "controller exits 0 on SIGTERM" || fail "controller exits 0 on SIGTERM" "exit $rc"
+# every write was accepted (the real API server refused the queue status
+# writes once: 400 on a YAML escape the embedded cluster accepts)
+STOPPED=$(grep -o 'stopped: .*' "$TMP/ctrl.log" | tail -n 1)
+[[ "$STOPPED" == *" write_errors=0 "* ]] && pass "no write refused by the API server (write_errors=0)" \
+    || fail "no write refused" "${STOPPED:-no stop line}; $(grep -m 3 ' failed: HTTP' "$TMP/ctrl.log" | tr '\n' ';')"
 
 e2e_finish

@@ -10,8 +10,8 @@
 # With CUEUE_E2E_CLUSTER=k8s, `cueue dev --kubeconfig` uses the real control
 # plane instead of starting `cueue cluster` (and runs 45 s: the real
 # components are slower): the same checks, with the samples validated by the
-# real API server and their pods run by its Job controller, scheduler and
-# KWOK nodes; the namespaces the samples name are created by `cueue dev`.
+# real API server (every one must be accepted) and their pods run by its Job
+# controller, scheduler and KWOK nodes.
 #
 # Usage: e2e/dev-smoke.sh PATH_TO_cueue
 set -u -o pipefail
@@ -54,6 +54,9 @@ fi
 wait "$DEV_PID"; rc=$?; DEV_PID=""
 [ "$rc" -eq 0 ] && pass "exit code 0 after --duration" || fail "exit code" "got $rc"
 
+grep -Eq "^cueue dev: created ([0-9]+) of \\1 objects of config/samples$" "$TMP/out" \
+    && pass "every sample object created ($(grep -o 'created [0-9]* of [0-9]* objects of config/samples' "$TMP/out"))" \
+    || fail "samples created" "$(grep 'objects of config/samples' "$TMP/out")"
 grep -q "kubectl --kubeconfig $DEV_KC get workloads -A" "$TMP/out" \
     && pass "prints how to use kubectl" || fail "kubectl hint" "missing"
 grep -Eq "^admitted [a-z-]+/[a-z0-9-]+ to ClusterQueue [a-z-]+ \(flavors [^)]+\)$" "$TMP/out" \

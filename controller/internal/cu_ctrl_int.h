@@ -73,8 +73,8 @@ typedef struct cjob {
     char *fail_msg;
     int has_par, has_comp;
     int32_t par, comp;
-    int64_t created_ms; /* metadata.creationTimestamp, 0 when absent */
-    int64_t active, ready, succeeded;
+    int64_t created_ms;               /* metadata.creationTimestamp, 0 when absent */
+    int64_t active, ready, succeeded; /* active: status.active + status.terminating */
     char *cur_sel;     /* the template's nodeSelector now (JSON text), NULL if none */
     char *cur_tol;     /* the template's tolerations now (JSON text), NULL if none */
     int has_start;     /* status.startTime is set (the API server then refuses

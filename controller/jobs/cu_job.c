@@ -35,7 +35,10 @@ cjob *ctrl_decode_job(ctrl *c, json_object *job)
     j->par = (int32_t)cu_jas_int64(cu_jget(spec, "parallelism"), 1);
     j->has_comp = cu_jget(spec, "completions") != NULL;
     j->comp = (int32_t)cu_jas_int64(cu_jget(spec, "completions"), 0);
-    j->active = cu_jas_int64(cu_jget(st, "active"), 0);
+    /* pods being deleted count: they hold their node's resources until
+     * they are gone (status.terminating, kube-controller-manager 1.29+) */
+    j->active =
+        cu_jas_int64(cu_jget(st, "active"), 0) + cu_jas_int64(cu_jget(st, "terminating"), 0);
     j->ready = cu_jas_int64(cu_jget(st, "ready"), 0);
     j->succeeded = cu_jas_int64(cu_jget(st, "succeeded"), 0);
     j->finished = cu_ctrl_job_finished(job, &j->failed);
