@@ -207,9 +207,8 @@ void cu_kubesim_stop(cu_kubesim *k)
                 "kubesim: %" PRIu64 " pods bound in %.2f s of scheduler passes; %" PRIu64
                 " rounds; %" PRIu64 " relists; thread busy %.2f s of %.2f s; stopped in %.3f s\n",
                 ks_sched_binds(k->st), (double)ks_sched_busy_us(k->st) / 1e6, k->rounds,
-                ks_state_relists(k->st),
-                (double)k->busy_us / 1e6, (double)(mono_us() - k->started_us) / 1e6,
-                (double)stop_us / 1e6);
+                ks_state_relists(k->st), (double)k->busy_us / 1e6,
+                (double)(mono_us() - k->started_us) / 1e6, (double)stop_us / 1e6);
     ks_state_free(k->st);
     pthread_cond_destroy(&k->cv);
     pthread_mutex_destroy(&k->mu);
