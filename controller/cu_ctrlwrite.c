@@ -12,7 +12,10 @@ typedef struct wctx {
     char *op, *key, *what;
 } wctx;
 
-int ctrl_leading(const ctrl *c) { return (!c->elect || c->leading) && !c->stopping; }
+int ctrl_leading(const ctrl *c)
+{
+    return (!c->elect || (c->leading && cu_lease_leading(c->lease))) && !c->stopping;
+}
 
 /* The guard slot of a write: Workload status (admission included) and
  * spec writes, Job patches. NULL for writes without one. */
@@ -241,8 +244,9 @@ int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const
         w->key = strdup(key);
         w->what = strdup(what);
     }
-    /* "/" unescaped: a server-side apply body is YAML to kube-apiserver,
-     * whose YAML reader refuses JSON's "\/" escape with 400 */
+    /* "/" unescaped: a server-side apply body is read as YAML, and
+     * kube-apiserver's YAML 1.1 decoder refuses the escape "\/" (400
+     * "found unknown escape character") that json-c writes by default */
     const char *s = body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN |
                                                                     JSON_C_TO_STRING_NOSLASHESCAPE)
                          : NULL;

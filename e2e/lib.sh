@@ -33,7 +33,7 @@ e2e_init() {
         exit 2
     fi
     CUEUE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-    ROOT=$(cd "$(dirname "$0")/.." && pwd)
+    ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
     shift
     local tool
     for tool in timeout "$@"; do
