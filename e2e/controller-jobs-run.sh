@@ -157,10 +157,11 @@ NJOBS=8   # with s-low and s-high, made later
 
 # The sampler: pods first, then the Workloads (a Workload that held quota
 # when its Job's live pod was seen still holds it, or has finished, when
-# the Workloads are read a moment later: a preempted one keeps its quota
-# until its pods are gone). Per sample it appends to $TMP/violations each
+# the Workloads are read a moment later; an evicted one may have released
+# it meanwhile, once its pods were gone, so it is not checked: the GPU
+# counts below cover it). Per sample it appends to $TMP/violations each
 # Job with a live (not Succeeded or Failed) pod whose Workload holds no
-# quota and has not finished,
+# quota, has not finished and was never evicted (so never admitted),
 # and to $TMP/samples "GPUS_OF_LIVE_PODS_ON_H100 ON_SPOT ADMITTED_H100
 # ADMITTED_SPOT" (live: not Succeeded or Failed; by the node's flavor
 # label, read once).
@@ -177,7 +178,8 @@ sample() {
           def gpus: [.spec.containers[].resources | (.requests // {})["nvidia.com/gpu"] //
                      (.limits // {})["nvidia.com/gpu"] // "0" | tonumber] | add // 0;
           def held: any(.status.conditions[]?; (.type == "QuotaReserved" or .type == "Finished")
-                                                and .status == "True");
+                                                and .status == "True") or
+                    any(.status.conditions[]?; .type == "Evicted");
           ([$w.items[] | select(held) | .metadata.ownerReferences[]? | select(.kind == "Job") | .name]) as $ok
           | ([$w.items[] | select(any(.status.conditions[]?; .type == "QuotaReserved" and .status == "True"))
               | select(all(.status.conditions[]?; .type != "Finished" or .status != "True"))]) as $adm
