@@ -259,7 +259,7 @@ wait_for 20 "controller A synced" grep -q "all informers synced" "$TMP/ctrl-a.lo
 record pre-wl workloads pre
 record pre-job jobs pre
 
-QS_RT=${QS_RT:-8s}
+QS_RT=${QS_RT:-15s}   # a, b run this long: long enough to be seen holding quota on a loaded machine
 mkjob a qs "{$(Q lq)}" '{cpu: "1"}' "$QS_RT"
 mkjob b qs "{$(Q lq)}" '{cpu: "2"}' "$QS_RT"
 sleep 1   # c is the newest: it is the one left pending
