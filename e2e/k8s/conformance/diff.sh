@@ -118,13 +118,17 @@ echo "embedded: $URL_emb"
 echo "real ($REAL_KIND): $URL_real"
 
 # ---- recording -------------------------------------------------------
-# The mask: what legitimately differs between two servers.
+# The mask: what legitimately differs between two servers. managedFields
+# are sorted by time in seconds (both servers), so entries written in the
+# same second or across a second's boundary are sorted by manager here.
 MASK='
 def uuidish: test("^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$");
 def timeish: test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+)$");
 def ageish: test("^([0-9]+[smhdy]([0-9]+[smhd])?|<unknown>|<invalid>)$");
 def maskobj:
   (if (.resourceVersion? | type) == "string" and .resourceVersion != "" then .resourceVersion = "<rv>" else . end)
+  | (if (.managedFields? | type) == "array"
+     then .managedFields |= sort_by(.operation, .manager, .subresource // "", .apiVersion) else . end)
   | (if (.continue? | type) == "string" and .continue != "" then .continue = "<continue>" else . end)
   | (if (.generateName? | type) == "string" and (.name? | type) == "string"
         and (.generateName as $g | .name | startswith($g)) then .name = .generateName + "<gen>" else . end);
@@ -139,6 +143,7 @@ mask_text() {
         -e 's/(^|[[:space:]])(<?(invalid|unknown)>?|[0-9]+[smhdy]([0-9]+[smhd])?)([[:space:]]|$)/\1<age>\5/g' \
         -e 's/(resourceVersion|resource version)(:? *"?)[0-9]+/\1\2<rv>/g' \
         -e 's/"[0-9]+"( +)<age>/"<rv>"\1<age>/g' \
+        -e 's/(ResourceVersion in record|too old resource version: [0-9]+) \([0-9]+\)/\1 (<rv>)/g' \
         -e "s#$URL_emb#<server>#g" -e "s#$URL_real#<server>#g" \
         -e 's/127\.0\.0\.1:[0-9]+/<server>/g'
 }
@@ -156,7 +161,7 @@ rec() {
 # when it is not JSON); FILTER may post-process the masked JSON
 mask_json() {
     if jq -e . "$1" >/dev/null 2>&1; then
-        jq -S "$MASK | ${FILTER:-.}" "$1" 2>&1 | mask_text
+        jq -S "$MASK | if type == \"object\" and .kind == \"Status\" then . else ${FILTER:-.} end" "$1" 2>&1 | mask_text
     else
         mask_text <"$1"
     fi
@@ -290,7 +295,7 @@ for name in "${SEQS[@]}"; do
         SEQ_DIR=$OUT/$SRV/$name
         rm -rf "$SEQ_DIR"; mkdir -p "$SEQ_DIR"
         STEP=0
-        NS=conf-$name
+        NS=conf-${name//_/-}
         kq create namespace "$NS" >/dev/null 2>&1
         "seq_$name" >"$SEQ_DIR/log" 2>&1
     done
@@ -299,7 +304,7 @@ for name in "${SEQS[@]}"; do
         grep -h -A2 'jq: error' "$OUT"/*/"$name"/[0-9][0-9] | head -n 6
         HARNESS_FAILS=$((HARNESS_FAILS + 1))
     fi
-    if diff -r -q "$OUT/emb/$name" "$OUT/real/$name" -x log >/dev/null 2>&1; then
+    if diff -r -q "$OUT/emb/$name" "$OUT/real/$name" -x log -x '*.req'  >/dev/null 2>&1; then
         NSAME=$((NSAME + 1))
         echo "SAME  $name ($((SECONDS - t0)) s)"
         continue

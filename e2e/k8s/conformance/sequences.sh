@@ -1,6 +1,6 @@
 # sequences.sh - the request sequences of diff.sh (sourced). Each sequence is
 # a function seq_NAME, listed in SEQS, run once per server in a namespace of
-# its own ($NS = conf-NAME, created before it). Steps: req (HTTP), kc
+# its own ($NS = conf-NAME with - for _, created before it). Steps: req (HTTP), kc
 # (kubectl), watch_req, note; raw/kq/until_ok do set-up without recording.
 # $SRV is emb or real. Names are fixed so that both servers see the same.
 
