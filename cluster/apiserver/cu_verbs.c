@@ -504,6 +504,50 @@ static int delete_options(const cu_api_req *r, cu_api_resp *resp, const char **p
     return 0;
 }
 
+/* Pods and Namespaces answer a DELETE with the object, as kube-apiserver's
+ * registries for them do (ReturnDeletedObject); other kinds with a Success
+ * Status once the object is gone, and with the object while finalizers keep
+ * it. */
+static int returns_deleted_object(const cu_rtype *rt)
+{
+    return !rt->group[0] && (!strcmp(rt->resource, "pods") || !strcmp(rt->resource, "namespaces"));
+}
+
+/* The Success Status of a DELETE that removed obj at once (takes obj). */
+static void respond_deleted(req_ctx *c, json_object *obj)
+{
+    json_object *st = json_object_new_object(), *d = json_object_new_object();
+    json_object *m = cu_jget(obj, "metadata");
+    cu_jset_str(st, "kind", "Status");
+    cu_jset_str(st, "apiVersion", "v1");
+    json_object_object_add(st, "metadata", json_object_new_object());
+    cu_jset_str(st, "status", "Success");
+    cu_jset_str(d, "name", c->route->name);
+    if (c->rt->group[0])
+        cu_jset_str(d, "group", c->rt->group);
+    cu_jset_str(d, "kind", c->rt->resource);
+    if (cu_jstr(m, "uid"))
+        cu_jset_str(d, "uid", cu_jstr(m, "uid"));
+    json_object_object_add(st, "details", d);
+    json_object_put(obj);
+    resp_json(c->resp, 200, st);
+}
+
+/* Whether obj (the answer of a delete) is still stored: finalizers hold it. */
+static int still_stored(req_ctx *c, json_object *obj)
+{
+    json_object *cur = NULL;
+    cu_status st;
+    memset(&st, 0, sizeof st);
+    if (cu_store_get(c->a->s, c->rt, c->ns, c->route->name, &cur, &st) != CU_OK)
+        return 0;
+    const char *u1 = cu_jstr(cu_jget(obj, "metadata"), "uid");
+    const char *u2 = cu_jstr(cu_jget(cur, "metadata"), "uid");
+    int same = u1 && u2 && !strcmp(u1, u2);
+    json_object_put(cur);
+    return same;
+}
+
 static void do_delete(req_ctx *c)
 {
     const char *prop;
@@ -511,20 +555,43 @@ static void do_delete(req_ctx *c)
     int dry;
     if (delete_options(c->r, c->resp, &prop, rv, sizeof rv, &dry) != 0)
         return;
-    if (dry) {
-        do_get(c);
-        return;
-    }
     json_object *out = NULL;
     cu_status st;
     memset(&st, 0, sizeof st);
+    if (dry) {
+        if (cu_store_get(c->a->s, c->rt, c->ns, c->route->name, &out, &st) != CU_OK) {
+            resp_st(c->resp, &st);
+            return;
+        }
+        if (returns_deleted_object(c->rt) ||
+            cu_jarr_len(cu_jget(cu_jget(out, "metadata"), "finalizers")) > 0)
+            respond_object(c, 200, out);
+        else
+            respond_deleted(c, out);
+        return;
+    }
     if (cu_store_delete(c->a->s, c->rt, c->ns, c->route->name, prop, rv[0] ? rv : NULL, &out,
                         &st) != CU_OK) {
         resp_st(c->resp, &st);
         return;
     }
     cu_store_gc(c->a->s);
-    respond_object(c, 200, out);
+    if (returns_deleted_object(c->rt) || still_stored(c, out)) {
+        json_object *m = cu_jget(out, "metadata");
+        if (m && !cu_jget(m, "deletionTimestamp") && !strcmp(c->rt->resource, "pods")) {
+            /* a pod deleted at once went through a graceful delete of 0 s */
+            char now[40];
+            time_t t = (time_t)(cu_clock_wall_ms() / 1000);
+            struct tm tm;
+            gmtime_r(&t, &tm);
+            strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+            cu_jset_str(m, "deletionTimestamp", now);
+            json_object_object_add(m, "deletionGracePeriodSeconds", json_object_new_int64(0));
+        }
+        respond_object(c, 200, out);
+    } else {
+        respond_deleted(c, out);
+    }
 }
 
 static void do_delete_collection(req_ctx *c)

@@ -759,6 +759,76 @@ static void test_crud_and_errors(void **state)
     json_object_put(o);
 }
 
+/* DELETE answers as kube-apiserver's registries do: a Success Status once
+ * the object is gone (also for dryRun), the object while finalizers keep
+ * it, and always the object for Pods (with its deletionTimestamp). */
+static void test_delete_answers(void **state)
+{
+    fx *f = *state;
+    int code;
+    const char *coll = "/api/v1/namespaces/default/configmaps";
+    json_object *o = send_req(
+        f, (rq){ .method = "POST", .path = coll, .body = "{\"metadata\":{\"name\":\"gone\"}}" },
+        NULL, &code);
+    assert_int_equal(code, 201);
+    char uid[64];
+    snprintf(uid, sizeof uid, "%s", sget(o, "metadata.uid"));
+    json_object_put(o);
+    o = send_req(f,
+                 (rq){ .method = "DELETE",
+                       .path = "/api/v1/namespaces/default/configmaps/gone",
+                       .args = { "dryRun", "All", NULL } },
+                 NULL, &code);
+    assert_int_equal(code, 200);
+    assert_string_equal(sget(o, "kind"), "Status");
+    json_object_put(o);
+    o = send_req(f,
+                 (rq){ .method = "DELETE", .path = "/api/v1/namespaces/default/configmaps/gone" },
+                 NULL, &code);
+    assert_int_equal(code, 200);
+    assert_string_equal(sget(o, "kind"), "Status");
+    assert_string_equal(sget(o, "status"), "Success");
+    assert_string_equal(sget(o, "details.name"), "gone");
+    assert_string_equal(sget(o, "details.kind"), "configmaps");
+    assert_string_equal(sget(o, "details.uid"), uid);
+    assert_null(get(get(o, "details"), "group"));
+    json_object_put(o);
+
+    json_object_put(
+        send_req(f,
+                 (rq){ .method = "POST",
+                       .path = coll,
+                       .body = "{\"metadata\":{\"name\":\"held\",\"finalizers\":[\"a.io/f\"]}}" },
+                 NULL, &code));
+    assert_int_equal(code, 201);
+    o = send_req(f,
+                 (rq){ .method = "DELETE", .path = "/api/v1/namespaces/default/configmaps/held" },
+                 NULL, &code);
+    assert_int_equal(code, 200);
+    assert_string_equal(sget(o, "kind"), "ConfigMap");
+    assert_non_null(sget(o, "metadata.deletionTimestamp"));
+    json_object_put(o);
+
+    json_object_put(send_req(f,
+                             (rq){ .method = "POST",
+                                   .path = "/api/v1/namespaces/default/pods",
+                                   .body = "{\"metadata\":{\"name\":\"p\"},\"spec\":{"
+                                           "\"schedulerName\":\"none\",\"containers\":[{"
+                                           "\"name\":\"c\",\"image\":\"i\"}]}}" },
+                             NULL, &code));
+    assert_int_equal(code, 201);
+    o = send_req(f,
+                 (rq){ .method = "DELETE",
+                       .path = "/api/v1/namespaces/default/pods/p",
+                       .args = { "gracePeriodSeconds", "0", NULL } },
+                 NULL, &code);
+    assert_int_equal(code, 200);
+    assert_string_equal(sget(o, "kind"), "Pod");
+    assert_non_null(sget(o, "metadata.deletionTimestamp"));
+    assert_int_equal(json_object_get_int(get(get(o, "metadata"), "deletionGracePeriodSeconds")), 0);
+    json_object_put(o);
+}
+
 static void test_auth(void **state)
 {
     fx *f = *state;
@@ -1329,6 +1399,7 @@ int main(void)
         cmocka_unit_test(test_tls_generate),
         cmocka_unit_test_setup_teardown(test_discovery, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_crud_and_errors, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_delete_answers, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_auth, fx_setup_auth, fx_teardown),
         cmocka_unit_test_setup_teardown(test_faults, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_watch_table, fx_setup, fx_teardown),

@@ -90,8 +90,7 @@ start_real() {
         exit 1
     fi
     srv_from_kc real "$REAL_DIR/kubeconfig"
-    ETCD_URL=$(sed -n 's/^etcd=//p' "$REAL_DIR/endpoints" 2>/dev/null | head -n 1)
-    [ -z "$ETCD_URL" ] && ETCD_URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$REAL_DIR/etcd.url" 2>/dev/null | head -n 1)
+    ETCD_URL=http://127.0.0.1:$(sed -n 's/^ETCD_PORT=//p' "$REAL_DIR/env")
 }
 stop_real() {
     [ -n "$REAL_DIR" ] && "$CLUSTER_SH" down "$REAL_DIR" >/dev/null 2>&1
@@ -99,14 +98,13 @@ stop_real() {
 }
 trap 'stop_real; e2e_cleanup' EXIT
 
-# the embedded cluster, with no simulated nodes (the real one has none
-# either unless given --nodes) and the fault endpoint for compaction
-printf '' >"$TMP/nonodes.yaml"
-start_cluster --admin --nodes "$TMP/nonodes.yaml"
+# the embedded cluster, with its built-in nodes (cluster.sh up gives the
+# real one the same) and the fault endpoint for compaction
+start_cluster --admin
 srv_from_kc emb "$KC"
 if [ -n "${CONF_SELF:-}" ]; then
     KC_SAVE=$KC; KC=$TMP/kc2; CL_LISTEN=127.0.0.1:0; CL_LOG=$TMP/cluster2.log
-    start_cluster --admin --nodes "$TMP/nonodes.yaml"
+    start_cluster --admin
     srv_from_kc real "$KC"
     KC=$KC_SAVE
     REAL_KIND=embedded
