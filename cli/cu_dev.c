@@ -8,7 +8,9 @@
  * written to /status after the create), starts `cueue controller` against
  * it, and then polls Workloads and Jobs once a second, printing one line
  * per change. SIGINT/SIGTERM (or --duration) stop the controller, then the
- * cluster.
+ * cluster. With --kubeconfig FILE it uses that cluster instead (no `cueue
+ * cluster`; the namespaces the objects name are created first, since a
+ * real API server refuses objects in a missing namespace).
  *
  * Signals are handled without globals: SIGINT, SIGTERM and SIGCHLD are
  * blocked and collected with sigtimedwait, which is also the loop's sleep.
@@ -75,6 +77,11 @@ static const char dev_help[] =
     "                          config/samples); files or folders of *.yaml,\n"
     "                          *.yml and *.json, folders read in name order\n"
     "      --crds DIR          the CustomResourceDefinitions (default crds)\n"
+    "      --kubeconfig FILE   use the cluster of FILE instead of starting\n"
+    "                          'cueue cluster' (step 1): a real cluster, whose\n"
+    "                          nodes run the pods; the namespaces the objects\n"
+    "                          name are created when missing, and nothing is\n"
+    "                          deleted when it stops\n"
     "      --duration SECONDS  stop after SECONDS (for tests; default: run\n"
     "                          until Ctrl-C or SIGTERM)\n"
     "      --quiet             print only the change lines and errors (no\n"
@@ -246,6 +253,14 @@ static long http_do(dev_http *h, const char *method, const char *path, const cha
         curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
     }
+    if (h->kc->cert_pem && h->kc->key_pem) {
+        struct curl_blob cb = { h->kc->cert_pem, strlen(h->kc->cert_pem), CURL_BLOB_COPY };
+        struct curl_blob kb = { h->kc->key_pem, strlen(h->kc->key_pem), CURL_BLOB_COPY };
+        curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &cb);
+        curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+        curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &kb);
+        curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+    }
     CURLcode cc = curl_easy_perform(c);
     curl_slist_free_all(hdrs);
     if (cc != CURLE_OK) {
@@ -329,6 +344,8 @@ int cli_dev_collection_path(json_object *obj, char *out, size_t n)
 
 typedef struct dev {
     const char *dir, *samples, *crds;
+    const char *ext_kc; /* --kubeconfig: an existing cluster, or NULL */
+    json_object *ns_ok; /* namespaces known to exist */
     long duration;
     int quiet;
     char kubeconfig[DEV_PATH_MAX];
@@ -350,6 +367,37 @@ static void say(const dev *dv, const char *fmt, ...)
     fflush(stdout);
 }
 
+/* Makes sure namespace ns exists (a real API server refuses objects in a
+ * missing one): created when a GET does not find it. Failures are left to
+ * the create that follows, which reports them. */
+static void ensure_ns(dev *dv, const char *ns)
+{
+    if (!ns || !*ns || cu_jget(dv->ns_ok, ns))
+        return;
+    char path[600];
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s", ns);
+    cu_buf resp;
+    cu_buf_init(&resp, 0);
+    long code = http_do(&dv->http, "GET", path, NULL, NULL, &resp);
+    if (code == 404) {
+        json_object *o = json_object_new_object(), *md = json_object_new_object();
+        json_object_object_add(o, "apiVersion", json_object_new_string("v1"));
+        json_object_object_add(o, "kind", json_object_new_string("Namespace"));
+        json_object_object_add(md, "name", json_object_new_string(ns));
+        json_object_object_add(o, "metadata", md);
+        code = http_do(&dv->http, "POST", "/api/v1/namespaces", "application/json",
+                       json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), &resp);
+        json_object_put(o);
+        if (code >= 200 && code < 300)
+            say(dv, "  created namespace %s\n", ns);
+        if (code == 409)
+            code = 200;
+    }
+    if (code >= 200 && code < 300)
+        json_object_object_add(dv->ns_ok, ns, json_object_new_boolean(1));
+    cu_buf_free(&resp);
+}
+
 /* Creates one object. Returns 0 on success (or AlreadyExists), -1 with a
  * message on stderr otherwise. */
 static int create_obj(dev *dv, const dev_obj *o)
@@ -365,6 +413,19 @@ static int create_obj(dev *dv, const dev_obj *o)
     if (cli_dev_collection_path(obj, path, sizeof path)) {
         fprintf(stderr, "cueue: dev: %s: %s: apiVersion and kind are required\n", o->where, what);
         return -1;
+    }
+    {
+        const char *nsp = strstr(path, "/namespaces/");
+        if (nsp) {
+            char nsn[256];
+            nsp += strlen("/namespaces/");
+            size_t l = strcspn(nsp, "/");
+            if (l < sizeof nsn) {
+                memcpy(nsn, nsp, l);
+                nsn[l] = '\0';
+                ensure_ns(dv, nsn);
+            }
+        }
     }
     /* Server-assigned fields go; the status is written separately. */
     if (meta && json_object_is_type(meta, json_type_object)) {
@@ -837,13 +898,14 @@ static int apply_all(dev *dv, const dev_objs *l, const char *what)
 
 int cu_dev_main(int argc, char **argv)
 {
-    enum { O_DIR = 256, O_SAMPLES, O_CRDS, O_DURATION, O_QUIET };
+    enum { O_DIR = 256, O_SAMPLES, O_CRDS, O_DURATION, O_QUIET, O_KUBECONFIG };
     static const struct option opts[] = {
         { "dir", required_argument, NULL, O_DIR },
         { "samples", required_argument, NULL, O_SAMPLES },
         { "crds", required_argument, NULL, O_CRDS },
         { "duration", required_argument, NULL, O_DURATION },
         { "quiet", no_argument, NULL, O_QUIET },
+        { "kubeconfig", required_argument, NULL, O_KUBECONFIG },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -863,6 +925,7 @@ int cu_dev_main(int argc, char **argv)
         case O_SAMPLES: dv.samples = optarg; break;
         case O_CRDS: dv.crds = optarg; break;
         case O_QUIET: dv.quiet = 1; break;
+        case O_KUBECONFIG: dv.ext_kc = optarg; break;
         case O_DURATION: {
             char *end;
             errno = 0;
@@ -883,6 +946,8 @@ int cu_dev_main(int argc, char **argv)
         return usage("--dir needs a folder%s", "");
     if (strlen(dv.dir) > DEV_PATH_MAX - 64)
         return usage("--dir: path too long: '%s'", dv.dir);
+    if (dv.ext_kc && (!*dv.ext_kc || strlen(dv.ext_kc) >= DEV_PATH_MAX))
+        return usage("--kubeconfig needs a file, got '%s'", dv.ext_kc);
 
     /* Read everything first: bad manifests start nothing. */
     dev_objs crds = { 0 }, samples = { 0 };
@@ -900,7 +965,10 @@ int cu_dev_main(int argc, char **argv)
         cli_dev_objs_free(&samples);
         return 1;
     }
-    snprintf(dv.kubeconfig, sizeof dv.kubeconfig, "%s/kubeconfig", dv.dir);
+    if (dv.ext_kc)
+        snprintf(dv.kubeconfig, sizeof dv.kubeconfig, "%s", dv.ext_kc);
+    else
+        snprintf(dv.kubeconfig, sizeof dv.kubeconfig, "%s/kubeconfig", dv.dir);
     setvbuf(stdout, NULL, _IOLBF, 0);
 
     sigemptyset(&dv.waitmask);
@@ -909,12 +977,18 @@ int cu_dev_main(int argc, char **argv)
     sigaddset(&dv.waitmask, SIGCHLD);
     sigprocmask(SIG_BLOCK, &dv.waitmask, &dv.oldmask);
     dv.state = json_object_new_object();
+    dv.ns_ok = json_object_new_object();
     int64_t deadline = dv.duration > 0 ? cu_clock_mono_ms() + dv.duration * 1000 : 0;
     cu_diag d;
     cu_diag_init(&d);
 
-    say(&dv, "cueue dev: starting the cluster (log: %s/cluster.log)\n", dv.dir);
-    rc = start_cluster(&dv);
+    if (dv.ext_kc) {
+        say(&dv, "cueue dev: using the cluster of %s\n", dv.kubeconfig);
+        rc = 0;
+    } else {
+        say(&dv, "cueue dev: starting the cluster (log: %s/cluster.log)\n", dv.dir);
+        rc = start_cluster(&dv);
+    }
     if (rc == 3) {
         rc = 0;
         goto out;
@@ -938,12 +1012,13 @@ int cu_dev_main(int argc, char **argv)
             dv.http.server[sl - 1] = '\0';
     }
     {
-        char *tok = NULL;
-        if (dv.http.kc->token) {
-            size_t tl = strlen(dv.http.kc->token) + 32;
-            tok = malloc(tl);
+        /* a static token, a token file or an exec plugin's, read once */
+        const char *t = cu_kconfig_token(dv.http.kc, cu_clock_wall_ms(), &d);
+        if (t) {
+            size_t tl = strlen(t) + 32;
+            char *tok = malloc(tl);
             if (tok) {
-                snprintf(tok, tl, "Authorization: Bearer %s", dv.http.kc->token);
+                snprintf(tok, tl, "Authorization: Bearer %s", t);
                 dv.http.auth = curl_slist_append(NULL, tok);
             }
             free(tok);
@@ -1010,6 +1085,7 @@ out:
     free(dv.http.server);
     cu_kconfig_free(dv.http.kc);
     json_object_put(dv.state);
+    json_object_put(dv.ns_ok);
     cu_diag_free(&d);
     cli_dev_objs_free(&crds);
     cli_dev_objs_free(&samples);

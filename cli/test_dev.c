@@ -238,6 +238,18 @@ static void test_flags(void **st)
         run("dev", "--dir", dir, "--crds", crds, "--samples", samples, "--quiet", NULL), 2);
     struct stat sb;
     assert_int_not_equal(stat(dir, &sb), 0);
+    assert_int_equal(run("dev", "--kubeconfig", "", NULL), 2);
+    assert_int_equal(run("dev", "--kubeconfig", NULL), 2);
+    /* --kubeconfig: no cluster is started; an unreadable file fails (1)
+     * before anything is created or started */
+    char bad[160], nokc[160];
+    snprintf(bad, sizeof bad, "%s/samples/bad.yaml", tmp);
+    assert_int_equal(unlink(bad), 0);
+    snprintf(nokc, sizeof nokc, "%s/no-such-kubeconfig", tmp);
+    assert_int_equal(run("dev", "--dir", dir, "--crds", crds, "--samples", samples, "--kubeconfig",
+                         nokc, "--quiet", "--duration", "1", NULL),
+                     1);
+    assert_int_not_equal(stat(nokc, &sb), 0);
     assert_int_equal(run("dev", "--help", NULL), 0);
 }
 

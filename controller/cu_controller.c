@@ -98,6 +98,7 @@ void ctrl_cjob_free(cjob *j)
     free(j->wlkey);
     free(j->fail_msg);
     free(j->cur_sel);
+    free(j->cur_tol);
     free(j->create_body);
     free(j->bad);
     free(j);

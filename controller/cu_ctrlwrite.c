@@ -241,7 +241,12 @@ int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const
         w->key = strdup(key);
         w->what = strdup(what);
     }
-    const char *s = body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN) : NULL;
+    /* "/" unescaped: a server-side apply body is read as YAML, and
+     * kube-apiserver's YAML 1.1 decoder refuses the escape "\/" (400
+     * "found unknown escape character") that json-c writes by default */
+    const char *s = body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN |
+                                                                    JSON_C_TO_STRING_NOSLASHESCAPE)
+                         : NULL;
     cu_kreq *rq = NULL;
     if (w && f && w->op && w->key && w->what && (f->key = strdup(op)) != NULL) {
         if (c->verbose >= 3)

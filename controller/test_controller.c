@@ -18,8 +18,12 @@
  * start, a retry with the new resourceVersion), the pending reason of a
  * Workload that does not fit, the Job started once its Workload holds
  * quota, one admission for two Workloads that each need the whole quota,
- * quota held in the listed state counted after a restart, and no admission
- * before every informer has listed.
+ * quota held in the listed state counted after a restart, no admission
+ * before every informer has listed, and a running Job of an evicted
+ * Workload stopped in the steps kube-apiserver allows (suspend, clear
+ * startTime, restore the template, release once its pods are gone), and
+ * request bodies without the "\/" escape (the queue status is applied as
+ * YAML 1.1).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -1615,6 +1619,11 @@ static void test_invalid_cluster_queue(void **state)
             "Can't admit new workloads: spec.resourceGroups[0].flavors[0]."
             "resources[0].lendingLimit: Invalid value: \"9\": must be less than or "
             "equal to the nominalQuota (8)");
+        /* a server-side apply body is read as YAML by kube-apiserver, whose
+         * YAML reader refuses JSON's "\/" escape (400): slashes go as is */
+        const char *body = f->s->reqs[i].body;
+        CHECK(f, body && strstr(body, "\"kueue.x-k8s.io/v1beta2\"") && !strstr(body, "\\/"),
+              "apply body %s", body ? body : "(none)");
     }
     i = wait_req(f, 0, is_pending_write, "into-neg", 5000);
     CHECK(f, i >= 0, "no pending reason for team/into-neg");
@@ -1874,6 +1883,120 @@ static void test_bare_preemption_slow_answer(void **state)
     stop(f);
 }
 
+/* ud: a path. A PATCH of it. */
+static int is_patch_of(const sreq *q, const void *ud)
+{
+    return strcmp(q->method, "PATCH") == 0 && strcmp(q->path, ud) == 0;
+}
+
+/* 16. A Job that ran, whose Workload is evicted, is stopped the way
+ * kube-apiserver allows: it refuses a change to the template's
+ * nodeSelector or tolerations unless the Job is suspended and has no
+ * status.startTime. So: suspend alone, then clear startTime (status),
+ * then restore the template; the quota is released once its pods are
+ * gone. */
+static void test_stop_job_in_steps(void **state)
+{
+    fx *f = *state;
+    srv *s = f->s;
+    base_world(s);
+    srv_add(s, R_JOB,
+            "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"sample-job\","
+            "\"namespace\":\"team\",\"uid\":\"" JOB_UID "\","
+            "\"creationTimestamp\":\"2025-01-01T00:00:00Z\","
+            "\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},"
+            "\"spec\":{\"suspend\":false,\"parallelism\":1,\"completions\":1,\"template\":{"
+            "\"spec\":{\"nodeSelector\":{\"disk\":\"ssd\",\"pool\":\"p1\"},"
+            "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
+            "\"resources\":{\"requests\":{\"cpu\":\"4\"}}}]}}},"
+            "\"status\":{\"startTime\":\"2025-01-01T00:00:06Z\",\"active\":1}}");
+    add_job_workload(s, "lq");
+    srv_update(s, R_WL, "team/" JOB_WL,
+               "{\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{"
+               "\"name\":\"main\",\"count\":1,\"flavors\":{\"cpu\":\"f1\"},\"resourceUsage\":"
+               "{\"cpu\":\"4\"}}]},\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":"
+               "\"True\",\"reason\":\"QuotaReserved\",\"message\":\"Quota reserved in "
+               "ClusterQueue cq\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{\"type\":"
+               "\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\",\"message\":\"The "
+               "workload is admitted\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{"
+               "\"type\":\"Evicted\",\"status\":\"True\",\"reason\":\"Preempted\",\"message\":"
+               "\"Preempted to accommodate a workload\",\"lastTransitionTime\":"
+               "\"2025-01-01T00:00:09Z\"}]}}",
+               1);
+    const char *jp = "/apis/batch/v1/namespaces/team/jobs/sample-job";
+    const char *jsp = "/apis/batch/v1/namespaces/team/jobs/sample-job/status";
+    start(f);
+    long a = wait_req(f, 0, is_patch_of, jp, 5000);
+    CHECK(f, a >= 0, "the Job of the evicted Workload was not suspended");
+    sreq *q = &s->reqs[a];
+    CHECK(f, json_object_get_boolean(jpath(q->j, "spec.suspend")), "not a suspension: %s", q->body);
+    CHECK(f, !jpath(q->j, "spec.template"), "the suspension changes the template: %s", q->body);
+    long b = wait_req(f, (size_t)a + 1, is_patch_of, jsp, 5000);
+    CHECK(f, b >= 0, "the suspended Job's startTime was not cleared");
+    CHECK(f,
+          json_object_is_type(jpath(s->reqs[b].j, "status.startTime"), json_type_null) &&
+              jpath(s->reqs[b].j, "status") &&
+              json_object_object_length(jpath(s->reqs[b].j, "status")) == 1,
+          "want a patch clearing only status.startTime: %s", s->reqs[b].body);
+    long c = wait_req(f, (size_t)b + 1, is_patch_of, jp, 5000);
+    CHECK(f, c >= 0, "the stopped Job's template was not restored");
+    q = &s->reqs[c];
+    CHECK(f,
+          json_object_is_type(jpath(q->j, "spec.template.spec.nodeSelector.pool"), json_type_null),
+          "the restore does not remove the flavor's label: %s", q->body);
+    EQS(f, q->j, "spec.template.spec.nodeSelector.disk", "ssd");
+    obj *job = store_find(s, R_JOB, "team/sample-job");
+    CHECK(f,
+          !jpath(job->o, "spec.template.spec.nodeSelector.pool") &&
+              !jpath(job->o, "status.startTime"),
+          "stored Job: %s", json_object_to_json_string(job->o));
+    /* its pod still runs: the quota stays held */
+    serve_for(f, 500);
+    size_t n = count_req(f, 0, s->nreqs, is_pending_write, JOB_WL);
+    CHECK(f, n == 0, "the quota was released while the Job still had an active pod");
+    n = count_req(f, (size_t)c + 1, s->nreqs, is_patch_of, jp) +
+        count_req(f, (size_t)c + 1, s->nreqs, is_patch_of, jsp);
+    CHECK(f, n == 0, "%zu more writes of the stopped Job", n);
+    size_t mark = s->nreqs;
+    srv_update(s, R_JOB, "team/sample-job", "{\"status\":{\"active\":0}}", 1);
+    long r = wait_req(f, mark, is_pending_write, JOB_WL, 5000);
+    CHECK(f, r >= 0, "the quota was not released once the Job's pods were gone");
+    stop(f);
+}
+
+/* ud: unused. The server-side apply of a ClusterQueue's status. */
+static int is_cq_apply(const sreq *q, const void *ud)
+{
+    (void)ud;
+    return strcmp(q->method, "PATCH") == 0 &&
+           strncmp(q->path, "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq/status",
+                   strlen("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq/status")) == 0 &&
+           q->ctype && strcmp(q->ctype, "application/apply-patch+yaml") == 0;
+}
+
+/* 17. The queue status is applied as YAML: kube-apiserver's YAML 1.1
+ * decoder refuses the JSON escape "\/" (400 "found unknown escape
+ * character"), so no apply body carries it (apiVersion has a slash). */
+static void test_apply_body_is_yaml_1_1(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_workload(f->s, "a", "lq", "1", NULL, 1);
+    start(f);
+    long i = wait_req(f, 0, is_cq_apply, NULL, 5000);
+    CHECK(f, i >= 0, "no server-side apply of ClusterQueue cq's status");
+    const char *b = f->s->reqs[i].body;
+    CHECK(f, b && strstr(b, "kueue.x-k8s.io/v1beta2") && !strstr(b, "\\/"),
+          "the apply body escapes '/': %s", b ? b : "(none)");
+    for (size_t k = 0; k < f->s->nreqs; k++) {
+        const sreq *q = &f->s->reqs[k];
+        int apply = q->ctype && strcmp(q->ctype, "application/apply-patch+yaml") == 0;
+        CHECK(f, !apply || !q->body || !strstr(q->body, "\\/"), "apply %s escapes '/': %s", q->path,
+              q->body);
+    }
+    stop(f);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -1892,6 +2015,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_create_reported_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_queue_name_not_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bare_preemption_slow_answer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_job_in_steps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_apply_body_is_yaml_1_1, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

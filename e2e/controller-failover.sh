@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# controller-failover.sh - end to end: `cueue cluster` + two `cueue controller
+# controller-failover.sh - end to end: the cluster of CUEUE_E2E_CLUSTER
+# (`cueue cluster`, or the real control plane of e2e/k8s/cluster.sh, whose
+# Lease API is the real one) + two `cueue controller
 # --leader-elect` replicas with short Lease timings (3s/2s/500ms). One
 # ClusterQueue with cpu 10 and two suspended Jobs of cpu 1. Exactly one
 # replica logs "became leader" and the Jobs are admitted (by the leader
 # only); its /readyz answers 200, and so does the synced standby's. The
 # leader is killed with SIGKILL (no release): the standby becomes leader
-# within 20 s and admits a third Job created after the kill. A third
+# within 30 s and admits a third Job created after the kill. A third
 # replica then takes over from the new leader while it is paused
 # (SIGSTOP), and the paused one, resumed, logs "lost leadership" and writes
 # nothing more. Finally the survivor releases the Lease on SIGTERM
@@ -39,8 +41,8 @@ start_controller ctrl-b -v 1 "${TIMINGS[@]}"; B_PID=$CT_PID
 
 port_of() { sed -n 's/.*health probes on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$TMP/ctrl-$1.log" | head -n 1; }
 has_port() { [ -n "$(port_of "$1")" ]; }
-wait_for 15 "controller a serves health probes" has_port a
-wait_for 15 "controller b serves health probes" has_port b
+wait_for 30 "controller a serves health probes" has_port a
+wait_for 30 "controller b serves health probes" has_port b
 PORT_a=$(port_of a) PORT_b=$(port_of b)
 probe() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$1$2"; }
 
@@ -49,7 +51,7 @@ probe() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:
 
 nleaders() { cat "$TMP/ctrl-a.log" "$TMP/ctrl-b.log" | grep -c "became leader"; }
 one_leader() { [ "$(nleaders)" -ge 1 ]; }
-wait_for 15 "a replica became leader" one_leader
+wait_for 30 "a replica became leader" one_leader
 sleep 2   # the other must still be standing by
 [ "$(nleaders)" -eq 1 ] && pass "exactly one replica logged 'became leader'" \
     || fail "exactly one leader" "$(nleaders) 'became leader' lines"
@@ -72,9 +74,9 @@ admitted() { local n; n=$(wl_of "$1") && [ -n "$n" ] &&
     k get workload "$n" -n default -o json | jq -e '.status.admission.clusterQueue == "cq" and
       any(.status.conditions[]; .type == "Admitted" and .status == "True")'; }
 unsusp() { k get job "$1" -n default -o jsonpath='{.spec.suspend}' | grep -qx false; }
-wait_for 15 "Job first admitted" admitted first
-wait_for 15 "Job second admitted" admitted second
-wait_for 15 "Jobs first and second unsuspended" sh -c "$(declare -f k unsusp); KC='$KC'; unsusp first && unsusp second"
+wait_for 30 "Job first admitted" admitted first
+wait_for 30 "Job second admitted" admitted second
+wait_for 30 "Jobs first and second unsuspended" sh -c "$(declare -f k unsusp); KC='$KC'; unsusp first && unsusp second"
 grep -q "admitted Workload" "$TMP/ctrl-$L.log" && pass "the leader wrote the admissions" \
     || fail "leader admissions" "none logged by $L"
 grep -q "admitted Workload" "$TMP/ctrl-$S.log" && fail "standby idle" "the standby admitted" \
@@ -92,25 +94,25 @@ if [ "$L" = a ]; then A_PID=""; else B_PID=""; fi
 KILLED_AT=$SECONDS
 job third | k apply -f - >/dev/null || fail "create Job third" "kubectl failed"
 took_over() { grep -q "became leader" "$TMP/ctrl-$S.log"; }
-wait_for 20 "the standby became leader after the leader was killed" took_over \
+wait_for 30 "the standby became leader after the leader was killed" took_over \
     && echo "      took over after ~$((SECONDS - KILLED_AT))s"
-wait_for 15 "Job third (created after the kill) admitted" admitted third
-wait_for 15 "Job third unsuspended" unsusp third
+wait_for 30 "Job third (created after the kill) admitted" admitted third
+wait_for 30 "Job third unsuspended" unsusp third
 ready_new() { [ "$(probe "$(eval echo "\$PORT_$S")" /readyz)" = 200 ]; }
-wait_for 5 "/readyz 200 on the new leader" ready_new
+wait_for 15 "/readyz 200 on the new leader" ready_new
 
 # A third replica stands by; the leader is paused (SIGSTOP) past the Lease
 # duration, the third takes over, and the paused one, resumed, stops leading.
 start_controller ctrl-c -v 1 "${TIMINGS[@]}"; C_PID=$CT_PID
-wait_for 15 "replica c synced and standing by" grep -q "standing by" "$TMP/ctrl-c.log"
+wait_for 30 "replica c synced and standing by" grep -q "standing by" "$TMP/ctrl-c.log"
 kill -STOP "$S_PID"
 c_leads() { grep -q "became leader" "$TMP/ctrl-c.log"; }
-wait_for 20 "replica c became leader while $S was paused" c_leads
+wait_for 30 "replica c became leader while $S was paused" c_leads
 kill -CONT "$S_PID"
 lost() { grep -q "lost leadership" "$TMP/ctrl-$S.log"; }
-wait_for 10 "the resumed replica $S logged 'lost leadership'" lost
+wait_for 20 "the resumed replica $S logged 'lost leadership'" lost
 job fourth | k apply -f - >/dev/null || fail "create Job fourth" "kubectl failed"
-wait_for 15 "Job fourth admitted by the new leader" admitted fourth
+wait_for 30 "Job fourth admitted by the new leader" admitted fourth
 n4() { grep -c "admitted Workload default/job-fourth" "$TMP/ctrl-$1.log"; }
 [ "$(n4 c)" -eq 1 ] && [ "$(n4 "$S")" -eq 0 ] && pass "only the new leader admitted Job fourth" \
     || fail "Job fourth admissions" "c: $(n4 c), $S: $(n4 "$S")"

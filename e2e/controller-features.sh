@@ -52,6 +52,7 @@
 set -u -o pipefail
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@" kubectl jq
+BASE_PREFIX=${E2E_PREFIX:-}   # "[k8s] " on the real cluster
 
 STATUS_S=${STATUS_S:-3}     # queue status must follow a finished Job within this
 NOPORTS=(--health-probe-bind-address 0 --metrics-bind-address 0)
@@ -138,6 +139,14 @@ apply_crds
 for ns in pre qs dflt excl wfpr mjw; do
     k create namespace "$ns" >/dev/null || fail "create namespace $ns" "kubectl failed"
 done
+# kube-apiserver refuses pods in a namespace until its default
+# ServiceAccount exists (the Job controller would back off)
+has_sa() { k get serviceaccount default -n "$1" >/dev/null 2>&1; }
+if [ "$E2E_CLUSTER" = k8s ]; then
+    for ns in pre qs dflt excl wfpr mjw; do
+        poll 60 has_sa "$ns" || fail "namespace $ns has its default ServiceAccount" "not within 60s"
+    done
+fi
 
 # the queues of every section (controller B meets A's too: harmless)
 k apply -f - >/dev/null <<'YAML' || { fail "apply queues" "kubectl failed"; e2e_finish; }
@@ -240,7 +249,7 @@ YAML
 pass "queues applied"
 
 ###################### controller A: no configuration ######################
-E2E_PREFIX="A: "
+E2E_PREFIX="${BASE_PREFIX}A: "
 start_controller ctrl-a -v 1 "${NOPORTS[@]}"
 A_PID=$CT_PID
 wait_for 20 "controller A synced" grep -q "all informers synced" "$TMP/ctrl-a.log"
@@ -405,7 +414,7 @@ case "$last" in *requests=*admissions=*|*admissions=*requests=*) pass "last log 
     *) fail "last log line has admissions= and requests=" "got: $last";; esac
 
 ###################### controller B: a configuration ######################
-E2E_PREFIX="B: "
+E2E_PREFIX="${BASE_PREFIX}B: "
 cat >"$TMP/config.yaml" <<'YAML'
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -497,5 +506,5 @@ else
 fi
 echo "   ($(head -n 1 "$TMP/bad.out"))"
 
-E2E_PREFIX=""
+E2E_PREFIX=$BASE_PREFIX
 e2e_finish

@@ -15,6 +15,13 @@
 # after 5 s; each by its own pid, never by name. $TMP is removed then, unless
 # E2E_KEEP is set (for a post-mortem: logs, recordings).
 #
+# The cluster: CUEUE_E2E_CLUSTER=embedded (the default: `cueue cluster`) or
+# k8s (the real control plane of e2e/k8s/cluster.sh: kube-apiserver, etcd,
+# the Job controller, kube-scheduler and KWOK; a script run on it without
+# the binaries built skips with exit 77). A check that needs the embedded
+# cluster alone (its fault injection, its flags) is guarded by
+# `embedded_only DESC` and says so in a SKIP line on the real one.
+#
 # Needs bash 4; the tools the script names in e2e_init (timeout is always
 # checked).
 
@@ -26,12 +33,23 @@ e2e_init() {
         exit 2
     fi
     CUEUE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-    ROOT=$(cd "$(dirname "$0")/.." && pwd)
+    ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
     shift
     local tool
     for tool in timeout "$@"; do
         command -v "$tool" >/dev/null 2>&1 || { echo "SKIP  all: $tool is not installed"; exit 0; }
     done
+    E2E_CLUSTER=${CUEUE_E2E_CLUSTER:-embedded}
+    # the real binaries' cache, named before HOME moves into $TMP
+    export CUEUE_K8S_CACHE=${CUEUE_K8S_CACHE:-$HOME/.cache/cueue-k8s}
+    case $E2E_CLUSTER in
+    embedded) ;;
+    k8s)
+        "$ROOT/e2e/k8s/cluster.sh" built \
+            || { echo "SKIP  all: the real control plane is not built (e2e/k8s/cluster.sh build)"; exit 77; }
+        E2E_PREFIX="${E2E_PREFIX:-}[k8s] " ;;
+    *) echo "CUEUE_E2E_CLUSTER must be embedded or k8s, not $E2E_CLUSTER" >&2; exit 2 ;;
+    esac
     TMP=$(mktemp -d)
     export HOME=$TMP/home
     mkdir -p "$HOME"
@@ -64,6 +82,7 @@ e2e_cleanup() {
     # newest first: controllers stop before the cluster they talk to
     for p in $(jobs -p); do pids=("$p" "${pids[@]}"); done
     for p in "${pids[@]}"; do stop_pid "$p"; done
+    [ "${E2E_CLUSTER:-}" = k8s ] && [ -n "${TMP:-}" ] && "$ROOT/e2e/k8s/cluster.sh" down "$TMP/k8s"
     if [ -n "${E2E_KEEP:-}" ]; then
         echo "(kept $TMP)"
     elif [ -n "${TMP:-}" ]; then
@@ -141,6 +160,7 @@ poll() {
 # so that a second start_cluster after stop_cluster reuses the address.
 # Exits the script when the cluster does not start.
 start_cluster() {
+    [ "$E2E_CLUSTER" = k8s ] && { start_k8s; return; }
     rm -f "$KC"
     "$CUEUE" cluster --listen "${CL_LISTEN:-127.0.0.1:0}" --kubeconfig-out "$KC" "$@" \
         2>>"${CL_LOG:-$TMP/cluster.log}" &
@@ -161,9 +181,45 @@ start_cluster() {
     CL_LISTEN=${API#*://}
 }
 
+# start_k8s: start_cluster on the real control plane ($TMP/k8s; logs there).
+# The first call brings it up (the nodes of $K8S_NODES, default the embedded
+# cluster's built-in set); after stop_cluster, the next one starts the API
+# server again over the same etcd, as a restart of the embedded cluster
+# with --data-dir keeps its objects. CL_PID is the API server's pid.
+start_k8s() {
+    local d=$TMP/k8s
+    if [ -s "$d/env" ]; then
+        "$ROOT/e2e/k8s/cluster.sh" start "$d" kube-apiserver >>"$TMP/cluster.log" 2>&1
+    else
+        "$ROOT/e2e/k8s/cluster.sh" up "$d" ${K8S_NODES:+--nodes "$K8S_NODES"} \
+            >>"$TMP/cluster.log" 2>&1
+    fi || {
+        echo "FAIL  ${E2E_PREFIX:-}cluster did not start"
+        cat "$TMP/cluster.log"
+        FAILS=$((FAILS + 1))
+        exit 1
+    }
+    cp "$d/kubeconfig" "$KC"
+    API=$(sed -n 's/^SERVER=//p' "$d/env")
+    CL_PID=$(sed -n 's/^kube-apiserver //p' "$d/pids")
+}
+
+# embedded_only DESC: true on the embedded cluster; on the real one prints
+# a SKIP line for DESC and is false (`embedded_only "x" && check ...`).
+embedded_only() {
+    [ "$E2E_CLUSTER" = embedded ] && return 0
+    echo "SKIP  ${E2E_PREFIX:-}$1: needs the embedded cluster"
+    return 1
+}
+
 # stop_cluster: SIGTERM and wait; returns its exit status.
 stop_cluster() {
     local rc=0
+    if [ "$E2E_CLUSTER" = k8s ]; then
+        "$ROOT/e2e/k8s/cluster.sh" stop "$TMP/k8s" kube-apiserver >>"$TMP/cluster.log" 2>&1
+        CL_PID=""
+        return 0
+    fi
     stop_pid "$CL_PID" || rc=$?
     CL_PID=""
     return $rc
@@ -172,6 +228,10 @@ stop_cluster() {
 apply_crds() {
     k apply -f "$ROOT/crds/" >/dev/null \
         || { echo "FAIL  ${E2E_PREFIX:-}apply crds"; FAILS=$((FAILS + 1)); exit 1; }
+    # a real API server serves a new CRD a moment after it is created
+    [ "$E2E_CLUSTER" = embedded ] || k wait --for condition=established --timeout=60s \
+        -f "$ROOT/crds/" >/dev/null \
+        || { echo "FAIL  ${E2E_PREFIX:-}crds not established"; FAILS=$((FAILS + 1)); exit 1; }
 }
 
 # quota_yaml [--labels '{K: V}'] [--flavor NAME] [--namespace NS] CQ:LQ:CPU...:

@@ -42,6 +42,11 @@ extern char **environ;
 #define KC_EXEC_ERR_MAX ((size_t)4096)    /* plugin stderr kept for messages */
 #define KC_EXEC_TIMEOUT_MS 60000
 #define KC_DEFAULT_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+/* For tests only: where the in-cluster configuration finds token, ca.crt
+ * and namespace instead of KC_DEFAULT_SA_DIR, so that a test can run the
+ * controller as a pod would, against a real API server, without root.
+ * Pods never set it. */
+#define KC_SA_DIR_ENV "CUEUE_TEST_SERVICEACCOUNT_DIR"
 
 struct cu_kcred {
     char *cur; /* token handed out last (token file / exec) */
@@ -718,7 +723,10 @@ out:
 
 cu_kconfig *cu_kconfig_in_cluster(const char *token_dir, cu_diag *d)
 {
-    const char *dir = token_dir && token_dir[0] ? token_dir : KC_DEFAULT_SA_DIR;
+    const char *env_dir = getenv(KC_SA_DIR_ENV);
+    const char *dir = token_dir && token_dir[0] ? token_dir
+                      : env_dir && env_dir[0]   ? env_dir
+                                                : KC_DEFAULT_SA_DIR;
     const char *host = getenv("KUBERNETES_SERVICE_HOST");
     const char *port = getenv("KUBERNETES_SERVICE_PORT");
     if (!host || !host[0] || !port || !port[0]) {

@@ -52,7 +52,9 @@ typedef struct cu_kconfig {
  * appends "KUBECONFIG_PATH: problem" messages to d. Caller frees with
  * cu_kconfig_free. */
 cu_kconfig *cu_kconfig_load(const char *path, const char *context, cu_diag *d);
-/* In-cluster only (tokenDir default /var/run/secrets/kubernetes.io/serviceaccount). */
+/* In-cluster only: token, ca.crt and namespace from token_dir; NULL means
+ * $CUEUE_TEST_SERVICEACCOUNT_DIR when set (for tests: pods never set it),
+ * else /var/run/secrets/kubernetes.io/serviceaccount. */
 cu_kconfig *cu_kconfig_in_cluster(const char *token_dir, cu_diag *d);
 void cu_kconfig_free(cu_kconfig *c);
 

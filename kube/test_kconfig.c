@@ -63,6 +63,7 @@ static int setup(void **state)
     unsetenv("KUBECONFIG");
     unsetenv("KUBERNETES_SERVICE_HOST");
     unsetenv("KUBERNETES_SERVICE_PORT");
+    unsetenv("CUEUE_TEST_SERVICEACCOUNT_DIR");
     *state = x;
     return 0;
 }
@@ -442,6 +443,35 @@ static void test_in_cluster(void **state)
     cu_diag_init(&d);
     assert_null(cu_kconfig_in_cluster(empty, &d));
     assert_non_null(strstr(d.msgs[0], "/other/ca.crt: cannot read the CA"));
+
+    /* tests point the in-cluster files elsewhere; cu_kconfig_load falls
+     * back to them when no kubeconfig exists (HOME without .kube) */
+    setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
+    setenv("CUEUE_TEST_SERVICEACCOUNT_DIR", sa, 1);
+    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    setenv("HOME", empty, 1);
+    c = cu_kconfig_load(NULL, NULL, &d);
+    assert_non_null(c);
+    assert_true(c->in_cluster);
+    assert_string_equal(c->server, "https://127.0.0.1:443");
+    assert_string_equal(c->ca_pem, "SACA");
+    assert_string_equal(cu_kconfig_token(c, 0, &d), "sa-token-4");
+    cu_kconfig_free(c);
+    /* an explicit directory wins over the variable */
+    cu_diag_free(&d);
+    cu_diag_init(&d);
+    assert_null(cu_kconfig_in_cluster(empty, &d));
+    assert_non_null(strstr(d.msgs[0], "/other/ca.crt"));
+    /* the variable set to a directory without the files: named in the error */
+    setenv("CUEUE_TEST_SERVICEACCOUNT_DIR", empty, 1);
+    cu_diag_free(&d);
+    cu_diag_init(&d);
+    assert_null(cu_kconfig_load(NULL, NULL, &d));
+    assert_non_null(strstr(d.msgs[0], "/other/ca.crt: cannot read the CA"));
+    unsetenv("CUEUE_TEST_SERVICEACCOUNT_DIR");
+    if (old_home)
+        setenv("HOME", old_home, 1);
+    free(old_home);
     unsetenv("KUBERNETES_SERVICE_HOST");
     unsetenv("KUBERNETES_SERVICE_PORT");
     cu_diag_free(&d);

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Runs every test: installs dependencies, builds, runs the unit, scenario
-# and CLI tests, then the same tests again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, then a short run of each fuzz target.
+# Runs every test: installs dependencies, builds the real Kubernetes control
+# plane from its Go modules (e2e/k8s/cluster.sh build; cached outside the
+# repo), builds, runs the unit, scenario, CLI and e2e tests (the controller
+# suites on the embedded cluster and on the real one), then the same tests
+# again under AddressSanitizer and UndefinedBehaviorSanitizer, then a short
+# run of each fuzz target.
 # Usage: scripts/test.sh            (FUZZ_SECONDS=N to change the fuzz time; 0 skips)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 jobs=$(nproc)
+echo "== the real control plane for the k8s_* tests (built once, then cached)"
+e2e/k8s/cluster.sh build
 echo "== build and test (RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
 cmake --build build -j"$jobs"

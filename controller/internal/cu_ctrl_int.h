@@ -76,6 +76,9 @@ typedef struct cjob {
     int64_t created_ms; /* metadata.creationTimestamp, 0 when absent */
     int64_t active, ready, succeeded;
     char *cur_sel;     /* the template's nodeSelector now (JSON text), NULL if none */
+    char *cur_tol;     /* the template's tolerations now (JSON text), NULL if none */
+    int has_start;     /* status.startTime is set (the API server then refuses
+                          changes to the template's scheduling directives) */
     char *create_body; /* the Workload to create (JSON text), NULL if unmanaged */
     char *bad;         /* why its Workload cannot be built, NULL */
 } cjob;
@@ -113,6 +116,7 @@ typedef struct rec {
     char *sent_rv[2];
     int64_t pend_at;       /* Workloads: when the pending reason was last written */
     int64_t created_at;    /* Jobs: when their Workload was created (until it is seen) */
+    int restore;           /* Jobs: suspended by this controller, template not yet restored */
     unsigned evicted_once; /* eviction reasons already counted (evicted_workloads_once) */
     int conflicts;         /* writes refused in a row (409 or another error) */
     int64_t retry_at;      /* after a refused write: when the same version may be written

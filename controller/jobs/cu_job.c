@@ -52,6 +52,9 @@ cjob *ctrl_decode_job(ctrl *c, json_object *job)
     }
     json_object *sel = cu_jpath(spec, "template.spec.nodeSelector");
     j->cur_sel = json_object_is_type(sel, json_type_object) ? ctrl_jtext(sel) : NULL;
+    json_object *tol = cu_jpath(spec, "template.spec.tolerations");
+    j->cur_tol = json_object_is_type(tol, json_type_array) ? ctrl_jtext(tol) : NULL;
+    j->has_start = cu_jget(st, "startTime") != NULL;
     cu_arena a;
     cu_arena_init(&a, 1024);
     const char *wlname = cu_job_workload_name(&a, name, uid);
@@ -135,44 +138,90 @@ const char *ctrl_job_queue(ctrl *c, const cjob *j)
 
 static json_object *parse_or_null(const char *s) { return s ? cu_json_parse_str(s) : NULL; }
 
-/* The merge patch that stops a Job and restores its template: suspend,
- * the Workload's original nodeSelector (keys added at admission removed)
- * and tolerations, and parallelism when partial admission changed it. */
-static json_object *job_stop_patch(const cjob *j, const rec *w)
+/* The merge patch that stops a Job: suspend, and parallelism back to the
+ * Workload's count when partial admission lowered it. The template is
+ * restored afterwards (job_restore_patch): kube-apiserver lets a Job's
+ * nodeSelector and tolerations change only while it is suspended and has
+ * no status.startTime, so a patch that suspends and restores at once is
+ * refused (422, spec.template: field is immutable) for a Job that ran. */
+static json_object *job_suspend_patch(const cjob *j, const rec *w)
 {
     json_object *p = json_object_new_object(), *spec = json_object_new_object();
     json_object_object_add(p, "spec", spec);
     json_object_object_add(spec, "suspend", json_object_new_boolean(1));
+    if (w && j->has_par && w->ps_count > 0 && j->par != w->ps_count && j->par < w->ps_count)
+        json_object_object_add(spec, "parallelism", json_object_new_int(w->ps_count));
+    return p;
+}
+
+/* 1 when a and b (objects or arrays, NULL for absent) are equal, an empty
+ * one counting as absent */
+static int same_or_empty(json_object *a, json_object *b)
+{
+    int ea = !a || (json_object_is_type(a, json_type_object) && !json_object_object_length(a)) ||
+             (json_object_is_type(a, json_type_array) && !json_object_array_length(a));
+    int eb = !b || (json_object_is_type(b, json_type_object) && !json_object_object_length(b)) ||
+             (json_object_is_type(b, json_type_array) && !json_object_array_length(b));
+    if (ea || eb)
+        return ea && eb;
+    return json_object_equal(a, b);
+}
+
+/* The merge patch that gives a stopped Job the nodeSelector and
+ * tolerations of its Workload's template (keys added at admission
+ * removed), or NULL when it has them already. */
+static json_object *job_restore_patch(const cjob *j, const rec *w)
+{
     if (!w)
-        return p;
+        return NULL;
     json_object *orig = parse_or_null(w->tmpl);
     json_object *osel = cu_jget(orig, "nodeSelector"), *otol = cu_jget(orig, "tolerations");
-    json_object *cur = parse_or_null(j->cur_sel);
-    json_object *sel = json_object_new_object();
-    if (json_object_is_type(cur, json_type_object)) {
-        json_object_object_foreach (cur, k, v) {
-            (void)v;
-            if (!cu_jget(osel, k))
-                json_object_object_add(sel, k, NULL);
+    json_object *cur = parse_or_null(j->cur_sel), *ctol = parse_or_null(j->cur_tol);
+    json_object *p = NULL;
+    if (!same_or_empty(cur, osel) || !same_or_empty(ctol, otol)) {
+        json_object *sel = json_object_new_object();
+        if (json_object_is_type(cur, json_type_object)) {
+            json_object_object_foreach (cur, k, v) {
+                (void)v;
+                if (!cu_jget(osel, k))
+                    json_object_object_add(sel, k, NULL);
+            }
         }
+        if (json_object_is_type(osel, json_type_object)) {
+            json_object_object_foreach (osel, k, v)
+                json_object_object_add(sel, k, json_object_get(v));
+        }
+        json_object *spec = json_object_new_object(), *tspec = json_object_new_object();
+        json_object *tmpl = json_object_new_object();
+        p = json_object_new_object();
+        json_object_object_add(p, "spec", spec);
+        json_object_object_add(tmpl, "spec", tspec);
+        json_object_object_add(spec, "template", tmpl);
+        if (json_object_object_length(sel))
+            json_object_object_add(tspec, "nodeSelector", sel);
+        else
+            json_object_put(sel);
+        json_object_object_add(tspec, "tolerations", otol ? json_object_get(otol) : NULL);
     }
-    if (json_object_is_type(osel, json_type_object)) {
-        json_object_object_foreach (osel, k, v)
-            json_object_object_add(sel, k, json_object_get(v));
-    }
-    json_object *tspec = json_object_new_object(), *tmpl = json_object_new_object();
-    json_object_object_add(tmpl, "spec", tspec);
-    json_object_object_add(spec, "template", tmpl);
-    if (json_object_object_length(sel))
-        json_object_object_add(tspec, "nodeSelector", sel);
-    else
-        json_object_put(sel);
-    json_object_object_add(tspec, "tolerations", otol ? json_object_get(otol) : NULL);
-    if (j->has_par && w->ps_count > 0 && j->par != w->ps_count && j->par < w->ps_count)
-        json_object_object_add(spec, "parallelism", json_object_new_int(w->ps_count));
     json_object_put(orig);
     json_object_put(cur);
+    json_object_put(ctol);
     return p;
+}
+
+/* Sends the status patch that clears a suspended Job's status.startTime
+ * (as Kueue does when it stops a Job), after which its template's
+ * scheduling directives may change again. Returns 1 when sent. */
+static int job_clear_start(ctrl *c, const cjob *j, const char *op, const char *key,
+                           const char *path)
+{
+    json_object *p = json_object_new_object(), *st = json_object_new_object();
+    json_object_object_add(p, "status", st);
+    json_object_object_add(st, "startTime", NULL);
+    char spath[1300], what[1300];
+    snprintf(spath, sizeof(spath), "%s/status", path);
+    snprintf(what, sizeof(what), "clearing the startTime of suspended Job %s/%s", j->ns, j->name);
+    return ctrl_send_write(c, OP_JOB, op, key, "PATCH", spath, MERGE, p, what);
 }
 
 static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_diag *d)
@@ -391,18 +440,42 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
     }
     if ((holds && evicted) || (!holds && !w->assumed)) {
         if (!j->suspended) {
-            json_object *p = job_stop_patch(j, w);
+            json_object *p = job_suspend_patch(j, w);
             snprintf(what, sizeof(what), "suspending Job %s", jr->key);
             if (ctrl_send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, p, what)) {
+                jr->restore = 1;
                 ctrl_log(c, 0, "suspending Job %s: %s", jr->key,
                          evicted ? "its Workload was evicted" : "its Workload holds no quota");
                 const cu_condition *ec = cu_workload_cond(wl, "Evicted");
                 ctrl_emit_job(c, j, "Normal", CU_EV_STOPPED,
                               evicted && ec && ec->message ? ec->message : CU_EV_MSG_NOT_ADMITTED);
             }
-        } else if (holds && evicted && j->active == 0) {
-            ctrl_release_evicted(c, w); /* stopped: give the quota back, queue it again */
+            return;
         }
+        /* suspended: its template restored (a Job that ran first loses its
+         * startTime), then the quota released; the restore of a Job that
+         * holds no quota only after this controller suspended it (it does
+         * not undo a user's change to a suspended Job) */
+        json_object *rp = (holds && evicted) || jr->restore ? job_restore_patch(j, w) : NULL;
+        if (rp && j->has_start) {
+            json_object_put(rp);
+            job_clear_start(c, j, op, jr->key, path);
+            return;
+        }
+        if (rp) {
+            snprintf(what, sizeof(what), "restoring the template of stopped Job %s", jr->key);
+            ctrl_send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, rp, what);
+            return;
+        }
+        jr->restore = 0;
+        if (holds && evicted && j->active == 0)
+            ctrl_release_evicted(c, w); /* stopped: give the quota back, queue it again */
+        return;
+    }
+    if (holds && j->suspended && j->has_start) {
+        /* stopped earlier without clearing it: the start patch's template
+         * change would be refused */
+        job_clear_start(c, j, op, jr->key, path);
         return;
     }
     if (holds && j->suspended) {

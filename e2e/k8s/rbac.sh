@@ -1,0 +1,529 @@
+#!/usr/bin/env bash
+# rbac.sh - end to end on the real control plane (e2e/k8s/cluster.sh:
+# etcd, kube-apiserver with RBAC, kube-controller-manager's Job controller,
+# kube-scheduler, KWOK): `cueue controller` runs as the ServiceAccount
+# kueue-system/cueue-controller-manager with only the RBAC we ship
+# (config/rbac/), and nothing it asks for is refused.
+#
+# 1. The shipped RBAC. The CRDs and config/rbac/ are applied as cluster
+#    admin; the controller gets a token of its ServiceAccount from the
+#    TokenRequest API (`kubectl create token`) in a kubeconfig of its own.
+# 2. A realistic run with that kubeconfig: leader election on (its Lease in
+#    kueue-system), secure metrics (TokenReview, SubjectAccessReview).
+#    ClusterQueue cq-a (cpu 2, preemption of lower priorities, in Cohort
+#    root) and cq-b (cpu 2, cohort root). Jobs really run on KWOK nodes:
+#    `low` (priority low, 2 cpu, runs long) is admitted and started;
+#    `fin` (cq-b) finishes; `high` (priority high, 2 cpu) preempts `low`,
+#    runs and finishes, and `low` is admitted again. Checked: the Workloads'
+#    conditions, Jobs unsuspended, suspended and Complete, Events on Jobs
+#    and Workloads, queue status written by server-side apply (ClusterQueue,
+#    LocalQueue, Cohort), the Lease held and released; a Prometheus-like
+#    client bound to the shipped cueue-metrics-reader reads /metrics (200),
+#    one without it gets 403, none gets 401; and across the run the
+#    controller's cueue_api_requests_total has no 401 or 403, and its log
+#    no refused request.
+# 3. The test can fail: with `patch` on Jobs taken out of the ClusterRole,
+#    a new Job's start is refused, the log names the verb and the resource
+#    (the API server's message: cannot patch resource "jobs" in API group
+#    "batch"), cueue_api_requests_total counts PATCH 403; with the rule back
+#    the Job starts.
+# 4. In-cluster configuration as a pod of the Deployment runs it: no
+#    kubeconfig, KUBERNETES_SERVICE_HOST/PORT of the real API server, and
+#    token, ca.crt and namespace in a directory
+#    ($CUEUE_TEST_SERVICEACCOUNT_DIR, a test-only stand-in for
+#    /var/run/secrets/kubernetes.io/serviceaccount). The token is bound to
+#    a Secret; it is rotated (a new file renamed over the old, as the
+#    kubelet does) and the old one revoked (its Secret deleted): the
+#    controller admits and starts a Job before and after, without a 401
+#    or 403.
+#
+# Exits 77 (CTest's SKIP_RETURN_CODE) when the real components are not
+# built (`e2e/k8s/cluster.sh build`), and 0 without a tool (SKIP line).
+#
+# Usage: e2e/k8s/rbac.sh PATH_TO_cueue
+# Needs: kubectl, jq, curl, timeout, and e2e/k8s/cluster.sh's binaries.
+set -u -o pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+# cluster.sh's cache is under the real HOME; e2e_init moves HOME into $TMP
+export CUEUE_K8S_CACHE=${CUEUE_K8S_CACHE:-$HOME/.cache/cueue-k8s}
+. "$HERE/../lib.sh"
+e2e_init "$@" kubectl jq curl
+ROOT=$(cd "$HERE/../.." && pwd) # lib.sh's ROOT is e2e/ for a script in e2e/k8s
+CLUSTER_SH=${CUEUE_K8S_CLUSTER_SH:-$HERE/cluster.sh}
+
+SA=cueue-controller-manager SANS=kueue-system
+LEASE=c1f6bfd2.kueue.x-k8s.io
+NS=team
+
+if [ ! -x "$CLUSTER_SH" ] || ! "$CLUSTER_SH" built >/dev/null 2>&1; then
+    echo "SKIP  all: the real control plane is not built (run e2e/k8s/cluster.sh build)"
+    exit 77
+fi
+
+dump() {
+    local l
+    for l in "$TMP"/*.log; do [ -e "$l" ] && show "$l" "${l##*/}" 40; done
+    for l in "$K8S"/*.log; do [ -e "$l" ] && show "$l" "k8s ${l##*/}" 15; done
+    echo "---- workloads"
+    k get workloads -A -o wide 2>&1 | sed 's/^/  | /' | tail -n 20
+    echo "---- jobs"
+    k get jobs -A -o wide 2>&1 | sed 's/^/  | /' | tail -n 20
+    echo "---- pods"
+    k get pods -A -o wide 2>&1 | sed 's/^/  | /' | tail -n 20
+}
+
+# ---- 1. the real control plane, the CRDs and the shipped RBAC
+
+K8S=$TMP/k8s
+mkdir -p "$K8S"
+cat >"$TMP/nodes.yaml" <<'YAML'
+apiVersion: v1
+kind: Node
+metadata:
+  name: node-a
+  labels: {kubernetes.io/hostname: node-a}
+status:
+  capacity: {cpu: "8", memory: 32Gi, pods: "110"}
+  allocatable: {cpu: "8", memory: 32Gi, pods: "110"}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: node-b
+  labels: {kubernetes.io/hostname: node-b}
+status:
+  capacity: {cpu: "8", memory: 32Gi, pods: "110"}
+  allocatable: {cpu: "8", memory: 32Gi, pods: "110"}
+YAML
+# on exit: the controller, then the control plane (`down` stops the processes
+# of DIR/pids), then lib.sh's cleanup (removes $TMP, DIR with it)
+on_exit() {
+    stop_pid "${CT_PID:-}"
+    "$CLUSTER_SH" down "$K8S" >/dev/null 2>&1 || true
+    e2e_cleanup
+}
+trap on_exit EXIT
+# The API server's audit log records every request of the controller's
+# ServiceAccount (verb, resource, answer): the rules it needs are read from
+# it. OwnerReferencesPermissionEnforcement (off by default, on in OpenShift)
+# makes the API server check blockOwnerDeletion against jobs/finalizers.
+cat >"$TMP/audit-policy.yaml" <<YAML
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  users: ["system:serviceaccount:$SANS:$SA"]
+- level: None
+YAML
+AUDIT=$TMP/audit.log
+export CUEUE_K8S_FLAGS_KUBE_APISERVER="${CUEUE_K8S_FLAGS_KUBE_APISERVER:-} --audit-policy-file=$TMP/audit-policy.yaml --audit-log-path=$AUDIT --audit-log-maxsize=0 --enable-admission-plugins=OwnerReferencesPermissionEnforcement"
+t0=$SECONDS
+if ! "$CLUSTER_SH" up "$K8S" --nodes "$TMP/nodes.yaml" >"$TMP/cluster-up.log" 2>&1; then
+    fail "real control plane started" "cluster.sh up failed"
+    e2e_finish
+fi
+pass "real control plane up in $((SECONDS - t0)) s"
+KC=$K8S/kubeconfig # cluster admin: lib.sh's k() uses it
+
+apply_crds
+if k apply -f "$ROOT/config/rbac/" >"$TMP/rbac-apply.log" 2>&1; then
+    pass "config/rbac/ applied ($(grep -c . "$TMP/rbac-apply.log") objects)"
+else
+    fail "config/rbac/ applied" "$(tail -n 3 "$TMP/rbac-apply.log")"
+    e2e_finish
+fi
+# the CRDs serve before the queue objects are created
+wait_for 30 "CRDs established" k wait --for condition=Established --timeout=25s \
+    crd/clusterqueues.kueue.x-k8s.io crd/workloads.kueue.x-k8s.io crd/cohorts.kueue.x-k8s.io
+
+SERVER=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
+CA_DATA=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
+if [ -z "$CA_DATA" ]; then
+    caf=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')
+    case "$caf" in /*) ;; *) caf=$K8S/$caf ;; esac
+    CA_DATA=$(base64 -w0 <"$caf")
+fi
+printf '%s' "$CA_DATA" | base64 -d >"$TMP/ca.crt"
+
+# sa_kubeconfig FILE TOKEN: a kubeconfig of the real server with TOKEN only
+sa_kubeconfig() {
+    cat >"$1" <<YAML
+apiVersion: v1
+kind: Config
+clusters:
+- name: k8s
+  cluster: {server: "$SERVER", certificate-authority-data: "$CA_DATA"}
+users:
+- name: sa
+  user: {token: "$2"}
+contexts:
+- name: sa
+  context: {cluster: k8s, user: sa}
+current-context: sa
+YAML
+}
+
+TOKEN=$(k create token "$SA" -n "$SANS" --duration=2h) \
+    && pass "token for $SANS/$SA from the TokenRequest API" \
+    || { fail "token for $SANS/$SA" "kubectl create token failed"; e2e_finish; }
+SAKC=$TMP/sa-kubeconfig
+sa_kubeconfig "$SAKC" "$TOKEN"
+ks() { kubectl --kubeconfig "$SAKC" --request-timeout=15s "$@"; }
+me=$(ks auth whoami -o jsonpath='{.status.userInfo.username}' 2>/dev/null)
+check "the token authenticates as the ServiceAccount" "whoami: '$me'" \
+    test "$me" = "system:serviceaccount:$SANS:$SA"
+# not cluster admin: the shipped rules and nothing else
+check "the ServiceAccount may not read Secrets or delete Jobs" "it may" \
+    bash -c "! kubectl --kubeconfig '$SAKC' auth can-i get secrets -A >/dev/null 2>&1 &&
+             ! kubectl --kubeconfig '$SAKC' auth can-i delete jobs -n $NS >/dev/null 2>&1"
+
+k create namespace "$NS" >/dev/null
+k apply -f - >/dev/null <<YAML || { fail "queue objects" "apply failed"; e2e_finish; }
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: general}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: root}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq-a}
+spec:
+  cohortName: root
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: general
+      resources: [{name: cpu, nominalQuota: "2", borrowingLimit: "0"}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq-b}
+spec:
+  cohortName: root
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: general
+      resources: [{name: cpu, nominalQuota: "2", borrowingLimit: "0"}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq-a, namespace: $NS}
+spec: {clusterQueue: cq-a}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq-b, namespace: $NS}
+spec: {clusterQueue: cq-b}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+YAML
+pass "queue objects created"
+
+# mkjob NAME LQ CPU RUNTIME [PRIORITY]: a suspended Job in $NS
+mkjob() {
+    local prio=""
+    [ -n "${5:-}" ] && prio=", kueue.x-k8s.io/priority-class: $5"
+    k apply -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $1
+  namespace: $NS
+  labels: {kueue.x-k8s.io/queue-name: $2$prio}
+spec:
+  suspend: true
+  parallelism: 1
+  completions: 1
+  template:
+    metadata:
+      annotations: {cueue.dev/simulated-runtime: "$4"}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        resources: {requests: {cpu: "$3"}}
+YAML
+}
+wl_of() { k get workloads -n "$NS" -o json | jq -r --arg j "$1" \
+    '.items[] | select(.metadata.ownerReferences[]?.name == $j) | .metadata.name' | head -n 1; }
+# wl_cond JOB TYPE STATUS: the Job's Workload has condition TYPE=STATUS
+wl_cond() {
+    local w; w=$(wl_of "$1"); [ -n "$w" ] || return 1
+    k get workload -n "$NS" "$w" -o json |
+        jq -e --arg t "$2" --arg s "$3" 'any(.status.conditions[]?; .type == $t and .status == $s)' >/dev/null
+}
+job_unsuspended() { [ "$(k get job -n "$NS" "$1" -o jsonpath='{.spec.suspend}')" = false ]; }
+job_suspended() { [ "$(k get job -n "$NS" "$1" -o jsonpath='{.spec.suspend}')" = true ]; }
+job_complete() { k get job -n "$NS" "$1" -o json |
+    jq -e 'any(.status.conditions[]?; .type == "Complete" and .status == "True")' >/dev/null; }
+job_has_running_pod() { k get pods -n "$NS" -l "batch.kubernetes.io/job-name=$1" \
+    --field-selector status.phase=Running -o name | grep -q .; }
+job_no_pods() { [ -z "$(k get pods -n "$NS" -l "batch.kubernetes.io/job-name=$1" -o name)" ]; }
+
+# metrics: the controller's secure /metrics with a bearer token
+scrape() { curl -sk --max-time 10 -H "Authorization: Bearer $2" "https://$1/metrics"; }
+http_code() { curl -sk --max-time 10 -o /dev/null -w '%{http_code}' ${2:+-H "Authorization: Bearer $2"} "https://$1/metrics"; }
+# refusals TEXT: the cueue_api_requests_total series with code 401 or 403
+refusals() { grep -E '^cueue_api_requests_total\{.*code="40[13]"' <<<"$1" | grep -v ' 0$'; }
+requests_total() { awk '/^cueue_api_requests_total\{/ { s += $NF } END { print s + 0 }' <<<"$1"; }
+
+# start_sa_controller NAME ARGS...: the controller with the ServiceAccount's
+# kubeconfig; waits for its metrics address (MADDR) and its sync
+start_sa_controller() {
+    local name=$1; shift
+    "$CUEUE" controller --kubeconfig "$SAKC" "$@" 2>>"$TMP/$name.log" &
+    CT_PID=$!
+    wait_for 60 "$name: synced with the ServiceAccount's token" \
+        grep -q "all informers synced" "$TMP/$name.log"
+    MADDR=$(sed -n 's/.*metrics on \([^ ]*\) (.*/\1/p' "$TMP/$name.log" | head -n 1)
+}
+
+# a scraper: Prometheus's ServiceAccount bound to the shipped metrics reader,
+# and one bound to nothing
+k create namespace monitoring >/dev/null
+k create serviceaccount prometheus -n monitoring >/dev/null
+k create serviceaccount nobody -n monitoring >/dev/null
+k create clusterrolebinding cueue-metrics-reader-prometheus --clusterrole=cueue-metrics-reader \
+    --serviceaccount=monitoring:prometheus >/dev/null
+PTOKEN=$(k create token prometheus -n monitoring)
+NTOKEN=$(k create token nobody -n monitoring)
+
+# ---- 2. the realistic run, as the ServiceAccount
+
+start_sa_controller ctrl -v 1 --leader-elect --metrics-bind-address 127.0.0.1:0 \
+    --metrics-secure --health-probe-bind-address 127.0.0.1:0
+check "metrics address in the log" "none" test -n "$MADDR"
+wait_for 60 "became leader (Lease $SANS/$LEASE)" grep -q "became leader (Lease $SANS/$LEASE" "$TMP/ctrl.log"
+holder=$(k get lease -n "$SANS" "$LEASE" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)
+check "the Lease names the controller as holder" "holder '$holder'" test -n "$holder"
+
+mkjob low lq-a 2 1h low
+mkjob fin lq-b 1 3s
+wait_for 60 "low admitted" wl_cond low Admitted True
+wait_for 60 "low started (unsuspended)" job_unsuspended low
+wait_for 90 "low's pod Running on a KWOK node" job_has_running_pod low
+wait_for 120 "fin Complete (the Job controller, after its pod's runtime)" job_complete fin
+wait_for 60 "fin's Workload Finished" wl_cond fin Finished True
+
+mkjob high lq-a 2 3s high
+wait_for 60 "low preempted (Preempted=True)" wl_cond low Preempted True
+wait_for 60 "low suspended again" job_suspended low
+wait_for 90 "low's pods gone" job_no_pods low
+wait_for 90 "high admitted once low's quota is free" wl_cond high Admitted True
+wait_for 120 "high Complete" job_complete high
+wait_for 60 "high's Workload Finished" wl_cond high Finished True
+wait_for 90 "low admitted again" wl_cond low Admitted True
+wait_for 60 "low started again" job_unsuspended low
+
+# a pending Job moved to another LocalQueue: its Workload's spec is patched
+mkjob mover lq-a 1 2s
+wait_for 60 "mover pending in lq-a (cq-a is full)" wl_cond mover QuotaReserved False
+k label job -n "$NS" mover kueue.x-k8s.io/queue-name=lq-b --overwrite >/dev/null
+wl_queue() { [ "$(k get workload -n "$NS" "$(wl_of "$1")" -o jsonpath='{.spec.queueName}')" = "$2" ]; }
+wait_for 60 "mover's Workload moved to lq-b" wl_queue mover lq-b
+wait_for 60 "mover admitted in cq-b" wl_cond mover Admitted True
+wait_for 120 "mover Complete" job_complete mover
+
+# Events, as the ServiceAccount wrote them
+# ev_has "KIND NAME REASON": such an Event exists in $NS
+ev_has() {
+    k get events -n "$NS" -o json |
+        jq -r '.items[] | "\(.involvedObject.kind) \(.involvedObject.name) \(.reason)"' | grep -qxF "$1"
+}
+wlow=$(wl_of low)
+for want in "Job low Started" "Job low Stopped" "Job fin FinishedWorkload" "Job high CreatedWorkload" \
+    "Workload $wlow QuotaReserved" "Workload $wlow Admitted" "Workload $wlow Preempted"; do
+    wait_for 30 "Event: $want" ev_has "$want"
+done
+
+# queue status, written by server-side apply (field manager cueue-queue-status)
+ssa_status() {
+    k get "$@" --show-managed-fields -o json | jq -e 'any(.metadata.managedFields[]?;
+        .manager == "cueue-queue-status" and .operation == "Apply" and .subresource == "status")' >/dev/null
+}
+wait_for 30 "ClusterQueue cq-a status applied" ssa_status clusterqueue cq-a
+wait_for 30 "LocalQueue lq-a status applied" ssa_status localqueue -n "$NS" lq-a
+wait_for 30 "Cohort root status applied" ssa_status cohort root
+cq_admitted() { [ "$(k get clusterqueue cq-a -o jsonpath='{.status.admittedWorkloads}')" = 1 ]; }
+wait_for 30 "cq-a status: admittedWorkloads 1" cq_admitted
+
+# the metrics endpoint: TokenReview and SubjectAccessReview by the controller
+check "/metrics with the metrics reader's token: 200" "got $(http_code "$MADDR" "$PTOKEN")" \
+    test "$(http_code "$MADDR" "$PTOKEN")" = 200
+check "/metrics with a token without the role: 403" "got $(http_code "$MADDR" "$NTOKEN")" \
+    test "$(http_code "$MADDR" "$NTOKEN")" = 403
+check "/metrics without a token: 401" "got $(http_code "$MADDR" "")" \
+    test "$(http_code "$MADDR" "")" = 401
+M=$(scrape "$MADDR" "$PTOKEN")
+n=$(requests_total "$M")
+bad=$(refusals "$M")
+check "no API request refused (401/403) in $n requests (cueue_api_requests_total)" "$bad" test -z "$bad"
+echo "      requests by verb and code: $(grep -E '^cueue_api_requests_total\{' <<<"$M" |
+    sed 's/cueue_api_requests_total{//; s/"//g; s/} / /' | tr '\n' ';')"
+
+stop_pid "$CT_PID"; rc=$?
+CT_PID=""
+check "controller stopped cleanly (exit 0)" "exit $rc" test "$rc" -eq 0
+holder=$(k get lease -n "$SANS" "$LEASE" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)
+check "the Lease is released at exit" "holder '$holder'" test -z "$holder"
+check "the log has no refused request" "$(grep -m3 "refused the controller" "$TMP/ctrl.log")" \
+    bash -c "! grep -q 'refused the controller' '$TMP/ctrl.log'"
+
+# ---- the audit log: every request of the controller allowed, every rule used
+
+# granted: "GROUP/RESOURCE[/SUB] VERB" of the shipped roles, as the API
+# server holds them
+granted() {
+    { k get clusterrole cueue-manager-role cueue-metrics-auth-role -o json
+      k get role -n "$SANS" cueue-leader-election-role -o json; } |
+        jq -r '(.items? // [.]) | .[] | .rules[] | select(.resources) |
+            .apiGroups[] as $g | .resources[] as $r | .verbs[] as $v | "\($g)/\($r) \($v)"' | sort -u
+}
+# audited FROM TO: "GROUP/RESOURCE[/SUB] VERB CODE" of the controller's
+# requests (user agent cueue/...) in lines FROM..TO of the audit log
+audited() {
+    sed -n "$1,$2p" "$AUDIT" | jq -r 'select(.stage == "ResponseComplete" or .stage == "ResponseStarted")
+        | select((.userAgent // "") | startswith("cueue/")) | select(.objectRef)
+        | "\(.objectRef.apiGroup // "")/\(.objectRef.resource)\(if .objectRef.subresource
+            then "/" + .objectRef.subresource else "" end) \(.verb) \(.responseStatus.code)"'
+}
+# rules granted that a run may well not use, and why
+UNUSED_OK="kueue.x-k8s.io/workloads get|batch/jobs get|batch/jobs/finalizers update|"
+# workloads get, jobs get: read again only after a 409 conflict on a write;
+# jobs/finalizers update: asked by OwnerReferencesPermissionEnforcement for
+# blockOwnerDeletion, which is no request of its own (section 3 shows it
+# is needed)
+# audit_checks WHAT FROM TO: no request in the window refused (403 or 401)
+audit_checks() {
+    local what=$1 from=$2 to=$3 reqs refused
+    reqs=$(audited "$from" "$to")
+    refused=$(awk '$3 == 403 || $3 == 401' <<<"$reqs" | sort | uniq -c)
+    check "$what: the audit log has $(grep -c . <<<"$reqs") requests of the controller, none refused" \
+        "$refused" test -z "$refused"
+    # nor malformed (a body the real API server cannot read, say)
+    refused=$(awk '$3 == 400 || $3 == 415 || $3 == 422' <<<"$reqs" | sort | uniq -c)
+    check "$what: no request answered 400, 415 or 422" "$refused" test -z "$refused"
+}
+# clean_log NAME: the controller's log has no error line and it stopped with
+# write_errors=0
+clean_log() {
+    check "$1: no error in the log, write_errors=0 at exit" \
+        "$(grep -m3 ' error "' "$TMP/$1.log"; grep -m1 'stopped:' "$TMP/$1.log")" \
+        bash -c "! grep -q ' error \"' '$TMP/$1.log' && grep -q 'stopped: .* write_errors=0 ' '$TMP/$1.log'"
+}
+audit_len() { wc -l <"$AUDIT"; }
+A2_END=$(audit_len)
+audit_checks "run as the ServiceAccount" 1 "$A2_END"
+clean_log ctrl
+USED=$(audited 1 "$A2_END" | awk '$3 != 403 && $3 != 401 { print $1, $2 }' | sort -u)
+echo "      used: $(tr '\n' ';' <<<"$USED")"
+unused=$(comm -23 <(granted) <(echo "$USED") | grep -vxE "${UNUSED_OK%|}")
+check "least privilege: every rule granted was used (but $(tr '|' ',' <<<"${UNUSED_OK%|}"))" \
+    "granted, never used: $(tr '\n' ';' <<<"$unused")" test -z "$unused"
+
+# ---- 3. one rule less: the refusal is visible
+
+# without_rule GROUP RESOURCE VERB: cueue-manager-role minus that verb
+without_rule() {
+    k get clusterrole cueue-manager-role -o json |
+        jq --arg g "$1" --arg r "$2" --arg v "$3" '.rules |= map(if .apiGroups == [$g] and
+            .resources == [$r] then .verbs -= [$v] else . end) | .rules |= map(select(.verbs != []))
+            | del(.metadata.resourceVersion)' | k replace -f - >/dev/null
+}
+restore_role() { k apply -f "$ROOT/config/rbac/20-manager-role.yaml" >/dev/null; }
+refused_logged() { grep -qE "refused the controller.s request: .*$1" "$TMP/neg.log"; }
+m403() { scrape "$MADDR" "$PTOKEN" | grep -qE "^cueue_api_requests_total\{verb=\"$1\",code=\"403\"\} [1-9]"; }
+
+start_sa_controller neg -v 1 --metrics-bind-address 127.0.0.1:0 --metrics-secure \
+    --health-probe-bind-address 0
+# a) no update on jobs/finalizers: with OwnerReferencesPermissionEnforcement
+#    the Workload, whose ownerReference blocks the Job's deletion, is refused
+without_rule batch jobs/finalizers update
+check "update on jobs/finalizers taken out" "still there" \
+    bash -c "! kubectl --kubeconfig '$SAKC' auth can-i update jobs/finalizers -n $NS >/dev/null 2>&1"
+mkjob negown lq-b 1 3s
+wait_for 60 "the log says the Workload was refused: blockOwnerDeletion" refused_logged 'blockOwnerDeletion'
+grep -m1 " error \"the API server .*blockOwnerDeletion" "$TMP/neg.log" | sed 's/^/      /'
+wait_for 30 "cueue_api_requests_total counts POST 403" m403 POST
+wait_for 30 "Event: Job negown FailedCreateWorkload" ev_has "Job negown FailedCreateWorkload"
+restore_role
+k delete job -n "$NS" negown --wait=false >/dev/null
+# b) no patch on Jobs: a Job cannot be started
+without_rule batch jobs patch
+check "patch on Jobs taken out" "still there" \
+    bash -c "! kubectl --kubeconfig '$SAKC' auth can-i patch jobs -n $NS >/dev/null 2>&1"
+mkjob neg lq-b 1 3s
+wait_for 60 "neg admitted (its Workload may be written)" wl_cond neg Admitted True
+wait_for 60 "the log names the verb and the resource refused" refused_logged \
+    'cannot patch resource \\?"jobs\\?" in API group \\?"batch\\?"'
+grep " error \"the API server .*cannot patch" "$TMP/neg.log" | tail -n 1 | sed 's/^/      /'
+wait_for 30 "cueue_api_requests_total counts PATCH 403" m403 PATCH
+check "neg not started while the rule is missing" "it started" job_suspended neg
+restore_role
+wait_for 90 "with the rule back, neg starts" job_unsuspended neg
+stop_pid "$CT_PID"
+CT_PID=""
+
+# ---- 4. in-cluster configuration, as a pod of the Deployment
+
+A4_START=$(($(audit_len) + 1))
+SADIR=$TMP/serviceaccount
+mkdir -p "$SADIR"
+cp "$TMP/ca.crt" "$SADIR/ca.crt"
+echo "$SANS" >"$SADIR/namespace"
+k create secret generic tok1 -n "$SANS" >/dev/null
+k create secret generic tok2 -n "$SANS" >/dev/null
+k create token "$SA" -n "$SANS" --bound-object-kind Secret --bound-object-name tok1 >"$SADIR/token"
+HOSTPORT=${SERVER#https://}
+HOSTPORT=${HOSTPORT%%/*}
+env -u KUBECONFIG KUBERNETES_SERVICE_HOST="${HOSTPORT%:*}" KUBERNETES_SERVICE_PORT="${HOSTPORT##*:}" \
+    CUEUE_TEST_SERVICEACCOUNT_DIR="$SADIR" \
+    "$CUEUE" controller -v 1 --leader-elect --metrics-bind-address 127.0.0.1:0 --metrics-secure \
+    --health-probe-bind-address 0 2>>"$TMP/incluster.log" &
+CT_PID=$!
+wait_for 60 "in-cluster: connects to the service host and port" \
+    grep -q "connecting to https://$HOSTPORT" "$TMP/incluster.log"
+wait_for 60 "in-cluster: synced" grep -q "all informers synced" "$TMP/incluster.log"
+wait_for 60 "in-cluster: leader" grep -q "became leader" "$TMP/incluster.log"
+MADDR=$(sed -n 's/.*metrics on \([^ ]*\) (.*/\1/p' "$TMP/incluster.log" | head -n 1)
+mkjob ic1 lq-b 1 2s
+wait_for 60 "in-cluster: ic1 admitted" wl_cond ic1 Admitted True
+wait_for 60 "in-cluster: ic1 started" job_unsuspended ic1
+wait_for 120 "in-cluster: ic1 Complete" job_complete ic1
+# rotation: the kubelet writes a new file and renames it over the old;
+# then the old token is revoked
+k create token "$SA" -n "$SANS" --bound-object-kind Secret --bound-object-name tok2 >"$SADIR/token.new"
+mv "$SADIR/token.new" "$SADIR/token"
+k delete secret tok1 -n "$SANS" >/dev/null
+mkjob ic2 lq-b 1 2s
+wait_for 60 "in-cluster, rotated token: ic2 admitted" wl_cond ic2 Admitted True
+wait_for 60 "in-cluster, rotated token: ic2 started" job_unsuspended ic2
+M=$(scrape "$MADDR" "$PTOKEN")
+bad=$(refusals "$M")
+check "in-cluster: no API request refused in $(requests_total "$M") requests" "$bad" test -z "$bad"
+stop_pid "$CT_PID"; rc=$?
+CT_PID=""
+check "in-cluster: stopped cleanly (exit 0)" "exit $rc" test "$rc" -eq 0
+audit_checks "in-cluster" "$A4_START" "$(audit_len)"
+clean_log incluster
+check "in-cluster: the log has no refused request" "$(grep -m3 "refused the controller" "$TMP/incluster.log")" \
+    bash -c "! grep -q 'refused the controller' '$TMP/incluster.log'"
+
+e2e_finish
