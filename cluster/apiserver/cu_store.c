@@ -476,11 +476,11 @@ static const char *const F_JOB[] = { "status.successful", NULL };
 
 /* cols: "NAME|type|jsonPath|priority;..." */
 static const bdef BUILTINS[] = {
-    { "", "v1", "namespaces", "namespace", "Namespace", 0, 1, 1, K_NS, "ns", "",
+    { "", "v1", "namespaces", "namespace", "Namespace", 0, 1, 0, K_NS, "ns", "",
       "STATUS|string|.status.phase|0", F_NS },
     { "", "v1", "pods", "pod", "Pod", 1, 1, 1, K_POD, "po", "all",
       "STATUS|string|.status.phase|0;NODE|string|.spec.nodeName|1", F_POD },
-    { "", "v1", "nodes", "node", "Node", 0, 1, 1, K_NODE, "no", "", "", F_NODE },
+    { "", "v1", "nodes", "node", "Node", 0, 1, 0, K_NODE, "no", "", "", F_NODE },
     { "", "v1", "events", "event", "Event", 1, 0, 0, K_EVENT, "ev", "",
       "TYPE|string|.type|0;REASON|string|.reason|0;MESSAGE|string|.message|0", F_EVENT },
     { "", "v1", "configmaps", "configmap", "ConfigMap", 1, 0, 0, K_OTHER, "cm", "", "", NULL },

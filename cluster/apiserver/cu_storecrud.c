@@ -544,7 +544,14 @@ cu_err cu_store_update(cu_store *s, const cu_rtype *rtp, const char *ns, const c
                          "Forbidden: no new finalizers can be added if the object "
                          "is being deleted, found new finalizers []string{%s}",
                          added);
-                err = err_invalid1(st, rt, name, "metadata.finalizers", "FieldValueForbidden", msg);
+                /* kube-apiserver 1.35 runs this check twice (the generic
+                 * update validation and the strategy's), so it lists the
+                 * cause twice; kubectl prints the message once */
+                ferrs fe;
+                fe.n = fe.total = 0;
+                ferr_add(&fe, "metadata.finalizers", "FieldValueForbidden", "%s", msg);
+                ferr_add(&fe, "metadata.finalizers", "FieldValueForbidden", "%s", msg);
+                err = err_invalid(st, rt, name, &fe);
                 goto out;
             }
         }

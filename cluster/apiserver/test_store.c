@@ -449,7 +449,7 @@ static void mkowned(fx *f, const char *name, const char *owner_uid, int block, i
         J("{\"metadata\":{\"name\":\"%s\",%s\"ownerReferences\":[{\"apiVersion\":\"batch/v1\","
           "\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"%s\",\"controller\":true,"
           "\"blockOwnerDeletion\":%s}]},\"spec\":{\"containers\":[]}}",
-          name, fin ? "\"finalizers\":[\"keep\"]," : "", owner_uid, block ? "true" : "false");
+          name, fin ? "\"finalizers\":[\"a.io/keep\"]," : "", owner_uid, block ? "true" : "false");
     json_object_put(create_ok(f, RT(f, "", "pods"), "default", o));
 }
 
@@ -553,8 +553,8 @@ static void test_namespaces(void **state)
         CU_EINVAL);
     assert_int_equal(st.code, 422);
     json_object_put(create_ok(f, cms, "team", J("{\"metadata\":{\"name\":\"a\"}}")));
-    json_object_put(
-        create_ok(f, cms, "team", J("{\"metadata\":{\"name\":\"b\",\"finalizers\":[\"k\"]}}")));
+    json_object_put(create_ok(f, cms, "team",
+                              J("{\"metadata\":{\"name\":\"b\",\"finalizers\":[\"a.io/k\"]}}")));
     json_object_put(create_ok(f, cms, "default", J("{\"metadata\":{\"name\":\"a\"}}")));
     json_object *d = NULL;
     assert_int_equal(cu_store_delete(f->s, ns, NULL, "team", NULL, NULL, &d, &st), CU_OK);
