@@ -407,17 +407,29 @@ cu_err err_invalid_gk(cu_status *st, const char *kind, const char *group, const 
     cu_buf b;
     cu_buf_init(&b, sizeof(st->message) * 4);
     cu_buf_printf(&b, "%s \"%s\" is invalid: ", qk, name);
-    if (fe->n > 1)
+    /* the message names each distinct error once (kube-apiserver's
+     * aggregate drops repeats); the causes keep them all */
+    size_t distinct = 0;
+    unsigned char dup[32] = { 0 };
+    for (size_t i = 0; i < fe->n && i < 32; i++) {
+        for (size_t j = 0; j < i && !dup[i]; j++)
+            dup[i] = !strcmp(fe->e[i].field, fe->e[j].field) &&
+                     !strcmp(fe->e[i].message, fe->e[j].message);
+        distinct += !dup[i];
+    }
+    if (distinct > 1)
         cu_buf_puts(&b, "[");
-    for (size_t i = 0; i < fe->n; i++) {
-        if (i)
+    for (size_t i = 0, k = 0; i < fe->n; i++) {
+        if (i < 32 && dup[i])
+            continue;
+        if (k++)
             cu_buf_puts(&b, ", ");
         if (fe->e[i].field[0])
             cu_buf_printf(&b, "%s: %s", fe->e[i].field, fe->e[i].message);
         else
             cu_buf_puts(&b, fe->e[i].message);
     }
-    if (fe->n > 1)
+    if (distinct > 1)
         cu_buf_puts(&b, "]");
     snprintf(st->message, sizeof(st->message), "%s", cu_buf_str(&b));
     cu_buf_free(&b);

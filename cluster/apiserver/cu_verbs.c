@@ -431,6 +431,7 @@ static void do_patch(req_ctx *c)
         int explicit_rv = nrv && crv && strcmp(nrv, crv) != 0;
         if (!nrv && crv)
             cu_jset_str(nm, "resourceVersion", crv);
+        drop_empty_builtin(c->rt, next);
         if (type != PATCH_APPLY && track_update(c, cur, next, 0) != 0) {
             json_object_put(cur);
             json_object_put(next);

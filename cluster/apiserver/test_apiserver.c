@@ -829,6 +829,47 @@ static void test_delete_answers(void **state)
     json_object_put(o);
 }
 
+/* Built-in kinds drop empty maps and lists (Go's omitempty in
+ * kube-apiserver), also from the managedFields; custom resources keep
+ * them. */
+static void test_builtin_empty_maps(void **state)
+{
+    fx *f = *state;
+    int code;
+    json_object *o =
+        send_req(f,
+                 (rq){ .method = "POST",
+                       .path = "/api/v1/namespaces/default/configmaps",
+                       .body = "{\"metadata\":{\"name\":\"e\",\"labels\":{},\"finalizers\":[]},"
+                               "\"data\":{}}" },
+                 NULL, &code);
+    assert_int_equal(code, 201);
+    assert_null(get(o, "data"));
+    assert_null(get(get(o, "metadata"), "labels"));
+    assert_null(get(get(o, "metadata"), "finalizers"));
+    const char *mf = json_object_to_json_string(get(get(o, "metadata"), "managedFields"));
+    assert_null(strstr(mf, "f:labels"));
+    assert_null(strstr(mf, "f:data"));
+    json_object_put(o);
+    o = send_req(f,
+                 (rq){ .method = "PATCH",
+                       .path = "/api/v1/namespaces/default/configmaps/e",
+                       .ct = "application/merge-patch+json",
+                       .body = "{\"data\":{\"a\":\"1\"}}" },
+                 NULL, &code);
+    assert_int_equal(code, 200);
+    json_object_put(o);
+    o = send_req(f,
+                 (rq){ .method = "PATCH",
+                       .path = "/api/v1/namespaces/default/configmaps/e",
+                       .ct = "application/merge-patch+json",
+                       .body = "{\"data\":{\"a\":null}}" },
+                 NULL, &code);
+    assert_int_equal(code, 200);
+    assert_null(get(o, "data"));
+    json_object_put(o);
+}
+
 static void test_auth(void **state)
 {
     fx *f = *state;
@@ -1400,6 +1441,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_discovery, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_crud_and_errors, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_delete_answers, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_builtin_empty_maps, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_auth, fx_setup_auth, fx_teardown),
         cmocka_unit_test_setup_teardown(test_faults, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_watch_table, fx_setup, fx_teardown),
