@@ -336,7 +336,7 @@ static void check_string_map(errs *es, json_object *o, const char *field, int b6
         char f[320];
         snprintf(f, sizeof f, "%s[%s]", field, k);
         if (!config_key_ok(k, kl))
-            add(es, field, "FieldValueInvalid", "Invalid value: %s: %s", quote(k, kl, q, sizeof q),
+            add(es, f, "FieldValueInvalid", "Invalid value: %s: %s", quote(k, kl, q, sizeof q),
                 kl > 253 ? "must be no more than 253 characters" : CONFIG_KEY_MSG);
         if (!is_type(v, json_type_string)) {
             type_err(es, f, v, "string");

@@ -210,7 +210,9 @@ int check_unknown_fields(const cu_api_req *r, const cu_rtype *rt, json_object *o
     }
     int rc = 0;
     if (unknown && fv && strcasecmp(fv, "Strict") == 0) {
-        resp_status(resp, 400, "BadRequest", "strict decoding error: %s", cu_buf_str(&msg));
+        resp_status(resp, 400, "BadRequest",
+                    "%s in version \"%s\" cannot be handled as a %s: strict decoding error: %s",
+                    rt->kind, rt->version, rt->kind, cu_buf_str(&msg));
         rc = -1;
     } else if (unknown) {
         size_t l = msg.len * 2 + 16;

@@ -344,6 +344,8 @@ json_object *cu_status_json(const cu_status *st)
             json_object_object_add(d, "causes", ca);
         }
         json_object_object_add(o, "details", d);
+    } else if (st->empty_details) {
+        json_object_object_add(o, "details", json_object_new_object());
     }
     json_object_object_add(o, "code", json_object_new_int(st->code));
     return o;

@@ -41,6 +41,8 @@ typedef struct cu_status {
         char field[256];
         char message[512];
     } causes[32];
+    int empty_details; /* "details": {} when there are none (kube-apiserver's
+                          404 for an unknown resource, 405) */
 } cu_status;
 
 /* Fills st (message formatted) and returns a cu_err matching code. */

@@ -639,8 +639,8 @@ cu_err cu_store_delete(cu_store *s, const cu_rtype *rtp, const char *ns, const c
                               "Operation cannot be fulfilled on %s \"%s\": the ResourceVersion in "
                               "the precondition (%s) does not match the ResourceVersion in record "
                               "(%lld). The object might have been modified",
-                              rt->res->qname, name, precondition_rv, (long long)e->rv);
-            st_details(st, rt->pub.resource, name, rt->pub.group);
+                              rt->pub.kind, name, precondition_rv, (long long)e->rv);
+            st_details(st, rt->pub.kind, name, rt->pub.group);
             goto out;
         }
     }

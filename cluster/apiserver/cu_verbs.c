@@ -702,8 +702,12 @@ static int query_ints(const cu_api_req *r, cu_api_resp *resp)
 
 void method_not_allowed(cu_api_resp *resp)
 {
-    resp_status(resp, 405, "MethodNotAllowed",
-                "the server does not allow this method on the requested resource");
+    cu_status st;
+    memset(&st, 0, sizeof st);
+    cu_status_set(&st, 405, "MethodNotAllowed",
+                  "the server does not allow this method on the requested resource");
+    st.empty_details = 1;
+    resp_st(resp, &st);
 }
 
 void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_, cu_api_resp *resp)

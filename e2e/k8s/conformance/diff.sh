@@ -138,7 +138,7 @@ walk(if type == "object" then maskobj
 mask_text() {
     sed -E -e 's/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/<uid>/g' \
         -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+)/<time>/g' \
-        -e 's/(^|[[:space:]])(<?(invalid|unknown)>?|[0-9]+[smhdy]([0-9]+[smhd])?)([[:space:]]|$)/\1<age>\5/g' \
+        -e 's/(^|[[:space:]])(<invalid>|<unknown>|[0-9]+[smhdy]([0-9]+[smhd])?)([[:space:]]|$)/\1<age>\4/g' \
         -e 's/(resourceVersion|resource version)(:? *"?)[0-9]+/\1\2<rv>/g' \
         -e 's/"[0-9]+"( +)<age>/"<rv>"\1<age>/g' \
         -e 's/(ResourceVersion in record|too old resource version: [0-9]+) \([0-9]+\)/\1 (<rv>)/g' \
@@ -181,7 +181,8 @@ req() {
     BODY=$TMP/body
     {
         echo "code: $CODE"
-        grep -i '^warning:' "$TMP/hdr" | tr -d '\r' | sort | mask_text
+        # header names are lower case over HTTP/2 (the real one), as sent otherwise
+        grep -i '^warning:' "$TMP/hdr" | tr -d '\r' | sed 's/^[Ww]arning:/Warning:/' | sort | mask_text
         mask_json "$TMP/body"
     } >>"$REC"
 }
