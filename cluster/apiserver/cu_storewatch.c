@@ -327,6 +327,7 @@ cu_err cu_store_watch_open(cu_store *s, const cu_rtype *rtp, const char *ns, con
     const char *rvq = o ? o->resource_version : NULL;
     int64_t rv = 0;
     int initial = !rvq || !*rvq || strcmp(rvq, "0") == 0;
+    w->initial_end = initial && bookmarks && o && o->send_initial_events;
     if (!initial && parse_rv(rvq, &rv)) {
         sel_free(&w->sel);
         free(w->ns);
@@ -434,6 +435,32 @@ static int status_ev(int code, const char *reason, const char *msg, cu_watch_ev 
     return ev->obj != NULL;
 }
 
+/* A BOOKMARK at the store's resourceVersion, with metadata.annotations
+ * ann (a JSON object text) or none (lock held). 1, or 0 without memory. */
+static int bookmark_ev(cu_watch *w, const char *ann, cu_watch_ev *ev)
+{
+    cu_store *s = w->s;
+    char b[600];
+    char av[300];
+    if (w->rt->pub.group[0])
+        snprintf(av, sizeof(av), "%s/%s", w->rt->pub.group, w->rt->pub.version);
+    else
+        snprintf(av, sizeof(av), "%s", w->rt->pub.version);
+    int n = snprintf(b, sizeof(b),
+                     "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
+                     "\"%lld\",\"creationTimestamp\":null%s%s}}",
+                     w->rt->pub.kind, av, (long long)s->rv, ann ? ",\"annotations\":" : "",
+                     ann ? ann : "");
+    if (n < 0 || (size_t)n >= sizeof b)
+        return 0;
+    w->last_rv = s->rv;
+    w->min_rv = w->min_rv > s->rv ? w->min_rv : s->rv;
+    w->sent_bookmark = 1;
+    ev->type = EV_BOOKMARK;
+    ev->obj = rstr_new(b, (size_t)n);
+    return ev->obj != NULL;
+}
+
 /* The next event of w's initial list (1), or 0 when it is done. Runs
  * without the store's lock: the list is w's own references to the stored
  * objects, which become the events as they are (no copy per watcher). */
@@ -538,6 +565,14 @@ int cu_store_watch_next_ev(cu_watch *w, int timeout_ms, cu_watch_ev *ev)
             break;
         if ((got = w_poll(w, ev)) != 0)
             break;
+        if (w->initial_end) {
+            /* sendInitialEvents: the existing objects (and what changed
+             * since) are sent; say so at once, at the store's version
+             * (client-go's watch-list waits for this bookmark) */
+            w->initial_end = 0;
+            got = bookmark_ev(w, "{\"k8s.io/initial-events-end\":\"true\"}", ev);
+            break;
+        }
         if (w->ending || !w->rt->served) {
             w->done = 1;
             break;
@@ -552,24 +587,8 @@ int cu_store_watch_next_ev(cu_watch *w, int timeout_ms, cu_watch_ev *ev)
             break;
         }
     }
-    if (!got && !w->done && w->bookmarks && (s->rv > w->last_rv || !w->sent_bookmark)) {
-        char b[512];
-        char av[300];
-        if (w->rt->pub.group[0])
-            snprintf(av, sizeof(av), "%s/%s", w->rt->pub.group, w->rt->pub.version);
-        else
-            snprintf(av, sizeof(av), "%s", w->rt->pub.version);
-        int n = snprintf(b, sizeof(b),
-                         "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
-                         "\"%lld\",\"creationTimestamp\":null}}",
-                         w->rt->pub.kind, av, (long long)s->rv);
-        w->last_rv = s->rv;
-        w->min_rv = w->min_rv > s->rv ? w->min_rv : s->rv;
-        w->sent_bookmark = 1;
-        ev->type = EV_BOOKMARK;
-        ev->obj = rstr_new(b, (size_t)n);
-        got = ev->obj != NULL;
-    }
+    if (!got && !w->done && w->bookmarks && (s->rv > w->last_rv || !w->sent_bookmark))
+        got = bookmark_ev(w, NULL, ev);
     pthread_mutex_unlock(&s->mu);
     return got;
 }

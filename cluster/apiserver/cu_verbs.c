@@ -70,6 +70,7 @@ static void list_opts(const cu_api_req *r, cu_list_opts *lo)
     lo->cont = arg(r, "continue");
     lo->resource_version = arg(r, "resourceVersion");
     lo->rv_match = arg(r, "resourceVersionMatch");
+    lo->send_initial_events = arg_true(r, "sendInitialEvents");
 }
 
 static void do_get(req_ctx *c)
