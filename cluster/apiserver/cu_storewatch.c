@@ -256,6 +256,10 @@ static cu_err list_impl(cu_store *s, const cu_rtype *rtp, const char *ns, const 
             json_object_object_add(lm, "remainingItemCount",
                                    json_object_new_int64((int64_t)remaining));
     }
+    /* kube-apiserver's lists of custom resources (unstructured) always
+     * carry continue, empty on the last page */
+    if (rt->pub.from_crd && !cu_jget(lm, "continue"))
+        cu_jset_str(lm, "continue", "");
     if (out) {
         json_object_object_add(lst, "metadata", lm);
         json_object_object_add(lst, "items", items);
