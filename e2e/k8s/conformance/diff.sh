@@ -229,7 +229,8 @@ watch_req() {
     CODE=$(curl "${cv[@]}" -sS -N -o "$TMP/wbody" -w '%{http_code}' --max-time "$secs" "$url$p" 2>/dev/null) || true
     {
         echo "code: $CODE"
-        jq -c -S "$MASK | $f" "$TMP/wbody" 2>&1 | mask_text
+        # a Status (an error instead of a stream) is shown whole
+        jq -c -S "$MASK | if .kind == \"Status\" then . else $f end" "$TMP/wbody" 2>&1 | mask_text
     } >>"$REC"
 }
 # note TEXT: records a line the sequence computed itself
