@@ -315,6 +315,14 @@ cu_err cu_store_watch_open(cu_store *s, const cu_rtype *rtp, const char *ns, con
 {
     rt_ent *rt = (rt_ent *)rtp;
     *out = NULL;
+    if (o && o->send_initial_events && (!o->rv_match || strcmp(o->rv_match, "NotOlderThan"))) {
+        ferrs fe;
+        fe.n = fe.total = 0;
+        ferr_add(&fe, "resourceVersionMatch", "FieldValueForbidden",
+                 "Forbidden: sendInitialEvents requires setting resourceVersionMatch to "
+                 "NotOlderThan");
+        return err_invalid_gk(st, "ListOptions", "meta.k8s.io", "", &fe);
+    }
     cu_watch *w = calloc(1, sizeof(*w));
     if (!w)
         return cu_status_set(st, 500, "InternalError", "out of memory");

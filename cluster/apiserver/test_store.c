@@ -1058,9 +1058,12 @@ static void test_watch_initial_events_end(void **state)
                          CU_OK);
     }
     cu_list_opts o = { 0 };
-    o.rv_match = "NotOlderThan";
     o.send_initial_events = 1;
     cu_watch *w = NULL;
+    /* only with resourceVersionMatch=NotOlderThan, as kube-apiserver */
+    assert_int_not_equal(cu_store_watch_open(s, cms, "default", &o, 1, &w, &st), CU_OK);
+    assert_int_equal(st.code, 422);
+    o.rv_match = "NotOlderThan";
     assert_int_equal(cu_store_watch_open(s, cms, "default", &o, 1, &w, &st), CU_OK);
     for (int i = 0; i < 2; i++) {
         json_object *e = next_ev(w, 20);
