@@ -711,6 +711,45 @@ void method_not_allowed(cu_api_resp *resp)
     resp_st(resp, &st);
 }
 
+/* dryRun other than All: kube-apiserver refuses the request's options
+ * with 422 (the object is neither stored nor checked). 0, or -1 with the
+ * answer set. */
+static int check_dry_run_arg(const cu_api_req *r, cu_api_resp *resp)
+{
+    const char *d = arg(r, "dryRun");
+    if (!d || strcmp(d, "All") == 0)
+        return 0;
+    const char *m = r->method, *kind = NULL;
+    if (strcmp(m, "POST") == 0)
+        kind = "CreateOptions";
+    else if (strcmp(m, "PUT") == 0)
+        kind = "UpdateOptions";
+    else if (strcmp(m, "PATCH") == 0)
+        kind = "PatchOptions";
+    else if (strcmp(m, "DELETE") == 0)
+        kind = "DeleteOptions";
+    if (!kind)
+        return 0;
+    cu_status st;
+    memset(&st, 0, sizeof st);
+    char q[200];
+    size_t n = strlen(d);
+    snprintf(q, sizeof q, "%.*s", (int)(n > 150 ? 150 : n), d);
+    cu_status_set(&st, 422, "Invalid",
+                  "%s.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: [\"%s\"]: supported "
+                  "values: \"All\"",
+                  kind, q);
+    copy_str(st.kind, sizeof st.kind, kind);
+    copy_str(st.group, sizeof st.group, "meta.k8s.io");
+    copy_str(st.causes[0].type, sizeof st.causes[0].type, "FieldValueNotSupported");
+    copy_str(st.causes[0].field, sizeof st.causes[0].field, "dryRun");
+    snprintf(st.causes[0].message, sizeof st.causes[0].message,
+             "Unsupported value: [\"%s\"]: supported values: \"All\"", q);
+    st.ncauses = 1;
+    resp_st(resp, &st);
+    return -1;
+}
+
 void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_, cu_api_resp *resp)
 {
     const cu_rtype *rt = cu_store_rtype(a->s, rt_->group, rt_->version, rt_->resource);
@@ -718,7 +757,7 @@ void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_, 
         resp_not_found_path(resp);
         return;
     }
-    if (query_ints(r, resp) != 0)
+    if (query_ints(r, resp) != 0 || check_dry_run_arg(r, resp) != 0)
         return;
     req_ctx c = { a, r, rt, rt_, rt->namespaced && rt_->ns[0] ? rt_->ns : NULL, resp };
     const char *m = r->method;

@@ -868,6 +868,19 @@ static void test_builtin_empty_maps(void **state)
     assert_int_equal(code, 200);
     assert_null(get(o, "data"));
     json_object_put(o);
+    /* dryRun other than All is refused, and nothing is stored */
+    o = send_req(f,
+                 (rq){ .method = "POST",
+                       .path = "/api/v1/namespaces/default/configmaps",
+                       .args = { "dryRun", "Yes", NULL },
+                       .body = "{\"metadata\":{\"name\":\"dry\"}}" },
+                 NULL, &code);
+    expect_status(o, 422, "Invalid", "CreateOptions.meta.k8s.io \"\" is invalid: dryRun");
+    json_object_put(o);
+    o = send_req(f, (rq){ .method = "GET", .path = "/api/v1/namespaces/default/configmaps/dry" },
+                 NULL, &code);
+    assert_int_equal(code, 404);
+    json_object_put(o);
 }
 
 static void test_auth(void **state)
