@@ -123,8 +123,13 @@ MASK='
 def uuidish: test("^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$");
 def timeish: test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+)$");
 def ageish: test("^([0-9]+[smhdy]([0-9]+[smhd])?|<unknown>|<invalid>)$");
+def notroot: ((.metadata.name? // "") != "kube-root-ca.crt");
 def maskobj:
-  (if (.resourceVersion? | type) == "string" and .resourceVersion != "" then .resourceVersion = "<rv>" else . end)
+  # kube-controller-manager puts the ConfigMap kube-root-ca.crt in every
+  # namespace: left out of lists, Tables and watches
+  (if (.items? | type) == "array" then .items |= map(select(notroot)) else . end)
+  | (if (.rows? | type) == "array" then .rows |= map(select(.object | notroot)) else . end)
+  | (if (.resourceVersion? | type) == "string" and .resourceVersion != "" then .resourceVersion = "<rv>" else . end)
   | (if (.managedFields? | type) == "array"
      then .managedFields |= sort_by(.operation, .manager, .subresource // "", .apiVersion) else . end)
   | (if (.continue? | type) == "string" and .continue != "" then .continue = "<continue>" else . end)
@@ -206,7 +211,11 @@ kc() {
     kubectl --kubeconfig "$kcf" --request-timeout=20s "$@" >"$TMP/kout" 2>"$TMP/kerr" || rc=$?
     {
         echo "exit: $rc"
-        if jq -e . "$TMP/kout" >/dev/null 2>&1; then mask_json "$TMP/kout"; else mask_text <"$TMP/kout"; fi
+        if jq -e . "$TMP/kout" >/dev/null 2>&1; then
+            mask_json "$TMP/kout"
+        else
+            grep -v '^kube-root-ca\.crt ' "$TMP/kout" | mask_text
+        fi
         echo "stderr:"
         grep -v -e '^W[0-9]\{4\} ' -e 'version difference between client' "$TMP/kerr" | mask_text
     } >>"$REC"
@@ -230,7 +239,8 @@ watch_req() {
     {
         echo "code: $CODE"
         # a Status (an error instead of a stream) is shown whole
-        jq -c -S "$MASK | if .kind == \"Status\" then . else $f end" "$TMP/wbody" 2>&1 | mask_text
+        jq -c -S "$MASK | if .kind == \"Status\" then . elif (.object | notroot) then $f else empty end" \
+            "$TMP/wbody" 2>&1 | mask_text
     } >>"$REC"
 }
 # note TEXT: records a line the sequence computed itself
