@@ -12,7 +12,10 @@ typedef struct wctx {
     char *op, *key, *what;
 } wctx;
 
-int ctrl_leading(const ctrl *c) { return (!c->elect || c->leading) && !c->stopping; }
+int ctrl_leading(const ctrl *c)
+{
+    return (!c->elect || (c->leading && cu_lease_leading(c->lease))) && !c->stopping;
+}
 
 /* The guard slot of a write: Workload status (admission included) and
  * spec writes, Job patches. NULL for writes without one. */

@@ -2,7 +2,7 @@
 # controller-faults.sh - end-to-end fault tests of `cueue controller` against
 # the cluster of CUEUE_E2E_CLUSTER (`cueue cluster`, or the real control
 # plane of e2e/k8s/cluster.sh) (shared/reference/reliability.md §5: F1, F2,
-# F7, F9, F11).
+# F7, F9, F11, F12).
 #
 # a. An invariant recorder and checker. Every scenario records every Workload
 #    and Job watch event from the start (curl on the watch stream, re-watching
@@ -40,10 +40,14 @@
 #
 # Usage: e2e/controller-faults.sh PATH_TO_cueue
 # Environment: CUEUE_E2E_CLUSTER (embedded or k8s), FAULTS_B_JOBS (default
-#   150), FAULTS_JOBS (c-g, default 45), FAULTS_KILL_AT (b, seconds after the
-#   Jobs start being created, default "1 3 6"), FAULTS_TIMEOUT (s to wait for
-#   all Jobs of a scenario, default 150; 300 on k8s), FAULTS_STALL (s without
-#   any Job changing state before giving up, default 30; 60 on k8s),
+#   150), FAULTS_JOBS (c-g, default 45), FAULTS_KILL_AFTER (b: kill -9 once
+#   the controller's log holds that many admissions, in all, default
+#   "1 30 60": admissions are flowing then on either cluster, however fast
+#   it is), FAULTS_RESTART_DELAY (b: s between the kill and the restart,
+#   default 1; 0 can admit past the quota, see scenario_b), FAULTS_TIMEOUT
+#   (s to wait for all Jobs of a scenario, default 150; 300 on k8s),
+#   FAULTS_STALL (s without any Job changing state before giving up,
+#   default 30; 60 on k8s),
 #   FAULTS_H_JOBS (h, default 90), FAULTS_ONLY (e.g. "a b": run only these
 #   scenarios), E2E_KEEP=1 (keep the logs and recordings in $TMP; on k8s
 #   each scenario's cluster in $TMP/X/k8s).
@@ -54,7 +58,8 @@ e2e_init "$@" kubectl jq curl
 
 B_JOBS=${FAULTS_B_JOBS:-150}
 JOBS=${FAULTS_JOBS:-45}
-KILL_AT=${FAULTS_KILL_AT:-1 3 6}
+KILL_AFTER=${FAULTS_KILL_AFTER:-1 30 60}
+RESTART_DELAY=${FAULTS_RESTART_DELAY:-1}
 # the real components are slower (and share the machine's cores)
 if [ "$E2E_CLUSTER" = k8s ]; then
     TIMEOUT=${FAULTS_TIMEOUT:-300} STALL=${FAULTS_STALL:-60}
@@ -140,7 +145,9 @@ def wl_trans($old; $new; $rv; $ev):
        (($o | owner) // "") as $j
        | if .wfin[$u] != null then
            viol("iv"; $rv; $ev; $n; "admitted again after it was Finished (at resourceVersion \(.wfin[$u])): \($new | wlsum)")
-         elif .jfin[$j] != null then
+         # seen only at a relist, the admission happened somewhere in the
+         # gap (since, rv]: certainly late only if the Job finished before it
+         elif .jfin[$j] != null and ($ev != "SNAPSHOT" or .jfin[$j] <= (.gap_since // 0)) then
            viol("iv"; $rv; $ev; $n; "admitted after its Job \(.jname[$j]) finished (at resourceVersion \(.jfin[$j]))")
          else . end
      else . end)
@@ -154,8 +161,9 @@ def wl_event($new; $rv; $ev; $uid):
   | use_add($old; -1) | wl_trans($old; $new; $rv; $ev) | use_add($new; 1)
   | check_quota($keys; $rv; $ev; (($new // $old) | name));
 
-def wl_snapshot($items; $rv):
+def wl_snapshot($items; $rv; $since):
   ($items | map({key: .metadata.uid, value: .}) | from_entries) as $nw
+  | .gap_since = $since
   | reduce (((.wl | keys) + ($nw | keys)) | unique)[] as $u (.; wl_trans(.wl[$u]; $nw[$u]; $rv; "SNAPSHOT"))
   | .use = {} | reduce .wl[] as $w (.; use_add($w; 1))
   | check_quota(.use | keys; $rv; "SNAPSHOT"; "(relist)");
@@ -207,7 +215,7 @@ def job_snapshot($items; $rv; $gaps):
                       jfin: {}, wfin: {}, jname: {}, v: [], unsuspends: 0, ingap: 0, events: 0};
     .events += 1
     | if $e.s == "Workload" then
-        if $e.type == "SNAPSHOT" then wl_snapshot($e.items; $e.rv)
+        if $e.type == "SNAPSHOT" then wl_snapshot($e.items; $e.rv; $e.since)
         else wl_event(if $e.type == "DELETED" then null else $e.obj end; $e.rv; $e.type; $e.obj.metadata.uid) end
       else
         if $e.type == "SNAPSHOT" then job_snapshot($e.items; $e.rv; $gaps)
@@ -342,6 +350,12 @@ scenario_a() {
     { ev_job ADDED 1 j1 true; ev_wl ADDED 2 w1 j1 pending 2; ev_job MODIFIED 6 j1 false
       snap_wl 2 6 "$(ev_wl MODIFIED 2 w1 j1 pending 2)"; } >"$H"
     selftest "(iii) a Job unsuspended at the resourceVersion of a relist that shows no admission" "iii default/job-j1" <"$H"
+    { ev_job ADDED 1 j1 true; ev_wl ADDED 2 w1 j1 pending 2; ev_job MODIFIED 4 j1 false
+      ev_job MODIFIED 5 j1 false complete; snap_wl 2 6 "$(ev_wl MODIFIED 6 w1 j1 finished 2)"; } >"$H"
+    selftest "a Workload admitted and finished in a gap, its Job finished in the gap too, is no violation" "" <"$H"
+    { ev_job ADDED 1 j1 true; ev_wl ADDED 2 w1 j1 pending 2; ev_job MODIFIED 3 j1 true complete
+      snap_wl 4 6 "$(ev_wl MODIFIED 5 w1 j1 admitted 2)"; } >"$H"
+    selftest "(iv) admitted in a gap that began after its Job finished" "iv default/wl-w1" <"$H"
     E2E_PREFIX=$BASE_PREFIX
 }
 
@@ -608,23 +622,38 @@ report_history() {
 }
 
 # b: kill -9 of the controller while admissions flow
+# admissions_reach N [LOG]: waits (up to 120 s, polling every 0.1 s) until
+# LOG (default the scenario's controller log) holds N admissions
+admissions_reach() {
+    local n=$1 log=${2:-$CTRL_LOG} end=$((SECONDS + 120))
+    while [ $SECONDS -lt $end ]; do
+        [ "$(grep -c "admitted Workload" "$log")" -ge "$n" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
 scenario_b() {
     scenario_start b 30 28 26
     scenario_jobs "$B_JOBS" "1 2 3 4" "2s 5s 3s 6s 4s"
     local t n=0 before
-    for t in $KILL_AT; do
-        at "$t"
+    for t in $KILL_AFTER; do
+        admissions_reach "$t" || echo "      (not $t admissions within 120 s: killed anyway)"
         before=$(grep -c "admitted Workload" "$CTRL_LOG")
         kill -9 "$CT_PID"; wait "$CT_PID" 2>/dev/null
         n=$((n + 1))
         echo "      kill -9 #$n at $((SECONDS - T0))s ($before admissions logged so far)"
+        # a restart takes a while (a pod's does); one within milliseconds
+        # can LIST before the server applied the writes its killed
+        # predecessor had sent, and admit past the quota (nothing in the
+        # API fences a controller without leader election)
+        sleep "$RESTART_DELAY"
         start_controller b/ctrl -v "${CTRL_V:-1}" --health-probe-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0
     done
     scenario_jobs_created
-    wait_for 30 "the last restarted controller synced" sh -c \
+    wait_for 60 "the last restarted controller synced" sh -c \
         "[ \$(grep -c 'all informers synced' '$CTRL_LOG') -gt $n ]"
     after_kills() { [ "$(grep -c "admitted Workload" "$CTRL_LOG")" -gt "$before" ]; }
-    wait_for 60 "admissions after the last kill -9" after_kills
+    wait_for 90 "admissions after the last kill -9" after_kills
     scenario_end
 }
 
@@ -691,9 +720,10 @@ scenario_g() {
 }
 
 # h: leader failover while Jobs flow: replicas with short Lease timings;
-# the leader is killed (SIGKILL, no release) and the standby takes over;
-# then a third replica takes over from the new leader while it is paused
-# (SIGSTOP past the Lease duration); resumed, that one stops leading and
+# once it has admitted 3 Workloads, the leader is killed (SIGKILL, no
+# release) and the standby takes over; once that one has admitted 3, a
+# third replica takes over from it while it is paused (SIGSTOP past the
+# Lease duration); resumed, the paused one stops leading and
 # writes no admission more. The invariants cover the whole history: two
 # leaders never admit the same Workload or past the quota.
 LE="--leader-elect --leader-elect-lease-duration 3s --leader-elect-renew-deadline 2s --leader-elect-retry-period 500ms"
@@ -710,7 +740,8 @@ scenario_h() {
     if leads ctrl; then L=ctrl LP=$pa S=ctrl-b SP=$pb; else L=ctrl-b LP=$pb S=ctrl SP=$pa; fi
     wait_for 60 "the other replica synced and stands by" grep -q "standing by" "$SCD/$S.log"
     scenario_jobs "${FAULTS_H_JOBS:-90}" "1 2 3 4" "2s 3s 4s 2s"
-    at 2
+    # while admissions flow: once the leader has written a few
+    admissions_reach 3 "$SCD/$L.log" || echo "      (the leader did not admit 3 within 120 s)"
     kill -9 "$LP"; wait "$LP" 2>/dev/null
     t=$SECONDS
     echo "      leader $L killed (SIGKILL) at $((SECONDS - T0))s, $(grep -c "admitted Workload" "$SCD/$L.log") admissions logged by it"
@@ -720,9 +751,10 @@ scenario_h() {
         --metrics-bind-address 127.0.0.1:0 $LE
     pc=$CT_PID
     wait_for 60 "replica c synced and stands by" grep -q "standing by" "$SCD/ctrl-c.log"
+    admissions_reach 3 "$SCD/$S.log" || echo "      (the new leader did not admit 3 within 120 s)"
     kill -STOP "$SP"
     t=$SECONDS
-    echo "      leader $S paused (SIGSTOP) at $((SECONDS - T0))s"
+    echo "      leader $S paused (SIGSTOP) at $((SECONDS - T0))s, $(grep -c "admitted Workload" "$SCD/$S.log") admissions logged by it"
     wait_for 60 "replica c became leader while $S was paused" leads ctrl-c &&
         echo "      took over after ~$((SECONDS - t))s"
     kill -CONT "$SP"

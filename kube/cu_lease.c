@@ -461,7 +461,14 @@ cu_lease *cu_lease_start(cu_kclient *c, const cu_lease_opts *o, cu_diag *d)
     return l;
 }
 
-int cu_lease_leading(const cu_lease *l) { return l && l->leading; }
+/* Leading only while the last renewal is younger than renew_ms by the
+ * clock, not only by the deadline timer: a process paused past it (SIGSTOP,
+ * a stalled host) must not act on its first wakeup before that timer runs,
+ * when another replica may already hold the Lease. */
+int cu_lease_leading(const cu_lease *l)
+{
+    return l && l->leading && cu_clock_mono_ms() < l->ok_sent_ms + l->renew_ms;
+}
 
 void cu_lease_release(cu_lease *l, void (*done)(void *ud), void *ud)
 {

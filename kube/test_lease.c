@@ -375,6 +375,22 @@ static void test_release_during_renewal(void **state)
     run_for(k, 50);
 }
 
+/* A leader paused past renew_ms (as by SIGSTOP) is not leading the moment
+ * it wakes, before its loop has run a single timer. */
+static void test_paused_leader_not_leading(void **state)
+{
+    cluster *k = *state;
+    mk_ns(k, "lease-pause");
+    cand a = { .id = "node-a" };
+    cand_short(k, &a, "lease-pause");
+    assert_true(run_until(k, leads, &a, 3000));
+    struct timespec ts = { 1, 200 * 1000000L }; /* past renew_ms (1000) */
+    nanosleep(&ts, NULL);
+    assert_false(cu_lease_leading(a.l));
+    cu_lease_free(a.l);
+    run_for(k, 50);
+}
+
 static void test_bad_options(void **state)
 {
     cluster *k = *state;
@@ -421,6 +437,7 @@ int main(void)
         cmocka_unit_test_setup(test_failed_renewals_stop_before_expiry, clear_faults),
         cmocka_unit_test_setup(test_defaults_and_release_record, clear_faults),
         cmocka_unit_test_setup(test_release_during_renewal, clear_faults),
+        cmocka_unit_test_setup(test_paused_leader_not_leading, clear_faults),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -15,20 +15,9 @@
 
 /* ================= the Job controller ================= */
 
-typedef struct podref {
-    const char *uid;
-    json_object *pod;
-} podref;
+typedef ks_podref podref;
 
-static int cmp_podref(const void *a, const void *b)
-{
-    const podref *x = a, *y = b;
-    return strcmp(x->uid, y->uid);
-}
-
-/* The uid of pod's controller Job, or NULL. */
-/* Whether any ownerReference of pod is marked controller. */
-static int has_controller(json_object *pod)
+int ks_has_controller(json_object *pod)
 {
     json_object *refs = cu_jpath(pod, "metadata.ownerReferences");
     for (size_t i = 0; i < cu_jarr_len(refs); i++)
@@ -37,7 +26,7 @@ static int has_controller(json_object *pod)
     return 0;
 }
 
-static const char *job_owner_uid(json_object *pod)
+const char *ks_job_owner_uid(json_object *pod)
 {
     json_object *refs = cu_jpath(pod, "metadata.ownerReferences");
     for (size_t i = 0; i < cu_jarr_len(refs); i++) {
@@ -130,8 +119,8 @@ static int cmp_del(const void *a, const void *b)
 }
 
 /* One Job; pods: its pods (by controller uid). */
-static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *pods, size_t np,
-                    int64_t now, int64_t *next_due)
+int ks_sync_job(cu_store *s, const ks_types *t, json_object *job, podref *pods, size_t np,
+                int64_t now, int64_t *next_due)
 {
     int writes = 0;
     char ts[32];
@@ -355,82 +344,135 @@ static int sync_job(cu_store *s, const ks_types *t, json_object *job, podref *po
     return writes;
 }
 
-int cu_kubesim_sync_jobs(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
+static int cmp_podref_name(const void *a, const void *b)
+{
+    const podref *x = a, *y = b;
+    const char *nx = ks_name_of(x->pod), *ny = ks_name_of(y->pod);
+    return strcmp(nx ? nx : "", ny ? ny : "");
+}
+
+static json_object *get_obj(cu_store *s, const cu_rtype *rt, const char *ns, const char *name)
+{
+    cu_status st;
+    json_object *o = NULL;
+    if (!name || cu_store_get(s, rt, ns, name, &o, &st) != CU_OK)
+        return NULL;
+    return o;
+}
+
+/* One entry of the world's Jobs: its sync, or (its Job gone, going, or
+ * none at all) its pods' tracking finalizers dropped. */
+static int jobctl_one(ks_state *st, cu_store *s, const ks_types *t, int j, int64_t now,
+                      int64_t *next_due)
+{
+    ks_world *w = &st->w;
+    ks_job *e = &w->jobs[j];
+    podref *mine = NULL;
+    size_t n = 0, cap = 0;
+    int writes = 0;
+    json_object *job = NULL;
+    if (e->uid[0] && e->exists && !e->deleting) {
+        job = get_obj(s, t->jobs, e->ns, e->name);
+        if (!job || !str_eq(ks_uid_of(job), e->uid) ||
+            cu_jpath(job, "metadata.deletionTimestamp")) {
+            /* the watch has not told us yet: it will */
+            if (job)
+                json_object_put(job);
+            return 0;
+        }
+    }
+    for (int i = e->first; i >= 0; i = w->pods[i].sib) {
+        ks_pod *p = &w->pods[i];
+        if (!job && !p->has_fin)
+            continue; /* an orphan without the finalizer: nothing to do */
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 4;
+            podref *m = realloc(mine, nc * sizeof(*m));
+            if (!m)
+                break;
+            mine = m;
+            cap = nc;
+        }
+        if ((mine[n].pod = get_obj(s, t->pods, p->ns, p->name)) != NULL) {
+            mine[n].uid = ks_uid_of(mine[n].pod);
+            if (mine[n].uid)
+                n++;
+            else
+                json_object_put(mine[n].pod);
+        }
+    }
+    if (job) {
+        int64_t due = INT64_MAX;
+        if (n)
+            qsort(mine, n, sizeof(*mine), cmp_podref_name);
+        writes += ks_sync_job(s, t, job, mine, n, now, &due);
+        json_object_put(job);
+        e = &w->jobs[j];
+        e->due = due;
+        if (next_due && due < *next_due)
+            *next_due = due;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            writes += ks_pod_drop_finalizer(s, t->pods, mine[i].pod);
+    }
+    for (size_t i = 0; i < n; i++)
+        json_object_put(mine[i].pod);
+    free(mine);
+    return writes;
+}
+
+int ks_jobctl_pass(ks_state *st, cu_store *s, int64_t now_ms, int64_t *next_due_ms, int max_writes,
+                   const volatile int *stop, int *more)
 {
     ks_types t;
-    json_object *jl, *pl, *jobs, *pods;
-    podref *refs = NULL, *juids = NULL;
-    size_t nref = 0, njobs, npods, nj = 0;
+    ks_world *w = &st->w;
     int writes = 0;
-    if (ks_types_get(s, &t) != 0)
+    size_t done = 0;
+    if (more)
+        *more = 0;
+    if (ks_types_get(s, &t) != 0 || ks_state_sync(st, s) != 0)
         return 0;
-    jl = ks_list(s, t.jobs, NULL, NULL);
-    pl = ks_list(s, t.pods, NULL, NULL);
-    jobs = cu_jget(jl, "items");
-    pods = cu_jget(pl, "items");
-    njobs = cu_jarr_len(jobs);
-    npods = cu_jarr_len(pods);
-    refs = calloc(npods ? npods : 1, sizeof(*refs));
-    juids = calloc(njobs ? njobs : 1, sizeof(*juids));
-    if (!jl || !pl || !refs || !juids)
-        goto out;
-    for (size_t i = 0; i < njobs; i++) {
-        json_object *j = jidx(jobs, i);
-        if (ks_uid_of(j) && !cu_jpath(j, "metadata.deletionTimestamp")) {
-            juids[nj].uid = ks_uid_of(j);
-            juids[nj++].pod = j;
+    /* deadlines due; the next one */
+    for (size_t j = 0; j < w->njobs; j++) {
+        if (!w->jobs[j].exists || w->jobs[j].due == INT64_MAX)
+            continue;
+        if (w->jobs[j].due <= now_ms) {
+            ks_job *e = &w->jobs[j];
+            e->due = INT64_MAX;
+            if (!e->dirty && w->ndirty < w->capdirty) {
+                e->dirty = 1;
+                w->dirty[w->ndirty++] = (int)j;
+            } else if (!e->dirty) {
+                e->due = now_ms; /* no room in the list now: next pass */
+            }
+        } else if (next_due_ms && w->jobs[j].due < *next_due_ms) {
+            *next_due_ms = w->jobs[j].due;
         }
     }
-    qsort(juids, nj, sizeof(*juids), cmp_podref);
-    for (size_t i = 0; i < npods; i++) {
-        json_object *p = jidx(pods, i);
-        const char *ou = job_owner_uid(p);
-        if (!ou && !has_controller(p)) {
-            /* orphaned (its Job was deleted with propagationPolicy Orphan):
-             * no Job will count it, so the tracking finalizer goes, as the
-             * Job controller's orphan-pod handling does */
-            writes += ks_pod_drop_finalizer(s, t.pods, p);
-            continue;
-        }
-        if (!ou || !ks_uid_of(p))
-            continue;
-        podref key = { ou, NULL };
-        if (!bsearch(&key, juids, nj, sizeof(*juids), cmp_podref)) {
-            /* orphan: its Job is gone (or going); let it be collected */
-            writes += ks_pod_drop_finalizer(s, t.pods, p);
-            continue;
-        }
-        refs[nref].uid = ou;
-        refs[nref++].pod = p;
-    }
-    qsort(refs, nref, sizeof(*refs), cmp_podref);
-    for (size_t i = 0; i < nj; i++) {
-        podref key = { juids[i].uid, NULL };
-        podref *first = bsearch(&key, refs, nref, sizeof(*refs), cmp_podref);
-        size_t n = 0;
-        if (first) {
-            while (first > refs && strcmp(first[-1].uid, key.uid) == 0)
-                first--;
-            while (first + n < refs + nref && strcmp(first[n].uid, key.uid) == 0)
-                n++;
-        }
-        /* the job's pods, each with its own uid for the status lists */
-        podref *mine = calloc(n ? n : 1, sizeof(*mine));
-        if (!mine)
+    for (; done < w->ndirty; done++) {
+        if ((max_writes > 0 && writes >= max_writes) || (stop && *stop)) {
+            if (more)
+                *more = 1;
             break;
-        for (size_t k = 0; k < n; k++) {
-            mine[k].pod = first[k].pod;
-            mine[k].uid = ks_uid_of(first[k].pod);
         }
-        writes += sync_job(s, &t, juids[i].pod, mine, n, now_ms, next_due_ms);
-        free(mine);
+        int j = w->dirty[done];
+        w->jobs[j].dirty = 0;
+        writes += jobctl_one(st, s, &t, j, now_ms, next_due_ms);
     }
-out:
-    free(refs);
-    free(juids);
-    if (jl)
-        json_object_put(jl);
-    if (pl)
-        json_object_put(pl);
+    /* what is left waits at the head of the list */
+    if (done && w->ndirty > done)
+        memmove(w->dirty, w->dirty + done, (w->ndirty - done) * sizeof(*w->dirty));
+    w->ndirty -= done;
+    return writes;
+}
+
+int cu_kubesim_sync_jobs(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
+{
+    ks_state *st = ks_state_new(0);
+    int writes = 0;
+    if (!st)
+        return 0;
+    writes = ks_jobctl_pass(st, s, now_ms, next_due_ms, 0, NULL, NULL);
+    ks_state_free(st);
     return writes;
 }

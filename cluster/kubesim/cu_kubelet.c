@@ -128,64 +128,109 @@ static const char *node_ip(json_object *node)
     return NULL;
 }
 
-int cu_kubesim_kubelet(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
+int64_t ks_pod_runtime(json_object *pod)
+{
+    json_object *a = cu_jget(cu_jpath(pod, "metadata.annotations"), KS_RUNTIME_ANNOTATION);
+    int64_t rt;
+    if (!a || cu_kubesim_parse_duration(cu_jas_str(a), &rt) != CU_OK)
+        return -1;
+    return rt;
+}
+
+int ks_kubelet_pod(cu_store *s, const ks_types *t, json_object *p, json_object *node,
+                   int64_t now_ms, const char *ts, int64_t *next_due_ms)
+{
+    const char *ph = cu_jpath_str(p, "status.phase");
+    if (ks_phase_terminal(p))
+        return 0;
+    if (cu_jpath(p, "metadata.deletionTimestamp")) {
+        /* the kubelet kills it (or, unbound, the pod GC fails it) */
+        return pod_transition(s, t, p, 3, NULL, ts);
+    }
+    if (!cu_jpath_str(p, "spec.nodeName") || !node)
+        return 0;
+    if (!ph || str_eq(ph, "Pending")) {
+        int w = pod_transition(s, t, p, 1, node_ip(node), ts);
+        /* its runtime counts from the second-precision startTime */
+        int64_t rt = ks_pod_runtime(p), start = now_ms - now_ms % 1000;
+        if (rt >= 0 && next_due_ms && start + rt < *next_due_ms)
+            *next_due_ms = start + rt;
+        return w;
+    }
+    if (str_eq(ph, "Running")) {
+        int64_t rt = ks_pod_runtime(p), start;
+        if (rt < 0)
+            return 0; /* runs until deleted */
+        if (!cu_jpath_str(p, "status.startTime") ||
+            cu_time_parse(cu_jpath_str(p, "status.startTime"), &start) != CU_OK)
+            start = now_ms;
+        if (now_ms >= start + rt)
+            return pod_transition(s, t, p, 2, NULL, ts);
+        if (next_due_ms && start + rt < *next_due_ms)
+            *next_due_ms = start + rt;
+    }
+    return 0;
+}
+
+int ks_kubelet_pass(ks_state *st, cu_store *s, int64_t now_ms, int64_t *next_due_ms, int max_writes,
+                    const volatile int *stop, int *more)
 {
     ks_types t;
-    json_object *nl, *pl, *nodes, *pods;
+    ks_world *w = &st->w;
     int writes = 0;
     char ts[32];
-    if (ks_types_get(s, &t) != 0)
+    if (more)
+        *more = 0;
+    if (ks_types_get(s, &t) != 0 || ks_state_sync(st, s) != 0)
         return 0;
     fmt_time(now_ms, ts);
-    nl = ks_list(s, t.nodes, NULL, NULL);
-    pl = ks_list(s, t.pods, NULL, NULL);
-    nodes = cu_jget(nl, "items");
-    pods = cu_jget(pl, "items");
-    for (size_t i = 0; pl && nl && i < cu_jarr_len(pods); i++) {
-        json_object *p = jidx(pods, i), *node = NULL;
-        const char *ph = cu_jpath_str(p, "status.phase"), *nn = cu_jpath_str(p, "spec.nodeName");
-        if (ks_phase_terminal(p))
+    for (size_t i = 0; i < w->npods; i++) {
+        ks_pod *p = &w->pods[i];
+        ks_node *n = NULL;
+        int act = 0;
+        if (!p->inuse || p->terminal)
             continue;
-        if (cu_jpath(p, "metadata.deletionTimestamp")) {
-            /* the kubelet kills it (or, unbound, the pod GC fails it) */
-            writes += pod_transition(s, &t, p, 3, NULL, ts);
-            continue;
+        if (p->node) {
+            int k = cu_strmap_get(&w->node_ix, p->node);
+            n = k >= 0 && w->nodes[k].live ? &w->nodes[k] : NULL;
         }
-        if (!nn)
+        if (p->deleting) {
+            act = 1;
+        } else if (!n) {
             continue;
-        for (size_t k = 0; k < cu_jarr_len(nodes); k++)
-            if (str_eq(ks_name_of(jidx(nodes, k)), nn))
-                node = jidx(nodes, k);
-        if (!node)
-            continue;
-        if (!ph || str_eq(ph, "Pending")) {
-            writes += pod_transition(s, &t, p, 1, node_ip(node), ts);
-            ph = "Running";
-            /* its runtime counts from the second-precision startTime */
-            int64_t rt, start = now_ms - now_ms % 1000;
-            json_object *a = cu_jget(cu_jpath(p, "metadata.annotations"), KS_RUNTIME_ANNOTATION);
-            if (a && cu_kubesim_parse_duration(cu_jas_str(a), &rt) == CU_OK && next_due_ms &&
-                start + rt < *next_due_ms)
-                *next_due_ms = start + rt;
-            continue;
+        } else if (p->waiting) {
+            act = 1;
+        } else if (p->running && p->has_rt) {
+            int64_t due = (p->start_ms >= 0 ? p->start_ms : now_ms) + p->rt_ms;
+            if (now_ms >= due)
+                act = 1;
+            else if (next_due_ms && due < *next_due_ms)
+                *next_due_ms = due;
         }
-        if (str_eq(ph, "Running")) {
-            json_object *a = cu_jget(cu_jpath(p, "metadata.annotations"), KS_RUNTIME_ANNOTATION);
-            int64_t rt, start;
-            if (!a || cu_kubesim_parse_duration(cu_jas_str(a), &rt) != CU_OK)
-                continue; /* runs until deleted */
-            if (!cu_jpath_str(p, "status.startTime") ||
-                cu_time_parse(cu_jpath_str(p, "status.startTime"), &start) != CU_OK)
-                start = now_ms;
-            if (now_ms >= start + rt)
-                writes += pod_transition(s, &t, p, 2, NULL, ts);
-            else if (next_due_ms && start + rt < *next_due_ms)
-                *next_due_ms = start + rt;
+        if (!act)
+            continue;
+        if ((max_writes > 0 && writes >= max_writes) || (stop && *stop)) {
+            if (more)
+                *more = 1;
+            break;
         }
+        cu_status cst;
+        json_object *obj = NULL;
+        if (cu_store_get(s, t.pods, p->ns, p->name, &obj, &cst) != CU_OK)
+            continue;
+        writes += ks_kubelet_pod(s, &t, obj, n ? n->obj : NULL, now_ms, ts, next_due_ms);
+        json_object_put(obj);
     }
-    if (nl)
-        json_object_put(nl);
-    if (pl)
-        json_object_put(pl);
+    return writes;
+}
+
+int cu_kubesim_kubelet(cu_store *s, int64_t now_ms, int64_t *next_due_ms)
+{
+    ks_state *st = ks_state_new(0);
+    int writes = 0;
+    if (!st)
+        return 0;
+    writes = ks_kubelet_pass(st, s, now_ms, next_due_ms, 0, NULL, NULL);
+    ks_state_free(st);
     return writes;
 }

@@ -10,7 +10,10 @@
  *
  * It runs in its own thread against the store: every tick_ms it runs a
  * pass when the store's resourceVersion moved or a timed transition
- * (a simulated runtime, a Job deadline) is due.
+ * (a simulated runtime, a Job deadline) is due. The thread keeps Nodes,
+ * Pods and Jobs decoded from watches and each controller looks only at
+ * what changed, in bounded passes (internal/ks_int.h, ks_state); the
+ * one-pass functions below build that state from a list on each call.
  */
 #ifndef CU_KUBESIM_H
 #define CU_KUBESIM_H

@@ -471,10 +471,12 @@ EOF
 down() {
     local n
     [ $# -ge 1 ] || die "usage: cluster.sh down DIR"
-    DIR=$(cd "$1" 2>/dev/null && pwd) || return 0
-    [ -e "$DIR/pids" ] || return 0
+    DIR=$(cd "$1" 2>/dev/null && pwd) || DIR=$1
     for n in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do stop_one "$n"; done
     rm -f "$DIR/pids"
+    # and any component of this cluster the pids file no longer names
+    local p
+    for p in $(pgrep -f -- "^$BIN/[a-z-]+ .*$DIR/" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
 }
 
 one() {
