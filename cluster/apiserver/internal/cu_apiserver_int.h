@@ -143,7 +143,8 @@ int fix_identity(const cu_rtype *rt, json_object *o, const char *ns, const char 
 /* Built-in kinds are Go types in kube-apiserver, whose empty maps and
  * lists with omitempty vanish on decoding: drops empty (or null)
  * metadata.labels, annotations, finalizers, ownerReferences and the
- * ConfigMap and Secret data maps of o. Custom resources keep them. */
+ * ConfigMap and Secret data maps of o. Custom resources keep them, and so
+ * do Jobs for now (docs/cluster.md, Known differences). */
 void drop_empty_builtin(const cu_rtype *rt, json_object *o);
 /* fieldValidation of custom resources (Strict, Warn, Ignore): 0, or -1
  * with a 400 set. */
