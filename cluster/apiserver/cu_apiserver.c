@@ -105,7 +105,11 @@ void resp_status(cu_api_resp *r, int code, const char *reason, const char *fmt, 
 
 void resp_not_found_path(cu_api_resp *r)
 {
-    resp_status(r, 404, "NotFound", "the server could not find the requested resource");
+    cu_status st;
+    memset(&st, 0, sizeof st);
+    cu_status_set(&st, 404, "NotFound", "the server could not find the requested resource");
+    st.empty_details = 1;
+    resp_st(r, &st);
 }
 
 /* ---------------- routing ---------------- */

@@ -169,7 +169,16 @@ static void check_finalizers(errs *es, json_object *m)
         }
         const char *s = json_object_get_string(v);
         size_t n = (size_t)json_object_get_string_len(v);
-        name_errs(es, field, s, n, cu_qname_problems(s, n, 0));
+        unsigned p = cu_qname_problems(s, n, 0);
+        name_errs(es, field, s, n, p);
+        /* a finalizer without a domain must be one of the standard ones */
+        char q[600];
+        if (!p && !memchr(s, '/', n) && strcmp(s, "kubernetes") && strcmp(s, "orphan") &&
+            strcmp(s, "foregroundDeletion"))
+            add(es, field, "FieldValueInvalid",
+                "Invalid value: %s: name is neither a standard finalizer name nor is it fully "
+                "qualified",
+                quote(s, n, q, sizeof q));
     }
 }
 
@@ -327,7 +336,7 @@ static void check_string_map(errs *es, json_object *o, const char *field, int b6
         char f[320];
         snprintf(f, sizeof f, "%s[%s]", field, k);
         if (!config_key_ok(k, kl))
-            add(es, field, "FieldValueInvalid", "Invalid value: %s: %s", quote(k, kl, q, sizeof q),
+            add(es, f, "FieldValueInvalid", "Invalid value: %s: %s", quote(k, kl, q, sizeof q),
                 kl > 253 ? "must be no more than 253 characters" : CONFIG_KEY_MSG);
         if (!is_type(v, json_type_string)) {
             type_err(es, f, v, "string");

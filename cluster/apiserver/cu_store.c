@@ -344,6 +344,8 @@ json_object *cu_status_json(const cu_status *st)
             json_object_object_add(d, "causes", ca);
         }
         json_object_object_add(o, "details", d);
+    } else if (st->empty_details) {
+        json_object_object_add(o, "details", json_object_new_object());
     }
     json_object_object_add(o, "code", json_object_new_int(st->code));
     return o;
@@ -407,17 +409,29 @@ cu_err err_invalid_gk(cu_status *st, const char *kind, const char *group, const 
     cu_buf b;
     cu_buf_init(&b, sizeof(st->message) * 4);
     cu_buf_printf(&b, "%s \"%s\" is invalid: ", qk, name);
-    if (fe->n > 1)
+    /* the message names each distinct error once (kube-apiserver's
+     * aggregate drops repeats); the causes keep them all */
+    size_t distinct = 0;
+    unsigned char dup[32] = { 0 };
+    for (size_t i = 0; i < fe->n && i < 32; i++) {
+        for (size_t j = 0; j < i && !dup[i]; j++)
+            dup[i] = !strcmp(fe->e[i].field, fe->e[j].field) &&
+                     !strcmp(fe->e[i].message, fe->e[j].message);
+        distinct += !dup[i];
+    }
+    if (distinct > 1)
         cu_buf_puts(&b, "[");
-    for (size_t i = 0; i < fe->n; i++) {
-        if (i)
+    for (size_t i = 0, k = 0; i < fe->n; i++) {
+        if (i < 32 && dup[i])
+            continue;
+        if (k++)
             cu_buf_puts(&b, ", ");
         if (fe->e[i].field[0])
             cu_buf_printf(&b, "%s: %s", fe->e[i].field, fe->e[i].message);
         else
             cu_buf_puts(&b, fe->e[i].message);
     }
-    if (fe->n > 1)
+    if (distinct > 1)
         cu_buf_puts(&b, "]");
     snprintf(st->message, sizeof(st->message), "%s", cu_buf_str(&b));
     cu_buf_free(&b);
@@ -476,11 +490,11 @@ static const char *const F_JOB[] = { "status.successful", NULL };
 
 /* cols: "NAME|type|jsonPath|priority;..." */
 static const bdef BUILTINS[] = {
-    { "", "v1", "namespaces", "namespace", "Namespace", 0, 1, 1, K_NS, "ns", "",
+    { "", "v1", "namespaces", "namespace", "Namespace", 0, 1, 0, K_NS, "ns", "",
       "STATUS|string|.status.phase|0", F_NS },
     { "", "v1", "pods", "pod", "Pod", 1, 1, 1, K_POD, "po", "all",
       "STATUS|string|.status.phase|0;NODE|string|.spec.nodeName|1", F_POD },
-    { "", "v1", "nodes", "node", "Node", 0, 1, 1, K_NODE, "no", "", "", F_NODE },
+    { "", "v1", "nodes", "node", "Node", 0, 1, 0, K_NODE, "no", "", "", F_NODE },
     { "", "v1", "events", "event", "Event", 1, 0, 0, K_EVENT, "ev", "",
       "TYPE|string|.type|0;REASON|string|.reason|0;MESSAGE|string|.message|0", F_EVENT },
     { "", "v1", "configmaps", "configmap", "ConfigMap", 1, 0, 0, K_OTHER, "cm", "", "", NULL },

@@ -41,6 +41,8 @@ typedef struct cu_status {
         char field[256];
         char message[512];
     } causes[32];
+    int empty_details; /* "details": {} when there are none (kube-apiserver's
+                          404 for an unknown resource, 405) */
 } cu_status;
 
 /* Fills st (message formatted) and returns a cu_err matching code. */
@@ -121,6 +123,7 @@ typedef struct cu_list_opts {
     const char *cont;             /* continue token from a previous page */
     const char *resource_version; /* "", "0" or an RV */
     const char *rv_match;         /* "", "NotOlderThan", "Exact" */
+    int send_initial_events;      /* watch: sendInitialEvents=true */
 } cu_list_opts;
 
 /* GET one object. *out is a new reference. */
@@ -171,7 +174,9 @@ typedef struct cu_watch cu_watch;
 /* Opens a watch on rt (ns NULL = all namespaces) starting after
  * resource_version ("" or "0": send ADDED for every existing object
  * first; an RV older than the history gives 410 Gone). Selectors as for
- * LIST. bookmarks: send BOOKMARK events. Caller closes with
+ * LIST. bookmarks: send BOOKMARK events; with o->send_initial_events, the
+ * first one, annotated k8s.io/initial-events-end, right after the ADDED
+ * events of the existing objects. Caller closes with
  * cu_store_watch_close. */
 cu_err cu_store_watch_open(cu_store *s, const cu_rtype *rt, const char *ns, const cu_list_opts *o,
                            int bookmarks, cu_watch **out, cu_status *st);

@@ -544,7 +544,14 @@ cu_err cu_store_update(cu_store *s, const cu_rtype *rtp, const char *ns, const c
                          "Forbidden: no new finalizers can be added if the object "
                          "is being deleted, found new finalizers []string{%s}",
                          added);
-                err = err_invalid1(st, rt, name, "metadata.finalizers", "FieldValueForbidden", msg);
+                /* kube-apiserver 1.35 runs this check twice (the generic
+                 * update validation and the strategy's), so it lists the
+                 * cause twice; kubectl prints the message once */
+                ferrs fe;
+                fe.n = fe.total = 0;
+                ferr_add(&fe, "metadata.finalizers", "FieldValueForbidden", "%s", msg);
+                ferr_add(&fe, "metadata.finalizers", "FieldValueForbidden", "%s", msg);
+                err = err_invalid(st, rt, name, &fe);
                 goto out;
             }
         }
@@ -632,8 +639,8 @@ cu_err cu_store_delete(cu_store *s, const cu_rtype *rtp, const char *ns, const c
                               "Operation cannot be fulfilled on %s \"%s\": the ResourceVersion in "
                               "the precondition (%s) does not match the ResourceVersion in record "
                               "(%lld). The object might have been modified",
-                              rt->res->qname, name, precondition_rv, (long long)e->rv);
-            st_details(st, rt->pub.resource, name, rt->pub.group);
+                              rt->pub.kind, name, precondition_rv, (long long)e->rv);
+            st_details(st, rt->pub.kind, name, rt->pub.group);
             goto out;
         }
     }

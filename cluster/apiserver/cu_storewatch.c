@@ -256,6 +256,10 @@ static cu_err list_impl(cu_store *s, const cu_rtype *rtp, const char *ns, const 
             json_object_object_add(lm, "remainingItemCount",
                                    json_object_new_int64((int64_t)remaining));
     }
+    /* kube-apiserver's lists of custom resources (unstructured) always
+     * carry continue, empty on the last page */
+    if (rt->pub.from_crd && !cu_jget(lm, "continue"))
+        cu_jset_str(lm, "continue", "");
     if (out) {
         json_object_object_add(lst, "metadata", lm);
         json_object_object_add(lst, "items", items);
@@ -311,6 +315,14 @@ cu_err cu_store_watch_open(cu_store *s, const cu_rtype *rtp, const char *ns, con
 {
     rt_ent *rt = (rt_ent *)rtp;
     *out = NULL;
+    if (o && o->send_initial_events && (!o->rv_match || strcmp(o->rv_match, "NotOlderThan"))) {
+        ferrs fe;
+        fe.n = fe.total = 0;
+        ferr_add(&fe, "resourceVersionMatch", "FieldValueForbidden",
+                 "Forbidden: sendInitialEvents requires setting resourceVersionMatch to "
+                 "NotOlderThan");
+        return err_invalid_gk(st, "ListOptions", "meta.k8s.io", "", &fe);
+    }
     cu_watch *w = calloc(1, sizeof(*w));
     if (!w)
         return cu_status_set(st, 500, "InternalError", "out of memory");
@@ -327,6 +339,7 @@ cu_err cu_store_watch_open(cu_store *s, const cu_rtype *rtp, const char *ns, con
     const char *rvq = o ? o->resource_version : NULL;
     int64_t rv = 0;
     int initial = !rvq || !*rvq || strcmp(rvq, "0") == 0;
+    w->initial_end = initial && bookmarks && o && o->send_initial_events;
     if (!initial && parse_rv(rvq, &rv)) {
         sel_free(&w->sel);
         free(w->ns);
@@ -434,6 +447,32 @@ static int status_ev(int code, const char *reason, const char *msg, cu_watch_ev 
     return ev->obj != NULL;
 }
 
+/* A BOOKMARK at the store's resourceVersion, with metadata.annotations
+ * ann (a JSON object text) or none (lock held). 1, or 0 without memory. */
+static int bookmark_ev(cu_watch *w, const char *ann, cu_watch_ev *ev)
+{
+    cu_store *s = w->s;
+    char b[600];
+    char av[300];
+    if (w->rt->pub.group[0])
+        snprintf(av, sizeof(av), "%s/%s", w->rt->pub.group, w->rt->pub.version);
+    else
+        snprintf(av, sizeof(av), "%s", w->rt->pub.version);
+    int n = snprintf(b, sizeof(b),
+                     "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
+                     "\"%lld\",\"creationTimestamp\":null%s%s}}",
+                     w->rt->pub.kind, av, (long long)s->rv, ann ? ",\"annotations\":" : "",
+                     ann ? ann : "");
+    if (n < 0 || (size_t)n >= sizeof b)
+        return 0;
+    w->last_rv = s->rv;
+    w->min_rv = w->min_rv > s->rv ? w->min_rv : s->rv;
+    w->sent_bookmark = 1;
+    ev->type = EV_BOOKMARK;
+    ev->obj = rstr_new(b, (size_t)n);
+    return ev->obj != NULL;
+}
+
 /* The next event of w's initial list (1), or 0 when it is done. Runs
  * without the store's lock: the list is w's own references to the stored
  * objects, which become the events as they are (no copy per watcher). */
@@ -538,6 +577,14 @@ int cu_store_watch_next_ev(cu_watch *w, int timeout_ms, cu_watch_ev *ev)
             break;
         if ((got = w_poll(w, ev)) != 0)
             break;
+        if (w->initial_end) {
+            /* sendInitialEvents: the existing objects (and what changed
+             * since) are sent; say so at once, at the store's version
+             * (client-go's watch-list waits for this bookmark) */
+            w->initial_end = 0;
+            got = bookmark_ev(w, "{\"k8s.io/initial-events-end\":\"true\"}", ev);
+            break;
+        }
         if (w->ending || !w->rt->served) {
             w->done = 1;
             break;
@@ -552,24 +599,8 @@ int cu_store_watch_next_ev(cu_watch *w, int timeout_ms, cu_watch_ev *ev)
             break;
         }
     }
-    if (!got && !w->done && w->bookmarks && (s->rv > w->last_rv || !w->sent_bookmark)) {
-        char b[512];
-        char av[300];
-        if (w->rt->pub.group[0])
-            snprintf(av, sizeof(av), "%s/%s", w->rt->pub.group, w->rt->pub.version);
-        else
-            snprintf(av, sizeof(av), "%s", w->rt->pub.version);
-        int n = snprintf(b, sizeof(b),
-                         "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
-                         "\"%lld\",\"creationTimestamp\":null}}",
-                         w->rt->pub.kind, av, (long long)s->rv);
-        w->last_rv = s->rv;
-        w->min_rv = w->min_rv > s->rv ? w->min_rv : s->rv;
-        w->sent_bookmark = 1;
-        ev->type = EV_BOOKMARK;
-        ev->obj = rstr_new(b, (size_t)n);
-        got = ev->obj != NULL;
-    }
+    if (!got && !w->done && w->bookmarks && (s->rv > w->last_rv || !w->sent_bookmark))
+        got = bookmark_ev(w, NULL, ev);
     pthread_mutex_unlock(&s->mu);
     return got;
 }

@@ -70,6 +70,7 @@ static void list_opts(const cu_api_req *r, cu_list_opts *lo)
     lo->cont = arg(r, "continue");
     lo->resource_version = arg(r, "resourceVersion");
     lo->rv_match = arg(r, "resourceVersionMatch");
+    lo->send_initial_events = arg_true(r, "sendInitialEvents");
 }
 
 static void do_get(req_ctx *c)
@@ -431,6 +432,7 @@ static void do_patch(req_ctx *c)
         int explicit_rv = nrv && crv && strcmp(nrv, crv) != 0;
         if (!nrv && crv)
             cu_jset_str(nm, "resourceVersion", crv);
+        drop_empty_builtin(c->rt, next);
         if (type != PATCH_APPLY && track_update(c, cur, next, 0) != 0) {
             json_object_put(cur);
             json_object_put(next);
@@ -504,6 +506,50 @@ static int delete_options(const cu_api_req *r, cu_api_resp *resp, const char **p
     return 0;
 }
 
+/* Pods and Namespaces answer a DELETE with the object, as kube-apiserver's
+ * registries for them do (ReturnDeletedObject); other kinds with a Success
+ * Status once the object is gone, and with the object while finalizers keep
+ * it. */
+static int returns_deleted_object(const cu_rtype *rt)
+{
+    return !rt->group[0] && (!strcmp(rt->resource, "pods") || !strcmp(rt->resource, "namespaces"));
+}
+
+/* The Success Status of a DELETE that removed obj at once (takes obj). */
+static void respond_deleted(req_ctx *c, json_object *obj)
+{
+    json_object *st = json_object_new_object(), *d = json_object_new_object();
+    json_object *m = cu_jget(obj, "metadata");
+    cu_jset_str(st, "kind", "Status");
+    cu_jset_str(st, "apiVersion", "v1");
+    json_object_object_add(st, "metadata", json_object_new_object());
+    cu_jset_str(st, "status", "Success");
+    cu_jset_str(d, "name", c->route->name);
+    if (c->rt->group[0])
+        cu_jset_str(d, "group", c->rt->group);
+    cu_jset_str(d, "kind", c->rt->resource);
+    if (cu_jstr(m, "uid"))
+        cu_jset_str(d, "uid", cu_jstr(m, "uid"));
+    json_object_object_add(st, "details", d);
+    json_object_put(obj);
+    resp_json(c->resp, 200, st);
+}
+
+/* Whether obj (the answer of a delete) is still stored: finalizers hold it. */
+static int still_stored(req_ctx *c, json_object *obj)
+{
+    json_object *cur = NULL;
+    cu_status st;
+    memset(&st, 0, sizeof st);
+    if (cu_store_get(c->a->s, c->rt, c->ns, c->route->name, &cur, &st) != CU_OK)
+        return 0;
+    const char *u1 = cu_jstr(cu_jget(obj, "metadata"), "uid");
+    const char *u2 = cu_jstr(cu_jget(cur, "metadata"), "uid");
+    int same = u1 && u2 && !strcmp(u1, u2);
+    json_object_put(cur);
+    return same;
+}
+
 static void do_delete(req_ctx *c)
 {
     const char *prop;
@@ -511,20 +557,43 @@ static void do_delete(req_ctx *c)
     int dry;
     if (delete_options(c->r, c->resp, &prop, rv, sizeof rv, &dry) != 0)
         return;
-    if (dry) {
-        do_get(c);
-        return;
-    }
     json_object *out = NULL;
     cu_status st;
     memset(&st, 0, sizeof st);
+    if (dry) {
+        if (cu_store_get(c->a->s, c->rt, c->ns, c->route->name, &out, &st) != CU_OK) {
+            resp_st(c->resp, &st);
+            return;
+        }
+        if (returns_deleted_object(c->rt) ||
+            cu_jarr_len(cu_jget(cu_jget(out, "metadata"), "finalizers")) > 0)
+            respond_object(c, 200, out);
+        else
+            respond_deleted(c, out);
+        return;
+    }
     if (cu_store_delete(c->a->s, c->rt, c->ns, c->route->name, prop, rv[0] ? rv : NULL, &out,
                         &st) != CU_OK) {
         resp_st(c->resp, &st);
         return;
     }
     cu_store_gc(c->a->s);
-    respond_object(c, 200, out);
+    if (returns_deleted_object(c->rt) || still_stored(c, out)) {
+        json_object *m = cu_jget(out, "metadata");
+        if (m && !cu_jget(m, "deletionTimestamp") && !strcmp(c->rt->resource, "pods")) {
+            /* a pod deleted at once went through a graceful delete of 0 s */
+            char now[40];
+            time_t t = (time_t)(cu_clock_wall_ms() / 1000);
+            struct tm tm;
+            gmtime_r(&t, &tm);
+            strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+            cu_jset_str(m, "deletionTimestamp", now);
+            json_object_object_add(m, "deletionGracePeriodSeconds", json_object_new_int64(0));
+        }
+        respond_object(c, 200, out);
+    } else {
+        respond_deleted(c, out);
+    }
 }
 
 static void do_delete_collection(req_ctx *c)
@@ -634,8 +703,51 @@ static int query_ints(const cu_api_req *r, cu_api_resp *resp)
 
 void method_not_allowed(cu_api_resp *resp)
 {
-    resp_status(resp, 405, "MethodNotAllowed",
-                "the server does not allow this method on the requested resource");
+    cu_status st;
+    memset(&st, 0, sizeof st);
+    cu_status_set(&st, 405, "MethodNotAllowed",
+                  "the server does not allow this method on the requested resource");
+    st.empty_details = 1;
+    resp_st(resp, &st);
+}
+
+/* dryRun other than All: kube-apiserver refuses the request's options
+ * with 422 (the object is neither stored nor checked). 0, or -1 with the
+ * answer set. */
+static int check_dry_run_arg(const cu_api_req *r, cu_api_resp *resp)
+{
+    const char *d = arg(r, "dryRun");
+    if (!d || strcmp(d, "All") == 0)
+        return 0;
+    const char *m = r->method, *kind = NULL;
+    if (strcmp(m, "POST") == 0)
+        kind = "CreateOptions";
+    else if (strcmp(m, "PUT") == 0)
+        kind = "UpdateOptions";
+    else if (strcmp(m, "PATCH") == 0)
+        kind = "PatchOptions";
+    else if (strcmp(m, "DELETE") == 0)
+        kind = "DeleteOptions";
+    if (!kind)
+        return 0;
+    cu_status st;
+    memset(&st, 0, sizeof st);
+    char q[200];
+    size_t n = strlen(d);
+    snprintf(q, sizeof q, "%.*s", (int)(n > 150 ? 150 : n), d);
+    cu_status_set(&st, 422, "Invalid",
+                  "%s.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: [\"%s\"]: supported "
+                  "values: \"All\"",
+                  kind, q);
+    copy_str(st.kind, sizeof st.kind, kind);
+    copy_str(st.group, sizeof st.group, "meta.k8s.io");
+    copy_str(st.causes[0].type, sizeof st.causes[0].type, "FieldValueNotSupported");
+    copy_str(st.causes[0].field, sizeof st.causes[0].field, "dryRun");
+    snprintf(st.causes[0].message, sizeof st.causes[0].message,
+             "Unsupported value: [\"%s\"]: supported values: \"All\"", q);
+    st.ncauses = 1;
+    resp_st(resp, &st);
+    return -1;
 }
 
 void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_, cu_api_resp *resp)
@@ -645,7 +757,7 @@ void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_, 
         resp_not_found_path(resp);
         return;
     }
-    if (query_ints(r, resp) != 0)
+    if (query_ints(r, resp) != 0 || check_dry_run_arg(r, resp) != 0)
         return;
     req_ctx c = { a, r, rt, rt_, rt->namespaced && rt_->ns[0] ? rt_->ns : NULL, resp };
     const char *m = r->method;

@@ -759,6 +759,130 @@ static void test_crud_and_errors(void **state)
     json_object_put(o);
 }
 
+/* DELETE answers as kube-apiserver's registries do: a Success Status once
+ * the object is gone (also for dryRun), the object while finalizers keep
+ * it, and always the object for Pods (with its deletionTimestamp). */
+static void test_delete_answers(void **state)
+{
+    fx *f = *state;
+    int code;
+    const char *coll = "/api/v1/namespaces/default/configmaps";
+    json_object *o = send_req(
+        f, (rq){ .method = "POST", .path = coll, .body = "{\"metadata\":{\"name\":\"gone\"}}" },
+        NULL, &code);
+    assert_int_equal(code, 201);
+    char uid[64];
+    snprintf(uid, sizeof uid, "%s", sget(o, "metadata.uid"));
+    json_object_put(o);
+    o = send_req(f,
+                 (rq){ .method = "DELETE",
+                       .path = "/api/v1/namespaces/default/configmaps/gone",
+                       .args = { "dryRun", "All", NULL } },
+                 NULL, &code);
+    assert_int_equal(code, 200);
+    assert_string_equal(sget(o, "kind"), "Status");
+    json_object_put(o);
+    o = send_req(f,
+                 (rq){ .method = "DELETE", .path = "/api/v1/namespaces/default/configmaps/gone" },
+                 NULL, &code);
+    assert_int_equal(code, 200);
+    assert_string_equal(sget(o, "kind"), "Status");
+    assert_string_equal(sget(o, "status"), "Success");
+    assert_string_equal(sget(o, "details.name"), "gone");
+    assert_string_equal(sget(o, "details.kind"), "configmaps");
+    assert_string_equal(sget(o, "details.uid"), uid);
+    assert_null(get(get(o, "details"), "group"));
+    json_object_put(o);
+
+    json_object_put(
+        send_req(f,
+                 (rq){ .method = "POST",
+                       .path = coll,
+                       .body = "{\"metadata\":{\"name\":\"held\",\"finalizers\":[\"a.io/f\"]}}" },
+                 NULL, &code));
+    assert_int_equal(code, 201);
+    o = send_req(f,
+                 (rq){ .method = "DELETE", .path = "/api/v1/namespaces/default/configmaps/held" },
+                 NULL, &code);
+    assert_int_equal(code, 200);
+    assert_string_equal(sget(o, "kind"), "ConfigMap");
+    assert_non_null(sget(o, "metadata.deletionTimestamp"));
+    json_object_put(o);
+
+    json_object_put(send_req(f,
+                             (rq){ .method = "POST",
+                                   .path = "/api/v1/namespaces/default/pods",
+                                   .body = "{\"metadata\":{\"name\":\"p\"},\"spec\":{"
+                                           "\"schedulerName\":\"none\",\"containers\":[{"
+                                           "\"name\":\"c\",\"image\":\"i\"}]}}" },
+                             NULL, &code));
+    assert_int_equal(code, 201);
+    o = send_req(f,
+                 (rq){ .method = "DELETE",
+                       .path = "/api/v1/namespaces/default/pods/p",
+                       .args = { "gracePeriodSeconds", "0", NULL } },
+                 NULL, &code);
+    assert_int_equal(code, 200);
+    assert_string_equal(sget(o, "kind"), "Pod");
+    assert_non_null(sget(o, "metadata.deletionTimestamp"));
+    assert_int_equal(json_object_get_int(get(get(o, "metadata"), "deletionGracePeriodSeconds")), 0);
+    json_object_put(o);
+}
+
+/* Built-in kinds drop empty maps and lists (Go's omitempty in
+ * kube-apiserver), also from the managedFields; custom resources keep
+ * them. */
+static void test_builtin_empty_maps(void **state)
+{
+    fx *f = *state;
+    int code;
+    json_object *o =
+        send_req(f,
+                 (rq){ .method = "POST",
+                       .path = "/api/v1/namespaces/default/configmaps",
+                       .body = "{\"metadata\":{\"name\":\"e\",\"labels\":{},\"finalizers\":[]},"
+                               "\"data\":{}}" },
+                 NULL, &code);
+    assert_int_equal(code, 201);
+    assert_null(get(o, "data"));
+    assert_null(get(get(o, "metadata"), "labels"));
+    assert_null(get(get(o, "metadata"), "finalizers"));
+    const char *mf = json_object_to_json_string(get(get(o, "metadata"), "managedFields"));
+    assert_null(strstr(mf, "f:labels"));
+    assert_null(strstr(mf, "f:data"));
+    json_object_put(o);
+    o = send_req(f,
+                 (rq){ .method = "PATCH",
+                       .path = "/api/v1/namespaces/default/configmaps/e",
+                       .ct = "application/merge-patch+json",
+                       .body = "{\"data\":{\"a\":\"1\"}}" },
+                 NULL, &code);
+    assert_int_equal(code, 200);
+    json_object_put(o);
+    o = send_req(f,
+                 (rq){ .method = "PATCH",
+                       .path = "/api/v1/namespaces/default/configmaps/e",
+                       .ct = "application/merge-patch+json",
+                       .body = "{\"data\":{\"a\":null}}" },
+                 NULL, &code);
+    assert_int_equal(code, 200);
+    assert_null(get(o, "data"));
+    json_object_put(o);
+    /* dryRun other than All is refused, and nothing is stored */
+    o = send_req(f,
+                 (rq){ .method = "POST",
+                       .path = "/api/v1/namespaces/default/configmaps",
+                       .args = { "dryRun", "Yes", NULL },
+                       .body = "{\"metadata\":{\"name\":\"dry\"}}" },
+                 NULL, &code);
+    expect_status(o, 422, "Invalid", "CreateOptions.meta.k8s.io \"\" is invalid: dryRun");
+    json_object_put(o);
+    o = send_req(f, (rq){ .method = "GET", .path = "/api/v1/namespaces/default/configmaps/dry" },
+                 NULL, &code);
+    assert_int_equal(code, 404);
+    json_object_put(o);
+}
+
 static void test_auth(void **state)
 {
     fx *f = *state;
@@ -1329,6 +1453,8 @@ int main(void)
         cmocka_unit_test(test_tls_generate),
         cmocka_unit_test_setup_teardown(test_discovery, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_crud_and_errors, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_delete_answers, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_builtin_empty_maps, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_auth, fx_setup_auth, fx_teardown),
         cmocka_unit_test_setup_teardown(test_faults, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_watch_table, fx_setup, fx_teardown),

@@ -93,7 +93,7 @@ static void test_objmeta_types(void **state)
                "data in body must be of type object: \"string\"");
     expect_err("ConfigMap", "{\"data\":{\"k\":5}}", "data[k]", "FieldValueTypeInvalid",
                "must be of type string");
-    expect_err("ConfigMap", "{\"data\":{\"a/b\":\"v\"}}", "data", "FieldValueInvalid",
+    expect_err("ConfigMap", "{\"data\":{\"a/b\":\"v\"}}", "data[a/b]", "FieldValueInvalid",
                "a valid config key");
     expect_err("ConfigMap", "{\"binaryData\":{\"k\":\"!!\"}}", "binaryData[k]", "FieldValueInvalid",
                "illegal base64 data");

@@ -449,7 +449,7 @@ static void mkowned(fx *f, const char *name, const char *owner_uid, int block, i
         J("{\"metadata\":{\"name\":\"%s\",%s\"ownerReferences\":[{\"apiVersion\":\"batch/v1\","
           "\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"%s\",\"controller\":true,"
           "\"blockOwnerDeletion\":%s}]},\"spec\":{\"containers\":[]}}",
-          name, fin ? "\"finalizers\":[\"keep\"]," : "", owner_uid, block ? "true" : "false");
+          name, fin ? "\"finalizers\":[\"a.io/keep\"]," : "", owner_uid, block ? "true" : "false");
     json_object_put(create_ok(f, RT(f, "", "pods"), "default", o));
 }
 
@@ -553,8 +553,8 @@ static void test_namespaces(void **state)
         CU_EINVAL);
     assert_int_equal(st.code, 422);
     json_object_put(create_ok(f, cms, "team", J("{\"metadata\":{\"name\":\"a\"}}")));
-    json_object_put(
-        create_ok(f, cms, "team", J("{\"metadata\":{\"name\":\"b\",\"finalizers\":[\"k\"]}}")));
+    json_object_put(create_ok(f, cms, "team",
+                              J("{\"metadata\":{\"name\":\"b\",\"finalizers\":[\"a.io/k\"]}}")));
     json_object_put(create_ok(f, cms, "default", J("{\"metadata\":{\"name\":\"a\"}}")));
     json_object *d = NULL;
     assert_int_equal(cu_store_delete(f->s, ns, NULL, "team", NULL, NULL, &d, &st), CU_OK);
@@ -1038,6 +1038,59 @@ static void test_watch_initial_big(void **state)
         "H7: %d watches, 8 x 1.4 MB: all initial events in %.2f s, slowest other read %.3f s\n", NW,
         all, worst);
     assert_true(worst < 1.0); /* 2.0 s when the lock was held; slack for a loaded machine */
+}
+
+/* sendInitialEvents: the ADDED events of the existing objects, then at once
+ * a BOOKMARK annotated k8s.io/initial-events-end (without waiting for the
+ * timeout), then the changes. */
+static void test_watch_initial_events_end(void **state)
+{
+    (void)state;
+    int64_t now = 1767225600000;
+    cu_clock clock = { cu_clock_fake_now, &now };
+    cu_store *s = cu_store_new(0, &clock);
+    const cu_rtype *cms = cu_store_rtype(s, "", "v1", "configmaps");
+    cu_status st;
+    for (int i = 0; i < 2; i++) {
+        char b[64];
+        snprintf(b, sizeof(b), "{\"metadata\":{\"name\":\"i%d\"}}", i);
+        assert_int_equal(cu_store_create(s, cms, "default", json_tokener_parse(b), NULL, &st),
+                         CU_OK);
+    }
+    cu_list_opts o = { 0 };
+    o.send_initial_events = 1;
+    cu_watch *w = NULL;
+    /* only with resourceVersionMatch=NotOlderThan, as kube-apiserver */
+    assert_int_not_equal(cu_store_watch_open(s, cms, "default", &o, 1, &w, &st), CU_OK);
+    assert_int_equal(st.code, 422);
+    o.rv_match = "NotOlderThan";
+    assert_int_equal(cu_store_watch_open(s, cms, "default", &o, 1, &w, &st), CU_OK);
+    for (int i = 0; i < 2; i++) {
+        json_object *e = next_ev(w, 20);
+        assert_non_null(e);
+        assert_string_equal(S(e, "type"), "ADDED");
+        json_object_put(e);
+    }
+    json_object *e = next_ev(w, 0);
+    assert_non_null(e);
+    assert_string_equal(S(e, "type"), "BOOKMARK");
+    json_object *ann = NULL, *v = NULL;
+    assert_true(json_object_object_get_ex(
+        json_object_object_get(json_object_object_get(e, "object"), "metadata"), "annotations",
+        &ann));
+    assert_true(json_object_object_get_ex(ann, "k8s.io/initial-events-end", &v));
+    assert_string_equal(json_object_get_string(v), "true");
+    json_object_put(e);
+    assert_int_equal(cu_store_create(s, cms, "default",
+                                     json_tokener_parse("{\"metadata\":{\"name\":\"n\"}}"), NULL,
+                                     &st),
+                     CU_OK);
+    e = next_ev(w, 20);
+    assert_non_null(e);
+    assert_string_equal(S(e, "type"), "ADDED");
+    json_object_put(e);
+    cu_store_watch_close(w);
+    cu_store_free(s);
 }
 
 static void test_watch_behind_and_bookmarks(void **state)
@@ -1814,6 +1867,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_history_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_initial_big, setup, teardown),
         cmocka_unit_test(test_watch_behind_and_bookmarks),
+        cmocka_unit_test(test_watch_initial_events_end),
         cmocka_unit_test_setup_teardown(test_watch_selector, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crd_finalized_objects, setup, teardown),

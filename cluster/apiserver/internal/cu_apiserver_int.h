@@ -140,6 +140,12 @@ void api_version_of(const cu_rtype *rt, char *out, size_t n);
  * Returns 0, or -1 with a 400 response set. */
 int fix_identity(const cu_rtype *rt, json_object *o, const char *ns, const char *name,
                  cu_api_resp *resp);
+/* Built-in kinds are Go types in kube-apiserver, whose empty maps and
+ * lists with omitempty vanish on decoding: drops empty (or null)
+ * metadata.labels, annotations, finalizers, ownerReferences and the
+ * ConfigMap and Secret data maps of o. Custom resources keep them, and so
+ * do Jobs for now (docs/cluster.md, Known differences). */
+void drop_empty_builtin(const cu_rtype *rt, json_object *o);
 /* fieldValidation of custom resources (Strict, Warn, Ignore): 0, or -1
  * with a 400 set. */
 int check_unknown_fields(const cu_api_req *r, const cu_rtype *rt, json_object *o,

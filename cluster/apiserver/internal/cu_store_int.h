@@ -127,7 +127,8 @@ struct cu_watch {
     char *ns;
     selector sel;
     int bookmarks, done, sent_bookmark;
-    int ending; /* finish after the pending events (CRD deleted) */
+    int initial_end; /* the initial-events-end BOOKMARK is still to send */
+    int ending;      /* finish after the pending events (CRD deleted) */
     rstr **init;
     size_t ninit, iinit; /* the initial list: owned refs, read
                                           without the lock (one reader) */
