@@ -221,13 +221,15 @@ static void skip(cu_informer *inf, json_object *obj, const char *fmt, ...)
 }
 
 /* Writes "ns/name" or "name" for obj into out; returns 0, -1 when obj has
- * no metadata.name or the key does not fit. */
+ * no metadata.name, a name or namespace with a '/' (no API server stores
+ * one, and the key would be ambiguous: a cluster-scoped "a/b" is not the
+ * namespaced b of a) or the key does not fit. */
 static int obj_key(json_object *obj, char *out, size_t n, const char **rv)
 {
     json_object *md = cu_jget(obj, "metadata");
     const char *name = cu_jstr(md, "name"), *ns = cu_jstr(md, "namespace");
     *rv = cu_jstr(md, "resourceVersion");
-    if (!name || !*name)
+    if (!name || !*name || strchr(name, '/') || (ns && strchr(ns, '/')))
         return -1;
     int w = ns && *ns ? snprintf(out, n, "%s/%s", ns, name) : snprintf(out, n, "%s", name);
     return w < 0 || (size_t)w >= n ? -1 : 0;

@@ -82,7 +82,7 @@ static int key_of(json_object *obj, char *out, size_t n)
 {
     json_object *md = cu_jget(obj, "metadata");
     const char *name = cu_jstr(md, "name"), *ns = cu_jstr(md, "namespace");
-    if (!name || !*name)
+    if (!name || !*name || strchr(name, '/') || (ns && strchr(ns, '/')))
         return -1;
     int w = ns && *ns ? snprintf(out, n, "%s/%s", ns, name) : snprintf(out, n, "%s", name);
     return w < 0 || (size_t)w >= n ? -1 : 0;
@@ -158,6 +158,10 @@ static void feed_list(const char *s, size_t n)
         nitems += memcmp(s + i, "tems\"", 5) == 0; /* "items" or "\u0069tems" */
     if (nitems > 1)
         return; /* two "items" keys? json-c keeps the last, the informer's scan the first */
+    for (size_t i = 0; i + 2 <= n; i++)
+        if (s[i] == '/' && (s[i + 1] == '/' || s[i + 1] == '*'))
+            return; /* json-c reads a comment there (the rest of the line, items included),
+                       which is not JSON; the informer's scan does not */
     json_object *root = cu_json_parse(NULL, s, n, NULL, 0);
     json_object *items = cu_jget(root, "items");
     if (json_object_is_type(root, json_type_object) &&
