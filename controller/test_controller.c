@@ -1178,20 +1178,24 @@ static int is_post_to(const sreq *q, const void *ud)
 
 /* ---------------- fixtures ---------------- */
 
-/* One flavor f1 (nodeLabels pool=p1), ClusterQueue cq with 4 cpu of it,
- * LocalQueue team/lq, Namespace team. */
-static void base_world(srv *s)
+/* One flavor f1 (nodeLabels pool=p1), ClusterQueue cq with 4 cpu of it
+ * (and the members of cq_spec, "" for none, in its spec), LocalQueue
+ * team/lq, Namespace team. */
+static void base_world_cq(srv *s, const char *cq_spec)
 {
     srv_add(s, R_RF,
             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
             "\"metadata\":{\"name\":\"f1\",\"uid\":\"rf-1\"},"
             "\"spec\":{\"nodeLabels\":{\"pool\":\"p1\"}}}");
-    srv_add(s, R_CQ,
-            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
-            "\"metadata\":{\"name\":\"cq\",\"uid\":\"cq-1\"},\"spec\":{"
-            "\"namespaceSelector\":{},\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],"
-            "\"flavors\":[{\"name\":\"f1\",\"resources\":[{\"name\":\"cpu\","
-            "\"nominalQuota\":\"4\"}]}]}]}}");
+    char cq[1024];
+    snprintf(cq, sizeof(cq),
+             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
+             "\"metadata\":{\"name\":\"cq\",\"uid\":\"cq-1\"},\"spec\":{%s"
+             "\"namespaceSelector\":{},\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],"
+             "\"flavors\":[{\"name\":\"f1\",\"resources\":[{\"name\":\"cpu\","
+             "\"nominalQuota\":\"4\"}]}]}]}}",
+             cq_spec);
+    srv_add(s, R_CQ, cq);
     srv_add(s, R_LQ,
             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
             "\"metadata\":{\"name\":\"lq\",\"namespace\":\"team\",\"uid\":\"lq-1\"},"
@@ -1200,6 +1204,29 @@ static void base_world(srv *s)
             "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
             "\"team\",\"uid\":\"ns-1\",\"labels\":{\"kubernetes.io/metadata.name\":"
             "\"team\"}}}");
+}
+
+static void base_world(srv *s) { base_world_cq(s, ""); }
+
+/* Gives Workload KEY the status of an admission to base_world's cq (4 cpu
+ * of f1): QuotaReserved and Admitted at 00:05 and, when evicted,
+ * Evicted=True (Preempted) at 00:09. push as in srv_update. */
+static long set_admitted(srv *s, const char *key, int evicted, int push)
+{
+    char b[2048];
+    snprintf(b, sizeof(b),
+             "{\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{"
+             "\"name\":\"main\",\"count\":1,\"flavors\":{\"cpu\":\"f1\"},\"resourceUsage\":"
+             "{\"cpu\":\"4\"}}]},\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":"
+             "\"True\",\"reason\":\"QuotaReserved\",\"message\":\"Quota reserved in "
+             "ClusterQueue cq\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{\"type\":"
+             "\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\",\"message\":\"The "
+             "workload is admitted\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"}%s]}}",
+             evicted ? ",{\"type\":\"Evicted\",\"status\":\"True\",\"reason\":\"Preempted\","
+                       "\"message\":\"Preempted to accommodate a workload\","
+                       "\"lastTransitionTime\":\"2025-01-01T00:00:09Z\"}"
+                     : "");
+    return srv_update(s, R_WL, key, b, push);
 }
 
 /* A pending Workload team/NAME in queue QUEUE asking for CPU cpu; owner:
@@ -1472,15 +1499,7 @@ static void test_starts_job_when_admitted(void **state)
     size_t n = count_req(f, 0, f->s->nreqs, is_job_start, "team/sample-job");
     CHECK(f, n == 0, "the Job was started while its Workload held no quota");
     size_t mark = f->s->nreqs;
-    srv_update(f->s, R_WL, "team/" JOB_WL,
-               "{\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{"
-               "\"name\":\"main\",\"count\":1,\"flavors\":{\"cpu\":\"f1\"},\"resourceUsage\":"
-               "{\"cpu\":\"4\"}}]},\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":"
-               "\"True\",\"reason\":\"QuotaReserved\",\"message\":\"Quota reserved in "
-               "ClusterQueue cq\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{\"type\":"
-               "\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\",\"message\":\"The "
-               "workload is admitted\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"}]}}",
-               1);
+    set_admitted(f->s, "team/" JOB_WL, 0, 1);
     long i = wait_req(f, mark, is_job_start, "team/sample-job", 5000);
     CHECK(f, i >= 0, "the Job was not started once its Workload held quota");
     sreq *q = &f->s->reqs[i];
@@ -1579,18 +1598,7 @@ static void test_evicted_job_stopped_in_steps(void **state)
                "{\"pool\":\"p1\"}}}},\"status\":{\"startTime\":\"2025-01-01T00:00:06Z\","
                "\"active\":1}}",
                0);
-    srv_update(f->s, R_WL, "team/" JOB_WL,
-               "{\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{"
-               "\"name\":\"main\",\"count\":1,\"flavors\":{\"cpu\":\"f1\"},\"resourceUsage\":"
-               "{\"cpu\":\"4\"}}]},\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":"
-               "\"True\",\"reason\":\"QuotaReserved\",\"message\":\"Quota reserved in "
-               "ClusterQueue cq\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{\"type\":"
-               "\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\",\"message\":\"The "
-               "workload is admitted\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{\"type\":"
-               "\"Evicted\",\"status\":\"True\",\"reason\":\"Preempted\",\"message\":"
-               "\"Preempted to accommodate a workload\",\"lastTransitionTime\":"
-               "\"2025-01-01T00:00:09Z\"}]}}",
-               0);
+    set_admitted(f->s, "team/" JOB_WL, 1, 0);
     start(f);
     long i1 = wait_req(f, 0, is_job_suspend, "team/sample-job", 5000);
     CHECK(f, i1 >= 0, "the Job was not suspended");
@@ -1657,15 +1665,7 @@ static void test_restart_counts_held_quota(void **state)
     base_world(f->s);
     add_workload(f->s, "b", "lq", "4", NULL, 2);
     add_workload(f->s, "a", "lq", "4", NULL, 1);
-    srv_update(f->s, R_WL, "team/a",
-               "{\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{"
-               "\"name\":\"main\",\"count\":1,\"flavors\":{\"cpu\":\"f1\"},\"resourceUsage\":"
-               "{\"cpu\":\"4\"}}]},\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":"
-               "\"True\",\"reason\":\"QuotaReserved\",\"message\":\"Quota reserved in "
-               "ClusterQueue cq\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{\"type\":"
-               "\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\",\"message\":\"The "
-               "workload is admitted\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"}]}}",
-               1);
+    set_admitted(f->s, "team/a", 0, 1);
     start(f);
     long p = wait_req(f, 0, is_pending_write, "b", 5000);
     CHECK(f, p >= 0, "no pending reason for team/b");
@@ -1973,24 +1973,7 @@ static void test_bare_preemption_slow_answer(void **state)
 {
     fx *f = *state;
     srv *s = f->s;
-    srv_add(s, R_RF,
-            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
-            "\"metadata\":{\"name\":\"f1\",\"uid\":\"rf-1\"},\"spec\":{}}");
-    srv_add(s, R_CQ,
-            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
-            "\"metadata\":{\"name\":\"cq\",\"uid\":\"cq-1\"},\"spec\":{"
-            "\"namespaceSelector\":{},\"preemption\":{\"withinClusterQueue\":\"LowerPriority\"},"
-            "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],"
-            "\"flavors\":[{\"name\":\"f1\",\"resources\":[{\"name\":\"cpu\","
-            "\"nominalQuota\":\"4\"}]}]}]}}");
-    srv_add(s, R_LQ,
-            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
-            "\"metadata\":{\"name\":\"lq\",\"namespace\":\"team\",\"uid\":\"lq-1\"},"
-            "\"spec\":{\"clusterQueue\":\"cq\"}}");
-    srv_add(s, R_NS,
-            "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
-            "\"team\",\"uid\":\"ns-1\",\"labels\":{\"kubernetes.io/metadata.name\":"
-            "\"team\"}}}");
+    base_world_cq(s, "\"preemption\":{\"withinClusterQueue\":\"LowerPriority\"},");
     static const char wl[] =
         "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"metadata\":{"
         "\"name\":\"%s\",\"namespace\":\"team\",\"uid\":\"wl-%s\","
@@ -2001,15 +1984,7 @@ static void test_bare_preemption_slow_answer(void **state)
     char b[2048];
     snprintf(b, sizeof(b), wl, "low", "low", 1, 0);
     srv_add(s, R_WL, b);
-    srv_update(s, R_WL, "team/low",
-               "{\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{"
-               "\"name\":\"main\",\"count\":1,\"flavors\":{\"cpu\":\"f1\"},\"resourceUsage\":"
-               "{\"cpu\":\"4\"}}]},\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":"
-               "\"True\",\"reason\":\"QuotaReserved\",\"message\":\"Quota reserved in "
-               "ClusterQueue cq\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{\"type\":"
-               "\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\",\"message\":\"The "
-               "workload is admitted\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"}]}}",
-               1);
+    set_admitted(s, "team/low", 0, 1);
     snprintf(b, sizeof(b), wl, "high", "high", 2, 100);
     srv_add(s, R_WL, b);
     /* the first write to low's status (its eviction) is answered 1.5 s
@@ -2059,18 +2034,7 @@ static void test_stop_job_in_steps(void **state)
             "\"resources\":{\"requests\":{\"cpu\":\"4\"}}}]}}},"
             "\"status\":{\"startTime\":\"2025-01-01T00:00:06Z\",\"active\":1}}");
     add_job_workload(s, "lq");
-    srv_update(s, R_WL, "team/" JOB_WL,
-               "{\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{"
-               "\"name\":\"main\",\"count\":1,\"flavors\":{\"cpu\":\"f1\"},\"resourceUsage\":"
-               "{\"cpu\":\"4\"}}]},\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":"
-               "\"True\",\"reason\":\"QuotaReserved\",\"message\":\"Quota reserved in "
-               "ClusterQueue cq\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{\"type\":"
-               "\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\",\"message\":\"The "
-               "workload is admitted\",\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{"
-               "\"type\":\"Evicted\",\"status\":\"True\",\"reason\":\"Preempted\",\"message\":"
-               "\"Preempted to accommodate a workload\",\"lastTransitionTime\":"
-               "\"2025-01-01T00:00:09Z\"}]}}",
-               1);
+    set_admitted(s, "team/" JOB_WL, 1, 1);
     const char *jp = "/apis/batch/v1/namespaces/team/jobs/sample-job";
     const char *jsp = "/apis/batch/v1/namespaces/team/jobs/sample-job/status";
     start(f);
