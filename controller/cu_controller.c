@@ -713,6 +713,7 @@ int cu_controller_main(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    c->kc_ev = cu_kclient_new(c->loop, kcfg, &ko, &d); /* NULL: Events share c->kc */
     ctrl_log(c, 0, "connecting to %s", kcfg->server);
     int fatal = 0;
     c->health = start_server(c, health, "127.0.0.1:8081", "health probes", "/healthz, /readyz",
@@ -757,8 +758,11 @@ int cu_controller_main(int argc, char **argv)
     ev_run(c->loop, 0);
     rc = c->exit_rc;
     {
-        cu_kclient_stats ks;
+        cu_kclient_stats ks, ke = { 0 };
         cu_kclient_stats_get(c->kc, &ks);
+        if (c->kc_ev)
+            cu_kclient_stats_get(c->kc_ev, &ke);
+        ks.requests += ke.requests;
         ctrl_log(c, 0,
                  "stopped: admissions=%lu evictions=%lu preemptions=%lu requests=%llu "
                  "writes=%lu write_errors=%lu conflicts=%lu events=%lu cycles=%lu rebuilds=%lu "
@@ -781,6 +785,9 @@ out:
     for (int r = 0; r < NRES; r++)
         if (c->inf[r])
             cu_informer_stop(c->inf[r]);
+    c->stopping = 1; /* the callbacks below start no new request */
+    if (c->kc_ev)
+        cu_kclient_free(c->kc_ev);
     if (c->kc)
         cu_kclient_free(c->kc); /* pending writes complete with "client closed" */
     if (c->mauth) {
@@ -813,6 +820,9 @@ out:
     }
     free(c->dirty_jobs.b);
     free(c->by_idx);
+    free(c->redo);
+    free(c->redo_undo);
+    free(c->adm_idx);
     cu_world_free(&c->vw);
     ctrl_ev_queue_free(c);
     cu_metrics_free(c->m);

@@ -20,6 +20,34 @@ static int log_admission(ctrl *c, const cu_wl_info *info, const rec *w)
     return 0;
 }
 
+/* Puts w back in the engine after the cycle's admissions are read: as
+ * pending again (undo 0: a write of it is in flight), or with its assumed
+ * admission undone (undo 1). */
+static void redo_push(ctrl *c, rec *w, int undo)
+{
+    if (c->nredo == c->capredo) {
+        size_t cap = c->capredo ? 2 * c->capredo : 64;
+        rec **r = realloc(c->redo, cap * sizeof(*r));
+        if (r)
+            c->redo = r;
+        unsigned char *u = r ? realloc(c->redo_undo, cap) : NULL;
+        if (u)
+            c->redo_undo = u;
+        if (!r || !u) { /* no memory: do it now, slowly but correctly */
+            if (undo)
+                ctrl_undo_admission(c, w);
+            else {
+                ctrl_eng_remove(c, w);
+                ctrl_eng_add(c, w);
+            }
+            return;
+        }
+        c->capredo = cap;
+    }
+    c->redo[c->nredo] = w;
+    c->redo_undo[c->nredo++] = (unsigned char)undo;
+}
+
 static void admit(ctrl *c, int idx)
 {
     rec *w = (size_t)idx < c->nby ? c->by_idx[idx] : NULL;
@@ -32,8 +60,7 @@ static void admit(ctrl *c, int idx)
     if (ctrl_inflight(c, op)) {
         /* another status write of this Workload is on its way: the engine
          * must not count an admission that is not written; retry later */
-        ctrl_eng_remove(c, w);
-        ctrl_eng_add(c, w);
+        redo_push(c, w, 0);
         return;
     }
     int64_t now = cu_clock_system_now(NULL);
@@ -61,7 +88,7 @@ static void admit(ctrl *c, int idx)
          * written already: wait for a newer one (not logged nor counted:
          * it is admitted when the write is sent) */
         w->hold = 1;
-        ctrl_undo_admission(c, w);
+        redo_push(c, w, 1);
         return;
     }
     c->n.admissions++;
@@ -639,9 +666,37 @@ static void cycle(ctrl *c)
     while ((n = cu_engine_take_evicted(c->eng, idx, 64)) > 0)
         for (size_t i = 0; i < n; i++)
             evict(c, idx[i]);
-    while ((n = cu_engine_take_admitted(c->eng, idx, 64)) > 0)
-        for (size_t i = 0; i < n; i++)
-            admit(c, idx[i]);
+    /* every admission first, then the engine changes they call for */
+    size_t nadm = 0;
+    while ((n = cu_engine_take_admitted(c->eng, idx, 64)) > 0) {
+        if (nadm + n > c->capadm) {
+            size_t cap = c->capadm ? 2 * c->capadm : 256;
+            while (cap < nadm + n)
+                cap *= 2;
+            int *a = realloc(c->adm_idx, cap * sizeof(*a));
+            if (!a) { /* no memory: admit these now */
+                for (size_t i = 0; i < n; i++)
+                    admit(c, idx[i]);
+                continue;
+            }
+            c->adm_idx = a;
+            c->capadm = cap;
+        }
+        memcpy(c->adm_idx + nadm, idx, n * sizeof(int));
+        nadm += n;
+    }
+    for (size_t i = 0; i < nadm; i++)
+        admit(c, c->adm_idx[i]);
+    for (size_t i = 0; i < c->nredo; i++) {
+        rec *w = c->redo[i];
+        if (c->redo_undo[i])
+            ctrl_undo_admission(c, w);
+        else {
+            ctrl_eng_remove(c, w);
+            ctrl_eng_add(c, w);
+        }
+    }
+    c->nredo = 0;
     write_evictions(c);
     if (progress || c->need_views) {
         c->need_views = 0;

@@ -126,10 +126,27 @@ int ctrl_health_handler(void *ud, const char *path, const char *query, const cha
     return 404;
 }
 
+/* The peak RSS of this process's own memory: VmHWM. Not ru_maxrss,
+ * which Linux carries across exec: a parent that starts us with vfork (Go's
+ * os/exec does, as Kueue's performance runner) lends us its memory until
+ * the exec, and its peak would be reported as ours. */
 long ctrl_peak_rss_kib(void)
 {
+    long kib = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof(line), f))
+            if (strncmp(line, "VmHWM:", 6) == 0) {
+                kib = strtol(line + 6, NULL, 10);
+                break;
+            }
+        fclose(f);
+    }
     struct rusage ru;
-    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+    if (kib < 0 && getrusage(RUSAGE_SELF, &ru) == 0)
+        kib = ru.ru_maxrss;
+    return kib < 0 ? 0 : kib;
 }
 
 /* The cause a pending workload waits for, as the values of

@@ -334,8 +334,8 @@ static void ev_pump(ctrl *c)
         if (!c->evq_head)
             c->evq_tail = NULL;
         c->evq_len--;
-        if (!cu_kclient_request(c->kc, e->req.method, e->req.path, e->text, strlen(e->text),
-                                e->req.content_type, event_done, e)) {
+        if (!cu_kclient_request(c->kc_ev ? c->kc_ev : c->kc, e->req.method, e->req.path, e->text,
+                                strlen(e->text), e->req.content_type, event_done, e)) {
             cu_event_req_free(&e->req);
             free(e->text);
             free(e);

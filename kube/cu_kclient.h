@@ -73,9 +73,7 @@ typedef int (*cu_kline_fn)(cu_kclient *c, const char *line, size_t len, void *ud
  * loopback server. Returns NULL with a message in d on bad options. */
 cu_kclient *cu_kclient_new(struct ev_loop *loop, cu_kconfig *cfg, const cu_kclient_opts *o,
                            cu_diag *d);
-/* Frees c; requests still pending are dropped without their done
- * callbacks. Not to be called from inside one of c's callbacks. */
-/* Frees the client. Requests still pending complete during the call
+/* Frees the client (not from inside one of its callbacks). Requests still pending complete during the call
  * (done with error "client closed"); their callbacks must not start new
  * requests. */
 void cu_kclient_free(cu_kclient *c);

@@ -155,6 +155,10 @@ typedef struct cfgx {
 struct ctrl {
     struct ev_loop *loop;
     cu_kclient *kc;
+    /* Events go through a client of their own, with the same limits: a
+     * budget apart, as client-go's event broadcaster has (its client has
+     * its own rate limiter), so an Event never delays an admission */
+    cu_kclient *kc_ev;
     cu_informer *inf[NRES];
     rctx rc[NRES];
     int ninf, nsynced;
@@ -180,6 +184,14 @@ struct ctrl {
     int64_t started_at;
     int64_t eng_ran_at; /* idle: the engine still runs once a second */
     int nassumed, nevict_pending;
+    /* admissions the cycle could not write, put back in the engine once
+     * every admission of the cycle is read (mutating the engine between
+     * two reads would rebuild its views each time) */
+    struct rec **redo;
+    unsigned char *redo_undo;
+    size_t nredo, capredo;
+    int *adm_idx; /* the cycle's admitted indices */
+    size_t capadm;
     int64_t next_wake;  /* earliest requeueAt of a workload in backoff */
     int64_t pr_wake;    /* next waitForPodsReady deadline, 0 none */
     int64_t pend_wake;  /* a held-back pending reason is due, 0 none */
