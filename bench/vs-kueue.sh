@@ -68,6 +68,9 @@ if [ -n "$QPS$BURST" ]; then
     [[ $BURST =~ ^[1-9][0-9]*$ ]] || die "--burst takes a positive integer, got '$BURST'"
 fi
 
+# Debian's python3 (python3-yaml, scripts/install-deps.sh), not another on PATH
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
 log() { [ "$JSON" = 1 ] && echo "$*" >&2 || echo "$*"; }
 if [ "$JSON" = 1 ]; then exec 3>&1 1>&2; else exec 3>&1; fi
 
@@ -179,6 +182,6 @@ rargs=(--config-name "$CONFIG" --generator "$CFG" --out "$OUT")
 [ "$PLOTS" = 1 ] && rargs+=(--plots)
 [ "$JSON" = 1 ] && rargs+=(--json)
 for s in $SIDES; do [ -f "$OUT/$s/summary.yaml" ] && rargs+=("$s=$OUT/$s"); done
-python3 "$K/report.py" "${rargs[@]}" >&3 || failed=1
+"$PY" "$K/report.py" "${rargs[@]}" >&3 || failed=1
 log "results: $OUT"
 exit $failed

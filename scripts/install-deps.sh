@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libyaml-dev libjson-c-dev libcmocka-dev libev-dev
       libmicrohttpd-dev libsqlite3-dev libgnutls28-dev clang libclang-rt-dev valgrind
-      jq curl libcurl4-openssl-dev prometheus clang-format-14)
+      jq curl libcurl4-openssl-dev prometheus clang-format-14
+      python3 python3-yaml gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

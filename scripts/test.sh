@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs dependencies, builds the real Kubernetes control
-# plane from its Go modules (e2e/k8s/cluster.sh build; cached outside the
-# repo), builds, runs the unit, scenario, CLI and e2e tests (the controller
+# plane and Kueue from their Go modules (e2e/k8s/cluster.sh build,
+# bench/kueue/build.sh build; cached outside the repo), builds, runs the unit, scenario, CLI and e2e tests (the controller
 # suites on the embedded cluster and on the real one), then the same tests
 # again under AddressSanitizer and UndefinedBehaviorSanitizer, then a short
 # run of each fuzz target.
@@ -12,6 +12,8 @@ scripts/install-deps.sh
 jobs=$(nproc)
 echo "== the real control plane for the k8s_* tests (built once, then cached)"
 e2e/k8s/cluster.sh build
+echo "== Kueue, for bench/vs-kueue.sh's small run (built once, then cached)"
+bench/kueue/build.sh build
 echo "== build and test (RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
 cmake --build build -j"$jobs"
