@@ -713,7 +713,8 @@ int cu_controller_main(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    c->kc_ev = cu_kclient_new(c->loop, kcfg, &ko, &d); /* NULL: Events share c->kc */
+    c->kc_ev = cu_kclient_new(c->loop, kcfg, &ko, &d); /* NULL: they share c->kc */
+    c->kc_q = cu_kclient_new(c->loop, kcfg, &ko, &d);
     ctrl_log(c, 0, "connecting to %s", kcfg->server);
     int fatal = 0;
     c->health = start_server(c, health, "127.0.0.1:8081", "health probes", "/healthz, /readyz",
@@ -763,6 +764,9 @@ int cu_controller_main(int argc, char **argv)
         if (c->kc_ev)
             cu_kclient_stats_get(c->kc_ev, &ke);
         ks.requests += ke.requests;
+        if (c->kc_q)
+            cu_kclient_stats_get(c->kc_q, &ke);
+        ks.requests += c->kc_q ? ke.requests : 0;
         ctrl_log(c, 0,
                  "stopped: admissions=%lu evictions=%lu preemptions=%lu requests=%llu "
                  "writes=%lu write_errors=%lu conflicts=%lu events=%lu cycles=%lu rebuilds=%lu "
@@ -788,6 +792,8 @@ out:
     c->stopping = 1; /* the callbacks below start no new request */
     if (c->kc_ev)
         cu_kclient_free(c->kc_ev);
+    if (c->kc_q)
+        cu_kclient_free(c->kc_q);
     if (c->kc)
         cu_kclient_free(c->kc); /* pending writes complete with "client closed" */
     if (c->mauth) {

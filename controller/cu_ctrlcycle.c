@@ -202,16 +202,24 @@ rec *ctrl_pending_rec(ctrl *c, const cu_wl_info *info)
     return r && r->idx >= 0 ? r : NULL;
 }
 
-static void write_pending(ctrl *c, const cu_wl_info *info, rec *w)
+/* Writes w's pending reason when it changed; 1 when a write was sent. */
+static int write_pending(ctrl *c, const cu_wl_info *info, rec *w)
 {
     const cu_workload *wl = ctrl_wl_of(w);
     if (!wl || w->assumed || !info->message || cu_workload_has_quota(wl))
-        return;
+        return 0;
+    /* as Kueue: the reason of a workload a cycle tried and set aside, or
+     * of one its queue cannot take (no LocalQueue, an inactive or invalid
+     * ClusterQueue, no priority class); one merely waiting its turn in an
+     * active queue ("Pending", not set aside) gets none: under load those
+     * are thousands, and each write would take an admission's token */
     const char *reason = info->reason ? info->reason : "Pending";
+    if (!info->inadmissible && info->position >= 0 && strcmp(reason, "Pending") == 0)
+        return 0;
     const cu_condition *qr = cu_workload_cond(wl, "QuotaReserved");
     if (qr && qr->status && qr->reason && qr->message && strcmp(qr->status, "False") == 0 &&
         strcmp(qr->reason, reason) == 0 && strcmp(qr->message, info->message) == 0)
-        return;
+        return 0;
     /* same reason, new numbers: at most one rewrite per 10 s per Workload
      * (messages such as "N more needed" change with every admission) */
     int64_t now = cu_clock_system_now(NULL);
@@ -219,7 +227,7 @@ static void write_pending(ctrl *c, const cu_wl_info *info, rec *w)
         strcmp(qr->reason, reason) == 0 && now - w->pend_at < 10000) {
         if (!c->pend_wake || w->pend_at + 10000 < c->pend_wake)
             c->pend_wake = w->pend_at + 10000;
-        return;
+        return 0;
     }
     json_object *st, *p = ctrl_status_patch(w->rv, &st);
     json_object_object_add(st, "conditions",
@@ -228,10 +236,38 @@ static void write_pending(ctrl *c, const cu_wl_info *info, rec *w)
     char what[1300];
     snprintf(what, sizeof(what), "writing the pending reason of Workload %s", w->key);
     if (!ctrl_wl_status_write(c, w, OP_STATUS, p, what))
-        return;
+        return 0;
     w->pend_at = now;
     ctrl_log(c, 1, "Workload %s pending: %s", w->key, info->message);
     ctrl_emit_wl(c, wl, "Warning", CU_EV_PENDING, info->message);
+    return 1;
+}
+
+/* Pending reasons take only the API budget admissions leave
+ * (cu_kclient_spare): while writes wait for the rate limiter none is
+ * sent, so an admission never queues behind one (under Kueue's load
+ * there are thousands of pending workloads and one admission per token).
+ * A pass over the workloads stops when the budget runs out and the next
+ * one resumes there; at most four passes a second. */
+static void pending_pump(ctrl *c)
+{
+    int64_t now = cu_clock_mono_ns() / 1000000;
+    if (!c->pend_scan || !c->eng || now - c->pend_pass_at < 250)
+        return;
+    int spare = cu_kclient_spare(c->kc);
+    if (spare <= 0)
+        return;
+    c->pend_pass_at = now;
+    size_t nw = cu_engine_nworkloads(c->eng), i = c->pend_cursor < nw ? c->pend_cursor : 0, seen;
+    for (seen = 0; seen < nw && spare > 0; seen++, i = i + 1 < nw ? i + 1 : 0) {
+        const cu_wl_info *info = cu_engine_workload_info(c->eng, i);
+        rec *w = ctrl_pending_rec(c, info);
+        if (w && write_pending(c, info, w))
+            spare--;
+    }
+    c->pend_cursor = i;
+    if (seen == nw)
+        c->pend_scan = 0;
 }
 
 /* waitForPodsReady: PodsReady conditions, timeouts (eviction with
@@ -701,13 +737,9 @@ static void cycle(ctrl *c)
     if (progress || c->need_views) {
         c->need_views = 0;
         c->need_status = 1;
-        for (size_t i = 0, nw = cu_engine_nworkloads(c->eng); i < nw; i++) {
-            const cu_wl_info *info = cu_engine_workload_info(c->eng, i);
-            rec *w = ctrl_pending_rec(c, info);
-            if (w)
-                write_pending(c, info, w);
-        }
+        c->pend_scan = 1;
     }
+    pending_pump(c);
     queue_status(c);
 }
 

@@ -1014,6 +1014,17 @@ void cu_kclient_cancel(cu_kreq *r)
         kick(r->c); /* RQ_ACTIVE: removed from the multi handle in sched_cb */
 }
 
+int cu_kclient_spare(cu_kclient *c)
+{
+    if (c->queued.head)
+        return 0;
+    refill(c, ev_now(c->loop));
+    double spare = c->tokens - (double)c->burst / 2.0;
+    if (spare < 0)
+        return 0;
+    return spare > 1e6 ? 1000000 : (int)spare;
+}
+
 void cu_kclient_stats_get(const cu_kclient *c, cu_kclient_stats *out) { *out = c->stats; }
 
 struct ev_loop *cu_kclient_loop(const cu_kclient *c) { return c->loop; }

@@ -125,4 +125,10 @@ typedef struct cu_kclient_stats {
 } cu_kclient_stats;
 void cu_kclient_stats_get(const cu_kclient *c, cu_kclient_stats *out);
 
+/* How many requests may start now and still leave half the burst in the
+ * rate limiter for others: 0 while any request waits for a token. For
+ * writes that can wait (a pending Workload's message): they take only
+ * what admissions leave. */
+int cu_kclient_spare(cu_kclient *c);
+
 #endif

@@ -155,10 +155,14 @@ typedef struct cfgx {
 struct ctrl {
     struct ev_loop *loop;
     cu_kclient *kc;
-    /* Events go through a client of their own, with the same limits: a
-     * budget apart, as client-go's event broadcaster has (its client has
-     * its own rate limiter), so an Event never delays an admission */
-    cu_kclient *kc_ev;
+    /* The client limits (qps, burst) hold per kind of write, as in a
+     * controller-runtime manager, where each resource's REST client has a
+     * rate limiter of its own (Kueue's case): Events (kc_ev; client-go's
+     * event broadcaster has its own client too) and the queue statuses
+     * (kc_q: ClusterQueue, LocalQueue, Cohort) have budgets apart from the
+     * Workloads and Jobs (kc), so neither delays an admission. NULL: they
+     * share kc. */
+    cu_kclient *kc_ev, *kc_q;
     cu_informer *inf[NRES];
     rctx rc[NRES];
     int ninf, nsynced;
@@ -191,6 +195,11 @@ struct ctrl {
     unsigned char *redo_undo;
     size_t nredo, capredo;
     int *adm_idx; /* the cycle's admitted indices */
+    /* pending reasons to write (pending_pump): a pass is due, where the
+     * last one stopped, when it ran (monotonic ms) */
+    int pend_scan;
+    size_t pend_cursor;
+    int64_t pend_pass_at;
     size_t capadm;
     int64_t next_wake;  /* earliest requeueAt of a workload in backoff */
     int64_t pr_wake;    /* next waitForPodsReady deadline, 0 none */
