@@ -22,11 +22,14 @@
 #                 workloads, for CI) or a generator config FILE
 #   --qps N --burst N
 #                 the controllers' client limits. Default: minimalkueue's
-#                 own, 50 and 100 (Kueue's Makefile passes none). With
-#                 other values Kueue runs as its full manager
-#                 (bench/kueue/kueue-perf-manager), the one Kueue binary
-#                 whose limits are configurable; --qps 0 lifts the limit
-#                 for both. The runner's own clients keep envtest's.
+#                 own, 50 and 100 (Kueue's Makefile passes none). When
+#                 either is given (even 50 and 100), Kueue runs as its
+#                 full manager (bench/kueue/kueue-perf-manager), the one
+#                 Kueue binary whose limits are configurable, and the
+#                 runner scrapes no metrics from it (it serves HTTPS
+#                 only); --burst defaults to twice --qps; --qps 0 lifts
+#                 the limit for both. The runner's own clients keep
+#                 envtest's.
 #   --timeout D   the runner's recording limit (default: 15m baseline,
 #                 35m large-scale, 3m small, 30m a FILE)
 #   --out DIR     keep everything there (default: a fresh folder under
