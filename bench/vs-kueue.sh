@@ -22,11 +22,14 @@
 #                 workloads, for CI) or a generator config FILE
 #   --qps N --burst N
 #                 the controllers' client limits. Default: minimalkueue's
-#                 own, 50 and 100 (Kueue's Makefile passes none). With
-#                 other values Kueue runs as its full manager
-#                 (bench/kueue/kueue-perf-manager), the one Kueue binary
-#                 whose limits are configurable; --qps 0 lifts the limit
-#                 for both. The runner's own clients keep envtest's.
+#                 own, 50 and 100 (Kueue's Makefile passes none). When
+#                 either is given (even 50 and 100), Kueue runs as its
+#                 full manager (bench/kueue/kueue-perf-manager), the one
+#                 Kueue binary whose limits are configurable, and the
+#                 runner scrapes no metrics from it (it serves HTTPS
+#                 only); --burst defaults to twice --qps; --qps 0 lifts
+#                 the limit for both. The runner's own clients keep
+#                 envtest's.
 #   --timeout D   the runner's recording limit (default: 15m baseline,
 #                 35m large-scale, 3m small, 30m a FILE)
 #   --out DIR     keep everything there (default: a fresh folder under
@@ -138,17 +141,23 @@ exec "$CBIN/kube-apiserver" --audit-policy-file="$OUT/audit-policy.yaml" \\
 WRAP
     chmod +x "$dir/assets/kube-apiserver"
     args=(-o "$dir" -crds "$KSRC/config/components/crd/bases" -generatorConfig "$CFG"
-        -timeout "$TIMEOUT" -metricsScrapeInterval 1s -withLogs=true -logToFile=true)
+        -timeout "$TIMEOUT" -withLogs=true -logToFile=true)
     if [ "$side" = kueue ]; then
         if [ -n "$QPS" ]; then
+            # no metrics scraping: the manager serves its metrics over
+            # HTTPS only (the runner scrapes plain HTTP), and it listens
+            # only seconds after its start, while a refused scrape (the
+            # first comes 1 s in) aborts the run
             ctl="$K/kueue-perf-manager" proc=kueue
             export KUEUE_BIN="$KBIN/kueue" KUEUE_PERF_QPS=$QPS KUEUE_PERF_BURST=$BURST
         else
             ctl="$KBIN/minimalkueue" proc=minimalkueue
+            args+=(-metricsScrapeInterval 1s)
         fi
         [ "$PROFILE" = 1 ] && args+=(-withCPUProfile=true)
     else
         ctl="$K/cueue-perf-controller" proc=$(basename "$CUEUE_BIN")
+        args+=(-metricsScrapeInterval 1s)
         export CUEUE_PERF_QPS=${QPS:-50} CUEUE_PERF_BURST=${BURST:-100}
         [ "$PROFILE" = 1 ] && export CUEUE_PERF_PROFILE="$dir/perf.data"
     fi
