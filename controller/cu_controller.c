@@ -625,7 +625,7 @@ int cu_controller_main(int argc, char **argv)
                  "ignored",
                  cf->unsupported_frameworks.items[i]);
     cu_world_init(&c->vw);
-    c->co = cu_coalescer_new(1000);
+    c->co = cu_coalescer_new(2000);
     c->m = cu_metrics_new();
     if (!c->m || cu_metrics_kueue_register(c->m, &c->km) != CU_OK) {
         fprintf(stderr, "cueue: controller: metrics: %s\n",

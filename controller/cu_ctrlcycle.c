@@ -257,6 +257,8 @@ static void pending_pump(ctrl *c)
     int spare = cu_kclient_spare(c->kc);
     if (spare <= 0)
         return;
+    if (spare > 4)
+        spare = 4; /* and at most 16 a second: they cost the API server too */
     c->pend_pass_at = now;
     size_t nw = cu_engine_nworkloads(c->eng), i = c->pend_cursor < nw ? c->pend_cursor : 0, seen;
     for (seen = 0; seen < nw && spare > 0; seen++, i = i + 1 < nw ? i + 1 : 0) {
@@ -463,7 +465,7 @@ static void qstatus_send(const char *key, const char *body, void *ud)
     char path[1500], op[800], what[900];
     const char *name = strchr(key, '/') + 1, *kind;
     char qname[700], qns[300] = "", q[100];
-    snprintf(q, sizeof(q), "?fieldManager=%s&force=true", QSTATUS_MANAGER);
+    snprintf(q, sizeof(q), "?fieldManager=%s", QSTATUS_MANAGER);
     if (strncmp(key, "cq/", 3) == 0) {
         kind = "ClusterQueue";
         snprintf(qname, sizeof(qname), "%s", name);
@@ -496,7 +498,10 @@ static void qstatus_send(const char *key, const char *body, void *ud)
         meta = NULL;
     }
     json_object_put(meta);
-    if (!b || !ctrl_send_write(c, OP_QSTATUS, op, key, "PATCH", path, APPLY, b, what))
+    /* a merge patch: the server does far less work for it than for an
+     * apply (no managed-fields merge against the CRD's schema), and the
+     * status is ours alone */
+    if (!b || !ctrl_send_write(c, OP_QSTATUS, op, key, "PATCH", path, MERGE, b, what))
         cu_coalescer_written(c->co, key, 0);
 }
 

@@ -290,14 +290,14 @@ wait_for 30 "a and b admitted, c pending" ab_adm_c_pend
 wait_for 15 "status: 2 admitted, 2 reserving, 1 pending, cpu 3 reserved and used, Active (CQ and LQ)" st_is 2 1 3
 if cq_is cq-qs '[.status.flavorsUsage[] | .name] == ["plain"]'; then pass "flavorsUsage names flavor plain"
 else fail "flavorsUsage names flavor plain" "$(k get clusterqueue cq-qs -o json | jq -c .status.flavorsUsage)"; fi
-# the statuses are written by server-side apply, one field manager
-mf_is() {   # mf_is KIND [-n NS] NAME: its status is applied by cueue-queue-status
+# the statuses are written by merge patches of the status, one field manager
+mf_is() {   # mf_is KIND [-n NS] NAME: its status is written by cueue-queue-status
     k get "$@" -o json --show-managed-fields | jq -e '[.metadata.managedFields[]
-        | select(.manager == "cueue-queue-status")] | length == 1 and .[0].operation == "Apply"
+        | select(.manager == "cueue-queue-status")] | length == 1 and .[0].operation == "Update"
         and .[0].subresource == "status" and (.[0].fieldsV1["f:status"] | has("f:flavorsUsage") and has("f:conditions"))' >/dev/null
 }
 if mf_is clusterqueue cq-qs && mf_is localqueue -n qs lq; then
-    pass "queue statuses written by server-side apply (field manager cueue-queue-status, subresource status)"
+    pass "queue statuses written by merge patches (field manager cueue-queue-status, subresource status)"
 else fail "queue status field manager" "$(k get clusterqueue cq-qs -o json --show-managed-fields | jq -c '[.metadata.managedFields[] | {manager, operation, subresource}]')"; fi
 # matches reality: the Workloads holding quota in cq-qs
 real_cpu=$(k get workloads -n qs -o json | jq "$JQDEFS [.items[] | select(holds) |
