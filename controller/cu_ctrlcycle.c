@@ -51,7 +51,7 @@ static void redo_push(ctrl *c, rec *w, int undo)
 static void admit(ctrl *c, int idx)
 {
     rec *w = (size_t)idx < c->nby ? c->by_idx[idx] : NULL;
-    const cu_wl_info *info = cu_engine_workload_info_idx(c->eng, idx);
+    const cu_wl_info *info = cu_engine_workload_info_one(c->eng, idx);
     const cu_workload *wl = ctrl_wl_of(w);
     if (!w || !wl || !info || !info->cluster_queue || w->assumed || cu_workload_has_quota(wl))
         return;
@@ -102,17 +102,13 @@ static void admit(ctrl *c, int idx)
               c->km.local_queue_quota_reserved_wait_time_seconds, wl, info->cluster_queue, 1, wait);
     ctrl_m_wl(c, c->km.admission_wait_time_seconds, c->km.local_queue_admission_wait_time_seconds,
               wl, info->cluster_queue, 1, wait);
-    for (size_t i = 0, n = cu_engine_ncqs(c->eng); i < n; i++) {
-        const cu_cq_info *ci = cu_engine_cq_info(c->eng, i);
-        if (strcmp(ci->name, info->cluster_queue) != 0)
-            continue;
-        /* every cohort up the tree counts it */
-        const char *co = ci->cohort;
-        for (int depth = 0; co && depth < 64; depth++, co = ctrl_cohort_parent(c, co)) {
-            const char *lv[] = { co, ctrl_pclass(wl), ctrl_role(c) };
-            cu_metric_inc(c->km.cohort_subtree_admitted_workloads_total, lv, 1);
-        }
-        break;
+    /* every cohort up the tree counts it (read from the objects, not the
+     * engine's views, which an admission would make it rebuild) */
+    rec *cqr = ctrl_omap_get(&c->objs[R_CQ], info->cluster_queue);
+    const char *co = cqr && cqr->w && cqr->w->cqs.n ? cqr->w->cqs.items[0]->cohort : NULL;
+    for (int depth = 0; co && depth < 64; depth++, co = ctrl_cohort_parent(c, co)) {
+        const char *lv[] = { co, ctrl_pclass(wl), ctrl_role(c) };
+        cu_metric_inc(c->km.cohort_subtree_admitted_workloads_total, lv, 1);
     }
     char m[600];
     int64_t since = wl->meta.has_created ? now - wl->meta.created_ms : 0;
@@ -125,7 +121,7 @@ static void admit(ctrl *c, int idx)
 static void evict(ctrl *c, int idx)
 {
     rec *w = (size_t)idx < c->nby ? c->by_idx[idx] : NULL;
-    const cu_wl_info *info = cu_engine_workload_info_idx(c->eng, idx);
+    const cu_wl_info *info = cu_engine_workload_info_one(c->eng, idx);
     if (!w || !info)
         return;
     free(w->ev_reason);
@@ -515,8 +511,10 @@ static json_object *parse_conds(const rec *x)
 static void queue_status(ctrl *c)
 {
     int64_t now = cu_clock_system_now(NULL);
-    if (c->need_status) {
+    /* at most twice a second: the views it reads sort every workload */
+    if (c->need_status && (now - c->qstatus_at >= 500 || now < c->qstatus_at)) {
         c->need_status = 0;
+        c->qstatus_at = now;
         char key[700];
         for (size_t i = 0, n = cu_engine_ncqs(c->eng); i < n; i++) {
             const cu_cq_info *ci = cu_engine_cq_info(c->eng, i);

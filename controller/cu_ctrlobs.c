@@ -25,17 +25,15 @@ int64_t ctrl_queued_at(const cu_workload *wl)
     return wl->meta.has_created ? wl->meta.created_ms : 0;
 }
 
-/* The parent of cohort name in the engine's views (NULL: a root, or not
+/* The parent of cohort name, from the Cohort objects (NULL: a root, or not
  * known), and the root of its tree (name itself for a root). Cohort
  * chains are at most 64 deep here (a cycle makes no cohort active). */
 const char *ctrl_cohort_parent(ctrl *c, const char *name)
 {
-    for (size_t h = 0, nh = cu_engine_ncohorts(c->eng); h < nh; h++) {
-        const cu_cohort_info *hi = cu_engine_cohort_info(c->eng, h);
-        if (strcmp(hi->name, name) == 0)
-            return hi->parent;
-    }
-    return NULL;
+    /* the Cohort object's spec.parentName; a Cohort only ClusterQueues
+     * name has no object and no parent */
+    rec *x = ctrl_omap_get(&c->objs[R_COHORT], name);
+    return x && x->w && x->w->cohorts.n ? x->w->cohorts.items[0]->parent : NULL;
 }
 
 static const char *cohort_root(ctrl *c, const char *name)

@@ -38,6 +38,7 @@ cu_engine *cu_engine_new(const cu_engine_opts *opts)
     cu_arena_init(&e->cycle, 64 * 1024);
     cu_arena_init(&e->scratch, 64 * 1024);
     cu_arena_init(&e->varena, 64 * 1024);
+    cu_arena_init(&e->v1arena, 4 * 1024);
     e->views_dirty = 1;
     return e;
 }
@@ -119,6 +120,9 @@ void cu_engine_free(cu_engine *e)
     cu_arena_free(&e->cycle);
     cu_arena_free(&e->scratch);
     cu_arena_free(&e->varena);
+    cu_arena_free(&e->v1arena);
+    free(e->wl_order);
+    free(e->wl_view);
     free(e->drs_ratio);
     free(e->drs_gen);
     free(e->drs_valid);

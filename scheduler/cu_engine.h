@@ -206,6 +206,12 @@ const cu_wl_info *cu_engine_workload_info(cu_engine *e, size_t i);
 size_t cu_engine_ncqs(const cu_engine *e);
 /* The view of workload idx (engine index, as from cu_engine_add_workload). */
 const cu_wl_info *cu_engine_workload_info_idx(cu_engine *e, int idx);
+/* The same view of workload idx without building every view (the views
+ * sort all workloads: a driver reacting to each admission would rebuild
+ * them once per admission). Its position is -1 and its inadmissible and
+ * StrictFIFO-blocking fields are left out unless the views are current.
+ * Valid until the next call or engine change. */
+const cu_wl_info *cu_engine_workload_info_one(cu_engine *e, int idx);
 const cu_cq_info *cu_engine_cq_info(cu_engine *e, size_t i);
 size_t cu_engine_nlqs(const cu_engine *e);
 const cu_lq_info *cu_engine_lq_info(cu_engine *e, size_t i);

@@ -61,31 +61,121 @@ static void fill_fr(const cu_engine *e, const cu_qnode *n, int fr, cu_fr_usage *
     u->llimit = u->has_llimit ? n->llimit[fr] : 0;
 }
 
+/* Fills v from w (all but position, inadmissible and StrictFIFO
+ * blocking, which need every queue sorted), allocating in a. */
+static cu_err fill_wl(const cu_engine *e, cu_arena *a, const ewl *w, cu_wl_info *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->obj = w->obj;
+    v->ns = w->obj->meta.ns ? w->obj->meta.ns : "default";
+    v->name = w->obj->meta.name;
+    v->local_queue = w->obj->queue_name;
+    v->cluster_queue = w->cq >= 0 ? e->cqs.items[w->cq].name : w->cq_name;
+    v->priority = w->qi.prio;
+    v->admitted = w->state == WL_ADMITTED;
+    v->finished = w->state == WL_FINISHED;
+    v->evictions = w->evictions;
+    v->position = -1;
+    v->evicting = w->evicting;
+    v->evicted_reason = w->evict_reason;
+    v->evicted_message = w->evict_message;
+    v->preempted_reason = w->preempt_reason;
+    v->evicted_at_ms = w->evicted_at;
+    if (v->admitted) {
+        v->admitted_at_ms = w->admitted_at;
+        v->npsa = w->nps;
+        cu_psa_info *ps = cu_arena_alloc(a, (w->nps ? w->nps : 1) * sizeof(*ps));
+        if (!ps)
+            return CU_ENOMEM;
+        for (size_t p = 0; p < w->nps; p++) {
+            const eassign *s = &w->adm[p];
+            ps[p].name = w->ps[p].name;
+            ps[p].count = s->count;
+            ps[p].n = s->n;
+            ps[p].resources = cu_arena_alloc(a, (s->n ? s->n : 1) * sizeof(char *));
+            ps[p].flavors = cu_arena_alloc(a, (s->n ? s->n : 1) * sizeof(char *));
+            ps[p].usage = cu_arena_alloc(a, (s->n ? s->n : 1) * sizeof(int64_t));
+            if (!ps[p].resources || !ps[p].flavors || !ps[p].usage)
+                return CU_ENOMEM;
+            /* sorted by resource name */
+            for (size_t i = 0; i < s->n; i++) {
+                const char *rn = e->res_names.items[s->res[i]];
+                size_t j = i;
+                while (j > 0 && strcmp(ps[p].resources[j - 1], rn) > 0) {
+                    ps[p].resources[j] = ps[p].resources[j - 1];
+                    ps[p].flavors[j] = ps[p].flavors[j - 1];
+                    ps[p].usage[j] = ps[p].usage[j - 1];
+                    j--;
+                }
+                ps[p].resources[j] = rn;
+                ps[p].flavors[j] = e->flavors.items[s->flv[i]].name;
+                ps[p].usage[j] = s->amt[i];
+            }
+        }
+        v->psa = ps;
+    } else if (!v->finished) {
+        v->reason = reason_name(w->reason);
+        v->message = w->message ? w->message : "Pending";
+    }
+    return CU_OK;
+}
+
+/* Keeps e->wl_order (engine indices by key) and e->wl_view (its inverse)
+ * across builds: workloads are only ever appended and keys never change,
+ * so only the new ones are sorted, then merged in. A build between two
+ * admissions then costs no full sort of every workload. */
+static cu_err sort_order(cu_engine *e)
+{
+    size_t nw = e->wls.n, old = e->nord;
+    if (old == nw)
+        return CU_OK;
+    if (old > nw)
+        old = 0;
+    int *ord = malloc((nw ? nw : 1) * sizeof(int)), *view = malloc((nw ? nw : 1) * sizeof(int));
+    const ewl **add = malloc((nw - old ? nw - old : 1) * sizeof(*add));
+    if (!ord || !view || !add) {
+        free(ord);
+        free(view);
+        free(add);
+        return CU_ENOMEM;
+    }
+    for (size_t i = old; i < nw; i++)
+        add[i - old] = e->wls.items[i];
+    qsort(add, nw - old, sizeof(*add), cmp_wl_key);
+    size_t i = 0, j = 0, k = 0;
+    while (i < old || j < nw - old) {
+        if (j == nw - old ||
+            (i < old && strcmp(e->wls.items[e->wl_order[i]]->key, add[j]->key) <= 0))
+            ord[k++] = e->wl_order[i++];
+        else
+            ord[k++] = add[j++]->idx;
+    }
+    for (k = 0; k < nw; k++)
+        view[ord[k]] = (int)k;
+    free(add);
+    free(e->wl_order);
+    free(e->wl_view);
+    e->wl_order = ord;
+    e->wl_view = view;
+    e->nord = nw;
+    return CU_OK;
+}
+
 static cu_err build(cu_engine *e)
 {
     cu_arena *a = &e->varena;
     cu_arena_free(a);
     size_t nw = e->wls.n;
     e->vwl = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(cu_wl_info));
-    e->wl_order = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(int));
-    e->wl_view = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(int));
+    if (sort_order(e) != CU_OK)
+        return CU_ENOMEM;
     int *pos = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(int));
     const char **blocked = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(char *));
     char *inadm = cu_arena_alloc(a, nw ? nw : 1);
-    if (!e->vwl || !e->wl_order || !e->wl_view || !pos || !blocked || !inadm)
+    if (!e->vwl || !pos || !blocked || !inadm)
         return CU_ENOMEM;
-    const ewl **sorted = cu_arena_alloc(a, (nw ? nw : 1) * sizeof(*sorted));
-    if (!sorted)
-        return CU_ENOMEM;
-    for (size_t i = 0; i < nw; i++) {
-        sorted[i] = e->wls.items[i];
+    for (size_t i = 0; i < nw; i++)
         pos[i] = -1;
-    }
-    qsort(sorted, nw, sizeof(*sorted), cmp_wl_key);
-    for (size_t i = 0; i < nw; i++) {
-        e->wl_order[i] = sorted[i]->idx;
-        e->wl_view[sorted[i]->idx] = (int)i;
-    }
     /* positions, and StrictFIFO blocking */
     for (size_t c = 0; c < e->cqs.n; c++) {
         ecq *q = &e->cqs.items[c];
@@ -117,60 +207,13 @@ static cu_err build(cu_engine *e)
     for (size_t k = 0; k < nw; k++) {
         const ewl *w = e->wls.items[e->wl_order[k]];
         cu_wl_info *v = &e->vwl[k];
-        memset(v, 0, sizeof(*v));
-        v->obj = w->obj;
-        v->ns = w->obj->meta.ns ? w->obj->meta.ns : "default";
-        v->name = w->obj->meta.name;
-        v->local_queue = w->obj->queue_name;
-        v->cluster_queue = w->cq >= 0 ? e->cqs.items[w->cq].name : w->cq_name;
-        v->priority = w->qi.prio;
-        v->admitted = w->state == WL_ADMITTED;
-        v->finished = w->state == WL_FINISHED;
-        v->evictions = w->evictions;
+        if (fill_wl(e, a, w, v) != CU_OK)
+            return CU_ENOMEM;
         v->position = pos[w->idx];
         v->inadmissible = inadm[w->idx];
-        v->evicting = w->evicting;
-        v->evicted_reason = w->evict_reason;
-        v->evicted_message = w->evict_message;
-        v->preempted_reason = w->preempt_reason;
-        v->evicted_at_ms = w->evicted_at;
-        if (v->admitted) {
-            v->admitted_at_ms = w->admitted_at;
-            v->npsa = w->nps;
-            cu_psa_info *ps = cu_arena_alloc(a, (w->nps ? w->nps : 1) * sizeof(*ps));
-            if (!ps)
-                return CU_ENOMEM;
-            for (size_t p = 0; p < w->nps; p++) {
-                const eassign *s = &w->adm[p];
-                ps[p].name = w->ps[p].name;
-                ps[p].count = s->count;
-                ps[p].n = s->n;
-                ps[p].resources = cu_arena_alloc(a, (s->n ? s->n : 1) * sizeof(char *));
-                ps[p].flavors = cu_arena_alloc(a, (s->n ? s->n : 1) * sizeof(char *));
-                ps[p].usage = cu_arena_alloc(a, (s->n ? s->n : 1) * sizeof(int64_t));
-                if (!ps[p].resources || !ps[p].flavors || !ps[p].usage)
-                    return CU_ENOMEM;
-                /* sorted by resource name */
-                for (size_t i = 0; i < s->n; i++) {
-                    const char *rn = e->res_names.items[s->res[i]];
-                    size_t j = i;
-                    while (j > 0 && strcmp(ps[p].resources[j - 1], rn) > 0) {
-                        ps[p].resources[j] = ps[p].resources[j - 1];
-                        ps[p].flavors[j] = ps[p].flavors[j - 1];
-                        ps[p].usage[j] = ps[p].usage[j - 1];
-                        j--;
-                    }
-                    ps[p].resources[j] = rn;
-                    ps[p].flavors[j] = e->flavors.items[s->flv[i]].name;
-                    ps[p].usage[j] = s->amt[i];
-                }
-            }
-            v->psa = ps;
-        } else if (!v->finished) {
-            v->reason = reason_name(w->reason);
-            v->message = blocked[w->idx] ? blocked[w->idx] : (w->message ? w->message : "Pending");
-            if (blocked[w->idx])
-                v->reason = "Pending";
+        if (!v->admitted && !v->finished && blocked[w->idx]) {
+            v->message = blocked[w->idx];
+            v->reason = "Pending";
         }
     }
     /* ClusterQueues */
@@ -334,6 +377,16 @@ const cu_wl_info *cu_engine_workload_info(cu_engine *e, size_t i)
 const cu_wl_info *cu_engine_workload_info_idx(cu_engine *e, int idx)
 {
     return idx >= 0 && (size_t)idx < e->wls.n && ensure(e) ? &e->vwl[e->wl_view[idx]] : NULL;
+}
+
+const cu_wl_info *cu_engine_workload_info_one(cu_engine *e, int idx)
+{
+    if (idx < 0 || (size_t)idx >= e->wls.n)
+        return NULL;
+    if (!e->views_dirty)
+        return &e->vwl[e->wl_view[idx]];
+    cu_arena_free(&e->v1arena);
+    return fill_wl(e, &e->v1arena, e->wls.items[idx], &e->v1) == CU_OK ? &e->v1 : NULL;
 }
 
 const cu_cq_info *cu_engine_cq_info(cu_engine *e, size_t i)

@@ -200,6 +200,7 @@ struct ctrl {
     int pend_scan;
     size_t pend_cursor;
     int64_t pend_pass_at;
+    int64_t qstatus_at; /* when queue statuses were last computed */
     size_t capadm;
     int64_t next_wake;  /* earliest requeueAt of a workload in backoff */
     int64_t pr_wake;    /* next waitForPodsReady deadline, 0 none */

@@ -218,13 +218,16 @@ struct cu_engine {
     /* views */
     int views_dirty;
     cu_arena varena;
+    cu_arena v1arena; /* cu_engine_workload_info_one's */
+    cu_wl_info v1;
     cu_wl_info *vwl;
     size_t nvwl;
     cu_cq_info *vcq;
     cu_lq_info *vlq;
     cu_cohort_info *vco;
-    int *wl_order;
-    int *wl_view; /* engine index -> position in vwl */
+    int *wl_order; /* malloc'ed, kept across builds (see sort_order) */
+    int *wl_view;  /* engine index -> position in vwl */
+    size_t nord;   /* workloads in wl_order */
 };
 
 /* Admission Fair Sharing (cu_afs.c): 1 when c orders by LocalQueue
