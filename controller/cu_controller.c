@@ -808,6 +808,8 @@ out:
     for (int r = 0; r < NRES; r++) {
         OMAP_FOREACH(&c->objs[r], x)
         {
+            if (x->ew && x->ew != x->w)
+                ctrl_world_free(x->ew);
             ctrl_world_free(x->w);
             ctrl_rec_free(x);
         }
@@ -825,6 +827,12 @@ out:
         free(x);
     }
     free(c->dirty_jobs.b);
+    OMAP_FOREACH(&c->dirty_wls, x)
+    {
+        free(x->key);
+        free(x);
+    }
+    free(c->dirty_wls.b);
     free(c->by_idx);
     free(c->redo);
     free(c->redo_undo);

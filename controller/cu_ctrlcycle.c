@@ -244,17 +244,18 @@ static int write_pending(ctrl *c, const cu_wl_info *info, rec *w)
  * sent, so an admission never queues behind one (under Kueue's load
  * there are thousands of pending workloads and one admission per token).
  * A pass over the workloads stops when the budget runs out and the next
- * one resumes there; at most four passes a second. */
+ * one resumes there; at most one pass a second (a pass reads the views,
+ * which a change to the engine makes it rebuild). */
 static void pending_pump(ctrl *c)
 {
     int64_t now = cu_clock_mono_ns() / 1000000;
-    if (!c->pend_scan || !c->eng || now - c->pend_pass_at < 250)
+    if (!c->pend_scan || !c->eng || now - c->pend_pass_at < 1000)
         return;
     int spare = cu_kclient_spare(c->kc);
     if (spare <= 0)
         return;
-    if (spare > 4)
-        spare = 4; /* and at most 16 a second: they cost the API server too */
+    if (spare > 16)
+        spare = 16; /* and at most 16 a second: they cost the API server too */
     c->pend_pass_at = now;
     size_t nw = cu_engine_nworkloads(c->eng), i = c->pend_cursor < nw ? c->pend_cursor : 0, seen;
     for (seen = 0; seen < nw && spare > 0; seen++, i = i + 1 < nw ? i + 1 : 0) {
@@ -387,42 +388,57 @@ static void pods_ready(ctrl *c)
  * reason Deactivated (then its Job stops and the quota is released as
  * for any eviction). Kueue's messages: "The workload is deactivated", or
  * the requeuing-limit one when waitForPodsReady deactivated it. */
+static void deactivate_one(ctrl *c, rec *w, int64_t now)
+{
+    const cu_workload *wl = ctrl_wl_of(w);
+    if (wl && cu_workload_has_quota(wl) && !cu_workload_finished(wl) &&
+        ctrl_cond_is(wl, "Evicted", "True") &&
+        (!w->owner || !ctrl_omap_get(&c->objs[R_JOB], w->owner))) {
+        /* no Job to stop (a Workload created directly, or its Job is
+         * gone): the eviction completes at once */
+        ctrl_release_evicted(c, w);
+        return;
+    }
+    if (!wl || wl->active || !cu_workload_has_quota(wl) || cu_workload_finished(wl) ||
+        ctrl_cond_is(wl, "Evicted", "True"))
+        return;
+    const char *msg = w->deact_msg ? w->deact_msg : "The workload is deactivated";
+    json_object *st, *p = ctrl_status_patch(w->rv, &st);
+    json_object_object_add(
+        st, "conditions",
+        ctrl_cset(ctrl_conds_json(wl), "Evicted", "True", "Deactivated", msg, now));
+    if (w->deact_msg)
+        json_object_object_add(st, "requeueState", NULL);
+    char what[1300];
+    snprintf(what, sizeof(what), "evicting deactivated Workload %s", w->key);
+    if (ctrl_wl_status_write(c, w, OP_STATUS, p, what)) {
+        ctrl_log(c, 0, "evicting Workload %s: %s", w->key, msg);
+        ctrl_m_evicted(c, w, wl, wl->adm_cq, "Deactivated",
+                       w->deact_msg ? "RequeuingLimitExceeded" : "");
+        ctrl_emit_wl(c, wl, "Normal", "EvictedDueToDeactivated", msg);
+    }
+}
+
+/* Looks at the Workloads marked (ctrl_mark_wl: they changed, or a write
+ * of theirs ended), or at all of them after deact_dirty (a periodic
+ * resync, a retry): a scan of every Workload after each change was most
+ * of the controller's CPU under load. */
 static void deactivations(ctrl *c)
 {
-    if (!c->deact_dirty)
-        return;
-    c->deact_dirty = 0;
     int64_t now = cu_clock_system_now(NULL);
-    OMAP_FOREACH(&c->objs[R_WL], w)
+    int all = c->deact_dirty;
+    c->deact_dirty = 0;
+    OMAP_FOREACH(&c->dirty_wls, d)
     {
-        const cu_workload *wl = ctrl_wl_of(w);
-        if (wl && cu_workload_has_quota(wl) && !cu_workload_finished(wl) &&
-            ctrl_cond_is(wl, "Evicted", "True") &&
-            (!w->owner || !ctrl_omap_get(&c->objs[R_JOB], w->owner))) {
-            /* no Job to stop (a Workload created directly, or its Job is
-             * gone): the eviction completes at once */
-            ctrl_release_evicted(c, w);
-            continue;
-        }
-        if (!wl || wl->active || !cu_workload_has_quota(wl) || cu_workload_finished(wl) ||
-            ctrl_cond_is(wl, "Evicted", "True"))
-            continue;
-        const char *msg = w->deact_msg ? w->deact_msg : "The workload is deactivated";
-        json_object *st, *p = ctrl_status_patch(w->rv, &st);
-        json_object_object_add(
-            st, "conditions",
-            ctrl_cset(ctrl_conds_json(wl), "Evicted", "True", "Deactivated", msg, now));
-        if (w->deact_msg)
-            json_object_object_add(st, "requeueState", NULL);
-        char what[1300];
-        snprintf(what, sizeof(what), "evicting deactivated Workload %s", w->key);
-        if (ctrl_wl_status_write(c, w, OP_STATUS, p, what)) {
-            ctrl_log(c, 0, "evicting Workload %s: %s", w->key, msg);
-            ctrl_m_evicted(c, w, wl, wl->adm_cq, "Deactivated",
-                           w->deact_msg ? "RequeuingLimitExceeded" : "");
-            ctrl_emit_wl(c, wl, "Normal", "EvictedDueToDeactivated", msg);
-        }
+        ctrl_omap_del(&c->dirty_wls, d->key);
+        rec *w = all ? NULL : ctrl_omap_get(&c->objs[R_WL], d->key);
+        if (w)
+            deactivate_one(c, w, now);
+        free(d->key);
+        free(d);
     }
+    if (all)
+        OMAP_FOREACH(&c->objs[R_WL], w) deactivate_one(c, w, now);
 }
 
 /* Drops the members whose value is null, at every depth: an apply
@@ -511,8 +527,9 @@ static json_object *parse_conds(const rec *x)
 static void queue_status(ctrl *c)
 {
     int64_t now = cu_clock_system_now(NULL);
-    /* at most twice a second: the views it reads sort every workload */
-    if (c->need_status && (now - c->qstatus_at >= 500 || now < c->qstatus_at)) {
+    /* at most once a second (a status is written at most every 2 s): the
+     * views it reads are rebuilt after every change to the engine */
+    if (c->need_status && (now - c->qstatus_at >= 1000 || now < c->qstatus_at)) {
         c->need_status = 0;
         c->qstatus_at = now;
         char key[700];

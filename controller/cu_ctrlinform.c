@@ -155,6 +155,8 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         ctrl_omap_del(&c->objs[r], key);
         if (r == R_JOB) {
             ctrl_log(c, 1, "Job %s deleted", key);
+            if (x->job)
+                ctrl_mark_wl(c, x->job->wlkey); /* an eviction it held up ends */
         } else if (r == R_WL) {
             if (x->assumed) {
                 x->assumed = 0;
@@ -240,7 +242,7 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         ctrl_mark_job(c, x->owner);
         c->need_views = 1;
         c->pr_dirty = 1;
-        c->deact_dirty = 1;
+        ctrl_mark_wl(c, x->key);
         return;
     }
 

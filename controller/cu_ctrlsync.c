@@ -51,25 +51,41 @@ int ctrl_in_backoff(const ctrl *c, const rec *w)
            w->rq_at > cu_clock_system_now(NULL);
 }
 
-/* Removes w from the engine (its copy stays alive until the next rebuild). */
+/* Removes w from the engine. Its copy there stays (finished) until the
+ * next rebuild, but points into none of w's decodes (cu_engine_release):
+ * the decode it was from is freed now unless it is still w's current one.
+ * (Kept until the next rebuild, the old decodes of every changed Workload
+ * were most of the memory under load.) */
 void ctrl_eng_remove(ctrl *c, rec *w)
 {
     if (c->eng && w->idx >= 0) {
         cu_engine_finish(c->eng, w->idx);
+        cu_engine_release(c->eng, w->idx);
         c->by_idx[w->idx] = NULL;
         c->tombs++;
         c->need_views = 1;
         c->eng_dirty = 1;
     }
     w->idx = -1;
-    w->ew = NULL; /* still alive: pinned, or in the grave until the next rebuild */
+    if (w->r == R_WL) {
+        if (w->ew && w->ew != w->w)
+            ctrl_world_free(w->ew);
+        w->pinned = 0;
+    }
+    w->ew = NULL;
 }
 
-/* Replaces the current decode of x (which the engine may reference). */
+/* Replaces the current decode of x (which the engine may reference). A
+ * Workload's decode is the engine's only while its live copy is from it
+ * (x->ew, which then keeps it); any other is freed at once. Other kinds
+ * wait in the grave for the next rebuild. */
 void ctrl_set_decode(ctrl *c, rec *x, cu_world *w)
 {
     if (x->w) {
-        if (x->pinned && c->eng)
+        if (x->r == R_WL) {
+            if (x->w != x->ew)
+                ctrl_world_free(x->w);
+        } else if (x->pinned && c->eng)
             grave_push(c, x->w);
         else
             ctrl_world_free(x->w);
@@ -205,6 +221,8 @@ void ctrl_rebuild(ctrl *c)
     }
     OMAP_FOREACH(&c->objs[R_WL], x)
     {
+        if (x->ew && x->ew != x->w)
+            ctrl_world_free(x->ew); /* the old engine's, gone */
         x->ew = NULL;
         x->idx = -1;
         x->pinned = 0;
@@ -315,7 +333,7 @@ void ctrl_wl_sync(ctrl *c, rec *w)
             c->nassumed--;
         }
         if (eadm && n->adm_cq && o) {
-            const cu_wl_info *vi = cu_engine_workload_info_idx(c->eng, w->idx);
+            const cu_wl_info *vi = cu_engine_workload_info_one(c->eng, w->idx);
             if (vi && vi->cluster_queue && strcmp(vi->cluster_queue, n->adm_cq) == 0)
                 return; /* confirmation of what the engine holds */
         }

@@ -214,8 +214,10 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
      * a write's result before its answer) */
     rec *wl = ctrl_omap_get(&c->objs[R_WL], w->key);
     ctrl_mark_job(c, wl && wl->owner ? wl->owner : w->key);
-    if (wl)
-        c->deact_dirty = c->pr_dirty = 1;
+    if (wl) {
+        c->pr_dirty = 1;
+        ctrl_mark_wl(c, wl->key);
+    }
     free(w->op);
     free(w->key);
     free(w->what);
@@ -281,17 +283,23 @@ int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const
 
 int ctrl_inflight(ctrl *c, const char *op) { return ctrl_omap_get(&c->inflight, op) != NULL; }
 
-void ctrl_mark_job(ctrl *c, const char *jkey)
+static void mark(ctrl *c, omap *set, const char *key)
 {
-    if (!jkey || ctrl_omap_get(&c->dirty_jobs, jkey))
+    if (!key || ctrl_omap_get(set, key))
         return;
     rec *d = calloc(1, sizeof(*d));
-    if (!d || !(d->key = strdup(jkey)) || ctrl_omap_add(&c->dirty_jobs, d) != 0) {
+    if (!d || !(d->key = strdup(key)) || ctrl_omap_add(set, d) != 0) {
         if (d)
             free(d->key);
         free(d);
+        if (set == &c->dirty_wls)
+            c->deact_dirty = 1; /* no memory to note it: look at all */
     }
 }
+
+void ctrl_mark_job(ctrl *c, const char *jkey) { mark(c, &c->dirty_jobs, jkey); }
+
+void ctrl_mark_wl(ctrl *c, const char *wkey) { mark(c, &c->dirty_wls, wkey); }
 
 /* ---------------- events ---------------- */
 

@@ -2087,8 +2087,8 @@ static int is_cq_status_patch(const sreq *q, const void *ud)
 
 /* 17. The queue status is one JSON merge patch of the whole status (an
  * apply cost the API server far more under load), with no force flag
- * (kube-apiserver refuses it on other patch types); no request body
- * escapes '/' (a YAML 1.1 decoder refuses "\/"). */
+ * (kube-apiserver refuses it on other patch types); its body does not
+ * escape '/' (apiVersion has one; the body was YAML to the server once). */
 static void test_queue_status_merge_patch(void **state)
 {
     fx *f = *state;
@@ -2106,11 +2106,7 @@ static void test_queue_status_merge_patch(void **state)
           b && strstr(b, "\"flavorsUsage\"") && strstr(b, "\"conditions\"") &&
               strstr(b, "\"pendingWorkloads\""),
           "not the whole status: %s", b ? b : "(none)");
-    for (size_t k = 0; k < f->s->nreqs; k++) {
-        q = &f->s->reqs[k];
-        CHECK(f, !q->body || !strstr(q->body, "\\/"), "%s %s escapes '/': %s", q->method, q->path,
-              q->body);
-    }
+    CHECK(f, !strstr(b, "\\/"), "the status body escapes '/': %s", b);
     stop(f);
 }
 

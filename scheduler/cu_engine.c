@@ -48,6 +48,7 @@ void cu_engine_free_wl(ewl *w)
     if (!w)
         return;
     free(w->key);
+    free(w->rel_ns);
     free(w->message);
     free(w->bad);
     free(w->evict_message);

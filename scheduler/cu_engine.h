@@ -90,6 +90,11 @@ cu_err cu_engine_eviction_done(cu_engine *e, int idx);
 /* Marks workload idx finished: its quota is released and inadmissible
  * workloads of its cohort tree are requeued. */
 cu_err cu_engine_finish(cu_engine *e, int idx);
+/* After cu_engine_finish: the engine drops every pointer into workload
+ * idx's object, which the caller may then free (a driver that replaces
+ * workloads as they change need not keep every old version). The
+ * workload's view stays: finished, named from its key. */
+void cu_engine_release(cu_engine *e, int idx);
 
 typedef struct cu_cycle_stats {
     int rounds;       /* Kueue-equivalent cycles run inside this cycle */

@@ -67,6 +67,14 @@ static cu_err fill_wl(const cu_engine *e, cu_arena *a, const ewl *w, cu_wl_info 
 {
     memset(v, 0, sizeof(*v));
     v->obj = w->obj;
+    if (w->rel_ns) { /* released: finished, named from its key */
+        v->ns = w->rel_ns;
+        v->name = w->rel_ns + strlen(w->rel_ns) + 1;
+        v->finished = 1;
+        v->position = -1;
+        v->evictions = w->evictions;
+        return CU_OK;
+    }
     v->ns = w->obj->meta.ns ? w->obj->meta.ns : "default";
     v->name = w->obj->meta.name;
     v->local_queue = w->obj->queue_name;

@@ -503,6 +503,35 @@ cu_err cu_engine_finish(cu_engine *e, int idx)
     return CU_OK;
 }
 
+void cu_engine_release(cu_engine *e, int idx)
+{
+    if (idx < 0 || (size_t)idx >= e->wls.n)
+        return;
+    ewl *w = e->wls.items[idx];
+    if (w->state != WL_FINISHED || w->obj == &e->released)
+        return;
+    char *k = strdup(w->key), *sl = k ? strchr(k, '/') : NULL;
+    if (sl)
+        *sl = 0;
+    else if (k) { /* no namespace: "default" then the key */
+        free(k);
+        size_t l = strlen(w->key);
+        k = malloc(l + 9);
+        if (k) {
+            memcpy(k, "default", 8);
+            memcpy(k + 8, w->key, l + 1);
+        }
+    }
+    if (!k)
+        return; /* no memory: it keeps its object */
+    w->rel_ns = k;
+    w->obj = &e->released;
+    w->cq_name = NULL;
+    for (size_t p = 0; p < w->nps; p++)
+        w->ps[p].name = NULL;
+    e->views_dirty = 1;
+}
+
 size_t cu_engine_take_evicted(cu_engine *e, int *out, size_t max)
 {
     size_t n = 0;

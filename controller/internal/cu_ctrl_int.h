@@ -169,6 +169,7 @@ struct ctrl {
     omap objs[NRES];
     omap inflight;   /* operation keys in flight (records with only a key) */
     omap dirty_jobs; /* Job keys to reconcile */
+    omap dirty_wls;  /* Workload keys for deactivations() to look at */
     int verbose;
     cu_log log;
     cfgx cfg;
@@ -287,6 +288,7 @@ int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const
 int ctrl_inflight(ctrl *c, const char *op);
 /* Queues the Job jkey (borrowed, copied) for reconciling. */
 void ctrl_mark_job(ctrl *c, const char *jkey);
+void ctrl_mark_wl(ctrl *c, const char *wkey);
 /* Frees the Events still queued. */
 void ctrl_ev_queue_free(ctrl *c);
 /* Records an Event about an object of apiVersion av (job: by the Job

@@ -151,6 +151,7 @@ struct ewl {
     int preempt_count;      /* preemptions within the current window */
     int64_t preempt_window; /* start of that window (ms) */
     unsigned claimed_round; /* round in which it was chosen as victim */
+    char *rel_ns;           /* released (cu_engine_release): "ns\0name" from key */
 };
 
 struct cu_engine {
@@ -218,7 +219,8 @@ struct cu_engine {
     /* views */
     int views_dirty;
     cu_arena varena;
-    cu_arena v1arena; /* cu_engine_workload_info_one's */
+    cu_arena v1arena;     /* cu_engine_workload_info_one's */
+    cu_workload released; /* the object of released workloads: empty */
     cu_wl_info v1;
     cu_wl_info *vwl;
     size_t nvwl;
