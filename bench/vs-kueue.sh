@@ -171,6 +171,9 @@ WRAP
     wait "$RUNNER_PID"
     rc=$?
     wait
+    # a runner that died (killed, timed out) leaves envtest's etcd and
+    # kube-apiserver behind: both name this run's folder in their flags
+    pkill -f -- "$dir/" 2>/dev/null
     unset CUEUE_PERF_PROFILE
     echo "$ctl" >"$dir/controller"
     echo "$proc" >"$dir/agent" # its user agent in the audit log starts so
