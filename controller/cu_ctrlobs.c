@@ -183,6 +183,16 @@ static void fset(cu_metric_family *f, const char *const v[], double x) { cu_metr
 
 static double q(int64_t milli) { return (double)milli / 1000.0; }
 
+/* Kueue's cohort-subtree gauges carry its internal amounts, not units:
+ * millicores for cpu, the plain value for every other resource (bytes,
+ * GPUs), where its ClusterQueue and LocalQueue gauges carry units (cores).
+ * Found running Kueue beside Cueue (bench/vs-kueue.sh): a dashboard made
+ * for Kueue reads these. */
+static double kq(const char *resource, int64_t milli)
+{
+    return strcmp(resource, "cpu") == 0 ? (double)milli : q(milli);
+}
+
 /* Gauges are rebuilt from the engine's views at each scrape (so deleted
  * queues vanish); counters kept by the controller are copied in. */
 static void refresh_gauges(ctrl *c)
@@ -336,8 +346,8 @@ static void refresh_gauges(ctrl *c)
         for (size_t u = 0; u < hi->nusage; u++) {
             const cu_fr_usage *fu = &hi->usage[u];
             const char *a[] = { hi->name, fu->flavor, fu->resource, rr };
-            fset(k->cohort_subtree_quota, a, q(fu->nominal));
-            fset(k->cohort_subtree_resource_reservations, a, q(fu->total));
+            fset(k->cohort_subtree_quota, a, kq(fu->resource, fu->nominal));
+            fset(k->cohort_subtree_resource_reservations, a, kq(fu->resource, fu->total));
         }
         fset(k->cohort_subtree_admitted_active_workloads, ws, 0);
     }

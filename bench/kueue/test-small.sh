@@ -60,3 +60,26 @@ if command -v gnuplot >/dev/null; then
     done
 fi
 echo "ok: table and plots"
+# Kueue's gauges, read off both controllers: the cohort-subtree reservation
+# is in Kueue's internal amounts (millicores for cpu), and its peak is
+# within the cohort's quota (2 x 20 CPU) on both
+"$PY" - "$OUT" <<'PY' || exit 1
+import os, sys, tarfile
+out = sys.argv[1]
+peaks = {}
+for side in ("kueue", "cueue"):
+    peak = 0.0
+    with tarfile.open(os.path.join(out, side, "metricsDump.tgz")) as tf:
+        for m in tf.getmembers():
+            if not m.name.endswith(".prometheus"):
+                continue
+            v = sum(float(l.rsplit(" ", 1)[1]) for l in tf.extractfile(m).read().decode().splitlines()
+                    if l.startswith("kueue_cohort_subtree_resource_reservations{") and 'resource="cpu"' in l)
+            peak = max(peak, v)
+    peaks[side] = peak
+bad = [s for s, v in peaks.items() if not 1000 <= v <= 40000]
+if bad:
+    print("FAIL: peak cohort cpu reservation (millicores, 1000..40000 expected): %s" % peaks)
+    sys.exit(1)
+print("ok: cohort reservations in millicores on both: %s" % peaks)
+PY
