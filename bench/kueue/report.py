@@ -34,6 +34,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 from datetime import datetime
 
 import yaml
@@ -88,7 +89,7 @@ def load_side(name, d, requests):
     except OSError:
         agent_name = ctl
     # the audit log: creations (the runner's) and the controller's requests
-    created = {}
+    created, finished_at = {}, {}
     nreq = nwrite = nevw = 0
     by_kind = {}
     agents = {}
@@ -103,10 +104,15 @@ def load_side(name, d, requests):
             ref = ev.get("objectRef") or {}
             agent = ua.split("/")[0]
             agents[agent] = agents.get(agent, 0) + 1
-            if agent == "runner" and verb == "create" and ref.get("resource") == "workloads":
+            if agent == "runner" and ref.get("resource") == "workloads":
                 code = (ev.get("responseStatus") or {}).get("code", 0)
-                if 200 <= code < 300:
-                    created[(ref.get("namespace"), ref.get("name"))] = ts(ev["requestReceivedTimestamp"])
+                k = (ref.get("namespace"), ref.get("name"))
+                if 200 <= code < 300 and verb == "create":
+                    created[k] = ts(ev["requestReceivedTimestamp"])
+                elif 200 <= code < 300 and ref.get("subresource") == "status":
+                    # the runner's last status write of a workload is its
+                    # Finished=True (the others clear an eviction)
+                    finished_at[k] = ts(ev["stageTimestamp"])
             if agent == agent_name:
                 nreq += 1
                 if verb not in READS:
@@ -131,18 +137,29 @@ def load_side(name, d, requests):
         pc = per_class.setdefault(c, [])
         if key not in created:
             continue
-        base = created[key] - t0
         if tf == 0 and ta == 0:
             never.append(key)
             continue
         pc.append(ta)
-        adm.append(base + ta / 1000.0)
-        if tf:
-            fin.append(base + tf / 1000.0)
-            intervals.append((base + ta / 1000.0, base + tf / 1000.0, c))
+        # the runner times a workload from its first sight of it, which
+        # trails the creation by the watch's delay; its Finished write is
+        # on the API server's clock, so a finished workload is placed from
+        # there: admitted (tf - ta) before it
+        if tf and key in finished_at:
+            f_abs = finished_at[key] - t0
+            a_abs = f_abs - (tf - ta) / 1000.0
+        else:
+            a_abs = created[key] - t0 + ta / 1000.0
+            f_abs = created[key] - t0 + tf / 1000.0 if tf else None
+        adm.append(a_abs)
+        if f_abs is not None:
+            fin.append(f_abs)
+            intervals.append((a_abs, f_abs, c))
     nadm = len(adm) + sum(int(v.get("totalEvictions", 0)) for v in summ["workloadClasses"].values())
     last_adm = max(adm) if adm else 0
     out = {
+        "dir": d,
+        "t0": t0,
         "controller": ctl,
         "wall_s": round(st["wallMs"] / 1000.0, 1),
         "last_admission_s": round(last_adm, 1),
@@ -210,19 +227,60 @@ def series(intervals, req, step):
     return [(k * step, run[k], cpu[k]) for k in range(n)]
 
 
+def metric_series(d, nominal, t0):
+    """The controller's own gauges, scraped by the runner every second
+    (metricsDump.tgz: one <epoch-ms>.prometheus file per scrape): workloads
+    admitted and active (kueue_admitted_active_workloads, summed over the
+    ClusterQueues) and CPU reserved (kueue_cohort_subtree_resource_reservations,
+    summed over the cohorts; Kueue reports it in millicores for cpu, and so
+    does Cueue now; a sum within the whole quota is read as cores, as Cueue
+    reported it before). None without a dump."""
+    path = os.path.join(d, "metricsDump.tgz")
+    if not os.path.exists(path):
+        return None
+    rows = []
+    with tarfile.open(path) as tf:
+        for m in tf.getmembers():
+            base = os.path.basename(m.name)
+            if not base.endswith(".prometheus"):
+                continue
+            try:
+                t = int(base.split(".")[0]) / 1000.0 - t0
+            except ValueError:
+                continue
+            run, cpu = 0.0, 0.0
+            for line in tf.extractfile(m).read().decode("utf-8", "replace").splitlines():
+                if line.startswith("kueue_admitted_active_workloads{"):
+                    run += float(line.rsplit(" ", 1)[1])
+                elif line.startswith("kueue_cohort_subtree_resource_reservations{") and \
+                        'resource="cpu"' in line:
+                    cpu += float(line.rsplit(" ", 1)[1])
+            rows.append((t, run, cpu))
+    if not rows:
+        return None
+    rows.sort()
+    if nominal and max(c for _, _, c in rows) > 1.5 * nominal:
+        rows = [(t, r, c / 1000.0) for t, r, c in rows]
+    return rows
+
+
 def plots(outdir, sides, req, nominal, title):
     end = max([b for _, iv, _ in sides.values() for _, b, _ in iv] or [1])
     step = max(0.05, round(end / 2000.0, 2))
+    dumps = {s: metric_series(sides[s][0]["dir"], nominal, sides[s][0]["t0"]) for s in sides}
+    use_metrics = all(v is not None for v in dumps.values())
     for s, (_, iv, _) in sides.items():
         with open(os.path.join(outdir, "%s.series" % s), "w") as f:
-            f.write("# t_s running cpu usage_pct\n")
-            for t, r, c in series(iv, req, step):
+            f.write("# t_s running cpu usage_pct (%s)\n"
+                    % ("the controller's metrics" if use_metrics else "the runner's times"))
+            rows = dumps[s] if use_metrics else series(iv, req, step)
+            for t, r, c in rows:
                 f.write("%.2f %d %.1f %.2f\n" % (t, r, c, 100.0 * c / nominal if nominal else 0))
     names = list(sides)
     made = []
     for png, col, ylabel, what in (
-        ("running.png", 2, "workloads admitted and running", "Admitted and running workloads"),
-        ("usage.png", 4, "CPU in use, % of the nominal quota", "ClusterQueue usage"),
+        ("running.png", 2, "workloads admitted and active", "Admitted and running workloads"),
+        ("usage.png", 4, "CPU reserved, % of the nominal quota", "ClusterQueue usage"),
     ):
         lines = ", ".join(
             "'%s' using 1:%d with steps lw 2 title '%s'" % (os.path.join(outdir, s + ".series"), col,
@@ -230,7 +288,7 @@ def plots(outdir, sides, req, nominal, title):
             for s in names)
         script = ("set terminal png size 1000,500\nset output '%s'\nset title \"%s, %s\"\n"
                   "set xlabel 'seconds from the first workload creation'\nset ylabel '%s'\n"
-                  "set key top right\nset grid\nplot %s\n"
+                  "set key below\nset grid\nset xrange [0:*]\nset yrange [0:*]\nplot %s\n"
                   % (os.path.join(outdir, png), what, title, ylabel, lines))
         try:
             subprocess.run(["gnuplot"], input=script.encode(), check=True)
@@ -313,7 +371,7 @@ def main():
                 "admitted_by_cueue_only": sorted(k_never - c_never)}
     made = plots(a.out, sides, req, nominal, a.config_name) if a.plots else []
     doc = {"config": a.config_name, "qps": a.qps, "burst": a.burst}
-    doc.update(res)
+    doc.update({k: {f: v for f, v in r.items() if f not in ("dir", "t0")} for k, r in res.items()})
     doc["differences"] = diff
     doc["plots"] = made
     with open(os.path.join(a.out, "report.json"), "w") as f:
