@@ -715,6 +715,7 @@ int cu_controller_main(int argc, char **argv)
     }
     c->kc_ev = cu_kclient_new(c->loop, kcfg, &ko, &d); /* NULL: they share c->kc */
     c->kc_q = cu_kclient_new(c->loop, kcfg, &ko, &d);
+    c->kc_lq = cu_kclient_new(c->loop, kcfg, &ko, &d);
     ctrl_log(c, 0, "connecting to %s", kcfg->server);
     int fatal = 0;
     c->health = start_server(c, health, "127.0.0.1:8081", "health probes", "/healthz, /readyz",
@@ -767,6 +768,9 @@ int cu_controller_main(int argc, char **argv)
         if (c->kc_q)
             cu_kclient_stats_get(c->kc_q, &ke);
         ks.requests += c->kc_q ? ke.requests : 0;
+        if (c->kc_lq)
+            cu_kclient_stats_get(c->kc_lq, &ke);
+        ks.requests += c->kc_lq ? ke.requests : 0;
         ctrl_log(c, 0,
                  "stopped: admissions=%lu evictions=%lu preemptions=%lu requests=%llu "
                  "writes=%lu write_errors=%lu conflicts=%lu events=%lu cycles=%lu rebuilds=%lu "
@@ -794,6 +798,8 @@ out:
         cu_kclient_free(c->kc_ev);
     if (c->kc_q)
         cu_kclient_free(c->kc_q);
+    if (c->kc_lq)
+        cu_kclient_free(c->kc_lq);
     if (c->kc)
         cu_kclient_free(c->kc); /* pending writes complete with "client closed" */
     if (c->mauth) {

@@ -256,7 +256,9 @@ int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const
     if (w && f && w->op && w->key && w->what && (f->key = strdup(op)) != NULL) {
         if (c->verbose >= 3)
             ctrl_log(c, 3, "%s %s %s", method, path, s ? s : "");
-        cu_kclient *kc = kind == OP_QSTATUS && c->kc_q ? c->kc_q : c->kc;
+        cu_kclient *kc = c->kc;
+        if (kind == OP_QSTATUS)
+            kc = strncmp(key, "lq/", 3) == 0 && c->kc_lq ? c->kc_lq : c->kc_q ? c->kc_q : c->kc;
         rq = cu_kclient_request(kc, method, path, s, s ? strlen(s) : 0, ctype, write_done, w);
     }
     json_object_put(body);

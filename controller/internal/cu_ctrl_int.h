@@ -160,9 +160,10 @@ struct ctrl {
      * rate limiter of its own (Kueue's case): Events (kc_ev; client-go's
      * event broadcaster has its own client too) and the queue statuses
      * (kc_q: ClusterQueue, LocalQueue, Cohort) have budgets apart from the
-     * Workloads and Jobs (kc), so neither delays an admission. NULL: they
-     * share kc. */
-    cu_kclient *kc_ev, *kc_q;
+     * Workloads and Jobs (kc), so neither delays an admission; LocalQueue
+     * statuses have one apart from ClusterQueue and Cohort ones (kc_lq),
+     * as Kueue's two REST clients do. NULL: they share kc. */
+    cu_kclient *kc_ev, *kc_q, *kc_lq;
     cu_informer *inf[NRES];
     rctx rc[NRES];
     int ninf, nsynced;
