@@ -16,7 +16,7 @@
 #    `fin` (cq-b) finishes; `high` (priority high, 2 cpu) preempts `low`,
 #    runs and finishes, and `low` is admitted again. Checked: the Workloads'
 #    conditions, Jobs unsuspended, suspended and Complete, Events on Jobs
-#    and Workloads, queue status written by server-side apply (ClusterQueue,
+#    and Workloads, queue status written by merge patches (ClusterQueue,
 #    LocalQueue, Cohort), the Lease held and released; a Prometheus-like
 #    client bound to the shipped cueue-metrics-reader reads /metrics (200),
 #    one without it gets 403, none gets 401; a pending Job relabelled to
@@ -345,14 +345,14 @@ for want in "Job low Started" "Job low Stopped" "Job fin FinishedWorkload" "Job 
     wait_for 30 "Event: $want" ev_has "$want"
 done
 
-# queue status, written by server-side apply (field manager cueue-queue-status)
-ssa_status() {
+# queue status, written by merge patches of /status (field manager cueue-queue-status)
+status_written() {
     k get "$@" --show-managed-fields -o json | jq -e 'any(.metadata.managedFields[]?;
-        .manager == "cueue-queue-status" and .operation == "Apply" and .subresource == "status")' >/dev/null
+        .manager == "cueue-queue-status" and .operation == "Update" and .subresource == "status")' >/dev/null
 }
-wait_for 30 "ClusterQueue cq-a status applied" ssa_status clusterqueue cq-a
-wait_for 30 "LocalQueue lq-a status applied" ssa_status localqueue -n "$NS" lq-a
-wait_for 30 "Cohort root status applied" ssa_status cohort root
+wait_for 30 "ClusterQueue cq-a status written" status_written clusterqueue cq-a
+wait_for 30 "LocalQueue lq-a status written" status_written localqueue -n "$NS" lq-a
+wait_for 30 "Cohort root status written" status_written cohort root
 cq_admitted() { [ "$(k get clusterqueue cq-a -o jsonpath='{.status.admittedWorkloads}')" = 1 ]; }
 wait_for 30 "cq-a status: admittedWorkloads 1" cq_admitted
 
