@@ -840,9 +840,8 @@ out:
     }
     free(c->dirty_wls.b);
     free(c->by_idx);
-    free(c->redo);
-    free(c->redo_undo);
-    free(c->adm_idx);
+    free(c->redo.items);
+    free(c->adm.items);
     cu_world_free(&c->vw);
     ctrl_ev_queue_free(c);
     cu_metrics_free(c->m);

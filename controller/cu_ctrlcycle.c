@@ -20,32 +20,25 @@ static int log_admission(ctrl *c, const cu_wl_info *info, const rec *w)
     return 0;
 }
 
-/* Puts w back in the engine after the cycle's admissions are read: as
- * pending again (undo 0: a write of it is in flight), or with its assumed
- * admission undone (undo 1). */
+/* Puts w back in the engine: as pending again (undo 0: a write of it is
+ * in flight), or with its assumed admission undone (undo 1). */
+static void redo_apply(ctrl *c, rec *w, int undo)
+{
+    if (undo)
+        ctrl_undo_admission(c, w);
+    else {
+        ctrl_eng_remove(c, w);
+        ctrl_eng_add(c, w);
+    }
+}
+
+/* redo_apply, once the cycle's admissions are all read; at once when out
+ * of memory (slowly but correctly). */
 static void redo_push(ctrl *c, rec *w, int undo)
 {
-    if (c->nredo == c->capredo) {
-        size_t cap = c->capredo ? 2 * c->capredo : 64;
-        rec **r = realloc(c->redo, cap * sizeof(*r));
-        if (r)
-            c->redo = r;
-        unsigned char *u = r ? realloc(c->redo_undo, cap) : NULL;
-        if (u)
-            c->redo_undo = u;
-        if (!r || !u) { /* no memory: do it now, slowly but correctly */
-            if (undo)
-                ctrl_undo_admission(c, w);
-            else {
-                ctrl_eng_remove(c, w);
-                ctrl_eng_add(c, w);
-            }
-            return;
-        }
-        c->capredo = cap;
-    }
-    c->redo[c->nredo] = w;
-    c->redo_undo[c->nredo++] = (unsigned char)undo;
+    struct ctrl_redo r = { w, undo };
+    if (CU_VEC_PUSH(c->redo, r, 64))
+        redo_apply(c, w, undo);
 }
 
 static void admit(ctrl *c, int idx)
@@ -723,36 +716,16 @@ static void cycle(ctrl *c)
         for (size_t i = 0; i < n; i++)
             evict(c, idx[i]);
     /* every admission first, then the engine changes they call for */
-    size_t nadm = 0;
-    while ((n = cu_engine_take_admitted(c->eng, idx, 64)) > 0) {
-        if (nadm + n > c->capadm) {
-            size_t cap = c->capadm ? 2 * c->capadm : 256;
-            while (cap < nadm + n)
-                cap *= 2;
-            int *a = realloc(c->adm_idx, cap * sizeof(*a));
-            if (!a) { /* no memory: admit these now */
-                for (size_t i = 0; i < n; i++)
-                    admit(c, idx[i]);
-                continue;
-            }
-            c->adm_idx = a;
-            c->capadm = cap;
-        }
-        memcpy(c->adm_idx + nadm, idx, n * sizeof(int));
-        nadm += n;
-    }
-    for (size_t i = 0; i < nadm; i++)
-        admit(c, c->adm_idx[i]);
-    for (size_t i = 0; i < c->nredo; i++) {
-        rec *w = c->redo[i];
-        if (c->redo_undo[i])
-            ctrl_undo_admission(c, w);
-        else {
-            ctrl_eng_remove(c, w);
-            ctrl_eng_add(c, w);
-        }
-    }
-    c->nredo = 0;
+    c->adm.n = 0;
+    while ((n = cu_engine_take_admitted(c->eng, idx, 64)) > 0)
+        for (size_t i = 0; i < n; i++)
+            if (CU_VEC_PUSH(c->adm, idx[i], 256))
+                admit(c, idx[i]); /* no memory: admit it now */
+    for (size_t i = 0; i < c->adm.n; i++)
+        admit(c, c->adm.items[i]);
+    for (size_t i = 0; i < c->redo.n; i++)
+        redo_apply(c, c->redo.items[i].w, c->redo.items[i].undo);
+    c->redo.n = 0;
     write_evictions(c);
     if (progress || c->need_views) {
         c->need_views = 0;

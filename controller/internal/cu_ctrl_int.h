@@ -193,17 +193,18 @@ struct ctrl {
     /* admissions the cycle could not write, put back in the engine once
      * every admission of the cycle is read (mutating the engine between
      * two reads would rebuild its views each time) */
-    struct rec **redo;
-    unsigned char *redo_undo;
-    size_t nredo, capredo;
-    int *adm_idx; /* the cycle's admitted indices */
+    CU_VEC(struct ctrl_redo {
+        struct rec *w;
+        int undo; /* 1: undo its assumed admission; 0: queue it again */
+    })
+    redo;
+    CU_VEC(int) adm; /* the cycle's admitted indices */
     /* pending reasons to write (pending_pump): a pass is due, where the
      * last one stopped, when it ran (monotonic ms) */
     int pend_scan;
     size_t pend_cursor;
     int64_t pend_pass_at;
     int64_t qstatus_at; /* when queue statuses were last computed */
-    size_t capadm;
     int64_t next_wake;  /* earliest requeueAt of a workload in backoff */
     int64_t pr_wake;    /* next waitForPodsReady deadline, 0 none */
     int64_t pend_wake;  /* a held-back pending reason is due, 0 none */
