@@ -32,8 +32,6 @@ wait_for 60 "controller synced" grep -q "all informers synced" "$TMP/ctrl.log"
 # admitted before a poll saw it pending).
 RUNTIME=${RUNTIME:-12s}
 job_yaml first 3 "$RUNTIME" lq | k apply -f - >/dev/null || fail "create Job first" "kubectl failed"
-sleep 1
-job_yaml second 3 3s lq | k apply -f - >/dev/null || fail "create Job second" "kubectl failed"
 
 # Samples the admitted cpu of cq (sum of resourceUsage of Workloads holding
 # quota and not finished) into $TMP/samples until killed.
@@ -60,6 +58,12 @@ wl_json() { local n; n=$(wl_of "$1") && [ -n "$n" ] && k get workload "$n" -n de
 has_wl() { [ -n "$(wl_of "$1")" ]; }
 
 wait_for 60 "Workload created for Job first" has_wl first
+# The second Job only once the first has its Workload: queue order is the
+# order the Workloads were created in, and on a loaded real API server the
+# first write to a custom resource can take seconds (a CI run saw the
+# second Job's Workload created 0.8 s before the first's, a second after
+# its Job).
+job_yaml second 3 3s lq | k apply -f - >/dev/null || fail "create Job second" "kubectl failed"
 wait_for 60 "Workload created for Job second" has_wl second
 WL1=$(wl_of first)
 case "$WL1" in job-first-?????) pass "Workload named as Kueue names it ($WL1)";;
