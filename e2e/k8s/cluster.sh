@@ -8,10 +8,14 @@
 #                                       the cache; a no-op once built
 #   e2e/k8s/cluster.sh built            exit 0 when every binary is built
 #   e2e/k8s/cluster.sh bin              print the folder of the binaries
-#   e2e/k8s/cluster.sh up DIR [--nodes FILE]
+#   e2e/k8s/cluster.sh up DIR [--nodes FILE] [--control-plane-only]
 #                                       start them; write DIR/kubeconfig
 #                                       (cluster admin), DIR/pids, DIR/env
-#                                       and logs DIR/*.log
+#                                       and logs DIR/*.log. With
+#                                       --control-plane-only: etcd and
+#                                       kube-apiserver alone (no nodes, no
+#                                       controllers; what a controller
+#                                       under test needs, as envtest)
 #   e2e/k8s/cluster.sh down DIR         stop them
 #   e2e/k8s/cluster.sh stop DIR NAME    stop one (etcd, kube-apiserver,
 #                                       kube-controller-manager,
@@ -416,13 +420,14 @@ load_env() {
 }
 
 up() {
-    local nodes=$HERE/nodes.yaml t0=$SECONDS ports n
-    [ $# -ge 1 ] || die "usage: cluster.sh up DIR [--nodes FILE]"
+    local nodes=$HERE/nodes.yaml t0=$SECONDS ports n cponly=0
+    [ $# -ge 1 ] || die "usage: cluster.sh up DIR [--nodes FILE] [--control-plane-only]"
     DIR=$1
     shift
     while [ $# -gt 0 ]; do
         case $1 in
         --nodes) [ $# -ge 2 ] || die "--nodes needs a file"; nodes=$2; shift 2 ;;
+        --control-plane-only) cponly=1; shift ;;
         *) die "unknown argument $1" ;;
         esac
     done
@@ -453,6 +458,10 @@ EOF
     wait_ready etcd 30
     start_one kube-apiserver
     wait_ready kube-apiserver 60
+    if [ "$cponly" = 1 ]; then
+        echo "control plane up in $((SECONDS - t0)) s: KUBECONFIG=$DIR/kubeconfig ($SERVER)"
+        return 0
+    fi
     # the nodes before KWOK starts, so that it finds them all at once
     kubectl --kubeconfig "$DIR/kubeconfig" apply -f "$nodes" >"$DIR/nodes.log" 2>&1 \
         || { cat "$DIR/nodes.log" >&2; die "could not create the nodes of $nodes"; }
