@@ -392,9 +392,12 @@ static void deactivate_one(ctrl *c, rec *w, int64_t now)
         ctrl_release_evicted(c, w);
         return;
     }
-    if (!wl || wl->active || !cu_workload_has_quota(wl) || cu_workload_finished(wl) ||
-        ctrl_cond_is(wl, "Evicted", "True"))
+    if (!wl || wl->active || cu_workload_finished(wl) || ctrl_cond_is(wl, "Evicted", "True"))
         return;
+    /* Kueue marks every deactivated Workload Evicted, also one that never
+     * held quota (then without a metric or an event: nothing was evicted
+     * from a ClusterQueue) */
+    int had_quota = cu_workload_has_quota(wl);
     const char *msg = w->deact_msg ? w->deact_msg : "The workload is deactivated";
     json_object *st, *p = ctrl_status_patch(w->rv, &st);
     json_object_object_add(
@@ -404,7 +407,7 @@ static void deactivate_one(ctrl *c, rec *w, int64_t now)
         json_object_object_add(st, "requeueState", NULL);
     char what[1300];
     snprintf(what, sizeof(what), "evicting deactivated Workload %s", w->key);
-    if (ctrl_wl_status_write(c, w, OP_STATUS, p, what)) {
+    if (ctrl_wl_status_write(c, w, OP_STATUS, p, what) && had_quota) {
         ctrl_log(c, 0, "evicting Workload %s: %s", w->key, msg);
         ctrl_m_evicted(c, w, wl, wl->adm_cq, "Deactivated",
                        w->deact_msg ? "RequeuingLimitExceeded" : "");
