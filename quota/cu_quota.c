@@ -165,27 +165,24 @@ void cu_quota_add_usage(cu_qnode *n, size_t fr, int64_t v)
     }
 }
 
-int cu_quota_borrow_level(const cu_qnode *n, size_t fr, int64_t v)
+const cu_qnode *cu_quota_borrow_node(const cu_qnode *n, size_t fr, int64_t v)
 {
-    int level = 0;
     for (;;) {
         if (cu_qty_sat_add(n->usage[fr], v) <= n->subtree[fr] || !n->parent)
-            return level;
+            return n;
         /* the part that does not fit in n's local (unlent) quota goes up */
         int64_t local_avail = max64(0, cu_qty_sat_sub(cu_quota_local(n, fr), n->usage[fr]));
         v = max64(0, v - local_avail);
         n = n->parent;
-        level++;
     }
 }
 
-int cu_quota_borrow_level_ex(const cu_qnode *n, size_t fr, int64_t v, int *may_reclaim)
+int cu_quota_borrow_level(const cu_qnode *n, size_t fr, int64_t v)
 {
-    int depth = 0;
-    for (const cu_qnode *p = n->parent; p; p = p->parent)
-        depth++;
-    int level = cu_quota_borrow_level(n, fr, v);
-    *may_reclaim = depth > 0 && level < depth;
+    const cu_qnode *stop = cu_quota_borrow_node(n, fr, v);
+    int level = 0;
+    for (; n != stop; n = n->parent)
+        level++;
     return level;
 }
 

@@ -63,11 +63,11 @@ void cu_quota_add_usage(cu_qnode *n, size_t fr, int64_t v);
 /* How many levels above n a request of v more of fr must reach to fit
  * without borrowing beyond that subtree: 0 = within n's own quota. */
 int cu_quota_borrow_level(const cu_qnode *n, size_t fr, int64_t v);
-/* Like cu_quota_borrow_level; *may_reclaim is set to 1 when n has a
- * parent and the request fits without borrowing in a subtree below the
- * root (Kueue's "hierarchical advantage": reclaiming inside that subtree
- * is possible). */
-int cu_quota_borrow_level_ex(const cu_qnode *n, size_t fr, int64_t v, int *may_reclaim);
+/* The node that cu_quota_borrow_level stops at: n itself when the request
+ * fits in n's own quota or n has no parent, else the lowest ancestor whose
+ * subtree fits it, or the root when none does (Kueue's
+ * FindHeightOfLowestSubtreeThatFits walk). */
+const cu_qnode *cu_quota_borrow_node(const cu_qnode *n, size_t fr, int64_t v);
 
 /* Checks the invariants of root's tree; on violation writes a message
  * naming the node and fr into d and returns CU_EINVAL. cq_usage(n, fr)

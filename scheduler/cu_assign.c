@@ -243,7 +243,7 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
                 break;
             }
             int may_reclaim = 0;
-            int lvl = cu_quota_borrow_level_ex(c->node, (size_t)fr, val, &may_reclaim);
+            int lvl = cu_engine_borrow_level(e, c, fr, val, &may_reclaim);
             int64_t avail = cu_quota_available(c->node, (size_t)fr);
             if (val <= avail) {
                 if (lvl > borrow)

@@ -254,6 +254,30 @@ cu_err cu_engine_build_cq(cu_engine *e, const cu_cluster_queue *obj, const char 
     return cu_strmap_put(&e->cq_map, cp->name, id);
 }
 
+/* Sets the height of the cohort n and of every cohort below it (see
+ * ecohort.height). Kueue's snapshot holds the active ClusterQueues only,
+ * so an inactive one (stopped, missing flavors, ...) does not count,
+ * although it stays linked here for its quota. Returns n's height. */
+static int cohort_height(cu_engine *e, const cu_qnode *n)
+{
+    int h = 0;
+    for (size_t i = 0; i < n->nkids; i++) {
+        const cu_qnode *k = n->kids[i];
+        int kh = k->is_cq ? e->cqs.items[k->id].active : cohort_height(e, k) + 1;
+        if (kh > h)
+            h = kh;
+    }
+    e->cohorts.items[n->id].height = h;
+    return h;
+}
+
+int cu_engine_borrow_level(const cu_engine *e, const ecq *c, int fr, int64_t val, int *may_reclaim)
+{
+    const cu_qnode *stop = cu_quota_borrow_node(c->node, (size_t)fr, val);
+    *may_reclaim = stop->parent != NULL;
+    return stop == c->node ? 0 : e->cohorts.items[stop->id].height;
+}
+
 cu_err cu_engine_build_tree(cu_engine *e)
 {
     const cu_world *w = e->world;
@@ -367,6 +391,9 @@ cu_err cu_engine_build_tree(cu_engine *e)
         if (!cq->node->parent)
             cu_quota_recompute(cq->node);
     }
+    for (size_t i = 0; i < nco; i++)
+        if (!e->cohorts.items[i].node->parent)
+            cohort_height(e, e->cohorts.items[i].node);
     /* tree ids: ClusterQueues sharing a root share a tree */
     for (size_t i = 0; i < e->cqs.n; i++) {
         ecq *cq = &e->cqs.items[i];

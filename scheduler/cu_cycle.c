@@ -26,6 +26,15 @@ enum { RQ_PARK = 0, RQ_HEAP = 1, RQ_DONE = 2 };
 
 /* ---------------- the cycle ---------------- */
 
+/* The order of a round's entries without fair sharing (Kueue's
+ * classicalIterator): lower borrowing level first, then higher priority,
+ * then older (queue-order timestamp). The level is the height of the
+ * lowest cohort subtree the assignment must borrow from (0: no borrowing;
+ * cu_engine_borrow_level), the highest over the assignment's pod sets and
+ * flavor-resources; a taller tree gives a higher level, so a workload that
+ * borrows through the root of a deep tree goes after one that borrows
+ * from its own parent cohort, whatever their priorities. Admission Fair
+ * Sharing orders each queue, not this list. */
 static int entry_cmp(const void *pa, const void *pb)
 {
     const entry *a = pa, *b = pb;
@@ -39,7 +48,12 @@ static int entry_cmp(const void *pa, const void *pb)
     int bb = b->a.mode != MODE_NOFIT ? b->a.borrow : 0;
     if (ab != bb)
         return ab < bb ? -1 : 1;
-    return cu_qitem_cmp(&a->wl->qi, &b->wl->qi);
+    const cu_qitem *qa = &a->wl->qi, *qb = &b->wl->qi;
+    if (qa->prio != qb->prio)
+        return qa->prio > qb->prio ? -1 : 1;
+    if (qa->ts != qb->ts)
+        return qa->ts < qb->ts ? -1 : 1;
+    return strcmp(qa->key, qb->key);
 }
 
 static cu_err admit(cu_engine *e, ecq *c, ewl *w, const asg *a)

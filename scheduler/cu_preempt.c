@@ -589,7 +589,7 @@ int cu_preempt_oracle(cu_engine *e, ecq *c, ewl *w, int fr, int64_t val, int *bo
     e->oracle.valid = err == CU_OK;
     e->oracle.t = t;
     if (err != CU_OK || !t.n) {
-        *borrow = cu_quota_borrow_level_ex(c->node, (size_t)fr, val, &may);
+        *borrow = cu_engine_borrow_level(e, c, fr, val, &may);
         return MODE_NOCAND;
     }
     int same = 0;
@@ -597,7 +597,7 @@ int cu_preempt_oracle(cu_engine *e, ecq *c, ewl *w, int fr, int64_t val, int *bo
         cu_engine_apply_usage(e, t.t[i].wl, -1);
         same |= t.t[i].wl->cq == (int)(c - e->cqs.items);
     }
-    *borrow = cu_quota_borrow_level_ex(c->node, (size_t)fr, val, &may);
+    *borrow = cu_engine_borrow_level(e, c, fr, val, &may);
     for (size_t i = 0; i < t.n; i++)
         cu_engine_apply_usage(e, t.t[i].wl, 1);
     return same ? MODE_PREEMPT : MODE_RECLAIM;

@@ -409,6 +409,55 @@ static void test_priority_and_message(void **state)
     cu_world_free(&w);
 }
 
+/* The order of a cycle's heads across a cohort tree is by borrowing level
+ * first (Kueue's classicalIterator), and the level is the height of the
+ * cohort the request must borrow from (Kueue's getNodeHeight over the
+ * scheduler's snapshot, which holds only active ClusterQueues). Tree:
+ * r -> {a {sub-a {cq-s}, cq-q}, b {sub-b {cq-sb}, cq-r}, cq-c}; cohorts a
+ * and b hold 4 CPU each, no queue has quota. w-z (cq-c, 6) is admitted
+ * first and borrows through r, leaving 2 at the root. Then w-q (cq-q,
+ * prio 0, 2) fits in a: level height(a); w-r (cq-r, prio 100, 2) fits in
+ * b: level height(b) = 2 (sub-b holds the active cq-sb). Only one fits.
+ * With cq-s active, height(a) = 2 too and priority takes w-r; with cq-s
+ * stopped, sub-a has no child in the snapshot (height 0), height(a) = 1
+ * and w-q goes first. */
+static void test_borrow_level_is_cohort_height(void **state)
+{
+    (void)state;
+    for (int stopped = 0; stopped < 2; stopped++) {
+        cu_world w;
+        cu_world_init(&w);
+        add_flavor(&w, "default");
+        const char *f[] = { "default" };
+        int64_t zero[] = { 0 };
+        add_cohort(&w, "r", NULL, NULL, 0);
+        add_cohort(&w, "a", "r", "default", 4000);
+        add_cohort(&w, "b", "r", "default", 4000);
+        add_cohort(&w, "sub-a", "a", NULL, 0);
+        add_cohort(&w, "sub-b", "b", NULL, 0);
+        cu_cluster_queue *qs = add_cq(&w, "cq-s", "sub-a", 1, f, zero, NULL, NULL, 0);
+        if (stopped)
+            qs->stop_policy = CU_STOP_HOLD;
+        add_cq(&w, "cq-q", "a", 1, f, zero, NULL, NULL, 0);
+        add_cq(&w, "cq-sb", "sub-b", 1, f, zero, NULL, NULL, 0);
+        add_cq(&w, "cq-r", "b", 1, f, zero, NULL, NULL, 0);
+        add_cq(&w, "cq-c", "r", 1, f, zero, NULL, NULL, 0);
+        add_wl(&w, "w-z", "cq-c", 6000, 1, 0, 0, now_ms - 300);
+        cu_engine *e = engine(&w, 0);
+        run_checked(e);
+        assert_true(find(e, "ns/w-z")->admitted);
+        cu_workload *wr = add_wl(&w, "w-r", "cq-r", 2000, 1, 0, 100, now_ms - 200);
+        cu_workload *wq = add_wl(&w, "w-q", "cq-q", 2000, 1, 0, 0, now_ms - 100);
+        assert_true(cu_engine_add_workload(e, wr) >= 0);
+        assert_true(cu_engine_add_workload(e, wq) >= 0);
+        run_checked(e);
+        assert_int_equal(find(e, "ns/w-q")->admitted, stopped);
+        assert_int_equal(find(e, "ns/w-r")->admitted, !stopped);
+        cu_engine_free(e);
+        cu_world_free(&w);
+    }
+}
+
 /* Admission Fair Sharing: within one ClusterQueue, LocalQueues take turns
  * by usage (each admission adds an entry penalty to its LocalQueue), so
  * the older workloads of team a do not take all the quota. */
@@ -770,6 +819,7 @@ int main(void)
         cmocka_unit_test(test_docs_borrowing),
         cmocka_unit_test(test_invalid_objects),
         cmocka_unit_test(test_priority_and_message),
+        cmocka_unit_test(test_borrow_level_is_cohort_height),
         cmocka_unit_test(test_afs_alternates_local_queues),
         cmocka_unit_test(test_weighted_share),
         cmocka_unit_test(test_manual_eviction),

@@ -88,6 +88,9 @@ typedef struct ecohort {
     const char *bad_in; /* name of the invalid cohort it is in or
                                        below (itself included), NULL */
     int tree;
+    int height; /* Kueue's getNodeHeight over the scheduler's snapshot: 0
+                   without active children, else 1 + the tallest child
+                   cohort's height (at least 1); cu_engine_build_tree */
 } ecohort;
 
 typedef struct elq {
@@ -275,6 +278,14 @@ cu_err cu_engine_note_groups(cu_engine *e, const cu_rgroups *gs);
 cu_err cu_engine_mark_frs(cu_engine *e, const cu_rgroups *gs);
 cu_err cu_engine_build_cq(cu_engine *e, const cu_cluster_queue *obj, const char *bad);
 cu_err cu_engine_build_tree(cu_engine *e);
+/* Kueue's borrowing level of a request of val more of fr in c (its
+ * FindHeightOfLowestSubtreeThatFits): 0 when it fits in c's own nominal
+ * quota or c has no cohort; else the height (ecohort.height) of the lowest
+ * cohort whose subtree fits it, or of the root when none does. The level
+ * orders a cycle's entries: lower first. *may_reclaim is set to 1 when c
+ * has a cohort and the request fits below the root (the "hierarchical
+ * advantage"). */
+int cu_engine_borrow_level(const cu_engine *e, const ecq *c, int fr, int64_t val, int *may_reclaim);
 /* Validation of one object by api/'s rules: 0 when valid, else 1 with the
  * problems written into out (n bytes); the _arena form returns them as a
  * string in e->arena, NULL when valid (or out of memory). */
