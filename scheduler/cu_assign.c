@@ -136,6 +136,15 @@ static int can_preempt_while_borrowing(const cu_engine *e, const ecq *c)
            (e->opts.fair_sharing && c->obj->preemption.reclaim != CU_PP_NEVER);
 }
 
+int cu_assign_may_preempt(const cu_engine *e, const ecq *c, int fr, int64_t val, int may_reclaim)
+{
+    /* withinClusterQueue plays no part: a workload whose request is over
+     * its ClusterQueue's nominal quota does not preempt in its own queue
+     * either, even if evicting a lower-priority workload would let it in
+     * by borrowing (Kueue's fitsResourceQuota). */
+    return val <= c->node->nominal[fr] || may_reclaim || can_preempt_while_borrowing(e, c);
+}
+
 /* Kueue's shouldTryNextFlavor. */
 static int try_next_flavor(const ecq *c, int mode, int borrows)
 {
@@ -259,8 +268,7 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
                 least = R_WAITING_FOR_QUOTA;
             int m = MODE_NOFIT;
             int level = lvl; /* a preempting flavor counts the level after preemption */
-            if (val <= c->node->nominal[fr] || may_reclaim ||
-                c->obj->preemption.within_cq != CU_PP_NEVER || can_preempt_while_borrowing(e, c))
+            if (cu_assign_may_preempt(e, c, fr, val, may_reclaim))
                 m = cu_preempt_oracle(e, c, w, fr, val, &level);
             if (level > borrow)
                 borrow = level;

@@ -396,8 +396,29 @@ static cu_err analyze_preemption(xwl *x)
     if (!frs)
         return CU_ENOMEM;
     int nfrs = nfrs_contested(x, frs);
+    x->over_nominal = NULL;
     if (!x->pre_configured || !nfrs || !x->all_chosen || x->victims.n)
         return CU_OK;
+    /* the flavor assigner's gate: nobody is searched for a request over
+     * the queue's nominal quota that may neither reclaim in a sub-cohort
+     * nor preempt while borrowing */
+    for (int i = 0; i < nfrs; i++) {
+        int may = 0;
+        (void)cu_quota_borrow_level_ex(c->node, (size_t)frs[i], x->acc[frs[i]], &may);
+        if (!cu_assign_may_preempt(e, c, frs[i], x->acc[frs[i]], may)) {
+            int res = e->fr_res[frs[i]];
+            x->over_nominal = cu_arena_printf(
+                x->ar,
+                "it requests %s %s in flavor %s, more than ClusterQueue %s's nominal quota (%s); "
+                "a workload over its nominal quota preempts only with borrowWithinCohort%s, or "
+                "when it fits in the quota of a cohort below the root as that cohort is used now",
+                cu_x_qs(x, res, x->acc[frs[i]]), cu_x_rname(x, res),
+                e->flavors.items[e->fr_flv[frs[i]]].name, c->name,
+                cu_x_qs(x, res, c->node->nominal[frs[i]]),
+                e->opts.fair_sharing ? " or reclaimWithinCohort" : "");
+            return CU_OK;
+        }
+    }
     for (size_t i = 0; i < c->nadm; i++) {
         const ewl *v = c->adm[i];
         if (v != x->w && !v->evicting && cu_wl_uses_any(v, frs, (size_t)nfrs) &&

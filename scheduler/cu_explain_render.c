@@ -172,6 +172,10 @@ static void t_preemption(xwl *x, cu_buf *b)
     }
     if (!x->pre_configured)
         return;
+    if (x->over_nominal) {
+        cu_buf_printf(b, "  not possible: %s\n", x->over_nominal);
+        return;
+    }
     if (!x->n_within && !x->n_reclaim) {
         cu_buf_puts(
             b,
@@ -512,6 +516,7 @@ static cu_node *render_doc(dctx *c, xwl *x)
         dset(c, pm, "reclaimWithinCohort", dstr(c, cu_x_policy_name(cq->preemption.reclaim)));
         dset(c, pm, "borrowWithinCohort", dstr(c, cu_x_policy_name(cq->preemption.borrow_policy)));
         dset(c, pm, "configured", cu_node_new_bool(c->a, x->pre_configured));
+        dset(c, pm, "notPossible", dstr(c, x->over_nominal));
         dset(c, pm, "candidates", dint(c, x->n_within + x->n_reclaim));
         dset(c, pm, "waitingFor", dlist(c, &x->victims));
         dset(c, pm, "targets", dlist(c, &x->targets));

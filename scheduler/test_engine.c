@@ -596,6 +596,67 @@ static void test_manual_eviction(void **state)
     cu_world_free(&w);
 }
 
+/* Kueue's gate on preemption (flavorassigner.go, fitsResourceQuota): a
+ * request over the ClusterQueue's nominal quota may preempt only when it
+ * fits in a cohort below the root as used now, or when the queue may
+ * preempt while borrowing (borrowWithinCohort; with fair sharing also
+ * reclaimWithinCohort). withinClusterQueue alone never opens it, with or
+ * without fair sharing (the gate is in the flavor assigner, before either
+ * preemption algorithm; scenarios 160-164 have the classic cases in
+ * full). Cohort co: a 4 cpu (withinClusterQueue
+ * LowerPriority), b 4 cpu idle; a runs low (4 cpu, priority 0); high
+ * (6 cpu, priority 100) fits only by evicting low and borrowing 2. */
+static void test_preempt_gate_over_nominal(void **state)
+{
+    (void)state;
+    struct {
+        int fs;
+        cu_ppolicy reclaim, borrow;
+        int preempts;
+    } cases[] = {
+        { 0, CU_PP_NEVER, CU_PP_NEVER, 0 },                   /* the case */
+        { 0, CU_PP_LOWER_PRIORITY, CU_PP_NEVER, 0 },          /* reclaim alone: no */
+        { 0, CU_PP_LOWER_PRIORITY, CU_PP_LOWER_PRIORITY, 1 }, /* borrowWithinCohort */
+        { 1, CU_PP_NEVER, CU_PP_NEVER, 0 },                   /* fair sharing */
+        { 1, CU_PP_LOWER_PRIORITY, CU_PP_NEVER, 1 },          /* fs + reclaim */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        cu_world w;
+        cu_world_init(&w);
+        add_flavor(&w, "default");
+        const char *f[] = { "default" };
+        int64_t n[] = { 4000 };
+        cu_cluster_queue *a = add_cq(&w, "a", "co", 1, f, n, NULL, NULL, 0);
+        add_cq(&w, "b", "co", 1, f, n, NULL, NULL, 0);
+        a->preemption.within_cq = CU_PP_LOWER_PRIORITY;
+        a->preemption.reclaim = cases[k].reclaim;
+        a->preemption.borrow_policy = cases[k].borrow;
+        add_wl(&w, "low", "a", 4000, 1, 0, 0, now_ms - 100);
+        cu_engine *e = engine_fs(&w, 0, cases[k].fs);
+        run_checked(e);
+        assert_true(find(e, "ns/low")->admitted);
+        cu_workload *hi = add_wl(&w, "high", "a", 6000, 1, 0, 100, now_ms - 50);
+        assert_true(cu_engine_add_workload(e, hi) >= 0);
+        run_checked(e);
+        const cu_wl_info *lo = find(e, "ns/low"), *h = find(e, "ns/high");
+        if (cases[k].preempts) {
+            assert_true(h->admitted);
+            assert_false(lo->admitted);
+            assert_int_equal(lo->evictions, 1);
+            assert_string_equal(lo->preempted_reason, "InClusterQueue");
+        } else {
+            assert_false(h->admitted);
+            assert_true(lo->admitted);
+            assert_int_equal(lo->evictions, 0);
+            assert_string_equal(h->message,
+                                "couldn't assign flavors to pod set main: insufficient unused "
+                                "quota for cpu in flavor default, 2 more needed");
+        }
+        cu_engine_free(e);
+        cu_world_free(&w);
+    }
+}
+
 /* ---------- randomized: invariants and one-head equivalence ---------- */
 
 static uint64_t rng;
@@ -823,6 +884,7 @@ int main(void)
         cmocka_unit_test(test_afs_alternates_local_queues),
         cmocka_unit_test(test_weighted_share),
         cmocka_unit_test(test_manual_eviction),
+        cmocka_unit_test(test_preempt_gate_over_nominal),
         cmocka_unit_test(test_random_equivalence),
         cmocka_unit_test(test_random_preemption_terminates),
         cmocka_unit_test(test_random_fair_sharing_terminates),

@@ -25,6 +25,16 @@ void cu_strlist_add(cu_arena *a, cu_strlist *l, const char *s);
  * themselves are api/'s cu_match). Both borrow their arguments. */
 const cu_taint *cu_flavor_untolerated(const cu_resource_flavor *f, const cu_podset *ps);
 int cu_group_has_key(const egroup *g, const char *key);
+/* Kueue's gate on preemption in its flavor assigner (fitsResourceQuota):
+ * a flavor-resource fr that does not fit what is unused may be had by
+ * preempting only when val, the workload's own request for fr (its pod
+ * sets' in this assignment), is at most c's nominal quota for fr; or when
+ * may_reclaim (cu_quota_borrow_level_ex: c is in a cohort and the request
+ * fits c's quota or a sub-cohort's below the root, with today's usage);
+ * or when c may preempt while borrowing (borrowWithinCohort's policy is
+ * not Never, or fair sharing is on and reclaimWithinCohort is not Never).
+ * Otherwise the flavor is NoFit for fr and nobody is preempted for it. */
+int cu_assign_may_preempt(const cu_engine *e, const ecq *c, int fr, int64_t val, int may_reclaim);
 /* Assigns flavors to w in c and, when that needs preemption, finds the
  * targets (t); with minCount, the largest count that fits or can preempt.
  * out and t are in e->cycle. */

@@ -84,6 +84,9 @@ typedef struct xwl {
     int pre_configured;
     int pre_quota; /* quota (not matching) is what blocks it */
     int n_within, n_reclaim;
+    /* why preemption is not tried: a contested request over the queue's
+     * nominal quota (cu_assign_may_preempt); NULL otherwise */
+    const char *over_nominal;
     cu_strlist victims; /* preempted for it, still holding quota */
     int searched;
     cu_strlist targets;
