@@ -404,7 +404,7 @@ static cu_err analyze_preemption(xwl *x)
      * nor preempt while borrowing */
     for (int i = 0; i < nfrs; i++) {
         int may = 0;
-        (void)cu_quota_borrow_level_ex(c->node, (size_t)frs[i], x->acc[frs[i]], &may);
+        (void)cu_engine_borrow_level(e, c, frs[i], x->acc[frs[i]], &may);
         if (!cu_assign_may_preempt(e, c, frs[i], x->acc[frs[i]], may)) {
             int res = e->fr_res[frs[i]];
             x->over_nominal = cu_arena_printf(
