@@ -381,6 +381,7 @@ class Gen:
         # pre-admitted first, then the rest, in generation order; stamps follow
         wls = [w for w in wls if "status" in w] + [w for w in wls if "status" not in w]
         for k, wl in enumerate(wls):
+            wl["metadata"]["name"] = "w-%d" % k
             wl["metadata"]["creationTimestamp"] = stamp(k)
             if "status" in wl:
                 for c in wl["status"]["conditions"]:
