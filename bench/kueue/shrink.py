@@ -491,6 +491,11 @@ def red_fields(state):
             d, c = _copy(state)
             d[i]["spec"].pop("priorityClassRef")
             yield "give %s a plain priority instead of its class" % name(x), d, c
+    for i, x in enumerate(docs):
+        if kind(x) == "Configuration":
+            d, c = _copy(state)
+            del d[i]
+            yield "drop the Configuration in input.yaml", d, c
     if config is not None:
         fs = config.get("fairSharing")
         if isinstance(fs, dict) and "preemptionStrategies" in fs:
