@@ -39,6 +39,7 @@ import random
 import sys
 from fractions import Fraction
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import casekit  # noqa: E402
 

@@ -56,6 +56,7 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import casekit  # noqa: E402
 from casekit import kind, name, ns, of_kind, spec, podsets  # noqa: E402
