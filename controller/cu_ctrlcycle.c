@@ -381,6 +381,45 @@ static void pods_ready(ctrl *c)
  * reason Deactivated (then its Job stops and the quota is released as
  * for any eviction). Kueue's messages: "The workload is deactivated", or
  * the requeuing-limit one when waitForPodsReady deactivated it. */
+/* The stop policy of the queues of an admitted Workload, as Kueue's
+ * Workload reconciler applies it: HoldAndDrain on its LocalQueue (looked
+ * at first) or on its ClusterQueue evicts it (reason LocalQueueStopped or
+ * ClusterQueueStopped); a Workload that reserved quota but is not yet
+ * Admitted keeps it (Hold and HoldAndDrain alike only stop new
+ * reservations; the engine holds it back). */
+static void stopped_queue(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
+{
+    if (!cu_workload_has_quota(wl) || !ctrl_cond_is(wl, "Admitted", "True"))
+        return;
+    const char *reason = NULL, *msg = NULL;
+    char lk[700];
+    snprintf(lk, sizeof(lk), "%s/%s", wl->meta.ns ? wl->meta.ns : "default",
+             wl->queue_name ? wl->queue_name : "");
+    rec *lr = wl->queue_name ? ctrl_omap_get(&c->objs[R_LQ], lk) : NULL;
+    rec *cr = wl->adm_cq ? ctrl_omap_get(&c->objs[R_CQ], wl->adm_cq) : NULL;
+    if (lr && lr->w && lr->w->lqs.n && lr->w->lqs.items[0]->stop_policy == CU_STOP_HOLD_AND_DRAIN) {
+        reason = "LocalQueueStopped";
+        msg = "The LocalQueue is stopped";
+    } else if (cr && cr->w && cr->w->cqs.n &&
+               cr->w->cqs.items[0]->stop_policy == CU_STOP_HOLD_AND_DRAIN) {
+        reason = "ClusterQueueStopped";
+        msg = "The ClusterQueue is stopped";
+    }
+    if (!reason)
+        return;
+    json_object *st, *p = ctrl_status_patch(w->rv, &st);
+    json_object_object_add(st, "conditions",
+                           ctrl_cset(ctrl_conds_json(wl), "Evicted", "True", reason, msg, now));
+    char what[1300], er[200];
+    snprintf(what, sizeof(what), "evicting Workload %s of a stopped queue", w->key);
+    if (ctrl_wl_status_write(c, w, OP_STATUS, p, what)) {
+        ctrl_log(c, 0, "evicting Workload %s: %s", w->key, msg);
+        ctrl_m_evicted(c, w, wl, wl->adm_cq, reason, "");
+        ctrl_emit_wl(c, wl, "Normal", cu_ctrl_event_reason_evicted(er, sizeof(er), reason, NULL),
+                     msg);
+    }
+}
+
 static void deactivate_one(ctrl *c, rec *w, int64_t now)
 {
     const cu_workload *wl = ctrl_wl_of(w);
@@ -392,8 +431,12 @@ static void deactivate_one(ctrl *c, rec *w, int64_t now)
         ctrl_release_evicted(c, w);
         return;
     }
-    if (!wl || wl->active || cu_workload_finished(wl) || ctrl_cond_is(wl, "Evicted", "True"))
+    if (!wl || cu_workload_finished(wl) || ctrl_cond_is(wl, "Evicted", "True"))
         return;
+    if (wl->active) {
+        stopped_queue(c, w, wl, now);
+        return;
+    }
     /* Kueue marks every deactivated Workload Evicted, also one that never
      * held quota (then without a metric or an event: nothing was evicted
      * from a ClusterQueue) */

@@ -271,6 +271,8 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         x->shape = shape;
         if (x->w || w)
             c->need_rebuild = 1;
+        if (r == R_CQ || r == R_LQ)
+            c->deact_dirty = 1; /* a stop policy may evict admitted Workloads */
         if (w)
             ctrl_log_invalid(c, r, w);
     }

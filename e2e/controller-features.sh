@@ -22,8 +22,10 @@
 #     template's nodeSelector and tolerations restored; its Workload loses
 #     status.admission (QuotaReserved=False, Requeued=True); the high Job
 #     runs; when it finishes, the low one is admitted again (Evicted=False,
-#     "Previously: ..."). A watch of the Workloads, replayed, shows that the
-#     two never hold quota at the same time.
+#     "Previously: ..."). Then stopPolicy HoldAndDrain on its ClusterQueue
+#     evicts it (Evicted=True, ClusterQueueStopped; Job suspended, quota
+#     released) and None admits it again. A watch of the Workloads,
+#     replayed, shows that the two never hold quota at the same time.
 #  7. SIGTERM: exit 0, last log line with requests= and admissions=.
 #
 # Controller B (--config: waitForPodsReady {timeout 4s, backoff base 1 s,
@@ -403,6 +405,20 @@ wait_for 30 "low admitted again: Evicted=False, message 'Previously: ...'" readm
 wait_for 30 "Job low started again" job_is pre low '.spec.suspend == false'
 wl_is pre low 'is("Preempted"; "False")' && pass "Preempted=False after re-admission" \
     || fail "Preempted=False after re-admission" "$(wl_json pre low | jq -c "$JQDEFS cond(\"Preempted\")")"
+# ---- 1b. stopPolicy HoldAndDrain evicts an admitted Workload (Kueue's
+# reason ClusterQueueStopped); None lets it in again
+k patch clusterqueue cq-pre --type merge -p '{"spec":{"stopPolicy":"HoldAndDrain"}}' >/dev/null \
+    || fail "stopPolicy HoldAndDrain" "kubectl patch failed"
+drained() {
+    hist pre-wl "$WLLOW" 'any(.[]; is("Evicted"; "True") and (cond("Evicted") | .reason) == "ClusterQueueStopped"
+        and (cond("Evicted") | .message) == "The ClusterQueue is stopped")'
+}
+wait_for 30 "HoldAndDrain: low Workload Evicted=True (ClusterQueueStopped)" drained
+wait_for 30 "HoldAndDrain: Job low suspended, quota released" \
+    eval 'job_is pre low ".spec.suspend == true" && wl_is pre low ".status.admission == null"'
+k patch clusterqueue cq-pre --type merge -p '{"spec":{"stopPolicy":"None"}}' >/dev/null \
+    || fail "stopPolicy None" "kubectl patch failed"
+wait_for 30 "stopPolicy None: low admitted again" wl_is pre low holds
 # replay of the watch: how many Workloads held quota at once
 MAXH=$(jq -n "$JQDEFS [foreach inputs as \$o ({}; .[\$o.metadata.name] = (\$o | holds);
     [.[] | select(.)] | length)] | max" "$TMP/pre-wl.watch")

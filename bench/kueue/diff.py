@@ -697,9 +697,10 @@ def namespaces_of(docs):
 
 
 def stamp_groups(docs):
-    """The Workloads in creation groups: by input creationTimestamp (file
-    order within one), those without one last, each alone."""
-    wls = [d for d in docs if d.get("kind") == "Workload"]
+    """The Workloads and Jobs in creation groups: by input
+    creationTimestamp (file order within one), those without one last,
+    each alone."""
+    wls = [d for d in docs if d.get("kind") in ("Workload", "Job")]
     stamped = [(parse_ts(d["metadata"].get("creationTimestamp")), i, d) for i, d in enumerate(wls)]
     with_ts = sorted([s for s in stamped if s[0] is not None], key=lambda s: (s[0], s[1]))
     groups = []
@@ -723,12 +724,13 @@ def sleep_to_next_second():
 def check_stamps(side, groups):
     """1 when the server's creationTimestamps keep the groups: equal
     within one, strictly increasing from one to the next."""
-    doc = side.kube.must("GET", obj_path("Workload"))
-    ts = {i["metadata"]["namespace"] + "/" + i["metadata"]["name"]: i["metadata"]["creationTimestamp"]
-          for i in doc.get("items", [])}
+    ts = {}
+    for kind in ("Workload", "Job"):
+        for i in side.kube.must("GET", obj_path(kind)).get("items", []):
+            ts[(kind, i["metadata"]["namespace"], i["metadata"]["name"])] = i["metadata"]["creationTimestamp"]
     prev = None
     for g in groups:
-        got = {ts.get(d["metadata"]["namespace"] + "/" + d["metadata"]["name"]) for d in g}
+        got = {ts.get((d["kind"], d["metadata"]["namespace"], d["metadata"]["name"])) for d in g}
         if len(got) != 1:
             return False
         t = got.pop()
@@ -804,7 +806,7 @@ def run_scenario(scen, sides, args, workdir):
         in_parallel([lambda s=s: [s.set_namespace(n, l) for n, l in sorted(nslabels.items())]
                      for s in sides])
         for d in docs:
-            if d.get("kind") in KINDS and d["kind"] not in ("Namespace", "Workload"):
+            if d.get("kind") in KINDS and d["kind"] not in ("Namespace", "Workload", "Job"):
                 in_parallel([lambda s=s: s.create(d) for s in sides])
         create_groups(sides, first)
         if all(check_stamps(s, first) for s in sides):
