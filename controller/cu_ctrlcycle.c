@@ -381,16 +381,16 @@ static void pods_ready(ctrl *c)
  * reason Deactivated (then its Job stops and the quota is released as
  * for any eviction). Kueue's messages: "The workload is deactivated", or
  * the requeuing-limit one when waitForPodsReady deactivated it. */
-/* The stop policy of the queues of an admitted Workload, as Kueue's
- * Workload reconciler applies it: HoldAndDrain on its LocalQueue (looked
- * at first) or on its ClusterQueue evicts it (reason LocalQueueStopped or
- * ClusterQueueStopped); a Workload that reserved quota but is not yet
- * Admitted keeps it (Hold and HoldAndDrain alike only stop new
- * reservations; the engine holds it back). */
-static void stopped_queue(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
+/* The stop policy of the queues of a Workload that holds quota, as
+ * Kueue's Workload reconciler applies it: HoldAndDrain on its LocalQueue
+ * (looked at first) or on its ClusterQueue evicts it (reason
+ * LocalQueueStopped or ClusterQueueStopped). Kueue evicts only an Admitted
+ * one, but first makes every one that holds quota Admitted (no admission
+ * checks here: sync_admitted). 1 when it evicts. */
+static int stopped_queue(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
 {
-    if (!cu_workload_has_quota(wl) || !ctrl_cond_is(wl, "Admitted", "True"))
-        return;
+    if (!cu_workload_has_quota(wl))
+        return 0;
     const char *reason = NULL, *msg = NULL;
     char lk[700];
     snprintf(lk, sizeof(lk), "%s/%s", wl->meta.ns ? wl->meta.ns : "default",
@@ -406,7 +406,7 @@ static void stopped_queue(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
         msg = "The ClusterQueue is stopped";
     }
     if (!reason)
-        return;
+        return 0;
     json_object *st, *p = ctrl_status_patch(w->rv, &st);
     json_object_object_add(st, "conditions",
                            ctrl_cset(ctrl_conds_json(wl), "Evicted", "True", reason, msg, now));
@@ -418,6 +418,24 @@ static void stopped_queue(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
         ctrl_emit_wl(c, wl, "Normal", cu_ctrl_event_reason_evicted(er, sizeof(er), reason, NULL),
                      msg);
     }
+    return 1;
+}
+
+/* A Workload that holds quota is Admitted once its admission checks are
+ * Ready, and it has none (Cueue has no AdmissionChecks yet): Kueue's
+ * Workload reconciler writes Admitted=True on one that another writer
+ * (a restore, a test) left with QuotaReserved alone. */
+static void sync_admitted(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
+{
+    if (!cu_workload_has_quota(wl) || w->assumed || ctrl_cond_is(wl, "Admitted", "True"))
+        return;
+    json_object *st, *p = ctrl_status_patch(w->rv, &st);
+    json_object_object_add(st, "conditions",
+                           ctrl_cset(ctrl_conds_json(wl), "Admitted", "True", "Admitted",
+                                     "The workload is admitted", now));
+    char what[1300];
+    snprintf(what, sizeof(what), "writing Admitted of Workload %s", w->key);
+    ctrl_wl_status_write(c, w, OP_STATUS, p, what);
 }
 
 static void deactivate_one(ctrl *c, rec *w, int64_t now)
@@ -434,7 +452,8 @@ static void deactivate_one(ctrl *c, rec *w, int64_t now)
     if (!wl || cu_workload_finished(wl) || ctrl_cond_is(wl, "Evicted", "True"))
         return;
     if (wl->active) {
-        stopped_queue(c, w, wl, now);
+        if (!stopped_queue(c, w, wl, now))
+            sync_admitted(c, w, wl, now);
         return;
     }
     /* Kueue marks every deactivated Workload Evicted, also one that never

@@ -403,7 +403,8 @@ class Side:
         else:
             cfg = cueue_config(scen.config)
             cmd = [self.args.cueue_bin, "controller", "--kubeconfig", self.kube.kubeconfig,
-                   "--config", conf, "-v", "1", "--metrics-bind-address", "0",
+                   "--config", conf, "-v", os.environ.get("DIFF_KUEUE_CUEUE_V", "1"),
+                   "--metrics-bind-address", "0",
                    "--health-probe-bind-address", "0"]
         with open(conf, "w") as f:
             yaml.safe_dump(cfg, f, sort_keys=False)
@@ -467,6 +468,12 @@ class Side:
         md = wl["metadata"]
         key = wl_key(wl)
         conds = {c["type"]: c for c in (wl.get("status") or {}).get("conditions") or []}
+        if os.environ.get("DIFF_KUEUE_DEBUG"):
+            log("  [%s] %.3f %s rv %s %s adm=%s mf=%s" % (
+                self.who, time.time() % 100, key, md.get("resourceVersion"),
+                json.dumps([(c["type"], c["status"]) for c in conds.values()]),
+                bool((wl.get("status") or {}).get("admission")),
+                [(m.get("manager"), m.get("subresource")) for m in md.get("managedFields") or []]))
         ev = conds.get("Evicted")
         now_ev = bool(ev and ev.get("status") == "True")
         if now_ev and not self.evicted_now.get(key):
@@ -485,6 +492,10 @@ class Side:
         md = wl["metadata"]
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         conds = [dict(c) for c in (wl.get("status") or {}).get("conditions") or []]
+        if os.environ.get("DIFF_KUEUE_DEBUG"):
+            log("  [%s] finishing the eviction of %s/%s rv %s: %s" % (
+                self.who, md["namespace"], md["name"], md.get("resourceVersion"),
+                json.dumps([(c["type"], c["status"]) for c in conds])))
 
         def setc(t, status, reason, msg):
             for c in conds:
@@ -528,8 +539,22 @@ HARNESS_KEYS = ("apiVersion", "kind", "leaderElection", "health", "metrics", "we
                 "internalCertManagement", "namespace", "clientConnection")
 
 
+FS_DEFAULT = ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+
+
 def kueue_config(scen_cfg, args):
     mine = {k: v for k, v in (scen_cfg or {}).items() if k not in HARNESS_KEYS}
+    fs = mine.get("fairSharing")
+    if isinstance(fs, dict):
+        # v1beta1's fairSharing.enable is gone in v1beta2, where Kueue
+        # v0.17 also refuses fairSharing without preemptionStrategies
+        # (Cueue takes v1beta1's default then: docs/kueue-differences.md)
+        fs = dict(fs)
+        if fs.pop("enable", True) is False:
+            mine.pop("fairSharing")
+        else:
+            fs.setdefault("preemptionStrategies", FS_DEFAULT)
+            mine["fairSharing"] = fs
     base = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
@@ -550,8 +575,8 @@ def kueue_config(scen_cfg, args):
 
 def cueue_config(scen_cfg):
     mine = {k: v for k, v in (scen_cfg or {}).items() if k not in HARNESS_KEYS}
-    base = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-            "clientConnection": {"qps": -1, "burst": 1000}}
+    base = {"apiVersion": (scen_cfg or {}).get("apiVersion", "config.kueue.x-k8s.io/v1beta2"),
+            "kind": "Configuration", "clientConnection": {"qps": -1, "burst": 1000}}
     return merge(base, mine)
 
 
