@@ -5,7 +5,7 @@
 #   bench/diff-kueue.sh [--cases DIR]... [--case PATH]...
 #                       [--random N --seed S [--fair-share-ratio R]]
 #                       [--known FILE] [--shrink DIR] [--out DIR] [--json]
-#                       [--quiet SECONDS] [--keep]
+#                       [--quiet SECONDS] [--mode online|snapshot] [--keep]
 #
 # Two control planes (e2e/k8s/cluster.sh's etcd and kube-apiserver, with
 # Kueue v0.17.0's CRDs from its module) come up side by side; for each
@@ -40,6 +40,11 @@
 #   --json        print one summary line: {"scenarios":N,"identical":M,
 #                 "differences":[...],...}
 #   --quiet S     the Workload silence that ends a run (default 3)
+#   --mode M      online (default): the controllers start on the queues and
+#                 the pre-admitted Workloads, and the other Workloads arrive
+#                 after; snapshot: every object first, then the controllers
+#                 (a cold Kueue may then admit before its cohort tree is
+#                 whole: docs/kueue-differences.md)
 #   --keep        leave the control planes and logs (the work folder is
 #                 printed)
 #
@@ -48,9 +53,12 @@
 # Exit status: 0 no difference (beyond --known ones), 1 differences,
 # 2 bad command line, 3 a scenario could not be run.
 set -u
+# the whole script is one compound command, read before it runs: an edit
+# of this file while a long run is under way cannot derail that run
+{
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 K="$ROOT/bench/kueue"
-CASES=() RANDOM_N= SEED= RATIO= KNOWN= SHRINK= OUT= JSON=0 QUIET=3 KEEP=0
+CASES=() RANDOM_N= SEED= RATIO= KNOWN= SHRINK= OUT= JSON=0 QUIET=3 KEEP=0 MODE=online
 usage() { sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 die() { echo "diff-kueue.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -66,6 +74,7 @@ while [ $# -gt 0 ]; do
     --json) JSON=1; shift ;;
     --quiet) QUIET=${2:-}; shift 2 ;;
     --keep) KEEP=1; shift ;;
+    --mode) MODE=${2:-}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
     esac
@@ -76,6 +85,7 @@ if [ -n "$RANDOM_N" ]; then
 fi
 [ ${#CASES[@]} -gt 0 ] || [ -n "$RANDOM_N" ] || die "no scenario: give --cases, --case or --random"
 [[ $QUIET =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--quiet takes seconds, got '$QUIET'"
+case $MODE in online | snapshot) ;; *) die "--mode takes online or snapshot, got '$MODE'" ;; esac
 
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
@@ -149,7 +159,7 @@ free_port() {
 port=$(free_port) || die "no free port"
 common=(--kueue-cluster "$W/kueue-cp" --cueue-cluster "$W/cueue-cp" --kueue-bin "$KUEUE_BIN"
     --cueue-bin "$CUEUE_BIN" --certs "$W/certs" --webhook-port "$port" --work "$W/work"
-    --quiet "$QUIET")
+    --quiet "$QUIET" --mode "$MODE")
 [ -n "$KNOWN" ] && common+=(--known "$KNOWN")
 args=("${common[@]}" "${CASES[@]}" --summary "$W/summary.json")
 [ -n "$OUT" ] && args+=(--out "$OUT")
@@ -173,3 +183,4 @@ print(" ".join(seen))' "$W/summary.json"); do
     done
 fi
 exit $rc
+}

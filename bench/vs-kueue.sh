@@ -43,6 +43,9 @@
 # Exit status: 0 when every run completed, 1 when one failed (its log tail
 # is printed), 2 on a bad command line.
 set -u
+# one compound command, read before it runs: an edit of this file during a
+# long run cannot derail it
+{
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 K="$ROOT/bench/kueue"
 CONFIG=baseline QPS= BURST= TIMEOUT= OUT= SIDES="kueue cueue" PROFILE=0 PLOTS=1 JSON=0
@@ -197,3 +200,4 @@ for s in $SIDES; do [ -f "$OUT/$s/summary.yaml" ] && rargs+=("$s=$OUT/$s"); done
 "$PY" "$K/report.py" "${rargs[@]}" >&3 || failed=1
 log "results: $OUT"
 exit $failed
+}

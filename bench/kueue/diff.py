@@ -323,6 +323,7 @@ class Side:
         self.watch_thread = None
         self.stop_watch = False
         self.errors = []
+        self.notes = []         # what the reader should know of this run
         self.namespaces = {}    # name -> labels we set
 
     # -- emptying
@@ -798,6 +799,15 @@ def wait_quiet(sides, args, t0, settle=None):
         if done:
             return
         if now - t0 > args.timeout:
+            if all(s.ready_at for s in sides):
+                # still writing (Kueue rewrites the pending status of some
+                # inadmissible Workloads for minutes): the decisions are
+                # compared as they stand, and the run says so
+                for s in sides:
+                    if now - s.last_event < args.quiet:
+                        s.notes.append("no Workload silence of %gs within %gs: compared as it stood"
+                                       % (args.quiet, args.timeout))
+                return
             for s in sides:
                 s.stop()
                 s.end_watch()
@@ -826,7 +836,7 @@ def run_scenario(scen, sides, args, workdir):
     for attempt in range(2):
         in_parallel([s.empty for s in sides])
         for s in sides:
-            s.evictions, s.evicted_now, s.finished, s.errors = {}, {}, set(), []
+            s.evictions, s.evicted_now, s.finished, s.errors, s.notes = {}, {}, set(), [], []
             s.ready_at = None
         in_parallel([lambda s=s: [s.set_namespace(n, l) for n, l in sorted(nslabels.items())]
                      for s in sides])
@@ -860,6 +870,8 @@ def run_scenario(scen, sides, args, workdir):
         out[s.who] = decisions(s, scen, wls)
         if s.errors:
             out[s.who]["harnessErrors"] = s.errors
+        if s.notes:
+            out[s.who]["harnessNotes"] = s.notes
     return out, unknown, round(time.time() - t0, 1)
 
 
@@ -880,7 +892,8 @@ def main():
     ap.add_argument("--mode", choices=("online", "snapshot"), default="online")
     ap.add_argument("--settle", type=float, default=2.0,
                     help="online: seconds after a controller is ready before the Workloads come")
-    ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--timeout", type=float, default=60.0,
+                    help="seconds a run may take before it is compared as it stands")
     ap.add_argument("--known", help="deliberate differences: lines SCENARIO OBJECT (patterns)")
     ap.add_argument("--summary", help="write the summary JSON there too")
     args = ap.parse_args()
@@ -936,6 +949,9 @@ def main():
             for e in res[who].get("harnessErrors", []):
                 diffs.append({"scenario": scen.name, "harness": who, "error": e})
         note = " (ignored kinds: %s)" % ", ".join(unknown) if unknown else ""
+        for who in ("kueue", "cueue"):
+            for n in res[who].get("harnessNotes", []):
+                note += " (%s: %s)" % (who, n)
         for d in diffs:
             what = d.get("workload") or d.get("clusterQueue") or ""
             if any(fnmatch.fnmatchcase(scen.name, a) and fnmatch.fnmatchcase(what, b) for a, b in known):
