@@ -127,12 +127,19 @@ up() {
         return 1
     }
     kubectl --kubeconfig "$W/$1-cp/kubeconfig" apply --server-side \
-        -f "$SRC/config/components/crd/bases/" >>"$W/$1-up.log" 2>&1 &&
-        kubectl --kubeconfig "$W/$1-cp/kubeconfig" wait --for condition=established \
-            --timeout=60s crd --all >>"$W/$1-up.log" 2>&1 || {
+        -f "$SRC/config/components/crd/bases/" >>"$W/$1-up.log" 2>&1 || {
         cat "$W/$1-up.log" >&2
         return 1
     }
+    # kubectl wait refuses a CRD whose status has no conditions yet
+    local i
+    for i in $(seq 60); do
+        kubectl --kubeconfig "$W/$1-cp/kubeconfig" wait --for condition=established \
+            --timeout=30s crd --all >>"$W/$1-up.log" 2>&1 && return 0
+        sleep 1
+    done
+    cat "$W/$1-up.log" >&2
+    return 1
 }
 t0=$SECONDS
 up kueue & a=$!
