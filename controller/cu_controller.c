@@ -675,6 +675,7 @@ int cu_controller_main(int argc, char **argv)
     c->lopts.ud = c;
     c->eopts.clock.now_ms = cu_clock_system_now;
     c->eopts.manual_evictions = 1;
+    c->eopts.requeue_batch = CU_RQ_TIMED; /* Kueue's 1 s batch */
     c->eopts.fair_sharing = cf->fair_sharing;
     c->eopts.nstrategies = cf->nstrategies;
     memcpy(c->eopts.strategies, cf->strategies, sizeof(c->eopts.strategies));

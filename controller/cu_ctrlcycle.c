@@ -744,6 +744,9 @@ static void cycle(ctrl *c)
         queue_status(c);
         return;
     }
+    if (cu_engine_requeue_due(c->eng, now) > 0)
+        c->eng_dirty =
+            1; /* inadmissible workloads back in their heaps, a batch after quota was freed */
     if (!cu_pr_may_admit(&c->cfg.pr, c->pr_not_ready))
         ran =
             1000; /* blockAdmission: no admission until every admitted workload's pods are ready */

@@ -559,8 +559,17 @@ cu_err cu_engine_cycle(cu_engine *e, cu_cycle_stats *st)
     int max_rounds = e->opts.max_rounds > 0 ? e->opts.max_rounds : 100000;
     for (int r = 0; r < max_rounds; r++) {
         cu_err err = round_once(e, st);
-        if (err == CU_ENOTFOUND)
+        if (err == CU_ENOTFOUND) {
+            /* nothing else to do: the batched requeue of an offline run */
+            if (e->opts.requeue_batch == CU_RQ_IDLE && cu_engine_requeue_next(e) &&
+                cu_engine_requeue_due(e, INT64_MAX) > 0) {
+                st->progress = 1;
+                if (e->opts.one_head_per_cycle)
+                    break;
+                continue;
+            }
             break;
+        }
         if (err)
             return err;
         st->progress = 1;

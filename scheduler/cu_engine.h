@@ -44,7 +44,24 @@ typedef struct cu_engine_opts {
                                 at the start of the next round (simulation);
                                 1: only when the driver calls
                                 cu_engine_eviction_done (controller) */
+    int requeue_batch;             /* when quota is freed (eviction, finish),
+                                the inadmissible workloads of the cohort
+                                tree go back to their heaps:
+                                CU_RQ_IMMEDIATE (0) at once;
+                                CU_RQ_IDLE once a cycle has nothing else to
+                                do (an offline run: Kueue's cycles settle
+                                well within its 1 s batch);
+                                CU_RQ_TIMED requeue_batch_ms after the first
+                                such event, when the driver calls
+                                cu_engine_requeue_due (controller). Kueue
+                                batches these moves by 1 s
+                                (pkg/cache/queue inadmissible_workloads.go,
+                                requeueBatchPeriod): a workload that arrives
+                                in that second is tried before them. */
+    int64_t requeue_batch_ms;      /* CU_RQ_TIMED: 0 = 1000 */
 } cu_engine_opts;
+
+enum { CU_RQ_IMMEDIATE = 0, CU_RQ_IDLE, CU_RQ_TIMED };
 
 /* Returns a new empty engine; caller frees with cu_engine_free. */
 cu_engine *cu_engine_new(const cu_engine_opts *opts);
@@ -95,6 +112,13 @@ cu_err cu_engine_finish(cu_engine *e, int idx);
  * workloads as they change need not keep every old version). The
  * workload's view stays: finished, named from its key. */
 void cu_engine_release(cu_engine *e, int idx);
+
+/* With requeue_batch: moves the inadmissible workloads of every cohort
+ * tree whose batched requeue is due at now back to their heaps; returns
+ * how many moved. */
+size_t cu_engine_requeue_due(cu_engine *e, int64_t now);
+/* The earliest time a batched requeue is due, 0 if none is pending. */
+int64_t cu_engine_requeue_next(const cu_engine *e);
 
 typedef struct cu_cycle_stats {
     int rounds;       /* Kueue-equivalent cycles run inside this cycle */

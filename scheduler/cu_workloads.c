@@ -417,16 +417,62 @@ int cu_engine_add_workload(cu_engine *e, const cu_workload *o)
     return err ? -1 : w->idx;
 }
 
-/* Moves every inadmissible workload of tree back to its heap. */
+/* Moves every inadmissible workload of tree back to its heap, at once or
+ * batched as Kueue does (opts.requeue_batch): the move is then recorded on
+ * each ClusterQueue of the tree and done by cu_engine_requeue_due; a later
+ * event before it keeps the earlier time (a delaying work queue). The
+ * move takes every workload inadmissible by then, as Kueue's does. */
 void cu_engine_requeue_tree(cu_engine *e, int tree)
 {
+    int64_t due = 0;
+    if (e->opts.requeue_batch == CU_RQ_IDLE)
+        due = 1;
+    else if (e->opts.requeue_batch == CU_RQ_TIMED)
+        due = cu_clock_now(&e->opts.clock) +
+              (e->opts.requeue_batch_ms > 0 ? e->opts.requeue_batch_ms : 1000);
     for (size_t i = 0; i < e->cqs.n; i++) {
         ecq *c = &e->cqs.items[i];
-        if (c->tree != tree || !c->q.ninadm)
+        if (c->tree != tree)
+            continue;
+        if (due) {
+            if (!c->rq_due || due < c->rq_due)
+                c->rq_due = due;
+            continue;
+        }
+        if (!c->q.ninadm)
             continue;
         cu_pq_requeue_all(&c->q);
         cu_engine_mark_nonempty(e, (int)i);
     }
+}
+
+size_t cu_engine_requeue_due(cu_engine *e, int64_t now)
+{
+    size_t moved = 0;
+    for (size_t i = 0; i < e->cqs.n; i++) {
+        ecq *c = &e->cqs.items[i];
+        if (!c->rq_due || c->rq_due > now)
+            continue;
+        c->rq_due = 0;
+        if (!c->q.ninadm)
+            continue;
+        moved += cu_pq_requeue_all(&c->q);
+        cu_engine_mark_nonempty(e, (int)i);
+    }
+    if (moved)
+        e->views_dirty = 1;
+    return moved;
+}
+
+int64_t cu_engine_requeue_next(const cu_engine *e)
+{
+    int64_t next = 0;
+    for (size_t i = 0; i < e->cqs.n; i++) {
+        int64_t d = e->cqs.items[i].rq_due;
+        if (d && (!next || d < next))
+            next = d;
+    }
+    return next;
 }
 
 /* Releases the quota of one workload whose preemption was issued and

@@ -596,6 +596,66 @@ static void test_manual_eviction(void **state)
     cu_world_free(&w);
 }
 
+/* Kueue batches the return of inadmissible workloads to their heaps
+ * (pkg/cache/queue inadmissible_workloads.go: requeueBatchPeriod 1 s after
+ * quota is freed). Cohort co: a 4 cpu (withinClusterQueue LowerPriority),
+ * b 0. v (a, 4) runs; i (b, prio 10, 2) is parked; p (a, prio 50, 2)
+ * preempts v. Within the second after v's eviction, h (b, prio 0, 2)
+ * arrives and takes the 2 cpu left; i comes back only then, and waits
+ * (scenario 166). */
+static void test_requeue_batched(void **state)
+{
+    (void)state;
+    int64_t t = now_ms;
+    cu_world w;
+    cu_world_init(&w);
+    add_flavor(&w, "default");
+    const char *f[] = { "default" };
+    int64_t n4[] = { 4000 }, n0[] = { 0 };
+    cu_cluster_queue *a = add_cq(&w, "a", "co", 1, f, n4, NULL, NULL, 0);
+    add_cq(&w, "b", "co", 1, f, n0, NULL, NULL, 0);
+    a->preemption.within_cq = CU_PP_LOWER_PRIORITY;
+    add_wl(&w, "v", "a", 4000, 1, 0, 0, t - 100);
+    cu_engine_opts o = { .clock = { cu_clock_fake_now, &t },
+                         .manual_evictions = 1,
+                         .requeue_batch = CU_RQ_TIMED };
+    cu_engine *e = cu_engine_new(&o);
+    cu_diag d;
+    cu_diag_init(&d);
+    assert_int_equal(cu_engine_load(e, &w, &d), CU_OK);
+    cu_diag_free(&d);
+    run_checked(e);
+    assert_true(find(e, "ns/v")->admitted);
+    assert_true(cu_engine_add_workload(e, add_wl(&w, "i", "b", 2000, 1, 0, 10, t - 90)) >= 0);
+    run_checked(e);
+    assert_false(find(e, "ns/i")->admitted);
+    assert_true(cu_engine_add_workload(e, add_wl(&w, "p", "a", 2000, 1, 0, 50, t - 80)) >= 0);
+    run_checked(e);
+    assert_true(find(e, "ns/v")->evicting);
+    assert_int_equal(cu_engine_requeue_next(e), 0);
+    assert_int_equal(cu_engine_eviction_done(e, 0), CU_OK);
+    assert_int_equal(cu_engine_requeue_next(e), t + 1000);
+    run_checked(e);
+    assert_true(find(e, "ns/p")->admitted);
+    assert_false(find(e, "ns/i")->admitted); /* not back yet, though 2 cpu are free */
+    t += 500;
+    assert_int_equal(cu_engine_requeue_due(e, t), 0);
+    assert_true(cu_engine_add_workload(e, add_wl(&w, "h", "b", 2000, 1, 0, 0, t)) >= 0);
+    run_checked(e);
+    assert_true(find(e, "ns/h")->admitted);
+    t += 500;
+    assert_int_equal(cu_engine_requeue_due(e, t), 2); /* i, and v (parked when it came back) */
+    assert_int_equal(cu_engine_requeue_next(e), 0);
+    run_checked(e);
+    const cu_wl_info *i = find(e, "ns/i");
+    assert_false(i->admitted);
+    assert_false(find(e, "ns/v")->admitted);
+    assert_string_equal(i->message, "couldn't assign flavors to pod set main: insufficient "
+                                    "unused quota for cpu in flavor default, 2 more needed");
+    cu_engine_free(e);
+    cu_world_free(&w);
+}
+
 /* Kueue's gate on preemption (flavorassigner.go, fitsResourceQuota): a
  * request over the ClusterQueue's nominal quota may preempt only when it
  * fits in a cohort below the root as used now, or when the queue may
@@ -885,6 +945,7 @@ int main(void)
         cmocka_unit_test(test_weighted_share),
         cmocka_unit_test(test_manual_eviction),
         cmocka_unit_test(test_preempt_gate_over_nominal),
+        cmocka_unit_test(test_requeue_batched),
         cmocka_unit_test(test_random_equivalence),
         cmocka_unit_test(test_random_preemption_terminates),
         cmocka_unit_test(test_random_fair_sharing_terminates),

@@ -947,6 +947,7 @@ cu_err cu_sim_run(const char *const *paths, size_t npaths, const cu_sim_opts *op
         eo.clock.now_ms = cu_clock_fake_now;
         eo.clock.ud = &now;
         eo.one_head_per_cycle = opts->one_head_per_cycle;
+        eo.requeue_batch = CU_RQ_IDLE;
         eo.fair_sharing = opts->fair_sharing || (cfg && cfg->fair_sharing);
         if (cfg) {
             eo.nstrategies = cfg->nstrategies;

@@ -75,6 +75,8 @@ typedef struct ecq {
     ewl **adm;
     size_t nadm, capadm; /* workloads holding quota here */
     ewl *sticky;         /* BestEffortFIFO preemptor kept at the head */
+    int64_t rq_due;      /* a batched requeue of its tree's inadmissible
+                            workloads is due then (opts.requeue_batch), 0 none */
 } ecq;
 
 typedef struct ecohort {
