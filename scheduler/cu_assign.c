@@ -434,6 +434,9 @@ static int preemptish(int mode)
     return mode == MODE_PREEMPT || mode == MODE_RECLAIM || mode == MODE_NOCAND;
 }
 
+static cu_err nominate_counts(cu_engine *e, ecq *c, ewl *w, int32_t *counts, int partial, asg *out,
+                              targets *t);
+
 /* Assigns flavors and, when the assignment needs preemption, finds the
  * targets. Full counts first; with minCount (partial admission) and no
  * way to admit the full count, the largest count that fits or can
@@ -450,14 +453,22 @@ cu_err cu_nominate_assign(cu_engine *e, ecq *c, ewl *w, asg *out, targets *t)
             partial = (int)i;
     }
     t->n = 0;
-    if (w->plan) {
-        /* a preemptor first tries the counts it preempted for */
-        assign(e, c, w, w->plan, out);
-        if (out->mode == MODE_FIT)
-            return CU_OK;
+    /* A preemptor whose victims are gone starts from the full counts too,
+     * not from the counts it preempted for: Kueue's getInitialAssignments
+     * keeps no count from the cycle that preempted, so with the quota now
+     * free the full count (or a larger partial count) may fit. It keeps
+     * its place first in the round (w->plan) only when it fits now. */
+    cu_err err = nominate_counts(e, c, w, counts, partial, out, t);
+    if (w->plan && (err || out->mode != MODE_FIT)) {
         free(w->plan);
         w->plan = NULL;
     }
+    return err;
+}
+
+static cu_err nominate_counts(cu_engine *e, ecq *c, ewl *w, int32_t *counts, int partial, asg *out,
+                              targets *t)
+{
     e->oracle.valid = 0;
     assign(e, c, w, counts, out);
     if (preemptish(out->mode)) {
@@ -473,27 +484,37 @@ cu_err cu_nominate_assign(cu_engine *e, ecq *c, ewl *w, asg *out, targets *t)
     }
     if (out->mode == MODE_FIT || t->n || partial < 0)
         return CU_OK;
-    int32_t lo = w->ps[partial].min, hi = w->ps[partial].count - 1;
+    /* Kueue's PodSetReducer: sort.Search over the reduction i in
+     * [0, count - minCount] for the smallest i (largest count) that fits
+     * or can preempt; i = 0, the full count, is known not to. The probes
+     * follow sort.Search's exactly, so a fit that is not monotone in the
+     * count gives Kueue's answer too. */
+    int32_t full = w->ps[partial].count;
+    int32_t lo = 0, hi = full - w->ps[partial].min + 1; /* [lo, hi) */
     asg best, tmp;
     targets bt = { 0, NULL }, tt;
     int found = 0;
-    while (lo <= hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        counts[partial] = mid;
-        assign(e, c, w, counts, &tmp);
-        tt.n = 0;
-        if (preemptish(tmp.mode)) {
-            cu_err err = cu_preempt_targets(e, c, w, &tmp, -1, 0, &tt);
-            if (err)
-                return err;
+    while (lo < hi) {
+        int32_t mid = (int32_t)(((uint32_t)lo + (uint32_t)hi) >> 1);
+        int fits = 0;
+        if (mid > 0) {
+            counts[partial] = full - mid;
+            assign(e, c, w, counts, &tmp);
+            tt.n = 0;
+            if (preemptish(tmp.mode)) {
+                cu_err err = cu_preempt_targets(e, c, w, &tmp, -1, 0, &tt);
+                if (err)
+                    return err;
+            }
+            fits = tmp.mode == MODE_FIT || tt.n;
         }
-        if (tmp.mode == MODE_FIT || tt.n) {
+        if (fits) {
             best = tmp;
             bt = tt;
             found = 1;
-            lo = mid + 1;
+            hi = mid;
         } else {
-            hi = mid - 1;
+            lo = mid + 1;
         }
     }
     if (found) {

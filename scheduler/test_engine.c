@@ -717,6 +717,38 @@ static void test_preempt_gate_over_nominal(void **state)
     }
 }
 
+/* A partially admissible preemptor that preempted for fewer pods than its
+ * count is assigned again from its full count once the victim's quota is
+ * released (Kueue's getInitialAssignments keeps no count): here the full
+ * count borrows then, so it is admitted with 2 pods, not the 1 it
+ * preempted for (scenario 165, diff-kueue case r2-27). */
+static void test_partial_preemptor_full_count_after_release(void **state)
+{
+    (void)state;
+    cu_world w;
+    cu_world_init(&w);
+    add_flavor(&w, "default");
+    const char *f[] = { "default" };
+    int64_t na[] = { 1000 }, nb[] = { 2000 };
+    cu_cluster_queue *a = add_cq(&w, "a", "co", 1, f, na, NULL, NULL, 0);
+    add_cq(&w, "b", "co", 1, f, nb, NULL, NULL, 0);
+    a->preemption.within_cq = CU_PP_LOWER_PRIORITY;
+    add_wl(&w, "v", "a", 3000, 1, 0, 0, now_ms - 100);
+    cu_engine *e = engine(&w, 0);
+    run_checked(e);
+    assert_true(find(e, "ns/v")->admitted);
+    cu_workload *p = add_wl(&w, "w", "a", 1000, 2, 1, 100, now_ms - 50);
+    assert_true(cu_engine_add_workload(e, p) >= 0);
+    run_checked(e);
+    const cu_wl_info *v = find(e, "ns/v"), *pw = find(e, "ns/w");
+    assert_false(v->admitted);
+    assert_int_equal(v->evictions, 1);
+    assert_true(pw->admitted);
+    assert_int_equal(pw->psa[0].count, 2);
+    cu_engine_free(e);
+    cu_world_free(&w);
+}
+
 /* ---------- randomized: invariants and one-head equivalence ---------- */
 
 static uint64_t rng;
@@ -917,7 +949,9 @@ static void test_regression_fs_seed263_three_way(void **state)
 /* Seed 1 looped: a partially admitted preemptor freed quota for 2 pods,
  * then competed with its full count against its re-queued victim of
  * higher priority, lost, and preempted again. Fixed by giving a
- * preemptor its planned counts and precedence in the next cycle. */
+ * preemptor precedence in the next cycle (it is then assigned from its
+ * full count again, as Kueue does; see
+ * test_partial_preemptor_full_count_after_release). */
 static void test_regression_seed1_partial_preemptor(void **state)
 {
     (void)state;
@@ -946,6 +980,7 @@ int main(void)
         cmocka_unit_test(test_manual_eviction),
         cmocka_unit_test(test_preempt_gate_over_nominal),
         cmocka_unit_test(test_requeue_batched),
+        cmocka_unit_test(test_partial_preemptor_full_count_after_release),
         cmocka_unit_test(test_random_equivalence),
         cmocka_unit_test(test_random_preemption_terminates),
         cmocka_unit_test(test_random_fair_sharing_terminates),

@@ -152,7 +152,7 @@ struct ewl {
     char *note;                 /* "preempted by ..." shown while pending */
     int64_t evicted_at;
     int waiting_for;        /* preemptor: victims not yet released */
-    int32_t *plan;          /* preemptor: pod set counts it preempted for */
+    int32_t *plan;          /* preemptor: goes first next round */
     int preempt_count;      /* preemptions within the current window */
     int64_t preempt_window; /* start of that window (ms) */
     unsigned claimed_round; /* round in which it was chosen as victim */
