@@ -174,18 +174,22 @@ static int preferred(const ecq *c, int mode, int borrow, int bmode, int bborrow)
     return borrow < bborrow;
 }
 
-/* Finds the flavor of group g for the items of one pod set. Returns the
- * flavor index within the group, or -1; *mode_out is the chosen flavor's
- * mode. Reasons for flavors that do not fit are appended to reasons. */
+/* Finds the flavor of group g for the items of one pod set, trying the
+ * flavors from index start on (Kueue's NextFlavorToTryForPodSetResource).
+ * Returns the flavor index within the group, or -1; *mode_out is the
+ * chosen flavor's mode, *tried_out the flavor the search stopped at
+ * (FMEM_LAST if it went to the last one). Reasons for flavors that do not
+ * fit are appended to reasons. */
 static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_podset *pso,
                        item *items, size_t nitems, asg *a, cu_strlist *reasons, int *reason_code,
-                       int *borrow_out, int *mode_out)
+                       int *borrow_out, int *mode_out, size_t start, int16_t *tried_out)
 {
     cu_arena *ar = &e->cycle;
     char b1[40], b2[40], b3[40];
     int best = -1, best_borrow = 0, best_mode = MODE_NOFIT;
     int least = R_INADMISSIBLE + 1;
-    for (size_t fi = 0; fi < g->nflv; fi++) {
+    *tried_out = FMEM_LAST;
+    for (size_t fi = start; fi < g->nflv; fi++) {
         const eflavor *fl = &e->flavors.items[g->flv[fi]];
         if (!fl->obj) {
             cu_strlist_add(ar, reasons, cu_arena_printf(ar, "flavor %s not found", fl->name));
@@ -280,6 +284,8 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
         if (!try_next_flavor(c, mode, borrow > 0)) {
             *borrow_out = borrow;
             *mode_out = mode;
+            if (fi + 1 < g->nflv)
+                *tried_out = (int16_t)fi;
             return (int)fi;
         }
         if (best < 0 || preferred(c, mode, borrow, best_mode, best_borrow)) {
@@ -324,11 +330,18 @@ static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
     a->fr = cu_arena_alloc(ar, total * sizeof(int));
     a->amt = cu_arena_alloc(ar, total * sizeof(int64_t));
     item *items = cu_arena_alloc(ar, total * sizeof(item));
-    if (!a->ps || !a->fr || !a->amt || !items) {
+    size_t ng = c->ngroups;
+    a->tried = cu_arena_alloc(ar, (w->nps * ng > 0 ? w->nps * ng : 1) * sizeof(int16_t));
+    if (!a->ps || !a->fr || !a->amt || !items || !a->tried) {
         a->msg = "out of memory";
         a->reason = R_PENDING;
         return;
     }
+    for (size_t k = 0; k < w->nps * ng; k++)
+        a->tried[k] = FMEM_NONE;
+    /* the last attempt's flavor memory, if it was made in this queue */
+    const int16_t *mem =
+        w->fmem && w->fmem_cq == (int)(c - e->cqs.items) && w->fmem_ng == ng ? w->fmem : NULL;
     cu_buf msg;
     cu_buf_init(&msg, 1 << 20);
     int wmode = MODE_FIT;
@@ -376,14 +389,22 @@ static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
             const egroup *g = &c->groups[gi];
             int code = R_PENDING, borrow = 0, mode = MODE_NOFIT;
             size_t before = reasons.n;
-            int fi = find_flavor(e, c, w, g, pso, items, n, a, &reasons, &code, &borrow, &mode);
+            size_t start =
+                mem && mem[p * ng + (size_t)gi] >= 0 ? (size_t)mem[p * ng + (size_t)gi] + 1 : 0;
+            int16_t tried = FMEM_NONE;
+            int fi = find_flavor(e, c, w, g, pso, items, n, a, &reasons, &code, &borrow, &mode,
+                                 start, &tried);
             if (fi < 0) {
+                /* a pod set without flavors remembers none */
+                for (size_t k = 0; k < ng; k++)
+                    a->tried[p * ng + k] = FMEM_NONE;
                 join_into(&msg, ps->name, &reasons);
                 a->msg = cu_arena_strdup(ar, cu_buf_str(&msg));
                 a->reason = code;
                 cu_buf_free(&msg);
                 return;
             }
+            a->tried[p * ng + (size_t)gi] = tried;
             if (mode == MODE_FIT)
                 reasons.n = before; /* a fitting flavor carries no reasons */
             if (mode < psmode)

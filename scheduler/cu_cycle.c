@@ -23,6 +23,19 @@
 #include <string.h>
 
 enum { RQ_PARK = 0, RQ_HEAP = 1, RQ_DONE = 2 };
+/* rounds a workload with flavors left to try counts as progress */
+#define FMEM_RETRIES 8
+
+/* Drops w's flavor memory: its next attempt tries every flavor (Kueue
+ * resets LastAssignment on admission, on issued preemptions and when a
+ * nominated workload is skipped). */
+static void forget_flavors(ewl *w)
+{
+    free(w->fmem);
+    w->fmem = NULL;
+    w->fmem_ng = 0;
+    w->fmem_retries = 0;
+}
 
 /* ---------------- the cycle ---------------- */
 
@@ -122,6 +135,7 @@ static cu_err admit(cu_engine *e, ecq *c, ewl *w, const asg *a)
     w->waiting_for = 0;
     free(w->plan);
     w->plan = NULL;
+    forget_flavors(w);
     if (c->sticky == w)
         c->sticky = NULL;
     cu_engine_apply_usage(e, w, 1);
@@ -347,6 +361,7 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
             overlap = en->t.t[k].wl->claimed_round == e->round;
         if (overlap) {
             en->msg = "Workload has overlapping preemption targets with another workload";
+            forget_flavors(w);
             en->reason = R_PENDING;
             en->requeue = RQ_HEAP;
             return CU_OK;
@@ -363,6 +378,7 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
             cu_engine_apply_usage(e, rs->victims[k], 1);
         if (!ok) {
             en->msg = "Workload no longer fits after processing another workload";
+            forget_flavors(w);
             en->reason = R_PENDING;
             en->requeue = RQ_HEAP;
             return CU_OK;
@@ -394,6 +410,7 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
             }
         }
         rs->issued += fresh;
+        forget_flavors(w);
         w->waiting_for = (int)en->t.n;
         if (!w->plan)
             w->plan = malloc((w->nps ? w->nps : 1) * sizeof(int32_t));
@@ -414,6 +431,7 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
      * Cueue never admits into quota a preempted workload still holds */
     if (!cu_asg_fits(c, &en->a, 1)) {
         en->msg = "Workload no longer fits after processing another workload";
+        forget_flavors(w);
         en->reason = R_PENDING;
         en->requeue = RQ_HEAP;
         return CU_OK;
@@ -424,6 +442,38 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
     en->requeue = RQ_DONE;
     rs->admitted++;
     return CU_OK;
+}
+
+/* Kueue's LastAssignment: keeps the flavors the attempt stopped at, so
+ * the next attempt of w starts after them. */
+static cu_err remember_flavors(cu_engine *e, const ecq *c, ewl *w, const asg *a)
+{
+    size_t n = w->nps * c->ngroups;
+    if (!a->tried || !n) {
+        forget_flavors(w);
+        return CU_OK;
+    }
+    if (!w->fmem || w->fmem_ng != c->ngroups) {
+        int16_t *m = realloc(w->fmem, n * sizeof(int16_t));
+        if (!m)
+            return CU_ENOMEM;
+        w->fmem = m;
+    }
+    memcpy(w->fmem, a->tried, n * sizeof(int16_t));
+    w->fmem_ng = c->ngroups;
+    w->fmem_cq = (int)(c - e->cqs.items);
+    return CU_OK;
+}
+
+/* 1 when w's last attempt left flavors to try (Kueue's PendingFlavors). */
+static int pending_flavors(const ewl *w)
+{
+    if (!w->fmem)
+        return 0;
+    for (size_t k = 0; k < w->nps * w->fmem_ng; k++)
+        if (w->fmem[k] >= 0)
+            return 1;
+    return 0;
 }
 
 /* One Kueue cycle. */
@@ -482,6 +532,9 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
             return err;
         en->msg = en->a.msg;
         en->reason = en->a.reason;
+        cu_err merr = remember_flavors(e, en->cq, w, &en->a);
+        if (merr)
+            return merr;
         if (en->a.mode != MODE_FIT && !en->t.n && en->msg && e->protected_seen != protected_before)
             en->msg = cu_arena_printf(&e->cycle,
                                       "%s; workloads that could be preempted have "
@@ -514,7 +567,7 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
                 return err;
         }
     }
-    int admitted = rs.admitted, issued = rs.issued, parked = 0;
+    int admitted = rs.admitted, issued = rs.issued, parked = 0, retried = 0;
     journal_undo(e, &rs.j);
     /* requeue the rest */
     for (size_t i = 0; i < n; i++) {
@@ -526,6 +579,16 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
             en->cq->sticky = NULL;
         /* a preempted workload keeps explaining why it waits */
         cu_engine_set_msg(w, en->reason, w->note && !w->waiting_for ? w->note : en->msg);
+        if (pending_flavors(w)) {
+            /* Kueue requeues a workload with flavors left to try at once;
+             * the next round tries them (a few times until the memory is
+             * dropped: it may wrap around, and rounds must settle) */
+            if (w->fmem_retries < FMEM_RETRIES) {
+                w->fmem_retries++;
+                retried++;
+            }
+            en->requeue = RQ_HEAP;
+        }
         if (en->requeue == RQ_HEAP) {
             if (cu_pq_push(&en->cq->q, &w->qi))
                 return CU_ENOMEM;
@@ -544,7 +607,7 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
     st->inadmissible += parked;
     st->preempted += issued;
     st->rounds++;
-    return (admitted || parked || issued || released) ? CU_OK : CU_ENOTFOUND;
+    return (admitted || parked || issued || released || retried) ? CU_OK : CU_ENOTFOUND;
 }
 
 cu_err cu_engine_cycle(cu_engine *e, cu_cycle_stats *st)

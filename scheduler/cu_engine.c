@@ -54,6 +54,7 @@ void cu_engine_free_wl(ewl *w)
     free(w->evict_message);
     free(w->note);
     free(w->plan);
+    free(w->fmem);
     for (size_t i = 0; i < w->nps; i++) {
         free(w->ps[i].res);
         free(w->ps[i].amt);

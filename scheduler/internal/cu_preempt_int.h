@@ -22,7 +22,12 @@ typedef struct asg {
     size_t nuse;
     int *fr;
     int64_t *amt;
+    int16_t *tried; /* nps * ngroups: Kueue's LastTriedFlavorIdx (FMEM_*) */
 } asg;
+
+/* Flavor memory values (ewl.fmem, asg.tried); >= 0: a flavor index. */
+#define FMEM_NONE ((int16_t)-2)
+#define FMEM_LAST ((int16_t)-1)
 
 /* Preemption reasons (Preempted condition). */
 #define PR_IN_CQ "InClusterQueue"

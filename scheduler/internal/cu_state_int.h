@@ -157,6 +157,14 @@ struct ewl {
     int64_t preempt_window; /* start of that window (ms) */
     unsigned claimed_round; /* round in which it was chosen as victim */
     char *rel_ns;           /* released (cu_engine_release): "ns\0name" from key */
+    /* Kueue's LastAssignment (flavor fungibility): per pod set and
+     * resource group of ClusterQueue fmem_cq, the index of the flavor the
+     * last attempt stopped at (FMEM_NONE: start at the first, FMEM_LAST:
+     * it reached the last flavor). The next attempt starts after it. */
+    int16_t *fmem; /* owned, nps * fmem_ng entries, or NULL */
+    size_t fmem_ng;
+    int fmem_cq;
+    int fmem_retries; /* retries for pending flavors since it was dropped */
 };
 
 struct cu_engine {
