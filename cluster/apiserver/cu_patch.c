@@ -51,8 +51,9 @@ static int is_num(json_object *o)
     return o && (json_object_is_type(o, json_type_int) || json_object_is_type(o, json_type_double));
 }
 
-/* Deep JSON equality: numbers compare by value (1 == 1.0), objects by
- * their member sets, arrays element-wise. */
+/* Deep JSON equality: numbers compare by value (1 == 1.0; NaN, which
+ * json-c reads, equals NaN), objects by their member sets, arrays
+ * element-wise. */
 int cu_json_equal(json_object *a, json_object *b)
 {
     if (!a || !b)
@@ -60,7 +61,8 @@ int cu_json_equal(json_object *a, json_object *b)
     if (is_num(a) && is_num(b)) {
         if (json_object_is_type(a, json_type_int) && json_object_is_type(b, json_type_int))
             return json_object_get_int64(a) == json_object_get_int64(b);
-        return json_object_get_double(a) == json_object_get_double(b);
+        double x = json_object_get_double(a), y = json_object_get_double(b);
+        return x == y || (isnan(x) && isnan(y)); /* the same value, NaN too */
     }
     json_type ta = json_object_get_type(a);
     if (ta != json_object_get_type(b))

@@ -116,7 +116,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* JSON patch */
     err[0] = '\0';
     json_object *j1 = cu_json_patch(target, ops, err, sizeof err);
-    check_outcome(j1, err);
+    /* any JSON value: an operation on "" may make the whole document an
+     * array or a scalar, which the API server then refuses ("must be of
+     * type object") */
+    must(j1 ? 1 : err[0] != '\0');
     if (j1) {
         json_object *t = json_object_new_array(), *op = json_object_new_object();
         cu_jset_str(op, "op", "test");
