@@ -377,10 +377,6 @@ static void pods_ready(ctrl *c)
     }
 }
 
-/* A Workload with spec.active=false that holds quota is evicted with
- * reason Deactivated (then its Job stops and the quota is released as
- * for any eviction). Kueue's messages: "The workload is deactivated", or
- * the requeuing-limit one when waitForPodsReady deactivated it. */
 /* The stop policy of the queues of a Workload that holds quota, as
  * Kueue's Workload reconciler applies it: HoldAndDrain on its LocalQueue
  * (looked at first) or on its ClusterQueue evicts it (reason
@@ -438,6 +434,12 @@ static void sync_admitted(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
     ctrl_wl_status_write(c, w, OP_STATUS, p, what);
 }
 
+/* A Workload with spec.active=false is marked Evicted with reason
+ * Deactivated (when it holds quota, its Job then stops and the quota is
+ * released as for any eviction). Kueue's messages: "The workload is
+ * deactivated", or the requeuing-limit one when waitForPodsReady
+ * deactivated it. An active one that holds quota meets its queues' stop
+ * policy (stopped_queue), or is made Admitted (sync_admitted). */
 static void deactivate_one(ctrl *c, rec *w, int64_t now)
 {
     const cu_workload *wl = ctrl_wl_of(w);
@@ -744,9 +746,9 @@ static void cycle(ctrl *c)
         queue_status(c);
         return;
     }
+    /* inadmissible workloads back in their heaps, a batch after quota was freed */
     if (cu_engine_requeue_due(c->eng, now) > 0)
-        c->eng_dirty =
-            1; /* inadmissible workloads back in their heaps, a batch after quota was freed */
+        c->eng_dirty = 1;
     if (!cu_pr_may_admit(&c->cfg.pr, c->pr_not_ready))
         ran =
             1000; /* blockAdmission: no admission until every admitted workload's pods are ready */
