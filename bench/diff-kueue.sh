@@ -112,14 +112,9 @@ trap 'exit 130' INT TERM
 
 # the certificates Kueue's manager reads even when nothing calls it: its
 # webhook server's (here) and its metrics server's (a hard-coded path)
-selfsigned() {
-    [ -s "$1/tls.crt" ] && [ -s "$1/tls.key" ] && return 0
-    mkdir -p "$1" && openssl req -x509 -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
-        -days 3650 -subj "/CN=diff-kueue" -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
-        -keyout "$1/tls.key" -out "$1/tls.crt" 2>/dev/null
-}
-selfsigned "$W/certs" || die "openssl could not make a certificate"
-selfsigned /etc/kueue/metrics/certs || die "cannot make /etc/kueue/metrics/certs (Kueue's manager needs it)"
+. "$K/lib.sh" # selfsigned, free_port
+selfsigned "$W/certs" diff-kueue || die "openssl could not make a certificate"
+selfsigned /etc/kueue/metrics/certs diff-kueue || die "cannot make /etc/kueue/metrics/certs (Kueue's manager needs it)"
 
 up() {
     "$ROOT/e2e/k8s/cluster.sh" up "$W/$1-cp" --control-plane-only >"$W/$1-up.log" 2>&1 || {
@@ -155,14 +150,6 @@ if [ -n "$RANDOM_N" ]; then
     CASES+=(--cases "$W/random")
 fi
 
-free_port() {
-    local p i
-    for i in $(seq 50); do
-        p=$((20000 + RANDOM % 12000))
-        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
-    done
-    return 1
-}
 port=$(free_port) || die "no free port"
 common=(--kueue-cluster "$W/kueue-cp" --cueue-cluster "$W/cueue-cp" --kueue-bin "$KUEUE_BIN"
     --cueue-bin "$CUEUE_BIN" --certs "$W/certs" --webhook-port "$port" --work "$W/work"
