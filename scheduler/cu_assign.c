@@ -186,7 +186,8 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
 {
     cu_arena *ar = &e->cycle;
     char b1[40], b2[40], b3[40];
-    int best = -1, best_borrow = 0, best_mode = MODE_NOFIT;
+    int best = -1, best_borrow = 0, best_maxborrow = 0, best_rep = MODE_NOFIT;
+    int best_mode = MODE_NOFIT;
     int least = R_INADMISSIBLE + 1;
     *tried_out = FMEM_LAST;
     for (size_t fi = start; fi < g->nflv; fi++) {
@@ -214,7 +215,13 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
                 least = R_NO_MATCHING_FLAVOR;
             continue;
         }
-        int mode = MODE_FIT, borrow = 0;
+        /* mode is the worst resource's mode: whether the flavor needs
+         * preemption. The flavor is chosen by its representative (rep,
+         * borrow): the least preferred resource by Kueue's isPreferred,
+         * mode and level together, as Kueue's representativeMode; the
+         * other resources' levels count only in the assignment's
+         * borrowing, the maximum (Kueue's Assignment.Borrowing). */
+        int mode = MODE_FIT, rep = MODE_FIT, borrow = 0, maxborrow = 0;
         for (size_t i = 0; i < nitems && mode != MODE_NOFIT; i++) {
             size_t rpos;
             for (rpos = 0; rpos < g->nres; rpos++)
@@ -259,8 +266,12 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
             int lvl = cu_engine_borrow_level(e, c, fr, val, &may_reclaim);
             int64_t avail = cu_quota_available(c->node, (size_t)fr);
             if (val <= avail) {
-                if (lvl > borrow)
+                if (lvl > maxborrow)
+                    maxborrow = lvl;
+                if (preferred(c, rep, borrow, MODE_FIT, lvl)) {
+                    rep = MODE_FIT;
                     borrow = lvl;
+                }
                 continue;
             }
             cu_strlist_add(
@@ -274,28 +285,34 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
             int level = lvl; /* a preempting flavor counts the level after preemption */
             if (cu_assign_may_preempt(e, c, fr, val, may_reclaim))
                 m = cu_preempt_oracle(e, c, w, fr, val, &level);
-            if (level > borrow)
-                borrow = level;
+            if (level > maxborrow)
+                maxborrow = level;
             if (m < mode)
                 mode = m;
+            if (preferred(c, rep, borrow, m, level)) {
+                rep = m;
+                borrow = level;
+            }
         }
         if (mode == MODE_NOFIT)
             continue;
-        if (!try_next_flavor(c, mode, borrow > 0)) {
-            *borrow_out = borrow;
+        if (!try_next_flavor(c, rep, borrow > 0)) {
+            *borrow_out = maxborrow;
             *mode_out = mode;
             if (fi + 1 < g->nflv)
                 *tried_out = (int16_t)fi;
             return (int)fi;
         }
-        if (best < 0 || preferred(c, mode, borrow, best_mode, best_borrow)) {
+        if (best < 0 || preferred(c, rep, borrow, best_rep, best_borrow)) {
             best = (int)fi;
             best_borrow = borrow;
+            best_maxborrow = maxborrow;
+            best_rep = rep;
             best_mode = mode;
         }
     }
     if (best >= 0) {
-        *borrow_out = best_borrow;
+        *borrow_out = best_maxborrow;
         *mode_out = best_mode;
         return best;
     }
