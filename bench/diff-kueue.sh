@@ -166,7 +166,7 @@ if [ -n "$SHRINK" ] && [ "$rc" = 1 ] && [ -n "$RANDOM_N" ]; then
     for s in $("$PY" -c 'import json,sys
 seen=[]
 for d in json.load(open(sys.argv[1]))["differences"]:
-    if d["scenario"] not in seen and not d.get("known") and not d.get("kueueLoop"):
+    if d["scenario"] not in seen and not d.get("known") and not d.get("kueueNoAnswer"):
         seen.append(d["scenario"])
 print(" ".join(seen))' "$W/summary.json"); do
         [ -d "$W/random/$s" ] || continue

@@ -878,6 +878,15 @@ def run_scenario(scen, sides, args, workdir):
     return out, unknown, round(time.time() - t0, 1)
 
 
+def kueue_panicked(logpath):
+    """Whether Kueue's log shows a panic (recovered or not)."""
+    try:
+        with open(logpath, errors="replace") as f:
+            return any("Observed a panic" in ln or ln.startswith("panic: ") for ln in f)
+    except OSError:
+        return False
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", action="append", help="a folder of scenarios")
@@ -919,7 +928,7 @@ def main():
         sys.exit(130)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    summary = {"scenarios": 0, "identical": 0, "knownOnly": 0, "kueueLoop": 0, "differences": [],
+    summary = {"scenarios": 0, "identical": 0, "knownOnly": 0, "kueueNoAnswer": 0, "differences": [],
                "failed": []}
     t_all = time.time()
     for p in paths:
@@ -952,23 +961,29 @@ def main():
         for who in ("kueue", "cueue"):
             for e in res[who].get("harnessErrors", []):
                 diffs.append({"scenario": scen.name, "harness": who, "error": e})
-        # A Workload evicted LOOP times or more was caught in a preemption
-        # loop (Kueue can preempt for a workload that then loses the
-        # quota to its victim, cycle after cycle): where only Kueue loops,
-        # its final state is wherever the loop stopped, not a decision,
-        # and the scenario's differences are reported as such. A loop in
-        # Cueue is a difference like any other.
+        # Where Kueue has no answer, its final state is not a decision and
+        # the scenario's differences are reported as such, apart: a
+        # preemption loop (a Workload evicted LOOP times or more by Kueue
+        # and not by Cueue: Kueue can preempt for a workload that then
+        # loses the quota to its victim, cycle after cycle; the state is
+        # wherever the loop stopped), or a panic in Kueue's scheduler
+        # (it schedules nothing after it). A loop in Cueue is a difference
+        # like any other.
         loops = {who: sorted("%s x%d" % (w["name"], w["evictions"]) for w in res[who]["workloads"]
                              if w["evictions"] >= LOOP) for who in ("kueue", "cueue")}
-        unstable = bool(loops["kueue"]) and not loops["cueue"]
-        if unstable:
+        kside = [x for x in sides if x.who == "kueue"][0]
+        noanswer = ("panic" if kueue_panicked(kside.logpath) else
+                    "loop" if loops["kueue"] and not loops["cueue"] else None)
+        if noanswer:
             for d in diffs:
                 if "harness" not in d:
-                    d["kueueLoop"] = True
+                    d["kueueNoAnswer"] = noanswer
         note = " (ignored kinds: %s)" % ", ".join(unknown) if unknown else ""
         for who in ("kueue", "cueue"):
             if loops[who]:
                 note += " (%s: preemption loop, evicted %s)" % (who, ", ".join(loops[who]))
+        if noanswer == "panic":
+            note += " (kueue: its scheduler panicked, see %s)" % kside.logpath
         for who in ("kueue", "cueue"):
             for n in res[who].get("harnessNotes", []):
                 note += " (%s: %s)" % (who, n)
@@ -978,18 +993,18 @@ def main():
                 d["known"] = True
         if diffs:
             summary["differences"] += diffs
-            new = [d for d in diffs if not d.get("known") and not d.get("kueueLoop")]
-            if not new and all(d.get("kueueLoop") for d in diffs):
-                summary["kueueLoop"] += 1
+            new = [d for d in diffs if not d.get("known") and not d.get("kueueNoAnswer")]
+            if not new and all(d.get("kueueNoAnswer") for d in diffs):
+                summary["kueueNoAnswer"] += 1
             elif not new:
                 summary["knownOnly"] += 1
             log("%s: %d difference(s)%s in %.1f s%s" % (
-                scen.name, len(diffs), "" if new else ", all known" if not unstable
-                else ", Kueue in a preemption loop", secs, note))
+                scen.name, len(diffs), "" if new else ", all known" if not noanswer
+                else ", where Kueue has no answer (%s)" % noanswer, secs, note))
             for d in diffs:
                 what = d.get("workload") or d.get("clusterQueue") or d.get("harness")
                 log("    %s%s\n      kueue: %s\n      cueue: %s" % (
-                    what, " (known)" if d.get("known") else " (Kueue looping)" if d.get("kueueLoop") else "",
+                    what, " (known)" if d.get("known") else " (Kueue: %s)" % d["kueueNoAnswer"] if d.get("kueueNoAnswer") else "",
                     json.dumps(d.get("kueue", d.get("error"))), json.dumps(d.get("cueue"))))
         else:
             summary["identical"] += 1
@@ -1001,8 +1016,9 @@ def main():
     line = "%d scenarios, %d identical" % (summary["scenarios"], summary["identical"])
     if summary["knownOnly"]:
         line += ", %d with known differences only" % summary["knownOnly"]
-    if summary["kueueLoop"]:
-        line += ", %d differing where Kueue was in a preemption loop" % summary["kueueLoop"]
+    if summary["kueueNoAnswer"]:
+        line += (", %d differing where Kueue has no answer (a preemption loop or a panic)"
+                 % summary["kueueNoAnswer"])
     if summary["failed"]:
         line += ", %d failed to run" % len(summary["failed"])
     if args.json:
@@ -1013,7 +1029,7 @@ def main():
             print("  failed: %s: %s" % (f["scenario"], f["error"]))
     if summary["failed"]:
         return 3
-    return 0 if not any(not d.get("known") and not d.get("kueueLoop") for d in summary["differences"]) else 1
+    return 0 if not any(not d.get("known") and not d.get("kueueNoAnswer") for d in summary["differences"]) else 1
 
 
 if __name__ == "__main__":
