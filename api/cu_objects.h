@@ -137,6 +137,10 @@ typedef struct cu_rquota {
     int64_t blimit;
     int has_llimit;
     int64_t llimit;
+    /* A quantity the CRD pattern accepts but that does not fit in int64
+     * milli-units (CU_EOVERFLOW): the string as written, the value 0.
+     * Validation reports it on the object, which is then invalid. */
+    const char *big_nominal, *big_blimit, *big_llimit;
 } cu_rquota;
 typedef struct cu_fquota {
     const char *name;
