@@ -432,6 +432,8 @@ void cu_dec_meta(dctx *c, const cu_node *root, const char *api, const char *name
         else
             m->has_created = 1;
     }
+    const cu_node *dt = cu_node_get(md, "deletionTimestamp");
+    m->deleting = dt && !cu_node_is_null(dt);
     m->file = c->file;
     m->line = root->line;
     m->seq = c->w->nseq++;

@@ -22,6 +22,8 @@
 #define CU_LABEL_QUEUE_NAME "kueue.x-k8s.io/queue-name"
 #define CU_LABEL_PRIORITY_CLASS "kueue.x-k8s.io/priority-class"
 #define CU_ANN_JOB_MIN_PARALLELISM "kueue.x-k8s.io/job-min-parallelism"
+/* Kueue's finalizer on a ClusterQueue or ResourceFlavor while it is in use */
+#define CU_FINALIZER_IN_USE "kueue.x-k8s.io/resource-in-use"
 
 typedef struct cu_kv {
     const char *key, *value;
@@ -121,6 +123,7 @@ typedef struct cu_meta {
     cu_kvs labels, annotations;
     int64_t created_ms; /* creationTimestamp; 0 if absent (see load) */
     int has_created;
+    int deleting;     /* metadata.deletionTimestamp is set: Terminating */
     const char *file; /* where it was read from */
     int line;
     size_t seq; /* order of appearance across all inputs */
@@ -134,6 +137,10 @@ typedef struct cu_rquota {
     int64_t blimit;
     int has_llimit;
     int64_t llimit;
+    /* A quantity the CRD pattern accepts but that does not fit in int64
+     * milli-units (CU_EOVERFLOW): the string as written, the value 0.
+     * Validation reports it on the object, which is then invalid. */
+    const char *big_nominal, *big_blimit, *big_llimit;
 } cu_rquota;
 typedef struct cu_fquota {
     const char *name;

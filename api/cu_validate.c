@@ -91,6 +91,9 @@
     "alphanumeric characters, '-', '_' or '.', and must start and end with an " \
     "alphanumeric character"
 #define MSG_NEGATIVE "must be greater than or equal to 0"
+/* what a quantity beyond int64 milli-units is told (cu_quantity.h) */
+#define MSG_TOO_LARGE \
+    "too large: Cueue holds a quantity up to 9223372036854775807m (about 9.2e15, 8Pi)"
 
 /* Per-object reporting context. */
 typedef struct vctx {
@@ -492,11 +495,15 @@ typedef struct rg_cfg {
     int is_cohort;
 } rg_cfg;
 
-static void check_limit(vctx *v, const char *path, const char *res, int64_t milli,
+/* big: the limit as written when too large to hold (reported apart) */
+static void check_limit(vctx *v, const char *path, const char *res, int64_t milli, const char *big,
                         const rg_cfg *cfg)
 {
-    char q[40];
-    fmt_qty(res, milli, q, sizeof(q));
+    char q[80];
+    if (big)
+        snprintf(q, sizeof(q), "%.64s", big);
+    else
+        fmt_qty(res, milli, q, sizeof(q));
     if (milli < 0)
         verr(v, path, "Invalid value: \"%s\": " MSG_NEGATIVE, q);
     if (!cfg->has_parent)
@@ -537,6 +544,13 @@ static void check_flavor_quotas(vctx *v, const char *gpath, size_t fi, const cu_
 
     for (size_t i = 0; i < fq->n; i++) {
         const cu_rquota *r = &fq->res[i];
+        static const char *const fields[] = { "nominalQuota", "borrowingLimit", "lendingLimit" };
+        const char *big[] = { r->big_nominal, r->big_blimit, r->big_llimit };
+        for (size_t k = 0; k < 3; k++)
+            if (big[k]) {
+                snprintf(p, sizeof(p), "%s.resources[%zu].%s", base, i, fields[k]);
+                verr(v, p, "Invalid value: \"%.64s\": " MSG_TOO_LARGE, big[k]);
+            }
         if (r->nominal < 0) {
             snprintf(p, sizeof(p), "%s.resources[%zu].nominalQuota", base, i);
             verr(v, p, "Invalid value: \"%s\": " MSG_NEGATIVE,
@@ -544,12 +558,13 @@ static void check_flavor_quotas(vctx *v, const char *gpath, size_t fi, const cu_
         }
         if (r->has_blimit) {
             snprintf(p, sizeof(p), "%s.resources[%zu].borrowingLimit", base, i);
-            check_limit(v, p, r->name, r->blimit, cfg);
+            check_limit(v, p, r->name, r->blimit, r->big_blimit, cfg);
         }
         if (r->has_llimit) {
             snprintf(p, sizeof(p), "%s.resources[%zu].lendingLimit", base, i);
-            check_limit(v, p, r->name, r->llimit, cfg);
-            if (!cfg->is_cohort && r->llimit > r->nominal && r->nominal >= 0)
+            check_limit(v, p, r->name, r->llimit, r->big_llimit, cfg);
+            if (!cfg->is_cohort && r->llimit > r->nominal && r->nominal >= 0 && !r->big_llimit &&
+                !r->big_nominal)
                 verr(v, p,
                      "Invalid value: \"%s\": must be less than or equal to the nominalQuota (%s)",
                      fmt_qty(r->name, r->llimit, q, sizeof(q)),

@@ -97,6 +97,72 @@ static int has_msg(const cu_diag *d, const char *msg)
 
 /* ------------------------------------------------------------------ */
 
+/* Quotas the CRD pattern accepts: up to 2^63-1 milli-units they are held
+ * exactly (8Pi of memory, 9.2e15 cpu); beyond (9Pi, 1Ei, 1e18, 1e400) the
+ * ClusterQueue still decodes (it must not vanish, its workloads would be
+ * told it does not exist) and validation names the field and the value. */
+static void test_quota_too_large(void **state)
+{
+    fx *f = *state;
+    const char *yaml =
+        "apiVersion: kueue.x-k8s.io/v1beta2\n"
+        "kind: ClusterQueue\n"
+        "metadata: {name: huge}\n"
+        "spec:\n"
+        "  cohortName: co\n"
+        "  resourceGroups:\n"
+        "  - coveredResources: [cpu, memory, example.com/x]\n"
+        "    flavors:\n"
+        "    - name: f\n"
+        "      resources:\n"
+        "      - {name: cpu, nominalQuota: 9223372036854775807m, lendingLimit: 1e400}\n"
+        "      - {name: memory, nominalQuota: 8Pi, borrowingLimit: 9Pi}\n"
+        "      - {name: example.com/x, nominalQuota: 1e18}\n";
+    assert_int_equal(load(f, yaml), CU_OK);
+    assert_int_equal(f->d.n, 0);
+    assert_int_equal(f->w.cqs.n, 1);
+    const cu_cluster_queue *cq = f->w.cqs.items[0];
+    const cu_rquota *r = cq->groups.items[0].flavors[0].res;
+    assert_int_equal(r[0].nominal, INT64_MAX);
+    assert_null(r[0].big_nominal);
+    assert_true(r[0].has_llimit);
+    assert_string_equal(r[0].big_llimit, "1e400");
+    assert_int_equal(r[1].nominal, INT64_C(9007199254740992000)); /* 8Pi */
+    assert_string_equal(r[1].big_blimit, "9Pi");
+    assert_string_equal(r[2].big_nominal, "1e18");
+    cu_diag d;
+    cu_diag_init(&d);
+    assert_int_not_equal(cu_object_validate(CU_KIND_CLUSTER_QUEUE, cq, &d), CU_OK);
+    const char *base = "ClusterQueue huge: spec.resourceGroups[0].flavors[0].resources";
+    const char *tail = "too large: Cueue holds a quantity up to 9223372036854775807m "
+                       "(about 9.2e15, 8Pi)";
+    char m[400];
+    snprintf(m, sizeof m, "%s[0].lendingLimit: Invalid value: \"1e400\": %s", base, tail);
+    assert_msg(&d, m);
+    snprintf(m, sizeof m, "%s[1].borrowingLimit: Invalid value: \"9Pi\": %s", base, tail);
+    assert_msg(&d, m);
+    snprintf(m, sizeof m, "%s[2].nominalQuota: Invalid value: \"1e18\": %s", base, tail);
+    assert_msg(&d, m);
+    assert_int_equal(d.n, 3); /* nothing else: 1e400 is not compared with the nominal */
+    cu_diag_free(&d);
+
+    /* a request too large stays a decode error of the Workload (it gets
+     * the DecodeFailed condition in the controller) */
+    cu_diag_free(&f->d);
+    cu_diag_init(&f->d);
+    const char *wl = "apiVersion: kueue.x-k8s.io/v1beta2\n"
+                     "kind: Workload\n"
+                     "metadata: {name: w, namespace: ns}\n"
+                     "spec:\n"
+                     "  queueName: lq\n"
+                     "  podSets:\n"
+                     "  - {name: main, count: 1, template: {spec: {containers: [{name: c, "
+                     "resources: {requests: {memory: 1Ei}}}]}}}\n";
+    load(f, wl);
+    assert_true(f->d.n > 0);
+    assert_non_null(strstr(f->d.msgs[0], "\"1Ei\" is too large"));
+}
+
 static void test_kvs_reslist(void **state)
 {
     (void)state;
@@ -1419,6 +1485,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_priority, setup, teardown),
         cmocka_unit_test_setup_teardown(test_convert, setup, teardown),
         cmocka_unit_test_setup_teardown(test_load, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quota_too_large, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -125,6 +125,16 @@ static const parse_case parse_cases[] = {
     { "1Ei", CU_EOVERFLOW, 0, BSI },
     { "100000000000000000000000000000", CU_EOVERFLOW, 0, DSI },
     { "-100000000000000000000000000000", CU_EOVERFLOW, 0, DSI },
+    /* the issue's examples: large quotas the CRD pattern accepts; beyond
+     * int64 milli-units each is refused, never wrapped (the ClusterQueue
+     * is then invalid, api/test_objects.c test_quota_too_large) */
+    { "1e18", CU_EOVERFLOW, 0, DEX },
+    { "1e400", CU_EOVERFLOW, 0, DEX },
+    { "-1e400", CU_EOVERFLOW, 0, DEX },
+    { "99999999999999999999", CU_EOVERFLOW, 0, DSI },
+    { "9223372036854775", CU_OK, INT64_C(9223372036854775000), DSI },
+    { "9223372036854776", CU_EOVERFLOW, 0, DSI },
+    { "8192Ti", CU_OK, PI * 8000, BSI },
     /* malformed */
     { "", CU_EINVAL, 0, DSI },
     { " ", CU_EINVAL, 0, DSI },

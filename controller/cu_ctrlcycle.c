@@ -676,6 +676,7 @@ static void cycle(ctrl *c)
         ctrl_rebuild(c);
     if (!c->eng)
         return;
+    ctrl_finalizers(c);
 
     if (c->retry_wake && now >= c->retry_wake) {
         /* writes refused with 409: look at those objects again */

@@ -18,6 +18,7 @@ void ctrl_rec_free(rec *x)
     free(x->ev_msg);
     free(x->pr_reason);
     free(x->rf_spec);
+    free(x->fins);
     free(x->st_conds);
     free(x->deact_msg);
     free(x->bad);
@@ -260,6 +261,8 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
             json_object_object_add(t, "labels", json_object_get(cu_jget(md, "labels")));
         if (cu_jget(md, "annotations")) /* validated too (size, keys) */
             json_object_object_add(t, "annotations", json_object_get(cu_jget(md, "annotations")));
+        if (cu_jget(md, "deletionTimestamp")) /* a ClusterQueue turns Terminating */
+            json_object_object_add(t, "deleting", json_object_new_boolean(1));
         shape =
             cu_hash_str(json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN)) ^ (w ? 1 : 0);
         json_object_put(t);
@@ -283,6 +286,18 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
     if (w != x->w) {
         x->pinned = 1; /* the engine may point into it */
         ctrl_set_decode(c, x, w);
+    }
+    if (r == R_CQ || r == R_RF) {
+        json_object *md = cu_jget(obj, "metadata");
+        free(x->fins);
+        json_object *fins = cu_jget(md, "finalizers");
+        x->fins = ctrl_jtext(fins);
+        x->has_fin = 0;
+        for (size_t i = 0, n = cu_jarr_len(fins); i < n; i++) {
+            const char *f = json_object_get_string(json_object_array_get_idx(fins, i));
+            x->has_fin |= f && strcmp(f, CU_FINALIZER_IN_USE) == 0;
+        }
+        x->deleting = cu_jget(md, "deletionTimestamp") != NULL;
     }
     if (r == R_RF) {
         free(x->rf_spec);

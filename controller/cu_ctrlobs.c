@@ -283,9 +283,11 @@ static void refresh_gauges(ctrl *c)
         const cu_cq_info *ci = cu_engine_cq_info(c->eng, i);
         const char *cq = ci->name, *cohort = ci->cohort ? ci->cohort : "";
         static const char *const sts[] = { "pending", "active", "terminating" };
+        int term = ci->reason && strcmp(ci->reason, "Terminating") == 0;
+        int cur = term ? 2 : ci->active ? 1 : 0;
         for (int s2 = 0; s2 < 3; s2++) {
             const char *a[] = { cq, sts[s2], rr };
-            fset(k->cluster_queue_status, a, (s2 == 1) == (ci->active != 0) && s2 != 2 ? 1 : 0);
+            fset(k->cluster_queue_status, a, s2 == cur ? 1 : 0);
         }
         for (int s2 = 0; s2 < 2; s2++) { /* every queue has both pending series */
             const char *a[] = { cq, s2 ? "inadmissible" : "active", rr };

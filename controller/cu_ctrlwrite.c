@@ -30,6 +30,10 @@ static char **guard_slot(ctrl *c, opkind kind, const char *op, const char *key, 
     } else if (kind == OP_OTHER && strncmp(op, "spec:", 5) == 0) {
         x = ctrl_omap_get(&c->objs[R_WL], key);
         slot = 1;
+    } else if (kind == OP_OTHER && strncmp(op, "fin:", 4) == 0) {
+        /* the finalizer of a ClusterQueue ("fin:cq:NAME") or ResourceFlavor */
+        x = ctrl_omap_get(&c->objs[strncmp(op + 4, "cq:", 3) == 0 ? R_CQ : R_RF], key);
+        slot = 1;
     }
     *out = x;
     return x ? &x->sent_rv[slot] : NULL;
@@ -119,7 +123,15 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
         if (jr)
             jr->created_at = 0; /* failed: create again */
     }
-    if (!ok) {
+    /* a finalizer write is based on the version last seen (a precondition,
+     * so that another controller's finalizer is not lost): when our own
+     * status write got in first, it is written again on the version the
+     * watch brings; no error */
+    int fin_conflict = !ok && r->code == 409 && strncmp(w->op, "fin:", 4) == 0;
+    if (fin_conflict)
+        ctrl_log(c, 2, "%s: the object changed meanwhile; written again on its new version",
+                 w->what);
+    if (!ok && !fin_conflict) {
         c->n.write_errors++;
         if (r->code == 409)
             c->n.conflicts++;
@@ -161,7 +173,7 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
                 cu_clock_system_now(NULL) + cu_ctrl_retry_delay_ms(r->code, gx->conflicts);
             if (!c->retry_wake || gx->retry_at < c->retry_wake)
                 c->retry_wake = gx->retry_at;
-            if (r->code == 409 && g)
+            if (r->code == 409 && g && strncmp(w->op, "fin:", 4) != 0)
                 reread(c, w->kind == OP_JOB ? R_JOB : R_WL, w->key);
         }
         if (w->kind == OP_ADMIT) {

@@ -4,7 +4,8 @@
 # controller marks each Active=False with a message naming the field and
 # the problem, admits nothing through them, lends none of their quota to
 # the cohort, logs each problem once, and `cueue explain` shows it; a good
-# queue beside them keeps admitting. Usage: PATH_TO_cueue
+# queue beside them keeps admitting. A quota too large to hold (1e400) is
+# such a problem too; 8Pi of memory is held. Usage: PATH_TO_cueue
 set -u
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@" kubectl jq
@@ -45,6 +46,11 @@ YAML
     cq overlap co '[{coveredResources: [cpu], flavors: [{name: spare, resources: [{name: cpu, nominalQuota: "8"}]}]}, {coveredResources: [cpu], flavors: [{name: general, resources: [{name: cpu, nominalQuota: "8"}]}]}]'
     # lendingLimit above nominalQuota: 8 cpu the cohort must not get
     cq lender co '[{coveredResources: [cpu], flavors: [{name: general, resources: [{name: cpu, nominalQuota: "8", lendingLimit: "9"}]}]}]'
+    # a quantity the CRD pattern accepts but too large to hold: the queue
+    # must not vanish (its workloads were told it does not exist)
+    cq huge big '[{coveredResources: [cpu], flavors: [{name: general, resources: [{name: cpu, nominalQuota: "1e400"}]}]}]'
+    # the largest quantity held: 8Pi of memory, Active
+    cq maxmem big '[{coveredResources: [memory], flavors: [{name: spare, resources: [{name: memory, nominalQuota: "8Pi"}]}]}]'
 } | k apply -f - >/dev/null || { fail "apply the queues" "kubectl apply failed"; e2e_finish; }
 # a 1 MB label value (a label value may have 63 characters): refused by an
 # API server that validates labels, else applied and marked by the controller
@@ -77,6 +83,9 @@ if [ "$BIGLABEL" = 1 ]; then
 else
     pass "biglabel: refused by the API server ($(head -c 120 "$TMP/biglabel.err"))"
 fi
+wait_for 10 "huge: Active=False, nominalQuota 1e400 named" active huge False Invalid \
+    'spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: Invalid value: "1e400": too large: Cueue holds a quantity up to 9223372036854775807m'
+wait_for 10 "maxmem: 8Pi of memory held, Active=True" active maxmem True Ready ""
 wait_for 10 "good: Active=True" active good True Ready ""
 # neg shows no quota at all (the probe saw "borrowed 5, total 0")
 no_quota() { [ "$(k get clusterqueue "$1" -o json | jq '[.status.flavorsReservation[]?.resources[]?] | length')" = 0 ]; }
@@ -87,6 +96,7 @@ check "neg: no quota shown" "$(k get clusterqueue neg -o json | jq -c .status.fl
 job_yaml into-neg 1 30s lq-neg | k apply -f - >/dev/null
 job_yaml borrower 4 30s lq-good | k apply -f - >/dev/null
 job_yaml fits 1 30s lq-good | k apply -f - >/dev/null
+job_yaml into-huge 1 30s lq-huge | k apply -f - >/dev/null
 wlof() { k get workloads -o json | jq -r --arg j "$1" '.items[] | select(.metadata.ownerReferences[0].name == $j) | .metadata.name'; }
 pending_msg() {   # pending_msg JOB MESSAGE
     local w; w=$(wlof "$1"); [ -n "$w" ] || return 1
@@ -96,6 +106,7 @@ pending_msg() {   # pending_msg JOB MESSAGE
 admitted() { local w; w=$(wlof "$1"); [ -n "$w" ] && k get workload "$w" -o json | jq -e '.status.admission' >/dev/null; }
 wait_for 20 "fits: admitted by the good queue beside the invalid ones" admitted fits
 wait_for 10 "into-neg: pending, ClusterQueue neg is inactive" pending_msg into-neg "ClusterQueue neg is inactive"
+wait_for 10 "into-huge: pending, ClusterQueue huge is inactive (not \"doesn't exist\")" pending_msg into-huge "ClusterQueue huge is inactive"
 wait_for 10 "borrower: pending (the invalid lender's quota is not in the cohort)" pending_msg borrower "couldn't assign flavors"
 sleep 2
 not_admitted() { ! admitted "$1"; }

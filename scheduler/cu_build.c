@@ -251,6 +251,14 @@ cu_err cu_engine_build_cq(cu_engine *e, const cu_cluster_queue *obj, const char 
         cp->reason = "Invalid";
         cp->message = cu_arena_printf(&e->arena, "Can't admit new workloads: %s", bad);
     }
+    if (obj->meta.deleting) {
+        /* Kueue's terminating status wins over every other: its admitted
+         * workloads keep their quota until they finish (the controller's
+         * finalizer holds the object until then); nothing new is admitted */
+        cp->active = 0;
+        cp->reason = "Terminating";
+        cp->message = "Can't admit new workloads; clusterQueue is terminating";
+    }
     return cu_strmap_put(&e->cq_map, cp->name, id);
 }
 

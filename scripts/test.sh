@@ -40,6 +40,7 @@ if [ "$secs" -gt 0 ]; then
   for f in $fuzzers; do
     seeds=""
     [ "$f" = fuzz_simulate ] && seeds="sim/scenarios config/controller"
+    [ "$f" = fuzz_quantity ] && seeds=api/fuzz-seeds-quantity
     [ "$f" = fuzz_jobs ] && seeds=controller/fuzz-seeds
     [ "$f" = fuzz_jsonpath ] && seeds=cluster/apiserver/fuzz-seeds
     [ "$f" = fuzz_fields ] && seeds=cluster/apiserver/fuzz-seeds-fields

@@ -107,6 +107,11 @@ typedef struct rec {
     char *ev_reason, *ev_msg, *pr_reason;
     /* ResourceFlavors: spec.nodeLabels and spec.tolerations (JSON text) */
     char *rf_spec;
+    /* ClusterQueues, ResourceFlavors: metadata.finalizers as read (JSON
+     * text, NULL when none), whether they hold Kueue's resource-in-use,
+     * and whether metadata.deletionTimestamp is set */
+    char *fins;
+    int has_fin, deleting;
     /* ClusterQueues, LocalQueues: status.conditions as read (JSON text) */
     char *st_conds;
     char *deact_msg; /* why waitForPodsReady deactivated it */
@@ -408,6 +413,14 @@ void ctrl_rec_free(rec *x);
 /* The informers' callbacks (ud is the rctx of the resource). */
 void ctrl_on_skip(cu_informer *inf, const char *why, json_object *obj, void *ud);
 void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud);
+
+/* ---- cu_ctrlfinal.c: the resource-in-use finalizer ---- */
+
+/* Adds Kueue's finalizer kueue.x-k8s.io/resource-in-use to every
+ * ClusterQueue and ResourceFlavor that lacks it, and takes it off one
+ * being deleted once nothing uses it: no Workload holds quota in the
+ * ClusterQueue; no ClusterQueue names the ResourceFlavor. */
+void ctrl_finalizers(ctrl *c);
 
 /* ---- cu_ctrlcycle.c: the admission cycle ---- */
 
