@@ -564,6 +564,16 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
     return c.nerr ? CU_EINVAL : CU_OK;
 }
 
+void cu_diag_unknown_kind(cu_diag *d, const char *file, const cu_node *doc, const char *verb)
+{
+    const char *api = cu_node_scalar(cu_node_get(doc, "apiVersion"));
+    const char *kind = cu_node_scalar(cu_node_get(doc, "kind"));
+    const cu_node *nn = cu_node_path(doc, "metadata.name");
+    const char *name = nn && nn->type == CU_NODE_SCALAR ? cu_node_scalar(nn) : NULL;
+    cu_diag_warn(d, "%s:%d: %s unknown kind %s (apiVersion %s) %s", file, doc ? doc->line : 0, verb,
+                 kind ? kind : "", api ? api : "", name && *name ? name : "(unnamed)");
+}
+
 #define CU_LIST_DEPTH_MAX 8
 
 /* The name the API server would give an object with metadata.generateName
@@ -636,8 +646,7 @@ static cu_err decode_node(cu_world *w, const cu_node *root, const char *file, cu
     const cu_node *nn = cu_node_path(root, "metadata.name");
     const char *name = nn && nn->type == CU_NODE_SCALAR ? cu_node_scalar(nn) : NULL;
     if (!ki) {
-        cu_diag_warn(d, "%s:%d: skipping unknown kind %s (apiVersion %s) %s", file, root->line,
-                     kind, api, name ? name : "(unnamed)");
+        cu_diag_unknown_kind(d, file, root, "skipping");
         return CU_OK;
     }
     if ((!name || !*name) && ki->k != CU_KIND_CONFIGURATION) {
