@@ -123,7 +123,21 @@ static void conv_cohort(cu_arena *a, cu_node *doc)
         cu_node_rename(a, spec, "parent", "parentName");
 }
 
-static int conv(cu_arena *a, cu_node *doc, int depth)
+/* 1 if api is in a Kueue group in a version convert does not know. */
+static int kueue_version_unknown(const char *api)
+{
+    const char *slash = strrchr(api, '/');
+    if (!slash)
+        return 0;
+    size_t glen = (size_t)(slash - api);
+    static const char *const groups[] = { CU_GROUP, "config.kueue.x-k8s.io" };
+    int kueue = 0;
+    for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+        kueue |= strlen(groups[i]) == glen && strncmp(api, groups[i], glen) == 0;
+    return kueue && strcmp(slash + 1, "v1beta1") != 0 && strcmp(slash + 1, "v1beta2") != 0;
+}
+
+static int conv(cu_arena *a, cu_node *doc, int depth, const char *file, cu_diag *d)
 {
     if (!doc || doc->type != CU_NODE_MAP || depth > 8)
         return 0;
@@ -136,9 +150,11 @@ static int conv(cu_arena *a, cu_node *doc, int depth)
         cu_node *items = cu_node_get(doc, "items");
         int changed = 0;
         for (size_t i = 0; items && items->type == CU_NODE_SEQ && i < items->n; i++)
-            changed |= conv(a, items->vals[i], depth + 1);
+            changed |= conv(a, items->vals[i], depth + 1, file, d);
         return changed;
     }
+    if (d && kueue_version_unknown(api))
+        cu_diag_unknown_kind(d, file, doc, "passing through");
     if (strcmp(api, CU_GROUP "/v1beta1") != 0)
         return 0;
     if (!set_str(a, doc, "apiVersion", CU_GROUP "/v1beta2"))
@@ -152,4 +168,9 @@ static int conv(cu_arena *a, cu_node *doc, int depth)
     return 1;
 }
 
-int cu_convert_v1beta2(cu_arena *a, cu_node *doc) { return conv(a, doc, 0); }
+int cu_convert_v1beta2(cu_arena *a, cu_node *doc) { return conv(a, doc, 0, NULL, NULL); }
+
+int cu_convert_v1beta2_diag(cu_arena *a, cu_node *doc, const char *file, cu_diag *d)
+{
+    return conv(a, doc, 0, file, d);
+}

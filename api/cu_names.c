@@ -3,6 +3,7 @@
  */
 #include "cu_names.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static int lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -122,4 +123,16 @@ const char *cu_name_detail(unsigned problem)
     case CU_DNS_SUBDOMAIN_CHARS: return SUBDOMAIN_MSG;
     }
     return "";
+}
+
+void cu_name_generate(char *out, size_t outsz, const char *base, uint64_t r)
+{
+    char sfx[CU_GENERATE_SUFFIX_LEN + 1];
+    const uint64_t nalpha = sizeof(CU_GENERATE_ALPHABET) - 1;
+    for (int i = 0; i < CU_GENERATE_SUFFIX_LEN; i++) {
+        sfx[i] = CU_GENERATE_ALPHABET[r % nalpha];
+        r /= nalpha;
+    }
+    sfx[CU_GENERATE_SUFFIX_LEN] = '\0';
+    snprintf(out, outsz, "%.*s%s", CU_GENERATE_BASE_MAX, base ? base : "", sfx);
 }

@@ -10,6 +10,7 @@
 #define CU_NAMES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* kube-apiserver's cap on the total bytes of an object's annotations
  * (keys and values). */
@@ -52,5 +53,17 @@ unsigned cu_label_value_problems(const char *s, size_t n);
 /* kube-apiserver's detail for one problem bit, e.g. "name part must be no
  * more than 63 characters" (a static string; "" for an unknown bit). */
 const char *cu_name_detail(unsigned problem);
+
+/* metadata.generateName: kube-apiserver's SimpleNameGenerator keeps the
+ * first CU_GENERATE_BASE_MAX bytes of the base and appends
+ * CU_GENERATE_SUFFIX_LEN characters of CU_GENERATE_ALPHABET. */
+#define CU_GENERATE_BASE_MAX 58
+#define CU_GENERATE_SUFFIX_LEN 5
+#define CU_GENERATE_ALPHABET "bcdfghjklmnpqrstvwxz2456789"
+
+/* Writes the name generated from base with the suffix drawn from r (the
+ * cluster passes a random number, simulate a hash so that its output is
+ * stable) into out[0..outsz), truncated to fit. */
+void cu_name_generate(char *out, size_t outsz, const char *base, uint64_t r);
 
 #endif

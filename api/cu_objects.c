@@ -13,9 +13,12 @@
  *    no error; a failed object leaves garbage in the arena but nothing
  *    reachable;
  *  - meta.seq is w->nseq++ taken when a known object starts decoding, so
- *    seq follows the order of appearance across all inputs.
+ *    seq follows the order of appearance across all inputs;
+ *  - an object with metadata.generateName and no name gets the API
+ *    server's kind of generated name, the same for the same input.
  */
 #include "cu_decode_int.h"
+#include "cu_hash.h"
 #include "cu_match.h"
 #include "cu_names.h"
 #include "cu_objects.h"
@@ -582,7 +585,38 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
     return c.nerr ? CU_EINVAL : CU_OK;
 }
 
+void cu_diag_unknown_kind(cu_diag *d, const char *file, const cu_node *doc, const char *verb)
+{
+    const char *api = cu_node_scalar(cu_node_get(doc, "apiVersion"));
+    const char *kind = cu_node_scalar(cu_node_get(doc, "kind"));
+    const cu_node *nn = cu_node_path(doc, "metadata.name");
+    const char *name = nn && nn->type == CU_NODE_SCALAR ? cu_node_scalar(nn) : NULL;
+    cu_diag_warn(d, "%s:%d: %s unknown kind %s (apiVersion %s) %s", file, doc ? doc->line : 0, verb,
+                 kind ? kind : "", api ? api : "", name && *name ? name : "(unnamed)");
+}
+
 #define CU_LIST_DEPTH_MAX 8
+
+/* The name the API server would give an object with metadata.generateName
+ * and no name (a copy in w->arena), "" when it has neither, NULL when out
+ * of memory. The suffix is a hash of the base, the kind, the namespace and
+ * the order of appearance, not random, so that simulate's output is
+ * stable. */
+static const char *generated_name(cu_world *w, const cu_node *root, const char *kind)
+{
+    const char *gen = cu_node_scalar(cu_node_path(root, "metadata.generateName"));
+    if (!gen || !*gen)
+        return "";
+    const char *ns = cu_node_scalar(cu_node_path(root, "metadata.namespace"));
+    uint64_t h = cu_hash_field(CU_HASH_INIT, gen);
+    h = cu_hash_field(h, kind);
+    h = cu_hash_field(h, ns ? ns : "");
+    uint64_t seq = w->nseq;
+    h = cu_hash_bytes(h, &seq, sizeof(seq));
+    char buf[CU_GENERATE_BASE_MAX + CU_GENERATE_SUFFIX_LEN + 1];
+    cu_name_generate(buf, sizeof(buf), gen, h);
+    return cu_arena_strdup(&w->arena, buf);
+}
 
 /* Decodes one document node: a List (expanded), a known kind or an
  * unknown one (warned and skipped). */
@@ -633,9 +667,13 @@ static cu_err decode_node(cu_world *w, const cu_node *root, const char *file, cu
     const cu_node *nn = cu_node_path(root, "metadata.name");
     const char *name = nn && nn->type == CU_NODE_SCALAR ? cu_node_scalar(nn) : NULL;
     if (!ki) {
-        cu_diag_warn(d, "%s:%d: skipping unknown kind %s (apiVersion %s) %s", file, root->line,
-                     kind, api, name ? name : "(unnamed)");
+        cu_diag_unknown_kind(d, file, root, "skipping");
         return CU_OK;
+    }
+    if ((!name || !*name) && ki->k != CU_KIND_CONFIGURATION) {
+        name = generated_name(w, root, kind);
+        if (!name)
+            return CU_ENOMEM;
     }
     if (!name || !*name) {
         /* the controller Configuration file usually has no metadata */

@@ -459,5 +459,17 @@ cu_err cu_workload_priority(const cu_world *w, const cu_workload *wl, int32_t *o
  * admissionChecksStrategy, Cohort spec.parent -> parentName). Documents
  * of other groups or already v1beta2 are left alone. Returns 1 if changed. */
 int cu_convert_v1beta2(cu_arena *a, cu_node *doc);
+/* As cu_convert_v1beta2, and a warning in d (may be NULL) for every
+ * document of a Kueue group (kueue.x-k8s.io, config.kueue.x-k8s.io) in a
+ * version other than v1beta1 and v1beta2, such as v1alpha1: passed
+ * through unchanged, in the wording of cu_diag_unknown_kind. file names
+ * the input. */
+int cu_convert_v1beta2_diag(cu_arena *a, cu_node *doc, const char *file, cu_diag *d);
+
+/* The one wording of a document of a kind Cueue does not know:
+ * "FILE:LINE: VERB unknown kind KIND (apiVersion API) NAME", VERB being what
+ * the caller does with it ("skipping" in simulate, "passing through" in
+ * convert). */
+void cu_diag_unknown_kind(cu_diag *d, const char *file, const cu_node *doc, const char *verb);
 
 #endif

@@ -71,11 +71,34 @@ static void test_dns1123(void **state)
                                                                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"));
 }
 
+/* metadata.generateName: the base cut to 58 and 5 characters of the
+ * alphabet, each drawn from r. */
+static void test_generate(void **state)
+{
+    (void)state;
+    char out[80];
+    cu_name_generate(out, sizeof out, "sample-job-", 0);
+    assert_string_equal(out, "sample-job-bbbbb");
+    cu_name_generate(out, sizeof out, "x-", 1 + 27 * 2);
+    assert_string_equal(out, "x-cdbbb");
+    char base[70];
+    memset(base, 'a', 69);
+    base[69] = '\0';
+    cu_name_generate(out, sizeof out, base, UINT64_MAX);
+    assert_int_equal(strlen(out), 63);
+    assert_memory_equal(out, base, 58);
+    for (int i = 58; i < 63; i++)
+        assert_non_null(strchr(CU_GENERATE_ALPHABET, out[i]));
+    cu_name_generate(out, 4, "abcdef", 0); /* truncated to fit */
+    assert_string_equal(out, "abc");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_label_keys_values),
         cmocka_unit_test(test_dns1123),
+        cmocka_unit_test(test_generate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

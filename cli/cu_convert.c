@@ -101,7 +101,7 @@ int cu_convert_main(int argc, char **argv)
         for (size_t k = 0; k < ndocs && !err; k++) {
             if (!docs[k].root)
                 continue;
-            cu_convert_v1beta2(&a, docs[k].root);
+            cu_convert_v1beta2_diag(&a, docs[k].root, fl.items[i], &d);
             if (!first)
                 err = cu_buf_puts(&out, "---\n");
             first = 0;

@@ -67,7 +67,8 @@ static const char dev_help[] =
     "  kubectl --kubeconfig DIR/kubeconfig apply -f job.yaml\n"
     "(with spec.suspend: true and the kueue.x-k8s.io/queue-name label).\n"
     "Pods run for the time in their cueue.dev/simulated-runtime annotation\n"
-    "(a duration such as \"30s\"); without it they run until deleted.\n"
+    "(a duration such as \"30s\"), or else for the N of a plain 'sleep N'\n"
+    "command (sh -c \"sleep 60\"); with neither they run until deleted.\n"
     "\n"
     "Options:\n"
     "      --dir DIR           where the kubeconfig and the logs go (default\n"
@@ -76,6 +77,12 @@ static const char dev_help[] =
     "                          config/samples); files or folders of *.yaml,\n"
     "                          *.yml and *.json, folders read in name order\n"
     "      --crds DIR          the CustomResourceDefinitions (default crds)\n"
+    "      --config FILE       Kueue's controller Configuration\n"
+    "                          (config.kueue.x-k8s.io/v1beta2 or v1beta1: fair\n"
+    "                          sharing, waitForPodsReady, resource\n"
+    "                          transformations...), given to the controller\n"
+    "                          as 'cueue controller --config FILE'; checked\n"
+    "                          first, as the manifests are\n"
     "      --kubeconfig FILE   use the cluster of FILE instead of starting\n"
     "                          'cueue cluster' (step 1): a real cluster, whose\n"
     "                          nodes run the pods; nothing is deleted when\n"
@@ -343,6 +350,7 @@ int cli_dev_collection_path(json_object *obj, char *out, size_t n)
 typedef struct dev {
     const char *dir, *samples, *crds;
     const char *ext_kc; /* --kubeconfig: an existing cluster, or NULL */
+    const char *config; /* --config: the controller's Configuration, or NULL */
     long duration;
     int quiet;
     char kubeconfig[DEV_PATH_MAX];
@@ -851,7 +859,7 @@ static int apply_all(dev *dv, const dev_objs *l, const char *what)
 
 int cu_dev_main(int argc, char **argv)
 {
-    enum { O_DIR = 256, O_SAMPLES, O_CRDS, O_DURATION, O_QUIET, O_KUBECONFIG };
+    enum { O_DIR = 256, O_SAMPLES, O_CRDS, O_DURATION, O_QUIET, O_KUBECONFIG, O_CONFIG };
     static const struct option opts[] = {
         { "dir", required_argument, NULL, O_DIR },
         { "samples", required_argument, NULL, O_SAMPLES },
@@ -859,6 +867,7 @@ int cu_dev_main(int argc, char **argv)
         { "duration", required_argument, NULL, O_DURATION },
         { "quiet", no_argument, NULL, O_QUIET },
         { "kubeconfig", required_argument, NULL, O_KUBECONFIG },
+        { "config", required_argument, NULL, O_CONFIG },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -879,6 +888,7 @@ int cu_dev_main(int argc, char **argv)
         case O_CRDS: dv.crds = optarg; break;
         case O_QUIET: dv.quiet = 1; break;
         case O_KUBECONFIG: dv.ext_kc = optarg; break;
+        case O_CONFIG: dv.config = optarg; break;
         case O_DURATION: {
             char *end;
             errno = 0;
@@ -902,7 +912,18 @@ int cu_dev_main(int argc, char **argv)
     if (dv.ext_kc && (!*dv.ext_kc || strlen(dv.ext_kc) >= DEV_PATH_MAX))
         return usage("--kubeconfig needs a file, got '%s'", dv.ext_kc);
 
-    /* Read everything first: bad manifests start nothing. */
+    /* Read everything first: a bad Configuration or bad manifests start
+     * nothing. */
+    if (dv.config && !*dv.config)
+        return usage("--config needs a file%s", "");
+    if (dv.config) {
+        cu_world cw;
+        cu_world_init(&cw);
+        int ok = cu_controller_load_config(&cw, dv.config, "dev") != NULL;
+        cu_world_free(&cw);
+        if (!ok)
+            return 2;
+    }
     dev_objs crds = { 0 }, samples = { 0 };
     int rc = cli_dev_load_path(&crds, dv.crds);
     if (!rc)
@@ -991,7 +1012,13 @@ int cu_dev_main(int argc, char **argv)
     {
         char log[DEV_PATH_MAX];
         snprintf(log, sizeof log, "%s/controller.log", dv.dir);
-        char *args[] = { "cueue", "controller", "--kubeconfig", dv.kubeconfig, NULL };
+        char *args[] = { "cueue",
+                         "controller",
+                         "--kubeconfig",
+                         dv.kubeconfig,
+                         dv.config ? "--config" : NULL,
+                         (char *)dv.config,
+                         NULL };
         say(&dv, "cueue dev: starting the controller (log: %s)\n", log);
         dv.controller = spawn(&dv, args, log);
         if (dv.controller < 0) {

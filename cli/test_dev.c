@@ -250,6 +250,29 @@ static void test_flags(void **st)
                          nokc, "--quiet", "--duration", "1", NULL),
                      1);
     assert_int_not_equal(stat(nokc, &sb), 0);
+    /* --config is checked first, as `cueue controller --config` checks it:
+     * a missing file, a file without a Configuration or with a field Kueue
+     * does not have starts nothing */
+    char cfg[160], dir2[160];
+    snprintf(dir2, sizeof dir2, "%s/devdir2", tmp);
+    snprintf(cfg, sizeof cfg, "%s/no-such-config.yaml", tmp);
+    assert_int_equal(run("dev", "--config", "", NULL), 2);
+    assert_int_equal(run("dev", "--config", NULL), 2);
+    assert_int_equal(run("dev", "--dir", dir2, "--crds", crds, "--samples", samples, "--config",
+                         cfg, "--quiet", "--duration", "1", NULL),
+                     2);
+    put("cfg-none.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n");
+    snprintf(cfg, sizeof cfg, "%s/cfg-none.yaml", tmp);
+    assert_int_equal(run("dev", "--dir", dir2, "--crds", crds, "--samples", samples, "--config",
+                         cfg, "--quiet", "--duration", "1", NULL),
+                     2);
+    put("cfg-unknown.yaml", "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+                            "fairSharing: {enable: true}\nnoSuchField: 1\n");
+    snprintf(cfg, sizeof cfg, "%s/cfg-unknown.yaml", tmp);
+    assert_int_equal(run("dev", "--dir", dir2, "--crds", crds, "--samples", samples, "--config",
+                         cfg, "--quiet", "--duration", "1", NULL),
+                     2);
+    assert_int_not_equal(stat(dir2, &sb), 0);
     assert_int_equal(run("dev", "--help", NULL), 0);
 }
 

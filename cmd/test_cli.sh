@@ -512,6 +512,23 @@ if check_rc "convert several files" 0; then
     else fail "convert several files" "want 5 documents, got $((n + 1))"; fi
 fi
 
+# a Kueue version convert does not know: printed unchanged, with the warning
+# simulate gives for it (one wording), and exit 0 as simulate
+run convert "$TD/v1alpha1-cohort.yaml" "$TD/unknown-kind.yaml"
+if check_rc "convert v1alpha1" 0; then
+    want='v1alpha1-cohort\.yaml:3: passing through unknown kind Cohort \(apiVersion kueue\.x-k8s\.io/v1alpha1\) old$'
+    if err_has "^cueue: warning: .*$want" && out_has '^apiVersion: kueue.x-k8s.io/v1alpha1$' &&
+        out_has '^  parent: org$' && [ "$(grep -c warning "$TMP/err")" = 1 ]; then
+        pass "convert v1alpha1"
+    else fail "convert v1alpha1" "$(cat "$TMP/err")"; fi
+fi
+run simulate "$TD/v1alpha1-cohort.yaml"
+if check_rc "simulate v1alpha1" 0; then
+    if err_has 'v1alpha1-cohort\.yaml:3: skipping unknown kind Cohort \(apiVersion kueue\.x-k8s\.io/v1alpha1\) old$'; then
+        pass "simulate v1alpha1"
+    else fail "simulate v1alpha1" "$(cat "$TMP/err")"; fi
+fi
+
 run convert "$TD/syntax-error.yaml"
 if check_rc "convert syntax error" 2; then
     if err_has 'syntax-error\.yaml:[0-9]+:[0-9]+: ' && [ ! -s "$TMP/out" ]; then pass "convert syntax error"

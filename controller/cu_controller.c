@@ -428,6 +428,25 @@ static int start_metrics(ctrl *c, const char *addr, int secure, const char *cert
     return fatal ? -1 : 0;
 }
 
+const cu_config *cu_controller_load_config(cu_world *cw, const char *path, const char *who)
+{
+    cu_diag d;
+    cu_diag_init(&d);
+    const cu_config *cf = NULL;
+    if (cu_world_load(cw, &path, 1, &d) != CU_OK || cw->configs.n != 1 || d.n) {
+        for (size_t i = 0; i < d.n; i++)
+            fprintf(stderr, "cueue: %s: %s\n", who, d.msgs[i]);
+        if (cw->configs.n != 1)
+            fprintf(stderr,
+                    "cueue: %s: %s: expected one config.kueue.x-k8s.io Configuration, found %zu\n",
+                    who, path, cw->configs.n);
+    } else {
+        cf = cw->configs.items[0];
+    }
+    cu_diag_free(&d);
+    return cf;
+}
+
 int cu_controller_main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -542,19 +561,12 @@ int cu_controller_main(int argc, char **argv)
     cu_config defcfg;
     const cu_config *cf = NULL;
     if (config) {
-        if (cu_world_load(&cw, &config, 1, &d) != CU_OK || cw.configs.n != 1 || d.n) {
-            for (size_t i = 0; i < d.n; i++)
-                fprintf(stderr, "cueue: controller: %s\n", d.msgs[i]);
-            if (cw.configs.n != 1)
-                fprintf(stderr,
-                        "cueue: controller: %s: expected one config.kueue.x-k8s.io "
-                        "Configuration, found %zu\n",
-                        config, cw.configs.n);
+        cf = cu_controller_load_config(&cw, config, "controller");
+        if (!cf) {
             cu_world_free(&cw);
             cu_diag_free(&d);
             return 2;
         }
-        cf = cw.configs.items[0];
     } else {
         if (cu_config_init_defaults(&defcfg, &cw.arena) != CU_OK) {
             cu_world_free(&cw);

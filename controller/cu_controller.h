@@ -26,6 +26,13 @@
 cu_err cu_ctrl_decode_as(cu_world *w, json_object *o, const char *api_version, const char *kind,
                          cu_diag *d);
 
+/* Loads the controller Configuration file path into cw: it must hold one
+ * config.kueue.x-k8s.io Configuration and nothing to report (a warning
+ * counts: an unknown field is refused). Problems go to stderr as
+ * "cueue: WHO: ...". Returns the Configuration (in cw), or NULL. The check
+ * of `cueue controller --config` and of `cueue dev --config`. */
+const cu_config *cu_controller_load_config(cu_world *cw, const char *path, const char *who);
+
 /* Returns 1 if the Job (json) has Complete=True or Failed=True; *failed
  * tells which. */
 int cu_ctrl_job_finished(json_object *job, int *failed);

@@ -24,6 +24,8 @@ void ctrl_rec_free(rec *x)
     free(x->bad);
     free(x->sent_rv[0]);
     free(x->sent_rv[1]);
+    free(x->start_cq);
+    free(x->started_rv);
     ctrl_cjob_free(x->job);
     free(x);
 }

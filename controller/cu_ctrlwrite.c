@@ -210,6 +210,11 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
             gx->retry_at = 0;
         }
     }
+    if (w->kind == OP_JOB) {
+        rec *jr = ctrl_omap_get(&c->objs[R_JOB], w->key);
+        if (jr)
+            ctrl_job_started(c, jr, ok, r->body);
+    }
     if (ok && w->kind == OP_ADMIT) {
         rec *x = ctrl_omap_get(&c->objs[R_WL], w->key);
         if (x && x->assumed)

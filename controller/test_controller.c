@@ -141,6 +141,9 @@ typedef struct srv {
     delay delays[4];
     int ndelays;
     long uid_seq;
+    /* watch events of resource r from held[r] - 1 on are kept back (in
+     * order) until srv_release: a watch that lags behind the writes */
+    size_t held[NRES];
 } srv;
 
 static double now_s(void)
@@ -401,9 +404,26 @@ static void push_event(srv *s, int r, const char *type, json_object *o)
     json_object_put(e);
     const char *line = n[s->nev[r]].line;
     s->nev[r]++;
+    if (s->held[r])
+        return;
     for (int i = 0; i < s->nc; i++)
         if (s->c[i].watch == r + 1)
             send_event(&s->c[i], line);
+}
+
+/* Holds back the watch events of r from now on (see srv.held). */
+static void srv_hold(srv *s, int r) { s->held[r] = s->nev[r] + 1; }
+
+/* Sends the first n (all: (size_t)-1) events of r held back since
+ * srv_hold, in order; the rest stay held. */
+static void srv_release(srv *s, int r, size_t n)
+{
+    size_t from = s->held[r] - 1, k;
+    for (k = from; k < s->nev[r] && k - from < n; k++)
+        for (int i = 0; i < s->nc; i++)
+            if (s->c[i].watch == r + 1)
+                send_event(&s->c[i], s->ev[r][k].line);
+    s->held[r] = k < s->nev[r] ? k + 1 : 0;
 }
 
 /* Adds a fixture object (JSON text) with the next resourceVersion; an
@@ -1520,6 +1540,39 @@ static void test_starts_job_when_admitted(void **state)
     stop(f);
 }
 
+/* 5b. The Job's watch lags: a change of the still-suspended Job made
+ * before the start (the Job controller writing its status) arrives after
+ * the start was written. That older, suspended version is not a reason to
+ * start the Job again: one start, one Started Event, one log line. */
+static int is_event_with(const sreq *q, const void *ud);
+
+static void test_starts_job_once_when_watch_lags(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_job(f->s, "elsewhere");
+    add_job_workload(f->s, "elsewhere");
+    start(f);
+    serve_for(f, 500);
+    srv_hold(f->s, R_JOB);
+    srv_update(f->s, R_JOB, "team/sample-job", "{\"status\":{\"active\":0}}", 1);
+    size_t mark = f->s->nreqs;
+    set_admitted(f->s, "team/" JOB_WL, 0, 1);
+    long i = wait_req(f, mark, is_job_start, "team/sample-job", 5000);
+    CHECK(f, i >= 0, "the Job was not started once its Workload held quota");
+    assert_int_equal(f->s->reqs[i].status, 200);
+    serve_for(f, 200);
+    srv_release(f->s, R_JOB, 1); /* the older, suspended version */
+    serve_for(f, 500);
+    srv_release(f->s, R_JOB, (size_t)-1); /* the started one */
+    serve_for(f, 300);
+    size_t n = count_req(f, 0, f->s->nreqs, is_job_start, "team/sample-job");
+    CHECK(f, n == 1, "%zu Job starts, want 1", n);
+    n = count_req(f, 0, f->s->nreqs, is_event_with, "\"Started\"");
+    CHECK(f, n == 1, "%zu Started Events, want 1", n);
+    stop(f);
+}
+
 /* ud: the Workload's name. A /status patch with QuotaReserved=False that
  * clears status.admission (a release). */
 static int is_admission_cleared(const sreq *q, const void *ud)
@@ -2119,6 +2172,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conflict_retries_with_new_rv, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_reason, setup, teardown),
         cmocka_unit_test_setup_teardown(test_starts_job_when_admitted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_starts_job_once_when_watch_lags, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evicted_job_stopped_in_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quota_not_oversold, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restart_counts_held_quota, setup, teardown),

@@ -32,7 +32,17 @@ if [ "$E2E_CLUSTER" = k8s ]; then
     EXT=(--kubeconfig "$KC")
 fi
 
-"$CUEUE" dev --duration "$DURATION" --dir "$TMP/dev" "${EXT[@]}" >"$TMP/out" 2>"$TMP/err" &
+# --config reaches the controller: a Configuration that turns leader
+# election on (its log says so; without the file it is off)
+cat >"$TMP/config.yaml" <<'YAML'
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+leaderElection:
+  leaderElect: true
+  resourceNamespace: default
+YAML
+"$CUEUE" dev --duration "$DURATION" --dir "$TMP/dev" --config "$TMP/config.yaml" "${EXT[@]}" \
+    >"$TMP/out" 2>"$TMP/err" &
 DEV_PID=$!
 
 # While it runs: the kubeconfig it printed works (when kubectl is installed).
@@ -71,6 +81,9 @@ n=$(grep -c "^waiting ml-research/notebook-export:" "$TMP/out")
     || fail "waiting printed once" "$n times"
 n=$(grep -c "^admitted analytics/etl-nightly " "$TMP/out")
 [ "$n" -eq 1 ] && pass "one 'admitted' line per admission" || fail "admitted once" "$n times"
+grep -q "leader election: Lease default/" "$TMP/dev/controller.log" \
+    && pass "--config FILE is the controller's Configuration (leader election on)" \
+    || fail "--config" "no 'leader election: Lease default/' in the controller log"
 if grep -q "^cueue dev: stopping" "$TMP/out" && grep -q "stopping" "$TMP/dev/controller.log"; then
     pass "controller stopped cleanly"
 else

@@ -293,4 +293,24 @@ if k get clusterqueues,localqueues,workloads -A >"$TMP/all" 2>&1 &&
     pass "kubectl get clusterqueues,localqueues,workloads -A"
 else fail "kubectl get clusterqueues,localqueues,workloads -A" "$(cat "$TMP/all")"; fi
 
+# ---- short names and categories exactly as Kueue v0.17.0's CRDs declare them
+# (config/components/crd/bases): each short name lists what the plural lists;
+# Cohort and WorkloadPriorityClass have none and no CRD has a category.
+for pair in cq:clusterqueues queue:localqueues queues:localqueues lq:localqueues \
+    flavor:resourceflavors flavors:resourceflavors rf:resourceflavors \
+    kwl:workloads kueueworkload:workloads kueueworkloads:workloads; do
+    short=${pair%%:*} plural=${pair#*:}
+    if k get "$short" -A -o name >"$TMP/sn" 2>&1 && k get "$plural" -A -o name >"$TMP/pl" 2>&1 &&
+       [ -s "$TMP/pl" ] && cmp -s "$TMP/sn" "$TMP/pl"; then
+        pass "kubectl get $short lists the $plural"
+    else fail "kubectl get $short" "$(cat "$TMP/sn")"; fi
+done
+for none in co wpc kueue; do
+    if k get "$none" >"$TMP/none" 2>&1; then
+        fail "kubectl get $none" "served, but Kueue declares no such short name or category"
+    elif grep -q "doesn't have a resource type \"$none\"" "$TMP/none"; then
+        pass "kubectl get $none: no such resource type, as with Kueue's CRDs"
+    else fail "kubectl get $none" "$(cat "$TMP/none")"; fi
+done
+
 e2e_finish

@@ -97,8 +97,23 @@ const char *cu_schema_type_name(json_type t)
     }
 }
 
+/* 1 if kube-apiserver decodes the number v as a float64, not an int64: a
+ * literal with a fraction or an exponent, or an integer beyond int64 (which
+ * json-c holds as a uint64 or a double). */
+static int go_float(json_object *v)
+{
+    if (json_object_is_type(v, json_type_double))
+        return 1;
+    return json_object_is_type(v, json_type_int) && json_object_get_int64(v) == INT64_MAX &&
+           json_object_get_uint64(v) > (uint64_t)INT64_MAX;
+}
+
+/* The JSON type as kube-apiserver's validator sees v: a float64 is a
+ * "number" even when it is integral. */
 static const char *type_name(json_object *v)
 {
+    if (v && go_float(v))
+        return "number";
     return v ? cu_schema_type_name(json_object_get_type(v)) : "null";
 }
 
@@ -379,11 +394,15 @@ static int type_ok(const char *type, json_object *v)
     if (!strcmp(type, "number"))
         return is_num(v);
     if (!strcmp(type, "integer")) {
-        if (v && json_object_is_type(v, json_type_int))
+        if (v && json_object_is_type(v, json_type_int) && !go_float(v))
             return 1;
-        if (v && json_object_is_type(v, json_type_double)) {
+        if (v && go_float(v)) {
+            /* kube-openapi: a float64 is an integer when it is integral
+             * and within the integers a float64 holds exactly (2^53 - 1,
+             * go-openapi's IsFloat64AJSONInteger), so 99999999999999999999
+             * or 1e20 is refused, not stored as a number nobody wrote */
             double d = json_object_get_double(v);
-            return isfinite(d) && d == floor(d);
+            return isfinite(d) && d == floor(d) && fabs(d) <= 9007199254740991.0;
         }
         return 0;
     }

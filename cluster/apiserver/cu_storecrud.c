@@ -260,7 +260,7 @@ cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_ob
     char namebuf[300];
     if (generate) {
         char probe[300];
-        snprintf(probe, sizeof(probe), "%.58sbbbbb", gen);
+        cu_name_generate(probe, sizeof(probe), gen, 0); /* the longest name it can generate */
         check_name(rt, probe, strlen(probe), &fe);
     } else if (name && *name) {
         check_name(rt, name, (size_t)json_object_get_string_len(cu_jget(m, "name")), &fe);
@@ -316,14 +316,9 @@ cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_ob
         }
     }
     if (generate) {
-        static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
         int tries = 0;
         do {
-            char sfx[6];
-            for (int i = 0; i < 5; i++)
-                sfx[i] = alphabet[rng_next(s) % (sizeof(alphabet) - 1)];
-            sfx[5] = '\0';
-            snprintf(namebuf, sizeof(namebuf), "%.58s%s", gen, sfx);
+            cu_name_generate(namebuf, sizeof(namebuf), gen, rng_next(s));
         } while (ent_find(rt->res, nsbuf, namebuf) && ++tries < 16);
         cu_jset_str(m, "name", namebuf);
     }

@@ -2,9 +2,11 @@
  * cu_kubelet.c - the kubelet model of the simulated cluster.
  *
  * The kubelet model: a bound pod goes Running at once; with the annotation
- * cueue.dev/simulated-runtime (a Go duration) it Succeeds that long after
- * its (second-precision) startTime, all containers exiting 0; a malformed
- * annotation is ignored (the pod runs until deleted). A pod being deleted
+ * cueue.dev/simulated-runtime (a Go duration), or else when each of its
+ * containers runs a plain `sleep N` (ks_pod_runtime), it Succeeds that long
+ * after its (second-precision) startTime, all containers exiting 0; a
+ * malformed annotation is ignored and a pod with neither runs until
+ * deleted. A pod being deleted
  * goes Failed (containers exit 137), so the store can drop it once its
  * finalizers are gone.
  */
@@ -128,12 +130,98 @@ static const char *node_ip(json_object *node)
     return NULL;
 }
 
+/* The duration of sleep's operand (GNU sleep: a non-negative decimal
+ * number with an optional unit s, m, h or d) in ms, or -1. */
+static int64_t sleep_operand_ms(const char *s)
+{
+    size_t n = s ? strlen(s) : 0, i = 0, digits = 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+        i++, digits++;
+    if (i < n && s[i] == '.')
+        for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+            digits++;
+    if (!digits || n - i > 1)
+        return -1;
+    double unit = 1000;
+    if (i < n) {
+        switch (s[i]) {
+        case 's': break;
+        case 'm': unit = 60e3; break;
+        case 'h': unit = 3600e3; break;
+        case 'd': unit = 86400e3; break;
+        default: return -1;
+        }
+    }
+    double ms = strtod(s, NULL) * unit;
+    return ms >= 0 && ms < 1e15 ? (int64_t)ms : -1;
+}
+
+/* 1 if argv[0] is the program prog, by itself or with a directory. */
+static int is_prog(const char *arg, const char *prog)
+{
+    const char *sl = strrchr(arg, '/');
+    return str_eq(sl ? sl + 1 : arg, prog);
+}
+
+/* A container's run time from its command: `sleep N` (command and args
+ * together, or args alone without a command), or a shell running exactly
+ * `sleep N` (`sh -c "sleep 60"`, also bash, and with `exec`). -1 for
+ * anything else. */
+static int64_t ctr_sleep_ms(json_object *ctr)
+{
+    const char *argv[8];
+    size_t argc = 0;
+    json_object *lists[2] = { cu_jget(ctr, "command"), cu_jget(ctr, "args") };
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < cu_jarr_len(lists[l]); i++) {
+            const char *a = cu_jas_str(jidx(lists[l], i));
+            if (!a || argc == sizeof(argv) / sizeof(argv[0]))
+                return -1;
+            argv[argc++] = a;
+        }
+    if (argc == 2 && is_prog(argv[0], "sleep"))
+        return sleep_operand_ms(argv[1]);
+    if (argc != 3 || !(is_prog(argv[0], "sh") || is_prog(argv[0], "bash")) ||
+        !str_eq(argv[1], "-c"))
+        return -1;
+    /* the script's words: at most 3 (exec sleep N), each under 64 bytes */
+    char word[4][64];
+    int nw = 0;
+    for (const char *p = argv[2]; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        size_t l = strcspn(p, " \t\n");
+        if (!l)
+            break;
+        if (nw == 3 || l >= sizeof(word[0]))
+            return -1;
+        memcpy(word[nw], p, l);
+        word[nw++][l] = '\0';
+        p += l;
+    }
+    int first = nw == 3 && str_eq(word[0], "exec") ? 1 : 0;
+    if (nw - first != 2 || !str_eq(word[first], "sleep"))
+        return -1;
+    return sleep_operand_ms(word[first + 1]);
+}
+
 int64_t ks_pod_runtime(json_object *pod)
 {
     json_object *a = cu_jget(cu_jpath(pod, "metadata.annotations"), KS_RUNTIME_ANNOTATION);
     int64_t rt;
-    if (!a || cu_kubesim_parse_duration(cu_jas_str(a), &rt) != CU_OK)
-        return -1;
+    if (a)
+        return cu_kubesim_parse_duration(cu_jas_str(a), &rt) == CU_OK ? rt : -1;
+    /* no annotation: the longest `sleep N` of its containers, when every
+     * container sleeps (one that does not runs until deleted) */
+    json_object *ctrs = cu_jpath(pod, "spec.containers");
+    rt = -1;
+    for (size_t i = 0; i < cu_jarr_len(ctrs); i++) {
+        int64_t c = ctr_sleep_ms(jidx(ctrs, i));
+        if (c < 0)
+            return -1;
+        if (c > rt)
+            rt = c;
+    }
     return rt;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cu_kubesim.h"
+#include "ks_int.h"
 
 /* ================= builders ================= */
 
@@ -814,6 +815,86 @@ static void test_job_runs_to_completion(void **state)
     assert_int_equal(cu_kubesim_step(f->s, 0, f->now, &due), 0);
 }
 
+/* Without the runtime annotation, a pod whose containers run a plain
+ * `sleep N` (Kueue's samples: sh -c "sleep 60") runs N; anything else
+ * runs until deleted. */
+static void test_sleep_runtime(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *ctrs; /* spec.containers */
+        int64_t ms;
+    } cases[] = {
+        { "[{\"command\":[\"/bin/sh\"],\"args\":[\"-c\",\"sleep 60\"]}]", 60000 },
+        { "[{\"command\":[\"sh\",\"-c\",\"  exec sleep 1.5m \"]}]", 90000 },
+        { "[{\"command\":[\"bash\",\"-c\",\"sleep 2h\"]}]", 7200000 },
+        { "[{\"command\":[\"sleep\"],\"args\":[\"30\"]}]", 30000 },
+        { "[{\"args\":[\"/usr/bin/sleep\",\"0.25\"]}]", 250 },
+        { "[{\"command\":[\"sleep\",\"1d\"]}]", 86400000 },
+        { "[{\"command\":[\"sleep\",\"5\"]},{\"command\":[\"sleep\",\"9s\"]}]", 9000 },
+        /* one container that does not sleep: runs until deleted */
+        { "[{\"command\":[\"sleep\",\"5\"]},{\"image\":\"server\"}]", -1 },
+        { "[{\"image\":\"x\"}]", -1 },
+        { "[{\"command\":[\"sh\",\"-c\",\"sleep 60; echo done\"]}]", -1 },
+        { "[{\"command\":[\"sh\",\"-c\",\"sleep 60 && true\"]}]", -1 },
+        { "[{\"command\":[\"sh\",\"-c\",\"sleep\"]}]", -1 },
+        { "[{\"command\":[\"sleep\",\"-5\"]}]", -1 },
+        { "[{\"command\":[\"sleep\",\"5x\"]}]", -1 },
+        { "[{\"command\":[\"sleep\",\"inf\"]}]", -1 },
+        { "[{\"command\":[\"sleep\",\"1\",\"2\"]}]", -1 },
+        { "[{\"command\":[\"notsleep\",\"5\"]}]", -1 },
+        { "[{\"command\":[\"sh\",\"-x\",\"sleep 5\"]}]", -1 },
+        { "[]", -1 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char js[512];
+        snprintf(js, sizeof js, "{\"spec\":{\"containers\":%s}}", cases[i].ctrs);
+        json_object *pod = json_tokener_parse(js);
+        assert_non_null(pod);
+        int64_t got = ks_pod_runtime(pod);
+        if (got != cases[i].ms)
+            fail_msg("%s: %lld ms, want %lld", cases[i].ctrs, (long long)got,
+                     (long long)cases[i].ms);
+        json_object_put(pod);
+    }
+    /* the annotation wins, even over a sleep */
+    json_object *pod = json_tokener_parse(
+        "{\"metadata\":{\"annotations\":{\"cueue.dev/simulated-runtime\":\"2s\"}},"
+        "\"spec\":{\"containers\":[{\"command\":[\"sleep\",\"60\"]}]}}");
+    assert_int_equal(ks_pod_runtime(pod), 2000);
+    json_object_put(pod);
+}
+
+/* Kueue's sample Job, without the annotation: its pods finish after the
+ * 60 s of their `sh -c "sleep 60"` and the Job completes. */
+static void test_sleep_job_completes(void **state)
+{
+    fx *f = *state;
+    add_default_nodes(f);
+    create(f, f->jobs, "default",
+           "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"sample\","
+           "\"namespace\":\"default\"},\"spec\":{\"parallelism\":3,\"completions\":3,"
+           "\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":"
+           "\"dummy-job\",\"image\":\"agnhost:2.53\",\"command\":[\"/bin/sh\"],"
+           "\"args\":[\"-c\",\"sleep 60\"],\"resources\":{\"requests\":{\"cpu\":\"1\","
+           "\"memory\":\"200Mi\"}}}]}}}}");
+    step(f);
+    json_object *job = get(f, f->jobs, "default", "sample");
+    assert_int_equal(pint(job, "status.active", 0), 3);
+    json_object_put(job);
+    f->now += 59000;
+    step(f);
+    job = get(f, f->jobs, "default", "sample");
+    assert_int_equal(pint(job, "status.succeeded", 0), 0);
+    json_object_put(job);
+    f->now += 1000;
+    step(f);
+    job = get(f, f->jobs, "default", "sample");
+    assert_int_equal(pint(job, "status.succeeded", 0), 3);
+    assert_string_equal(pstr(cond(job, "Complete"), "status"), "True");
+    json_object_put(job);
+}
+
 static void test_suspend_and_resume(void **state)
 {
     fx *f = *state;
@@ -1078,6 +1159,8 @@ int main(void)
         cmocka_unit_test(test_preemption_part),
         cmocka_unit_test(test_pick_errors),
         cmocka_unit_test(test_parse_duration),
+        cmocka_unit_test(test_sleep_runtime),
+        cmocka_unit_test_setup_teardown(test_sleep_job_completes, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_default_nodes, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_nodes_file, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_job_runs_to_completion, fx_setup, fx_teardown),

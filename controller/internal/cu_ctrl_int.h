@@ -130,6 +130,14 @@ typedef struct rec {
                                 for good (4xx): not sent again until it changes */
     size_t create_hash;    /* Jobs: hash of the Workload body sent last */
     char *bad;             /* why the last version could not be decoded (reported once) */
+    /* Jobs: the start. start_cq: a start patch is in flight (the
+     * ClusterQueue its log line and Started Event name once it succeeds).
+     * started_rv: the version the start gave the Job, until the watch shows
+     * it started: a suspended version seen before that is older than the
+     * start (the watch lags behind the write), not a reason to start it
+     * again (for at most CTRL_START_ECHO_MS after started_at). */
+    char *start_cq, *started_rv;
+    int64_t started_at;
     cjob *job;
 } rec;
 
@@ -405,6 +413,13 @@ void ctrl_release_evicted(ctrl *c, rec *w);
  * Workload, starts the admitted Job, stops the evicted or unadmitted one,
  * marks the Workload Finished. One write per object at a time. */
 void ctrl_reconcile_job(ctrl *c, rec *jr);
+/* The answer to a write of the Job jr (ok: 2xx; body: the Job it
+ * returned): when it was the start, "started Job" is logged and the Started
+ * Event emitted now, once, and the started version noted (rec.started_rv). */
+void ctrl_job_started(ctrl *c, rec *jr, int ok, const char *body);
+/* How long a started Job's suspended versions are taken as older than the
+ * start (the watch lagging) before the start may be sent again. */
+#define CTRL_START_ECHO_MS 10000
 
 /* ---- cu_ctrlinform.c: informer events ---- */
 

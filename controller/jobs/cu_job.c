@@ -481,7 +481,12 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
         job_clear_start(c, j, op, jr->key, path);
         return;
     }
-    if (holds && j->suspended) {
+    if (jr->started_rv && (!j->suspended || (jr->rv && strcmp(jr->rv, jr->started_rv) == 0) ||
+                           cu_clock_system_now(NULL) - jr->started_at > CTRL_START_ECHO_MS)) {
+        free(jr->started_rv); /* the watch caught up with the start */
+        jr->started_rv = NULL;
+    }
+    if (holds && j->suspended && !jr->started_rv) {
         cu_diag d;
         cu_diag_init(&d);
         json_object *p = job_start_patch(c, j, w, &d);
@@ -491,14 +496,31 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
         } else {
             snprintf(what, sizeof(what), "starting Job %s", jr->key);
             if (ctrl_send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, p, what)) {
-                ctrl_log(c, 0, "started Job %s (Workload %s, ClusterQueue %s)", jr->key, w->key,
-                         wl->adm_cq ? wl->adm_cq : "?");
-                char m[600];
-                ctrl_emit_job(
-                    c, j, "Normal", CU_EV_STARTED,
-                    cu_ctrl_event_msg_started(m, sizeof(m), wl->adm_cq ? wl->adm_cq : "?"));
+                free(jr->start_cq); /* said when the write succeeds: ctrl_job_started */
+                jr->start_cq = ctrl_sdup(wl->adm_cq ? wl->adm_cq : "?");
             }
         }
         cu_diag_free(&d);
     }
+}
+
+void ctrl_job_started(ctrl *c, rec *jr, int ok, const char *body)
+{
+    char *cq = jr->start_cq;
+    jr->start_cq = NULL;
+    if (!cq)
+        return; /* not the start */
+    if (ok && jr->job) {
+        json_object *o = body ? json_tokener_parse(body) : NULL;
+        free(jr->started_rv);
+        jr->started_rv = ctrl_sdup(cu_jpath_str(o, "metadata.resourceVersion"));
+        jr->started_at = cu_clock_system_now(NULL);
+        json_object_put(o);
+        ctrl_log(c, 0, "started Job %s (Workload %s, ClusterQueue %s)", jr->key,
+                 jr->job->wlkey ? jr->job->wlkey : "?", cq);
+        char m[600];
+        ctrl_emit_job(c, jr->job, "Normal", CU_EV_STARTED,
+                      cu_ctrl_event_msg_started(m, sizeof(m), cq));
+    }
+    free(cq);
 }

@@ -209,8 +209,9 @@ int ks_sync_job(cu_store *s, const ks_types *t, json_object *job, ks_podref *pod
                 int64_t now, int64_t *next_due);
 int ks_kubelet_pod(cu_store *s, const ks_types *t, json_object *p, json_object *node,
                    int64_t now_ms, const char *ts, int64_t *next_due_ms);
-/* The simulated runtime of pod (its annotation), in ms; -1 when none or
- * malformed. */
+/* The simulated runtime of pod in ms: its annotation, or else the longest
+ * plain `sleep N` of its containers when each runs one; -1 when the
+ * annotation is malformed or it has neither (it runs until deleted). */
 int64_t ks_pod_runtime(json_object *pod);
 /* The uid of pod's controller Job (NULL), and whether any ownerReference
  * of pod is marked controller. */
