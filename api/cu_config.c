@@ -5,6 +5,7 @@
 #include "cu_decode_int.h"
 #include "cu_duration.h"
 #include "cu_names.h"
+#include "cu_quantity.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -589,6 +590,61 @@ static void dec_leader_election(dctx *c, const cu_node *root, cu_config *x)
                    fmt_ms(a, sizeof a, renew), fmt_ms(b, sizeof b, retry));
 }
 
+/* resources.transformations: Kueue's validation (strategy Retain or
+ * Replace, default Retain; no input twice) and quantities that parse; an
+ * output below zero is refused too (Kueue takes it, and it would hand
+ * quota back). */
+static void dec_transformations(dctx *c, const cu_node *res, cu_config *x)
+{
+    static const char *const known[] = { "input", "strategy", "multiplyBy", "outputs", NULL };
+    static const char *const strategies[] = {
+        [CU_XFORM_RETAIN] = "Retain",
+        [CU_XFORM_REPLACE] = "Replace",
+    };
+    const char *path = "resources.transformations";
+    const cu_node *seq = cu_dec_want_seq(c, cu_node_get(res, "transformations"), path);
+    if (!seq || seq->n == 0)
+        return;
+    x->xforms = cu_dec_alloc(c, seq->n * sizeof(*x->xforms));
+    if (!x->xforms)
+        return;
+    for (size_t i = 0; i < seq->n; i++) {
+        char p[PATHMAX], q[PATHMAX];
+        cu_dec_path(p, path, "[%zu]", i);
+        const cu_node *t = cu_dec_want_map(c, seq->vals[i], p);
+        if (!t)
+            continue;
+        warn_unknown(c, t, p, known);
+        cu_xform *xf = &x->xforms[x->nxforms];
+        memset(xf, 0, sizeof(*xf));
+        int nerr = c->nerr;
+        xf->input = cu_dec_str(c, t, "input", p);
+        if (!xf->input || !*xf->input) {
+            cu_dec_err(c, cu_dec_path(q, p, "input"), "Required value");
+            continue;
+        }
+        for (size_t j = 0; j < x->nxforms; j++)
+            if (strcmp(x->xforms[j].input, xf->input) == 0)
+                cu_dec_err(c, cu_dec_path(q, p, "input"), "Duplicate value: \"%s\"", xf->input);
+        int st;
+        cu_dec_enum(c, t, "strategy", p, strategies, 2, CU_XFORM_RETAIN, &st);
+        xf->strategy = (cu_xform_strategy)st;
+        const char *mb = cu_dec_str(c, t, "multiplyBy", p);
+        xf->multiply_by = mb && *mb ? mb : NULL;
+        cu_dec_reslist(c, t, "outputs", p, &xf->outputs);
+        for (size_t k = 0; k < xf->outputs.n; k++)
+            if (xf->outputs.items[k].milli < 0) {
+                char v[32];
+                cu_dec_err(
+                    c, cu_dec_path(q, p, "outputs.%s", xf->outputs.items[k].name),
+                    "must be greater than or equal to 0, got %s",
+                    cu_qty_format(xf->outputs.items[k].milli, CU_QFMT_DECIMAL_SI, v, sizeof v));
+            }
+        if (c->nerr == nerr)
+            x->nxforms++;
+    }
+}
+
 /* The controller's fields of a Configuration (after fair sharing). */
 static void dec_config_controller(dctx *c, const cu_node *root, cu_config *x)
 {
@@ -662,6 +718,7 @@ static void dec_config_controller(dctx *c, const cu_node *root, cu_config *x)
     const cu_node *res = cu_dec_want_map(c, cu_node_get(root, "resources"), "resources");
     warn_unknown(c, res, "resources", known_res);
     cu_dec_strs(c, res, "excludeResourcePrefixes", "resources", &x->exclude_resource_prefixes);
+    dec_transformations(c, res, x);
 
     dec_client_connection(c, root, x);
     dec_leader_election(c, root, x);
