@@ -158,6 +158,39 @@ static void warn_unknown(dctx *c, const cu_node *map, const char *base, const ch
     }
 }
 
+/* A field Kueue has and Cueue does not act on, with what to tell the user
+ * (NULL: nothing more). A list that Cueue still checks (decoded) is
+ * marked seq: if it is not one, its error says so and it is not warned. */
+typedef struct ignored_field {
+    const char *name, *note;
+    int seq;
+} ignored_field;
+
+/* Warns about each field of map in ignored (ended by a NULL name) that is
+ * set: present and not null, "", {} or []. Cueue accepts Kueue's file, but
+ * a setting it does not act on must not pass silently. */
+static void warn_ignored(dctx *c, const cu_node *map, const char *base,
+                         const ignored_field *ignored)
+{
+    if (!map || map->type != CU_NODE_MAP)
+        return;
+    for (size_t k = 0; ignored[k].name; k++) {
+        const cu_node *n = cu_node_get(map, ignored[k].name);
+        if (!n || cu_node_is_null(n) || (n->type == CU_NODE_SCALAR && !n->str[0]) ||
+            (n->type != CU_NODE_SCALAR && n->n == 0) || (ignored[k].seq && n->type != CU_NODE_SEQ))
+            continue;
+        char p[PATHMAX];
+        cu_dec_path(p, base, "%s", ignored[k].name);
+        const char *note = ignored[k].note ? ignored[k].note : "";
+        if (c->who[0])
+            cu_diag_warn(c->d, "%s %s: %s: not implemented by Cueue, ignored%s%s", c->kind, c->who,
+                         p, *note ? ": " : "", note);
+        else
+            cu_diag_warn(c->d, "%s: %s: not implemented by Cueue, ignored%s%s", c->kind, p,
+                         *note ? ": " : "", note);
+    }
+}
+
 /* A float field (a plain number); returns 1 when present and valid. */
 static int get_float(dctx *c, const cu_node *map, const char *key, const char *base, double *out)
 {
@@ -695,8 +728,45 @@ static void dec_config_controller(dctx *c, const cu_node *root, cu_config *x)
         "livenessEndpointName",
         NULL,
     };
+    static const ignored_field ignored[] = {
+        { "internalCertManagement", "Cueue serves no webhooks", 0 },
+        { "multiKueue", NULL, 0 },
+        { "featureGates", NULL, 0 },
+        { "objectRetentionPolicies", NULL, 0 },
+        { "webhook", "Cueue serves no webhooks", 0 },
+        { "pprofBindAddress", NULL, 0 },
+        { "controller", NULL, 0 },
+        { "tls", NULL, 0 },
+        { "visibilityServer", NULL, 0 },
+        { "queueVisibility", NULL, 0 },
+        { NULL, NULL, 0 },
+    };
+    static const ignored_field ignored_integ[] = {
+        { "externalFrameworks", "only batch/job is integrated", 0 },
+        { "labelKeysToCopy", "no labels are copied to Workloads", 1 },
+        { "podOptions", NULL, 0 },
+        { NULL, NULL, 0 },
+    };
+    static const ignored_field ignored_res[] = {
+        { "quotaCheckStrategy", NULL, 0 },
+        { "deviceClassMappings", "Cueue counts no DRA devices", 0 },
+        { NULL, NULL, 0 },
+    };
+    static const ignored_field ignored_metrics[] = {
+        { "enableClusterQueueResources", "the ClusterQueue resource metrics are always exported",
+          0 },
+        { "customLabels", NULL, 0 },
+        { "localQueueMetrics", NULL, 0 },
+        { NULL, NULL, 0 },
+    };
+    static const ignored_field ignored_health[] = {
+        { "readinessEndpointName", "the paths are /readyz and /healthz", 0 },
+        { "livenessEndpointName", "the paths are /readyz and /healthz", 0 },
+        { NULL, NULL, 0 },
+    };
     config_defaults(x, c->v1beta1);
     warn_unknown(c, root, "", known);
+    warn_ignored(c, root, "", ignored);
 
     const char *ns = cu_dec_str(c, root, "namespace", "");
     if (ns) {
@@ -712,11 +782,13 @@ static void dec_config_controller(dctx *c, const cu_node *root, cu_config *x)
 
     const cu_node *integ = cu_dec_want_map(c, cu_node_get(root, "integrations"), "integrations");
     warn_unknown(c, integ, "integrations", known_integ);
+    warn_ignored(c, integ, "integrations", ignored_integ);
     dec_frameworks(c, integ, x);
     cu_dec_strs(c, integ, "labelKeysToCopy", "integrations", &x->label_keys_to_copy);
 
     const cu_node *res = cu_dec_want_map(c, cu_node_get(root, "resources"), "resources");
     warn_unknown(c, res, "resources", known_res);
+    warn_ignored(c, res, "resources", ignored_res);
     cu_dec_strs(c, res, "excludeResourcePrefixes", "resources", &x->exclude_resource_prefixes);
     dec_transformations(c, res, x);
 
@@ -725,10 +797,12 @@ static void dec_config_controller(dctx *c, const cu_node *root, cu_config *x)
 
     const cu_node *m = cu_dec_want_map(c, cu_node_get(root, "metrics"), "metrics");
     warn_unknown(c, m, "metrics", known_metrics);
+    warn_ignored(c, m, "metrics", ignored_metrics);
     get_bind_addr(c, m, "bindAddress", "metrics", &x->metrics_bind_address,
                   &x->has_metrics_bind_address);
     const cu_node *h = cu_dec_want_map(c, cu_node_get(root, "health"), "health");
     warn_unknown(c, h, "health", known_health);
+    warn_ignored(c, h, "health", ignored_health);
     get_bind_addr(c, h, "healthProbeBindAddress", "health", &x->health_bind_address,
                   &x->has_health_bind_address);
 }
@@ -744,8 +818,17 @@ void cu_dec_config(dctx *c, const cu_node *root, cu_config *x)
     } else {
         snprintf(c->who, sizeof(c->who), "%.590s", c->file ? c->file : "<input>");
     }
+    static const char *const known_fs[] = { "enable", "preemptionStrategies", NULL };
+    static const char *const known_afs[] = {
+        "usageHalfLifeTime",
+        "usageSamplingInterval",
+        "resourceWeights",
+        NULL,
+    };
     const cu_node *fs = cu_dec_want_map(c, cu_node_get(root, "fairSharing"), "fairSharing");
     if (fs) {
+        /* "enable" is v1beta1's only: in v1beta2 the block's presence is */
+        warn_unknown(c, fs, "fairSharing", c->v1beta1 ? known_fs : known_fs + 1);
         if (c->v1beta1)
             cu_dec_bool(c, fs, "enable", "fairSharing", &x->fair_sharing);
         else
@@ -754,8 +837,10 @@ void cu_dec_config(dctx *c, const cu_node *root, cu_config *x)
     }
     const cu_node *afs =
         cu_dec_want_map(c, cu_node_get(root, "admissionFairSharing"), "admissionFairSharing");
-    if (afs)
+    if (afs) {
+        warn_unknown(c, afs, "admissionFairSharing", known_afs);
         dec_afs(c, afs, x);
+    }
     cu_dec_bool(c, root, "manageJobsWithoutQueueName", "", &x->manage_jobs_without_queue_name);
     dec_config_controller(c, root, x);
 }

@@ -333,7 +333,27 @@ static const char *full_v1beta2 = HDR2
 static void test_every_field(void **state)
 {
     fx *f = *state;
-    const cu_config *x = load_ok(f, full_v1beta2);
+    assert_int_equal(load(f, full_v1beta2), CU_OK);
+    /* the fields Cueue accepts and does not act on are named, nothing else */
+    static const char *const warned[] = {
+        "webhook: not implemented by Cueue, ignored: Cueue serves no webhooks",
+        "integrations.labelKeysToCopy: not implemented by Cueue, ignored: no labels are copied "
+        "to Workloads",
+        "metrics.enableClusterQueueResources: not implemented by Cueue, ignored: the "
+        "ClusterQueue resource metrics are always exported",
+    };
+    for (size_t i = 0; i < sizeof(warned) / sizeof(warned[0]); i++) {
+        char m[512];
+        snprintf(m, sizeof m, "warning: Configuration test.yaml: %s", warned[i]);
+        if (!has_msg(&f->d, m)) {
+            dump_diag(&f->d);
+            fail_msg("missing: %s", m);
+        }
+    }
+    assert_int_equal(f->d.n, sizeof(warned) / sizeof(warned[0]));
+    assert_int_equal(f->d.nerrors, 0);
+    assert_int_equal(f->w.configs.n, 1);
+    const cu_config *x = f->w.configs.items[0];
     assert_string_equal(x->ns, "cueue-system");
     assert_true(x->has_ns);
     assert_true(x->manage_jobs_without_queue_name);
@@ -697,8 +717,10 @@ static void test_errors_all_reported(void **state)
     assert_int_equal(f->w.configs.n, 0);
 }
 
-/* Fields Kueue does not have are warned about; Kueue's other fields are
- * accepted silently. Warnings do not fail the decode. */
+/* Fields Kueue does not have are warned about ("unknown field"), and so are
+ * Kueue's fields that Cueue does not act on, when set ("not implemented by
+ * Cueue"); null, "", {} and [] are not settings. Warnings do not fail the
+ * decode. */
 static void test_unknown_fields(void **state)
 {
     fx *f = *state;
@@ -714,7 +736,12 @@ static void test_unknown_fields(void **state)
                      "leaderElection: {leaseDurationSeconds: 15}\n"
                      "metrics: {bindAdress: ':1', enableClusterQueueResources: true}\n"
                      "health: {readinessEndpointName: readyz, port: 1}\n"
-                     "resources: {excludePrefixes: [x], transformations: []}\n"),
+                     "resources: {excludePrefixes: [x], transformations: [], "
+                     "deviceClassMappings: [{name: gpu}], quotaCheckStrategy: null}\n"
+                     "fairSharing: {enable: true}\n"
+                     "admissionFairSharing: {usageHalfLife: 1h}\n"
+                     "objectRetentionPolicies: {}\n"
+                     "multiKueue: {gcInterval: 1m}\n"),
         CU_OK);
     static const char *const want[] = {
         "waitForPodReady",
@@ -726,6 +753,22 @@ static void test_unknown_fields(void **state)
         "metrics.bindAdress",
         "health.port",
         "resources.excludePrefixes",
+        "fairSharing.enable", /* v1beta1 only */
+        "admissionFairSharing.usageHalfLife",
+    };
+    static const char *const ignored[] = {
+        "webhook: not implemented by Cueue, ignored: Cueue serves no webhooks",
+        "internalCertManagement: not implemented by Cueue, ignored: Cueue serves no webhooks",
+        "featureGates: not implemented by Cueue, ignored",
+        "multiKueue: not implemented by Cueue, ignored",
+        "integrations.externalFrameworks: not implemented by Cueue, ignored: only batch/job is "
+        "integrated",
+        "metrics.enableClusterQueueResources: not implemented by Cueue, ignored: the "
+        "ClusterQueue resource metrics are always exported",
+        "health.readinessEndpointName: not implemented by Cueue, ignored: the paths are /readyz "
+        "and /healthz",
+        "resources.deviceClassMappings: not implemented by Cueue, ignored: Cueue counts no DRA "
+        "devices",
     };
     size_t nwant = sizeof(want) / sizeof(want[0]);
     for (size_t i = 0; i < nwant; i++) {
@@ -737,7 +780,18 @@ static void test_unknown_fields(void **state)
             fail_msg("missing: %s", m);
         }
     }
-    assert_int_equal(f->d.n, nwant);
+    size_t nign = sizeof(ignored) / sizeof(ignored[0]);
+    for (size_t i = 0; i < nign; i++) {
+        char m[512];
+        snprintf(m, sizeof m, "warning: Configuration test.yaml: %s", ignored[i]);
+        if (!has_msg(&f->d, m)) {
+            dump_diag(&f->d);
+            fail_msg("missing: %s", m);
+        }
+    }
+    if (f->d.n != nwant + nign)
+        dump_diag(&f->d);
+    assert_int_equal(f->d.n, nwant + nign);
     assert_int_equal(f->d.nerrors, 0);
     assert_int_equal(f->w.configs.n, 1);
     assert_true(f->w.configs.items[0]->pods_ready.enabled);
