@@ -111,13 +111,29 @@ static cu_err transform(cu_arena *a, cu_podset *ps, const cu_config *cf)
             o.it[s].milli = cu_qty_sat_add(o.it[s].milli, in);
         }
     }
+    size_t n = 0;
     for (size_t i = 0; i < o.n; i++) {
-        if (!o.made[i] || strcmp(o.it[i].name, "cpu") == 0 || o.it[i].milli == CU_QTY_INF)
-            continue;
-        o.it[i].milli = mul_sat(units(o.it[i].milli), 1000);
+        if (o.made[i] && strcmp(o.it[i].name, "cpu") != 0 && o.it[i].milli != CU_QTY_INF)
+            o.it[i].milli = mul_sat(units(o.it[i].milli), 1000);
+        if (o.it[i].milli == 0)
+            continue; /* a zero request is none, as cu_pod_requests leaves it out */
+        o.it[n] = o.it[i];
+        o.from[n++] = o.from[i];
+    }
+    /* sorted by name, as every requests list (cu_pod_requests); from follows */
+    for (size_t i = 1; i < n; i++) {
+        cu_res r = o.it[i];
+        const char *f = o.from[i];
+        size_t j = i;
+        for (; j > 0 && strcmp(o.it[j - 1].name, r.name) > 0; j--) {
+            o.it[j] = o.it[j - 1];
+            o.from[j] = o.from[j - 1];
+        }
+        o.it[j] = r;
+        o.from[j] = f;
     }
     ps->pre_xform = (cu_reslist){ rl->n, pre };
-    ps->requests = (cu_reslist){ o.n, o.it };
+    ps->requests = (cu_reslist){ n, o.it };
     ps->from = o.from;
     return CU_OK;
 }

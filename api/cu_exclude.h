@@ -22,7 +22,8 @@
  *      then rounded up to a whole unit (Kueue counts cpu in milli and the
  *      rest in units). Replace drops the input, Retain keeps it. Outputs
  *      are not excluded again. A product past int64 saturates (never
- *      fits a finite quota).
+ *      fits a finite quota). The result is sorted by name without zeros,
+ *      as cu_pod_requests makes every requests list.
  * A pod set that a transformation changed gets ps->from and ps->pre_xform
  * (cu_objects.h) for `explain`. Allocates in w->arena. A NULL w or cf, or
  * neither feature configured: nothing. CU_ENOMEM leaves w partly rewritten

@@ -172,8 +172,8 @@ static void test_retain_adds_outputs(void **state)
     const char *in[] = { "cpu", "memory" };
     xw_init(&x, in, (int64_t[]){ 2500, 4096000 }, 2);
     assert_int_equal(cu_world_effective_requests(&x.w, &cf), CU_OK);
-    const char *want[] = { "cpu_credits", "cpu", "memory" };
-    xw_expect(&x, want, (int64_t[]){ 3000, 2500, 4096000 }, 3);
+    const char *want[] = { "cpu", "cpu_credits", "memory" }; /* sorted, as every list */
+    xw_expect(&x, want, (int64_t[]){ 2500, 3000, 4096000 }, 3);
     assert_string_equal(from_of(&x, "cpu_credits"), "cpu");
     assert_null(from_of(&x, "cpu"));
     assert_int_equal(x.ps.pre_xform.n, 2);
@@ -215,6 +215,17 @@ static void test_replace_multiplier_and_sums(void **state)
     xw_init(&y, in2, (int64_t[]){ 1000, 5000 }, 2);
     assert_int_equal(cu_world_effective_requests(&y.w, &cf), CU_OK);
     xw_expect(&y, (const char *[]){ "memory" }, (int64_t[]){ 5000 }, 1);
+    /* an output of 0 is no request (as cu_pod_requests drops zeros) */
+    xw v;
+    cu_res zero[] = { { "example.com/credits", 0 } };
+    cu_xform tz = { .input = "memory", .outputs = { 1, zero } };
+    cu_config cz = { 0 };
+    cz.nxforms = 1;
+    cz.xforms = &tz;
+    xw_init(&v, (const char *[]){ "memory" }, (int64_t[]){ 5000 }, 1);
+    assert_int_equal(cu_world_effective_requests(&v.w, &cz), CU_OK);
+    xw_expect(&v, (const char *[]){ "memory" }, (int64_t[]){ 5000 }, 1);
+    cu_arena_free(&v.w.arena);
     xw z;
     xw_init(&z, (const char *[]){ "memory" }, (int64_t[]){ 5000 }, 1);
     assert_int_equal(cu_world_effective_requests(&z.w, &cf), CU_OK);
@@ -242,12 +253,12 @@ static void test_multiply_by(void **state)
     const char *in[] = { "nvidia.com/gpu", "nvidia.com/gpumem" };
     xw_init(&x, in, (int64_t[]){ 2000, 1024000 }, 2);
     assert_int_equal(cu_world_effective_requests(&x.w, &cf), CU_OK);
-    const char *want[] = { "nvidia.com/total-gpumem", "nvidia.com/gpu", "nvidia.com/gpumem" };
-    xw_expect(&x, want, (int64_t[]){ 2048000, 2048000, 1024000 }, 3);
+    const char *want[] = { "nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/total-gpumem" };
+    xw_expect(&x, want, (int64_t[]){ 2048000, 1024000, 2048000 }, 3);
     xw y;
     xw_init(&y, (const char *[]){ "nvidia.com/gpu" }, (int64_t[]){ 2000 }, 1);
     assert_int_equal(cu_world_effective_requests(&y.w, &cf), CU_OK);
-    const char *want2[] = { "nvidia.com/total-gpumem", "nvidia.com/gpu" };
+    const char *want2[] = { "nvidia.com/gpu", "nvidia.com/total-gpumem" };
     xw_expect(&y, want2, (int64_t[]){ 2000, 2000 }, 2);
     cu_arena_free(&x.w.arena);
     cu_arena_free(&y.w.arena);
@@ -274,7 +285,7 @@ static void test_after_exclusions_and_saturation(void **state)
     const char *in[] = { "example.com/gpu", "cpu" };
     xw_init(&x, in, (int64_t[]){ 4000, 1000 }, 2);
     assert_int_equal(cu_world_effective_requests(&x.w, &cf), CU_OK);
-    const char *want[] = { "example.com/credits", "cpu" };
+    const char *want[] = { "cpu", "example.com/credits" };
     xw_expect(&x, want, (int64_t[]){ 1000, 1000 }, 2);
     xw y;
     xw_init(&y, (const char *[]){ "memory" }, (int64_t[]){ INT64_MAX / 2 }, 1);
