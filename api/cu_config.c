@@ -137,6 +137,17 @@ static void dec_afs(dctx *c, const cu_node *afs, cu_config *x)
 
 /* ---- the rest of the controller Configuration ---- */
 
+/* Warns "KIND WHO: path: what[: note]" (WHO when the object has one). */
+static void warn_field(dctx *c, const char *path, const char *what, const char *note)
+{
+    const char *sep = note && *note ? ": " : "";
+    if (c->who[0])
+        cu_diag_warn(c->d, "%s %s: %s: %s%s%s", c->kind, c->who, path, what, sep,
+                     sep[0] ? note : "");
+    else
+        cu_diag_warn(c->d, "%s: %s: %s%s%s", c->kind, path, what, sep, sep[0] ? note : "");
+}
+
 /* Warns about keys of map that are not in known (NULL-terminated): Kueue
  * reads its file strictly, so a misspelt field must not pass silently. */
 static void warn_unknown(dctx *c, const cu_node *map, const char *base, const char *const *known)
@@ -150,11 +161,7 @@ static void warn_unknown(dctx *c, const cu_node *map, const char *base, const ch
         if (known[k])
             continue;
         char p[PATHMAX];
-        cu_dec_path(p, base, "%s", map->keys[i]);
-        if (c->who[0])
-            cu_diag_warn(c->d, "%s %s: %s: unknown field, ignored", c->kind, c->who, p);
-        else
-            cu_diag_warn(c->d, "%s: %s: unknown field, ignored", c->kind, p);
+        warn_field(c, cu_dec_path(p, base, "%s", map->keys[i]), "unknown field, ignored", NULL);
     }
 }
 
@@ -180,14 +187,8 @@ static void warn_ignored(dctx *c, const cu_node *map, const char *base,
             (n->type != CU_NODE_SCALAR && n->n == 0) || (ignored[k].seq && n->type != CU_NODE_SEQ))
             continue;
         char p[PATHMAX];
-        cu_dec_path(p, base, "%s", ignored[k].name);
-        const char *note = ignored[k].note ? ignored[k].note : "";
-        if (c->who[0])
-            cu_diag_warn(c->d, "%s %s: %s: not implemented by Cueue, ignored%s%s", c->kind, c->who,
-                         p, *note ? ": " : "", note);
-        else
-            cu_diag_warn(c->d, "%s: %s: not implemented by Cueue, ignored%s%s", c->kind, p,
-                         *note ? ": " : "", note);
+        warn_field(c, cu_dec_path(p, base, "%s", ignored[k].name),
+                   "not implemented by Cueue, ignored", ignored[k].note);
     }
 }
 
