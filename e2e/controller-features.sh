@@ -42,7 +42,8 @@
 #  8. resources.transformations (example.org/slice Replace -> 2
 #     example.org/credits each): of three 1-slice Jobs against 5 credits,
 #     two are admitted with resourceUsage in credits (no slice), the third
-#     pends on example.org/credits, 1 more needed.
+#     pends on example.org/credits, 1 more needed, with status.resourceRequests
+#     in credits.
 #  7. every log line is a JSON object with ts, level and msg; SIGTERM exits
 #     0 with requests= and admissions= in the last line; a bad --config
 #     (waitForPodsReady.timeout: abc) exits 2 naming the field.
@@ -516,6 +517,9 @@ wait_for 10 "resourceUsage in transformed terms (example.org/credits 2, no examp
 wait_for 30 "s-3 pends on example.org/credits, 1 more needed" \
     xhist s-3 'any(.[]; .status.admission == null and ((cond("QuotaReserved") | .message) // "" |
         test("insufficient unused quota for example.org/credits in flavor credits, 1 more needed")))'
+wait_for 10 "s-3: status.resourceRequests in transformed terms, as Kueue writes it with the pending reason" \
+    xhist s-3 'any(.[]; .status.admission == null and
+        .status.resourceRequests == [{"name": "main", "resources": {"cpu": "100m", "example.org/credits": "2"}}])'
 k delete jobs --all -n xform --wait=false >/dev/null   # their pods cannot be scheduled
 
 # ---- 2. waitForPodsReady
