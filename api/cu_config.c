@@ -5,6 +5,7 @@
 #include "cu_decode_int.h"
 #include "cu_duration.h"
 #include "cu_names.h"
+#include "cu_quantity.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -136,6 +137,17 @@ static void dec_afs(dctx *c, const cu_node *afs, cu_config *x)
 
 /* ---- the rest of the controller Configuration ---- */
 
+/* Warns "KIND WHO: path: what[: note]" (WHO when the object has one). */
+static void warn_field(dctx *c, const char *path, const char *what, const char *note)
+{
+    const char *sep = note && *note ? ": " : "";
+    if (c->who[0])
+        cu_diag_warn(c->d, "%s %s: %s: %s%s%s", c->kind, c->who, path, what, sep,
+                     sep[0] ? note : "");
+    else
+        cu_diag_warn(c->d, "%s: %s: %s%s%s", c->kind, path, what, sep, sep[0] ? note : "");
+}
+
 /* Warns about keys of map that are not in known (NULL-terminated): Kueue
  * reads its file strictly, so a misspelt field must not pass silently. */
 static void warn_unknown(dctx *c, const cu_node *map, const char *base, const char *const *known)
@@ -149,11 +161,34 @@ static void warn_unknown(dctx *c, const cu_node *map, const char *base, const ch
         if (known[k])
             continue;
         char p[PATHMAX];
-        cu_dec_path(p, base, "%s", map->keys[i]);
-        if (c->who[0])
-            cu_diag_warn(c->d, "%s %s: %s: unknown field, ignored", c->kind, c->who, p);
-        else
-            cu_diag_warn(c->d, "%s: %s: unknown field, ignored", c->kind, p);
+        warn_field(c, cu_dec_path(p, base, "%s", map->keys[i]), "unknown field, ignored", NULL);
+    }
+}
+
+/* A field Kueue has and Cueue does not act on, with what to tell the user
+ * (NULL: nothing more). A list that Cueue still checks (decoded) is
+ * marked seq: if it is not one, its error says so and it is not warned. */
+typedef struct ignored_field {
+    const char *name, *note;
+    int seq;
+} ignored_field;
+
+/* Warns about each field of map in ignored (ended by a NULL name) that is
+ * set: present and not null, "", {} or []. Cueue accepts Kueue's file, but
+ * a setting it does not act on must not pass silently. */
+static void warn_ignored(dctx *c, const cu_node *map, const char *base,
+                         const ignored_field *ignored)
+{
+    if (!map || map->type != CU_NODE_MAP)
+        return;
+    for (size_t k = 0; ignored[k].name; k++) {
+        const cu_node *n = cu_node_get(map, ignored[k].name);
+        if (!n || cu_node_is_null(n) || (n->type == CU_NODE_SCALAR && !n->str[0]) ||
+            (n->type != CU_NODE_SCALAR && n->n == 0) || (ignored[k].seq && n->type != CU_NODE_SEQ))
+            continue;
+        char p[PATHMAX];
+        warn_field(c, cu_dec_path(p, base, "%s", ignored[k].name),
+                   "not implemented by Cueue, ignored", ignored[k].note);
     }
 }
 
@@ -589,6 +624,61 @@ static void dec_leader_election(dctx *c, const cu_node *root, cu_config *x)
                    fmt_ms(a, sizeof a, renew), fmt_ms(b, sizeof b, retry));
 }
 
+/* resources.transformations: Kueue's validation (strategy Retain or
+ * Replace, default Retain; no input twice) and quantities that parse; an
+ * output below zero is refused too (Kueue takes it, and it would hand
+ * quota back). */
+static void dec_transformations(dctx *c, const cu_node *res, cu_config *x)
+{
+    static const char *const known[] = { "input", "strategy", "multiplyBy", "outputs", NULL };
+    static const char *const strategies[] = {
+        [CU_XFORM_RETAIN] = "Retain",
+        [CU_XFORM_REPLACE] = "Replace",
+    };
+    const char *path = "resources.transformations";
+    const cu_node *seq = cu_dec_want_seq(c, cu_node_get(res, "transformations"), path);
+    if (!seq || seq->n == 0)
+        return;
+    x->xforms = cu_dec_alloc(c, seq->n * sizeof(*x->xforms));
+    if (!x->xforms)
+        return;
+    for (size_t i = 0; i < seq->n; i++) {
+        char p[PATHMAX], q[PATHMAX];
+        cu_dec_path(p, path, "[%zu]", i);
+        const cu_node *t = cu_dec_want_map(c, seq->vals[i], p);
+        if (!t)
+            continue;
+        warn_unknown(c, t, p, known);
+        cu_xform *xf = &x->xforms[x->nxforms];
+        memset(xf, 0, sizeof(*xf));
+        int nerr = c->nerr;
+        xf->input = cu_dec_str(c, t, "input", p);
+        if (!xf->input || !*xf->input) {
+            cu_dec_err(c, cu_dec_path(q, p, "input"), "Required value");
+            continue;
+        }
+        for (size_t j = 0; j < x->nxforms; j++)
+            if (strcmp(x->xforms[j].input, xf->input) == 0)
+                cu_dec_err(c, cu_dec_path(q, p, "input"), "Duplicate value: \"%s\"", xf->input);
+        int st;
+        cu_dec_enum(c, t, "strategy", p, strategies, 2, CU_XFORM_RETAIN, &st);
+        xf->strategy = (cu_xform_strategy)st;
+        const char *mb = cu_dec_str(c, t, "multiplyBy", p);
+        xf->multiply_by = mb && *mb ? mb : NULL;
+        cu_dec_reslist(c, t, "outputs", p, &xf->outputs);
+        for (size_t k = 0; k < xf->outputs.n; k++)
+            if (xf->outputs.items[k].milli < 0) {
+                char v[32];
+                cu_dec_err(
+                    c, cu_dec_path(q, p, "outputs.%s", xf->outputs.items[k].name),
+                    "must be greater than or equal to 0, got %s",
+                    cu_qty_format(xf->outputs.items[k].milli, CU_QFMT_DECIMAL_SI, v, sizeof v));
+            }
+        if (c->nerr == nerr)
+            x->nxforms++;
+    }
+}
+
 /* The controller's fields of a Configuration (after fair sharing). */
 static void dec_config_controller(dctx *c, const cu_node *root, cu_config *x)
 {
@@ -639,8 +729,45 @@ static void dec_config_controller(dctx *c, const cu_node *root, cu_config *x)
         "livenessEndpointName",
         NULL,
     };
+    static const ignored_field ignored[] = {
+        { "internalCertManagement", "Cueue serves no webhooks", 0 },
+        { "multiKueue", NULL, 0 },
+        { "featureGates", NULL, 0 },
+        { "objectRetentionPolicies", NULL, 0 },
+        { "webhook", "Cueue serves no webhooks", 0 },
+        { "pprofBindAddress", NULL, 0 },
+        { "controller", NULL, 0 },
+        { "tls", NULL, 0 },
+        { "visibilityServer", NULL, 0 },
+        { "queueVisibility", NULL, 0 },
+        { NULL, NULL, 0 },
+    };
+    static const ignored_field ignored_integ[] = {
+        { "externalFrameworks", "only batch/job is integrated", 0 },
+        { "labelKeysToCopy", "no labels are copied to Workloads", 1 },
+        { "podOptions", NULL, 0 },
+        { NULL, NULL, 0 },
+    };
+    static const ignored_field ignored_res[] = {
+        { "quotaCheckStrategy", NULL, 0 },
+        { "deviceClassMappings", "Cueue counts no DRA devices", 0 },
+        { NULL, NULL, 0 },
+    };
+    static const ignored_field ignored_metrics[] = {
+        { "enableClusterQueueResources", "the ClusterQueue resource metrics are always exported",
+          0 },
+        { "customLabels", NULL, 0 },
+        { "localQueueMetrics", NULL, 0 },
+        { NULL, NULL, 0 },
+    };
+    static const ignored_field ignored_health[] = {
+        { "readinessEndpointName", "the paths are /readyz and /healthz", 0 },
+        { "livenessEndpointName", "the paths are /readyz and /healthz", 0 },
+        { NULL, NULL, 0 },
+    };
     config_defaults(x, c->v1beta1);
     warn_unknown(c, root, "", known);
+    warn_ignored(c, root, "", ignored);
 
     const char *ns = cu_dec_str(c, root, "namespace", "");
     if (ns) {
@@ -656,22 +783,27 @@ static void dec_config_controller(dctx *c, const cu_node *root, cu_config *x)
 
     const cu_node *integ = cu_dec_want_map(c, cu_node_get(root, "integrations"), "integrations");
     warn_unknown(c, integ, "integrations", known_integ);
+    warn_ignored(c, integ, "integrations", ignored_integ);
     dec_frameworks(c, integ, x);
     cu_dec_strs(c, integ, "labelKeysToCopy", "integrations", &x->label_keys_to_copy);
 
     const cu_node *res = cu_dec_want_map(c, cu_node_get(root, "resources"), "resources");
     warn_unknown(c, res, "resources", known_res);
+    warn_ignored(c, res, "resources", ignored_res);
     cu_dec_strs(c, res, "excludeResourcePrefixes", "resources", &x->exclude_resource_prefixes);
+    dec_transformations(c, res, x);
 
     dec_client_connection(c, root, x);
     dec_leader_election(c, root, x);
 
     const cu_node *m = cu_dec_want_map(c, cu_node_get(root, "metrics"), "metrics");
     warn_unknown(c, m, "metrics", known_metrics);
+    warn_ignored(c, m, "metrics", ignored_metrics);
     get_bind_addr(c, m, "bindAddress", "metrics", &x->metrics_bind_address,
                   &x->has_metrics_bind_address);
     const cu_node *h = cu_dec_want_map(c, cu_node_get(root, "health"), "health");
     warn_unknown(c, h, "health", known_health);
+    warn_ignored(c, h, "health", ignored_health);
     get_bind_addr(c, h, "healthProbeBindAddress", "health", &x->health_bind_address,
                   &x->has_health_bind_address);
 }
@@ -687,8 +819,17 @@ void cu_dec_config(dctx *c, const cu_node *root, cu_config *x)
     } else {
         snprintf(c->who, sizeof(c->who), "%.590s", c->file ? c->file : "<input>");
     }
+    static const char *const known_fs[] = { "enable", "preemptionStrategies", NULL };
+    static const char *const known_afs[] = {
+        "usageHalfLifeTime",
+        "usageSamplingInterval",
+        "resourceWeights",
+        NULL,
+    };
     const cu_node *fs = cu_dec_want_map(c, cu_node_get(root, "fairSharing"), "fairSharing");
     if (fs) {
+        /* "enable" is v1beta1's only: in v1beta2 the block's presence is */
+        warn_unknown(c, fs, "fairSharing", c->v1beta1 ? known_fs : known_fs + 1);
         if (c->v1beta1)
             cu_dec_bool(c, fs, "enable", "fairSharing", &x->fair_sharing);
         else
@@ -697,8 +838,10 @@ void cu_dec_config(dctx *c, const cu_node *root, cu_config *x)
     }
     const cu_node *afs =
         cu_dec_want_map(c, cu_node_get(root, "admissionFairSharing"), "admissionFairSharing");
-    if (afs)
+    if (afs) {
+        warn_unknown(c, afs, "admissionFairSharing", known_afs);
         dec_afs(c, afs, x);
+    }
     cu_dec_bool(c, root, "manageJobsWithoutQueueName", "", &x->manage_jobs_without_queue_name);
     dec_config_controller(c, root, x);
 }

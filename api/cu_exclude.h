@@ -1,17 +1,33 @@
 /*
- * cu_exclude.h - resources.excludeResourcePrefixes of Kueue's
- * Configuration: requests of those resources are not counted, by
- * `cueue controller` and by the commands that model it (explain, queue).
+ * cu_exclude.h - a Workload's effective requests under Kueue's
+ * Configuration `resources`: excludeResourcePrefixes, then transformations.
+ * The one home of both, for `cueue controller`, `simulate` and the
+ * commands that model the controller (explain, queue).
  */
 #ifndef CU_EXCLUDE_H
 #define CU_EXCLUDE_H
 
 #include "cu_objects.h"
 
-/* Drops from the pod sets' requests of every Workload of w the resources
- * whose name starts with one of cf's excludeResourcePrefixes, in place
- * (the others keep their order). A NULL w or cf, or no prefixes: nothing.
- * Borrows both. */
-void cu_world_exclude_resources(cu_world *w, const cu_config *cf);
+/* Rewrites, in place, the per-pod requests of every pod set of every
+ * Workload of w as Kueue's workload.Info computes them:
+ *   1. requests of resources whose name starts with one of
+ *      excludeResourcePrefixes are dropped (the others keep their order);
+ *   2. each request whose resource is a transformation's input adds, for
+ *      each output, output * units, where units is the input's quantity
+ *      rounded up to a whole number (times the whole units of multiplyBy
+ *      when that is set and requested: the input itself is then retained
+ *      multiplied, as Kueue does). Outputs of several inputs, and a
+ *      resource also requested as is, add up; an output other than cpu is
+ *      then rounded up to a whole unit (Kueue counts cpu in milli and the
+ *      rest in units). Replace drops the input, Retain keeps it. Outputs
+ *      are not excluded again. A product past int64 saturates (never
+ *      fits a finite quota). The result is sorted by name without zeros,
+ *      as cu_pod_requests makes every requests list.
+ * A pod set that a transformation changed gets ps->from and ps->pre_xform
+ * (cu_objects.h) for `explain`. Allocates in w->arena. A NULL w or cf, or
+ * neither feature configured: nothing. CU_ENOMEM leaves w partly rewritten
+ * (the caller drops it). Borrows cf. */
+cu_err cu_world_effective_requests(cu_world *w, const cu_config *cf);
 
 #endif

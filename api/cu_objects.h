@@ -224,7 +224,16 @@ typedef struct cu_podset {
     int32_t count;    /* default 1 */
     int has_min;
     int32_t min_count;
-    cu_reslist requests; /* per pod, by the Kueue rules (no "pods") */
+    cu_reslist requests; /* per pod, by the Kueue rules (no "pods"); after
+                            excludeResourcePrefixes and transformations
+                            (cu_exclude.h) once the caller applied them */
+    /* Set by cu_world_effective_requests when a transformation matched
+     * (else NULL / empty): from[i] names the inputs whose transformations
+     * produced requests.items[i] ("cpu", "cpu, memory"), NULL for a
+     * resource only requested as is; pre_xform is the requests before the
+     * transformations (after the exclusions). */
+    const char **from;
+    cu_reslist pre_xform;
     cu_kvs node_selector;
     size_t nterms;
     cu_selterm *terms; /* required node affinity (ORed) */
@@ -300,6 +309,18 @@ typedef enum cu_requeue_ts { CU_REQUEUE_EVICTION = 0, CU_REQUEUE_CREATION } cu_r
 /* All strings are arena-owned or static; never free them. Every field
  * holds its effective value (Kueue's defaults applied); has_* flags say
  * whether the file set a value the command line may also set. */
+/* One of resources.transformations: per pod, each unit of `input`
+ * (its quantity rounded up to a whole number, times the whole units of
+ * multiply_by when set and requested) adds outputs[k] of each output
+ * resource; Replace drops the input itself, Retain (the default) keeps it. */
+typedef enum cu_xform_strategy { CU_XFORM_RETAIN = 0, CU_XFORM_REPLACE = 1 } cu_xform_strategy;
+typedef struct cu_xform {
+    const char *input;
+    cu_xform_strategy strategy;
+    const char *multiply_by; /* NULL when none */
+    cu_reslist outputs;      /* milli per unit of input, >= 0, sorted by name */
+} cu_xform;
+
 typedef struct cu_config {
     cu_meta meta;
     int v1beta1;        /* read from config.kueue.x-k8s.io/v1beta1 */
@@ -341,6 +362,8 @@ typedef struct cu_config {
                                        also in unsupported_frameworks */
     cu_strs label_keys_to_copy;        /* integrations.labelKeysToCopy */
     cu_strs exclude_resource_prefixes; /* resources.excludeResourcePrefixes */
+    size_t nxforms;                    /* resources.transformations */
+    cu_xform *xforms;
 
     /* clientConnection. The controller keeps its kube client's defaults
      * unless has_qps / has_burst. qps < 0: no client-side rate limit;

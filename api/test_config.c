@@ -165,6 +165,7 @@ static void check_common_defaults(const cu_config *x, const char *ns)
     assert_false(cu_config_framework_enabled(x, "pod"));
     assert_int_equal(x->label_keys_to_copy.n, 0);
     assert_int_equal(x->exclude_resource_prefixes.n, 0);
+    assert_int_equal(x->nxforms, 0);
 
     assert_false(x->client.has_qps);
     assert_false(x->client.has_burst);
@@ -286,47 +287,73 @@ static void test_defaults_v1beta1(void **state)
     assert_int_equal(x->pods_ready.timeout_ms, MIN(5));
 }
 
-static const char *full_v1beta2 =
-    HDR2 "namespace: cueue-system\n"
-         "manageJobsWithoutQueueName: true\n"
-         "managedJobsNamespaceSelector:\n"
-         "  matchLabels: {team: ml}\n"
-         "  matchExpressions:\n"
-         "  - {key: env, operator: In, values: [dev, test]}\n"
-         "  - {key: frozen, operator: DoesNotExist}\n"
-         "waitForPodsReady:\n"
-         "  timeout: 12m\n"
-         "  blockAdmission: true\n"
-         "  recoveryTimeout: 3m30s\n"
-         "  requeuingStrategy:\n"
-         "    timestamp: Creation\n"
-         "    backoffLimitCount: 4\n"
-         "    backoffBaseSeconds: 5\n"
-         "    backoffMaxSeconds: 300\n"
-         "integrations:\n"
-         "  frameworks: [batch/job, pod, kubeflow.org/pytorchjob, example.com/thing]\n"
-         "  labelKeysToCopy: [team, cost-center]\n"
-         "resources:\n"
-         "  excludeResourcePrefixes: [example.com/, ephemeral-]\n"
-         "clientConnection: {qps: 12.5, burst: 40}\n"
-         "leaderElection:\n"
-         "  leaderElect: false\n"
-         "  resourceName: cueue-lock\n"
-         "  resourceNamespace: locks\n"
-         "  resourceLock: leases\n"
-         "  leaseDuration: 1m\n"
-         "  renewDeadline: 45s\n"
-         "  retryPeriod: 500ms\n"
-         "metrics: {bindAddress: \"127.0.0.1:9090\", enableClusterQueueResources: true}\n"
-         "health: {healthProbeBindAddress: \"[::1]:9091\"}\n"
-         "fairSharing: {preemptionStrategies: [LessThanInitialShare]}\n"
-         "admissionFairSharing: {usageHalfLifeTime: 1h}\n"
-         "webhook: {port: 9443}\n";
+static const char *full_v1beta2 = HDR2
+    "namespace: cueue-system\n"
+    "manageJobsWithoutQueueName: true\n"
+    "managedJobsNamespaceSelector:\n"
+    "  matchLabels: {team: ml}\n"
+    "  matchExpressions:\n"
+    "  - {key: env, operator: In, values: [dev, test]}\n"
+    "  - {key: frozen, operator: DoesNotExist}\n"
+    "waitForPodsReady:\n"
+    "  timeout: 12m\n"
+    "  blockAdmission: true\n"
+    "  recoveryTimeout: 3m30s\n"
+    "  requeuingStrategy:\n"
+    "    timestamp: Creation\n"
+    "    backoffLimitCount: 4\n"
+    "    backoffBaseSeconds: 5\n"
+    "    backoffMaxSeconds: 300\n"
+    "integrations:\n"
+    "  frameworks: [batch/job, pod, kubeflow.org/pytorchjob, example.com/thing]\n"
+    "  labelKeysToCopy: [team, cost-center]\n"
+    "resources:\n"
+    "  excludeResourcePrefixes: [example.com/, ephemeral-]\n"
+    "  transformations:\n"
+    "  - {input: cpu, outputs: {cpu_credits: 1, example.com/cost: 250m}}\n"
+    "  - {input: nvidia.com/mig-1g.5gb, strategy: Replace, outputs: {example.com/gpumem: 5Gi}}\n"
+    "  - {input: nvidia.com/gpu, strategy: Retain, multiplyBy: nvidia.com/gpumem,\n"
+    "     outputs: {nvidia.com/total-gpumem: 1}}\n"
+    "  - {input: example.com/ignored, strategy: Replace}\n"
+    "clientConnection: {qps: 12.5, burst: 40}\n"
+    "leaderElection:\n"
+    "  leaderElect: false\n"
+    "  resourceName: cueue-lock\n"
+    "  resourceNamespace: locks\n"
+    "  resourceLock: leases\n"
+    "  leaseDuration: 1m\n"
+    "  renewDeadline: 45s\n"
+    "  retryPeriod: 500ms\n"
+    "metrics: {bindAddress: \"127.0.0.1:9090\", enableClusterQueueResources: true}\n"
+    "health: {healthProbeBindAddress: \"[::1]:9091\"}\n"
+    "fairSharing: {preemptionStrategies: [LessThanInitialShare]}\n"
+    "admissionFairSharing: {usageHalfLifeTime: 1h}\n"
+    "webhook: {port: 9443}\n";
 
 static void test_every_field(void **state)
 {
     fx *f = *state;
-    const cu_config *x = load_ok(f, full_v1beta2);
+    assert_int_equal(load(f, full_v1beta2), CU_OK);
+    /* the fields Cueue accepts and does not act on are named, nothing else */
+    static const char *const warned[] = {
+        "webhook: not implemented by Cueue, ignored: Cueue serves no webhooks",
+        "integrations.labelKeysToCopy: not implemented by Cueue, ignored: no labels are copied "
+        "to Workloads",
+        "metrics.enableClusterQueueResources: not implemented by Cueue, ignored: the "
+        "ClusterQueue resource metrics are always exported",
+    };
+    for (size_t i = 0; i < sizeof(warned) / sizeof(warned[0]); i++) {
+        char m[512];
+        snprintf(m, sizeof m, "warning: Configuration test.yaml: %s", warned[i]);
+        if (!has_msg(&f->d, m)) {
+            dump_diag(&f->d);
+            fail_msg("missing: %s", m);
+        }
+    }
+    assert_int_equal(f->d.n, sizeof(warned) / sizeof(warned[0]));
+    assert_int_equal(f->d.nerrors, 0);
+    assert_int_equal(f->w.configs.n, 1);
+    const cu_config *x = f->w.configs.items[0];
     assert_string_equal(x->ns, "cueue-system");
     assert_true(x->has_ns);
     assert_true(x->manage_jobs_without_queue_name);
@@ -371,6 +398,25 @@ static void test_every_field(void **state)
     assert_int_equal(x->exclude_resource_prefixes.n, 2);
     assert_string_equal(x->exclude_resource_prefixes.items[0], "example.com/");
     assert_string_equal(x->exclude_resource_prefixes.items[1], "ephemeral-");
+    assert_int_equal(x->nxforms, 4);
+    const cu_xform *t = &x->xforms[0];
+    assert_string_equal(t->input, "cpu");
+    assert_int_equal(t->strategy, CU_XFORM_RETAIN); /* the default */
+    assert_null(t->multiply_by);
+    assert_int_equal(t->outputs.n, 2);
+    assert_string_equal(t->outputs.items[0].name, "cpu_credits");
+    assert_int_equal(t->outputs.items[0].milli, 1000);
+    assert_string_equal(t->outputs.items[1].name, "example.com/cost");
+    assert_int_equal(t->outputs.items[1].milli, 250);
+    t = &x->xforms[1];
+    assert_int_equal(t->strategy, CU_XFORM_REPLACE);
+    assert_int_equal(t->outputs.items[0].milli, 5LL * 1024 * 1024 * 1024 * 1000);
+    t = &x->xforms[2];
+    assert_int_equal(t->strategy, CU_XFORM_RETAIN);
+    assert_string_equal(t->multiply_by, "nvidia.com/gpumem");
+    t = &x->xforms[3];
+    assert_int_equal(t->strategy, CU_XFORM_REPLACE);
+    assert_int_equal(t->outputs.n, 0); /* Replace without outputs: the input is ignored */
 
     assert_true(x->client.has_qps);
     assert_true(x->client.qps == 12.5);
@@ -528,6 +574,22 @@ static void test_errors(void **state)
         { HDR2 "resources: {excludeResourcePrefixes: example.com/}\n",
           "resources.excludeResourcePrefixes: must be a list" },
         { HDR2 "resources: []\n", "resources: must be an object" },
+        { HDR2 "resources: {transformations: {input: cpu}}\n",
+          "resources.transformations: must be a list" },
+        { HDR2 "resources: {transformations: [{input: cpu, strategy: Keep}]}\n",
+          "resources.transformations[0].strategy: Unsupported value: \"Keep\": supported values: "
+          "\"Retain\", \"Replace\"" },
+        { HDR2 "resources: {transformations: [{input: cpu}, {input: cpu, strategy: Replace}]}\n",
+          "resources.transformations[1].input: Duplicate value: \"cpu\"" },
+        { HDR2 "resources: {transformations: [{outputs: {credits: 1}}]}\n",
+          "resources.transformations[0].input: Required value" },
+        { HDR2 "resources: {transformations: [{input: cpu, outputs: {credits: lots}}]}\n",
+          "resources.transformations[0].outputs.credits: invalid quantity \"lots\"" },
+        { HDR2 "resources: {transformations: [{input: cpu, outputs: {credits: '-2'}}]}\n",
+          "resources.transformations[0].outputs.credits: must be greater than or equal to 0, got "
+          "-2" },
+        { HDR2 "resources: {transformations: [cpu]}\n",
+          "resources.transformations[0]: must be an object" },
         { HDR2 "clientConnection: {qps: fast}\n",
           "clientConnection.qps: must be a number, got \"fast\"" },
         { HDR2 "clientConnection: {qps: '50'}\n",
@@ -655,8 +717,10 @@ static void test_errors_all_reported(void **state)
     assert_int_equal(f->w.configs.n, 0);
 }
 
-/* Fields Kueue does not have are warned about; Kueue's other fields are
- * accepted silently. Warnings do not fail the decode. */
+/* Fields Kueue does not have are warned about ("unknown field"), and so are
+ * Kueue's fields that Cueue does not act on, when set ("not implemented by
+ * Cueue"); null, "", {} and [] are not settings. Warnings do not fail the
+ * decode. */
 static void test_unknown_fields(void **state)
 {
     fx *f = *state;
@@ -672,7 +736,12 @@ static void test_unknown_fields(void **state)
                      "leaderElection: {leaseDurationSeconds: 15}\n"
                      "metrics: {bindAdress: ':1', enableClusterQueueResources: true}\n"
                      "health: {readinessEndpointName: readyz, port: 1}\n"
-                     "resources: {excludePrefixes: [x], transformations: []}\n"),
+                     "resources: {excludePrefixes: [x], transformations: [], "
+                     "deviceClassMappings: [{name: gpu}], quotaCheckStrategy: null}\n"
+                     "fairSharing: {enable: true}\n"
+                     "admissionFairSharing: {usageHalfLife: 1h}\n"
+                     "objectRetentionPolicies: {}\n"
+                     "multiKueue: {gcInterval: 1m}\n"),
         CU_OK);
     static const char *const want[] = {
         "waitForPodReady",
@@ -684,6 +753,22 @@ static void test_unknown_fields(void **state)
         "metrics.bindAdress",
         "health.port",
         "resources.excludePrefixes",
+        "fairSharing.enable", /* v1beta1 only */
+        "admissionFairSharing.usageHalfLife",
+    };
+    static const char *const ignored[] = {
+        "webhook: not implemented by Cueue, ignored: Cueue serves no webhooks",
+        "internalCertManagement: not implemented by Cueue, ignored: Cueue serves no webhooks",
+        "featureGates: not implemented by Cueue, ignored",
+        "multiKueue: not implemented by Cueue, ignored",
+        "integrations.externalFrameworks: not implemented by Cueue, ignored: only batch/job is "
+        "integrated",
+        "metrics.enableClusterQueueResources: not implemented by Cueue, ignored: the "
+        "ClusterQueue resource metrics are always exported",
+        "health.readinessEndpointName: not implemented by Cueue, ignored: the paths are /readyz "
+        "and /healthz",
+        "resources.deviceClassMappings: not implemented by Cueue, ignored: Cueue counts no DRA "
+        "devices",
     };
     size_t nwant = sizeof(want) / sizeof(want[0]);
     for (size_t i = 0; i < nwant; i++) {
@@ -695,7 +780,18 @@ static void test_unknown_fields(void **state)
             fail_msg("missing: %s", m);
         }
     }
-    assert_int_equal(f->d.n, nwant);
+    size_t nign = sizeof(ignored) / sizeof(ignored[0]);
+    for (size_t i = 0; i < nign; i++) {
+        char m[512];
+        snprintf(m, sizeof m, "warning: Configuration test.yaml: %s", ignored[i]);
+        if (!has_msg(&f->d, m)) {
+            dump_diag(&f->d);
+            fail_msg("missing: %s", m);
+        }
+    }
+    if (f->d.n != nwant + nign)
+        dump_diag(&f->d);
+    assert_int_equal(f->d.n, nwant + nign);
     assert_int_equal(f->d.nerrors, 0);
     assert_int_equal(f->w.configs.n, 1);
     assert_true(f->w.configs.items[0]->pods_ready.enabled);

@@ -182,7 +182,7 @@ int cli_model_load(cli *c, api *a, model *m)
             cli_say(c, "warning: left out: %s", d.msgs[i]);
         cu_diag_free(&d);
         cu_diag_init(&d);
-        cu_world_exclude_resources(&m->w, m->cf);
+        cu_err xerr = cu_world_effective_requests(&m->w, m->cf);
 
         cu_engine_opts eo = { 0 };
         eo.clock.now_ms = cu_clock_system_now;
@@ -196,8 +196,8 @@ int cli_model_load(cli *c, api *a, model *m)
             eo.afs_sampling_ms = m->cf->afs_sampling_ms;
             eo.afs_weights = m->cf->afs_weights.n ? &m->cf->afs_weights : NULL;
         }
-        m->e = cu_engine_new(&eo);
-        cu_err err = m->e ? cu_engine_load(m->e, &m->w, &d) : CU_ENOMEM;
+        m->e = xerr ? NULL : cu_engine_new(&eo);
+        cu_err err = xerr ? xerr : m->e ? cu_engine_load(m->e, &m->w, &d) : CU_ENOMEM;
         if (err != CU_OK) {
             cli_say_diag(c, &d);
             cli_say(c, "cannot load the admission engine: %s", cu_strerror(err));

@@ -191,6 +191,32 @@ rec *ctrl_pending_rec(ctrl *c, const cu_wl_info *info)
     return r && r->idx >= 0 ? r : NULL;
 }
 
+/* status.resourceRequests as Kueue's PropagateResourceRequests writes it
+ * with a pending reason: each pod set's total effective requests (after
+ * excludeResourcePrefixes and transformations), so `kubectl get workload`
+ * shows what quota it waits for. */
+static json_object *resource_requests(const cu_workload *wl)
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; i < wl->npodsets; i++) {
+        const cu_podset *ps = &wl->podsets[i];
+        json_object *o = json_object_new_object(), *rs = json_object_new_object();
+        json_object_object_add(o, "name", json_object_new_string(ps->name ? ps->name : "main"));
+        for (size_t r = 0; r < ps->requests.n; r++) {
+            char q[64];
+            int64_t t;
+            if (cu_qty_mul(ps->requests.items[r].milli, ps->count, &t) != CU_OK)
+                t = CU_QTY_INF;
+            json_object_object_add(rs, ps->requests.items[r].name,
+                                   json_object_new_string(cu_qty_format_res(
+                                       ps->requests.items[r].name, t, q, sizeof q)));
+        }
+        json_object_object_add(o, "resources", rs);
+        json_object_array_add(a, o);
+    }
+    return a;
+}
+
 /* Writes w's pending reason when it changed; 1 when a write was sent. */
 static int write_pending(ctrl *c, const cu_wl_info *info, rec *w)
 {
@@ -222,6 +248,7 @@ static int write_pending(ctrl *c, const cu_wl_info *info, rec *w)
     json_object_object_add(st, "conditions",
                            ctrl_cset(ctrl_conds_json(wl), "QuotaReserved", "False", reason,
                                      info->message, cu_clock_system_now(NULL)));
+    json_object_object_add(st, "resourceRequests", resource_requests(wl));
     char what[1300];
     snprintf(what, sizeof(what), "writing the pending reason of Workload %s", w->key);
     if (!ctrl_wl_status_write(c, w, OP_STATUS, p, what))

@@ -227,8 +227,13 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
             report_undecodable(c, x, r, obj, why);
             return;
         }
+        /* Kueue's effective requests: excluded resources, transformations */
+        if (cu_world_effective_requests(w, c->cfg.cf) != CU_OK) {
+            ctrl_world_free(w);
+            report_undecodable(c, x, r, obj, "out of memory computing its effective requests");
+            return;
+        }
         report_decodable(c, x, r, obj);
-        cu_world_exclude_resources(w, c->cfg.cf); /* Kueue ignores them in quota */
         ctrl_set_decode(c, x, w);
         x->hold = 0;
         ctrl_decode_wl_extras(x, obj);

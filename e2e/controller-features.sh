@@ -30,7 +30,7 @@
 #
 # Controller B (--config: waitForPodsReady {timeout 4s, backoff base 1 s,
 # max 2 s, limit 1}, manageJobsWithoutQueueName, excludeResourcePrefixes
-# [example.com/]; --log-format json):
+# [example.com/], a transformation; --log-format json):
 #  2. waitForPodsReady: a Job whose pods can never be scheduled gets
 #     PodsReady=False (WaitForStart), then Evicted=True (PodsReadyTimeout)
 #     with requeueState.count 1, is admitted again after the backoff, and
@@ -39,6 +39,11 @@
 #  5. an unlabelled Job in a namespace with a LocalQueue "default" is
 #     admitted in queue default; one in kube-system gets no Workload.
 #  6. the pending Job of section 6 and a new one are admitted now.
+#  8. resources.transformations (example.org/slice Replace -> 2
+#     example.org/credits each): of three 1-slice Jobs against 5 credits,
+#     two are admitted with resourceUsage in credits (no slice), the third
+#     pends on example.org/credits, 1 more needed, with status.resourceRequests
+#     in credits.
 #  7. every log line is a JSON object with ts, level and msg; SIGTERM exits
 #     0 with requests= and admissions= in the last line; a bad --config
 #     (waitForPodsReady.timeout: abc) exits 2 naming the field.
@@ -141,14 +146,14 @@ hist() {
 
 start_cluster
 apply_crds
-for ns in pre qs dflt excl wfpr mjw; do
+for ns in pre qs dflt excl wfpr mjw xform; do
     k create namespace "$ns" >/dev/null || fail "create namespace $ns" "kubectl failed"
 done
 # kube-apiserver refuses pods in a namespace until its default
 # ServiceAccount exists (the Job controller would back off)
 has_sa() { k get serviceaccount default -n "$1" >/dev/null 2>&1; }
 if [ "$E2E_CLUSTER" = k8s ]; then
-    for ns in pre qs dflt excl wfpr mjw; do
+    for ns in pre qs dflt excl wfpr mjw xform; do
         poll 60 has_sa "$ns" || fail "namespace $ns has its default ServiceAccount" "not within 60s"
     done
 fi
@@ -250,6 +255,30 @@ apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
 metadata: {name: lq, namespace: wfpr}
 spec: {clusterQueue: cq-wfpr}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: credits}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq-xform}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: plain
+      resources: [{name: cpu, nominalQuota: "10"}]
+  - coveredResources: [example.org/credits]
+    flavors:
+    - name: credits
+      resources: [{name: example.org/credits, nominalQuota: "5"}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: xform}
+spec: {clusterQueue: cq-xform}
 YAML
 pass "queues applied"
 
@@ -448,22 +477,50 @@ waitForPodsReady:
     backoffLimitCount: 1
 resources:
   excludeResourcePrefixes: [example.com/]
+  transformations:
+  - input: example.org/slice
+    strategy: Replace
+    outputs: {example.org/credits: "2"}
 YAML
 start_controller ctrl-b -v 1 --log-format json --config "$TMP/config.yaml" "${NOPORTS[@]}"
 B_PID=$CT_PID
 wait_for 20 "controller B synced" grep -q "all informers synced" "$TMP/ctrl-b.log"
 record wfpr-wl workloads wfpr
+record xform-wl workloads xform
 mkjob ks kube-system '{}' '{cpu: "1"}' 600s
 mkjob ok wfpr "{$(Q lq)}" '{cpu: "1"}' 600s
 mkjob never wfpr "{$(Q lq)}" '{cpu: "1"}' 600s '      nodeSelector: {example.com/no-such-node: "true"}'
 mkjob unlabelled mjw '{}' '{cpu: "1"}' 600s
 LIMITS=$XLIM mkjob excl-2 excl "{$(Q lq)}" '{cpu: "1", example.com/ignored: "1"}' 600s
+SLIM='{example.org/slice: "1"}'
+for j in s-1 s-2 s-3; do
+    LIMITS=$SLIM mkjob "$j" xform "{$(Q lq)}" '{cpu: "100m", example.org/slice: "1"}' 600s
+    sleep 0.3   # creation order is queue order
+done
 
 # ---- 6. excludeResourcePrefixes
 echo "-- 6. excludeResourcePrefixes"
 wait_for 30 "the pending Job with example.com/ignored is admitted now" wl_is excl excl-1 holds
 wait_for 30 "a new Job with example.com/ignored is admitted" wl_is excl excl-2 holds
 k delete jobs --all -n excl --wait=false >/dev/null   # their pods cannot be scheduled
+
+# ---- 8. resources.transformations (checked on the watch record: their
+# pods cannot be scheduled, so waitForPodsReady evicts them after 4 s)
+echo "-- 8. resources.transformations"
+# xhist JOB JQ: the history of the Job's Workload satisfies JQ
+xhist() { local n; n=$(wl_of xform "$1") && [ -n "$n" ] && hist xform-wl "$n" "$2"; }
+wait_for 30 "s-1 and s-2 (2 credits each) admitted" eval 'xhist s-1 "any(.[]; holds)" && xhist s-2 "any(.[]; holds)"'
+wait_for 10 "resourceUsage in transformed terms (example.org/credits 2, no example.org/slice)" \
+    xhist s-1 'any(.[]; holds and (.status.admission.podSetAssignments[0] |
+        .resourceUsage == {"cpu": "100m", "example.org/credits": "2"} and
+        .flavors["example.org/credits"] == "credits"))'
+wait_for 30 "s-3 pends on example.org/credits, 1 more needed" \
+    xhist s-3 'any(.[]; .status.admission == null and ((cond("QuotaReserved") | .message) // "" |
+        test("insufficient unused quota for example.org/credits in flavor credits, 1 more needed")))'
+wait_for 10 "s-3: status.resourceRequests in transformed terms, as Kueue writes it with the pending reason" \
+    xhist s-3 'any(.[]; .status.admission == null and
+        .status.resourceRequests == [{"name": "main", "resources": {"cpu": "100m", "example.org/credits": "2"}}])'
+k delete jobs --all -n xform --wait=false >/dev/null   # their pods cannot be scheduled
 
 # ---- 2. waitForPodsReady
 echo "-- 2. waitForPodsReady"

@@ -11,7 +11,8 @@
 #     Jobs have no Workloads yet and are explained as the Workloads the
 #     controller would create (j-0 would be admitted, j-1 is pending at
 #     position 0 for want of 2 cpu); queue pending / list give the order and
-#     the counts; unknown names and queues exit 1 with a clear message.
+#     the counts; unknown names and queues exit 1 with a clear message;
+#     with --config, a transformation's output is shown with its origin.
 #  2. The controller runs (metrics on a free port): explain and queue read
 #     its /debug endpoints (the same text and items as curl gets), with no
 #     "computed from the API objects" line; the Workload names predicted
@@ -77,6 +78,15 @@ check "offline explain j-0: the engine admits it, not yet in the API" "$(head -c
 cq explain stray
 check "offline explain of a Job in a missing LocalQueue" "$(head -c 400 "$TMP/out")" \
     bash -c "[ $RC -eq 0 ] && grep -q 'LocalQueue default/nolq (missing)' '$TMP/out'"
+
+# --config: the Configuration's transformations make the requests
+printf '%s\n' 'apiVersion: config.kueue.x-k8s.io/v1beta2' 'kind: Configuration' 'resources:' \
+    '  transformations: [{input: cpu, outputs: {cpu_credits: 1}}]' >"$TMP/xform.yaml"
+cq explain --config "$TMP/xform.yaml" j-1
+check "offline explain --config: a transformed request is shown with its origin" \
+    "rc $RC: $(grep -A3 '^Requests' "$TMP/out" | tr '\n' '|')" \
+    bash -c "[ $RC -eq 0 ] && grep -q '^  pod set main: 1 pod (cpu 3, cpu_credits 3)$' '$TMP/out' &&
+             grep -q '^    cpu_credits: 3 (from cpu via transformation)$' '$TMP/out'"
 
 cq explain -o json default/j-1
 WL1=$(jq -r .workload "$TMP/out" 2>/dev/null)

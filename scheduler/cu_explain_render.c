@@ -10,6 +10,57 @@
 
 /* ---------------- text ---------------- */
 
+/* The inputs a transformation made pod set p's request of resource name
+ * from (cu_exclude.h), or NULL. */
+static const char *xform_from(const xwl *x, size_t p, const char *name)
+{
+    const cu_workload *o = x->w->obj;
+    if (!o || p >= o->npodsets || !o->podsets[p].from)
+        return NULL;
+    const cu_podset *ps = &o->podsets[p];
+    for (size_t i = 0; i < ps->requests.n; i++)
+        if (strcmp(ps->requests.items[i].name, name) == 0)
+            return ps->from[i];
+    return NULL;
+}
+
+/* The request i of pod set p before the transformations when a Replace
+ * transformation took it away (it is no longer requested), else NULL. */
+static const cu_res *xform_replaced(const xwl *x, size_t p, size_t i)
+{
+    const cu_workload *o = x->w->obj;
+    if (!o || p >= o->npodsets || !o->podsets[p].from || i >= o->podsets[p].pre_xform.n)
+        return NULL;
+    const cu_podset *ps = &o->podsets[p];
+    const cu_res *r = &ps->pre_xform.items[i];
+    for (size_t k = 0; k < ps->requests.n; k++)
+        if (strcmp(ps->requests.items[k].name, r->name) == 0)
+            return NULL;
+    return r;
+}
+
+/* Under a pod set's requests: those a transformation made, and the inputs
+ * it replaced, so a user sees why it needs a resource it never asked for. */
+static void t_transformed(xwl *x, size_t p, cu_buf *b)
+{
+    const eps *ps = &x->w->ps[p];
+    for (size_t r = 0; r < ps->nreq; r++) {
+        const char *from = xform_from(x, p, cu_x_rname(x, ps->res[r]));
+        if (from)
+            cu_buf_printf(b, "    %s: %s (from %s via transformation)\n", cu_x_rname(x, ps->res[r]),
+                          cu_x_qs(x, ps->res[r], ps->amt[r]), from);
+    }
+    const cu_workload *o = x->w->obj;
+    size_t npre = o && p < o->npodsets ? o->podsets[p].pre_xform.n : 0;
+    for (size_t i = 0; i < npre; i++) {
+        const cu_res *r = xform_replaced(x, p, i);
+        char q[32];
+        if (r)
+            cu_buf_printf(b, "    %s: %s replaced via transformation (not counted)\n", r->name,
+                          cu_qty_format_res(r->name, r->milli, q, sizeof q));
+    }
+}
+
 static void t_requests(xwl *x, cu_buf *b)
 {
     cu_buf_puts(b, "\nRequests\n");
@@ -32,6 +83,7 @@ static void t_requests(xwl *x, cu_buf *b)
                               cu_x_qs(x, ps->res[r], cu_engine_mul_sat(ps->amt[r], ps->count)));
         }
         cu_buf_puts(b, "\n");
+        t_transformed(x, p, b);
         if (ps->min < ps->count)
             cu_buf_printf(b, "    minCount %d: may be admitted with fewer pods\n", ps->min);
     }
@@ -474,6 +526,34 @@ static cu_node *render_doc(dctx *c, xwl *x)
                 dset(c, req, cu_x_rname(x, ep->res[r]),
                      dstr(c, cu_x_qs(x, ep->res[r], ep->amt[r])));
             dset(c, pm, "perPod", req);
+            if (x->w->obj && p < x->w->obj->npodsets && x->w->obj->podsets[p].from) {
+                cu_node *xs = dseq(c);
+                for (size_t r = 0; r < ep->nreq; r++) {
+                    const char *from = xform_from(x, p, cu_x_rname(x, ep->res[r]));
+                    if (!from)
+                        continue;
+                    cu_node *xm = dmap(c);
+                    dset(c, xm, "resource", dstr(c, cu_x_rname(x, ep->res[r])));
+                    dset(c, xm, "perPod", dstr(c, cu_x_qs(x, ep->res[r], ep->amt[r])));
+                    dset(c, xm, "from", dstr(c, from));
+                    dpush(c, xs, xm);
+                }
+                dset(c, pm, "transformed", xs);
+                cu_node *rs = dseq(c);
+                for (size_t i = 0; i < x->w->obj->podsets[p].pre_xform.n; i++) {
+                    const cu_res *r = xform_replaced(x, p, i);
+                    char rq[32];
+                    if (!r)
+                        continue;
+                    cu_node *rm = dmap(c);
+                    dset(c, rm, "resource", dstr(c, r->name));
+                    dset(c, rm, "perPod",
+                         dstr(c, cu_arena_strdup(
+                                     x->ar, cu_qty_format_res(r->name, r->milli, rq, sizeof rq))));
+                    dpush(c, rs, rm);
+                }
+                dset(c, pm, "replaced", rs);
+            }
             dset(c, pm, "uncovered", dlist(c, &ps->uncovered));
             cu_node *gs = dseq(c);
             for (size_t k = 0; k < ps->ngroups; k++) {

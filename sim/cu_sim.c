@@ -14,6 +14,7 @@
  */
 #include "cu_sim.h"
 
+#include "cu_exclude.h"
 #include "cu_explain.h"
 #include "cu_status.h"
 #include "cu_wlstatus.h"
@@ -940,6 +941,8 @@ cu_err cu_sim_run(const char *const *paths, size_t npaths, const cu_sim_opts *op
         err = sim_pick_config(&w, opts->config_path, &cfg, d);
     if (!err && cerr)
         err = cerr;
+    if (!err)
+        err = cu_world_effective_requests(&w, cfg); /* as the controller counts them */
     if (!err && opts->nexplain)
         err = sim_resolve_all(&w, opts, &xa, &targets, d);
     if (!err) {

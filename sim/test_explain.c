@@ -415,6 +415,94 @@ static void test_no_explain(void **state)
     assert_non_null(strstr(cu_buf_str(&f->out), "pending:  ns/big"));
 }
 
+/* ---- resources.transformations: what the requests were made from ---- */
+
+/* A Configuration (given with --config, and then among the inputs): cpu
+ * Retain -> 1 cpu_credits per CPU; example.com/mig Replace -> 5 units of
+ * example.com/mem. ns/w (3 cpu, 1 mig) pends on cpu_credits (quota 2);
+ * its explanation names the credits' origin and the replaced mig. */
+static void test_transformed_requests(void **state)
+{
+    (void)state;
+    static const char config[] =
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+        "kind: Configuration\n"
+        "resources:\n"
+        "  transformations:\n"
+        "  - {input: cpu, outputs: {cpu_credits: 1}}\n"
+        "  - {input: example.com/mig, strategy: Replace, outputs: {example.com/mem: 5}}\n";
+    static const char world[] =
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\n---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+        "spec:\n  namespaceSelector: {}\n  resourceGroups:\n"
+        "  - coveredResources: [cpu, cpu_credits, example.com/mem]\n"
+        "    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 8}, {name: cpu_credits,"
+        " nominalQuota: 2}, {name: example.com/mem, nominalQuota: 10}]}]\n---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+        "metadata: {name: lq, namespace: ns}\nspec: {clusterQueue: cq}\n---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: ns}\n"
+        "spec:\n  queueName: lq\n  podSets: [{name: main, count: 2, template: {spec: {containers:"
+        " [{name: c, image: i, resources: {requests: {cpu: 1500m, example.com/mig: 1}}}]}}}]\n";
+    char cpath[64], wpath[64], both[64];
+    write_file(cpath, config);
+    write_file(wpath, world);
+    cu_buf inl;
+    cu_buf_init(&inl, 0);
+    cu_buf_printf(&inl, "%s---\n%s", config, world);
+    write_file(both, cu_buf_str(&inl));
+    cu_buf_free(&inl);
+    const char *names[] = { "ns/w" };
+    for (int mode = 0; mode < 2; mode++) {
+        const char *paths[] = { mode ? both : wpath };
+        cu_sim_opts o = { 0 };
+        o.format = CU_SIM_TABLE;
+        o.explain = names;
+        o.nexplain = 1;
+        o.config_path = mode ? NULL : cpath;
+        cu_buf out;
+        cu_diag d;
+        cu_buf_init(&out, 0);
+        cu_diag_init(&d);
+        assert_int_equal(cu_sim_run(paths, 1, &o, &out, &d), CU_OK);
+        const char *s = cu_buf_str(&out);
+        /* 1500m counts 2 whole CPUs: 2 credits a pod, 4 for the pod set */
+        const char *want[] = {
+            "pod set main: 2 pods x (cpu 1500m, cpu_credits 2, example.com/mem 5) = cpu 3, "
+            "cpu_credits 4, example.com/mem 10\n",
+            "    cpu_credits: 2 (from cpu via transformation)\n",
+            "    example.com/mem: 5 (from example.com/mig via transformation)\n",
+            "    example.com/mig: 1 replaced via transformation (not counted)\n",
+            "insufficient quota for cpu_credits in flavor f",
+        };
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+            if (!strstr(s, want[i]))
+                fail_msg("mode %d: missing \"%s\" in:\n%s", mode, want[i], s);
+        assert_null(strstr(s, "cpu: 3 (from")); /* the retained input is not "from" */
+        /* JSON: transformed and replaced, per pod */
+        o.format = CU_SIM_JSON;
+        cu_buf_free(&out);
+        cu_buf_init(&out, 0);
+        assert_int_equal(cu_sim_run(paths, 1, &o, &out, &d), CU_OK);
+        json_object *root = json_tokener_parse(cu_buf_str(&out));
+        assert_non_null(root);
+        json_object *ps = json_object_array_get_idx(
+            json_object_object_get(json_object_array_get_idx(root, 0), "podSets"), 0);
+        assert_string_equal(json_object_to_json_string(json_object_object_get(ps, "transformed")),
+                            "[ { \"resource\": \"cpu_credits\", \"perPod\": \"2\", \"from\": "
+                            "\"cpu\" }, { \"resource\": \"example.com\\/mem\", \"perPod\": \"5\", "
+                            "\"from\": \"example.com\\/mig\" } ]");
+        assert_string_equal(json_object_to_json_string(json_object_object_get(ps, "replaced")),
+                            "[ { \"resource\": \"example.com\\/mig\", \"perPod\": \"1\" } ]");
+        json_object_put(root);
+        cu_buf_free(&out);
+        cu_diag_free(&d);
+    }
+    unlink(cpath);
+    unlink(wpath);
+    unlink(both);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +513,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_yaml, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_explain, setup, teardown),
+        cmocka_unit_test(test_transformed_requests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
