@@ -255,8 +255,16 @@ def normalize(docs):
     a real API server need of the objects: a Workload's spec.priority next
     to its priorityClassRef (Kueue's CRD refuses one without the other);
     the limits of a Job's extended resources (the API server refuses a
-    request for one without an equal limit)."""
+    request for one without an equal limit). An object with only
+    metadata.generateName gets a name of its own (generateName and its
+    place in the input), the same on both clusters, so its Workload can be
+    matched across them (each server would generate a different one)."""
     values = {}
+    for i, d in enumerate(docs):
+        md = d.get("metadata") or {}
+        if not md.get("name") and md.get("generateName"):
+            md["name"] = "%sx%03d" % (md.pop("generateName"), i)
+            d["metadata"] = md
     for d in docs:
         if d.get("kind") in ("WorkloadPriorityClass", "PriorityClass") and "value" in d:
             values[(d["kind"], d["metadata"]["name"])] = d["value"]
