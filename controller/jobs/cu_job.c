@@ -511,7 +511,7 @@ void ctrl_job_started(ctrl *c, rec *jr, int ok, const char *body)
     if (!cq)
         return; /* not the start */
     if (ok && jr->job) {
-        json_object *o = body ? json_tokener_parse(body) : NULL;
+        json_object *o = cu_json_parse_str(body);
         free(jr->started_rv);
         jr->started_rv = ctrl_sdup(cu_jpath_str(o, "metadata.resourceVersion"));
         jr->started_at = cu_clock_system_now(NULL);
