@@ -73,13 +73,6 @@ struct cu_kubesim {
     uint64_t rounds;
 };
 
-static int64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* cu_kubesim_step with the thread's scheduler; *more is set when the
  * scheduler stopped with pods left to try. */
 static int ks_thread_step(cu_kubesim *k, int64_t *next_due, int *more)
@@ -110,7 +103,7 @@ static void *ks_main(void *arg)
     for (;;) {
         int64_t rv = cu_store_rv(k->s), now = cu_clock_now(&k->clock);
         if (rv != seen_rv || now >= next_due || more || gc_owed) {
-            int64_t t0 = mono_us();
+            int64_t t0 = cu_clock_mono_ns() / 1000;
             /* dependents of deleted objects; a walk over the whole store,
              * so at most every KS_GC_MS however busy the store is (owed
              * until then) */
@@ -124,7 +117,7 @@ static void *ks_main(void *arg)
             more = 0;
             ks_thread_step(k, &next_due, &more);
             seen_rv = rv;
-            k->busy_us += mono_us() - t0;
+            k->busy_us += cu_clock_mono_ns() / 1000 - t0;
         }
         pthread_mutex_lock(&k->mu);
         if (!k->stop && !more) {
@@ -171,7 +164,7 @@ cu_kubesim *cu_kubesim_start(cu_store *s, const cu_kubesim_opts *o, char *err, s
         return NULL;
     }
     k->o.nodes_file = NULL; /* used up; not kept */
-    k->started_us = mono_us();
+    k->started_us = cu_clock_mono_ns() / 1000;
     if (!(k->st = ks_state_new(1))) {
         snprintf(err, errn, "kubesim: out of memory");
         free(k);
@@ -195,20 +188,20 @@ void cu_kubesim_stop(cu_kubesim *k)
 {
     if (!k)
         return;
-    int64_t t0 = mono_us();
+    int64_t t0 = cu_clock_mono_ns() / 1000;
     pthread_mutex_lock(&k->mu);
     k->stop = 1;
     pthread_cond_signal(&k->cv);
     pthread_mutex_unlock(&k->mu);
     pthread_join(k->th, NULL);
-    int64_t stop_us = mono_us() - t0;
+    int64_t stop_us = cu_clock_mono_ns() / 1000 - t0;
     if (getenv("CUEUE_KUBESIM_STATS"))
         fprintf(stderr,
                 "kubesim: %" PRIu64 " pods bound in %.2f s of scheduler passes; %" PRIu64
                 " rounds; %" PRIu64 " relists; thread busy %.2f s of %.2f s; stopped in %.3f s\n",
                 ks_sched_binds(k->st), (double)ks_sched_busy_us(k->st) / 1e6, k->rounds,
                 ks_state_relists(k->st), (double)k->busy_us / 1e6,
-                (double)(mono_us() - k->started_us) / 1e6, (double)stop_us / 1e6);
+                (double)(cu_clock_mono_ns() / 1000 - k->started_us) / 1e6, (double)stop_us / 1e6);
     ks_state_free(k->st);
     pthread_cond_destroy(&k->cv);
     pthread_mutex_destroy(&k->mu);

@@ -29,6 +29,7 @@
  *    never preempts.
  */
 #include "ks_int.h"
+#include "cu_clock.h"
 #include "cu_hash.h"
 #include "cu_match.h"
 #include "cu_podreq.h"
@@ -1522,13 +1523,6 @@ static int fail_pod(cu_store *s, const ks_types *t, ks_pod *p, const char *msg, 
     return writes;
 }
 
-static int64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 typedef struct clsfail {
     uint64_t cls;
     char *msg;
@@ -1541,7 +1535,7 @@ int ks_sched_pass(ks_state *ss, cu_store *s, int most_allocated, int64_t now_ms,
     size_t ncand = 0, nfail = 0, capfail = 0;
     clsfail *fails = NULL;
     int writes = 0;
-    int64_t t0 = mono_us();
+    int64_t t0 = cu_clock_mono_ns() / 1000;
     char ts[32], msg[KS_MSG_MAX + 1];
     if (more)
         *more = 0;
@@ -1569,8 +1563,8 @@ int ks_sched_pass(ks_state *ss, cu_store *s, int most_allocated, int64_t now_ms,
         ks_pod *p = ss->cand[i];
         ks_node *n = NULL;
         const char *m = NULL;
-        if ((max_writes > 0 && writes >= max_writes) || (max_us > 0 && mono_us() - t0 >= max_us) ||
-            (stop && *stop)) {
+        if ((max_writes > 0 && writes >= max_writes) ||
+            (max_us > 0 && cu_clock_mono_ns() / 1000 - t0 >= max_us) || (stop && *stop)) {
             if (more)
                 *more = 1;
             break;
@@ -1607,7 +1601,7 @@ out:
     for (size_t k = 0; k < nfail; k++)
         free(fails[k].msg);
     free(fails);
-    ss->busy_us += mono_us() - t0;
+    ss->busy_us += cu_clock_mono_ns() / 1000 - t0;
     return writes;
 }
 
