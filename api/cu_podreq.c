@@ -167,15 +167,17 @@ static void preq_err(preq_ctx *c, const char *path, const char *fmt, ...)
     c->nerr++;
 }
 
-/* Parses one resource amount node at path; returns 0 and *out on success. */
-static int preq_amount(preq_ctx *c, const cu_node *v, const char *path, int64_t *out)
+/* Parses one amount of resource res (in its unit, cu_qty_res_scale) from
+ * node v at path; returns 0 and *out on success. */
+static int preq_amount(preq_ctx *c, const cu_node *v, const char *path, const char *res,
+                       int64_t *out)
 {
     const char *s = cu_node_scalar(v);
     if (!s || v->type != CU_NODE_SCALAR) {
         preq_err(c, path, "must be a quantity");
         return -1;
     }
-    cu_err err = cu_qty_parse(s, out, NULL);
+    cu_err err = cu_qty_parse_res(res, s, out, NULL);
     if (err == CU_EOVERFLOW) {
         preq_err(c, path, "quantity \"%s\" is too large", s);
         return -1;
@@ -208,7 +210,7 @@ static void preq_list(preq_ctx *c, const cu_node *m, const char *path, cu_restab
         if (skip_existing && cu_restab_find(t, m->keys[i]))
             continue;
         int64_t v;
-        if (preq_amount(c, m->vals[i], p, &v))
+        if (preq_amount(c, m->vals[i], p, m->keys[i], &v))
             continue;
         if (strcmp(m->keys[i], "pods") == 0) {
             preq_err(c, p, "the \"pods\" resource may not be requested");

@@ -314,6 +314,14 @@ int64_t cu_qty_res_units(const char *name, int64_t count)
     return v;
 }
 
+int64_t cu_qty_res_whole(const char *name, int64_t v)
+{
+    if (v == CU_QTY_INF)
+        return CU_QTY_INF; /* saturated stays saturated */
+    int64_t one = cu_qty_res_one(name);
+    return v / one + (v % one > 0);
+}
+
 double cu_qty_res_float(const char *name, int64_t v)
 {
     return (double)v / (double)cu_qty_res_one(name);

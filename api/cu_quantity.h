@@ -60,6 +60,11 @@ int64_t cu_qty_res_one(const char *name);
  * saturating at INT64_MAX / INT64_MIN. */
 int64_t cu_qty_res_units(const char *name, int64_t count);
 
+/* The whole units of an amount v >= 0 of resource `name` (in its scale),
+ * rounded up: Kubernetes' Value() of that quantity (cpu 1500 -> 2,
+ * memory 1500 -> 1500). */
+int64_t cu_qty_res_whole(const char *name, int64_t v);
+
 /* An amount v of resource `name` (in its scale) as a number of whole
  * units: cores for cpu, bytes for memory (Kueue's metric values). */
 double cu_qty_res_float(const char *name, int64_t v);
