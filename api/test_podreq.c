@@ -121,6 +121,12 @@ static void test_requests_table(void **state)
           "containers: [{name: a, resources: {requests: {memory: '1.5', nvidia.com/gpu: 500m, "
           "cpu: 1500m}}}]",
           "cpu=1500,memory=2,nvidia.com/gpu=1" },
+        { "fractions of a unit add up over the containers before rounding",
+          "initContainers: [{name: s, restartPolicy: Always, resources: {requests: {memory: '0.5'}}}]\n"
+          "containers: [{name: a, resources: {requests: {memory: '1.5', example.com/x: 300m}}},\n"
+          "             {name: b, resources: {requests: {memory: '1.5', example.com/x: 300m}}}]\n"
+          "overhead: {memory: '0.25', example.com/x: 300m}",
+          "example.com/x=1,memory=4" },
         { "memory past 2^63 milli-units is held in bytes",
           "containers: [{name: a, resources: {requests: {memory: 9Pi}}},\n"
           "             {name: b, resources: {requests: {memory: 1e18}}}]",
