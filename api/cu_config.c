@@ -665,7 +665,7 @@ static void dec_transformations(dctx *c, const cu_node *res, cu_config *x)
         xf->strategy = (cu_xform_strategy)st;
         const char *mb = cu_dec_str(c, t, "multiplyBy", p);
         xf->multiply_by = mb && *mb ? mb : NULL;
-        cu_dec_reslist(c, t, "outputs", p, &xf->outputs);
+        cu_dec_milli_list(c, t, "outputs", p, &xf->outputs);
         for (size_t k = 0; k < xf->outputs.n; k++)
             if (xf->outputs.items[k].milli < 0) {
                 char v[32];

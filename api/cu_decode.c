@@ -147,8 +147,8 @@ void cu_dec_bool(dctx *c, const cu_node *map, const char *key, const char *base,
     *out = v;
 }
 
-/* A quantity node; returns 1 when present and valid. */
-int cu_dec_node_qty(dctx *c, const cu_node *n, const char *path, int64_t *out)
+/* A quantity node at scale; returns 1 when present and valid. */
+static int dec_node_scaled(dctx *c, const cu_node *n, const char *path, int scale, int64_t *out)
 {
     if (!n || cu_node_is_null(n))
         return 0;
@@ -156,7 +156,7 @@ int cu_dec_node_qty(dctx *c, const cu_node *n, const char *path, int64_t *out)
         cu_dec_err(c, path, "must be a quantity");
         return 0;
     }
-    cu_err err = cu_qty_parse(n->str, out, NULL);
+    cu_err err = cu_qty_parse_scaled(n->str, scale, out, NULL);
     if (err == CU_EOVERFLOW) {
         cu_dec_err(c, path, "quantity \"%s\" is too large", n->str);
         return 0;
@@ -166,6 +166,16 @@ int cu_dec_node_qty(dctx *c, const cu_node *n, const char *path, int64_t *out)
         return 0;
     }
     return 1;
+}
+
+int cu_dec_node_qty(dctx *c, const cu_node *n, const char *path, int64_t *out)
+{
+    return dec_node_scaled(c, n, path, CU_QTY_SCALE_MILLI, out);
+}
+
+int cu_dec_node_amount(dctx *c, const cu_node *n, const char *path, const char *res, int64_t *out)
+{
+    return dec_node_scaled(c, n, path, cu_qty_res_scale(res), out);
 }
 
 /* An enum field: *out = index into names, or def when absent. */
@@ -258,8 +268,10 @@ int cu_res_cmp(const void *a, const void *b)
     return strcmp(((const cu_res *)a)->name, ((const cu_res *)b)->name);
 }
 
-/* A ResourceList map into a sorted reslist. */
-void cu_dec_reslist(dctx *c, const cu_node *map, const char *key, const char *base, cu_reslist *out)
+/* A resource-name -> quantity map into a sorted reslist: amounts in each
+ * resource's unit, or (ratios) milli-units. */
+static void dec_list(dctx *c, const cu_node *map, const char *key, const char *base,
+                     cu_reslist *out, int ratios)
 {
     char p[PATHMAX];
     out->n = 0;
@@ -273,13 +285,25 @@ void cu_dec_reslist(dctx *c, const cu_node *map, const char *key, const char *ba
     for (size_t i = 0; i < m->n; i++) {
         char q[PATHMAX];
         int64_t v;
-        if (!cu_dec_node_qty(c, m->vals[i], cu_dec_path(q, p, "%s", m->keys[i]), &v))
+        int scale = ratios ? CU_QTY_SCALE_MILLI : cu_qty_res_scale(m->keys[i]);
+        if (!dec_node_scaled(c, m->vals[i], cu_dec_path(q, p, "%s", m->keys[i]), scale, &v))
             continue;
         out->items[out->n].name = cu_dec_strdup(c, m->keys[i]);
         out->items[out->n].milli = v;
         out->n++;
     }
     qsort(out->items, out->n, sizeof(*out->items), cu_res_cmp);
+}
+
+void cu_dec_reslist(dctx *c, const cu_node *map, const char *key, const char *base, cu_reslist *out)
+{
+    dec_list(c, map, key, base, out, 0);
+}
+
+void cu_dec_milli_list(dctx *c, const cu_node *map, const char *key, const char *base,
+                       cu_reslist *out)
+{
+    dec_list(c, map, key, base, out, 1);
 }
 
 /* ------------------------------------------------------------------ */

@@ -30,21 +30,24 @@ static const cu_xform *xform_of(const cu_config *cf, const char *res)
     return NULL;
 }
 
-/* Whole units of milli, rounded up (resource.Quantity's Value()). */
-static int64_t units(int64_t milli) { return milli / 1000 + (milli % 1000 > 0); }
-
 static int64_t mul_sat(int64_t a, int64_t b)
 {
     int64_t r;
     return cu_qty_mul(a, b, &r) == CU_OK ? r : CU_QTY_INF;
 }
 
-/* The result being built: resources in order of first use. */
+/* The result being built: resources in order of first use. it[] holds the
+ * amounts taken as they are (in each resource's unit); the outputs of
+ * transformations add up exactly in whole[] + rem[]/1000 whole units of
+ * the output, rounded to its unit only at the end (Kueue adds the exact
+ * quantities, then takes their ResourceValue). */
 typedef struct out {
     size_t n;
     cu_res *it;
     const char **from; /* the inputs that produced it, or NULL */
     int *made;         /* it received an output */
+    int64_t *whole;    /* outputs: whole units (saturating at CU_QTY_INF) */
+    int64_t *rem;      /* outputs: thousandths of a unit, [0, 1000) */
 } out;
 
 static size_t slot(out *o, const char *name)
@@ -55,7 +58,32 @@ static size_t slot(out *o, const char *name)
     o->it[o->n] = (cu_res){ name, 0 };
     o->from[o->n] = NULL;
     o->made[o->n] = 0;
+    o->whole[o->n] = 0;
+    o->rem[o->n] = 0;
     return o->n++;
+}
+
+/* Adds f/1000 * u whole units to slot s (f, u >= 0) without an
+ * intermediate product in thousandths, which could overflow where the
+ * result does not: f*u/1000 = (f/1000)*u + (f%1000)*(u/1000) +
+ * (f%1000)*(u%1000)/1000. */
+static void add_output(out *o, size_t s, int64_t f, int64_t u)
+{
+    int64_t a = f / 1000, b = f % 1000;
+    int64_t w = cu_qty_sat_add(o->whole[s], mul_sat(a, u));
+    w = cu_qty_sat_add(w, mul_sat(b, u / 1000));
+    int64_t r = o->rem[s] + b * (u % 1000); /* < 1000 + 999*999 */
+    o->whole[s] = cu_qty_sat_add(w, r / 1000);
+    o->rem[s] = r % 1000;
+}
+
+/* Slot s's outputs in its resource's unit, rounded up. */
+static int64_t outputs_value(const out *o, size_t s)
+{
+    int64_t one = cu_qty_res_one(o->it[s].name);
+    int64_t v = mul_sat(o->whole[s], one);
+    int64_t part = (o->rem[s] * one + 999) / 1000; /* ceil(rem/1000 of a unit) */
+    return v == CU_QTY_INF ? v : cu_qty_sat_add(v, part);
 }
 
 static cu_err transform(cu_arena *a, cu_podset *ps, const cu_config *cf)
@@ -76,8 +104,10 @@ static cu_err transform(cu_arena *a, cu_podset *ps, const cu_config *cf)
     o.it = cu_arena_alloc(a, cap * sizeof(*o.it));
     o.from = cu_arena_alloc(a, cap * sizeof(*o.from));
     o.made = cu_arena_alloc(a, cap * sizeof(*o.made));
+    o.whole = cu_arena_alloc(a, cap * sizeof(*o.whole));
+    o.rem = cu_arena_alloc(a, cap * sizeof(*o.rem));
     cu_res *pre = cu_arena_alloc(a, rl->n * sizeof(*pre));
-    if (!o.it || !o.from || !o.made || !pre)
+    if (!o.it || !o.from || !o.made || !o.whole || !o.rem || !pre)
         return CU_ENOMEM;
     memcpy(pre, rl->items, rl->n * sizeof(*pre));
     for (size_t i = 0; i < rl->n; i++) {
@@ -92,15 +122,15 @@ static cu_err transform(cu_arena *a, cu_podset *ps, const cu_config *cf)
         if (xf->multiply_by) {
             for (size_t j = 0; j < rl->n; j++)
                 if (strcmp(rl->items[j].name, xf->multiply_by) == 0)
-                    in = mul_sat(in, units(rl->items[j].milli));
+                    in = mul_sat(in, cu_qty_res_whole(xf->multiply_by, rl->items[j].milli));
         }
-        int64_t u = in == CU_QTY_INF ? CU_QTY_INF : units(in);
+        int64_t u = in == CU_QTY_INF ? CU_QTY_INF : cu_qty_res_whole(r->name, in);
         for (size_t k = 0; k < xf->outputs.n; k++) {
             const cu_res *f = &xf->outputs.items[k];
             size_t s = slot(&o, f->name);
             if (o.it[s].name == f->name && !(o.it[s].name = cu_arena_strdup(a, f->name)))
                 return CU_ENOMEM; /* a copy: w may outlive cf */
-            o.it[s].milli = cu_qty_sat_add(o.it[s].milli, mul_sat(f->milli, u));
+            add_output(&o, s, f->milli, u);
             o.made[s] = 1;
             o.from[s] = o.from[s] ? cu_arena_printf(a, "%s, %s", o.from[s], r->name) : r->name;
             if (!o.from[s])
@@ -113,8 +143,8 @@ static cu_err transform(cu_arena *a, cu_podset *ps, const cu_config *cf)
     }
     size_t n = 0;
     for (size_t i = 0; i < o.n; i++) {
-        if (o.made[i] && strcmp(o.it[i].name, "cpu") != 0 && o.it[i].milli != CU_QTY_INF)
-            o.it[i].milli = mul_sat(units(o.it[i].milli), 1000);
+        if (o.made[i])
+            o.it[i].milli = cu_qty_sat_add(o.it[i].milli, outputs_value(&o, i));
         if (o.it[i].milli == 0)
             continue; /* a zero request is none, as cu_pod_requests leaves it out */
         o.it[n] = o.it[i];

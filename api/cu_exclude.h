@@ -17,10 +17,11 @@
  *      each output, output * units, where units is the input's quantity
  *      rounded up to a whole number (times the whole units of multiplyBy
  *      when that is set and requested: the input itself is then retained
- *      multiplied, as Kueue does). Outputs of several inputs, and a
- *      resource also requested as is, add up; an output other than cpu is
- *      then rounded up to a whole unit (Kueue counts cpu in milli and the
- *      rest in units). Replace drops the input, Retain keeps it. Outputs
+ *      multiplied, as Kueue does). Outputs of several inputs add up
+ *      exactly and are then rounded up to the output's unit (milli for
+ *      cpu, whole units for the rest: cu_qty_res_scale); a resource also
+ *      requested as is adds its request. Replace drops the input, Retain
+ *      keeps it. Outputs
  *      are not excluded again. A product past int64 saturates (never
  *      fits a finite quota). The result is sorted by name without zeros,
  *      as cu_pod_requests makes every requests list.

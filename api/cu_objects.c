@@ -160,18 +160,19 @@ void cu_world_free(cu_world *w)
  * large to hold is no decode error (the object would be lost, and its
  * workloads told it does not exist): *big keeps the string, the value is
  * 0, and validation makes the object invalid, naming field and value. */
-static int quota_qty(dctx *c, const cu_node *n, const char *path, int64_t *out, const char **big)
+static int quota_qty(dctx *c, const cu_node *n, const char *path, const char *res, int64_t *out,
+                     const char **big)
 {
     *big = NULL;
     if (n && n->type == CU_NODE_SCALAR && !cu_node_is_null(n)) {
         int64_t v;
-        if (cu_qty_parse(n->str, &v, NULL) == CU_EOVERFLOW) {
+        if (cu_qty_parse_res(res, n->str, &v, NULL) == CU_EOVERFLOW) {
             *big = cu_dec_strdup(c, n->str);
             *out = 0;
             return 1;
         }
     }
-    return cu_dec_node_qty(c, n, path, out);
+    return cu_dec_node_amount(c, n, path, res, out);
 }
 
 static void dec_rgroups(dctx *c, const cu_node *spec, cu_rgroups *out)
@@ -236,14 +237,14 @@ static void dec_rgroups(dctx *c, const cu_node *spec, cu_rgroups *out)
                 if (!nq || cu_node_is_null(nq))
                     cu_dec_err(c, cu_dec_path(q, rq, "nominalQuota"), "Required value");
                 else
-                    quota_qty(c, nq, cu_dec_path(q, rq, "nominalQuota"), &qo->nominal,
+                    quota_qty(c, nq, cu_dec_path(q, rq, "nominalQuota"), qo->name, &qo->nominal,
                               &qo->big_nominal);
-                qo->has_blimit =
-                    quota_qty(c, cu_node_get(rn, "borrowingLimit"),
-                              cu_dec_path(q, rq, "borrowingLimit"), &qo->blimit, &qo->big_blimit);
-                qo->has_llimit =
-                    quota_qty(c, cu_node_get(rn, "lendingLimit"),
-                              cu_dec_path(q, rq, "lendingLimit"), &qo->llimit, &qo->big_llimit);
+                qo->has_blimit = quota_qty(c, cu_node_get(rn, "borrowingLimit"),
+                                           cu_dec_path(q, rq, "borrowingLimit"), qo->name,
+                                           &qo->blimit, &qo->big_blimit);
+                qo->has_llimit = quota_qty(c, cu_node_get(rn, "lendingLimit"),
+                                           cu_dec_path(q, rq, "lendingLimit"), qo->name,
+                                           &qo->llimit, &qo->big_llimit);
             }
         }
     }

@@ -8,7 +8,10 @@
  * the cu_world it was decoded into. Objects are immutable once decoded;
  * the engine copies what it needs.
  *
- * Quantities are int64 milli-units (cu_quantity.h).
+ * Resource amounts are int64 counts of the resource's unit (cu_quantity.h,
+ * cu_qty_res_scale): milli-units for cpu, whole units for every other
+ * resource. Ratios (fair-sharing weights, transformation multipliers,
+ * resource weights) are milli-units.
  */
 #ifndef CU_OBJECTS_H
 #define CU_OBJECTS_H
@@ -40,7 +43,8 @@ typedef struct cu_strs {
 /* One resource amount; lists are kept sorted by name, names unique. */
 typedef struct cu_res {
     const char *name;
-    int64_t milli;
+    int64_t milli; /* an amount: in name's unit (cu_qty_res_scale), so milli-units
+                      only for cpu; a ratio (weights, multipliers): milli-units */
 } cu_res;
 typedef struct cu_reslist {
     size_t n;
@@ -138,7 +142,7 @@ typedef struct cu_rquota {
     int has_llimit;
     int64_t llimit;
     /* A quantity the CRD pattern accepts but that does not fit in int64
-     * milli-units (CU_EOVERFLOW): the string as written, the value 0.
+     * of the resource's unit (CU_EOVERFLOW): the string as written, the value 0.
      * Validation reports it on the object, which is then invalid. */
     const char *big_nominal, *big_blimit, *big_llimit;
 } cu_rquota;

@@ -167,15 +167,17 @@ static void preq_err(preq_ctx *c, const char *path, const char *fmt, ...)
     c->nerr++;
 }
 
-/* Parses one resource amount node at path; returns 0 and *out on success. */
-static int preq_amount(preq_ctx *c, const cu_node *v, const char *path, int64_t *out)
+/* Parses one amount of resource res (in its unit, cu_qty_res_scale) from
+ * node v at path; returns 0 and *out on success. */
+static int preq_amount(preq_ctx *c, const cu_node *v, const char *path, const char *res,
+                       int64_t *out)
 {
     const char *s = cu_node_scalar(v);
     if (!s || v->type != CU_NODE_SCALAR) {
         preq_err(c, path, "must be a quantity");
         return -1;
     }
-    cu_err err = cu_qty_parse(s, out, NULL);
+    cu_err err = cu_qty_parse_res(res, s, out, NULL);
     if (err == CU_EOVERFLOW) {
         preq_err(c, path, "quantity \"%s\" is too large", s);
         return -1;
@@ -191,9 +193,17 @@ static int preq_amount(preq_ctx *c, const cu_node *v, const char *path, int64_t 
     return 0;
 }
 
+/* A list's amounts twice: in each resource's unit (u, the answer), and in
+ * milli-units (m, INT64_MAX when too large for them), so that a pod's
+ * fractions of a whole unit add up before they are rounded, as Kubernetes
+ * adds the exact quantities and Kueue rounds the sum (Value()). */
+typedef struct preq_tabs {
+    cu_restab u, m;
+} preq_tabs;
+
 /* Reads a ResourceList map at path into t (entries for its keys; an
  * existing entry is kept when skip_existing, else overwritten). */
-static void preq_list(preq_ctx *c, const cu_node *m, const char *path, cu_restab *t,
+static void preq_list(preq_ctx *c, const cu_node *m, const char *path, preq_tabs *t,
                       int skip_existing)
 {
     if (!m || cu_node_is_null(m))
@@ -205,27 +215,59 @@ static void preq_list(preq_ctx *c, const cu_node *m, const char *path, cu_restab
     for (size_t i = 0; i < m->n; i++) {
         char p[512];
         snprintf(p, sizeof(p), "%s.%s", path, m->keys[i]);
-        if (skip_existing && cu_restab_find(t, m->keys[i]))
+        if (skip_existing && cu_restab_find(&t->u, m->keys[i]))
             continue;
-        int64_t v;
-        if (preq_amount(c, m->vals[i], p, &v))
+        int64_t v, vm;
+        if (preq_amount(c, m->vals[i], p, m->keys[i], &v))
             continue;
         if (strcmp(m->keys[i], "pods") == 0) {
             preq_err(c, p, "the \"pods\" resource may not be requested");
             continue;
         }
-        cu_res *r = cu_restab_slot(t, m->keys[i]);
-        if (!r) {
+        if (cu_qty_parse(cu_node_scalar(m->vals[i]), &vm, NULL) != CU_OK)
+            vm = INT64_MAX; /* beyond milli-units: the sum saturates there */
+        cu_res *r = cu_restab_slot(&t->u, m->keys[i]);
+        cu_res *rm = cu_restab_slot(&t->m, m->keys[i]);
+        if (!r || !rm) {
             c->oom = 1;
             return;
         }
         r->milli = v;
+        rm->milli = vm;
     }
+}
+
+/* Adds one container's amounts to both sums. */
+static void preq_add(cu_podreq *acc, cu_podreq *accm, cu_ctr_kind kind, const preq_tabs *t)
+{
+    cu_podreq_add(acc, kind, t->u.it, t->u.n);
+    cu_podreq_add(accm, kind, t->m.it, t->m.n);
+}
+
+static void preq_tabs_clear(preq_tabs *t) { t->u.n = t->m.n = 0; }
+
+static void preq_tabs_free(preq_tabs *t)
+{
+    cu_restab_free(&t->u);
+    cu_restab_free(&t->m);
+}
+
+/* The pod's amount of resource r (in its unit, from acc) with the
+ * fractions of a whole unit added up first (from accm), when r is counted
+ * in whole units and its exact sum fits in milli-units. */
+static int64_t preq_rounded_sum(const cu_res *r, const cu_podreq *accm)
+{
+    if (cu_qty_res_scale(r->name) != CU_QTY_SCALE_UNIT)
+        return r->milli;
+    int64_t m = cu_restab_get(&accm->total, r->name);
+    if (m < 0 || m == INT64_MAX)
+        return r->milli;
+    return m / 1000 + (m % 1000 != 0); /* <= r->milli: the sum of rounded amounts */
 }
 
 /* A container's amounts: requests, then limits for resources without a
  * request. */
-static void preq_container(preq_ctx *c, const cu_node *ctr, const char *path, cu_restab *t)
+static void preq_container(preq_ctx *c, const cu_node *ctr, const char *path, preq_tabs *t)
 {
     char p[512];
     if (!ctr || ctr->type != CU_NODE_MAP) {
@@ -275,8 +317,8 @@ cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where, c
                        cu_diag *d)
 {
     preq_ctx c = { where, d, 0, 0, NULL };
-    cu_restab one = { 0 }, over = { 0 };
-    cu_podreq acc;
+    preq_tabs one = { 0 }, over = { 0 };
+    cu_podreq acc, accm;
     char p[512];
     out->n = 0;
     out->items = NULL;
@@ -287,34 +329,37 @@ cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where, c
         return CU_EINVAL;
     }
     cu_podreq_init(&acc, 0, preq_overflow, &c);
+    cu_podreq_init(&accm, 1, NULL, NULL);
 
     const cu_node *ctrs = preq_seq(&c, podspec, "containers");
     for (size_t i = 0; ctrs && i < ctrs->n; i++) {
         snprintf(p, sizeof(p), "containers[%zu]", i);
-        one.n = 0;
+        preq_tabs_clear(&one);
         preq_container(&c, ctrs->vals[i], p, &one);
-        cu_podreq_add(&acc, CU_CTR_REGULAR, one.it, one.n);
+        preq_add(&acc, &accm, CU_CTR_REGULAR, &one);
     }
 
     const cu_node *inits = preq_seq(&c, podspec, "initContainers");
     for (size_t i = 0; inits && i < inits->n; i++) {
         const cu_node *ic = inits->vals[i];
         snprintf(p, sizeof(p), "initContainers[%zu]", i);
-        one.n = 0;
+        preq_tabs_clear(&one);
         preq_container(&c, ic, p, &one);
         const char *rp = cu_node_scalar(cu_node_get(ic, "restartPolicy"));
         c.init_path = p;
-        cu_podreq_add(&acc, rp && strcmp(rp, "Always") == 0 ? CU_CTR_SIDECAR : CU_CTR_INIT, one.it,
-                      one.n);
+        preq_add(&acc, &accm, rp && strcmp(rp, "Always") == 0 ? CU_CTR_SIDECAR : CU_CTR_INIT, &one);
         c.init_path = NULL;
     }
     cu_podreq_close(&acc);
+    cu_podreq_close(&accm);
     preq_list(&c, cu_node_get(podspec, "overhead"), "overhead", &over, 0);
-    cu_podreq_overhead(&acc, over.it, over.n);
+    cu_podreq_overhead(&acc, over.u.it, over.u.n);
+    cu_podreq_overhead(&accm, over.m.it, over.m.n);
 
     const cu_restab *total = &acc.total;
     cu_err err = CU_OK;
-    if (c.oom || cu_podreq_oom(&acc) || one.oom || over.oom)
+    if (c.oom || cu_podreq_oom(&acc) || cu_podreq_oom(&accm) || one.u.oom || one.m.oom ||
+        over.u.oom || over.m.oom)
         err = CU_ENOMEM;
     else if (c.nerr)
         err = CU_EINVAL;
@@ -331,7 +376,7 @@ cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where, c
                 if (total->it[k].milli == 0)
                     continue;
                 items[j].name = cu_arena_strdup(a, total->it[k].name);
-                items[j].milli = total->it[k].milli;
+                items[j].milli = preq_rounded_sum(&total->it[k], &accm);
                 if (!items[j].name)
                     err = CU_ENOMEM;
                 j++;
@@ -344,7 +389,8 @@ cu_err cu_pod_requests(cu_arena *a, const cu_node *podspec, const char *where, c
         }
     }
     cu_podreq_free(&acc);
-    cu_restab_free(&one);
-    cu_restab_free(&over);
+    cu_podreq_free(&accm);
+    preq_tabs_free(&one);
+    preq_tabs_free(&over);
     return err;
 }

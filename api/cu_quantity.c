@@ -1,23 +1,28 @@
 /*
- * cu_quantity.c - Kubernetes resource quantities as exact int64 milli-units.
+ * cu_quantity.c - Kubernetes resource quantities as exact int64 counts of
+ * milli-units (scale 3) or whole units (scale 0), the unit of a resource
+ * being Kueue's (cu_qty_res_scale).
  *
  * Parsing is exact: the digits are never converted through a double. The
  * value of "<digits>[.<digits>]<suffix>" is D * 10^E * 2^B where D is the
  * digit string with its decimal point removed, E collects the decimal
- * suffix (or exponent), the +3 of milli-units and the fraction length, and
+ * suffix (or exponent), the scale (+3 for milli-units, 0 for whole units)
+ * and the fraction length, and
  * B is the binary suffix (Ki = 10 ... Ei = 60). Leading and trailing zeros
  * of D are stripped first (trailing ones move into E), so D's first and
  * last digits are non-zero, which bounds all loops by the input length
  * (plus ~20 steps) whatever the exponent.
  *
- * Rounding: a value that is not a whole number of milli-units has its
- * magnitude rounded up (away from zero), like Kubernetes' AsScaledInt64 /
- * MilliValue: "0.1m" -> 1, "1n" -> 1, "-0.1m" -> -1. So parse("-x") is
- * always -parse("x").
+ * Rounding: a value that is not a whole number of the unit has its
+ * magnitude rounded up (away from zero), like Kubernetes' ScaledValue
+ * (MilliValue / Value): in milli "0.1m" -> 1, "1n" -> 1, "-0.1m" -> -1; in
+ * whole units "1.5" -> 2, "500m" -> 1. So parse("-x") is always
+ * -parse("x").
  *
- * Overflow: magnitudes above INT64_MAX (positive) or 2^63 (negative) are
- * CU_EOVERFLOW. Kubernetes itself keeps arbitrary precision (and caps
- * BinarySI at 2^63-1 units); we cannot, so we refuse instead of wrapping.
+ * Overflow: magnitudes above INT64_MAX (positive) or 2^63 (negative) in the
+ * unit are CU_EOVERFLOW. Kubernetes itself keeps arbitrary precision, but
+ * Kueue counts in int64 of the same units, so what fits here is what it
+ * can count; we refuse instead of wrapping.
  *
  * Stricter than Kubernetes: it accepts a number without digits ("-", "+",
  * ".", "Mi" all parse as 0 there); we require at least one digit.
@@ -166,7 +171,12 @@ static cu_err magnitude(const qty_digits *d, size_t lo, size_t hi, int64_t e, in
 
 cu_err cu_qty_parse(const char *s, int64_t *milli, cu_qfmt *fmt)
 {
-    if (!s || !milli)
+    return cu_qty_parse_scaled(s, CU_QTY_SCALE_MILLI, milli, fmt);
+}
+
+cu_err cu_qty_parse_scaled(const char *s, int scale, int64_t *v, cu_qfmt *fmt)
+{
+    if (!s || !v || (scale != CU_QTY_SCALE_UNIT && scale != CU_QTY_SCALE_MILLI))
         return CU_EINVAL;
     qty_digits d = { .s = s };
     size_t p = 0;
@@ -201,28 +211,28 @@ cu_err cu_qty_parse(const char *s, int64_t *milli, cu_qfmt *fmt)
         while (digit_at(&d, hi - 1) == 0)
             hi--;
         /* |dec| <= 1e15 and the lengths are object sizes, so no overflow */
-        int64_t e = dec + 3 - (int64_t)(d.fe - d.fb) + (int64_t)(n - hi);
+        int64_t e = dec + scale - (int64_t)(d.fe - d.fb) + (int64_t)(n - hi);
         uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
         cu_err err = magnitude(&d, lo, hi, e, bin, limit, &mag);
         if (err != CU_OK)
             return err;
     }
     if (!neg)
-        *milli = (int64_t)mag;
+        *v = (int64_t)mag;
     else if (mag == (uint64_t)INT64_MAX + 1)
-        *milli = INT64_MIN;
+        *v = INT64_MIN;
     else
-        *milli = -(int64_t)mag;
+        *v = -(int64_t)mag;
     if (fmt)
         *fmt = f;
     return CU_OK;
 }
 
-/* Prints v with the largest decimal suffix that keeps it an integer. */
-static void format_decimal(int64_t milli, int expo_form, char *out, size_t n)
+/* Prints v * 10^-scale with the largest decimal suffix that keeps it an
+ * integer. */
+static void format_decimal(int64_t v, int scale, int expo_form, char *out, size_t n)
 {
-    int e = -3;
-    int64_t v = milli;
+    int e = -scale;
     while (v % 1000 == 0 && e < 18) {
         v /= 1000;
         e += 3;
@@ -240,33 +250,40 @@ static void format_decimal(int64_t milli, int expo_form, char *out, size_t n)
 
 char *cu_qty_format(int64_t milli, cu_qfmt fmt, char *out, size_t n)
 {
+    return cu_qty_format_scaled(milli, CU_QTY_SCALE_MILLI, fmt, out, n);
+}
+
+char *cu_qty_format_scaled(int64_t v, int scale, cu_qfmt fmt, char *out, size_t n)
+{
     if (!out || n == 0)
         return out;
-    if (milli == 0) {
+    if (v == 0) {
         snprintf(out, n, "0");
         return out;
     }
+    scale = scale == CU_QTY_SCALE_UNIT ? CU_QTY_SCALE_UNIT : CU_QTY_SCALE_MILLI;
+    int64_t one = scale == CU_QTY_SCALE_UNIT ? 1 : 1000;
     switch (fmt) {
     case CU_QFMT_BINARY_SI:
-        if (milli % 1000 == 0) {
-            int64_t v = milli / 1000;
-            if (v >= 1024 || v <= -1024) {
+        if (v % one == 0) {
+            int64_t w = v / one;
+            if (w >= 1024 || w <= -1024) {
                 static const char *const bi[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei" };
                 int e = 0;
-                while (v % 1024 == 0 && e < 6) {
-                    v /= 1024;
+                while (w % 1024 == 0 && e < 6) {
+                    w /= 1024;
                     e++;
                 }
-                snprintf(out, n, "%" PRId64 "%s", v, bi[e]);
+                snprintf(out, n, "%" PRId64 "%s", w, bi[e]);
                 return out;
             }
         }
-        format_decimal(milli, 0, out, n);
+        format_decimal(v, scale, 0, out, n);
         return out;
-    case CU_QFMT_DECIMAL_SI: format_decimal(milli, 0, out, n); return out;
+    case CU_QFMT_DECIMAL_SI: format_decimal(v, scale, 0, out, n); return out;
     case CU_QFMT_DECIMAL_EXP:
     default: /* Kubernetes prints an unknown format as DecimalExponent */
-        format_decimal(milli, 1, out, n);
+        format_decimal(v, scale, 1, out, n);
         return out;
     }
 }
@@ -279,9 +296,45 @@ cu_qfmt cu_qty_fmt_for_resource(const char *name)
     return CU_QFMT_DECIMAL_SI;
 }
 
-char *cu_qty_format_res(const char *name, int64_t milli, char *out, size_t n)
+int cu_qty_res_scale(const char *name)
 {
-    return cu_qty_format(milli, cu_qty_fmt_for_resource(name), out, n);
+    return name && strcmp(name, "cpu") == 0 ? CU_QTY_SCALE_MILLI : CU_QTY_SCALE_UNIT;
+}
+
+int64_t cu_qty_res_one(const char *name)
+{
+    return cu_qty_res_scale(name) == CU_QTY_SCALE_MILLI ? 1000 : 1;
+}
+
+int64_t cu_qty_res_units(const char *name, int64_t count)
+{
+    int64_t v;
+    if (cu_qty_mul(count, cu_qty_res_one(name), &v) != CU_OK)
+        return count < 0 ? INT64_MIN : INT64_MAX;
+    return v;
+}
+
+int64_t cu_qty_res_whole(const char *name, int64_t v)
+{
+    if (v == CU_QTY_INF)
+        return CU_QTY_INF; /* saturated stays saturated */
+    int64_t one = cu_qty_res_one(name);
+    return v / one + (v % one > 0);
+}
+
+double cu_qty_res_float(const char *name, int64_t v)
+{
+    return (double)v / (double)cu_qty_res_one(name);
+}
+
+cu_err cu_qty_parse_res(const char *name, const char *s, int64_t *v, cu_qfmt *fmt)
+{
+    return cu_qty_parse_scaled(s, cu_qty_res_scale(name), v, fmt);
+}
+
+char *cu_qty_format_res(const char *name, int64_t v, char *out, size_t n)
+{
+    return cu_qty_format_scaled(v, cu_qty_res_scale(name), cu_qty_fmt_for_resource(name), out, n);
 }
 
 cu_err cu_qty_add(int64_t a, int64_t b, int64_t *out)

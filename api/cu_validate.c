@@ -53,6 +53,7 @@
  */
 #include "cu_names.h"
 #include "cu_objects.h"
+#include "cu_quantity.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,9 +92,9 @@
     "alphanumeric characters, '-', '_' or '.', and must start and end with an " \
     "alphanumeric character"
 #define MSG_NEGATIVE "must be greater than or equal to 0"
-/* what a quantity beyond int64 milli-units is told (cu_quantity.h) */
-#define MSG_TOO_LARGE \
-    "too large: Cueue holds a quantity up to 9223372036854775807m (about 9.2e15, 8Pi)"
+/* what a quantity beyond int64 of its resource's unit is told
+ * (cu_quantity.h): %s the resource, the largest amount, the unit */
+#define MSG_TOO_LARGE "too large: Cueue holds an amount of %s up to %s, as Kueue (int64 %s)"
 
 /* Per-object reporting context. */
 typedef struct vctx {
@@ -269,25 +270,22 @@ static size_t utf8_len(const char *s)
     return n;
 }
 
-static int binary_resource(const char *name)
+/* Prints an amount of resource res (in its unit, cu_qty_res_scale; a
+ * milli-unit ratio when res is NULL) as a Kubernetes quantity: "1500m",
+ * "2", "4k", "3Gi" (binary suffixes for memory-like resources when exact).
+ * Returns out. */
+static const char *fmt_qty(const char *res, int64_t amount, char *out, size_t n)
 {
-    return name && (!strcmp(name, "memory") || !strcmp(name, "ephemeral-storage") ||
-                    !strncmp(name, "hugepages-", 10));
-}
-
-/* Prints milli as a Kubernetes quantity: "1500m", "2", "4k", "3Gi" (binary
- * suffixes for memory-like resources when exact). Returns out. */
-static const char *fmt_qty(const char *res, int64_t milli, char *out, size_t n)
-{
-    int neg = milli < 0;
-    uint64_t mag = neg ? (uint64_t)(-(milli + 1)) + 1 : (uint64_t)milli;
+    int neg = amount < 0;
+    uint64_t mag = neg ? (uint64_t)(-(amount + 1)) + 1 : (uint64_t)amount;
+    uint64_t one = res ? (uint64_t)cu_qty_res_one(res) : 1000;
     const char *sign = neg ? "-" : "";
-    if (mag % 1000 != 0) {
+    if (mag % one != 0) {
         snprintf(out, n, "%s%llum", sign, (unsigned long long)mag);
         return out;
     }
-    uint64_t v = mag / 1000;
-    if (v != 0 && binary_resource(res) && v >= 1024) {
+    uint64_t v = mag / one;
+    if (v != 0 && cu_qty_fmt_for_resource(res) == CU_QFMT_BINARY_SI && v >= 1024) {
         static const char *const bs[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei" };
         int k = 0;
         while (k < 6 && v % 1024 == 0) {
@@ -298,7 +296,7 @@ static const char *fmt_qty(const char *res, int64_t milli, char *out, size_t n)
             snprintf(out, n, "%s%llu%s", sign, (unsigned long long)v, bs[k]);
             return out;
         }
-        v = mag / 1000;
+        v = mag / one;
     }
     static const char *const ds[] = { "", "k", "M", "G", "T", "P", "E" };
     int k = 0;
@@ -549,7 +547,11 @@ static void check_flavor_quotas(vctx *v, const char *gpath, size_t fi, const cu_
         for (size_t k = 0; k < 3; k++)
             if (big[k]) {
                 snprintf(p, sizeof(p), "%s.resources[%zu].%s", base, i, fields[k]);
-                verr(v, p, "Invalid value: \"%.64s\": " MSG_TOO_LARGE, big[k]);
+                char most[32];
+                int milli = cu_qty_res_scale(r->name) == CU_QTY_SCALE_MILLI;
+                verr(v, p, "Invalid value: \"%.64s\": " MSG_TOO_LARGE, big[k], s_or_empty(r->name),
+                     cu_qty_format_res(r->name, INT64_MAX, most, sizeof most),
+                     milli ? "milli-units" : "whole units");
             }
         if (r->nominal < 0) {
             snprintf(p, sizeof(p), "%s.resources[%zu].nominalQuota", base, i);
@@ -810,17 +812,6 @@ static void check_priority_ref(vctx *v, const cu_workload *wl)
     check_subdomain(v, "spec.priorityClassRef.name", wl->pc_name);
 }
 
-/* Kueue's resources.ResourceValue: milli-units for cpu, whole units
- * (rounded up) for everything else. */
-static int64_t resource_value(const char *name, int64_t milli)
-{
-    if (name && !strcmp(name, "cpu"))
-        return milli;
-    if (milli >= 0)
-        return milli / 1000 + (milli % 1000 != 0);
-    return milli / 1000;
-}
-
 static void check_admission(vctx *v, const cu_workload *wl)
 {
     char p[400], q[320], qq[40];
@@ -860,7 +851,7 @@ static void check_admission(vctx *v, const cu_workload *wl)
         if (a->count > 0) {
             for (size_t r = 0; r < a->usage.n; r++) {
                 const cu_res *u = &a->usage.items[r];
-                if (resource_value(u->name, u->milli) % a->count != 0) {
+                if (u->milli % a->count != 0) { /* in Kueue's ResourceValue unit */
                     snprintf(p, sizeof(p),
                              "status.admission.podSetAssignments[%zu].resourceUsage[%s]", i,
                              s_or_empty(u->name));

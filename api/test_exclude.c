@@ -105,8 +105,9 @@ static void test_nothing_to_exclude(void **state)
 
 /* ---- transformations ---- */
 
-/* One Workload with one pod set whose requests are given as "name=milli"
- * pairs, in w's arena. */
+/* One Workload with one pod set whose requests are given as name and
+ * amount (in the resource's unit: milli for cpu, whole units otherwise)
+ * pairs, in w's arena. Transformation outputs are milli per whole unit. */
 typedef struct xw {
     cu_world w;
     cu_workload wl;
@@ -170,10 +171,10 @@ static void test_retain_adds_outputs(void **state)
     cf.xforms = &t;
     xw x;
     const char *in[] = { "cpu", "memory" };
-    xw_init(&x, in, (int64_t[]){ 2500, 4096000 }, 2);
+    xw_init(&x, in, (int64_t[]){ 2500, 4096 }, 2);
     assert_int_equal(cu_world_effective_requests(&x.w, &cf), CU_OK);
     const char *want[] = { "cpu", "cpu_credits", "memory" }; /* sorted, as every list */
-    xw_expect(&x, want, (int64_t[]){ 2500, 3000, 4096000 }, 3);
+    xw_expect(&x, want, (int64_t[]){ 2500, 3, 4096 }, 3);
     assert_string_equal(from_of(&x, "cpu_credits"), "cpu");
     assert_null(from_of(&x, "cpu"));
     assert_int_equal(x.ps.pre_xform.n, 2);
@@ -201,20 +202,20 @@ static void test_replace_multiplier_and_sums(void **state)
     cf.xforms = t;
     xw x;
     const char *in[] = { "cpu", "nvidia.com/gpu", "example.com/credits", "example.com/fpga" };
-    xw_init(&x, in, (int64_t[]){ 1000, 3000, 2000, 1000 }, 4);
+    xw_init(&x, in, (int64_t[]){ 1000, 3, 2, 1 }, 4);
     assert_int_equal(cu_world_effective_requests(&x.w, &cf), CU_OK);
     /* cpu 1 + 3 * 250m; credits 2 + 3 * 1.5 (4.5) + 1 * 10 = 16.5, then up */
     const char *want[] = { "cpu", "example.com/credits" };
-    xw_expect(&x, want, (int64_t[]){ 1750, 17000 }, 2);
+    xw_expect(&x, want, (int64_t[]){ 1750, 17 }, 2);
     assert_string_equal(from_of(&x, "cpu"), "nvidia.com/gpu");
     assert_string_equal(from_of(&x, "example.com/credits"), "nvidia.com/gpu, example.com/fpga");
 
     /* Replace without outputs: the input is ignored; others untouched */
     xw y;
     const char *in2[] = { "example.com/unused", "memory" };
-    xw_init(&y, in2, (int64_t[]){ 1000, 5000 }, 2);
+    xw_init(&y, in2, (int64_t[]){ 1, 5 }, 2);
     assert_int_equal(cu_world_effective_requests(&y.w, &cf), CU_OK);
-    xw_expect(&y, (const char *[]){ "memory" }, (int64_t[]){ 5000 }, 1);
+    xw_expect(&y, (const char *[]){ "memory" }, (int64_t[]){ 5 }, 1);
     /* an output of 0 is no request (as cu_pod_requests drops zeros) */
     xw v;
     cu_res zero[] = { { "example.com/credits", 0 } };
@@ -222,12 +223,12 @@ static void test_replace_multiplier_and_sums(void **state)
     cu_config cz = { 0 };
     cz.nxforms = 1;
     cz.xforms = &tz;
-    xw_init(&v, (const char *[]){ "memory" }, (int64_t[]){ 5000 }, 1);
+    xw_init(&v, (const char *[]){ "memory" }, (int64_t[]){ 5 }, 1);
     assert_int_equal(cu_world_effective_requests(&v.w, &cz), CU_OK);
-    xw_expect(&v, (const char *[]){ "memory" }, (int64_t[]){ 5000 }, 1);
+    xw_expect(&v, (const char *[]){ "memory" }, (int64_t[]){ 5 }, 1);
     cu_arena_free(&v.w.arena);
     xw z;
-    xw_init(&z, (const char *[]){ "memory" }, (int64_t[]){ 5000 }, 1);
+    xw_init(&z, (const char *[]){ "memory" }, (int64_t[]){ 5 }, 1);
     assert_int_equal(cu_world_effective_requests(&z.w, &cf), CU_OK);
     assert_null(z.ps.from);
     assert_int_equal(z.ps.pre_xform.n, 0);
@@ -251,21 +252,24 @@ static void test_multiply_by(void **state)
     cf.xforms = &t;
     xw x;
     const char *in[] = { "nvidia.com/gpu", "nvidia.com/gpumem" };
-    xw_init(&x, in, (int64_t[]){ 2000, 1024000 }, 2);
+    xw_init(&x, in, (int64_t[]){ 2, 1024 }, 2);
     assert_int_equal(cu_world_effective_requests(&x.w, &cf), CU_OK);
     const char *want[] = { "nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/total-gpumem" };
-    xw_expect(&x, want, (int64_t[]){ 2048000, 1024000, 2048000 }, 3);
+    xw_expect(&x, want, (int64_t[]){ 2048, 1024, 2048 }, 3);
     xw y;
-    xw_init(&y, (const char *[]){ "nvidia.com/gpu" }, (int64_t[]){ 2000 }, 1);
+    xw_init(&y, (const char *[]){ "nvidia.com/gpu" }, (int64_t[]){ 2 }, 1);
     assert_int_equal(cu_world_effective_requests(&y.w, &cf), CU_OK);
     const char *want2[] = { "nvidia.com/gpu", "nvidia.com/total-gpumem" };
-    xw_expect(&y, want2, (int64_t[]){ 2000, 2000 }, 2);
+    xw_expect(&y, want2, (int64_t[]){ 2, 2 }, 2);
     cu_arena_free(&x.w.arena);
     cu_arena_free(&y.w.arena);
 }
 
 /* Exclusions come first (an excluded input transforms nothing) and do not
- * apply to outputs; a product past int64 saturates, never wraps. */
+ * apply to outputs; a product past int64 saturates, never wraps, and one
+ * that fits in whole units is exact even where its thousandths would not
+ * fit; a cpu output is in milli (0.5 per unit of 3 units: 1500m) and an
+ * output in whole units rounds up only once, after the sum. */
 static void test_after_exclusions_and_saturation(void **state)
 {
     (void)state;
@@ -283,16 +287,39 @@ static void test_after_exclusions_and_saturation(void **state)
     cf.xforms = t;
     xw x;
     const char *in[] = { "example.com/gpu", "cpu" };
-    xw_init(&x, in, (int64_t[]){ 4000, 1000 }, 2);
+    xw_init(&x, in, (int64_t[]){ 4, 1000 }, 2);
     assert_int_equal(cu_world_effective_requests(&x.w, &cf), CU_OK);
     const char *want[] = { "cpu", "example.com/credits" };
-    xw_expect(&x, want, (int64_t[]){ 1000, 1000 }, 2);
+    xw_expect(&x, want, (int64_t[]){ 1000, 1 }, 2);
     xw y;
-    xw_init(&y, (const char *[]){ "memory" }, (int64_t[]){ INT64_MAX / 2 }, 1);
+    xw_init(&y, (const char *[]){ "memory" }, (int64_t[]){ INT64_MAX / 2 + 1 }, 1);
     assert_int_equal(cu_world_effective_requests(&y.w, &cf), CU_OK);
     xw_expect(&y, (const char *[]){ "example.com/credits" }, (int64_t[]){ CU_QTY_INF }, 1);
+    xw z; /* 4e18 bytes * 2 = 8e18 credits: fits, exact */
+    xw_init(&z, (const char *[]){ "memory" }, (int64_t[]){ INT64_C(4000000000000000000) }, 1);
+    assert_int_equal(cu_world_effective_requests(&z.w, &cf), CU_OK);
+    xw_expect(&z, (const char *[]){ "example.com/credits" },
+              (int64_t[]){ INT64_C(8000000000000000000) }, 1);
+    /* 0.3 + 0.3 + 0.3 credits per unit of three inputs: 0.9, one unit;
+     * 0.5 cpu per unit of 3 units: 1500m */
+    cu_res h[] = { { "example.com/credits", 300 }, { "cpu", 500 } };
+    cu_xform th[] = {
+        { .input = "example.com/a", .strategy = CU_XFORM_REPLACE, .outputs = { 2, h } },
+        { .input = "example.com/b", .strategy = CU_XFORM_REPLACE, .outputs = { 1, h } },
+        { .input = "example.com/c", .strategy = CU_XFORM_REPLACE, .outputs = { 1, h } },
+    };
+    cu_config ch = { 0 };
+    ch.nxforms = 3;
+    ch.xforms = th;
+    xw u;
+    xw_init(&u, (const char *[]){ "example.com/a", "example.com/b", "example.com/c" },
+            (int64_t[]){ 3, 1, 1 }, 3);
+    assert_int_equal(cu_world_effective_requests(&u.w, &ch), CU_OK);
+    xw_expect(&u, (const char *[]){ "cpu", "example.com/credits" }, (int64_t[]){ 1500, 2 }, 2);
     cu_arena_free(&x.w.arena);
     cu_arena_free(&y.w.arena);
+    cu_arena_free(&z.w.arena);
+    cu_arena_free(&u.w.arena);
 }
 
 int main(void)

@@ -116,8 +116,8 @@ static void test_quota_too_large(void **state)
         "    - name: f\n"
         "      resources:\n"
         "      - {name: cpu, nominalQuota: 9223372036854775807m, lendingLimit: 1e400}\n"
-        "      - {name: memory, nominalQuota: 8Pi, borrowingLimit: 9Pi}\n"
-        "      - {name: example.com/x, nominalQuota: 1e18}\n";
+        "      - {name: memory, nominalQuota: 9Pi, borrowingLimit: 8Ei}\n"
+        "      - {name: example.com/x, nominalQuota: 1e19, lendingLimit: 1e18}\n";
     assert_int_equal(load(f, yaml), CU_OK);
     assert_int_equal(f->d.n, 0);
     assert_int_equal(f->w.cqs.n, 1);
@@ -127,21 +127,31 @@ static void test_quota_too_large(void **state)
     assert_null(r[0].big_nominal);
     assert_true(r[0].has_llimit);
     assert_string_equal(r[0].big_llimit, "1e400");
-    assert_int_equal(r[1].nominal, INT64_C(9007199254740992000)); /* 8Pi */
-    assert_string_equal(r[1].big_blimit, "9Pi");
-    assert_string_equal(r[2].big_nominal, "1e18");
+    assert_int_equal(r[1].nominal, INT64_C(10133099161583616)); /* 9Pi, in bytes */
+    assert_null(r[1].big_nominal);
+    assert_string_equal(r[1].big_blimit, "8Ei");
+    assert_string_equal(r[2].big_nominal, "1e19");
+    assert_null(r[2].big_llimit);
+    assert_int_equal(r[2].llimit, INT64_C(1000000000000000000)); /* 1e18 units */
     cu_diag d;
     cu_diag_init(&d);
     assert_int_not_equal(cu_object_validate(CU_KIND_CLUSTER_QUEUE, cq, &d), CU_OK);
     const char *base = "ClusterQueue huge: spec.resourceGroups[0].flavors[0].resources";
-    const char *tail = "too large: Cueue holds a quantity up to 9223372036854775807m "
-                       "(about 9.2e15, 8Pi)";
     char m[400];
-    snprintf(m, sizeof m, "%s[0].lendingLimit: Invalid value: \"1e400\": %s", base, tail);
+    snprintf(m, sizeof m,
+             "%s[0].lendingLimit: Invalid value: \"1e400\": too large: Cueue holds an amount of "
+             "cpu up to 9223372036854775807m, as Kueue (int64 milli-units)",
+             base);
     assert_msg(&d, m);
-    snprintf(m, sizeof m, "%s[1].borrowingLimit: Invalid value: \"9Pi\": %s", base, tail);
+    snprintf(m, sizeof m,
+             "%s[1].borrowingLimit: Invalid value: \"8Ei\": too large: Cueue holds an amount of "
+             "memory up to 9223372036854775807, as Kueue (int64 whole units)",
+             base);
     assert_msg(&d, m);
-    snprintf(m, sizeof m, "%s[2].nominalQuota: Invalid value: \"1e18\": %s", base, tail);
+    snprintf(m, sizeof m,
+             "%s[2].nominalQuota: Invalid value: \"1e19\": too large: Cueue holds an amount of "
+             "example.com/x up to 9223372036854775807, as Kueue (int64 whole units)",
+             base);
     assert_msg(&d, m);
     assert_int_equal(d.n, 3); /* nothing else: 1e400 is not compared with the nominal */
     cu_diag_free(&d);
@@ -157,10 +167,10 @@ static void test_quota_too_large(void **state)
                      "  queueName: lq\n"
                      "  podSets:\n"
                      "  - {name: main, count: 1, template: {spec: {containers: [{name: c, "
-                     "resources: {requests: {memory: 1Ei}}}]}}}\n";
+                     "resources: {requests: {memory: 8Ei}}}]}}}\n";
     load(f, wl);
     assert_true(f->d.n > 0);
-    assert_non_null(strstr(f->d.msgs[0], "\"1Ei\" is too large"));
+    assert_non_null(strstr(f->d.msgs[0], "\"8Ei\" is too large"));
 }
 
 static void test_kvs_reslist(void **state)
@@ -276,12 +286,12 @@ static void test_cluster_queue_full(void **state)
     assert_true(g->flavors[0].res[0].has_blimit);
     assert_int_equal(g->flavors[0].res[0].blimit, 1000);
     assert_false(g->flavors[0].res[0].has_llimit);
-    assert_int_equal(g->flavors[0].res[1].nominal, 36LL * 1073741824 * 1000);
+    assert_int_equal(g->flavors[0].res[1].nominal, 36LL * 1073741824);
     assert_true(g->flavors[0].res[1].has_llimit);
-    assert_int_equal(g->flavors[0].res[1].llimit, 10LL * 1073741824 * 1000);
+    assert_int_equal(g->flavors[0].res[1].llimit, 10LL * 1073741824);
     assert_int_equal(g->flavors[1].res[0].nominal, 500);
     assert_string_equal(cq->groups.items[1].flavors[0].res[0].name, "nvidia.com/gpu");
-    assert_int_equal(cq->groups.items[1].flavors[0].res[0].nominal, 8000);
+    assert_int_equal(cq->groups.items[1].flavors[0].res[0].nominal, 8);
     assert_int_equal(cq->preemption.reclaim, CU_PP_ANY);
     assert_int_equal(cq->preemption.within_cq, CU_PP_LOWER_OR_NEWER_EQUAL_PRIORITY);
     assert_int_equal(cq->preemption.borrow_policy, CU_PP_LOWER_PRIORITY);
@@ -763,7 +773,7 @@ static void test_workload_full(void **state)
     assert_int_equal(ps->min_count, 2);
     assert_int_equal(ps->requests.n, 2);
     assert_int_equal(cu_reslist_get(&ps->requests, "cpu"), 1000);
-    assert_int_equal(cu_reslist_get(&ps->requests, "memory"), 200LL * 1048576 * 1000);
+    assert_int_equal(cu_reslist_get(&ps->requests, "memory"), 200LL * 1048576);
     assert_string_equal(cu_kvs_get(&ps->node_selector, "zone"), "a");
     assert_int_equal(ps->ntols, 1);
     assert_int_equal(ps->tols[0].op, CU_TOL_EXISTS);
@@ -789,7 +799,7 @@ static void test_workload_full(void **state)
     assert_int_equal(wl->psa[0].count, 2);
     assert_string_equal(cu_kvs_get(&wl->psa[0].flavors, "memory"), "default-flavor");
     assert_string_equal(wl->psa[0].usage.items[0].name, "cpu"); /* sorted */
-    assert_int_equal(cu_reslist_get(&wl->psa[0].usage, "memory"), 400LL * 1048576 * 1000);
+    assert_int_equal(cu_reslist_get(&wl->psa[0].usage, "memory"), 400LL * 1048576);
     assert_int_equal(wl->psa[1].count, 1); /* from the pod set "main" */
     assert_int_equal(wl->nconds, 2);
     const cu_condition *c = cu_workload_cond(wl, "QuotaReserved");
@@ -888,7 +898,7 @@ static void test_job(void **state)
     assert_true(wl->podsets[0].has_min);
     assert_int_equal(wl->podsets[0].min_count, 2);
     assert_int_equal(cu_reslist_get(&wl->podsets[0].requests, "cpu"), 500);
-    assert_int_equal(cu_reslist_get(&wl->podsets[0].requests, "memory"), 1073741824000LL);
+    assert_int_equal(cu_reslist_get(&wl->podsets[0].requests, "memory"), 1073741824LL);
     assert_string_equal(cu_kvs_get(&wl->podsets[0].node_selector, "disk"), "ssd");
     assert_int_equal(wl->podsets[0].ntols, 1);
     /* the priority-class label wins over the pod's priorityClassName */

@@ -45,7 +45,7 @@ static void fmt_list(const cu_reslist *l, char *out, size_t n)
     }
 }
 
-#define GI "1073741824000" /* 1Gi in milli */
+#define GI "1073741824" /* 1Gi in bytes: memory is counted in whole units */
 
 static void test_requests_table(void **state)
 {
@@ -82,7 +82,7 @@ static void test_requests_table(void **state)
         { "resource only requested by an init container",
           "initContainers: [{name: i, resources: {requests: {memory: 2Gi}}}]\n"
           "containers: [{name: a, resources: {requests: {cpu: '1'}}}]\n",
-          "cpu=1000,memory=2147483648000" },
+          "cpu=1000,memory=2147483648" },
         { "sidecars add to the regular containers",
           "initContainers:\n"
           "- {name: s1, restartPolicy: Always, resources: {requests: {cpu: '1'}}}\n"
@@ -108,7 +108,7 @@ static void test_requests_table(void **state)
         { "overhead is added on top",
           "containers: [{name: a, resources: {requests: {cpu: '1'}}}]\n"
           "overhead: {cpu: 250m, memory: 120Mi}\n",
-          "cpu=1250,memory=125829120000" },
+          "cpu=1250,memory=125829120" },
         { "overhead added after the init max",
           "initContainers: [{name: i, resources: {requests: {cpu: '4'}}}]\n"
           "containers: [{name: a, resources: {requests: {cpu: '1'}}}]\n"
@@ -116,7 +116,21 @@ static void test_requests_table(void **state)
           "cpu=4100" },
         { "output sorted by name",
           "containers: [{name: a, resources: {requests: {memory: 1Gi, example.com/foo: '2', cpu: '1'}}}]",
-          "cpu=1000,example.com/foo=2000,memory=" GI },
+          "cpu=1000,example.com/foo=2,memory=" GI },
+        { "whole units round up, as Kueue's Value(); cpu keeps milli",
+          "containers: [{name: a, resources: {requests: {memory: '1.5', nvidia.com/gpu: 500m, "
+          "cpu: 1500m}}}]",
+          "cpu=1500,memory=2,nvidia.com/gpu=1" },
+        { "fractions of a unit add up over the containers before rounding",
+          "initContainers: [{name: s, restartPolicy: Always, resources: {requests: {memory: '0.5'}}}]\n"
+          "containers: [{name: a, resources: {requests: {memory: '1.5', example.com/x: 300m}}},\n"
+          "             {name: b, resources: {requests: {memory: '1.5', example.com/x: 300m}}}]\n"
+          "overhead: {memory: '0.25', example.com/x: 300m}",
+          "example.com/x=1,memory=4" },
+        { "memory past 2^63 milli-units is held in bytes",
+          "containers: [{name: a, resources: {requests: {memory: 9Pi}}},\n"
+          "             {name: b, resources: {requests: {memory: 1e18}}}]",
+          "memory=1010133099161583616" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         cu_arena a;
@@ -175,6 +189,17 @@ static void test_requests_errors(void **state)
           "- {name: b, resources: {requests: {cpu: 9P}}}\n",
           CU_EINVAL,
           { "Workload ml/train: spec.podSets[0].template.spec: total cpu request overflows" } },
+        { "memory sum overflows", /* 5E bytes each: fits int64 alone, not twice */
+          "containers:\n"
+          "- {name: a, resources: {requests: {memory: 5E}}}\n"
+          "- {name: b, resources: {requests: {memory: 5E}}}\n",
+          CU_EINVAL,
+          { "Workload ml/train: spec.podSets[0].template.spec: total memory request overflows" } },
+        { "memory too large", /* 8Ei = 2^63 bytes */
+          "containers: [{name: a, resources: {requests: {memory: 8Ei}}}]",
+          CU_EINVAL,
+          { "Workload ml/train: spec.podSets[0].template.spec.containers[0].resources.requests."
+            "memory: quantity \"8Ei\" is too large" } },
         { "containers not a list",
           "containers: {name: a}",
           CU_EINVAL,

@@ -373,11 +373,137 @@ static void test_fmt_for_resource(void **state)
         }
     }
     char out[32];
-    assert_string_equal(cu_qty_format_res("memory", GI * 2000, out, 32), "2Gi");
-    assert_string_equal(cu_qty_format_res("hugepages-2Mi", MI * 4000, out, 32), "4Mi");
+    assert_string_equal(cu_qty_format_res("memory", GI * 2, out, 32), "2Gi");
+    assert_string_equal(cu_qty_format_res("hugepages-2Mi", MI * 4, out, 32), "4Mi");
     assert_string_equal(cu_qty_format_res("cpu", 1500, out, 32), "1500m");
     assert_string_equal(cu_qty_format_res("cpu", KI * 2000, out, 32), "2048");
-    assert_string_equal(cu_qty_format_res("memory", 1500, out, 32), "1500m");
+    assert_string_equal(cu_qty_format_res("memory", 1500, out, 32), "1500");
+    assert_string_equal(cu_qty_format_res("memory", 1000, out, 32), "1k"); /* < 1024: DecimalSI */
+    assert_string_equal(cu_qty_format_res("nvidia.com/gpu", 1000, out, 32), "1k");
+    assert_string_equal(cu_qty_format_res("nvidia.com/gpu", 3, out, 32), "3");
+}
+
+/* ---------------- the unit of a resource (Kueue's ResourceValue) ---------------- */
+
+typedef struct unit_case {
+    const char *res, *in;
+    cu_err err;
+    int64_t v;
+    const char *out; /* cu_qty_format_res(res, v) */
+} unit_case;
+
+static const unit_case unit_cases[] = {
+    /* cpu: milli-units, rounded up below a milli */
+    { "cpu", "1.5", CU_OK, 1500, "1500m" },
+    { "cpu", "0.1m", CU_OK, 1, "1m" },
+    { "cpu", "2", CU_OK, 2000, "2" },
+    { "cpu", "9223372036854775807m", CU_OK, INT64_MAX, "9223372036854775807m" },
+    { "cpu", "9223372036854775.807", CU_OK, INT64_MAX, "9223372036854775807m" },
+    { "cpu", "9223372036854775808m", CU_EOVERFLOW, 0, NULL },
+    { "cpu", "9223372036854776", CU_EOVERFLOW, 0, NULL },
+    { "cpu", "9223372036854775", CU_OK, INT64_C(9223372036854775000), "9223372036854775" },
+    /* memory: whole bytes, a fraction rounded up (Value()) */
+    { "memory", "1.5", CU_OK, 2, "2" },
+    { "memory", "1500m", CU_OK, 2, "2" },
+    { "memory", "1m", CU_OK, 1, "1" },
+    { "memory", "1n", CU_OK, 1, "1" },
+    { "memory", "0", CU_OK, 0, "0" },
+    { "memory", "1Gi", CU_OK, INT64_C(1073741824), "1Gi" },
+    { "memory", "1Ei", CU_OK, INT64_C(1152921504606846976), "1Ei" },
+    { "memory", "7Ei", CU_OK, 7 * INT64_C(1152921504606846976), "7Ei" },
+    { "memory", "8Ei", CU_EOVERFLOW, 0, NULL },
+    { "memory", "9Pi", CU_OK, 9 * INT64_C(1125899906842624), "9Pi" },
+    { "memory", "1e18", CU_OK, INT64_C(1000000000000000000), "976562500000000Ki" },
+    { "memory", "9223372036854775807", CU_OK, INT64_MAX, "9223372036854775807" },
+    { "memory", "9223372036854775808", CU_EOVERFLOW, 0, NULL },
+    { "memory", "9223372036854775806.5", CU_OK, INT64_MAX, "9223372036854775807" },
+    { "memory", "9223372036854775807.5", CU_EOVERFLOW, 0, NULL },
+    { "memory", "1e19", CU_EOVERFLOW, 0, NULL },
+    { "memory", "1e400", CU_EOVERFLOW, 0, NULL },
+    { "memory", "1000", CU_OK, 1000, "1k" },
+    { "memory", "1536", CU_OK, 1536, "1536" },
+    { "memory", "2048", CU_OK, 2048, "2Ki" },
+    { "ephemeral-storage", "1.5Ki", CU_OK, 1536, "1536" },
+    { "hugepages-2Mi", "4Mi", CU_OK, 4 * INT64_C(1048576), "4Mi" },
+    /* other resources: whole units, DecimalSI */
+    { "nvidia.com/gpu", "500m", CU_OK, 1, "1" },
+    { "nvidia.com/gpu", "1.001", CU_OK, 2, "2" },
+    { "nvidia.com/gpu", "1E", CU_OK, INT64_C(1000000000000000000), "1E" },
+    { "nvidia.com/gpu", "9E", CU_OK, INT64_C(9000000000000000000), "9E" },
+    { "nvidia.com/gpu", "10E", CU_EOVERFLOW, 0, NULL },
+    { "pods", "3", CU_OK, 3, "3" },
+    { "pods", "-1.5", CU_OK, -2, "-2" },
+    { "pods", "x", CU_EINVAL, 0, NULL },
+};
+
+static void test_res_units(void **state)
+{
+    (void)state;
+    assert_int_equal(cu_qty_res_scale("cpu"), CU_QTY_SCALE_MILLI);
+    assert_int_equal(cu_qty_res_scale("memory"), CU_QTY_SCALE_UNIT);
+    assert_int_equal(cu_qty_res_scale("CPU"), CU_QTY_SCALE_UNIT);
+    assert_int_equal(cu_qty_res_scale(NULL), CU_QTY_SCALE_UNIT);
+    assert_true(cu_qty_res_one("cpu") == 1000 && cu_qty_res_one("pods") == 1);
+    assert_true(cu_qty_res_units("cpu", 3) == 3000 && cu_qty_res_units("pods", 3) == 3);
+    assert_true(cu_qty_res_units("cpu", INT64_MAX / 10) == INT64_MAX);
+    assert_true(cu_qty_res_units("cpu", INT64_MIN / 10) == INT64_MIN);
+    assert_true(cu_qty_res_float("cpu", 1500) == 1.5 && cu_qty_res_float("memory", 1500) == 1500.0);
+    for (size_t i = 0; i < sizeof(unit_cases) / sizeof(unit_cases[0]); i++) {
+        const unit_case *c = &unit_cases[i];
+        int64_t v = 0x5a5a;
+        cu_err err = cu_qty_parse_res(c->res, c->in, &v, NULL);
+        if (err != c->err || (err == CU_OK && v != c->v)) {
+            print_error("%s \"%s\": err %d v %" PRId64 ", want err %d v %" PRId64 "\n", c->res,
+                        c->in, err, v, c->err, c->v);
+            fail();
+        }
+        if (err != CU_OK)
+            continue;
+        char out[32];
+        cu_qty_format_res(c->res, v, out, sizeof out);
+        if (strcmp(out, c->out) != 0) {
+            print_error("%s %" PRId64 " printed \"%s\", want \"%s\"\n", c->res, v, out, c->out);
+            fail();
+        }
+        int64_t back = 0;
+        assert_int_equal(cu_qty_parse_res(c->res, out, &back, NULL), CU_OK);
+        assert_true(back == v);
+    }
+    int64_t v;
+    assert_int_equal(cu_qty_parse_scaled("1", 1, &v, NULL), CU_EINVAL);
+    assert_int_equal(cu_qty_parse_scaled("1", 6, &v, NULL), CU_EINVAL);
+}
+
+/* Whole units: format then parse is the identity over int64, every format. */
+static void test_round_trip_units(void **state)
+{
+    (void)state;
+    const int64_t vals[] = { 1,
+                             999,
+                             1000,
+                             1023,
+                             1024,
+                             1536,
+                             INT64_C(1) << 62,
+                             INT64_MAX,
+                             INT64_MAX - 1,
+                             INT64_MIN,
+                             INT64_MIN + 1,
+                             INT64_C(1000000000000000000),
+                             INT64_C(9000000000000000000) };
+    for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+        for (int f = 0; f < 3; f++) {
+            char out[32];
+            int64_t back = 0;
+            cu_qty_format_scaled(vals[i], CU_QTY_SCALE_UNIT, (cu_qfmt)f, out, sizeof out);
+            assert_int_equal(cu_qty_parse_scaled(out, CU_QTY_SCALE_UNIT, &back, NULL), CU_OK);
+            if (back != vals[i]) {
+                print_error("%" PRId64 " fmt %d printed \"%s\" read back %" PRId64 "\n", vals[i], f,
+                            out, back);
+                fail();
+            }
+        }
+    }
 }
 
 /* ---------------- round trips ---------------- */
@@ -594,6 +720,8 @@ int main(void)
         cmocka_unit_test(test_format_table),
         cmocka_unit_test(test_format_small_buffer),
         cmocka_unit_test(test_fmt_for_resource),
+        cmocka_unit_test(test_res_units),
+        cmocka_unit_test(test_round_trip_units),
         cmocka_unit_test(test_round_trip_table),
         cmocka_unit_test(test_round_trip_values),
         cmocka_unit_test(test_checked_add),

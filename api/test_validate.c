@@ -278,7 +278,7 @@ static void build_valid(cu_world *w)
 
     cu_cluster_queue *cq = t_cq(w, "team-a-cq", "team-ab");
     cu_rgroup *g = t_group(w, &cq->groups, "cpu memory pods");
-    t_fq(w, g, "default-flavor", "cpu=9000/b1000 memory=38654705664000/l10737418240000 pods=5000");
+    t_fq(w, g, "default-flavor", "cpu=9000/b1000 memory=38654705664/l10737418240 pods=5");
     t_fq(w, g, "spot", "cpu=0 memory=0/l0 pods=0/b0");
     g = t_group(w, &cq->groups, "nvidia.com/gpu");
     t_fq(w, g, "a100", "nvidia.com/gpu=8000/b0/l8000");
@@ -326,8 +326,8 @@ static void build_valid(cu_world *w)
     wl->pc_kind = S(w, "WorkloadPriorityClass");
     wl->pc_name = S(w, "sample-priority");
     wl->adm_cq = S(w, "team-a-cq");
-    t_psa(w, wl, "main", 3, "cpu=3000 memory=629145600000");
-    t_psa(w, wl, "workers", 2, "cpu=1000 memory=2000");
+    t_psa(w, wl, "main", 3, "cpu=3000 memory=629145600");
+    t_psa(w, wl, "workers", 2, "cpu=1000 memory=2");
 
     wl = t_wl(w, "team-b", "job-sample-job-7f173", NULL); /* same name, other ns */
     t_ps(w, wl, "main", 0);
@@ -413,8 +413,8 @@ static void build_cq_quotas(cu_world *w)
 {
     cu_cluster_queue *cq = t_cq(w, "quota", NULL);
     cu_rgroup *g = t_group(w, &cq->groups, "cpu memory");
-    /* memory: nominal 2Gi, lendingLimit 3Gi (in milli-units) */
-    t_fq(w, g, "default", "cpu=-500/b1000 memory=2147483648000/l3221225472000");
+    /* memory: nominal 2Gi, lendingLimit 3Gi (in bytes) */
+    t_fq(w, g, "default", "cpu=-500/b1000 memory=2147483648/l3221225472");
     cq = t_cq(w, "quota2", "pool");
     g = t_group(w, &cq->groups, "cpu");
     t_fq(w, g, "default", "cpu=1000/b-1000/l-2000");
@@ -517,7 +517,7 @@ static void build_workloads(cu_world *w)
     wl = t_wl(w, "ns", "wl-usage", "q");
     t_ps(w, wl, "main", 3);
     wl->adm_cq = S(w, "cq");
-    t_psa(w, wl, "main", 3, "cpu=1000 memory=2000");
+    t_psa(w, wl, "main", 3, "cpu=1000 memory=2");
 
     wl = t_wl(w, "ns", "empty", "q");
     wl->pc_group = S(w, "example.com");

@@ -470,6 +470,15 @@ if check_rc "invalid object" 2; then
     else fail "invalid object" "error must name kind, name and field"; fi
 fi
 
+run simulate -o json "$TD/quota-too-large.yaml"
+if check_rc "quota too large" 2; then
+    if [ -s "$TMP/out" ]; then fail "quota too large" "stdout not empty"
+    elif err_has 'ClusterQueue big-cq: spec\.resourceGroups\[0\]\.flavors\[0\]\.resources\[1\]\.nominalQuota: Invalid value: "1e400": too large: Cueue holds an amount of memory up to 9223372036854775807, as Kueue' &&
+        err_has 'resources\[0\]\.nominalQuota: Invalid value: "9Pi": too large: Cueue holds an amount of cpu up to 9223372036854775807m'; then
+        pass "quota too large"
+    else fail "quota too large" "error must name the object, the field, the value and the limit"; fi
+fi
+
 run simulate -o json "$TD/unknown-kind.yaml"
 if check_rc "unknown kind is a warning" 0; then
     if err_has '^cueue: warning: .*ConfigMap' && valid_json; then pass "unknown kind is a warning"

@@ -181,17 +181,16 @@ static const char *pending_cause(const cu_wl_info *w)
 
 static void fset(cu_metric_family *f, const char *const v[], double x) { cu_metric_set(f, v, x); }
 
-static double q(int64_t milli) { return (double)milli / 1000.0; }
+/* An amount of resource in whole units (cores, bytes, GPUs): Kueue's
+ * ClusterQueue and LocalQueue gauges. */
+static double q(const char *resource, int64_t v) { return cu_qty_res_float(resource, v); }
 
 /* Kueue's cohort-subtree gauges carry its internal amounts, not units:
  * millicores for cpu, the plain value for every other resource (bytes,
- * GPUs), where its ClusterQueue and LocalQueue gauges carry units (cores).
- * Found running Kueue beside Cueue (bench/vs-kueue.sh): a dashboard made
- * for Kueue reads these. */
-static double kq(const char *resource, int64_t milli)
-{
-    return strcmp(resource, "cpu") == 0 ? (double)milli : q(milli);
-}
+ * GPUs), which is how the engine counts them (cu_qty_res_scale). Found
+ * running Kueue beside Cueue (bench/vs-kueue.sh): a dashboard made for
+ * Kueue reads these. */
+static double kq(int64_t v) { return (double)v; }
 
 /* Gauges are rebuilt from the engine's views at each scrape (so deleted
  * queues vanish); counters kept by the controller are copied in. */
@@ -307,13 +306,13 @@ static void refresh_gauges(ctrl *c)
         for (size_t u = 0; u < ci->nusage; u++) {
             const cu_fr_usage *fu = &ci->usage[u];
             const char *a[] = { cohort, cq, fu->flavor, fu->resource, rr };
-            fset(k->cluster_queue_resource_reservation, a, q(fu->total));
-            fset(k->cluster_queue_resource_usage, a, q(fu->total));
-            fset(k->cluster_queue_nominal_quota, a, q(fu->nominal));
+            fset(k->cluster_queue_resource_reservation, a, q(fu->resource, fu->total));
+            fset(k->cluster_queue_resource_usage, a, q(fu->resource, fu->total));
+            fset(k->cluster_queue_nominal_quota, a, q(fu->resource, fu->nominal));
             fset(k->cluster_queue_borrowing_limit, a,
-                 fu->has_blimit ? q(fu->blimit) : (double)INFINITY);
+                 fu->has_blimit ? q(fu->resource, fu->blimit) : (double)INFINITY);
             fset(k->cluster_queue_lending_limit, a,
-                 fu->has_llimit ? q(fu->llimit) : (double)INFINITY);
+                 fu->has_llimit ? q(fu->resource, fu->llimit) : (double)INFINITY);
         }
     }
     /* LocalQueues */
@@ -333,8 +332,8 @@ static void refresh_gauges(ctrl *c)
         for (size_t u = 0; u < li->nusage; u++) {
             const cu_fr_usage *fu = &li->usage[u];
             const char *a[] = { li->name, li->ns, fu->flavor, fu->resource, rr };
-            fset(k->local_queue_resource_reservation, a, q(fu->total));
-            fset(k->local_queue_resource_usage, a, q(fu->total));
+            fset(k->local_queue_resource_reservation, a, q(fu->resource, fu->total));
+            fset(k->local_queue_resource_usage, a, q(fu->resource, fu->total));
         }
     }
     /* Cohorts */
@@ -348,8 +347,8 @@ static void refresh_gauges(ctrl *c)
         for (size_t u = 0; u < hi->nusage; u++) {
             const cu_fr_usage *fu = &hi->usage[u];
             const char *a[] = { hi->name, fu->flavor, fu->resource, rr };
-            fset(k->cohort_subtree_quota, a, kq(fu->resource, fu->nominal));
-            fset(k->cohort_subtree_resource_reservations, a, kq(fu->resource, fu->total));
+            fset(k->cohort_subtree_quota, a, kq(fu->nominal));
+            fset(k->cohort_subtree_resource_reservations, a, kq(fu->total));
         }
         fset(k->cohort_subtree_admitted_active_workloads, ws, 0);
     }

@@ -166,7 +166,7 @@ static void test_admission_patch(void **st)
 {
     (void)st;
     const char *res[] = { "cpu", "memory" }, *fl[] = { "f1", "f2" };
-    int64_t use[] = { 3000, 2LL * 1024 * 1024 * 1024 * 1000 };
+    int64_t use[] = { 3000, 2LL * 1024 * 1024 * 1024 };
     cu_psa_info psa = {
         .name = "main", .count = 2, .n = 2, .resources = res, .flavors = fl, .usage = use
     };

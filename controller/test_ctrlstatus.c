@@ -71,9 +71,9 @@ static const cu_fr_usage CQ_USAGE[] = {
     { .flavor = "on-demand", .resource = "cpu", .total = 12000, .borrowed = 3000, .nominal = 9000 },
     { .flavor = "on-demand",
       .resource = "memory",
-      .total = 40LL * 1024 * 1024 * 1024 * 1000,
-      .borrowed = 4LL * 1024 * 1024 * 1024 * 1000,
-      .nominal = 36LL * 1024 * 1024 * 1024 * 1000 },
+      .total = 40LL * 1024 * 1024 * 1024,
+      .borrowed = 4LL * 1024 * 1024 * 1024,
+      .nominal = 36LL * 1024 * 1024 * 1024 },
     { .flavor = "spot", .resource = "cpu", .total = 1500, .borrowed = 0, .nominal = 4000 },
     { .flavor = "spot", .resource = "memory", .total = 0, .borrowed = 0, .nominal = 0 },
 };
@@ -198,8 +198,8 @@ static void test_lq_status(void **st)
     (void)st;
     cu_fr_usage u[] = {
         { .flavor = "default", .resource = "cpu", .total = 2500 },
-        { .flavor = "default", .resource = "nvidia.com/gpu", .total = 4000 },
-        { .flavor = "default", .resource = "memory", .total = 1536LL * 1024 * 1024 * 1000 },
+        { .flavor = "default", .resource = "nvidia.com/gpu", .total = 4 },
+        { .flavor = "default", .resource = "memory", .total = 1536LL * 1024 * 1024 },
     };
     cu_lq_info li = { .ns = "team",
                       .name = "lq",

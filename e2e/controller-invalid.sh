@@ -5,7 +5,7 @@
 # the problem, admits nothing through them, lends none of their quota to
 # the cohort, logs each problem once, and `cueue explain` shows it; a good
 # queue beside them keeps admitting. A quota too large to hold (1e400) is
-# such a problem too; 8Pi of memory is held. Usage: PATH_TO_cueue
+# such a problem too; 1Ei of memory is held (bytes, as Kueue counts it). Usage: PATH_TO_cueue
 set -u
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@" kubectl jq
@@ -49,8 +49,8 @@ YAML
     # a quantity the CRD pattern accepts but too large to hold: the queue
     # must not vanish (its workloads were told it does not exist)
     cq huge big '[{coveredResources: [cpu], flavors: [{name: general, resources: [{name: cpu, nominalQuota: "1e400"}]}]}]'
-    # the largest quantity held: 8Pi of memory, Active
-    cq maxmem big '[{coveredResources: [memory], flavors: [{name: spare, resources: [{name: memory, nominalQuota: "8Pi"}]}]}]'
+    # memory is held in bytes, as Kueue: 1Ei is Active
+    cq maxmem big '[{coveredResources: [memory], flavors: [{name: spare, resources: [{name: memory, nominalQuota: "1Ei"}]}]}]'
 } | k apply -f - >/dev/null || { fail "apply the queues" "kubectl apply failed"; e2e_finish; }
 # a 1 MB label value (a label value may have 63 characters): refused by an
 # API server that validates labels, else applied and marked by the controller
@@ -84,8 +84,8 @@ else
     pass "biglabel: refused by the API server ($(head -c 120 "$TMP/biglabel.err"))"
 fi
 wait_for 10 "huge: Active=False, nominalQuota 1e400 named" active huge False Invalid \
-    'spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: Invalid value: "1e400": too large: Cueue holds a quantity up to 9223372036854775807m'
-wait_for 10 "maxmem: 8Pi of memory held, Active=True" active maxmem True Ready ""
+    'spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: Invalid value: "1e400": too large: Cueue holds an amount of cpu up to 9223372036854775807m, as Kueue (int64 milli-units)'
+wait_for 10 "maxmem: 1Ei of memory held, Active=True" active maxmem True Ready ""
 wait_for 10 "good: Active=True" active good True Ready ""
 # neg shows no quota at all (the probe saw "borrowed 5, total 0")
 no_quota() { [ "$(k get clusterqueue "$1" -o json | jq '[.status.flavorsReservation[]?.resources[]?] | length')" = 0 ]; }

@@ -4,7 +4,8 @@
 # and what it recorded is checked with PromQL through its HTTP API against
 # what happened, as read from the API objects.
 #
-# Setup: ClusterQueue cq-a (cpu 4, LocalQueue lq-a) and cq-b (cpu 2, lq-b).
+# Setup: ClusterQueue cq-a (cpu 4, LocalQueue lq-a) and cq-b (cpu 2, lq-b);
+# cq-mem (cpu 1500m, memory 1Ei, no workloads).
 # Jobs of cpu 1: $NA in lq-a running 2s (4 admitted at once, the others
 # wait), $NB in lq-b running 3s (2 at a time: cq-b is over quota for
 # several seconds). Our own Prometheus process (its own config, TSDB in
@@ -21,7 +22,8 @@
 # in the bucket that holds the true quantile of the waits computed from the
 # Workloads (QuotaReserved transition - creationTimestamp of the Workload,
 # or of its Job when earlier), the bucket counts
-# agree with those waits, _count equals the admissions; nominal quota,
+# agree with those waits, _count equals the admissions; nominal quota (cpu
+# in cores, memory in bytes),
 # cueue_leader, and a non-zero rate of cueue_api_requests_total.
 #
 # Timestamps in the API objects have whole seconds, the controller measures
@@ -65,6 +67,20 @@ free_port() {
 start_cluster
 apply_crds
 quota_setup cq-a:lq-a:4 cq-b:lq-b:2
+# cq-mem: no workloads; its quota shows the units of the gauges (cpu in
+# cores, memory in bytes: 1Ei is held, as in Kueue)
+k apply -f - >/dev/null <<'YAML' || fail "apply cq-mem" "kubectl failed"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq-mem}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: general
+      resources: [{name: cpu, nominalQuota: 1500m}, {name: memory, nominalQuota: 1Ei}]
+YAML
 
 start_controller ctrl -v 1 --health-probe-bind-address 0 --metrics-bind-address 127.0.0.1:0
 wait_for 30 "controller synced" grep -q "all informers synced" "$TMP/ctrl.log"
@@ -216,6 +232,8 @@ expect_num "no pending by reason at the end" 'sum(cueue_pending_workloads_by_rea
 
 # quota and controller state
 expect_num "nominal quota cq-a cpu" 'sum(kueue_cluster_queue_nominal_quota{cluster_queue="cq-a",flavor="general",resource="cpu"})' == 4
+expect_num "nominal quota cq-mem cpu in cores" 'sum(kueue_cluster_queue_nominal_quota{cluster_queue="cq-mem",flavor="general",resource="cpu"})' == 1.5
+expect_num "nominal quota cq-mem memory 1Ei in bytes" 'sum(kueue_cluster_queue_nominal_quota{cluster_queue="cq-mem",flavor="general",resource="memory"})' == 1152921504606846976
 expect_num "nominal quota cq-b cpu" 'sum(kueue_cluster_queue_nominal_quota{cluster_queue="cq-b",flavor="general",resource="cpu"})' == 2
 expect_num "leader" 'cueue_leader' == 1
 expect_num "API requests have a rate" 'max_over_time(sum(rate(cueue_api_requests_total[1m]))[5m:1s])' '>' 0

@@ -71,8 +71,10 @@ cu_err cu_afs_admitted(cu_engine *e, ecq *c, ewl *w)
     int64_t sampling = e->opts.afs_sampling_ms > 0 ? e->opts.afs_sampling_ms : 300000;
     double a = afs_alpha(e, sampling);
     for (size_t p = 0; w->adm && p < w->nps; p++)
-        for (size_t i = 0; i < w->adm[p].n; i++)
-            l->afs_penalty[w->adm[p].res[i]] += (double)w->adm[p].amt[i] / 1000.0 * a;
+        for (size_t i = 0; i < w->adm[p].n; i++) {
+            int r = w->adm[p].res[i]; /* in whole units, as Kueue's quantities: cores, bytes */
+            l->afs_penalty[r] += cu_qty_res_float(e->res_names.items[r], w->adm[p].amt[i]) * a;
+        }
     /* every workload of that LocalQueue now sorts with the new usage */
     double u = cu_afs_usage(e, w->lq);
     for (size_t i = 0; i < e->wls.n; i++) {

@@ -372,7 +372,7 @@ static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
             if (!pods_done &&
                 (r == ps->nreq || strcmp("pods", e->res_names.items[ps->res[r]]) < 0)) {
                 items[n].res = c->pods_res;
-                items[n].amt = (int64_t)cnt * 1000;
+                items[n].amt = cu_qty_res_units("pods", cnt);
                 items[n].flv = -1;
                 n++;
                 pods_done = 1;

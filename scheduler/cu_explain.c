@@ -261,7 +261,7 @@ static cu_err analyze_ps(xwl *x, size_t p)
     int pods_done = c->pods_res < 0;
     for (size_t r = 0; r <= ps->nreq; r++) {
         if (!pods_done && (r == ps->nreq || strcmp("pods", cu_x_rname(x, ps->res[r])) < 0)) {
-            items[n++] = (item){ c->pods_res, (int64_t)ps->count * 1000 };
+            items[n++] = (item){ c->pods_res, cu_qty_res_units("pods", ps->count) };
             pods_done = 1;
         }
         if (r == ps->nreq)

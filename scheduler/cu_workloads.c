@@ -163,7 +163,7 @@ static cu_err preadmitted(cu_engine *e, ewl *w)
                 }
             if (!found) {
                 if (strcmp(rname, "pods") == 0) {
-                    amt = (int64_t)a->count * 1000;
+                    amt = cu_qty_res_units("pods", a->count);
                 } else {
                     for (size_t r = 0; r < w->ps[i].nreq; r++)
                         if (w->ps[i].res[r] == rid)

@@ -398,7 +398,10 @@ static json_object *total_requests(const cu_workload *o)
                 acc[t].milli = 0;
                 nt++;
             }
-            acc[t].milli = cu_qty_sat_add(acc[t].milli, rq->milli * (int64_t)o->podsets[p].count);
+            int64_t all;
+            if (cu_qty_mul(rq->milli, (int64_t)o->podsets[p].count, &all) != CU_OK)
+                all = CU_QTY_INF; /* saturates, never wraps */
+            acc[t].milli = cu_qty_sat_add(acc[t].milli, all);
         }
     for (size_t t = 0; req && t < nt; t++) {
         char q[64];

@@ -25,8 +25,8 @@ static const cu_fr_usage USAGE[] = {
     { .flavor = "spot", .resource = "cpu", .total = 1500 },
     { .flavor = "on-demand",
       .resource = "memory",
-      .total = 40LL * 1024 * 1024 * 1024 * 1000,
-      .borrowed = 4LL * 1024 * 1024 * 1024 * 1000 },
+      .total = 40LL * 1024 * 1024 * 1024,
+      .borrowed = 4LL * 1024 * 1024 * 1024 },
 };
 
 static char *yaml(const cu_node *n)

@@ -48,15 +48,22 @@ const char *cu_dec_str(dctx *c, const cu_node *map, const char *key, const char 
 int cu_dec_node_i32(dctx *c, const cu_node *n, const char *path, int32_t *out);
 int cu_dec_i32(dctx *c, const cu_node *map, const char *key, const char *base, int32_t *out);
 void cu_dec_bool(dctx *c, const cu_node *map, const char *key, const char *base, int *out);
+/* A quantity in milli-units (a ratio: weights, multipliers). */
 int cu_dec_node_qty(dctx *c, const cu_node *n, const char *path, int64_t *out);
+/* An amount of resource res, in res's unit (cu_qty_res_scale). */
+int cu_dec_node_amount(dctx *c, const cu_node *n, const char *path, const char *res, int64_t *out);
 void cu_dec_enum(dctx *c, const cu_node *map, const char *key, const char *base,
                  const char *const *names, size_t nnames, int def, int *out);
 void cu_dec_kvs(dctx *c, const cu_node *map, const char *key, const char *base, cu_kvs *out);
 void cu_dec_strs(dctx *c, const cu_node *map, const char *key, const char *base, cu_strs *out);
 /* qsort comparator of cu_res by name. */
 int cu_res_cmp(const void *a, const void *b);
+/* A ResourceList of amounts, each in its resource's unit. */
 void cu_dec_reslist(dctx *c, const cu_node *map, const char *key, const char *base,
                     cu_reslist *out);
+/* A resource-name -> quantity map of ratios, in milli-units. */
+void cu_dec_milli_list(dctx *c, const cu_node *map, const char *key, const char *base,
+                       cu_reslist *out);
 /* Sub-structures several kinds share (cu_decode.c). */
 void cu_dec_selreqs(dctx *c, const cu_node *seq, const char *path, int allow_gtlt, size_t *nout,
                     cu_selreq **out);
