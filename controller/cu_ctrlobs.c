@@ -347,8 +347,12 @@ static void refresh_gauges(ctrl *c)
         for (size_t u = 0; u < hi->nusage; u++) {
             const cu_fr_usage *fu = &hi->usage[u];
             const char *a[] = { hi->name, fu->flavor, fu->resource, rr };
-            fset(k->cohort_subtree_quota, a, kq(fu->nominal));
-            fset(k->cohort_subtree_resource_reservations, a, kq(fu->total));
+            /* as Kueue: the subtree's quota (its own nominal plus what its
+             * children put in), and no series for a zero amount */
+            if (fu->subtree > 0)
+                fset(k->cohort_subtree_quota, a, kq(fu->subtree));
+            if (fu->total > 0)
+                fset(k->cohort_subtree_resource_reservations, a, kq(fu->total));
         }
         fset(k->cohort_subtree_admitted_active_workloads, ws, 0);
     }

@@ -5,7 +5,7 @@
 # what happened, as read from the API objects.
 #
 # Setup: ClusterQueue cq-a (cpu 4, LocalQueue lq-a) and cq-b (cpu 2, lq-b);
-# cq-mem (cpu 1500m, memory 1Ei, no workloads).
+# cq-mem (cpu 1500m, memory 1Ei, no workloads), alone in cohort co-mem.
 # Jobs of cpu 1: $NA in lq-a running 2s (4 admitted at once, the others
 # wait), $NB in lq-b running 3s (2 at a time: cq-b is over quota for
 # several seconds). Our own Prometheus process (its own config, TSDB in
@@ -24,7 +24,7 @@
 # or of its Job when earlier), the bucket counts
 # agree with those waits, _count equals the admissions; nominal quota (cpu
 # in cores, memory in bytes),
-# cueue_leader, and a non-zero rate of cueue_api_requests_total.
+# the subtree quota of cq-mem's cohort, cueue_leader, and a non-zero rate of cueue_api_requests_total.
 #
 # Timestamps in the API objects have whole seconds, the controller measures
 # with its own clock: a Workload's wait as the controller saw it is in
@@ -74,6 +74,7 @@ apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {name: cq-mem}
 spec:
+  cohortName: co-mem
   namespaceSelector: {}
   resourceGroups:
   - coveredResources: [cpu, memory]
@@ -234,6 +235,11 @@ expect_num "no pending by reason at the end" 'sum(cueue_pending_workloads_by_rea
 expect_num "nominal quota cq-a cpu" 'sum(kueue_cluster_queue_nominal_quota{cluster_queue="cq-a",flavor="general",resource="cpu"})' == 4
 expect_num "nominal quota cq-mem cpu in cores" 'sum(kueue_cluster_queue_nominal_quota{cluster_queue="cq-mem",flavor="general",resource="cpu"})' == 1.5
 expect_num "nominal quota cq-mem memory 1Ei in bytes" 'sum(kueue_cluster_queue_nominal_quota{cluster_queue="cq-mem",flavor="general",resource="memory"})' == 1152921504606846976
+# a cohort's subtree quota is what its ClusterQueues put in, in Kueue's
+# internal amounts (millicores; bytes); nothing reserved, no series
+expect_num "cohort co-mem subtree quota cpu in millicores" 'sum(kueue_cohort_subtree_quota{cohort="co-mem",flavor="general",resource="cpu"})' == 1500
+expect_num "cohort co-mem subtree quota memory in bytes" 'sum(kueue_cohort_subtree_quota{cohort="co-mem",flavor="general",resource="memory"})' == 1152921504606846976
+expect_num "cohort co-mem reserves nothing: no reservation series" 'absent(kueue_cohort_subtree_resource_reservations{cohort="co-mem"})' == 1
 expect_num "nominal quota cq-b cpu" 'sum(kueue_cluster_queue_nominal_quota{cluster_queue="cq-b",flavor="general",resource="cpu"})' == 2
 expect_num "leader" 'cueue_leader' == 1
 expect_num "API requests have a rate" 'max_over_time(sum(rate(cueue_api_requests_total[1m]))[5m:1s])' '>' 0

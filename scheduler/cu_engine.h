@@ -147,6 +147,7 @@ typedef struct cu_fr_usage {
     int64_t total;    /* reserved by workloads holding quota (milli) */
     int64_t borrowed; /* part of total above the node's own quota */
     int64_t nominal;
+    int64_t subtree; /* the node's subtree quota (quota/cu_quota.h) */
     int has_blimit;
     int64_t blimit;
     int has_llimit;

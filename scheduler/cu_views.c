@@ -53,6 +53,7 @@ static void fill_fr(const cu_engine *e, const cu_qnode *n, int fr, cu_fr_usage *
     u->resource = e->res_names.items[e->fr_res[fr]];
     u->total = n->usage[fr];
     u->nominal = n->nominal[fr];
+    u->subtree = n->subtree[fr];
     int64_t b = n->usage[fr] - n->subtree[fr];
     u->borrowed = b > 0 ? b : 0;
     u->has_blimit = n->blimit[fr] != CU_QUOTA_UNSET;
