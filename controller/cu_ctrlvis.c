@@ -189,7 +189,11 @@ int ctrl_visibility_start(ctrl *c, const char *addr, const char *cert_dir, const
                  "requests through kube-apiserver's aggregator cannot be authenticated, "
                  "bearer tokens only",
                  h.why[0] ? h.why : "not read");
-    cu_mauth_opts mo = { .log = vis_log,
+    /* the generic API server's delegating caches: 10 s each */
+    cu_mauth_opts mo = { .authn_ttl_s = 10,
+                         .allow_ttl_s = 10,
+                         .deny_ttl_s = 10,
+                         .log = vis_log,
                          .log_ud = c,
                          .attrs = cu_vis_attrs,
                          .refuse = cu_vis_refuse,

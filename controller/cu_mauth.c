@@ -460,8 +460,15 @@ int cu_mauth_gate_req(void *ud, const cu_httpd_greq *r, uint64_t id, char *msg, 
         return 500;
     }
     json_object_object_add(user, "username", json_object_new_string(r->proxy_user));
-    for (size_t i = 0; i < r->nproxy_groups; i++)
+    int authenticated = 0;
+    for (size_t i = 0; i < r->nproxy_groups; i++) {
         json_object_array_add(groups, json_object_new_string(r->proxy_groups[i]));
+        authenticated |= strcmp(r->proxy_groups[i], "system:authenticated") == 0;
+    }
+    /* as the generic API server's authenticated-group adder: kube-aggregator's
+     * legacy discovery request names its user and no group */
+    if (!authenticated)
+        json_object_array_add(groups, json_object_new_string("system:authenticated"));
     json_object_object_add(user, "groups", groups);
     int code = authorize(a, user, r->path, id, msg, msgn);
     json_object_put(user);

@@ -64,7 +64,8 @@ void cu_mauth_detach(cu_mauth *a);
 int cu_mauth_gate(void *ud, const char *authz, const char *path, uint64_t id, char *msg,
                   size_t msgn);
 /* A cu_httpd_gate_req: a proxy identity (cu_httpd_greq) is authorized
- * as it is (no TokenReview); without one, as cu_mauth_gate. */
+ * as it is (no TokenReview), with the group system:authenticated added
+ * (as the generic API server does); without one, as cu_mauth_gate. */
 int cu_mauth_gate_req(void *ud, const cu_httpd_greq *r, uint64_t id, char *msg, size_t msgn);
 /* Reviews sent so far (for tests and the log). */
 unsigned long cu_mauth_reviews(const cu_mauth *a);
