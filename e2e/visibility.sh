@@ -11,7 +11,8 @@
 # (3 in user-queue, 1 in second-queue).
 #
 # Checks: the APIService becomes Available (the aggregator's discovery
-# probe); `kubectl api-versions` lists the group; kubectl get --raw on the
+# probe) and `kubectl get apiservice` says so; one naming a missing Service
+# is not (ServiceNotFound); `kubectl api-versions` lists the group; kubectl get --raw on the
 # ClusterQueue and LocalQueue endpoints gives Kueue's
 # PendingWorkloadsSummary in the order `cueue queue pending` shows, with
 # positions in the ClusterQueue and the LocalQueue; limit and offset; an
@@ -79,6 +80,18 @@ available() {
         -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ]
 }
 wait_for 60 "APIService v1beta2.visibility.kueue.x-k8s.io is Available" available
+got=$(k get apiservice v1beta2.visibility.kueue.x-k8s.io --no-headers)
+[[ "$got" =~ ^v1beta2.visibility.kueue.x-k8s.io\ +default/visibility-server\ +True\  ]] \
+    && pass "kubectl get apiservice: $got" || fail "kubectl get apiservice" "$got"
+# an APIService whose Service does not exist: not Available, and why
+printf 'apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {name: v1.broken.example.com}\nspec: {group: broken.example.com, version: v1, groupPriorityMinimum: 100, versionPriority: 100, insecureSkipTLSVerify: true, service: {namespace: default, name: nothing, port: 443}}\n' |
+    k apply -f - >/dev/null || fail "broken APIService" "apply failed"
+broken() {
+    [ "$(k get apiservice v1.broken.example.com \
+        -o jsonpath='{.status.conditions[?(@.type=="Available")].status} {.status.conditions[?(@.type=="Available")].reason}')" = "False ServiceNotFound" ]
+}
+wait_for 60 "an APIService without its Service: Available=False, ServiceNotFound" broken
+k delete apiservice v1.broken.example.com >/dev/null
 wait_for 30 "kubectl api-versions lists visibility.kueue.x-k8s.io/v1beta2" \
     bash -c "kubectl --kubeconfig '$KC' api-versions | grep -qx visibility.kueue.x-k8s.io/v1beta2"
 got=$(k get --raw "$G" | jq -r '[.resources[].name] | join(",")')

@@ -1486,6 +1486,26 @@ static void test_apiservice_discovery(void **state)
     o = send_req(f, (rq){ .method = "GET", .path = "/apis/local.example" }, NULL, &code);
     assert_int_equal(code, 404);
     json_object_put(o);
+    /* kubectl get apiservices: NAME, SERVICE (or Local), AVAILABLE, AGE */
+    o = send_req(f,
+                 (rq){ .method = "GET",
+                       .path = "/apis/apiregistration.k8s.io/v1/apiservices",
+                       .accept = "application/json;as=Table;v=v1;g=meta.k8s.io" },
+                 NULL, &code);
+    assert_int_equal(code, 200);
+    json_object *rows = get(o, "rows");
+    assert_int_equal(json_object_array_length(rows), 2);
+    char cells[2][200];
+    for (int i = 0; i < 2; i++) {
+        json_object *c = get(json_object_array_get_idx(rows, (size_t)i), "cells");
+        snprintf(cells[i], sizeof cells[i], "%s %s %s",
+                 json_object_get_string(json_object_array_get_idx(c, 0)),
+                 json_object_get_string(json_object_array_get_idx(c, 1)),
+                 json_object_get_string(json_object_array_get_idx(c, 2)));
+    }
+    assert_string_equal(cells[0], "v1.local.example Local Unknown");
+    assert_string_equal(cells[1], "v1beta2.visibility.kueue.x-k8s.io default/vis Unknown");
+    json_object_put(o);
 }
 
 int main(void)
