@@ -43,7 +43,10 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
+#include <strings.h>
 
 #define BODY_LIMIT ((size_t)64 << 20)
 #define CONN_LIMIT 64u
@@ -78,8 +81,12 @@ struct cu_httpd {
     cu_httpd_handler h;
     void *ud;
     cu_httpd_gate gate;
+    cu_httpd_gate_req gate_req;
     void *gate_ud;
-    struct hreq *waiting; /* requests the gate holds (suspended) */
+    int gate_json;
+    int client_certs;
+    char **names, **uhdr, **ghdr; /* NULL-terminated copies */
+    struct hreq *waiting;         /* requests the gate holds (suspended) */
     uint64_t next_id;
     int starting;      /* MHD's log messages are kept only while starting */
     char lasterr[256]; /* the last one */
@@ -92,7 +99,7 @@ typedef struct hreq {
     int state;
     int gate;        /* GATE_* */
     int gate_status; /* 0: allowed, else the status to refuse with */
-    char gate_msg[160];
+    char gate_msg[1024];
     uint64_t id; /* while waiting for the gate */
     struct MHD_Connection *conn;
     struct hreq *wnext, *wprev;
@@ -187,6 +194,102 @@ static enum MHD_Result respond(struct MHD_Connection *conn, int code, cu_buf *bo
     return ret;
 }
 
+/* ---- the identity an authenticating proxy asserts ---- */
+
+#define MAX_GROUPS 64
+typedef struct proxyid {
+    cu_httpd *s;
+    const char *user;
+    const char *groups[MAX_GROUPS];
+    size_t ngroups;
+} proxyid;
+
+static int listed(char **names, const char *key)
+{
+    for (size_t i = 0; names && names[i]; i++)
+        if (strcasecmp(names[i], key) == 0)
+            return 1;
+    return 0;
+}
+
+static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    (void)kind;
+    proxyid *p = cls;
+    if (!key || !value)
+        return MHD_YES;
+    if (!p->user && listed(p->s->uhdr, key) && *value)
+        p->user = value;
+    else if (listed(p->s->ghdr, key) && *value && p->ngroups < MAX_GROUPS)
+        p->groups[p->ngroups++] = value;
+    return MHD_YES;
+}
+
+/* The common name of the client's certificate when it verifies against
+ * the trusted CA (into cn), else 0. */
+static int verified_cn(struct MHD_Connection *conn, char *cn, size_t n)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    gnutls_session_t ses = ci ? (gnutls_session_t)ci->tls_session : NULL;
+    unsigned status = 0, nc = 0;
+    if (!ses || gnutls_certificate_verify_peers2(ses, &status) != GNUTLS_E_SUCCESS || status)
+        return 0;
+    const gnutls_datum_t *certs = gnutls_certificate_get_peers(ses, &nc);
+    gnutls_x509_crt_t crt;
+    if (!certs || !nc || gnutls_x509_crt_init(&crt) != GNUTLS_E_SUCCESS)
+        return 0;
+    size_t len = n;
+    int ok = gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) == GNUTLS_E_SUCCESS &&
+             gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, cn, &len) ==
+                 GNUTLS_E_SUCCESS;
+    gnutls_x509_crt_deinit(crt);
+    return ok;
+}
+
+static void proxy_identity(cu_httpd *s, struct MHD_Connection *conn, proxyid *p)
+{
+    char cn[256] = "";
+    if (!s->client_certs || !verified_cn(conn, cn, sizeof(cn)))
+        return;
+    if (s->names && s->names[0] && !listed(s->names, cn))
+        return;
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, on_header, p);
+    if (!p->user)
+        p->ngroups = 0;
+}
+
+static char **copy_list(const char *const *v, size_t n, const char *dflt, int *failed)
+{
+    char **out = calloc(n + 2, sizeof(*out));
+    if (!out) {
+        *failed = 1;
+        return NULL;
+    }
+    if (!n && dflt && !(out[0] = strdup(dflt)))
+        *failed = 1;
+    for (size_t i = 0; i < n; i++)
+        if (!(out[i] = strdup(v[i])))
+            *failed = 1;
+    return out;
+}
+
+static void free_list(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void server_free(cu_httpd *s)
+{
+    free_list(s->names);
+    free_list(s->uhdr);
+    free_list(s->ghdr);
+    free(s);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **req_cls)
@@ -235,16 +338,29 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->query = q ? q : "";
     }
     const char *path = r->target, *query = r->query;
-    if (s->gate && r->gate == GATE_WAITING)
+    int gated = s->gate || s->gate_req;
+    if (gated && r->gate == GATE_WAITING)
         return MHD_YES; /* not expected: MHD does not call while suspended */
-    if (s->gate && r->gate == GATE_NONE) {
+    if (gated && r->gate == GATE_NONE) {
         const char *authz =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
         r->id = ++s->next_id;
         r->conn = conn;
         r->gate_msg[0] = 0;
-        int st =
-            s->gate(s->gate_ud, authz ? authz : "", path, r->id, r->gate_msg, sizeof(r->gate_msg));
+        int st;
+        if (s->gate_req) {
+            proxyid pid = { .s = s };
+            proxy_identity(s, conn, &pid);
+            cu_httpd_greq g = { .authz = authz ? authz : "",
+                                .path = path,
+                                .proxy_user = pid.user,
+                                .proxy_groups = pid.groups,
+                                .nproxy_groups = pid.ngroups };
+            st = s->gate_req(s->gate_ud, &g, r->id, r->gate_msg, sizeof(r->gate_msg));
+        } else {
+            st = s->gate(s->gate_ud, authz ? authz : "", path, r->id, r->gate_msg,
+                         sizeof(r->gate_msg));
+        }
         if (st == CU_HTTPD_WAIT) {
             r->gate = GATE_WAITING;
             r->wnext = s->waiting;
@@ -261,7 +377,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (r->gate == GATE_DONE && r->gate_status != 0) {
         int code = r->gate_status >= 400 && r->gate_status <= 599 ? r->gate_status : 500;
         cu_buf_printf(&body, "%s\n", r->gate_msg[0] ? r->gate_msg : "refused");
-        return respond(conn, code, &body, "text/plain; charset=utf-8", NULL);
+        return respond(conn, code, &body,
+                       s->gate_json && r->gate_msg[0] == '{' ? "application/json"
+                                                             : "text/plain; charset=utf-8",
+                       NULL);
     }
     const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
     const char *ctype = "text/plain; charset=utf-8";
@@ -555,19 +674,40 @@ cu_httpd *cu_httpd_start_opts(struct ev_loop *loop, const char *addr, const char
     s->ud = ud;
     s->starting = 1;
     s->top = -1;
-    if (o && o->gate) {
-        s->gate = o->gate;
+    if (o && (o->gate || o->gate_req)) {
+        s->gate = o->gate_req ? NULL : o->gate;
+        s->gate_req = o->gate_req;
         s->gate_ud = o->gate_ud;
+        s->gate_json = o->gate_json;
+    }
+    int cca = tls && o->client_ca_pem;
+    if (cca) {
+        int failed = 0;
+        s->client_certs = 1;
+        s->names = copy_list(o->proxy_names, o->nproxy_names, NULL, &failed);
+        s->uhdr = copy_list(o->user_headers, o->nuser_headers, "X-Remote-User", &failed);
+        s->ghdr = copy_list(o->group_headers, o->ngroup_headers, "X-Remote-Group", &failed);
+        if (failed) {
+            free_list(s->names);
+            free_list(s->uhdr);
+            free_list(s->ghdr);
+            free(s);
+            snprintf(err, errn, "%s %s: out of memory", what, addr);
+            return NULL;
+        }
     }
     s->header_timeout = o && o->header_timeout_s > 0 ? o->header_timeout_s : HEADER_TIMEOUT_S;
     int v6 = ss.ss_family == AF_INET6;
     uint16_t port = v6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
                        : ntohs(((struct sockaddr_in *)&ss)->sin_port);
     unsigned flags = MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0) |
-                     (s->gate ? MHD_ALLOW_SUSPEND_RESUME : 0) | (tls ? MHD_USE_TLS : 0);
+                     (s->gate || s->gate_req ? MHD_ALLOW_SUSPEND_RESUME : 0) |
+                     (tls ? MHD_USE_TLS : 0);
     struct MHD_OptionItem tlsopts[] = {
         { tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, tls ? (void *)o->key_pem : NULL },
         { tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, tls ? (void *)o->cert_pem : NULL },
+        { cca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0,
+          cca ? (void *)o->client_ca_pem : NULL },
         { MHD_OPTION_END, 0, NULL },
     };
     errno = 0;
@@ -584,7 +724,7 @@ cu_httpd *cu_httpd_start_opts(struct ev_loop *loop, const char *addr, const char
         else
             snprintf(err, errn, "%s %s: %s", what, addr,
                      e ? strerror(e) : "libmicrohttpd could not start");
-        free(s);
+        server_free(s);
         return NULL;
     }
     s->starting = 0;
@@ -595,7 +735,7 @@ cu_httpd *cu_httpd_start_opts(struct ev_loop *loop, const char *addr, const char
         snprintf(err, errn, "%s %s: descriptor %d is beyond select()'s %d", what, addr,
                  s->listen_fd, FD_SETSIZE);
         MHD_stop_daemon(s->d);
-        free(s);
+        server_free(s);
         return NULL;
     }
     if (port_out)
@@ -640,6 +780,7 @@ void cu_httpd_stop(cu_httpd *s)
         while (s->waiting)
             cu_httpd_decide(s, s->waiting->id, 503, "shutting down");
         s->gate = NULL;
+        s->gate_req = NULL;
         /* resumed, answered, written: a run each */
         for (int i = 0; i < 3; i++)
             run(s);
@@ -649,5 +790,5 @@ void cu_httpd_stop(cu_httpd *s)
         unwatch(s, fd);
     s->top = -1;
     MHD_stop_daemon(s->d); /* closes the connections: on_completed frees their requests */
-    free(s);
+    server_free(s);
 }

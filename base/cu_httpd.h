@@ -38,11 +38,38 @@ typedef int (*cu_httpd_handler)(void *ud, const char *path, const char *query, c
 typedef int (*cu_httpd_gate)(void *ud, const char *authz, const char *path, uint64_t id, char *msg,
                              size_t msgn);
 
+/* What a request-aware gate (cu_httpd_opts.gate_req) sees. The proxy
+ * identity is set only over HTTPS with client_ca_pem, when the client
+ * presented a certificate that verifies against it, whose common name is
+ * one of proxy_names (any when there are none), and sent a user header:
+ * an authenticating proxy such as kube-apiserver's aggregator. Strings
+ * are valid during the call only. */
+typedef struct cu_httpd_greq {
+    const char *authz; /* the Authorization header, "" when none */
+    const char *path;  /* as sent, without the query */
+    const char *proxy_user;
+    const char *const *proxy_groups;
+    size_t nproxy_groups;
+} cu_httpd_greq;
+typedef int (*cu_httpd_gate_req)(void *ud, const cu_httpd_greq *r, uint64_t id, char *msg,
+                                 size_t msgn);
+
 typedef struct cu_httpd_opts {
-    const char *cert_pem; /* HTTPS with this certificate (chain, PEM) and key; */
-    const char *key_pem;  /* both NULL: plain HTTP */
-    cu_httpd_gate gate;   /* NULL: none */
+    const char *cert_pem;       /* HTTPS with this certificate (chain, PEM) and key; */
+    const char *key_pem;        /* both NULL: plain HTTP */
+    cu_httpd_gate gate;         /* NULL: none */
+    cu_httpd_gate_req gate_req; /* instead of gate; NULL: none */
     void *gate_ud;
+    int gate_json; /* a refusal's msg is a JSON body (application/json); msgn is 1024 */
+    /* client certificates (HTTPS only): requested, verified against this
+     * CA bundle (PEM); NULL: not requested */
+    const char *client_ca_pem;
+    const char *const *proxy_names; /* allowed common names; none: any */
+    size_t nproxy_names;
+    const char *const *user_headers; /* none: X-Remote-User */
+    size_t nuser_headers;
+    const char *const *group_headers; /* none: X-Remote-Group */
+    size_t ngroup_headers;
     double header_timeout_s; /* a request's headers must be in this long after the
                                  connection opened or its last response; 0: 10 */
 } cu_httpd_opts;

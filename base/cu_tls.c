@@ -79,8 +79,11 @@ static int add_ip(gnutls_x509_crt_t crt, const char *ip)
                                                 GNUTLS_FSAN_APPEND);
 }
 
-cu_err cu_tls_generate(const char *host, char **ca_pem, char **cert_pem, char **key_pem, char *err,
-                       size_t errn)
+/* A CA and a certificate signed by it: for a server (client_cn NULL:
+ * CN cueue-apiserver, the loopback names and host) or a client (CN
+ * client_cn, client authentication). */
+static cu_err generate(const char *host, const char *client_cn, char **ca_pem, char **cert_pem,
+                       char **key_pem, char *err, size_t errn)
 {
     gnutls_x509_privkey_t cakey = NULL, key = NULL;
     gnutls_x509_crt_t ca = NULL, crt = NULL;
@@ -92,22 +95,26 @@ cu_err cu_tls_generate(const char *host, char **ca_pem, char **cert_pem, char **
     if ((rc = new_key(&cakey)) < 0 || (rc = new_key(&key)) < 0)
         goto fail;
     what = "build the CA certificate";
-    if ((rc = gnutls_x509_crt_init(&ca)) < 0 || (rc = init_crt(ca, cakey, "cueue-ca")) < 0 ||
+    if ((rc = gnutls_x509_crt_init(&ca)) < 0 ||
+        (rc = init_crt(ca, cakey, client_cn ? "cueue-client-ca" : "cueue-ca")) < 0 ||
         (rc = gnutls_x509_crt_set_basic_constraints(ca, 1, -1)) < 0 ||
         (rc = gnutls_x509_crt_set_key_usage(ca, GNUTLS_KEY_KEY_CERT_SIGN | GNUTLS_KEY_CRL_SIGN |
                                                     GNUTLS_KEY_DIGITAL_SIGNATURE)) < 0 ||
         (rc = gnutls_x509_crt_sign2(ca, ca, cakey, GNUTLS_DIG_SHA256, 0)) < 0)
         goto fail;
-    what = "build the server certificate";
-    if ((rc = gnutls_x509_crt_init(&crt)) < 0 || (rc = init_crt(crt, key, "cueue-apiserver")) < 0 ||
+    what = client_cn ? "build the client certificate" : "build the server certificate";
+    if ((rc = gnutls_x509_crt_init(&crt)) < 0 ||
+        (rc = init_crt(crt, key, client_cn ? client_cn : "cueue-apiserver")) < 0 ||
         (rc = gnutls_x509_crt_set_basic_constraints(crt, 0, -1)) < 0 ||
         (rc = gnutls_x509_crt_set_key_usage(crt, GNUTLS_KEY_DIGITAL_SIGNATURE |
                                                      GNUTLS_KEY_KEY_ENCIPHERMENT)) < 0 ||
-        (rc = gnutls_x509_crt_set_key_purpose_oid(crt, GNUTLS_KP_TLS_WWW_SERVER, 0)) < 0 ||
-        (rc = add_ip(crt, "127.0.0.1")) < 0 || (rc = add_ip(crt, "::1")) < 0 ||
-        (rc = add_ip(crt, "localhost")) < 0)
+        (rc = gnutls_x509_crt_set_key_purpose_oid(
+             crt, client_cn ? GNUTLS_KP_TLS_WWW_CLIENT : GNUTLS_KP_TLS_WWW_SERVER, 0)) < 0)
         goto fail;
-    if (host && *host && strcmp(host, "0.0.0.0") != 0 && strcmp(host, "::") != 0 &&
+    if (!client_cn && ((rc = add_ip(crt, "127.0.0.1")) < 0 || (rc = add_ip(crt, "::1")) < 0 ||
+                       (rc = add_ip(crt, "localhost")) < 0))
+        goto fail;
+    if (!client_cn && host && *host && strcmp(host, "0.0.0.0") != 0 && strcmp(host, "::") != 0 &&
         strcmp(host, "127.0.0.1") != 0 && strcmp(host, "localhost") != 0 &&
         strcmp(host, "::1") != 0 && (rc = add_ip(crt, host)) < 0)
         goto fail;
@@ -151,4 +158,16 @@ fail:
     if (key)
         gnutls_x509_privkey_deinit(key);
     return CU_EIO;
+}
+
+cu_err cu_tls_generate(const char *host, char **ca_pem, char **cert_pem, char **key_pem, char *err,
+                       size_t errn)
+{
+    return generate(host, NULL, ca_pem, cert_pem, key_pem, err, errn);
+}
+
+cu_err cu_tls_generate_client(const char *cn, char **ca_pem, char **cert_pem, char **key_pem,
+                              char *err, size_t errn)
+{
+    return generate(NULL, cn, ca_pem, cert_pem, key_pem, err, errn);
 }

@@ -17,4 +17,10 @@
 cu_err cu_tls_generate(const char *host, char **ca_pem, char **cert_pem, char **key_pem, char *err,
                        size_t errn);
 
+/* Generates a CA and a client certificate (TLS client authentication)
+ * with common name cn signed by it, as the front proxy of an API server
+ * presents to aggregated servers. Returns malloc'ed PEM strings. */
+cu_err cu_tls_generate_client(const char *cn, char **ca_pem, char **cert_pem, char **key_pem,
+                              char *err, size_t errn);
+
 #endif

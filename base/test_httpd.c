@@ -990,6 +990,8 @@ typedef struct tlsget {
     int port;
     const char *ca;
     const char *authz;
+    const char *ccert, *ckey; /* a client certificate, or NULL */
+    const char *extra[3];     /* more request headers */
     long code;
     char body[256];
     size_t len;
@@ -1025,6 +1027,14 @@ static void *tls_thread(void *ud)
     struct curl_slist *h = NULL;
     if (t->authz)
         h = curl_slist_append(h, t->authz);
+    for (int i = 0; i < 3 && t->extra[i]; i++)
+        h = curl_slist_append(h, t->extra[i]);
+    struct curl_blob cc = { (void *)t->ccert, t->ccert ? strlen(t->ccert) : 0, CURL_BLOB_COPY };
+    struct curl_blob ck = { (void *)t->ckey, t->ckey ? strlen(t->ckey) : 0, CURL_BLOB_COPY };
+    if (t->ccert) {
+        curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &cc);
+        curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &ck);
+    }
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     t->rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &t->code);
@@ -1087,10 +1097,107 @@ static void test_https(void **state)
     assert_int_equal(f->e.calls, 1);
 }
 
+/* The identity a request-aware gate saw last. */
+typedef struct proxyseen {
+    int calls;
+    char user[64], groups[128];
+} proxyseen;
+
+static int proxy_gate(void *ud, const cu_httpd_greq *r, uint64_t id, char *msg, size_t msgn)
+{
+    (void)id;
+    proxyseen *p = ud;
+    p->calls++;
+    snprintf(p->user, sizeof(p->user), "%s", r->proxy_user ? r->proxy_user : "(none)");
+    p->groups[0] = 0;
+    for (size_t i = 0; i < r->nproxy_groups; i++)
+        snprintf(p->groups + strlen(p->groups), sizeof(p->groups) - strlen(p->groups), "%s%s",
+                 i ? "," : "", r->proxy_groups[i]);
+    if (!r->proxy_user) {
+        snprintf(msg, msgn, "{\"kind\":\"Status\",\"code\":401}");
+        return 401;
+    }
+    return 0;
+}
+
+/* An authenticating proxy: its identity headers count only with a client
+ * certificate of the trusted CA and an allowed common name; a refusal
+ * from a JSON gate is served as application/json. */
+static void test_proxy_client_certificate(void **state)
+{
+    fix *f = *state;
+    char *ca = NULL, *cert = NULL, *key = NULL, err[300] = "";
+    char *pca = NULL, *pcert = NULL, *pkey = NULL; /* the front proxy's */
+    char *oca = NULL, *ocert = NULL, *okey = NULL; /* another CA's, same name */
+    char *wca = NULL, *wcert = NULL, *wkey = NULL; /* trusted, but another name */
+    assert_int_equal(cu_tls_generate(NULL, &ca, &cert, &key, err, sizeof(err)), CU_OK);
+    assert_int_equal(
+        cu_tls_generate_client("front-proxy-client", &pca, &pcert, &pkey, err, sizeof(err)), CU_OK);
+    assert_int_equal(
+        cu_tls_generate_client("front-proxy-client", &oca, &ocert, &okey, err, sizeof(err)), CU_OK);
+    assert_int_equal(cu_tls_generate_client("someone", &wca, &wcert, &wkey, err, sizeof(err)),
+                     CU_OK);
+    /* trust both the proxy's CA and the wrong name's CA */
+    char trust[16384];
+    snprintf(trust, sizeof(trust), "%s%s", pca, wca);
+    static const char *const names[] = { "front-proxy-client" };
+    static const char *const groups[] = { "X-Remote-Group" };
+    proxyseen seen = { 0 };
+    cu_httpd_opts o = { .cert_pem = cert,
+                        .key_pem = key,
+                        .gate_req = proxy_gate,
+                        .gate_ud = &seen,
+                        .gate_json = 1,
+                        .client_ca_pem = trust,
+                        .proxy_names = names,
+                        .nproxy_names = 1,
+                        .group_headers = groups,
+                        .ngroup_headers = 1 };
+    int port = 0;
+    cu_httpd *s = cu_httpd_start_opts(f->loop, "127.0.0.1:0", "proxy", echo_handler, &f->e, &o, err,
+                                      sizeof(err), &port);
+    assert_non_null(s);
+    tlsget t = { .port = port,
+                 .ca = ca,
+                 .ccert = pcert,
+                 .ckey = pkey,
+                 .extra = { "X-Remote-User: alice", "X-Remote-Group: team-a",
+                            "X-Remote-Group: system:authenticated" } };
+    tls_get(f, &t);
+    assert_int_equal(t.rc, CURLE_OK);
+    assert_int_equal(t.code, 200);
+    assert_string_equal(seen.user, "alice");
+    assert_string_equal(seen.groups, "team-a,system:authenticated");
+    /* the same headers without a certificate, with another CA's, or with
+     * a trusted CA's certificate of another name: no identity */
+    const char *certs[][2] = { { NULL, NULL }, { ocert, okey }, { wcert, wkey } };
+    for (int i = 0; i < 3; i++) {
+        tlsget u = { .port = port,
+                     .ca = ca,
+                     .ccert = certs[i][0],
+                     .ckey = certs[i][1],
+                     .extra = { "X-Remote-User: mallory", "X-Remote-Group: system:masters" } };
+        tls_get(f, &u);
+        if (i == 0)
+            assert_int_equal(u.rc, CURLE_OK);
+        if (u.rc == CURLE_OK) { /* another CA's may fail the handshake instead */
+            assert_int_equal(u.code, 401);
+            assert_string_equal(seen.user, "(none)");
+            assert_string_equal(u.body, "{\"kind\":\"Status\",\"code\":401}\n");
+        }
+    }
+    assert_true(seen.calls >= 3);
+    cu_httpd_stop(s);
+    char *all[] = { ca, cert, key, pca, pcert, pkey, oca, ocert, okey, wca, wcert, wkey };
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        free(all[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_get_ok, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_proxy_client_certificate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_target_passed_raw, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_found_from_handler, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_methods_405, setup, teardown),

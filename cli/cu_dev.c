@@ -25,7 +25,10 @@
 #include "cu_json.h"
 #include "cu_kconfig.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -53,7 +56,13 @@ static const char dev_help[] =
     "  2. creates the objects of the CRD folder, then of the samples folder\n"
     "     (Jobs with the kueue.x-k8s.io/queue-name label are created\n"
     "     suspended; a Workload's status is written after it is created);\n"
-    "  3. 'cueue controller' against it (log: DIR/controller.log);\n"
+    "  3. 'cueue controller' against it (log: DIR/controller.log), with Kueue's\n"
+    "     visibility API on a free port of 127.0.0.1, registered in the cluster\n"
+    "     as the APIService v1beta2.visibility.kueue.x-k8s.io (through the\n"
+    "     Service default/visibility-server), so that\n"
+    "       kubectl get --raw /apis/visibility.kueue.x-k8s.io/v1beta2/\\\n"
+    "         clusterqueues/CQ/pendingworkloads\n"
+    "     works;\n"
     "  4. prints one line per change until Ctrl-C:\n"
     "       admitted NS/JOB to ClusterQueue CQ (flavors F...)\n"
     "       started NS/JOB\n"
@@ -812,6 +821,52 @@ static void poll_once(dev *dv, int *warned)
 
 /* ---------------- main ---------------- */
 
+/* A free port of 127.0.0.1 (0 when none): the controller's visibility
+ * API listens there. */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t sl = sizeof(sa);
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+        port = ntohs(sa.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+/* Kueue's visibility API through the cluster: the Service
+ * default/visibility-server (ExternalName localhost, the controller's
+ * port) and the APIService v1beta2.visibility.kueue.x-k8s.io naming it
+ * (docs/cluster.md, "Aggregated APIs"). */
+static void register_visibility(dev *dv, int port)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"
+             "\"visibility-server\",\"namespace\":\"default\"},\"spec\":{\"type\":"
+             "\"ExternalName\",\"externalName\":\"localhost\",\"ports\":[{\"name\":"
+             "\"https\",\"port\":%d}]}}",
+             port);
+    json_object *svc = cu_json_parse_str(text);
+    snprintf(text, sizeof text,
+             "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
+             "\"metadata\":{\"name\":\"v1beta2.visibility.kueue.x-k8s.io\"},\"spec\":{"
+             "\"group\":\"visibility.kueue.x-k8s.io\",\"version\":\"v1beta2\","
+             "\"groupPriorityMinimum\":100,\"versionPriority\":100,"
+             "\"insecureSkipTLSVerify\":true,\"service\":{\"namespace\":\"default\","
+             "\"name\":\"visibility-server\",\"port\":%d}}}",
+             port);
+    json_object *as = cu_json_parse_str(text);
+    dev_obj objs[2] = { { svc, "cueue dev" }, { as, "cueue dev" } };
+    for (int i = 0; i < 2; i++)
+        if (objs[i].obj)
+            create_obj(dv, &objs[i]);
+    json_object_put(svc);
+    json_object_put(as);
+}
+
 static int usage(const char *fmt, const char *arg)
 {
     fputs("cueue: dev: ", stderr);
@@ -1010,12 +1065,18 @@ int cu_dev_main(int argc, char **argv)
                 "going on with the others\n",
                 dv.samples);
     {
-        char log[DEV_PATH_MAX];
+        char log[DEV_PATH_MAX], vis[64];
         snprintf(log, sizeof log, "%s/controller.log", dv.dir);
+        int vport = free_port();
+        snprintf(vis, sizeof vis, "127.0.0.1:%d", vport);
+        if (vport)
+            register_visibility(&dv, vport);
         char *args[] = { "cueue",
                          "controller",
                          "--kubeconfig",
                          dv.kubeconfig,
+                         "--visibility-bind-address",
+                         vport ? vis : "0",
                          dv.config ? "--config" : NULL,
                          (char *)dv.config,
                          NULL };
@@ -1030,10 +1091,12 @@ int cu_dev_main(int argc, char **argv)
         "\nTry, in another terminal:\n"
         "  kubectl --kubeconfig %s get workloads -A\n"
         "  kubectl --kubeconfig %s get clusterqueues,jobs -A\n"
+        "  kubectl --kubeconfig %s get --raw /apis/visibility.kueue.x-k8s.io/v1beta2/"
+        "clusterqueues/CQ/pendingworkloads\n"
         "  kubectl --kubeconfig %s apply -f my-job.yaml   "
         "# suspend: true, label kueue.x-k8s.io/queue-name\n"
         "Ctrl-C stops everything.\n\n",
-        dv.kubeconfig, dv.kubeconfig, dv.kubeconfig);
+        dv.kubeconfig, dv.kubeconfig, dv.kubeconfig, dv.kubeconfig);
 
     int warned[2] = { 0, 0 };
     for (;;) {

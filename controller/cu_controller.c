@@ -327,6 +327,19 @@ static const char help_text[] =
     "                         the HTTPS certificate (default tls.crt) and key\n"
     "                         (default tls.key) in DIR; without DIR a self-signed\n"
     "                         one is generated at start\n"
+    "      --visibility-bind-address HOST:PORT\n"
+    "                         serve Kueue's visibility API (pending workloads of\n"
+    "                         a ClusterQueue or LocalQueue,\n"
+    "                         /apis/visibility.kueue.x-k8s.io/v1beta2) over HTTPS\n"
+    "                         as an aggregated API server: kube-apiserver's front\n"
+    "                         proxy (its client certificate checked against the\n"
+    "                         requestheader CA of ConfigMap\n"
+    "                         kube-system/extension-apiserver-authentication) or\n"
+    "                         bearer tokens, authorized by SubjectAccessReviews\n"
+    "                         (Kueue serves it on :8082; default \"0\": off)\n"
+    "      --visibility-cert-path DIR\n"
+    "                         its certificate DIR/tls.crt and key DIR/tls.key\n"
+    "                         (default: a self-signed one generated at start)\n"
     "  -h, --help             show this help\n"
     "\n"
     "Stops on SIGTERM or SIGINT: no new writes, in-flight writes finish (at most\n"
@@ -394,13 +407,7 @@ static int start_metrics(ctrl *c, const char *addr, int secure, const char *cert
         return fatal ? -1 : 0;
     }
     char host[256], err[400];
-    const char *colon = strrchr(a, ':');
-    size_t hl = colon ? (size_t)(colon - a) : 0;
-    snprintf(host, sizeof(host), "%.*s", (int)(hl < sizeof(host) ? hl : 0), a);
-    if (hl >= 2 && host[0] == '[') {
-        memmove(host, host + 1, hl - 2);
-        host[hl - 2] = 0;
-    }
+    cu_mauth_addr_host(a, host, sizeof(host));
     char *cert = NULL, *key = NULL;
     if (cu_mauth_certificate(cert_dir, cert_name, key_name, host, &cert, &key, err, sizeof(err)) !=
         0) {
@@ -467,11 +474,14 @@ int cu_controller_main(int argc, char **argv)
         { "metrics-cert-path", required_argument, NULL, 1002 },
         { "metrics-cert-name", required_argument, NULL, 1003 },
         { "metrics-cert-key", required_argument, NULL, 1004 },
+        { "visibility-bind-address", required_argument, NULL, 1005 },
+        { "visibility-cert-path", required_argument, NULL, 1006 },
         { NULL, 0, NULL, 0 },
     };
     const char *kubeconfig = NULL, *context = NULL, *config = NULL, *lease_ns = NULL;
     const char *health = NULL, *metrics = NULL, *logfmt = "text";
     const char *mcert_dir = NULL, *mcert_name = "tls.crt", *mcert_key = "tls.key";
+    const char *vis_addr = NULL, *vcert_dir = NULL;
     int msecure = -1;
     int verbose = 0, ch, elect = -1, lease_ms = 0, renew_ms = 0, retry_ms = 0;
     optind = 1;
@@ -528,6 +538,8 @@ int cu_controller_main(int argc, char **argv)
         case 1002: mcert_dir = optarg; break;
         case 1003: mcert_name = optarg; break;
         case 1004: mcert_key = optarg; break;
+        case 1005: vis_addr = optarg; break;
+        case 1006: vcert_dir = optarg; break;
         case 'D':
             if (parse_go_duration(optarg, &lease_ms) != 0)
                 return bad_duration("--leader-elect-lease-duration", optarg);
@@ -737,7 +749,8 @@ int cu_controller_main(int argc, char **argv)
         rc = 2;
         goto out;
     }
-    if (start_metrics(c, metrics, msecure, mcert_dir, mcert_name, mcert_key) != 0) {
+    if (start_metrics(c, metrics, msecure, mcert_dir, mcert_name, mcert_key) != 0 ||
+        ctrl_visibility_start(c, vis_addr, vcert_dir, "tls.crt", "tls.key") != 0) {
         rc = 2;
         goto out;
     }
@@ -803,6 +816,7 @@ out:
     cu_httpd_stop(c->health);
     cu_httpd_stop(c->metrics);
     cu_mauth_detach(c->mauth);
+    ctrl_visibility_stop(c);
     for (int r = 0; r < NRES; r++)
         if (c->inf[r])
             cu_informer_stop(c->inf[r]);
@@ -819,6 +833,7 @@ out:
         ctrl_log(c, 0, "metrics authentication: %lu reviews", cu_mauth_reviews(c->mauth));
         cu_mauth_free(c->mauth);
     }
+    ctrl_visibility_free(c);
     if (c->eng)
         cu_engine_free(c->eng);
     for (size_t i = 0; i < c->ngrave; i++)

@@ -94,10 +94,24 @@ void ctrl_decode_wl_extras(rec *x, json_object *obj)
 {
     free(x->owner);
     x->owner = NULL;
+    free(x->owners);
+    x->owners = NULL;
     json_object *owners = cu_jpath(obj, "metadata.ownerReferences");
     size_t no = json_object_is_type(owners, json_type_array) ? json_object_array_length(owners) : 0;
+    json_object *refs = no ? json_object_new_array() : NULL;
     for (size_t i = 0; i < no; i++) {
         json_object *o = json_object_array_get_idx(owners, i);
+        /* as Kueue's visibility API shows them: these four fields */
+        json_object *ref = json_object_new_object();
+        static const char *const keep[] = { "apiVersion", "kind", "name", "uid" };
+        for (size_t k = 0; ref && k < sizeof(keep) / sizeof(keep[0]); k++)
+            json_object_object_add(
+                ref, keep[k],
+                json_object_new_string(cu_jstr(o, keep[k]) ? cu_jstr(o, keep[k]) : ""));
+        if (refs && ref)
+            json_object_array_add(refs, ref);
+        else
+            json_object_put(ref);
         const char *kind = cu_jstr(o, "kind"), *name = cu_jstr(o, "name");
         const char *av = cu_jstr(o, "apiVersion");
         json_object *ctl = cu_jget(o, "controller");
@@ -110,6 +124,9 @@ void ctrl_decode_wl_extras(rec *x, json_object *obj)
                 snprintf(x->owner, l, "%s/%s", ns ? ns : "", name);
         }
     }
+    if (refs)
+        x->owners = ctrl_jtext(refs);
+    json_object_put(refs);
     free(x->tmpl);
     x->tmpl = NULL;
     json_object *ps = cu_jpath(obj, "spec.podSets");

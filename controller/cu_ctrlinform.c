@@ -13,6 +13,7 @@ void ctrl_rec_free(rec *x)
     free(x->key);
     free(x->rv);
     free(x->owner);
+    free(x->owners);
     free(x->tmpl);
     free(x->ev_reason);
     free(x->ev_msg);

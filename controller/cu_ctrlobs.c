@@ -375,34 +375,6 @@ static void refresh_gauges(ctrl *c)
     }
 }
 
-/* The value of query parameter name (URL-decoded into out), or NULL. */
-static const char *qparam(const char *query, const char *name, char *out, size_t n)
-{
-    size_t nl = strlen(name);
-    for (const char *p = query; p && *p;) {
-        const char *amp = strchr(p, '&');
-        size_t len = amp ? (size_t)(amp - p) : strlen(p);
-        if (len > nl && strncmp(p, name, nl) == 0 && p[nl] == '=') {
-            size_t k = 0;
-            for (size_t i = nl + 1; i < len && k + 1 < n; i++) {
-                char ch = p[i];
-                if (ch == '%' && i + 2 < len) {
-                    char hx[3] = { p[i + 1], p[i + 2], 0 };
-                    ch = (char)strtol(hx, NULL, 16);
-                    i += 2;
-                } else if (ch == '+') {
-                    ch = ' ';
-                }
-                out[k++] = ch;
-            }
-            out[k] = 0;
-            return out;
-        }
-        p = amp ? amp + 1 : NULL;
-    }
-    return NULL;
-}
-
 static void json_str_out(cu_buf *b, const char *s)
 {
     json_object *o = json_object_new_string(s ? s : "");
@@ -410,23 +382,39 @@ static void json_str_out(cu_buf *b, const char *s)
     json_object_put(o);
 }
 
+const cu_wl_info **ctrl_pending_views(ctrl *c, size_t *out_n)
+{
+    size_t n = c->eng ? cu_engine_nworkloads(c->eng) : 0;
+    const cu_wl_info **v = calloc(n ? n : 1, sizeof(*v));
+    size_t k = 0;
+    for (size_t i = 0; v && i < n; i++) {
+        const cu_wl_info *w = cu_engine_workload_info(c->eng, i);
+        if (ctrl_pending_rec(c, w) && w->position >= 0)
+            v[k++] = w;
+    }
+    *out_n = k;
+    return v;
+}
+
+const char *ctrl_engine_not_ready(ctrl *c, char *why, size_t n)
+{
+    why[0] = 0;
+    if (ready(c, why, n) && (!ctrl_leading(c) || !c->eng))
+        snprintf(why, n, "%s", !ctrl_leading(c) ? "not leading" : "no engine yet");
+    return why[0] ? why : NULL;
+}
+
 /* GET /debug/pending[?clusterQueue=CQ|?localQueue=NS/LQ]: the pending
  * workloads in admission order, as the controller's engine sees them. */
 static int debug_pending(ctrl *c, const char *query, cu_buf *b)
 {
     char cq[300], lq[600];
-    const char *want_cq = qparam(query, "clusterQueue", cq, sizeof(cq));
-    const char *want_lq = qparam(query, "localQueue", lq, sizeof(lq));
-    size_t n = cu_engine_nworkloads(c->eng);
-    const cu_wl_info **v = calloc(n ? n : 1, sizeof(*v));
+    const char *want_cq = cu_vis_qparam(query, "clusterQueue", cq, sizeof(cq));
+    const char *want_lq = cu_vis_qparam(query, "localQueue", lq, sizeof(lq));
+    size_t k = 0;
+    const cu_wl_info **v = ctrl_pending_views(c, &k);
     if (!v)
         return 500;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        const cu_wl_info *w = cu_engine_workload_info(c->eng, i);
-        if (ctrl_pending_rec(c, w) && w->position >= 0)
-            v[k++] = w;
-    }
     json_object *doc = cu_status_pending_doc(v, k, want_cq, want_lq, cu_clock_system_now(NULL));
     free(v);
     if (!doc)
@@ -444,9 +432,7 @@ static int debug_handler(ctrl *c, const char *path, const char *query, cu_buf *b
 {
     char why[160] = "";
     *ctype = "text/plain; charset=utf-8";
-    if (ready(c, why, sizeof(why)) && (!ctrl_leading(c) || !c->eng))
-        snprintf(why, sizeof(why), "%s", !ctrl_leading(c) ? "not leading" : "no engine yet");
-    if (why[0]) {
+    if (ctrl_engine_not_ready(c, why, sizeof(why))) {
         cu_buf_printf(b, "not ready: %s\n", why);
         return 503;
     }
@@ -455,11 +441,11 @@ static int debug_handler(ctrl *c, const char *path, const char *query, cu_buf *b
         return debug_pending(c, query, b);
     }
     char key[600], fmt[16];
-    if (!qparam(query, "workload", key, sizeof(key))) {
+    if (!cu_vis_qparam(query, "workload", key, sizeof(key))) {
         cu_buf_puts(b, "missing ?workload=NAMESPACE/NAME\n");
         return 400;
     }
-    int json = qparam(query, "format", fmt, sizeof(fmt)) && strcmp(fmt, "json") == 0;
+    int json = cu_vis_qparam(query, "format", fmt, sizeof(fmt)) && strcmp(fmt, "json") == 0;
     /* Workloads the engine does not hold right now: said from the record */
     char full[620];
     snprintf(full, sizeof(full), "%s%s", strchr(key, '/') ? "" : "default/", key);

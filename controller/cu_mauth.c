@@ -62,6 +62,25 @@ struct cu_mauth {
 
 static double now(const cu_mauth *a) { return ev_now(cu_kclient_loop(a->kc)); }
 
+/* A refusal's message: the caller's (o.refuse), else one line. code: 401,
+ * 403, or 500 (authn: the TokenReview failed, else the access review). */
+static void refusal(cu_mauth *a, int code, int authn, const char *name, const char *path, char *msg,
+                    size_t msgn)
+{
+    if (a->o.refuse) {
+        a->o.refuse(a->o.refuse_ud, code, name, path, msg, msgn);
+        return;
+    }
+    if (code == 401)
+        snprintf(msg, msgn, "Unauthorized");
+    else if (code == 403)
+        snprintf(msg, msgn, "Authorization denied for user %s", name);
+    else if (authn)
+        snprintf(msg, msgn, "Authentication failed");
+    else
+        snprintf(msg, msgn, "Authorization for user %s failed", name);
+}
+
 static void logf_(cu_mauth *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_(cu_mauth *a, const char *fmt, ...)
 {
@@ -245,11 +264,19 @@ static int authorize(cu_mauth *a, json_object *user, const char *path, uint64_t 
     for (int i = 0; i < 20; i++)
         snprintf(key + 2 * i, 3, "%02x", dg[i]);
     const char *name = user_name(user);
+    json_object *groups = cu_jget(user, "groups");
+    for (size_t i = 0; a->o.always_allow_group && json_object_is_type(groups, json_type_array) &&
+                       i < json_object_array_length(groups);
+         i++) {
+        const char *g = json_object_get_string(json_object_array_get_idx(groups, i));
+        if (g && strcmp(g, a->o.always_allow_group) == 0)
+            return 0;
+    }
     centry *e = find(a, K_ACCESS, key);
     if (e) {
         if (e->ok)
             return 0;
-        snprintf(msg, msgn, "Authorization denied for user %s", name);
+        refusal(a, 403, 0, name, path, msg, msgn);
         return 403;
     }
     pending *p = find_pending(a, K_ACCESS, key);
@@ -266,10 +293,17 @@ static int authorize(cu_mauth *a, json_object *user, const char *path, uint64_t 
             if (v)
                 json_object_object_add(spec, copy[i], json_object_get(v));
         }
-        json_object *nra = json_object_new_object();
-        json_object_object_add(nra, "path", json_object_new_string(path));
-        json_object_object_add(nra, "verb", json_object_new_string("get"));
-        json_object_object_add(spec, "nonResourceAttributes", nra);
+        json_object *attrs = a->o.attrs ? a->o.attrs(a->o.attrs_ud, path) : NULL;
+        if (attrs) {
+            json_object_object_foreach (attrs, ak, av)
+                json_object_object_add(spec, ak, json_object_get(av));
+            json_object_put(attrs);
+        } else {
+            json_object *nra = json_object_new_object();
+            json_object_object_add(nra, "path", json_object_new_string(path));
+            json_object_object_add(nra, "verb", json_object_new_string("get"));
+            json_object_object_add(spec, "nonResourceAttributes", nra);
+        }
         json_object_object_add(body, "spec", spec);
         p = start(a, K_ACCESS, key, body);
         json_object_put(body);
@@ -277,7 +311,7 @@ static int authorize(cu_mauth *a, json_object *user, const char *path, uint64_t 
             snprintf(p->name, sizeof(p->name), "%s", name);
     }
     if (!p || add_waiter(p, id, path) != 0) {
-        snprintf(msg, msgn, "Authorization for user %s failed", name);
+        refusal(a, 500, 0, name, path, msg, msgn);
         return 500;
     }
     return CU_HTTPD_WAIT;
@@ -325,12 +359,14 @@ static void on_review(cu_kclient *c, const cu_kresp *r, void *ud)
             put(a, K_TOKEN, p->key, ok, a->o.authn_ttl_s, ok ? json_object_get(user) : NULL);
         while (w) {
             waiter *next = w->next;
+            char msg[1024] = "";
             if (!st) {
-                decide(a, w->id, 500, "Authentication failed");
+                refusal(a, 500, 1, "", w->path, msg, sizeof(msg));
+                decide(a, w->id, 500, msg);
             } else if (!ok) {
-                decide(a, w->id, 401, "Unauthorized");
+                refusal(a, 401, 1, "", w->path, msg, sizeof(msg));
+                decide(a, w->id, 401, msg);
             } else if (a->s) {
-                char msg[160] = "";
                 int code = authorize(a, user, w->path, w->id, msg, sizeof(msg));
                 if (code != CU_HTTPD_WAIT)
                     decide(a, w->id, code, msg);
@@ -345,12 +381,11 @@ static void on_review(cu_kclient *c, const cu_kresp *r, void *ud)
                   err);
         else
             put(a, K_ACCESS, p->key, ok, ok ? a->o.allow_ttl_s : a->o.deny_ttl_s, NULL);
-        char msg[200];
-        snprintf(msg, sizeof(msg),
-                 !st ? "Authorization for user %s failed" : "Authorization denied for user %s",
-                 p->name);
         while (w) {
             waiter *next = w->next;
+            char msg[1024] = "";
+            if (!ok)
+                refusal(a, !st ? 500 : 403, 0, p->name, w->path, msg, sizeof(msg));
             decide(a, w->id, !st ? 500 : ok ? 0 : 403, ok ? NULL : msg);
             free(w);
             w = next;
@@ -363,10 +398,9 @@ static void on_review(cu_kclient *c, const cu_kresp *r, void *ud)
 
 /* ---- the gate ---- */
 
-int cu_mauth_gate(void *ud, const char *authz, const char *path, uint64_t id, char *msg,
-                  size_t msgn)
+static int gate(cu_mauth *a, const char *authz, const char *path, uint64_t id, char *msg,
+                size_t msgn)
 {
-    cu_mauth *a = ud;
     const char *tok = NULL;
     if (strncasecmp(authz, "Bearer ", 7) == 0) {
         tok = authz + 7;
@@ -375,7 +409,7 @@ int cu_mauth_gate(void *ud, const char *authz, const char *path, uint64_t id, ch
     }
     size_t tl = tok ? strcspn(tok, " \t") : 0;
     if (!tok || !tl || tok[tl]) {
-        snprintf(msg, msgn, "Unauthorized");
+        refusal(a, 401, 1, "", path, msg, msgn);
         return 401;
     }
     char key[41];
@@ -383,7 +417,7 @@ int cu_mauth_gate(void *ud, const char *authz, const char *path, uint64_t id, ch
     centry *e = find(a, K_TOKEN, key);
     if (e) {
         if (!e->ok) {
-            snprintf(msg, msgn, "Unauthorized");
+            refusal(a, 401, 1, "", path, msg, msgn);
             return 401;
         }
         return authorize(a, e->user, path, id, msg, msgn);
@@ -400,10 +434,45 @@ int cu_mauth_gate(void *ud, const char *authz, const char *path, uint64_t id, ch
         json_object_put(body);
     }
     if (!p || add_waiter(p, id, path) != 0) {
-        snprintf(msg, msgn, "Authentication failed");
+        refusal(a, 500, 1, "", path, msg, msgn);
         return 500;
     }
     return CU_HTTPD_WAIT;
+}
+
+int cu_mauth_gate(void *ud, const char *authz, const char *path, uint64_t id, char *msg,
+                  size_t msgn)
+{
+    return gate(ud, authz, path, id, msg, msgn);
+}
+
+int cu_mauth_gate_req(void *ud, const cu_httpd_greq *r, uint64_t id, char *msg, size_t msgn)
+{
+    cu_mauth *a = ud;
+    if (!r->proxy_user)
+        return gate(a, r->authz, r->path, id, msg, msgn);
+    /* the identity an authenticating proxy asserted with its certificate */
+    json_object *user = json_object_new_object(), *groups = json_object_new_array();
+    if (!user || !groups) {
+        json_object_put(user);
+        json_object_put(groups);
+        refusal(a, 500, 1, "", r->path, msg, msgn);
+        return 500;
+    }
+    json_object_object_add(user, "username", json_object_new_string(r->proxy_user));
+    int authenticated = 0;
+    for (size_t i = 0; i < r->nproxy_groups; i++) {
+        json_object_array_add(groups, json_object_new_string(r->proxy_groups[i]));
+        authenticated |= strcmp(r->proxy_groups[i], "system:authenticated") == 0;
+    }
+    /* as the generic API server's authenticated-group adder: kube-aggregator's
+     * legacy discovery request names its user and no group */
+    if (!authenticated)
+        json_object_array_add(groups, json_object_new_string("system:authenticated"));
+    json_object_object_add(user, "groups", groups);
+    int code = authorize(a, user, r->path, id, msg, msgn);
+    json_object_put(user);
+    return code;
 }
 
 void cu_mauth_free(cu_mauth *a)
@@ -483,4 +552,16 @@ int cu_mauth_certificate(const char *dir, const char *cert_name, const char *key
     *cert_pem = chain;
     *key_pem = key;
     return 0;
+}
+
+size_t cu_mauth_addr_host(const char *addr, char *host, size_t n)
+{
+    const char *colon = strrchr(addr, ':');
+    size_t hl = colon ? (size_t)(colon - addr) : 0;
+    snprintf(host, n, "%.*s", (int)(hl < n ? hl : 0), addr);
+    if (hl >= 2 && hl < n && host[0] == '[') {
+        memmove(host, host + 1, hl - 2);
+        host[hl - 2] = 0;
+    }
+    return hl;
 }

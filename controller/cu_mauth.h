@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <json-c/json.h>
+
 #include "cu_httpd.h"
 #include "cu_kclient.h"
 
@@ -39,6 +41,17 @@ typedef struct cu_mauth_opts {
     /* a failed review (once per distinct message and 10 s); may be NULL */
     void (*log)(void *ud, const char *msg);
     void *log_ud;
+    /* the SubjectAccessReview's attributes for a path: a new object with
+     * resourceAttributes or nonResourceAttributes (taken); NULL (or no
+     * function): nonResourceAttributes {path, verb: get} */
+    json_object *(*attrs)(void *ud, const char *path);
+    void *attrs_ud;
+    /* a refusal's message into msg (code 401, 403 or 500; user "" before
+     * authentication); NULL: the one-line texts above */
+    void (*refuse)(void *ud, int code, const char *user, const char *path, char *msg, size_t msgn);
+    void *refuse_ud;
+    /* members of this group are allowed without a review (NULL: none) */
+    const char *always_allow_group;
 } cu_mauth_opts;
 
 /* Reviews through kc (borrowed). Returns NULL when out of memory. */
@@ -50,6 +63,10 @@ void cu_mauth_detach(cu_mauth *a);
 /* A cu_httpd_gate; ud is the cu_mauth. */
 int cu_mauth_gate(void *ud, const char *authz, const char *path, uint64_t id, char *msg,
                   size_t msgn);
+/* A cu_httpd_gate_req: a proxy identity (cu_httpd_greq) is authorized
+ * as it is (no TokenReview), with the group system:authenticated added
+ * (as the generic API server does); without one, as cu_mauth_gate. */
+int cu_mauth_gate_req(void *ud, const cu_httpd_greq *r, uint64_t id, char *msg, size_t msgn);
 /* Reviews sent so far (for tests and the log). */
 unsigned long cu_mauth_reviews(const cu_mauth *a);
 /* Frees a; its client must be freed first (no review pending). */
@@ -58,6 +75,9 @@ void cu_mauth_free(cu_mauth *a);
 /* Whether HOST:PORT names a loopback host (127.0.0.0/8, ::1, localhost);
  * ":PORT" (every address) does not. */
 int cu_mauth_loopback(const char *addr);
+/* The host of HOST:PORT or [V6]:PORT into host ("" for ":PORT"), for
+ * the certificate; returns the length of the part before the last ':'. */
+size_t cu_mauth_addr_host(const char *addr, char *host, size_t n);
 /* The metrics server's certificate: DIR/CERT and DIR/KEY (PEM) when dir
  * is given, else a CA and a certificate for host generated now (the
  * chain, certificate then CA, in *cert_pem), as controller-runtime does

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cu_mauth.h"
+#include "cu_visibility.h"
 
 static double now_s(void)
 {
@@ -52,6 +53,7 @@ typedef struct fake {
     int lfd, port;
     fconn c[MAXC];
     int trs, sars; /* reviews received */
+    char last_sar[4096];
     double delay;
 } fake;
 
@@ -64,7 +66,12 @@ static void answer(fake *f, fconn *c, const char *target, const char *body)
     char json[600];
     if (strstr(target, "tokenreviews")) {
         f->trs++;
-        if (strstr(body, "\"token\":\"good")) {
+        if (strstr(body, "\"token\":\"root\"")) {
+            snprintf(json, sizeof(json),
+                     "{\"kind\":\"TokenReview\",\"status\":{\"authenticated\":"
+                     "true,\"user\":{\"username\":\"root\",\"groups\":"
+                     "[\"system:masters\",\"system:authenticated\"]}}}");
+        } else if (strstr(body, "\"token\":\"good")) {
             snprintf(json, sizeof(json),
                      "{\"kind\":\"TokenReview\",\"status\":{\"authenticated\":"
                      "true,\"user\":{\"username\":\"alice\",\"uid\":\"u1\",\"groups\":"
@@ -78,6 +85,7 @@ static void answer(fake *f, fconn *c, const char *target, const char *body)
         }
     } else {
         f->sars++;
+        snprintf(f->last_sar, sizeof(f->last_sar), "%s", body);
         /* the spec names the user, the groups and the path */
         int ok = strstr(body, "\"user\":\"alice\"") && strstr(body, "\"readers\"") &&
                  strstr(body, "\"uid\":\"u1\"") &&
@@ -155,6 +163,7 @@ typedef struct fix {
     cu_httpd *s;
     int port;
     int calls;
+    cu_mauth *extra; /* freed after the client */
 } fix;
 
 static int handler(void *ud, const char *path, const char *query, const char *accept, cu_buf *body,
@@ -225,6 +234,7 @@ static int teardown(void **state)
     cu_mauth_detach(x->a);
     cu_kclient_free(x->kc_);
     cu_mauth_free(x->a);
+    cu_mauth_free(x->extra);
     cu_kconfig_free(x->kcfg);
     ev_loop_destroy(x->loop);
     for (int i = 0; i < MAXC; i++)
@@ -393,12 +403,54 @@ static void test_stop_while_reviewing(void **state)
         pump(x); /* the review completes with nobody to decide for */
 }
 
+/* The visibility API's use (cu_ctrlvis.c): a request-aware gate, the
+ * resource attributes of the path in the SubjectAccessReview, refusals
+ * as Status objects, and system:masters allowed without a review. */
+static void test_resource_attributes(void **state)
+{
+    fix *x = *state;
+    cu_mauth_opts mo = { .attrs = cu_vis_attrs,
+                         .refuse = cu_vis_refuse,
+                         .always_allow_group = "system:masters" };
+    cu_mauth *a = cu_mauth_new(x->kc_, &mo);
+    cu_httpd_opts ho = { .gate_req = cu_mauth_gate_req, .gate_ud = a, .gate_json = 1 };
+    char err[300];
+    int port = 0;
+    cu_httpd *s = cu_httpd_start_opts(x->loop, "127.0.0.1:0", "visibility", handler, x, &ho, err,
+                                      sizeof(err), &port);
+    assert_non_null(s);
+    cu_mauth_attach(a, s);
+    int saved = x->port;
+    x->port = port;
+    char body[1024];
+    const char *p = "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/cq/pendingworkloads";
+    assert_int_equal(get(x, p, "good", body, sizeof(body)), 403);
+    assert_non_null(strstr(body, "\"kind\":\"Status\""));
+    assert_non_null(strstr(body, "clusterqueues.visibility.kueue.x-k8s.io \\\"cq\\\" is "
+                                 "forbidden: User \\\"alice\\\" cannot get resource"));
+    assert_non_null(strstr(x->f.last_sar, "\"resourceAttributes\":{"));
+    assert_non_null(strstr(x->f.last_sar, "\"subresource\":\"pendingworkloads\""));
+    assert_non_null(strstr(x->f.last_sar, "\"name\":\"cq\""));
+    assert_null(strstr(x->f.last_sar, "nonResourceAttributes"));
+    int sars = x->f.sars;
+    assert_int_equal(get(x, p, "root", body, sizeof(body)), 200);
+    assert_int_equal(x->f.sars, sars); /* system:masters: no review */
+    assert_int_equal(get(x, p, NULL, body, sizeof(body)), 401);
+    assert_non_null(strstr(body, "\"reason\":\"Unauthorized\""));
+    x->port = saved;
+    cu_httpd_stop(s);
+    cu_mauth_detach(a);
+    /* the fixture's teardown frees the client, then this */
+    x->extra = a;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_statuses, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_share_reviews, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ttl, setup_short, teardown),
+        cmocka_unit_test_setup_teardown(test_resource_attributes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_while_reviewing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -416,11 +416,12 @@ static void put_str(json_object *o, const char *k, const char *v)
     json_object_object_add(o, k, json_object_new_string(nz(v)));
 }
 
-json_object *cu_status_pending_doc(const cu_wl_info **v, size_t n, const char *cq, const char *lq,
-                                   int64_t now_ms)
+/* Keeps in v those of ClusterQueue cq and LocalQueue lq ("NS/NAME"),
+ * either NULL for any, in admission order; returns how many. */
+static size_t select_pending(const cu_wl_info **v, size_t n, const char *cq, const char *lq)
 {
     size_t k = 0;
-    char key[600], ts[40];
+    char key[600];
     for (size_t i = 0; i < n; i++) {
         const cu_wl_info *w = v[i];
         if (cq && !same_str(w->cluster_queue, cq))
@@ -431,6 +432,26 @@ json_object *cu_status_pending_doc(const cu_wl_info **v, size_t n, const char *c
         v[k++] = w;
     }
     qsort(v, k, sizeof(*v), cmp_pending);
+    return k;
+}
+
+/* The position of v[i] among the workloads ahead of it in v (admission
+ * order) that are in its LocalQueue. */
+static int lq_position(const cu_wl_info **v, size_t i)
+{
+    const cu_wl_info *w = v[i];
+    int pos = 0;
+    for (size_t j = 0; j < i; j++)
+        pos += same_str(v[j]->ns, w->ns) && same_str(v[j]->local_queue, w->local_queue) &&
+               same_str(v[j]->cluster_queue, w->cluster_queue);
+    return pos;
+}
+
+json_object *cu_status_pending_doc(const cu_wl_info **v, size_t n, const char *cq, const char *lq,
+                                   int64_t now_ms)
+{
+    char ts[40];
+    size_t k = select_pending(v, n, cq, lq);
     json_object *doc = json_object_new_object(), *items = json_object_new_array();
     if (!doc || !items) {
         json_object_put(doc);
@@ -443,11 +464,7 @@ json_object *cu_status_pending_doc(const cu_wl_info **v, size_t n, const char *c
     json_object_object_add(doc, "items", items);
     for (size_t i = 0; i < k; i++) {
         const cu_wl_info *w = v[i];
-        /* position among the same LocalQueue's workloads ahead in this order */
-        int lqpos = 0;
-        for (size_t j = 0; j < i; j++)
-            lqpos += same_str(v[j]->ns, w->ns) && same_str(v[j]->local_queue, w->local_queue) &&
-                     same_str(v[j]->cluster_queue, w->cluster_queue);
+        int lqpos = lq_position(v, i);
         json_object *it = json_object_new_object();
         if (!it) {
             json_object_put(doc);
@@ -467,6 +484,54 @@ json_object *cu_status_pending_doc(const cu_wl_info **v, size_t n, const char *c
         }
         put_str(it, "reason", w->reason);
         put_str(it, "message", w->message);
+        json_object_array_add(items, it);
+    }
+    return doc;
+}
+
+json_object *cu_status_visibility_doc(const cu_wl_info **v, size_t n, const char *cq,
+                                      const char *lq, int64_t limit, int64_t offset,
+                                      cu_status_owners_fn owners, void *ud)
+{
+    size_t k = select_pending(v, n, cq, lq);
+    json_object *doc = json_object_new_object(), *items = json_object_new_array();
+    if (!doc || !items) {
+        json_object_put(doc);
+        json_object_put(items);
+        return NULL;
+    }
+    put_str(doc, "kind", "PendingWorkloadsSummary");
+    put_str(doc, "apiVersion", CU_VISIBILITY_GROUP "/" CU_VISIBILITY_VERSION);
+    json_object_object_add(doc, "metadata", json_object_new_object());
+    json_object_object_add(doc, "items", items);
+    if (offset < 0)
+        offset = 0;
+    for (size_t i = (size_t)offset; limit > 0 && i < k && (int64_t)i - offset < limit; i++) {
+        const cu_wl_info *w = v[i];
+        json_object *it = json_object_new_object(), *md = json_object_new_object();
+        if (!it || !md) {
+            json_object_put(it);
+            json_object_put(md);
+            json_object_put(doc);
+            return NULL;
+        }
+        put_str(md, "name", w->name);
+        put_str(md, "namespace", w->ns);
+        if (w->obj && w->obj->meta.has_created) {
+            char ts[40];
+            cu_time_format(w->obj->meta.created_ms, ts, sizeof(ts));
+            put_str(md, "creationTimestamp", ts);
+        }
+        json_object *own = owners ? owners(ud, w) : NULL;
+        if (own && json_object_array_length(own) > 0)
+            json_object_object_add(md, "ownerReferences", own);
+        else
+            json_object_put(own);
+        json_object_object_add(it, "metadata", md);
+        json_object_object_add(it, "priority", json_object_new_int((int)w->priority));
+        put_str(it, "localQueueName", w->local_queue);
+        json_object_object_add(it, "positionInClusterQueue", json_object_new_int(w->position));
+        json_object_object_add(it, "positionInLocalQueue", json_object_new_int(lq_position(v, i)));
         json_object_array_add(items, it);
     }
     return doc;

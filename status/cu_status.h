@@ -104,6 +104,28 @@ cu_node *cu_status_cond_node(cu_arena *a, const char *type, int status, const ch
 json_object *cu_status_pending_doc(const cu_wl_info **v, size_t n, const char *cq, const char *lq,
                                    int64_t now_ms);
 
+/* Kueue's visibility API (visibility.kueue.x-k8s.io/v1beta2). */
+#define CU_VISIBILITY_GROUP "visibility.kueue.x-k8s.io"
+#define CU_VISIBILITY_VERSION "v1beta2"
+#define CU_VISIBILITY_DEFAULT_LIMIT 1000 /* Kueue's DefaultPendingWorkloadsLimit */
+
+/* The metadata.ownerReferences of a pending workload: a new json-c array
+ * (taken by the caller), or NULL for none. */
+typedef json_object *(*cu_status_owners_fn)(void *ud, const cu_wl_info *w);
+
+/* Kueue's PendingWorkloadsSummary (visibility.kueue.x-k8s.io/v1beta2) of
+ * ClusterQueue cq or LocalQueue lq ("NS/NAME"), the same selection and
+ * order as cu_status_pending_doc (v is reordered): the items from offset
+ * (negative: 0), at most limit of them, each {metadata: {name,
+ * namespace, creationTimestamp, ownerReferences (from owners, may be
+ * NULL)}, priority, localQueueName, positionInClusterQueue,
+ * positionInLocalQueue}; positions count every workload ahead, also
+ * those before offset. Returns a new object (caller puts) or NULL when
+ * out of memory. */
+json_object *cu_status_visibility_doc(const cu_wl_info **v, size_t n, const char *cq,
+                                      const char *lq, int64_t limit, int64_t offset,
+                                      cu_status_owners_fn owners, void *ud);
+
 /* Returns the length of the longest prefix of s that is at most max bytes
  * and does not end inside a UTF-8 sequence. */
 size_t cu_status_utf8_cut(const char *s, size_t max);

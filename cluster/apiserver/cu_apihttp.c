@@ -487,6 +487,10 @@ cu_apiserver *cu_apiserver_start(cu_store *s, const cu_apiserver_opts *o, char *
         cu_apiserver_stop(a);
         return NULL;
     }
+    if (agg_start(a, err, errn) != CU_OK) {
+        cu_apiserver_stop(a);
+        return NULL;
+    }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(a->d, MHD_DAEMON_INFO_BIND_PORT);
     a->port = di ? di->port : port;
     const char *uh = strcmp(host, "0.0.0.0") == 0 ? "127.0.0.1"
@@ -517,6 +521,7 @@ void cu_apiserver_stop(cu_apiserver *a)
     if (!a)
         return;
     atomic_store(&a->stopping, 1);
+    agg_stop(a);
     if (a->d) {
         cu_store_drop_watches(a->s);
         MHD_stop_daemon(a->d);

@@ -248,6 +248,8 @@ static void handle_core(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp)
     }
     if (apply_faults(a, r, resp))
         return;
+    if (agg_proxy(a, r, resp))
+        return;
     int get = strcmp(r->method, "GET") == 0;
     if (strncmp(p, "/openapi/v3", 11) == 0 && (p[11] == '\0' || p[11] == '/')) {
         if (!get) {
@@ -303,8 +305,13 @@ static void handle_core(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp)
         doc = group_list(a->s, NULL);
         if (a->authn)
             cu_authn_add_groups(doc); /* the review APIs (cu_authn.h) */
+        doc = agg_groups(a, doc, NULL);
         break;
-    case CU_ROUTE_GROUP: doc = group_list(a->s, route.group); break;
+    case CU_ROUTE_GROUP:
+        doc = group_list(a->s, route.group);
+        if (!doc)
+            doc = agg_groups(a, NULL, route.group);
+        break;
     case CU_ROUTE_GV: doc = resource_list(a->s, route.group, route.version); break;
     case CU_ROUTE_RESOURCE: handle_resource(a, r, &route, resp); return;
     default: break;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cu_store.h"
 #include "cu_json.h"
@@ -411,4 +412,17 @@ int cu_authn_handle(cu_authn *a, const char *method, const char *path, const cha
         json_object_new_string(tr ? "authentication.k8s.io/v1" : "authorization.k8s.io/v1"));
     *out = req;
     return 201;
+}
+
+json_object *cu_authn_user(cu_authn *a, const char *authorization)
+{
+    if (!a || !authorization || strncasecmp(authorization, "Bearer ", 7) != 0)
+        return NULL;
+    const char *tok = authorization + 7;
+    while (*tok == ' ')
+        tok++;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->u[i].token, tok) == 0)
+            return user_json(&a->u[i]);
+    return NULL;
 }

@@ -37,6 +37,10 @@ void cu_authn_free(cu_authn *a);
  * status, a discovery document, or a metav1.Status). */
 int cu_authn_handle(cu_authn *a, const char *method, const char *path, const char *body, size_t len,
                     json_object **out);
+/* The user of an Authorization header ("Bearer TOKEN"), as a TokenReview
+ * names it ({username, uid, groups}): a new object, or NULL when a is
+ * NULL or the token is unknown. */
+json_object *cu_authn_user(cu_authn *a, const char *authorization);
 /* Adds the two groups to an APIGroupList (GET /apis). */
 void cu_authn_add_groups(json_object *group_list);
 

@@ -509,6 +509,18 @@ static const bdef BUILTINS[] = {
       "HOLDER|string|.spec.holderIdentity|0", NULL },
     { "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", 0, 0, 0,
       K_OTHER, "pc", "", "VALUE|integer|.value|0;GLOBAL-DEFAULT|boolean|.globalDefault|0", NULL },
+    /* the aggregation layer (cu_aggregator.c): APIServices, and the
+     * Services (with their EndpointSlices) they name */
+    { "", "v1", "services", "service", "Service", 1, 1, 0, K_OTHER, "svc", "all",
+      "TYPE|string|.spec.type|0;CLUSTER-IP|string|.spec.clusterIP|0;EXTERNAL-NAME|string|.spec."
+      "externalName|1",
+      NULL },
+    { "discovery.k8s.io", "v1", "endpointslices", "endpointslice", "EndpointSlice", 1, 0, 0,
+      K_OTHER, "", "", "ADDRESSTYPE|string|.addressType|0", NULL },
+    { "apiregistration.k8s.io", "v1", "apiservices", "apiservice", "APIService", 0, 1, 0, K_OTHER,
+      "", "",
+      "SERVICE|string|.spec.service.name|0;AVAILABLE|string|.status.conditions[?(@.type==\"Available\")].status|0",
+      NULL },
     { "apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
       "CustomResourceDefinition", 0, 1, 1, K_CRD, "crd,crds", "",
       "CREATED AT|date|.metadata.creationTimestamp|0", NULL },

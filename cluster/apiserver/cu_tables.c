@@ -76,6 +76,11 @@ static const tcol cols_sa[] = { { "Name", "string", "name", 0 },
                                 { "Secrets", "integer", "", 0 },
                                 { "Age", "string", "", 0 },
                                 { NULL, NULL, NULL, 0 } };
+static const tcol cols_apisvc[] = { { "Name", "string", "name", 0 },
+                                    { "Service", "string", "", 0 },
+                                    { "Available", "string", "", 0 },
+                                    { "Age", "string", "", 0 },
+                                    { NULL, NULL, NULL, 0 } };
 static const tcol cols_default[] = { { "Name", "string", "name", 0 },
                                      { "Age", "string", "", 0 },
                                      { NULL, NULL, NULL, 0 } };
@@ -109,6 +114,8 @@ static const tcol *builtin_cols(const cu_rtype *rt)
         return cols_pc;
     if (strcmp(k, "ServiceAccount") == 0)
         return cols_sa;
+    if (strcmp(k, "APIService") == 0)
+        return cols_apisvc;
     return cols_default;
 }
 
@@ -393,6 +400,29 @@ static json_object *table_row(const cu_rtype *rt, json_object *o, int include, i
     } else if (bc == cols_crd) {
         const char *ct = cu_jstr(meta, "creationTimestamp");
         json_object_array_add(cells, json_object_new_string(ct ? ct : ""));
+    } else if (bc == cols_apisvc) {
+        /* as kube-aggregator's: NS/NAME or Local; True, or False (REASON) */
+        json_object *svc = cu_jget(cu_jget(o, "spec"), "service");
+        char buf[600];
+        if (svc)
+            snprintf(buf, sizeof buf, "%s/%s",
+                     cu_jstr(svc, "namespace") ? cu_jstr(svc, "namespace") : "",
+                     cu_jstr(svc, "name") ? cu_jstr(svc, "name") : "");
+        else
+            snprintf(buf, sizeof buf, "Local");
+        json_object_array_add(cells, json_object_new_string(buf));
+        json_object *conds = cu_jget(cu_jget(o, "status"), "conditions");
+        snprintf(buf, sizeof buf, "Unknown");
+        for (size_t i = 0; i < jlen(conds); i++) {
+            json_object *c = json_object_array_get_idx(conds, i);
+            const char *ty = cu_jstr(c, "type"), *st = cu_jstr(c, "status");
+            const char *rs = cu_jstr(c, "reason");
+            if (ty && st && strcmp(ty, "Available") == 0)
+                snprintf(buf, sizeof buf, strcmp(st, "True") == 0 || !rs ? "%s" : "%s (%s)", st,
+                         rs ? rs : "");
+        }
+        json_object_array_add(cells, json_object_new_string(buf));
+        json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
     } else if (bc == cols_lease) {
         const char *h = cu_jstr(cu_jget(o, "spec"), "holderIdentity");
         json_object_array_add(cells, json_object_new_string(h ? h : "<none>"));

@@ -1439,6 +1439,75 @@ static void test_deep_updates(void **state)
     json_object_put(o);
 }
 
+/* The aggregation layer's discovery: the group of an APIService with a
+ * service is listed in /apis and served at /apis/GROUP; a local one
+ * (no service) adds nothing; the kinds it needs are served. */
+static void test_apiservice_discovery(void **state)
+{
+    fx *f = *state;
+    int code = 0;
+    const char *svc = "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"
+                      "\"vis\"},\"spec\":{\"type\":\"ExternalName\",\"externalName\":"
+                      "\"localhost\",\"ports\":[{\"name\":\"https\",\"port\":8082}]}}";
+    json_object *o = send_req(
+        f, (rq){ .method = "POST", .path = "/api/v1/namespaces/default/services", .body = svc },
+        NULL, &code);
+    assert_int_equal(code, 201);
+    json_object_put(o);
+    const char *as = "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
+                     "\"metadata\":{\"name\":\"v1beta2.visibility.kueue.x-k8s.io\"},\"spec\":{"
+                     "\"group\":\"visibility.kueue.x-k8s.io\",\"version\":\"v1beta2\","
+                     "\"service\":{\"namespace\":\"default\",\"name\":\"vis\",\"port\":8082}}}";
+    const char *local = "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
+                        "\"metadata\":{\"name\":\"v1.local.example\"},\"spec\":{"
+                        "\"group\":\"local.example\",\"version\":\"v1\"}}";
+    const char *bodies[] = { as, local };
+    for (int i = 0; i < 2; i++) {
+        o = send_req(f,
+                     (rq){ .method = "POST",
+                           .path = "/apis/apiregistration.k8s.io/v1/apiservices",
+                           .body = bodies[i] },
+                     NULL, &code);
+        assert_int_equal(code, 201);
+        json_object_put(o);
+    }
+    o = send_req(f, (rq){ .method = "GET", .path = "/apis" }, NULL, &code);
+    assert_int_equal(code, 200);
+    const char *text = json_object_to_json_string(o);
+    assert_non_null(strstr(text, "\"groupVersion\": \"visibility.kueue.x-k8s.io\\/v1beta2\""));
+    assert_null(strstr(text, "local.example"));
+    json_object_put(o);
+    o = send_req(f, (rq){ .method = "GET", .path = "/apis/visibility.kueue.x-k8s.io" }, NULL,
+                 &code);
+    assert_int_equal(code, 200);
+    assert_string_equal(sget(o, "kind"), "APIGroup");
+    assert_string_equal(sget(o, "preferredVersion.version"), "v1beta2");
+    json_object_put(o);
+    o = send_req(f, (rq){ .method = "GET", .path = "/apis/local.example" }, NULL, &code);
+    assert_int_equal(code, 404);
+    json_object_put(o);
+    /* kubectl get apiservices: NAME, SERVICE (or Local), AVAILABLE, AGE */
+    o = send_req(f,
+                 (rq){ .method = "GET",
+                       .path = "/apis/apiregistration.k8s.io/v1/apiservices",
+                       .accept = "application/json;as=Table;v=v1;g=meta.k8s.io" },
+                 NULL, &code);
+    assert_int_equal(code, 200);
+    json_object *rows = get(o, "rows");
+    assert_int_equal(json_object_array_length(rows), 2);
+    char cells[2][200];
+    for (int i = 0; i < 2; i++) {
+        json_object *c = get(json_object_array_get_idx(rows, (size_t)i), "cells");
+        snprintf(cells[i], sizeof cells[i], "%s %s %s",
+                 json_object_get_string(json_object_array_get_idx(c, 0)),
+                 json_object_get_string(json_object_array_get_idx(c, 1)),
+                 json_object_get_string(json_object_array_get_idx(c, 2)));
+    }
+    assert_string_equal(cells[0], "v1.local.example Local Unknown");
+    assert_string_equal(cells[1], "v1beta2.visibility.kueue.x-k8s.io default/vis Unknown");
+    json_object_put(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1452,6 +1521,7 @@ int main(void)
         cmocka_unit_test(test_kubeconfig_write),
         cmocka_unit_test(test_tls_generate),
         cmocka_unit_test_setup_teardown(test_discovery, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_apiservice_discovery, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_crud_and_errors, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_delete_answers, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_builtin_empty_maps, fx_setup, fx_teardown),

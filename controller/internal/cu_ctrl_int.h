@@ -23,6 +23,7 @@
 #include "cu_metrics.h"
 #include "cu_log.h"
 #include "cu_podsready.h"
+#include "cu_visibility.h"
 #include "cu_informer.h"
 #include "cu_lease.h"
 #include "cu_quantity.h"
@@ -99,6 +100,8 @@ typedef struct rec {
     int hold;        /* a write of this version conflicted: out of the engine
                                 until a newer version arrives */
     char *owner;     /* "ns/job" of its controlling Job, NULL */
+    char *owners;    /* metadata.ownerReferences [{apiVersion, kind, name, uid}] (JSON
+                        text) for the visibility API, NULL when none */
     char *tmpl;      /* pod set 0's template spec: {"nodeSelector","tolerations"} */
     int32_t ps_count;
     int32_t rq_count;
@@ -244,7 +247,12 @@ struct ctrl {
     ev_timer stop_timer, drain;
 
     cu_httpd *health, *metrics;
-    cu_mauth *mauth;  /* secure metrics: TokenReview and SubjectAccessReview */
+    cu_mauth *mauth; /* secure metrics: TokenReview and SubjectAccessReview */
+    struct {         /* the visibility API server (cu_ctrlvis.c) */
+        cu_httpd *s;
+        cu_mauth *auth;
+        char why[160]; /* not ready: why (the answer of the moment) */
+    } vis;
     cu_coalescer *co; /* ClusterQueue/LocalQueue/Cohort status writes */
     cu_metrics *m;    /* /metrics */
     cu_kueue_metrics km;
@@ -360,6 +368,26 @@ int ctrl_health_handler(void *ud, const char *path, const char *query, const cha
                         cu_buf *body, const char **ctype);
 int ctrl_metrics_handler(void *ud, const char *path, const char *query, const char *accept,
                          cu_buf *b, const char **ctype);
+/* The pending workloads the engine holds (positioned, and pending in the
+ * API): a new array (caller frees with free; NULL when out of memory),
+ * their number in *n. */
+const cu_wl_info **ctrl_pending_views(ctrl *c, size_t *n);
+/* Why the engine's pending workloads cannot be shown now ("not leading",
+ * "informers synced: ..."; in why), or NULL when they can. */
+const char *ctrl_engine_not_ready(ctrl *c, char *why, size_t n);
+
+/* ---- cu_ctrlvis.c: the visibility API server ---- */
+
+/* Starts serving visibility.kueue.x-k8s.io on addr over HTTPS (the
+ * certificate DIR/CERT and DIR/KEY, or generated), once the requestheader
+ * configuration (kube-system/extension-apiserver-authentication) is read.
+ * Returns -1 when the controller must not start. */
+int ctrl_visibility_start(ctrl *c, const char *addr, const char *cert_dir, const char *cert_name,
+                          const char *key_name);
+/* Stops it (before the clients are freed), and frees what is left after. */
+void ctrl_visibility_stop(ctrl *c);
+void ctrl_visibility_free(ctrl *c);
+
 /* The process's peak resident set size in KiB (0 when unknown). */
 long ctrl_peak_rss_kib(void);
 

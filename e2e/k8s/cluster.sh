@@ -114,12 +114,14 @@ free_ports() {
     echo "$out"
 }
 
-# cert NAME SUBJECT EXTENSIONS: a key and a certificate signed by the CA
+# cert NAME SUBJECT EXTENSIONS [CA]: a key and a certificate signed by the
+# CA (default ca; front-proxy-ca for the aggregator's client certificate)
 cert() {
+    local ca=${4:-ca}
     openssl ecparam -name prime256v1 -genkey -noout -out "$1.key" 2>/dev/null || return 1
     openssl req -new -key "$1.key" -subj "$2" -out "$1.csr" 2>/dev/null || return 1
     printf '%s\n' "$3" > "$1.ext"
-    openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 \
+    openssl x509 -req -in "$1.csr" -CA "$ca.crt" -CAkey "$ca.key" -CAcreateserial -days 30 \
         -extfile "$1.ext" -out "$1.crt" 2>/dev/null || return 1
     rm -f "$1.csr" "$1.ext"
 }
@@ -145,6 +147,17 @@ subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernete
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=clientAuth" || exit 1
         done &&
+        # the aggregation layer's front proxy: a CA of its own (as kubeadm's
+        # front-proxy-ca) and the client certificate kube-apiserver presents
+        # to aggregated API servers (the controller's visibility API)
+        openssl ecparam -name prime256v1 -genkey -noout -out front-proxy-ca.key 2>/dev/null &&
+        openssl req -x509 -new -key front-proxy-ca.key -subj "/CN=cueue-e2e-front-proxy-ca" \
+            -days 30 -out front-proxy-ca.crt \
+            -addext "basicConstraints=critical,CA:TRUE" \
+            -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null &&
+        cert front-proxy-client "/CN=front-proxy-client" "basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=clientAuth" front-proxy-ca &&
         openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key 2>/dev/null &&
         openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
     ) || die "could not make the certificates in $d/pki"
@@ -320,7 +333,14 @@ args_of() {
             --service-account-signing-key-file="$p/sa.key" \
             --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \
             --max-requests-inflight=800 --max-mutating-requests-inflight=400 \
-            --profiling=false --cert-dir="$DIR/apiserver-certs" ;;
+            --profiling=false --cert-dir="$DIR/apiserver-certs" \
+            --requestheader-client-ca-file="$p/front-proxy-ca.crt" \
+            --requestheader-allowed-names=front-proxy-client \
+            --requestheader-username-headers=X-Remote-User \
+            --requestheader-group-headers=X-Remote-Group \
+            --requestheader-extra-headers-prefix=X-Remote-Extra- \
+            --proxy-client-cert-file="$p/front-proxy-client.crt" \
+            --proxy-client-key-file="$p/front-proxy-client.key" ;;
     kube-controller-manager)
         printf '%s\n' --kubeconfig="$DIR/controller-manager.kubeconfig" \
             --authentication-kubeconfig="$DIR/controller-manager.kubeconfig" \

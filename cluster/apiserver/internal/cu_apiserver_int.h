@@ -53,6 +53,9 @@ struct cu_apiserver {
     size_t ntokens;
     cu_authn *authn; /* TokenReview and SubjectAccessReview (cu_authn.h) */
     char *ca_pem, *cert_pem, *key_pem;
+    char *fp_ca, *fp_cert, *fp_key; /* the front proxy (cu_aggregator.c) */
+    pthread_t agg_thread;
+    int agg_running;
     pthread_mutex_t mu; /* guards faults and stall */
     fault_rule *faults;
     int stall;
@@ -96,6 +99,16 @@ const char *arg(const cu_api_req *r, const char *k);
 int arg_true(const cu_api_req *r, const char *k);
 /* Sets the response to obj serialized (takes obj). */
 void resp_json(cu_api_resp *r, int code, json_object *obj);
+/* cu_aggregator.c: a request under /apis/GROUP/VERSION of an APIService
+ * with a service, proxied (1, resp filled), else 0; the groups of
+ * APIServices added to an APIGroupList (doc may be NULL: a new one for
+ * only's group; with only, the APIGroup) - returns doc or the new
+ * document; the front proxy's certificate, its ConfigMap and the
+ * availability checker started, and stopped. */
+int agg_proxy(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp);
+json_object *agg_groups(cu_apiserver *a, json_object *doc, const char *only);
+cu_err agg_start(cu_apiserver *a, char *err, size_t errn);
+void agg_stop(cu_apiserver *a);
 /* Sets the response to the store status st (borrowed). */
 void resp_st(cu_api_resp *r, const cu_status *st);
 /* Sets the response to a metav1.Status with this code, reason and message. */
