@@ -348,13 +348,26 @@ E2E_PREFIX="${BASE_PREFIX}pending: "
 for i in $(seq 1 10); do job "pend-$i" default user-queue 3 1 200Mi 4s; echo ---; done | k create -f - >/dev/null
 poll 20 eval '[ "$(k get workloads -n default -o json | jq "[.items[] | select(.metadata.name | test(\"pend-\"))] | length")" -eq 10 ]'
 sleep 2
-DOUT=$(k describe clusterqueue cluster-queue)
-P=$(echo "$DOUT" | sed -n 's/^ *Pending Workloads: *\([0-9]*\)$/\1/p')
-A=$(echo "$DOUT" | sed -n 's/^ *Admitted Workloads: *\([0-9]*\)$/\1/p')
-check "kubectl describe clusterqueue: Pending Workloads > 0, Admitted Workloads 1..3" "pending '$P' admitted '$A'" \
-    eval '[ -n "$P" ] && [ -n "$A" ] && [ "$P" -gt 0 ] && [ "$A" -ge 1 ] && [ "$A" -le 3 ]'
-check "pending + admitted = the Jobs not finished" "pending $P admitted $A" \
-    eval '[ $((P + A)) -eq $((10 - $(k get workloads -n default -o json | jq "[.items[] | select(.metadata.name | test(\"pend-\")) | select(any(.status.conditions[]?; .type == \"Finished\" and .status == \"True\"))] | length"))) ]'
+n_finished() {
+    k get workloads -n default -o json | jq '[.items[] | select(.metadata.name | test("pend-"))
+        | select(any(.status.conditions[]?; .type == "Finished" and .status == "True"))] | length'
+}
+# describe's counts against the Jobs not finished (counted before and after:
+# a Job may finish meanwhile; the status may lag a moment behind)
+pending_consistent() {
+    local f0 f1
+    f0=$(n_finished)
+    DOUT=$(k describe clusterqueue cluster-queue)
+    f1=$(n_finished)
+    P=$(sed -n 's/^ *Pending Workloads: *\([0-9]*\)$/\1/p' <<<"$DOUT")
+    A=$(sed -n 's/^ *Admitted Workloads: *\([0-9]*\)$/\1/p' <<<"$DOUT")
+    [ -n "$P" ] && [ -n "$A" ] && [ "$P" -gt 0 ] && [ "$A" -ge 1 ] && [ "$A" -le 3 ] &&
+        [ $((10 - P - A)) -ge "$f0" ] && [ $((10 - P - A)) -le "$f1" ]
+}
+P="" A=""
+wait_for 20 "kubectl describe clusterqueue: Pending Workloads > 0, Admitted Workloads 1..3, together the Jobs not finished" \
+    pending_consistent
+echo "      (pending $P, admitted $A)"
 lq=$(k get localqueue user-queue -n default -o json | jq -r '"\(.status.pendingWorkloads) \(.status.admittedWorkloads)"')
 check "the LocalQueue's status counts pending and admitted too" "got $lq" \
     eval 'read -r lp la <<<"$lq"; [ "$lp" -gt 0 ] && [ "$la" -le 3 ]'
