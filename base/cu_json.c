@@ -194,6 +194,18 @@ json_object *cu_jcopy(json_object *o)
 
 /* ---------------- numbers as Go writes them ---------------- */
 
+int cu_json_shortest_e(double d, char out[40])
+{
+    int p = 0;
+    for (; p < 16; p++) {
+        snprintf(out, 40, "%.*e", p, d);
+        if (strtod(out, NULL) == d)
+            return p;
+    }
+    snprintf(out, 40, "%.*e", p, d); /* 17 significant digits always read back */
+    return p;
+}
+
 size_t cu_json_go_float(double d, char out[CU_JSON_GO_FLOAT_MAX])
 {
     if (!isfinite(d)) {
@@ -206,11 +218,7 @@ size_t cu_json_go_float(double d, char out[CU_JSON_GO_FLOAT_MAX])
     }
     /* the shortest %e form that reads back to d: its digits and exponent */
     char e[40];
-    for (int p = 0; p < 17; p++) {
-        snprintf(e, sizeof e, "%.*e", p, d);
-        if (strtod(e, NULL) == d)
-            break;
-    }
+    cu_json_shortest_e(d, e);
     char digits[24];
     size_t nd = 0;
     const char *q = e;

@@ -78,6 +78,11 @@ cu_err cu_json_put_str(cu_buf *b, const char *s, unsigned flags);
 
 /* ---- numbers as Go writes them ---- */
 
+/* Writes the finite double d as printf's "%.*e" with the fewest digits
+ * that strtod reads back to d (out holds 40 bytes); returns that precision
+ * (digits after the point, 0..16). The digits of Go's shortest formats. */
+int cu_json_shortest_e(double d, char out[40]);
+
 /* The longest text cu_json_go_float writes, with its NUL. */
 #define CU_JSON_GO_FLOAT_MAX 32
 
