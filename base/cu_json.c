@@ -5,6 +5,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +191,133 @@ json_object *cu_jcopy(json_object *o)
         return NULL;
     return d;
 }
+
+/* ---------------- numbers as Go writes them ---------------- */
+
+int cu_json_shortest_e(double d, char out[40])
+{
+    int p = 0;
+    for (; p < 16; p++) {
+        snprintf(out, 40, "%.*e", p, d);
+        if (strtod(out, NULL) == d)
+            return p;
+    }
+    snprintf(out, 40, "%.*e", p, d); /* 17 significant digits always read back */
+    return p;
+}
+
+size_t cu_json_go_float(double d, char out[CU_JSON_GO_FLOAT_MAX])
+{
+    if (!isfinite(d)) {
+        strcpy(out, "0");
+        return 1;
+    }
+    if (d == 0) {
+        strcpy(out, signbit(d) ? "-0" : "0");
+        return strlen(out);
+    }
+    /* the shortest %e form that reads back to d: its digits and exponent */
+    char e[40];
+    cu_json_shortest_e(d, e);
+    char digits[24];
+    size_t nd = 0;
+    const char *q = e;
+    int neg = *q == '-';
+    if (neg)
+        q++;
+    for (; *q && *q != 'e'; q++)
+        if (isdigit((unsigned char)*q) && nd < sizeof digits - 1)
+            digits[nd++] = *q;
+    while (nd > 1 && digits[nd - 1] == '0') /* %.0e..%.16e may end in zeros */
+        nd--;
+    digits[nd] = '\0';
+    int x = atoi(q + 1); /* d = 0.digits * 10^(x+1) */
+    double a = fabs(d);
+    char *o = out;
+    if (neg)
+        *o++ = '-';
+    if (a < 1e-6 || a >= 1e21) {
+        *o++ = digits[0];
+        if (nd > 1) {
+            *o++ = '.';
+            memcpy(o, digits + 1, nd - 1);
+            o += nd - 1;
+        }
+        /* strconv's 'e': two digits at least; encoding/json then turns
+         * e-09 into e-9 */
+        int ax = x < 0 ? -x : x;
+        if (x < 0 && ax < 10)
+            o += sprintf(o, "e-%d", ax);
+        else
+            o += sprintf(o, "e%c%02d", x < 0 ? '-' : '+', ax);
+        return (size_t)(o - out);
+    }
+    if (x < 0) { /* 0.000ddd */
+        *o++ = '0';
+        *o++ = '.';
+        for (int i = 0; i < -x - 1; i++)
+            *o++ = '0';
+        memcpy(o, digits, nd);
+        o += nd;
+    } else if ((size_t)x + 1 >= nd) { /* ddd000 */
+        memcpy(o, digits, nd);
+        o += nd;
+        for (size_t i = nd; i < (size_t)x + 1; i++)
+            *o++ = '0';
+    } else { /* dd.ddd */
+        memcpy(o, digits, (size_t)x + 1);
+        o += x + 1;
+        *o++ = '.';
+        memcpy(o, digits + x + 1, nd - (size_t)x - 1);
+        o += nd - (size_t)x - 1;
+    }
+    *o = '\0';
+    return (size_t)(o - out);
+}
+
+/* json-c's serializer hook: the value of a double (or of an unsigned
+ * integer beyond int64), as Go writes a float64. */
+static int go_number_to_json(json_object *jso, struct printbuf *pb, int level, int flags)
+{
+    (void)level;
+    (void)flags;
+    double d = json_object_is_type(jso, json_type_double) ? json_object_get_double(jso)
+                                                          : (double)json_object_get_uint64(jso);
+    if (d == 0)
+        d = 0; /* -0 as 0: kube-apiserver reads its "-0" back as the integer 0 */
+    char b[CU_JSON_GO_FLOAT_MAX];
+    size_t n = cu_json_go_float(d, b);
+    return printbuf_memappend(pb, b, (int)n);
+}
+
+static void go_numbers(json_object *o, int depth)
+{
+    if (!o || depth > CU_JSON_MAX_DEPTH + 1)
+        return;
+    switch (json_object_get_type(o)) {
+    case json_type_double: json_object_set_serializer(o, go_number_to_json, NULL, NULL); break;
+    case json_type_int:
+        if (json_object_get_int64(o) == INT64_MAX && json_object_get_uint64(o) > INT64_MAX)
+            json_object_set_serializer(o, go_number_to_json, NULL, NULL);
+        break;
+    case json_type_array: {
+        size_t n = json_object_array_length(o);
+        for (size_t i = 0; i < n; i++)
+            go_numbers(json_object_array_get_idx(o, i), depth + 1);
+        break;
+    }
+    case json_type_object: {
+        json_object_object_foreach (o, k, v) {
+            (void)k;
+            go_numbers(v, depth + 1);
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
+void cu_json_go_numbers(json_object *o) { go_numbers(o, 0); }
 
 /* ---------------- writing strings ---------------- */
 

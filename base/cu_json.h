@@ -76,6 +76,35 @@ size_t cu_json_escape_char(const char *s, size_t avail, unsigned flags, char out
  * escaped per flags. Returns CU_OK or CU_ENOMEM (b's bound). */
 cu_err cu_json_put_str(cu_buf *b, const char *s, unsigned flags);
 
+/* ---- numbers as Go writes them ---- */
+
+/* Writes the finite double d as printf's "%.*e" with the fewest digits
+ * that strtod reads back to d (out holds 40 bytes); returns that precision
+ * (digits after the point, 0..16). The digits of Go's shortest formats. */
+int cu_json_shortest_e(double d, char out[40]);
+
+/* The longest text cu_json_go_float writes, with its NUL. */
+#define CU_JSON_GO_FLOAT_MAX 32
+
+/* Writes the finite double d as Go's encoding/json writes a float64 (what
+ * kube-apiserver answers and stores): the shortest decimal that reads back
+ * to d, in plain form when 1e-6 <= |d| < 1e21 or d is 0 (100.0 -> "100",
+ * 0.1 -> "0.1", -0.0 -> "-0"), else in exponent form with at least two
+ * exponent digits, except that a negative one loses its leading zero
+ * (1e21 -> "1e+21", 1e-7 -> "1e-7", 1.5e-10 -> "1.5e-10"). NaN and the
+ * infinities (which JSON cannot hold) come out as "0". Returns the
+ * length. */
+size_t cu_json_go_float(double d, char out[CU_JSON_GO_FLOAT_MAX]);
+
+/* Makes every floating-point number in the tree o serialize as Go does
+ * (cu_json_go_float), instead of json-c's way (the literal as it was
+ * parsed, or "%.17g"). So does an integer beyond int64 (json-c keeps it as
+ * an unsigned one, kube-apiserver reads it as a float64: 2^64-1 ->
+ * "18446744073709552000"), and -0.0 is written 0 (kube-apiserver serves
+ * what it reads back from its stored "-0": the integer 0). Values stay as
+ * they are; an object serialized again gives the same text. */
+void cu_json_go_numbers(json_object *o);
+
 /* ---- accessors (all borrow; NULL o is fine everywhere) ---- */
 
 /* o[key] when o is an object holding key with a non-null value, else NULL. */

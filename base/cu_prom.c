@@ -14,6 +14,8 @@
  */
 #include "cu_prom.h"
 
+#include "cu_json.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -786,12 +788,7 @@ static void fmt_double(char out[40], double v, int canonical)
         return;
     }
     char e[40];
-    int p = 0; /* digits after the point in the %e form */
-    for (; p < 17; p++) {
-        snprintf(e, sizeof(e), "%.*e", p, v);
-        if (strtod(e, NULL) == v)
-            break;
-    }
+    int p = cu_json_shortest_e(v, e); /* digits after the point in the %e form */
     int exp10 = atoi(strchr(e, 'e') + 1);
     if (exp10 < -4 || exp10 >= 6)
         snprintf(out, 40, "%s", e);

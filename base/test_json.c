@@ -247,6 +247,81 @@ static void test_utf8(void **st)
     assert_false(cu_yaml_nonprintable(0x10000));
 }
 
+/* Floats as Go's encoding/json writes them (the expected texts are
+ * json.Marshal's output for these float64 values, Go 1.2x). */
+static void test_go_float(void **st)
+{
+    (void)st;
+    static const struct {
+        double d;
+        const char *want;
+    } cases[] = {
+        { 0, "0" },
+        { -0.0, "-0" },
+        { 1, "1" },
+        { -1, "-1" },
+        { 100, "100" },
+        { 0.1, "0.1" },
+        { 0.5, "0.5" },
+        { 1e21, "1e+21" },
+        { 1e-7, "1e-7" },
+        { 1e-6, "0.000001" },
+        { 9.999999e-7, "9.999999e-7" },
+        { 1e20, "100000000000000000000" },
+        { 123456789012345678901.0, "123456789012345680000" },
+        { 1.5e-10, "1.5e-10" },
+        { -2.5e-300, "-2.5e-300" },
+        { 1e100, "1e+100" },
+        { 1.7976931348623157e308, "1.7976931348623157e+308" },
+        { 5e-324, "5e-324" },
+        { 0.000001234, "0.000001234" },
+        { 3.14159, "3.14159" },
+        { 1e15, "1000000000000000" },
+        { 123456.789, "123456.789" },
+        { 9223372036854775808.0, "9223372036854776000" },
+        { 18446744073709551615.0, "18446744073709552000" },
+        { 2.2250738585072014e-308, "2.2250738585072014e-308" },
+        { 1e-100, "1e-100" },
+        { 0.30000000000000004, "0.30000000000000004" },
+        { 1e22, "1e+22" },
+        { -1e21, "-1e+21" },
+        { 999999999999999999999.0, "1e+21" },
+        { 4.35e-5, "0.0000435" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char b[CU_JSON_GO_FLOAT_MAX];
+        size_t n = cu_json_go_float(cases[i].d, b);
+        assert_string_equal(b, cases[i].want);
+        assert_int_equal(n, strlen(cases[i].want));
+    }
+}
+
+/* A parsed tree serializes its numbers as kube-apiserver stores them:
+ * floats in Go's form, integers as written, big integers as float64. */
+static void test_go_numbers(void **st)
+{
+    (void)st;
+    json_object *o = cu_json_parse_str(
+        "{\"a\":1e21,\"b\":[0.0000001,1.0,100.0,1e2,-0.0,2.50],\"c\":12,"
+        "\"d\":18446744073709551615,\"e\":\"1e21\",\"f\":{\"g\":[[0.1]]},\"h\":-7,"
+        "\"i\":9223372036854775807}");
+    assert_non_null(o);
+    cu_json_go_numbers(o);
+    const char *want = "{\"a\":1e+21,\"b\":[1e-7,1,100,100,0,2.5],\"c\":12,"
+                       "\"d\":18446744073709552000,\"e\":\"1e21\",\"f\":{\"g\":[[0.1]]},"
+                       "\"h\":-7,\"i\":9223372036854775807}";
+    assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), want);
+    /* values unchanged; a copy and a second pass serialize the same */
+    assert_true(json_object_get_double(cu_jget(o, "a")) == 1e21);
+    json_object *c = cu_jcopy(o);
+    assert_non_null(c);
+    cu_json_go_numbers(c);
+    assert_string_equal(json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN), want);
+    json_object_put(c);
+    json_object_put(o);
+    cu_json_go_numbers(NULL);
+}
+
 static void test_node_json(void **st)
 {
     (void)st;
@@ -323,7 +398,8 @@ int main(void)
         cmocka_unit_test(test_get_and_str), cmocka_unit_test(test_path),
         cmocka_unit_test(test_ints),        cmocka_unit_test(test_builders),
         cmocka_unit_test(test_escape),      cmocka_unit_test(test_utf8),
-        cmocka_unit_test(test_node_json),
+        cmocka_unit_test(test_node_json),   cmocka_unit_test(test_go_float),
+        cmocka_unit_test(test_go_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

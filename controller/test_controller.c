@@ -1573,6 +1573,45 @@ static void test_starts_job_once_when_watch_lags(void **state)
     stop(f);
 }
 
+/* 5c. Started, then evicted before the watch showed the start: the
+ * started version and the eviction arrive together, the Job is stopped.
+ * When its Workload is admitted again, the Job is started again at once,
+ * not after the start's echo wait (it once waited for the next 30 s
+ * resync: a pod 5 to 30 s after its admission). */
+static int is_job_suspend(const sreq *q, const void *ud);
+static int is_admission_cleared(const sreq *q, const void *ud);
+
+static void test_restarts_job_evicted_before_start_seen(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_job(f->s, "elsewhere");
+    add_job_workload(f->s, "elsewhere");
+    start(f);
+    serve_for(f, 500);
+    srv_hold(f->s, R_JOB);
+    srv_hold(f->s, R_WL);
+    set_admitted(f->s, "team/" JOB_WL, 0, 0);
+    srv_push(f->s, R_WL, "team/" JOB_WL);
+    srv_release(f->s, R_WL, (size_t)-1);
+    long i = wait_req(f, 0, is_job_start, "team/sample-job", 5000);
+    CHECK(f, i >= 0, "the Job was not started once its Workload held quota");
+    serve_for(f, 200);
+    /* evicted; the started Job and the eviction reach the controller together */
+    set_admitted(f->s, "team/" JOB_WL, 1, 1);
+    srv_release(f->s, R_JOB, (size_t)-1);
+    srv_release(f->s, R_WL, (size_t)-1);
+    long s1 = wait_req(f, 0, is_job_suspend, "team/sample-job", 5000);
+    CHECK(f, s1 > i, "the evicted Job was not suspended");
+    long r = wait_req(f, 0, is_admission_cleared, JOB_WL, 5000);
+    CHECK(f, r > s1, "the stopped Job's quota was not released");
+    size_t mark = f->s->nreqs;
+    set_admitted(f->s, "team/" JOB_WL, 0, 1);
+    long i2 = wait_req(f, mark, is_job_start, "team/sample-job", 2000);
+    CHECK(f, i2 >= 0, "the Job was not started again within 2 s of its new admission");
+    stop(f);
+}
+
 /* ud: the Workload's name. A /status patch with QuotaReserved=False that
  * clears status.admission (a release). */
 static int is_admission_cleared(const sreq *q, const void *ud)
@@ -2173,6 +2212,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pending_reason, setup, teardown),
         cmocka_unit_test_setup_teardown(test_starts_job_when_admitted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_starts_job_once_when_watch_lags, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restarts_job_evicted_before_start_seen, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_evicted_job_stopped_in_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quota_not_oversold, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restart_counts_held_quota, setup, teardown),

@@ -701,6 +701,7 @@ json_object *cu_json_parse_checked(const char *text, size_t len, int *is_null, c
     }
     json_tokener_free(tok);
     free(rw);
+    cu_json_go_numbers(o); /* served as kube-apiserver writes them */
     return o;
 }
 

@@ -38,6 +38,7 @@ int cu_json_prescan(const char *text, size_t len, char **rewritten, size_t *rlen
 
 /* Parses a JSON text as every input of the cluster is parsed: prescan,
  * then json-c with depth CU_JSON_MAX_DEPTH + 1 and nothing after the value.
+ * Its numbers serialize as Go writes them (cu_json_go_numbers).
  * Returns a new object or NULL with a message in err ("null" parses to
  * NULL too: *is_null is set then, when is_null is not NULL). */
 json_object *cu_json_parse_checked(const char *text, size_t len, int *is_null, char *err,

@@ -234,8 +234,30 @@ void rxgrave_add(cu_store *s, cu_schema_rx *rx)
     s->rxgrave[s->nrxgrave++] = rx;
 }
 
+/* A run of 19 or more digits: maybe an integer beyond int64, which json-c
+ * would clip (a float64 such as 1e20 is stored as Go writes it, in full). */
+static int long_digit_run(const char *s, size_t n)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] >= '0' && s[i] <= '9') {
+            if (++run >= 19)
+                return 1;
+        } else {
+            run = 0;
+        }
+    }
+    return 0;
+}
+
 json_object *jparse(const char *s, size_t n)
 {
+    if (long_digit_run(s, n)) {
+        /* read as every input is: big integers become float64s, which
+         * then serialize as Go writes them */
+        char err[256];
+        return cu_json_parse_checked(s, n, NULL, err, sizeof err);
+    }
     json_tokener *tok = json_tokener_new_ex(CU_JSON_MAX_DEPTH + 1);
     if (!tok)
         return NULL;

@@ -301,8 +301,12 @@ static void be_write(cu_store *s, ent *e, const char *data)
     }
 }
 
+/* The stored text of o. Its numbers are written first as kube-apiserver
+ * stores them (Go's float64 form: 1e+21, 1e-7, 100 for 100.0), not as
+ * json-c keeps them (the literal of the request). */
 rstr *serialize(json_object *o)
 {
+    cu_json_go_numbers(o);
     size_t n = 0;
     const char *js = json_object_to_json_string_length(
         o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);

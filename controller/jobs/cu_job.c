@@ -447,6 +447,11 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
             snprintf(what, sizeof(what), "suspending Job %s", jr->key);
             if (ctrl_send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, p, what)) {
                 jr->restore = 1;
+                /* the start is undone: the next admission starts the Job
+                 * again even when the watch never showed it started (it
+                 * may bring the started and the suspended version as one) */
+                free(jr->started_rv);
+                jr->started_rv = NULL;
                 ctrl_log(c, 0, "suspending Job %s: %s", jr->key,
                          evicted ? "its Workload was evicted" : "its Workload holds no quota");
                 const cu_condition *ec = cu_workload_cond(wl, "Evicted");

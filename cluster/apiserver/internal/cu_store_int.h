@@ -288,7 +288,8 @@ void res_sort(res_t *r);
 size_t res_bound(res_t *r, const char *key, int strict);
 /* Drops the oldest event of the history (its RV becomes too old). */
 void ring_pop(cu_store *s);
-/* o serialized into a new string (one reference). */
+/* o serialized into a new string (one reference), its numbers first made
+ * to serialize as Go writes them (cu_json_go_numbers). */
 rstr *serialize(json_object *o);
 /* Sets o's metadata.resourceVersion. */
 void set_rv(json_object *o, int64_t rv);
