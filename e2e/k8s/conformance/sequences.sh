@@ -358,8 +358,9 @@ seq_schema_validation() {
 # (1e+21, 1e-7, 100 for 100.0, big integers as floats). jq, which masks
 # the recorded answers, rewrites numbers its own way: the notes keep the
 # numbers as the server wrote them (each "key":number or "key":[numbers]
-# pair, sorted, so that the order of keys in the object does not count).
-body_numbers() { grep -oE '"[A-Za-z]+":(\[[-0-9.eE+,]*\]|-?[0-9][-0-9.eE+]*)' "$BODY" | sort; }
+# pair, sorted, so that the order of keys in the object does not count;
+# white space removed, as kube-apiserver indents its answers to curl).
+body_numbers() { tr -d ' \n\r\t' <"$BODY" | grep -oE '"[A-Za-z]+":(\[[-0-9.eE+,]*\]|-?[0-9][-0-9.eE+]*)' | sort; }
 SEQS+=(float_numbers)
 seq_float_numbers() {
     local p=$W/namespaces/$NS/widgets
