@@ -175,7 +175,7 @@ static int check_on_all(const cu_cluster_queue *cq, const cu_cqcheck *k)
     return 1;
 }
 
-static int cmp_str_ptr(const void *a, const void *b)
+int cu_strp_cmp(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
@@ -200,7 +200,7 @@ size_t cu_cq_checks_for(const cu_cluster_queue *cq, int has_admission, const cha
             out[n] = k->name;
         n++;
     }
-    qsort(out, n < max ? n : max, sizeof(*out), cmp_str_ptr);
+    qsort(out, n < max ? n : max, sizeof(*out), cu_strp_cmp);
     return n;
 }
 
@@ -875,11 +875,6 @@ static int has_doc_ext(const char *name)
     return ends_with(name, ".yaml") || ends_with(name, ".yml") || ends_with(name, ".json");
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 typedef struct loadctx {
     cu_world *w;
     cu_diag *d;
@@ -953,7 +948,7 @@ static cu_err load_path(loadctx *l, const char *path, int explicit_arg, int dept
     }
     closedir(dir);
     if (!err)
-        qsort(names, n, sizeof(*names), name_cmp);
+        qsort(names, n, sizeof(*names), cu_strp_cmp);
     for (size_t i = 0; i < n && !err; i++) {
         size_t len = strlen(path) + strlen(names[i]) + 2;
         char *full = malloc(len);

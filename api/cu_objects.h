@@ -47,6 +47,8 @@ typedef struct cu_reslist {
     cu_res *items;
 } cu_reslist;
 
+/* qsort comparator of an array of const char * (strcmp order). */
+int cu_strp_cmp(const void *a, const void *b);
 /* Returns the value in kvs for key, or NULL. */
 const char *cu_kvs_get(const cu_kvs *kvs, const char *key);
 /* Returns the amount for name in l (0 when absent). */

@@ -61,6 +61,31 @@ static void fill_fr(const cu_engine *e, const cu_qnode *n, int fr, cu_fr_usage *
     u->llimit = u->has_llimit ? n->llimit[fr] : 0;
 }
 
+/* The AdmissionChecks of w's ClusterQueue that apply to w (by the flavors
+ * it holds): up to max names into out; returns how many apply. */
+static size_t wl_checks(const cu_engine *e, const ewl *w, const char **out, size_t max)
+{
+    if (w->cq < 0 || !e->cqs.items[w->cq].obj->nchecks)
+        return 0;
+    const char *fl[64];
+    size_t nf = 0;
+    int adm = w->state == WL_ADMITTED;
+    for (size_t p = 0; adm && p < w->nps; p++)
+        for (size_t i = 0; i < w->adm[p].n && nf < 64; i++)
+            fl[nf++] = e->flavors.items[w->adm[p].flv[i]].name;
+    return cu_cq_checks_for(e->cqs.items[w->cq].obj, adm, fl, nf, out, max);
+}
+
+/* 1 when w holds quota and some check that applies to it is not Ready. */
+static int wl_checks_pending(const cu_engine *e, const ewl *w)
+{
+    if (w->state != WL_ADMITTED)
+        return 0;
+    const char *names[64];
+    size_t n = wl_checks(e, w, names, 64);
+    return n && !cu_workload_checks_ready(w->obj, names, n < 64 ? n : 64);
+}
+
 /* Fills v from w (all but position, inadmissible and StrictFIFO
  * blocking, which need every queue sorted), allocating in a. */
 static cu_err fill_wl(const cu_engine *e, cu_arena *a, const ewl *w, cu_wl_info *v)
@@ -124,6 +149,19 @@ static cu_err fill_wl(const cu_engine *e, cu_arena *a, const ewl *w, cu_wl_info 
     } else if (!v->finished) {
         v->reason = reason_name(w->reason);
         v->message = w->message ? w->message : "Pending";
+    }
+    if (!v->finished) {
+        const char *names[64];
+        size_t n = wl_checks(e, w, names, 64);
+        n = n < 64 ? n : 64;
+        if (n) {
+            v->checks = cu_arena_alloc(a, n * sizeof(char *));
+            if (!v->checks)
+                return CU_ENOMEM;
+            memcpy(v->checks, names, n * sizeof(char *));
+            v->nchecks = n;
+            v->checks_pending = v->admitted && !cu_workload_checks_ready(w->obj, names, n);
+        }
     }
     return CU_OK;
 }
@@ -240,6 +278,8 @@ static cu_err build(cu_engine *e)
         v->message = q->message;
         v->pending = (int)cu_pq_len(&q->q);
         v->reserving = v->admitted = q->admitted;
+        for (size_t i = 0; q->obj->nchecks && i < q->nadm; i++)
+            v->admitted -= wl_checks_pending(e, q->adm[i]);
         v->weighted_share = e->opts.fair_sharing ? cu_fs_weighted_share(e, q->node) : 0;
         size_t cnt = 0;
         for (size_t g = 0; g < q->ngroups; g++)
@@ -304,7 +344,7 @@ static cu_err build(cu_engine *e)
         if (w->state == WL_QUEUED) {
             v->pending++;
         } else if (w->state == WL_ADMITTED) {
-            v->admitted++;
+            v->admitted += !wl_checks_pending(e, w);
             v->reserving++;
             for (size_t u = 0; u < w->nuse; u++)
                 acc[(size_t)w->lq * cap + (size_t)w->use_fr[u]] += w->use_amt[u];

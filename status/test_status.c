@@ -214,7 +214,7 @@ static void test_wl_admission_conds(void **st)
     (void)st;
     char buf[64];
     cu_wlcond k[2];
-    assert_int_equal(cu_wlstatus_admission("team-a", buf, sizeof buf, k), 2);
+    assert_int_equal(cu_wlstatus_admission("team-a", 0, buf, sizeof buf, k), 2);
     assert_string_equal(k[0].type, "QuotaReserved");
     assert_int_equal(k[0].status, 1);
     assert_string_equal(k[0].reason, "QuotaReserved");
@@ -225,11 +225,14 @@ static void test_wl_admission_conds(void **st)
     assert_string_equal(k[1].reason, "Admitted");
     assert_string_equal(k[1].message, "The workload is admitted");
     /* no ClusterQueue: an empty name; a short buffer cuts the message */
-    cu_wlstatus_admission(NULL, buf, sizeof buf, k);
+    cu_wlstatus_admission(NULL, 0, buf, sizeof buf, k);
     assert_string_equal(k[0].message, "Quota reserved in ClusterQueue ");
     char small[9];
-    cu_wlstatus_admission("team-a", small, sizeof small, k);
+    cu_wlstatus_admission("team-a", 0, small, sizeof small, k);
     assert_string_equal(k[0].message, "Quota re");
+    /* admission checks not all Ready: QuotaReserved alone */
+    assert_int_equal(cu_wlstatus_admission("team-a", 1, buf, sizeof buf, k), 1);
+    assert_string_equal(k[0].type, "QuotaReserved");
 }
 
 static void test_wl_evicted_conds(void **st)
