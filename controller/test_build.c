@@ -173,7 +173,7 @@ static void test_admission_patch(void **st)
     cu_wl_info info = {
         .ns = "n", .name = "w", .cluster_queue = "cq", .admitted = 1, .npsa = 1, .psa = &psa
     };
-    json_object *p = cu_ctrl_admission_patch(&info, "42", NULL, 0);
+    json_object *p = cu_ctrl_admission_patch(&info, "42", NULL, NULL, 0);
     assert_string_equal(S(p, "metadata", "resourceVersion", NULL), "42");
     json_object *adm = json_object_object_get(json_object_object_get(p, "status"), "admission");
     assert_string_equal(S(adm, "clusterQueue", NULL, NULL), "cq");

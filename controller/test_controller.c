@@ -55,7 +55,7 @@
 
 /* ---------------- the resources the fake serves ---------------- */
 
-enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_WL, R_JOB, NRES, R_OTHER = NRES };
+enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_AC, R_WL, R_JOB, NRES, R_OTHER = NRES };
 
 static const struct {
     const char *prefix, *plural, *api_version, *list_kind;
@@ -71,6 +71,8 @@ static const struct {
     { "/apis/scheduling.k8s.io/v1", "priorityclasses", "scheduling.k8s.io/v1",
       "PriorityClassList" },
     { "/api/v1", "namespaces", "v1", "NamespaceList" },
+    { "/apis/kueue.x-k8s.io/v1beta2", "admissionchecks", "kueue.x-k8s.io/v1beta2",
+      "AdmissionCheckList" },
     { "/apis/kueue.x-k8s.io/v1beta2", "workloads", "kueue.x-k8s.io/v1beta2", "WorkloadList" },
     { "/apis/batch/v1", "jobs", "batch/v1", "JobList" },
 };

@@ -708,8 +708,10 @@ static void test_event_messages(void **st)
     for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
         assert_string_equal(cu_ctrl_event_msg_quota_reserved(b, sizeof b, "cq", waits[i].ms),
                             waits[i].want);
-    assert_string_equal(cu_ctrl_event_msg_admitted(b, sizeof b, "cq"),
+    assert_string_equal(cu_ctrl_event_msg_admitted(b, sizeof b, "cq", 0),
                         "Admitted by ClusterQueue cq, wait time since reservation was 0s");
+    assert_string_equal(cu_ctrl_event_msg_admitted(b, sizeof b, "cq", 7400),
+                        "Admitted by ClusterQueue cq, wait time since reservation was 7s");
     assert_string_equal(cu_ctrl_event_msg_started(b, sizeof b, "cq"),
                         "Admitted by clusterQueue cq");
     assert_string_equal(cu_ctrl_event_msg_created_workload(b, sizeof b, "ns", "job-x-1"),
