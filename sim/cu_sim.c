@@ -179,7 +179,7 @@ static cu_node *check_node(sim_tb *tb, const cu_wl_info *wi, size_t i, int full,
 /* ---------------- JSON ---------------- */
 
 /* "waiting for AdmissionCheck(s): a (Pending), b (Retry)" */
-static const char *checks_reason(sim_tb *tb, const cu_wl_info *wi)
+static const char *checks_reason(cu_arena *a, const cu_wl_info *wi)
 {
     cu_buf b;
     cu_buf_init(&b, 64 * 1024);
@@ -189,10 +189,8 @@ static const char *checks_reason(sim_tb *tb, const cu_wl_info *wi)
         cu_buf_printf(&b, "%s%s (%s)", i ? ", " : "", wi->checks[i],
                       cu_check_state_name(st ? st->state : CU_CHECK_PENDING));
     }
-    const char *out = cu_arena_strdup(tb->a, b.data ? b.data : "");
+    const char *out = cu_arena_strdup(a, b.data ? b.data : "");
     cu_buf_free(&b);
-    if (!out)
-        tb->failed = 1;
     return out;
 }
 
@@ -224,7 +222,7 @@ static cu_node *json_workload(sim_tb *tb, const cu_wl_info *wi)
     tb_set(tb, w, "podSets", pss);
     tb_set(tb, w, "evictions", tb_int(tb, wi->evictions));
     tb_set(tb, w, "reason",
-           tb_str(tb, wi->checks_pending ? checks_reason(tb, wi)
+           tb_str(tb, wi->checks_pending ? checks_reason(tb->a, wi)
                       : wi->admitted     ? NULL
                                          : wi->message));
     return w;
@@ -617,6 +615,8 @@ static size_t table_workloads(cu_engine *e, cu_arena *a, cu_buf *out, const char
                     else if (wi->evictions)
                         what = cu_arena_printf(a, "%s  (evicted %s before)", what,
                                                table_times(a, wi->evictions));
+                    if (wi->checks_pending)
+                        what = cu_arena_printf(a, "%s  (%s)", what, checks_reason(a, wi));
                 } else {
                     what = wi->message ? wi->message : "(no reason given)";
                     if (wi->evictions)
@@ -624,8 +624,10 @@ static size_t table_workloads(cu_engine *e, cu_arena *a, cu_buf *out, const char
                                                table_times(a, wi->evictions));
                 }
                 cu_buf_printf(out, "  %-9s %-*s  %s\n",
-                              admitted ? "admitted:" : "pending:", (int)width,
-                              full ? full : wi->name, what ? what : "");
+                              !admitted            ? "pending:"
+                              : wi->checks_pending ? "reserved:"
+                                                   : "admitted:",
+                              (int)width, full ? full : wi->name, what ? what : "");
             }
         }
     }
@@ -668,7 +670,11 @@ static cu_err render_table(cu_engine *e, cu_arena *a, int fs, cu_buf *out)
             cu_buf_puts(out, "(no cohort)");
         if (!ci->active)
             cu_buf_printf(out, " [inactive: %s]", ci->reason ? ci->reason : "Inactive");
-        cu_buf_printf(out, "  %d admitted, %d pending\n", ci->admitted, ci->pending);
+        if (ci->reserving != ci->admitted) /* quota reserved, checks not all Ready */
+            cu_buf_printf(out, "  %d admitted, %d reserved, %d pending\n", ci->admitted,
+                          ci->reserving - ci->admitted, ci->pending);
+        else
+            cu_buf_printf(out, "  %d admitted, %d pending\n", ci->admitted, ci->pending);
         if (!ci->active && ci->message)
             cu_buf_printf(out, "  %s\n", ci->message);
         if (fs && ci->weighted_share == INT64_MAX)
