@@ -85,7 +85,10 @@ json_object *cu_ctrl_reset_checks(json_object *old, int64_t now_ms);
  * template's nodeSelector extended with the nodeLabels of the flavors of
  * wl's status.admission (flavors: name -> ResourceFlavor json, borrowed),
  * the flavors' tolerations appended to the template's, and spec.parallelism
- * set to the admitted count when it differs (partial admission). Returns
+ * set to the admitted count when it differs (partial admission); the
+ * podSetUpdates for pod set 0 in wl's status.admissionChecks add their
+ * labels and annotations to the template's metadata, their nodeSelector
+ * and tolerations to the flavors'. Returns
  * a new object, or NULL with a message in d when wl has no admission or a
  * flavor is missing. */
 json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_object *flavors,

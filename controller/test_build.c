@@ -272,6 +272,41 @@ static void test_sync_and_reset_checks(void **st)
     json_object_put(old);
 }
 
+/* The podSetUpdates of the admission checks join the flavors' at the start. */
+static void test_job_start_patch_updates(void **st)
+{
+    (void)st;
+    char buf[2048];
+    snprintf(buf, sizeof(buf), JOB, 1, 1);
+    json_object *job = J(buf);
+    json_object *flavors = J("{\"f1\":{\"spec\":{\"nodeLabels\":{\"pool\":\"a\"}}}}");
+    json_object *wl =
+        J("{\"metadata\":{\"name\":\"w\",\"namespace\":\"team\"},\"status\":{\"admission\":"
+          "{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\",\"count\":1,"
+          "\"flavors\":{\"cpu\":\"f1\"}}]},\"admissionChecks\":[{\"name\":\"c\",\"state\":"
+          "\"Ready\",\"podSetUpdates\":[{\"name\":\"main\",\"labels\":{\"l\":\"1\"},"
+          "\"annotations\":{\"a\":\"2\"},\"nodeSelector\":{\"zone\":\"z\"},\"tolerations\":"
+          "[{\"key\":\"t\",\"operator\":\"Exists\"}]},{\"name\":\"other\",\"labels\":"
+          "{\"x\":\"y\"}}]}]}}");
+    cu_diag d;
+    cu_diag_init(&d);
+    json_object *p = cu_ctrl_job_start_patch(job, wl, flavors, &d);
+    assert_non_null(p);
+    json_object *t = json_object_object_get(json_object_object_get(p, "spec"), "template");
+    assert_string_equal(S(t, "metadata", "labels", "l"), "1");
+    assert_string_equal(S(t, "metadata", "annotations", "a"), "2");
+    assert_null(S(t, "metadata", "labels", "x")); /* another pod set's */
+    assert_string_equal(S(t, "spec", "nodeSelector", "zone"), "z");
+    assert_string_equal(S(t, "spec", "nodeSelector", "pool"), "a");
+    json_object *tols = json_object_object_get(json_object_object_get(t, "spec"), "tolerations");
+    assert_int_equal(json_object_array_length(tols), 2); /* the Job's and the check's */
+    json_object_put(p);
+    cu_diag_free(&d);
+    json_object_put(job);
+    json_object_put(wl);
+    json_object_put(flavors);
+}
+
 static void test_job_start_patch(void **st)
 {
     (void)st;
@@ -363,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_admission_patch_checks),
         cmocka_unit_test(test_sync_and_reset_checks),
         cmocka_unit_test(test_job_start_patch),
+        cmocka_unit_test(test_job_start_patch_updates),
         cmocka_unit_test(test_job_finished),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,7 +10,8 @@
 # (QuotaReserved, status.admission) with the checks that apply Pending, is
 # not Admitted and its Job stays suspended; the queues count it reserving,
 # not admitted; when the check controller marks the check Ready the Workload
-# is Admitted and the Job runs to completion; onFlavors: a check listed for
+# is Admitted and the Job runs to completion, with the labels, annotations
+# and tolerations of the check's podSetUpdates; onFlavors: a check listed for
 # one flavor applies only to a Workload assigned that flavor; Retry: the
 # Workload is evicted (reason AdmissionCheck), its quota released, its checks
 # reset to Pending (retryCount counted) and its quota reserved again;
@@ -73,16 +74,21 @@ set_active() {
 # set_state WORKLOAD CHECK STATE [MESSAGE]: the check's state on the Workload
 # (the whole list written back with the one entry changed, and the
 # resourceVersion as precondition)
+# [UPDATES: the entry's podSetUpdates, JSON]
 set_state() {
-    local wl=$1 ck=$2 st=$3 msg=${4:-set by the bash check controller} now body
+    local wl=$1 ck=$2 st=$3 msg=${4:-set by the bash check controller} ups=${5:-null} now body
     now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
     body=$(k get workload "$wl" -o json | jq -c --arg ck "$ck" --arg st "$st" --arg msg "$msg" \
-        --arg now "$now" '{metadata: {resourceVersion: .metadata.resourceVersion},
+        --arg now "$now" --argjson ups "$ups" '{metadata: {resourceVersion: .metadata.resourceVersion},
         status: {admissionChecks: [.status.admissionChecks[] |
-            if .name == $ck then .state = $st | .message = $msg | .lastTransitionTime = $now
+            if .name == $ck then .state = $st | .message = $msg | .lastTransitionTime = $now |
+                (if $ups != null then .podSetUpdates = $ups else . end)
             else . end]}}') || return 1
     k patch workload "$wl" --subresource=status --type=merge -p "$body" >/dev/null
 }
+# what check-a asks for the pods when Ready (applied to the Job at its start)
+UPDATES='[{"name":"main","labels":{"checked-by":"check-a"},"annotations":{"example.com/note":"ok"},
+  "tolerations":[{"key":"example.com/checked","operator":"Exists","effect":"NoSchedule"}]}]'
 # the controller loop: while $TMP/approve-a exists, check-a goes Ready on every
 # Workload where it is Pending
 check_controller() {
@@ -92,7 +98,7 @@ check_controller() {
             for wl in $(k get workloads -o json 2>/dev/null | jq -r '.items[] |
                     select(any(.status.admissionChecks[]?; .name == "check-a" and .state == "Pending"))
                     | .metadata.name'); do
-                set_state "$wl" check-a Ready "capacity found" 2>/dev/null
+                set_state "$wl" check-a Ready "capacity found" "$UPDATES" 2>/dev/null
             done
         fi
         sleep 0.3
@@ -174,6 +180,11 @@ wait_for 10 "lq: 1 reserving, 0 admitted" counts localqueue lq 1 0
 touch "$TMP/approve-a"
 wait_for 15 "j1: check-a Ready -> Admitted" cond "$W1" Admitted True Admitted
 wait_for 15 "j1: Job started" running j1
+check "j1: started with check-a's podSetUpdates" "labels, annotations or tolerations missing" \
+    jq -e '.spec.template | .metadata.labels["checked-by"] == "check-a" and
+        .metadata.annotations["example.com/note"] == "ok" and
+        any(.spec.tolerations[]?; .key == "example.com/checked")' \
+    <<<"$(k get job j1 -o json)" >/dev/null
 wait_for 10 "cq: 1 reserving, 1 admitted" counts clusterqueue cq 1 1
 wait_for 30 "j1: Job complete" all_jobs_complete 1
 

@@ -277,6 +277,9 @@ static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_dia
     }
     json_object_object_add(adm, "podSetAssignments", psas);
     json_object_object_add(st, "admission", adm);
+    json_object *acs = parse_or_null(w->acs); /* their podSetUpdates */
+    if (acs)
+        json_object_object_add(st, "admissionChecks", acs);
     json_object_object_add(wj, "status", st);
     json_object *p = cu_ctrl_job_start_patch(job, wj, flavors, d);
     json_object_put(job);
