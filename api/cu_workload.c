@@ -96,6 +96,18 @@ static void dec_pc_ref(dctx *c, const cu_node *spec, cu_workload *wl)
     wl->pc_kind = kinds[k];
 }
 
+/* lastTransitionTime of the entry at path p (map m), when set. */
+static void dec_ltt(dctx *c, const cu_node *m, const char *p, int64_t *out)
+{
+    const cu_node *t = cu_node_get(m, "lastTransitionTime");
+    if (t && !cu_node_is_null(t) &&
+        (t->type != CU_NODE_SCALAR || cu_time_parse(t->str, out) != CU_OK)) {
+        char q[PATHMAX];
+        cu_dec_err(c, cu_dec_path(q, p, "lastTransitionTime"), "invalid time \"%s\"",
+                   t->type == CU_NODE_SCALAR ? t->str : "");
+    }
+}
+
 /* status.admissionChecks[]: name, state (Pending by default, as an
  * external controller may write only the name), message,
  * lastTransitionTime, requeueAfterSeconds, retryCount. */
@@ -123,11 +135,7 @@ static void dec_checks(dctx *c, const cu_node *st, cu_workload *wl)
         x->message = cu_dec_str(c, cn, "message", p);
         x->has_requeue_after = cu_dec_i32(c, cn, "requeueAfterSeconds", p, &x->requeue_after_s);
         cu_dec_i32(c, cn, "retryCount", p, &x->retry_count);
-        const cu_node *t = cu_node_get(cn, "lastTransitionTime");
-        if (t && !cu_node_is_null(t) &&
-            (t->type != CU_NODE_SCALAR || cu_time_parse(t->str, &x->ltt_ms) != CU_OK))
-            cu_dec_err(c, cu_dec_path(q, p, "lastTransitionTime"), "invalid time \"%s\"",
-                       t->type == CU_NODE_SCALAR ? t->str : "");
+        dec_ltt(c, cn, p, &x->ltt_ms);
     }
 }
 
@@ -190,13 +198,7 @@ static void dec_status(dctx *c, const cu_node *root, cu_workload *wl)
                 char q[PATHMAX];
                 cu_dec_err(c, cu_dec_path(q, p, "type"), "Required value");
             }
-            const cu_node *t = cu_node_get(cn, "lastTransitionTime");
-            if (t && !cu_node_is_null(t) &&
-                (t->type != CU_NODE_SCALAR || cu_time_parse(t->str, &x->ltt_ms) != CU_OK)) {
-                char q[PATHMAX];
-                cu_dec_err(c, cu_dec_path(q, p, "lastTransitionTime"), "invalid time \"%s\"",
-                           t->type == CU_NODE_SCALAR ? t->str : "");
-            }
+            dec_ltt(c, cn, p, &x->ltt_ms);
         }
     }
 }
