@@ -17,7 +17,8 @@
 # reset to Pending (retryCount counted) and its quota reserved again;
 # Rejected: the Workload is deactivated (DeactivationTarget, spec.active
 # false, Evicted reason DeactivatedDueToAdmissionCheck) and its quota
-# released. Usage: PATH_TO_cueue
+# released; a Retry with requeueAfterSeconds keeps the Workload out of the
+# queue until then. Usage: PATH_TO_cueue
 set -u -o pipefail
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@" kubectl jq
@@ -217,4 +218,20 @@ wait_for 15 "j2: evicted DeactivatedDueToAdmissionCheck, quota released" jqw "$W
     ([.status.conditions[] | select(.type == "DeactivationTarget")] | length == 0)'
 wait_for 10 "cq: nothing reserved" counts clusterqueue cq 0 0
 check "j2: Job suspended" "it runs" suspended j2
+
+# ---- 5. Retry with requeueAfterSeconds: out of the queue until then ----
+job_yaml j3 1 600s | k apply -f - >/dev/null
+poll 10 test -n "$(wl_of j3)"
+W3=$(wl_of j3)
+wait_for 15 "j3: quota reserved, check-a Pending" checks_are "$W3" "check-a=Pending"
+body=$(wlj "$W3" | jq -c --arg now "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '{metadata:
+    {resourceVersion: .metadata.resourceVersion}, status: {admissionChecks: [{name: "check-a",
+    state: "Retry", message: "later", lastTransitionTime: $now, requeueAfterSeconds: 6}]}}')
+k patch workload "$W3" --subresource=status --type=merge -p "$body" >/dev/null
+wait_for 10 "j3: Retry with requeueAfterSeconds -> quota released, requeueAt set" jqw "$W3" '
+    .status.admission == null and .status.requeueState.requeueAt != null'
+sleep 2
+check "j3: still not reserved while requeueAt is ahead" "reserved again too early" \
+    jqw "$W3" '.status.admission == null'
+wait_for 15 "j3: reserved again after requeueAt" jqw "$W3" '.status.admission != null'
 e2e_finish
