@@ -308,7 +308,7 @@ static void refresh_gauges(ctrl *c)
             const cu_fr_usage *fu = &ci->usage[u];
             const char *a[] = { cohort, cq, fu->flavor, fu->resource, rr };
             fset(k->cluster_queue_resource_reservation, a, q(fu->total));
-            fset(k->cluster_queue_resource_usage, a, q(fu->total));
+            fset(k->cluster_queue_resource_usage, a, q(fu->admitted));
             fset(k->cluster_queue_nominal_quota, a, q(fu->nominal));
             fset(k->cluster_queue_borrowing_limit, a,
                  fu->has_blimit ? q(fu->blimit) : (double)INFINITY);
@@ -334,7 +334,7 @@ static void refresh_gauges(ctrl *c)
             const cu_fr_usage *fu = &li->usage[u];
             const char *a[] = { li->name, li->ns, fu->flavor, fu->resource, rr };
             fset(k->local_queue_resource_reservation, a, q(fu->total));
-            fset(k->local_queue_resource_usage, a, q(fu->total));
+            fset(k->local_queue_resource_usage, a, q(fu->admitted));
         }
     }
     /* Cohorts */

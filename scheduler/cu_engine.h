@@ -145,6 +145,8 @@ cu_err cu_engine_check_invariants(const cu_engine *e, cu_diag *d);
 typedef struct cu_fr_usage {
     const char *flavor, *resource;
     int64_t total;    /* reserved by workloads holding quota (milli) */
+    int64_t admitted; /* part of total held by workloads also admitted (their
+                         AdmissionChecks Ready): Kueue's admitted usage */
     int64_t borrowed; /* part of total above the node's own quota */
     int64_t nominal;
     int has_blimit;

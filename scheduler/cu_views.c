@@ -52,6 +52,7 @@ static void fill_fr(const cu_engine *e, const cu_qnode *n, int fr, cu_fr_usage *
     u->flavor = e->flavors.items[e->fr_flv[fr]].name;
     u->resource = e->res_names.items[e->fr_res[fr]];
     u->total = n->usage[fr];
+    u->admitted = u->total;
     u->nominal = n->nominal[fr];
     int64_t b = n->usage[fr] - n->subtree[fr];
     u->borrowed = b > 0 ? b : 0;
@@ -285,16 +286,30 @@ static cu_err build(cu_engine *e)
         for (size_t g = 0; g < q->ngroups; g++)
             cnt += q->groups[g].nflv * q->groups[g].nres;
         cu_fr_usage *u = cu_arena_alloc(a, (cnt ? cnt : 1) * sizeof(*u));
-        if (!u)
+        int *ufr = cu_arena_alloc(a, (cnt ? cnt : 1) * sizeof(*ufr));
+        if (!u || !ufr)
             return CU_ENOMEM;
         for (size_t g = 0; g < q->ngroups; g++) {
             const egroup *gr = &q->groups[g];
             for (size_t f = 0; f < gr->nflv; f++)
                 for (size_t r = 0; r < gr->nres; r++) {
                     int fr = gr->fr[f * gr->nres + r];
-                    if (fr >= 0)
+                    if (fr >= 0) {
+                        ufr[v->nusage] = fr;
                         fill_fr(e, q->node, fr, &u[v->nusage++]);
+                    }
                 }
+        }
+        /* a workload waiting for its AdmissionChecks holds quota but is not
+         * admitted: not in the admitted usage */
+        for (size_t i = 0; q->obj->nchecks && i < q->nadm; i++) {
+            const ewl *w = q->adm[i];
+            if (!wl_checks_pending(e, w))
+                continue;
+            for (size_t k = 0; k < w->nuse; k++)
+                for (size_t j = 0; j < v->nusage; j++)
+                    if (ufr[j] == w->use_fr[k])
+                        u[j].admitted -= w->use_amt[k];
         }
         v->usage = u;
     }
@@ -334,7 +349,8 @@ static cu_err build(cu_engine *e)
     /* per-LocalQueue counters and usage: one pass over the workloads */
     size_t cap = e->nfr ? e->nfr : 1;
     int64_t *acc = cu_arena_alloc(a, (e->lqs.n ? e->lqs.n : 1) * cap * sizeof(int64_t));
-    if (!acc)
+    int64_t *accadm = cu_arena_alloc(a, (e->lqs.n ? e->lqs.n : 1) * cap * sizeof(int64_t));
+    if (!acc || !accadm)
         return CU_ENOMEM;
     for (size_t i = 0; i < nw; i++) {
         const ewl *w = e->wls.items[i];
@@ -344,10 +360,14 @@ static cu_err build(cu_engine *e)
         if (w->state == WL_QUEUED) {
             v->pending++;
         } else if (w->state == WL_ADMITTED) {
-            v->admitted += !wl_checks_pending(e, w);
+            int adm = !wl_checks_pending(e, w);
+            v->admitted += adm;
             v->reserving++;
-            for (size_t u = 0; u < w->nuse; u++)
+            for (size_t u = 0; u < w->nuse; u++) {
                 acc[(size_t)w->lq * cap + (size_t)w->use_fr[u]] += w->use_amt[u];
+                if (adm)
+                    accadm[(size_t)w->lq * cap + (size_t)w->use_fr[u]] += w->use_amt[u];
+            }
         }
     }
     for (size_t l = 0; l < e->lqs.n; l++) {
@@ -374,6 +394,7 @@ static cu_err build(cu_engine *e)
                     x->flavor = e->flavors.items[e->fr_flv[fr]].name;
                     x->resource = e->res_names.items[e->fr_res[fr]];
                     x->total = acc[l * cap + (size_t)fr];
+                    x->admitted = accadm[l * cap + (size_t)fr];
                 }
         }
         v->usage = u;
