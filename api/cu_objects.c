@@ -103,6 +103,7 @@ const char *cu_kind_name(cu_kind k)
     case CU_KIND_NAMESPACE: return "Namespace";
     case CU_KIND_PRIORITY_CLASS: return "PriorityClass";
     case CU_KIND_CONFIGURATION: return "Configuration";
+    case CU_KIND_ADMISSION_CHECK: return "AdmissionCheck";
     case CU_KIND_UNKNOWN: break;
     }
     return "Unknown";
@@ -129,6 +130,91 @@ int cu_workload_has_quota(const cu_workload *wl)
 
 int cu_workload_finished(const cu_workload *wl) { return cond_true(wl, "Finished"); }
 
+const char *cu_check_state_name(cu_check_state st)
+{
+    switch (st) {
+    case CU_CHECK_PENDING: return "Pending";
+    case CU_CHECK_READY: return "Ready";
+    case CU_CHECK_RETRY: return "Retry";
+    case CU_CHECK_REJECTED: return "Rejected";
+    }
+    return "?";
+}
+
+const cu_acstate *cu_workload_check(const cu_workload *wl, const char *name)
+{
+    for (size_t i = 0; i < wl->nchecks; i++)
+        if (wl->checks[i].name && strcmp(wl->checks[i].name, name) == 0)
+            return &wl->checks[i];
+    return NULL;
+}
+
+/* 1 when flavor f is one of cq's flavors. */
+static int cq_has_flavor(const cu_cluster_queue *cq, const char *f)
+{
+    for (size_t g = 0; g < cq->groups.n; g++)
+        for (size_t i = 0; i < cq->groups.items[g].nflavors; i++)
+            if (strcmp(cq->groups.items[g].flavors[i].name, f) == 0)
+                return 1;
+    return 0;
+}
+
+/* 1 when check k runs on every flavor of cq (no onFlavors, or onFlavors
+ * is the same set as cq's flavors). */
+static int check_on_all(const cu_cluster_queue *cq, const cu_cqcheck *k)
+{
+    if (!k->on_flavors.n)
+        return 1;
+    for (size_t i = 0; i < k->on_flavors.n; i++)
+        if (!cq_has_flavor(cq, k->on_flavors.items[i]))
+            return 0;
+    for (size_t g = 0; g < cq->groups.n; g++)
+        for (size_t i = 0; i < cq->groups.items[g].nflavors; i++)
+            if (!cu_strs_has(&k->on_flavors, cq->groups.items[g].flavors[i].name))
+                return 0;
+    return 1;
+}
+
+int cu_strp_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+size_t cu_cq_checks_for(const cu_cluster_queue *cq, int has_admission, const char *const *flavors,
+                        size_t nflavors, const char **out, size_t max)
+{
+    int all = 1;
+    for (size_t i = 0; i < cq->nchecks && all; i++)
+        all = check_on_all(cq, &cq->checks[i]);
+    if (!all && !has_admission)
+        return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < cq->nchecks; i++) {
+        const cu_cqcheck *k = &cq->checks[i];
+        int applies = all || !k->on_flavors.n;
+        for (size_t f = 0; !applies && f < nflavors; f++)
+            applies = flavors[f] && cu_strs_has(&k->on_flavors, flavors[f]);
+        if (!applies)
+            continue;
+        if (n < max)
+            out[n] = k->name;
+        n++;
+    }
+    qsort(out, n < max ? n : max, sizeof(*out), cu_strp_cmp);
+    return n;
+}
+
+int cu_workload_checks_ready(const cu_workload *wl, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!cu_workload_check(wl, names[i]))
+            return 0;
+    for (size_t i = 0; i < wl->nchecks; i++)
+        if (wl->checks[i].state != CU_CHECK_READY)
+            return 0;
+    return 1;
+}
+
 void cu_world_init(cu_world *w)
 {
     memset(w, 0, sizeof(*w));
@@ -147,6 +233,7 @@ void cu_world_free(cu_world *w)
     free(w->pcs.items);
     free(w->namespaces.items);
     free(w->configs.items);
+    free(w->checks.items);
     memset(w, 0, sizeof(*w));
 }
 
@@ -272,6 +359,52 @@ static void dec_flavor(dctx *c, const cu_node *root, cu_resource_flavor *rf)
     rf->topology_name = cu_dec_str(c, spec, "topologyName", "spec");
 }
 
+/* spec.admissionChecksStrategy.admissionChecks (v1beta2), or the v1beta1
+ * list of names spec.admissionChecks (read as checks on every flavor). */
+static void dec_cq_checks(dctx *c, const cu_node *spec, cu_cluster_queue *cq)
+{
+    const char *base = "spec.admissionChecksStrategy.admissionChecks";
+    const cu_node *list = NULL;
+    int names_only = 0;
+    if (c->v1beta1 && cu_node_get(spec, "admissionChecks")) {
+        base = "spec.admissionChecks";
+        list = cu_dec_want_seq(c, cu_node_get(spec, "admissionChecks"), base);
+        names_only = 1;
+    } else {
+        const cu_node *st = cu_dec_want_map(c, cu_node_get(spec, "admissionChecksStrategy"),
+                                            "spec.admissionChecksStrategy");
+        list = cu_dec_want_seq(c, cu_node_get(st, "admissionChecks"), base);
+    }
+    if (!list || !list->n)
+        return;
+    cq->checks = cu_dec_alloc(c, list->n * sizeof(*cq->checks));
+    for (size_t i = 0; cq->checks && i < list->n; i++) {
+        char p[PATHMAX];
+        cu_dec_path(p, base, "[%zu]", i);
+        cu_cqcheck *k = &cq->checks[cq->nchecks];
+        if (names_only) {
+            const cu_node *n = list->vals[i];
+            if (!n || n->type != CU_NODE_SCALAR || !*n->str) {
+                cu_dec_err(c, p, "must be a non-empty string");
+                continue;
+            }
+            k->name = cu_dec_strdup(c, n->str);
+        } else {
+            const cu_node *m = cu_dec_want_map(c, list->vals[i], p);
+            if (!m)
+                continue;
+            k->name = cu_dec_str(c, m, "name", p);
+            if (!k->name || !*k->name) {
+                char q[PATHMAX];
+                cu_dec_err(c, cu_dec_path(q, p, "name"), "Required value");
+                continue;
+            }
+            cu_dec_strs(c, m, "onFlavors", p, &k->on_flavors);
+        }
+        cq->nchecks++;
+    }
+}
+
 static void dec_cq(dctx *c, const cu_node *root, cu_cluster_queue *cq)
 {
     static const char *const qs[] = { "BestEffortFIFO", "StrictFIFO" };
@@ -350,6 +483,7 @@ static void dec_cq(dctx *c, const cu_node *root, cu_cluster_queue *cq)
         cu_dec_enum(c, as, "admissionMode", "spec.admissionScope", afs, 2, 0, &v);
         cq->afs = v == 1;
     }
+    dec_cq_checks(c, spec, cq);
 }
 
 static void dec_cohort(dctx *c, const cu_node *root, cu_cohort *co)
@@ -395,6 +529,7 @@ static const kindinfo kinds[] = {
     { "", "Namespace", CU_KIND_NAMESPACE, 0 },
     { "scheduling.k8s.io", "PriorityClass", CU_KIND_PRIORITY_CLASS, 0 },
     { "config.kueue.x-k8s.io", "Configuration", CU_KIND_CONFIGURATION, 0 },
+    { CU_GROUP, "AdmissionCheck", CU_KIND_ADMISSION_CHECK, 0 },
 };
 
 /* Finds the kind for apiVersion/kind; sets *v1beta1 for the old kueue
@@ -434,6 +569,31 @@ static int ends_with(const char *s, const char *sfx)
 
 static cu_err decode_node(cu_world *w, const cu_node *root, const char *file, cu_diag *d,
                           int depth);
+
+/* An AdmissionCheck: spec.controllerName (required), spec.parameters, and
+ * whether status.conditions has Active=True. */
+static void dec_admission_check(dctx *c, const cu_node *root, cu_admission_check *x)
+{
+    const cu_node *spec = cu_dec_want_map(c, cu_node_get(root, "spec"), "spec");
+    x->controller = cu_dec_str(c, spec, "controllerName", "spec");
+    if (!x->controller || !*x->controller)
+        cu_dec_err(c, "spec.controllerName", "Required value");
+    const cu_node *pm = cu_dec_want_map(c, cu_node_get(spec, "parameters"), "spec.parameters");
+    if (pm) {
+        x->param_group = cu_dec_str(c, pm, "apiGroup", "spec.parameters");
+        x->param_kind = cu_dec_str(c, pm, "kind", "spec.parameters");
+        x->param_name = cu_dec_str(c, pm, "name", "spec.parameters");
+    }
+    const cu_node *st = cu_dec_want_map(c, cu_node_get(root, "status"), "status");
+    const cu_node *cs = cu_dec_want_seq(c, cu_node_get(st, "conditions"), "status.conditions");
+    for (size_t i = 0; cs && i < cs->n; i++) {
+        const cu_node *cn = cs->vals[i];
+        const char *t = cu_node_scalar(cu_node_get(cn, "type"));
+        const char *v = cu_node_scalar(cu_node_get(cn, "status"));
+        if (t && v && strcmp(t, "Active") == 0)
+            x->active = strcmp(v, "True") == 0;
+    }
+}
 
 static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, cu_diag *d,
                             const kindinfo *ki, int v1beta1, const char *api, const char *name)
@@ -579,6 +739,17 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
             pushed = VEC_PUSH(w->configs, x) == 0 ? 1 : -1;
         break;
     }
+    case CU_KIND_ADMISSION_CHECK: {
+        cu_admission_check *x = cu_dec_alloc(&c, sizeof(*x));
+        if (!x)
+            break;
+        x->meta = meta;
+        dec_admission_check(&c, root, x);
+        obj = x;
+        if (!c.nerr && !c.oom)
+            pushed = VEC_PUSH(w->checks, x) == 0 ? 1 : -1;
+        break;
+    }
     case CU_KIND_UNKNOWN: break;
     }
     if (c.oom || pushed < 0 || !obj)
@@ -705,11 +876,6 @@ static int has_doc_ext(const char *name)
     return ends_with(name, ".yaml") || ends_with(name, ".yml") || ends_with(name, ".json");
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 typedef struct loadctx {
     cu_world *w;
     cu_diag *d;
@@ -783,7 +949,7 @@ static cu_err load_path(loadctx *l, const char *path, int explicit_arg, int dept
     }
     closedir(dir);
     if (!err)
-        qsort(names, n, sizeof(*names), name_cmp);
+        qsort(names, n, sizeof(*names), cu_strp_cmp);
     for (size_t i = 0; i < n && !err; i++) {
         size_t len = strlen(path) + strlen(names[i]) + 2;
         char *full = malloc(len);

@@ -51,6 +51,8 @@ typedef struct cu_reslist {
     cu_res *items;
 } cu_reslist;
 
+/* qsort comparator of an array of const char * (strcmp order). */
+int cu_strp_cmp(const void *a, const void *b);
 /* Returns the value in kvs for key, or NULL. */
 const char *cu_kvs_get(const cu_kvs *kvs, const char *key);
 /* Returns the amount for name in l (0 when absent). */
@@ -113,7 +115,8 @@ typedef enum cu_kind {
     CU_KIND_JOB,
     CU_KIND_NAMESPACE,
     CU_KIND_PRIORITY_CLASS,
-    CU_KIND_CONFIGURATION
+    CU_KIND_CONFIGURATION,
+    CU_KIND_ADMISSION_CHECK
 } cu_kind;
 
 /* Returns "ClusterQueue" etc. */
@@ -186,6 +189,13 @@ typedef struct cu_resource_flavor {
     const char *topology_name;
 } cu_resource_flavor;
 
+/* spec.admissionChecksStrategy.admissionChecks[] (v1beta1
+ * spec.admissionChecks: names only). on_flavors empty: every flavor. */
+typedef struct cu_cqcheck {
+    const char *name;
+    cu_strs on_flavors;
+} cu_cqcheck;
+
 typedef struct cu_cluster_queue {
     cu_meta meta;
     const char *cohort; /* NULL when none (v1beta1 spec.cohort) */
@@ -207,7 +217,19 @@ typedef struct cu_cluster_queue {
     cu_stop stop_policy;
     int64_t fs_weight; /* milli; default 1000 */
     int afs;           /* admissionScope UsageBasedAdmissionFairSharing */
+    size_t nchecks;    /* admissionChecksStrategy.admissionChecks */
+    cu_cqcheck *checks;
 } cu_cluster_queue;
+
+/* An AdmissionCheck (kueue.x-k8s.io, cluster scoped): a gate that an
+ * external controller (spec.controllerName) runs on workloads holding
+ * quota; it reports the check usable with status condition Active=True. */
+typedef struct cu_admission_check {
+    cu_meta meta;
+    const char *controller;                            /* spec.controllerName */
+    const char *param_group, *param_kind, *param_name; /* spec.parameters, NULL when none */
+    int active;                                        /* status.conditions Active=True */
+} cu_admission_check;
 
 typedef struct cu_cohort {
     cu_meta meta;
@@ -258,6 +280,26 @@ typedef struct cu_condition {
     int64_t ltt_ms;
 } cu_condition;
 
+/* A Workload's status.admissionChecks[] entry. */
+typedef enum cu_check_state {
+    CU_CHECK_PENDING = 0,
+    CU_CHECK_READY,
+    CU_CHECK_RETRY,
+    CU_CHECK_REJECTED
+} cu_check_state;
+/* "Pending", "Ready", "Retry", "Rejected". Static storage. */
+const char *cu_check_state_name(cu_check_state s);
+
+typedef struct cu_acstate {
+    const char *name;
+    cu_check_state state;
+    const char *message; /* NULL when absent */
+    int64_t ltt_ms;      /* lastTransitionTime, 0 when absent */
+    int has_requeue_after;
+    int32_t requeue_after_s; /* requeueAfterSeconds */
+    int32_t retry_count;     /* retryCount, 0 when absent */
+} cu_acstate;
+
 typedef struct cu_workload {
     cu_meta meta;
     const char *queue_name;
@@ -273,6 +315,8 @@ typedef struct cu_workload {
     cu_psa *psa;
     size_t nconds;
     cu_condition *conds;
+    size_t nchecks; /* status.admissionChecks */
+    cu_acstate *checks;
     const char *job_name; /* set when built from a Job */
 } cu_workload;
 
@@ -423,6 +467,24 @@ const cu_condition *cu_workload_cond(const cu_workload *wl, const char *type);
 int cu_workload_has_quota(const cu_workload *wl);
 /* Returns 1 when wl has Finished=True. */
 int cu_workload_finished(const cu_workload *wl);
+/* Returns wl's status.admissionChecks entry named name, or NULL. */
+const cu_acstate *cu_workload_check(const cu_workload *wl, const char *name);
+
+/* The AdmissionChecks of cq that apply to a workload, by Kueue's rule
+ * (pkg/workload AdmissionChecksForWorkload): when every check runs on all
+ * of cq's flavors (no onFlavors, or onFlavors naming them all) all apply,
+ * before any admission too; otherwise, only once the workload holds quota
+ * (has_admission), the checks whose flavors include one of the flavors it
+ * was assigned (flavors[0..nflavors), repeats allowed). Writes up to max
+ * names (borrowed from cq) into out, sorted by name, and returns how many
+ * apply (which may exceed max). */
+size_t cu_cq_checks_for(const cu_cluster_queue *cq, int has_admission, const char *const *flavors,
+                        size_t nflavors, const char **out, size_t max);
+
+/* Kueue's admission by checks: 1 when every one of the names (the checks
+ * that apply, cu_cq_checks_for) has an entry in wl's status.admissionChecks
+ * and every entry there is Ready. */
+int cu_workload_checks_ready(const cu_workload *wl, const char *const *names, size_t n);
 
 /* Everything read from the inputs. */
 typedef struct cu_world {
@@ -436,6 +498,7 @@ typedef struct cu_world {
     CU_VEC(cu_priority_class *) pcs;
     CU_VEC(cu_namespace *) namespaces;
     CU_VEC(cu_config *) configs;
+    CU_VEC(cu_admission_check *) checks;
     size_t nseq;
 } cu_world;
 

@@ -747,6 +747,27 @@ static void check_cluster_queue(vctx *v, const cu_cluster_queue *cq)
              "be set when borrowWithinCohort.policy is LowerPriority");
 
     check_weight(v, "spec.fairSharing.weight", cq->fs_weight);
+    /* the CRD: at most 64 checks, names unique (a map list), at most 64
+     * flavors each */
+    if (cq->nchecks > 64)
+        verr(v, "spec.admissionChecksStrategy.admissionChecks",
+             "Too many: %zu: must have at most 64 items", cq->nchecks);
+    for (size_t i = 0; i < cq->nchecks; i++) {
+        char p[96];
+        snprintf(p, sizeof(p), "spec.admissionChecksStrategy.admissionChecks[%zu]", i);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(cq->checks[i].name, cq->checks[j].name) == 0) {
+                char f[128];
+                snprintf(f, sizeof(f), "%s.name", p);
+                verr(v, f, "Duplicate value: %s", quote(q, sizeof(q), cq->checks[i].name));
+                break;
+            }
+        if (cq->checks[i].on_flavors.n > 64) {
+            char f[128];
+            snprintf(f, sizeof(f), "%s.onFlavors", p);
+            verr(v, f, "Too many: %zu: must have at most 64 items", cq->checks[i].on_flavors.n);
+        }
+    }
 }
 
 static void check_cohort(vctx *v, const cu_cohort *co)
@@ -932,6 +953,18 @@ static void check_pc(vctx *v, const cu_priority_class *c)
              MAX_USER_PRIORITY);
 }
 
+/* The CRD's rules: controllerName 1..253 characters. */
+static void check_admission_check(vctx *v, const cu_admission_check *k)
+{
+    set_obj(v, "AdmissionCheck", &k->meta, 0);
+    check_meta(v, &k->meta, 0, 0);
+    size_t n = k->controller ? strlen(k->controller) : 0;
+    if (n == 0)
+        verr(v, "spec.controllerName", "Required value");
+    else if (n > 253)
+        verr(v, "spec.controllerName", "Too long: may not be more than 253 bytes (has %zu)", n);
+}
+
 static void check_namespace(vctx *v, const cu_namespace *ns)
 {
     set_obj(v, "Namespace", &ns->meta, 0);
@@ -1009,6 +1042,7 @@ cu_err cu_object_validate(cu_kind kind, const void *obj, cu_diag *d)
     case CU_KIND_WORKLOAD_PRIORITY_CLASS: check_wpc(&v, obj); break;
     case CU_KIND_PRIORITY_CLASS: check_pc(&v, obj); break;
     case CU_KIND_NAMESPACE: check_namespace(&v, obj); break;
+    case CU_KIND_ADMISSION_CHECK: check_admission_check(&v, obj); break;
     default:
         cu_diag_error(d, "%s: no validation for this kind", cu_kind_name(kind));
         return CU_EINVAL;
@@ -1046,6 +1080,9 @@ cu_err cu_world_validate(const cu_world *w, cu_diag *d)
     for (size_t i = 0; i < w->namespaces.n; i++)
         check_namespace(&v, w->namespaces.items[i]);
     DUPS(&v, "Namespace", 0, w->namespaces);
+    for (size_t i = 0; i < w->checks.n; i++)
+        check_admission_check(&v, w->checks.items[i]);
+    DUPS(&v, "AdmissionCheck", 0, w->checks);
 
     return v.nerr ? CU_EINVAL : CU_OK;
 }

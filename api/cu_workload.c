@@ -96,6 +96,49 @@ static void dec_pc_ref(dctx *c, const cu_node *spec, cu_workload *wl)
     wl->pc_kind = kinds[k];
 }
 
+/* lastTransitionTime of the entry at path p (map m), when set. */
+static void dec_ltt(dctx *c, const cu_node *m, const char *p, int64_t *out)
+{
+    const cu_node *t = cu_node_get(m, "lastTransitionTime");
+    if (t && !cu_node_is_null(t) &&
+        (t->type != CU_NODE_SCALAR || cu_time_parse(t->str, out) != CU_OK)) {
+        char q[PATHMAX];
+        cu_dec_err(c, cu_dec_path(q, p, "lastTransitionTime"), "invalid time \"%s\"",
+                   t->type == CU_NODE_SCALAR ? t->str : "");
+    }
+}
+
+/* status.admissionChecks[]: name, state (Pending by default, as an
+ * external controller may write only the name), message,
+ * lastTransitionTime, requeueAfterSeconds, retryCount. */
+static void dec_checks(dctx *c, const cu_node *st, cu_workload *wl)
+{
+    static const char *const states[] = { "Pending", "Ready", "Retry", "Rejected" };
+    const cu_node *cs =
+        cu_dec_want_seq(c, cu_node_get(st, "admissionChecks"), "status.admissionChecks");
+    if (!cs || !cs->n)
+        return;
+    wl->checks = cu_dec_alloc(c, cs->n * sizeof(*wl->checks));
+    for (size_t i = 0; wl->checks && i < cs->n; i++) {
+        char p[PATHMAX], q[PATHMAX];
+        cu_dec_path(p, "status.admissionChecks", "[%zu]", i);
+        const cu_node *cn = cu_dec_want_map(c, cs->vals[i], p);
+        if (!cn)
+            continue;
+        cu_acstate *x = &wl->checks[wl->nchecks++];
+        x->name = cu_dec_str(c, cn, "name", p);
+        if (!x->name || !*x->name)
+            cu_dec_err(c, cu_dec_path(q, p, "name"), "Required value");
+        int v = 0;
+        cu_dec_enum(c, cn, "state", p, states, 4, 0, &v);
+        x->state = (cu_check_state)v;
+        x->message = cu_dec_str(c, cn, "message", p);
+        x->has_requeue_after = cu_dec_i32(c, cn, "requeueAfterSeconds", p, &x->requeue_after_s);
+        cu_dec_i32(c, cn, "retryCount", p, &x->retry_count);
+        dec_ltt(c, cn, p, &x->ltt_ms);
+    }
+}
+
 static void dec_status(dctx *c, const cu_node *root, cu_workload *wl)
 {
     const cu_node *st = cu_dec_want_map(c, cu_node_get(root, "status"), "status");
@@ -136,6 +179,7 @@ static void dec_status(dctx *c, const cu_node *root, cu_workload *wl)
             }
         }
     }
+    dec_checks(c, st, wl);
     const cu_node *cs = cu_dec_want_seq(c, cu_node_get(st, "conditions"), "status.conditions");
     if (cs && cs->n) {
         wl->conds = cu_dec_alloc(c, cs->n * sizeof(*wl->conds));
@@ -154,13 +198,7 @@ static void dec_status(dctx *c, const cu_node *root, cu_workload *wl)
                 char q[PATHMAX];
                 cu_dec_err(c, cu_dec_path(q, p, "type"), "Required value");
             }
-            const cu_node *t = cu_node_get(cn, "lastTransitionTime");
-            if (t && !cu_node_is_null(t) &&
-                (t->type != CU_NODE_SCALAR || cu_time_parse(t->str, &x->ltt_ms) != CU_OK)) {
-                char q[PATHMAX];
-                cu_dec_err(c, cu_dec_path(q, p, "lastTransitionTime"), "invalid time \"%s\"",
-                           t->type == CU_NODE_SCALAR ? t->str : "");
-            }
+            dec_ltt(c, cn, p, &x->ltt_ms);
         }
     }
 }

@@ -984,21 +984,22 @@ static void test_document_errors(void **state)
 {
     fx *f = *state;
     assert_int_equal(
-        load(f, "- just a list\n"
-                "---\n"
-                "kind: ClusterQueue\nmetadata: {name: x}\n"
-                "---\n"
-                "apiVersion: kueue.x-k8s.io/v1beta2\nmetadata: {name: x}\n"
-                "---\n"
-                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {namespace: x}\n"
-                "---\n"
-                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata: {name: prov}\n"
-                "---\n"
-                "apiVersion: kueue.x-k8s.io/v1alpha1\nkind: Cohort\nmetadata: {name: old}\n"
-                "---\n"
-                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
-                "---\n"
-                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: ok}\n"),
+        load(f,
+             "- just a list\n"
+             "---\n"
+             "kind: ClusterQueue\nmetadata: {name: x}\n"
+             "---\n"
+             "apiVersion: kueue.x-k8s.io/v1beta2\nmetadata: {name: x}\n"
+             "---\n"
+             "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {namespace: x}\n"
+             "---\n"
+             "apiVersion: kueue.x-k8s.io/v1beta2\nkind: MultiKueueConfig\nmetadata: {name: prov}\n"
+             "---\n"
+             "apiVersion: kueue.x-k8s.io/v1alpha1\nkind: Cohort\nmetadata: {name: old}\n"
+             "---\n"
+             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+             "---\n"
+             "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: ok}\n"),
         CU_EINVAL);
     assert_msg(&f->d, "test.yaml:1: document is not a map (expected a Kubernetes object)");
     assert_msg(&f->d, "test.yaml:3: missing apiVersion");
@@ -1006,7 +1007,7 @@ static void test_document_errors(void **state)
     assert_msg(&f->d, "test.yaml:9: ClusterQueue: missing metadata.name");
     assert_msg(
         &f->d,
-        "warning: test.yaml:13: skipping unknown kind AdmissionCheck (apiVersion kueue.x-k8s.io/v1beta2) prov");
+        "warning: test.yaml:13: skipping unknown kind MultiKueueConfig (apiVersion kueue.x-k8s.io/v1beta2) prov");
     assert_msg(
         &f->d,
         "warning: test.yaml:17: skipping unknown kind Cohort (apiVersion kueue.x-k8s.io/v1alpha1) old");
@@ -1309,6 +1310,97 @@ static cu_node *parse_root(cu_arena *a, const char *yaml)
     return docs[0].root;
 }
 
+/* AdmissionCheck objects, a ClusterQueue's checks (v1beta2 strategy with
+ * onFlavors, v1beta1 names) and a Workload's check states; which checks
+ * apply to a workload (Kueue's AdmissionChecksForWorkload). */
+static void test_admission_checks(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(
+        load(f, "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata: {name: prov}\n"
+                "spec: {controllerName: example.com/prov, parameters: {apiGroup: example.com, "
+                "kind: Cfg, name: c}}\n"
+                "status: {conditions: [{type: Active, status: 'True', reason: R, message: m}]}\n"
+                "---\n"
+                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata: {name: off}\n"
+                "spec: {controllerName: example.com/off}\n"
+                "---\n"
+                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata: {name: bad}\n"
+                "spec: {}\n"
+                "---\n"
+                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+                "spec:\n"
+                "  admissionChecksStrategy:\n"
+                "    admissionChecks: [{name: prov}, {name: gpu-only, onFlavors: [gpu]}]\n"
+                "  resourceGroups:\n"
+                "  - coveredResources: [cpu]\n"
+                "    flavors: [{name: cpu, resources: [{name: cpu, nominalQuota: 1}]},\n"
+                "              {name: gpu, resources: [{name: cpu, nominalQuota: 1}]}]\n"
+                "---\n"
+                "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: old}\n"
+                "spec: {admissionChecks: [b, a]}\n"
+                "---\n"
+                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\n"
+                "metadata: {name: w, namespace: ns}\n"
+                "spec: {queueName: q, podSets: [{name: main, count: 1, template: {spec: "
+                "{containers: []}}}]}\n"
+                "status:\n"
+                "  admissionChecks:\n"
+                "  - {name: prov, state: Ready, message: ok, lastTransitionTime: "
+                "'2025-01-01T00:00:00Z'}\n"
+                "  - {name: gpu-only, state: Retry, message: again, requeueAfterSeconds: 5,\n"
+                "     retryCount: 2, lastTransitionTime: '2025-01-01T00:00:00Z'}\n"
+                "---\n"
+                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\n"
+                "metadata: {name: bad-state, namespace: ns}\n"
+                "spec: {queueName: q}\n"
+                "status: {admissionChecks: [{name: prov, state: Done}]}\n"),
+        CU_EINVAL);
+    assert_msg(&f->d, "AdmissionCheck bad: spec.controllerName: Required value");
+    assert_int_equal(f->w.checks.n, 2);
+    const cu_admission_check *k = f->w.checks.items[0];
+    assert_string_equal(k->controller, "example.com/prov");
+    assert_string_equal(k->param_kind, "Cfg");
+    assert_true(k->active);
+    assert_false(f->w.checks.items[1]->active);
+    assert_int_equal(f->w.cqs.n, 2);
+    const cu_cluster_queue *cq = f->w.cqs.items[0];
+    assert_int_equal(cq->nchecks, 2);
+    assert_string_equal(cq->checks[1].name, "gpu-only");
+    assert_int_equal(cq->checks[1].on_flavors.n, 1);
+    const cu_cluster_queue *old = f->w.cqs.items[1];
+    assert_int_equal(old->nchecks, 2);
+    assert_string_equal(old->checks[0].name, "b");
+    assert_int_equal(old->checks[0].on_flavors.n, 0);
+    assert_int_equal(f->w.workloads.n, 1);
+    const cu_workload *wl = f->w.workloads.items[0];
+    assert_int_equal(wl->nchecks, 2);
+    const cu_acstate *st = cu_workload_check(wl, "gpu-only");
+    assert_non_null(st);
+    assert_int_equal(st->state, CU_CHECK_RETRY);
+    assert_true(st->has_requeue_after);
+    assert_int_equal(st->requeue_after_s, 5);
+    assert_int_equal(st->retry_count, 2);
+    assert_string_equal(cu_check_state_name(st->state), "Retry");
+    assert_true(f->d.nerrors >= 2);
+
+    /* which checks apply: gpu-only runs on one flavor, so nothing applies
+     * before an admission; after it, by the flavors assigned */
+    const char *names[4];
+    const char *cpu[] = { "cpu" }, *gpu[] = { "cpu", "gpu" };
+    assert_int_equal(cu_cq_checks_for(cq, 0, NULL, 0, names, 4), 0);
+    assert_int_equal(cu_cq_checks_for(cq, 1, cpu, 1, names, 4), 1);
+    assert_string_equal(names[0], "prov");
+    assert_int_equal(cu_cq_checks_for(cq, 1, gpu, 2, names, 4), 2);
+    assert_string_equal(names[0], "gpu-only"); /* sorted by name */
+    assert_string_equal(names[1], "prov");
+    assert_false(cu_workload_checks_ready(wl, names, 2));         /* gpu-only is Retry */
+    assert_true(cu_workload_checks_ready(wl, names + 1, 1) == 0); /* every entry must be Ready */
+    /* checks on every flavor apply before the admission too */
+    assert_int_equal(cu_cq_checks_for(old, 0, NULL, 0, names, 1), 2);
+    assert_string_equal(names[0], "b");
+}
+
 static void test_convert(void **state)
 {
     fx *f = *state;
@@ -1494,6 +1586,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_labelsel_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_priority, setup, teardown),
         cmocka_unit_test_setup_teardown(test_convert, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_admission_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_load, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quota_too_large, setup, teardown),
     };

@@ -23,6 +23,7 @@ const res_info cli_res_tab[NRES] = {
       "WorkloadPriorityClass", 1 },
     { "/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass", 1 },
     { "/api/v1/namespaces", "v1", "Namespace", 1 },
+    { "/apis/kueue.x-k8s.io/v1beta2/admissionchecks", CU_GROUP "/v1beta2", "AdmissionCheck", 1 },
     { "/apis/kueue.x-k8s.io/v1beta2/workloads", CU_GROUP "/v1beta2", "Workload", 0 },
     { "/apis/batch/v1/jobs", "batch/v1", "Job", 1 },
 };

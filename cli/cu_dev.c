@@ -313,6 +313,7 @@ static const struct {
     { "ClusterQueue", "clusterqueues", 0 },
     { "Cohort", "cohorts", 0 },
     { "WorkloadPriorityClass", "workloadpriorityclasses", 0 },
+    { "AdmissionCheck", "admissionchecks", 0 },
     { "LocalQueue", "localqueues", 1 },
     { "Workload", "workloads", 1 },
     { "Job", "jobs", 1 },

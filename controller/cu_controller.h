@@ -56,15 +56,39 @@ json_object *cu_ctrl_set_condition(json_object *old, const char *type, const cha
  * resourceVersion precondition rv (may be NULL), status.admission from
  * info (cluster queue, per pod set flavors, resourceUsage and count) and
  * QuotaReserved/Admitted=True with Kueue's reasons and messages, merged
- * into old_conds (borrowed). Caller frees with json_object_put. */
+ * into old_conds (borrowed); Admitted only when info's admission checks
+ * are all Ready, and status.admissionChecks synced from old_checks
+ * (borrowed, may be NULL; cu_ctrl_sync_checks) when checks apply.
+ * Caller frees with json_object_put. */
 json_object *cu_ctrl_admission_patch(const cu_wl_info *info, const char *rv, json_object *old_conds,
-                                     int64_t now_ms);
+                                     json_object *old_checks, int64_t now_ms);
+
+/* Kueue's sync of a Workload's status.admissionChecks with the checks that
+ * apply to it (names[0..n), sorted): entries of old (borrowed, the current
+ * list, may be NULL) that still apply are kept as they are (podSetUpdates
+ * included), a missing one is added as Pending (lastTransitionTime now,
+ * empty message), the others are dropped; the result is sorted by name.
+ * Returns a new array (NULL when n is 0) and sets *changed when it differs
+ * from old. Caller frees with json_object_put. */
+json_object *cu_ctrl_sync_checks(json_object *old, const char *const *names, size_t n,
+                                 int64_t now_ms, int *changed);
+
+/* Kueue's reset of the admission checks on an eviction: every entry of
+ * old (borrowed) not Pending becomes Pending with the message "Reset to
+ * Pending after eviction. Previously: STATE" and lastTransitionTime now;
+ * requeueAfterSeconds is kept, retryCount counts one more Retry (and is
+ * dropped after another state), podSetUpdates are dropped. Returns a new
+ * array, or NULL when nothing changes. Caller frees with json_object_put. */
+json_object *cu_ctrl_reset_checks(json_object *old, int64_t now_ms);
 
 /* The merge patch that starts an admitted Job: spec.suspend=false, the
  * template's nodeSelector extended with the nodeLabels of the flavors of
  * wl's status.admission (flavors: name -> ResourceFlavor json, borrowed),
  * the flavors' tolerations appended to the template's, and spec.parallelism
- * set to the admitted count when it differs (partial admission). Returns
+ * set to the admitted count when it differs (partial admission); the
+ * podSetUpdates for pod set 0 in wl's status.admissionChecks add their
+ * labels and annotations to the template's metadata, their nodeSelector
+ * and tolerations to the flavors'. Returns
  * a new object, or NULL with a message in d when wl has no admission or a
  * flavor is missing. */
 json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_object *flavors,

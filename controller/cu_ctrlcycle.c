@@ -41,6 +41,24 @@ static void redo_push(ctrl *c, rec *w, int undo)
         redo_apply(c, w, undo);
 }
 
+/* Sends spec.active=false for Workload w (resourceVersion precondition);
+ * the eviction (reason Deactivated) follows once it is seen, as for any
+ * deactivated Workload (deactivate_one). Returns 1 when sent. */
+static int send_deactivation(ctrl *c, rec *w, const cu_workload *wl)
+{
+    json_object *sp = json_object_new_object(), *spec = json_object_new_object();
+    json_object *md = json_object_new_object();
+    json_object_object_add(md, "resourceVersion", json_object_new_string(w->rv));
+    json_object_object_add(sp, "metadata", md);
+    json_object_object_add(sp, "spec", spec);
+    json_object_object_add(spec, "active", json_object_new_boolean(0));
+    char op[1100], path[1200], what[1300];
+    snprintf(op, sizeof(op), "spec:%s", w->key);
+    snprintf(path, sizeof(path), "%s/%s/workloads/%s", WLPATH, wl->meta.ns, wl->meta.name);
+    snprintf(what, sizeof(what), "deactivating Workload %s", w->key);
+    return ctrl_send_write(c, OP_OTHER, op, w->key, "PATCH", path, MERGE, sp, what);
+}
+
 static void admit(ctrl *c, int idx)
 {
     rec *w = (size_t)idx < c->nby ? c->by_idx[idx] : NULL;
@@ -69,8 +87,11 @@ static void admit(ctrl *c, int idx)
             k = ctrl_cset(k, r.type, r.status ? "True" : "False", r.reason, r.message, now);
         }
     }
-    json_object *p = cu_ctrl_admission_patch(info, w->rv, k, now);
+    json_object *acs = w->acs ? cu_json_parse_str(w->acs) : NULL;
+    json_object *p = cu_ctrl_admission_patch(info, w->rv, k, acs, now);
+    json_object_put(acs);
     json_object_put(k);
+    w->adm_checks = info->checks_pending;
     w->assumed = 1;
     c->nassumed++;
     char what[1300], path[1200];
@@ -89,10 +110,16 @@ static void admit(ctrl *c, int idx)
     double wait = ctrl_secs(now - ctrl_queued_at(wl));
     ctrl_m_wl(c, c->km.quota_reserved_workloads_total,
               c->km.local_queue_quota_reserved_workloads_total, wl, info->cluster_queue, 0, 1);
-    ctrl_m_wl(c, c->km.admitted_workloads_total, c->km.local_queue_admitted_workloads_total, wl,
-              info->cluster_queue, 0, 1);
     ctrl_m_wl(c, c->km.quota_reserved_wait_time_seconds,
               c->km.local_queue_quota_reserved_wait_time_seconds, wl, info->cluster_queue, 1, wait);
+    char m[600];
+    int64_t since = wl->meta.has_created ? now - wl->meta.created_ms : 0;
+    ctrl_emit_wl(c, wl, "Normal", CU_EV_QUOTA_RESERVED,
+                 cu_ctrl_event_msg_quota_reserved(m, sizeof(m), info->cluster_queue, since));
+    if (info->checks_pending)
+        return; /* Admitted once its AdmissionChecks are Ready (sync_checks) */
+    ctrl_m_wl(c, c->km.admitted_workloads_total, c->km.local_queue_admitted_workloads_total, wl,
+              info->cluster_queue, 0, 1);
     ctrl_m_wl(c, c->km.admission_wait_time_seconds, c->km.local_queue_admission_wait_time_seconds,
               wl, info->cluster_queue, 1, wait);
     /* every cohort up the tree counts it (read from the objects, not the
@@ -103,12 +130,8 @@ static void admit(ctrl *c, int idx)
         const char *lv[] = { co, ctrl_pclass(wl), ctrl_role(c) };
         cu_metric_inc(c->km.cohort_subtree_admitted_workloads_total, lv, 1);
     }
-    char m[600];
-    int64_t since = wl->meta.has_created ? now - wl->meta.created_ms : 0;
-    ctrl_emit_wl(c, wl, "Normal", CU_EV_QUOTA_RESERVED,
-                 cu_ctrl_event_msg_quota_reserved(m, sizeof(m), info->cluster_queue, since));
     ctrl_emit_wl(c, wl, "Normal", CU_EV_ADMITTED,
-                 cu_ctrl_event_msg_admitted(m, sizeof(m), info->cluster_queue));
+                 cu_ctrl_event_msg_admitted(m, sizeof(m), info->cluster_queue, 0));
 }
 
 static void evict(ctrl *c, int idx)
@@ -155,6 +178,33 @@ static void evict(ctrl *c, int idx)
                  cu_ctrl_event_reason_evicted(er, sizeof(er), w->ev_reason, NULL), w->ev_msg);
 }
 
+/* An eviction resets the Workload's admission checks to Pending (Kueue's
+ * prepareForEviction): added to the status patch st when any is not. */
+static void evict_reset_checks(const rec *w, json_object *st, int64_t now)
+{
+    if (!w->acs)
+        return;
+    json_object *old = cu_json_parse_str(w->acs);
+    json_object *nw = cu_ctrl_reset_checks(old, now);
+    json_object_put(old);
+    if (nw)
+        json_object_object_add(st, "admissionChecks", nw);
+}
+
+/* Sends the eviction status patch p (taken) of w, evicted for reason with
+ * msg by the controller itself; once sent: the log line, the metric and
+ * Kueue's Event. */
+static void send_eviction(ctrl *c, rec *w, const cu_workload *wl, json_object *p, const char *what,
+                          const char *reason, const char *msg)
+{
+    char er[200];
+    if (!ctrl_wl_status_write(c, w, OP_STATUS, p, what))
+        return;
+    ctrl_log(c, 0, "evicting Workload %s: %s", w->key, msg);
+    ctrl_m_evicted(c, w, wl, wl->adm_cq, reason, "");
+    ctrl_emit_wl(c, wl, "Normal", cu_ctrl_event_reason_evicted(er, sizeof(er), reason, NULL), msg);
+}
+
 static void write_evictions(ctrl *c)
 {
     if (!c->nevict_pending)
@@ -173,6 +223,7 @@ static void write_evictions(ctrl *c)
             k = ctrl_cset(k, ev[i].type, ev[i].status ? "True" : "False", ev[i].reason,
                           ev[i].message, now);
         json_object_object_add(st, "conditions", k);
+        evict_reset_checks(w, st, now);
         char what[1300];
         snprintf(what, sizeof(what), "evicting Workload %s", w->key);
         ctrl_wl_status_write(c, w, OP_STATUS, p, what);
@@ -367,22 +418,12 @@ static void pods_ready(ctrl *c)
                 json_object_put(p);
                 free(w->deact_msg);
                 w->deact_msg = ctrl_sdup(a.evict_message);
-                json_object *sp = json_object_new_object(), *spec = json_object_new_object();
-                json_object *md = json_object_new_object();
-                json_object_object_add(md, "resourceVersion", json_object_new_string(w->rv));
-                json_object_object_add(sp, "metadata", md);
-                json_object_object_add(sp, "spec", spec);
-                json_object_object_add(spec, "active", json_object_new_boolean(0));
-                char op[1100], path[1200], w2[1300];
-                snprintf(op, sizeof(op), "spec:%s", w->key);
-                snprintf(path, sizeof(path), "%s/%s/workloads/%s", WLPATH, wl->meta.ns,
-                         wl->meta.name);
-                snprintf(w2, sizeof(w2), "deactivating Workload %s", w->key);
-                if (ctrl_send_write(c, OP_OTHER, op, w->key, "PATCH", path, MERGE, sp, w2))
+                if (send_deactivation(c, w, wl))
                     ctrl_log(c, 0, "deactivating Workload %s: %s", w->key, a.evict_message);
                 continue;
             }
             json_object_object_add(st, "requeueState", rq);
+            evict_reset_checks(w, st, now);
             snprintf(what, sizeof(what), "evicting Workload %s (%s)", w->key, a.evict_reason);
             ctrl_log(c, 0, "evicting Workload %s: %s", w->key, a.evict_message);
             ctrl_m_evicted(c, w, wl, wl->adm_cq, a.evict_reason,
@@ -408,8 +449,8 @@ static void pods_ready(ctrl *c)
  * Kueue's Workload reconciler applies it: HoldAndDrain on its LocalQueue
  * (looked at first) or on its ClusterQueue evicts it (reason
  * LocalQueueStopped or ClusterQueueStopped). Kueue evicts only an Admitted
- * one, but first makes every one that holds quota Admitted (no admission
- * checks here: sync_admitted). 1 when it evicts. */
+ * one, but first makes every one that holds quota Admitted when its
+ * admission checks allow (sync_checks). 1 when it evicts. */
 static int stopped_queue(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
 {
     if (!cu_workload_has_quota(wl))
@@ -433,32 +474,176 @@ static int stopped_queue(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
     json_object *st, *p = ctrl_status_patch(w->rv, &st);
     json_object_object_add(st, "conditions",
                            ctrl_cset(ctrl_conds_json(wl), "Evicted", "True", reason, msg, now));
-    char what[1300], er[200];
+    evict_reset_checks(w, st, now);
+    char what[1300];
     snprintf(what, sizeof(what), "evicting Workload %s of a stopped queue", w->key);
+    send_eviction(c, w, wl, p, what, reason, msg);
+    return 1;
+}
+
+/* The AdmissionChecks that apply to wl now (api's cu_cq_checks_for): those
+ * of its ClusterQueue (the admission's, else its LocalQueue's), by the
+ * flavors it holds. Up to max names, sorted, into out; returns how many,
+ * or -1 when its ClusterQueue is not known (Kueue then leaves the list). */
+static int wl_checks_now(ctrl *c, const cu_workload *wl, const char **out, size_t max)
+{
+    int holds = cu_workload_has_quota(wl);
+    const char *cqn = holds ? wl->adm_cq : NULL;
+    if (!holds && wl->queue_name) {
+        char lk[700];
+        snprintf(lk, sizeof(lk), "%s/%s", wl->meta.ns ? wl->meta.ns : "default", wl->queue_name);
+        rec *lr = ctrl_omap_get(&c->objs[R_LQ], lk);
+        if (lr && lr->w && lr->w->lqs.n)
+            cqn = lr->w->lqs.items[0]->cluster_queue;
+    }
+    rec *cr = cqn ? ctrl_omap_get(&c->objs[R_CQ], cqn) : NULL;
+    if (!cr || !cr->w || !cr->w->cqs.n)
+        return -1;
+    const char *fl[64];
+    size_t nf = 0;
+    for (size_t p = 0; holds && p < wl->npsa; p++)
+        for (size_t i = 0; i < wl->psa[p].flavors.n && nf < 64; i++)
+            fl[nf++] = wl->psa[p].flavors.items[i].value;
+    size_t n = cu_cq_checks_for(cr->w->cqs.items[0], holds, fl, nf, out, max);
+    return (int)(n < max ? n : max);
+}
+
+/* Kueue's reaction to a check Rejected on a Workload holding quota: the
+ * DeactivationTarget condition (reason AdmissionCheck), then spec.active
+ * false (sync_checks), then the eviction of a deactivated Workload
+ * (deactivate_one). 1 when it wrote. */
+static int checks_rejected(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
+{
+    char names[1024] = "";
+    size_t off = 0;
+    const cu_acstate *first = NULL;
+    for (size_t i = 0; i < wl->nchecks; i++) {
+        if (wl->checks[i].state != CU_CHECK_REJECTED)
+            continue;
+        if (!first)
+            first = &wl->checks[i];
+        if (off < sizeof(names) - 1)
+            off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", off ? "," : "",
+                                    wl->checks[i].name ? wl->checks[i].name : "");
+    }
+    if (!first)
+        return 0;
+    char msg[1200];
+    snprintf(msg, sizeof(msg), "Admission check(s): %s, were rejected", names);
+    json_object *st, *p = ctrl_status_patch(w->rv, &st);
+    json_object_object_add(
+        st, "conditions",
+        ctrl_cset(ctrl_conds_json(wl), "DeactivationTarget", "True", "AdmissionCheck", msg, now));
+    char what[1300];
+    snprintf(what, sizeof(what), "marking Workload %s for deactivation", w->key);
     if (ctrl_wl_status_write(c, w, OP_STATUS, p, what)) {
-        ctrl_log(c, 0, "evicting Workload %s: %s", w->key, msg);
-        ctrl_m_evicted(c, w, wl, wl->adm_cq, reason, "");
-        ctrl_emit_wl(c, wl, "Normal", cu_ctrl_event_reason_evicted(er, sizeof(er), reason, NULL),
-                     msg);
+        ctrl_log(c, 0, "deactivating Workload %s: %s", w->key, msg);
+        char ev[1500];
+        snprintf(ev, sizeof(ev),
+                 "Deactivating workload because AdmissionCheck for %s was Rejected: %s",
+                 first->name ? first->name : "", first->message ? first->message : "");
+        ctrl_emit_wl(c, wl, "Warning", "AdmissionCheckRejected", ev);
     }
     return 1;
 }
 
-/* A Workload that holds quota is Admitted once its admission checks are
- * Ready, and it has none (Cueue has no AdmissionChecks yet): Kueue's
- * Workload reconciler writes Admitted=True on one that another writer
- * (a restore, a test) left with QuotaReserved alone. */
-static void sync_admitted(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
+/* Kueue's eviction of a Workload holding quota with a check in Retry:
+ * Evicted (reason AdmissionCheck), its checks back to Pending, and, when a
+ * Retry check asks for requeueAfterSeconds, requeueState.requeueAt (the
+ * latest lastTransitionTime + requeueAfterSeconds still to come) keeps it
+ * out of the queue until then. 1 when it wrote. */
+static int checks_retry(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
 {
-    if (!cu_workload_has_quota(wl) || w->assumed || ctrl_cond_is(wl, "Admitted", "True"))
+    int64_t requeue_at = 0;
+    int any = 0;
+    for (size_t i = 0; i < wl->nchecks; i++) {
+        const cu_acstate *k = &wl->checks[i];
+        if (k->state != CU_CHECK_RETRY)
+            continue;
+        any = 1;
+        if (k->has_requeue_after && k->ltt_ms) {
+            int64_t at = k->ltt_ms + (int64_t)k->requeue_after_s * 1000;
+            if (at > requeue_at)
+                requeue_at = at;
+        }
+    }
+    if (!any)
+        return 0;
+    static const char reason[] = "AdmissionCheck", msg[] = "At least one admission check is false";
+    json_object *st, *p = ctrl_status_patch(w->rv, &st);
+    json_object_object_add(st, "conditions",
+                           ctrl_cset(ctrl_conds_json(wl), "Evicted", "True", reason, msg, now));
+    evict_reset_checks(w, st, now);
+    if (requeue_at > now) {
+        char ts[40];
+        json_object *rq = json_object_new_object();
+        cu_time_format(requeue_at, ts, sizeof(ts));
+        json_object_object_add(rq, "requeueAt", json_object_new_string(ts));
+        json_object_object_add(st, "requeueState", rq);
+    }
+    char what[1300];
+    snprintf(what, sizeof(what), "evicting Workload %s (an admission check asks to retry)", w->key);
+    send_eviction(c, w, wl, p, what, reason, msg);
+    return 1;
+}
+
+/* Kueue's Workload reconciler on the admission checks of an active
+ * Workload not evicted: spec.active=false once DeactivationTarget is set;
+ * status.admissionChecks kept equal to the checks that apply
+ * (cu_ctrl_sync_checks: Pending entries added, others dropped); for one
+ * holding quota, a Rejected check deactivates it, a Retry one evicts it,
+ * and when every check is Ready (or none applies) it is Admitted (also one
+ * that another writer, a restore, a test, left with QuotaReserved alone). */
+static void sync_checks(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
+{
+    if (w->assumed)
+        return;
+    char what[1300];
+    if (ctrl_cond_is(wl, "DeactivationTarget", "True")) {
+        send_deactivation(c, w, wl);
+        return;
+    }
+    const char *names[64];
+    int n = wl_checks_now(c, wl, names, 64);
+    if (n >= 0) {
+        json_object *old = w->acs ? cu_json_parse_str(w->acs) : NULL;
+        int changed = 0;
+        json_object *nw = cu_ctrl_sync_checks(old, names, (size_t)n, now, &changed);
+        json_object_put(old);
+        if (changed) {
+            json_object *st, *p = ctrl_status_patch(w->rv, &st);
+            json_object_object_add(st, "admissionChecks", nw);
+            snprintf(what, sizeof(what), "writing the admission checks of Workload %s", w->key);
+            ctrl_wl_status_write(c, w, OP_STATUS, p, what);
+            return;
+        }
+        json_object_put(nw);
+    }
+    if (!cu_workload_has_quota(wl))
+        return;
+    if (checks_rejected(c, w, wl, now) || checks_retry(c, w, wl, now))
+        return;
+    if (ctrl_cond_is(wl, "Admitted", "True") ||
+        !cu_workload_checks_ready(wl, names, n > 0 ? (size_t)n : 0))
         return;
     json_object *st, *p = ctrl_status_patch(w->rv, &st);
     json_object_object_add(st, "conditions",
                            ctrl_cset(ctrl_conds_json(wl), "Admitted", "True", "Admitted",
                                      "The workload is admitted", now));
-    char what[1300];
     snprintf(what, sizeof(what), "writing Admitted of Workload %s", w->key);
-    ctrl_wl_status_write(c, w, OP_STATUS, p, what);
+    if (!ctrl_wl_status_write(c, w, OP_STATUS, p, what) || !wl->nchecks)
+        return;
+    /* admitted now that its checks are Ready: what admit() leaves out */
+    const cu_condition *qr = cu_workload_cond(wl, "QuotaReserved");
+    int64_t since = qr && qr->ltt_ms ? now - qr->ltt_ms : 0;
+    ctrl_log(c, 0, "Workload %s admitted: its admission checks are Ready", w->key);
+    ctrl_m_wl(c, c->km.admitted_workloads_total, c->km.local_queue_admitted_workloads_total, wl,
+              wl->adm_cq, 0, 1);
+    ctrl_m_wl(c, c->km.admission_wait_time_seconds, c->km.local_queue_admission_wait_time_seconds,
+              wl, wl->adm_cq, 1, ctrl_secs(now - ctrl_queued_at(wl)));
+    char m[600];
+    ctrl_emit_wl(c, wl, "Normal", CU_EV_ADMITTED,
+                 cu_ctrl_event_msg_admitted(m, sizeof(m), wl->adm_cq ? wl->adm_cq : "", since));
 }
 
 /* A Workload with spec.active=false is marked Evicted with reason
@@ -466,7 +651,8 @@ static void sync_admitted(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
  * released as for any eviction). Kueue's messages: "The workload is
  * deactivated", or the requeuing-limit one when waitForPodsReady
  * deactivated it. An active one that holds quota meets its queues' stop
- * policy (stopped_queue), or is made Admitted (sync_admitted). */
+ * policy (stopped_queue), or its admission checks are synced and it is
+ * made Admitted (sync_checks). */
 static void deactivate_one(ctrl *c, rec *w, int64_t now)
 {
     const cu_workload *wl = ctrl_wl_of(w);
@@ -482,7 +668,7 @@ static void deactivate_one(ctrl *c, rec *w, int64_t now)
         return;
     if (wl->active) {
         if (!stopped_queue(c, w, wl, now))
-            sync_admitted(c, w, wl, now);
+            sync_checks(c, w, wl, now);
         return;
     }
     /* Kueue marks every deactivated Workload Evicted, also one that never
@@ -490,19 +676,47 @@ static void deactivate_one(ctrl *c, rec *w, int64_t now)
      * from a ClusterQueue) */
     int had_quota = cu_workload_has_quota(wl);
     const char *msg = w->deact_msg ? w->deact_msg : "The workload is deactivated";
+    /* deactivated for a cause written in DeactivationTarget (a Rejected
+     * admission check): Kueue's reason DeactivatedDueTo<cause>, message
+     * "The workload is deactivated due to <its message>", and the
+     * condition removed */
+    const cu_condition *dt = cu_workload_cond(wl, "DeactivationTarget");
+    char dreason[200] = "Deactivated", dmsg[1200];
+    const char *cause = w->deact_msg ? "RequeuingLimitExceeded" : "";
+    if (dt && dt->status && strcmp(dt->status, "True") == 0 && dt->reason) {
+        snprintf(dreason, sizeof(dreason), "DeactivatedDueTo%s", dt->reason);
+        snprintf(dmsg, sizeof(dmsg), "The workload is deactivated due to %s",
+                 dt->message ? dt->message : "");
+        msg = dmsg;
+        cause = dt->reason;
+    }
     json_object *st, *p = ctrl_status_patch(w->rv, &st);
-    json_object_object_add(
-        st, "conditions",
-        ctrl_cset(ctrl_conds_json(wl), "Evicted", "True", "Deactivated", msg, now));
+    json_object *k = ctrl_cset(ctrl_conds_json(wl), "Evicted", "True", dreason, msg, now);
+    if (dt) {
+        json_object *kept = json_object_new_array();
+        for (size_t i = 0, nk = cu_jarr_len(k); i < nk; i++) {
+            json_object *e = json_object_array_get_idx(k, i);
+            const char *t = cu_jstr(e, "type");
+            if (!t || strcmp(t, "DeactivationTarget") != 0)
+                json_object_array_add(kept, json_object_get(e));
+        }
+        json_object_put(k);
+        k = kept;
+    }
+    json_object_object_add(st, "conditions", k);
+    evict_reset_checks(w, st, now);
     if (w->deact_msg)
         json_object_object_add(st, "requeueState", NULL);
     char what[1300];
     snprintf(what, sizeof(what), "evicting deactivated Workload %s", w->key);
     if (ctrl_wl_status_write(c, w, OP_STATUS, p, what) && had_quota) {
         ctrl_log(c, 0, "evicting Workload %s: %s", w->key, msg);
-        ctrl_m_evicted(c, w, wl, wl->adm_cq, "Deactivated",
-                       w->deact_msg ? "RequeuingLimitExceeded" : "");
-        ctrl_emit_wl(c, wl, "Normal", "EvictedDueToDeactivated", msg);
+        ctrl_m_evicted(c, w, wl, wl->adm_cq, "Deactivated", cause);
+        char er[300];
+        ctrl_emit_wl(c, wl, "Normal",
+                     dt ? cu_ctrl_event_reason_evicted(er, sizeof(er), "Deactivated", cause)
+                        : "EvictedDueToDeactivated",
+                     msg);
     }
 }
 

@@ -19,6 +19,7 @@ void ctrl_log_invalid(ctrl *c, int r, const cu_world *w)
         [R_WPC] = "Kueue's webhook would refuse it",
         [R_PC] = "kube-apiserver would refuse it",
         [R_NS] = "kube-apiserver would refuse it",
+        [R_AC] = "the ClusterQueues using it are inactive until it is fixed",
     };
     static const cu_kind kinds[NRES] = {
         [R_RF] = CU_KIND_RESOURCE_FLAVOR,
@@ -28,6 +29,7 @@ void ctrl_log_invalid(ctrl *c, int r, const cu_world *w)
         [R_WPC] = CU_KIND_WORKLOAD_PRIORITY_CLASS,
         [R_PC] = CU_KIND_PRIORITY_CLASS,
         [R_NS] = CU_KIND_NAMESPACE,
+        [R_AC] = CU_KIND_ADMISSION_CHECK,
     };
     const void *obj = NULL;
     switch (r) {
@@ -38,6 +40,7 @@ void ctrl_log_invalid(ctrl *c, int r, const cu_world *w)
     case R_WPC: obj = w->wpcs.n ? w->wpcs.items[0] : NULL; break;
     case R_PC: obj = w->pcs.n ? w->pcs.items[0] : NULL; break;
     case R_NS: obj = w->namespaces.n ? w->namespaces.items[0] : NULL; break;
+    case R_AC: obj = w->checks.n ? w->checks.items[0] : NULL; break;
     default: return;
     }
     cu_diag d;
@@ -82,7 +85,7 @@ cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nw
     cu_diag_free(&d);
     cu_arena_free(&tmp);
     size_t total = w->flavors.n + w->cqs.n + w->cohorts.n + w->lqs.n + w->workloads.n + w->wpcs.n +
-                   w->pcs.n + w->namespaces.n;
+                   w->pcs.n + w->namespaces.n + w->checks.n;
     if (total != 1) {
         ctrl_world_free(w);
         return NULL;
@@ -129,6 +132,9 @@ void ctrl_decode_wl_extras(rec *x, json_object *obj)
     json_object_put(refs);
     free(x->tmpl);
     x->tmpl = NULL;
+    free(x->acs);
+    json_object *acs = cu_jpath(obj, "status.admissionChecks");
+    x->acs = cu_jarr_len(acs) ? ctrl_jtext(acs) : NULL;
     json_object *ps = cu_jpath(obj, "spec.podSets");
     json_object *p0 = json_object_is_type(ps, json_type_array) && json_object_array_length(ps)
                           ? json_object_array_get_idx(ps, 0)

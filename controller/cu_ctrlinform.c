@@ -15,6 +15,7 @@ void ctrl_rec_free(rec *x)
     free(x->owner);
     free(x->owners);
     free(x->tmpl);
+    free(x->acs);
     free(x->ev_reason);
     free(x->ev_msg);
     free(x->pr_reason);
@@ -271,6 +272,9 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
             json_object_object_add(t, "annotations", json_object_get(cu_jget(md, "annotations")));
         if (cu_jget(md, "deletionTimestamp")) /* a ClusterQueue turns Terminating */
             json_object_object_add(t, "deleting", json_object_new_boolean(1));
+        if (r == R_AC && w && w->checks.n) /* its Active condition makes queues (in)active */
+            json_object_object_add(t, "active",
+                                   json_object_new_boolean(w->checks.items[0]->active));
         shape =
             cu_hash_str(json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN)) ^ (w ? 1 : 0);
         json_object_put(t);

@@ -307,7 +307,7 @@ static void refresh_gauges(ctrl *c)
             const cu_fr_usage *fu = &ci->usage[u];
             const char *a[] = { cohort, cq, fu->flavor, fu->resource, rr };
             fset(k->cluster_queue_resource_reservation, a, q(fu->resource, fu->total));
-            fset(k->cluster_queue_resource_usage, a, q(fu->resource, fu->total));
+            fset(k->cluster_queue_resource_usage, a, q(fu->resource, fu->admitted));
             fset(k->cluster_queue_nominal_quota, a, q(fu->resource, fu->nominal));
             fset(k->cluster_queue_borrowing_limit, a,
                  fu->has_blimit ? q(fu->resource, fu->blimit) : (double)INFINITY);
@@ -333,7 +333,7 @@ static void refresh_gauges(ctrl *c)
             const cu_fr_usage *fu = &li->usage[u];
             const char *a[] = { li->name, li->ns, fu->flavor, fu->resource, rr };
             fset(k->local_queue_resource_reservation, a, q(fu->resource, fu->total));
-            fset(k->local_queue_resource_usage, a, q(fu->resource, fu->total));
+            fset(k->local_queue_resource_usage, a, q(fu->resource, fu->admitted));
         }
     }
     /* Cohorts */

@@ -776,9 +776,10 @@ char *cu_ctrl_event_msg_quota_reserved(char *out, size_t n, const char *cq, int6
     return out;
 }
 
-char *cu_ctrl_event_msg_admitted(char *out, size_t n, const char *cq)
+char *cu_ctrl_event_msg_admitted(char *out, size_t n, const char *cq, int64_t wait_ms)
 {
-    snprintf(out, n, "Admitted by ClusterQueue %s, wait time since reservation was 0s", cq);
+    snprintf(out, n, "Admitted by ClusterQueue %s, wait time since reservation was %.0fs", cq,
+             (double)(wait_ms > 0 ? wait_ms : 0) / 1000.0);
     return out;
 }
 

@@ -244,8 +244,10 @@ void cu_recorder_failed(cu_recorder *r, const cu_event_req *req);
 
 /* "Quota reserved in ClusterQueue CQ, wait time since queued was Ns" */
 char *cu_ctrl_event_msg_quota_reserved(char *out, size_t n, const char *cq, int64_t wait_ms);
-/* "Admitted by ClusterQueue CQ, wait time since reservation was 0s" */
-char *cu_ctrl_event_msg_admitted(char *out, size_t n, const char *cq);
+/* "Admitted by ClusterQueue CQ, wait time since reservation was Ns" (0s
+ * when admitted with the reservation; else since the reservation, when
+ * its AdmissionChecks became Ready) */
+char *cu_ctrl_event_msg_admitted(char *out, size_t n, const char *cq, int64_t wait_ms);
 /* "Admitted by clusterQueue CQ" (Started, on the Job) */
 char *cu_ctrl_event_msg_started(char *out, size_t n, const char *cq);
 /* "Created Workload: NS/NAME" (CreatedWorkload, on the Job) */

@@ -167,10 +167,12 @@ void ctrl_rebuild(ctrl *c)
     ALLOCV(wpcs, R_WPC);
     ALLOCV(pcs, R_PC);
     ALLOCV(namespaces, R_NS);
+    ALLOCV(checks, R_AC);
     ALLOCV(workloads, R_WL);
 #undef ALLOCV
     if (!vw->flavors.items || !vw->cqs.items || !vw->cohorts.items || !vw->lqs.items ||
-        !vw->wpcs.items || !vw->pcs.items || !vw->namespaces.items || !vw->workloads.items) {
+        !vw->wpcs.items || !vw->pcs.items || !vw->namespaces.items || !vw->workloads.items ||
+        !vw->checks.items) {
         ctrl_log(c, 0, "out of memory building the engine");
         return;
     }
@@ -208,6 +210,10 @@ void ctrl_rebuild(ctrl *c)
             case R_NS:
                 if (w->namespaces.n)
                     vw->namespaces.items[vw->namespaces.n++] = w->namespaces.items[0];
+                break;
+            case R_AC:
+                if (w->checks.n)
+                    vw->checks.items[vw->checks.n++] = w->checks.items[0];
                 break;
             }
         }
@@ -310,6 +316,18 @@ static int same_spec(const cu_workload *a, const cu_workload *b)
 }
 
 /* Brings the engine in line with Workload w's current decode. */
+/* 1 when a and b have the same admission check names and states. */
+static int same_checks(const cu_workload *a, const cu_workload *b)
+{
+    if (a->nchecks != b->nchecks)
+        return 0;
+    for (size_t i = 0; i < a->nchecks; i++)
+        if (a->checks[i].state != b->checks[i].state || !a->checks[i].name || !b->checks[i].name ||
+            strcmp(a->checks[i].name, b->checks[i].name) != 0)
+            return 0;
+    return 1;
+}
+
 void ctrl_wl_sync(ctrl *c, rec *w)
 {
     const cu_workload *n = ctrl_wl_of(w);
@@ -334,8 +352,11 @@ void ctrl_wl_sync(ctrl *c, rec *w)
         }
         if (eadm && n->adm_cq && o) {
             const cu_wl_info *vi = cu_engine_workload_info_one(c->eng, w->idx);
-            if (vi && vi->cluster_queue && strcmp(vi->cluster_queue, n->adm_cq) == 0)
+            if (vi && vi->cluster_queue && strcmp(vi->cluster_queue, n->adm_cq) == 0 &&
+                same_checks(o, n))
                 return; /* confirmation of what the engine holds */
+            /* (a check's state changed: the engine's copy is replaced so
+             * that its views count it admitted or reserving as it is) */
         }
         ctrl_eng_remove(c, w); /* admitted by someone else, or differently */
         ctrl_eng_add(c, w);

@@ -37,6 +37,7 @@ static const struct {
       "WorkloadPriorityClass" },
     { "/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass" },
     { "/api/v1/namespaces", "v1", "Namespace" },
+    { "/apis/kueue.x-k8s.io/v1beta2/admissionchecks", "kueue.x-k8s.io/v1beta2", "AdmissionCheck" },
     { "/apis/kueue.x-k8s.io/v1beta2/workloads", "kueue.x-k8s.io/v1beta2", "Workload" },
     { "/apis/batch/v1/jobs", "batch/v1", "Job" },
 };

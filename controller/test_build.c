@@ -173,7 +173,7 @@ static void test_admission_patch(void **st)
     cu_wl_info info = {
         .ns = "n", .name = "w", .cluster_queue = "cq", .admitted = 1, .npsa = 1, .psa = &psa
     };
-    json_object *p = cu_ctrl_admission_patch(&info, "42", NULL, 0);
+    json_object *p = cu_ctrl_admission_patch(&info, "42", NULL, NULL, 0);
     assert_string_equal(S(p, "metadata", "resourceVersion", NULL), "42");
     json_object *adm = json_object_object_get(json_object_object_get(p, "status"), "admission");
     assert_string_equal(S(adm, "clusterQueue", NULL, NULL), "cq");
@@ -190,6 +190,121 @@ static void test_admission_patch(void **st)
     assert_string_equal(S(json_object_array_get_idx(conds, 1), "message", NULL, NULL),
                         "The workload is admitted");
     json_object_put(p);
+}
+
+/* The admission with AdmissionChecks not all Ready: QuotaReserved alone,
+ * and the checks that apply synced into status.admissionChecks. */
+static void test_admission_patch_checks(void **st)
+{
+    (void)st;
+    const char *res[] = { "cpu" }, *fl[] = { "spot" }, *names[] = { "a", "b" };
+    int64_t use[] = { 1000 };
+    cu_psa_info psa = {
+        .name = "main", .count = 1, .n = 1, .resources = res, .flavors = fl, .usage = use
+    };
+    cu_wl_info info = { .ns = "n",
+                        .name = "w",
+                        .cluster_queue = "cq",
+                        .admitted = 1,
+                        .npsa = 1,
+                        .psa = &psa,
+                        .nchecks = 2,
+                        .checks = names,
+                        .checks_pending = 1 };
+    json_object *old = J("[{\"name\":\"b\",\"state\":\"Ready\",\"message\":\"m\","
+                         "\"lastTransitionTime\":\"2025-01-01T00:00:00Z\"}]");
+    json_object *p = cu_ctrl_admission_patch(&info, NULL, NULL, old, 1000);
+    json_object *status = json_object_object_get(p, "status");
+    json_object *conds = json_object_object_get(status, "conditions");
+    assert_int_equal(json_object_array_length(conds), 1);
+    assert_string_equal(S(json_object_array_get_idx(conds, 0), "type", NULL, NULL),
+                        "QuotaReserved");
+    json_object *acs = json_object_object_get(status, "admissionChecks");
+    assert_int_equal(json_object_array_length(acs), 2);
+    assert_string_equal(S(json_object_array_get_idx(acs, 0), "name", NULL, NULL), "a");
+    assert_string_equal(S(json_object_array_get_idx(acs, 0), "state", NULL, NULL), "Pending");
+    assert_string_equal(S(json_object_array_get_idx(acs, 0), "lastTransitionTime", NULL, NULL),
+                        "1970-01-01T00:00:01Z");
+    assert_string_equal(S(json_object_array_get_idx(acs, 1), "state", NULL, NULL), "Ready");
+    json_object_put(p);
+    json_object_put(old);
+}
+
+/* Kueue's syncAdmissionCheckConditions and resetChecksOnEviction. */
+static void test_sync_and_reset_checks(void **st)
+{
+    (void)st;
+    const char *names[] = { "a", "c" };
+    int changed = 0;
+    json_object *old = J("[{\"name\":\"c\",\"state\":\"Retry\",\"message\":\"m\","
+                         "\"retryCount\":1,\"requeueAfterSeconds\":5,"
+                         "\"podSetUpdates\":[{\"name\":\"main\"}]},"
+                         "{\"name\":\"gone\",\"state\":\"Ready\",\"message\":\"\"}]");
+    /* "gone" no longer applies, "a" is added, the result sorted */
+    json_object *n = cu_ctrl_sync_checks(old, names, 2, 0, &changed);
+    assert_true(changed);
+    assert_int_equal(json_object_array_length(n), 2);
+    assert_string_equal(S(json_object_array_get_idx(n, 0), "name", NULL, NULL), "a");
+    assert_string_equal(S(json_object_array_get_idx(n, 1), "state", NULL, NULL), "Retry");
+    /* the same list again: unchanged */
+    json_object *again = cu_ctrl_sync_checks(n, names, 2, 0, &changed);
+    assert_false(changed);
+    json_object_put(again);
+    /* no check applies any more: the list goes */
+    assert_null(cu_ctrl_sync_checks(n, names, 0, 0, &changed));
+    assert_true(changed);
+    /* an eviction: Retry -> Pending, retryCount counted, requeueAfterSeconds
+     * kept, podSetUpdates dropped; a Pending entry left as it is */
+    json_object *r = cu_ctrl_reset_checks(n, 2000);
+    assert_non_null(r);
+    json_object *c = json_object_array_get_idx(r, 1);
+    assert_string_equal(S(c, "state", NULL, NULL), "Pending");
+    assert_string_equal(S(c, "message", NULL, NULL),
+                        "Reset to Pending after eviction. Previously: Retry");
+    assert_int_equal(json_object_get_int(json_object_object_get(c, "retryCount")), 2);
+    assert_int_equal(json_object_get_int(json_object_object_get(c, "requeueAfterSeconds")), 5);
+    assert_null(json_object_object_get(c, "podSetUpdates"));
+    assert_ptr_equal(json_object_array_get_idx(r, 0), json_object_array_get_idx(n, 0));
+    /* all Pending: nothing to reset */
+    assert_null(cu_ctrl_reset_checks(r, 3000));
+    json_object_put(r);
+    json_object_put(n);
+    json_object_put(old);
+}
+
+/* The podSetUpdates of the admission checks join the flavors' at the start. */
+static void test_job_start_patch_updates(void **st)
+{
+    (void)st;
+    char buf[2048];
+    snprintf(buf, sizeof(buf), JOB, 1, 1);
+    json_object *job = J(buf);
+    json_object *flavors = J("{\"f1\":{\"spec\":{\"nodeLabels\":{\"pool\":\"a\"}}}}");
+    json_object *wl =
+        J("{\"metadata\":{\"name\":\"w\",\"namespace\":\"team\"},\"status\":{\"admission\":"
+          "{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\",\"count\":1,"
+          "\"flavors\":{\"cpu\":\"f1\"}}]},\"admissionChecks\":[{\"name\":\"c\",\"state\":"
+          "\"Ready\",\"podSetUpdates\":[{\"name\":\"main\",\"labels\":{\"l\":\"1\"},"
+          "\"annotations\":{\"a\":\"2\"},\"nodeSelector\":{\"zone\":\"z\"},\"tolerations\":"
+          "[{\"key\":\"t\",\"operator\":\"Exists\"}]},{\"name\":\"other\",\"labels\":"
+          "{\"x\":\"y\"}}]}]}}");
+    cu_diag d;
+    cu_diag_init(&d);
+    json_object *p = cu_ctrl_job_start_patch(job, wl, flavors, &d);
+    assert_non_null(p);
+    json_object *t = json_object_object_get(json_object_object_get(p, "spec"), "template");
+    assert_string_equal(S(t, "metadata", "labels", "l"), "1");
+    assert_string_equal(S(t, "metadata", "annotations", "a"), "2");
+    assert_null(S(t, "metadata", "labels", "x")); /* another pod set's */
+    assert_string_equal(S(t, "spec", "nodeSelector", "zone"), "z");
+    assert_string_equal(S(t, "spec", "nodeSelector", "pool"), "a");
+    json_object *tols = json_object_object_get(json_object_object_get(t, "spec"), "tolerations");
+    assert_int_equal(json_object_array_length(tols), 2); /* the Job's and the check's */
+    json_object_put(p);
+    cu_diag_free(&d);
+    json_object_put(job);
+    json_object_put(wl);
+    json_object_put(flavors);
 }
 
 static void test_job_start_patch(void **st)
@@ -280,7 +395,10 @@ int main(void)
         cmocka_unit_test(test_workload_for_job_errors),
         cmocka_unit_test(test_set_condition),
         cmocka_unit_test(test_admission_patch),
+        cmocka_unit_test(test_admission_patch_checks),
+        cmocka_unit_test(test_sync_and_reset_checks),
         cmocka_unit_test(test_job_start_patch),
+        cmocka_unit_test(test_job_start_patch_updates),
         cmocka_unit_test(test_job_finished),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

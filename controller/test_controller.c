@@ -55,7 +55,7 @@
 
 /* ---------------- the resources the fake serves ---------------- */
 
-enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_WL, R_JOB, NRES, R_OTHER = NRES };
+enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_AC, R_WL, R_JOB, NRES, R_OTHER = NRES };
 
 static const struct {
     const char *prefix, *plural, *api_version, *list_kind;
@@ -71,6 +71,8 @@ static const struct {
     { "/apis/scheduling.k8s.io/v1", "priorityclasses", "scheduling.k8s.io/v1",
       "PriorityClassList" },
     { "/api/v1", "namespaces", "v1", "NamespaceList" },
+    { "/apis/kueue.x-k8s.io/v1beta2", "admissionchecks", "kueue.x-k8s.io/v1beta2",
+      "AdmissionCheckList" },
     { "/apis/kueue.x-k8s.io/v1beta2", "workloads", "kueue.x-k8s.io/v1beta2", "WorkloadList" },
     { "/apis/batch/v1", "jobs", "batch/v1", "JobList" },
 };
@@ -1540,6 +1542,65 @@ static void test_starts_job_when_admitted(void **state)
     stop(f);
 }
 
+/* 5c. Two-phase admission: in a ClusterQueue with an AdmissionCheck the
+ * reservation is written without Admitted and with the check Pending; the
+ * Job waits; once the check's controller writes Ready, Admitted=True is
+ * written and the Job started. */
+static int is_admitted_write(const sreq *q, const void *ud)
+{
+    (void)ud;
+    json_object *c = NULL;
+    json_object *conds = jpath(q->j, "status.conditions");
+    for (size_t i = 0; conds && i < json_object_array_length(conds); i++) {
+        json_object *x = json_object_array_get_idx(conds, i);
+        const char *t = json_object_get_string(jget(x, "type"));
+        if (t && strcmp(t, "Admitted") == 0)
+            c = x;
+    }
+    const char *st = c ? json_object_get_string(jget(c, "status")) : NULL;
+    return strcmp(q->method, "PATCH") == 0 && ends_with(q->path, "/status") && st &&
+           strcmp(st, "True") == 0;
+}
+
+static void test_admission_checks_two_phase(void **state)
+{
+    fx *f = *state;
+    base_world_cq(f->s, "\"admissionChecksStrategy\":{\"admissionChecks\":[{\"name\":\"ac\"}]},");
+    srv_add(f->s, R_AC,
+            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"AdmissionCheck\","
+            "\"metadata\":{\"name\":\"ac\",\"uid\":\"ac-1\"},\"spec\":{\"controllerName\":"
+            "\"example.com/c\"},\"status\":{\"conditions\":[{\"type\":\"Active\",\"status\":"
+            "\"True\",\"reason\":\"R\",\"message\":\"m\",\"lastTransitionTime\":"
+            "\"2025-01-01T00:00:00Z\"}]}}");
+    add_job(f->s, "lq");
+    add_job_workload(f->s, "lq");
+    start(f);
+    long i = wait_req(f, 0, is_admission, JOB_WL, 5000);
+    CHECK(f, i >= 0, "no reservation of " JOB_WL);
+    sreq *q = &f->s->reqs[i];
+    CHECK(f, cond(q->j, "QuotaReserved") != NULL, "no QuotaReserved in %s", q->body);
+    CHECK(f, cond(q->j, "Admitted") == NULL, "Admitted written with the reservation: %s", q->body);
+    serve_for(f, 500);
+    /* the check applies to every flavor: listed Pending (before or with the
+     * reservation, as Kueue's reconciler does) */
+    obj *wlo = store_find(f->s, R_WL, "team/" JOB_WL);
+    EQS(f, wlo->o, "status.admissionChecks.0.name", "ac");
+    EQS(f, wlo->o, "status.admissionChecks.0.state", "Pending");
+    CHECK(f, jpath(wlo->o, "status.admission") != NULL, "no reservation stored");
+    size_t n = count_req(f, 0, f->s->nreqs, is_job_start, "team/sample-job");
+    CHECK(f, n == 0, "the Job was started before its admission check was Ready");
+    size_t mark = f->s->nreqs;
+    srv_update(f->s, R_WL, "team/" JOB_WL,
+               "{\"status\":{\"admissionChecks\":[{\"name\":\"ac\",\"state\":\"Ready\","
+               "\"message\":\"ok\",\"lastTransitionTime\":\"2025-01-01T00:00:09Z\"}]}}",
+               1);
+    i = wait_req(f, mark, is_admitted_write, NULL, 5000);
+    CHECK(f, i >= 0, "Admitted not written once the check was Ready");
+    i = wait_req(f, mark, is_job_start, "team/sample-job", 5000);
+    CHECK(f, i >= 0, "the Job was not started once its Workload was Admitted");
+    stop(f);
+}
+
 /* 5b. The Job's watch lags: a change of the still-suspended Job made
  * before the start (the Job controller writing its status) arrives after
  * the start was written. That older, suspended version is not a reason to
@@ -2211,6 +2272,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conflict_retries_with_new_rv, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_reason, setup, teardown),
         cmocka_unit_test_setup_teardown(test_starts_job_when_admitted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_admission_checks_two_phase, setup, teardown),
         cmocka_unit_test_setup_teardown(test_starts_job_once_when_watch_lags, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restarts_job_evicted_before_start_seen, setup,
                                         teardown),

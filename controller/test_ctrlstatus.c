@@ -68,14 +68,30 @@ static const char *PS(json_object *o, const char *dotted)
 /* ---- status bodies ---- */
 
 static const cu_fr_usage CQ_USAGE[] = {
-    { .flavor = "on-demand", .resource = "cpu", .total = 12000, .borrowed = 3000, .nominal = 9000 },
+    { .flavor = "on-demand",
+      .resource = "cpu",
+      .total = 12000,
+      .admitted = 12000,
+      .borrowed = 3000,
+      .nominal = 9000 },
     { .flavor = "on-demand",
       .resource = "memory",
       .total = 40LL * 1024 * 1024 * 1024,
+      .admitted = 40LL * 1024 * 1024 * 1024,
       .borrowed = 4LL * 1024 * 1024 * 1024,
       .nominal = 36LL * 1024 * 1024 * 1024 },
-    { .flavor = "spot", .resource = "cpu", .total = 1500, .borrowed = 0, .nominal = 4000 },
-    { .flavor = "spot", .resource = "memory", .total = 0, .borrowed = 0, .nominal = 0 },
+    { .flavor = "spot",
+      .resource = "cpu",
+      .total = 1500,
+      .admitted = 1500,
+      .borrowed = 0,
+      .nominal = 4000 },
+    { .flavor = "spot",
+      .resource = "memory",
+      .total = 0,
+      .admitted = 0,
+      .borrowed = 0,
+      .nominal = 0 },
 };
 
 static void test_cq_status_borrowing(void **st)
@@ -197,9 +213,12 @@ static void test_lq_status(void **st)
 {
     (void)st;
     cu_fr_usage u[] = {
-        { .flavor = "default", .resource = "cpu", .total = 2500 },
-        { .flavor = "default", .resource = "nvidia.com/gpu", .total = 4 },
-        { .flavor = "default", .resource = "memory", .total = 1536LL * 1024 * 1024 },
+        { .flavor = "default", .resource = "cpu", .total = 2500, .admitted = 2500 },
+        { .flavor = "default", .resource = "nvidia.com/gpu", .total = 4, .admitted = 4 },
+        { .flavor = "default",
+          .resource = "memory",
+          .total = 1536LL * 1024 * 1024,
+          .admitted = 1536LL * 1024 * 1024 },
     };
     cu_lq_info li = { .ns = "team",
                       .name = "lq",
@@ -252,6 +271,7 @@ static void test_status_lists_capped(void **st)
         u[i].flavor = names[i / 20];
         u[i].resource = names[70 + i % 20];
         u[i].total = 1000;
+        u[i].admitted = 1000;
     }
     cu_cq_info ci = { .name = "cq", .active = 1, .nusage = n, .usage = u };
     json_object *b = cu_ctrl_cq_status(&ci, 0, NULL, T0);
@@ -708,8 +728,10 @@ static void test_event_messages(void **st)
     for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
         assert_string_equal(cu_ctrl_event_msg_quota_reserved(b, sizeof b, "cq", waits[i].ms),
                             waits[i].want);
-    assert_string_equal(cu_ctrl_event_msg_admitted(b, sizeof b, "cq"),
+    assert_string_equal(cu_ctrl_event_msg_admitted(b, sizeof b, "cq", 0),
                         "Admitted by ClusterQueue cq, wait time since reservation was 0s");
+    assert_string_equal(cu_ctrl_event_msg_admitted(b, sizeof b, "cq", 7400),
+                        "Admitted by ClusterQueue cq, wait time since reservation was 7s");
     assert_string_equal(cu_ctrl_event_msg_started(b, sizeof b, "cq"),
                         "Admitted by clusterQueue cq");
     assert_string_equal(cu_ctrl_event_msg_created_workload(b, sizeof b, "ns", "job-x-1"),
@@ -771,8 +793,10 @@ static int dump_bodies(const char *dir, const char *wl_uid, const char *cq_uid)
     ci.reason = "FlavorNotFound";
     ci.message = "Can't admit new workloads: references missing ResourceFlavor(s): [gpu].";
     rc |= write_body(dir, "cq-inactive.json", cu_ctrl_cq_status(&ci, 0, NULL, now));
-    cu_fr_usage lu[] = { { .flavor = "on-demand", .resource = "cpu", .total = 2500 },
-                         { .flavor = "on-demand", .resource = "memory", .total = 0 } };
+    cu_fr_usage lu[] = {
+        { .flavor = "on-demand", .resource = "cpu", .total = 2500, .admitted = 2500 },
+        { .flavor = "on-demand", .resource = "memory", .total = 0, .admitted = 0 }
+    };
     cu_lq_info li = { .ns = "default",
                       .name = "lq",
                       .active = 1,

@@ -127,6 +127,58 @@ static int find_or_add_cohort(cu_engine *e, const char *name, const cu_cohort *o
     return id;
 }
 
+/* Kueue's activity by AdmissionChecks (pkg/cache/scheduler clusterqueue.go
+ * updateWithAdmissionChecks, inactiveReason): a ClusterQueue naming a check
+ * that does not exist is inactive with AdmissionCheckNotFound, one naming
+ * a check without Active=True with AdmissionCheckInactive; names sorted,
+ * joined by ",", both reasons in the message. The MultiKueue and
+ * ProvisioningRequest combinations Kueue also refuses are not checked
+ * (Cueue runs neither controller). The stop policy and missing flavors,
+ * set after this, take precedence as in Kueue's order of reasons. */
+static void cq_checks_activity(cu_engine *e, const cu_cluster_queue *obj, ecq *cp)
+{
+    if (!obj->nchecks)
+        return;
+    const char **missing = cu_arena_alloc(&e->arena, obj->nchecks * sizeof(char *));
+    const char **inactive = cu_arena_alloc(&e->arena, obj->nchecks * sizeof(char *));
+    if (!missing || !inactive)
+        return;
+    size_t nm = 0, ni = 0;
+    for (size_t i = 0; i < obj->nchecks; i++) {
+        const cu_admission_check *k = NULL;
+        for (size_t j = 0; j < e->world->checks.n && !k; j++)
+            if (strcmp(e->world->checks.items[j]->meta.name, obj->checks[i].name) == 0)
+                k = e->world->checks.items[j];
+        if (!k)
+            missing[nm++] = obj->checks[i].name;
+        else if (!k->active)
+            inactive[ni++] = obj->checks[i].name;
+    }
+    if (!nm && !ni)
+        return;
+    qsort(missing, nm, sizeof(char *), cu_strp_cmp);
+    qsort(inactive, ni, sizeof(char *), cu_strp_cmp);
+    cu_buf b;
+    cu_buf_init(&b, 64 * 1024);
+    cu_buf_puts(&b, "Can't admit new workloads: ");
+    if (nm) {
+        cu_buf_puts(&b, "references missing AdmissionCheck(s): ");
+        for (size_t i = 0; i < nm; i++)
+            cu_buf_printf(&b, "%s%s", i ? "," : "", missing[i]);
+    }
+    if (ni) {
+        cu_buf_puts(&b, nm ? ", references inactive AdmissionCheck(s): "
+                           : "references inactive AdmissionCheck(s): ");
+        for (size_t i = 0; i < ni; i++)
+            cu_buf_printf(&b, "%s%s", i ? "," : "", inactive[i]);
+    }
+    cu_buf_puts(&b, ".");
+    cp->active = 0;
+    cp->reason = nm ? "AdmissionCheckNotFound" : "AdmissionCheckInactive";
+    cp->message = cu_arena_strdup(&e->arena, b.data ? b.data : "");
+    cu_buf_free(&b);
+}
+
 static cu_err build_group(cu_engine *e, ecq *c, const cu_rgroup *rg, egroup *g)
 {
     g->nres = rg->covered.n;
@@ -226,6 +278,7 @@ cu_err cu_engine_build_cq(cu_engine *e, const cu_cluster_queue *obj, const char 
                 badf = fl;
         }
     }
+    cq_checks_activity(e, obj, cp);
     if (badf) {
         cp->active = 0;
         cp->reason = "FlavorInvalid";

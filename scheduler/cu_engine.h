@@ -145,6 +145,8 @@ cu_err cu_engine_check_invariants(const cu_engine *e, cu_diag *d);
 typedef struct cu_fr_usage {
     const char *flavor, *resource;
     int64_t total;    /* reserved by workloads holding quota (milli) */
+    int64_t admitted; /* part of total held by workloads also admitted (their
+                         AdmissionChecks Ready): Kueue's admitted usage */
     int64_t borrowed; /* part of total above the node's own quota */
     int64_t nominal;
     int64_t subtree; /* the node's subtree quota (quota/cu_quota.h) */
@@ -169,7 +171,8 @@ typedef struct cu_wl_info {
     const char *local_queue;
     const char *cluster_queue; /* NULL when the LocalQueue is missing */
     int32_t priority;
-    int admitted; /* holds quota (QuotaReserved=True) */
+    int admitted; /* holds quota (QuotaReserved=True; Admitted too unless
+                     checks_pending) */
     int finished;
     size_t npsa;
     const cu_psa_info *psa; /* when admitted */
@@ -187,6 +190,12 @@ typedef struct cu_wl_info {
                                    InCohortFairSharing,
                                    InCohortReclaimWhileBorrowing, or NULL */
     int64_t evicted_at_ms;
+    size_t nchecks;      /* the AdmissionChecks of its ClusterQueue that apply to it
+                           (api's cu_cq_checks_for: by the flavors it holds, or all
+                           of them when every check runs on every flavor) */
+    const char **checks; /* their names, sorted */
+    int checks_pending;  /* holds quota, but not every check that applies is
+                           Ready in its status: QuotaReserved without Admitted */
 } cu_wl_info;
 
 typedef struct cu_cq_info {
@@ -194,8 +203,9 @@ typedef struct cu_cq_info {
     const cu_cluster_queue *obj;
     const char *cohort; /* NULL when none */
     int active;
-    const char *reason, *message; /* Active condition */
-    int pending, reserving, admitted;
+    const char *reason, *message;     /* Active condition */
+    int pending, reserving, admitted; /* reserving: hold quota; admitted: and
+                                         their admission checks are all Ready */
     size_t nusage;
     const cu_fr_usage *usage; /* in resourceGroups order */
     int64_t weighted_share;   /* status.fairSharing.weightedShare: ceil of

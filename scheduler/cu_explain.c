@@ -623,7 +623,10 @@ static cu_err build(xwl *x)
     x->lq = w->lq >= 0 ? &e->lqs.items[w->lq] : NULL;
     x->c = w->cq >= 0 ? &e->cqs.items[w->cq] : NULL;
     x->cq_name = x->c ? x->c->name : w->cq_name;
-    x->state = w->state == WL_ADMITTED   ? (w->evicting ? "evicting" : "admitted")
+    /* "reserved": it holds quota, its AdmissionChecks are not all Ready */
+    x->state = w->state == WL_ADMITTED   ? (w->evicting            ? "evicting"
+                                            : x->v->checks_pending ? "reserved"
+                                                                   : "admitted")
                : w->state == WL_FINISHED ? "finished"
                                          : "pending";
     /* queue chain */

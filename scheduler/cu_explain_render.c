@@ -265,6 +265,15 @@ static void t_holds(xwl *x, cu_buf *b)
     if (x->w->evicting)
         cu_buf_printf(b, "  evicted (%s): holds its quota until its pods stop\n",
                       v->evicted_reason ? v->evicted_reason : "Evicted");
+    if (!v->checks_pending)
+        return;
+    cu_buf_puts(b, "  not admitted yet: waiting for AdmissionCheck(s)");
+    for (size_t i = 0; i < v->nchecks; i++) {
+        const cu_acstate *k = v->obj ? cu_workload_check(v->obj, v->checks[i]) : NULL;
+        cu_buf_printf(b, "%s %s (%s)", i ? "," : "", v->checks[i],
+                      cu_check_state_name(k ? k->state : CU_CHECK_PENDING));
+    }
+    cu_buf_puts(b, "\n  it is Admitted, and its Job starts, once all of them are Ready\n");
 }
 
 static void t_admission(xwl *x, cu_buf *b)
@@ -300,7 +309,8 @@ static void render_text(xwl *x, cu_buf *b)
     cu_buf_puts(b, "\n");
     if (!strcmp(x->state, "pending") && v->message)
         cu_buf_printf(b, "  message: %s\n", v->message);
-    int holds = !strcmp(x->state, "admitted") || !strcmp(x->state, "evicting");
+    int holds = !strcmp(x->state, "admitted") || !strcmp(x->state, "evicting") ||
+                !strcmp(x->state, "reserved");
     if (holds)
         t_holds(x, b);
     cu_buf_puts(b, "\nQueue\n");
@@ -513,6 +523,18 @@ static cu_node *render_doc(dctx *c, xwl *x)
         dset(c, q, "blockedBy", dstr(c, x->blocked_by ? x->blocked_by->key : NULL));
     }
     dset(c, root, "queue", q);
+    if (v->nchecks) {
+        cu_node *acs = dseq(c);
+        for (size_t i = 0; i < v->nchecks; i++) {
+            const cu_acstate *k = v->obj ? cu_workload_check(v->obj, v->checks[i]) : NULL;
+            cu_node *m = dmap(c);
+            dset(c, m, "name", dstr(c, v->checks[i]));
+            dset(c, m, "state", dstr(c, cu_check_state_name(k ? k->state : CU_CHECK_PENDING)));
+            dset(c, m, "message", dstr(c, k ? k->message : NULL));
+            dpush(c, acs, m);
+        }
+        dset(c, root, "admissionChecks", acs);
+    }
     if (x->analyzed) {
         cu_node *pss = dseq(c);
         for (size_t p = 0; p < x->nps; p++) {

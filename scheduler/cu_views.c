@@ -52,6 +52,7 @@ static void fill_fr(const cu_engine *e, const cu_qnode *n, int fr, cu_fr_usage *
     u->flavor = e->flavors.items[e->fr_flv[fr]].name;
     u->resource = e->res_names.items[e->fr_res[fr]];
     u->total = n->usage[fr];
+    u->admitted = u->total;
     u->nominal = n->nominal[fr];
     u->subtree = n->subtree[fr];
     int64_t b = n->usage[fr] - n->subtree[fr];
@@ -60,6 +61,31 @@ static void fill_fr(const cu_engine *e, const cu_qnode *n, int fr, cu_fr_usage *
     u->blimit = u->has_blimit ? n->blimit[fr] : 0;
     u->has_llimit = n->llimit[fr] != CU_QUOTA_UNSET;
     u->llimit = u->has_llimit ? n->llimit[fr] : 0;
+}
+
+/* The AdmissionChecks of w's ClusterQueue that apply to w (by the flavors
+ * it holds): up to max names into out; returns how many apply. */
+static size_t wl_checks(const cu_engine *e, const ewl *w, const char **out, size_t max)
+{
+    if (w->cq < 0 || !e->cqs.items[w->cq].obj->nchecks)
+        return 0;
+    const char *fl[64];
+    size_t nf = 0;
+    int adm = w->state == WL_ADMITTED;
+    for (size_t p = 0; adm && p < w->nps; p++)
+        for (size_t i = 0; i < w->adm[p].n && nf < 64; i++)
+            fl[nf++] = e->flavors.items[w->adm[p].flv[i]].name;
+    return cu_cq_checks_for(e->cqs.items[w->cq].obj, adm, fl, nf, out, max);
+}
+
+/* 1 when w holds quota and some check that applies to it is not Ready. */
+static int wl_checks_pending(const cu_engine *e, const ewl *w)
+{
+    if (w->state != WL_ADMITTED)
+        return 0;
+    const char *names[64];
+    size_t n = wl_checks(e, w, names, 64);
+    return n && !cu_workload_checks_ready(w->obj, names, n < 64 ? n : 64);
 }
 
 /* Fills v from w (all but position, inadmissible and StrictFIFO
@@ -125,6 +151,19 @@ static cu_err fill_wl(const cu_engine *e, cu_arena *a, const ewl *w, cu_wl_info 
     } else if (!v->finished) {
         v->reason = reason_name(w->reason);
         v->message = w->message ? w->message : "Pending";
+    }
+    if (!v->finished) {
+        const char *names[64];
+        size_t n = wl_checks(e, w, names, 64);
+        n = n < 64 ? n : 64;
+        if (n) {
+            v->checks = cu_arena_alloc(a, n * sizeof(char *));
+            if (!v->checks)
+                return CU_ENOMEM;
+            memcpy(v->checks, names, n * sizeof(char *));
+            v->nchecks = n;
+            v->checks_pending = v->admitted && !cu_workload_checks_ready(w->obj, names, n);
+        }
     }
     return CU_OK;
 }
@@ -241,21 +280,37 @@ static cu_err build(cu_engine *e)
         v->message = q->message;
         v->pending = (int)cu_pq_len(&q->q);
         v->reserving = v->admitted = q->admitted;
+        for (size_t i = 0; q->obj->nchecks && i < q->nadm; i++)
+            v->admitted -= wl_checks_pending(e, q->adm[i]);
         v->weighted_share = e->opts.fair_sharing ? cu_fs_weighted_share(e, q->node) : 0;
         size_t cnt = 0;
         for (size_t g = 0; g < q->ngroups; g++)
             cnt += q->groups[g].nflv * q->groups[g].nres;
         cu_fr_usage *u = cu_arena_alloc(a, (cnt ? cnt : 1) * sizeof(*u));
-        if (!u)
+        int *ufr = cu_arena_alloc(a, (cnt ? cnt : 1) * sizeof(*ufr));
+        if (!u || !ufr)
             return CU_ENOMEM;
         for (size_t g = 0; g < q->ngroups; g++) {
             const egroup *gr = &q->groups[g];
             for (size_t f = 0; f < gr->nflv; f++)
                 for (size_t r = 0; r < gr->nres; r++) {
                     int fr = gr->fr[f * gr->nres + r];
-                    if (fr >= 0)
+                    if (fr >= 0) {
+                        ufr[v->nusage] = fr;
                         fill_fr(e, q->node, fr, &u[v->nusage++]);
+                    }
                 }
+        }
+        /* a workload waiting for its AdmissionChecks holds quota but is not
+         * admitted: not in the admitted usage */
+        for (size_t i = 0; q->obj->nchecks && i < q->nadm; i++) {
+            const ewl *w = q->adm[i];
+            if (!wl_checks_pending(e, w))
+                continue;
+            for (size_t k = 0; k < w->nuse; k++)
+                for (size_t j = 0; j < v->nusage; j++)
+                    if (ufr[j] == w->use_fr[k])
+                        u[j].admitted -= w->use_amt[k];
         }
         v->usage = u;
     }
@@ -295,7 +350,8 @@ static cu_err build(cu_engine *e)
     /* per-LocalQueue counters and usage: one pass over the workloads */
     size_t cap = e->nfr ? e->nfr : 1;
     int64_t *acc = cu_arena_alloc(a, (e->lqs.n ? e->lqs.n : 1) * cap * sizeof(int64_t));
-    if (!acc)
+    int64_t *accadm = cu_arena_alloc(a, (e->lqs.n ? e->lqs.n : 1) * cap * sizeof(int64_t));
+    if (!acc || !accadm)
         return CU_ENOMEM;
     for (size_t i = 0; i < nw; i++) {
         const ewl *w = e->wls.items[i];
@@ -305,10 +361,14 @@ static cu_err build(cu_engine *e)
         if (w->state == WL_QUEUED) {
             v->pending++;
         } else if (w->state == WL_ADMITTED) {
-            v->admitted++;
+            int adm = !wl_checks_pending(e, w);
+            v->admitted += adm;
             v->reserving++;
-            for (size_t u = 0; u < w->nuse; u++)
+            for (size_t u = 0; u < w->nuse; u++) {
                 acc[(size_t)w->lq * cap + (size_t)w->use_fr[u]] += w->use_amt[u];
+                if (adm)
+                    accadm[(size_t)w->lq * cap + (size_t)w->use_fr[u]] += w->use_amt[u];
+            }
         }
     }
     for (size_t l = 0; l < e->lqs.n; l++) {
@@ -335,6 +395,7 @@ static cu_err build(cu_engine *e)
                     x->flavor = e->flavors.items[e->fr_flv[fr]].name;
                     x->resource = e->res_names.items[e->fr_res[fr]];
                     x->total = acc[l * cap + (size_t)fr];
+                    x->admitted = accadm[l * cap + (size_t)fr];
                 }
         }
         v->usage = u;

@@ -151,14 +151,62 @@ static const char *wl_cq(const cu_wl_info *wi)
     return NULL;
 }
 
+/* The state of check name on wi (its status entry; Pending when none). */
+static const cu_acstate *wl_check_state(const cu_wl_info *wi, const char *name)
+{
+    return wi->obj ? cu_workload_check(wi->obj, name) : NULL;
+}
+
+/* Check i of wi: {name, state} and, with full (the YAML status entry),
+ * lastTransitionTime (its own, else the reservation's, else now) and
+ * message. */
+static cu_node *check_node(sim_tb *tb, const cu_wl_info *wi, size_t i, int full, int64_t now)
+{
+    const cu_acstate *ac = wl_check_state(wi, wi->checks[i]);
+    cu_node *c = tb_map(tb);
+    tb_set(tb, c, "name", tb_str(tb, wi->checks[i]));
+    tb_set(tb, c, "state", tb_str(tb, cu_check_state_name(ac ? ac->state : CU_CHECK_PENDING)));
+    if (!full)
+        return c;
+    char ts[32];
+    int64_t at = ac && ac->ltt_ms ? ac->ltt_ms : wi->admitted_at_ms ? wi->admitted_at_ms : now;
+    cu_time_format(at, ts, sizeof(ts));
+    tb_set(tb, c, "lastTransitionTime", tb_str(tb, ts));
+    tb_set(tb, c, "message", tb_str(tb, ac && ac->message ? ac->message : ""));
+    return c;
+}
+
 /* ---------------- JSON ---------------- */
+
+/* "waiting for AdmissionCheck(s): a (Pending), b (Retry)" */
+static const char *checks_reason(cu_arena *a, const cu_wl_info *wi)
+{
+    cu_buf b;
+    cu_buf_init(&b, 64 * 1024);
+    cu_buf_puts(&b, "waiting for AdmissionCheck(s): ");
+    for (size_t i = 0; i < wi->nchecks; i++) {
+        const cu_acstate *st = wl_check_state(wi, wi->checks[i]);
+        cu_buf_printf(&b, "%s%s (%s)", i ? ", " : "", wi->checks[i],
+                      cu_check_state_name(st ? st->state : CU_CHECK_PENDING));
+    }
+    const char *out = cu_arena_strdup(a, b.data ? b.data : "");
+    cu_buf_free(&b);
+    return out;
+}
 
 static cu_node *json_workload(sim_tb *tb, const cu_wl_info *wi)
 {
     cu_node *w = tb_map(tb);
     char *full = cu_arena_printf(tb->a, "%s/%s", wi->ns ? wi->ns : "", wi->name);
     tb_set(tb, w, "name", tb_str(tb, full ? full : ""));
-    tb_set(tb, w, "admitted", tb_bool(tb, wi->admitted));
+    tb_set(tb, w, "admitted", tb_bool(tb, wi->admitted && !wi->checks_pending));
+    if (wi->nchecks) { /* in a ClusterQueue with AdmissionChecks */
+        tb_set(tb, w, "quotaReserved", tb_bool(tb, wi->admitted));
+        cu_node *cs = tb_seq(tb);
+        for (size_t i = 0; i < wi->nchecks; i++)
+            tb_push(tb, cs, check_node(tb, wi, i, 0, 0));
+        tb_set(tb, w, "admissionChecks", cs);
+    }
     tb_set(tb, w, "clusterQueue", tb_str(tb, wl_cq(wi)));
     cu_node *pss = tb_seq(tb);
     if (wi->admitted) {
@@ -173,7 +221,10 @@ static cu_node *json_workload(sim_tb *tb, const cu_wl_info *wi)
     }
     tb_set(tb, w, "podSets", pss);
     tb_set(tb, w, "evictions", tb_int(tb, wi->evictions));
-    tb_set(tb, w, "reason", tb_str(tb, wi->admitted ? NULL : wi->message));
+    tb_set(tb, w, "reason",
+           tb_str(tb, wi->checks_pending ? checks_reason(tb->a, wi)
+                      : wi->admitted     ? NULL
+                                         : wi->message));
     return w;
 }
 
@@ -184,6 +235,8 @@ static cu_node *json_cq(sim_tb *tb, const cu_cq_info *ci, int fs)
     tb_set(tb, c, "cohort", tb_str(tb, ci->cohort));
     tb_set(tb, c, "pending", tb_int(tb, ci->pending));
     tb_set(tb, c, "admitted", tb_int(tb, ci->admitted));
+    if (ci->reserving != ci->admitted) /* quota reserved, admission checks not all Ready */
+        tb_set(tb, c, "reserving", tb_int(tb, ci->reserving));
     cu_node *us = tb_seq(tb);
     for (size_t i = 0; i < ci->nusage; i++) {
         const cu_fr_usage *u = &ci->usage[i];
@@ -379,7 +432,7 @@ static cu_node *yaml_wl(sim_tb *tb, const cu_wl_info *wi, int64_t now)
             return o;
         }
         cu_wlcond k[2];
-        size_t nk = cu_wlstatus_admission(cq, buf, bn, k);
+        size_t nk = cu_wlstatus_admission(cq, wi->checks_pending, buf, bn, k);
         for (size_t i = 0; i < nk; i++)
             tb_push(tb, conds, yaml_wlcond(tb, &k[i], at));
     } else {
@@ -392,6 +445,12 @@ static cu_node *yaml_wl(sim_tb *tb, const cu_wl_info *wi, int64_t now)
                               wi->evicted_at_ms ? wi->evicted_at_ms : now));
     }
     yaml_eviction_conds(tb, conds, wi, now);
+    if (wi->nchecks) {
+        cu_node *cs = tb_seq(tb);
+        for (size_t i = 0; i < wi->nchecks; i++)
+            tb_push(tb, cs, check_node(tb, wi, i, 1, now));
+        tb_set(tb, st, "admissionChecks", cs);
+    }
     if (wi->finished && wi->obj) {
         const cu_condition *f = cu_workload_cond(wi->obj, "Finished");
         if (f)
@@ -556,6 +615,8 @@ static size_t table_workloads(cu_engine *e, cu_arena *a, cu_buf *out, const char
                     else if (wi->evictions)
                         what = cu_arena_printf(a, "%s  (evicted %s before)", what,
                                                table_times(a, wi->evictions));
+                    if (wi->checks_pending)
+                        what = cu_arena_printf(a, "%s  (%s)", what, checks_reason(a, wi));
                 } else {
                     what = wi->message ? wi->message : "(no reason given)";
                     if (wi->evictions)
@@ -563,8 +624,10 @@ static size_t table_workloads(cu_engine *e, cu_arena *a, cu_buf *out, const char
                                                table_times(a, wi->evictions));
                 }
                 cu_buf_printf(out, "  %-9s %-*s  %s\n",
-                              admitted ? "admitted:" : "pending:", (int)width,
-                              full ? full : wi->name, what ? what : "");
+                              !admitted            ? "pending:"
+                              : wi->checks_pending ? "reserved:"
+                                                   : "admitted:",
+                              (int)width, full ? full : wi->name, what ? what : "");
             }
         }
     }
@@ -607,7 +670,11 @@ static cu_err render_table(cu_engine *e, cu_arena *a, int fs, cu_buf *out)
             cu_buf_puts(out, "(no cohort)");
         if (!ci->active)
             cu_buf_printf(out, " [inactive: %s]", ci->reason ? ci->reason : "Inactive");
-        cu_buf_printf(out, "  %d admitted, %d pending\n", ci->admitted, ci->pending);
+        if (ci->reserving != ci->admitted) /* quota reserved, checks not all Ready */
+            cu_buf_printf(out, "  %d admitted, %d reserved, %d pending\n", ci->admitted,
+                          ci->reserving - ci->admitted, ci->pending);
+        else
+            cu_buf_printf(out, "  %d admitted, %d pending\n", ci->admitted, ci->pending);
         if (!ci->active && ci->message)
             cu_buf_printf(out, "  %s\n", ci->message);
         if (fs && ci->weighted_share == INT64_MAX)

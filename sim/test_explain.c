@@ -421,6 +421,45 @@ static void test_no_explain(void **state)
  * Retain -> 1 cpu_credits per CPU; example.com/mig Replace -> 5 units of
  * example.com/mem. ns/w (3 cpu, 1 mig) pends on cpu_credits (quota 2);
  * its explanation names the credits' origin and the replaced mig. */
+/* A workload holding quota whose AdmissionChecks are not all Ready:
+ * "reserved", the checks and their states (scenario 191's world). */
+static void test_admission_checks(void **state)
+{
+    (void)state;
+    const char *paths[] = { "sim/scenarios/191-admission-checks-two-phase.yaml" };
+    const char *names[] = { "team/w-waiting", "team/w-done" };
+    cu_sim_opts o = { 0 };
+    o.format = CU_SIM_TABLE;
+    o.explain = names;
+    o.nexplain = 2;
+    cu_buf out;
+    cu_buf_init(&out, 0);
+    cu_diag d;
+    cu_diag_init(&d);
+    assert_int_equal(cu_sim_run(paths, 1, &o, &out, &d), CU_OK);
+    const char *s = cu_buf_str(&out);
+    assert_non_null(strstr(s, "Workload team/w-waiting: reserved\n"));
+    assert_non_null(strstr(s, "not admitted yet: waiting for AdmissionCheck(s) prov (Ready), "
+                              "spot-check (Pending)"));
+    assert_non_null(strstr(s, "Workload team/w-done: admitted\n"));
+    cu_buf_free(&out);
+    cu_buf_init(&out, 0);
+    o.format = CU_SIM_JSON;
+    o.nexplain = 1;
+    assert_int_equal(cu_sim_run(paths, 1, &o, &out, &d), CU_OK);
+    json_object *j = json_tokener_parse(cu_buf_str(&out));
+    json_object *x = json_object_array_get_idx(j, 0);
+    assert_string_equal(json_object_get_string(json_object_object_get(x, "status")), "reserved");
+    json_object *acs = json_object_object_get(x, "admissionChecks");
+    assert_int_equal(json_object_array_length(acs), 2);
+    assert_string_equal(
+        json_object_get_string(json_object_object_get(json_object_array_get_idx(acs, 1), "state")),
+        "Pending");
+    json_object_put(j);
+    cu_buf_free(&out);
+    cu_diag_free(&d);
+}
+
 static void test_transformed_requests(void **state)
 {
     (void)state;
@@ -514,6 +553,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_explain, setup, teardown),
         cmocka_unit_test(test_transformed_requests),
+        cmocka_unit_test(test_admission_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

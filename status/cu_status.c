@@ -93,7 +93,12 @@ static cu_err group_flavors(cu_arena *a, const cu_fr_usage *u, size_t n, size_t 
         size_t k = flavor_find(f, nf, u[i].flavor);
         if (k == nf || f[k].nres >= max)
             continue;
-        f[k].res[f[k].nres++] = (cu_qstatus_res){ u[i].resource, u[i].total, u[i].borrowed };
+        /* the borrowed part of the admitted usage: the usage above the
+         * queue's own quota shrinks by what the reserved-only hold */
+        int64_t held = u[i].total - u[i].admitted;
+        int64_t ab = u[i].borrowed > held ? u[i].borrowed - held : 0;
+        f[k].res[f[k].nres++] =
+            (cu_qstatus_res){ u[i].resource, u[i].total, u[i].borrowed, u[i].admitted, ab };
     }
     out->nflavors = nf;
     out->flavors = f;
@@ -186,8 +191,9 @@ static json_object *qty(const char *res, int64_t milli)
     return json_object_new_string(q);
 }
 
-/* [{name: flavor, resources: [{name, total[, borrowed]}]}] */
-static json_object *json_flavors(const cu_qstatus *s, int *failed)
+/* [{name: flavor, resources: [{name, total[, borrowed]}]}]; adm: the
+ * admitted usage (flavorsUsage), else the reservation */
+static json_object *json_flavors(const cu_qstatus *s, int adm, int *failed)
 {
     json_object *seq = json_object_new_array();
     if (!seq) {
@@ -210,9 +216,10 @@ static json_object *json_flavors(const cu_qstatus *s, int *failed)
             if (*failed)
                 break;
             add(r, "name", json_object_new_string(f->res[i].name), failed);
-            add(r, "total", qty(f->res[i].name, f->res[i].total), failed);
+            const cu_qstatus_res *x = &f->res[i];
+            add(r, "total", qty(x->name, adm ? x->adm_total : x->total), failed);
             if (s->kind == CU_QSTATUS_CQ)
-                add(r, "borrowed", qty(f->res[i].name, f->res[i].borrowed), failed);
+                add(r, "borrowed", qty(x->name, adm ? x->adm_borrowed : x->borrowed), failed);
         }
     }
     return seq;
@@ -243,8 +250,8 @@ json_object *cu_qstatus_json(const cu_qstatus *s, json_object *conditions)
         add(st, "pendingWorkloads", json_object_new_int(s->pending), &failed);
         add(st, "reservingWorkloads", json_object_new_int(s->reserving), &failed);
         add(st, "admittedWorkloads", json_object_new_int(s->admitted), &failed);
-        add(st, "flavorsReservation", json_flavors(s, &failed), &failed);
-        add(st, "flavorsUsage", json_flavors(s, &failed), &failed);
+        add(st, "flavorsReservation", json_flavors(s, 0, &failed), &failed);
+        add(st, "flavorsUsage", json_flavors(s, 1, &failed), &failed);
         add(st, "conditions", conditions, &failed);
     } else {
         json_object_put(conditions);
@@ -303,7 +310,7 @@ static void tb_push(tb *t, cu_node *seq, cu_node *v)
         t->failed = 1;
 }
 
-static cu_node *node_flavors(tb *t, const cu_qstatus *s)
+static cu_node *node_flavors(tb *t, const cu_qstatus *s, int adm)
 {
     cu_node *seq = tb_seq(t);
     for (size_t k = 0; k < s->nflavors && !t->failed; k++) {
@@ -314,9 +321,10 @@ static cu_node *node_flavors(tb *t, const cu_qstatus *s)
         for (size_t i = 0; i < f->nres && !t->failed; i++) {
             cu_node *r = tb_map(t);
             tb_set(t, r, "name", tb_str(t, f->res[i].name));
-            tb_set(t, r, "total", tb_qty(t, f->res[i].name, f->res[i].total));
+            const cu_qstatus_res *x = &f->res[i];
+            tb_set(t, r, "total", tb_qty(t, x->name, adm ? x->adm_total : x->total));
             if (s->kind == CU_QSTATUS_CQ)
-                tb_set(t, r, "borrowed", tb_qty(t, f->res[i].name, f->res[i].borrowed));
+                tb_set(t, r, "borrowed", tb_qty(t, x->name, adm ? x->adm_borrowed : x->borrowed));
             tb_push(t, res, r);
         }
         tb_push(t, seq, fl);
@@ -347,8 +355,8 @@ cu_node *cu_qstatus_node(cu_arena *a, const cu_qstatus *s, int64_t now_ms)
         tb_set(&t, st, "pendingWorkloads", tb_int(&t, s->pending));
         tb_set(&t, st, "reservingWorkloads", tb_int(&t, s->reserving));
         tb_set(&t, st, "admittedWorkloads", tb_int(&t, s->admitted));
-        tb_set(&t, st, "flavorsReservation", node_flavors(&t, s));
-        tb_set(&t, st, "flavorsUsage", node_flavors(&t, s));
+        tb_set(&t, st, "flavorsReservation", node_flavors(&t, s, 0));
+        tb_set(&t, st, "flavorsUsage", node_flavors(&t, s, 1));
         cu_node *conds = tb_seq(&t);
         tb_push(&t, conds,
                 tb_check(&t, cu_status_cond_node(a, "Active", s->active, s->reason, s->message,

@@ -35,7 +35,9 @@ typedef enum cu_qstatus_kind {
 
 typedef struct cu_qstatus_res {
     const char *name;
-    int64_t total, borrowed; /* milli; borrowed only for ClusterQueues */
+    int64_t total, borrowed;         /* milli; borrowed only for ClusterQueues */
+    int64_t adm_total, adm_borrowed; /* the same for admitted workloads
+                                        only (flavorsUsage) */
 } cu_qstatus_res;
 
 typedef struct cu_qstatus_flavor {
@@ -47,9 +49,9 @@ typedef struct cu_qstatus_flavor {
 typedef struct cu_qstatus {
     cu_qstatus_kind kind;
     int pending, reserving, admitted; /* not for Cohorts */
-    /* flavorsReservation and flavorsUsage (the same numbers: the engine has
-     * no admission checks, so every reservation is an admission), flavors
-     * in first-appearance (resourceGroups) order */
+    /* flavorsReservation (total, borrowed) and flavorsUsage (adm_total,
+     * adm_borrowed: workloads whose AdmissionChecks are not all Ready
+     * left out), flavors in first-appearance (resourceGroups) order */
     size_t nflavors;
     cu_qstatus_flavor *flavors;
     /* the Active condition (not for Cohorts); the message is cut to

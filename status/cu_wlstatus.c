@@ -5,10 +5,13 @@
 
 #include <stdio.h>
 
-size_t cu_wlstatus_admission(const char *cq, char *buf, size_t bufsz, cu_wlcond out[2])
+size_t cu_wlstatus_admission(const char *cq, int checks_pending, char *buf, size_t bufsz,
+                             cu_wlcond out[2])
 {
     snprintf(buf, bufsz, "Quota reserved in ClusterQueue %s", cq ? cq : "");
     out[0] = (cu_wlcond){ "QuotaReserved", 1, "QuotaReserved", buf };
+    if (checks_pending)
+        return 1;
     out[1] = (cu_wlcond){ "Admitted", 1, "Admitted", "The workload is admitted" };
     return 2;
 }

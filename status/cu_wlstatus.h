@@ -22,8 +22,11 @@ typedef struct cu_wlcond {
 
 /* The conditions a reservation of quota in ClusterQueue cq sets, in order:
  * QuotaReserved=True ("Quota reserved in ClusterQueue <cq>", written into
- * buf, cut to bufsz) and Admitted=True. Returns 2, the count written. */
-size_t cu_wlstatus_admission(const char *cq, char *buf, size_t bufsz, cu_wlcond out[2]);
+ * buf, cut to bufsz) and, unless checks_pending (some AdmissionCheck that
+ * applies is not Ready yet: Kueue then writes no Admitted condition),
+ * Admitted=True. Returns the count written (1 or 2). */
+size_t cu_wlstatus_admission(const char *cq, int checks_pending, char *buf, size_t bufsz,
+                             cu_wlcond out[2]);
 
 /* The conditions an eviction sets while the Workload still holds quota, in
  * order: Evicted=True (reason, msg) and, when preempted_reason is set,

@@ -21,11 +21,16 @@
 #define T0 1700000000000LL /* 2023-11-14T22:13:20Z */
 
 static const cu_fr_usage USAGE[] = {
-    { .flavor = "on-demand", .resource = "cpu", .total = 12000, .borrowed = 3000 },
-    { .flavor = "spot", .resource = "cpu", .total = 1500 },
+    { .flavor = "on-demand",
+      .resource = "cpu",
+      .total = 12000,
+      .admitted = 12000,
+      .borrowed = 3000 },
+    { .flavor = "spot", .resource = "cpu", .total = 1500, .admitted = 1500 },
     { .flavor = "on-demand",
       .resource = "memory",
       .total = 40LL * 1024 * 1024 * 1024,
+      .admitted = 40LL * 1024 * 1024 * 1024,
       .borrowed = 4LL * 1024 * 1024 * 1024 },
 };
 
@@ -101,6 +106,43 @@ static void test_cq_grouping_and_yaml(void **st)
     cu_arena_free(&a);
 }
 
+/* flavorsUsage leaves out what workloads waiting for their admission
+ * checks hold (and its share of the borrowed part); flavorsReservation
+ * has all of it. */
+static void test_usage_without_reserved_only(void **st)
+{
+    (void)st;
+    cu_arena a;
+    cu_arena_init(&a, 0);
+    cu_fr_usage u[] = {
+        { .flavor = "f", .resource = "cpu", .total = 3000, .admitted = 1000, .borrowed = 2500 }
+    };
+    cu_cq_info ci = {
+        .name = "cq", .active = 1, .reserving = 2, .admitted = 1, .nusage = 1, .usage = u
+    };
+    cu_qstatus s;
+    assert_int_equal(cu_qstatus_cq(&a, &ci, 0, &s), CU_OK);
+    json_object *p = cu_qstatus_json(&s, json_object_new_array());
+    json_object *st0 = json_object_object_get(p, "status");
+    json_object *res = json_object_array_get_idx(
+        json_object_object_get(
+            json_object_array_get_idx(json_object_object_get(st0, "flavorsReservation"), 0),
+            "resources"),
+        0);
+    json_object *use = json_object_array_get_idx(
+        json_object_object_get(
+            json_object_array_get_idx(json_object_object_get(st0, "flavorsUsage"), 0), "resources"),
+        0);
+    assert_string_equal(json_object_get_string(json_object_object_get(res, "total")), "3");
+    assert_string_equal(json_object_get_string(json_object_object_get(res, "borrowed")), "2500m");
+    assert_string_equal(json_object_get_string(json_object_object_get(use, "total")), "1");
+    assert_string_equal(json_object_get_string(json_object_object_get(use, "borrowed")), "500m");
+    assert_int_equal(json_object_get_int(json_object_object_get(st0, "reservingWorkloads")), 2);
+    assert_int_equal(json_object_get_int(json_object_object_get(st0, "admittedWorkloads")), 1);
+    json_object_put(p);
+    cu_arena_free(&a);
+}
+
 static void test_inactive_and_cut(void **st)
 {
     (void)st;
@@ -156,6 +198,7 @@ static void test_caps_and_kinds(void **st)
         u[i].flavor = names[i / 20];
         u[i].resource = names[20 + i % 20];
         u[i].total = 1000;
+        u[i].admitted = 1000;
     }
     cu_lq_info li = { .ns = "n",
                       .name = "lq",
@@ -214,7 +257,7 @@ static void test_wl_admission_conds(void **st)
     (void)st;
     char buf[64];
     cu_wlcond k[2];
-    assert_int_equal(cu_wlstatus_admission("team-a", buf, sizeof buf, k), 2);
+    assert_int_equal(cu_wlstatus_admission("team-a", 0, buf, sizeof buf, k), 2);
     assert_string_equal(k[0].type, "QuotaReserved");
     assert_int_equal(k[0].status, 1);
     assert_string_equal(k[0].reason, "QuotaReserved");
@@ -225,11 +268,14 @@ static void test_wl_admission_conds(void **st)
     assert_string_equal(k[1].reason, "Admitted");
     assert_string_equal(k[1].message, "The workload is admitted");
     /* no ClusterQueue: an empty name; a short buffer cuts the message */
-    cu_wlstatus_admission(NULL, buf, sizeof buf, k);
+    cu_wlstatus_admission(NULL, 0, buf, sizeof buf, k);
     assert_string_equal(k[0].message, "Quota reserved in ClusterQueue ");
     char small[9];
-    cu_wlstatus_admission("team-a", small, sizeof small, k);
+    cu_wlstatus_admission("team-a", 0, small, sizeof small, k);
     assert_string_equal(k[0].message, "Quota re");
+    /* admission checks not all Ready: QuotaReserved alone */
+    assert_int_equal(cu_wlstatus_admission("team-a", 1, buf, sizeof buf, k), 1);
+    assert_string_equal(k[0].type, "QuotaReserved");
 }
 
 static void test_wl_evicted_conds(void **st)
@@ -269,9 +315,13 @@ static void test_wl_readmitted_cond(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cq_grouping_and_yaml), cmocka_unit_test(test_inactive_and_cut),
-        cmocka_unit_test(test_caps_and_kinds),       cmocka_unit_test(test_utf8_cut),
-        cmocka_unit_test(test_wl_admission_conds),   cmocka_unit_test(test_wl_evicted_conds),
+        cmocka_unit_test(test_cq_grouping_and_yaml),
+        cmocka_unit_test(test_inactive_and_cut),
+        cmocka_unit_test(test_caps_and_kinds),
+        cmocka_unit_test(test_utf8_cut),
+        cmocka_unit_test(test_usage_without_reserved_only),
+        cmocka_unit_test(test_wl_admission_conds),
+        cmocka_unit_test(test_wl_evicted_conds),
         cmocka_unit_test(test_wl_readmitted_cond),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

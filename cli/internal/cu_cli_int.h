@@ -67,7 +67,7 @@ typedef struct areq {
     char *err;  /* malloc'd transport error, NULL */
 } areq;
 
-enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_WL, R_JOB, NRES };
+enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_AC, R_WL, R_JOB, NRES };
 
 /* The resources the model LISTs, by R_* index. */
 typedef struct res_info {

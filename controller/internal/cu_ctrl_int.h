@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_WL, R_JOB, NRES };
+enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_AC, R_WL, R_JOB, NRES };
 
 static const struct {
     const char *path, *api_version, *kind;
@@ -53,6 +53,7 @@ static const struct {
       "WorkloadPriorityClass" },
     { "/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass" },
     { "/api/v1/namespaces", "v1", "Namespace" },
+    { "/apis/kueue.x-k8s.io/v1beta2/admissionchecks", CU_GROUP "/v1beta2", "AdmissionCheck" },
     { "/apis/kueue.x-k8s.io/v1beta2/workloads", CU_GROUP "/v1beta2", "Workload" },
     { "/apis/batch/v1/jobs", "batch/v1", "Job" },
 };
@@ -103,6 +104,9 @@ typedef struct rec {
     char *owners;    /* metadata.ownerReferences [{apiVersion, kind, name, uid}] (JSON
                         text) for the visibility API, NULL when none */
     char *tmpl;      /* pod set 0's template spec: {"nodeSelector","tolerations"} */
+    char *acs;       /* status.admissionChecks as read (JSON text), NULL when none */
+    int adm_checks;  /* the admission written (assumed) left AdmissionChecks to pass:
+                        the Job waits for Admitted */
     int32_t ps_count;
     int32_t rq_count;
     int64_t rq_at;     /* status.requeueState */

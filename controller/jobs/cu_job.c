@@ -277,6 +277,9 @@ static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_dia
     }
     json_object_object_add(adm, "podSetAssignments", psas);
     json_object_object_add(st, "admission", adm);
+    json_object *acs = parse_or_null(w->acs); /* their podSetUpdates */
+    if (acs)
+        json_object_object_add(st, "admissionChecks", acs);
     json_object_object_add(wj, "status", st);
     json_object *p = cu_ctrl_job_start_patch(job, wj, flavors, d);
     json_object_put(job);
@@ -299,8 +302,21 @@ void ctrl_release_evicted(ctrl *c, rec *w)
     json_object_object_add(st, "admission", NULL);
     json_object *k = ctrl_conds_json(wl);
     k = ctrl_cset(k, "QuotaReserved", "False", "Pending", em, now);
-    k = ctrl_cset(k, "Admitted", "False", "NoReservation", "The workload has no reservation", now);
-    k = ctrl_cset(k, "Requeued", "True", er, em, now);
+    /* Kueue's SyncAdmittedCondition: its checks (reset to Pending by the
+     * eviction) count too */
+    if (cu_workload_checks_ready(wl, NULL, 0))
+        k = ctrl_cset(k, "Admitted", "False", "NoReservation", "The workload has no reservation",
+                      now);
+    else
+        k = ctrl_cset(k, "Admitted", "False", "NoReservationUnsatisfiedChecks",
+                      "The workload has no reservation and not all checks ready", now);
+    if (strcmp(er, "AdmissionCheck") == 0 && w->rq_at <= now)
+        /* Kueue: Requeued=False (AdmissionCheck), then at once True
+         * "BackoffFinished" when no check asked to wait */
+        k = ctrl_cset(k, "Requeued", "True", "BackoffFinished", "The workload backoff was finished",
+                      now);
+    else
+        k = ctrl_cset(k, "Requeued", "True", er, em, now);
     json_object_object_add(st, "conditions", k);
     char what[1300];
     snprintf(what, sizeof(what), "releasing the quota of evicted Workload %s", w->key);
@@ -491,7 +507,11 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
         free(jr->started_rv); /* the watch caught up with the start */
         jr->started_rv = NULL;
     }
-    if (holds && j->suspended && !jr->started_rv) {
+    /* started once Admitted: with admission checks, QuotaReserved comes
+     * first and Admitted when they are all Ready */
+    int admitted =
+        ctrl_cond_is(wl, "Admitted", "True") || (w->assumed && w->adm_written && !w->adm_checks);
+    if (holds && admitted && j->suspended && !jr->started_rv) {
         cu_diag d;
         cu_diag_init(&d);
         json_object *p = job_start_patch(c, j, w, &d);

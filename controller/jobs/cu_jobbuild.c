@@ -203,6 +203,24 @@ json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_obj
             append_items(tols, cu_jpath(rf, "spec.tolerations"));
         }
     }
+    /* the podSetUpdates of the admission checks for this pod set (Kueue
+     * applies them with the flavors': additive only) */
+    const char *psname = cu_jstr(psa, "name") ? cu_jstr(psa, "name") : "main";
+    json_object *labels = json_object_new_object(), *anns = json_object_new_object();
+    json_object *acs = cu_jpath(wl, "status.admissionChecks");
+    for (size_t i = 0, n = cu_jarr_len(acs); i < n; i++) {
+        json_object *ups = cu_jget(json_object_array_get_idx(acs, i), "podSetUpdates");
+        for (size_t u = 0, nu = cu_jarr_len(ups); u < nu; u++) {
+            json_object *up = json_object_array_get_idx(ups, u);
+            const char *un = cu_jstr(up, "name");
+            if (!un || strcmp(un, psname) != 0)
+                continue;
+            merge_keys(labels, cu_jget(up, "labels"));
+            merge_keys(anns, cu_jget(up, "annotations"));
+            merge_keys(sel, cu_jget(up, "nodeSelector"));
+            append_items(tols, cu_jget(up, "tolerations"));
+        }
+    }
     json_object *p = json_object_new_object();
     json_object *spec = json_object_new_object();
     json_object_object_add(p, "spec", spec);
@@ -223,5 +241,15 @@ json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_obj
         json_object_object_add(tspec, "tolerations", tols);
     else
         json_object_put(tols);
+    if (json_object_object_length(labels) || json_object_object_length(anns)) {
+        json_object *md = json_object_new_object();
+        if (json_object_object_length(labels))
+            json_object_object_add(md, "labels", json_object_get(labels));
+        if (json_object_object_length(anns))
+            json_object_object_add(md, "annotations", json_object_get(anns));
+        json_object_object_add(tmpl, "metadata", md);
+    }
+    json_object_put(labels);
+    json_object_put(anns);
     return p;
 }
