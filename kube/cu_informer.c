@@ -64,6 +64,7 @@ struct cu_informer {
     cu_kreq *req; /* the outstanding request */
     int why;      /* why we ended the watch ourselves */
     int synced;
+    int optional; /* cu_informer_opts.optional */
     int list_is_relist;
     double backoff_s;
     double watch_started; /* ev_now when the watch started */
@@ -672,6 +673,15 @@ static void list_done(cu_kclient *c, const cu_kresp *r, void *ud)
                 start_list(inf, 0);
             goto out;
         }
+        if (r->code == 404 && inf->optional && !inf->synced) {
+            skip(inf, NULL,
+                 "%s: LIST: 404 (the resource is not served: its CRD is not installed?); "
+                 "taken as empty, and listed again until it is served",
+                 inf->path);
+            inf->synced = 1;
+            if (inf->on_synced)
+                inf->on_synced(inf, inf->ud);
+        }
         inf->list_is_relist = 1;
         schedule_backoff(inf);
         goto out;
@@ -860,6 +870,7 @@ cu_informer *cu_informer_start(cu_kclient *c, const cu_informer_opts *o, cu_diag
     inf->page_size = o->page_size > 0 ? o->page_size : 500;
     inf->watch_timeout_s = o->watch_timeout_s;
     inf->silence_ms = o->silence_ms > 0 ? o->silence_ms : 120000;
+    inf->optional = o->optional;
     inf->on_event = o->on_event;
     inf->on_synced = o->on_synced;
     inf->on_skip = o->on_skip;

@@ -34,6 +34,11 @@ typedef struct cu_informer_opts {
     int watch_timeout_s;        /* timeoutSeconds for each watch (0: 300..600 randomized) */
     int silence_ms;             /* restart a watch silent this long (0: 2 x bookmark
                                    interval, 120000) */
+    /* A collection whose CustomResourceDefinition may be missing: a LIST
+     * answered 404 before the first sync counts as an empty, synced
+     * collection (on_synced is called and on_skip told why), and the LIST
+     * is retried with the backoff until the resource is served. */
+    int optional;
     /* Called for every change, in order. obj is borrowed; for DELETED it is
      * the last known state (from the event, or a tombstone with only
      * metadata when the object vanished during a relist). */

@@ -802,6 +802,68 @@ static void test_too_large(void **state)
     free(R);
 }
 
+/* optional: a collection not served yet (its CRD missing) is synced empty at
+ * once, said once through on_skip, and listed again until it is served;
+ * then its objects arrive as events. */
+static int skips;
+static void count_skip(cu_informer *inf, const char *why, json_object *obj, void *ud)
+{
+    (void)inf, (void)obj, (void)ud;
+    if (strstr(why, "404"))
+        skips++;
+}
+
+static void test_optional_missing_crd(void **state)
+{
+    cluster *k = *state;
+    recorder R;
+    memset(&R, 0, sizeof R);
+    skips = 0;
+    const char *path = "/apis/optional.cueue.dev/v1/gadgets";
+    cu_informer_opts o;
+    memset(&o, 0, sizeof o);
+    o.path = path;
+    o.optional = 1;
+    o.on_event = on_event;
+    o.on_synced = on_synced;
+    o.on_skip = count_skip;
+    o.ud = &R;
+    cu_diag d;
+    cu_diag_init(&d);
+    cu_informer *inf = cu_informer_start(k->c, &o, &d);
+    assert_non_null(inf);
+    cu_diag_free(&d);
+    assert_true(run_until(k, is_synced, &R, 10000));
+    assert_int_equal(R.n, 0);
+    assert_int_equal(skips, 1);
+    /* the resource becomes served: its CRD, then an object */
+    assert_int_equal(
+        kreq(k, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+             "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+             "\"metadata\":{\"name\":\"gadgets.optional.cueue.dev\"},\"spec\":{\"group\":"
+             "\"optional.cueue.dev\",\"scope\":\"Cluster\",\"names\":{\"plural\":\"gadgets\","
+             "\"singular\":\"gadget\",\"kind\":\"Gadget\"},\"versions\":[{\"name\":\"v1\","
+             "\"served\":true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":"
+             "\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}}]}}",
+             NULL),
+        201);
+    int code = 0;
+    for (int i = 0; i < 50 && code != 201; i++) {
+        code = kreq(k, "POST", path,
+                    "{\"apiVersion\":\"optional.cueue.dev/v1\",\"kind\":\"Gadget\","
+                    "\"metadata\":{\"name\":\"g1\"}}",
+                    NULL);
+        if (code != 201)
+            run_for(k, 100);
+    }
+    assert_int_equal(code, 201);
+    wait_events(k, &R, 1); /* within the backoff of the relists */
+    expect(&R.r[0], CU_IEV_ADDED, "g1", NULL);
+    assert_int_equal(R.synced, 1);
+    assert_int_equal(skips, 1);
+    cu_informer_stop(inf);
+}
+
 static void test_bad_options(void **state)
 {
     cluster *k = *state;
@@ -851,6 +913,7 @@ int main(void)
         cmocka_unit_test_setup(test_deep_objects, clear_faults),
         cmocka_unit_test_setup(test_bad_items_left_out, clear_faults),
         cmocka_unit_test_setup(test_too_large, clear_faults),
+        cmocka_unit_test_setup(test_optional_missing_crd, clear_faults),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
