@@ -641,6 +641,9 @@ static void sync_checks(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
               wl->adm_cq, 0, 1);
     ctrl_m_wl(c, c->km.admission_wait_time_seconds, c->km.local_queue_admission_wait_time_seconds,
               wl, wl->adm_cq, 1, ctrl_secs(now - ctrl_queued_at(wl)));
+    ctrl_m_wl(c, c->km.admission_checks_wait_time_seconds,
+              c->km.local_queue_admission_checks_wait_time_seconds, wl, wl->adm_cq, 1,
+              ctrl_secs(since));
     char m[600];
     ctrl_emit_wl(c, wl, "Normal", CU_EV_ADMITTED,
                  cu_ctrl_event_msg_admitted(m, sizeof(m), wl->adm_cq ? wl->adm_cq : "", since));

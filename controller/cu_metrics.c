@@ -107,6 +107,13 @@ static const cat_entry catalogue[] = {
       { L_CQ, L_PC, L_RR, NULL },
       "The time between a workload was created or requeued until admission, per "
       "'cluster_queue'" },
+    { F(admission_checks_wait_time_seconds),
+      "kueue_admission_checks_wait_time_seconds",
+      CU_METRIC_HISTOGRAM,
+      B_E14,
+      { L_CQ, L_PC, L_RR, NULL },
+      "The time from when a workload got the quota reservation until admission, per "
+      "'cluster_queue'" },
     { F(ready_wait_time_seconds),
       "kueue_ready_wait_time_seconds",
       CU_METRIC_HISTOGRAM,
@@ -266,6 +273,13 @@ static const cat_entry catalogue[] = {
       B_E14,
       { L_LQ, L_PC, L_RR, NULL },
       "The time between a workload was created or requeued until admission, per 'local_queue'" },
+    { F(local_queue_admission_checks_wait_time_seconds),
+      "kueue_local_queue_admission_checks_wait_time_seconds",
+      CU_METRIC_HISTOGRAM,
+      B_E14,
+      { L_LQ, L_PC, L_RR, NULL },
+      "The time from when a workload got the quota reservation until admission, per "
+      "'local_queue'" },
     { F(local_queue_ready_wait_time_seconds),
       "kueue_local_queue_ready_wait_time_seconds",
       CU_METRIC_HISTOGRAM,

@@ -27,7 +27,8 @@ typedef struct cu_kueue_metrics {
     cu_metric_family *quota_reserved_wait_time_seconds; /* same; E14 */
     cu_metric_family *admitted_workloads_total;    /* cluster_queue, priority_class, replica_role */
     cu_metric_family *admission_wait_time_seconds; /* same; E16 */
-    cu_metric_family *ready_wait_time_seconds;     /* same; E14 (waitForPodsReady) */
+    cu_metric_family *admission_checks_wait_time_seconds; /* same; E14 (reservation to admission) */
+    cu_metric_family *ready_wait_time_seconds;            /* same; E14 (waitForPodsReady) */
     cu_metric_family *admitted_until_ready_wait_time_seconds; /* same; E14 (waitForPodsReady) */
     cu_metric_family *execution_time_seconds; /* cluster_queue, priority_class, replica_role; E16 */
     cu_metric_family *
@@ -58,7 +59,8 @@ typedef struct cu_kueue_metrics {
     cu_metric_family *local_queue_quota_reserved_wait_time_seconds; /* same; E14 */
     cu_metric_family *local_queue_admitted_workloads_total;         /* same */
     cu_metric_family *local_queue_admission_wait_time_seconds;      /* same; E14 (Kueue's layout) */
-    cu_metric_family *local_queue_ready_wait_time_seconds;          /* same; E14 */
+    cu_metric_family *local_queue_admission_checks_wait_time_seconds;     /* same; E14 */
+    cu_metric_family *local_queue_ready_wait_time_seconds;                /* same; E14 */
     cu_metric_family *local_queue_admitted_until_ready_wait_time_seconds; /* same; E14 */
     cu_metric_family *local_queue_execution_time_seconds;                 /* same; E16 */
     cu_metric_family *

@@ -21,7 +21,7 @@
 # queue until then. Usage: PATH_TO_cueue
 set -u -o pipefail
 . "$(dirname "$0")/lib.sh"
-e2e_init "$@" kubectl jq
+e2e_init "$@" kubectl jq curl
 
 dump() {
     show "$TMP/ctrl.log" "controller log"
@@ -62,7 +62,14 @@ metadata: {name: lq, namespace: default}
 spec: {clusterQueue: cq}
 YAML
 pass "queues applied"
-start_controller ctrl -v 1
+start_controller ctrl -v 1 --metrics-bind-address 127.0.0.1:0
+wait_for 15 "controller logs its metrics address" grep -q "metrics on [^ ]* (/metrics)" "$TMP/ctrl.log"
+METRICS=http://$(sed -n 's/.*metrics on \([^ ]*\) (\/metrics).*/\1/p' "$TMP/ctrl.log" | head -n 1)/metrics
+# checks_wait_count CQ: observations of kueue_admission_checks_wait_time_seconds for CQ
+checks_wait_count() {
+    curl -sf --max-time 5 "$METRICS" |
+        awk -v q="cluster_queue=\"$1\"" 'index($0, "kueue_admission_checks_wait_time_seconds_count{") == 1 && index($0, q) { s += $NF } END { print s + 0 }'
+}
 
 # ---- the external check controller ----
 CTL=example.com/bash-check
@@ -187,6 +194,8 @@ check "j1: started with check-a's podSetUpdates" "labels, annotations or tolerat
         any(.spec.tolerations[]?; .key == "example.com/checked")' \
     <<<"$(k get job j1 -o json)" >/dev/null
 wait_for 10 "cq: 1 reserving, 1 admitted" counts clusterqueue cq 1 1
+check "kueue_admission_checks_wait_time_seconds observed j1's wait for its check" \
+    "count $(checks_wait_count cq)" [ "$(checks_wait_count cq)" = 1 ]
 wait_for 30 "j1: Job complete" all_jobs_complete 1
 
 # ---- 3. onFlavors, Retry ----
