@@ -86,10 +86,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *q = strchr(s, '?');
     if (q)
         *q++ = 0;
-    cu_vis_src src = { .pending = pending,
-                       .cq_known = cq_known,
-                       .lq_known = lq_known,
-                       .not_ready = not_ready };
+    cu_vis_src src = {
+        .pending = pending, .cq_known = cq_known, .lq_known = lq_known, .not_ready = not_ready
+    };
     cu_buf b;
     cu_buf_init(&b, 0);
     const char *ctype = NULL;

@@ -408,8 +408,11 @@ mkjob high pre "{$(Q lq), kueue.x-k8s.io/priority-class: high}" '{cpu: "4"}' "${
 wait_for 30 "low Workload: Evicted=True (Preempted) and Preempted=True (InClusterQueue)" \
     hist pre-wl "$WLLOW" 'any(.[]; is("Evicted"; "True") and (cond("Evicted") | .reason) == "Preempted" and
         is("Preempted"; "True") and (cond("Preempted") | .reason) == "InClusterQueue")'
-hist pre-wl "$WLLOW" 'first(.[] | select(is("Evicted"; "True"))) | cond("Evicted") | .message | length > 0' \
-    && pass "Evicted has a message" || fail "Evicted has a message" "empty"
+# polled, not read once: the watch file may end in a half-written object, which
+# jq refuses; the first Evicted=True version stays the first, so a retry
+# cannot hide an empty message
+wait_for 5 "Evicted has a message" \
+    hist pre-wl "$WLLOW" 'first(.[] | select(is("Evicted"; "True"))) | cond("Evicted") | .message | length > 0'
 grep -q "evicting Workload pre/$WLLOW" "$TMP/ctrl-a.log" && pass "log line 'evicting Workload pre/$WLLOW'" \
     || fail "eviction log line" "no 'evicting Workload pre/$WLLOW' in the log"
 restored() {   # after it ran: suspended with the original nodeSelector and tolerations
