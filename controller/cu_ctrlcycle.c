@@ -445,6 +445,17 @@ static void pods_ready(ctrl *c)
     }
 }
 
+/* The record of wl's LocalQueue (spec.queueName in its namespace), or NULL
+ * when it names none or the LocalQueue is not known. */
+static rec *lq_rec_of(ctrl *c, const cu_workload *wl)
+{
+    if (!wl->queue_name)
+        return NULL;
+    char lk[700];
+    snprintf(lk, sizeof(lk), "%s/%s", wl->meta.ns ? wl->meta.ns : "default", wl->queue_name);
+    return ctrl_omap_get(&c->objs[R_LQ], lk);
+}
+
 /* The stop policy of the queues of a Workload that holds quota, as
  * Kueue's Workload reconciler applies it: HoldAndDrain on its LocalQueue
  * (looked at first) or on its ClusterQueue evicts it (reason
@@ -456,10 +467,7 @@ static int stopped_queue(ctrl *c, rec *w, const cu_workload *wl, int64_t now)
     if (!cu_workload_has_quota(wl))
         return 0;
     const char *reason = NULL, *msg = NULL;
-    char lk[700];
-    snprintf(lk, sizeof(lk), "%s/%s", wl->meta.ns ? wl->meta.ns : "default",
-             wl->queue_name ? wl->queue_name : "");
-    rec *lr = wl->queue_name ? ctrl_omap_get(&c->objs[R_LQ], lk) : NULL;
+    rec *lr = lq_rec_of(c, wl);
     rec *cr = wl->adm_cq ? ctrl_omap_get(&c->objs[R_CQ], wl->adm_cq) : NULL;
     if (lr && lr->w && lr->w->lqs.n && lr->w->lqs.items[0]->stop_policy == CU_STOP_HOLD_AND_DRAIN) {
         reason = "LocalQueueStopped";
@@ -489,10 +497,8 @@ static int wl_checks_now(ctrl *c, const cu_workload *wl, const char **out, size_
 {
     int holds = cu_workload_has_quota(wl);
     const char *cqn = holds ? wl->adm_cq : NULL;
-    if (!holds && wl->queue_name) {
-        char lk[700];
-        snprintf(lk, sizeof(lk), "%s/%s", wl->meta.ns ? wl->meta.ns : "default", wl->queue_name);
-        rec *lr = ctrl_omap_get(&c->objs[R_LQ], lk);
+    if (!holds) {
+        rec *lr = lq_rec_of(c, wl);
         if (lr && lr->w && lr->w->lqs.n)
             cqn = lr->w->lqs.items[0]->cluster_queue;
     }
