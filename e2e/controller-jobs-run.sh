@@ -145,12 +145,24 @@ wait_for 60 "controller synced" grep -q "all informers synced" "$TMP/ctrl.log"
 
 # The over-quota Job first: it is ahead in the queue and must not block
 # the others (BestEffortFIFO) nor ever get a pod.
+wl_of() {   # the Workload owned by Job $1
+    k get workloads -n default -o json | jq -r --arg j "$1" \
+      '.items[] | select(.metadata.ownerReferences[]? | .kind == "Job" and .name == $j) | .metadata.name'
+}
+# A queue orders by the Workload's creationTimestamp (as Kueue), and the
+# controller's creates of Workloads may complete in any order, so each
+# batch waits for its Workloads before the next is made, a second later.
+wls_exist() { local j; for j; do [ -n "$(wl_of "$j")" ] || return 1; done; }
 gpu_job big lq-h100 4 4 | k apply -f - >/dev/null || fail "create Job big" "kubectl failed"
+wait_for 60 "Workload of big created" wls_exist big
+sleep 1.1   # later creationTimestamps: behind big in its queue
 { gpu_job h-0 lq-h100 2 4 "$RUNTIME"; echo ---; gpu_job s-0 lq-spot 1 8 "$RUNTIME"; } |
     k apply -f - >/dev/null || fail "create Jobs h-0 s-0" "kubectl failed"
+wait_for 60 "Workloads of h-0 and s-0 created" wls_exist h-0 s-0
 sleep 1.1   # later creationTimestamps: behind h-0 and s-0 in their queues
 { gpu_job h-1 lq-h100 2 4; echo ---; gpu_job s-1 lq-spot 1 8; } |
     k apply -f - >/dev/null || fail "create Jobs h-1 s-1" "kubectl failed"
+wait_for 60 "Workloads of h-1 and s-1 created" wls_exist h-1 s-1
 sleep 1.1
 gpu_job h-2 lq-h100 2 4 | k apply -f - >/dev/null || fail "create Job h-2" "kubectl failed"
 NJOBS=8   # with s-low and s-high, made later
@@ -203,10 +215,6 @@ sample() {
 sample &
 SAMPLER=$!
 
-wl_of() {   # the Workload owned by Job $1
-    k get workloads -n default -o json | jq -r --arg j "$1" \
-      '.items[] | select(.metadata.ownerReferences[]? | .kind == "Job" and .name == $j) | .metadata.name'
-}
 npods() { k get pods -n default -l "batch.kubernetes.io/job-name=$1" -o json | jq '.items | length'; }
 no_pods() { [ "$(npods "$1")" = 0 ]; }
 suspended() { k get job "$1" -n default -o jsonpath='{.spec.suspend}' | grep -qx true; }
