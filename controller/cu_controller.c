@@ -99,6 +99,7 @@ void ctrl_cjob_free(cjob *j)
     free(j->fail_msg);
     free(j->cur_sel);
     free(j->cur_tol);
+    free(j->cur_meta);
     free(j->create_body);
     free(j->bad);
     free(j);

@@ -132,6 +132,8 @@ void ctrl_decode_wl_extras(rec *x, json_object *obj)
     json_object_put(refs);
     free(x->tmpl);
     x->tmpl = NULL;
+    free(x->tmeta);
+    x->tmeta = NULL;
     free(x->acs);
     json_object *acs = cu_jpath(obj, "status.admissionChecks");
     x->acs = cu_jarr_len(acs) ? ctrl_jtext(acs) : NULL;
@@ -149,9 +151,24 @@ void ctrl_decode_wl_extras(rec *x, json_object *obj)
         json_object_object_add(t, "tolerations", json_object_get(tols));
     x->tmpl = ctrl_jtext(t);
     json_object_put(t);
+    x->tmeta = ctrl_meta_text(cu_jpath(p0, "template.metadata"));
     json_object *rq = cu_jpath(obj, "status.requeueState");
     x->rq_count = (int32_t)cu_jas_int64(cu_jget(rq, "count"), 0);
     const char *at = cu_jstr(rq, "requeueAt");
     int64_t ms = 0;
     x->rq_at = at && cu_time_parse(at, &ms) == 0 ? ms : 0;
+}
+
+char *ctrl_meta_text(json_object *md)
+{
+    json_object *m = json_object_new_object();
+    static const char *const keys[] = { "labels", "annotations" };
+    for (size_t i = 0; i < 2; i++) {
+        json_object *v = cu_jget(md, keys[i]);
+        if (json_object_is_type(v, json_type_object))
+            json_object_object_add(m, keys[i], json_object_get(v));
+    }
+    char *t = ctrl_jtext(m);
+    json_object_put(m);
+    return t;
 }

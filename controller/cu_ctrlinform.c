@@ -15,6 +15,7 @@ void ctrl_rec_free(rec *x)
     free(x->owner);
     free(x->owners);
     free(x->tmpl);
+    free(x->tmeta);
     free(x->acs);
     free(x->ev_reason);
     free(x->ev_msg);

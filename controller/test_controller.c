@@ -1747,8 +1747,10 @@ static void test_evicted_job_stopped_in_steps(void **state)
     add_job_workload(f->s, "lq");
     /* running with flavor f1's selector, admitted, then evicted */
     srv_update(f->s, R_JOB, "team/sample-job",
-               "{\"spec\":{\"suspend\":false,\"template\":{\"spec\":{\"nodeSelector\":"
-               "{\"pool\":\"p1\"}}}},\"status\":{\"startTime\":\"2025-01-01T00:00:06Z\","
+               "{\"spec\":{\"suspend\":false,\"template\":{\"metadata\":{\"labels\":"
+               "{\"by-check\":\"x\"},\"annotations\":{\"note\":\"y\"}},\"spec\":{"
+               "\"nodeSelector\":{\"pool\":\"p1\"}}}},\"status\":{\"startTime\":"
+               "\"2025-01-01T00:00:06Z\","
                "\"active\":1}}",
                0);
     set_admitted(f->s, "team/" JOB_WL, 1, 0);
@@ -1762,8 +1764,17 @@ static void test_evicted_job_stopped_in_steps(void **state)
     CHECK(f, i2 > i1, "the stopped Job's startTime was not cleared after its suspension");
     long i3 = wait_req(f, 0, is_job_restore, "team/sample-job", 5000);
     CHECK(f, i3 > i2, "the stopped Job's template was not restored after startTime was cleared");
-    if (i3 >= 0)
+    if (i3 >= 0) {
         EQS(f, f->s->reqs[i3].j, "spec.template.spec.nodeSelector.disk", "ssd");
+        /* the label and annotation the admission added (a check's
+         * podSetUpdates) are removed, as Kueue restores the pod set info */
+        json_object *md = jpath(f->s->reqs[i3].j, "spec.template.metadata"), *v = md;
+        CHECK(f, json_object_object_get_ex(jget(md, "labels"), "by-check", &v) && v == NULL,
+              "the restore keeps the admission's label: %s", f->s->reqs[i3].body);
+        v = md;
+        CHECK(f, json_object_object_get_ex(jget(md, "annotations"), "note", &v) && v == NULL,
+              "the restore keeps the admission's annotation: %s", f->s->reqs[i3].body);
+    }
     /* its pod is still there: the quota is kept */
     serve_for(f, 400);
     size_t n = count_req(f, 0, f->s->nreqs, is_admission_cleared, JOB_WL);

@@ -79,6 +79,7 @@ typedef struct cjob {
     int64_t active, ready, succeeded; /* active: status.active + status.terminating */
     char *cur_sel;     /* the template's nodeSelector now (JSON text), NULL if none */
     char *cur_tol;     /* the template's tolerations now (JSON text), NULL if none */
+    char *cur_meta;    /* the template's {"labels","annotations"} now (JSON text) */
     int has_start;     /* status.startTime is set (the API server then refuses
                           changes to the template's scheduling directives) */
     char *create_body; /* the Workload to create (JSON text), NULL if unmanaged */
@@ -104,6 +105,7 @@ typedef struct rec {
     char *owners;    /* metadata.ownerReferences [{apiVersion, kind, name, uid}] (JSON
                         text) for the visibility API, NULL when none */
     char *tmpl;      /* pod set 0's template spec: {"nodeSelector","tolerations"} */
+    char *tmeta;     /* pod set 0's template metadata: {"labels","annotations"} */
     char *acs;       /* status.admissionChecks as read (JSON text), NULL when none */
     int adm_checks;  /* the admission written (assumed) left AdmissionChecks to pass:
                         the Job waits for Admitted */
@@ -295,6 +297,10 @@ void ctrl_log(ctrl *c, int v, const char *fmt, ...) __attribute__((format(printf
 char *ctrl_sdup(const char *s);
 /* o as plain JSON text (new, caller frees), NULL for NULL. */
 char *ctrl_jtext(json_object *o);
+/* The labels and annotations of a pod template's metadata md (NULL: none)
+ * as JSON text {"labels":{...},"annotations":{...}}, each only when it is
+ * an object. Malloc'ed. */
+char *ctrl_meta_text(json_object *md);
 
 /* ---- cu_ctrlwrite.c: writes, Events, conditions ---- */
 

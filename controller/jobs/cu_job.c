@@ -57,6 +57,7 @@ cjob *ctrl_decode_job(ctrl *c, json_object *job)
     j->cur_sel = json_object_is_type(sel, json_type_object) ? ctrl_jtext(sel) : NULL;
     json_object *tol = cu_jpath(spec, "template.spec.tolerations");
     j->cur_tol = json_object_is_type(tol, json_type_array) ? ctrl_jtext(tol) : NULL;
+    j->cur_meta = ctrl_meta_text(cu_jpath(spec, "template.metadata"));
     j->has_start = cu_jget(st, "startTime") != NULL;
     cu_arena a;
     cu_arena_init(&a, 1024);
@@ -170,45 +171,75 @@ static int same_or_empty(json_object *a, json_object *b)
     return json_object_equal(a, b);
 }
 
-/* The merge patch that gives a stopped Job the nodeSelector and
- * tolerations of its Workload's template (keys added at admission
- * removed), or NULL when it has them already. */
+/* The merge patch of a map (nodeSelector, labels, annotations) from cur to
+ * orig: keys added since removed, orig's values back; NULL when they are
+ * the same already (an empty map counting as none). */
+static json_object *map_restore(json_object *cur, json_object *orig)
+{
+    if (same_or_empty(cur, orig))
+        return NULL;
+    json_object *m = json_object_new_object();
+    if (json_object_is_type(cur, json_type_object)) {
+        json_object_object_foreach (cur, k, v) {
+            (void)v;
+            if (!cu_jget(orig, k))
+                json_object_object_add(m, k, NULL);
+        }
+    }
+    if (json_object_is_type(orig, json_type_object)) {
+        json_object_object_foreach (orig, k, v)
+            json_object_object_add(m, k, json_object_get(v));
+    }
+    return m;
+}
+
+/* The merge patch that gives a stopped Job the nodeSelector, tolerations,
+ * labels and annotations of its Workload's template (as Kueue restores the
+ * pod set info: keys added at admission, by the flavor or an admission
+ * check's podSetUpdates, removed), or NULL when it has them already. */
 static json_object *job_restore_patch(const cjob *j, const rec *w)
 {
     if (!w)
         return NULL;
-    json_object *orig = parse_or_null(w->tmpl);
+    json_object *orig = parse_or_null(w->tmpl), *ometa = parse_or_null(w->tmeta);
     json_object *osel = cu_jget(orig, "nodeSelector"), *otol = cu_jget(orig, "tolerations");
     json_object *cur = parse_or_null(j->cur_sel), *ctol = parse_or_null(j->cur_tol);
+    json_object *cmeta = parse_or_null(j->cur_meta);
+    json_object *sel = map_restore(cur, osel);
+    json_object *lab = map_restore(cu_jget(cmeta, "labels"), cu_jget(ometa, "labels"));
+    json_object *ann = map_restore(cu_jget(cmeta, "annotations"), cu_jget(ometa, "annotations"));
+    int tol = !same_or_empty(ctol, otol);
     json_object *p = NULL;
-    if (!same_or_empty(cur, osel) || !same_or_empty(ctol, otol)) {
-        json_object *sel = json_object_new_object();
-        if (json_object_is_type(cur, json_type_object)) {
-            json_object_object_foreach (cur, k, v) {
-                (void)v;
-                if (!cu_jget(osel, k))
-                    json_object_object_add(sel, k, NULL);
-            }
-        }
-        if (json_object_is_type(osel, json_type_object)) {
-            json_object_object_foreach (osel, k, v)
-                json_object_object_add(sel, k, json_object_get(v));
-        }
-        json_object *spec = json_object_new_object(), *tspec = json_object_new_object();
-        json_object *tmpl = json_object_new_object();
+    if (sel || lab || ann || tol) {
+        json_object *spec = json_object_new_object(), *tmpl = json_object_new_object();
         p = json_object_new_object();
         json_object_object_add(p, "spec", spec);
-        json_object_object_add(tmpl, "spec", tspec);
         json_object_object_add(spec, "template", tmpl);
-        if (json_object_object_length(sel))
-            json_object_object_add(tspec, "nodeSelector", sel);
-        else
-            json_object_put(sel);
-        json_object_object_add(tspec, "tolerations", otol ? json_object_get(otol) : NULL);
+        if (sel || tol) {
+            json_object *tspec = json_object_new_object();
+            json_object_object_add(tmpl, "spec", tspec);
+            if (sel && json_object_object_length(sel))
+                json_object_object_add(tspec, "nodeSelector", json_object_get(sel));
+            if (tol)
+                json_object_object_add(tspec, "tolerations", otol ? json_object_get(otol) : NULL);
+        }
+        if (lab || ann) {
+            json_object *md = json_object_new_object();
+            json_object_object_add(tmpl, "metadata", md);
+            if (lab)
+                json_object_object_add(md, "labels", json_object_get(lab));
+            if (ann)
+                json_object_object_add(md, "annotations", json_object_get(ann));
+        }
     }
+    json_object_put(sel);
+    json_object_put(lab);
+    json_object_put(ann);
     json_object_put(orig);
+    json_object_put(ometa);
     json_object_put(cur);
     json_object_put(ctol);
+    json_object_put(cmeta);
     return p;
 }
 
