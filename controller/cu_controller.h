@@ -90,9 +90,13 @@ json_object *cu_ctrl_reset_checks(json_object *old, int64_t now_ms);
  * labels and annotations to the template's metadata, their nodeSelector
  * and tolerations to the flavors'. Returns
  * a new object, or NULL with a message in d when wl has no admission or a
- * flavor is missing. */
+ * flavor is missing, or when, as Kueue's pod set merge finds it, an update
+ * conflicts with the flavors' node labels or the template's own keys
+ * (labels, annotations, nodeSelector: the same key with another value);
+ * that one is permanent (*permanent = 1 when permanent is not NULL):
+ * Kueue then finishes the Workload (reason FailedToStart). */
 json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_object *flavors,
-                                     cu_diag *d);
+                                     cu_diag *d, int *permanent);
 
 /* `cueue controller [OPTIONS]`: argv[0] is "controller". Returns the exit
  * code (0 after SIGTERM/SIGINT, 1 on a runtime failure, 2 bad usage). */

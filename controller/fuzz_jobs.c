@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
          * and the flavor map too */
         cu_diag d2;
         cu_diag_init(&d2);
-        json_object *p = cu_ctrl_job_start_patch(o, o, o, &d2);
+        json_object *p = cu_ctrl_job_start_patch(o, o, o, &d2, NULL);
         if (!p && d2.n == 0)
             abort();
         json_object_put(p);

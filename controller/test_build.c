@@ -290,7 +290,7 @@ static void test_job_start_patch_updates(void **st)
           "{\"x\":\"y\"}}]}]}}");
     cu_diag d;
     cu_diag_init(&d);
-    json_object *p = cu_ctrl_job_start_patch(job, wl, flavors, &d);
+    json_object *p = cu_ctrl_job_start_patch(job, wl, flavors, &d, NULL);
     assert_non_null(p);
     json_object *t = json_object_object_get(json_object_object_get(p, "spec"), "template");
     assert_string_equal(S(t, "metadata", "labels", "l"), "1");
@@ -305,6 +305,71 @@ static void test_job_start_patch_updates(void **st)
     json_object_put(job);
     json_object_put(wl);
     json_object_put(flavors);
+}
+
+/* start_conflict(FLAVOR_LABELS, UPDATE): the start patch of JOB (template
+ * nodeSelector a=b) admitted to a flavor with FLAVOR_LABELS and a check
+ * whose update for pod set main is UPDATE; NULL when refused, with
+ * *permanent and the message in d */
+static json_object *start_conflict(const char *labels, const char *update, cu_diag *d,
+                                   int *permanent)
+{
+    char buf[2048], fl[512], w[2048];
+    snprintf(buf, sizeof(buf), JOB, 1, 1);
+    snprintf(fl, sizeof(fl), "{\"f1\":{\"spec\":{\"nodeLabels\":%s}}}", labels);
+    snprintf(w, sizeof(w),
+             "{\"metadata\":{\"name\":\"w\",\"namespace\":\"team\"},\"status\":{"
+             "\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":"
+             "\"main\",\"count\":1,\"flavors\":{\"cpu\":\"f1\"}}]},\"admissionChecks\":"
+             "[{\"name\":\"c\",\"state\":\"Ready\",\"podSetUpdates\":[%s]}]}}",
+             update);
+    json_object *job = J(buf), *flavors = J(fl), *wl = J(w);
+    json_object *p = cu_ctrl_job_start_patch(job, wl, flavors, d, permanent);
+    json_object_put(job);
+    json_object_put(wl);
+    json_object_put(flavors);
+    return p;
+}
+
+/* As Kueue's pod set merge: a check's update that gives a key another
+ * value than the flavor's node labels, or than the template's own, is a
+ * permanent failure to start, with Kueue's message; the same value is
+ * not a conflict. */
+static void test_job_start_patch_conflicts(void **st)
+{
+    (void)st;
+    cu_diag d;
+    cu_diag_init(&d);
+    int permanent = 0;
+    assert_null(start_conflict("{\"pool\":\"a\"}",
+                               "{\"name\":\"main\",\"nodeSelector\":{\"pool\":\"z\"}}", &d,
+                               &permanent));
+    assert_int_equal(permanent, 1);
+    assert_int_equal(d.n, 1);
+    assert_string_equal(d.msgs[0], "invalid admission check PodSetUpdate: conflict for "
+                                   "nodeSelector: conflict for key=pool, value1=a, value2=z");
+    cu_diag_free(&d);
+    /* the flavor's label against the template's own nodeSelector a=b */
+    cu_diag_init(&d);
+    permanent = 0;
+    assert_null(start_conflict("{\"a\":\"c\"}", "{\"name\":\"main\"}", &d, &permanent));
+    assert_int_equal(permanent, 1);
+    assert_string_equal(d.msgs[0], "invalid admission check PodSetUpdate: conflict for "
+                                   "nodeSelector: conflict for key=a, value1=b, value2=c");
+    cu_diag_free(&d);
+    /* the same values: no conflict */
+    cu_diag_init(&d);
+    permanent = 1;
+    json_object *p =
+        start_conflict("{\"a\":\"b\",\"pool\":\"a\"}",
+                       "{\"name\":\"main\",\"nodeSelector\":{\"pool\":\"a\"}}", &d, &permanent);
+    assert_non_null(p);
+    assert_int_equal(permanent, 0);
+    json_object *t = json_object_object_get(json_object_object_get(p, "spec"), "template");
+    assert_string_equal(S(t, "spec", "nodeSelector", "pool"), "a");
+    assert_string_equal(S(t, "spec", "nodeSelector", "a"), "b");
+    json_object_put(p);
+    cu_diag_free(&d);
 }
 
 static void test_job_start_patch(void **st)
@@ -329,7 +394,7 @@ static void test_job_start_patch(void **st)
         json_object_object_add(ps, "count", json_object_new_int(count));
         cu_diag d;
         cu_diag_init(&d);
-        json_object *p = cu_ctrl_job_start_patch(job, wl, flavors, &d);
+        json_object *p = cu_ctrl_job_start_patch(job, wl, flavors, &d, NULL);
         assert_non_null(p);
         json_object *spec = json_object_object_get(p, "spec");
         assert_false(json_object_get_boolean(json_object_object_get(spec, "suspend")));
@@ -351,7 +416,7 @@ static void test_job_start_patch(void **st)
     json_object *none = J("{}");
     cu_diag d;
     cu_diag_init(&d);
-    assert_null(cu_ctrl_job_start_patch(job, wl, none, &d));
+    assert_null(cu_ctrl_job_start_patch(job, wl, none, &d, NULL));
     assert_int_equal(d.n, 1);
     assert_non_null(
         strstr(d.msgs[0], "Workload team/w: status.admission.podSetAssignments[0].flavors[cpu]"));
@@ -399,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_sync_and_reset_checks),
         cmocka_unit_test(test_job_start_patch),
         cmocka_unit_test(test_job_start_patch_updates),
+        cmocka_unit_test(test_job_start_patch_conflicts),
         cmocka_unit_test(test_job_finished),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -243,6 +243,30 @@ static json_object *job_restore_patch(const cjob *j, const rec *w)
     return p;
 }
 
+/* Marks the Job's Workload w Finished (reason, msg) and counts it in the
+ * metrics when it held quota. Returns 1 when the write was sent. */
+static int finish_workload(ctrl *c, rec *w, const char *reason, const char *msg)
+{
+    const cu_workload *wl = ctrl_wl_of(w);
+    json_object *st, *p = ctrl_status_patch(NULL, &st);
+    json_object_object_add(
+        st, "conditions",
+        ctrl_cset(ctrl_conds_json(wl), "Finished", "True", reason, msg, cu_clock_system_now(NULL)));
+    char what[1300];
+    snprintf(what, sizeof(what), "finishing Workload %s", w->key);
+    if (!ctrl_wl_status_write(c, w, OP_STATUS, p, what))
+        return 0;
+    if (cu_workload_has_quota(wl)) {
+        ctrl_m_wl(c, c->km.finished_workloads_total, c->km.local_queue_finished_workloads_total, wl,
+                  wl->adm_cq, 0, 1);
+        const cu_condition *ac = cu_workload_cond(wl, "Admitted");
+        if (ac && ac->ltt_ms)
+            ctrl_m_wl(c, c->km.execution_time_seconds, c->km.local_queue_execution_time_seconds, wl,
+                      wl->adm_cq, 1, ctrl_secs(cu_clock_system_now(NULL) - ac->ltt_ms));
+    }
+    return 1;
+}
+
 /* Sends the status patch that clears a suspended Job's status.startTime
  * (as Kueue does when it stops a Job), after which its template's
  * scheduling directives may change again. Returns 1 when sent. */
@@ -258,7 +282,8 @@ static int job_clear_start(ctrl *c, const cjob *j, const char *op, const char *k
     return ctrl_send_write(c, OP_JOB, op, key, "PATCH", spath, MERGE, p, what);
 }
 
-static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_diag *d)
+static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_diag *d,
+                                    int *permanent)
 {
     const cu_workload *wl = ctrl_wl_of(w);
     json_object *job = json_object_new_object(), *spec = json_object_new_object();
@@ -269,8 +294,10 @@ static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_dia
                                json_object_new_int(j->par > w->ps_count ? j->par : w->ps_count));
     if (j->has_comp)
         json_object_object_add(spec, "completions", json_object_new_int(j->comp));
-    json_object *orig = parse_or_null(w->tmpl);
+    json_object *orig = parse_or_null(w->tmpl), *ometa = parse_or_null(w->tmeta);
     json_object_object_add(tmpl, "spec", orig ? orig : json_object_new_object());
+    if (ometa)
+        json_object_object_add(tmpl, "metadata", ometa);
     json_object_object_add(spec, "template", tmpl);
 
     json_object *wj = json_object_new_object(), *md = json_object_new_object();
@@ -312,7 +339,7 @@ static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_dia
     if (acs)
         json_object_object_add(st, "admissionChecks", acs);
     json_object_object_add(wj, "status", st);
-    json_object *p = cu_ctrl_job_start_patch(job, wj, flavors, d);
+    json_object *p = cu_ctrl_job_start_patch(job, wj, flavors, d, permanent);
     json_object_put(job);
     json_object_put(wj);
     json_object_put(flavors);
@@ -447,24 +474,10 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
     if (cu_workload_finished(wl))
         return;
     if (j->finished) {
-        json_object *st, *p = ctrl_status_patch(NULL, &st);
         const char *msg =
             j->failed ? (j->fail_msg ? j->fail_msg : "Job failed") : "Job finished successfully";
-        json_object_object_add(st, "conditions",
-                               ctrl_cset(ctrl_conds_json(wl), "Finished", "True",
-                                         j->failed ? "Failed" : "Succeeded", msg,
-                                         cu_clock_system_now(NULL)));
-        snprintf(what, sizeof(what), "finishing Workload %s", w->key);
-        if (!ctrl_wl_status_write(c, w, OP_STATUS, p, what))
+        if (!finish_workload(c, w, j->failed ? "Failed" : "Succeeded", msg))
             return;
-        if (cu_workload_has_quota(wl)) {
-            ctrl_m_wl(c, c->km.finished_workloads_total, c->km.local_queue_finished_workloads_total,
-                      wl, wl->adm_cq, 0, 1);
-            const cu_condition *ac = cu_workload_cond(wl, "Admitted");
-            if (ac && ac->ltt_ms)
-                ctrl_m_wl(c, c->km.execution_time_seconds, c->km.local_queue_execution_time_seconds,
-                          wl, wl->adm_cq, 1, ctrl_secs(cu_clock_system_now(NULL) - ac->ltt_ms));
-        }
         ctrl_log(c, 0, "finished Job %s (%s)%s%s", jr->key, j->failed ? "Failed" : "Succeeded",
                  j->failed ? ": " : "", j->failed ? msg : "");
         char m[900];
@@ -545,10 +558,14 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
     if (holds && admitted && j->suspended && !jr->started_rv) {
         cu_diag d;
         cu_diag_init(&d);
-        json_object *p = job_start_patch(c, j, w, &d);
+        int permanent = 0;
+        json_object *p = job_start_patch(c, j, w, &d, &permanent);
         if (!p) {
             for (size_t i = 0; i < d.n; i++)
-                ctrl_log(c, 0, "%s", d.msgs[i]);
+                ctrl_log(c, 0, "Job %s cannot start: %s", jr->key, d.msgs[i]);
+            /* as Kueue: no point in retrying; the Workload is finished */
+            if (permanent && d.n)
+                finish_workload(c, w, "FailedToStart", d.msgs[0]);
         } else {
             snprintf(what, sizeof(what), "starting Job %s", jr->key);
             if (ctrl_send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, p, what)) {

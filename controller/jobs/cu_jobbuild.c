@@ -152,6 +152,28 @@ static void merge_keys(json_object *to, json_object *from)
     }
 }
 
+/* Kueue's merge of a pod set update into a pod set's info: every key of
+ * from (when an object) set in to, unless to has it with another value,
+ * a conflict: then 0 and Kueue's message in d, naming what ("labels",
+ * "annotations", "nodeSelector"), the key, to's value and from's. */
+static int merge_keys_checked(json_object *to, json_object *from, const char *what, cu_diag *d)
+{
+    if (!json_object_is_type(from, json_type_object))
+        return 1;
+    json_object_object_foreach (from, k, v) {
+        json_object *have = cu_jget(to, k);
+        if (have && !json_object_equal(have, v)) {
+            cu_diag_error(d,
+                          "invalid admission check PodSetUpdate: conflict for %s: conflict for "
+                          "key=%s, value1=%s, value2=%s",
+                          what, k, json_object_get_string(have), json_object_get_string(v));
+            return 0;
+        }
+    }
+    merge_keys(to, from);
+    return 1;
+}
+
 /* Appends every item of from (when an array) to the array to, shared. */
 static void append_items(json_object *to, json_object *from)
 {
@@ -161,8 +183,10 @@ static void append_items(json_object *to, json_object *from)
 }
 
 json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_object *flavors,
-                                     cu_diag *d)
+                                     cu_diag *d, int *permanent)
 {
+    if (permanent)
+        *permanent = 0;
     const char *wlns = cu_jpath_str(wl, "metadata.namespace"),
                *wlname = cu_jpath_str(wl, "metadata.name");
     json_object *psas = cu_jpath(wl, "status.admission.podSetAssignments");
@@ -172,9 +196,10 @@ json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_obj
         return NULL;
     }
     json_object *psa = json_object_array_get_idx(psas, 0);
+    /* as Kueue: the pod set's info from its flavors, the checks' updates
+     * merged into it, then it merged into the template, a conflicting key
+     * at either step being a permanent failure to start */
     json_object *sel = json_object_new_object(), *tols = json_object_new_array();
-    merge_keys(sel, cu_jpath(job, "spec.template.spec.nodeSelector"));
-    append_items(tols, cu_jpath(job, "spec.template.spec.tolerations"));
 
     json_object *fmap = cu_jget(psa, "flavors");
     const char *seen[32];
@@ -208,18 +233,45 @@ json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_obj
     const char *psname = cu_jstr(psa, "name") ? cu_jstr(psa, "name") : "main";
     json_object *labels = json_object_new_object(), *anns = json_object_new_object();
     json_object *acs = cu_jpath(wl, "status.admissionChecks");
-    for (size_t i = 0, n = cu_jarr_len(acs); i < n; i++) {
+    int ok = 1;
+    for (size_t i = 0, n = cu_jarr_len(acs); ok && i < n; i++) {
         json_object *ups = cu_jget(json_object_array_get_idx(acs, i), "podSetUpdates");
-        for (size_t u = 0, nu = cu_jarr_len(ups); u < nu; u++) {
+        for (size_t u = 0, nu = cu_jarr_len(ups); ok && u < nu; u++) {
             json_object *up = json_object_array_get_idx(ups, u);
             const char *un = cu_jstr(up, "name");
             if (!un || strcmp(un, psname) != 0)
                 continue;
-            merge_keys(labels, cu_jget(up, "labels"));
-            merge_keys(anns, cu_jget(up, "annotations"));
-            merge_keys(sel, cu_jget(up, "nodeSelector"));
+            ok = merge_keys_checked(anns, cu_jget(up, "annotations"), "annotations", d) &&
+                 merge_keys_checked(labels, cu_jget(up, "labels"), "labels", d) &&
+                 merge_keys_checked(sel, cu_jget(up, "nodeSelector"), "nodeSelector", d);
             append_items(tols, cu_jget(up, "tolerations"));
         }
+    }
+    /* the template's own keys, with the info's merged in */
+    json_object *tsel = json_object_new_object(), *tlab = json_object_new_object(),
+                *tann = json_object_new_object(), *ttols = json_object_new_array();
+    merge_keys(tsel, cu_jpath(job, "spec.template.spec.nodeSelector"));
+    merge_keys(tlab, cu_jpath(job, "spec.template.metadata.labels"));
+    merge_keys(tann, cu_jpath(job, "spec.template.metadata.annotations"));
+    append_items(ttols, cu_jpath(job, "spec.template.spec.tolerations"));
+    ok = ok && merge_keys_checked(tann, anns, "annotations", d) &&
+         merge_keys_checked(tlab, labels, "labels", d) &&
+         merge_keys_checked(tsel, sel, "nodeSelector", d);
+    append_items(ttols, tols);
+    json_object_put(sel);
+    json_object_put(tols);
+    json_object_put(tlab);
+    json_object_put(tann);
+    sel = tsel;
+    tols = ttols;
+    if (!ok) {
+        if (permanent)
+            *permanent = 1;
+        json_object_put(sel);
+        json_object_put(tols);
+        json_object_put(labels);
+        json_object_put(anns);
+        return NULL;
     }
     json_object *p = json_object_new_object();
     json_object *spec = json_object_new_object();
