@@ -505,14 +505,14 @@ static void check_limit(vctx *v, const char *path, const char *res, int64_t mill
     if (milli < 0)
         verr(v, path, "Invalid value: \"%s\": " MSG_NEGATIVE, q);
     if (!cfg->has_parent)
-        verr(v, path, "Invalid value: \"%s\": must be unset when %s is empty", q,
-             cfg->is_cohort ? "parentName" : "cohortName");
+        verr(v, path, "Invalid value: \"%s\": must be nil when %s is empty", q,
+             cfg->is_cohort ? "parent" : "cohort");
 }
 
 static void check_flavor_quotas(vctx *v, const char *gpath, size_t fi, const cu_fquota *fq,
                                 const cu_strs *covered, const rg_cfg *cfg)
 {
-    char p[400], base[128], q[40], q2[40];
+    char p[400], base[128], q[40];
     snprintf(base, sizeof(base), "%s.flavors[%zu]", gpath, fi);
     snprintf(p, sizeof(p), "%s.name", base);
     check_subdomain(v, p, fq->name);
@@ -567,10 +567,8 @@ static void check_flavor_quotas(vctx *v, const char *gpath, size_t fi, const cu_
             check_limit(v, p, r->name, r->llimit, r->big_llimit, cfg);
             if (!cfg->is_cohort && r->llimit > r->nominal && r->nominal >= 0 && !r->big_llimit &&
                 !r->big_nominal)
-                verr(v, p,
-                     "Invalid value: \"%s\": must be less than or equal to the nominalQuota (%s)",
-                     fmt_qty(r->name, r->llimit, q, sizeof(q)),
-                     fmt_qty(r->name, r->nominal, q2, sizeof(q2)));
+                verr(v, p, "Invalid value: \"%s\": must be less than or equal to the nominalQuota",
+                     fmt_qty(r->name, r->llimit, q, sizeof(q)));
         }
     }
 }
@@ -663,19 +661,19 @@ static void check_resource_groups(vctx *v, const cu_rgroups *groups, const rg_cf
         if (combos > MAX_GROUP_COMBINATIONS)
             verr(v, gpath,
                  "Invalid value: %zu: number of flavor-resource combinations in a "
-                 "resourceGroup must be at most %d",
-                 combos, MAX_GROUP_COMBINATIONS);
+                 "resourceGroup must be \u2264 %d, got %zu",
+                 combos, MAX_GROUP_COMBINATIONS, combos);
     }
     if (total_flavors > MAX_TOTAL_FLAVORS)
         verr(v, path,
              "Invalid value: %zu: total number of flavors across all resourceGroups "
-             "must be at most %d",
-             total_flavors, MAX_TOTAL_FLAVORS);
+             "must be \u2264 %d, got %zu",
+             total_flavors, MAX_TOTAL_FLAVORS, total_flavors);
     if (total_covered > MAX_TOTAL_COVERED)
         verr(v, path,
              "Invalid value: %zu: total number of covered resources across all "
-             "resourceGroups must be at most %d",
-             total_covered, MAX_TOTAL_COVERED);
+             "resourceGroups must be \u2264 %d, got %zu",
+             total_covered, MAX_TOTAL_COVERED, total_covered);
 }
 
 /* ---------------- per kind ---------------- */

@@ -664,11 +664,11 @@ static const tcase cases[] = {
       { "ClusterQueue quota: " RG0F0 ".resources[0].nominalQuota: Invalid value: \"-500m\": "
         "must be greater than or equal to 0",
         "ClusterQueue quota: " RG0F0 ".resources[0].borrowingLimit: Invalid value: \"1\": "
-        "must be unset when cohortName is empty",
+        "must be nil when cohort is empty",
         "ClusterQueue quota: " RG0F0 ".resources[1].lendingLimit: Invalid value: \"3Gi\": "
-        "must be unset when cohortName is empty",
+        "must be nil when cohort is empty",
         "ClusterQueue quota: " RG0F0 ".resources[1].lendingLimit: Invalid value: \"3Gi\": "
-        "must be less than or equal to the nominalQuota (2Gi)",
+        "must be less than or equal to the nominalQuota",
         "ClusterQueue quota2: " RG0F0 ".resources[0].borrowingLimit: Invalid value: \"-1\": "
         "must be greater than or equal to 0",
         "ClusterQueue quota2: " RG0F0 ".resources[0].lendingLimit: Invalid value: \"-2\": "
@@ -703,14 +703,14 @@ static const tcase cases[] = {
       { "ClusterQueue many: spec.resourceGroups: Too many: 17: must have at most 16 items",
         "ClusterQueue wide: spec.resourceGroups[0].flavors: Too many: 65: must have at most 64 items",
         "ClusterQueue wide: spec.resourceGroups: Invalid value: 305: total number of flavors "
-        "across all resourceGroups must be at most 256",
+        "across all resourceGroups must be \u2264 256, got 305",
         NULL } },
     { "cohorts",
       build_cohorts,
       { "Cohort root: " RG0F0 ".resources[0].borrowingLimit: Invalid value: \"500m\": must be "
-        "unset when parentName is empty",
-        "Cohort root: " RG0F0 ".resources[0].lendingLimit: Invalid value: \"2\": must be unset "
-        "when parentName is empty",
+        "nil when parent is empty",
+        "Cohort root: " RG0F0 ".resources[0].lendingLimit: Invalid value: \"2\": must be nil "
+        "when parent is empty",
         "Cohort selfish: spec.parentName: Invalid value: \"selfish\": must not be the Cohort itself",
         "Cohort child: " RG0F0 ".resources[0].borrowingLimit: Invalid value: \"-1m\": must be "
         "greater than or equal to 0",

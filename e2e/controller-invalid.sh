@@ -76,7 +76,7 @@ wait_for 10 "twogroups: Active=False, the flavor listed twice named" active twog
 wait_for 10 "overlap: Active=False, the resource covered twice named" active overlap False Invalid \
     'spec.resourceGroups[1].coveredResources[0]: Duplicate value: "cpu": already covered by spec.resourceGroups[0]'
 wait_for 10 "lender: Active=False, lendingLimit named" active lender False Invalid \
-    'spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: Invalid value: "9": must be less than or equal to the nominalQuota (8)'
+    'spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: Invalid value: "9": must be less than or equal to the nominalQuota'
 if [ "$BIGLABEL" = 1 ]; then
     wait_for 10 "biglabel: Active=False, the label named" active biglabel False Invalid \
         'metadata.labels[team]: Invalid value: "xxxx'
