@@ -715,9 +715,9 @@ static void check_cluster_queue(vctx *v, const cu_cluster_queue *cq)
         (cq->fungibility.when_can_borrow != CU_FUNG_TRY_NEXT_FLAVOR ||
          cq->fungibility.when_can_preempt != CU_FUNG_TRY_NEXT_FLAVOR))
         verr(v, "spec.flavorFungibility.preference",
-             "Invalid value: %s: may only be set when "
-             "both whenCanBorrow and whenCanPreempt are TryNextFlavor",
-             quote(q, sizeof(q), fpref_name(cq->fungibility.preference)));
+             "Invalid value: %s: preference %s requires both whenCanBorrow and whenCanPreempt "
+             "to be TryNextFlavor",
+             quote(q, sizeof(q), fpref_name(cq->fungibility.preference)), q);
 
     if (cq->preemption.within_cq == CU_PP_ANY)
         verr(v, "spec.preemption.withinClusterQueue",
@@ -734,11 +734,19 @@ static void check_cluster_queue(vctx *v, const cu_cluster_queue *cq)
              "Unsupported value: %s: supported "
              "values: \"Never\", \"LowerPriority\"",
              quote(q, sizeof(q), ppolicy_name(cq->preemption.borrow_policy)));
-    if (cq->preemption.borrow_policy != CU_PP_NEVER && cq->preemption.reclaim == CU_PP_NEVER)
-        verr(v, "spec.preemption.borrowWithinCohort.policy",
-             "Invalid value: %s: requires "
-             "reclaimWithinCohort to be other than Never",
-             quote(q, sizeof(q), ppolicy_name(cq->preemption.borrow_policy)));
+    if (cq->preemption.borrow_policy != CU_PP_NEVER && cq->preemption.reclaim == CU_PP_NEVER) {
+        /* Kueue's: the whole preemption as JSON, in its field order */
+        char thr[32] = "";
+        if (cq->preemption.has_threshold)
+            snprintf(thr, sizeof(thr), ",\"maxPriorityThreshold\":%d",
+                     (int)cq->preemption.threshold);
+        verr(v, "spec.preemption",
+             "Invalid value: {\"reclaimWithinCohort\":\"Never\",\"borrowWithinCohort\":"
+             "{\"policy\":\"%s\"%s},\"withinClusterQueue\":\"%s\"}: "
+             "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never",
+             ppolicy_name(cq->preemption.borrow_policy), thr,
+             ppolicy_name(cq->preemption.within_cq));
+    }
     if (cq->preemption.has_threshold && cq->preemption.borrow_policy != CU_PP_LOWER_PRIORITY)
         verr(v, "spec.preemption.borrowWithinCohort.maxPriorityThreshold",
              "Forbidden: may only "

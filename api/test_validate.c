@@ -678,12 +678,14 @@ static const tcase cases[] = {
       build_cq_policies,
       { "ClusterQueue policies: spec.cohortName: Invalid value: \"Bad_Cohort\": " SUB,
         "ClusterQueue policies: spec.flavorFungibility.preference: Invalid value: "
-        "\"PreemptionOverBorrowing\": may only be set when both whenCanBorrow and "
-        "whenCanPreempt are TryNextFlavor",
+        "\"PreemptionOverBorrowing\": preference \"PreemptionOverBorrowing\" requires both "
+        "whenCanBorrow and whenCanPreempt to be TryNextFlavor",
         "ClusterQueue policies: spec.preemption.withinClusterQueue: Unsupported value: \"Any\": "
         "supported values: \"Never\", \"LowerPriority\", \"LowerOrNewerEqualPriority\"",
-        "ClusterQueue policies: spec.preemption.borrowWithinCohort.policy: Invalid value: "
-        "\"LowerPriority\": requires reclaimWithinCohort to be other than Never",
+        "ClusterQueue policies: spec.preemption: Invalid value: {\"reclaimWithinCohort\":"
+        "\"Never\",\"borrowWithinCohort\":{\"policy\":\"LowerPriority\"},"
+        "\"withinClusterQueue\":\"Any\"}: reclaimWithinCohort=Never and "
+        "borrowWithinCohort.Policy!=Never",
         "ClusterQueue policies: spec.fairSharing.weight: Invalid value: \"-1\": must be greater "
         "than or equal to 0",
         "ClusterQueue thresh: spec.preemption.reclaimWithinCohort: Unsupported value: "
