@@ -88,4 +88,11 @@ const cu_wh_hook *cu_wh_hook_by_path(const char *path);
  * Returns CU_OK, or CU_EINVAL with the reason in msg (may be NULL). */
 cu_err cu_wh_convert(json_object *obj, const char *desired, json_object **out, cu_buf *msg);
 
+/* ---- added by the hooks' owner ---- */
+
+/* Every resource of h's rule, as Kueue's manifests list them: one for most
+ * hooks, "workloads" and "workloads/status" for vworkload.kb.io (Kueue
+ * validates Workload status writes too). *n gets the count. Static. */
+const char *const *cu_wh_hook_resources(const cu_wh_hook *h, size_t *n);
+
 #endif
