@@ -220,8 +220,9 @@ static void preq_list(preq_ctx *c, const cu_node *m, const char *path, preq_tabs
         int64_t v, vm;
         if (preq_amount(c, m->vals[i], p, m->keys[i], &v))
             continue;
-        if (strcmp(m->keys[i], "pods") == 0) {
-            preq_err(c, p, "the \"pods\" resource may not be requested");
+        if (strcmp(m->keys[i], "pods") == 0) { /* Kueue's Workload webhook's wording */
+            snprintf(p, sizeof(p), "%s[pods]", path);
+            preq_err(c, p, "Invalid value: \"pods\": the key is reserved for internal kueue use");
             continue;
         }
         if (cu_qty_parse(cu_node_scalar(m->vals[i]), &vm, NULL) != CU_OK)

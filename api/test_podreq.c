@@ -172,8 +172,8 @@ static void test_requests_errors(void **state)
           "initContainers: [{name: i, resources: {limits: {memory: lots}}}]\n"
           "containers: [{name: a, resources: {requests: {pods: '1', cpu: -1}}}]\n",
           CU_EINVAL,
-          { "Workload ml/train: spec.podSets[0].template.spec.containers[0].resources.requests.pods: "
-            "the \"pods\" resource may not be requested",
+          { "Workload ml/train: spec.podSets[0].template.spec.containers[0].resources.requests[pods]: "
+            "Invalid value: \"pods\": the key is reserved for internal kueue use",
             "Workload ml/train: spec.podSets[0].template.spec.containers[0].resources.requests.cpu: "
             "must be greater than or equal to 0",
             "Workload ml/train: spec.podSets[0].template.spec.initContainers[0].resources.limits.memory: "

@@ -1,0 +1,670 @@
+/*
+ * test_webhook.c - Kueue's admission webhooks (api/cu_webhook.c): the table,
+ * and for each hook allowed and denied requests with the exact messages
+ * Kueue v0.17.0 gives; the Job suspension matrix; update immutability.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cu_json.h"
+#include "cu_webhook.h"
+
+#define SUBDOMAIN \
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or " \
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used " \
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+
+/* ---------------- the cluster the hooks ask ---------------- */
+
+static cu_kv ns_team_kv[] = { { "kubernetes.io/metadata.name", "team-a" } };
+static cu_kv ns_sys_kv[] = { { "kubernetes.io/metadata.name", "kube-system" } };
+static cu_kvs ns_team = { 1, ns_team_kv }, ns_sys = { 1, ns_sys_kv };
+
+static const cu_kvs *ns_labels(void *ud, const char *ns)
+{
+    (void)ud;
+    if (!strcmp(ns, "team-a"))
+        return &ns_team;
+    if (!strcmp(ns, "kube-system"))
+        return &ns_sys;
+    return NULL;
+}
+
+/* LocalQueue "default" exists in namespace "with-default" only. */
+static int lq_exists(void *ud, const char *ns, const char *name)
+{
+    (void)ud;
+    return !strcmp(ns, "with-default") && !strcmp(name, "default");
+}
+
+typedef struct fx {
+    cu_arena a;
+    cu_config cfg;
+    cu_wh_env env;
+} fx;
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof(*f));
+    cu_arena_init(&f->a, 0);
+    assert_int_equal(cu_config_init_defaults(&f->cfg, &f->a), CU_OK);
+    f->env.cfg = &f->cfg;
+    f->env.ns_labels = ns_labels;
+    f->env.lq_exists = lq_exists;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    cu_arena_free(&f->a);
+    free(f);
+    return 0;
+}
+
+/* ---------------- calling a hook ---------------- */
+
+typedef struct call {
+    json_object *obj, *old;
+    cu_wh_resp resp;
+} call;
+
+static const cu_wh_hook *hook(const char *name)
+{
+    size_t n;
+    const cu_wh_hook *h = cu_wh_hooks(&n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(h[i].name, name))
+            return &h[i];
+    fail_msg("no hook %s", name);
+    return NULL;
+}
+
+/* Runs hook name on object (JSON text) and old (JSON text or NULL). */
+static void run(call *c, const fx *f, const char *name, cu_wh_op op, const char *object,
+                const char *old)
+{
+    const cu_wh_hook *h = hook(name);
+    memset(c, 0, sizeof(*c));
+    c->obj = cu_json_parse_str(object);
+    assert_non_null(c->obj);
+    c->old = old ? cu_json_parse_str(old) : NULL;
+    if (old)
+        assert_non_null(c->old);
+    cu_wh_req req = { .group = h->group,
+                      .version = h->version,
+                      .kind = "",
+                      .op = op,
+                      .ns = cu_jpath_str(c->obj, "metadata.namespace"),
+                      .name = cu_jpath_str(c->obj, "metadata.name"),
+                      .object = c->obj,
+                      .old_object = c->old };
+    cu_wh_resp_init(&c->resp);
+    h->fn(f ? &f->env : NULL, &req, &c->resp);
+}
+
+static void done(call *c)
+{
+    json_object_put(c->obj);
+    json_object_put(c->old);
+    cu_wh_resp_free(&c->resp);
+}
+
+static void expect_allowed(call *c)
+{
+    if (!c->resp.allowed)
+        fail_msg("denied: %s", cu_buf_str(&c->resp.message));
+}
+
+static void expect_denied(call *c, const char *msg)
+{
+    assert_false(c->resp.allowed);
+    assert_int_equal(c->resp.code, 403);
+    assert_string_equal(c->resp.reason, "Forbidden");
+    assert_string_equal(cu_buf_str(&c->resp.message), msg);
+}
+
+/* ---------------- the table ---------------- */
+
+static void test_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *path, *resource;
+        int mutating;
+        unsigned ops;
+    } want[] = {
+        { "mclusterqueue.kb.io", "/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", "clusterqueues", 1,
+          1u << CU_WH_CREATE },
+        { "mjob.kb.io", "/mutate-batch-v1-job", "jobs", 1, 1u << CU_WH_CREATE },
+        { "mresourceflavor.kb.io", "/mutate-kueue-x-k8s-io-v1beta2-resourceflavor",
+          "resourceflavors", 1, 1u << CU_WH_CREATE },
+        { "mworkload.kb.io", "/mutate-kueue-x-k8s-io-v1beta2-workload", "workloads", 1,
+          1u << CU_WH_CREATE },
+        { "vclusterqueue.kb.io", "/validate-kueue-x-k8s-io-v1beta2-clusterqueue",
+          "clusterqueues", 0, (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
+        { "vcohort.kb.io", "/validate-kueue-x-k8s-io-v1beta2-cohort", "cohorts", 0,
+          (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
+        { "vjob.kb.io", "/validate-batch-v1-job", "jobs", 0,
+          (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
+        { "vresourceflavor.kb.io", "/validate-kueue-x-k8s-io-v1beta2-resourceflavor",
+          "resourceflavors", 0, (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
+        { "vworkload.kb.io", "/validate-kueue-x-k8s-io-v1beta2-workload", "workloads", 0,
+          (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
+    };
+    size_t n;
+    const cu_wh_hook *h = cu_wh_hooks(&n);
+    assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(h[i].name, want[i].name);
+        assert_string_equal(h[i].path, want[i].path);
+        assert_string_equal(h[i].resource, want[i].resource);
+        assert_int_equal(h[i].mutating, want[i].mutating);
+        assert_int_equal(h[i].ops, want[i].ops);
+        assert_string_equal(h[i].group, strstr(h[i].name, "job") ? "batch" : "kueue.x-k8s.io");
+        assert_string_equal(h[i].version, strstr(h[i].name, "job") ? "v1" : "v1beta2");
+        assert_ptr_equal(cu_wh_hook_by_path(want[i].path), &h[i]);
+        size_t nr;
+        const char *const *r = cu_wh_hook_resources(&h[i], &nr);
+        assert_string_equal(r[0], want[i].resource);
+        if (!strcmp(h[i].name, "vworkload.kb.io")) {
+            assert_int_equal(nr, 2);
+            assert_string_equal(r[1], "workloads/status");
+        } else {
+            assert_int_equal(nr, 1);
+        }
+    }
+    assert_null(cu_wh_hook_by_path("/convert"));
+    assert_null(cu_wh_hook_by_path(NULL));
+}
+
+/* ---------------- ClusterQueue ---------------- */
+
+#define CQ_HEAD "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
+#define CQ_GROUPS \
+    "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\"," \
+    "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"4\"%s}]}]}]"
+
+static void cq_json(char *buf, size_t n, const char *spec_extra, const char *quota_extra)
+{
+    char groups[512];
+    snprintf(groups, sizeof(groups), CQ_GROUPS, quota_extra);
+    snprintf(buf, n, CQ_HEAD "\"metadata\":{\"name\":\"team-a\"},\"spec\":{%s%s}}", spec_extra,
+             groups);
+}
+
+static void test_cluster_queue(void **state)
+{
+    fx *f = *state;
+    call c;
+    char obj[2048];
+
+    cq_json(obj, sizeof(obj), "\"cohortName\":\"all\",", "");
+    run(&c, f, "vclusterqueue.kb.io", CU_WH_CREATE, obj, NULL);
+    expect_allowed(&c);
+    done(&c);
+
+    cq_json(obj, sizeof(obj), "\"cohortName\":\"A\",", "");
+    run(&c, f, "vclusterqueue.kb.io", CU_WH_CREATE, obj, NULL);
+    expect_denied(&c, "spec.cohortName: Invalid value: \"A\": a lowercase RFC 1123 subdomain "
+                      "must consist of lower case alphanumeric characters, '-' or '.', and must "
+                      "start and end with an alphanumeric character");
+    done(&c);
+
+    /* two problems: Kueue's aggregate "[e1, e2]"; an update is checked too */
+    cq_json(obj, sizeof(obj), "\"cohortName\":\"A\",", ",\"borrowingLimit\":\"-1\"");
+    run(&c, f, "vclusterqueue.kb.io", CU_WH_UPDATE, obj, obj);
+    assert_false(c.resp.allowed);
+    const char *m = cu_buf_str(&c.resp.message);
+    assert_true(m[0] == '[' && m[strlen(m) - 1] == ']');
+    assert_non_null(strstr(m, "spec.cohortName: Invalid value: \"A\": "));
+    assert_non_null(strstr(m, ", spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: "
+                              "Invalid value: \"-1\": must be greater than or equal to 0"));
+    done(&c);
+
+    /* a borrowingLimit without a cohort */
+    cq_json(obj, sizeof(obj), "", ",\"borrowingLimit\":\"1\"");
+    run(&c, f, "vclusterqueue.kb.io", CU_WH_CREATE, obj, NULL);
+    assert_false(c.resp.allowed);
+    assert_non_null(strstr(cu_buf_str(&c.resp.message),
+                           "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: "
+                           "Invalid value: \"1\""));
+    done(&c);
+
+    /* DELETE is not Kueue's: allowed */
+    run(&c, f, "vclusterqueue.kb.io", CU_WH_DELETE, obj, NULL);
+    expect_allowed(&c);
+    done(&c);
+}
+
+static void test_in_use_finalizer(void **state)
+{
+    fx *f = *state;
+    call c;
+    run(&c, f, "mclusterqueue.kb.io", CU_WH_CREATE,
+        CQ_HEAD "\"metadata\":{\"name\":\"a\"},\"spec\":{}}", NULL);
+    expect_allowed(&c);
+    assert_string_equal(json_object_to_json_string_ext(cu_jpath(c.obj, "metadata.finalizers"),
+                                                       JSON_C_TO_STRING_PLAIN),
+                        "[\"kueue.x-k8s.io\\/resource-in-use\"]");
+    done(&c);
+
+    /* already there: kept once; other finalizers kept */
+    run(&c, f, "mresourceflavor.kb.io", CU_WH_CREATE,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\",\"metadata\":"
+        "{\"name\":\"f\",\"finalizers\":[\"x/y\",\"kueue.x-k8s.io/resource-in-use\"]}}",
+        NULL);
+    expect_allowed(&c);
+    assert_int_equal(cu_jarr_len(cu_jpath(c.obj, "metadata.finalizers")), 2);
+    done(&c);
+
+    run(&c, f, "mresourceflavor.kb.io", CU_WH_CREATE,
+        "{\"metadata\":{\"name\":\"f\",\"finalizers\":[\"x/y\"]}}", NULL);
+    json_object *fin = cu_jpath(c.obj, "metadata.finalizers");
+    assert_int_equal(cu_jarr_len(fin), 2);
+    assert_string_equal(cu_jas_str(json_object_array_get_idx(fin, 1)),
+                        "kueue.x-k8s.io/resource-in-use");
+    done(&c);
+}
+
+/* ---------------- Cohort, ResourceFlavor ---------------- */
+
+static void test_cohort(void **state)
+{
+    fx *f = *state;
+    call c;
+    run(&c, f, "vcohort.kb.io", CU_WH_CREATE,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Cohort\",\"metadata\":{\"name\":"
+        "\"root\"},\"spec\":{\"parentName\":\"top\"}}",
+        NULL);
+    expect_allowed(&c);
+    done(&c);
+
+    run(&c, f, "vcohort.kb.io", CU_WH_UPDATE,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Cohort\",\"metadata\":{\"name\":"
+        "\"root\"},\"spec\":{\"parentName\":\"Top\"}}",
+        "{\"metadata\":{\"name\":\"root\"}}");
+    expect_denied(&c, "spec.parentName: Invalid value: \"Top\": a lowercase RFC 1123 subdomain "
+                      "must consist of lower case alphanumeric characters, '-' or '.', and must "
+                      "start and end with an alphanumeric character");
+    done(&c);
+}
+
+static void test_resource_flavor(void **state)
+{
+    fx *f = *state;
+    call c;
+    run(&c, f, "vresourceflavor.kb.io", CU_WH_CREATE,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\",\"metadata\":"
+        "{\"name\":\"spot\"},\"spec\":{\"nodeLabels\":{\"cloud/spot\":\"true\"},\"nodeTaints\":"
+        "[{\"key\":\"spot\",\"value\":\"true\",\"effect\":\"NoSchedule\"}]}}",
+        NULL);
+    expect_allowed(&c);
+    done(&c);
+
+    run(&c, f, "vresourceflavor.kb.io", CU_WH_CREATE,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\",\"metadata\":"
+        "{\"name\":\"spot\"},\"spec\":{\"nodeTaints\":[{\"key\":\"spot\",\"value\":\"a\","
+        "\"effect\":\"NoSchedule\"},{\"key\":\"spot\",\"value\":\"b\",\"effect\":"
+        "\"NoSchedule\"}]}}",
+        NULL);
+    expect_denied(&c, "spec.nodeTaints[1]: Duplicate value: \"spot:NoSchedule\": taints must be "
+                      "unique by key and effect pair");
+    done(&c);
+}
+
+/* ---------------- Workload ---------------- */
+
+#define WL_PS(count, cpu) \
+    "{\"name\":\"main\",\"count\":" #count ",\"template\":{\"spec\":{\"containers\":[{" \
+    "\"name\":\"c\",\"resources\":{\"requests\":{" cpu "}}}]}}}"
+#define WL(podsets, status) \
+    "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"metadata\":{\"name\":" \
+    "\"wl\",\"namespace\":\"team-a\"},\"spec\":{\"queueName\":\"lq\",\"podSets\":[" podsets \
+    "]}" status "}"
+#define RESERVED \
+    ",\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\",\"reason\":" \
+    "\"QuotaReserved\",\"message\":\"\",\"lastTransitionTime\":\"2025-01-01T00:00:00Z\"}]," \
+    "\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\"," \
+    "\"count\":2,\"flavors\":{\"cpu\":\"default\"},\"resourceUsage\":{\"cpu\":\"2\"}}]}}"
+#define RESERVED3 \
+    ",\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\",\"reason\":" \
+    "\"QuotaReserved\",\"message\":\"\",\"lastTransitionTime\":\"2025-01-01T00:00:00Z\"}]," \
+    "\"admission\":{\"clusterQueue\":\"cq2\",\"podSetAssignments\":[{\"name\":\"main\"," \
+    "\"count\":2,\"flavors\":{\"cpu\":\"default\"},\"resourceUsage\":{\"cpu\":\"2\"}}]}}"
+
+static void test_workload_create(void **state)
+{
+    fx *f = *state;
+    call c;
+    run(&c, f, "vworkload.kb.io", CU_WH_CREATE, WL(WL_PS(2, "\"cpu\":\"1\""), ""), NULL);
+    expect_allowed(&c);
+    done(&c);
+
+    run(&c, f, "vworkload.kb.io", CU_WH_CREATE,
+        WL(WL_PS(2, "\"cpu\":\"1\",\"pods\":\"1\""), ""), NULL);
+    expect_denied(&c, "spec.podSets[0].template.spec.containers[0].resources.requests[pods]: "
+                      "Invalid value: \"pods\": the key is reserved for internal kueue use");
+    done(&c);
+
+    run(&c, f, "vworkload.kb.io", CU_WH_CREATE,
+        WL(WL_PS(2, "\"cpu\":\"1\""), ",\"status\":{\"reclaimablePods\":[{\"name\":\"main\","
+                                      "\"count\":3},{\"name\":\"other\",\"count\":1}]}"),
+        NULL);
+    expect_denied(&c, "[status.reclaimablePods[main].count: Invalid value: 3: should be less or "
+                      "equal to 2, status.reclaimablePods[other].name: Unsupported value: "
+                      "\"other\": supported values: \"main\"]");
+    done(&c);
+
+    /* the Workload defaulter keeps minCount (PartialAdmission is on) */
+    run(&c, f, "mworkload.kb.io", CU_WH_CREATE, WL(WL_PS(2, "\"cpu\":\"1\""), ""), NULL);
+    expect_allowed(&c);
+    done(&c);
+}
+
+static void test_workload_update(void **state)
+{
+    fx *f = *state;
+    call c;
+    /* pod sets may change before quota is reserved */
+    run(&c, f, "vworkload.kb.io", CU_WH_UPDATE, WL(WL_PS(3, "\"cpu\":\"1\""), ""),
+        WL(WL_PS(2, "\"cpu\":\"1\""), ""));
+    expect_allowed(&c);
+    done(&c);
+
+    /* a status write that keeps the spec: allowed */
+    run(&c, f, "vworkload.kb.io", CU_WH_UPDATE, WL(WL_PS(2, "\"cpu\":\"1\""), RESERVED),
+        WL(WL_PS(2, "\"cpu\":\"1\""), ""));
+    expect_allowed(&c);
+    done(&c);
+
+    /* not while it holds quota */
+    run(&c, f, "vworkload.kb.io", CU_WH_UPDATE, WL(WL_PS(3, "\"cpu\":\"1\""), RESERVED),
+        WL(WL_PS(2, "\"cpu\":\"1\""), RESERVED));
+    expect_denied(&c,
+                  "spec.podSets.0: Invalid value: {\"name\":\"main\",\"count\":3,\"template\":"
+                  "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{"
+                  "\"cpu\":\"1\"}}}]}}}: field is immutable");
+    done(&c);
+
+    run(&c, f, "vworkload.kb.io", CU_WH_UPDATE,
+        WL(WL_PS(2, "\"cpu\":\"1\"") "," WL_PS(2, "\"cpu\":\"1\""), RESERVED),
+        WL(WL_PS(2, "\"cpu\":\"1\""), RESERVED));
+    assert_false(c.resp.allowed);
+    assert_non_null(strstr(cu_buf_str(&c.resp.message), "spec.podSets: Invalid value: [{"));
+    done(&c);
+
+    /* the admission is frozen once set */
+    run(&c, f, "vworkload.kb.io", CU_WH_UPDATE, WL(WL_PS(2, "\"cpu\":\"1\""), RESERVED3),
+        WL(WL_PS(2, "\"cpu\":\"1\""), RESERVED));
+    expect_denied(&c, "status.admission: Invalid value: {\"clusterQueue\":\"cq2\","
+                      "\"podSetAssignments\":[{\"name\":\"main\",\"count\":2,\"flavors\":{"
+                      "\"cpu\":\"default\"},\"resourceUsage\":{\"cpu\":\"2\"}}]}: field is "
+                      "immutable");
+    done(&c);
+
+    /* clusterName must be one of the nominated clusters */
+    run(&c, f, "vworkload.kb.io", CU_WH_UPDATE,
+        WL(WL_PS(2, "\"cpu\":\"1\""), ",\"status\":{\"clusterName\":\"w2\"}"),
+        WL(WL_PS(2, "\"cpu\":\"1\""), ",\"status\":{\"nominatedClusterNames\":[\"w1\"]}"));
+    expect_denied(&c, "status.clusterName: Invalid value: \"w2\": when setting clusterName it "
+                      "must be one of the nominatedClusterNames");
+    done(&c);
+}
+
+/* ---------------- Job: defaulting ---------------- */
+
+#define JOB(ns, labels, extra_meta, spec) \
+    "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\",\"namespace\":\"" ns \
+    "\",\"labels\":{" labels "}" extra_meta "},\"spec\":{\"parallelism\":2" spec "," \
+    "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}"
+#define QLABEL "\"kueue.x-k8s.io/queue-name\":\"lq\""
+#define OWNER(kind, av) \
+    ",\"ownerReferences\":[{\"apiVersion\":\"" av "\",\"kind\":\"" kind "\",\"name\":\"p\"," \
+    "\"uid\":\"u\",\"controller\":true}]"
+
+static int mjob_suspends(fx *f, const char *job)
+{
+    call c;
+    run(&c, f, "mjob.kb.io", CU_WH_CREATE, job, NULL);
+    expect_allowed(&c);
+    int s = cu_jas_true(cu_jpath(c.obj, "spec.suspend"));
+    done(&c);
+    return s;
+}
+
+static void test_job_suspend_matrix(void **state)
+{
+    fx *f = *state;
+    /* the queue-name label */
+    assert_true(mjob_suspends(f, JOB("team-a", QLABEL, "", "")));
+    assert_false(mjob_suspends(f, JOB("team-a", "", "", "")));
+    /* already suspended: stays */
+    assert_true(mjob_suspends(f, JOB("team-a", QLABEL, "", ",\"suspend\":true")));
+    /* a parent Kueue manages: never */
+    assert_false(mjob_suspends(f, JOB("team-a", QLABEL, OWNER("Job", "batch/v1"), "")));
+    /* an owner that is no integration does not count */
+    assert_true(mjob_suspends(f, JOB("team-a", QLABEL, OWNER("CronJob", "batch/v1"), "")));
+    /* ... nor one of an integration not enabled (JobSet) */
+    assert_true(
+        mjob_suspends(f, JOB("team-a", QLABEL, OWNER("JobSet", "jobset.x-k8s.io/v1alpha2"), "")));
+
+    /* manageJobsWithoutQueueName, with the default namespace selector */
+    f->cfg.manage_jobs_without_queue_name = 1;
+    assert_true(mjob_suspends(f, JOB("team-a", "", "", "")));
+    assert_false(mjob_suspends(f, JOB("kube-system", "", "", "")));
+    assert_false(mjob_suspends(f, JOB("team-a", "", OWNER("Job", "batch/v1"), "")));
+    /* a namespace Kueue cannot read: its error */
+    call c;
+    run(&c, f, "mjob.kb.io", CU_WH_CREATE, JOB("ghost", "", "", ""), NULL);
+    expect_denied(&c, "failed to get namespace: namespaces \"ghost\" not found");
+    done(&c);
+    f->cfg.manage_jobs_without_queue_name = 0;
+
+    /* the default LocalQueue (labelled: test_job_default_lq) */
+    assert_true(mjob_suspends(f, JOB("with-default", "", "", "")));
+}
+
+static void test_job_default_lq(void **state)
+{
+    fx *f = *state;
+    call c;
+    run(&c, f, "mjob.kb.io", CU_WH_CREATE, JOB("with-default", "", "", ""), NULL);
+    expect_allowed(&c);
+    assert_string_equal(cu_jstr(cu_jpath(c.obj, "metadata.labels"), "kueue.x-k8s.io/queue-name"),
+                        "default");
+    assert_true(cu_jas_true(cu_jpath(c.obj, "spec.suspend")));
+    done(&c);
+
+    /* a label already set wins */
+    run(&c, f, "mjob.kb.io", CU_WH_CREATE, JOB("with-default", QLABEL, "", ""), NULL);
+    assert_string_equal(cu_jstr(cu_jpath(c.obj, "metadata.labels"), "kueue.x-k8s.io/queue-name"),
+                        "lq");
+    done(&c);
+
+    /* not under a managed parent */
+    run(&c, f, "mjob.kb.io", CU_WH_CREATE, JOB("with-default", "", OWNER("Job", "batch/v1"), ""),
+        NULL);
+    assert_null(cu_jstr(cu_jpath(c.obj, "metadata.labels"), "kueue.x-k8s.io/queue-name"));
+    assert_false(cu_jas_true(cu_jpath(c.obj, "spec.suspend")));
+    done(&c);
+
+    /* no LocalQueue "default" there */
+    run(&c, f, "mjob.kb.io", CU_WH_CREATE, JOB("team-a", "", "", ""), NULL);
+    assert_null(cu_jstr(cu_jpath(c.obj, "metadata.labels"), "kueue.x-k8s.io/queue-name"));
+    done(&c);
+
+    /* batch/job not among the integrations: Kueue's no-op webhook */
+    static const char *fw[] = { "jobset.x-k8s.io/jobset" };
+    cu_strs saved = f->cfg.frameworks;
+    f->cfg.frameworks.n = 1;
+    f->cfg.frameworks.items = fw;
+    assert_false(mjob_suspends(f, JOB("team-a", QLABEL, "", "")));
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE, JOB("team-a", "\"kueue.x-k8s.io/queue-name\":\"A\"", "", ""),
+        NULL);
+    expect_allowed(&c);
+    done(&c);
+    f->cfg.frameworks = saved;
+
+    /* no env at all: Kueue's defaults */
+    assert_true(mjob_suspends(NULL, JOB("team-a", QLABEL, "", "")));
+}
+
+/* ---------------- Job: validation ---------------- */
+
+static void test_job_validate_create(void **state)
+{
+    fx *f = *state;
+    call c;
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE, JOB("team-a", QLABEL, "", ""), NULL);
+    expect_allowed(&c);
+    done(&c);
+
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE,
+        JOB("team-a", "\"kueue.x-k8s.io/queue-name\":\"Team_A\"", "", ""), NULL);
+    expect_denied(&c, "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"Team_A\": " SUBDOMAIN);
+    done(&c);
+
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE,
+        JOB("team-a", QLABEL ",\"kueue.x-k8s.io/max-exec-time-seconds\":\"0\"", "", ""), NULL);
+    expect_denied(&c, "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: Invalid value: 0: "
+                      "should be greater than 0");
+    done(&c);
+
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE,
+        JOB("team-a", QLABEL ",\"kueue.x-k8s.io/max-exec-time-seconds\":\"ten\"", "", ""), NULL);
+    expect_denied(&c, "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: Invalid value: "
+                      "\"ten\": strconv.Atoi: parsing \"ten\": invalid syntax");
+    done(&c);
+
+    /* partial admission: 1 .. pods-1 */
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE,
+        JOB("team-a", QLABEL, ",\"annotations\":{\"kueue.x-k8s.io/job-min-parallelism\":\"1\"}",
+            ""),
+        NULL);
+    expect_allowed(&c);
+    done(&c);
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE,
+        JOB("team-a", QLABEL, ",\"annotations\":{\"kueue.x-k8s.io/job-min-parallelism\":\"2\"}",
+            ""),
+        NULL);
+    expect_denied(&c, "metadata.annotations[kueue.x-k8s.io/job-min-parallelism]: Invalid value: "
+                      "2: should be between 0 and 1");
+    done(&c);
+
+    /* several problems, Kueue's order */
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE,
+        JOB("team-a",
+            "\"kueue.x-k8s.io/queue-name\":\"A\",\"kueue.x-k8s.io/prebuilt-workload-name\":\"B\"",
+            ",\"annotations\":{\"kueue.x-k8s.io/job-completions-equal-parallelism\":\"yes\"}",
+            ""),
+        NULL);
+    expect_denied(
+        &c, "[metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"A\": " SUBDOMAIN
+            ", metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]: Invalid value: \"B\": " SUBDOMAIN
+            ", metadata.annotations[kueue.x-k8s.io/job-completions-equal-parallelism]: Invalid "
+            "value: \"yes\": strconv.ParseBool: parsing \"yes\": invalid syntax]");
+    done(&c);
+
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE,
+        JOB("team-a", QLABEL,
+            ",\"annotations\":{\"kueue.x-k8s.io/job-completions-equal-parallelism\":\"true\"}",
+            ",\"completions\":4"),
+        NULL);
+    expect_denied(&c, "[metadata.annotations[kueue.x-k8s.io/job-completions-equal-parallelism]: "
+                      "Invalid value: \"true\": should not be enabled for NonIndexed jobs, "
+                      "spec.completions: Invalid value: 4: should be equal to parallelism when "
+                      "kueue.x-k8s.io/job-completions-equal-parallelism is annotation is true]");
+    done(&c);
+}
+
+static void test_job_validate_update(void **state)
+{
+    fx *f = *state;
+    call c;
+    /* the queue name of a running Job is frozen */
+    run(&c, f, "vjob.kb.io", CU_WH_UPDATE,
+        JOB("team-a", "\"kueue.x-k8s.io/queue-name\":\"other\"", "", ",\"suspend\":false"),
+        JOB("team-a", QLABEL, "", ",\"suspend\":false"));
+    expect_denied(&c, "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"other\": "
+                      "field is immutable");
+    done(&c);
+
+    /* ... not while it is suspended */
+    run(&c, f, "vjob.kb.io", CU_WH_UPDATE,
+        JOB("team-a", "\"kueue.x-k8s.io/queue-name\":\"other\"", "", ",\"suspend\":true"),
+        JOB("team-a", QLABEL, "", ",\"suspend\":true"));
+    expect_allowed(&c);
+    done(&c);
+
+    /* removing it where a default LocalQueue exists */
+    run(&c, f, "vjob.kb.io", CU_WH_UPDATE, JOB("with-default", "", "", ",\"suspend\":true"),
+        JOB("with-default", QLABEL, "", ",\"suspend\":true"));
+    expect_denied(&c, "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"\": "
+                      "queue-name must not be empty in namespace with default queue");
+    done(&c);
+
+    /* WorkloadPriorityClass: not added to a running Job, never removed */
+    run(&c, f, "vjob.kb.io", CU_WH_UPDATE,
+        JOB("team-a", QLABEL ",\"kueue.x-k8s.io/priority-class\":\"high\"", "", ""),
+        JOB("team-a", QLABEL, "", ""));
+    expect_denied(&c, "metadata.labels[kueue.x-k8s.io/priority-class]: Invalid value: \"high\": "
+                      "WorkloadPriorityClass cannot be added to a non-suspended workload");
+    done(&c);
+    run(&c, f, "vjob.kb.io", CU_WH_UPDATE,
+        JOB("team-a", QLABEL ",\"kueue.x-k8s.io/priority-class\":\"high\"", "",
+            ",\"suspend\":true"),
+        JOB("team-a", QLABEL, "", ",\"suspend\":true"));
+    expect_allowed(&c);
+    done(&c);
+    run(&c, f, "vjob.kb.io", CU_WH_UPDATE, JOB("team-a", QLABEL, "", ",\"suspend\":true"),
+        JOB("team-a", QLABEL ",\"kueue.x-k8s.io/priority-class\":\"high\"", "",
+            ",\"suspend\":true"));
+    expect_denied(&c, "metadata.labels[kueue.x-k8s.io/priority-class]: Invalid value: \"\": "
+                      "WorkloadPriorityClass cannot be removed from a workload");
+    done(&c);
+
+    /* partial admission: parallelism of a running Job */
+    run(&c, f, "vjob.kb.io", CU_WH_UPDATE,
+        "{\"metadata\":{\"name\":\"j\",\"namespace\":\"team-a\",\"annotations\":{"
+        "\"kueue.x-k8s.io/job-min-parallelism\":\"1\"}},\"spec\":{\"parallelism\":3}}",
+        "{\"metadata\":{\"name\":\"j\",\"namespace\":\"team-a\",\"annotations\":{"
+        "\"kueue.x-k8s.io/job-min-parallelism\":\"1\"}},\"spec\":{\"parallelism\":2}}");
+    expect_denied(&c, "spec.parallelism: Forbidden: cannot change when partial admission is "
+                      "enabled and the job is not suspended");
+    done(&c);
+
+    /* max-exec-time of a running Job */
+    run(&c, f, "vjob.kb.io", CU_WH_UPDATE,
+        JOB("team-a", QLABEL ",\"kueue.x-k8s.io/max-exec-time-seconds\":\"20\"", "", ""),
+        JOB("team-a", QLABEL ",\"kueue.x-k8s.io/max-exec-time-seconds\":\"10\"", "", ""));
+    expect_denied(&c, "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: Invalid value: "
+                      "\"20\": field is immutable");
+    done(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),
+        cmocka_unit_test_setup_teardown(test_cluster_queue, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_in_use_finalizer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cohort, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resource_flavor, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_workload_create, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_workload_update, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_suspend_matrix, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_default_lq, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_validate_create, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_validate_update, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
