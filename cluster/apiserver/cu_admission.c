@@ -120,8 +120,7 @@ static cu_kvs labels_of(json_object *o)
     if (!json_object_is_type(l, json_type_object) || !json_object_object_length(l))
         return k;
     k.items = calloc((size_t)json_object_object_length(l), sizeof *k.items);
-    json_object_object_foreach(l, key, val)
-    {
+    json_object_object_foreach (l, key, val) {
         if (k.items && json_object_is_type(val, json_type_string)) {
             k.items[k.n].key = key;
             k.items[k.n++].value = json_object_get_string(val);
@@ -274,9 +273,10 @@ static json_object *review_for(adm_ctx *c, const cu_rtype *vt, json_object *obj,
     json_object_object_add(q, "oldObject", old ? json_object_get(old) : NULL);
     json_object_object_add(q, "dryRun", json_object_new_boolean(c->dry));
     json_object *opts = json_object_new_object();
-    cu_jset_str(opts, "kind", streq(c->op, "CREATE")   ? "CreateOptions"
-                              : streq(c->op, "DELETE") ? "DeleteOptions"
-                                                       : "UpdateOptions");
+    cu_jset_str(opts, "kind",
+                streq(c->op, "CREATE")   ? "CreateOptions"
+                : streq(c->op, "DELETE") ? "DeleteOptions"
+                                         : "UpdateOptions");
     cu_jset_str(opts, "apiVersion", "meta.k8s.io/v1");
     json_object_object_add(q, "options", opts);
     json_object_object_add(rv, "request", q);
@@ -334,8 +334,8 @@ static int call_one(adm_ctx *c, json_object *wh, const cu_rtype *vt, int mutatin
     json_object *r = cu_jget(ans, "response");
     if (ans && !err[0] && !streq(cu_jstr(r, "uid"), uid))
         snprintf(err, sizeof err,
-                 "received invalid webhook response: expected response.uid=\"%s\", got \"%s\"",
-                 uid, cu_jstr(r, "uid") ? cu_jstr(r, "uid") : "");
+                 "received invalid webhook response: expected response.uid=\"%s\", got \"%s\"", uid,
+                 cu_jstr(r, "uid") ? cu_jstr(r, "uid") : "");
     if (err[0]) {
         json_object_put(ans);
         json_object_put(vo);
@@ -364,8 +364,7 @@ static int call_one(adm_ctx *c, json_object *wh, const cu_rtype *vt, int mutatin
                           "admission webhook \"%s\" denied the request: %s", name, reason);
         else
             cu_status_set(&ds, code < 400 ? 400 : code, "",
-                          "admission webhook \"%s\" denied the request without explanation",
-                          name);
+                          "admission webhook \"%s\" denied the request without explanation", name);
         resp_st(c->resp, &ds);
         json_object_put(ans);
         json_object_put(vo);
@@ -385,8 +384,8 @@ static int call_one(adm_ctx *c, json_object *wh, const cu_rtype *vt, int mutatin
             size_t n = 0;
             char *raw = cu_base64_decode(patch, &n), perr[300] = "";
             int is_null = 0;
-            json_object *ops = raw ? cu_json_parse_checked(raw, n, &is_null, perr, sizeof perr)
-                                   : NULL;
+            json_object *ops =
+                raw ? cu_json_parse_checked(raw, n, &is_null, perr, sizeof perr) : NULL;
             free(raw);
             next = ops ? cu_json_patch(vo, ops, perr, sizeof perr) : NULL;
             json_object_put(ops);
@@ -440,10 +439,7 @@ static json_object *webhooks_of(cu_apiserver *a, const char *plural)
     return all;
 }
 
-static int exempt(const cu_rtype *rt)
-{
-    return streq(rt->group, ADM_GROUP);
-}
+static int exempt(const cu_rtype *rt) { return streq(rt->group, ADM_GROUP); }
 
 int adm_mutate(cu_apiserver *a, const cu_api_req *r, const cu_rtype *rt, const char *sub,
                const char *op, const char *ns, const char *name, json_object **obj,
@@ -542,23 +538,58 @@ int adm_has_webhooks(cu_apiserver *a, const cu_rtype *rt)
 
 /* ---- validation of the configurations (kube-apiserver's, where cheap) ---- */
 
+/* Sets o[key] to a string when it is absent. */
+static void default_str(json_object *o, const char *key, const char *v)
+{
+    if (json_object_is_type(o, json_type_object) && !cu_jget(o, key))
+        cu_jset_str(o, key, v);
+}
+
+/* kube-apiserver's defaults of a webhook configuration (its v1 types). */
+static void config_defaults(json_object *o, int mutating)
+{
+    json_object *whs = cu_jget(o, "webhooks");
+    for (size_t i = 0; i < cu_jarr_len(whs); i++) {
+        json_object *w = json_object_array_get_idx(whs, i);
+        if (!json_object_is_type(w, json_type_object))
+            continue;
+        default_str(w, "failurePolicy", "Fail");
+        default_str(w, "matchPolicy", "Equivalent");
+        if (!cu_jget(w, "namespaceSelector"))
+            json_object_object_add(w, "namespaceSelector", json_object_new_object());
+        if (!cu_jget(w, "objectSelector"))
+            json_object_object_add(w, "objectSelector", json_object_new_object());
+        if (!cu_jget(w, "timeoutSeconds"))
+            json_object_object_add(w, "timeoutSeconds", json_object_new_int(10));
+        if (mutating)
+            default_str(w, "reinvocationPolicy", "Never");
+        json_object *svc = cu_jget(cu_jget(w, "clientConfig"), "service");
+        if (json_object_is_type(svc, json_type_object) && !cu_jget(svc, "port"))
+            json_object_object_add(svc, "port", json_object_new_int(443));
+        json_object *rules = cu_jget(w, "rules");
+        for (size_t j = 0; j < cu_jarr_len(rules); j++)
+            default_str(json_object_array_get_idx(rules, j), "scope", "*");
+    }
+}
+
 int adm_check_config(const cu_rtype *rt, json_object *o, cu_api_resp *resp)
 {
     if (!streq(rt->group, ADM_GROUP))
         return 0;
     int mutating = streq(rt->kind, "MutatingWebhookConfiguration");
+    config_defaults(o, mutating);
     cu_status st;
     memset(&st, 0, sizeof st);
     size_t n = 0;
     char f[256];
-#define ADD(FIELD, TYPE, ...)                                                                      \
-    do {                                                                                           \
-        if (n < 32) {                                                                              \
-            copy_str(st.causes[n].field, sizeof st.causes[n].field, FIELD);                        \
-            copy_str(st.causes[n].type, sizeof st.causes[n].type, TYPE);                           \
-            snprintf(st.causes[n].message, sizeof st.causes[n].message, __VA_ARGS__);              \
-            n++;                                                                                   \
-        }                                                                                          \
+#define ADD(FIELD, TYPE, ...) \
+    do { \
+        if (n < 32) { \
+            copy_str(st.causes[n].field, sizeof st.causes[n].field, FIELD); \
+            copy_str(st.causes[n].type, sizeof st.causes[n].type, TYPE); \
+            snprintf(st.causes[n].message, sizeof st.causes[n].message, __VA_ARGS__); \
+            n++; \
+        } \
     } while (0)
     json_object *whs = cu_jget(o, "webhooks");
     for (size_t i = 0; i < cu_jarr_len(whs); i++) {
@@ -583,8 +614,7 @@ int adm_check_config(const cu_rtype *rt, json_object *o, cu_api_resp *resp)
         const char *se = cu_jstr(w, "sideEffects");
         snprintf(f, sizeof f, "webhooks[%zu].sideEffects", i);
         if (!se)
-            ADD(f, "FieldValueRequired",
-                "Required value: must specify one of None, NoneOnDryRun");
+            ADD(f, "FieldValueRequired", "Required value: must specify one of None, NoneOnDryRun");
         else if (!streq(se, "None") && !streq(se, "NoneOnDryRun"))
             ADD(f, "FieldValueNotSupported",
                 "Unsupported value: \"%s\": supported values: \"None\", \"NoneOnDryRun\"", se);
@@ -594,10 +624,8 @@ int adm_check_config(const cu_rtype *rt, json_object *o, cu_api_resp *resp)
         for (size_t j = 0; j < cu_jarr_len(arv); j++)
             v1 |= streq(json_object_get_string(json_object_array_get_idx(arv, j)), "v1");
         if (!cu_jarr_len(arv))
-            ADD(f, "FieldValueRequired",
-                "Required value: must specify one of v1, v1beta1");
-        else if (!v1 &&
-                 !has_or_star(arv, "v1beta1")) /* kube-apiserver knows only these two */
+            ADD(f, "FieldValueRequired", "Required value: must specify one of v1, v1beta1");
+        else if (!v1 && !has_or_star(arv, "v1beta1")) /* kube-apiserver knows only these two */
             ADD(f, "FieldValueInvalid",
                 "Invalid value: %s: must include at least one of v1, v1beta1",
                 json_object_to_json_string_ext(arv, JSON_C_TO_STRING_PLAIN));
@@ -606,11 +634,12 @@ int adm_check_config(const cu_rtype *rt, json_object *o, cu_api_resp *resp)
         json_object *svc = cu_jget(cc, "service");
         snprintf(f, sizeof f, "webhooks[%zu].clientConfig", i);
         if ((url != NULL) == (svc != NULL))
-            ADD(f, "FieldValueRequired", "Required value: exactly one of url or service is required");
+            ADD(f, "FieldValueRequired",
+                "Required value: exactly one of url or service is required");
         else if (url && strncmp(url, "https://", 8) != 0) {
             snprintf(f, sizeof f, "webhooks[%zu].clientConfig.url", i);
-            ADD(f, "FieldValueInvalid", "Invalid value: \"%s\": 'https' is the only allowed URL scheme",
-                url);
+            ADD(f, "FieldValueInvalid",
+                "Invalid value: \"%s\": 'https' is the only allowed URL scheme", url);
         }
         int64_t to = cu_jas_int64(cu_jget(w, "timeoutSeconds"), 10);
         snprintf(f, sizeof f, "webhooks[%zu].timeoutSeconds", i);
@@ -641,12 +670,15 @@ int adm_check_config(const cu_rtype *rt, json_object *o, cu_api_resp *resp)
     for (size_t i = 0; i < n; i++)
         cu_buf_printf(&m, "%s%s: %s", i ? ", " : "", st.causes[i].field, st.causes[i].message);
     cu_buf_puts(&m, n > 1 ? "]" : "");
-    cu_status_set(&st, 422, "Invalid", "%s", cu_buf_str(&m));
+    cu_status out; /* cu_status_set starts afresh: the causes are copied after */
+    memset(&out, 0, sizeof out);
+    cu_status_set(&out, 422, "Invalid", "%s", cu_buf_str(&m));
     cu_buf_free(&m);
-    st.ncauses = n;
-    copy_str(st.kind, sizeof st.kind, rt->kind);
-    copy_str(st.group, sizeof st.group, ADM_GROUP);
-    copy_str(st.name, sizeof st.name, oname ? oname : "");
-    resp_st(resp, &st);
+    memcpy(out.causes, st.causes, sizeof out.causes);
+    out.ncauses = n;
+    copy_str(out.kind, sizeof out.kind, rt->kind);
+    copy_str(out.group, sizeof out.group, ADM_GROUP);
+    copy_str(out.name, sizeof out.name, oname ? oname : "");
+    resp_st(resp, &out);
     return -1;
 }

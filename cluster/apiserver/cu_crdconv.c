@@ -26,8 +26,8 @@ const cu_rtype *conv_storage(cu_apiserver *a, const cu_rtype *rt, json_object **
     *crd = NULL;
     if (!rt->from_crd || rt->storage)
         return NULL;
-    const cu_rtype *crt = cu_store_rtype(a->s, "apiextensions.k8s.io", "v1",
-                                         "customresourcedefinitions");
+    const cu_rtype *crt =
+        cu_store_rtype(a->s, "apiextensions.k8s.io", "v1", "customresourcedefinitions");
     char name[600];
     snprintf(name, sizeof name, "%s.%s", rt->resource, rt->group);
     json_object *o = NULL;
@@ -130,8 +130,7 @@ int conv_objects(cu_apiserver *a, const cu_rtype *rt, json_object *crd, json_obj
     }
     json_object_put(ans);
     if (err[0]) {
-        cu_status_set(st, 500, "InternalError", "conversion webhook for %s failed: %s", from,
-                      err);
+        cu_status_set(st, 500, "InternalError", "conversion webhook for %s failed: %s", from, err);
         return -1;
     }
     return 0;

@@ -101,8 +101,8 @@ json_object *wh_post(cu_apiserver *a, json_object *cc, long timeout_s, json_obje
     } else {
         char perr[200] = "";
         int is_null = 0;
-        ans = out.data ? cu_json_parse_checked(out.data, out.len, &is_null, perr, sizeof perr)
-                       : NULL;
+        ans =
+            out.data ? cu_json_parse_checked(out.data, out.len, &is_null, perr, sizeof perr) : NULL;
         if (!json_object_is_type(ans, json_type_object)) {
             json_object_put(ans);
             ans = NULL;

@@ -219,11 +219,10 @@ static int whs_start(void **state)
     pthread_mutex_init(&W.mu, NULL);
     assert_int_equal(cu_tls_generate("wh.default.svc", &W.ca, &W.cert, &W.key, err, sizeof err),
                      CU_OK);
-    W.d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                               MHD_USE_TLS,
-                           0, NULL, NULL, on_request, NULL, MHD_OPTION_HTTPS_MEM_KEY, W.key,
-                           MHD_OPTION_HTTPS_MEM_CERT, W.cert, MHD_OPTION_NOTIFY_COMPLETED, on_done,
-                           NULL, MHD_OPTION_END);
+    W.d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_TLS, 0, NULL,
+        NULL, on_request, NULL, MHD_OPTION_HTTPS_MEM_KEY, W.key, MHD_OPTION_HTTPS_MEM_CERT, W.cert,
+        MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_END);
     assert_non_null(W.d);
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(W.d, MHD_DAEMON_INFO_BIND_PORT);
     W.port = di->port;
@@ -298,7 +297,8 @@ static json_object *req(fx *f, const char *method, const char *path, const char 
         args[1] = eq;
         nargs = 1;
     }
-    cu_api_req r = { method, p,    args, nargs, NULL, ct ? ct : "application/json",
+    cu_api_req r = { method, p,    args,
+                     nargs,  NULL, ct ? ct : "application/json",
                      NULL,   body, body ? strlen(body) : 0,
                      1,      NULL };
     cu_api_resp resp;
@@ -333,18 +333,19 @@ static void add_config(fx *f, const char *kind, const char *name, const char *pa
     char body[8192], url[512];
     snprintf(url, sizeof url, "/apis/admissionregistration.k8s.io/v1/%swebhookconfigurations",
              strcmp(kind, "Mutating") == 0 ? "mutating" : "validating");
-    snprintf(body, sizeof body,
-             "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":\"%sWebhookConfiguration\","
-             "\"metadata\":{\"name\":\"%s\"},\"webhooks\":[{\"name\":\"%s.example.com\","
-             "\"clientConfig\":{\"url\":\"https://127.0.0.1:%d%s\",\"caBundle\":\"%s\"},"
-             "\"rules\":%s,\"sideEffects\":\"None\",\"admissionReviewVersions\":[\"v1\"]%s}]}",
-             kind, name, name, W.port, path, ca, rules, extra);
+    snprintf(
+        body, sizeof body,
+        "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":\"%sWebhookConfiguration\","
+        "\"metadata\":{\"name\":\"%s\"},\"webhooks\":[{\"name\":\"%s.example.com\","
+        "\"clientConfig\":{\"url\":\"https://127.0.0.1:%d%s\",\"caBundle\":\"%s\"},"
+        "\"rules\":%s,\"sideEffects\":\"None\",\"admissionReviewVersions\":[\"v1\"]%s}]}",
+        kind, name, name, W.port, path, ca, rules, extra);
     free(ca);
     ok(f, "POST", url, body, 201);
 }
 
-#define CM_RULES                                                                                   \
-    "[{\"apiGroups\":[\"\"],\"apiVersions\":[\"v1\"],\"operations\":[\"CREATE\"],"                 \
+#define CM_RULES \
+    "[{\"apiGroups\":[\"\"],\"apiVersions\":[\"v1\"],\"operations\":[\"CREATE\"]," \
     "\"resources\":[\"configmaps\"]}]"
 
 static const char *cm(const char *name, const char *labels)
@@ -365,16 +366,25 @@ static void test_configs_served(void **state)
     fx *f = *state;
     int code;
     add_config(f, "Mutating", "m", "/mutate", CM_RULES, "");
-    json_object *o = req(f, "GET", "/apis/admissionregistration.k8s.io/v1", NULL, NULL, &code, NULL);
+    json_object *o =
+        req(f, "GET", "/apis/admissionregistration.k8s.io/v1", NULL, NULL, &code, NULL);
     assert_int_equal(code, 200);
     const char *s = json_object_to_json_string(o);
     assert_non_null(strstr(s, "\"mutatingwebhookconfigurations\""));
     assert_non_null(strstr(s, "\"validatingwebhookconfigurations\""));
     json_object_put(o);
     /* kubectl get: NAME WEBHOOKS AGE */
-    cu_api_req r = { "GET", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
-                     NULL, 0, "application/json;as=Table;v=v1;g=meta.k8s.io", NULL, NULL, NULL, 0,
-                     1, NULL };
+    cu_api_req r = { "GET",
+                     "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+                     NULL,
+                     0,
+                     "application/json;as=Table;v=v1;g=meta.k8s.io",
+                     NULL,
+                     NULL,
+                     NULL,
+                     0,
+                     1,
+                     NULL };
     cu_api_resp resp;
     cu_apiserver_handle(f->a, &r, &resp);
     assert_int_equal(resp.code, 200);
@@ -395,10 +405,14 @@ static void test_configs_served(void **state)
             &code, NULL);
     assert_int_equal(code, 422);
     assert_string_equal(
-        msg_of(o), "ValidatingWebhookConfiguration.admissionregistration.k8s.io \"bad\" is invalid: "
-                   "[webhooks[0].name: Invalid value: \"short\": should be a domain with at least "
-                   "three segments separated by dots, webhooks[0].sideEffects: Required value: "
-                   "must specify one of None, NoneOnDryRun]");
+        msg_of(o),
+        "ValidatingWebhookConfiguration.admissionregistration.k8s.io \"bad\" is invalid: "
+        "[webhooks[0].name: Invalid value: \"short\": should be a domain with at least "
+        "three segments separated by dots, webhooks[0].sideEffects: Required value: "
+        "must specify one of None, NoneOnDryRun]");
+    json_object *c1 = json_object_array_get_idx(cu_jpath(o, "details.causes"), 1);
+    assert_string_equal(cu_jstr(c1, "field"), "webhooks[0].sideEffects");
+    assert_string_equal(cu_jstr(c1, "reason"), "FieldValueRequired");
     json_object_put(o);
 }
 
@@ -480,15 +494,13 @@ static void test_matching_status(void **state)
     assert_int_equal(W.calls_seen, 0); /* jobs, not jobs/status */
     patch(f, "/apis/batch/v1/namespaces/default/jobs/j", "{\"spec\":{\"parallelism\":2}}", 200);
     assert_int_equal(W.calls_seen, 0);
-    patch(f, "/apis/batch/v1/namespaces/default/jobs/j/status", "{\"status\":{\"active\":1}}",
-          200);
+    patch(f, "/apis/batch/v1/namespaces/default/jobs/j/status", "{\"status\":{\"active\":1}}", 200);
     assert_int_equal(W.calls_seen, 1);
     assert_string_equal(cu_jpath_str(W.last_review, "request.subResource"), "status");
     assert_string_equal(cu_jpath_str(W.last_review, "request.operation"), "UPDATE");
     assert_non_null(cu_jpath(W.last_review, "request.oldObject"));
     /* the object selector: k has no label "watch" */
-    patch(f, "/apis/batch/v1/namespaces/default/jobs/k/status", "{\"status\":{\"active\":1}}",
-          200);
+    patch(f, "/apis/batch/v1/namespaces/default/jobs/k/status", "{\"status\":{\"active\":1}}", 200);
     assert_int_equal(W.calls_seen, 1);
     /* scope: Cluster rules do not see namespaced objects */
     add_config(f, "Validating", "scope", "/record",
@@ -577,13 +589,14 @@ static void test_wrong_ca_and_uid(void **state)
     char *other_ca = NULL, *c2 = NULL, *k2 = NULL, err[200];
     assert_int_equal(cu_tls_generate(NULL, &other_ca, &c2, &k2, err, sizeof err), CU_OK);
     char *b64 = cu_base64_encode(other_ca, strlen(other_ca));
-    snprintf(body, sizeof body,
-             "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":"
-             "\"ValidatingWebhookConfiguration\",\"metadata\":{\"name\":\"ca\"},\"webhooks\":[{"
-             "\"name\":\"ca.example.com\",\"clientConfig\":{\"url\":\"https://127.0.0.1:%d/record\","
-             "\"caBundle\":\"%s\"},\"rules\":%s,\"sideEffects\":\"None\","
-             "\"admissionReviewVersions\":[\"v1\"]}]}",
-             W.port, b64, CM_RULES);
+    snprintf(
+        body, sizeof body,
+        "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":"
+        "\"ValidatingWebhookConfiguration\",\"metadata\":{\"name\":\"ca\"},\"webhooks\":[{"
+        "\"name\":\"ca.example.com\",\"clientConfig\":{\"url\":\"https://127.0.0.1:%d/record\","
+        "\"caBundle\":\"%s\"},\"rules\":%s,\"sideEffects\":\"None\","
+        "\"admissionReviewVersions\":[\"v1\"]}]}",
+        W.port, b64, CM_RULES);
     free(b64);
     free(other_ca);
     free(c2);
@@ -700,10 +713,11 @@ static void add_crd(fx *f, const char *strategy)
     char *ca = cu_base64_encode(W.ca, strlen(W.ca));
     char body[8192], conv[2048];
     if (strcmp(strategy, "Webhook") == 0)
-        snprintf(conv, sizeof conv,
-                 "{\"strategy\":\"Webhook\",\"webhook\":{\"conversionReviewVersions\":[\"v1\"],"
-                 "\"clientConfig\":{\"url\":\"https://127.0.0.1:%d/convert\",\"caBundle\":\"%s\"}}}",
-                 W.port, ca);
+        snprintf(
+            conv, sizeof conv,
+            "{\"strategy\":\"Webhook\",\"webhook\":{\"conversionReviewVersions\":[\"v1\"],"
+            "\"clientConfig\":{\"url\":\"https://127.0.0.1:%d/convert\",\"caBundle\":\"%s\"}}}",
+            W.port, ca);
     else
         snprintf(conv, sizeof conv, "{\"strategy\":\"None\"}");
     free(ca);
@@ -770,8 +784,8 @@ static void test_conversion(void **state)
     json_object_put(o);
     cu_api_resp_free(&wresp);
     /* a merge patch in v1 */
-    o = req(f, "PATCH", G1 "/g", "application/merge-patch+json", "{\"spec\":{\"size\":5}}",
-            &code, NULL);
+    o = req(f, "PATCH", G1 "/g", "application/merge-patch+json", "{\"spec\":{\"size\":5}}", &code,
+            NULL);
     assert_int_equal(code, 200);
     assert_int_equal(json_object_get_int(cu_jpath(o, "spec.size")), 5);
     json_object_put(o);
@@ -790,8 +804,7 @@ static void test_conversion(void **state)
     assert_int_equal(W.calls_validate, 1);
     assert_string_equal(cu_jpath_str(W.last_review, "request.kind.version"), "v2");
     assert_string_equal(cu_jpath_str(W.last_review, "request.requestKind.version"), "v1");
-    assert_int_equal(json_object_get_int(cu_jpath(W.last_review, "request.object.spec.count")),
-                     1);
+    assert_int_equal(json_object_get_int(cu_jpath(W.last_review, "request.object.spec.count")), 1);
     /* Exact: not called */
     ok(f, "DELETE", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/eq",
        NULL, 200);

@@ -174,8 +174,8 @@ int conv_one(cu_apiserver *a, const cu_rtype *rt, json_object *crd, json_object 
  * with the response set (a denial, a failure under failurePolicy Fail).
  * Warnings are added to resp. adm_has_webhooks: 1 when any configuration
  * exists (a cheap test before the work). adm_check_config: kube-apiserver's
- * validation of a webhook configuration (0, or -1 with the 422 set; 0 for
- * other kinds). */
+ * defaults (in place) and validation of a webhook configuration (0, or -1
+ * with the 422 set; 0 for other kinds). */
 int adm_mutate(cu_apiserver *a, const cu_api_req *r, const cu_rtype *rt, const char *sub,
                const char *op, const char *ns, const char *name, json_object **obj,
                json_object *old, cu_api_resp *resp);
