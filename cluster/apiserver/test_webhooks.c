@@ -395,6 +395,16 @@ static void test_configs_served(void **state)
     json_object *row = json_object_array_get_idx(cu_jget(o, "rows"), 0);
     assert_int_equal(json_object_get_int(json_object_array_get_idx(cu_jget(row, "cells"), 1)), 1);
     json_object_put(o);
+    /* a strategic merge patch merges webhooks by name (kubectl apply) */
+    o = req(f, "PATCH", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/m",
+            "application/strategic-merge-patch+json",
+            "{\"webhooks\":[{\"name\":\"m.example.com\",\"timeoutSeconds\":5}]}", &code, NULL);
+    assert_int_equal(code, 200);
+    json_object *w0 = json_object_array_get_idx(cu_jget(o, "webhooks"), 0);
+    assert_int_equal(json_object_get_int(cu_jget(w0, "timeoutSeconds")), 5);
+    assert_non_null(cu_jpath_str(w0, "clientConfig.url"));
+    assert_string_equal(cu_jstr(w0, "failurePolicy"), "Fail"); /* defaulted */
+    json_object_put(o);
     /* kube-apiserver's validation */
     o = req(f, "POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
             NULL,

@@ -552,6 +552,17 @@ seq_webhook_admission() {
     # failurePolicy Ignore with an unreachable URL
     req DELETE "$p/a"
     kc get mutatingwebhookconfigurations conf-mutate
+    # kubectl apply (a strategic merge patch: webhooks merged by name), then
+    # server-side apply (its conflict on the defaulted, atomic rules)
+    local y
+    y=$(whc Validating conf-applied "[$(wh applied.conformance.cueue.dev '!' CREATE ',"objectSelector":{"matchLabels":{"never":"set"}},"failurePolicy":"Ignore"')]")
+    kc apply -f - <<<"$y"
+    y=${y/\"Ignore\"/\"Fail\"}
+    kc apply -f - <<<"$y"
+    kc apply --server-side -f - <<<"$y"
+    FILTER='[.webhooks[] | {name, failurePolicy, matchPolicy, namespaceSelector, objectSelector, timeoutSeconds, rules}]' \
+        req GET $m/validatingwebhookconfigurations/conf-applied
+    raw DELETE $m/validatingwebhookconfigurations/conf-applied >/dev/null
     raw DELETE $m/mutatingwebhookconfigurations/conf-mutate >/dev/null
     raw DELETE $m/validatingwebhookconfigurations/conf-validate >/dev/null
 }
