@@ -42,68 +42,38 @@ static const cu_rtype *rtype(cu_apiserver *a, const char *group, const char *plu
     return cu_store_rtype(a->s, group, "v1", plural);
 }
 
-/* ---- resolving an APIService ---- */
+/* ---- resolving a Service ---- */
 
-typedef struct target {
-    char url[600];         /* https://HOST:PORT */
-    char server_name[300]; /* SERVICE.NS.svc, checked against caBundle */
-    int skip_verify;
-    char *ca; /* caBundle (PEM), malloc'ed */
-} target;
-
-/* The APIService for group/version: 1 with spec.service (resolved into
- * *t, or *code/msg when it cannot be), 0 when there is none or it is
- * local (no service). */
-static int resolve(cu_apiserver *a, const char *group, const char *version, target *t, int *code,
-                   char *msg, size_t msgn, char *reason, size_t rn)
+static void set_url(agg_target *t, const char *host, int64_t port)
 {
-    memset(t, 0, sizeof(*t));
-    *code = 0;
-    char name[600];
-    snprintf(name, sizeof(name), "%s.%s", version, group);
-    const cu_rtype *art = rtype(a, "apiregistration.k8s.io", "apiservices");
-    json_object *as = NULL;
+    const char *h = host ? host : "";
+    int v6 = strchr(h, ':') != NULL;
+    snprintf(t->url, sizeof(t->url), "https://%s%s%s:%lld", v6 ? "[" : "", h, v6 ? "]" : "",
+             (long long)port);
+}
+
+int agg_resolve_service(cu_apiserver *a, const char *sns, const char *sname, int64_t port,
+                        agg_target *t, char *msg, size_t msgn, char *reason, size_t rn)
+{
     cu_status st;
     memset(&st, 0, sizeof(st));
-    if (!art || cu_store_get(a->s, art, NULL, name, &as, &st) != CU_OK)
-        return 0;
-    json_object *svc = cu_jpath(as, "spec.service");
-    if (!json_object_is_type(svc, json_type_object)) {
-        json_object_put(as);
-        return 0;
-    }
-    const char *sns = cu_jstr(svc, "namespace"), *sname = cu_jstr(svc, "name");
-    int64_t port = cu_jas_int64(cu_jget(svc, "port"), 443);
-    t->skip_verify = cu_jas_true(cu_jpath(as, "spec.insecureSkipTLSVerify"));
-    const char *bundle = cu_jpath_str(as, "spec.caBundle");
-    if (bundle && *bundle) {
-        size_t n = 0;
-        char *pem = cu_base64_decode(bundle, &n);
-        t->ca = pem;
-    }
     snprintf(t->server_name, sizeof(t->server_name), "%s.%s.svc", sname ? sname : "",
              sns ? sns : "");
     json_object *s = NULL;
     const cu_rtype *srt = rtype(a, "", "services");
     if (!sns || !sname || !srt || cu_store_get(a->s, srt, sns, sname, &s, &st) != CU_OK) {
-        *code = 503;
         snprintf(reason, rn, "ServiceNotFound");
         snprintf(msg, msgn, "service/%s in \"%s\" is not present", sname ? sname : "",
                  sns ? sns : "");
-        json_object_put(as);
-        return 1;
+        return 503;
     }
     const char *type = cu_jpath_str(s, "spec.type");
     if (type && strcmp(type, "ExternalName") == 0) {
-        const char *host = cu_jpath_str(s, "spec.externalName");
-        snprintf(t->url, sizeof(t->url), "https://%s%s%s:%lld",
-                 strchr(host ? host : "", ':') ? "[" : "", host ? host : "",
-                 strchr(host ? host : "", ':') ? "]" : "", (long long)port);
+        set_url(t, cu_jpath_str(s, "spec.externalName"), port);
         json_object_put(s);
-        json_object_put(as);
-        return 1;
+        return 0;
     }
-    /* the Service's port the APIService names, then an EndpointSlice
+    /* the Service's port that is asked for, then an EndpointSlice
      * endpoint with a port of that name */
     const char *pname = NULL;
     int found = 0;
@@ -118,13 +88,11 @@ static int resolve(cu_apiserver *a, const char *group, const char *version, targ
         }
     }
     if (!found) {
-        *code = 503;
         snprintf(reason, rn, "ServicePortError");
         snprintf(msg, msgn, "service/%s in \"%s\" is not listening on port %lld", sname, sns,
                  (long long)port);
         json_object_put(s);
-        json_object_put(as);
-        return 1;
+        return 503;
     }
     char sel[400];
     snprintf(sel, sizeof(sel), "kubernetes.io/service-name=%s", sname);
@@ -158,16 +126,14 @@ static int resolve(cu_apiserver *a, const char *group, const char *version, targ
             if ((ready && !json_object_get_boolean(ready)) ||
                 !json_object_is_type(addrs, json_type_array) || !json_object_array_length(addrs))
                 continue;
-            const char *ip = json_object_get_string(json_object_array_get_idx(addrs, 0));
-            snprintf(t->url, sizeof(t->url), "https://%s%s%s:%lld",
-                     strchr(ip ? ip : "", ':') ? "[" : "", ip ? ip : "",
-                     strchr(ip ? ip : "", ':') ? "]" : "", (long long)eport);
+            set_url(t, json_object_get_string(json_object_array_get_idx(addrs, 0)), eport);
             break;
         }
     }
     json_object_put(slices);
+    int code = 0;
     if (!t->url[0]) {
-        *code = 503;
+        code = 503;
         snprintf(reason, rn, "MissingEndpoints");
         snprintf(msg, msgn,
                  "endpointslices for service/%s in \"%s\" have no ready addresses with port name "
@@ -175,8 +141,44 @@ static int resolve(cu_apiserver *a, const char *group, const char *version, targ
                  sname, sns, pname ? pname : "");
     }
     json_object_put(s);
+    return code;
+}
+
+/* The APIService for group/version: 1 with spec.service (resolved into
+ * *t, or *code/msg when it cannot be), 0 when there is none or it is
+ * local (no service). */
+static int resolve(cu_apiserver *a, const char *group, const char *version, agg_target *t,
+                   int *code, char *msg, size_t msgn, char *reason, size_t rn)
+{
+    memset(t, 0, sizeof(*t));
+    *code = 0;
+    char name[600];
+    snprintf(name, sizeof(name), "%s.%s", version, group);
+    const cu_rtype *art = rtype(a, "apiregistration.k8s.io", "apiservices");
+    json_object *as = NULL;
+    cu_status st;
+    memset(&st, 0, sizeof(st));
+    if (!art || cu_store_get(a->s, art, NULL, name, &as, &st) != CU_OK)
+        return 0;
+    json_object *svc = cu_jpath(as, "spec.service");
+    if (!json_object_is_type(svc, json_type_object)) {
+        json_object_put(as);
+        return 0;
+    }
+    t->skip_verify = cu_jas_true(cu_jpath(as, "spec.insecureSkipTLSVerify"));
+    t->ca = agg_ca_bundle(cu_jpath_str(as, "spec.caBundle"));
+    *code = agg_resolve_service(a, cu_jstr(svc, "namespace"), cu_jstr(svc, "name"),
+                                cu_jas_int64(cu_jget(svc, "port"), 443), t, msg, msgn, reason, rn);
     json_object_put(as);
     return 1;
+}
+
+char *agg_ca_bundle(const char *b64)
+{
+    if (!b64 || !*b64)
+        return NULL;
+    size_t n = 0;
+    return cu_base64_decode(b64, &n);
 }
 
 /* ---- one request to an aggregated server ---- */
@@ -188,13 +190,9 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     return b->failed ? 0 : size * n;
 }
 
-typedef struct hdrs {
-    char ctype[96];
-} hdrs;
-
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
-    hdrs *h = ud;
+    agg_call *h = ud;
     size_t len = size * n;
     if (len > 13 && strncasecmp(p, "Content-Type:", 13) == 0) {
         const char *v = p + 13;
@@ -203,55 +201,55 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
         size_t vl = len - (size_t)(v - p);
         while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n'))
             vl--;
-        snprintf(h->ctype, sizeof(h->ctype), "%.*s", (int)vl, v);
+        snprintf(h->rctype, sizeof(h->rctype), "%.*s", (int)vl, v);
     }
     return len;
 }
 
-/* Sends method path?query (body) to t as user (username, groups); the
- * answer's status (0 with err on a transport error), body and type. */
-static long send_to(cu_apiserver *a, const target *t, const char *method, const char *path_query,
-                    const char *body, size_t blen, const char *ctype, const char *accept,
-                    json_object *user, long timeout_s, cu_buf *out, hdrs *h, char *err, size_t errn)
+long agg_send(cu_apiserver *a, const agg_target *t, agg_call *k)
 {
     CURL *c = curl_easy_init();
+    k->curl_rc = 0;
+    k->err[0] = k->rctype[0] = '\0';
     if (!c) {
-        snprintf(err, errn, "out of memory");
+        snprintf(k->err, sizeof(k->err), "out of memory");
         return 0;
     }
     char url[2600], connect_to[700];
-    /* with a caBundle the certificate must name SERVICE.NS.svc: the URL
-     * says that name and CONNECT_TO dials the resolved address */
+    /* with a CA the certificate must name SERVICE.NS.svc: the URL says that
+     * name and CONNECT_TO dials the resolved address */
     const char *hostport = t->url + 8;
     struct curl_slist *ct = NULL, *hl = NULL;
     if (!t->skip_verify && t->server_name[0]) {
         const char *colon = strrchr(hostport, ':');
         snprintf(url, sizeof(url), "https://%s%s%s", t->server_name, colon ? colon : "",
-                 path_query);
-        snprintf(connect_to, sizeof(connect_to), "%s%s::%s", t->server_name, colon ? colon : "",
+                 k->path_query);
+        snprintf(connect_to, sizeof(connect_to), "%s%s:%s", t->server_name, colon ? colon : "",
                  hostport);
         ct = curl_slist_append(NULL, connect_to);
         curl_easy_setopt(c, CURLOPT_CONNECT_TO, ct);
     } else {
-        snprintf(url, sizeof(url), "%s%s", t->url, path_query);
+        snprintf(url, sizeof(url), "%s%s", t->url, k->path_query);
     }
     curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, k->method);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-    if (body && blen) {
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
-    } else if (strcmp(method, "HEAD") == 0) {
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, k->timeout_ms);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, k->timeout_ms < 5000 ? k->timeout_ms : 5000L);
+    if (k->body && k->blen) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, k->body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)k->blen);
+    } else if (strcmp(k->method, "HEAD") == 0) {
         curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
     }
-    struct curl_blob cert = { a->fp_cert, strlen(a->fp_cert), CURL_BLOB_COPY };
-    struct curl_blob key = { a->fp_key, strlen(a->fp_key), CURL_BLOB_COPY };
-    curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &cert);
-    curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
-    curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &key);
-    curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+    if (k->user) { /* the front proxy: its certificate and the requester */
+        struct curl_blob cert = { a->fp_cert, strlen(a->fp_cert), CURL_BLOB_COPY };
+        struct curl_blob key = { a->fp_key, strlen(a->fp_key), CURL_BLOB_COPY };
+        curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &cert);
+        curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+        curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &key);
+        curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+    }
     if (t->skip_verify) {
         curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -260,35 +258,38 @@ static long send_to(cu_apiserver *a, const target *t, const char *method, const 
         curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
     }
     char line[1200];
-    const char *uname = cu_jstr(user, "username");
-    snprintf(line, sizeof(line), "X-Remote-User: %s", uname ? uname : "");
-    hl = curl_slist_append(hl, line);
-    json_object *groups = cu_jget(user, "groups");
-    for (size_t i = 0;
-         json_object_is_type(groups, json_type_array) && i < json_object_array_length(groups);
-         i++) {
-        snprintf(line, sizeof(line), "X-Remote-Group: %s",
-                 json_object_get_string(json_object_array_get_idx(groups, i)));
+    if (k->user) {
+        const char *uname = cu_jstr(k->user, "username");
+        snprintf(line, sizeof(line), "X-Remote-User: %s", uname ? uname : "");
+        hl = curl_slist_append(hl, line);
+        json_object *groups = cu_jget(k->user, "groups");
+        for (size_t i = 0;
+             json_object_is_type(groups, json_type_array) && i < json_object_array_length(groups);
+             i++) {
+            snprintf(line, sizeof(line), "X-Remote-Group: %s",
+                     json_object_get_string(json_object_array_get_idx(groups, i)));
+            hl = curl_slist_append(hl, line);
+        }
+    }
+    if (k->ctype) {
+        snprintf(line, sizeof(line), "Content-Type: %s", k->ctype);
         hl = curl_slist_append(hl, line);
     }
-    if (ctype) {
-        snprintf(line, sizeof(line), "Content-Type: %s", ctype);
-        hl = curl_slist_append(hl, line);
-    }
-    snprintf(line, sizeof(line), "Accept: %s", accept ? accept : "application/json");
+    snprintf(line, sizeof(line), "Accept: %s", k->accept ? k->accept : "application/json");
     hl = curl_slist_append(hl, line);
     hl = curl_slist_append(hl, "Expect:");
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, k->out);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, k);
     long code = 0;
     CURLcode rc = curl_easy_perform(c);
+    k->curl_rc = (int)rc;
     if (rc == CURLE_OK)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
     else
-        snprintf(err, errn, "%s", curl_easy_strerror(rc));
+        snprintf(k->err, sizeof(k->err), "%s", curl_easy_strerror(rc));
     curl_slist_free_all(hl);
     curl_slist_free_all(ct);
     curl_easy_cleanup(c);
@@ -317,12 +318,26 @@ static int split_gv(const char *p, char *g, size_t gn, char *v, size_t vn)
     return 1;
 }
 
+json_object *agg_requester(cu_apiserver *a, const cu_api_req *r)
+{
+    json_object *user = cu_authn_user(a->authn, r->authorization);
+    if (!user) { /* no token file (or a token alone): the cluster's admin */
+        user = json_object_new_object();
+        json_object *gs = json_object_new_array();
+        json_object_object_add(user, "username", json_object_new_string("system:admin"));
+        json_object_array_add(gs, json_object_new_string("system:masters"));
+        json_object_array_add(gs, json_object_new_string("system:authenticated"));
+        json_object_object_add(user, "groups", gs);
+    }
+    return user;
+}
+
 int agg_proxy(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp)
 {
     char g[256], v[128];
     if (!a->fp_cert || !split_gv(r->path, g, sizeof(g), v, sizeof(v)))
         return 0;
-    target t;
+    agg_target t;
     int code = 0;
     char msg[600] = "", reason[64] = "";
     if (!resolve(a, g, v, &t, &code, msg, sizeof(msg), reason, sizeof(reason)))
@@ -346,26 +361,24 @@ int agg_proxy(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp)
     }
     if (esc)
         curl_easy_cleanup(esc);
-    json_object *user = cu_authn_user(a->authn, r->authorization);
-    if (!user) { /* no token file (or a token alone): the cluster's admin */
-        user = json_object_new_object();
-        json_object *gs = json_object_new_array();
-        json_object_object_add(user, "username", json_object_new_string("system:admin"));
-        json_object_array_add(gs, json_object_new_string("system:masters"));
-        json_object_array_add(gs, json_object_new_string("system:authenticated"));
-        json_object_object_add(user, "groups", gs);
-    }
+    json_object *user = agg_requester(a, r);
     cu_buf out;
     cu_buf_init(&out, (size_t)64 << 20);
-    hdrs h = { "" };
-    char err[300] = "";
-    long st = send_to(a, &t, r->method, cu_buf_str(&pq), r->body, r->body_len, r->content_type,
-                      r->accept, user, PROXY_TIMEOUT_S, &out, &h, err, sizeof(err));
+    agg_call k = { .method = r->method,
+                   .path_query = cu_buf_str(&pq),
+                   .body = r->body,
+                   .blen = r->body_len,
+                   .ctype = r->content_type,
+                   .accept = r->accept,
+                   .user = user,
+                   .timeout_ms = PROXY_TIMEOUT_S * 1000,
+                   .out = &out };
+    long st = agg_send(a, &t, &k);
     json_object_put(user);
     cu_buf_free(&pq);
     free(t.ca);
     if (!st) {
-        resp_status(resp, 503, "ServiceUnavailable", "error trying to reach service: %s", err);
+        resp_status(resp, 503, "ServiceUnavailable", "error trying to reach service: %s", k.err);
         cu_buf_free(&out);
         return 1;
     }
@@ -373,7 +386,7 @@ int agg_proxy(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp)
     resp->body = out.data ? out.data : strdup("");
     resp->body_len = out.len;
     snprintf(resp->content_type, sizeof(resp->content_type), "%s",
-             h.ctype[0] ? h.ctype : "application/json");
+             k.rctype[0] ? k.rctype : "application/json");
     return 1;
 }
 
@@ -536,7 +549,7 @@ static void check_all(cu_apiserver *a)
             set_available(a, as, 1, "Local", "Local APIServices are always available");
             continue;
         }
-        target t;
+        agg_target t;
         int code = 0;
         char msg[600] = "", reason[64] = "";
         if (!g || !v || !resolve(a, g, v, &t, &code, msg, sizeof(msg), reason, sizeof(reason)))
@@ -546,7 +559,7 @@ static void check_all(cu_apiserver *a)
             set_available(a, as, 0, reason, msg);
             continue;
         }
-        char path[400], err[300] = "";
+        char path[400];
         snprintf(path, sizeof(path), "/apis/%s/%s", g, v);
         json_object *user = json_object_new_object(), *gs = json_object_new_array();
         json_object_object_add(user, "username", json_object_new_string("system:kube-aggregator"));
@@ -554,20 +567,23 @@ static void check_all(cu_apiserver *a)
         json_object_object_add(user, "groups", gs);
         cu_buf out;
         cu_buf_init(&out, 1 << 20);
-        hdrs h = { "" };
-        long rc = send_to(a, &t, "GET", path, NULL, 0, NULL, NULL, user, CHECK_TIMEOUT_S, &out, &h,
-                          err, sizeof(err));
+        agg_call k = { .method = "GET",
+                       .path_query = path,
+                       .user = user,
+                       .timeout_ms = CHECK_TIMEOUT_S * 1000,
+                       .out = &out };
+        long rc = agg_send(a, &t, &k);
         json_object_put(user);
         cu_buf_free(&out);
         if (rc >= 200 && rc < 300) {
             set_available(a, as, 1, "Passed", "all checks passed");
         } else {
-            char m2[1400];
+            char m2[3200];
             if (rc)
                 snprintf(m2, sizeof(m2), "bad status from %s%s: %ld", t.url, path, rc);
             else
                 snprintf(m2, sizeof(m2), "failing or missing response from %s%s: %s", t.url, path,
-                         err);
+                         k.err);
             set_available(a, as, 0, "FailedDiscoveryCheck", m2);
         }
         free(t.ca);

@@ -156,8 +156,13 @@ static enum MHD_Result queue_api_resp(struct MHD_Connection *conn, cu_api_resp *
             snprintf(ra, sizeof ra, "%d", resp->retry_after);
             MHD_add_response_header(mr, MHD_HTTP_HEADER_RETRY_AFTER, ra);
         }
-        if (resp->warning)
-            MHD_add_response_header(mr, "Warning", resp->warning);
+        /* one Warning header per line (webhooks may give several) */
+        for (char *w = resp->warning, *nl; w && *w; w = nl ? nl + 1 : NULL) {
+            nl = strchr(w, '\n');
+            if (nl)
+                *nl = '\0';
+            MHD_add_response_header(mr, "Warning", w);
+        }
         ret = MHD_queue_response(conn, (unsigned)resp->code, mr);
         MHD_destroy_response(mr);
     }

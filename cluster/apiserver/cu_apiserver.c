@@ -90,6 +90,29 @@ void resp_json(cu_api_resp *r, int code, json_object *obj)
 
 void resp_st(cu_api_resp *r, const cu_status *st) { resp_json(r, st->code, cu_status_json(st)); }
 
+void resp_add_warning(cu_api_resp *r, const char *text)
+{
+    cu_buf b;
+    cu_buf_init(&b, (size_t)1 << 20);
+    if (r->warning) {
+        cu_buf_puts(&b, r->warning);
+        cu_buf_puts(&b, "\n");
+    }
+    cu_buf_puts(&b, "299 - \"");
+    for (const char *p = text ? text : ""; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            cu_buf_append(&b, "\\", 1);
+        cu_buf_append(&b, *p == '\n' || *p == '\r' ? " " : p, 1);
+    }
+    cu_buf_puts(&b, "\"");
+    if (b.failed || !b.data) {
+        cu_buf_free(&b);
+        return;
+    }
+    free(r->warning);
+    r->warning = b.data; /* the buffer's NUL-terminated bytes, now ours */
+}
+
 void resp_status(cu_api_resp *r, int code, const char *reason, const char *fmt, ...)
 {
     cu_status st;
@@ -367,17 +390,30 @@ static int client_gone(int fd, int tls)
  * watches send the event as the store gave it. */
 static void transform_ev(watch_stream *ws, cu_watch_ev *ev)
 {
-    if (!ws->table || (strcmp(ev->type, "ADDED") != 0 && strcmp(ev->type, "MODIFIED") != 0 &&
-                       strcmp(ev->type, "DELETED") != 0))
+    if ((!ws->table && !ws->crd) ||
+        (strcmp(ev->type, "ADDED") != 0 && strcmp(ev->type, "MODIFIED") != 0 &&
+         strcmp(ev->type, "DELETED") != 0))
         return;
     size_t n = 0;
     const char *js = cu_rstr_data(ev->obj, &n);
     json_object *o = cu_json_parse(NULL, js, n, NULL, 0);
     if (!o)
         return;
-    json_object *t = cu_table_build(ws->rt, o, ws->include, ws->first, cu_clock_wall_ms());
-    ws->first = 0;
-    json_object_put(o);
+    if (ws->crd) { /* stored in another version: through the CRD's conversion webhook */
+        cu_status st;
+        memset(&st, 0, sizeof st);
+        if (conv_one(ws->a, ws->rt, ws->crd, &o, ws->rt->version, &st) != 0) {
+            json_object_put(o);
+            o = cu_status_json(&st);
+            ev->type = "ERROR";
+        }
+    }
+    json_object *t = o;
+    if (ws->table && strcmp(ev->type, "ERROR") != 0) {
+        t = cu_table_build(ws->rt, o, ws->include, ws->first, cu_clock_wall_ms());
+        ws->first = 0;
+        json_object_put(o);
+    }
     size_t tn = 0;
     const char *ts = json_object_to_json_string_length(
         t, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &tn);
@@ -453,6 +489,7 @@ void ws_free(watch_stream *ws)
     if (!ws)
         return;
     cu_store_watch_close(ws->w);
+    json_object_put(ws->crd);
     cu_rstr_unref(ws->pending.obj);
     cu_rstr_unref(ws->held.obj);
     free(ws);

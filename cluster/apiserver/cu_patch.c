@@ -632,6 +632,12 @@ static const smp_field F_serviceaccount[] = { { "metadata", 0, NULL, &T_meta },
                                               { NULL, 0, NULL, NULL } };
 static const smp_type T_serviceaccount = { F_serviceaccount };
 
+/* admissionregistration.k8s.io/v1 webhook configurations: webhooks by name */
+static const smp_field F_whconfig[] = { { "metadata", 0, NULL, &T_meta },
+                                        { "webhooks", SMP_MERGE, "name", NULL },
+                                        { NULL, 0, NULL, NULL } };
+static const smp_type T_whconfig = { F_whconfig };
+
 static const smp_field F_metaonly[] = { { "metadata", 0, NULL, &T_meta }, { NULL, 0, NULL, NULL } };
 static const smp_type T_metaonly = { F_metaonly };
 
@@ -640,30 +646,33 @@ typedef struct smp_kind {
     const smp_type *type;
 } smp_kind;
 
-static const smp_kind smp_kinds[] = { { "", "Pod", &T_pod },
-                                      { "", "PodTemplate", &T_podtemplate },
-                                      { "", "Node", &T_node },
-                                      { "", "Namespace", &T_namespace },
-                                      { "", "Service", &T_service },
-                                      { "", "ServiceAccount", &T_serviceaccount },
-                                      { "", "ConfigMap", &T_metaonly },
-                                      { "", "Secret", &T_metaonly },
-                                      { "", "Event", &T_metaonly },
-                                      { "", "Endpoints", &T_metaonly },
-                                      { "", "PersistentVolumeClaim", &T_namespace },
-                                      { "", "ReplicationController", &T_templated },
-                                      { "batch", "Job", &T_templated },
-                                      { "batch", "CronJob", &T_cronjob },
-                                      { "apps", "Deployment", &T_deploy },
-                                      { "apps", "ReplicaSet", &T_templated },
-                                      { "apps", "StatefulSet", &T_templated },
-                                      { "apps", "DaemonSet", &T_templated },
-                                      { "events.k8s.io", "Event", &T_metaonly },
-                                      { "coordination.k8s.io", "Lease", &T_metaonly },
-                                      { "scheduling.k8s.io", "PriorityClass", &T_metaonly },
-                                      { "apiextensions.k8s.io", "CustomResourceDefinition",
-                                        &T_metaonly },
-                                      { NULL, NULL, NULL } };
+static const smp_kind smp_kinds[] = {
+    { "", "Pod", &T_pod },
+    { "", "PodTemplate", &T_podtemplate },
+    { "", "Node", &T_node },
+    { "", "Namespace", &T_namespace },
+    { "", "Service", &T_service },
+    { "", "ServiceAccount", &T_serviceaccount },
+    { "", "ConfigMap", &T_metaonly },
+    { "", "Secret", &T_metaonly },
+    { "", "Event", &T_metaonly },
+    { "", "Endpoints", &T_metaonly },
+    { "", "PersistentVolumeClaim", &T_namespace },
+    { "", "ReplicationController", &T_templated },
+    { "batch", "Job", &T_templated },
+    { "batch", "CronJob", &T_cronjob },
+    { "apps", "Deployment", &T_deploy },
+    { "apps", "ReplicaSet", &T_templated },
+    { "apps", "StatefulSet", &T_templated },
+    { "apps", "DaemonSet", &T_templated },
+    { "events.k8s.io", "Event", &T_metaonly },
+    { "coordination.k8s.io", "Lease", &T_metaonly },
+    { "scheduling.k8s.io", "PriorityClass", &T_metaonly },
+    { "apiextensions.k8s.io", "CustomResourceDefinition", &T_metaonly },
+    { "admissionregistration.k8s.io", "MutatingWebhookConfiguration", &T_whconfig },
+    { "admissionregistration.k8s.io", "ValidatingWebhookConfiguration", &T_whconfig },
+    { NULL, NULL, NULL }
+};
 
 /* Returns the patch metadata of a built-in kind, NULL if unknown. */
 static const smp_type *smp_lookup_kind(const char *api_version, const char *kind)

@@ -218,19 +218,7 @@ int check_unknown_fields(const cu_api_req *r, const cu_rtype *rt, json_object *o
                     rt->kind, rt->version, rt->kind, cu_buf_str(&msg));
         rc = -1;
     } else if (unknown) {
-        size_t l = msg.len * 2 + 16;
-        char *w = malloc(l);
-        if (w) {
-            size_t k = (size_t)snprintf(w, l, "299 - \"");
-            for (const char *p = cu_buf_str(&msg); *p && k + 3 < l; p++) {
-                if (*p == '"' || *p == '\\')
-                    w[k++] = '\\';
-                w[k++] = *p;
-            }
-            snprintf(w + k, l - k, "\"");
-            free(resp->warning);
-            resp->warning = w;
-        }
+        resp_add_warning(resp, cu_buf_str(&msg));
     }
     cu_buf_free(&msg);
     return rc;

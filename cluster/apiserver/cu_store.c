@@ -358,9 +358,11 @@ json_object *cu_status_json(const cu_status *st)
             json_object *ca = json_object_new_array();
             for (size_t i = 0; i < st->ncauses && i < 32; i++) {
                 json_object *c = json_object_new_object();
-                cu_jset_str(c, "reason", st->causes[i].type);
+                if (st->causes[i].type[0]) /* Go's omitempty */
+                    cu_jset_str(c, "reason", st->causes[i].type);
                 cu_jset_str(c, "message", st->causes[i].message);
-                cu_jset_str(c, "field", st->causes[i].field);
+                if (st->causes[i].field[0])
+                    cu_jset_str(c, "field", st->causes[i].field);
                 json_object_array_add(ca, c);
             }
             json_object_object_add(d, "causes", ca);
@@ -543,6 +545,13 @@ static const bdef BUILTINS[] = {
       "", "",
       "SERVICE|string|.spec.service.name|0;AVAILABLE|string|.status.conditions[?(@.type==\"Available\")].status|0",
       NULL },
+    /* admission webhooks (cu_admission.c) */
+    { "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+      "mutatingwebhookconfiguration", "MutatingWebhookConfiguration", 0, 0, 1, K_OTHER, "", "", "",
+      NULL },
+    { "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+      "validatingwebhookconfiguration", "ValidatingWebhookConfiguration", 0, 0, 1, K_OTHER, "", "",
+      "", NULL },
     { "apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
       "CustomResourceDefinition", 0, 1, 1, K_CRD, "crd,crds", "",
       "CREATED AT|date|.metadata.creationTimestamp|0", NULL },

@@ -81,6 +81,10 @@ static const tcol cols_apisvc[] = { { "Name", "string", "name", 0 },
                                     { "Available", "string", "", 0 },
                                     { "Age", "string", "", 0 },
                                     { NULL, NULL, NULL, 0 } };
+static const tcol cols_whc[] = { { "Name", "string", "name", 0 },
+                                 { "Webhooks", "integer", "", 0 },
+                                 { "Age", "string", "", 0 },
+                                 { NULL, NULL, NULL, 0 } };
 static const tcol cols_default[] = { { "Name", "string", "name", 0 },
                                      { "Age", "string", "", 0 },
                                      { NULL, NULL, NULL, 0 } };
@@ -116,6 +120,10 @@ static const tcol *builtin_cols(const cu_rtype *rt)
         return cols_sa;
     if (strcmp(k, "APIService") == 0)
         return cols_apisvc;
+    if (strcmp(g, "admissionregistration.k8s.io") == 0 &&
+        (strcmp(k, "MutatingWebhookConfiguration") == 0 ||
+         strcmp(k, "ValidatingWebhookConfiguration") == 0))
+        return cols_whc;
     return cols_default;
 }
 
@@ -431,6 +439,9 @@ static json_object *table_row(const cu_rtype *rt, json_object *o, int include, i
         json_object_array_add(cells, json_object_new_int(cu_jint(o, "value")));
         json_object *gd = cu_jget(o, "globalDefault");
         json_object_array_add(cells, json_object_new_boolean(gd && json_object_get_boolean(gd)));
+        json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
+    } else if (bc == cols_whc) {
+        json_object_array_add(cells, json_object_new_int((int)jlen(cu_jget(o, "webhooks"))));
         json_object_array_add(cells, age_cell(cu_jstr(meta, "creationTimestamp"), now));
     } else if (bc == cols_sa) {
         json_object_array_add(cells, json_object_new_int((int)jlen(cu_jget(o, "secrets"))));

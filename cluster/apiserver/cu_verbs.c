@@ -26,7 +26,84 @@ typedef struct req_ctx {
     const cu_route *route;
     const char *ns; /* NULL for cluster-scoped or all namespaces */
     cu_api_resp *resp;
+    /* a version that is not the storage version, of a CRD whose conversion
+     * is a webhook (cu_crdconv.c): the storage type and the CRD (owned) */
+    const cu_rtype *srt;
+    json_object *crd;
+    int adm; /* webhook configurations exist (cu_admission.c) */
 } req_ctx;
+
+/* ---- the store in the request's version ---- */
+
+/* The type the store is called with. */
+static const cu_rtype *store_rt(req_ctx *c) { return c->srt ? c->srt : c->rt; }
+
+/* Converts *o (the store's, in the storage version) to the request's
+ * version when that needs the CRD's webhook: CU_OK, or the failure in st. */
+static cu_err conv_out(req_ctx *c, json_object **o, cu_status *st)
+{
+    if (!c->srt || !*o)
+        return CU_OK;
+    if (conv_one(c->a, c->rt, c->crd, o, c->rt->version, st) == 0)
+        return CU_OK;
+    json_object_put(*o);
+    *o = NULL;
+    return CU_EIO;
+}
+
+/* Converts a request body to the storage version (see conv_out). */
+static cu_err conv_in(req_ctx *c, json_object **o, cu_status *st)
+{
+    if (!c->srt)
+        return CU_OK;
+    if (conv_one(c->a, c->rt, c->crd, o, c->srt->version, st) == 0)
+        return CU_OK;
+    return CU_EIO;
+}
+
+static cu_err vget(req_ctx *c, json_object **out, cu_status *st)
+{
+    cu_err e = cu_store_get(c->a->s, store_rt(c), c->ns, c->route->name, out, st);
+    return e == CU_OK ? conv_out(c, out, st) : e;
+}
+
+/* PUT of the main resource or the subresource, in the request's version. */
+static cu_err vupdate(req_ctx *c, const char *sub, json_object *body, json_object **out,
+                      cu_status *st)
+{
+    if (conv_in(c, &body, st) != CU_OK) {
+        json_object_put(body);
+        return CU_EIO;
+    }
+    cu_err e = cu_store_update(c->a->s, store_rt(c), c->ns, c->route->name, sub, body, out, st);
+    return e == CU_OK ? conv_out(c, out, st) : e;
+}
+
+/* Admission (cu_admission.c) of a create or update: the mutating webhooks
+ * on *body, then the validating ones on it defaulted and validated. 0, or
+ * -1 with the response set and *body put. */
+static int admit(req_ctx *c, const char *op, json_object **body, json_object *old)
+{
+    if (!c->adm)
+        return 0;
+    const char *sub = c->route->sub[0] ? c->route->sub : NULL;
+    const char *name = c->route->name[0] ? c->route->name : NULL;
+    if (adm_mutate(c->a, c->r, c->rt, sub, op, c->ns, name, body, old, c->resp) != 0) {
+        json_object_put(*body);
+        *body = NULL;
+        return -1;
+    }
+    json_object *v = cu_jcopy(*body);
+    int rc = dry_validate(c->rt, v, c->resp) != 0 ||
+             adm_validate(c->a, c->r, c->rt, sub, op, c->ns, name, v, old, c->resp) != 0;
+    json_object_put(v);
+    if (rc) {
+        json_object_put(*body);
+        *body = NULL;
+        return -1;
+    }
+    return 0;
+}
 
 /* Accept: which Table version was asked for (0 = none). */
 static int want_table(const char *accept)
@@ -78,7 +155,7 @@ static void do_get(req_ctx *c)
     json_object *out = NULL;
     cu_status st;
     memset(&st, 0, sizeof st);
-    if (cu_store_get(c->a->s, c->rt, c->ns, c->route->name, &out, &st) != CU_OK) {
+    if (vget(c, &out, &st) != CU_OK) {
         resp_st(c->resp, &st);
         return;
     }
@@ -90,8 +167,8 @@ static void do_watch(req_ctx *c, const cu_list_opts *lo)
     cu_status st;
     cu_watch *w = NULL;
     memset(&st, 0, sizeof st);
-    if (cu_store_watch_open(c->a->s, c->rt, c->ns, lo, arg_true(c->r, "allowWatchBookmarks"), &w,
-                            &st) != CU_OK) {
+    if (cu_store_watch_open(c->a->s, store_rt(c), c->ns, lo, arg_true(c->r, "allowWatchBookmarks"),
+                            &w, &st) != CU_OK) {
         resp_st(c->resp, &st);
         return;
     }
@@ -104,6 +181,7 @@ static void do_watch(req_ctx *c, const cu_list_opts *lo)
     ws->a = c->a;
     ws->w = w;
     ws->rt = c->rt;
+    ws->crd = c->crd ? json_object_get(c->crd) : NULL;
     ws->table = want_table(c->r->accept);
     ws->include = include_mode(c->r);
     ws->first = 1;
@@ -132,7 +210,7 @@ static void do_list(req_ctx *c)
     }
     cu_status st;
     memset(&st, 0, sizeof st);
-    if (!want_table(c->r->accept)) {
+    if (!want_table(c->r->accept) && !c->srt) {
         /* plain JSON: the stored text as it is, no json-c trees (a LIST of
          * 10,000 objects is ~100x cheaper this way) */
         char *raw = NULL;
@@ -149,9 +227,16 @@ static void do_list(req_ctx *c)
         return;
     }
     json_object *out = NULL;
-    if (cu_store_list(c->a->s, c->rt, c->ns, &lo, &out, &st) != CU_OK) {
+    if (cu_store_list(c->a->s, store_rt(c), c->ns, &lo, &out, &st) != CU_OK ||
+        (c->srt && conv_objects(c->a, c->rt, c->crd, cu_jget(out, "items"), c->rt->version, &st))) {
+        json_object_put(out);
         resp_st(c->resp, &st);
         return;
+    }
+    if (c->srt) {
+        char av[300];
+        api_version_of(c->rt, av, sizeof av);
+        cu_jset_str(out, "apiVersion", av);
     }
     respond_object(c, 200, out);
 }
@@ -284,16 +369,25 @@ static void do_create_ex(req_ctx *c, json_object *body, int tracked)
     if (fix_identity(c->rt, body, c->ns, NULL, c->resp) != 0 ||
         (c->rt->namespaced && !namespace_exists(c)) ||
         check_unknown_fields(c->r, c->rt, body, c->resp) != 0 ||
-        (!tracked && track_update(c, NULL, body, 1) != 0)) {
+        (!tracked && track_update(c, NULL, body, 1) != 0) ||
+        adm_check_config(c->rt, body, c->resp) != 0) {
         json_object_put(body);
         return;
     }
+    if (admit(c, "CREATE", &body, NULL) != 0)
+        return;
     if (is_dry_run(c->r)) {
         respond_dry_run(c, 201, body);
         return;
     }
     json_object *out = NULL;
-    if (cu_store_create(c->a->s, c->rt, c->ns, body, &out, &st) != CU_OK) {
+    if (conv_in(c, &body, &st) != CU_OK) {
+        json_object_put(body);
+        resp_st(c->resp, &st);
+        return;
+    }
+    if (cu_store_create(c->a->s, store_rt(c), c->ns, body, &out, &st) != CU_OK ||
+        conv_out(c, &out, &st) != CU_OK) {
         resp_st(c->resp, &st);
         return;
     }
@@ -316,24 +410,27 @@ static void do_update(req_ctx *c, json_object *body)
     /* ownership is computed against the live object; a PUT carrying a
      * resourceVersion is checked against the same version by the store */
     json_object *cur = NULL;
-    if (cu_store_get(c->a->s, c->rt, c->ns, c->route->name, &cur, &st) != CU_OK) {
+    if (vget(c, &cur, &st) != CU_OK) {
         json_object_put(body);
         resp_st(c->resp, &st);
         return;
     }
-    int bad = track_update(c, cur, body, 0);
-    json_object_put(cur);
+    int bad = track_update(c, cur, body, 0) || adm_check_config(c->rt, body, c->resp) != 0;
     if (bad) {
+        json_object_put(cur);
         json_object_put(body);
         return;
     }
+    bad = admit(c, "UPDATE", &body, cur);
+    json_object_put(cur);
+    if (bad)
+        return;
     if (is_dry_run(c->r)) {
         respond_dry_run(c, 200, body);
         return;
     }
     json_object *out = NULL;
-    if (cu_store_update(c->a->s, c->rt, c->ns, c->route->name, status_sub(c), body, &out, &st) !=
-        CU_OK) {
+    if (vupdate(c, status_sub(c), body, &out, &st) != CU_OK) {
         resp_st(c->resp, &st);
         return;
     }
@@ -386,7 +483,7 @@ static void do_patch(req_ctx *c)
         cu_status st;
         memset(&st, 0, sizeof st);
         err[0] = '\0';
-        cu_err e = cu_store_get(c->a->s, c->rt, c->ns, c->route->name, &cur, &st);
+        cu_err e = vget(c, &cur, &st);
         if (e == CU_ENOTFOUND && type == PATCH_APPLY && !status_sub(c)) {
             json_object *obj = track_apply(c, NULL, patch);
             json_object_put(patch);
@@ -439,10 +536,17 @@ static void do_patch(req_ctx *c)
             json_object_put(patch);
             return;
         }
-        json_object_put(cur);
         if (fix_identity(c->rt, next, c->ns, c->route->name, c->resp) != 0 ||
-            check_unknown_fields(c->r, c->rt, next, c->resp) != 0) {
+            check_unknown_fields(c->r, c->rt, next, c->resp) != 0 ||
+            adm_check_config(c->rt, next, c->resp) != 0) {
+            json_object_put(cur);
             json_object_put(next);
+            json_object_put(patch);
+            return;
+        }
+        int denied = admit(c, "UPDATE", &next, cur);
+        json_object_put(cur);
+        if (denied) {
             json_object_put(patch);
             return;
         }
@@ -451,7 +555,7 @@ static void do_patch(req_ctx *c)
             respond_dry_run(c, 200, next);
             return;
         }
-        e = cu_store_update(c->a->s, c->rt, c->ns, c->route->name, status_sub(c), next, &out, &st);
+        e = vupdate(c, status_sub(c), next, &out, &st);
         if (e == CU_ECONFLICT && !explicit_rv && attempt < 7)
             continue;
         json_object_put(patch);
@@ -560,8 +664,24 @@ static void do_delete(req_ctx *c)
     json_object *out = NULL;
     cu_status st;
     memset(&st, 0, sizeof st);
+    if (c->adm) { /* the webhooks see the object as it is (oldObject) */
+        json_object *cur = NULL, *none = NULL;
+        if (vget(c, &cur, &st) != CU_OK) {
+            resp_st(c->resp, &st);
+            return;
+        }
+        const char *sub = NULL;
+        int denied = adm_mutate(c->a, c->r, c->rt, sub, "DELETE", c->ns, c->route->name, &none, cur,
+                                c->resp) != 0 ||
+                     adm_validate(c->a, c->r, c->rt, sub, "DELETE", c->ns, c->route->name, NULL,
+                                  cur, c->resp) != 0;
+        json_object_put(none);
+        json_object_put(cur);
+        if (denied)
+            return;
+    }
     if (dry) {
-        if (cu_store_get(c->a->s, c->rt, c->ns, c->route->name, &out, &st) != CU_OK) {
+        if (vget(c, &out, &st) != CU_OK) {
             resp_st(c->resp, &st);
             return;
         }
@@ -572,8 +692,9 @@ static void do_delete(req_ctx *c)
             respond_deleted(c, out);
         return;
     }
-    if (cu_store_delete(c->a->s, c->rt, c->ns, c->route->name, prop, rv[0] ? rv : NULL, &out,
-                        &st) != CU_OK) {
+    if (cu_store_delete(c->a->s, store_rt(c), c->ns, c->route->name, prop, rv[0] ? rv : NULL, &out,
+                        &st) != CU_OK ||
+        conv_out(c, &out, &st) != CU_OK) {
         resp_st(c->resp, &st);
         return;
     }
@@ -750,6 +871,8 @@ static int check_dry_run_arg(const cu_api_req *r, cu_api_resp *resp)
     return -1;
 }
 
+static void serve(req_ctx *c_);
+
 void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_, cu_api_resp *resp)
 {
     const cu_rtype *rt = cu_store_rtype(a->s, rt_->group, rt_->version, rt_->resource);
@@ -759,7 +882,23 @@ void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_, 
     }
     if (query_ints(r, resp) != 0 || check_dry_run_arg(r, resp) != 0)
         return;
-    req_ctx c = { a, r, rt, rt_, rt->namespaced && rt_->ns[0] ? rt_->ns : NULL, resp };
+    req_ctx c = {
+        a, r, rt, rt_, rt->namespaced && rt_->ns[0] ? rt_->ns : NULL, resp, NULL, NULL, 0
+    };
+    c.srt = conv_storage(a, rt, &c.crd);
+    c.adm = strcmp(r->method, "GET") != 0 && adm_has_webhooks(a, rt);
+    serve(&c);
+    json_object_put(c.crd);
+}
+
+/* The verbs of handle_resource, its checks done. */
+static void serve(req_ctx *c_)
+{
+    req_ctx c = *c_;
+    const cu_api_req *r = c.r;
+    const cu_route *rt_ = c.route;
+    const cu_rtype *rt = c.rt;
+    cu_api_resp *resp = c.resp;
     const char *m = r->method;
     const char *sub = rt_->sub;
     if (sub[0]) {

@@ -6,7 +6,7 @@
  *
  * Input: a first line "OP RESOURCE QUERY", the rest is the body.
  *   OP: create put merge strategic json apply smerge sput list watch get delete
- *   RESOURCE: cm pod thing ns
+ *   RESOURCE: cm pod thing ns whc (a ValidatingWebhookConfiguration)
  *   QUERY: k=v&k=v (values as the server receives them, already decoded)
  * Besides "no crash, no sanitizer report" it checks:
  *  - a refused write (4xx/5xx) leaves the stored object as it was;
@@ -51,6 +51,16 @@ static const struct {
       "/apis/fuzz.example.com/v1/namespaces/default/things/t1",
       "{\"metadata\":{\"name\":\"t1\"},\"spec\":{\"n\":1,\"l\":[{\"name\":\"a\"}],\"free\":{\"x\":[1]}}}" },
     { "ns", "/api/v1/namespaces", "/api/v1/namespaces/default", NULL },
+    /* a webhook configuration (defaults, validation); its webhook, on
+     * things, is called by their writes and refuses connections at once */
+    { "whc", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+      "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/w1",
+      "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":"
+      "\"ValidatingWebhookConfiguration\",\"metadata\":{\"name\":\"w1\"},\"webhooks\":[{"
+      "\"name\":\"w.fuzz.example.com\",\"clientConfig\":{\"url\":\"https://127.0.0.1:1/x\"},"
+      "\"rules\":[{\"apiGroups\":[\"fuzz.example.com\"],\"apiVersions\":[\"*\"],"
+      "\"operations\":[\"*\"],\"resources\":[\"things\",\"things/status\"]}],"
+      "\"failurePolicy\":\"Ignore\",\"sideEffects\":\"None\",\"admissionReviewVersions\":[\"v1\"]}]}" },
 };
 
 typedef struct env {
@@ -205,7 +215,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* what is stored now */
     char *after = stored(&e, RES[ri].obj);
-    static const char *const kinds[] = { "ConfigMap", "Pod", "Thing", "Namespace" };
+    static const char *const kinds[] = { "ConfigMap", "Pod", "Thing", "Namespace",
+                                         "ValidatingWebhookConfiguration" };
     if (after)
         check_stored(after, kinds[ri], ri != 2);
     if (code >= 400 && strcmp(OPS[oi].method, "GET") != 0) {

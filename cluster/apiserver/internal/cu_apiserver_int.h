@@ -66,6 +66,7 @@ typedef struct watch_stream {
     cu_apiserver *a;
     cu_watch *w;
     const cu_rtype *rt;
+    json_object *crd; /* the CRD when events go through its conversion webhook */
     int table, include, first;
     int64_t deadline;    /* monotonic ms (mono_ms); 0 = none */
     int fd;              /* the client socket, -1 in-process */
@@ -106,11 +107,88 @@ void resp_json(cu_api_resp *r, int code, json_object *obj);
  * document; the front proxy's certificate, its ConfigMap and the
  * availability checker started, and stopped. */
 int agg_proxy(cu_apiserver *a, const cu_api_req *r, cu_api_resp *resp);
+/* The requester as the aggregator and webhooks pass it on: {username,
+ * groups} of the token file's user, or system:admin in system:masters
+ * without one (new). */
+json_object *agg_requester(cu_apiserver *a, const cu_api_req *r);
+/* Where a Service is reached (there is no kube-proxy), for APIServices and
+ * webhooks: url "https://HOST:PORT" (or a webhook's whole URL), the name its
+ * certificate must carry (SERVICE.NS.svc; "" for a URL: its host), the CA
+ * (PEM, malloc'ed; NULL: the system's). */
+typedef struct agg_target {
+    char url[2048];
+    char server_name[300];
+    int skip_verify;
+    char *ca;
+} agg_target;
+/* Resolves Service ns/name at port into t (url, server_name): 0, or 503 with
+ * kube-aggregator's reason (ServiceNotFound, ServicePortError,
+ * MissingEndpoints) and message. */
+int agg_resolve_service(cu_apiserver *a, const char *ns, const char *name, int64_t port,
+                        agg_target *t, char *msg, size_t msgn, char *reason, size_t rn);
+/* A caBundle (base64 of PEM) decoded: malloc'ed, NULL when empty. */
+char *agg_ca_bundle(const char *b64);
+/* One HTTPS request (blocking the calling connection thread only; no lock
+ * held). user: the requester sent as the front proxy (its client
+ * certificate, X-Remote-User/Group), or NULL for none (webhooks). */
+typedef struct agg_call {
+    const char *method, *path_query, *body;
+    size_t blen;
+    const char *ctype, *accept;
+    json_object *user;
+    long timeout_ms;
+    cu_buf *out; /* the answer's body */
+    /* out: */
+    char rctype[96];
+    char err[300];
+    int curl_rc; /* CURLcode: 0, or the transport error (err says it) */
+} agg_call;
+/* The answer's HTTP status, or 0 on a transport error (k->err). */
+long agg_send(cu_apiserver *a, const agg_target *t, agg_call *k);
 json_object *agg_groups(cu_apiserver *a, json_object *doc, const char *only);
 cu_err agg_start(cu_apiserver *a, char *err, size_t errn);
 void agg_stop(cu_apiserver *a);
+/* cu_whcall.c: a review (borrowed) POSTed to a webhook's clientConfig
+ * (url, or service resolved by agg_resolve_service; caBundle;
+ * ?timeout=Ns), on the calling thread. The answer (new), or NULL with
+ * kube-apiserver's wording in err ("failed to call webhook: Post ...").
+ * wh_uid: a new review uid. */
+json_object *wh_post(cu_apiserver *a, json_object *cc, long timeout_s, json_object *review,
+                     char *err, size_t errn);
+void wh_uid(char *out, size_t n);
+/* cu_crdconv.c: the storage type of rt's resource when a request in rt's
+ * version needs the CRD's conversion webhook (strategy Webhook, rt not
+ * the storage version; *crd gets the CRD, new), else NULL. conv_objects
+ * converts the objects of the array objs in place to version (objects
+ * already there are not sent); conv_one one object (*obj replaced). 0, or
+ * -1 with kube-apiserver's 500 in st. */
+const cu_rtype *conv_storage(cu_apiserver *a, const cu_rtype *rt, json_object **crd);
+int conv_objects(cu_apiserver *a, const cu_rtype *rt, json_object *crd, json_object *objs,
+                 const char *version, cu_status *st);
+int conv_one(cu_apiserver *a, const cu_rtype *rt, json_object *crd, json_object **obj,
+             const char *version, cu_status *st);
+/* cu_admission.c: the mutating webhooks on a write of rt (sub: the
+ * subresource or NULL; op: CREATE, UPDATE, DELETE; *obj the new object,
+ * replaced when patched, NULL for DELETE; old the stored one or NULL),
+ * then, after defaulting and validation, the validating ones. 0, or -1
+ * with the response set (a denial, a failure under failurePolicy Fail).
+ * Warnings are added to resp. adm_has_webhooks: 1 when any configuration
+ * exists (a cheap test before the work). adm_check_config: kube-apiserver's
+ * defaults (in place) and validation of a webhook configuration (0, or -1
+ * with the 422 set; 0 for other kinds). */
+int adm_mutate(cu_apiserver *a, const cu_api_req *r, const cu_rtype *rt, const char *sub,
+               const char *op, const char *ns, const char *name, json_object **obj,
+               json_object *old, cu_api_resp *resp);
+int adm_validate(cu_apiserver *a, const cu_api_req *r, const cu_rtype *rt, const char *sub,
+                 const char *op, const char *ns, const char *name, json_object *obj,
+                 json_object *old, cu_api_resp *resp);
+int adm_has_webhooks(cu_apiserver *a, const cu_rtype *rt);
+int adm_check_config(const cu_rtype *rt, json_object *o, cu_api_resp *resp);
 /* Sets the response to the store status st (borrowed). */
 void resp_st(cu_api_resp *r, const cu_status *st);
+/* Adds a Warning header (299 - "text", quoted as kube-apiserver does) to
+ * the response; several are kept one per line of r->warning. */
+void resp_add_warning(cu_api_resp *r, const char *text);
 /* Sets the response to a metav1.Status with this code, reason and message. */
 void resp_status(cu_api_resp *r, int code, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

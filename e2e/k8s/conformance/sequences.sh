@@ -489,3 +489,104 @@ data: {x: "1"}'
     kc patch configmap ap -n "$NS" --type json -p '[{"op":"remove","path":"/data/none"}]'
     kc delete -n "$NS" configmap ap ss --wait=false
 }
+
+# ---- webhooks (webhook.py, one HTTPS server both servers call) ---------
+# webhook_up: starts webhook.py once (a CA and a serving certificate for
+# 127.0.0.1 made with openssl); sets WH_URL and WH_CA (base64 of the CA)
+webhook_up() {
+    [ -n "${WH_URL:-}" ] && return 0
+    local d=$TMP/webhook
+    mkdir -p "$d"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/ca.key" -out "$d/ca.crt" -days 2 \
+        -subj /CN=conformance-webhook-ca >/dev/null 2>&1 || return 1
+    openssl req -newkey rsa:2048 -nodes -keyout "$d/tls.key" -out "$d/tls.csr" \
+        -subj /CN=127.0.0.1 >/dev/null 2>&1 || return 1
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >"$d/ext"
+    openssl x509 -req -in "$d/tls.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+        -out "$d/tls.crt" -days 2 -extfile "$d/ext" >/dev/null 2>&1 || return 1
+    python3 "$HERE/webhook.py" "$d/tls.crt" "$d/tls.key" "$d/port" 2>"$d/log" &
+    until_ok 20 test -s "$d/port" || return 1
+    WH_URL=https://127.0.0.1:$(cat "$d/port")
+    WH_CA=$(base64 -w0 <"$d/ca.crt")
+}
+# whc KIND NAME WEBHOOKS_JSON: a webhook configuration's body
+whc() {
+    printf '{"apiVersion":"admissionregistration.k8s.io/v1","kind":"%sWebhookConfiguration","metadata":{"name":"%s"},"webhooks":%s}' "$1" "$2" "$3"
+}
+# wh NAME PATH OPERATION [EXTRA_JSON_MEMBERS]: one webhook on this
+# sequence's ConfigMaps (its namespace only); PATH "!" is an unreachable URL
+wh() {
+    local url=$WH_URL$2
+    [ "$2" = "!" ] && url=https://127.0.0.1:1/none
+    printf '{"name":"%s","clientConfig":{"url":"%s","caBundle":"%s"},"rules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["%s"],"resources":["configmaps"]}],"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"%s"}},"sideEffects":"None","admissionReviewVersions":["v1"]%s}' \
+        "$1" "$url" "$WH_CA" "$3" "$NS" "${4:-}"
+}
+# mutated_probe: a dry-run create comes back mutated (the configuration
+# is in effect: kube-apiserver reads configurations through an informer)
+mutated_probe() {
+    raw POST "$CORE/namespaces/$NS/configmaps?dryRun=All" "$(cm probe)" >/dev/null &&
+        jq -e '.metadata.labels.mutated == "yes"' "$TMP/rawbody" >/dev/null
+}
+
+SEQS+=(webhook_admission)
+seq_webhook_admission() {
+    webhook_up || { note "webhook server did not start"; return; }
+    local p=$CORE/namespaces/$NS/configmaps m=/apis/admissionregistration.k8s.io/v1
+    FILTER='{kind, metadata: {name: .metadata.name}, webhooks: [.webhooks[] | del(.clientConfig)]}' \
+        req POST $m/mutatingwebhookconfigurations "$(whc Mutating conf-mutate "[$(wh mutate.conformance.cueue.dev /mutate CREATE)]")"
+    FILTER='{kind, metadata: {name: .metadata.name}, webhooks: [.webhooks[] | del(.clientConfig)]}' \
+        req POST $m/validatingwebhookconfigurations "$(whc Validating conf-validate "[$(wh deny.conformance.cueue.dev /deny CREATE ',"objectSelector":{"matchLabels":{"deny":"yes"}}'),$(wh warn.conformance.cueue.dev /warn UPDATE),$(wh ignore.conformance.cueue.dev '!' DELETE ',"failurePolicy":"Ignore","timeoutSeconds":5'),$(wh fail.conformance.cueue.dev '!' CREATE ',"objectSelector":{"matchLabels":{"fail":"yes"}}')]")"
+    # kube-apiserver's validation of a configuration
+    req POST $m/validatingwebhookconfigurations "$(whc Validating conf-bad '[{"name":"short","clientConfig":{"url":"https://127.0.0.1:1/x"},"admissionReviewVersions":["v1"]}]')"
+    until_ok 30 mutated_probe || note "the mutating webhook is not in effect"
+    # a mutating patch
+    req POST "$p" "$(cm a '{"k":"1"}')"
+    # a denial with its message, and kubectl's wording of it
+    req POST "$p" "$(cm d '{}' '{"deny":"yes"}')"
+    kc create -n "$NS" -f - <<<"$(cm d2 '{}' '{"deny":"yes"}')"
+    # failurePolicy Fail with an unreachable URL
+    FILTER='{code, reason, message}' req POST "$p" "$(cm f '{}' '{"fail":"yes"}')"
+    # a warning (Warning header; kubectl prints it)
+    req PATCH "$p/a" '{"data":{"k":"2"}}' application/merge-patch+json
+    kc patch configmap a -n "$NS" --type merge -p '{"data":{"k":"3"}}'
+    # failurePolicy Ignore with an unreachable URL
+    req DELETE "$p/a"
+    kc get mutatingwebhookconfigurations conf-mutate
+    # kubectl apply (a strategic merge patch: webhooks merged by name), then
+    # server-side apply (its conflict on the defaulted, atomic rules)
+    local y
+    y=$(whc Validating conf-applied "[$(wh applied.conformance.cueue.dev '!' CREATE ',"objectSelector":{"matchLabels":{"never":"set"}},"failurePolicy":"Ignore"')]")
+    kc apply -f - <<<"$y"
+    y=${y/\"Ignore\"/\"Fail\"}
+    kc apply -f - <<<"$y"
+    kc apply --server-side -f - <<<"$y"
+    FILTER='[.webhooks[] | {name, failurePolicy, matchPolicy, namespaceSelector, objectSelector, timeoutSeconds, rules}]' \
+        req GET $m/validatingwebhookconfigurations/conf-applied
+    raw DELETE $m/validatingwebhookconfigurations/conf-applied >/dev/null
+    raw DELETE $m/mutatingwebhookconfigurations/conf-mutate >/dev/null
+    raw DELETE $m/validatingwebhookconfigurations/conf-validate >/dev/null
+}
+
+gadgets_served() { [ "$(raw GET "$G1")" = 200 ]; }
+
+SEQS+=(webhook_conversion)
+seq_webhook_conversion() {
+    webhook_up || { note "webhook server did not start"; return; }
+    local schema='{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"size":{"type":"integer"},"count":{"type":"integer"}}}}}}'
+    local crd
+    crd=$(printf '{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"gadgets.conformance.cueue.dev"},"spec":{"group":"conformance.cueue.dev","scope":"Namespaced","names":{"plural":"gadgets","singular":"gadget","kind":"Gadget","listKind":"GadgetList"},"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":"%s/convert","caBundle":"%s"}}},"versions":[{"name":"v1","served":true,"storage":false,"schema":%s},{"name":"v2","served":true,"storage":true,"schema":%s}]}}' "$WH_URL" "$WH_CA" "$schema" "$schema")
+    raw POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions "$crd" >/dev/null
+    kq wait --for condition=established --timeout=60s crd/gadgets.conformance.cueue.dev >/dev/null 2>&1
+    local g1=/apis/conformance.cueue.dev/v1/namespaces/$NS/gadgets g2=/apis/conformance.cueue.dev/v2/namespaces/$NS/gadgets
+    G1=$g1 until_ok 30 gadgets_served
+    local f='{apiVersion, kind, metadata: {name: .metadata.name}, spec}'
+    FILTER=$f req POST "$g1" '{"apiVersion":"conformance.cueue.dev/v1","kind":"Gadget","metadata":{"name":"g1"},"spec":{"size":3}}'
+    FILTER=$f req GET "$g2/g1"
+    FILTER=$f req GET "$g1/g1"
+    FILTER=$f req PATCH "$g1/g1" '{"spec":{"size":5}}' application/merge-patch+json
+    FILTER=$f req GET "$g2/g1"
+    FILTER=$f req POST "$g2" '{"apiVersion":"conformance.cueue.dev/v2","kind":"Gadget","metadata":{"name":"g2"},"spec":{"count":1}}'
+    FILTER='{apiVersion, kind, items: [.items[] | {apiVersion, kind, name: .metadata.name, spec}]}' req GET "$g1"
+    kc get gadgets.v1.conformance.cueue.dev -n "$NS" -o jsonpath='{range .items[*]}{.apiVersion} {.spec.size}{"\n"}{end}'
+    raw DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.conformance.cueue.dev >/dev/null
+}
