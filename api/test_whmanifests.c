@@ -253,8 +253,8 @@ static void test_shipped_configuration(void **state)
     const cu_node *cm = find_obj(f, "ConfigMap", "cueue-manager-config");
     assert_non_null(cm);
     assert_string_equal(str(cm, "metadata.namespace"), "cueue-system");
-    const char *text = cu_node_scalar(
-        cu_node_get(cu_node_get(cm, "data"), "controller_manager_config.yaml"));
+    const char *text =
+        cu_node_scalar(cu_node_get(cu_node_get(cm, "data"), "controller_manager_config.yaml"));
     assert_non_null(text);
     char path[] = "/tmp/cueue-test-config-XXXXXX";
     int fd = mkstemp(path);
@@ -269,10 +269,18 @@ static void test_shipped_configuration(void **state)
     const char *p = path;
     cu_err err = cu_world_load(&w, &p, 1, &d);
     unlink(path);
-    for (size_t i = 0; i < d.n; i++)
+    /* `cueue controller` refuses a Configuration with any message, even a
+     * warning. Until the webhook server is merged, the decoder warns that
+     * the fields webhook and internalCertManagement are unused ("Cueue
+     * serves no webhooks"); nothing else may be said about the file. */
+    size_t other = 0;
+    for (size_t i = 0; i < d.n; i++) {
         fprintf(stderr, "%s\n", d.msgs[i]);
+        other += strstr(d.msgs[i], "Cueue serves no webhooks") == NULL;
+    }
     assert_int_equal(err, CU_OK);
     assert_int_equal(d.nerrors, 0);
+    assert_int_equal(other, 0);
     assert_int_equal(w.configs.n, 1);
     const cu_config *x = w.configs.items[0];
     assert_string_equal(x->ns, "cueue-system");
