@@ -72,7 +72,7 @@ spec:
   externalName: localhost
   ports: [{name: https, port: $VP}]
 YAML
-sed -e 's/namespace: kueue-system/namespace: default/' -e "s/port: 443/port: $VP/" \
+sed -e 's/namespace: cueue-system/namespace: default/' -e "s/port: 443/port: $VP/" \
     "$ROOT/config/visibility/00-apiservice.yaml" | k apply -f - >/dev/null \
     || fail "APIService" "apply of config/visibility/00-apiservice.yaml failed"
 available() {

@@ -2,14 +2,14 @@
 # rbac.sh - end to end on the real control plane (e2e/k8s/cluster.sh:
 # etcd, kube-apiserver with RBAC, kube-controller-manager's Job controller,
 # kube-scheduler, KWOK): `cueue controller` runs as the ServiceAccount
-# kueue-system/cueue-controller-manager with only the RBAC we ship
+# cueue-system/cueue-controller-manager with only the RBAC we ship
 # (config/rbac/), and nothing it asks for is refused.
 #
 # 1. The shipped RBAC. The CRDs and config/rbac/ are applied as cluster
 #    admin; the controller gets a token of its ServiceAccount from the
 #    TokenRequest API (`kubectl create token`) in a kubeconfig of its own.
 # 2. A realistic run with that kubeconfig: leader election on (its Lease in
-#    kueue-system), secure metrics (TokenReview, SubjectAccessReview).
+#    cueue-system), secure metrics (TokenReview, SubjectAccessReview).
 #    ClusterQueue cq-a (cpu 2, preemption of lower priorities, in Cohort
 #    root) and cq-b (cpu 2, cohort root). Jobs really run on KWOK nodes:
 #    `low` (priority low, 2 cpu, runs long) is admitted and started;
@@ -64,7 +64,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 e2e_init "$@" kubectl jq curl
 CLUSTER_SH=$HERE/cluster.sh
 
-SA=cueue-controller-manager SANS=kueue-system
+SA=cueue-controller-manager SANS=cueue-system
 LEASE=c1f6bfd2.kueue.x-k8s.io
 NS=team
 
@@ -299,7 +299,7 @@ NTOKEN=$(k create token nobody -n monitoring)
 
 # ---- 2. the realistic run, as the ServiceAccount
 
-start_sa_controller ctrl -v 1 --leader-elect --metrics-bind-address 127.0.0.1:0 \
+start_sa_controller ctrl -v 1 --leader-elect --leader-elect-namespace "$SANS" --metrics-bind-address 127.0.0.1:0 \
     --metrics-secure --health-probe-bind-address 127.0.0.1:0
 check "metrics address in the log" "none" test -n "$MADDR"
 wait_for 60 "became leader (Lease $SANS/$LEASE)" grep -q "became leader (Lease $SANS/$LEASE" "$TMP/ctrl.log"
@@ -487,7 +487,7 @@ HOSTPORT=${SERVER#https://}
 HOSTPORT=${HOSTPORT%%/*}
 env -u KUBECONFIG KUBERNETES_SERVICE_HOST="${HOSTPORT%:*}" KUBERNETES_SERVICE_PORT="${HOSTPORT##*:}" \
     CUEUE_TEST_SERVICEACCOUNT_DIR="$SADIR" \
-    "$CUEUE" controller -v 1 --leader-elect --metrics-bind-address 127.0.0.1:0 --metrics-secure \
+    "$CUEUE" controller -v 1 --leader-elect --leader-elect-namespace "$SANS" --metrics-bind-address 127.0.0.1:0 --metrics-secure \
     --health-probe-bind-address 0 2>>"$TMP/incluster.log" &
 CT_PID=$!
 wait_for 60 "in-cluster: connects to the service host and port" \

@@ -6,7 +6,7 @@
 #
 # With ADMIN_KUBECONFIG (cluster admin, e.g. DIR/kubeconfig of
 # `e2e/k8s/cluster.sh up DIR`) it applies config/rbac/ (idempotent), takes a
-# token of kueue-system/cueue-controller-manager from the TokenRequest API
+# token of cueue-system/cueue-controller-manager from the TokenRequest API
 # (`kubectl create token`, valid DURATION, default 2h) and writes OUT: the
 # admin kubeconfig's server and CA with that token, nothing else. Prints
 # nothing on success; exits 1 with kubectl's message otherwise.
@@ -17,7 +17,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ka() { kubectl --kubeconfig "$ADMIN" --request-timeout=30s "$@"; }
 
 out=$(ka apply -f "$ROOT/config/rbac/" 2>&1) || { echo "$0: applying config/rbac/: $out" >&2; exit 1; }
-token=$(ka create token cueue-controller-manager -n kueue-system --duration="$DURATION" 2>&1) \
+token=$(ka create token cueue-controller-manager -n cueue-system --duration="$DURATION" 2>&1) \
     || { echo "$0: kubectl create token: $token" >&2; exit 1; }
 server=$(ka config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
 ca=$(ka config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
