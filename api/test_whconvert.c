@@ -88,28 +88,33 @@ static void conv_err(const char *in, const char *desired, ...)
 static void test_cluster_queue(void **state)
 {
     (void)state;
-    conv_eq("{\"apiVersion\":\"" V1 "\",\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"cq\"},"
-            "\"spec\":{\"cohort\":\"co\",\"admissionChecks\":[\"a\",\"b\"],"
-            "\"flavorFungibility\":{\"whenCanBorrow\":\"Borrow\",\"whenCanPreempt\":\"Preempt\"},"
-            "\"queueingStrategy\":\"StrictFIFO\"},"
-            "\"status\":{\"pendingWorkloads\":2,\"pendingWorkloadsStatus\":{\"clusterQueuePendingWorkload\":[]},"
-            "\"fairSharing\":{\"weightedShare\":5,\"admissionFairSharingStatus\":{\"consumedResources\":{}}}}}",
-            V2,
-            "{\"apiVersion\":\"" V2 "\",\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"cq\"},"
-            "\"spec\":{\"cohortName\":\"co\",\"admissionChecksStrategy\":{\"admissionChecks\":"
-            "[{\"name\":\"a\"},{\"name\":\"b\"}]},"
-            "\"flavorFungibility\":{\"whenCanBorrow\":\"MayStopSearch\",\"whenCanPreempt\":\"MayStopSearch\"},"
-            "\"queueingStrategy\":\"StrictFIFO\"},"
-            "\"status\":{\"pendingWorkloads\":2,\"fairSharing\":{\"weightedShare\":5}}}");
+    conv_eq(
+        "{\"apiVersion\":\"" V1 "\",\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"cq\"},"
+        "\"spec\":{\"cohort\":\"co\",\"admissionChecks\":[\"a\",\"b\"],"
+        "\"flavorFungibility\":{\"whenCanBorrow\":\"Borrow\",\"whenCanPreempt\":\"Preempt\"},"
+        "\"queueingStrategy\":\"StrictFIFO\"},"
+        "\"status\":{\"pendingWorkloads\":2,\"pendingWorkloadsStatus\":{\"clusterQueuePendingWorkload\":[]},"
+        "\"fairSharing\":{\"weightedShare\":5,\"admissionFairSharingStatus\":{\"consumedResources\":{}}}}}",
+        V2,
+        "{\"apiVersion\":\"" V2 "\",\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"cq\"},"
+        "\"spec\":{\"cohortName\":\"co\",\"admissionChecksStrategy\":{\"admissionChecks\":"
+        "[{\"name\":\"a\"},{\"name\":\"b\"}]},"
+        "\"flavorFungibility\":{\"whenCanBorrow\":\"MayStopSearch\",\"whenCanPreempt\":\"MayStopSearch\"},"
+        "\"queueingStrategy\":\"StrictFIFO\"},"
+        "\"status\":{\"pendingWorkloads\":2,\"fairSharing\":{\"weightedShare\":5}}}");
     /* Kueue: a list replaces a strategy given too; an empty list is dropped */
-    conv_eq("{\"apiVersion\":\"" V1 "\",\"kind\":\"ClusterQueue\",\"spec\":{\"admissionChecksStrategy\":"
+    conv_eq("{\"apiVersion\":\"" V1
+            "\",\"kind\":\"ClusterQueue\",\"spec\":{\"admissionChecksStrategy\":"
             "{\"admissionChecks\":[{\"name\":\"x\"}]},\"admissionChecks\":[\"a\"]}}",
             V2,
-            "{\"apiVersion\":\"" V2 "\",\"kind\":\"ClusterQueue\",\"spec\":{\"admissionChecksStrategy\":"
+            "{\"apiVersion\":\"" V2
+            "\",\"kind\":\"ClusterQueue\",\"spec\":{\"admissionChecksStrategy\":"
             "{\"admissionChecks\":[{\"name\":\"a\"}]}}}");
     conv_eq("{\"apiVersion\":\"" V1 "\",\"kind\":\"ClusterQueue\",\"spec\":{\"admissionChecks\":[],"
             "\"stopPolicy\":\"Hold\"}}",
-            V2, "{\"apiVersion\":\"" V2 "\",\"kind\":\"ClusterQueue\",\"spec\":{\"stopPolicy\":\"Hold\"}}");
+            V2,
+            "{\"apiVersion\":\"" V2
+            "\",\"kind\":\"ClusterQueue\",\"spec\":{\"stopPolicy\":\"Hold\"}}");
     /* down: cohortName -> cohort; the strategy and MayStopSearch stay */
     conv_eq("{\"apiVersion\":\"" V2 "\",\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"cq\"},"
             "\"spec\":{\"namespaceSelector\":{},\"cohortName\":\"co\",\"admissionChecksStrategy\":"
@@ -146,18 +151,21 @@ static void test_cohort(void **state)
 static void test_local_queue(void **state)
 {
     (void)state;
-    conv_eq("{\"apiVersion\":\"" V1 "\",\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"lq\",\"namespace\":\"t\"},"
-            "\"spec\":{\"clusterQueue\":\"cq\"},\"status\":{\"pendingWorkloads\":1,"
-            "\"flavorUsage\":[{\"name\":\"f\",\"resources\":[{\"name\":\"cpu\",\"total\":\"1\"}]}],"
-            "\"flavors\":[{\"name\":\"f\",\"resources\":[\"cpu\"]}],"
-            "\"fairSharing\":{\"weightedShare\":0,\"admissionFairSharingStatus\":"
-            "{\"consumedResources\":{\"cpu\":\"1\"},\"lastUpdate\":\"2025-01-01T00:00:00Z\"}}}}",
-            V2,
-            "{\"apiVersion\":\"" V2 "\",\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"lq\",\"namespace\":\"t\"},"
-            "\"spec\":{\"clusterQueue\":\"cq\"},\"status\":{\"pendingWorkloads\":1,"
-            "\"flavorsUsage\":[{\"name\":\"f\",\"resources\":[{\"name\":\"cpu\",\"total\":\"1\"}]}],"
-            "\"fairSharing\":{\"weightedShare\":0,\"admissionFairSharingStatus\":"
-            "{\"consumedResources\":{\"cpu\":\"1\"},\"lastUpdate\":\"2025-01-01T00:00:00Z\"}}}}");
+    conv_eq(
+        "{\"apiVersion\":\"" V1
+        "\",\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"lq\",\"namespace\":\"t\"},"
+        "\"spec\":{\"clusterQueue\":\"cq\"},\"status\":{\"pendingWorkloads\":1,"
+        "\"flavorUsage\":[{\"name\":\"f\",\"resources\":[{\"name\":\"cpu\",\"total\":\"1\"}]}],"
+        "\"flavors\":[{\"name\":\"f\",\"resources\":[\"cpu\"]}],"
+        "\"fairSharing\":{\"weightedShare\":0,\"admissionFairSharingStatus\":"
+        "{\"consumedResources\":{\"cpu\":\"1\"},\"lastUpdate\":\"2025-01-01T00:00:00Z\"}}}}",
+        V2,
+        "{\"apiVersion\":\"" V2
+        "\",\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"lq\",\"namespace\":\"t\"},"
+        "\"spec\":{\"clusterQueue\":\"cq\"},\"status\":{\"pendingWorkloads\":1,"
+        "\"flavorsUsage\":[{\"name\":\"f\",\"resources\":[{\"name\":\"cpu\",\"total\":\"1\"}]}],"
+        "\"fairSharing\":{\"weightedShare\":0,\"admissionFairSharingStatus\":"
+        "{\"consumedResources\":{\"cpu\":\"1\"},\"lastUpdate\":\"2025-01-01T00:00:00Z\"}}}}");
     conv_eq("{\"apiVersion\":\"" V2 "\",\"kind\":\"LocalQueue\",\"status\":{\"flavorsUsage\":[],"
             "\"admittedWorkloads\":3}}",
             V1,
@@ -177,31 +185,35 @@ static void test_workload_priority(void **state)
             "\"priorityClassRef\":{\"group\":\"kueue.x-k8s.io\",\"kind\":\"WorkloadPriorityClass\","
             "\"name\":\"high\"},\"priority\":3},"
             "\"status\":{\"accumulatedPastExecutionTimeSeconds\":7}}");
-    conv_eq("{\"apiVersion\":\"" V1 "\",\"kind\":\"Workload\",\"spec\":{\"priorityClassName\":\"pc\","
+    conv_eq("{\"apiVersion\":\"" V1
+            "\",\"kind\":\"Workload\",\"spec\":{\"priorityClassName\":\"pc\","
             "\"priorityClassSource\":\"scheduling.k8s.io/priorityclass\"}}",
             V2,
             "{\"apiVersion\":\"" V2 "\",\"kind\":\"Workload\",\"spec\":{\"priorityClassRef\":"
             "{\"group\":\"scheduling.k8s.io\",\"kind\":\"PriorityClass\",\"name\":\"pc\"}}}");
     /* Kueue: a name without a known source is lost */
-    conv_eq("{\"apiVersion\":\"" V1 "\",\"kind\":\"Workload\",\"spec\":{\"priorityClassName\":\"pc\","
+    conv_eq("{\"apiVersion\":\"" V1
+            "\",\"kind\":\"Workload\",\"spec\":{\"priorityClassName\":\"pc\","
             "\"priorityClassSource\":\"\",\"priority\":1}}",
             V2, "{\"apiVersion\":\"" V2 "\",\"kind\":\"Workload\",\"spec\":{\"priority\":1}}");
     /* down */
-    conv_eq("{\"apiVersion\":\"" V2 "\",\"kind\":\"Workload\",\"spec\":{\"priorityClassRef\":"
-            "{\"group\":\"kueue.x-k8s.io\",\"kind\":\"WorkloadPriorityClass\",\"name\":\"high\"},"
-            "\"priority\":3,\"preemptionGates\":[{\"name\":\"g\"}],\"podSets\":[{\"name\":\"main\","
-            "\"count\":1,\"topologyRequest\":{\"required\":\"rack\","
-            "\"podsetSliceRequiredTopologyConstraints\":[{\"topology\":\"t\"}]}}]},"
-            "\"status\":{\"accumulatedPastExecutionTimeSeconds\":7,\"preemptionGates\":[{\"name\":\"g\",\"state\":\"Open\"}]}}",
-            V1,
-            "{\"apiVersion\":\"" V1 "\",\"kind\":\"Workload\",\"spec\":{\"priorityClassName\":\"high\","
-            "\"priority\":3,\"podSets\":[{\"name\":\"main\",\"count\":1,\"topologyRequest\":"
-            "{\"required\":\"rack\"}}],\"priorityClassSource\":\"kueue.x-k8s.io/workloadpriorityclass\"},"
-            "\"status\":{\"accumulatedPastExexcutionTimeSeconds\":7}}");
+    conv_eq(
+        "{\"apiVersion\":\"" V2 "\",\"kind\":\"Workload\",\"spec\":{\"priorityClassRef\":"
+        "{\"group\":\"kueue.x-k8s.io\",\"kind\":\"WorkloadPriorityClass\",\"name\":\"high\"},"
+        "\"priority\":3,\"preemptionGates\":[{\"name\":\"g\"}],\"podSets\":[{\"name\":\"main\","
+        "\"count\":1,\"topologyRequest\":{\"required\":\"rack\","
+        "\"podsetSliceRequiredTopologyConstraints\":[{\"topology\":\"t\"}]}}]},"
+        "\"status\":{\"accumulatedPastExecutionTimeSeconds\":7,\"preemptionGates\":[{\"name\":\"g\",\"state\":\"Open\"}]}}",
+        V1,
+        "{\"apiVersion\":\"" V1 "\",\"kind\":\"Workload\",\"spec\":{\"priorityClassName\":\"high\","
+        "\"priority\":3,\"podSets\":[{\"name\":\"main\",\"count\":1,\"topologyRequest\":"
+        "{\"required\":\"rack\"}}],\"priorityClassSource\":\"kueue.x-k8s.io/workloadpriorityclass\"},"
+        "\"status\":{\"accumulatedPastExexcutionTimeSeconds\":7}}");
     conv_eq("{\"apiVersion\":\"" V2 "\",\"kind\":\"Workload\",\"spec\":{\"priorityClassRef\":"
             "{\"group\":\"scheduling.k8s.io\",\"kind\":\"PriorityClass\",\"name\":\"p\"}}}",
             V1,
-            "{\"apiVersion\":\"" V1 "\",\"kind\":\"Workload\",\"spec\":{\"priorityClassName\":\"p\","
+            "{\"apiVersion\":\"" V1
+            "\",\"kind\":\"Workload\",\"spec\":{\"priorityClassName\":\"p\","
             "\"priorityClassSource\":\"scheduling.k8s.io/priorityclass\"}}");
     /* a reference of another kind has no v1beta1 form (lost, as Kueue) */
     conv_eq("{\"apiVersion\":\"" V2 "\",\"kind\":\"Workload\",\"spec\":{\"priorityClassRef\":"
@@ -209,11 +221,13 @@ static void test_workload_priority(void **state)
             V1, "{\"apiVersion\":\"" V1 "\",\"kind\":\"Workload\",\"spec\":{\"active\":true}}");
 }
 
-#define PSA_V1(ta)                                                                                 \
-    "{\"apiVersion\":\"" V1 "\",\"kind\":\"Workload\",\"status\":{\"admission\":{\"clusterQueue\":" \
+#define PSA_V1(ta) \
+    "{\"apiVersion\":\"" V1 \
+    "\",\"kind\":\"Workload\",\"status\":{\"admission\":{\"clusterQueue\":" \
     "\"cq\",\"podSetAssignments\":[{\"name\":\"main\",\"topologyAssignment\":" ta "}]}}}"
-#define PSA_V2(ta)                                                                                 \
-    "{\"apiVersion\":\"" V2 "\",\"kind\":\"Workload\",\"status\":{\"admission\":{\"clusterQueue\":" \
+#define PSA_V2(ta) \
+    "{\"apiVersion\":\"" V2 \
+    "\",\"kind\":\"Workload\",\"status\":{\"admission\":{\"clusterQueue\":" \
     "\"cq\",\"podSetAssignments\":[{\"name\":\"main\",\"topologyAssignment\":" ta "}]}}}"
 
 static void test_workload_topology(void **state)
@@ -237,17 +251,19 @@ static void test_workload_topology(void **state)
     snprintf(in, sizeof(in), PSA_V1("%s"),
              "{\"levels\":[\"h\"],\"domains\":[{\"values\":[\"ababa\"],\"count\":1},"
              "{\"values\":[\"aba\"],\"count\":1}]}");
-    snprintf(want, sizeof(want), PSA_V2("%s"),
-             "{\"levels\":[\"h\"],\"slices\":[{\"domainCount\":2,\"valuesPerLevel\":[{\"individual\":"
-             "{\"suffix\":\"aba\",\"roots\":[\"ab\",\"\"]}}],\"podCounts\":{\"universal\":1}}]}");
+    snprintf(
+        want, sizeof(want), PSA_V2("%s"),
+        "{\"levels\":[\"h\"],\"slices\":[{\"domainCount\":2,\"valuesPerLevel\":[{\"individual\":"
+        "{\"suffix\":\"aba\",\"roots\":[\"ab\",\"\"]}}],\"podCounts\":{\"universal\":1}}]}");
     conv_eq(in, V2, want);
     snprintf(in, sizeof(in), PSA_V1("%s"),
              "{\"levels\":[\"h\"],\"domains\":[{\"values\":[\"node-1a\"],\"count\":3},"
              "{\"values\":[\"node-22a\"],\"count\":3}]}");
-    snprintf(want, sizeof(want), PSA_V2("%s"),
-             "{\"levels\":[\"h\"],\"slices\":[{\"domainCount\":2,\"valuesPerLevel\":[{\"individual\":"
-             "{\"prefix\":\"node-\",\"suffix\":\"a\",\"roots\":[\"1\",\"22\"]}}],"
-             "\"podCounts\":{\"universal\":3}}]}");
+    snprintf(
+        want, sizeof(want), PSA_V2("%s"),
+        "{\"levels\":[\"h\"],\"slices\":[{\"domainCount\":2,\"valuesPerLevel\":[{\"individual\":"
+        "{\"prefix\":\"node-\",\"suffix\":\"a\",\"roots\":[\"1\",\"22\"]}}],"
+        "\"podCounts\":{\"universal\":3}}]}");
     conv_eq(in, V2, want);
     /* no domains: no slices; down, Kueue writes an empty domains list */
     snprintf(in, sizeof(in), PSA_V1("%s"), "{\"levels\":[\"h\"],\"domains\":[]}");
@@ -255,28 +271,32 @@ static void test_workload_topology(void **state)
     conv_eq(in, V2, want);
     conv_eq(want, V1, in);
     /* down from two slices, universal and individual counts */
-    snprintf(in, sizeof(in), PSA_V2("%s"),
-             "{\"levels\":[\"b\",\"h\"],\"slices\":[{\"domainCount\":1,\"valuesPerLevel\":"
-             "[{\"universal\":\"b1\"},{\"universal\":\"n1\"}],\"podCounts\":{\"universal\":5}},"
-             "{\"domainCount\":2,\"valuesPerLevel\":[{\"universal\":\"b2\"},{\"individual\":"
-             "{\"prefix\":\"n\",\"suffix\":\"x\",\"roots\":[\"2\",\"3\"]}}],\"podCounts\":{\"individual\":[1,2]}}]}");
-    snprintf(want, sizeof(want), PSA_V1("%s"),
-             "{\"levels\":[\"b\",\"h\"],\"domains\":[{\"values\":[\"b1\",\"n1\"],\"count\":5},"
-             "{\"values\":[\"b2\",\"n2x\"],\"count\":1},{\"values\":[\"b2\",\"n3x\"],\"count\":2}]}");
+    snprintf(
+        in, sizeof(in), PSA_V2("%s"),
+        "{\"levels\":[\"b\",\"h\"],\"slices\":[{\"domainCount\":1,\"valuesPerLevel\":"
+        "[{\"universal\":\"b1\"},{\"universal\":\"n1\"}],\"podCounts\":{\"universal\":5}},"
+        "{\"domainCount\":2,\"valuesPerLevel\":[{\"universal\":\"b2\"},{\"individual\":"
+        "{\"prefix\":\"n\",\"suffix\":\"x\",\"roots\":[\"2\",\"3\"]}}],\"podCounts\":{\"individual\":[1,2]}}]}");
+    snprintf(
+        want, sizeof(want), PSA_V1("%s"),
+        "{\"levels\":[\"b\",\"h\"],\"domains\":[{\"values\":[\"b1\",\"n1\"],\"count\":5},"
+        "{\"values\":[\"b2\",\"n2x\"],\"count\":1},{\"values\":[\"b2\",\"n3x\"],\"count\":2}]}");
     conv_eq(in, V1, want);
 }
 
 static void test_other_kinds(void **state)
 {
     (void)state;
-    conv_eq("{\"apiVersion\":\"" V1 "\",\"kind\":\"AdmissionCheck\",\"metadata\":{\"name\":\"ac\"},"
-            "\"spec\":{\"controllerName\":\"x\",\"retryDelayMinutes\":15,\"parameters\":"
-            "{\"apiGroup\":\"g\",\"kind\":\"K\",\"name\":\"n\"}}}",
-            V2,
-            "{\"apiVersion\":\"" V2 "\",\"kind\":\"AdmissionCheck\",\"metadata\":{\"name\":\"ac\"},"
-            "\"spec\":{\"controllerName\":\"x\",\"parameters\":{\"apiGroup\":\"g\",\"kind\":\"K\",\"name\":\"n\"}}}");
-    const char *rf = "{\"apiVersion\":\"%s\",\"kind\":\"ResourceFlavor\",\"metadata\":{\"name\":\"f\"},"
-                     "\"spec\":{\"nodeLabels\":{\"a\":\"b\"},\"topologyName\":\"t\"}}";
+    conv_eq(
+        "{\"apiVersion\":\"" V1 "\",\"kind\":\"AdmissionCheck\",\"metadata\":{\"name\":\"ac\"},"
+        "\"spec\":{\"controllerName\":\"x\",\"retryDelayMinutes\":15,\"parameters\":"
+        "{\"apiGroup\":\"g\",\"kind\":\"K\",\"name\":\"n\"}}}",
+        V2,
+        "{\"apiVersion\":\"" V2 "\",\"kind\":\"AdmissionCheck\",\"metadata\":{\"name\":\"ac\"},"
+        "\"spec\":{\"controllerName\":\"x\",\"parameters\":{\"apiGroup\":\"g\",\"kind\":\"K\",\"name\":\"n\"}}}");
+    const char *rf =
+        "{\"apiVersion\":\"%s\",\"kind\":\"ResourceFlavor\",\"metadata\":{\"name\":\"f\"},"
+        "\"spec\":{\"nodeLabels\":{\"a\":\"b\"},\"topologyName\":\"t\"}}";
     const char *wpc = "{\"apiVersion\":\"%s\",\"kind\":\"WorkloadPriorityClass\",\"metadata\":"
                       "{\"name\":\"p\"},\"value\":100,\"description\":\"d\"}";
     const char *fmts[] = { rf, wpc };
@@ -296,7 +316,8 @@ static void test_other_kinds(void **state)
     conv_eq("{\"apiVersion\":\"" V2 "\",\"kind\":\"MultiKueueCluster\",\"spec\":{\"clusterSource\":"
             "{\"clusterProfileRef\":{\"name\":\"p\"}}}}",
             V1,
-            "{\"apiVersion\":\"" V1 "\",\"kind\":\"MultiKueueCluster\",\"spec\":{\"clusterProfileRef\":"
+            "{\"apiVersion\":\"" V1
+            "\",\"kind\":\"MultiKueueCluster\",\"spec\":{\"clusterProfileRef\":"
             "{\"name\":\"p\"}}}");
 }
 
@@ -318,24 +339,29 @@ static void test_lists(void **state)
 static void test_errors(void **state)
 {
     (void)state;
-    const char *cq = "{\"apiVersion\":\"" V1 "\",\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"cq\"}}";
+    const char *cq =
+        "{\"apiVersion\":\"" V1 "\",\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"cq\"}}";
     conv_err(cq, "kueue.x-k8s.io/v1alpha1", "desiredAPIVersion", "v1alpha1", NULL);
     conv_err(cq, NULL, "desiredAPIVersion", NULL);
-    conv_err("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\",\"namespace\":\"n\"}}",
-             V2, "Job n/j", "apiVersion: batch/v1 is not", NULL);
+    conv_err(
+        "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\",\"namespace\":\"n\"}}",
+        V2, "Job n/j", "apiVersion: batch/v1 is not", NULL);
     conv_err("[1]", V2, "object", NULL);
     conv_err("{\"apiVersion\":\"" V1 "\",\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"cq\"},"
              "\"spec\":{\"admissionChecks\":\"a\"}}",
              V2, "ClusterQueue cq: spec.admissionChecks: must be a list", NULL);
-    conv_err("{\"apiVersion\":\"" V1 "\",\"kind\":\"Workload\",\"metadata\":{\"name\":\"w\",\"namespace\":\"n\"},"
+    conv_err("{\"apiVersion\":\"" V1
+             "\",\"kind\":\"Workload\",\"metadata\":{\"name\":\"w\",\"namespace\":\"n\"},"
              "\"spec\":{\"priorityClassName\":5}}",
              V2, "Workload n/w: spec.priorityClassName: must be a string", NULL);
-    conv_err("{\"apiVersion\":\"" V2 "\",\"kind\":\"Workload\",\"metadata\":{\"name\":\"w\",\"namespace\":\"n\"},"
+    conv_err("{\"apiVersion\":\"" V2
+             "\",\"kind\":\"Workload\",\"metadata\":{\"name\":\"w\",\"namespace\":\"n\"},"
              "\"spec\":{\"priorityClassRef\":{\"group\":1}}}",
              V1, "Workload n/w: spec.priorityClassRef.group: must be a string", NULL);
-    conv_err(PSA_V1("{\"levels\":[\"a\",\"b\"],\"domains\":[{\"values\":[\"x\"],\"count\":1}]}"), V2,
-             "status.admission.podSetAssignments[0].topologyAssignment.domains: item 0 has 1 values for 2 levels",
-             NULL);
+    conv_err(
+        PSA_V1("{\"levels\":[\"a\",\"b\"],\"domains\":[{\"values\":[\"x\"],\"count\":1}]}"), V2,
+        "status.admission.podSetAssignments[0].topologyAssignment.domains: item 0 has 1 values for 2 levels",
+        NULL);
     conv_err(PSA_V2("{\"levels\":[\"a\"],\"slices\":[{\"domainCount\":2,\"valuesPerLevel\":"
                     "[{\"individual\":{\"roots\":[\"x\"]}}],\"podCounts\":{\"universal\":1}}]}"),
              V1, "podSetAssignments[0].topologyAssignment.slices: item 0: valuesPerLevel[0]", NULL);
@@ -630,12 +656,13 @@ static void test_round_trips(void **state)
 {
     (void)state;
     corpus c = { 0 };
-    static const char *const roots[] = { "config", "sim",  "docs", "e2e",       "bench",
+    static const char *const roots[] = { "config", "sim",       "docs", "e2e",      "bench",
                                          "cmd",    "scheduler", "crds", "README.md" };
     for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
         walk(roots[i], &c);
-    fprintf(stderr, "round trips: %zu objects (%zu v1beta1, %zu v1beta2; %zu with Kueue's losses) "
-                    "from %zu chunks of %zu files\n",
+    fprintf(stderr,
+            "round trips: %zu objects (%zu v1beta1, %zu v1beta2; %zu with Kueue's losses) "
+            "from %zu chunks of %zu files\n",
             c.objects, c.v1, c.v2, c.lossy, c.chunks, c.files);
     /* the corpus is there: the test cannot pass on nothing */
     assert_true(c.objects > 500);
@@ -646,10 +673,14 @@ static void test_round_trips(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cluster_queue),     cmocka_unit_test(test_cohort),
-        cmocka_unit_test(test_local_queue),       cmocka_unit_test(test_workload_priority),
-        cmocka_unit_test(test_workload_topology), cmocka_unit_test(test_other_kinds),
-        cmocka_unit_test(test_lists),             cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_cluster_queue),
+        cmocka_unit_test(test_cohort),
+        cmocka_unit_test(test_local_queue),
+        cmocka_unit_test(test_workload_priority),
+        cmocka_unit_test(test_workload_topology),
+        cmocka_unit_test(test_other_kinds),
+        cmocka_unit_test(test_lists),
+        cmocka_unit_test(test_errors),
         cmocka_unit_test(test_round_trips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

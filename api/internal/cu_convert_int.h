@@ -38,7 +38,7 @@ typedef struct cu_ctree {
     void *(*take)(void *ud, void *map, const char *key);
     /* Renames key from to to in place, keeping its position; to is absent. */
     int (*rename)(void *ud, void *map, const char *from, const char *to); /* 0: done */
-    void *(*new_map)(void *ud); /* NULL: out of memory */
+    void *(*new_map)(void *ud);                                           /* NULL: out of memory */
     void *(*new_seq)(void *ud);
     void *(*new_str)(void *ud, const char *s);
     void *(*new_int)(void *ud, int64_t v);
