@@ -656,8 +656,8 @@ static void test_round_trips(void **state)
 {
     (void)state;
     corpus c = { 0 };
-    static const char *const roots[] = { "config", "sim",       "docs", "e2e",      "bench",
-                                         "cmd",    "scheduler", "crds", "README.md" };
+    static const char *const roots[] = { "config",    "sim",  "docs", "e2e",    "bench",    "cmd",
+                                         "scheduler", "crds", "dist", "charts", "README.md" };
     for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
         walk(roots[i], &c);
     fprintf(stderr,
