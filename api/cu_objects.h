@@ -546,8 +546,10 @@ cu_err cu_workload_priority(const cu_world *w, const cu_workload *wl, int32_t *o
 /* Rewrites a v1beta1 kueue.x-k8s.io document in place into v1beta2
  * (spec.cohort -> cohortName, priorityClassName/Source ->
  * priorityClassRef, Borrow/Preempt -> MayStopSearch, admissionChecks ->
- * admissionChecksStrategy, Cohort spec.parent -> parentName). Documents
- * of other groups or already v1beta2 are left alone. Returns 1 if changed. */
+ * admissionChecksStrategy, Cohort spec.parent -> parentName, and the other
+ * rules of the conversion webhook: api/cu_convert.c, docs/conversion.md).
+ * Documents of other groups or already v1beta2 are left alone. Returns 1
+ * if changed. */
 int cu_convert_v1beta2(cu_arena *a, cu_node *doc);
 /* As cu_convert_v1beta2, and a warning in d (may be NULL) for every
  * document of a Kueue group (kueue.x-k8s.io, config.kueue.x-k8s.io) in a
