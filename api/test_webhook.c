@@ -149,8 +149,8 @@ static void test_table(void **state)
           "resourceflavors", 1, 1u << CU_WH_CREATE },
         { "mworkload.kb.io", "/mutate-kueue-x-k8s-io-v1beta2-workload", "workloads", 1,
           1u << CU_WH_CREATE },
-        { "vclusterqueue.kb.io", "/validate-kueue-x-k8s-io-v1beta2-clusterqueue",
-          "clusterqueues", 0, (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
+        { "vclusterqueue.kb.io", "/validate-kueue-x-k8s-io-v1beta2-clusterqueue", "clusterqueues",
+          0, (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
         { "vcohort.kb.io", "/validate-kueue-x-k8s-io-v1beta2-cohort", "cohorts", 0,
           (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
         { "vjob.kb.io", "/validate-batch-v1-job", "jobs", 0,
@@ -349,8 +349,8 @@ static void test_workload_create(void **state)
     expect_allowed(&c);
     done(&c);
 
-    run(&c, f, "vworkload.kb.io", CU_WH_CREATE,
-        WL(WL_PS(2, "\"cpu\":\"1\",\"pods\":\"1\""), ""), NULL);
+    run(&c, f, "vworkload.kb.io", CU_WH_CREATE, WL(WL_PS(2, "\"cpu\":\"1\",\"pods\":\"1\""), ""),
+        NULL);
     expect_denied(&c, "spec.podSets[0].template.spec.containers[0].resources.requests[pods]: "
                       "Invalid value: \"pods\": the key is reserved for internal kueue use");
     done(&c);
@@ -389,10 +389,9 @@ static void test_workload_update(void **state)
     /* not while it holds quota */
     run(&c, f, "vworkload.kb.io", CU_WH_UPDATE, WL(WL_PS(3, "\"cpu\":\"1\""), RESERVED),
         WL(WL_PS(2, "\"cpu\":\"1\""), RESERVED));
-    expect_denied(&c,
-                  "spec.podSets.0: Invalid value: {\"name\":\"main\",\"count\":3,\"template\":"
-                  "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{"
-                  "\"cpu\":\"1\"}}}]}}}: field is immutable");
+    expect_denied(&c, "spec.podSets.0: Invalid value: {\"name\":\"main\",\"count\":3,\"template\":"
+                      "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{"
+                      "\"cpu\":\"1\"}}}]}}}: field is immutable");
     done(&c);
 
     run(&c, f, "vworkload.kb.io", CU_WH_UPDATE,
@@ -508,8 +507,8 @@ static void test_job_default_lq(void **state)
     f->cfg.frameworks.n = 1;
     f->cfg.frameworks.items = fw;
     assert_false(mjob_suspends(f, JOB("team-a", QLABEL, "", "")));
-    run(&c, f, "vjob.kb.io", CU_WH_CREATE, JOB("team-a", "\"kueue.x-k8s.io/queue-name\":\"A\"", "", ""),
-        NULL);
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE,
+        JOB("team-a", "\"kueue.x-k8s.io/queue-name\":\"A\"", "", ""), NULL);
     expect_allowed(&c);
     done(&c);
     f->cfg.frameworks = saved;
@@ -530,7 +529,8 @@ static void test_job_validate_create(void **state)
 
     run(&c, f, "vjob.kb.io", CU_WH_CREATE,
         JOB("team-a", "\"kueue.x-k8s.io/queue-name\":\"Team_A\"", "", ""), NULL);
-    expect_denied(&c, "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"Team_A\": " SUBDOMAIN);
+    expect_denied(
+        &c, "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"Team_A\": " SUBDOMAIN);
     done(&c);
 
     run(&c, f, "vjob.kb.io", CU_WH_CREATE,
@@ -564,14 +564,14 @@ static void test_job_validate_create(void **state)
     run(&c, f, "vjob.kb.io", CU_WH_CREATE,
         JOB("team-a",
             "\"kueue.x-k8s.io/queue-name\":\"A\",\"kueue.x-k8s.io/prebuilt-workload-name\":\"B\"",
-            ",\"annotations\":{\"kueue.x-k8s.io/job-completions-equal-parallelism\":\"yes\"}",
-            ""),
+            ",\"annotations\":{\"kueue.x-k8s.io/job-completions-equal-parallelism\":\"yes\"}", ""),
         NULL);
     expect_denied(
-        &c, "[metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"A\": " SUBDOMAIN
-            ", metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]: Invalid value: \"B\": " SUBDOMAIN
-            ", metadata.annotations[kueue.x-k8s.io/job-completions-equal-parallelism]: Invalid "
-            "value: \"yes\": strconv.ParseBool: parsing \"yes\": invalid syntax]");
+        &c,
+        "[metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"A\": " SUBDOMAIN
+        ", metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]: Invalid value: \"B\": " SUBDOMAIN
+        ", metadata.annotations[kueue.x-k8s.io/job-completions-equal-parallelism]: Invalid "
+        "value: \"yes\": strconv.ParseBool: parsing \"yes\": invalid syntax]");
     done(&c);
 
     run(&c, f, "vjob.kb.io", CU_WH_CREATE,
