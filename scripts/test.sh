@@ -34,6 +34,7 @@ if [ "$secs" -gt 0 ]; then
   fuzzers="$fuzzers fuzz_informer"
   fuzzers="$fuzzers fuzz_schema"
   fuzzers="$fuzzers fuzz_protobuf fuzz_patch fuzz_watch fuzz_kconfig fuzz_visibility"
+  fuzzers="$fuzzers fuzz_webhook"
   echo "== fuzz targets, ${secs}s each"
   CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCUEUE_FUZZ=ON > /dev/null
   cmake --build build-fuzz -j"$jobs" --target $fuzzers
@@ -52,6 +53,7 @@ if [ "$secs" -gt 0 ]; then
     [ "$f" = fuzz_watch ] && seeds=kube/fuzz-seeds-watch
     [ "$f" = fuzz_kconfig ] && seeds=kube/fuzz-seeds-kconfig
     [ "$f" = fuzz_visibility ] && seeds=controller/fuzz-seeds-visibility
+    [ "$f" = fuzz_webhook ] && seeds=controller/fuzz-seeds-webhook
     mkdir -p build-fuzz/corpus-$f
     ./build-fuzz/$f -max_total_time="$secs" -print_final_stats=0 build-fuzz/corpus-$f $seeds 2>&1 < /dev/null | tail -2
   done
