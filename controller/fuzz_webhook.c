@@ -107,8 +107,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (way == 0 || way == 1)
         code = cu_whrev_admission(NULL, h, body, len, &out);
     else if (way == 2)
-        code = cu_whrev_serve(NULL, CU_WH_CONVERT_PATH, "application/json", body, len, &out,
-                              &ctype);
+        code =
+            cu_whrev_serve(NULL, CU_WH_CONVERT_PATH, "application/json", body, len, &out, &ctype);
     else
         code = cu_whrev_serve(NULL, hooks[edit_seed % nh].path,
                               edit_seed & 8 ? "text/plain" : "application/json; charset=utf-8",
