@@ -63,8 +63,9 @@ struct ctrl_wh {
     char *ca, *ca_key, *cert, *key;
     char *ca_b64; /* the CA bundle to inject */
     int64_t not_after;
-    int serving; /* the server runs with cert */
-    int stored;  /* the pair is in the Secret */
+    int64_t validity_s, lookahead_s; /* CERT_VALIDITY_S and LOOKAHEAD_S, unless a test says */
+    int serving;                     /* the server runs with cert */
+    int stored;                      /* the pair is in the Secret */
     int stopping;
     int explicit_addr; /* the address was asked for: failing to listen is an error */
     int disabled;      /* the default address was taken: no webhooks */
@@ -394,8 +395,8 @@ static int pair_fresh(const ctrl_wh *w, const char *ca, const char *cert, const 
     char err[200];
     if (!cu_tls_server_ok(ca, cert, key, w->dns, now, why, n))
         return 0;
-    if (cu_tls_cert_expiry(cert, &na, err, sizeof err) != CU_OK || na - now <= LOOKAHEAD_S) {
-        snprintf(why, n, "the certificate expires within 90 days");
+    if (cu_tls_cert_expiry(cert, &na, err, sizeof err) != CU_OK || na - now <= w->lookahead_s) {
+        snprintf(why, n, "the certificate expires within %lld s", (long long)w->lookahead_s);
         return 0;
     }
     return 1;
@@ -424,8 +425,8 @@ static void use_pair(ctrl_wh *w, int changed)
         inject_all(w);
     int64_t now = (int64_t)time(NULL);
     double next = CHECK_EVERY_S;
-    if (w->not_after && (double)(w->not_after - LOOKAHEAD_S - now) < next)
-        next = (double)(w->not_after - LOOKAHEAD_S - now);
+    if (w->not_after && (double)(w->not_after - w->lookahead_s - now) < next)
+        next = (double)(w->not_after - w->lookahead_s - now);
     arm_check(w, w->stored ? (next > 1 ? next : 1) : w->retry_s);
 }
 
@@ -527,7 +528,7 @@ static void renew(ctrl_wh *w, json_object *secret, const char *why)
                        .org = "cueue",
                        .names = names,
                        .nnames = 5,
-                       .valid_s = CERT_VALIDITY_S };
+                       .valid_s = w->validity_s };
     char *ca, *cak, *cert, *key, err[300];
     if (cu_tls_issue_server(&o, &ca, &cak, &cert, &key, err, sizeof err) != CU_OK) {
         say(w, "%s", err);
@@ -707,6 +708,15 @@ int ctrl_webhook_start(ctrl *c, const char *addr, int explicit_addr, const char 
     snprintf(w->vwc[1], 300, "cueue-validating-webhook-configuration");
     w->explicit_addr = explicit_addr;
     w->retry_s = RETRY_S;
+    w->validity_s = CERT_VALIDITY_S;
+    w->lookahead_s = LOOKAHEAD_S;
+    /* for tests only: certificates valid this many seconds, renewed at half
+     * of it (a pod never sets it) */
+    const char *tv = getenv("CUEUE_TEST_WEBHOOK_CERT_SECONDS");
+    if (tv && atoll(tv) >= 2) {
+        w->validity_s = atoll(tv);
+        w->lookahead_s = w->validity_s / 2;
+    }
     ev_init(&w->check, on_check);
     w->check.data = w;
     c->wh = w;

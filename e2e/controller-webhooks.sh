@@ -14,7 +14,9 @@
 #    ca.key, tls.crt and tls.key, the certificate directory the same pair;
 #    the certificate verifies against the CA for 127.0.0.1 (curl) and names
 #    cueue-webhook-service.cueue-system.svc; a restart reuses the pair; a
-#    Secret holding a bad certificate is replaced by a new pair;
+#    Secret holding a bad certificate is replaced by a new pair; with
+#    certificates valid 6 s (CUEUE_TEST_WEBHOOK_CERT_SECONDS, for tests
+#    only) a new pair is made, stored and served before the old expires;
 #  - reviews by curl: an AdmissionReview at each path of the hooks table is
 #    answered with its uid; a malformed one is 400 with a reason; an unknown
 #    path is 404; a GET is 405; a ConversionReview round trip
@@ -176,30 +178,15 @@ job_hook_suspends() {
     r=$(post /mutate-batch-v1-job "$(review probe CREATE "$(job_json probe false)")")
     body_of "$r" | jq -e '.response.patch != null' >/dev/null
 }
-webhook_configs() { # CA_BUNDLE (may be empty)
-    local ca=${1:+, caBundle: $1}
+webhook_config() { # KIND NAME HOOK PATH OPERATIONS: one configuration of one Job webhook
     cat <<YAML
 apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata: {name: $MWC}
+kind: $1
+metadata: {name: $2}
 webhooks:
-- name: mjob.kb.io
-  clientConfig: {url: "https://127.0.0.1:$WPORT/mutate-batch-v1-job"$ca}
-  rules: [{apiGroups: [batch], apiVersions: [v1], operations: [CREATE], resources: [jobs]}]
-  namespaceSelector:
-    matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, $NS]}]
-  failurePolicy: Fail
-  sideEffects: None
-  admissionReviewVersions: [v1]
-  timeoutSeconds: 10
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: $VWC}
-webhooks:
-- name: vjob.kb.io
-  clientConfig: {url: "https://127.0.0.1:$WPORT/validate-batch-v1-job"$ca}
-  rules: [{apiGroups: [batch], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [jobs]}]
+- name: $3
+  clientConfig: {url: "https://127.0.0.1:$WPORT$4"}
+  rules: [{apiGroups: [batch], apiVersions: [v1], operations: [$5], resources: [jobs]}]
   namespaceSelector:
     matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, $NS]}]
   failurePolicy: Fail
@@ -207,6 +194,11 @@ webhooks:
   admissionReviewVersions: [v1]
   timeoutSeconds: 10
 YAML
+}
+webhook_configs() { # both, without a CA bundle
+    webhook_config MutatingWebhookConfiguration $MWC mjob.kb.io /mutate-batch-v1-job CREATE
+    echo ---
+    webhook_config ValidatingWebhookConfiguration $VWC vjob.kb.io /validate-batch-v1-job "CREATE, UPDATE"
 }
 bundles_are() { # B64: every webhook of both configurations has it
     [ "$(k get mutatingwebhookconfiguration $MWC -o json | jq -r '.webhooks[].clientConfig.caBundle')" = "$1" ] &&
@@ -218,9 +210,9 @@ crd_bundle_is() { # CRD B64
 cluster_checks() {
     local want
     want=$(base64 -w0 <"$CERTS/ca.crt")
-    webhook_configs "" | k apply -f - >/dev/null || fail "webhook configurations" "apply failed"
+    webhook_configs | k apply -f - >/dev/null || fail "webhook configurations" "apply failed"
     wait_for 20 "the CA bundle injected into every webhook of $MWC and $VWC" bundles_are "$want"
-    webhook_configs "" | k replace -f - >/dev/null || fail "webhook configurations" "replace failed"
+    webhook_configs | k replace -f - >/dev/null || fail "webhook configurations" "replace failed"
     wait_for 20 "the CA bundle injected again after the configurations were replaced without it" \
         bundles_are "$want"
     k patch crd localqueues.kueue.x-k8s.io --type merge -p "{\"spec\":{\"conversion\":{\"strategy\":\"Webhook\",
@@ -278,6 +270,29 @@ check "the new pair verifies for 127.0.0.1" "$r" test "$(code_of "$r")" = 200
 if cluster_calls_webhooks; then
     want=$(base64 -w0 <"$CERTS/ca.crt")
     wait_for 20 "the new CA injected into the webhook configurations" bundles_are "$want"
+fi
+stop_pid "$CT_PID"
+
+# ---- rotation: certificates valid 6 s, renewed at half of it (a test knob) ----
+k delete secret -n $NS $SECRET >/dev/null || fail "delete the Secret" "failed"
+export CUEUE_TEST_WEBHOOK_CERT_SECONDS=6
+start_ctrl ctrl5 "$TMP/config.yaml" "$CERTS"
+unset CUEUE_TEST_WEBHOOK_CERT_SECONDS
+wait_for 30 "short-lived certificates: ready" ready
+wport ctrl5
+poll 10 bash -c "grep -q 'stored in Secret' '$TMP/ctrl5.log'"
+SHORT1=$(secret_key tls.crt)
+renewed() { [ "$(secret_key tls.crt)" != "$SHORT1" ] && [ -n "$(secret_key tls.crt)" ]; }
+wait_for 20 "rotation: a new pair is stored before the old one expires" renewed
+check "rotation: said in the log" "$(grep webhooks: "$TMP/ctrl5.log" | tail -n 3)" \
+    grep -q "new certificate for $SVC.$NS.svc (the certificate expires within 3 s)" "$TMP/ctrl5.log"
+serves_dir_pair() { # the server answers with the pair the directory holds
+    [ "$(code_of "$(post "$p1" "$(review rot CREATE "$J")")")" = 200 ]
+}
+wait_for 10 "rotation: the server restarted with the new pair" serves_dir_pair
+if cluster_calls_webhooks; then
+    cur_ca() { bundles_are "$(base64 -w0 <"$CERTS/ca.crt")"; }
+    wait_for 20 "rotation: the new CA injected into the webhook configurations" cur_ca
 fi
 stop_pid "$CT_PID"
 
