@@ -778,13 +778,22 @@ cu_httpd *cu_httpd_start_opts(struct ev_loop *loop, const char *addr, const char
     unsigned flags = MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0) |
                      (s->gate || s->gate_req ? MHD_ALLOW_SUSPEND_RESUME : 0) |
                      (tls ? MHD_USE_TLS : 0);
-    struct MHD_OptionItem tlsopts[] = {
-        { tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, tls ? (void *)o->key_pem : NULL },
-        { tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, tls ? (void *)o->cert_pem : NULL },
-        { cca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0,
-          cca ? (void *)o->client_ca_pem : NULL },
-        { MHD_OPTION_END, 0, NULL },
-    };
+    /* MHD_OPTION_ARRAY stops at the first MHD_OPTION_END: only the options
+     * in use, in a row */
+    struct MHD_OptionItem tlsopts[5];
+    size_t nopt = 0;
+    if (tls) {
+        tlsopts[nopt++] =
+            (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)o->key_pem };
+        tlsopts[nopt++] =
+            (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)o->cert_pem };
+    }
+    if (cca)
+        tlsopts[nopt++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_TRUST, 0,
+                                                   (void *)(uintptr_t)o->client_ca_pem };
+    if (o && o->reuse_port)
+        tlsopts[nopt++] = (struct MHD_OptionItem){ MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL };
+    tlsopts[nopt] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
     errno = 0;
     s->d = MHD_start_daemon(
         flags, port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,

@@ -83,6 +83,10 @@ typedef struct cu_httpd_opts {
                                  connection opened or its last response; 0: 10 */
     cu_httpd_post_handler post; /* NULL: POST is refused with 405 */
     size_t post_limit;          /* the largest POST body; 0: 8 MiB */
+    /* SO_REUSEPORT: a second server on the same address may start before
+     * this one stops (a new certificate without a moment of no listener);
+     * both must set it */
+    int reuse_port;
 } cu_httpd_opts;
 
 /* Listens on addr: HOST:PORT, [V6]:PORT or :PORT (every address); port 0

@@ -443,6 +443,39 @@ static void test_post(void **state)
     cu_httpd_stop(s);
 }
 
+/* reuse_port: a second server on the same address starts while the
+ * first runs (both set it), and answers once the first stops; without it
+ * the address is taken. */
+static void test_reuse_port(void **state)
+{
+    fix *f = *state;
+    cu_httpd_opts o = { .reuse_port = 1 };
+    char err[300] = "", addr[64];
+    int p1 = 0, p2 = 0;
+    cu_httpd *a = cu_httpd_start_opts(f->loop, "127.0.0.1:0", "a", echo_handler, &f->e, &o, err,
+                                      sizeof(err), &p1);
+    if (!a)
+        fail_msg("start: %s", err);
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", p1);
+    assert_null(cu_httpd_start(f->loop, addr, "plain", echo_handler, &f->e, err, sizeof(err), &p2));
+    assert_non_null(strstr(err, "plain 127.0.0.1:"));
+    cu_httpd *b =
+        cu_httpd_start_opts(f->loop, addr, "b", echo_handler, &f->e, &o, err, sizeof(err), &p2);
+    if (!b)
+        fail_msg("second start: %s", err);
+    assert_int_equal(p2, p1);
+    cu_httpd_stop(a);
+    int saved = f->port;
+    f->port = p1;
+    resp r;
+    get(f, "GET /after HTTP/1.1\r\nHost: x\r\n\r\n", 0, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "path=/after\nquery=\naccept=\n");
+    resp_free(&r);
+    f->port = saved;
+    cu_httpd_stop(b);
+}
+
 static void test_head_has_no_body(void **state)
 {
     fix *f = *state;
@@ -1282,6 +1315,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_not_found_from_handler, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_methods_405, setup, teardown),
         cmocka_unit_test_setup_teardown(test_post, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reuse_port, setup, teardown),
         cmocka_unit_test_setup_teardown(test_head_has_no_body, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_body_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keep_alive, setup, teardown),

@@ -138,20 +138,22 @@ static void say(ctrl_wh *w, const char *fmt, ...)
     ctrl_log(w->c, 0, "webhooks: %s", m);
 }
 
-/* (Re)starts the server with w->cert and w->key. */
+/* (Re)starts the server with w->cert and w->key: the new one listens
+ * (SO_REUSEPORT) before the old one stops, so that a new certificate
+ * leaves no moment without a listener; if it cannot start, the old one
+ * goes on. */
 static int serve(ctrl_wh *w)
 {
-    cu_httpd_opts ho = {
-        .cert_pem = w->cert, .key_pem = w->key, .post = wh_post, .post_limit = CU_WH_MAX_BODY
-    };
+    cu_httpd_opts ho = { .cert_pem = w->cert,
+                         .key_pem = w->key,
+                         .post = wh_post,
+                         .post_limit = CU_WH_MAX_BODY,
+                         .reuse_port = 1 };
     char err[400];
     int port = 0, again = w->s != NULL;
-    cu_httpd_stop(w->s);
-    w->s = NULL;
-    w->serving = 0;
-    w->s = cu_httpd_start_opts(w->c->loop, w->addr, "webhook server", wh_get, w, &ho, err,
-                               sizeof(err), &port);
-    if (!w->s) {
+    cu_httpd *s = cu_httpd_start_opts(w->c->loop, w->addr, "webhook server", wh_get, w, &ho, err,
+                                      sizeof(err), &port);
+    if (!s) {
         if (!w->explicit_addr && !again) { /* the default may be taken */
             ctrl_log(w->c, 0,
                      "webhook server disabled: %s (choose an address with "
@@ -164,6 +166,8 @@ static int serve(ctrl_wh *w)
         say(w, "%s", err);
         return -1;
     }
+    cu_httpd_stop(w->s);
+    w->s = s;
     w->serving = 1;
     const char *colon = strrchr(w->addr, ':');
     if (colon && strcmp(colon, ":0") == 0) /* keep the port across restarts */
@@ -720,6 +724,22 @@ int ctrl_webhook_start(ctrl *c, const char *addr, int explicit_addr, const char 
     ev_init(&w->check, on_check);
     w->check.data = w;
     c->wh = w;
+    if (explicit_addr) { /* an address asked for must be free: a bind probe */
+        char err[400];
+        int port = 0;
+        cu_httpd_opts po = { .reuse_port = 1 };
+        cu_httpd *probe = cu_httpd_start_opts(c->loop, w->addr, "webhook server", wh_get, w, &po,
+                                              err, sizeof(err), &port);
+        if (!probe) {
+            fprintf(stderr, "cueue: controller: %s\n", err);
+            return -1;
+        }
+        cu_httpd_stop(probe);
+        const char *colon = strrchr(w->addr, ':');
+        if (colon && strcmp(colon, ":0") == 0) /* the port, known from now on */
+            snprintf(w->addr + (colon - w->addr), sizeof(w->addr) - (size_t)(colon - w->addr),
+                     ":%d", port);
+    }
     if (w->internal) {
         ctrl_log(c, 0,
                  "webhooks on %s: internal certificate management (Secret %s/%s, DNS name %s, "
