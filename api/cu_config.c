@@ -362,6 +362,12 @@ static void config_defaults(cu_config *x, int v1beta1)
     x->leader_election.retry_period_ms = 2000;
     x->metrics_bind_address = CU_CONFIG_DEFAULT_METRICS_ADDR;
     x->health_bind_address = CU_CONFIG_DEFAULT_HEALTH_ADDR;
+    x->webhook.port = 9443;
+    x->webhook.host = "";
+    x->webhook.cert_dir = "/tmp/k8s-webhook-server/serving-certs";
+    x->cert_mgmt.enable = 1;
+    x->cert_mgmt.service_name = "kueue-webhook-service";
+    x->cert_mgmt.secret_name = "kueue-webhook-server-cert";
 }
 
 cu_err cu_config_init_defaults(cu_config *x, cu_arena *a)
@@ -568,6 +574,58 @@ static void dec_client_connection(dctx *c, const cu_node *root, cu_config *x)
                    (int)x->client.burst);
 }
 
+/* webhook {port, host, certDir} and internalCertManagement {enable,
+ * webhookServiceName, webhookSecretName}. */
+static void dec_webhook(dctx *c, const cu_node *root, cu_config *x)
+{
+    static const char *const known_wh[] = { "port", "host", "certDir", NULL };
+    static const char *const known_icm[] = { "enable", "webhookServiceName", "webhookSecretName",
+                                             NULL };
+    const cu_node *wh = cu_dec_want_map(c, cu_node_get(root, "webhook"), "webhook");
+    warn_unknown(c, wh, "webhook", known_wh);
+    int32_t port = 0;
+    if (wh && cu_dec_i32(c, wh, "port", "webhook", &port) && port != 0) {
+        if (port < 1 || port > 65535)
+            cu_dec_err(c, "webhook.port", "must be between 1 and 65535, inclusive, got %d",
+                       (int)port);
+        else {
+            x->webhook.port = port;
+            x->webhook.has_port = 1;
+        }
+    }
+    const char *v = wh ? cu_dec_str(c, wh, "host", "webhook") : NULL;
+    if (v)
+        x->webhook.host = v;
+    v = wh ? cu_dec_str(c, wh, "certDir", "webhook") : NULL;
+    if (v && *v) {
+        x->webhook.cert_dir = v;
+        x->webhook.has_cert_dir = 1;
+    }
+    const cu_node *icm =
+        cu_dec_want_map(c, cu_node_get(root, "internalCertManagement"), "internalCertManagement");
+    warn_unknown(c, icm, "internalCertManagement", known_icm);
+    if (!icm)
+        return;
+    cu_dec_bool(c, icm, "enable", "internalCertManagement", &x->cert_mgmt.enable);
+    char p[PATHMAX];
+    v = cu_dec_str(c, icm, "webhookServiceName", "internalCertManagement");
+    if (v && *v) {
+        if (dns_label_ok(v))
+            x->cert_mgmt.service_name = v;
+        else
+            cu_dec_err(c, cu_dec_path(p, "internalCertManagement", "webhookServiceName"),
+                       "must be a valid Service name (RFC 1123 label), got \"%s\"", v);
+    }
+    v = cu_dec_str(c, icm, "webhookSecretName", "internalCertManagement");
+    if (v && *v) {
+        if (cu_dns1123_subdomain_ok(v, strlen(v), 0))
+            x->cert_mgmt.secret_name = v;
+        else
+            cu_dec_err(c, cu_dec_path(p, "internalCertManagement", "webhookSecretName"),
+                       "must be a valid Secret name (RFC 1123 subdomain), got \"%s\"", v);
+    }
+}
+
 static void dec_leader_election(dctx *c, const cu_node *root, cu_config *x)
 {
     static const char *const known[] = {
@@ -730,11 +788,9 @@ static void dec_config_controller(dctx *c, const cu_node *root, cu_config *x)
         NULL,
     };
     static const ignored_field ignored[] = {
-        { "internalCertManagement", "Cueue serves no webhooks", 0 },
         { "multiKueue", NULL, 0 },
         { "featureGates", NULL, 0 },
         { "objectRetentionPolicies", NULL, 0 },
-        { "webhook", "Cueue serves no webhooks", 0 },
         { "pprofBindAddress", NULL, 0 },
         { "controller", NULL, 0 },
         { "tls", NULL, 0 },
@@ -795,6 +851,7 @@ static void dec_config_controller(dctx *c, const cu_node *root, cu_config *x)
 
     dec_client_connection(c, root, x);
     dec_leader_election(c, root, x);
+    dec_webhook(c, root, x);
 
     const cu_node *m = cu_dec_want_map(c, cu_node_get(root, "metrics"), "metrics");
     warn_unknown(c, m, "metrics", known_metrics);

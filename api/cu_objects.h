@@ -444,6 +444,23 @@ typedef struct cu_config {
     const char *health_bind_address; /* health.healthProbeBindAddress; default ":8081";
                                           "0" disables */
     int has_health_bind_address;
+
+    /* webhook (controller-runtime's webhook server): where the admission
+     * and conversion webhooks are served */
+    struct {
+        int32_t port;         /* default 9443 */
+        int has_port;         /* the file set it (non-zero) */
+        const char *host;     /* default "": every address */
+        const char *cert_dir; /* default /tmp/k8s-webhook-server/serving-certs */
+        int has_cert_dir;
+    } webhook;
+    /* internalCertManagement: the controller makes and rotates the
+     * webhook's certificate (else they are read from webhook.certDir) */
+    struct {
+        int enable;               /* default 1 */
+        const char *service_name; /* default "kueue-webhook-service" */
+        const char *secret_name;  /* default "kueue-webhook-server-cert" */
+    } cert_mgmt;
 } cu_config;
 
 /* Fills x (zeroed first) with Kueue's v1beta2 defaults: the Configuration

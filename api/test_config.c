@@ -197,6 +197,14 @@ static void test_defaults_v1beta2(void **state)
     const cu_config *x = load_ok(f, HDR2);
     assert_false(x->v1beta1);
     check_common_defaults(x, "kueue-system");
+    /* Kueue's webhook defaults */
+    assert_int_equal(x->webhook.port, 9443);
+    assert_false(x->webhook.has_port);
+    assert_string_equal(x->webhook.host, "");
+    assert_string_equal(x->webhook.cert_dir, "/tmp/k8s-webhook-server/serving-certs");
+    assert_true(x->cert_mgmt.enable);
+    assert_string_equal(x->cert_mgmt.service_name, "kueue-webhook-service");
+    assert_string_equal(x->cert_mgmt.secret_name, "kueue-webhook-server-cert");
     assert_false(x->pods_ready.present);
     assert_false(x->pods_ready.enabled);
     assert_int_equal(x->pods_ready.timeout_ms, MIN(30));
@@ -328,7 +336,11 @@ static const char *full_v1beta2 = HDR2
     "health: {healthProbeBindAddress: \"[::1]:9091\"}\n"
     "fairSharing: {preemptionStrategies: [LessThanInitialShare]}\n"
     "admissionFairSharing: {usageHalfLifeTime: 1h}\n"
-    "webhook: {port: 9443}\n";
+    "webhook: {port: 9444, host: 127.0.0.1, certDir: /certs}\n"
+    "internalCertManagement:\n"
+    "  enable: false\n"
+    "  webhookServiceName: cueue-webhook-service\n"
+    "  webhookSecretName: cueue-webhook-server-cert\n";
 
 static void test_every_field(void **state)
 {
@@ -336,7 +348,6 @@ static void test_every_field(void **state)
     assert_int_equal(load(f, full_v1beta2), CU_OK);
     /* the fields Cueue accepts and does not act on are named, nothing else */
     static const char *const warned[] = {
-        "webhook: not implemented by Cueue, ignored: Cueue serves no webhooks",
         "integrations.labelKeysToCopy: not implemented by Cueue, ignored: no labels are copied "
         "to Workloads",
         "metrics.enableClusterQueueResources: not implemented by Cueue, ignored: the "
@@ -356,6 +367,14 @@ static void test_every_field(void **state)
     const cu_config *x = f->w.configs.items[0];
     assert_string_equal(x->ns, "cueue-system");
     assert_true(x->has_ns);
+    assert_int_equal(x->webhook.port, 9444);
+    assert_true(x->webhook.has_port);
+    assert_string_equal(x->webhook.host, "127.0.0.1");
+    assert_string_equal(x->webhook.cert_dir, "/certs");
+    assert_true(x->webhook.has_cert_dir);
+    assert_int_equal(x->cert_mgmt.enable, 0);
+    assert_string_equal(x->cert_mgmt.service_name, "cueue-webhook-service");
+    assert_string_equal(x->cert_mgmt.secret_name, "cueue-webhook-server-cert");
     assert_true(x->manage_jobs_without_queue_name);
     assert_true(x->has_managed_ns_selector);
     const cu_labelsel *s = &x->managed_ns_selector;
@@ -537,6 +556,18 @@ static void test_errors(void **state)
         { HDR2 "namespace: Bad_NS\n",
           "namespace: must be a valid namespace name (RFC 1123 label), got \"Bad_NS\"" },
         { HDR2 "namespace: {name: x}\n", "namespace: must be a string" },
+        { HDR2 "webhook: {port: 70000}\n",
+          "webhook.port: must be between 1 and 65535, inclusive, got 70000" },
+        { HDR2 "webhook: {port: nine}\n", "webhook.port: must be an integer" },
+        { HDR2 "webhook: 9443\n", "webhook: must be an object" },
+        { HDR2 "internalCertManagement: {enable: yes please}\n",
+          "internalCertManagement.enable: must be a boolean" },
+        { HDR2 "internalCertManagement: {webhookServiceName: Bad.Svc}\n",
+          "internalCertManagement.webhookServiceName: must be a valid Service name (RFC 1123 "
+          "label), got \"Bad.Svc\"" },
+        { HDR2 "internalCertManagement: {webhookSecretName: bad_secret}\n",
+          "internalCertManagement.webhookSecretName: must be a valid Secret name (RFC 1123 "
+          "subdomain), got \"bad_secret\"" },
         { HDR2 "manageJobsWithoutQueueName: sometimes\n",
           "manageJobsWithoutQueueName: must be a boolean" },
         { HDR2 "managedJobsNamespaceSelector: [x]\n",
@@ -726,8 +757,8 @@ static void test_unknown_fields(void **state)
     fx *f = *state;
     assert_int_equal(
         load(f, HDR2 "waitForPodReady: {timeout: 5m}\n"
-                     "webhook: {port: 9443}\n"
-                     "internalCertManagement: {enable: false}\n"
+                     "webhook: {port: 9443, certdir: /x}\n"
+                     "internalCertManagement: {enable: false, secretName: s}\n"
                      "featureGates: {TopologyAwareScheduling: true}\n"
                      "pprofBindAddress: ''\n"
                      "waitForPodsReady: {timeOut: 5m, requeuingStrategy: {backoffLimit: 3}}\n"
@@ -755,10 +786,10 @@ static void test_unknown_fields(void **state)
         "resources.excludePrefixes",
         "fairSharing.enable", /* v1beta1 only */
         "admissionFairSharing.usageHalfLife",
+        "webhook.certdir",
+        "internalCertManagement.secretName",
     };
     static const char *const ignored[] = {
-        "webhook: not implemented by Cueue, ignored: Cueue serves no webhooks",
-        "internalCertManagement: not implemented by Cueue, ignored: Cueue serves no webhooks",
         "featureGates: not implemented by Cueue, ignored",
         "multiKueue: not implemented by Cueue, ignored",
         "integrations.externalFrameworks: not implemented by Cueue, ignored: only batch/job is "

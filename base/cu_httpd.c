@@ -80,6 +80,8 @@ struct cu_httpd {
     ev_timer timer; /* MHD_get_timeout() */
     cu_httpd_handler h;
     void *ud;
+    cu_httpd_post_handler post;
+    size_t post_limit;
     cu_httpd_gate gate;
     cu_httpd_gate_req gate_req;
     void *gate_ud;
@@ -104,6 +106,9 @@ typedef struct hreq {
     struct MHD_Connection *conn;
     struct hreq *wnext, *wprev;
     const char *query; /* in target, after the path is split off; NULL before */
+    char *body;        /* a POST's body read so far (malloc'ed) */
+    size_t blen, bcap;
+    int too_big; /* the POST's body exceeds post_limit: 413 */
     char target[];
 } hreq;
 
@@ -169,6 +174,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     if (r && r->gate == GATE_WAITING)
         unlink_waiting(cls, r);
     conn_reading(cls, conn, 1);
+    if (r)
+        free(r->body);
     free(r);
     *req_cls = NULL;
 }
@@ -290,6 +297,70 @@ static void server_free(cu_httpd *s)
     free(s);
 }
 
+/* A POST: its body is gathered over the calls MHD makes with upload
+ * data (at most post_limit bytes: more are read and dropped, and the
+ * answer is 413), and the handler runs on the last call. */
+static enum MHD_Result on_post(cu_httpd *s, struct MHD_Connection *conn, hreq *r,
+                               const char *upload_data, size_t *upload_data_size, cu_buf *body)
+{
+    if (r->state == REQ_NEW) {
+        r->state = REQ_HEADERS;
+        cu_buf_free(body);
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        cu_buf_free(body);
+        if (r->too_big || r->state == REQ_RESPONDED)
+            return MHD_YES;
+        if (r->blen + n > s->post_limit) {
+            r->too_big = 1;
+            free(r->body);
+            r->body = NULL;
+            r->blen = r->bcap = 0;
+            return MHD_YES;
+        }
+        if (r->blen + n > r->bcap) {
+            size_t cap = r->bcap ? r->bcap : 4096;
+            while (cap < r->blen + n)
+                cap *= 2;
+            char *nb = realloc(r->body, cap);
+            if (!nb)
+                return MHD_NO;
+            r->body = nb;
+            r->bcap = cap;
+        }
+        memcpy(r->body + r->blen, upload_data, n);
+        r->blen += n;
+        return MHD_YES;
+    }
+    if (r->state == REQ_RESPONDED) {
+        cu_buf_free(body);
+        return MHD_YES;
+    }
+    r->state = REQ_RESPONDED;
+    if (r->too_big) {
+        cu_buf_printf(body, "request body larger than %zu bytes\n", s->post_limit);
+        return respond(conn, MHD_HTTP_CONTENT_TOO_LARGE, body, "text/plain; charset=utf-8", NULL);
+    }
+    char *q = strchr(r->target, '?');
+    if (q)
+        *q++ = 0;
+    const char *ct =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    const char *ctype = "text/plain; charset=utf-8";
+    int code = s->post(s->ud, r->target, q ? q : "", ct ? ct : "", r->body, r->blen, body, &ctype);
+    if (code < 100 || code > 599) {
+        body->len = 0;
+        body->failed = 0;
+        cu_buf_printf(body, "handler returned status %d\n", code);
+        ctype = "text/plain; charset=utf-8";
+        code = 500;
+    }
+    return respond(conn, code, body, ctype ? ctype : "application/octet-stream", NULL);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **req_cls)
@@ -305,6 +376,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         conn_reading(s, conn, 0); /* the headers are in */
     cu_buf body;
     cu_buf_init(&body, BODY_LIMIT);
+    if (s->post && strcmp(method, MHD_HTTP_METHOD_POST) == 0)
+        return on_post(s, conn, r, upload_data, upload_data_size, &body);
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
         if (r->state == REQ_RESPONDED) {
             *upload_data_size = 0;
@@ -313,9 +386,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         /* at once, on the first call: MHD then closes the connection
          * instead of reading a body nobody wants */
         r->state = REQ_RESPONDED;
-        cu_buf_puts(&body, "only GET and HEAD\n");
+        cu_buf_puts(&body, s->post ? "only GET, HEAD and POST\n" : "only GET and HEAD\n");
         return respond(conn, MHD_HTTP_METHOD_NOT_ALLOWED, &body, "text/plain; charset=utf-8",
-                       "GET, HEAD");
+                       s->post ? "GET, HEAD, POST" : "GET, HEAD");
     }
     /* GET and HEAD answer on the last call (after the whole request was
      * read): a response queued on the first call makes MHD 0.9.x close
@@ -697,19 +770,30 @@ cu_httpd *cu_httpd_start_opts(struct ev_loop *loop, const char *addr, const char
         }
     }
     s->header_timeout = o && o->header_timeout_s > 0 ? o->header_timeout_s : HEADER_TIMEOUT_S;
+    s->post = o ? o->post : NULL;
+    s->post_limit = o && o->post_limit ? o->post_limit : ((size_t)8 << 20);
     int v6 = ss.ss_family == AF_INET6;
     uint16_t port = v6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
                        : ntohs(((struct sockaddr_in *)&ss)->sin_port);
     unsigned flags = MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0) |
                      (s->gate || s->gate_req ? MHD_ALLOW_SUSPEND_RESUME : 0) |
                      (tls ? MHD_USE_TLS : 0);
-    struct MHD_OptionItem tlsopts[] = {
-        { tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, tls ? (void *)o->key_pem : NULL },
-        { tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, tls ? (void *)o->cert_pem : NULL },
-        { cca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0,
-          cca ? (void *)o->client_ca_pem : NULL },
-        { MHD_OPTION_END, 0, NULL },
-    };
+    /* MHD_OPTION_ARRAY stops at the first MHD_OPTION_END: only the options
+     * in use, in a row */
+    struct MHD_OptionItem tlsopts[5];
+    size_t nopt = 0;
+    if (tls) {
+        tlsopts[nopt++] =
+            (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)o->key_pem };
+        tlsopts[nopt++] =
+            (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)o->cert_pem };
+    }
+    if (cca)
+        tlsopts[nopt++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_TRUST, 0,
+                                                   (void *)(uintptr_t)o->client_ca_pem };
+    if (o && o->reuse_port)
+        tlsopts[nopt++] = (struct MHD_OptionItem){ MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL };
+    tlsopts[nopt] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
     errno = 0;
     s->d = MHD_start_daemon(
         flags, port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,

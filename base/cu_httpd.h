@@ -3,8 +3,8 @@
  * metrics): libmicrohttpd daemons without threads of their own, driven by
  * the controller's libev loop (one level-triggered ev_io per descriptor
  * MHD wants, its timeouts in an ev_timer). HTTP/1.1 with keep-alive, GET
- * and HEAD only (405 with Allow otherwise; HEAD gets the headers GET
- * would), at most 64 connections (more wait in the listen backlog), each
+ * and HEAD (HEAD gets the headers GET would), and POST when a server has
+ * a POST handler (cu_httpd_opts.post: webhooks); 405 with Allow otherwise, at most 64 connections (more wait in the listen backlog), each
  * closed after 5 s without progress, or when a request's headers are not
  * in 10 s after it opened or answered the last one (slow clients). The handler runs on the loop, so it
  * sees the controller's state without locks.
@@ -54,6 +54,15 @@ typedef struct cu_httpd_greq {
 typedef int (*cu_httpd_gate_req)(void *ud, const cu_httpd_greq *r, uint64_t id, char *msg,
                                  size_t msgn);
 
+/* A POST request (cu_httpd_opts.post): its whole body (len bytes, not
+ * NUL-terminated; NULL when empty) and Content-Type ("" when none), read
+ * before the call (at most post_limit bytes, else 413 without a call).
+ * Answers as cu_httpd_handler does. Not gated: a POST handler
+ * authenticates on its own (webhooks are called by kube-apiserver). */
+typedef int (*cu_httpd_post_handler)(void *ud, const char *path, const char *query,
+                                     const char *content_type, const char *data, size_t len,
+                                     cu_buf *out, const char **ctype);
+
 typedef struct cu_httpd_opts {
     const char *cert_pem;       /* HTTPS with this certificate (chain, PEM) and key; */
     const char *key_pem;        /* both NULL: plain HTTP */
@@ -70,8 +79,14 @@ typedef struct cu_httpd_opts {
     size_t nuser_headers;
     const char *const *group_headers; /* none: X-Remote-Group */
     size_t ngroup_headers;
-    double header_timeout_s; /* a request's headers must be in this long after the
+    double header_timeout_s;    /* a request's headers must be in this long after the
                                  connection opened or its last response; 0: 10 */
+    cu_httpd_post_handler post; /* NULL: POST is refused with 405 */
+    size_t post_limit;          /* the largest POST body; 0: 8 MiB */
+    /* SO_REUSEPORT: a second server on the same address may start before
+     * this one stops (a new certificate without a moment of no listener);
+     * both must set it */
+    int reuse_port;
 } cu_httpd_opts;
 
 /* Listens on addr: HOST:PORT, [V6]:PORT or :PORT (every address); port 0

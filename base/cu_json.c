@@ -192,6 +192,171 @@ json_object *cu_jcopy(json_object *o)
     return d;
 }
 
+/* ---------------- comparing ---------------- */
+
+static int is_num(json_object *o)
+{
+    return o && (json_object_is_type(o, json_type_int) || json_object_is_type(o, json_type_double));
+}
+
+int cu_json_equal(json_object *a, json_object *b)
+{
+    if (!a || !b)
+        return a == b;
+    if (is_num(a) && is_num(b)) {
+        if (json_object_is_type(a, json_type_int) && json_object_is_type(b, json_type_int))
+            return json_object_get_int64(a) == json_object_get_int64(b);
+        double x = json_object_get_double(a), y = json_object_get_double(b);
+        return x == y || (isnan(x) && isnan(y)); /* the same value, NaN too */
+    }
+    json_type ta = json_object_get_type(a);
+    if (ta != json_object_get_type(b))
+        return 0;
+    switch (ta) {
+    case json_type_boolean: return json_object_get_boolean(a) == json_object_get_boolean(b);
+    case json_type_string:
+        return json_object_get_string_len(a) == json_object_get_string_len(b) &&
+               memcmp(json_object_get_string(a), json_object_get_string(b),
+                      (size_t)json_object_get_string_len(a)) == 0;
+    case json_type_array: {
+        size_t n = json_object_array_length(a);
+        if (n != json_object_array_length(b))
+            return 0;
+        for (size_t i = 0; i < n; i++)
+            if (!cu_json_equal(json_object_array_get_idx(a, i), json_object_array_get_idx(b, i)))
+                return 0;
+        return 1;
+    }
+    case json_type_object: {
+        if (json_object_object_length(a) != json_object_object_length(b))
+            return 0;
+        json_object_object_foreach (a, k, va) {
+            json_object *vb = NULL;
+            if (!json_object_object_get_ex(b, k, &vb) || !cu_json_equal(va, vb))
+                return 0;
+        }
+        return 1;
+    }
+    default: return 0;
+    }
+}
+
+/* Appends one operation {op, path[, value]} to ops; value is deep-copied
+ * (when with_value). Returns 0, or -1 when out of memory. */
+static int diff_op(json_object *ops, const char *op, const cu_buf *path, json_object *value,
+                   int with_value)
+{
+    json_object *o = json_object_new_object();
+    if (!o)
+        return -1;
+    cu_jset_str(o, "op", op);
+    json_object_object_add(
+        o, "path", json_object_new_string_len(path->data ? path->data : "", (int)path->len));
+    if (with_value) {
+        json_object *v = NULL;
+        if (value && json_object_deep_copy(value, &v, NULL) != 0) {
+            json_object_put(o);
+            return -1;
+        }
+        json_object_object_add(o, "value", v);
+    }
+    return json_object_array_add(ops, o) == 0 ? 0 : -1;
+}
+
+/* path + "/" + the escaped token key; returns the old length to cut back to. */
+static size_t diff_push(cu_buf *path, const char *key)
+{
+    size_t old = path->len;
+    cu_buf_append(path, "/", 1);
+    for (const char *p = key; *p; p++) {
+        if (*p == '~')
+            cu_buf_puts(path, "~0");
+        else if (*p == '/')
+            cu_buf_puts(path, "~1");
+        else
+            cu_buf_append(path, p, 1);
+    }
+    return old;
+}
+
+static void diff_pop(cu_buf *path, size_t old)
+{
+    path->len = old;
+    if (path->data)
+        path->data[old] = 0;
+}
+
+static int diff_rec(json_object *ops, cu_buf *path, json_object *a, json_object *b, int depth);
+
+/* The member or element key of the value at path: removed (not in to),
+ * added (not in from) or compared. */
+static int diff_child(json_object *ops, cu_buf *path, const char *key, int in_a, json_object *a,
+                      int in_b, json_object *b, int depth)
+{
+    size_t old = diff_push(path, key);
+    int rc = !in_b   ? diff_op(ops, "remove", path, NULL, 0)
+             : !in_a ? diff_op(ops, "add", path, b, 1)
+                     : diff_rec(ops, path, a, b, depth + 1);
+    diff_pop(path, old);
+    return rc;
+}
+
+static int diff_rec(json_object *ops, cu_buf *path, json_object *a, json_object *b, int depth)
+{
+    if (cu_json_equal(a, b))
+        return 0;
+    int oa = a && json_object_is_type(a, json_type_object);
+    int ob = b && json_object_is_type(b, json_type_object);
+    int aa = a && json_object_is_type(a, json_type_array);
+    int ab = b && json_object_is_type(b, json_type_array);
+    if (depth > 1000 || !((oa && ob) || (aa && ab)))
+        return diff_op(ops, "replace", path, b, 1);
+    if (oa) {
+        json_object_object_foreach (a, k, va) {
+            json_object *vb = NULL;
+            int in_b = json_object_object_get_ex(b, k, &vb);
+            if (diff_child(ops, path, k, 1, va, in_b, vb, depth))
+                return -1;
+        }
+        json_object_object_foreach (b, k2, vb2) {
+            if (!json_object_object_get_ex(a, k2, NULL) &&
+                diff_child(ops, path, k2, 0, NULL, 1, vb2, depth))
+                return -1;
+        }
+        return path->failed ? -1 : 0;
+    }
+    /* arrays: the common part, then what to adds, then what from loses
+     * (from the last, so that each index is still right) */
+    size_t na = json_object_array_length(a), nb = json_object_array_length(b);
+    size_t n = na > nb ? na : nb;
+    char idx[32];
+    for (size_t j = 0; j < n; j++) {
+        size_t i = j < nb ? j : na - 1 - (j - nb);
+        snprintf(idx, sizeof idx, "%zu", i);
+        if (diff_child(ops, path, idx, i < na, json_object_array_get_idx(a, i), i < nb,
+                       i < nb ? json_object_array_get_idx(b, i) : NULL, depth))
+            return -1;
+    }
+    return path->failed ? -1 : 0;
+}
+
+json_object *cu_json_diff(json_object *from, json_object *to)
+{
+    json_object *ops = json_object_new_array();
+    if (!ops)
+        return NULL;
+    cu_buf path;
+    cu_buf_init(&path, 0);
+    int rc = diff_rec(ops, &path, from, to, 0);
+    int failed = path.failed;
+    cu_buf_free(&path);
+    if (rc || failed) {
+        json_object_put(ops);
+        return NULL;
+    }
+    return ops;
+}
+
 /* ---------------- numbers as Go writes them ---------------- */
 
 int cu_json_shortest_e(double d, char out[40])

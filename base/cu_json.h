@@ -160,6 +160,24 @@ json_object *cu_jchild(json_object *o, const char *key);
  * out of memory. */
 json_object *cu_jcopy(json_object *o);
 
+/* ---- comparing ---- */
+
+/* Deep JSON equality: numbers compare by value (1 == 1.0; NaN, which
+ * json-c reads, equals NaN), objects by their member sets, arrays
+ * element-wise. Borrows both; NULL (JSON null) equals only NULL. */
+int cu_json_equal(json_object *a, json_object *b);
+
+/* The JSON Patch (RFC 6902) that turns from into to: a new array of
+ * operations (caller puts), empty when they are equal, NULL when out of
+ * memory. Objects are compared member by member (a member only in from is
+ * removed, one only in to added, one in both compared again below);
+ * arrays element by element over their common length, then the extra
+ * elements of to are added at their index or those of from removed from
+ * the last; anything else that differs is replaced (the whole document
+ * with path ""). Paths are JSON Pointers ("~" as "~0", "/" as "~1").
+ * Values are deep copies. Borrows from and to. */
+json_object *cu_json_diff(json_object *from, json_object *to);
+
 /* ---- cu_node <-> json-c ---- */
 
 /* Converts a json-c value to a cu_node tree in a (numbers, booleans and

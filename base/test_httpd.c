@@ -363,6 +363,119 @@ static void test_other_methods_405(void **state)
     assert_int_equal(f->e.calls, 0);
 }
 
+/* A POST handler: "path|query|ctype|len|body". */
+static int post_handler(void *ud, const char *path, const char *query, const char *ctype_in,
+                        const char *data, size_t len, cu_buf *out, const char **ctype)
+{
+    echo *e = ud;
+    e->calls++;
+    cu_buf_printf(out, "%s|%s|%s|%zu|", path, query, ctype_in, len);
+    if (len)
+        cu_buf_append(out, data, len);
+    *ctype = "application/json";
+    return 201;
+}
+
+/* With a POST handler: the whole body (sent in pieces, or chunked), the
+ * path, query and Content-Type; GET still reaches the GET handler; a body
+ * over the limit is 413 without a call; other methods 405 naming POST;
+ * keep-alive across POSTs. */
+static void test_post(void **state)
+{
+    fix *f = *state;
+    cu_httpd_opts o = { .post = post_handler, .post_limit = 64 };
+    char err[300] = "";
+    int port = 0;
+    cu_httpd *s = cu_httpd_start_opts(f->loop, "127.0.0.1:0", "webhooks", echo_handler, &f->e, &o,
+                                      err, sizeof(err), &port);
+    if (!s)
+        fail_msg("start: %s", err);
+    int saved = f->port;
+    f->port = port;
+    resp r;
+    get(f,
+        "POST /mutate?timeout=10s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Content-Length: 11\r\n\r\n{\"a\":[1,2]}",
+        0, &r);
+    assert_int_equal(r.status, 201);
+    assert_string_equal(r.body, "/mutate|timeout=10s|application/json|11|{\"a\":[1,2]}");
+    resp_free(&r);
+    get(f,
+        "POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n"
+        "0\r\n\r\n",
+        0, &r);
+    assert_int_equal(r.status, 201);
+    assert_string_equal(r.body, "/c|||5|abcde");
+    resp_free(&r);
+    get(f, "POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 0, &r);
+    assert_int_equal(r.status, 201);
+    assert_string_equal(r.body, "/e|||0|");
+    resp_free(&r);
+    int calls = f->e.calls;
+    char big[400];
+    snprintf(big, sizeof big, "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 65\r\n\r\n%065d",
+             7);
+    get(f, big, 0, &r);
+    assert_int_equal(r.status, 413);
+    assert_string_equal(r.body, "request body larger than 64 bytes\n");
+    assert_int_equal(f->e.calls, calls);
+    resp_free(&r);
+    get(f, "PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 0, &r);
+    assert_int_equal(r.status, 405);
+    char v[128];
+    assert_string_equal(hdr(&r, "Allow", v, sizeof(v)), "GET, HEAD, POST");
+    resp_free(&r);
+    get(f, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n", 0, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "path=/echo\nquery=\naccept=\n");
+    resp_free(&r);
+    /* two POSTs on one connection */
+    int fd = cli_connect(f);
+    for (int i = 0; i < 2; i++) {
+        cli_send(f, fd, "POST /k HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nok");
+        cli_read(f, fd, 0, &r, 10);
+        assert_int_equal(r.status, 201);
+        assert_string_equal(r.body, "/k|||2|ok");
+        resp_free(&r);
+    }
+    close(fd);
+    f->port = saved;
+    cu_httpd_stop(s);
+}
+
+/* reuse_port: a second server on the same address starts while the
+ * first runs (both set it), and answers once the first stops; without it
+ * the address is taken. */
+static void test_reuse_port(void **state)
+{
+    fix *f = *state;
+    cu_httpd_opts o = { .reuse_port = 1 };
+    char err[300] = "", addr[64];
+    int p1 = 0, p2 = 0;
+    cu_httpd *a = cu_httpd_start_opts(f->loop, "127.0.0.1:0", "a", echo_handler, &f->e, &o, err,
+                                      sizeof(err), &p1);
+    if (!a)
+        fail_msg("start: %s", err);
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", p1);
+    assert_null(cu_httpd_start(f->loop, addr, "plain", echo_handler, &f->e, err, sizeof(err), &p2));
+    assert_non_null(strstr(err, "plain 127.0.0.1:"));
+    cu_httpd *b =
+        cu_httpd_start_opts(f->loop, addr, "b", echo_handler, &f->e, &o, err, sizeof(err), &p2);
+    if (!b)
+        fail_msg("second start: %s", err);
+    assert_int_equal(p2, p1);
+    cu_httpd_stop(a);
+    int saved = f->port;
+    f->port = p1;
+    resp r;
+    get(f, "GET /after HTTP/1.1\r\nHost: x\r\n\r\n", 0, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "path=/after\nquery=\naccept=\n");
+    resp_free(&r);
+    f->port = saved;
+    cu_httpd_stop(b);
+}
+
 static void test_head_has_no_body(void **state)
 {
     fix *f = *state;
@@ -1201,6 +1314,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_target_passed_raw, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_found_from_handler, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_methods_405, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_post, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reuse_port, setup, teardown),
         cmocka_unit_test_setup_teardown(test_head_has_no_body, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_body_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keep_alive, setup, teardown),

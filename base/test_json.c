@@ -392,6 +392,60 @@ static void test_node_json(void **st)
     cu_arena_free(&a);
 }
 
+/* cu_json_diff: the operations, their order and paths (escaped). */
+static void diff_is(const char *from, const char *to, const char *want)
+{
+    json_object *a = cu_json_parse_str(from), *b = cu_json_parse_str(to);
+    json_object *ops = cu_json_diff(a, b);
+    assert_non_null(ops);
+    const char *got = json_object_to_json_string_ext(ops, JSON_C_TO_STRING_PLAIN);
+    if (strcmp(got, want) != 0)
+        fail_msg("diff %s -> %s\n got  %s\n want %s", from, to, got, want);
+    json_object_put(ops);
+    json_object_put(a);
+    json_object_put(b);
+}
+
+static void test_diff(void **st)
+{
+    (void)st;
+    diff_is("{\"a\":1,\"b\":[1,2]}", "{\"b\":[1,2],\"a\":1.0}", "[]");
+    diff_is(
+        "{\"a\":1,\"b\":2,\"c\":{\"d\":\"x\"}}",
+        "{\"b\":3,\"c\":{\"d\":\"x\",\"e\":true},\"f\":null}",
+        "[{\"op\":\"remove\",\"path\":\"\\/a\"},{\"op\":\"replace\",\"path\":\"\\/b\",\"value\":3},"
+        "{\"op\":\"add\",\"path\":\"\\/c\\/e\",\"value\":true},"
+        "{\"op\":\"add\",\"path\":\"\\/f\",\"value\":null}]");
+    /* keys with / and ~ */
+    diff_is("{\"metadata\":{\"labels\":{\"a/b\":\"1\",\"m~n\":\"2\"}}}",
+            "{\"metadata\":{\"labels\":{\"a/b\":\"3\"}}}",
+            "[{\"op\":\"replace\",\"path\":\"\\/metadata\\/labels\\/a~1b\",\"value\":\"3\"},"
+            "{\"op\":\"remove\",\"path\":\"\\/metadata\\/labels\\/m~0n\"}]");
+    /* arrays: grow at the end, shrink from the last, change in place */
+    diff_is(
+        "[1,2]", "[1,3,4,5]",
+        "[{\"op\":\"replace\",\"path\":\"\\/1\",\"value\":3},"
+        "{\"op\":\"add\",\"path\":\"\\/2\",\"value\":4},{\"op\":\"add\",\"path\":\"\\/3\",\"value\":5}]");
+    diff_is("{\"l\":[{\"n\":1},2,3]}", "{\"l\":[{\"n\":2}]}",
+            "[{\"op\":\"replace\",\"path\":\"\\/l\\/0\\/n\",\"value\":2},"
+            "{\"op\":\"remove\",\"path\":\"\\/l\\/2\"},{\"op\":\"remove\",\"path\":\"\\/l\\/1\"}]");
+    /* a type change, a null, the whole document */
+    diff_is("{\"a\":[1]}", "{\"a\":{\"x\":1}}",
+            "[{\"op\":\"replace\",\"path\":\"\\/a\",\"value\":{\"x\":1}}]");
+    diff_is("{\"a\":1}", "{\"a\":null}", "[{\"op\":\"replace\",\"path\":\"\\/a\",\"value\":null}]");
+    diff_is("1", "\"x\"", "[{\"op\":\"replace\",\"path\":\"\",\"value\":\"x\"}]");
+    /* a key that is empty */
+    diff_is("{}", "{\"\":1}", "[{\"op\":\"add\",\"path\":\"\\/\",\"value\":1}]");
+    /* cu_json_equal, now here */
+    json_object *x = cu_json_parse_str("{\"a\":[1,{\"b\":null}]}");
+    json_object *y = cu_json_parse_str("{\"a\":[1.0,{\"b\":null}]}");
+    assert_true(cu_json_equal(x, y));
+    assert_false(cu_json_equal(x, NULL));
+    assert_true(cu_json_equal(NULL, NULL));
+    json_object_put(x);
+    json_object_put(y);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -399,7 +453,7 @@ int main(void)
         cmocka_unit_test(test_ints),        cmocka_unit_test(test_builders),
         cmocka_unit_test(test_escape),      cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_node_json),   cmocka_unit_test(test_go_float),
-        cmocka_unit_test(test_go_numbers),
+        cmocka_unit_test(test_go_numbers),  cmocka_unit_test(test_diff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -170,12 +170,56 @@ static void test_hosts(void **st)
     unload(&c);
 }
 
+/* cu_tls_issue_server: the names and validity asked for, a CA key that
+ * signs, the expiry read back, and cu_tls_server_ok's verdicts. */
+static void test_issue(void **st)
+{
+    (void)st;
+    const char *names[] = { "svc.ns.svc", "svc.ns.svc.cluster.local", "127.0.0.1", "localhost" };
+    cu_tls_issue o = {
+        .ca_cn = "kueue-ca", .org = "kueue", .names = names, .nnames = 4, .valid_s = 7200
+    };
+    char *ca, *cakey, *cert, *key, err[256] = "", why[256] = "";
+    int64_t now = (int64_t)time(NULL);
+    if (cu_tls_issue_server(&o, &ca, &cakey, &cert, &key, err, sizeof err) != CU_OK)
+        fail_msg("cu_tls_issue_server: %s", err);
+    assert_non_null(strstr(cakey, "PRIVATE KEY-----"));
+    int64_t na = 0;
+    assert_int_equal(cu_tls_cert_expiry(cert, &na, err, sizeof err), CU_OK);
+    assert_true(na >= now + 7200 - 5 && na <= now + 7200 + 5);
+    assert_int_equal(cu_tls_cert_expiry(ca, &na, err, sizeof err), CU_OK);
+    assert_true(na >= now + 7200 - 5 && na <= now + 7200 + 5);
+    assert_int_equal(cu_tls_cert_expiry("garbage", &na, err, sizeof err), CU_EINVAL);
+    assert_non_null(strstr(err, "not a PEM certificate"));
+    /* valid now for each name, not for another, not after expiry */
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(cu_tls_server_ok(ca, cert, key, names[i], now, why, sizeof why), 1);
+    assert_int_equal(cu_tls_server_ok(ca, cert, key, "other.ns.svc", now, why, sizeof why), 0);
+    assert_non_null(strstr(why, "not valid for other.ns.svc"));
+    assert_int_equal(cu_tls_server_ok(ca, cert, key, NULL, now + 7300, why, sizeof why), 0);
+    assert_non_null(strstr(why, "expires"));
+    /* another CA, another key */
+    char *ca2, *cakey2, *cert2, *key2;
+    assert_int_equal(cu_tls_issue_server(&o, &ca2, &cakey2, &cert2, &key2, err, sizeof err), CU_OK);
+    assert_int_equal(cu_tls_server_ok(ca2, cert, key, NULL, now, why, sizeof why), 0);
+    assert_non_null(strstr(why, "not signed by the CA"));
+    assert_int_equal(cu_tls_server_ok(ca, cert, key2, NULL, now, why, sizeof why), 0);
+    assert_non_null(strstr(why, "key does not match"));
+    assert_int_equal(cu_tls_server_ok(ca, cert, "x", NULL, now, why, sizeof why), 0);
+    assert_non_null(strstr(why, "key cannot be read"));
+    assert_int_equal(cu_tls_server_ok(NULL, cert, key, NULL, now, why, sizeof why), 0);
+    assert_int_equal(cu_tls_server_ok(ca, ca, cakey, NULL, now, why, sizeof why), 1);
+    free(ca), free(cakey), free(cert), free(key);
+    free(ca2), free(cakey2), free(cert2), free(key2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain),
         cmocka_unit_test(test_names_and_roles),
         cmocka_unit_test(test_hosts),
+        cmocka_unit_test(test_issue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -280,8 +280,10 @@ static const char help_text[] =
     "status.admissionChecks (at once when there are none), then unsuspends their\n"
     "Jobs with the flavors' nodeLabels and tolerations. Preempted Workloads\n"
     "are evicted: their Jobs are suspended and restored, their quota released,\n"
-    "and they are queued again. Jobs should be created with spec.suspend: true\n"
-    "(there is no webhook); a managed Job running without quota is suspended.\n"
+    "and they are queued again. Its webhook server suspends managed Jobs at\n"
+    "creation, validates Kueue's objects and converts them between v1beta1 and\n"
+    "v1beta2 (when the webhook configurations are installed); a managed Job\n"
+    "running without quota is suspended.\n"
     "\n"
     "Options:\n"
     "      --kubeconfig FILE  kubeconfig to use (default $KUBECONFIG, then\n"
@@ -312,8 +314,9 @@ static const char help_text[] =
     "                         the retry period\n"
     "      --health-probe-bind-address HOST:PORT\n"
     "                         serve /healthz (200 once running) and /readyz (200\n"
-    "                         once every informer synced and, when electing,\n"
-    "                         cycling as the leader or synced as a standby; 503\n"
+    "                         once every informer synced, when electing cycling\n"
+    "                         as the leader or synced as a standby, and the\n"
+    "                         webhook server has its certificate; 503\n"
     "                         otherwise) over HTTP (default 127.0.0.1:8081, or\n"
     "                         the Configuration's; port 0 picks a free one,\n"
     "                         logged; \"0\" disables)\n"
@@ -343,6 +346,24 @@ static const char help_text[] =
     "      --visibility-cert-path DIR\n"
     "                         its certificate DIR/tls.crt and key DIR/tls.key\n"
     "                         (default: a self-signed one generated at start)\n"
+    "      --webhook-bind-address HOST:PORT\n"
+    "                         serve the admission webhooks (AdmissionReview v1,\n"
+    "                         at Kueue's paths) and the CRDs' conversion webhook\n"
+    "                         (ConversionReview v1, /convert) over HTTPS (default\n"
+    "                         the Configuration's webhook.host and port, else\n"
+    "                         :9443 as Kueue; \"0\" disables). Not before it has a\n"
+    "                         certificate: with internalCertManagement (the\n"
+    "                         default) the controller makes a CA and a certificate\n"
+    "                         for <webhookServiceName>.<namespace>.svc, keeps them\n"
+    "                         in the Secret <webhookSecretName>, injects the CA\n"
+    "                         into the webhook configurations and the CRDs and\n"
+    "                         renews them 90 days before they expire; without it,\n"
+    "                         it reads tls.crt and tls.key from the directory and\n"
+    "                         reloads them when they change\n"
+    "      --webhook-cert-dir DIR\n"
+    "                         the webhook certificate's directory (default the\n"
+    "                         Configuration's webhook.certDir, else\n"
+    "                         /tmp/k8s-webhook-server/serving-certs)\n"
     "  -h, --help             show this help\n"
     "\n"
     "Stops on SIGTERM or SIGINT: no new writes, in-flight writes finish (at most\n"
@@ -479,12 +500,14 @@ int cu_controller_main(int argc, char **argv)
         { "metrics-cert-key", required_argument, NULL, 1004 },
         { "visibility-bind-address", required_argument, NULL, 1005 },
         { "visibility-cert-path", required_argument, NULL, 1006 },
+        { "webhook-bind-address", required_argument, NULL, 1007 },
+        { "webhook-cert-dir", required_argument, NULL, 1008 },
         { NULL, 0, NULL, 0 },
     };
     const char *kubeconfig = NULL, *context = NULL, *config = NULL, *lease_ns = NULL;
     const char *health = NULL, *metrics = NULL, *logfmt = "text";
     const char *mcert_dir = NULL, *mcert_name = "tls.crt", *mcert_key = "tls.key";
-    const char *vis_addr = NULL, *vcert_dir = NULL;
+    const char *vis_addr = NULL, *vcert_dir = NULL, *wh_addr = NULL, *wh_dir = NULL;
     int msecure = -1;
     int verbose = 0, ch, elect = -1, lease_ms = 0, renew_ms = 0, retry_ms = 0;
     optind = 1;
@@ -543,6 +566,8 @@ int cu_controller_main(int argc, char **argv)
         case 1004: mcert_key = optarg; break;
         case 1005: vis_addr = optarg; break;
         case 1006: vcert_dir = optarg; break;
+        case 1007: wh_addr = optarg; break;
+        case 1008: wh_dir = optarg; break;
         case 'D':
             if (parse_go_duration(optarg, &lease_ms) != 0)
                 return bad_duration("--leader-elect-lease-duration", optarg);
@@ -613,6 +638,17 @@ int cu_controller_main(int argc, char **argv)
         health = cf->health_bind_address;
     if (!metrics && config && cf->has_metrics_bind_address)
         metrics = cf->metrics_bind_address;
+    /* the webhook server: the flag, else the Configuration's host and port */
+    int wh_explicit = wh_addr != NULL || (config && (cf->webhook.has_port || *cf->webhook.host));
+    char wh_buf[300];
+    if (!wh_addr) {
+        const char *h = cf->webhook.host ? cf->webhook.host : "";
+        snprintf(wh_buf, sizeof(wh_buf), strchr(h, ':') ? "[%s]:%d" : "%s:%d", h,
+                 (int)cf->webhook.port);
+        wh_addr = wh_buf;
+    }
+    if (!wh_dir)
+        wh_dir = cf->webhook.cert_dir;
 
     int rc = 0;
     ctrl *cp = calloc(1, sizeof(ctrl));
@@ -753,7 +789,8 @@ int cu_controller_main(int argc, char **argv)
         goto out;
     }
     if (start_metrics(c, metrics, msecure, mcert_dir, mcert_name, mcert_key) != 0 ||
-        ctrl_visibility_start(c, vis_addr, vcert_dir, "tls.crt", "tls.key") != 0) {
+        ctrl_visibility_start(c, vis_addr, vcert_dir, "tls.crt", "tls.key") != 0 ||
+        ctrl_webhook_start(c, wh_addr, wh_explicit, wh_dir) != 0) {
         rc = 2;
         goto out;
     }
@@ -823,6 +860,7 @@ out:
     cu_httpd_stop(c->metrics);
     cu_mauth_detach(c->mauth);
     ctrl_visibility_stop(c);
+    ctrl_webhook_stop(c);
     for (int r = 0; r < NRES; r++)
         if (c->inf[r])
             cu_informer_stop(c->inf[r]);
@@ -840,6 +878,7 @@ out:
         cu_mauth_free(c->mauth);
     }
     ctrl_visibility_free(c);
+    ctrl_webhook_free(c);
     if (c->eng)
         cu_engine_free(c->eng);
     for (size_t i = 0; i < c->ngrave; i++)

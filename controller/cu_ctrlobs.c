@@ -95,6 +95,8 @@ static int ready(const ctrl *c, char *why, size_t n)
         snprintf(why, n, "informers synced: %d of %d", c->nsynced, c->ninf);
     else if (c->elect && c->leading && !c->started)
         snprintf(why, n, "leading, admission cycles not started yet");
+    else if (ctrl_webhook_not_ready(c, why, n))
+        return 0;
     else
         return 1;
     return 0;

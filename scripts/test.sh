@@ -35,6 +35,7 @@ if [ "$secs" -gt 0 ]; then
   fuzzers="$fuzzers fuzz_schema"
   fuzzers="$fuzzers fuzz_protobuf fuzz_patch fuzz_watch fuzz_kconfig fuzz_visibility"
   fuzzers="$fuzzers fuzz_whconvert"
+  fuzzers="$fuzzers fuzz_webhook"
   echo "== fuzz targets, ${secs}s each"
   CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCUEUE_FUZZ=ON > /dev/null
   cmake --build build-fuzz -j"$jobs" --target $fuzzers
@@ -54,6 +55,7 @@ if [ "$secs" -gt 0 ]; then
     [ "$f" = fuzz_kconfig ] && seeds=kube/fuzz-seeds-kconfig
     [ "$f" = fuzz_visibility ] && seeds=controller/fuzz-seeds-visibility
     [ "$f" = fuzz_whconvert ] && seeds=api/fuzz-seeds-whconvert
+    [ "$f" = fuzz_webhook ] && seeds=controller/fuzz-seeds-webhook
     mkdir -p build-fuzz/corpus-$f
     ./build-fuzz/$f -max_total_time="$secs" -print_final_stats=0 build-fuzz/corpus-$f $seeds 2>&1 < /dev/null | tail -2
   done

@@ -46,56 +46,6 @@ static void seterr(char *err, size_t errn, const char *fmt, ...)
 static int is_obj(json_object *o) { return o && json_object_is_type(o, json_type_object); }
 static int is_arr(json_object *o) { return o && json_object_is_type(o, json_type_array); }
 
-static int is_num(json_object *o)
-{
-    return o && (json_object_is_type(o, json_type_int) || json_object_is_type(o, json_type_double));
-}
-
-/* Deep JSON equality: numbers compare by value (1 == 1.0; NaN, which
- * json-c reads, equals NaN), objects by their member sets, arrays
- * element-wise. */
-int cu_json_equal(json_object *a, json_object *b)
-{
-    if (!a || !b)
-        return a == b;
-    if (is_num(a) && is_num(b)) {
-        if (json_object_is_type(a, json_type_int) && json_object_is_type(b, json_type_int))
-            return json_object_get_int64(a) == json_object_get_int64(b);
-        double x = json_object_get_double(a), y = json_object_get_double(b);
-        return x == y || (isnan(x) && isnan(y)); /* the same value, NaN too */
-    }
-    json_type ta = json_object_get_type(a);
-    if (ta != json_object_get_type(b))
-        return 0;
-    switch (ta) {
-    case json_type_boolean: return json_object_get_boolean(a) == json_object_get_boolean(b);
-    case json_type_string:
-        return json_object_get_string_len(a) == json_object_get_string_len(b) &&
-               memcmp(json_object_get_string(a), json_object_get_string(b),
-                      (size_t)json_object_get_string_len(a)) == 0;
-    case json_type_array: {
-        size_t n = json_object_array_length(a);
-        if (n != json_object_array_length(b))
-            return 0;
-        for (size_t i = 0; i < n; i++)
-            if (!cu_json_equal(json_object_array_get_idx(a, i), json_object_array_get_idx(b, i)))
-                return 0;
-        return 1;
-    }
-    case json_type_object: {
-        if (json_object_object_length(a) != json_object_object_length(b))
-            return 0;
-        json_object_object_foreach (a, k, va) {
-            json_object *vb = NULL;
-            if (!json_object_object_get_ex(b, k, &vb) || !cu_json_equal(va, vb))
-                return 0;
-        }
-        return 1;
-    }
-    default: return 0;
-    }
-}
-
 /* Inserts v (taken) into arr at idx (<= length), shifting the tail. */
 static void array_insert(json_object *arr, size_t idx, json_object *v)
 {

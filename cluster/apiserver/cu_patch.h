@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "cu_fields.h"
+#include "cu_json.h"
 
 json_object *cu_merge_patch(json_object *target, json_object *patch, char *err, size_t errn);
 json_object *cu_json_patch(json_object *target, json_object *ops, char *err, size_t errn);
@@ -37,8 +38,6 @@ json_object *cu_apply_patch(json_object *target, json_object *applied, const cha
  * get an oracle that knows nothing (all lists atomic). */
 void cu_patch_field_oracle(const char *api_version, const char *kind, cu_field_oracle *out);
 
-/* Deep JSON equality: numbers compare by value (1 == 1.0), objects by
- * their member sets, arrays element-wise. Borrows both. */
-int cu_json_equal(json_object *a, json_object *b);
+/* cu_json_equal (deep JSON equality) is in base/cu_json.h. */
 
 #endif

@@ -162,6 +162,7 @@ typedef struct omap {
 /* ---------------- the controller ---------------- */
 
 typedef struct ctrl ctrl;
+typedef struct ctrl_wh ctrl_wh; /* the webhook server and its certificate (cu_ctrlwebhook.c) */
 typedef struct rctx {
     ctrl *c;
     int r;
@@ -259,6 +260,7 @@ struct ctrl {
         cu_mauth *auth;
         char why[160]; /* not ready: why (the answer of the moment) */
     } vis;
+    ctrl_wh *wh;      /* NULL: no webhook server */
     cu_coalescer *co; /* ClusterQueue/LocalQueue/Cohort status writes */
     cu_metrics *m;    /* /metrics */
     cu_kueue_metrics km;
@@ -397,6 +399,16 @@ int ctrl_visibility_start(ctrl *c, const char *addr, const char *cert_dir, const
 /* Stops it (before the clients are freed), and frees what is left after. */
 void ctrl_visibility_stop(ctrl *c);
 void ctrl_visibility_free(ctrl *c);
+
+/* The webhook server (cu_ctrlwebhook.c) on addr ("0" or NULL: none;
+ * explicit_addr: asked for, so failing to listen is an error, else the
+ * webhooks are disabled with a log line), its certificate managed as the
+ * Configuration's internalCertManagement says, or read from cert_dir. */
+int ctrl_webhook_start(ctrl *c, const char *addr, int explicit_addr, const char *cert_dir);
+/* Why /readyz must wait for the webhooks (into why), or NULL. */
+const char *ctrl_webhook_not_ready(const ctrl *c, char *why, size_t n);
+void ctrl_webhook_stop(ctrl *c);
+void ctrl_webhook_free(ctrl *c);
 
 /* The process's peak resident set size in KiB (0 when unknown). */
 long ctrl_peak_rss_kib(void);
