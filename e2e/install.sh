@@ -21,7 +21,7 @@
 #    else (401 without a token); neither its metrics
 #    (cueue_api_requests_total) nor its log show a 401 or 403.
 # 3. Webhooks, when the controller serves them (`--webhook-bind-address` in
-#    its help) and CUEUE_E2E_WEBHOOKS=1: the webhook server gets a
+#    its help): the webhook server gets a
 #    certificate for 127.0.0.1 made here (internalCertManagement off, as
 #    with cert-manager; the Configuration's webhook host, port and certDir
 #    moved to loopback, port CUEUE_E2E_WEBHOOK_PORT, default 19543), and the two webhook configurations' clientConfig
@@ -113,11 +113,7 @@ mkdir -p "$CERTS"
 if "$CUEUE" controller --help 2>&1 | grep -q -- --webhook-bind-address; then
     sed -i -e "s|^\( *\)port: 9443\$|\1host: 127.0.0.1\n\1port: $WEBHOOK_PORT|" \
         -e "s|^\( *certDir:\).*|\1 $CERTS|" "$TMP/config.yaml"
-    if [ "${CUEUE_E2E_WEBHOOKS:-0}" = 1 ]; then
-        WEBHOOKS=1
-    else
-        echo "SKIP  ${E2E_PREFIX:-}webhooks: set CUEUE_E2E_WEBHOOKS=1 to check them"
-    fi
+    WEBHOOKS=1
 else
     echo "SKIP  ${E2E_PREFIX:-}webhooks: this cueue serves none (no --webhook-bind-address)"
     # and refuses a Configuration with the webhook server's fields (any

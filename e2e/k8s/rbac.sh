@@ -149,6 +149,30 @@ fi
 # the CRDs serve before the queue objects are created
 wait_for 30 "CRDs established" k wait --for condition=Established --timeout=25s \
     crd/clusterqueues.kueue.x-k8s.io crd/workloads.kueue.x-k8s.io crd/cohorts.kueue.x-k8s.io
+# Cueue's two webhook configurations, so that the controller's certificate
+# management puts its CA into them (the rules of cueue-webhook-role are
+# used), but matching no object: nothing routes to their Service here,
+# and e2e/install.sh checks the webhooks themselves
+for f in "$ROOT"/config/webhook/*.yaml; do
+    k create -f "$f" -o json --dry-run=client |
+        jq '.webhooks |= map(.objectSelector = {matchLabels: {"cueue.dev/e2e-never": "x"}})' |
+        k create -f - >/dev/null || fail "webhook configuration $(basename "$f")" "create failed"
+done
+# the Configuration the controllers run with: the shipped one's namespace
+# and certificate names (config/manager/00-config.yaml), no leader election
+# unless a run asks for it
+cat >"$TMP/config.yaml" <<YAML
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: $SANS
+leaderElection: {leaderElect: false}
+internalCertManagement:
+  enable: true
+  webhookServiceName: cueue-webhook-service
+  webhookSecretName: cueue-webhook-server-cert
+YAML
+WHFLAGS=(--config "$TMP/config.yaml" --webhook-bind-address 127.0.0.1:0
+         --webhook-cert-dir "$TMP/certs")
 
 # the ServiceAccount's kubeconfig, as the suites on the real cluster make it
 SAKC=$TMP/sa-kubeconfig
@@ -280,7 +304,7 @@ requests_total() { awk '/^cueue_api_requests_total\{/ { s += $NF } END { print s
 # kubeconfig; waits for its metrics address (MADDR) and its sync
 start_sa_controller() {
     local name=$1; shift
-    "$CUEUE" controller --kubeconfig "$SAKC" "$@" 2>>"$TMP/$name.log" &
+    "$CUEUE" controller --kubeconfig "$SAKC" "${WHFLAGS[@]}" "$@" 2>>"$TMP/$name.log" &
     CT_PID=$!
     wait_for 60 "$name: synced with the ServiceAccount's token" \
         grep -q "all informers synced" "$TMP/$name.log"
@@ -383,8 +407,8 @@ check "the log has no refused request" "$(grep -m3 "refused the controller" "$TM
 # granted: "GROUP/RESOURCE[/SUB] VERB" of the shipped roles, as the API
 # server holds them
 granted() {
-    { k get clusterrole cueue-manager-role cueue-metrics-auth-role -o json
-      k get role -n "$SANS" cueue-leader-election-role -o json; } |
+    { k get clusterrole cueue-manager-role cueue-metrics-auth-role cueue-webhook-role -o json
+      k get role -n "$SANS" cueue-leader-election-role cueue-secrets-role -o json; } |
         jq -r '(.items? // [.]) | .[] | .rules[] | select(.resources) |
             .apiGroups[] as $g | .resources[] as $r | .verbs[] as $v | "\($g)/\($r) \($v)"' | sort -u
 }
@@ -487,7 +511,7 @@ HOSTPORT=${SERVER#https://}
 HOSTPORT=${HOSTPORT%%/*}
 env -u KUBECONFIG KUBERNETES_SERVICE_HOST="${HOSTPORT%:*}" KUBERNETES_SERVICE_PORT="${HOSTPORT##*:}" \
     CUEUE_TEST_SERVICEACCOUNT_DIR="$SADIR" \
-    "$CUEUE" controller -v 1 --leader-elect --leader-elect-namespace "$SANS" --metrics-bind-address 127.0.0.1:0 --metrics-secure \
+    "$CUEUE" controller "${WHFLAGS[@]}" -v 1 --leader-elect --leader-elect-namespace "$SANS" --metrics-bind-address 127.0.0.1:0 --metrics-secure \
     --health-probe-bind-address 0 2>>"$TMP/incluster.log" &
 CT_PID=$!
 wait_for 60 "in-cluster: connects to the service host and port" \
