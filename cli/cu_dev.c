@@ -24,6 +24,7 @@
 #include "cu_doc.h"
 #include "cu_json.h"
 #include "cu_kconfig.h"
+#include "cu_webhook.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -62,7 +63,15 @@ static const char dev_help[] =
     "     Service default/visibility-server), so that\n"
     "       kubectl get --raw /apis/visibility.kueue.x-k8s.io/v1beta2/\\\n"
     "         clusterqueues/CQ/pendingworkloads\n"
-    "     works;\n"
+    "     works, and its admission and conversion webhooks on another,\n"
+    "     routed as dist/install.yaml routes them (Service\n"
+    "     cueue-system/cueue-webhook-service, the webhook configurations\n"
+    "     cueue-mutating/validating-webhook-configuration; the controller\n"
+    "     makes the certificate and puts its CA in): a queued Job created\n"
+    "     unsuspended is suspended, a bad ClusterQueue refused, v1beta1\n"
+    "     converted. With --config, the Service is its namespace's\n"
+    "     internalCertManagement.webhookServiceName (none when that is\n"
+    "     disabled); with --kubeconfig, no webhooks are installed;\n"
     "  4. prints one line per change until Ctrl-C:\n"
     "       admitted NS/JOB to ClusterQueue CQ (flavors F...)\n"
     "       started NS/JOB\n"
@@ -74,7 +83,7 @@ static const char dev_help[] =
     "     'Workload NS/NAME'.\n"
     "The kubeconfig is written to DIR/kubeconfig; submit your own Jobs with\n"
     "  kubectl --kubeconfig DIR/kubeconfig apply -f job.yaml\n"
-    "(with spec.suspend: true and the kueue.x-k8s.io/queue-name label).\n"
+    "(with the kueue.x-k8s.io/queue-name label; the webhook suspends them).\n"
     "Pods run for the time in their cueue.dev/simulated-runtime annotation\n"
     "(a duration such as \"30s\"), or else for the N of a plain 'sleep N'\n"
     "command (sh -c \"sleep 60\"); with neither they run until deleted.\n"
@@ -361,6 +370,11 @@ typedef struct dev {
     const char *dir, *samples, *crds;
     const char *ext_kc; /* --kubeconfig: an existing cluster, or NULL */
     const char *config; /* --config: the controller's Configuration, or NULL */
+    /* where the webhooks are routed: the controller's namespace and its
+     * webhook Service (the install's, or those of --config); no_webhooks
+     * when --config turns internal certificate management off */
+    char wh_ns[254], wh_svc[254];
+    int no_webhooks;
     long duration;
     int quiet;
     char kubeconfig[DEV_PATH_MAX];
@@ -868,6 +882,135 @@ static void register_visibility(dev *dv, int port)
     json_object_put(as);
 }
 
+/* The namespace and Service of the webhooks in `cueue dev`: those of
+ * dist/install.yaml, so that the CRDs' conversion section (crds/) reaches
+ * the controller as on a real install. */
+#define DEV_WH_NS "cueue-system"
+#define DEV_WH_SVC "cueue-webhook-service"
+
+/* One webhook configuration of kind (Mutating/ValidatingWebhookConfiguration)
+ * with the hooks of cu_wh_hooks() that are (not) mutating, each calling the
+ * Service DEV_WH_SVC, as config/webhook/ declares them; the controller puts
+ * its CA in (internalCertManagement). New object. */
+static json_object *dev_webhook_config(const dev *dv, const char *kind, const char *name,
+                                       int mutating)
+{
+    json_object *o = json_object_new_object(), *md = json_object_new_object();
+    json_object *hooks = json_object_new_array();
+    json_object_object_add(o, "apiVersion",
+                           json_object_new_string("admissionregistration.k8s.io/v1"));
+    json_object_object_add(o, "kind", json_object_new_string(kind));
+    json_object_object_add(md, "name", json_object_new_string(name));
+    json_object_object_add(o, "metadata", md);
+    size_t n;
+    const cu_wh_hook *h = cu_wh_hooks(&n);
+    static const char *const opn[] = { "CREATE", "UPDATE", "DELETE", "CONNECT" };
+    for (size_t i = 0; i < n; i++) {
+        if (h[i].mutating != mutating)
+            continue;
+        char cfg[2048];
+        snprintf(cfg, sizeof cfg,
+                 "{\"name\":\"%s\",\"admissionReviewVersions\":[\"v1\"],\"sideEffects\":"
+                 "\"None\",\"failurePolicy\":\"Fail\",\"timeoutSeconds\":10,"
+                 "\"clientConfig\":{\"service\":{\"namespace\":\"%s\",\"name\":"
+                 "\"%s\",\"path\":\"%s\",\"port\":443}},\"namespaceSelector\":"
+                 "{\"matchExpressions\":[{\"key\":\"kubernetes.io/metadata.name\",\"operator\":"
+                 "\"NotIn\",\"values\":[\"kube-system\",\"%s\"]}]}}",
+                 h[i].name, dv->wh_ns, dv->wh_svc, h[i].path, dv->wh_ns);
+        json_object *w = cu_json_parse_str(cfg);
+        if (!w)
+            continue;
+        json_object *rule = json_object_new_object(), *v = json_object_new_array();
+        json_object_array_add(v, json_object_new_string(h[i].group));
+        json_object_object_add(rule, "apiGroups", v);
+        v = json_object_new_array();
+        json_object_array_add(v, json_object_new_string(h[i].version));
+        json_object_object_add(rule, "apiVersions", v);
+        v = json_object_new_array();
+        for (unsigned k = 0; k < 4; k++)
+            if (h[i].ops & (1u << k))
+                json_object_array_add(v, json_object_new_string(opn[k]));
+        json_object_object_add(rule, "operations", v);
+        size_t nr;
+        const char *const *res = cu_wh_hook_resources(&h[i], &nr);
+        v = json_object_new_array();
+        for (size_t k = 0; k < nr; k++)
+            json_object_array_add(v, json_object_new_string(res[k]));
+        json_object_object_add(rule, "resources", v);
+        json_object *rules = json_object_new_array();
+        json_object_array_add(rules, rule);
+        json_object_object_add(w, "rules", rules);
+        json_object_array_add(hooks, w);
+    }
+    json_object_object_add(o, "webhooks", hooks);
+    return o;
+}
+
+/* Routes Cueue's webhooks to the controller at 127.0.0.1:port as a real
+ * install routes them to its pods: the Namespace, the Service DEV_WH_SVC
+ * with an EndpointSlice on loopback, and the two webhook configurations
+ * (Jobs created unsuspended are then suspended, bad objects refused, and
+ * v1beta1 is converted, once the controller serves). */
+static void register_webhooks(dev *dv, int port)
+{
+    char text[2048];
+    json_object *objs[5];
+    snprintf(text, sizeof text,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
+             dv->wh_ns);
+    objs[0] = cu_json_parse_str(text);
+    snprintf(text, sizeof text,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"%s\"},\"spec\":{\"ports\":[{\"name\":\"https\",\"port\":443,"
+             "\"targetPort\":9443}]}}",
+             dv->wh_svc, dv->wh_ns);
+    objs[1] = cu_json_parse_str(text);
+    snprintf(text, sizeof text,
+             "{\"apiVersion\":\"discovery.k8s.io/v1\",\"kind\":\"EndpointSlice\",\"metadata\":"
+             "{\"name\":\"%s-dev\",\"namespace\":\"%s\",\"labels\":"
+             "{\"kubernetes.io/service-name\":\"%s\"}},\"addressType\":\"IPv4\","
+             "\"endpoints\":[{\"addresses\":[\"127.0.0.1\"]}],\"ports\":[{\"name\":\"https\","
+             "\"port\":%d}]}",
+             dv->wh_svc, dv->wh_ns, dv->wh_svc, port);
+    objs[2] = cu_json_parse_str(text);
+    objs[3] = dev_webhook_config(dv, "MutatingWebhookConfiguration",
+                                 "cueue-mutating-webhook-configuration", 1);
+    objs[4] = dev_webhook_config(dv, "ValidatingWebhookConfiguration",
+                                 "cueue-validating-webhook-configuration", 0);
+    for (int i = 0; i < 5; i++) {
+        dev_obj o = { objs[i], "cueue dev" };
+        if (objs[i])
+            create_obj(dv, &o);
+        json_object_put(objs[i]);
+    }
+}
+
+/* Waits (at most 20 s) until the controller has put its CA into the
+ * mutating webhook configuration, so that the first Job of the user meets
+ * a webhook that answers. Returns 1 when it has. */
+static int wait_webhooks(dev *dv)
+{
+    cu_buf resp;
+    cu_buf_init(&resp, 0);
+    int ok = 0;
+    for (int i = 0; i < 80 && !ok; i++) {
+        long code = http_do(&dv->http, "GET",
+                            "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/"
+                            "cueue-mutating-webhook-configuration",
+                            NULL, NULL, &resp);
+        json_object *j = code == 200 ? cu_json_parse_str(cu_buf_str(&resp)) : NULL;
+        json_object *w = cu_jget(j, "webhooks");
+        json_object *w0 = cu_jarr_len(w) ? json_object_array_get_idx(w, 0) : NULL;
+        const char *ca = cu_jpath_str(w0, "clientConfig.caBundle");
+        ok = ca && *ca;
+        json_object_put(j);
+        if (!ok && wait_signal(dv, 250))
+            break;
+    }
+    cu_buf_free(&resp);
+    return ok;
+}
+
 static int usage(const char *fmt, const char *arg)
 {
     fputs("cueue: dev: ", stderr);
@@ -930,6 +1073,8 @@ int cu_dev_main(int argc, char **argv)
     dev dv;
     memset(&dv, 0, sizeof dv);
     dv.dir = "cueue-dev";
+    snprintf(dv.wh_ns, sizeof dv.wh_ns, "%s", DEV_WH_NS);
+    snprintf(dv.wh_svc, sizeof dv.wh_svc, "%s", DEV_WH_SVC);
     dv.samples = "config/samples";
     dv.crds = "crds";
     dv.duration = -1;
@@ -975,7 +1120,15 @@ int cu_dev_main(int argc, char **argv)
     if (dv.config) {
         cu_world cw;
         cu_world_init(&cw);
-        int ok = cu_controller_load_config(&cw, dv.config, "dev") != NULL;
+        const cu_config *cf = cu_controller_load_config(&cw, dv.config, "dev");
+        int ok = cf != NULL;
+        if (cf) {
+            snprintf(dv.wh_ns, sizeof dv.wh_ns, "%s", cf->ns ? cf->ns : "kueue-system");
+            snprintf(dv.wh_svc, sizeof dv.wh_svc, "%s",
+                     cf->cert_mgmt.service_name ? cf->cert_mgmt.service_name
+                                                : "kueue-webhook-service");
+            dv.no_webhooks = !cf->cert_mgmt.enable;
+        }
         cu_world_free(&cw);
         if (!ok)
             return 2;
@@ -1072,14 +1225,50 @@ int cu_dev_main(int argc, char **argv)
         snprintf(vis, sizeof vis, "127.0.0.1:%d", vport);
         if (vport)
             register_visibility(&dv, vport);
+        /* the webhooks, as dist/install.yaml routes them; without a
+         * Configuration of the user's, one with the install's namespace and
+         * certificate names, so that the certificate the controller makes
+         * is valid for the Service the configurations call */
+        char wh[64], wcfg[DEV_PATH_MAX], wdir[DEV_PATH_MAX];
+        /* not on a cluster of the user's (--kubeconfig): configurations
+         * that outlive this run, failing every create they match, are no
+         * trial's business there */
+        int wport = dv.ext_kc || dv.no_webhooks ? 0 : free_port();
+        snprintf(wh, sizeof wh, "127.0.0.1:%d", wport);
+        snprintf(wdir, sizeof wdir, "%s/webhook-certs", dv.dir);
+        const char *config = dv.config;
+        if (!config && wport) {
+            snprintf(wcfg, sizeof wcfg, "%s/controller-config.yaml", dv.dir);
+            FILE *f = fopen(wcfg, "w");
+            if (f) {
+                fputs("# written by cueue dev: the namespace and webhook names of "
+                      "dist/install.yaml\n"
+                      "apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+                      "kind: Configuration\n"
+                      "namespace: " DEV_WH_NS "\n"
+                      "internalCertManagement:\n"
+                      "  enable: true\n"
+                      "  webhookServiceName: " DEV_WH_SVC "\n"
+                      "  webhookSecretName: cueue-webhook-server-cert\n",
+                      f);
+                if (fclose(f) == 0)
+                    config = wcfg;
+            }
+        }
+        if (wport)
+            register_webhooks(&dv, wport);
         char *args[] = { "cueue",
                          "controller",
                          "--kubeconfig",
                          dv.kubeconfig,
                          "--visibility-bind-address",
                          vport ? vis : "0",
-                         dv.config ? "--config" : NULL,
-                         (char *)dv.config,
+                         "--webhook-bind-address",
+                         wport ? wh : "0",
+                         "--webhook-cert-dir",
+                         wdir,
+                         config ? "--config" : NULL,
+                         (char *)config,
                          NULL };
         say(&dv, "cueue dev: starting the controller (log: %s)\n", log);
         dv.controller = spawn(&dv, args, log);
@@ -1087,6 +1276,12 @@ int cu_dev_main(int argc, char **argv)
             rc = 1;
             goto out;
         }
+        if (wport && !wait_webhooks(&dv))
+            fprintf(stderr,
+                    "cueue: dev: the controller has not put its CA into the webhook "
+                    "configurations yet; creates of Jobs and Kueue objects may fail "
+                    "until it has (see %s)\n",
+                    log);
     }
     say(&dv,
         "\nTry, in another terminal:\n"

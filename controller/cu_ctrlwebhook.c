@@ -457,8 +457,10 @@ static void on_secret_written(cu_kclient *kc, const cu_kresp *r, void *ud)
         w->stored = 1;
         w->retry_s = RETRY_S;
         w->said[0] = 0;
-        ctrl_log(w->c, 0, "webhooks: certificate for %s stored in Secret %s/%s (expires %lld)",
-                 w->dns, w->ns, w->secret, (long long)w->not_after);
+        char exp[40];
+        cu_time_format((int64_t)w->not_after * 1000, exp, sizeof exp);
+        ctrl_log(w->c, 0, "webhooks: certificate for %s stored in Secret %s/%s (expires %s)",
+                 w->dns, w->ns, w->secret, exp);
         use_pair(w, 0);
         return;
     }
@@ -648,8 +650,10 @@ static void read_files(ctrl_wh *w)
         w->cert = cert, w->key = key;
         if (serve(w) == 0) {
             w->said[0] = 0;
-            ctrl_log(w->c, 0, "webhooks: certificate %s %s (expires %lld)", p1,
-                     ok ? "changed: reloaded" : "loaded", (long long)na);
+            char exp[40];
+            cu_time_format((int64_t)na * 1000, exp, sizeof exp);
+            ctrl_log(w->c, 0, "webhooks: certificate %s %s (expires %s)", p1,
+                     ok ? "changed: reloaded" : "loaded", exp);
             w->not_after = na;
             free(ok), free(okey);
             cert = key = NULL;

@@ -24,16 +24,13 @@
 #  - files (internalCertManagement.enable: false): no listener and /readyz
 #    503 "webhook certificates not ready" while the directory is empty; the
 #    pair served once written; a new pair served after the files change.
-# Checks through the cluster (cluster_checks; run when the cluster serves
-# admissionregistration.k8s.io, today the real control plane only; on
-# `cueue cluster` they run once it calls webhooks): the webhook
+# Checks through the cluster (cluster_checks, on both clusters: the
+# embedded one calls webhooks as kube-apiserver does): the webhook
 # configurations registered with clientConfig.url
 # https://127.0.0.1:PORT/PATH get the CA bundle injected, and again after an
 # apply wipes it; a CRD given a Webhook conversion gets it too; a Job created
 # unsuspended with the queue-name label comes back suspended and is later
-# admitted and started (once the Job hook suspends: the script says SKIP
-# while it does not); a v1beta1 read of LocalQueues goes through /convert
-# (when the CRDs serve v1beta1).
+# admitted and started; a v1beta1 read of LocalQueues goes through /convert.
 #
 # Usage: e2e/controller-webhooks.sh PATH_TO_cueue
 # Needs: kubectl, jq, curl, openssl, timeout (SKIP without one).
@@ -167,17 +164,6 @@ check "ConversionReview to a version nobody serves: Failure" "$r" \
     <<<"$(body_of "$r")"
 
 # ---- through the cluster ----
-cluster_calls_webhooks() {
-    local r
-    r=$(k api-resources --api-group=admissionregistration.k8s.io -o name 2>/dev/null)
-    grep -q '^mutatingwebhookconfigurations' <<<"$r"
-}
-# job_hook_suspends: the Job hook answers an unsuspended queued Job with a patch
-job_hook_suspends() {
-    local r
-    r=$(post /mutate-batch-v1-job "$(review probe CREATE "$(job_json probe false)")")
-    body_of "$r" | jq -e '.response.patch != null' >/dev/null
-}
 webhook_config() { # KIND NAME HOOK PATH OPERATIONS: one configuration of one Job webhook
     cat <<YAML
 apiVersion: admissionregistration.k8s.io/v1
@@ -216,38 +202,28 @@ cluster_checks() {
     wait_for 20 "the CA bundle injected again after the configurations were replaced without it" \
         bundles_are "$want"
     k patch crd localqueues.kueue.x-k8s.io --type merge -p "{\"spec\":{\"conversion\":{\"strategy\":\"Webhook\",
-        \"webhook\":{\"conversionReviewVersions\":[\"v1\"],\"clientConfig\":{\"url\":\"https://127.0.0.1:$WPORT/convert\"}}}}}" \
+        \"webhook\":{\"conversionReviewVersions\":[\"v1\"],\"clientConfig\":{\"service\":null,\"url\":\"https://127.0.0.1:$WPORT/convert\"}}}}}" \
         >/dev/null || fail "CRD conversion" "patch failed"
     wait_for 20 "the CA bundle injected into the LocalQueue CRD's conversion webhook" \
         crd_bundle_is localqueues.kueue.x-k8s.io "$want"
-    if k get crd localqueues.kueue.x-k8s.io -o json | jq -e '.spec.versions[] | select(.name == "v1beta1" and .served)' >/dev/null; then
-        wait_for 20 "a v1beta1 read of the LocalQueues goes through /convert" \
-            bash -c "kubectl --kubeconfig '$KC' get localqueues.v1beta1.kueue.x-k8s.io -n default lq -o json |
-                jq -e '.apiVersion == \"kueue.x-k8s.io/v1beta1\"'"
-    else
-        echo "SKIP  ${E2E_PREFIX:-}a v1beta1 read through /convert: the CRDs do not serve v1beta1"
-    fi
-    if job_hook_suspends; then
-        # the object as created (the controller may admit and start it at once)
-        local created
-        created=$(job_json wh-job false | k create -o json -f -) || fail "unsuspended Job" "create failed"
-        check "a Job created unsuspended with the queue-name label is stored suspended" \
-            "$(jq -c .spec.suspend <<<"$created")" jqt '.spec.suspend == true' <<<"$created"
-        wait_for 30 "that Job's Workload is admitted" \
-            bash -c "kubectl --kubeconfig '$KC' get workloads -n default -o json |
-                jq -e '.items[] | select(.metadata.ownerReferences[0].name == \"wh-job\") |
-                       .status.conditions[] | select(.type == \"Admitted\" and .status == \"True\")'"
-        wait_for 30 "that Job is started (unsuspended)" \
-            bash -c "kubectl --kubeconfig '$KC' get job wh-job -o json | jq -e '.spec.suspend == false'"
-    else
-        echo "SKIP  ${E2E_PREFIX:-}an unsuspended Job suspended at creation: the Job hook does not suspend yet"
-    fi
+    # a v1beta1 read of a LocalQueue: through /convert, cohort-era fields
+    # and all (the CRDs serve v1beta1; v1beta2 is stored)
+    wait_for 20 "a v1beta1 read of the LocalQueues goes through /convert" \
+        bash -c "kubectl --kubeconfig '$KC' get localqueues.v1beta1.kueue.x-k8s.io -n default lq -o json |
+            jq -e '.apiVersion == \"kueue.x-k8s.io/v1beta1\"'"
+    # the object as created (the controller may admit and start it at once)
+    local created
+    created=$(job_json wh-job false | k create -o json -f -) || fail "unsuspended Job" "create failed"
+    check "a Job created unsuspended with the queue-name label is stored suspended" \
+        "$(jq -c .spec.suspend <<<"$created")" jqt '.spec.suspend == true' <<<"$created"
+    wait_for 30 "that Job's Workload is admitted" \
+        bash -c "kubectl --kubeconfig '$KC' get workloads -n default -o json |
+            jq -e '.items[] | select(.metadata.ownerReferences[0].name == \"wh-job\") |
+                   .status.conditions[] | select(.type == \"Admitted\" and .status == \"True\")'"
+    wait_for 30 "that Job is started (unsuspended)" \
+        bash -c "kubectl --kubeconfig '$KC' get job wh-job -o json | jq -e '.spec.suspend == false'"
 }
-if cluster_calls_webhooks; then
-    cluster_checks
-else
-    echo "SKIP  ${E2E_PREFIX:-}checks through the cluster: it serves no admissionregistration.k8s.io"
-fi
+cluster_checks
 
 # ---- restarts ----
 stop_pid "$CT_PID"
@@ -267,10 +243,8 @@ check "the new pair is stored in the Secret and served" "$(grep webhooks: "$TMP/
 wport ctrl3
 r=$(post "$p1" "$(review after CREATE "$J")")
 check "the new pair verifies for 127.0.0.1" "$r" test "$(code_of "$r")" = 200
-if cluster_calls_webhooks; then
-    want=$(base64 -w0 <"$CERTS/ca.crt")
-    wait_for 20 "the new CA injected into the webhook configurations" bundles_are "$want"
-fi
+want=$(base64 -w0 <"$CERTS/ca.crt")
+wait_for 20 "the new CA injected into the webhook configurations" bundles_are "$want"
 stop_pid "$CT_PID"
 
 # ---- rotation: certificates valid 6 s, renewed at half of it (a test knob) ----
@@ -290,10 +264,8 @@ serves_dir_pair() { # the server answers with the pair the directory holds
     [ "$(code_of "$(post "$p1" "$(review rot CREATE "$J")")")" = 200 ]
 }
 wait_for 10 "rotation: the server restarted with the new pair" serves_dir_pair
-if cluster_calls_webhooks; then
-    cur_ca() { bundles_are "$(base64 -w0 <"$CERTS/ca.crt")"; }
-    wait_for 20 "rotation: the new CA injected into the webhook configurations" cur_ca
-fi
+cur_ca() { bundles_are "$(base64 -w0 <"$CERTS/ca.crt")"; }
+wait_for 20 "rotation: the new CA injected into the webhook configurations" cur_ca
 stop_pid "$CT_PID"
 
 # ---- files, cert-manager style ----
@@ -308,7 +280,8 @@ mkdir -p "$TMP/p1" "$TMP/p2"
 pair "$TMP/p1" one && pair "$TMP/p2" two || fail "openssl" "cannot make pairs"
 start_ctrl ctrl4 "$TMP/config-files.yaml" "$FILES"
 poll 10 bash -c "grep -q 'waiting for $FILES/tls.crt' '$TMP/ctrl4.log'"
-check "files: not ready while the directory is empty" "$(curl -s "http://127.0.0.1:$HPORT/readyz")" \
+# (the informers sync first: the certificate's reason comes once they have)
+wait_for 20 "files: not ready while the directory is empty" \
     bash -c "curl -s 'http://127.0.0.1:$HPORT/readyz' | grep -q 'webhook certificates not ready'"
 check "files: no webhook listener before a certificate" "$(grep 'webhook server' "$TMP/ctrl4.log")" \
     bash -c "! grep -q 'webhook server on' '$TMP/ctrl4.log'"

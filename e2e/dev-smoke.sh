@@ -57,6 +57,43 @@ if command -v kubectl >/dev/null 2>&1; then
     done
     [ "$ok" = 1 ] && pass "kubectl get workloads -A works with DIR/kubeconfig" \
         || fail "kubectl against DIR/kubeconfig" "no Workloads listed within ${DURATION}s"
+    if [ "$E2E_CLUSTER" != k8s ]; then
+        # the webhooks, routed as a real install routes them: a queued Job
+        # created unsuspended is suspended on creation; a ClusterQueue with
+        # a borrowingLimit and no cohort is refused with Kueue's message
+        kd() { kubectl --kubeconfig "$DEV_KC" --request-timeout=10s "$@"; }
+        wh_ready() {
+            [ -n "$(kd get mutatingwebhookconfiguration cueue-mutating-webhook-configuration \
+                      -o jsonpath='{.webhooks[0].clientConfig.caBundle}' 2>/dev/null)" ]
+        }
+        wait_for 20 "cueue dev installs the webhook configurations, the controller its CA" wh_ready
+        kd apply -f - >/dev/null 2>"$TMP/job.err" <<'YAML'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: unsuspended, namespace: ml-research, labels: {kueue.x-k8s.io/queue-name: research}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+YAML
+        susp=$(kd get job unsuspended -n ml-research -o jsonpath='{.spec.suspend}' 2>&1)
+        check "a Job created unsuspended with the queue-name label is suspended on creation" \
+            "$(cat "$TMP/job.err") spec.suspend: $susp" test "$susp" = true
+        kd apply -f - >/dev/null 2>"$TMP/cq.err" <<'YAML'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: no-cohort}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: cpu-general
+      resources: [{name: cpu, nominalQuota: 1, borrowingLimit: 1}]
+YAML
+        check "a bad ClusterQueue is refused by vclusterqueue.kb.io" "$(cat "$TMP/cq.err")" \
+            grep -q 'admission webhook "vclusterqueue.kb.io" denied the request: .*borrowingLimit: Invalid value: "1": must be nil when cohort is empty' "$TMP/cq.err"
+    fi
 else
     echo "SKIP  kubectl check: kubectl is not installed"
 fi
