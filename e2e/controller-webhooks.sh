@@ -201,11 +201,15 @@ cluster_checks() {
     webhook_configs | k replace -f - >/dev/null || fail "webhook configurations" "replace failed"
     wait_for 20 "the CA bundle injected again after the configurations were replaced without it" \
         bundles_are "$want"
-    k patch crd localqueues.kueue.x-k8s.io --type merge -p "{\"spec\":{\"conversion\":{\"strategy\":\"Webhook\",
-        \"webhook\":{\"conversionReviewVersions\":[\"v1\"],\"clientConfig\":{\"service\":null,\"url\":\"https://127.0.0.1:$WPORT/convert\"}}}}}" \
-        >/dev/null || fail "CRD conversion" "patch failed"
+    local crd
+    for crd in localqueues workloads; do
+        k patch crd $crd.kueue.x-k8s.io --type merge -p "{\"spec\":{\"conversion\":{\"strategy\":\"Webhook\",
+            \"webhook\":{\"conversionReviewVersions\":[\"v1\"],\"clientConfig\":{\"service\":null,\"url\":\"https://127.0.0.1:$WPORT/convert\"}}}}}" \
+            >/dev/null || fail "CRD $crd's conversion by URL" "patch failed"
+    done
     wait_for 20 "the CA bundle injected into the LocalQueue CRD's conversion webhook" \
         crd_bundle_is localqueues.kueue.x-k8s.io "$want"
+    wait_for 20 "... and the Workload CRD's" crd_bundle_is workloads.kueue.x-k8s.io "$want"
     # a v1beta1 read of a LocalQueue: through /convert, cohort-era fields
     # and all (the CRDs serve v1beta1; v1beta2 is stored)
     wait_for 20 "a v1beta1 read of the LocalQueues goes through /convert" \
@@ -222,6 +226,39 @@ cluster_checks() {
                    .status.conditions[] | select(.type == \"Admitted\" and .status == \"True\")'"
     wait_for 30 "that Job is started (unsuspended)" \
         bash -c "kubectl --kubeconfig '$KC' get job wh-job -o json | jq -e '.spec.suspend == false'"
+    # a v1beta1 client writes a Workload (stored as v1beta2) and reads it
+    # back; a v1beta2 reader sees it converted
+    k create -f - >/dev/null 2>"$TMP/wl1.err" <<'YAML'
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: old-client, namespace: default}
+spec:
+  queueName: lq
+  priorityClassName: low
+  priorityClassSource: kueue.x-k8s.io/workloadpriorityclass
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+YAML
+    local v1 v2
+    v1=$(k get workloads.v1beta1.kueue.x-k8s.io -n default old-client -o json 2>&1)
+    check "a v1beta1 client creates a Workload and reads it back in v1beta1" \
+        "$(cat "$TMP/wl1.err") $v1" jqt '.apiVersion == "kueue.x-k8s.io/v1beta1" and
+            .spec.priorityClassName == "low" and
+            .spec.priorityClassSource == "kueue.x-k8s.io/workloadpriorityclass"' <<<"$v1"
+    v2=$(k get workloads.v1beta2.kueue.x-k8s.io -n default old-client -o json 2>&1)
+    check "a v1beta2 reader sees it converted (priorityClassRef)" "$v2" \
+        jqt '.spec.priorityClassRef.name == "low" and
+             .spec.priorityClassRef.kind == "WorkloadPriorityClass" and
+             (.spec | has("priorityClassName") | not)' <<<"$v2"
+    k patch workloads.v1beta1.kueue.x-k8s.io -n default old-client --type merge \
+        -p '{"metadata":{"labels":{"edited":"by-v1beta1"}}}' >/dev/null 2>"$TMP/wl2.err"
+    check "a v1beta1 client updates it" "$(cat "$TMP/wl2.err")" \
+        test "$(k get workloads.v1beta2.kueue.x-k8s.io -n default old-client -o jsonpath='{.metadata.labels.edited}')" = by-v1beta1
 }
 cluster_checks
 
