@@ -245,12 +245,12 @@ spec:
         containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
 YAML
     local v1 v2
-    v1=$(k get workloads.v1beta1.kueue.x-k8s.io -n default old-client -o json 2>&1)
+    v1=$(k get workloads.v1beta1.kueue.x-k8s.io -n default old-client -o json 2>"$TMP/v1.err")
     check "a v1beta1 client creates a Workload and reads it back in v1beta1" \
-        "$(cat "$TMP/wl1.err") $v1" jqt '.apiVersion == "kueue.x-k8s.io/v1beta1" and
+        "$(cat "$TMP/wl1.err" "$TMP/v1.err") $v1" jqt '.apiVersion == "kueue.x-k8s.io/v1beta1" and
             .spec.priorityClassName == "low" and
             .spec.priorityClassSource == "kueue.x-k8s.io/workloadpriorityclass"' <<<"$v1"
-    v2=$(k get workloads.v1beta2.kueue.x-k8s.io -n default old-client -o json 2>&1)
+    v2=$(k get workloads.v1beta2.kueue.x-k8s.io -n default old-client -o json 2>/dev/null)
     check "a v1beta2 reader sees it converted (priorityClassRef)" "$v2" \
         jqt '.spec.priorityClassRef.name == "low" and
              .spec.priorityClassRef.kind == "WorkloadPriorityClass" and

@@ -250,11 +250,11 @@ YAML
     k create -f "$TMP/wl-v1beta1.yaml" >/dev/null 2>"$TMP/wl1.log"
     check "a v1beta1 client creates a Workload" "$(cat "$TMP/wl1.log")" \
         k get workloads.v1beta1.kueue.x-k8s.io -n "$NS" old-client
-    v1=$(k get workloads.v1beta1.kueue.x-k8s.io -n "$NS" old-client -o json 2>&1)
-    check "... and reads it back in v1beta1 (priorityClassName and Source)" "$v1" \
+    v1=$(k get workloads.v1beta1.kueue.x-k8s.io -n "$NS" old-client -o json 2>"$TMP/v1.err")
+    check "... and reads it back in v1beta1 (priorityClassName and Source)" "$(cat "$TMP/v1.err") $v1" \
         jq -e '.apiVersion == "kueue.x-k8s.io/v1beta1" and .spec.priorityClassName == "low" and
                .spec.priorityClassSource == "kueue.x-k8s.io/workloadpriorityclass"' <<<"$v1"
-    v2=$(k get workloads.v1beta2.kueue.x-k8s.io -n "$NS" old-client -o json 2>&1)
+    v2=$(k get workloads.v1beta2.kueue.x-k8s.io -n "$NS" old-client -o json 2>"$TMP/v2.err")
     check "a v1beta2 reader sees it converted (priorityClassRef)" "$v2" \
         jq -e '.spec.priorityClassRef.name == "low" and
                .spec.priorityClassRef.kind == "WorkloadPriorityClass" and

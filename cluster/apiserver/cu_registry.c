@@ -256,6 +256,77 @@ static void reg_set(cu_store *s, char **slot, const char *v)
     *slot = xstrdup(v);
 }
 
+/* Kubernetes' ordering of version names (kube-aware): GA above beta above
+ * alpha, then the higher major, then the higher minor ("v2" > "v1" >
+ * "v1beta2" > "v1beta1" > "v1alpha1"), as apimachinery's
+ * CompareKubeAwareVersionStrings; names not of that form rank below, and
+ * among themselves by name. Returns > 0 when a ranks above b. */
+static int kube_version_cmp(const char *a, const char *b)
+{
+    long ma = 0, mb = 0, na = 0, nb = 0;
+    int ta = 3, tb = 3; /* 2 GA, 1 beta, 0 alpha, 3 not a kube version */
+    char sa[16] = "", sb[16] = "";
+    int ka = sscanf(a, "v%ld%15[a-z]%ld", &ma, sa, &na),
+        kb = sscanf(b, "v%ld%15[a-z]%ld", &mb, sb, &nb);
+    if (ka == 1)
+        ta = 2;
+    else if (ka == 3 && strcmp(sa, "beta") == 0)
+        ta = 1;
+    else if (ka == 3 && strcmp(sa, "alpha") == 0)
+        ta = 0;
+    if (kb == 1)
+        tb = 2;
+    else if (kb == 3 && strcmp(sb, "beta") == 0)
+        tb = 1;
+    else if (kb == 3 && strcmp(sb, "alpha") == 0)
+        tb = 0;
+    if (ta == 3 || tb == 3) {
+        if (ta != tb)
+            return ta == 3 ? -1 : 1;
+        return -strcmp(a, b);
+    }
+    if (ma != mb)
+        return ma > mb ? 1 : -1;
+    if (ta != tb)
+        return ta > tb ? 1 : -1;
+    return na == nb ? 0 : na > nb ? 1 : -1;
+}
+
+/* The warning kube-apiserver gives for every request to a deprecated CRD
+ * version v (versions: the CRD's): its deprecationWarning, else
+ * "GROUP/VERSION KIND is deprecated; use GROUP/NEWER KIND", NEWER the
+ * highest served, not deprecated version above it. NULL when v is not
+ * deprecated. Written into out. */
+static const char *deprecation_warning(json_object *v, json_object *versions, const char *group,
+                                       const char *kind, char *out, size_t n)
+{
+    json_object *dep = cu_jget(v, "deprecated");
+    if (!dep || !json_object_get_boolean(dep))
+        return NULL;
+    const char *w = cu_jstr(v, "deprecationWarning"), *name = cu_jstr(v, "name");
+    if (w) {
+        snprintf(out, n, "%s", w);
+        return out;
+    }
+    const char *best = NULL;
+    for (size_t i = 0; i < cu_jarr_len(versions); i++) {
+        json_object *o = json_object_array_get_idx(versions, i);
+        const char *on = cu_jstr(o, "name");
+        json_object *sv = cu_jget(o, "served"), *od = cu_jget(o, "deprecated");
+        if (!on || (sv && !json_object_get_boolean(sv)) || (od && json_object_get_boolean(od)) ||
+            kube_version_cmp(name ? name : "", on) >= 0)
+            continue;
+        if (!best || kube_version_cmp(on, best) > 0)
+            best = on;
+    }
+    if (best)
+        snprintf(out, n, "%s/%s %s is deprecated; use %s/%s %s", group, name ? name : "", kind,
+                 group, best, kind);
+    else
+        snprintf(out, n, "%s/%s %s is deprecated", group, name ? name : "", kind);
+    return out;
+}
+
 static int strv_equal(char **a, size_t na, json_object *arr)
 {
     if (na != cu_jarr_len(arr))
@@ -472,6 +543,8 @@ cu_err register_crd_locked(cu_store *s, json_object *crd, cu_status *st)
         reg_set(s, &t->pub.singular, singular);
         reg_set(s, &t->pub.kind, kind);
         reg_set(s, &t->pub.list_kind, list_kind);
+        char dep[1024];
+        reg_set(s, &t->pub.deprecation, deprecation_warning(v, vers, group, kind, dep, sizeof dep));
         t->pub.namespaced = namespaced;
         t->pub.status_sub = cu_jget(cu_jget(v, "subresources"), "status") != NULL;
         reg_set_strv(s, &t->pub.short_names, &t->pub.nshort, cu_jget(names, "shortNames"));

@@ -677,6 +677,7 @@ void cu_store_free(cu_store *s)
         free(p->singular);
         free(p->kind);
         free(p->list_kind);
+        free(p->deprecation);
         free_strv(p->short_names, p->nshort);
         free_strv(p->categories, p->ncat);
         free_cols(p->cols, p->ncols);

@@ -76,6 +76,7 @@ typedef struct cu_rtype {
     struct cu_schema_rx *schema_rx; /* its compiled patterns (cu_schema.h), owned */
     int from_crd;                   /* registered by a CustomResourceDefinition */
     int storage;                    /* storage version among the group's versions */
+    char *deprecation;              /* a deprecated CRD version's warning, or NULL */
 } cu_rtype;
 
 typedef struct cu_store cu_store;

@@ -882,6 +882,8 @@ void handle_resource(cu_apiserver *a, const cu_api_req *r, const cu_route *rt_, 
     }
     if (query_ints(r, resp) != 0 || check_dry_run_arg(r, resp) != 0)
         return;
+    if (rt->deprecation)
+        resp_add_warning(resp, rt->deprecation);
     req_ctx c = {
         a, r, rt, rt_, rt->namespaced && rt_->ns[0] ? rt_->ns : NULL, resp, NULL, NULL, 0
     };

@@ -1041,6 +1041,63 @@ static void test_watch_table(void **state)
     json_object_put(o);
 }
 
+/* A deprecated CRD version: every request to it carries kube-apiserver's
+ * warning, its own deprecationWarning or "GROUP/V KIND is deprecated; use
+ * GROUP/NEWER KIND" (the highest served version above it that is not
+ * deprecated); the other versions none. */
+static void test_deprecated_crd_version(void **state)
+{
+    fx *f = *state;
+    int code;
+    const char *crd =
+        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+        "\"metadata\":{\"name\":\"gadgets.example.com\"},\"spec\":{\"group\":\"example.com\","
+        "\"scope\":\"Cluster\",\"names\":{\"plural\":\"gadgets\",\"singular\":\"gadget\","
+        "\"kind\":\"Gadget\",\"listKind\":\"GadgetList\"},\"versions\":["
+        "{\"name\":\"v1alpha1\",\"served\":true,\"storage\":false,\"deprecated\":true,"
+        "\"deprecationWarning\":\"alpha gadgets go away\",\"schema\":{\"openAPIV3Schema\":"
+        "{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}},"
+        "{\"name\":\"v1beta1\",\"served\":true,\"storage\":false,\"deprecated\":true,"
+        "\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\","
+        "\"x-kubernetes-preserve-unknown-fields\":true}}},"
+        "{\"name\":\"v1beta2\",\"served\":true,\"storage\":true,\"schema\":{"
+        "\"openAPIV3Schema\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}},"
+        "{\"name\":\"v1\",\"served\":false,\"storage\":false,\"schema\":{"
+        "\"openAPIV3Schema\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}}"
+        "]}}";
+    json_object *o =
+        send_req(f,
+                 (rq){ .method = "POST",
+                       .path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                       .body = crd },
+                 NULL, &code);
+    assert_int_equal(code, 201);
+    json_object_put(o);
+    static const struct {
+        const char *version, *warning;
+    } want[] = {
+        { "v1beta1", "299 - \"example.com/v1beta1 Gadget is deprecated; use example.com/v1beta2 "
+                     "Gadget\"" },
+        { "v1alpha1", "299 - \"alpha gadgets go away\"" },
+        { "v1beta2", NULL },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "/apis/example.com/%s/gadgets", want[i].version);
+        cu_api_resp keep;
+        o = send_req(f, (rq){ .method = "GET", .path = path }, &keep, &code);
+        assert_int_equal(code, 200);
+        if (want[i].warning) {
+            assert_non_null(keep.warning);
+            assert_string_equal(keep.warning, want[i].warning);
+        } else {
+            assert_null(keep.warning);
+        }
+        cu_api_resp_free(&keep);
+        json_object_put(o);
+    }
+}
+
 static void test_strict_crd(void **state)
 {
     fx *f = *state;
@@ -1529,6 +1586,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_faults, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_watch_table, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_strict_crd, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_deprecated_crd_version, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_hostile_input, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_deep_updates, fx_setup, fx_teardown),
     };
