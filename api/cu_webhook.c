@@ -757,9 +757,10 @@ static void check_sync_completions(cu_diag *e, json_object *job)
     cu_buf_init(&t, 0);
     snprintf(path, sizeof(path), "metadata.annotations[%s]", ANN_SYNC_COMPLETIONS);
     int b = go_parse_bool(v);
-    if (b < 0)
-        ferr(e, path, "Invalid value: %s: strconv.ParseBool: parsing %s: invalid syntax", q(&t, v),
-             q(&t, v));
+    if (b < 0) {
+        const char *qv = q(&t, v); /* one buffer: quoted once, used twice */
+        ferr(e, path, "Invalid value: %s: strconv.ParseBool: parsing %s: invalid syntax", qv, qv);
+    }
     if (b == 1) {
         const char *mode = cu_jpath_str(job, "spec.completionMode");
         if (!mode || !strcmp(mode, "NonIndexed"))
