@@ -19,7 +19,10 @@
  *    kinds inject it again when an apply wipes it. A timer checks again
  *    before the lookahead and every 12 hours. When the Secret cannot be
  *    stored (no namespace, no RBAC), the pair is served from memory, and
- *    storing it is tried again later.
+ *    storing it is tried again later; its CA is injected only once it is
+ *    stored: the Secret is what replicas share, and two replicas each
+ *    injecting a CA of its own would rewrite the CRDs (and so end every
+ *    watch on their objects) in turn forever.
  *  - files (internalCertManagement.enable: false, cert-manager style):
  *    tls.crt and tls.key in the certificate directory, read every 10 s
  *    (every second until first found), and the server restarted when they
@@ -290,7 +293,7 @@ static int our_config(const ctrl_wh *w, int k, const char *name)
 
 static void inject_obj(ctrl_wh *w, int k, json_object *obj)
 {
-    if (!w->ca_b64 || w->stopping)
+    if (!w->ca_b64 || w->stopping || !w->stored)
         return;
     const char *name = cu_jpath_str(obj, "metadata.name");
     if (!name)
@@ -454,6 +457,7 @@ static void on_secret_written(cu_kclient *kc, const cu_kresp *r, void *ud)
     if (w->stopping || w->disabled)
         return;
     if (r->code == 200 || r->code == 201) {
+        int was_stored = w->stored;
         w->stored = 1;
         w->retry_s = RETRY_S;
         w->said[0] = 0;
@@ -462,6 +466,8 @@ static void on_secret_written(cu_kclient *kc, const cu_kresp *r, void *ud)
         ctrl_log(w->c, 0, "webhooks: certificate for %s stored in Secret %s/%s (expires %s)",
                  w->dns, w->ns, w->secret, exp);
         use_pair(w, 0);
+        if (!was_stored)
+            inject_all(w); /* now shared: its CA goes into the configurations */
         return;
     }
     if (r->code == 409) { /* another replica wrote it first: use theirs */

@@ -67,7 +67,8 @@ if command -v kubectl >/dev/null 2>&1; then
                       -o jsonpath='{.webhooks[0].clientConfig.caBundle}' 2>/dev/null)" ]
         }
         wait_for 20 "cueue dev installs the webhook configurations, the controller its CA" wh_ready
-        kd apply -f - >/dev/null 2>"$TMP/job.err" <<'YAML'
+        # the object as stored (the controller may admit and start it at once)
+        susp=$(kd create -o jsonpath='{.spec.suspend}' -f - 2>"$TMP/job.err" <<'YAML'
 apiVersion: batch/v1
 kind: Job
 metadata: {name: unsuspended, namespace: ml-research, labels: {kueue.x-k8s.io/queue-name: research}}
@@ -77,7 +78,7 @@ spec:
       restartPolicy: Never
       containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
 YAML
-        susp=$(kd get job unsuspended -n ml-research -o jsonpath='{.spec.suspend}' 2>&1)
+)
         check "a Job created unsuspended with the queue-name label is suspended on creation" \
             "$(cat "$TMP/job.err") spec.suspend: $susp" test "$susp" = true
         kd apply -f - >/dev/null 2>"$TMP/cq.err" <<'YAML'
