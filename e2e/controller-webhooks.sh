@@ -226,39 +226,7 @@ cluster_checks() {
                    .status.conditions[] | select(.type == \"Admitted\" and .status == \"True\")'"
     wait_for 30 "that Job is started (unsuspended)" \
         bash -c "kubectl --kubeconfig '$KC' get job wh-job -o json | jq -e '.spec.suspend == false'"
-    # a v1beta1 client writes a Workload (stored as v1beta2) and reads it
-    # back; a v1beta2 reader sees it converted
-    k create -f - >/dev/null 2>"$TMP/wl1.err" <<'YAML'
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: Workload
-metadata: {name: old-client, namespace: default}
-spec:
-  queueName: lq
-  priorityClassName: low
-  priorityClassSource: kueue.x-k8s.io/workloadpriorityclass
-  podSets:
-  - name: main
-    count: 1
-    template:
-      spec:
-        restartPolicy: Never
-        containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
-YAML
-    local v1 v2
-    v1=$(k get workloads.v1beta1.kueue.x-k8s.io -n default old-client -o json 2>"$TMP/v1.err")
-    check "a v1beta1 client creates a Workload and reads it back in v1beta1" \
-        "$(cat "$TMP/wl1.err" "$TMP/v1.err") $v1" jqt '.apiVersion == "kueue.x-k8s.io/v1beta1" and
-            .spec.priorityClassName == "low" and
-            .spec.priorityClassSource == "kueue.x-k8s.io/workloadpriorityclass"' <<<"$v1"
-    v2=$(k get workloads.v1beta2.kueue.x-k8s.io -n default old-client -o json 2>/dev/null)
-    check "a v1beta2 reader sees it converted (priorityClassRef)" "$v2" \
-        jqt '.spec.priorityClassRef.name == "low" and
-             .spec.priorityClassRef.kind == "WorkloadPriorityClass" and
-             (.spec | has("priorityClassName") | not)' <<<"$v2"
-    k patch workloads.v1beta1.kueue.x-k8s.io -n default old-client --type merge \
-        -p '{"metadata":{"labels":{"edited":"by-v1beta1"}}}' >/dev/null 2>"$TMP/wl2.err"
-    check "a v1beta1 client updates it" "$(cat "$TMP/wl2.err")" \
-        test "$(k get workloads.v1beta2.kueue.x-k8s.io -n default old-client -o jsonpath='{.metadata.labels.edited}')" = by-v1beta1
+    check_v1beta1_workload default lq
 }
 cluster_checks
 

@@ -228,41 +228,7 @@ YAML
     sed -e 's/name: bad/name: good/' -e 's/, borrowingLimit: 1//' "$TMP/badcq.yaml" | k create -f - >/dev/null 2>"$TMP/goodcq.log"
     check "a good ClusterQueue passes the webhooks" "$(cat "$TMP/goodcq.log")" k get clusterqueue good
 
-    # a v1beta1 client: writes a Workload (v1beta2 is stored), reads it back
-    # in v1beta1 with its v1beta1 fields, and a v1beta2 reader sees them
-    # converted (through the conversion webhook)
-    cat >"$TMP/wl-v1beta1.yaml" <<YAML
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: Workload
-metadata: {name: old-client, namespace: $NS}
-spec:
-  queueName: lq
-  priorityClassName: low
-  priorityClassSource: kueue.x-k8s.io/workloadpriorityclass
-  podSets:
-  - name: main
-    count: 1
-    template:
-      spec:
-        restartPolicy: Never
-        containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
-YAML
-    k create -f "$TMP/wl-v1beta1.yaml" >/dev/null 2>"$TMP/wl1.log"
-    check "a v1beta1 client creates a Workload" "$(cat "$TMP/wl1.log")" \
-        k get workloads.v1beta1.kueue.x-k8s.io -n "$NS" old-client
-    v1=$(k get workloads.v1beta1.kueue.x-k8s.io -n "$NS" old-client -o json 2>"$TMP/v1.err")
-    check "... and reads it back in v1beta1 (priorityClassName and Source)" "$(cat "$TMP/v1.err") $v1" \
-        jq -e '.apiVersion == "kueue.x-k8s.io/v1beta1" and .spec.priorityClassName == "low" and
-               .spec.priorityClassSource == "kueue.x-k8s.io/workloadpriorityclass"' <<<"$v1"
-    v2=$(k get workloads.v1beta2.kueue.x-k8s.io -n "$NS" old-client -o json 2>"$TMP/v2.err")
-    check "a v1beta2 reader sees it converted (priorityClassRef)" "$v2" \
-        jq -e '.spec.priorityClassRef.name == "low" and
-               .spec.priorityClassRef.kind == "WorkloadPriorityClass" and
-               (.spec | has("priorityClassName") | not)' <<<"$v2"
-    k patch workloads.v1beta1.kueue.x-k8s.io -n "$NS" old-client --type merge \
-        -p '{"metadata":{"labels":{"edited":"by-v1beta1"}}}' >/dev/null 2>"$TMP/wl2.log"
-    check "a v1beta1 client updates it" "$(cat "$TMP/wl2.log")" \
-        test "$(k get workloads.v1beta2.kueue.x-k8s.io -n "$NS" old-client -o jsonpath='{.metadata.labels.edited}')" = by-v1beta1
+    check_v1beta1_workload "$NS" lq
 fi
 
 # ---- metrics, and no refusal anywhere

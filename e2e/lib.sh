@@ -296,6 +296,45 @@ start_controller() {
     CT_PID=$!
 }
 
+# check_v1beta1_workload NS LQ: a v1beta1 client creates a Workload in
+# LocalQueue LQ (v1beta2 is stored), reads it back in v1beta1 with its
+# v1beta1 fields, a v1beta2 reader sees them converted (through the CRD's
+# conversion webhook), and a v1beta1 update reaches the stored object
+check_v1beta1_workload() {
+    local ns=$1 lq=$2 v1 v2
+    k create -f - >/dev/null 2>"$TMP/wl1.err" <<YAML
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: old-client, namespace: $ns}
+spec:
+  queueName: $lq
+  priorityClassName: low
+  priorityClassSource: kueue.x-k8s.io/workloadpriorityclass
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+YAML
+    check "a v1beta1 client creates a Workload" "$(cat "$TMP/wl1.err")" \
+        k get workloads.v1beta1.kueue.x-k8s.io -n "$ns" old-client
+    v1=$(k get workloads.v1beta1.kueue.x-k8s.io -n "$ns" old-client -o json 2>"$TMP/v1.err")
+    check "... and reads it back in v1beta1 (priorityClassName and Source)" "$(cat "$TMP/v1.err") $v1" \
+        jq -e '.apiVersion == "kueue.x-k8s.io/v1beta1" and .spec.priorityClassName == "low" and
+               .spec.priorityClassSource == "kueue.x-k8s.io/workloadpriorityclass"' <<<"$v1"
+    v2=$(k get workloads.v1beta2.kueue.x-k8s.io -n "$ns" old-client -o json 2>/dev/null)
+    check "a v1beta2 reader sees it converted (priorityClassRef)" "$v2" \
+        jq -e '.spec.priorityClassRef.name == "low" and
+               .spec.priorityClassRef.kind == "WorkloadPriorityClass" and
+               (.spec | has("priorityClassName") | not)' <<<"$v2"
+    k patch workloads.v1beta1.kueue.x-k8s.io -n "$ns" old-client --type merge \
+        -p '{"metadata":{"labels":{"edited":"by-v1beta1"}}}' >/dev/null 2>"$TMP/wl2.err"
+    check "a v1beta1 client updates it" "$(cat "$TMP/wl2.err")" \
+        test "$(k get workloads.v1beta2.kueue.x-k8s.io -n "$ns" old-client -o jsonpath='{.metadata.labels.edited}')" = by-v1beta1
+}
+
 # job_yaml NAME CPU RUNTIME [LQ] [NS]: one suspended batch/v1 Job (one pod of
 # CPU cpu) in LocalQueue LQ (default lq) of NS (default default), whose
 # simulated pod runs RUNTIME (a Go duration: the cueue.dev/simulated-runtime
