@@ -93,10 +93,11 @@ cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nw
     return w;
 }
 
-void ctrl_decode_wl_extras(rec *x, json_object *obj)
+void ctrl_decode_wl_extras(ctrl *c, rec *x, json_object *obj)
 {
     free(x->owner);
     x->owner = NULL;
+    x->owner_r = 0;
     free(x->owners);
     x->owners = NULL;
     json_object *owners = cu_jpath(obj, "metadata.ownerReferences");
@@ -118,14 +119,24 @@ void ctrl_decode_wl_extras(rec *x, json_object *obj)
         const char *kind = cu_jstr(o, "kind"), *name = cu_jstr(o, "name");
         const char *av = cu_jstr(o, "apiVersion");
         json_object *ctl = cu_jget(o, "controller");
-        if (kind && name && av && strcmp(kind, "Job") == 0 && strcmp(av, "batch/v1") == 0 && ctl &&
-            json_object_get_boolean(ctl)) {
+        int okind = -1;
+        for (int r = R_FIRST_OWNER; kind && av && r < NRES && okind < 0; r++)
+            if (strcmp(kind, res_tab[r].kind) == 0 && strcmp(av, res_tab[r].api_version) == 0)
+                okind = r;
+        if (okind >= 0 && name && ctl && json_object_get_boolean(ctl) && !x->owner) {
             const char *ns = cu_jpath_str(obj, "metadata.namespace");
             size_t l = strlen(ns ? ns : "") + strlen(name) + 2;
             x->owner = malloc(l);
             if (x->owner)
                 snprintf(x->owner, l, "%s/%s", ns ? ns : "", name);
+            x->owner_r = okind;
         }
+    }
+    /* owners no controlling reference names (a pod group's Workload) */
+    for (int r = R_FIRST_OWNER; r < NRES && !x->owner; r++) {
+        const ctrl_integ *in = ctrl_integ_of(r);
+        if (in && in->wl_owner && c->cfg.on[r])
+            in->wl_owner(c, x, obj);
     }
     if (refs)
         x->owners = ctrl_jtext(refs);

@@ -40,22 +40,58 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_AC, R_WL, R_JOB, NRES };
+/* The resources the controller watches. R_WL and the queue-shaping kinds
+ * before it are Kueue's and core's; from R_JOB on, the integrations' kinds
+ * (Kueue's "frameworks"): objects that own Workloads, each kind handled by
+ * one file in controller/jobs/ through its ctrl_integ. */
+enum {
+    R_RF,
+    R_CQ,
+    R_COHORT,
+    R_LQ,
+    R_WPC,
+    R_PC,
+    R_NS,
+    R_AC,
+    R_WL,
+    R_JOB,
+    R_JOBSET,
+    R_LWS,
+    R_POD,
+    NRES
+};
+#define R_FIRST_OWNER R_JOB
 
 static const struct {
     const char *path, *api_version, *kind;
+    const char *framework; /* integrations.frameworks name (owner kinds), NULL */
+    int optional;          /* its CRD may be missing: a 404 lists as empty, logged */
+    const char *selector;  /* label selector of the informer, NULL: all */
 } res_tab[NRES] = {
-    { "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", CU_GROUP "/v1beta2", "ResourceFlavor" },
-    { "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", CU_GROUP "/v1beta2", "ClusterQueue" },
-    { "/apis/kueue.x-k8s.io/v1beta2/cohorts", CU_GROUP "/v1beta2", "Cohort" },
-    { "/apis/kueue.x-k8s.io/v1beta2/localqueues", CU_GROUP "/v1beta2", "LocalQueue" },
+    { "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", CU_GROUP "/v1beta2", "ResourceFlavor", NULL,
+      0, NULL },
+    { "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", CU_GROUP "/v1beta2", "ClusterQueue", NULL, 0,
+      NULL },
+    { "/apis/kueue.x-k8s.io/v1beta2/cohorts", CU_GROUP "/v1beta2", "Cohort", NULL, 0, NULL },
+    { "/apis/kueue.x-k8s.io/v1beta2/localqueues", CU_GROUP "/v1beta2", "LocalQueue", NULL, 0,
+      NULL },
     { "/apis/kueue.x-k8s.io/v1beta2/workloadpriorityclasses", CU_GROUP "/v1beta2",
-      "WorkloadPriorityClass" },
-    { "/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass" },
-    { "/api/v1/namespaces", "v1", "Namespace" },
-    { "/apis/kueue.x-k8s.io/v1beta2/admissionchecks", CU_GROUP "/v1beta2", "AdmissionCheck" },
-    { "/apis/kueue.x-k8s.io/v1beta2/workloads", CU_GROUP "/v1beta2", "Workload" },
-    { "/apis/batch/v1/jobs", "batch/v1", "Job" },
+      "WorkloadPriorityClass", NULL, 0, NULL },
+    { "/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass", NULL,
+      0, NULL },
+    { "/api/v1/namespaces", "v1", "Namespace", NULL, 0, NULL },
+    /* AdmissionChecks are new in crds/: a cluster installed before them
+     * still runs, with ClusterQueues that name checks inactive */
+    { "/apis/kueue.x-k8s.io/v1beta2/admissionchecks", CU_GROUP "/v1beta2", "AdmissionCheck", NULL,
+      1, NULL },
+    { "/apis/kueue.x-k8s.io/v1beta2/workloads", CU_GROUP "/v1beta2", "Workload", NULL, 0, NULL },
+    { "/apis/batch/v1/jobs", "batch/v1", "Job", "batch/job", 0, NULL },
+    { "/apis/jobset.x-k8s.io/v1alpha2/jobsets", "jobset.x-k8s.io/v1alpha2", "JobSet",
+      "jobset.x-k8s.io/jobset", 1, NULL },
+    { "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets", "leaderworkerset.x-k8s.io/v1",
+      "LeaderWorkerSet", "leaderworkerset.x-k8s.io/leaderworkerset", 1, NULL },
+    /* only the pods the pod webhook marked managed */
+    { "/api/v1/pods", "v1", "Pod", "pod", 0, CU_LABEL_MANAGED "=" CU_LABEL_MANAGED_VALUE },
 };
 
 static const char MERGE[] = "application/merge-patch+json";
@@ -101,7 +137,10 @@ typedef struct rec {
     int adm_written; /* ... and the write succeeded (the Job may start) */
     int hold;        /* a write of this version conflicted: out of the engine
                                 until a newer version arrives */
-    char *owner;     /* "ns/job" of its controlling Job, NULL */
+    char *owner;     /* its owner's key in objs[owner_r] ("ns/name"), NULL: none
+                        (an integration may key owners that are no single object,
+                        e.g. a pod group, in its own way) */
+    int owner_r;     /* the owner's resource (R_JOB...) */
     char *owners;    /* metadata.ownerReferences [{apiVersion, kind, name, uid}] (JSON
                         text) for the visibility API, NULL when none */
     char *tmpl;      /* pod set 0's template spec: {"nodeSelector","tolerations"} */
@@ -148,6 +187,11 @@ typedef struct rec {
     char *start_cq, *started_rv;
     int64_t started_at;
     cjob *job;
+    /* owner kinds (R_FIRST_OWNER..): metadata.uid, and the integration's
+     * own record of the object (its ctrl_integ's decode and free_data) */
+    char *uid;
+    int64_t created_ms; /* metadata.creationTimestamp, 0 when absent */
+    void *ij;
 } rec;
 
 typedef struct omap {
@@ -172,7 +216,7 @@ typedef struct cfgx {
     cu_pr_config pr; /* waitForPodsReady */
     int manage_without_queue;
     const cu_config *cf; /* the Configuration file, NULL */
-    int jobs;            /* batch/job integration on */
+    int on[NRES];        /* owner kinds: the integration is enabled */
 } cfgx;
 
 struct ctrl {
@@ -191,9 +235,9 @@ struct ctrl {
     rctx rc[NRES];
     int ninf, nsynced;
     omap objs[NRES];
-    omap inflight;   /* operation keys in flight (records with only a key) */
-    omap dirty_jobs; /* Job keys to reconcile */
-    omap dirty_wls;  /* Workload keys for deactivations() to look at */
+    omap inflight;    /* operation keys in flight (records with only a key) */
+    omap dirty[NRES]; /* owner kinds: the keys their integration is to reconcile */
+    omap dirty_wls;   /* Workload keys for deactivations() to look at */
     int verbose;
     cu_log log;
     cfgx cfg;
@@ -315,14 +359,22 @@ void ctrl_on_attempt(void *ud, const char *method, int watch, int code, double s
 void ctrl_on_outcome(void *ud, int code, const char *error, const char *body);
 /* Sends body (taken) to path with method and content type ctype, unless
  * op (the operation key, e.g. "status:ns/name") is in flight or this
- * replica must not write; key names the record the write is about, what
- * is logged. Returns 1 when sent. */
-int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const char *method,
-                    const char *path, const char *ctype, json_object *body, const char *what);
+ * replica must not write; key names the record the write is about (in
+ * objs[r]; for OP_CREATE the owner the Workload is created for, whose
+ * key op carries after "create:"), what is logged. Returns 1 when sent. */
+int ctrl_send_write(ctrl *c, opkind kind, int r, const char *op, const char *key,
+                    const char *method, const char *path, const char *ctype, json_object *body,
+                    const char *what);
+/* The REST path of the object key ("ns/name", or "name" when cluster
+ * scoped) of resource r into out. */
+void ctrl_obj_path(int r, const char *key, char *out, size_t n);
 /* 1 when a write with operation key op is in flight. */
 int ctrl_inflight(ctrl *c, const char *op);
-/* Queues the Job jkey (borrowed, copied) for reconciling. */
-void ctrl_mark_job(ctrl *c, const char *jkey);
+/* Queues key (borrowed, copied; NULL: nothing) for reconciling by the
+ * integration of owner kind r. */
+void ctrl_mark_owner(ctrl *c, int r, const char *key);
+/* The same for the Job jkey. */
+#define ctrl_mark_job(c, jkey) ctrl_mark_owner((c), R_JOB, (jkey))
 void ctrl_mark_wl(ctrl *c, const char *wkey);
 /* Frees the Events still queued. */
 void ctrl_ev_queue_free(ctrl *c);
@@ -336,6 +388,8 @@ void ctrl_emit_av(ctrl *c, int job, const char *av, const char *kind, const char
 void ctrl_emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *reason,
                   const char *msg);
 void ctrl_emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg);
+/* The same about the object of owner record x (of an integration's kind). */
+void ctrl_emit_owner(ctrl *c, const rec *x, const char *type, const char *reason, const char *msg);
 /* The Workload decoded in r (borrowed from r), or NULL. */
 const cu_workload *ctrl_wl_of(const rec *r);
 /* 1 when wl (may be NULL) has condition type with status. */
@@ -444,8 +498,51 @@ void ctrl_log_invalid(ctrl *c, int r, const cu_world *w);
  * frees with ctrl_world_free), or NULL with the reason in why. */
 cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nwhy);
 /* Reads into x what the controller needs of a Workload beyond the decode:
- * its controlling Job, pod set 0's template, status.requeueState. */
-void ctrl_decode_wl_extras(rec *x, json_object *obj);
+ * its owner (an integration's object), pod set 0's template,
+ * status.requeueState. */
+void ctrl_decode_wl_extras(ctrl *c, rec *x, json_object *obj);
+
+/* ---- jobs/: the integrations ---- */
+
+/* An integration (Kueue's "framework"): how the controller handles the
+ * objects of one owner kind. Each lives in its own file of controller/jobs/
+ * and is found by its resource. A NULL hook does nothing. */
+typedef struct ctrl_integ {
+    int r; /* its resource */
+    /* obj (borrowed), a new version of the owner record x, decoded into x
+     * (x->job / x->ij; the old one replaced), and the keys to reconcile
+     * marked (ctrl_mark_owner). Undecodable: said with ctrl_report_bad. */
+    void (*decode)(ctrl *c, rec *x, json_object *obj);
+    /* x is deleted from the API (called before x is freed). */
+    void (*deleted)(ctrl *c, rec *x);
+    /* frees x->ij. */
+    void (*free_data)(rec *x);
+    /* brings the object (or unit: a pod group) of a marked key and its
+     * Workload to what they should be: one write per object at a time */
+    void (*reconcile)(ctrl *c, const char *key);
+    /* the answer to an OP_JOB write about owner key (ok: 2xx; body: the
+     * object it returned) */
+    void (*written)(ctrl *c, const char *key, int ok, const char *body);
+    /* 1 when x should have a Workload that is not seen yet (the first
+     * cycles after a start wait, at most 5 s, for those to be created) */
+    int (*awaits_workload)(ctrl *c, rec *x);
+    /* Workload x's owner (x->owner, x->owner_r) when no controlling
+     * ownerReference names it (e.g. a pod group); 1 when set. */
+    int (*wl_owner)(ctrl *c, rec *x, json_object *obj);
+    /* 1 when the owner key (not a record of objs[r]) still exists */
+    int (*owner_alive)(ctrl *c, const char *key);
+} ctrl_integ;
+
+/* The integrations, one per file of controller/jobs/ (cu_jobs.c finds them). */
+extern const ctrl_integ ctrl_integ_job, ctrl_integ_jobset, ctrl_integ_lws, ctrl_integ_pod;
+/* The integration of resource r, NULL for a kind that is none. */
+const ctrl_integ *ctrl_integ_of(int r);
+/* 1 when Workload w's owner is still there (its record, or as its
+ * integration's owner_alive says). */
+int ctrl_owner_alive(ctrl *c, const rec *w);
+/* Says once per problem (log, Warning Event on obj) that obj, of resource
+ * r (record x), cannot be decoded; NULL why: it decodes (again). */
+void ctrl_report_bad(ctrl *c, rec *x, int r, json_object *obj, const char *why);
 
 /* ---- jobs/cu_job.c: the batch/v1 Job integration ---- */
 

@@ -279,7 +279,7 @@ static int job_clear_start(ctrl *c, const cjob *j, const char *op, const char *k
     char spath[1300], what[1300];
     snprintf(spath, sizeof(spath), "%s/status", path);
     snprintf(what, sizeof(what), "clearing the startTime of suspended Job %s/%s", j->ns, j->name);
-    return ctrl_send_write(c, OP_JOB, op, key, "PATCH", spath, MERGE, p, what);
+    return ctrl_send_write(c, OP_JOB, R_JOB, op, key, "PATCH", spath, MERGE, p, what);
 }
 
 static json_object *job_start_patch(ctrl *c, const cjob *j, const rec *w, cu_diag *d,
@@ -466,8 +466,8 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
             return;
         }
         jr->create_hash = h;
-        if (ctrl_send_write(c, OP_CREATE, cop, jr->key, "POST", cpath, "application/json", body,
-                            what))
+        if (ctrl_send_write(c, OP_CREATE, R_JOB, cop, jr->key, "POST", cpath, "application/json",
+                            body, what))
             jr->created_at = cu_clock_system_now(NULL);
         return;
     }
@@ -497,7 +497,7 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
         snprintf(sop, sizeof(sop), "spec:%s", w->key);
         snprintf(spath, sizeof(spath), "%s/%s/workloads/%s", WLPATH, wl->meta.ns, wl->meta.name);
         snprintf(what, sizeof(what), "moving Workload %s to LocalQueue %s", w->key, queue);
-        if (ctrl_send_write(c, OP_OTHER, sop, w->key, "PATCH", spath, MERGE, p, what))
+        if (ctrl_send_write(c, OP_OTHER, R_WL, sop, w->key, "PATCH", spath, MERGE, p, what))
             ctrl_log(c, 0, "Job %s: queue-name changed to %s; moving its Workload", jr->key, queue);
         return;
     }
@@ -505,7 +505,7 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
         if (!j->suspended) {
             json_object *p = job_suspend_patch(j, w);
             snprintf(what, sizeof(what), "suspending Job %s", jr->key);
-            if (ctrl_send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, p, what)) {
+            if (ctrl_send_write(c, OP_JOB, R_JOB, op, jr->key, "PATCH", path, MERGE, p, what)) {
                 jr->restore = 1;
                 /* the start is undone: the next admission starts the Job
                  * again even when the watch never showed it started (it
@@ -532,7 +532,7 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
         }
         if (rp) {
             snprintf(what, sizeof(what), "restoring the template of stopped Job %s", jr->key);
-            ctrl_send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, rp, what);
+            ctrl_send_write(c, OP_JOB, R_JOB, op, jr->key, "PATCH", path, MERGE, rp, what);
             return;
         }
         jr->restore = 0;
@@ -568,7 +568,7 @@ void ctrl_reconcile_job(ctrl *c, rec *jr)
                 finish_workload(c, w, "FailedToStart", d.msgs[0]);
         } else {
             snprintf(what, sizeof(what), "starting Job %s", jr->key);
-            if (ctrl_send_write(c, OP_JOB, op, jr->key, "PATCH", path, MERGE, p, what)) {
+            if (ctrl_send_write(c, OP_JOB, R_JOB, op, jr->key, "PATCH", path, MERGE, p, what)) {
                 free(jr->start_cq); /* said when the write succeeds: ctrl_job_started */
                 jr->start_cq = ctrl_sdup(wl->adm_cq ? wl->adm_cq : "?");
             }
@@ -597,3 +597,54 @@ void ctrl_job_started(ctrl *c, rec *jr, int ok, const char *body)
     }
     free(cq);
 }
+
+/* ---------------- the integration's hooks ---------------- */
+
+static void job_decode(ctrl *c, rec *x, json_object *obj)
+{
+    cjob *j = ctrl_decode_job(c, obj);
+    if (!j) {
+        ctrl_report_bad(c, x, R_JOB, obj, "no metadata.namespace, name or uid");
+        return;
+    }
+    ctrl_report_bad(c, x, R_JOB, obj, j->bad);
+    ctrl_cjob_free(x->job);
+    x->job = j;
+    ctrl_mark_owner(c, R_JOB, x->key);
+}
+
+static void job_deleted(ctrl *c, rec *x)
+{
+    if (x->job)
+        ctrl_mark_wl(c, x->job->wlkey); /* an eviction it held up ends */
+}
+
+static void job_reconcile(ctrl *c, const char *key)
+{
+    rec *jr = ctrl_omap_get(&c->objs[R_JOB], key);
+    if (jr)
+        ctrl_reconcile_job(c, jr);
+}
+
+static void job_written(ctrl *c, const char *key, int ok, const char *body)
+{
+    rec *jr = ctrl_omap_get(&c->objs[R_JOB], key);
+    if (jr)
+        ctrl_job_started(c, jr, ok, body);
+}
+
+static int job_awaits_workload(ctrl *c, rec *x)
+{
+    const cjob *j = x->job;
+    return j && !j->finished && !j->deleting && j->create_body && ctrl_job_queue(c, j) &&
+           !ctrl_omap_get(&c->objs[R_WL], j->wlkey);
+}
+
+const ctrl_integ ctrl_integ_job = {
+    .r = R_JOB,
+    .decode = job_decode,
+    .deleted = job_deleted,
+    .reconcile = job_reconcile,
+    .written = job_written,
+    .awaits_workload = job_awaits_workload,
+};

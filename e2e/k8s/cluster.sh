@@ -501,6 +501,7 @@ down() {
     local n
     [ $# -ge 1 ] || die "usage: cluster.sh down DIR"
     DIR=$(cd "$1" 2>/dev/null && pwd) || DIR=$1
+    "$HERE/addons.sh" down "$DIR" # JobSet, LeaderWorkerSet, ... first
     for n in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do stop_one "$n"; done
     rm -f "$DIR/pids"
     # and any component of this cluster the pids file no longer names

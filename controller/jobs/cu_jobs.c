@@ -1,0 +1,26 @@
+/*
+ * cu_jobs.c - the integrations' registry: which file handles which owner
+ * kind, and what every integration shares.
+ */
+#include "cu_ctrl_int.h"
+
+const ctrl_integ *ctrl_integ_of(int r)
+{
+    switch (r) {
+    case R_JOB: return &ctrl_integ_job;
+    case R_JOBSET: return &ctrl_integ_jobset;
+    case R_LWS: return &ctrl_integ_lws;
+    case R_POD: return &ctrl_integ_pod;
+    default: return NULL;
+    }
+}
+
+int ctrl_owner_alive(ctrl *c, const rec *w)
+{
+    if (!w->owner || w->owner_r < R_FIRST_OWNER || w->owner_r >= NRES)
+        return 0;
+    if (ctrl_omap_get(&c->objs[w->owner_r], w->owner))
+        return 1;
+    const ctrl_integ *in = ctrl_integ_of(w->owner_r);
+    return in && in->owner_alive && in->owner_alive(c, w->owner);
+}
