@@ -27,6 +27,17 @@
 #define CU_ANN_JOB_MIN_PARALLELISM "kueue.x-k8s.io/job-min-parallelism"
 /* Kueue's finalizer on a ClusterQueue or ResourceFlavor while it is in use */
 #define CU_FINALIZER_IN_USE "kueue.x-k8s.io/resource-in-use"
+/* Kueue's pod integration (and the pods of JobSet and LeaderWorkerSet) */
+#define CU_LABEL_MANAGED "kueue.x-k8s.io/managed" /* value "true" */
+#define CU_LABEL_POD_GROUP_NAME "kueue.x-k8s.io/pod-group-name"
+#define CU_LABEL_PREBUILT_WORKLOAD "kueue.x-k8s.io/prebuilt-workload-name"
+#define CU_ANN_POD_GROUP_TOTAL_COUNT "kueue.x-k8s.io/pod-group-total-count"
+#define CU_ANN_ROLE_HASH "kueue.x-k8s.io/role-hash"
+#define CU_ANN_RETRIABLE_IN_GROUP "kueue.x-k8s.io/retriable-in-group" /* "false": unretriable */
+#define CU_ANN_POD_SUSPENDING_PARENT "kueue.x-k8s.io/pod-suspending-parent"
+#define CU_ANN_POD_GROUP_SERVING "kueue.x-k8s.io/pod-group-serving" /* value "true" */
+#define CU_POD_SCHEDULING_GATE "kueue.x-k8s.io/admission"
+#define CU_POD_FINALIZER "kueue.x-k8s.io/managed"
 
 typedef struct cu_kv {
     const char *key, *value;
