@@ -107,8 +107,7 @@ static void test_group(void **st)
     assert_non_null(wl);
     assert_string_equal(cu_jpath_str(wl, "metadata.name"), "grp");
     assert_string_equal(
-        cu_jstr(cu_jpath(wl, "metadata.annotations"), "kueue.x-k8s.io/is-group-workload"),
-        "true");
+        cu_jstr(cu_jpath(wl, "metadata.annotations"), "kueue.x-k8s.io/is-group-workload"), "true");
     json_object *pss = cu_jpath(wl, "spec.podSets");
     assert_int_equal(cu_jarr_len(pss), 2);
     /* sorted by name: a9f06f3a (the one without requests) before dc85db45 */
@@ -135,8 +134,8 @@ static void test_group_rules(void **st)
     assert_string_equal(m, "Pods succeeded: 4/4.");
     assert_false(cu_pod_group_finished(3, 4, 1, 0, m, sizeof(m)));
     assert_false(cu_pod_group_finished(3, 4, 0, 0, m, sizeof(m))); /* waits for a replacement */
-    assert_false(cu_pod_group_finished(2, 4, 1, 1, m, sizeof(m)));  /* one still runs */
-    assert_true(cu_pod_group_finished(2, 4, 0, 1, m, sizeof(m)));   /* not retriable: ends */
+    assert_false(cu_pod_group_finished(2, 4, 1, 1, m, sizeof(m))); /* one still runs */
+    assert_true(cu_pod_group_finished(2, 4, 0, 1, m, sizeof(m)));  /* not retriable: ends */
     assert_string_equal(m, "Pods succeeded: 2/4.");
     int32_t t = 0;
     assert_true(cu_pod_group_total("4", &t));
