@@ -23,6 +23,11 @@
 #   single: one pod: Workload pod-single-<hash>, runs, Finished Succeeded.
 #   failing: a running single pod whose status is set Failed: Workload
 #       Finished with reason Failed and the pod's message; finalizer gone.
+#   g4 (2 pods): one pod set Failed: the group waits (not Finished, the
+#       pod keeps its finalizer); a replacement pod is ungated at once and
+#       owned by the Workload, the failed pod's finalizer removed; Finished
+#       "Pods succeeded: 2/2.".
+#   g5: 3 pods for a total count of 2: a Workload of 2, the excess deleted.
 #   g3 (2 pods, 600s): runs; its Workload deactivated (evicted): both pods
 #       deleted, the quota released (the Workload, owned only by the pods,
 #       is then garbage-collected).
@@ -241,6 +246,46 @@ fin_gone() {
         jq -e '(.metadata.finalizers // []) | index("kueue.x-k8s.io/managed") | not' >/dev/null
 }
 wait_for 60 "failing: the managed finalizer removed" fin_gone failing
+
+# ---- a failed pod of a group, and its replacement
+group g4 2 20s | k apply -f - >/dev/null || fail "create group g4" "kubectl failed"
+wait_for 90 "g4: both pods run" all_run g4 2
+k patch pod g4-0 -n default --subresource=status --type=merge \
+    -p '{"status":{"phase":"Failed","message":"exit 1"}}' >/dev/null ||
+    fail "set pod g4-0 Failed" "kubectl failed"
+sleep 2
+check "g4: one pod Failed, the group not finished (it waits for a replacement)" \
+    "$(wl_json g4 | jq -c '.status.conditions' 2>&1 | head -c 300)" \
+    bash -c "! kubectl --kubeconfig '$KC' get workload g4 -n default -o json |
+        jq -e 'any(.status.conditions[]?; .type == \"Finished\" and .status == \"True\")' >/dev/null"
+check "g4: the failed pod keeps its finalizer until it is replaced" "" bash -c \
+    "kubectl --kubeconfig '$KC' get pod g4-0 -n default -o json | jq -e '.metadata.finalizers | index(\"kueue.x-k8s.io/managed\")' >/dev/null"
+pod g4-r g4 2 5s | k apply -f - >/dev/null || fail "create pod g4-r" "kubectl failed"
+repl_runs() {
+    k get pod g4-r -n default -o json | jq -e '([.spec.schedulingGates[]?.name] |
+        index("kueue.x-k8s.io/admission") | not) and ((.spec.nodeName // "") | startswith("gpu-h100-"))' >/dev/null
+}
+wait_for 60 "g4: the replacement g4-r ungated at once (the Workload is admitted) and bound" repl_runs
+wait_for 60 "g4: the replaced pod's finalizer removed" fin_gone g4-0
+repl_owned() {
+    wl_json g4 | jq -e 'any(.metadata.ownerReferences[]; .kind == "Pod" and .name == "g4-r")' >/dev/null
+}
+wait_for 60 "g4: the replacement added to the Workload's ownerReferences" repl_owned
+g4_done() {
+    wl_json g4 | jq -e 'any(.status.conditions[]?; .type == "Finished" and .status == "True" and
+        .message == "Pods succeeded: 2/2.")' >/dev/null
+}
+wait_for 90 "g4 Finished once its 2 live pods succeeded: \"Pods succeeded: 2/2.\"" g4_done
+
+# ---- excess pods: 3 pods in a group of 2
+group g5 3 5s | sed 's/pod-group-total-count: "3"/pod-group-total-count: "2"/' |
+    k apply -f - >/dev/null || fail "create group g5" "kubectl failed"
+g5_two() {
+    [ "$(gpods g5 | jq '[.items[] | select(.metadata.deletionTimestamp == null)] | length')" = 2 ] &&
+        wl_json g5 | jq -e '.spec.podSets[0].count == 2' >/dev/null
+}
+wait_for 60 "g5: 3 pods for a total of 2: Workload of 2, the excess pod deleted" g5_two
+wait_for 90 "g5 Finished" wl_cond g5 Finished True
 
 # ---- eviction: g3 deactivated while running
 group g3 2 600s | k apply -f - >/dev/null || fail "create group g3" "kubectl failed"
