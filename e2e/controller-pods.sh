@@ -14,7 +14,8 @@
 #       pod set of 4, an ownerReference per pod), admitted whole; every pod
 #       ungated with the flavor's nodeSelector, bound to an H100 node,
 #       Succeeded; the Workload Finished "Pods succeeded: 4/4."; the pods'
-#       finalizers removed.
+#       finalizers removed; with waitForPodsReady, PodsReady True once its
+#       pods are Ready.
 #   g2: 6 pods of 1 GPU, created while g1 runs (4 + 6 > 8): no Workload
 #       before the sixth pod exists; then pending, every pod gated and
 #       unbound, sampled all along: no g2 pod is ungated or bound while g2's
@@ -114,12 +115,14 @@ group() {   # NAME COUNT RUNTIME: the pods NAME-0..COUNT-1 of group NAME
     for i in $(seq 0 $(($2 - 1))); do pod "$1-$i" "$1" "$2" "$3"; echo ---; done
 }
 
-# the pod integration is not among Kueue's default frameworks
+# the pod integration is not among Kueue's default frameworks;
+# waitForPodsReady reads the pods' Ready conditions
 cat >"$TMP/config.yaml" <<'YAML'
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 integrations:
   frameworks: [batch/job, pod]
+waitForPodsReady: {timeout: 10m}
 YAML
 start_controller ctrl -v 2 --config "$TMP/config.yaml" --webhook-bind-address 0
 wait_for 60 "controller synced" grep -q "all informers synced" "$TMP/ctrl.log"
@@ -175,6 +178,7 @@ g1_shape() {
 wait_for 60 "Workload g1: a group Workload of one pod set of 4, owned by its 4 pods" g1_shape
 wait_for 60 "g1 admitted" wl_cond g1 Admitted True
 wait_for 90 "g1: its 4 pods ungated with the h100 nodeSelector and bound to H100 nodes" all_run g1 4
+wait_for 60 "g1: PodsReady True once its pods are Ready (waitForPodsReady)" wl_cond g1 PodsReady True
 
 # ---- g2 (6 pods): no Workload until complete; then pending, gated, whole
 for i in 0 1 2 3 4; do pod "g2-$i" g2 6 5s; echo ---; done | k apply -f - >/dev/null ||

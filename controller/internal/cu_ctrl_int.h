@@ -537,6 +537,10 @@ typedef struct ctrl_integ {
      * to every integration, for Workloads it uses but does not own (e.g.
      * prebuilt ones) */
     void (*wl_changed)(ctrl *c, rec *w, int deleted);
+    /* for waitForPodsReady: the ready and succeeded pods of Workload w's
+     * owner (not a Job) into *ready, *succeeded; 1 when it has started (no
+     * pod waits to be let run), 0: not started, nothing counted */
+    int (*pods_ready)(ctrl *c, rec *w, int64_t *ready, int64_t *succeeded);
 } ctrl_integ;
 
 /* The integrations, one per file of controller/jobs/ (cu_jobs.c finds them). */

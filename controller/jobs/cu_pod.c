@@ -29,6 +29,7 @@ typedef struct cpod {
     int32_t total; /* pod-group-total-count, 0 when absent or invalid */
     const char *queue;
     int gated, has_fin, deleting, succeeded, failed, runnable, unretriable, serving;
+    int ready; /* condition Ready is True */
 } cpod;
 
 /* A pod group: its pods' records (borrowed from objs[R_POD]). */
@@ -188,6 +189,13 @@ static cpod *decode_pod(json_object *obj)
     p->succeeded = ph && strcmp(ph, "Succeeded") == 0;
     p->failed = ph && strcmp(ph, "Failed") == 0;
     p->runnable = cu_pod_runnable(obj);
+    json_object *conds = cu_jpath(obj, "status.conditions");
+    for (size_t i = 0, n = cu_jarr_len(conds); i < n; i++) {
+        json_object *k = json_object_array_get_idx(conds, i);
+        const char *t = cu_jstr(k, "type"), *st = cu_jstr(k, "status");
+        if (t && strcmp(t, "Ready") == 0)
+            p->ready = st && strcmp(st, "True") == 0;
+    }
     if (cu_pod_role(obj, p->role) != 0)
         p->role[0] = '\0';
     char k[700];
@@ -880,6 +888,22 @@ static void pod_wl_changed(ctrl *c, rec *w, int deleted)
         ctrl_rec_free(ctrl_omap_del(&c->units[R_POD], k));
 }
 
+static int pod_pods_ready(ctrl *c, rec *w, int64_t *ready, int64_t *succeeded)
+{
+    size_t n = 0;
+    pgroup *g = NULL;
+    rec **pods = w->owner ? unit_pods(c, w->owner, &n, &g) : NULL;
+    int started = pods != NULL;
+    for (size_t i = 0; i < n; i++) {
+        cpod *p = pod_of(pods[i]);
+        started &= !p->gated || p->deleting || !p->runnable;
+        *ready += p->ready && !p->deleting;
+        *succeeded += p->succeeded;
+    }
+    free(pods);
+    return started;
+}
+
 const ctrl_integ ctrl_integ_pod = {
     .r = R_POD,
     .decode = pod_decode,
@@ -891,4 +915,5 @@ const ctrl_integ ctrl_integ_pod = {
     .wl_owner = pod_wl_owner,
     .owner_alive = pod_owner_alive,
     .wl_changed = pod_wl_changed,
+    .pods_ready = pod_pods_ready,
 };
