@@ -299,8 +299,9 @@ static json_object *ungate_patch(ctrl *c, rec *x, rec *w, cu_diag *d, int *perma
     const cu_workload *wl = ctrl_wl_of(w);
     int i = psa_of(wl, p->role);
     if (i < 0) {
+        /* not one of the Workload's shapes: left gated (not a reason to
+         * fail the others) */
         cu_diag_error(d, "Workload %s has no pod set named %s (the pod's role)", w->key, p->role);
-        *permanent = 1;
         return NULL;
     }
     json_object *job = json_object_new_object(),
