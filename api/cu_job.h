@@ -14,6 +14,11 @@
  * "job-<name>" truncated to 247 chars, "-", first 5 hex of
  * sha1("Job\nbatch\n<name>\n<uid>"). Returns arena-owned string. */
 const char *cu_job_workload_name(cu_arena *a, const char *job_name, const char *uid);
+/* The same rule for an owner of any kind (Kueue's
+ * GetWorkloadNameForOwnerWithGVK): "<lowercase kind>-<name>" truncated,
+ * "-", 5 hex of sha1("<Kind>\n<group>\n<name>\n<uid>"). */
+const char *cu_owner_workload_name(cu_arena *a, const char *kind, const char *group,
+                                   const char *name, const char *uid);
 
 /* Pod-set count of a Job: min(parallelism, completions), where parallelism
  * defaults to 1 and completions to parallelism; has_par/has_comp say

@@ -894,6 +894,10 @@ out:
         }
         free(c->objs[r].b);
     }
+    for (int r = 0; r < NRES; r++) {
+        OMAP_FOREACH(&c->units[r], x) ctrl_rec_free(x);
+        free(c->units[r].b);
+    }
     OMAP_FOREACH(&c->inflight, x)
     {
         free(x->key);

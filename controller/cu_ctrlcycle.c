@@ -232,6 +232,17 @@ static void write_evictions(ctrl *c)
     }
 }
 
+/* Whether the pods of Workload w's owner (no Job) are ready now, as its
+ * integration's pods_ready hook counts them; 0 without one. */
+static int owner_pods_ready(ctrl *c, rec *w, int32_t pods)
+{
+    const ctrl_integ *in = w->owner ? ctrl_integ_of(w->owner_r) : NULL;
+    int64_t ready = 0, succeeded = 0;
+    if (!in || !in->pods_ready || !in->pods_ready(c, w, &ready, &succeeded))
+        return 0;
+    return cu_pr_job_pods_ready(pods, ready, succeeded);
+}
+
 /* The record of a workload pending in the engine (its removed copies show
  * as finished), or NULL. */
 rec *ctrl_pending_rec(ctrl *c, const cu_wl_info *info)
@@ -378,7 +389,8 @@ static void pods_ready(ctrl *c)
             .ready_reason = prc ? prc->reason : NULL,
             .ready_ltt_ms = prc ? prc->ltt_ms : 0,
             .job_pods_ready =
-                j && !j->suspended && cu_pr_job_pods_ready(pods, j->ready, j->succeeded),
+                j ? !j->suspended && cu_pr_job_pods_ready(pods, j->ready, j->succeeded)
+                  : owner_pods_ready(c, w, pods),
             .requeue_count = w->rq_count,
         };
         if (cu_pr_wl_not_ready(&pw))

@@ -158,6 +158,16 @@ void ctrl_on_skip(cu_informer *inf, const char *why, json_object *obj, void *ud)
         emit_obj(c, rc->r, obj, CU_EV_DECODE_FAILED, why);
 }
 
+/* Tells every enabled integration that Workload w changed. */
+static void wl_changed(ctrl *c, rec *w, int deleted)
+{
+    for (int r = R_FIRST_OWNER; r < NRES; r++) {
+        const ctrl_integ *in = ctrl_integ_of(r);
+        if (in && in->wl_changed && c->cfg.on[r])
+            in->wl_changed(c, w, deleted);
+    }
+}
+
 void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
 {
     (void)inf;
@@ -188,6 +198,7 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
             ctrl_eng_remove(c, x);
             ctrl_set_decode(c, x, NULL);
             ctrl_mark_owner(c, x->owner_r, x->owner);
+            wl_changed(c, x, 1);
         } else {
             c->need_rebuild = 1;
             x->pinned = 1; /* the engine may point into it */
@@ -262,6 +273,7 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         }
         ctrl_wl_sync(c, x);
         ctrl_mark_owner(c, x->owner_r, x->owner);
+        wl_changed(c, x, 0);
         c->need_views = 1;
         c->pr_dirty = 1;
         ctrl_mark_wl(c, x->key);

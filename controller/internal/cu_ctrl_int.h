@@ -237,6 +237,8 @@ struct ctrl {
     omap objs[NRES];
     omap inflight;    /* operation keys in flight (records with only a key) */
     omap dirty[NRES]; /* owner kinds: the keys their integration is to reconcile */
+    omap units[NRES]; /* owner kinds: their integration's own records (e.g. pod
+                         groups), keyed as it likes; freed with ctrl_rec_free */
     omap dirty_wls;   /* Workload keys for deactivations() to look at */
     int verbose;
     cu_log log;
@@ -531,6 +533,14 @@ typedef struct ctrl_integ {
     int (*wl_owner)(ctrl *c, rec *x, json_object *obj);
     /* 1 when the owner key (not a record of objs[r]) still exists */
     int (*owner_alive)(ctrl *c, const char *key);
+    /* Workload w was added, changed or (deleted: 1) is being deleted; told
+     * to every integration, for Workloads it uses but does not own (e.g.
+     * prebuilt ones) */
+    void (*wl_changed)(ctrl *c, rec *w, int deleted);
+    /* for waitForPodsReady: the ready and succeeded pods of Workload w's
+     * owner (not a Job) into *ready, *succeeded; 1 when it has started (no
+     * pod waits to be let run), 0: not started, nothing counted */
+    int (*pods_ready)(ctrl *c, rec *w, int64_t *ready, int64_t *succeeded);
 } ctrl_integ;
 
 /* The integrations, one per file of controller/jobs/ (cu_jobs.c finds them). */
@@ -540,6 +550,14 @@ const ctrl_integ *ctrl_integ_of(int r);
 /* 1 when Workload w's owner is still there (its record, or as its
  * integration's owner_alive says). */
 int ctrl_owner_alive(ctrl *c, const rec *w);
+/* Marks Workload w Finished (reason, msg) and counts it in the metrics
+ * when it held quota. Returns 1 when the write was sent. (cu_job.c's own
+ * copy, finish_workload, is to become this.) */
+int ctrl_finish_workload(ctrl *c, rec *w, const char *reason, const char *msg);
+/* Writes into the Workload spec (being created) the value of the priority
+ * class its priorityClassRef names, as Kueue does, when that class is
+ * known. */
+void ctrl_wl_priority(ctrl *c, json_object *spec);
 /* Says once per problem (log, Warning Event on obj) that obj, of resource
  * r (record x), cannot be decoded; NULL why: it decodes (again). */
 void ctrl_report_bad(ctrl *c, rec *x, int r, json_object *obj, const char *why);
