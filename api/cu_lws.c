@@ -76,8 +76,9 @@ json_object *cu_lws_workload(json_object *lws, int32_t idx, cu_diag *d)
         return NULL;
     }
     if (leader && !json_object_is_type(leader, json_type_object)) {
-        cu_diag_error(d, "LeaderWorkerSet %s/%s: spec.leaderWorkerTemplate.leaderTemplate: not an "
-                         "object",
+        cu_diag_error(d,
+                      "LeaderWorkerSet %s/%s: spec.leaderWorkerTemplate.leaderTemplate: not an "
+                      "object",
                       ns, name);
         return NULL;
     }
@@ -135,8 +136,7 @@ json_object *cu_lws_workload(json_object *lws, int32_t idx, cu_diag *d)
     if (!pcn || !*pcn)
         pcn = cu_jpath_str(worker, "spec.priorityClassName");
     const char *pcgroup, *pckind, *pcname;
-    if (cu_job_priority_ref(label(lws, CU_LABEL_PRIORITY_CLASS), pcn, &pcgroup, &pckind,
-                            &pcname)) {
+    if (cu_job_priority_ref(label(lws, CU_LABEL_PRIORITY_CLASS), pcn, &pcgroup, &pckind, &pcname)) {
         json_object *ref = cu_jchild(spec, "priorityClassRef");
         cu_jset_str(ref, "group", pcgroup);
         cu_jset_str(ref, "kind", pckind);

@@ -54,7 +54,8 @@ static void test_counts(void **state)
 {
     (void)state;
     json_object *l = parse(LWS), *e = parse("{\"spec\":{\"leaderWorkerTemplate\":{}}}");
-    json_object *bad = parse("{\"spec\":{\"replicas\":-3,\"leaderWorkerTemplate\":{\"size\":\"x\"}}}");
+    json_object *bad =
+        parse("{\"spec\":{\"replicas\":-3,\"leaderWorkerTemplate\":{\"size\":\"x\"}}}");
     assert_int_equal(cu_lws_replicas(l), 2);
     assert_int_equal(cu_lws_size(l), 4);
     assert_int_equal(cu_lws_replicas(e), 1); /* the CRD's defaults */
@@ -187,7 +188,8 @@ static void test_pod_patch(void **state)
     assert_true(cu_lws_pod_is_managed(p));
     json_object *patch = cu_lws_pod_patch(p, l);
     assert_non_null(patch);
-    json_object *lb = cu_jpath(patch, "metadata.labels"), *an = cu_jpath(patch, "metadata.annotations");
+    json_object *lb = cu_jpath(patch, "metadata.labels"),
+                *an = cu_jpath(patch, "metadata.annotations");
     assert_string_equal(cu_jstr(lb, CU_LABEL_MANAGED), "true");
     assert_string_equal(cu_jstr(lb, CU_LABEL_QUEUE_NAME), "lq");
     cu_arena a;
