@@ -5,7 +5,8 @@
 # On the real control plane (CUEUE_E2E_CLUSTER=k8s) the real LWS controller
 # runs beside it (e2e/k8s/addon-lws.sh) and makes the groups' pods; on the
 # embedded cluster, where no LWS controller runs, the LWS CRD (from the
-# addon's build in the cache; the script skips, 77, without it) is applied
+# addon's build in the cache, or the module's source in the Go module
+# cache; the script skips, 77, without it) is applied
 # and the pods an LWS controller would make are created by the script.
 #
 # Setup: a ResourceFlavor "general" (nodeLabels node.example.com/pool:
@@ -36,13 +37,17 @@
 # Needs: kubectl, jq, sha1sum, timeout (SKIP without one).
 set -u -o pipefail
 . "$(dirname "$0")/lib.sh"
+GOMODS=$(go env GOMODCACHE 2>/dev/null) # before e2e_init moves HOME
 e2e_init "$@" kubectl jq sha1sum
 
 FULL=${CUEUE_E2E_LWS_FULL:-0}
-CRD="$CUEUE_K8S_CACHE/lws-$(sed -n 's|^[[:space:]]*\(require \)\{0,1\}sigs.k8s.io/lws \(v[^ ]*\).*|\2|p' \
-    "$ROOT/e2e/k8s/mod/lws/go.mod" | head -n 1)/lws-crd.yaml"
+LWS_V=$(sed -n 's|^[[:space:]]*\(require \)\{0,1\}sigs.k8s.io/lws \(v[^ ]*\).*|\2|p' \
+    "$ROOT/e2e/k8s/mod/lws/go.mod" | head -n 1)
+# the CRD: from the addon's build, else from the module's source
+CRD="$CUEUE_K8S_CACHE/lws-$LWS_V/lws-crd.yaml"
+[ -s "$CRD" ] || CRD="$GOMODS/sigs.k8s.io/lws@$LWS_V/config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"
 if ! need_addons lws; then
-    [ -s "$CRD" ] || { echo "SKIP  all: no LWS CRD at $CRD (e2e/k8s/addons.sh build lws)"; exit 77; }
+    [ -s "$CRD" ] || { echo "SKIP  all: no LWS CRD (e2e/k8s/addons.sh build lws)"; exit 77; }
     if [ "$FULL" = 1 ]; then
         echo "SKIP  all: CUEUE_E2E_LWS_FULL needs the real LWS controller (CUEUE_E2E_CLUSTER=k8s)"
         exit 77
@@ -70,6 +75,13 @@ start_cluster
 apply_crds
 quota_setup --labels '{node.example.com/pool: general}' cq:lq:8
 
+# jqe ARGS...: jq -e on stdin, failing on no input too (where jq -e is true)
+jqe() {
+    local in
+    in=$(cat)
+    [ -n "$in" ] || in=null
+    jq -e "$@" <<<"$in"
+}
 ctrl_args() { echo "-v 2 --metrics-bind-address 0 --health-probe-bind-address 0"; }
 
 # The full flow: Cueue's LWS and pod webhooks (Kueue's paths) registered by
@@ -112,7 +124,7 @@ YAML
         done
     } | k apply -f - >/dev/null || fail "Cueue's LWS and pod webhooks" "apply failed"
     injected() { k get mutatingwebhookconfiguration $MWC -o json |
-        jq -e '[.webhooks[].clientConfig.caBundle // ""] | all(length > 0)'; }
+        jqe '[.webhooks[].clientConfig.caBundle // ""] | all(length > 0)'; }
     wait_for 30 "Cueue's LWS and pod webhooks registered, their CA injected" injected
 }
 
@@ -192,15 +204,15 @@ want=$(printf '%s\n' "$WL0" "$WL1" | sort | tr '\n' ' ')
 wait_for 30 "an LWS of 2 groups gets 2 Workloads, named as Kueue names them" names_are $want
 wl=$(k get workload -n default "$WL1" -o json 2>/dev/null)
 check "group 1's Workload: pod sets leader (1) and worker (3), queue lq" "$(jq -c '[.spec.queueName, [.spec.podSets[] | [.name, .count]]]' <<<"$wl")" \
-    jq -e '.spec.queueName == "lq" and ([.spec.podSets[] | [.name, .count]] == [["leader", 1], ["worker", 3]])' <<<"$wl"
+    jqe '.spec.queueName == "lq" and ([.spec.podSets[] | [.name, .count]] == [["leader", 1], ["worker", 3]])' <<<"$wl"
 check "... controlled by the LWS, with Kueue's labels and annotations" "$(jq -c .metadata <<<"$wl")" \
-    jq -e --arg u "$UID_" '(.metadata.ownerReferences[0] | .kind == "LeaderWorkerSet" and .name == "infer"
+    jqe --arg u "$UID_" '(.metadata.ownerReferences[0] | .kind == "LeaderWorkerSet" and .name == "infer"
         and .uid == $u and .controller == true) and .metadata.labels["kueue.x-k8s.io/job-uid"] == $u
         and .metadata.annotations["kueue.x-k8s.io/is-group-workload"] == "true"
         and .metadata.annotations["kueue.x-k8s.io/component-workload-index"] == "1"
         and .metadata.annotations["kueue.x-k8s.io/job-owner-name"] == "infer"' <<<"$wl"
 check "... its pod sets hold the templates' requests" "$(jq -c '[.spec.podSets[].template.spec.containers[0].resources]' <<<"$wl")" \
-    jq -e '[.spec.podSets[].template.spec.containers[0].resources.requests.cpu] == ["1", "1"]' <<<"$wl"
+    jqe '[.spec.podSets[].template.spec.containers[0].resources.requests.cpu] == ["1", "1"]' <<<"$wl"
 nevents() { k get events -n default -o json | jq '[.items[] | select(.involvedObject.kind == "LeaderWorkerSet"
     and .involvedObject.name == "infer" and .reason == "CreatedWorkload")] | length'; }
 events_ge() { [ "$(nevents)" -ge "$1" ]; }
@@ -233,7 +245,7 @@ YAML
 fi
 pods_json() { k get pods -n default -l leaderworkerset.sigs.k8s.io/name=infer -o json; }
 labelled() { # N: N pods of infer, each labelled into its group
-    pods_json | jq -e --argjson n "$1" --arg w0 "$WL0" --arg w1 "$WL1" --arg w2 "$WL2" '
+    pods_json | jqe --argjson n "$1" --arg w0 "$WL0" --arg w1 "$WL1" --arg w2 "$WL2" '
         [.items[] | select(.metadata.deletionTimestamp == null)] as $p | ($p | length) == $n and all($p[];
         .metadata.labels as $l | .metadata.annotations as $a |
         ({"0": $w0, "1": $w1, "2": $w2}[$l["leaderworkerset.sigs.k8s.io/group-index"]]) as $g |
@@ -247,11 +259,11 @@ wait_for 40 "the 8 pods are labelled into their groups (pod-group-name, prebuilt
 # check_lws_runs: what the pod group integration and the webhooks do with
 # these groups (enabled by CUEUE_E2E_LWS_FULL=1 once they are merged)
 check_lws_runs() {
-    admitted() { k get workload -n default "$1" -o json | jq -e '.status.conditions[]? | select(.type == "Admitted" and .status == "True")'; }
+    admitted() { k get workload -n default "$1" -o json | jqe '.status.conditions[]? | select(.type == "Admitted" and .status == "True")'; }
     wait_for 40 "group 0's Workload admitted" admitted "$WL0"
     wait_for 40 "group 1's Workload admitted" admitted "$WL1"
     running() { # N: N pods of infer Running on the flavor's nodes, none gated
-        pods_json | jq -e --argjson n "$1" '[.items[] | select(.status.phase == "Running" and
+        pods_json | jqe --argjson n "$1" '[.items[] | select(.status.phase == "Running" and
             (.spec.schedulingGates // [] | length) == 0 and
             .spec.nodeSelector["node.example.com/pool"] == "general")] | length == $n'
     }
@@ -272,14 +284,14 @@ fi
 wait_for 40 "group 2's pods are labelled too" labelled 12
 check_lws_pending() {
     pending() {
-        k get workload -n default "$WL2" -o json | jq -e '(.status.conditions[]? |
+        k get workload -n default "$WL2" -o json | jqe '(.status.conditions[]? |
             select(.type == "QuotaReserved" and .status == "False" and .reason == "Pending" and
                    (.message | test("insufficient unused quota")))) and
             ([.status.conditions[]? | select(.type == "Admitted" and .status == "True")] | length == 0)'
     }
     wait_for 30 "the third group's Workload waits with Kueue's reason (Pending: insufficient unused quota)" pending
     gated() {
-        pods_json | jq -e '[.items[] | select(.metadata.labels["leaderworkerset.sigs.k8s.io/group-index"] == "2")] |
+        pods_json | jqe '[.items[] | select(.metadata.labels["leaderworkerset.sigs.k8s.io/group-index"] == "2")] |
             length == 4 and all(.[]; any(.spec.schedulingGates[]?; .name == "kueue.x-k8s.io/admission"))'
     }
     check "... and its 4 pods stay gated" "$(pods_json | jq -c '[.items[] | [.metadata.name, .spec.schedulingGates]]')" gated
@@ -295,7 +307,7 @@ check "... said in the log" "$(grep -c 'scaled away' "$TMP/ctrl.log")" \
     grep -q "deleting Workload default/$WL2 (its group was scaled away)" "$TMP/ctrl.log"
 check_lws_released() {
     usage() {
-        k get clusterqueue cq -o json | jq -e '.status.reservingWorkloads == 1 and
+        k get clusterqueue cq -o json | jqe '.status.reservingWorkloads == 1 and
             ([.status.flavorsReservation[]?.resources[]? | select(.name == "cpu") | .total] == ["4"])'
     }
     wait_for 30 "the quota of the deleted groups is released (one group's 4 cpu reserved)" usage
