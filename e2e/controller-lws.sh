@@ -26,7 +26,9 @@
 #    pod-group-name and prebuilt-workload-name (its group's Workload),
 #    pod-group-total-count 4, role-hash leader or worker;
 #  - scaled to 3 groups: a third Workload; scaled down to 1: the Workloads
-#    of groups 1 and 2 are deleted, group 0's stays.
+#    of groups 1 and 2 are deleted, group 0's stays;
+#  - Kueue's finalizer is taken off an LWS pod that ended (Succeeded) and
+#    off one being deleted.
 # check_lws_runs (only with CUEUE_E2E_LWS_FULL=1: it needs the pod group
 # integration and the LWS and pod webhooks): both groups admitted, their
 # pods ungated and running on the flavor's nodes; the third group's
@@ -313,5 +315,34 @@ check_lws_released() {
     wait_for 30 "the quota of the deleted groups is released (one group's 4 cpu reserved)" usage
 }
 [ "$FULL" = 1 ] && check_lws_released
+
+# ---- Kueue's finalizer off LWS pods that ended or are deleted ----
+# (pods of an LWS "gone" that no longer exists: the labeller needs no LWS
+# for this; each as the LWS controller and Kueue's webhooks would make it)
+fin_pod() { # NAME RUNTIME
+    cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  namespace: default
+  labels: {leaderworkerset.sigs.k8s.io/name: gone, leaderworkerset.sigs.k8s.io/group-index: "0"}
+  annotations: {kueue.x-k8s.io/pod-suspending-parent: $FW, leaderworkerset.sigs.k8s.io/size: "1",
+                cueue.dev/simulated-runtime: "$2"}
+  finalizers: [kueue.x-k8s.io/managed]
+spec:
+  restartPolicy: Never
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "100m"}}}]
+YAML
+}
+{ fin_pod gone-0 1s; echo ---; fin_pod gone-1 1h; } | k apply -f - >/dev/null \
+    || fail "pods of LWS gone" "create failed"
+ended_unfinalized() {
+    k get pod gone-0 -o json | jqe '.status.phase == "Succeeded" and (.metadata.finalizers // [] | length == 0)'
+}
+wait_for 30 "an LWS pod that ended loses Kueue's finalizer" ended_unfinalized
+k delete pod gone-1 --wait=false >/dev/null || fail "delete pod gone-1" "failed"
+gone() { ! k get pod gone-1 >/dev/null 2>&1; }
+wait_for 30 "an LWS pod being deleted loses Kueue's finalizer (and is gone)" gone
 
 e2e_finish
