@@ -84,7 +84,7 @@ void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl
 #define CU_WL_PREFIX_MAX 247 /* 253 (max object name) - 1 ('-') - 5 (hash) */
 
 const char *cu_owner_workload_name(cu_arena *a, const char *kind, const char *group,
-                                   const char *name, const char *uid)
+                                   const char *owner_name, const char *uid)
 {
     if (!uid)
         uid = "";
@@ -95,16 +95,16 @@ const char *cu_owner_workload_name(cu_arena *a, const char *kind, const char *gr
     cu_sha1_update(&s, "\n", 1);
     cu_sha1_update(&s, group, strlen(group));
     cu_sha1_update(&s, "\n", 1);
-    cu_sha1_update(&s, name, strlen(name));
+    cu_sha1_update(&s, owner_name, strlen(owner_name));
     cu_sha1_update(&s, "\n", 1);
     cu_sha1_update(&s, uid, strlen(uid));
     cu_sha1_final(&s, dg);
-    char *prefix = cu_arena_printf(a, "%s-%s", kind, name);
+    char *prefix = cu_arena_printf(a, "%s-%s", kind, owner_name);
     if (!prefix)
         return NULL;
     for (char *p = prefix; *p && *p != '-'; p++)
         if (*p >= 'A' && *p <= 'Z')
-            *p = (char)(*p - 'A' + 'a');
+            *p = (char)(*p - 'A' + 'a'); /* the kind in lower case */
     if (strlen(prefix) > CU_WL_PREFIX_MAX)
         prefix[CU_WL_PREFIX_MAX] = '\0';
     /* 5 hex digits = the first 2.5 bytes */

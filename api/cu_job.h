@@ -10,6 +10,13 @@
 
 #include "cu_base.h"
 
+/* The name Kueue gives the Workload of an owner of kind (e.g. "Job") in
+ * API group (e.g. "batch") named owner_name: "<kind in lower case>-<owner_name>"
+ * truncated to 247 chars, "-", the first 5 hex digits of
+ * sha1("<kind>\n<group>\n<owner_name>\n<uid>"). Arena-owned. */
+const char *cu_owner_workload_name(cu_arena *a, const char *kind, const char *group,
+                                   const char *owner_name, const char *uid);
+
 /* The name Kueue gives the Workload of a batch/v1 Job:
  * "job-<name>" truncated to 247 chars, "-", first 5 hex of
  * sha1("Job\nbatch\n<name>\n<uid>"). Returns arena-owned string. */

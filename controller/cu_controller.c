@@ -683,6 +683,9 @@ int cu_controller_main(int argc, char **argv)
     }
     for (int r = R_FIRST_OWNER; r < NRES; r++)
         c->cfg.on[r] = ctrl_integ_of(r) && cu_config_framework_enabled(cf, res_tab[r].framework);
+    /* as Kueue: the LeaderWorkerSet integration enables the pod one (its
+     * groups are pod groups) */
+    c->cfg.on[R_POD] |= c->cfg.on[R_LWS];
     for (size_t i = 0; i < cf->unsupported_frameworks.n; i++)
         ctrl_log(c, 0,
                  "integrations.frameworks: %s is not integrated by Cueue (only batch/job); "

@@ -141,6 +141,8 @@ void ctrl_decode_wl_extras(ctrl *c, rec *x, json_object *obj)
     if (refs)
         x->owners = ctrl_jtext(refs);
     json_object_put(refs);
+    free(x->fins); /* an integration that deletes it takes its own off first */
+    x->fins = ctrl_jtext(cu_jpath(obj, "metadata.finalizers"));
     free(x->tmpl);
     x->tmpl = NULL;
     free(x->tmeta);

@@ -199,9 +199,33 @@ start_k8s() {
         FAILS=$((FAILS + 1))
         exit 1
     }
+    if [ -n "${K8S_ADDONS:-}" ] && [ ! -e "$d/addons-up" ]; then
+        # shellcheck disable=SC2086
+        "$ROOT/e2e/k8s/addons.sh" up "$d" $K8S_ADDONS >>"$TMP/cluster.log" 2>&1 || {
+            echo "FAIL  ${E2E_PREFIX:-}addons $K8S_ADDONS did not start"
+            cat "$TMP/cluster.log"
+            FAILS=$((FAILS + 1))
+            exit 1
+        }
+        : >"$d/addons-up"
+    fi
     cp "$d/kubeconfig" "$KC"
     API=$(sed -n 's/^SERVER=//p' "$d/env")
     CL_PID=$(sed -n 's/^kube-apiserver //p' "$d/pids")
+}
+
+# need_addons NAME...: on the real cluster, other projects' controllers
+# (e2e/k8s/addon-NAME.sh: JobSet, LeaderWorkerSet) that start_cluster starts
+# with it; skips the script (77) when one is not built. No-op on the
+# embedded cluster (false there, for `need_addons x || ...`).
+need_addons() {
+    [ "$E2E_CLUSTER" = k8s ] || return 1
+    local n
+    for n in "$@"; do
+        "$ROOT/e2e/k8s/addons.sh" built "$n" \
+            || { echo "SKIP  all: addon $n is not built (e2e/k8s/addons.sh build $n)"; exit 77; }
+    done
+    K8S_ADDONS="${K8S_ADDONS:-} $*"
 }
 
 # embedded_only DESC: true on the embedded cluster; on the real one prints

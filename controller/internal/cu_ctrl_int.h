@@ -22,6 +22,7 @@
 #include "cu_explain.h"
 #include "cu_metrics.h"
 #include "cu_log.h"
+#include "cu_lws.h"
 #include "cu_podsready.h"
 #include "cu_visibility.h"
 #include "cu_informer.h"
@@ -58,6 +59,7 @@ enum {
     R_JOBSET,
     R_LWS,
     R_POD,
+    R_LWS_POD, /* the LeaderWorkerSet's pods, managed or not yet (cu_lws.c) */
     NRES
 };
 #define R_FIRST_OWNER R_JOB
@@ -92,6 +94,9 @@ static const struct {
       "LeaderWorkerSet", "leaderworkerset.x-k8s.io/leaderworkerset", 1, NULL },
     /* only the pods the pod webhook marked managed */
     { "/api/v1/pods", "v1", "Pod", "pod", 0, CU_LABEL_MANAGED "=" CU_LABEL_MANAGED_VALUE },
+    /* the LeaderWorkerSet's pods, to be labelled into their group's pod
+     * group before the pod integration sees them */
+    { "/api/v1/pods", "v1", "Pod", CU_LWS_FRAMEWORK, 0, CU_LWS_LABEL_SET_NAME },
 };
 
 static const char MERGE[] = "application/merge-patch+json";
@@ -156,8 +161,8 @@ typedef struct rec {
     /* ResourceFlavors: spec.nodeLabels and spec.tolerations (JSON text) */
     char *rf_spec;
     /* ClusterQueues, ResourceFlavors: metadata.finalizers as read (JSON
-     * text, NULL when none), whether they hold Kueue's resource-in-use,
-     * and whether metadata.deletionTimestamp is set */
+     * text, NULL when none; Workloads too), whether they hold Kueue's
+     * resource-in-use, and whether metadata.deletionTimestamp is set */
     char *fins;
     int has_fin, deleting;
     /* ClusterQueues, LocalQueues: status.conditions as read (JSON text) */
@@ -544,7 +549,8 @@ typedef struct ctrl_integ {
 } ctrl_integ;
 
 /* The integrations, one per file of controller/jobs/ (cu_jobs.c finds them). */
-extern const ctrl_integ ctrl_integ_job, ctrl_integ_jobset, ctrl_integ_lws, ctrl_integ_pod;
+extern const ctrl_integ ctrl_integ_job, ctrl_integ_jobset, ctrl_integ_lws, ctrl_integ_pod,
+    ctrl_integ_lws_pod;
 /* The integration of resource r, NULL for a kind that is none. */
 const ctrl_integ *ctrl_integ_of(int r);
 /* 1 when Workload w's owner is still there (its record, or as its

@@ -11,6 +11,7 @@ const ctrl_integ *ctrl_integ_of(int r)
     case R_JOBSET: return &ctrl_integ_jobset;
     case R_LWS: return &ctrl_integ_lws;
     case R_POD: return &ctrl_integ_pod;
+    case R_LWS_POD: return &ctrl_integ_lws_pod;
     default: return NULL;
     }
 }

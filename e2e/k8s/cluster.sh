@@ -346,7 +346,7 @@ args_of() {
             --authentication-kubeconfig="$DIR/controller-manager.kubeconfig" \
             --authorization-kubeconfig="$DIR/controller-manager.kubeconfig" \
             --bind-address=127.0.0.1 --secure-port="$KCM_PORT" --leader-elect=false \
-            --controllers=job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,node-lifecycle-controller,pod-garbage-collector-controller,ttl-after-finished-controller \
+            --controllers=job-controller,statefulset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,node-lifecycle-controller,pod-garbage-collector-controller,ttl-after-finished-controller \
             --service-account-private-key-file="$p/sa.key" --root-ca-file="$p/ca.crt" \
             --use-service-account-credentials=true \
             --kube-api-qps=200 --kube-api-burst=400 --concurrent-job-syncs=10 \
