@@ -34,13 +34,14 @@
  * (the admission's topology fields may change), LocalQueueDefaulting GA,
  * ElasticJobsViaWorkloadSlices, AdmissionGatedBy and PriorityBoost off.
  * Not done: the TAS annotations of the Job's pod template, the pods'
- * topology gate and role-hash annotation, and MultiKueue's managedBy
+ * topology gate, and MultiKueue's managedBy
  * defaulting (Cueue has neither TAS nor MultiKueue).
  */
 #include "cu_webhook.h"
 
 #include "cu_json.h"
 #include "cu_names.h"
+#include "cu_pod.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -1051,7 +1052,8 @@ static int pod_is_managed(const cu_wh_env *env, cu_wh_req *req, json_object *pod
  * the default LocalQueue) or the Configuration manages unlabelled objects.
  * A managed pod gets the label managed=true, the finalizer and the gate;
  * a pod suspended by its parent the gate only (Kueue's
- * SkipFinalizersForPodsSuspendedByParent, on by default). */
+ * SkipFinalizersForPodsSuspendedByParent, on by default); both get the
+ * role-hash annotation (kept when set). */
 static void m_pod(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
 {
     json_object *pod = req->object;
@@ -1069,6 +1071,12 @@ static void m_pod(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
     json_object *gate = json_object_new_object();
     cu_jset_str(gate, "name", CU_POD_SCHEDULING_GATE);
     add_to_list(cu_jchild(pod, "spec"), "schedulingGates", gate, CU_POD_SCHEDULING_GATE);
+    /* the role of the pod in its group's Workload (Kueue's addRoleHash) */
+    char role[CU_POD_ROLE_MAX + 1];
+    json_object *meta = cu_jchild(pod, "metadata");
+    json_object *anns = meta ? cu_jchild(meta, "annotations") : NULL;
+    if (anns && cu_pod_role(pod, role) == 0)
+        cu_jset_str(anns, CU_ANN_POD_ROLE_HASH, role);
 }
 
 static void ann_path(char *buf, size_t n, const char *key)

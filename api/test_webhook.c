@@ -706,8 +706,9 @@ static void enable_first(fx *f, size_t n)
 #define PARENT \
     "\"kueue.x-k8s.io/pod-suspending-parent\":\"leaderworkerset.x-k8s.io/leaderworkerset\""
 
-/* What mpod.kb.io did: bits 1 managed label, 2 gate, 4 finalizer; 8
- * anything else changed; -1 denied. */
+/* What mpod.kb.io did: bits 1 managed label, 2 gate, 4 finalizer, 16 the
+ * role-hash annotation added (8 hex digits); 8 anything else changed; -1
+ * denied. */
 static int mpod(fx *f, const char *pod)
 {
     call c;
@@ -749,6 +750,14 @@ static int mpod(fx *f, const char *pod)
         if (!cu_jarr_len(fins) && !cu_jpath(before, "metadata.finalizers"))
             json_object_object_del(cu_jpath(c.obj, "metadata"), "finalizers");
     }
+    json_object *anns = cu_jpath(c.obj, "metadata.annotations");
+    const char *role = cu_jstr(anns, "kueue.x-k8s.io/role-hash");
+    if (role && !cu_jstr(cu_jpath(before, "metadata.annotations"), "kueue.x-k8s.io/role-hash")) {
+        assert_int_equal(strlen(role), 8);
+        assert_int_equal(strspn(role, "0123456789abcdef"), 8);
+        r |= 16;
+        json_object_object_del(anns, "kueue.x-k8s.io/role-hash");
+    }
     /* the default LocalQueue is the one other change allowed */
     const char *qn = cu_jstr(cu_jpath(c.obj, "metadata.labels"), "kueue.x-k8s.io/queue-name");
     if (qn && !strcmp(qn, "default") &&
@@ -761,8 +770,8 @@ static int mpod(fx *f, const char *pod)
     return r;
 }
 
-#define MANAGED 7 /* label, gate and finalizer */
-#define GATED 2
+#define MANAGED (1 | 2 | 4 | 16) /* label, gate, finalizer and role */
+#define GATED (2 | 16)
 
 static void test_pod_gate_matrix(void **state)
 {
@@ -785,7 +794,11 @@ static void test_pod_gate_matrix(void **state)
     assert_int_equal(mpod(f, POD("team-a", QLABEL, "", ",\"finalizers\":[\"x/y\"]",
                                  ",\"schedulingGates\":[{\"name\":\"other\"},"
                                  "{\"name\":\"kueue.x-k8s.io/admission\"}]")),
-                     1 | 4);
+                     1 | 4 | 16);
+    /* a role-hash annotation already there is kept */
+    assert_int_equal(
+        mpod(f, POD("team-a", QLABEL, "\"kueue.x-k8s.io/role-hash\":\"leader\"", "", "")),
+        1 | 2 | 4);
     /* suspended by its parent: the gate only, wherever it is, whoever owns it */
     assert_int_equal(mpod(f, POD("team-a", "", PARENT, OWNER("StatefulSet", "apps/v1"), "")),
                      GATED);
