@@ -83,25 +83,37 @@ void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl
 
 #define CU_WL_PREFIX_MAX 247 /* 253 (max object name) - 1 ('-') - 5 (hash) */
 
-const char *cu_job_workload_name(cu_arena *a, const char *job_name, const char *uid)
+const char *cu_owner_workload_name(cu_arena *a, const char *kind, const char *group,
+                                   const char *name, const char *uid)
 {
     if (!uid)
         uid = "";
     cu_sha1 s;
     unsigned char dg[20];
     cu_sha1_init(&s);
-    cu_sha1_update(&s, "Job\nbatch\n", 10);
-    cu_sha1_update(&s, job_name, strlen(job_name));
+    cu_sha1_update(&s, kind, strlen(kind));
+    cu_sha1_update(&s, "\n", 1);
+    cu_sha1_update(&s, group, strlen(group));
+    cu_sha1_update(&s, "\n", 1);
+    cu_sha1_update(&s, name, strlen(name));
     cu_sha1_update(&s, "\n", 1);
     cu_sha1_update(&s, uid, strlen(uid));
     cu_sha1_final(&s, dg);
-    char *prefix = cu_arena_printf(a, "job-%s", job_name);
+    char *prefix = cu_arena_printf(a, "%s-%s", kind, name);
     if (!prefix)
         return NULL;
+    for (char *p = prefix; *p && *p != '-'; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p - 'A' + 'a'); /* the kind in lower case */
     if (strlen(prefix) > CU_WL_PREFIX_MAX)
         prefix[CU_WL_PREFIX_MAX] = '\0';
     /* 5 hex digits = the first 2.5 bytes */
     return cu_arena_printf(a, "%s-%02x%02x%x", prefix, dg[0], dg[1], dg[2] >> 4);
+}
+
+const char *cu_job_workload_name(cu_arena *a, const char *job_name, const char *uid)
+{
+    return cu_owner_workload_name(a, "Job", "batch", job_name, uid);
 }
 
 int32_t cu_job_podset_count(int has_par, int32_t par, int has_comp, int32_t comp)

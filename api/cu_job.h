@@ -10,6 +10,13 @@
 
 #include "cu_base.h"
 
+/* The name Kueue gives the Workload of an object of kind and API group
+ * (Kueue's GetWorkloadNameForOwnerWithGVK): "<kind in lower case>-<name>"
+ * truncated to 247 chars, "-", the first 5 hex digits of
+ * sha1("<kind>\n<group>\n<name>\n<uid>"). Returns an arena-owned string. */
+const char *cu_owner_workload_name(cu_arena *a, const char *kind, const char *group,
+                                   const char *name, const char *uid);
+
 /* The name Kueue gives the Workload of a batch/v1 Job:
  * "job-<name>" truncated to 247 chars, "-", first 5 hex of
  * sha1("Job\nbatch\n<name>\n<uid>"). Returns arena-owned string. */

@@ -24,3 +24,19 @@ int ctrl_owner_alive(ctrl *c, const rec *w)
     const ctrl_integ *in = ctrl_integ_of(w->owner_r);
     return in && in->owner_alive && in->owner_alive(c, w->owner);
 }
+
+int ctrl_managed_parent(ctrl *c, json_object *obj)
+{
+    json_object *refs = cu_jpath(obj, "metadata.ownerReferences");
+    for (size_t i = 0, n = cu_jarr_len(refs); i < n; i++) {
+        json_object *o = json_object_array_get_idx(refs, i);
+        const char *kind = cu_jstr(o, "kind"), *av = cu_jstr(o, "apiVersion");
+        if (!kind || !av || !cu_jas_true(cu_jget(o, "controller")))
+            continue;
+        for (int r = R_FIRST_OWNER; r < NRES; r++)
+            if (c->cfg.on[r] && strcmp(kind, res_tab[r].kind) == 0 &&
+                strcmp(av, res_tab[r].api_version) == 0)
+                return r;
+    }
+    return -1;
+}
