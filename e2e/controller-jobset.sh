@@ -113,7 +113,14 @@ kind: Configuration
 integrations:
   frameworks: [batch/job, jobset.x-k8s.io/jobset]
 YAML
-start_controller ctrl --config "$TMP/config.yaml" -v 1
+start_controller ctrl --config "$TMP/config.yaml" -v 1 --metrics-bind-address 127.0.0.1:0 \
+    --health-probe-bind-address 0
+mport() { sed -n 's/.*metrics on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$TMP/ctrl.log" | head -n 1; }
+has_mport() { [ -n "$(mport)" ]; }
+wait_for 15 "controller serves metrics" has_mport
+export KUBECONFIG=$KC CUEUE_CONTROLLER=http://127.0.0.1:$(mport)
+# explain REF [-o json]: cueue explain with stdout in $TMP/out, $RC
+explain() { "$CUEUE" explain "$@" >"$TMP/out" 2>"$TMP/err"; RC=$?; }
 
 # jobset NAME RUNTIME [NJOBS]: a suspended JobSet in lq: driver (1 pod of 1
 # cpu) and workers (2 Jobs of 2 pods of 1 cpu and 2 GPUs); NJOBS > 2 adds
@@ -235,6 +242,17 @@ poll 30 pending_b
 check "train-b waits with Kueue's pending message" "$(cond "$WB" QuotaReserved)" pending_b
 check "train-b stays suspended" "suspend is $(k get jobset train-b -o jsonpath='{.spec.suspend}')" \
     suspended train-b true
+explain jobset/train-b
+check "cueue explain jobset/train-b explains its Workload (pending for GPUs)" \
+    "rc $RC: $(head -c 600 "$TMP/out") $(cat "$TMP/err")" \
+    eval "[ $RC -eq 0 ] && grep -qx '(JobSet default/train-b: its Workload default/$WB)' '$TMP/out' &&
+          grep -q '^Workload default/$WB: pending' '$TMP/out' && grep -q 'nvidia.com/gpu' '$TMP/out'"
+explain default/jobsets.jobset.x-k8s.io/train-b -o json
+check "... as NAMESPACE/KIND/NAME, in JSON" "rc $RC: $(head -c 300 "$TMP/out")" \
+    eval "[ $RC -eq 0 ] && jq -e '.status == \"pending\"' '$TMP/out' >/dev/null"
+explain jobset/none
+check "cueue explain of a JobSet that does not exist says so (exit 1)" "rc $RC: $(cat "$TMP/err")" \
+    eval "[ $RC -eq 1 ] && grep -q 'no JobSet default/none' '$TMP/err'"
 
 if [ "$E2E_CLUSTER" = embedded ]; then
     # no JobSet controller here: the JobSet says it completed
