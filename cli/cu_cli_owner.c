@@ -13,12 +13,20 @@
 
 /* the kinds, with the words kubectl accepts for them */
 const cli_kind cli_kinds[] = {
-    { "Workload", CU_GROUP "/v1beta2", "/apis/" CU_GROUP "/v1beta2", "workloads",
+    { "Workload",
+      CU_GROUP "/v1beta2",
+      "/apis/" CU_GROUP "/v1beta2",
+      "workloads",
       { "workload", "workloads", "wl", "workload." CU_GROUP, "workloads." CU_GROUP } },
     { "Job", "batch/v1", "/apis/batch/v1", "jobs", { "job", "jobs", "job.batch", "jobs.batch" } },
-    { "JobSet", "jobset.x-k8s.io/v1alpha2", "/apis/jobset.x-k8s.io/v1alpha2", "jobsets",
+    { "JobSet",
+      "jobset.x-k8s.io/v1alpha2",
+      "/apis/jobset.x-k8s.io/v1alpha2",
+      "jobsets",
       { "jobset", "jobsets", "jobset.jobset.x-k8s.io", "jobsets.jobset.x-k8s.io" } },
-    { "LeaderWorkerSet", "leaderworkerset.x-k8s.io/v1", "/apis/leaderworkerset.x-k8s.io/v1",
+    { "LeaderWorkerSet",
+      "leaderworkerset.x-k8s.io/v1",
+      "/apis/leaderworkerset.x-k8s.io/v1",
       "leaderworkersets",
       { "leaderworkerset", "leaderworkersets", "lws", "leaderworkerset.leaderworkerset.x-k8s.io",
         "leaderworkersets.leaderworkerset.x-k8s.io" } },
@@ -72,7 +80,8 @@ static int owned_by(json_object *wl, const cli_kind *k, const char *name)
     json_object *refs = cu_jpath(wl, "metadata.ownerReferences");
     for (size_t i = 0, n = cu_jarr_len(refs); i < n; i++) {
         json_object *o = json_object_array_get_idx(refs, i);
-        const char *kd = cu_jstr(o, "kind"), *nm = cu_jstr(o, "name"), *av = cu_jstr(o, "apiVersion");
+        const char *kd = cu_jstr(o, "kind"), *nm = cu_jstr(o, "name"),
+                   *av = cu_jstr(o, "apiVersion");
         if (kd && nm && strcmp(kd, k->kind) == 0 && strcmp(nm, name) == 0 &&
             (!av || strcmp(av, k->api_version) == 0 ||
              strncmp(av, k->api_version, strcspn(k->api_version, "/")) == 0))

@@ -252,6 +252,19 @@ static void test_pending_from_model(void **st)
     assert_true(strncmp(s, "POSITION   NAME    LOCALQUEUE", 29) == 0);
     assert_null(strstr(s, "CLUSTERQUEUE"));
     assert_non_null(strstr(s, "request > maximum capacity (10 > 8)"));
+    assert_non_null(strstr(s, "   OWNER   MESSAGE\n")); /* no owner: "-" */
+    cu_buf_free(&out);
+    json_object_put(doc);
+
+    /* the owner of a Workload, from its ownerReferences, in the wide table */
+    m.owners = json_object_new_object();
+    json_object_object_add(m.owners, "ml/w-big", json_object_new_string("JobSet/train"));
+    doc = cli_offline_pending(&m, NULL, NULL);
+    it = json_object_array_get_idx(cu_jget(doc, "items"), 0);
+    assert_string_equal(cu_jstr(it, "owner"), "JobSet/train");
+    cu_buf_init(&out, 0);
+    cli_render_pending(&c, doc, NULL, 1, &out);
+    assert_non_null(strstr(cu_buf_str(&out), " JobSet/train "));
     cu_buf_free(&out);
     json_object_put(doc);
 

@@ -250,6 +250,9 @@ check "cueue explain jobset/train-b explains its Workload (pending for GPUs)" \
 explain default/jobsets.jobset.x-k8s.io/train-b -o json
 check "... as NAMESPACE/KIND/NAME, in JSON" "rc $RC: $(head -c 300 "$TMP/out")" \
     eval "[ $RC -eq 0 ] && jq -e '.status == \"pending\"' '$TMP/out' >/dev/null"
+"$CUEUE" queue pending -o wide >"$TMP/out" 2>"$TMP/err"
+check "cueue queue pending -o wide names train-b's owner (JobSet/train-b)" "$(cat "$TMP/out" "$TMP/err")" \
+    grep -Eq "^0 +default/$WB .* JobSet/train-b +couldn't assign" "$TMP/out"
 explain jobset/none
 check "cueue explain of a JobSet that does not exist says so (exit 1)" "rc $RC: $(cat "$TMP/err")" \
     eval "[ $RC -eq 1 ] && grep -q 'no JobSet default/none' '$TMP/err'"

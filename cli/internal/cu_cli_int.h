@@ -81,10 +81,11 @@ typedef struct model {
     cu_world cw;         /* the --config file */
     const cu_config *cf; /* NULL without --config */
     cu_engine *e;
-    cu_strmap synth; /* "ns/name" of Workloads built from Jobs that have none */
-    cu_arena keys;   /* the keys of synth */
-    int have_ns;     /* the Namespaces were listed */
-    int would_admit; /* pending in the API, admitted by the engine */
+    cu_strmap synth;     /* "ns/name" of Workloads built from Jobs that have none */
+    cu_arena keys;       /* the keys of synth */
+    json_object *owners; /* "ns/name" of a Workload -> its owner (cu_status_owner_text) */
+    int have_ns;         /* the Namespaces were listed */
+    int would_admit;     /* pending in the API, admitted by the engine */
 } model;
 
 /* Prints "cueue: CMD: message" to stderr. */
