@@ -44,6 +44,11 @@ int cu_job_min_count(const char *v, int32_t count, int32_t *out);
 int cu_job_priority_ref(const char *wpc, const char *pcn, const char **group, const char **kind,
                         const char **name);
 
+/* Whether a condition of type t and status s (NULL allowed) finishes an
+ * object whose success condition is done (a Job's Complete, a JobSet's
+ * Completed) or Failed: status True; sets *failed (if not NULL). */
+int cu_cond_finished(const char *t, const char *s, const char *done, int *failed);
+
 /* Whether a Job condition of type t and status s (NULL allowed) finishes
  * the Job (Complete or Failed, status True); sets *failed (if not NULL)
  * to whether it failed. */
