@@ -5,7 +5,6 @@
 #include "cu_decode_int.h"
 #include "cu_job.h"
 
-
 const char *cu_jobset_workload_name(cu_arena *a, const char *name, const char *uid)
 {
     return cu_owner_workload_name(a, "JobSet", CU_JOBSET_GROUP, name, uid);

@@ -396,10 +396,9 @@ void ctrl_ev_queue_free(ctrl *c);
 void ctrl_emit_av(ctrl *c, int job, const char *av, const char *kind, const char *ns,
                   const char *name, const char *uid, const char *type, const char *reason,
                   const char *msg);
-/* The same about a Workload / a Job (NULL: nothing). */
+/* The same about a Workload (NULL: nothing). */
 void ctrl_emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *reason,
                   const char *msg);
-void ctrl_emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg);
 /* The same about the object of owner record x (of an integration's kind). */
 void ctrl_emit_owner(ctrl *c, const rec *x, const char *type, const char *reason, const char *msg);
 /* The Workload decoded in r (borrowed from r), or NULL. */
