@@ -130,7 +130,8 @@ typedef enum cu_kind {
     CU_KIND_NAMESPACE,
     CU_KIND_PRIORITY_CLASS,
     CU_KIND_CONFIGURATION,
-    CU_KIND_ADMISSION_CHECK
+    CU_KIND_ADMISSION_CHECK,
+    CU_KIND_JOBSET
 } cu_kind;
 
 /* Returns "ClusterQueue" etc. */

@@ -313,7 +313,8 @@ static const char *full_v1beta2 = HDR2
     "    backoffBaseSeconds: 5\n"
     "    backoffMaxSeconds: 300\n"
     "integrations:\n"
-    "  frameworks: [batch/job, pod, kubeflow.org/pytorchjob, example.com/thing]\n"
+    "  frameworks: [batch/job, pod, kubeflow.org/pytorchjob, example.com/thing,\n"
+    "    jobset.x-k8s.io/jobset]\n"
     "  labelKeysToCopy: [team, cost-center]\n"
     "resources:\n"
     "  excludeResourcePrefixes: [example.com/, ephemeral-]\n"
@@ -399,8 +400,9 @@ static void test_every_field(void **state)
     assert_int_equal(x->pods_ready.backoff_base_s, 5);
     assert_int_equal(x->pods_ready.backoff_max_s, 300);
 
-    assert_int_equal(x->frameworks.n, 4);
+    assert_int_equal(x->frameworks.n, 5);
     assert_string_equal(x->frameworks.items[3], "example.com/thing");
+    assert_true(cu_config_framework_enabled(x, "jobset.x-k8s.io/jobset")); /* integrated */
     assert_true(cu_config_framework_enabled(x, "batch/job"));
     assert_true(cu_config_framework_enabled(x, "pod"));
     assert_false(cu_config_framework_enabled(x, "deployment"));

@@ -96,10 +96,14 @@ void ctrl_cjob_free(cjob *j)
     free(j->uid);
     free(j->label_queue);
     free(j->wlkey);
-    free(j->fail_msg);
-    free(j->cur_sel);
-    free(j->cur_tol);
-    free(j->cur_meta);
+    free(j->fin_msg);
+    for (size_t i = 0; i < j->nps; i++) {
+        free(j->ps[i].sel);
+        free(j->ps[i].tol);
+        free(j->ps[i].meta);
+    }
+    free(j->ps);
+    free(j->own);
     free(j->create_body);
     free(j->bad);
     free(j);
@@ -687,9 +691,7 @@ int cu_controller_main(int argc, char **argv)
      * groups are pod groups) */
     c->cfg.on[R_POD] |= c->cfg.on[R_LWS];
     for (size_t i = 0; i < cf->unsupported_frameworks.n; i++)
-        ctrl_log(c, 0,
-                 "integrations.frameworks: %s is not integrated by Cueue (only batch/job); "
-                 "ignored",
+        ctrl_log(c, 0, "integrations.frameworks: %s is not integrated by Cueue; ignored",
                  cf->unsupported_frameworks.items[i]);
     cu_world_init(&c->vw);
     c->co = cu_coalescer_new(2000);

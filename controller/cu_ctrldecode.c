@@ -150,21 +150,40 @@ void ctrl_decode_wl_extras(ctrl *c, rec *x, json_object *obj)
     free(x->acs);
     json_object *acs = cu_jpath(obj, "status.admissionChecks");
     x->acs = cu_jarr_len(acs) ? ctrl_jtext(acs) : NULL;
+    free(x->pstmpls);
+    x->pstmpls = NULL;
     json_object *ps = cu_jpath(obj, "spec.podSets");
     json_object *p0 = json_object_is_type(ps, json_type_array) && json_object_array_length(ps)
                           ? json_object_array_get_idx(ps, 0)
                           : NULL;
     x->ps_count = (int32_t)cu_jas_int64(cu_jget(p0, "count"), 1);
-    json_object *ts = cu_jpath(p0, "template.spec");
-    json_object *t = json_object_new_object();
-    json_object *sel = cu_jget(ts, "nodeSelector"), *tols = cu_jget(ts, "tolerations");
-    if (sel)
-        json_object_object_add(t, "nodeSelector", json_object_get(sel));
-    if (tols)
-        json_object_object_add(t, "tolerations", json_object_get(tols));
-    x->tmpl = ctrl_jtext(t);
-    json_object_put(t);
-    x->tmeta = ctrl_meta_text(cu_jpath(p0, "template.metadata"));
+    /* every pod set's scheduling directives and metadata; pod set 0's
+     * (a pod set of none when there is none) in tmpl and tmeta too */
+    json_object *all = json_object_new_array();
+    for (size_t i = 0, n = cu_jarr_len(ps); i < (n ? n : 1); i++) {
+        json_object *pi = n ? json_object_array_get_idx(ps, i) : NULL;
+        json_object *ts = cu_jpath(pi, "template.spec");
+        json_object *t = json_object_new_object(), *e = json_object_new_object();
+        json_object *sel = cu_jget(ts, "nodeSelector"), *tols = cu_jget(ts, "tolerations");
+        if (sel)
+            json_object_object_add(t, "nodeSelector", json_object_get(sel));
+        if (tols)
+            json_object_object_add(t, "tolerations", json_object_get(tols));
+        char *meta = ctrl_meta_text(cu_jpath(pi, "template.metadata"));
+        if (i == 0) {
+            x->tmpl = ctrl_jtext(t);
+            x->tmeta = ctrl_sdup(meta);
+        }
+        json_object_object_add(e, "spec", t);
+        json_object_object_add(e, "meta", meta ? cu_json_parse_str(meta) : NULL);
+        free(meta);
+        if (n)
+            json_object_array_add(all, e);
+        else
+            json_object_put(e);
+    }
+    x->pstmpls = ctrl_jtext(all);
+    json_object_put(all);
     json_object *rq = cu_jpath(obj, "status.requeueState");
     x->rq_count = (int32_t)cu_jas_int64(cu_jget(rq, "count"), 0);
     const char *at = cu_jstr(rq, "requeueAt");

@@ -16,6 +16,7 @@ void ctrl_rec_free(rec *x)
     free(x->owners);
     free(x->tmpl);
     free(x->tmeta);
+    free(x->pstmpls);
     free(x->acs);
     free(x->ev_reason);
     free(x->ev_msg);

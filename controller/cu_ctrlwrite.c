@@ -480,12 +480,6 @@ void ctrl_emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *
         emit(c, 0, "Workload", wl->meta.ns, wl->meta.name, wl->meta.uid, type, reason, msg);
 }
 
-void ctrl_emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg)
-{
-    if (j)
-        emit(c, 1, "Job", j->ns, j->name, j->uid, type, reason, msg);
-}
-
 void ctrl_emit_owner(ctrl *c, const rec *x, const char *type, const char *reason, const char *msg)
 {
     const char *sl = x ? strchr(x->key, '/') : NULL;

@@ -29,8 +29,8 @@
 #    of groups 1 and 2 are deleted, group 0's stays;
 #  - Kueue's finalizer is taken off an LWS pod that ended (Succeeded) and
 #    off one being deleted.
-# check_lws_runs (only with CUEUE_E2E_LWS_FULL=1: it needs the pod group
-# integration and the LWS and pod webhooks): both groups admitted, their
+# check_lws_runs (on the real control plane: it needs the LWS controller's
+# pods, the pod group integration and the LWS and pod webhooks): both groups admitted, their
 # pods ungated and running on the flavor's nodes; the third group's
 # Workload pending with Kueue's reason and its pods gated; after the scale
 # down the ClusterQueue's usage is that of one group.
@@ -38,22 +38,22 @@
 # Usage: e2e/controller-lws.sh PATH_TO_cueue
 # Needs: kubectl, jq, sha1sum, timeout (SKIP without one).
 set -u -o pipefail
+E2E_ADDONS=lws
 . "$(dirname "$0")/lib.sh"
 GOMODS=$(go env GOMODCACHE 2>/dev/null) # before e2e_init moves HOME
 e2e_init "$@" kubectl jq sha1sum
 
-FULL=${CUEUE_E2E_LWS_FULL:-0}
+# the full flow (webhooks, admission, pods running) needs the LWS
+# controller's pods: on the real control plane only
+FULL=0
+[ "$E2E_CLUSTER" = k8s ] && FULL=1
 LWS_V=$(sed -n 's|^[[:space:]]*\(require \)\{0,1\}sigs.k8s.io/lws \(v[^ ]*\).*|\2|p' \
     "$ROOT/e2e/k8s/mod/lws/go.mod" | head -n 1)
 # the CRD: from the addon's build, else from the module's source
 CRD="$CUEUE_K8S_CACHE/lws-$LWS_V/lws-crd.yaml"
 [ -s "$CRD" ] || CRD="$GOMODS/sigs.k8s.io/lws@$LWS_V/config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"
-if ! need_addons lws; then
+if [ "$E2E_CLUSTER" = embedded ]; then
     [ -s "$CRD" ] || { echo "SKIP  all: no LWS CRD (e2e/k8s/addons.sh build lws)"; exit 77; }
-    if [ "$FULL" = 1 ]; then
-        echo "SKIP  all: CUEUE_E2E_LWS_FULL needs the real LWS controller (CUEUE_E2E_CLUSTER=k8s)"
-        exit 77
-    fi
 fi
 
 dump() {
@@ -259,7 +259,7 @@ labelled() { # N: N pods of infer, each labelled into its group
 wait_for 40 "the 8 pods are labelled into their groups (pod-group-name, prebuilt-workload-name, role-hash, total count)" labelled 8
 
 # check_lws_runs: what the pod group integration and the webhooks do with
-# these groups (enabled by CUEUE_E2E_LWS_FULL=1 once they are merged)
+# these groups (on the real control plane)
 check_lws_runs() {
     admitted() { k get workload -n default "$1" -o json | jqe '.status.conditions[]? | select(.type == "Admitted" and .status == "True")'; }
     wait_for 40 "group 0's Workload admitted" admitted "$WL0"

@@ -107,20 +107,31 @@ static const char WLPATH[] = "/apis/kueue.x-k8s.io/v1beta2/namespaces";
 
 /* ---------------- records ---------------- */
 
-/* What the controller keeps of a batch/v1 Job. */
+/* One pod template of a suspend-based object as it is now (one per pod
+ * set of its Workload, in order). */
+typedef struct cjob_ps {
+    char *sel;  /* its nodeSelector (JSON text), NULL if none */
+    char *tol;  /* its tolerations (JSON text), NULL if none */
+    char *meta; /* its {"labels","annotations"} (JSON text) */
+} cjob_ps;
+
+/* What the controller keeps of an object of a suspend-based integration
+ * (Kueue's GenericJob: a batch/v1 Job, a JobSet; cu_suspend.c). */
 typedef struct cjob {
     char *ns, *name, *uid;
     char *label_queue; /* the queue-name label, NULL when absent */
     char *wlkey;       /* ns/name of its Workload */
     int suspended, finished, failed, deleting;
-    char *fail_msg;
-    int has_par, has_comp;
+    char *fin_msg;         /* the finished message, NULL: its kind's default */
+    int has_par, has_comp; /* Jobs: spec.parallelism, spec.completions */
     int32_t par, comp;
     int64_t created_ms;               /* metadata.creationTimestamp, 0 when absent */
     int64_t active, ready, succeeded; /* active: status.active + status.terminating */
-    char *cur_sel;     /* the template's nodeSelector now (JSON text), NULL if none */
-    char *cur_tol;     /* the template's tolerations now (JSON text), NULL if none */
-    char *cur_meta;    /* the template's {"labels","annotations"} now (JSON text) */
+    cjob_ps *ps;                      /* its pod templates now */
+    size_t nps;
+    char *own;         /* what the kind's start and restore patches rebuild
+                          whole (a JobSet's {"replicatedJobs", "resourceVersion"},
+                          JSON text), NULL */
     int has_start;     /* status.startTime is set (the API server then refuses
                           changes to the template's scheduling directives) */
     char *create_body; /* the Workload to create (JSON text), NULL if unmanaged */
@@ -150,6 +161,7 @@ typedef struct rec {
                         text) for the visibility API, NULL when none */
     char *tmpl;      /* pod set 0's template spec: {"nodeSelector","tolerations"} */
     char *tmeta;     /* pod set 0's template metadata: {"labels","annotations"} */
+    char *pstmpls;   /* every pod set's: [{"spec": as tmpl, "meta": as tmeta}] (JSON text) */
     char *acs;       /* status.admissionChecks as read (JSON text), NULL when none */
     int adm_checks;  /* the admission written (assumed) left AdmissionChecks to pass:
                         the Job waits for Admitted */
@@ -391,10 +403,9 @@ void ctrl_ev_queue_free(ctrl *c);
 void ctrl_emit_av(ctrl *c, int job, const char *av, const char *kind, const char *ns,
                   const char *name, const char *uid, const char *type, const char *reason,
                   const char *msg);
-/* The same about a Workload / a Job (NULL: nothing). */
+/* The same about a Workload (NULL: nothing). */
 void ctrl_emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *reason,
                   const char *msg);
-void ctrl_emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg);
 /* The same about the object of owner record x (of an integration's kind). */
 void ctrl_emit_owner(ctrl *c, const rec *x, const char *type, const char *reason, const char *msg);
 /* The Workload decoded in r (borrowed from r), or NULL. */
@@ -546,6 +557,8 @@ typedef struct ctrl_integ {
      * owner (not a Job) into *ready, *succeeded; 1 when it has started (no
      * pod waits to be let run), 0: not started, nothing counted */
     int (*pods_ready)(ctrl *c, rec *w, int64_t *ready, int64_t *succeeded);
+    /* a suspend-based integration's kind rules (cu_suspend.c), NULL */
+    const struct ctrl_susp_ops *susp;
 } ctrl_integ;
 
 /* The integrations, one per file of controller/jobs/ (cu_jobs.c finds them). */
@@ -553,6 +566,10 @@ extern const ctrl_integ ctrl_integ_job, ctrl_integ_jobset, ctrl_integ_lws, ctrl_
     ctrl_integ_lws_pod;
 /* The integration of resource r, NULL for a kind that is none. */
 const ctrl_integ *ctrl_integ_of(int r);
+/* The resource of obj's controlling owner when it is of an enabled
+ * integration (Kueue's managed ancestor: obj gets no Workload of its own),
+ * else -1. */
+int ctrl_managed_parent(ctrl *c, json_object *obj);
 /* 1 when Workload w's owner is still there (its record, or as its
  * integration's owner_alive says). */
 int ctrl_owner_alive(ctrl *c, const rec *w);
@@ -568,28 +585,53 @@ void ctrl_wl_priority(ctrl *c, json_object *spec);
  * r (record x), cannot be decoded; NULL why: it decodes (again). */
 void ctrl_report_bad(ctrl *c, rec *x, int r, json_object *obj, const char *why);
 
-/* ---- jobs/cu_job.c: the batch/v1 Job integration ---- */
+/* ---- jobs/cu_suspend.c: the suspend-based integrations (Kueue's GenericJob) ---- */
 
-/* What the controller keeps of the Job (borrowed): a new cjob (caller
- * frees with ctrl_cjob_free), NULL without namespace, name or uid. */
-cjob *ctrl_decode_job(ctrl *c, json_object *job);
-/* The queue of a Job: its label; else "default" when its namespace has a
- * LocalQueue named default; else "" when manageJobsWithoutQueueName
+/* What differs between the kinds that stop by spec.suspend (a batch/v1 Job,
+ * a JobSet); the rest, in cu_suspend.c, is theirs in common: the record,
+ * the Workload created, the start, the stop, the restore, the finish. */
+typedef struct ctrl_susp_ops {
+    /* the name of the Workload of the object name/uid (arena-owned) */
+    const char *(*wl_name)(cu_arena *a, const char *name, const char *uid);
+    /* obj's pod templates (borrowed from obj) into t, at most max; their number */
+    size_t (*templates)(json_object *obj, json_object **t, size_t max);
+    /* the kind's own fields of obj into j: finished, failed, fin_msg,
+     * active, ready, succeeded, has_start, own ... */
+    void (*fill)(cjob *j, json_object *obj);
+    /* the Workload body for obj (labelled with a queue), NULL with d */
+    json_object *(*workload)(json_object *obj, cu_diag *d);
+    /* what the merge patch that suspends j sets in spec besides suspend
+     * (w: its Workload record, NULL); NULL: nothing */
+    void (*suspend)(const cjob *j, const rec *w, json_object *spec);
+    /* the merge patch that changes j's pod templates by tp[i] (merge
+     * patches of a pod template, NULL: none; j->nps of them) */
+    json_object *(*retemplate)(const cjob *j, const rec *w, json_object *const *tp);
+    /* the merge patch that starts j with its Workload's admission wj
+     * ({metadata, status: {admission, admissionChecks}}) and flavors
+     * ({name: {spec}}), its pod templates being w's; NULL with the
+     * problems in d (*permanent: as Kueue, no retry) */
+    json_object *(*start)(const cjob *j, const rec *w, json_object *wj, json_object *flavors,
+                          cu_diag *d, int *permanent);
+    /* the finished messages when fin_msg is NULL */
+    const char *ok_msg, *fail_msg;
+} ctrl_susp_ops;
+
+/* The hooks of a suspend-based integration (its ctrl_integ's; the kind
+ * rules are its susp). */
+void ctrl_susp_decode(ctrl *c, rec *x, json_object *obj);
+void ctrl_susp_deleted(ctrl *c, rec *x);
+void ctrl_susp_reconcile_key(ctrl *c, int r, const char *key);
+void ctrl_susp_written(ctrl *c, int r, const char *key, int ok, const char *body);
+int ctrl_susp_awaits_workload(ctrl *c, rec *x);
+/* The queue of an object: its label; else "default" when its namespace
+ * has a LocalQueue named default; else "" when manageJobsWithoutQueueName
  * covers its namespace (managed, no queue); NULL: not managed. */
 const char *ctrl_job_queue(ctrl *c, const cjob *j);
 /* An evicted Workload whose pods are gone: status.admission cleared,
  * QuotaReserved=False, Admitted=False, Requeued=True. */
 void ctrl_release_evicted(ctrl *c, rec *w);
-/* Brings the Job jr and its Workload to what they should be: creates the
- * Workload, starts the admitted Job, stops the evicted or unadmitted one,
- * marks the Workload Finished. One write per object at a time. */
-void ctrl_reconcile_job(ctrl *c, rec *jr);
-/* The answer to a write of the Job jr (ok: 2xx; body: the Job it
- * returned): when it was the start, "started Job" is logged and the Started
- * Event emitted now, once, and the started version noted (rec.started_rv). */
-void ctrl_job_started(ctrl *c, rec *jr, int ok, const char *body);
-/* How long a started Job's suspended versions are taken as older than the
- * start (the watch lagging) before the start may be sent again. */
+/* How long a started object's suspended versions are taken as older than
+ * the start (the watch lagging) before the start may be sent again. */
 #define CTRL_START_ECHO_MS 10000
 
 /* ---- cu_ctrlinform.c: informer events ---- */

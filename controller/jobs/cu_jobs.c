@@ -61,3 +61,19 @@ void ctrl_wl_priority(ctrl *c, json_object *spec)
     else if (pr && pr->w && !wpc && pr->w->pcs.n)
         json_object_object_add(spec, "priority", json_object_new_int(pr->w->pcs.items[0]->value));
 }
+
+int ctrl_managed_parent(ctrl *c, json_object *obj)
+{
+    json_object *refs = cu_jpath(obj, "metadata.ownerReferences");
+    for (size_t i = 0, n = cu_jarr_len(refs); i < n; i++) {
+        json_object *o = json_object_array_get_idx(refs, i);
+        const char *kind = cu_jstr(o, "kind"), *av = cu_jstr(o, "apiVersion");
+        if (!kind || !av || !cu_jas_true(cu_jget(o, "controller")))
+            continue;
+        for (int r = R_FIRST_OWNER; r < NRES; r++)
+            if (c->cfg.on[r] && strcmp(kind, res_tab[r].kind) == 0 &&
+                strcmp(av, res_tab[r].api_version) == 0)
+                return r;
+    }
+    return -1;
+}

@@ -22,6 +22,8 @@
 #                                       kube-scheduler, kwok)
 #   e2e/k8s/cluster.sh start DIR NAME   start it again, as it was started
 #   e2e/k8s/cluster.sh restart DIR NAME stop and start one; wait until ready
+#   e2e/k8s/cluster.sh ports N          print N free loopback ports (for the
+#                                       addons of addons.sh)
 #
 # The cache is ${CUEUE_K8S_CACHE:-$HOME/.cache/cueue-k8s}. --nodes takes the
 # same file as `cueue cluster --nodes` (v1 Node documents); the default is
@@ -529,6 +531,7 @@ bin) built && echo "$BIN" ;;
 up) shift; up "$@" ;;
 down) shift; down "$@" ;;
 stop|start|restart) one "$@" ;;
+ports) free_ports "${2:-1}" ;;
 -h|--help|help)
     sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' ;;
 *) die "usage: cluster.sh build|built|bin|up DIR [--nodes FILE]|down DIR|stop|start|restart DIR NAME" ;;
