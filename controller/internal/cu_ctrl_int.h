@@ -574,8 +574,8 @@ int ctrl_managed_parent(ctrl *c, json_object *obj);
  * integration's owner_alive says). */
 int ctrl_owner_alive(ctrl *c, const rec *w);
 /* Marks Workload w Finished (reason, msg) and counts it in the metrics
- * when it held quota. Returns 1 when the write was sent. (cu_job.c's own
- * copy, finish_workload, is to become this.) */
+ * when it held quota (every integration's end of a Workload). Returns 1
+ * when the write was sent. */
 int ctrl_finish_workload(ctrl *c, rec *w, const char *reason, const char *msg);
 /* Writes into the Workload spec (being created) the value of the priority
  * class its priorityClassRef names, as Kueue does, when that class is

@@ -303,30 +303,6 @@ static json_object *start_patch(ctrl *c, const cjob *j, const rec *w, const ctrl
     return p;
 }
 
-/* Marks the Workload w Finished (reason, msg) and counts it in the
- * metrics when it held quota. Returns 1 when the write was sent. */
-static int finish_workload(ctrl *c, rec *w, const char *reason, const char *msg)
-{
-    const cu_workload *wl = ctrl_wl_of(w);
-    json_object *st, *p = ctrl_status_patch(NULL, &st);
-    json_object_object_add(
-        st, "conditions",
-        ctrl_cset(ctrl_conds_json(wl), "Finished", "True", reason, msg, cu_clock_system_now(NULL)));
-    char what[1300];
-    snprintf(what, sizeof(what), "finishing Workload %s", w->key);
-    if (!ctrl_wl_status_write(c, w, OP_STATUS, p, what))
-        return 0;
-    if (cu_workload_has_quota(wl)) {
-        ctrl_m_wl(c, c->km.finished_workloads_total, c->km.local_queue_finished_workloads_total, wl,
-                  wl->adm_cq, 0, 1);
-        const cu_condition *ac = cu_workload_cond(wl, "Admitted");
-        if (ac && ac->ltt_ms)
-            ctrl_m_wl(c, c->km.execution_time_seconds, c->km.local_queue_execution_time_seconds, wl,
-                      wl->adm_cq, 1, ctrl_secs(cu_clock_system_now(NULL) - ac->ltt_ms));
-    }
-    return 1;
-}
-
 /* Sends the status patch that clears a suspended object's
  * status.startTime (as Kueue does when it stops a Job), after which its
  * template's scheduling directives may change again. Returns 1 when sent. */
@@ -427,19 +403,7 @@ static void reconcile(ctrl *c, rec *jr, const ctrl_susp_ops *o)
         if (!body)
             return;
         json_object *spec = cu_jget(body, "spec");
-        /* Kueue writes the class's value next to priorityClassRef */
-        json_object *ref = cu_jget(spec, "priorityClassRef");
-        const char *pk = cu_jstr(ref, "kind"), *pn = cu_jstr(ref, "name");
-        if (pk && pn) {
-            int wpc = strcmp(pk, "WorkloadPriorityClass") == 0;
-            rec *pr = ctrl_omap_get(&c->objs[wpc ? R_WPC : R_PC], pn);
-            if (pr && pr->w && wpc && pr->w->wpcs.n)
-                json_object_object_add(spec, "priority",
-                                       json_object_new_int(pr->w->wpcs.items[0]->value));
-            else if (pr && pr->w && !wpc && pr->w->pcs.n)
-                json_object_object_add(spec, "priority",
-                                       json_object_new_int(pr->w->pcs.items[0]->value));
-        }
+        ctrl_wl_priority(c, spec);
         if (*queue)
             json_object_object_add(spec, "queueName", json_object_new_string(queue));
         else
@@ -476,7 +440,7 @@ static void reconcile(ctrl *c, rec *jr, const ctrl_susp_ops *o)
         return;
     if (j->finished) {
         const char *msg = j->fin_msg ? j->fin_msg : j->failed ? o->fail_msg : o->ok_msg;
-        if (!finish_workload(c, w, j->failed ? "Failed" : "Succeeded", msg))
+        if (!ctrl_finish_workload(c, w, j->failed ? "Failed" : "Succeeded", msg))
             return;
         ctrl_log(c, 0, "finished %s %s (%s)%s%s", kind, jr->key, j->failed ? "Failed" : "Succeeded",
                  j->failed ? ": " : "", j->failed ? msg : "");
@@ -572,7 +536,7 @@ static void reconcile(ctrl *c, rec *jr, const ctrl_susp_ops *o)
                 ctrl_log(c, 0, "%s %s cannot start: %s", kind, jr->key, d.msgs[i]);
             /* as Kueue: no point in retrying; the Workload is finished */
             if (permanent && d.n)
-                finish_workload(c, w, "FailedToStart", d.msgs[0]);
+                ctrl_finish_workload(c, w, "FailedToStart", d.msgs[0]);
         } else {
             snprintf(what, sizeof(what), "starting %s %s", kind, jr->key);
             if (ctrl_send_write(c, OP_JOB, jr->r, op, jr->key, "PATCH", path, MERGE, p, what)) {
