@@ -339,9 +339,7 @@ static const char *const default_frameworks[] = { "batch/job" };
 
 /* the frameworks Cueue integrates (controller/jobs/) */
 static const char *const integrated_frameworks[] = {
-    "batch/job",
-    "jobset.x-k8s.io/jobset",
-    NULL,
+    "batch/job", "jobset.x-k8s.io/jobset", "leaderworkerset.x-k8s.io/leaderworkerset", "pod", NULL,
 };
 
 /* Everything but the fair-sharing parts and the selector (which depends

@@ -407,10 +407,9 @@ static void test_every_field(void **state)
     assert_true(cu_config_framework_enabled(x, "pod"));
     assert_false(cu_config_framework_enabled(x, "deployment"));
     assert_false(cu_config_framework_enabled(x, NULL));
-    assert_int_equal(x->unsupported_frameworks.n, 3);
-    assert_string_equal(x->unsupported_frameworks.items[0], "pod");
-    assert_string_equal(x->unsupported_frameworks.items[1], "kubeflow.org/pytorchjob");
-    assert_string_equal(x->unsupported_frameworks.items[2], "example.com/thing");
+    assert_int_equal(x->unsupported_frameworks.n, 2); /* pod is integrated */
+    assert_string_equal(x->unsupported_frameworks.items[0], "kubeflow.org/pytorchjob");
+    assert_string_equal(x->unsupported_frameworks.items[1], "example.com/thing");
     assert_int_equal(x->unknown_frameworks.n, 1);
     assert_string_equal(x->unknown_frameworks.items[0], "example.com/thing");
     assert_int_equal(x->label_keys_to_copy.n, 2);

@@ -222,7 +222,8 @@ wait_for 20 "a CreatedWorkload Event on the LWS per Workload" events_ge 2
 
 # ---- the pods ----
 if [ "$E2E_CLUSTER" = embedded ]; then
-    # what the LWS controller and its webhook would create: per group a
+    # what the LWS controller and its webhook would create, gated as
+    # Kueue's pod webhook gates a pod of a suspending parent: per group a
     # leader (its StatefulSet's pod) and 3 workers naming it
     lws_pod() { # NAME GROUP LEADER(empty: it is the leader)
         local extra=""
@@ -236,6 +237,7 @@ metadata:
   labels: {leaderworkerset.sigs.k8s.io/name: infer, leaderworkerset.sigs.k8s.io/group-index: "$2"}
   annotations: {kueue.x-k8s.io/pod-suspending-parent: $FW, leaderworkerset.sigs.k8s.io/size: "4"$extra}
 spec:
+  schedulingGates: [{name: kueue.x-k8s.io/admission}]
   containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
 ---
 YAML
@@ -297,6 +299,14 @@ check_lws_pending() {
             length == 4 and all(.[]; any(.spec.schedulingGates[]?; .name == "kueue.x-k8s.io/admission"))'
     }
     check "... and its 4 pods stay gated" "$(pods_json | jq -c '[.items[] | [.metadata.name, .spec.schedulingGates]]')" gated
+    # explain by the LWS: its groups' Workloads, the third one pending
+    "$CUEUE" explain leaderworkerset/infer >"$TMP/out" 2>"$TMP/err"
+    check "cueue explain leaderworkerset/infer explains its groups' Workloads, $WL2 pending" \
+        "$(head -c 800 "$TMP/out") $(cat "$TMP/err")" \
+        grep -q "^Workload default/$WL2: pending" "$TMP/out"
+    "$CUEUE" queue pending -o wide >"$TMP/out" 2>&1
+    check "cueue queue pending -o wide lists $WL2 with its LeaderWorkerSet as owner" "$(cat "$TMP/out")" \
+        grep -Eq "default/$WL2 .* LeaderWorkerSet/infer " "$TMP/out"
 }
 [ "$FULL" = 1 ] && check_lws_pending
 

@@ -312,6 +312,27 @@ start_controller() {
     CT_PID=$!
 }
 
+# metric NAME [LABEL="VALUE"...]: the value of the first sample of NAME in the
+# last scrape ($TMP/metrics) that has all these labels (others may be there
+# too, such as replica_role), or empty.
+metric() {
+    local name=$1; shift
+    awk -v m="$name" -v want="$*" '
+        index($1, m "{") == 1 || $1 == m {
+            n = split(want, w, " "); ok = 1
+            for (i = 1; i <= n; i++) if (!index($1, "{" w[i]) && !index($1, "," w[i])) ok = 0
+            if (ok) { print $2; exit }
+        }' "$TMP/metrics"
+}
+# scrape: GET $METRICS (the controller's /metrics URL) into $TMP/metrics
+scrape() { curl -sf --max-time 10 "$METRICS" -o "$TMP/metrics"; }
+
+# metrics_url LOG: the controller's /metrics URL from its log line
+# "metrics on ADDR (/metrics)" (plain HTTP), into METRICS
+metrics_url() {
+    METRICS=http://$(sed -n 's/.*metrics on \([^ ]*\) (\/metrics).*/\1/p' "$1" | head -n 1)/metrics
+}
+
 # check_v1beta1_workload NS LQ: a v1beta1 client creates a Workload in
 # LocalQueue LQ (v1beta2 is stored), reads it back in v1beta1 with its
 # v1beta1 fields, a v1beta2 reader sees them converted (through the CRD's
