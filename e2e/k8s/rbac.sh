@@ -400,9 +400,8 @@ spec:
 YAML
 done
 pg_wl_cond() {
-    k get workloads -n "$NS" -o json | jq -e --arg t "$1" '[.items[] | select(.metadata.name
-        | startswith("pg-")) | select(any(.status.conditions[]?; .type == $t and .status == "True"))]
-        | length == 1' >/dev/null
+    k get workload -n "$NS" pg -o json | jq -e --arg t "$1" \
+        'any(.status.conditions[]?; .type == $t and .status == "True")' >/dev/null
 }
 pg_done() {
     k get pods -n "$NS" -l kueue.x-k8s.io/pod-group-name=pg -o json | jq -e '[.items[] |
@@ -473,6 +472,11 @@ YAML
             select(.metadata.labels["kueue.x-k8s.io/managed"] == "true")] | length == 2' >/dev/null
     }
     wait_for 60 "LWS lw: its 2 pods labelled into their group" lw_labelled
+    # scaled to no group: the controller deletes the group's Workload
+    lw_wl=$(wl_of lw)
+    k patch leaderworkerset -n "$NS" lw --type merge -p '{"spec":{"replicas":0}}' >/dev/null
+    lw_wl_gone() { ! k get workload -n "$NS" "$lw_wl" >/dev/null 2>&1; }
+    wait_for 60 "LWS lw scaled to 0: its group's Workload deleted" lw_wl_gone
     k delete leaderworkerset -n "$NS" lw --wait=false >/dev/null
 fi
 
