@@ -337,6 +337,11 @@ static const char *const kueue_frameworks[] = {
 
 static const char *const default_frameworks[] = { "batch/job" };
 
+/* the frameworks Cueue integrates (controller/jobs/) */
+static const char *const integrated_frameworks[] = {
+    "batch/job", "jobset.x-k8s.io/jobset", "leaderworkerset.x-k8s.io/leaderworkerset", "pod", NULL,
+};
+
 /* Everything but the fair-sharing parts and the selector (which depends
  * on the namespace). */
 static void config_defaults(cu_config *x, int v1beta1)
@@ -503,10 +508,13 @@ static void dec_frameworks(dctx *c, const cu_node *integ, cu_config *x)
             cu_dec_err(c, cu_dec_path(p, path, "[%zu]", i), "Duplicate value: \"%s\"", fw.items[i]);
             continue;
         }
-        if (strcmp(fw.items[i], "batch/job") == 0)
+        size_t k = 0;
+        while (integrated_frameworks[k] && strcmp(integrated_frameworks[k], fw.items[i]) != 0)
+            k++;
+        if (integrated_frameworks[k])
             continue;
         uns[x->unsupported_frameworks.n++] = fw.items[i];
-        size_t k = 0;
+        k = 0;
         while (kueue_frameworks[k] && strcmp(kueue_frameworks[k], fw.items[i]) != 0)
             k++;
         if (!kueue_frameworks[k])

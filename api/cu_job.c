@@ -13,7 +13,6 @@
  * create for it. */
 void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl)
 {
-    char q[PATHMAX];
     wl->meta = *jm;
     wl->meta.name = cu_job_workload_name(c->a, jm->name, jm->uid);
     if (!wl->meta.name)
@@ -56,13 +55,20 @@ void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl
                         &wl->pc_group, &wl->pc_kind, &wl->pc_name);
 
     /* A finished Job (Complete/Failed=True) finishes its Workload. */
+    cu_dec_owner_finished(c, root, wl, cu_job_cond_finished);
+}
+
+void cu_dec_owner_finished(dctx *c, const cu_node *root, cu_workload *wl,
+                           int (*fin)(const char *t, const char *s, int *failed))
+{
+    char q[PATHMAX];
     const cu_node *conds =
         cu_dec_want_seq(c, cu_node_path(root, "status.conditions"), "status.conditions");
     for (size_t i = 0; conds && i < conds->n; i++) {
         const char *t = cu_node_scalar(cu_node_get(conds->vals[i], "type"));
         const char *s = cu_node_scalar(cu_node_get(conds->vals[i], "status"));
         int failed;
-        if (!cu_job_cond_finished(t, s, &failed))
+        if (!fin(t, s, &failed))
             continue;
         wl->conds = cu_dec_alloc(c, sizeof(*wl->conds));
         if (!wl->conds)
@@ -83,25 +89,37 @@ void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl
 
 #define CU_WL_PREFIX_MAX 247 /* 253 (max object name) - 1 ('-') - 5 (hash) */
 
-const char *cu_job_workload_name(cu_arena *a, const char *job_name, const char *uid)
+const char *cu_owner_workload_name(cu_arena *a, const char *kind, const char *group,
+                                   const char *name, const char *uid)
 {
     if (!uid)
         uid = "";
     cu_sha1 s;
     unsigned char dg[20];
     cu_sha1_init(&s);
-    cu_sha1_update(&s, "Job\nbatch\n", 10);
-    cu_sha1_update(&s, job_name, strlen(job_name));
+    cu_sha1_update(&s, kind, strlen(kind));
+    cu_sha1_update(&s, "\n", 1);
+    cu_sha1_update(&s, group, strlen(group));
+    cu_sha1_update(&s, "\n", 1);
+    cu_sha1_update(&s, name, strlen(name));
     cu_sha1_update(&s, "\n", 1);
     cu_sha1_update(&s, uid, strlen(uid));
     cu_sha1_final(&s, dg);
-    char *prefix = cu_arena_printf(a, "job-%s", job_name);
+    char *prefix = cu_arena_printf(a, "%s-%s", kind, name);
     if (!prefix)
         return NULL;
+    for (char *p = prefix; *p && *p != '-'; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p - 'A' + 'a'); /* the kind in lower case */
     if (strlen(prefix) > CU_WL_PREFIX_MAX)
         prefix[CU_WL_PREFIX_MAX] = '\0';
     /* 5 hex digits = the first 2.5 bytes */
     return cu_arena_printf(a, "%s-%02x%02x%x", prefix, dg[0], dg[1], dg[2] >> 4);
+}
+
+const char *cu_job_workload_name(cu_arena *a, const char *job_name, const char *uid)
+{
+    return cu_owner_workload_name(a, "Job", "batch", job_name, uid);
 }
 
 int32_t cu_job_podset_count(int has_par, int32_t par, int has_comp, int32_t comp)
@@ -140,13 +158,18 @@ int cu_job_priority_ref(const char *wpc, const char *pcn, const char **group, co
     return 1;
 }
 
-int cu_job_cond_finished(const char *t, const char *s, int *failed)
+int cu_cond_finished(const char *t, const char *s, const char *done, int *failed)
 {
     if (!t || !s || strcmp(s, "True") != 0)
         return 0;
-    if (strcmp(t, "Complete") != 0 && strcmp(t, "Failed") != 0)
+    if (strcmp(t, done) != 0 && strcmp(t, "Failed") != 0)
         return 0;
     if (failed)
         *failed = strcmp(t, "Failed") == 0;
     return 1;
+}
+
+int cu_job_cond_finished(const char *t, const char *s, int *failed)
+{
+    return cu_cond_finished(t, s, "Complete", failed);
 }

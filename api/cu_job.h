@@ -10,10 +10,22 @@
 
 #include "cu_base.h"
 
+/* The name Kueue gives the Workload of an object of kind and API group
+ * (Kueue's GetWorkloadNameForOwnerWithGVK): "<kind in lower case>-<name>"
+ * truncated to 247 chars, "-", the first 5 hex digits of
+ * sha1("<kind>\n<group>\n<name>\n<uid>"). Returns an arena-owned string. */
+const char *cu_owner_workload_name(cu_arena *a, const char *kind, const char *group,
+                                   const char *name, const char *uid);
+
 /* The name Kueue gives the Workload of a batch/v1 Job:
  * "job-<name>" truncated to 247 chars, "-", first 5 hex of
  * sha1("Job\nbatch\n<name>\n<uid>"). Returns arena-owned string. */
 const char *cu_job_workload_name(cu_arena *a, const char *job_name, const char *uid);
+/* The same rule for an owner of any kind (Kueue's
+ * GetWorkloadNameForOwnerWithGVK): "<lowercase kind>-<name>" truncated,
+ * "-", 5 hex of sha1("<Kind>\n<group>\n<name>\n<uid>"). */
+const char *cu_owner_workload_name(cu_arena *a, const char *kind, const char *group,
+                                   const char *name, const char *uid);
 
 /* Pod-set count of a Job: min(parallelism, completions), where parallelism
  * defaults to 1 and completions to parallelism; has_par/has_comp say
@@ -36,6 +48,11 @@ int cu_job_min_count(const char *v, int32_t count, int32_t *out);
  * non-empty. Returns 1 and sets the borrowed/static strings, or 0. */
 int cu_job_priority_ref(const char *wpc, const char *pcn, const char **group, const char **kind,
                         const char **name);
+
+/* Whether a condition of type t and status s (NULL allowed) finishes an
+ * object whose success condition is done (a Job's Complete, a JobSet's
+ * Completed) or Failed: status True; sets *failed (if not NULL). */
+int cu_cond_finished(const char *t, const char *s, const char *done, int *failed);
 
 /* Whether a Job condition of type t and status s (NULL allowed) finishes
  * the Job (Complete or Failed, status True); sets *failed (if not NULL)

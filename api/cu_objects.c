@@ -104,6 +104,7 @@ const char *cu_kind_name(cu_kind k)
     case CU_KIND_PRIORITY_CLASS: return "PriorityClass";
     case CU_KIND_CONFIGURATION: return "Configuration";
     case CU_KIND_ADMISSION_CHECK: return "AdmissionCheck";
+    case CU_KIND_JOBSET: return "JobSet";
     case CU_KIND_UNKNOWN: break;
     }
     return "Unknown";
@@ -530,6 +531,7 @@ static const kindinfo kinds[] = {
     { "scheduling.k8s.io", "PriorityClass", CU_KIND_PRIORITY_CLASS, 0 },
     { "config.kueue.x-k8s.io", "Configuration", CU_KIND_CONFIGURATION, 0 },
     { CU_GROUP, "AdmissionCheck", CU_KIND_ADMISSION_CHECK, 0 },
+    { "jobset.x-k8s.io", "JobSet", CU_KIND_JOBSET, 1 },
 };
 
 /* Finds the kind for apiVersion/kind; sets *v1beta1 for the old kueue
@@ -554,7 +556,7 @@ static const kindinfo *find_kind(const char *api, const char *kind, int *v1beta1
             }
             return NULL;
         }
-        if (strcmp(ver, "v1") == 0)
+        if (strcmp(ver, ki->k == CU_KIND_JOBSET ? "v1alpha2" : "v1") == 0)
             return ki;
         return NULL;
     }
@@ -616,13 +618,13 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
     cu_meta meta;
     memset(&meta, 0, sizeof(meta));
 
-    if (ki->k == CU_KIND_JOB) {
+    if (ki->k == CU_KIND_JOB || ki->k == CU_KIND_JOBSET) {
         const cu_node *md = cu_node_get(root, "metadata");
         const cu_node *labels = cu_node_get(md, "labels");
         const char *qn = cu_node_scalar(cu_node_get(labels, CU_LABEL_QUEUE_NAME));
         if (!qn || !*qn) {
-            cu_diag_warn(d, "%s:%d: Job %s has no " CU_LABEL_QUEUE_NAME " label; not managed", file,
-                         root->line, c.who);
+            cu_diag_warn(d, "%s:%d: %s %s has no " CU_LABEL_QUEUE_NAME " label; not managed", file,
+                         root->line, ki->kind, c.who);
             return CU_OK;
         }
     }
@@ -686,11 +688,15 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
             pushed = VEC_PUSH(w->workloads, x) == 0 ? 1 : -1;
         break;
     }
-    case CU_KIND_JOB: {
+    case CU_KIND_JOB:
+    case CU_KIND_JOBSET: {
         cu_workload *x = cu_dec_alloc(&c, sizeof(*x));
         if (!x)
             break;
-        cu_dec_job(&c, root, &meta, x);
+        if (ki->k == CU_KIND_JOB)
+            cu_dec_job(&c, root, &meta, x);
+        else
+            cu_dec_jobset(&c, root, &meta, x);
         obj = x;
         if (!c.nerr && !c.oom)
             pushed = VEC_PUSH(w->workloads, x) == 0 ? 1 : -1;

@@ -27,6 +27,20 @@
 #define CU_ANN_JOB_MIN_PARALLELISM "kueue.x-k8s.io/job-min-parallelism"
 /* Kueue's finalizer on a ClusterQueue or ResourceFlavor while it is in use */
 #define CU_FINALIZER_IN_USE "kueue.x-k8s.io/resource-in-use"
+/* The pod integration's names (Kueue's pod constants) */
+#define CU_LABEL_MANAGED "kueue.x-k8s.io/managed" /* on objects Kueue manages */
+#define CU_LABEL_MANAGED_VALUE "true"
+#define CU_LABEL_PREBUILT_WORKLOAD "kueue.x-k8s.io/prebuilt-workload-name"
+#define CU_LABEL_POD_GROUP_NAME "kueue.x-k8s.io/pod-group-name"
+#define CU_ANN_POD_GROUP_TOTAL_COUNT "kueue.x-k8s.io/pod-group-total-count"
+#define CU_ANN_POD_GROUP_FAST_ADMISSION "kueue.x-k8s.io/pod-group-fast-admission"
+#define CU_ANN_POD_GROUP_SERVING "kueue.x-k8s.io/pod-group-serving"
+#define CU_ANN_POD_ROLE_HASH "kueue.x-k8s.io/role-hash"
+#define CU_ANN_POD_RETRIABLE_IN_GROUP "kueue.x-k8s.io/retriable-in-group"
+#define CU_ANN_POD_SUSPENDING_PARENT "kueue.x-k8s.io/pod-suspending-parent"
+#define CU_ANN_IS_GROUP_WORKLOAD "kueue.x-k8s.io/is-group-workload"
+#define CU_POD_SCHEDULING_GATE "kueue.x-k8s.io/admission"
+#define CU_FINALIZER_MANAGED "kueue.x-k8s.io/managed" /* on managed pods, and group Workloads */
 
 typedef struct cu_kv {
     const char *key, *value;
@@ -116,7 +130,8 @@ typedef enum cu_kind {
     CU_KIND_NAMESPACE,
     CU_KIND_PRIORITY_CLASS,
     CU_KIND_CONFIGURATION,
-    CU_KIND_ADMISSION_CHECK
+    CU_KIND_ADMISSION_CHECK,
+    CU_KIND_JOBSET
 } cu_kind;
 
 /* Returns "ClusterQueue" etc. */

@@ -24,18 +24,24 @@
  *  - batch/v1 Job defaulting (suspend, the default LocalQueue) and
  *    validation (jobframework's label rules, the Job's annotations) are
  *    here: the decoders turn a Job into a Workload and keep none of this.
+ *    JobSet, Pod and LeaderWorkerSet share jobframework's steps with it
+ *    (default_local_queue, should_suspend, jf_create_rules,
+ *    jf_update_rules); the pod webhook adds Kueue's gate, finalizer and
+ *    managed label, the LeaderWorkerSet webhook marks the pod templates.
  *
  * Feature gates at Kueue v0.17.0's defaults: PartialAdmission on (so the
  * Workload defaulter keeps minCount: a no-op), TopologyAwareScheduling on
  * (the admission's topology fields may change), LocalQueueDefaulting GA,
  * ElasticJobsViaWorkloadSlices, AdmissionGatedBy and PriorityBoost off.
- * Not done: the TAS annotations of the Job's pod template and MultiKueue's
- * managedBy defaulting (Cueue has neither).
+ * Not done: the TAS annotations of the Job's pod template, the pods'
+ * topology gate, and MultiKueue's managedBy
+ * defaulting (Cueue has neither TAS nor MultiKueue).
  */
 #include "cu_webhook.h"
 
 #include "cu_json.h"
 #include "cu_names.h"
+#include "cu_pod.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -43,10 +49,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LBL_PREBUILT "kueue.x-k8s.io/prebuilt-workload-name"
 #define LBL_MAX_EXEC "kueue.x-k8s.io/max-exec-time-seconds"
 #define ANN_SYNC_COMPLETIONS "kueue.x-k8s.io/job-completions-equal-parallelism"
 #define MSG_IMMUTABLE "field is immutable"
+/* the integrations' names in the Configuration's integrations.frameworks */
+#define FW_JOB "batch/job"
+#define FW_JOBSET "jobset.x-k8s.io/jobset"
+#define FW_LWS "leaderworkerset.x-k8s.io/leaderworkerset"
+#define FW_POD "pod"
 
 void cu_wh_resp_init(cu_wh_resp *r)
 {
@@ -609,9 +619,9 @@ static int owner_managed(const cu_config *cfg, json_object *obj)
     return 0;
 }
 
-static int job_integration_on(const cu_wh_env *env)
+static int framework_on(const cu_wh_env *env, const char *framework)
 {
-    return cu_config_framework_enabled(env ? env->cfg : NULL, "batch/job");
+    return cu_config_framework_enabled(env ? env->cfg : NULL, framework);
 }
 
 static int default_lq_exists(const cu_wh_env *env, const char *ns)
@@ -633,46 +643,94 @@ static void set_label(json_object *obj, const char *key, const char *value)
         cu_jset_str(labels, key, value);
 }
 
-/* mjob.kb.io: Kueue's Job defaulter. */
-static void m_job(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
+static const char *queue_name(json_object *obj)
 {
-    json_object *job = req->object;
-    if (req->op != CU_WH_CREATE || !job_integration_on(env) ||
-        !json_object_is_type(job, json_type_object))
-        return;
+    const char *qn = label(obj, CU_LABEL_QUEUE_NAME);
+    return qn && *qn ? qn : NULL;
+}
+
+/* jobframework's ApplyDefaultLocalQueue: the queue-name label "default"
+ * when obj has none, its namespace has the LocalQueue "default" and obj is
+ * not controlled by an object of an enabled integration. */
+static void default_local_queue(const cu_wh_env *env, cu_wh_req *req, json_object *obj)
+{
     const cu_config *cfg = env ? env->cfg : NULL;
-    const char *ns = obj_ns(req, job);
-    const char *qn = label(job, CU_LABEL_QUEUE_NAME);
-    /* the default LocalQueue */
-    if ((!qn || !*qn) && default_lq_exists(env, ns) && !owner_managed(cfg, job)) {
-        set_label(job, CU_LABEL_QUEUE_NAME, "default");
-        qn = label(job, CU_LABEL_QUEUE_NAME);
+    if (!queue_name(obj) && default_lq_exists(env, obj_ns(req, obj)) && !owner_managed(cfg, obj))
+        set_label(obj, CU_LABEL_QUEUE_NAME, "default");
+}
+
+/* The labels of namespace ns for the managed-namespaces selector: from
+ * env, or (no callback) the one label the API server sets on every
+ * Namespace. NULL, with resp denied as Kueue's webhooks deny it, when the
+ * Namespace is not known. *own backs the made-up labels. */
+static const cu_kvs *ns_labels_or_deny(const cu_wh_env *env, const char *ns, cu_kv *own_kv,
+                                       cu_kvs *own, cu_wh_resp *resp)
+{
+    ns = ns ? ns : "";
+    if (env && env->ns_labels) {
+        const cu_kvs *l = env->ns_labels(env->ud, ns);
+        if (!l)
+            cu_wh_deny(resp, "failed to get namespace: namespaces \"%s\" not found", ns);
+        return l;
     }
-    /* suspend: not under a parent Kueue manages (Cueue cannot read the
-     * parent: an owner of an enabled integration counts as managed) */
-    int suspend = 0;
-    if (owner_managed(cfg, job))
-        suspend = 0;
-    else if (qn && *qn)
-        suspend = 1;
-    else if (cfg && cfg->manage_jobs_without_queue_name) {
-        const cu_kvs *nsl = NULL;
-        if (env->ns_labels) {
-            nsl = env->ns_labels(env->ud, ns ? ns : "");
-            if (!nsl) {
-                cu_wh_deny(resp, "failed to get namespace: namespaces \"%s\" not found",
-                           ns ? ns : "");
-                return;
-            }
-        }
-        cu_kvs none = { 0, NULL };
-        suspend = cu_config_manages_unlabelled(cfg, nsl ? nsl : &none);
-    }
-    if (suspend && !suspended(job)) {
-        json_object *spec = cu_jchild(job, "spec");
+    own_kv->key = "kubernetes.io/metadata.name";
+    own_kv->value = ns;
+    own->n = 1;
+    own->items = own_kv;
+    return own;
+}
+
+/* jobframework's WorkloadShouldBeSuspended: 1 when obj (just defaulted)
+ * is to be held for admission, 0 when not, -1 with resp denied when its
+ * Namespace is not known. Kueue reads the owner object to see whether it
+ * is managed itself; the hooks have no API client, so an owner of an
+ * enabled integration counts as managed. */
+static int should_suspend(const cu_wh_env *env, cu_wh_req *req, json_object *obj, cu_wh_resp *resp)
+{
+    const cu_config *cfg = env ? env->cfg : NULL;
+    if (owner_managed(cfg, obj))
+        return 0;
+    if (queue_name(obj))
+        return 1;
+    if (!cfg || !cfg->manage_jobs_without_queue_name)
+        return 0;
+    cu_kv kv;
+    cu_kvs own;
+    const cu_kvs *nsl = ns_labels_or_deny(env, obj_ns(req, obj), &kv, &own, resp);
+    if (!nsl)
+        return -1;
+    return cu_config_manages_unlabelled(cfg, nsl);
+}
+
+/* The defaulter of the kinds with spec.suspend (Kueue's Job and JobSet
+ * webhooks): the default LocalQueue, then spec.suspend true when managed.
+ * A suspended object stays so; nothing is unsuspended here. */
+static void default_suspend_spec(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp,
+                                 const char *framework)
+{
+    json_object *obj = req->object;
+    if (req->op != CU_WH_CREATE || !framework_on(env, framework) ||
+        !json_object_is_type(obj, json_type_object))
+        return;
+    default_local_queue(env, req, obj);
+    int suspend = should_suspend(env, req, obj, resp);
+    if (suspend == 1 && !suspended(obj)) {
+        json_object *spec = cu_jchild(obj, "spec");
         if (spec)
             json_object_object_add(spec, "suspend", json_object_new_boolean(1));
     }
+}
+
+/* mjob.kb.io: Kueue's Job defaulter. */
+static void m_job(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
+{
+    default_suspend_spec(env, req, resp, FW_JOB);
+}
+
+/* mjobset.kb.io: Kueue's JobSet defaulter (the same steps as the Job's). */
+static void m_jobset(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
+{
+    default_suspend_spec(env, req, resp, FW_JOBSET);
 }
 
 static void labels_path(char *buf, size_t n, const char *key)
@@ -781,12 +839,18 @@ static int sync_completions(json_object *job)
     return v && go_parse_bool(v) == 1;
 }
 
+/* jobframework's ValidateJobOnCreate: the labels every integration has. */
+static void jf_create_rules(cu_diag *e, json_object *obj)
+{
+    check_crd_name_label(e, obj, CU_LABEL_QUEUE_NAME);
+    check_crd_name_label(e, obj, CU_LABEL_PREBUILT_WORKLOAD);
+    check_max_exec(e, obj);
+}
+
 /* jobframework's ValidateJobOnCreate and the Job's own annotation rules. */
 static void job_create_rules(cu_diag *e, json_object *job, int min_par)
 {
-    check_crd_name_label(e, job, CU_LABEL_QUEUE_NAME);
-    check_crd_name_label(e, job, LBL_PREBUILT);
-    check_max_exec(e, job);
+    jf_create_rules(e, job);
     if (min_par)
         check_min_parallelism(e, job);
     check_sync_completions(e, job);
@@ -807,13 +871,33 @@ static void immutable_label(cu_diag *e, json_object *nw, json_object *old, const
     }
 }
 
-static void job_update_rules(const cu_wh_env *env, cu_diag *e, json_object *nw, json_object *old,
-                             const char *ns)
+/* jobframework's rule on the WorkloadPriorityClass label: not added to
+ * a running object (nsus: the new one is suspended), never removed. */
+static void wpc_update_rules(cu_diag *e, json_object *nw, json_object *old, int nsus)
 {
     char path[160];
     cu_buf t;
     cu_buf_init(&t, 0);
-    int nsus = suspended(nw), osus = suspended(old);
+    const char *nc = or_empty(label(nw, CU_LABEL_PRIORITY_CLASS));
+    const char *oc = or_empty(label(old, CU_LABEL_PRIORITY_CLASS));
+    labels_path(path, sizeof(path), CU_LABEL_PRIORITY_CLASS);
+    if (!nsus && !*oc && *nc)
+        ferr(e, path,
+             "Invalid value: %s: WorkloadPriorityClass cannot be added to a non-suspended "
+             "workload",
+             q(&t, nc));
+    else if (!*nc && *oc)
+        ferr(e, path,
+             "Invalid value: \"\": WorkloadPriorityClass cannot be removed from a workload");
+    cu_buf_free(&t);
+}
+
+/* jobframework's ValidateJobOnUpdate; nsus, osus: the new and the old
+ * object are suspended (each integration's IsSuspended). */
+static void jf_update_rules(const cu_wh_env *env, cu_diag *e, json_object *nw, json_object *old,
+                            const char *ns, int nsus, int osus)
+{
+    char path[160];
     /* the queue name */
     if (!nsus)
         immutable_label(e, nw, old, CU_LABEL_QUEUE_NAME);
@@ -827,24 +911,22 @@ static void job_update_rules(const cu_wh_env *env, cu_diag *e, json_object *nw, 
     }
     /* the prebuilt workload */
     if (nsus)
-        check_crd_name_label(e, nw, LBL_PREBUILT);
+        check_crd_name_label(e, nw, CU_LABEL_PREBUILT_WORKLOAD);
     else
-        immutable_label(e, nw, old, LBL_PREBUILT);
+        immutable_label(e, nw, old, CU_LABEL_PREBUILT_WORKLOAD);
     /* the maximum execution time */
     if (!nsus || !osus)
         immutable_label(e, nw, old, LBL_MAX_EXEC);
     /* the WorkloadPriorityClass */
-    const char *nc = or_empty(label(nw, CU_LABEL_PRIORITY_CLASS));
-    const char *oc = or_empty(label(old, CU_LABEL_PRIORITY_CLASS));
-    labels_path(path, sizeof(path), CU_LABEL_PRIORITY_CLASS);
-    if (!nsus && !*oc && *nc)
-        ferr(e, path,
-             "Invalid value: %s: WorkloadPriorityClass cannot be added to a non-suspended "
-             "workload",
-             q(&t, nc));
-    else if (!*nc && *oc)
-        ferr(e, path,
-             "Invalid value: \"\": WorkloadPriorityClass cannot be removed from a workload");
+    wpc_update_rules(e, nw, old, nsus);
+}
+
+static void job_update_rules(const cu_wh_env *env, cu_diag *e, json_object *nw, json_object *old,
+                             const char *ns)
+{
+    char path[160];
+    int nsus = suspended(nw), osus = suspended(old);
+    jf_update_rules(env, e, nw, old, ns, nsus, osus);
     /* partial admission */
     if (annotation(old, CU_ANN_JOB_MIN_PARALLELISM) && !osus &&
         cu_jas_int64(cu_jpath(old, "spec.parallelism"), 1) !=
@@ -856,14 +938,13 @@ static void job_update_rules(const cu_wh_env *env, cu_diag *e, json_object *nw, 
         snprintf(path, sizeof(path), "metadata.annotations[%s]", ANN_SYNC_COMPLETIONS);
         ferr(e, path, "Forbidden: " MSG_IMMUTABLE " while the job is not suspended");
     }
-    cu_buf_free(&t);
 }
 
 /* vjob.kb.io: Kueue's Job validator. */
 static void v_job(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
 {
     json_object *job = req->object;
-    if ((req->op != CU_WH_CREATE && req->op != CU_WH_UPDATE) || !job_integration_on(env) ||
+    if ((req->op != CU_WH_CREATE && req->op != CU_WH_UPDATE) || !framework_on(env, FW_JOB) ||
         !json_object_is_type(job, json_type_object))
         return;
     cu_diag e;
@@ -882,6 +963,426 @@ static void v_job(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
     cu_diag_free(&e);
 }
 
+/* vjobset.kb.io: Kueue's JobSet validator: jobframework's rules on
+ * create; on update those of an update and then those of a create. */
+static void v_jobset(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
+{
+    json_object *js = req->object;
+    if ((req->op != CU_WH_CREATE && req->op != CU_WH_UPDATE) || !framework_on(env, FW_JOBSET) ||
+        !json_object_is_type(js, json_type_object))
+        return;
+    cu_diag e;
+    cu_diag_init(&e);
+    json_object *old = req->old_object;
+    if (req->op == CU_WH_UPDATE && old)
+        jf_update_rules(env, &e, js, old, obj_ns(req, js), suspended(js), suspended(old));
+    jf_create_rules(&e, js);
+    errs_deny(resp, &e);
+    cu_diag_free(&e);
+}
+
+/* ---------------- Pod ---------------- */
+
+#define ANN_POD_INDEX_OFFSET "kueue.x-k8s.io/pod-index-offset"
+#define ANN_PODSET_GROUP "kueue.x-k8s.io/podset-group-name"
+
+static int has_gate(json_object *pod, const char *gate)
+{
+    json_object *gates = cu_jpath(pod, "spec.schedulingGates");
+    for (size_t i = 0; i < cu_jarr_len(gates); i++) {
+        const char *n = cu_jstr(json_object_array_get_idx(gates, i), "name");
+        if (n && !strcmp(n, gate))
+            return 1;
+    }
+    return 0;
+}
+
+/* Kueue's IsSuspended of one pod: gated by Kueue, or ended. */
+static int pod_suspended(json_object *pod)
+{
+    const char *phase = cu_jpath_str(pod, "status.phase");
+    return has_gate(pod, CU_POD_SCHEDULING_GATE) ||
+           (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")));
+}
+
+/* Appends s to the string array obj[key] unless it is there (a missing
+ * or non-array member becomes a new array). */
+static void add_to_list(json_object *obj, const char *key, json_object *item, const char *name)
+{
+    json_object *arr = NULL;
+    if (!json_object_object_get_ex(obj, key, &arr) || !json_object_is_type(arr, json_type_array)) {
+        arr = json_object_new_array();
+        json_object_object_add(obj, key, arr);
+    }
+    for (size_t i = 0; i < json_object_array_length(arr); i++) {
+        json_object *x = json_object_array_get_idx(arr, i);
+        const char *have = item ? cu_jstr(x, "name") : cu_jas_str(x);
+        if (have && !strcmp(have, name)) {
+            json_object_put(item);
+            return;
+        }
+    }
+    json_object_array_add(arr, item ? item : json_object_new_string(name));
+}
+
+/* Kueue's pod defaulter, after its namespace and owner filters: 1 when the
+ * pod is to be gated, 0 when left alone, -1 with resp denied. */
+static int pod_is_managed(const cu_wh_env *env, cu_wh_req *req, json_object *pod, cu_wh_resp *resp)
+{
+    const cu_config *cfg = env ? env->cfg : NULL; /* set: the pod integration is on */
+    cu_kv kv;
+    cu_kvs nsown;
+    int r = 0;
+    const cu_kvs *nsl = ns_labels_or_deny(env, obj_ns(req, pod), &kv, &nsown, resp);
+    if (!nsl)
+        r = -1;
+    else if (cfg && cu_labelsel_matches(&cfg->managed_ns_selector, nsl) &&
+             !owner_managed(cfg, pod)) {
+        default_local_queue(env, req, pod);
+        r = queue_name(pod) || cfg->manage_jobs_without_queue_name;
+    }
+    return r;
+}
+
+/* mpod.kb.io: Kueue's pod defaulter. A pod whose template came from a
+ * parent that suspends its pods itself (annotation pod-suspending-parent,
+ * as LeaderWorkerSet's) is gated without more; another one is managed when
+ * its namespace matches managedJobsNamespaceSelector, it is not controlled
+ * by an object of an enabled integration, and it has a queue name (maybe
+ * the default LocalQueue) or the Configuration manages unlabelled objects.
+ * A managed pod gets the label managed=true, the finalizer and the gate;
+ * a pod suspended by its parent the gate only (Kueue's
+ * SkipFinalizersForPodsSuspendedByParent, on by default); both get the
+ * role-hash annotation (kept when set). */
+static void m_pod(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
+{
+    json_object *pod = req->object;
+    if (req->op != CU_WH_CREATE || !framework_on(env, FW_POD) ||
+        !json_object_is_type(pod, json_type_object))
+        return;
+    int by_parent = annotation(pod, CU_ANN_POD_SUSPENDING_PARENT) != NULL;
+    if (!by_parent) {
+        int m = pod_is_managed(env, req, pod, resp);
+        if (m != 1)
+            return;
+        set_label(pod, CU_LABEL_MANAGED, "true");
+        add_to_list(cu_jchild(pod, "metadata"), "finalizers", NULL, CU_FINALIZER_MANAGED);
+    }
+    json_object *gate = json_object_new_object();
+    cu_jset_str(gate, "name", CU_POD_SCHEDULING_GATE);
+    add_to_list(cu_jchild(pod, "spec"), "schedulingGates", gate, CU_POD_SCHEDULING_GATE);
+    /* the role of the pod in its group's Workload (Kueue's addRoleHash) */
+    char role[CU_POD_ROLE_MAX + 1];
+    json_object *meta = cu_jchild(pod, "metadata");
+    json_object *anns = meta ? cu_jchild(meta, "annotations") : NULL;
+    if (anns && cu_pod_role(pod, role) == 0)
+        cu_jset_str(anns, CU_ANN_POD_ROLE_HASH, role);
+}
+
+static void ann_path(char *buf, size_t n, const char *key)
+{
+    snprintf(buf, n, "metadata.annotations[%s]", key);
+}
+
+/* The pod rules of create and update (Kueue's validateCommon). */
+static void pod_common_rules(cu_diag *e, json_object *pod)
+{
+    char path[160], gpath[160], cpath[160];
+    cu_buf t;
+    cu_buf_init(&t, 0);
+    const char *managed = label(pod, CU_LABEL_MANAGED);
+    if (managed && strcmp(managed, "true")) {
+        labels_path(path, sizeof(path), CU_LABEL_MANAGED);
+        ferr(e, path, "Forbidden: managed label value can only be 'true'");
+    }
+    /* the group's label and annotation */
+    const char *group = or_empty(label(pod, CU_LABEL_POD_GROUP_NAME));
+    const char *gtc = annotation(pod, CU_ANN_POD_GROUP_TOTAL_COUNT);
+    labels_path(gpath, sizeof(gpath), CU_LABEL_POD_GROUP_NAME);
+    ann_path(cpath, sizeof(cpath), CU_ANN_POD_GROUP_TOTAL_COUNT);
+    static const char both[] =
+        "Required value: both the '" CU_ANN_POD_GROUP_TOTAL_COUNT
+        "' annotation and the '" CU_LABEL_POD_GROUP_NAME "' label should be set";
+    if (!*group && gtc) {
+        ferr(e, gpath, "%s", both);
+    } else if (*group) {
+        check_crd_name_label(e, pod, CU_LABEL_POD_GROUP_NAME);
+        if (!gtc) {
+            ferr(e, cpath, "%s", both);
+        } else {
+            long long n;
+            char why[512];
+            if (go_atoi(gtc, &n, why, sizeof(why)) != 0)
+                ferr(e, cpath, "Invalid value: %s: %s", q(&t, gtc), why);
+            else if (n < 1)
+                ferr(e, cpath,
+                     "Invalid value: %s: incorrect annotation value '%s=%s': group total count "
+                     "should be greater than zero",
+                     q(&t, gtc), CU_ANN_POD_GROUP_TOTAL_COUNT, gtc);
+        }
+    }
+    /* a prebuilt Workload must be the group's (Kueue shows the field path
+     * as the value, which marshals to {}) */
+    const char *pre = label(pod, CU_LABEL_PREBUILT_WORKLOAD);
+    if (pre && *group && strcmp(pre, group)) {
+        labels_path(path, sizeof(path), CU_LABEL_PREBUILT_WORKLOAD);
+        ferr(e, path, "Invalid value: {}: prebuilt workload and pod group should be equal");
+    }
+    cu_buf_free(&t);
+}
+
+/* Kueue's warning for a pod labelled managed=true whose controller is an
+ * object of an enabled integration. */
+static void pod_managed_warning(const cu_wh_env *env, cu_wh_resp *resp, json_object *pod)
+{
+    const char *m = label(pod, CU_LABEL_MANAGED);
+    if (m && !strcmp(m, "true") && owner_managed(env ? env->cfg : NULL, pod))
+        cu_diag_warn(&resp->warnings,
+                     "pod owner is managed by kueue, label '%s=true' might lead to unexpected "
+                     "behaviour",
+                     CU_LABEL_MANAGED);
+}
+
+static int unretriable(json_object *pod)
+{
+    const char *v = annotation(pod, CU_ANN_POD_RETRIABLE_IN_GROUP);
+    return v && !strcmp(v, "false");
+}
+
+/* vpod.kb.io: Kueue's pod validator. */
+static void v_pod(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
+{
+    json_object *pod = req->object, *old = req->old_object;
+    if ((req->op != CU_WH_CREATE && req->op != CU_WH_UPDATE) || !framework_on(env, FW_POD) ||
+        !json_object_is_type(pod, json_type_object))
+        return;
+    cu_diag e;
+    cu_diag_init(&e);
+    if (req->op == CU_WH_CREATE || !old) {
+        jf_create_rules(&e, pod);
+        pod_common_rules(&e, pod);
+        pod_managed_warning(env, resp, pod);
+    } else {
+        jf_update_rules(env, &e, pod, old, obj_ns(req, pod), pod_suspended(pod),
+                        pod_suspended(old));
+        pod_common_rules(&e, pod);
+        if (label(pod, CU_LABEL_POD_GROUP_NAME) && *label(pod, CU_LABEL_POD_GROUP_NAME) &&
+            unretriable(old) && !unretriable(pod)) {
+            char path[160];
+            ann_path(path, sizeof(path), CU_ANN_POD_RETRIABLE_IN_GROUP);
+            ferr(&e, path, "Forbidden: unretriable pod group can't be converted to retriable");
+        }
+        const char *og = label(old, CU_LABEL_POD_GROUP_NAME);
+        if (og && *og)
+            immutable_label(&e, pod, old, CU_LABEL_POD_GROUP_NAME);
+        if (!annotation(pod, CU_ANN_POD_SUSPENDING_PARENT))
+            pod_managed_warning(env, resp, pod);
+    }
+    errs_deny(resp, &e);
+    cu_diag_free(&e);
+}
+
+/* ---------------- LeaderWorkerSet ---------------- */
+
+/* The leader's pod template, or NULL when the LeaderWorkerSet has none. */
+static json_object *lws_leader(json_object *lws)
+{
+    json_object *t = cu_jpath(lws, "spec.leaderWorkerTemplate.leaderTemplate");
+    return json_object_is_type(t, json_type_object) ? t : NULL;
+}
+
+/* What Kueue's LeaderWorkerSet defaulter sets on a pod template of a
+ * managed LeaderWorkerSet: the priority-class label, the annotations that
+ * make the pod webhook gate its pods as one serving group, and (Topology
+ * Aware Scheduling, on by default) the workers' index offset behind a
+ * leader. */
+static void lws_template_default(json_object *lws, json_object *tmpl, int worker)
+{
+    json_object *meta = cu_jchild(tmpl, "metadata");
+    if (!meta)
+        return;
+    const char *wpc = label(lws, CU_LABEL_PRIORITY_CLASS);
+    if (wpc && *wpc)
+        cu_jset_str(cu_jchild(meta, "labels"), CU_LABEL_PRIORITY_CLASS, wpc);
+    json_object *ann = cu_jchild(meta, "annotations");
+    if (!ann)
+        return;
+    cu_jset_str(ann, CU_ANN_POD_SUSPENDING_PARENT, FW_LWS);
+    cu_jset_str(ann, CU_ANN_POD_GROUP_SERVING, "true");
+    if (worker && lws_leader(lws) && !cu_jget(ann, ANN_PODSET_GROUP))
+        cu_jset_str(ann, ANN_POD_INDEX_OFFSET, "1");
+}
+
+/* mleaderworkerset.kb.io: Kueue's LeaderWorkerSet defaulter (CREATE and
+ * UPDATE): the default LocalQueue, then, when managed, the pod templates
+ * (leader and worker). */
+static void m_lws(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
+{
+    json_object *lws = req->object;
+    if ((req->op != CU_WH_CREATE && req->op != CU_WH_UPDATE) || !framework_on(env, FW_LWS) ||
+        !json_object_is_type(lws, json_type_object))
+        return;
+    default_local_queue(env, req, lws);
+    if (should_suspend(env, req, lws, resp) != 1)
+        return;
+    json_object *lwt = cu_jchild(cu_jchild(lws, "spec"), "leaderWorkerTemplate");
+    if (!lwt)
+        return;
+    json_object *leader = lws_leader(lws);
+    if (leader)
+        lws_template_default(lws, leader, 0);
+    lws_template_default(lws, cu_jchild(lwt, "workerTemplate"), 1);
+}
+
+/* 1 when a and b are equal as Kubernetes' semantic equality sees them:
+ * absent, null, [] and {} alike; otherwise deep JSON equality. */
+static int sem_empty(json_object *v)
+{
+    return !v || (json_object_is_type(v, json_type_array) && !json_object_array_length(v)) ||
+           (json_object_is_type(v, json_type_object) && !json_object_object_length(v));
+}
+
+static int sem_equal(json_object *a, json_object *b)
+{
+    if (sem_empty(a) && sem_empty(b))
+        return 1;
+    return cu_json_equal(a, b);
+}
+
+/* Two resource lists with the same names and quantities of equal value. */
+static int requests_equal(json_object *a, json_object *b)
+{
+    if (sem_empty(a) || sem_empty(b))
+        return sem_empty(a) && sem_empty(b);
+    if (!json_object_is_type(a, json_type_object) || !json_object_is_type(b, json_type_object) ||
+        json_object_object_length(a) != json_object_object_length(b))
+        return cu_json_equal(a, b);
+    json_object_object_foreach (a, k, va) {
+        json_object *vb = cu_jget(b, k);
+        const char *sa = cu_jas_str(va), *sb = cu_jas_str(vb);
+        int64_t ma, mb;
+        if (!sa || !sb || cu_qty_parse(sa, &ma, NULL) != CU_OK ||
+            cu_qty_parse(sb, &mb, NULL) != CU_OK) {
+            if (!cu_json_equal(va, vb))
+                return 0;
+        } else if (ma != mb) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* One container's part of the pod's shape (Kueue's ContainersShape):
+ * {"ports":..., "resources":{"requests":...}}, a new object. */
+static json_object *ctr_shape(json_object *c)
+{
+    json_object *o = json_object_new_object(), *r = json_object_new_object();
+    json_object *ports = cu_jget(c, "ports"), *req = cu_jpath(c, "resources.requests");
+    json_object_object_add(o, "ports", sem_empty(ports) ? NULL : cu_jcopy(ports));
+    json_object_object_add(r, "requests", sem_empty(req) ? NULL : cu_jcopy(req));
+    json_object_object_add(o, "resources", r);
+    return o;
+}
+
+static void immutable_err(cu_diag *e, const char *path, json_object *nv)
+{
+    ferr(e, path, "Invalid value: %s: " MSG_IMMUTABLE, jtext(nv));
+}
+
+/* Kueue's ValidateImmutablePodGroupPodSpec: of a pod spec, the fields
+ * that make a pod's role (its shape) cannot change; path is the spec's. */
+static void shape_immutable(cu_diag *e, json_object *ns, json_object *os, const char *path)
+{
+    static const char *const ctrs[] = { "initContainers", "containers" };
+    static const char *const fields[] = {
+        "nodeSelector",     "affinity",       "tolerations",
+        "runtimeClassName", "priority",       "topologySpreadConstraints",
+        "overhead",         "resourceClaims",
+    };
+    char p[512];
+    for (size_t k = 0; k < 2; k++) {
+        json_object *na = cu_jget(ns, ctrs[k]), *oa = cu_jget(os, ctrs[k]);
+        size_t nn = cu_jarr_len(na), on = cu_jarr_len(oa);
+        snprintf(p, sizeof(p), "%s.%s", path, ctrs[k]);
+        if (nn != on) {
+            json_object *shape = nn ? json_object_new_array() : NULL;
+            for (size_t i = 0; i < nn; i++)
+                json_object_array_add(shape, ctr_shape(json_object_array_get_idx(na, i)));
+            immutable_err(e, p, shape);
+            json_object_put(shape);
+            continue;
+        }
+        for (size_t i = 0; i < nn; i++) {
+            json_object *nc = json_object_array_get_idx(na, i),
+                        *oc = json_object_array_get_idx(oa, i);
+            json_object *nr = cu_jpath(nc, "resources.requests");
+            if (!requests_equal(nr, cu_jpath(oc, "resources.requests"))) {
+                snprintf(p, sizeof(p), "%s.%s[%zu].resources.requests", path, ctrs[k], i);
+                immutable_err(e, p, sem_empty(nr) ? NULL : nr);
+            }
+            json_object *np = cu_jget(nc, "ports");
+            if (!sem_equal(np, cu_jget(oc, "ports"))) {
+                snprintf(p, sizeof(p), "%s.%s[%zu].ports", path, ctrs[k], i);
+                immutable_err(e, p, sem_empty(np) ? NULL : np);
+            }
+        }
+    }
+    for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++) {
+        json_object *nv = cu_jget(ns, fields[k]);
+        if (!sem_equal(nv, cu_jget(os, fields[k]))) {
+            snprintf(p, sizeof(p), "%s.%s", path, fields[k]);
+            immutable_err(e, p, sem_empty(nv) ? NULL : nv);
+        }
+    }
+}
+
+/* A pod template of a managed LeaderWorkerSet keeps its shape; the
+ * leader's (optional) added or removed is refused as a whole. */
+static void lws_template_immutable(cu_diag *e, json_object *nt, json_object *ot, const char *path,
+                                   int optional)
+{
+    if (optional && (!nt || !ot)) {
+        if (nt || ot)
+            immutable_err(e, path, nt);
+        return;
+    }
+    char p[256];
+    snprintf(p, sizeof(p), "%s.spec", path);
+    shape_immutable(e, cu_jget(nt, "spec"), cu_jget(ot, "spec"), p);
+}
+
+/* vleaderworkerset.kb.io: Kueue's LeaderWorkerSet validator. */
+static void v_lws(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
+{
+    json_object *lws = req->object, *old = req->old_object;
+    if ((req->op != CU_WH_CREATE && req->op != CU_WH_UPDATE) || !framework_on(env, FW_LWS) ||
+        !json_object_is_type(lws, json_type_object))
+        return;
+    cu_diag e;
+    cu_diag_init(&e);
+    check_crd_name_label(&e, lws, CU_LABEL_QUEUE_NAME);
+    if (req->op == CU_WH_UPDATE && old) {
+        immutable_label(&e, lws, old, CU_LABEL_QUEUE_NAME);
+        /* a LeaderWorkerSet counts as suspended while none of its
+         * replicas is ready */
+        wpc_update_rules(&e, lws, old, cu_jas_int64(cu_jpath(old, "status.readyReplicas"), 0) == 0);
+        int s = should_suspend(env, req, lws, resp);
+        if (s < 0) {
+            cu_diag_free(&e);
+            return;
+        }
+        if (s == 1) {
+            lws_template_immutable(&e, lws_leader(lws), lws_leader(old),
+                                   "spec.leaderWorkerTemplate.leaderTemplate", 1);
+            lws_template_immutable(&e, cu_jpath(lws, "spec.leaderWorkerTemplate.workerTemplate"),
+                                   cu_jpath(old, "spec.leaderWorkerTemplate.workerTemplate"),
+                                   "spec.leaderWorkerTemplate.workerTemplate", 0);
+        }
+    }
+    errs_deny(resp, &e);
+    cu_diag_free(&e);
+}
+
 /* ---------------- the table ---------------- */
 
 #define OP(a) (1u << (a))
@@ -891,6 +1392,12 @@ static const cu_wh_hook hooks[] = {
     { "mclusterqueue.kb.io", "/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", 1, KV, "clusterqueues",
       OP(CU_WH_CREATE), m_add_in_use_finalizer },
     { "mjob.kb.io", "/mutate-batch-v1-job", 1, "batch", "v1", "jobs", OP(CU_WH_CREATE), m_job },
+    { "mjobset.kb.io", "/mutate-jobset-x-k8s-io-v1alpha2-jobset", 1, "jobset.x-k8s.io", "v1alpha2",
+      "jobsets", OP(CU_WH_CREATE), m_jobset },
+    { "mleaderworkerset.kb.io", "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset", 1,
+      "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", OPS(CU_WH_CREATE, CU_WH_UPDATE),
+      m_lws },
+    { "mpod.kb.io", "/mutate--v1-pod", 1, "", "v1", "pods", OP(CU_WH_CREATE), m_pod },
     { "mresourceflavor.kb.io", "/mutate-kueue-x-k8s-io-v1beta2-resourceflavor", 1, KV,
       "resourceflavors", OP(CU_WH_CREATE), m_add_in_use_finalizer },
     { "mworkload.kb.io", "/mutate-kueue-x-k8s-io-v1beta2-workload", 1, KV, "workloads",
@@ -901,6 +1408,13 @@ static const cu_wh_hook hooks[] = {
       OPS(CU_WH_CREATE, CU_WH_UPDATE), v_cohort },
     { "vjob.kb.io", "/validate-batch-v1-job", 0, "batch", "v1", "jobs",
       OPS(CU_WH_CREATE, CU_WH_UPDATE), v_job },
+    { "vjobset.kb.io", "/validate-jobset-x-k8s-io-v1alpha2-jobset", 0, "jobset.x-k8s.io",
+      "v1alpha2", "jobsets", OPS(CU_WH_CREATE, CU_WH_UPDATE), v_jobset },
+    { "vleaderworkerset.kb.io", "/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset", 0,
+      "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", OPS(CU_WH_CREATE, CU_WH_UPDATE),
+      v_lws },
+    { "vpod.kb.io", "/validate--v1-pod", 0, "", "v1", "pods", OPS(CU_WH_CREATE, CU_WH_UPDATE),
+      v_pod },
     { "vresourceflavor.kb.io", "/validate-kueue-x-k8s-io-v1beta2-resourceflavor", 0, KV,
       "resourceflavors", OPS(CU_WH_CREATE, CU_WH_UPDATE), v_resource_flavor },
     { "vworkload.kb.io", "/validate-kueue-x-k8s-io-v1beta2-workload", 0, KV, "workloads",

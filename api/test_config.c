@@ -313,7 +313,8 @@ static const char *full_v1beta2 = HDR2
     "    backoffBaseSeconds: 5\n"
     "    backoffMaxSeconds: 300\n"
     "integrations:\n"
-    "  frameworks: [batch/job, pod, kubeflow.org/pytorchjob, example.com/thing]\n"
+    "  frameworks: [batch/job, pod, kubeflow.org/pytorchjob, example.com/thing,\n"
+    "    jobset.x-k8s.io/jobset]\n"
     "  labelKeysToCopy: [team, cost-center]\n"
     "resources:\n"
     "  excludeResourcePrefixes: [example.com/, ephemeral-]\n"
@@ -399,16 +400,16 @@ static void test_every_field(void **state)
     assert_int_equal(x->pods_ready.backoff_base_s, 5);
     assert_int_equal(x->pods_ready.backoff_max_s, 300);
 
-    assert_int_equal(x->frameworks.n, 4);
+    assert_int_equal(x->frameworks.n, 5);
     assert_string_equal(x->frameworks.items[3], "example.com/thing");
+    assert_true(cu_config_framework_enabled(x, "jobset.x-k8s.io/jobset")); /* integrated */
     assert_true(cu_config_framework_enabled(x, "batch/job"));
     assert_true(cu_config_framework_enabled(x, "pod"));
     assert_false(cu_config_framework_enabled(x, "deployment"));
     assert_false(cu_config_framework_enabled(x, NULL));
-    assert_int_equal(x->unsupported_frameworks.n, 3);
-    assert_string_equal(x->unsupported_frameworks.items[0], "pod");
-    assert_string_equal(x->unsupported_frameworks.items[1], "kubeflow.org/pytorchjob");
-    assert_string_equal(x->unsupported_frameworks.items[2], "example.com/thing");
+    assert_int_equal(x->unsupported_frameworks.n, 2); /* pod is integrated */
+    assert_string_equal(x->unsupported_frameworks.items[0], "kubeflow.org/pytorchjob");
+    assert_string_equal(x->unsupported_frameworks.items[1], "example.com/thing");
     assert_int_equal(x->unknown_frameworks.n, 1);
     assert_string_equal(x->unknown_frameworks.items[0], "example.com/thing");
     assert_int_equal(x->label_keys_to_copy.n, 2);

@@ -980,6 +980,54 @@ static void test_job_errors_and_unmanaged(void **state)
     assert_string_equal(f->w.workloads.items[0]->job_name, "good");
 }
 
+/* JobSet -> Workload (simulate's input): a pod set per replicated Job, its
+ * finished conditions, bad fields named on the JobSet. */
+static void test_jobset(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(
+        load(f, "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n"
+                "metadata: {name: train, namespace: ns, uid: 1b2c-uid,\n"
+                "           labels: {kueue.x-k8s.io/queue-name: q}}\n"
+                "spec:\n  replicatedJobs:\n"
+                "  - {name: a, template: {spec: {template: {spec: {priorityClassName: hi}}}}}\n"
+                "  - {name: b, replicas: 3, template: {spec: {parallelism: 2}}}\n"
+                "status:\n  conditions:\n"
+                "  - {type: Completed, status: 'True', message: done}\n"
+                "---\n"
+                "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n"
+                "metadata: {name: nolabel, namespace: ns}\n"
+                "---\n"
+                "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n"
+                "metadata: {name: bad, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}\n"
+                "spec:\n  replicatedJobs:\n"
+                "  - {name: a, replicas: -1}\n"
+                "---\n"
+                "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n"
+                "metadata: {name: empty, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}\n"
+                "spec: {}\n"),
+        CU_EINVAL);
+    assert_msg(&f->d, "warning: test.yaml:13: JobSet ns/nolabel has no "
+                      "kueue.x-k8s.io/queue-name label; not managed");
+    assert_msg(&f->d, "JobSet ns/bad: spec.replicatedJobs[0].replicas: must be greater than or "
+                      "equal to 0");
+    assert_msg(&f->d, "JobSet ns/empty: spec.replicatedJobs: Required value: must have at least "
+                      "1 item");
+    assert_int_equal(f->w.workloads.n, 1);
+    const cu_workload *wl = f->w.workloads.items[0];
+    assert_string_equal(wl->meta.name, "jobset-train-2da5f");
+    assert_string_equal(wl->queue_name, "q");
+    assert_int_equal(wl->npodsets, 2);
+    assert_string_equal(wl->podsets[0].name, "a");
+    assert_int_equal(wl->podsets[0].count, 1);
+    assert_string_equal(wl->podsets[1].name, "b");
+    assert_int_equal(wl->podsets[1].count, 6);
+    assert_string_equal(wl->pc_name, "hi");
+    assert_int_equal(wl->nconds, 1);
+    assert_string_equal(wl->conds[0].reason, "Succeeded");
+    assert_string_equal(wl->conds[0].message, "done");
+}
+
 static void test_document_errors(void **state)
 {
     fx *f = *state;
@@ -1579,6 +1627,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_job, setup, teardown),
         cmocka_unit_test(test_job_count_table),
         cmocka_unit_test_setup_teardown(test_job_errors_and_unmanaged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_jobset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_document_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_object_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_type_errors, setup, teardown),

@@ -1,7 +1,9 @@
 /*
  * test_webhook.c - Kueue's admission webhooks (api/cu_webhook.c): the table,
  * and for each hook allowed and denied requests with the exact messages
- * Kueue v0.17.0 gives; the Job suspension matrix; update immutability.
+ * Kueue v0.17.0 gives; the Job suspension matrix; update immutability;
+ * the pods' gate/finalizer/label matrix and pod group rules, JobSet
+ * suspension, LeaderWorkerSet pod templates and shape immutability.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,7 +27,8 @@
 
 static cu_kv ns_team_kv[] = { { "kubernetes.io/metadata.name", "team-a" } };
 static cu_kv ns_sys_kv[] = { { "kubernetes.io/metadata.name", "kube-system" } };
-static cu_kvs ns_team = { 1, ns_team_kv }, ns_sys = { 1, ns_sys_kv };
+static cu_kv ns_def_kv[] = { { "kubernetes.io/metadata.name", "with-default" } };
+static cu_kvs ns_team = { 1, ns_team_kv }, ns_sys = { 1, ns_sys_kv }, ns_def = { 1, ns_def_kv };
 
 static const cu_kvs *ns_labels(void *ud, const char *ns)
 {
@@ -34,6 +37,8 @@ static const cu_kvs *ns_labels(void *ud, const char *ns)
         return &ns_team;
     if (!strcmp(ns, "kube-system"))
         return &ns_sys;
+    if (!strcmp(ns, "with-default"))
+        return &ns_def;
     return NULL;
 }
 
@@ -145,6 +150,11 @@ static void test_table(void **state)
         { "mclusterqueue.kb.io", "/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", "clusterqueues", 1,
           1u << CU_WH_CREATE },
         { "mjob.kb.io", "/mutate-batch-v1-job", "jobs", 1, 1u << CU_WH_CREATE },
+        { "mjobset.kb.io", "/mutate-jobset-x-k8s-io-v1alpha2-jobset", "jobsets", 1,
+          1u << CU_WH_CREATE },
+        { "mleaderworkerset.kb.io", "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset",
+          "leaderworkersets", 1, (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
+        { "mpod.kb.io", "/mutate--v1-pod", "pods", 1, 1u << CU_WH_CREATE },
         { "mresourceflavor.kb.io", "/mutate-kueue-x-k8s-io-v1beta2-resourceflavor",
           "resourceflavors", 1, 1u << CU_WH_CREATE },
         { "mworkload.kb.io", "/mutate-kueue-x-k8s-io-v1beta2-workload", "workloads", 1,
@@ -154,6 +164,12 @@ static void test_table(void **state)
         { "vcohort.kb.io", "/validate-kueue-x-k8s-io-v1beta2-cohort", "cohorts", 0,
           (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
         { "vjob.kb.io", "/validate-batch-v1-job", "jobs", 0,
+          (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
+        { "vjobset.kb.io", "/validate-jobset-x-k8s-io-v1alpha2-jobset", "jobsets", 0,
+          (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
+        { "vleaderworkerset.kb.io", "/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset",
+          "leaderworkersets", 0, (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
+        { "vpod.kb.io", "/validate--v1-pod", "pods", 0,
           (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
         { "vresourceflavor.kb.io", "/validate-kueue-x-k8s-io-v1beta2-resourceflavor",
           "resourceflavors", 0, (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
@@ -169,8 +185,19 @@ static void test_table(void **state)
         assert_string_equal(h[i].resource, want[i].resource);
         assert_int_equal(h[i].mutating, want[i].mutating);
         assert_int_equal(h[i].ops, want[i].ops);
-        assert_string_equal(h[i].group, strstr(h[i].name, "job") ? "batch" : "kueue.x-k8s.io");
-        assert_string_equal(h[i].version, strstr(h[i].name, "job") ? "v1" : "v1beta2");
+        /* the group and version of the rule, from the path as kubebuilder
+         * makes it: /{mutate,validate}-<group with dashes>-<version>-<kind> */
+        const char *grp = "kueue.x-k8s.io", *ver = "v1beta2";
+        if (strstr(h[i].path, "-batch-v1-"))
+            grp = "batch", ver = "v1";
+        else if (strstr(h[i].path, "--v1-"))
+            grp = "", ver = "v1";
+        else if (strstr(h[i].path, "-jobset-x-k8s-io-v1alpha2-"))
+            grp = "jobset.x-k8s.io", ver = "v1alpha2";
+        else if (strstr(h[i].path, "-leaderworkerset-x-k8s-io-v1-"))
+            grp = "leaderworkerset.x-k8s.io", ver = "v1";
+        assert_string_equal(h[i].group, grp);
+        assert_string_equal(h[i].version, ver);
         assert_ptr_equal(cu_wh_hook_by_path(want[i].path), &h[i]);
         size_t nr;
         const char *const *r = cu_wh_hook_resources(&h[i], &nr);
@@ -430,15 +457,18 @@ static void test_workload_update(void **state)
     ",\"ownerReferences\":[{\"apiVersion\":\"" av "\",\"kind\":\"" kind "\",\"name\":\"p\"," \
     "\"uid\":\"u\",\"controller\":true}]"
 
-static int mjob_suspends(fx *f, const char *job)
+/* 1 when hook (mjob.kb.io, mjobset.kb.io) leaves obj suspended. */
+static int suspends(fx *f, const char *hook_name, const char *obj)
 {
     call c;
-    run(&c, f, "mjob.kb.io", CU_WH_CREATE, job, NULL);
+    run(&c, f, hook_name, CU_WH_CREATE, obj, NULL);
     expect_allowed(&c);
     int s = cu_jas_true(cu_jpath(c.obj, "spec.suspend"));
     done(&c);
     return s;
 }
+
+#define mjob_suspends(f, job) suspends(f, "mjob.kb.io", job)
 
 static void test_job_suspend_matrix(void **state)
 {
@@ -651,6 +681,492 @@ static void test_job_validate_update(void **state)
     done(&c);
 }
 
+/* ---------------- the integrations of issue 17 ---------------- */
+
+static const char *all_fw[] = { "batch/job", "pod", "jobset.x-k8s.io/jobset",
+                                "leaderworkerset.x-k8s.io/leaderworkerset" };
+
+static void enable_all(fx *f)
+{
+    f->cfg.frameworks.n = 4;
+    f->cfg.frameworks.items = all_fw;
+}
+
+/* Leaves only the first n frameworks of all_fw on. */
+static void enable_first(fx *f, size_t n)
+{
+    f->cfg.frameworks.n = n;
+    f->cfg.frameworks.items = all_fw;
+}
+
+#define POD(ns, labels, annotations, extra_meta, spec) \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"" ns \
+    "\",\"labels\":{" labels "},\"annotations\":{" annotations "}" extra_meta "},\"spec\":{" \
+    "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]" spec "}}"
+#define PARENT \
+    "\"kueue.x-k8s.io/pod-suspending-parent\":\"leaderworkerset.x-k8s.io/leaderworkerset\""
+
+/* What mpod.kb.io did: bits 1 managed label, 2 gate, 4 finalizer, 16 the
+ * role-hash annotation added (8 hex digits); 8 anything else changed; -1
+ * denied. */
+static int mpod(fx *f, const char *pod)
+{
+    call c;
+    json_object *before = cu_json_parse_str(pod);
+    run(&c, f, "mpod.kb.io", CU_WH_CREATE, pod, NULL);
+    if (!c.resp.allowed) {
+        done(&c);
+        json_object_put(before);
+        return -1;
+    }
+    int r = 0;
+    const char *m = cu_jstr(cu_jpath(c.obj, "metadata.labels"), "kueue.x-k8s.io/managed");
+    if (m) {
+        assert_string_equal(m, "true");
+        r |= 1;
+        json_object_object_del(cu_jpath(c.obj, "metadata.labels"), "kueue.x-k8s.io/managed");
+    }
+    json_object *gates = cu_jpath(c.obj, "spec.schedulingGates");
+    size_t ng = 0;
+    for (size_t i = 0; i < cu_jarr_len(gates); i++)
+        ng += !strcmp(cu_jstr(json_object_array_get_idx(gates, i), "name"),
+                      "kueue.x-k8s.io/admission");
+    assert_true(ng <= 1);
+    json_object *fins = cu_jpath(c.obj, "metadata.finalizers");
+    size_t nf = 0;
+    for (size_t i = 0; i < cu_jarr_len(fins); i++)
+        nf += !strcmp(cu_jas_str(json_object_array_get_idx(fins, i)), "kueue.x-k8s.io/managed");
+    assert_true(nf <= 1);
+    int had_gate = strstr(pod, "kueue.x-k8s.io/admission") != NULL;
+    if (ng && !had_gate) {
+        r |= 2;
+        json_object_array_del_idx(gates, cu_jarr_len(gates) - 1, 1);
+        if (!cu_jarr_len(gates) && !cu_jpath(before, "spec.schedulingGates"))
+            json_object_object_del(cu_jpath(c.obj, "spec"), "schedulingGates");
+    }
+    if (nf) {
+        r |= 4;
+        json_object_array_del_idx(fins, cu_jarr_len(fins) - 1, 1);
+        if (!cu_jarr_len(fins) && !cu_jpath(before, "metadata.finalizers"))
+            json_object_object_del(cu_jpath(c.obj, "metadata"), "finalizers");
+    }
+    json_object *anns = cu_jpath(c.obj, "metadata.annotations");
+    const char *role = cu_jstr(anns, "kueue.x-k8s.io/role-hash");
+    if (role && !cu_jstr(cu_jpath(before, "metadata.annotations"), "kueue.x-k8s.io/role-hash")) {
+        assert_int_equal(strlen(role), 8);
+        assert_int_equal(strspn(role, "0123456789abcdef"), 8);
+        r |= 16;
+        json_object_object_del(anns, "kueue.x-k8s.io/role-hash");
+    }
+    /* the default LocalQueue is the one other change allowed */
+    const char *qn = cu_jstr(cu_jpath(c.obj, "metadata.labels"), "kueue.x-k8s.io/queue-name");
+    if (qn && !strcmp(qn, "default") &&
+        !cu_jstr(cu_jpath(before, "metadata.labels"), "kueue.x-k8s.io/queue-name"))
+        json_object_object_del(cu_jpath(c.obj, "metadata.labels"), "kueue.x-k8s.io/queue-name");
+    if (!cu_json_equal(before, c.obj))
+        r |= 8;
+    json_object_put(before);
+    done(&c);
+    return r;
+}
+
+#define MANAGED (1 | 2 | 4 | 16) /* label, gate, finalizer and role */
+#define GATED (2 | 16)
+
+static void test_pod_gate_matrix(void **state)
+{
+    fx *f = *state;
+    enable_all(f);
+    /* the queue-name label */
+    assert_int_equal(mpod(f, POD("team-a", QLABEL, "", "", "")), MANAGED);
+    assert_int_equal(mpod(f, POD("team-a", "", "", "", "")), 0);
+    /* kube-system is never managed, even labelled (managedJobsNamespaceSelector) */
+    assert_int_equal(mpod(f, POD("kube-system", QLABEL, "", "", "")), 0);
+    /* the default LocalQueue */
+    assert_int_equal(mpod(f, POD("with-default", "", "", "", "")), MANAGED);
+    /* owned by an object of an enabled integration: left alone */
+    assert_int_equal(mpod(f, POD("team-a", QLABEL, "", OWNER("Job", "batch/v1"), "")), 0);
+    assert_int_equal(mpod(f, POD("with-default", "", "", OWNER("Job", "batch/v1"), "")), 0);
+    /* ... by anything else: a pod like any other */
+    assert_int_equal(mpod(f, POD("team-a", QLABEL, "", OWNER("ReplicaSet", "apps/v1"), "")),
+                     MANAGED);
+    /* a gate or finalizer already there is not doubled; others are kept */
+    assert_int_equal(mpod(f, POD("team-a", QLABEL, "", ",\"finalizers\":[\"x/y\"]",
+                                 ",\"schedulingGates\":[{\"name\":\"other\"},"
+                                 "{\"name\":\"kueue.x-k8s.io/admission\"}]")),
+                     1 | 4 | 16);
+    /* a role-hash annotation already there is kept */
+    assert_int_equal(
+        mpod(f, POD("team-a", QLABEL, "\"kueue.x-k8s.io/role-hash\":\"leader\"", "", "")),
+        1 | 2 | 4);
+    /* suspended by its parent: the gate only, wherever it is, whoever owns it */
+    assert_int_equal(mpod(f, POD("team-a", "", PARENT, OWNER("StatefulSet", "apps/v1"), "")),
+                     GATED);
+    assert_int_equal(mpod(f, POD("kube-system", "", PARENT, "", "")), GATED);
+    assert_int_equal(mpod(f, POD("ghost", "", PARENT, OWNER("Job", "batch/v1"), "")), GATED);
+
+    /* manageJobsWithoutQueueName */
+    f->cfg.manage_jobs_without_queue_name = 1;
+    assert_int_equal(mpod(f, POD("team-a", "", "", "", "")), MANAGED);
+    assert_int_equal(mpod(f, POD("kube-system", "", "", "", "")), 0);
+    assert_int_equal(mpod(f, POD("team-a", "", "", OWNER("Job", "batch/v1"), "")), 0);
+    f->cfg.manage_jobs_without_queue_name = 0;
+
+    /* a namespace Kueue cannot read: its error (the pod webhook always reads it) */
+    call c;
+    run(&c, f, "mpod.kb.io", CU_WH_CREATE, POD("ghost", QLABEL, "", "", ""), NULL);
+    expect_denied(&c, "failed to get namespace: namespaces \"ghost\" not found");
+    done(&c);
+
+    /* only on CREATE */
+    run(&c, f, "mpod.kb.io", CU_WH_UPDATE, POD("team-a", QLABEL, "", "", ""),
+        POD("team-a", QLABEL, "", "", ""));
+    assert_null(cu_jpath(c.obj, "spec.schedulingGates"));
+    done(&c);
+
+    /* the pod integration off: Kueue's no-op webhooks, even for a parent's pod */
+    enable_first(f, 1);
+    assert_int_equal(mpod(f, POD("team-a", QLABEL, "", "", "")), 0);
+    assert_int_equal(mpod(f, POD("team-a", "", PARENT, "", "")), 0);
+    run(&c, f, "vpod.kb.io", CU_WH_CREATE,
+        POD("team-a", "\"kueue.x-k8s.io/pod-group-name\":\"g\"", "", "", ""), NULL);
+    expect_allowed(&c);
+    done(&c);
+    /* ... and with the Job integration off, a pod owned by a Job is one like any other */
+    f->cfg.frameworks.n = 2;
+    f->cfg.frameworks.items = all_fw + 1;
+    assert_int_equal(mpod(f, POD("team-a", QLABEL, "", OWNER("Job", "batch/v1"), "")), MANAGED);
+}
+
+#define GL(name) "\"kueue.x-k8s.io/pod-group-name\":\"" name "\""
+#define GA(count) "\"kueue.x-k8s.io/pod-group-total-count\":\"" count "\""
+#define BOTH \
+    "both the 'kueue.x-k8s.io/pod-group-total-count' annotation and the " \
+    "'kueue.x-k8s.io/pod-group-name' label should be set"
+
+/* Runs hook name; msg NULL: expects it allowed, else denied with msg. */
+static void check(fx *f, const char *name, cu_wh_op op, const char *obj, const char *old,
+                  const char *msg)
+{
+    call c;
+    run(&c, f, name, op, obj, old);
+    if (msg)
+        expect_denied(&c, msg);
+    else
+        expect_allowed(&c);
+    done(&c);
+}
+
+#define vpod_create(f, pod, msg) check(f, "vpod.kb.io", CU_WH_CREATE, pod, NULL, msg)
+#define vpod_update(f, pod, old, msg) check(f, "vpod.kb.io", CU_WH_UPDATE, pod, old, msg)
+#define vlws(f, op, lws, old, msg) check(f, "vleaderworkerset.kb.io", op, lws, old, msg)
+
+static void test_pod_validate_create(void **state)
+{
+    fx *f = *state;
+    enable_all(f);
+    vpod_create(f, POD("team-a", QLABEL, "", "", ""), NULL);
+    /* a group: both the label and the annotation */
+    vpod_create(f, POD("team-a", QLABEL "," GL("g1"), GA("4"), "", ""), NULL);
+    vpod_create(
+        f, POD("team-a", "\"kueue.x-k8s.io/pod-group-name\":\"g1\"", "", "", ""),
+        "metadata.annotations[kueue.x-k8s.io/pod-group-total-count]: Required value: " BOTH);
+    vpod_create(f, POD("team-a", "", "\"kueue.x-k8s.io/pod-group-total-count\":\"2\"", "", ""),
+                "metadata.labels[kueue.x-k8s.io/pod-group-name]: Required value: " BOTH);
+    /* the count: a positive integer */
+    vpod_create(f, POD("team-a", GL("g1"), GA("0"), "", ""),
+                "metadata.annotations[kueue.x-k8s.io/pod-group-total-count]: Invalid value: \"0\": "
+                "incorrect annotation value 'kueue.x-k8s.io/pod-group-total-count=0': group total "
+                "count should be greater than zero");
+    vpod_create(f, POD("team-a", GL("g1"), GA("two"), "", ""),
+                "metadata.annotations[kueue.x-k8s.io/pod-group-total-count]: Invalid value: "
+                "\"two\": strconv.Atoi: parsing \"two\": invalid syntax");
+    /* the group name: an object name; with the count missing, both said */
+    vpod_create(
+        f, POD("team-a", "\"kueue.x-k8s.io/pod-group-name\":\"G_1\"", "", "", ""),
+        "[metadata.labels[kueue.x-k8s.io/pod-group-name]: Invalid value: \"G_1\": " SUBDOMAIN
+        ", metadata.annotations[kueue.x-k8s.io/pod-group-total-count]: Required value: " BOTH "]");
+    /* the managed label's one value */
+    vpod_create(f, POD("team-a", "\"kueue.x-k8s.io/managed\":\"yes\"", "", "", ""),
+                "metadata.labels[kueue.x-k8s.io/managed]: Forbidden: managed label value can only "
+                "be 'true'");
+    /* a prebuilt Workload names the group */
+    vpod_create(f,
+                POD("team-a", "\"kueue.x-k8s.io/prebuilt-workload-name\":\"g1\"," GL("g1"), GA("2"),
+                    "", ""),
+                NULL);
+    vpod_create(
+        f,
+        POD("team-a", "\"kueue.x-k8s.io/prebuilt-workload-name\":\"wl\"," GL("g1"), GA("2"), "",
+            ""),
+        "metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]: Invalid value: {}: prebuilt "
+        "workload and pod group should be equal");
+    /* jobframework's label rules */
+    vpod_create(f, POD("team-a", "\"kueue.x-k8s.io/queue-name\":\"Q\"", "", "", ""),
+                "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"Q\": " SUBDOMAIN);
+    /* managed=true under a managed owner: allowed, with Kueue's warning */
+    call c;
+    run(&c, f, "vpod.kb.io", CU_WH_CREATE,
+        POD("team-a", "\"kueue.x-k8s.io/managed\":\"true\"", "", OWNER("Job", "batch/v1"), ""),
+        NULL);
+    expect_allowed(&c);
+    assert_int_equal(c.resp.warnings.n, 1);
+    assert_non_null(strstr(c.resp.warnings.msgs[0],
+                           "pod owner is managed by kueue, label 'kueue.x-k8s.io/managed=true' "
+                           "might lead to unexpected behaviour"));
+    done(&c);
+}
+
+#define GATE ",\"schedulingGates\":[{\"name\":\"kueue.x-k8s.io/admission\"}]"
+
+static void test_pod_validate_update(void **state)
+{
+    fx *f = *state;
+    enable_all(f);
+    /* the queue name of a running (ungated) pod is frozen; of a gated or
+     * ended one not */
+    vpod_update(f, POD("team-a", "\"kueue.x-k8s.io/queue-name\":\"other\"", "", "", ""),
+                POD("team-a", QLABEL, "", "", ""),
+                "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"other\": field is "
+                "immutable");
+    vpod_update(f, POD("team-a", "\"kueue.x-k8s.io/queue-name\":\"other\"", "", "", GATE),
+                POD("team-a", QLABEL, "", "", GATE), NULL);
+    vpod_update(f,
+                "{\"metadata\":{\"name\":\"p\",\"namespace\":\"team-a\",\"labels\":{" QLABEL
+                "}},\"status\":{\"phase\":\"Succeeded\"}}",
+                "{\"metadata\":{\"name\":\"p\",\"namespace\":\"team-a\",\"labels\":{"
+                "\"kueue.x-k8s.io/queue-name\":\"x\"}},\"status\":{\"phase\":\"Succeeded\"}}",
+                NULL);
+    /* the group name never changes once set */
+    vpod_update(f, POD("team-a", GL("g2"), GA("2"), "", GATE),
+                POD("team-a", GL("g1"), GA("2"), "", GATE),
+                "metadata.labels[kueue.x-k8s.io/pod-group-name]: Invalid value: \"g2\": field is "
+                "immutable");
+    vpod_update(f, POD("team-a", GL("g2"), GA("2"), "", GATE), POD("team-a", "", "", "", GATE),
+                NULL);
+    /* an unretriable group stays so */
+    vpod_update(f,
+                POD("team-a", "\"kueue.x-k8s.io/pod-group-name\":\"g\"",
+                    "\"kueue.x-k8s.io/pod-group-total-count\":\"2\"", "", GATE),
+                POD("team-a", "\"kueue.x-k8s.io/pod-group-name\":\"g\"",
+                    "\"kueue.x-k8s.io/pod-group-total-count\":\"2\","
+                    "\"kueue.x-k8s.io/retriable-in-group\":\"false\"",
+                    "", GATE),
+                "metadata.annotations[kueue.x-k8s.io/retriable-in-group]: Forbidden: unretriable "
+                "pod group can't be converted to retriable");
+    vpod_update(f,
+                POD("team-a", "\"kueue.x-k8s.io/pod-group-name\":\"g\"",
+                    "\"kueue.x-k8s.io/pod-group-total-count\":\"2\","
+                    "\"kueue.x-k8s.io/retriable-in-group\":\"false\"",
+                    "", GATE),
+                POD("team-a", "\"kueue.x-k8s.io/pod-group-name\":\"g\"",
+                    "\"kueue.x-k8s.io/pod-group-total-count\":\"2\"", "", GATE),
+                NULL);
+    /* the common rules hold on update too */
+    vpod_update(
+        f, POD("team-a", GL("g1"), GA("-1"), "", GATE), POD("team-a", GL("g1"), GA("2"), "", GATE),
+        "metadata.annotations[kueue.x-k8s.io/pod-group-total-count]: Invalid value: \"-1\": "
+        "incorrect annotation value 'kueue.x-k8s.io/pod-group-total-count=-1': group total "
+        "count should be greater than zero");
+}
+
+/* ---------------- JobSet ---------------- */
+
+#define JOBSET(ns, labels, extra_meta, spec) \
+    "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":" \
+    "\"js\",\"namespace\":\"" ns "\",\"labels\":{" labels "}" extra_meta "},\"spec\":{" \
+    "\"replicatedJobs\":[{\"name\":\"w\",\"replicas\":2,\"template\":{\"spec\":{\"template\":" \
+    "{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}}]" spec "}}"
+
+#define mjobset_suspends(f, js) suspends(f, "mjobset.kb.io", js)
+
+static void test_jobset(void **state)
+{
+    fx *f = *state;
+    enable_all(f);
+    assert_true(mjobset_suspends(f, JOBSET("team-a", QLABEL, "", "")));
+    assert_false(mjobset_suspends(f, JOBSET("team-a", "", "", "")));
+    assert_true(mjobset_suspends(f, JOBSET("team-a", QLABEL, "", ",\"suspend\":true")));
+    assert_false(mjobset_suspends(
+        f, JOBSET("team-a", QLABEL, OWNER("JobSet", "jobset.x-k8s.io/v1alpha2"), "")));
+    f->cfg.manage_jobs_without_queue_name = 1;
+    assert_true(mjobset_suspends(f, JOBSET("team-a", "", "", "")));
+    assert_false(mjobset_suspends(f, JOBSET("kube-system", "", "", "")));
+    f->cfg.manage_jobs_without_queue_name = 0;
+    /* the default LocalQueue */
+    call c;
+    run(&c, f, "mjobset.kb.io", CU_WH_CREATE, JOBSET("with-default", "", "", ""), NULL);
+    assert_string_equal(cu_jstr(cu_jpath(c.obj, "metadata.labels"), "kueue.x-k8s.io/queue-name"),
+                        "default");
+    assert_true(cu_jas_true(cu_jpath(c.obj, "spec.suspend")));
+    done(&c);
+
+    /* validation: jobframework's rules */
+    check(f, "vjobset.kb.io", CU_WH_CREATE,
+          JOBSET("team-a", "\"kueue.x-k8s.io/queue-name\":\"Q\"", "", ""), NULL,
+          "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"Q\": " SUBDOMAIN);
+    check(f, "vjobset.kb.io", CU_WH_UPDATE,
+          JOBSET("team-a", "\"kueue.x-k8s.io/queue-name\":\"other\"", "", ",\"suspend\":false"),
+          JOBSET("team-a", QLABEL, "", ",\"suspend\":false"),
+          "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"other\": "
+          "field is immutable");
+    check(f, "vjobset.kb.io", CU_WH_UPDATE,
+          JOBSET("team-a", "\"kueue.x-k8s.io/queue-name\":\"other\"", "", ",\"suspend\":true"),
+          JOBSET("team-a", QLABEL, "", ",\"suspend\":true"), NULL);
+    /* on update, the rules of an update then those of a create */
+    check(f, "vjobset.kb.io", CU_WH_UPDATE,
+          JOBSET("team-a", "\"kueue.x-k8s.io/queue-name\":\"Q\"", "", ""),
+          JOBSET("team-a", QLABEL, "", ""),
+          "[metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"Q\": field "
+          "is immutable, metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: "
+          "\"Q\": " SUBDOMAIN "]");
+
+    /* the integration off */
+    enable_first(f, 2);
+    assert_false(mjobset_suspends(f, JOBSET("team-a", QLABEL, "", "")));
+    check(f, "vjobset.kb.io", CU_WH_CREATE,
+          JOBSET("team-a", "\"kueue.x-k8s.io/queue-name\":\"Q\"", "", ""), NULL, NULL);
+}
+
+/* ---------------- LeaderWorkerSet ---------------- */
+
+#define TMPL(req) \
+    "{\"metadata\":{},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":" \
+    "{\"requests\":{\"cpu\":\"" req "\"}}}]}}"
+#define LWS(ns, labels, leader, worker, status) \
+    "{\"apiVersion\":\"leaderworkerset.x-k8s.io/v1\",\"kind\":\"LeaderWorkerSet\",\"metadata\":" \
+    "{\"name\":\"lws\",\"namespace\":\"" ns "\",\"labels\":{" labels "}},\"spec\":{\"replicas\":" \
+    "2,\"leaderWorkerTemplate\":{\"size\":4" leader ",\"workerTemplate\":" worker "}}" status "}"
+#define LEADER(req) ",\"leaderTemplate\":" TMPL(req)
+#define WPC ",\"kueue.x-k8s.io/priority-class\":\"high\""
+
+static const char *tann(json_object *lws, const char *which, const char *key)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "spec.leaderWorkerTemplate.%s.metadata.annotations", which);
+    return cu_jstr(cu_jpath(lws, path), key);
+}
+
+static void test_lws_default(void **state)
+{
+    fx *f = *state;
+    enable_all(f);
+    call c;
+    /* managed: both templates marked; the workers' index offset behind a leader */
+    run(&c, f, "mleaderworkerset.kb.io", CU_WH_CREATE,
+        LWS("team-a", QLABEL WPC, LEADER("1"), TMPL("1"), ""), NULL);
+    expect_allowed(&c);
+    for (int w = 0; w < 2; w++) {
+        const char *t = w ? "workerTemplate" : "leaderTemplate";
+        assert_string_equal(tann(c.obj, t, "kueue.x-k8s.io/pod-suspending-parent"),
+                            "leaderworkerset.x-k8s.io/leaderworkerset");
+        assert_string_equal(tann(c.obj, t, "kueue.x-k8s.io/pod-group-serving"), "true");
+        char path[128];
+        snprintf(path, sizeof(path), "spec.leaderWorkerTemplate.%s.metadata.labels", t);
+        assert_string_equal(cu_jstr(cu_jpath(c.obj, path), "kueue.x-k8s.io/priority-class"),
+                            "high");
+    }
+    assert_string_equal(tann(c.obj, "workerTemplate", "kueue.x-k8s.io/pod-index-offset"), "1");
+    assert_null(tann(c.obj, "leaderTemplate", "kueue.x-k8s.io/pod-index-offset"));
+    done(&c);
+
+    /* no leader template: the workers only, no offset, no priority label */
+    run(&c, f, "mleaderworkerset.kb.io", CU_WH_CREATE, LWS("team-a", QLABEL, "", TMPL("1"), ""),
+        NULL);
+    assert_null(cu_jpath(c.obj, "spec.leaderWorkerTemplate.leaderTemplate"));
+    assert_string_equal(tann(c.obj, "workerTemplate", "kueue.x-k8s.io/pod-group-serving"), "true");
+    assert_null(tann(c.obj, "workerTemplate", "kueue.x-k8s.io/pod-index-offset"));
+    assert_null(cu_jpath(c.obj, "spec.leaderWorkerTemplate.workerTemplate.metadata.labels"));
+    done(&c);
+
+    /* not managed: unchanged */
+    json_object *want = cu_json_parse_str(LWS("team-a", "", LEADER("1"), TMPL("1"), ""));
+    run(&c, f, "mleaderworkerset.kb.io", CU_WH_CREATE,
+        LWS("team-a", "", LEADER("1"), TMPL("1"), ""), NULL);
+    assert_true(cu_json_equal(c.obj, want));
+    done(&c);
+
+    /* the default LocalQueue, on UPDATE too */
+    run(&c, f, "mleaderworkerset.kb.io", CU_WH_UPDATE, LWS("with-default", "", "", TMPL("1"), ""),
+        LWS("with-default", "", "", TMPL("1"), ""));
+    assert_string_equal(cu_jstr(cu_jpath(c.obj, "metadata.labels"), "kueue.x-k8s.io/queue-name"),
+                        "default");
+    assert_string_equal(tann(c.obj, "workerTemplate", "kueue.x-k8s.io/pod-suspending-parent"),
+                        "leaderworkerset.x-k8s.io/leaderworkerset");
+    done(&c);
+
+    /* the integration off */
+    enable_first(f, 3);
+    run(&c, f, "mleaderworkerset.kb.io", CU_WH_CREATE,
+        LWS("team-a", "", LEADER("1"), TMPL("1"), ""), NULL);
+    assert_true(cu_json_equal(c.obj, want));
+    done(&c);
+    json_object_put(want);
+}
+
+#define READY ",\"status\":{\"readyReplicas\":1}"
+
+static void test_lws_validate(void **state)
+{
+    fx *f = *state;
+    enable_all(f);
+    vlws(f, CU_WH_CREATE, LWS("team-a", QLABEL, "", TMPL("1"), ""), NULL, NULL);
+    vlws(f, CU_WH_CREATE, LWS("team-a", "\"kueue.x-k8s.io/queue-name\":\"Q\"", "", TMPL("1"), ""),
+         NULL, "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"Q\": " SUBDOMAIN);
+    /* the queue name never changes */
+    vlws(f, CU_WH_UPDATE,
+         LWS("team-a", "\"kueue.x-k8s.io/queue-name\":\"other\"", "", TMPL("1"), ""),
+         LWS("team-a", QLABEL, "", TMPL("1"), ""),
+         "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"other\": field is "
+         "immutable");
+    /* WorkloadPriorityClass: added only while no replica is ready */
+    vlws(f, CU_WH_UPDATE, LWS("team-a", QLABEL WPC, "", TMPL("1"), ""),
+         LWS("team-a", QLABEL, "", TMPL("1"), ""), NULL);
+    vlws(f, CU_WH_UPDATE, LWS("team-a", QLABEL WPC, "", TMPL("1"), READY),
+         LWS("team-a", QLABEL, "", TMPL("1"), READY),
+         "metadata.labels[kueue.x-k8s.io/priority-class]: Invalid value: \"high\": "
+         "WorkloadPriorityClass cannot be added to a non-suspended workload");
+    /* a managed LeaderWorkerSet's pods keep their shape */
+    vlws(f, CU_WH_UPDATE, LWS("team-a", QLABEL, LEADER("1"), TMPL("2"), ""),
+         LWS("team-a", QLABEL, LEADER("1"), TMPL("1"), ""),
+         "spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].resources.requests: "
+         "Invalid value: {\"cpu\":\"2\"}: field is immutable");
+    vlws(f, CU_WH_UPDATE, LWS("team-a", QLABEL, LEADER("500m"), TMPL("1"), ""),
+         LWS("team-a", QLABEL, LEADER("1"), TMPL("1"), ""),
+         "spec.leaderWorkerTemplate.leaderTemplate.spec.containers[0].resources.requests: "
+         "Invalid value: {\"cpu\":\"500m\"}: field is immutable");
+    /* ... equal quantities are equal, and what is not the shape may change */
+    vlws(f, CU_WH_UPDATE, LWS("team-a", QLABEL, "", TMPL("1000m"), ""),
+         LWS("team-a", QLABEL, "", TMPL("1"), ""), NULL);
+    vlws(f, CU_WH_UPDATE,
+         LWS("team-a", QLABEL, "",
+             "{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"new\",\"resources\":"
+             "{\"requests\":{\"cpu\":\"1\"}}}]}}",
+             ""),
+         LWS("team-a", QLABEL, "", TMPL("1"), ""), NULL);
+    vlws(f, CU_WH_UPDATE,
+         LWS("team-a", QLABEL, "",
+             "{\"spec\":{\"nodeSelector\":{\"a\":\"b\"},\"containers\":[{\"name\":\"c\","
+             "\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}",
+             ""),
+         LWS("team-a", QLABEL, "", TMPL("1"), ""),
+         "spec.leaderWorkerTemplate.workerTemplate.spec.nodeSelector: Invalid value: "
+         "{\"a\":\"b\"}: field is immutable");
+    /* a leader added */
+    vlws(f, CU_WH_UPDATE, LWS("team-a", QLABEL, LEADER("1"), TMPL("1"), ""),
+         LWS("team-a", QLABEL, "", TMPL("1"), ""),
+         "spec.leaderWorkerTemplate.leaderTemplate: Invalid value: " TMPL("1") ": field is "
+                                                                               "immutable");
+    /* not managed: free */
+    vlws(f, CU_WH_UPDATE, LWS("team-a", "", LEADER("1"), TMPL("2"), ""),
+         LWS("team-a", "", "", TMPL("1"), ""), NULL);
+    /* the integration off */
+    enable_first(f, 3);
+    vlws(f, CU_WH_UPDATE,
+         LWS("team-a", "\"kueue.x-k8s.io/queue-name\":\"other\"", "", TMPL("1"), ""),
+         LWS("team-a", QLABEL, "", TMPL("1"), ""), NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -665,6 +1181,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_job_default_lq, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_validate_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_validate_update, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pod_gate_matrix, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pod_validate_create, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pod_validate_update, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_jobset, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lws_default, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lws_validate, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

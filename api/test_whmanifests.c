@@ -11,7 +11,7 @@
  * failurePolicy Fail, sideEffects None, admissionReviewVersions [v1],
  * timeoutSeconds 10, and for namespaced resources a namespaceSelector that
  * leaves out kube-system and cueue-system. The manifests must hold exactly
- * Kueue's nine webhooks (Kueue's config/components/webhook for the kinds
+ * Kueue's fifteen webhooks (Kueue's config/components/webhook for the kinds
  * Cueue serves); every hook of the table must be in them, and every webhook
  * of them in the table. Tests run in the source root.
  */
@@ -38,11 +38,17 @@
 static const char *const kueue_hooks[][2] = {
     { "mclusterqueue.kb.io", "/mutate-kueue-x-k8s-io-v1beta2-clusterqueue" },
     { "mjob.kb.io", "/mutate-batch-v1-job" },
+    { "mjobset.kb.io", "/mutate-jobset-x-k8s-io-v1alpha2-jobset" },
+    { "mleaderworkerset.kb.io", "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset" },
+    { "mpod.kb.io", "/mutate--v1-pod" },
     { "mresourceflavor.kb.io", "/mutate-kueue-x-k8s-io-v1beta2-resourceflavor" },
     { "mworkload.kb.io", "/mutate-kueue-x-k8s-io-v1beta2-workload" },
     { "vclusterqueue.kb.io", "/validate-kueue-x-k8s-io-v1beta2-clusterqueue" },
     { "vcohort.kb.io", "/validate-kueue-x-k8s-io-v1beta2-cohort" },
     { "vjob.kb.io", "/validate-batch-v1-job" },
+    { "vjobset.kb.io", "/validate-jobset-x-k8s-io-v1alpha2-jobset" },
+    { "vleaderworkerset.kb.io", "/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset" },
+    { "vpod.kb.io", "/validate--v1-pod" },
     { "vresourceflavor.kb.io", "/validate-kueue-x-k8s-io-v1beta2-resourceflavor" },
     { "vworkload.kb.io", "/validate-kueue-x-k8s-io-v1beta2-workload" },
 };
@@ -138,7 +144,7 @@ static void test_configurations_present(void **state)
     assert_non_null(find_obj(f, "MutatingWebhookConfiguration", MUT));
     assert_non_null(find_obj(f, "ValidatingWebhookConfiguration", VAL));
     assert_non_null(find_obj(f, "Service", "cueue-webhook-service"));
-    /* the manifests hold exactly Kueue's nine webhooks */
+    /* the manifests hold exactly Kueue's fifteen webhooks */
     size_t total = 0;
     const cu_node *m = cu_node_get(find_obj(f, "MutatingWebhookConfiguration", MUT), "webhooks");
     const cu_node *v = cu_node_get(find_obj(f, "ValidatingWebhookConfiguration", VAL), "webhooks");
@@ -187,7 +193,9 @@ static void check_hook(const cu_node *h, const cu_wh_hook *t, int mutating)
     if (ops != t->ops)
         fail_msg("%s: operations 0x%x in the manifest, 0x%x in the table", name, ops, t->ops);
     /* namespaced resources skip kube-system and the controller's namespace */
-    int namespaced = strcmp(t->resource, "jobs") == 0 || strcmp(t->resource, "workloads") == 0;
+    int namespaced = strcmp(t->resource, "clusterqueues") != 0 &&
+                     strcmp(t->resource, "cohorts") != 0 &&
+                     strcmp(t->resource, "resourceflavors") != 0;
     const cu_node *me = cu_node_path(h, "namespaceSelector.matchExpressions");
     if (!namespaced) {
         assert_null(me);
@@ -223,7 +231,7 @@ static void test_table_in_manifests(void **state)
     }
 }
 
-/* The manifests hold Kueue's nine (test_configurations_present), so
+/* The manifests hold Kueue's fifteen (test_configurations_present), so
  * each of those must be in the table. */
 static void test_manifests_in_table(void **state)
 {

@@ -13,17 +13,23 @@
 /* ---------------- cueue explain ---------------- */
 
 static const char help_explain[] =
-    "Usage: cueue explain [OPTIONS] [NAMESPACE/]NAME\n"
+    "Usage: cueue explain [OPTIONS] [NAMESPACE/][KIND/]NAME\n"
     "\n"
-    "Explains why a Workload (or the Workload of a batch/v1 Job) is pending, or\n"
+    "Explains why a Workload (or the Workload of a Job, a JobSet, a\n"
+    "LeaderWorkerSet or a pod) is pending, or\n"
     "where it is admitted: the queue chain (LocalQueue -> ClusterQueue ->\n"
     "cohorts), its position, what it requests, for each flavor tried why it did\n"
     "not fit (quota numbers: requested, free, borrowable, limit), what\n"
     "preemption could do and what would unblock it.\n"
     "\n"
     "NAME is a Workload; when no Workload NAMESPACE/NAME exists, a Job of that\n"
-    "name is looked up and its Workload explained. Without NAMESPACE, the\n"
-    "kubeconfig context's namespace (default \"default\").\n"
+    "name is looked up and its Workload explained. KIND/NAME, as kubectl writes\n"
+    "it, names the owner: job (the same as a plain NAME), jobset,\n"
+    "leaderworkerset (lws) or pod (a single pod, or one of a pod group); its\n"
+    "Workloads are those whose ownerReferences name it (a LeaderWorkerSet has\n"
+    "one per group: each is explained in turn). Without NAMESPACE, the\n"
+    "kubeconfig context's namespace (default \"default\"); a namespace named\n"
+    "like a kind is written NAMESPACE/KIND/NAME.\n"
     "\n"
     "Sources, in order:\n"
     "  1. the running controller: GET /debug/explain on its metrics server\n"
@@ -52,7 +58,7 @@ static const char help_explain[] =
     "                         the notes go to stderr\n"
     "  -h, --help             show this help\n"
     "\n"
-    "Exit codes: 0 explained, 1 no such Workload or Job, or a runtime error (API\n"
+    "Exit codes: 0 explained, 1 no such Workload or owner, or a runtime error (API\n"
     "server unreachable, unexpected answer), 2 bad usage.\n";
 
 /* Asks the controller to explain ns/name; on 200 appends the body to out
@@ -249,6 +255,55 @@ int cli_explain(cli *c, const char *ns, const char *name, cu_buf *out)
     return rc;
 }
 
+/* Explains the Workloads of the object kind/name in ns (a JobSet, a
+ * LeaderWorkerSet, a pod, ...: those whose ownerReferences name it), one
+ * after the other. */
+static int explain_owner(cli *c, const char *ns, const cli_kind *k, const char *name, cu_buf *out)
+{
+    api a;
+    int rc = cli_api_open(c, &a);
+    if (rc) {
+        cli_api_close(&a);
+        return rc;
+    }
+    cu_arena ar;
+    cu_arena_init(&ar, 0);
+    cu_strs wls = { 0, NULL };
+    json_object *obj = NULL;
+    rc = cli_api_get_obj(c, &a, k->prefix, ns, k->plural, name, &obj);
+    if (!rc)
+        rc = cli_owned_workloads(c, &a, ns, k, name, &wls, &ar);
+    cli_api_close(&a);
+    if (!rc && !wls.n) {
+        if (obj)
+            cli_say(c, "%s %s/%s has no Workload%s", k->kind, ns, name,
+                    cu_jstr(cu_jpath(obj, "metadata.labels"), CU_LABEL_QUEUE_NAME)
+                        ? ""
+                        : " (it has no " CU_LABEL_QUEUE_NAME " label)");
+        else
+            cli_say(c, "no %s %s/%s", k->kind, ns, name);
+        rc = RC_FAIL;
+    }
+    json_object_put(obj);
+    for (size_t i = 0; !rc && i < wls.n; i++) {
+        if (wls.n > 1 && !c->json && i > 0)
+            cu_buf_puts(out, "\n");
+        cu_buf_printf(&c->notes, "(%s %s/%s: its Workload %s/%s", k->kind, ns, name, ns,
+                      wls.items[i]);
+        if (wls.n > 1)
+            cu_buf_printf(&c->notes, ", %zu of %zu", i + 1, wls.n);
+        cu_buf_puts(&c->notes, ")\n");
+        if (wls.n > 1 && !c->json) {
+            /* the notes come first: each explanation says its Workload */
+            cu_buf_printf(out, "== Workload %s/%s (%s %s, %zu of %zu)\n", ns, wls.items[i], k->kind,
+                          name, i + 1, wls.n);
+        }
+        rc = cli_explain(c, ns, wls.items[i], out);
+    }
+    cu_arena_free(&ar);
+    return rc;
+}
+
 int cu_explain_main(int argc, char **argv)
 {
     cli c = { .cmd = "explain" };
@@ -257,18 +312,25 @@ int cu_explain_main(int argc, char **argv)
         return rc;
     if (optind >= argc) {
         cu_buf_free(&c.notes);
-        return cli_usage(&c, "no workload given (NAMESPACE/NAME of a Workload or a Job)");
+        return cli_usage(&c, "no workload given ([NAMESPACE/][KIND/]NAME of a Workload or "
+                             "of its owner)");
     }
     if (argc - optind > 1) {
         cu_buf_free(&c.notes);
         return cli_usage(&c, "one workload at a time, got extra '%s'", argv[optind + 1]);
     }
     char ns[254], name[254];
-    rc = cli_split_target(&c, argv[optind], ns, name, "workload");
+    const cli_kind *k = NULL;
+    rc = cli_split_ref(&c, argv[optind], ns, &k, name, "workload");
     if (!rc) {
         cu_buf out;
         cu_buf_init(&out, MAX_BODY);
-        rc = cli_explain(&c, ns, name, &out);
+        /* a Workload, or a Job by the name rules (its Workload may not
+         * exist yet): as before; the other kinds by ownerReferences */
+        if (!k || strcmp(k->kind, "Workload") == 0 || strcmp(k->kind, "Job") == 0)
+            rc = cli_explain(&c, ns, name, &out);
+        else
+            rc = explain_owner(&c, ns, k, name, &out);
         if (!rc)
             rc = cli_emit(&c, &out);
         cu_buf_free(&out);

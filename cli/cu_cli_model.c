@@ -36,6 +36,8 @@ void cli_model_free(model *m)
     cu_world_free(&m->cw);
     cu_strmap_free(&m->synth);
     cu_arena_free(&m->keys);
+    json_object_put(m->owners);
+    m->owners = NULL;
 }
 
 /* Decodes one LIST item of resource r into m->w; problems go to d. */
@@ -119,6 +121,18 @@ int cli_model_load(cli *c, api *a, model *m)
             for (size_t i = 0; i < n; i++)
                 decode_item(m, r, json_object_array_get_idx(items, i), &d);
         }
+        /* the Workloads' owners, for the pending list */
+        m->owners = json_object_new_object();
+        json_object *wls = cu_jget(lists[R_WL], "items");
+        for (size_t i = 0, n = cu_jarr_len(wls); i < n; i++) {
+            json_object *md = cu_jget(json_object_array_get_idx(wls, i), "metadata");
+            char wk[600], own[600];
+            snprintf(wk, sizeof(wk), "%s/%s",
+                     cu_jstr(md, "namespace") ? cu_jstr(md, "namespace") : "",
+                     cu_jstr(md, "name") ? cu_jstr(md, "name") : "");
+            if (cu_status_owner_text(cu_jget(md, "ownerReferences"), own, sizeof(own)))
+                json_object_object_add(m->owners, wk, json_object_new_string(own));
+        }
         m->have_ns = lists[R_NS] != NULL;
         /* labelled Jobs without their Workload yet: the Workload the
          * controller would create for each */
@@ -172,8 +186,12 @@ int cli_model_load(cli *c, api *a, model *m)
             }
             decode_item(m, R_JOB, copy ? copy : job, &d);
             json_object_put(copy);
-            if (m->w.workloads.n > before)
+            if (m->w.workloads.n > before) {
                 cu_strmap_put(&m->synth, cu_arena_strdup(&m->keys, key), 1);
+                char own[600];
+                snprintf(own, sizeof(own), "Job/%s", name);
+                json_object_object_add(m->owners, key, json_object_new_string(own));
+            }
         }
         cu_strmap_free(&dflt);
         cu_arena_free(&tmp);
@@ -271,6 +289,9 @@ json_object *cli_offline_pending(model *m, const char *cq, const char *lq)
         snprintf(key, sizeof(key), "%s/%s", cu_jstr(it, "namespace"), cu_jstr(it, "name"));
         if (cu_strmap_get(&m->synth, key) >= 0)
             json_object_object_add(it, "noWorkloadYet", json_object_new_boolean(1));
+        const char *own = cu_jstr(m->owners, key);
+        if (own)
+            json_object_object_add(it, "owner", json_object_new_string(own));
     }
     return doc;
 }
@@ -282,7 +303,7 @@ void cli_render_pending(const cli *c, json_object *doc, const char *lq, int all,
     json_object *items = cu_jget(doc, "items");
     size_t n = json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
     table t = { 0 };
-    const char *hdr[9];
+    const char *hdr[10];
     size_t nc = 0;
     hdr[nc++] = "POSITION";
     hdr[nc++] = lq ? "NAME" : "NAMESPACE/NAME";
@@ -293,8 +314,10 @@ void cli_render_pending(const cli *c, json_object *doc, const char *lq, int all,
     hdr[nc++] = "REQUESTS";
     hdr[nc++] = "AGE";
     hdr[nc++] = "REASON";
-    if (c->wide)
+    if (c->wide) {
+        hdr[nc++] = "OWNER";
         hdr[nc++] = "MESSAGE";
+    }
     t.ncols = nc;
     cli_tbl_row(&t, hdr);
     int64_t now = cu_clock_system_now(NULL);
@@ -303,7 +326,7 @@ void cli_render_pending(const cli *c, json_object *doc, const char *lq, int all,
         char pos[24], name[600], prio[24], age[32];
         cu_buf req;
         cu_buf_init(&req, 4096);
-        const char *row[9];
+        const char *row[10];
         nc = 0;
         snprintf(pos, sizeof(pos), "%d",
                  json_object_get_int(
@@ -338,8 +361,10 @@ void cli_render_pending(const cli *c, json_object *doc, const char *lq, int all,
             snprintf(age, sizeof(age), "<unknown>");
         row[nc++] = age;
         row[nc++] = cu_jstr(it, "reason");
-        if (c->wide)
+        if (c->wide) {
+            row[nc++] = cu_jstr(it, "owner");
             row[nc++] = cu_jstr(it, "message");
+        }
         cli_tbl_row(&t, row);
         cu_buf_free(&req);
     }

@@ -132,6 +132,47 @@ static void test_parse_opts(void **st)
     unsetenv("CUEUE_CONTROLLER");
 }
 
+/* kubectl-style references: KIND/NAME, NAMESPACE/KIND/NAME, NAMESPACE/NAME */
+static void test_split_ref(void **st)
+{
+    (void)st;
+    cli c = { .cmd = "explain", .kubeconfig = "/nonexistent/kubeconfig" };
+    char ns[254], name[254];
+    const cli_kind *k = NULL;
+    assert_int_equal(cli_split_ref(&c, "jobset/train", ns, &k, name, "workload"), 0);
+    assert_non_null(k);
+    assert_string_equal(k->kind, "JobSet");
+    assert_string_equal(ns, "default");
+    assert_string_equal(name, "train");
+    assert_int_equal(cli_split_ref(&c, "team/lws/serve", ns, &k, name, "workload"), 0);
+    assert_string_equal(k->kind, "LeaderWorkerSet");
+    assert_string_equal(ns, "team");
+    assert_string_equal(name, "serve");
+    assert_int_equal(cli_split_ref(&c, "pods/p-0", ns, &k, name, "workload"), 0);
+    assert_string_equal(k->kind, "Pod");
+    assert_string_equal(k->plural, "pods");
+    assert_int_equal(cli_split_ref(&c, "jobsets.jobset.x-k8s.io/t", ns, &k, name, "workload"), 0);
+    assert_string_equal(k->prefix, "/apis/jobset.x-k8s.io/v1alpha2");
+    /* two parts that are no kind: NAMESPACE/NAME, as before */
+    assert_int_equal(cli_split_ref(&c, "team/train", ns, &k, name, "workload"), 0);
+    assert_null(k);
+    assert_string_equal(ns, "team");
+    assert_int_equal(cli_split_ref(&c, "train", ns, &k, name, "workload"), 0);
+    assert_null(k);
+    /* a namespace named like a kind: NAMESPACE/KIND/NAME */
+    assert_int_equal(cli_split_ref(&c, "pod/workload/w", ns, &k, name, "workload"), 0);
+    assert_string_equal(ns, "pod");
+    assert_string_equal(k->kind, "Workload");
+    /* bad: an unknown kind in the middle, too many parts, bad names */
+    assert_int_equal(cli_split_ref(&c, "ns/deployment/x", ns, &k, name, "workload"), RC_USAGE);
+    assert_int_equal(cli_split_ref(&c, "a/b/c/d", ns, &k, name, "workload"), RC_USAGE);
+    assert_int_equal(cli_split_ref(&c, "jobset/X_1", ns, &k, name, "workload"), RC_USAGE);
+    assert_int_equal(cli_split_ref(&c, "Team/jobset/x", ns, &k, name, "workload"), RC_USAGE);
+    assert_null(cli_kind_of("deployment"));
+    assert_null(cli_kind_of(NULL));
+    assert_string_equal(cli_kind_of("job.batch")->kind, "Job");
+}
+
 static void test_split_target(void **st)
 {
     (void)st;
@@ -211,6 +252,19 @@ static void test_pending_from_model(void **st)
     assert_true(strncmp(s, "POSITION   NAME    LOCALQUEUE", 29) == 0);
     assert_null(strstr(s, "CLUSTERQUEUE"));
     assert_non_null(strstr(s, "request > maximum capacity (10 > 8)"));
+    assert_non_null(strstr(s, "   OWNER   MESSAGE\n")); /* no owner: "-" */
+    cu_buf_free(&out);
+    json_object_put(doc);
+
+    /* the owner of a Workload, from its ownerReferences, in the wide table */
+    m.owners = json_object_new_object();
+    json_object_object_add(m.owners, "ml/w-big", json_object_new_string("JobSet/train"));
+    doc = cli_offline_pending(&m, NULL, NULL);
+    it = json_object_array_get_idx(cu_jget(doc, "items"), 0);
+    assert_string_equal(cu_jstr(it, "owner"), "JobSet/train");
+    cu_buf_init(&out, 0);
+    cli_render_pending(&c, doc, NULL, 1, &out);
+    assert_non_null(strstr(cu_buf_str(&out), " JobSet/train "));
     cu_buf_free(&out);
     json_object_put(doc);
 
@@ -302,10 +356,15 @@ static void test_front_helpers(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid_name),      cmocka_unit_test(test_query_value),
-        cmocka_unit_test(test_table),           cmocka_unit_test(test_parse_opts),
-        cmocka_unit_test(test_split_target),    cmocka_unit_test(test_pending_from_model),
-        cmocka_unit_test(test_argument_errors), cmocka_unit_test(test_front_helpers),
+        cmocka_unit_test(test_valid_name),
+        cmocka_unit_test(test_query_value),
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_parse_opts),
+        cmocka_unit_test(test_split_target),
+        cmocka_unit_test(test_split_ref),
+        cmocka_unit_test(test_pending_from_model),
+        cmocka_unit_test(test_argument_errors),
+        cmocka_unit_test(test_front_helpers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

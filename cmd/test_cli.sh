@@ -575,7 +575,9 @@ usage_case() {   # NAME PATTERN ARGS...
 }
 usage_case "explain without a name" "no workload given" explain
 usage_case "explain with two names" "one workload at a time, got extra 'b'" explain a b
-usage_case "explain a/b/c" "expected NAMESPACE/NAME, got 'a/b/c'" explain a/b/c
+usage_case "explain a/b/c" "unknown kind 'b' \(workload, job, jobset, leaderworkerset, pod\)" explain a/b/c
+usage_case "explain a/jobset/c/d" "expected \[NAMESPACE/\]\[KIND/\]NAME, got 'a/jobset/c/d'" \
+    explain a/jobset/c/d
 usage_case "explain of an invalid name" "'Bad_Name' is not a valid name" explain default/Bad_Name
 usage_case "explain --bogus" "unknown option '--bogus'" explain --bogus x
 usage_case "explain -o yaml" "unknown output format 'yaml' \(use text or json\)" explain -o yaml x

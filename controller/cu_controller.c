@@ -96,10 +96,14 @@ void ctrl_cjob_free(cjob *j)
     free(j->uid);
     free(j->label_queue);
     free(j->wlkey);
-    free(j->fail_msg);
-    free(j->cur_sel);
-    free(j->cur_tol);
-    free(j->cur_meta);
+    free(j->fin_msg);
+    for (size_t i = 0; i < j->nps; i++) {
+        free(j->ps[i].sel);
+        free(j->ps[i].tol);
+        free(j->ps[i].meta);
+    }
+    free(j->ps);
+    free(j->own);
     free(j->create_body);
     free(j->bad);
     free(j);
@@ -681,11 +685,13 @@ int cu_controller_main(int argc, char **argv)
         c->cfg.pr.backoff_base_ms = (int64_t)cf->pods_ready.backoff_base_s * 1000;
         c->cfg.pr.backoff_max_ms = (int64_t)cf->pods_ready.backoff_max_s * 1000;
     }
-    c->cfg.jobs = cu_config_framework_enabled(cf, "batch/job");
+    for (int r = R_FIRST_OWNER; r < NRES; r++)
+        c->cfg.on[r] = ctrl_integ_of(r) && cu_config_framework_enabled(cf, res_tab[r].framework);
+    /* as Kueue: the LeaderWorkerSet integration enables the pod one (its
+     * groups are pod groups) */
+    c->cfg.on[R_POD] |= c->cfg.on[R_LWS];
     for (size_t i = 0; i < cf->unsupported_frameworks.n; i++)
-        ctrl_log(c, 0,
-                 "integrations.frameworks: %s is not integrated by Cueue (only batch/job); "
-                 "ignored",
+        ctrl_log(c, 0, "integrations.frameworks: %s is not integrated by Cueue; ignored",
                  cf->unsupported_frameworks.items[i]);
     cu_world_init(&c->vw);
     c->co = cu_coalescer_new(2000);
@@ -797,16 +803,15 @@ int cu_controller_main(int argc, char **argv)
     for (int r = 0; r < NRES; r++) {
         c->rc[r].c = c;
         c->rc[r].r = r;
-        if (r == R_JOB && !c->cfg.jobs)
+        if (r >= R_FIRST_OWNER && !c->cfg.on[r])
             continue;
         cu_informer_opts io = { 0 };
         io.path = res_tab[r].path;
         io.on_event = ctrl_on_event;
         io.on_synced = on_synced;
         io.on_skip = ctrl_on_skip;
-        /* AdmissionChecks are new in crds/: a cluster installed before them
-         * still runs, with ClusterQueues that name checks inactive */
-        io.optional = r == R_AC;
+        io.optional = res_tab[r].optional;
+        io.label_selector = res_tab[r].selector;
         io.ud = &c->rc[r];
         c->inf[r] = cu_informer_start(c->kc, &io, &d);
         if (!c->inf[r]) {
@@ -894,18 +899,24 @@ out:
         }
         free(c->objs[r].b);
     }
+    for (int r = 0; r < NRES; r++) {
+        OMAP_FOREACH(&c->units[r], x) ctrl_rec_free(x);
+        free(c->units[r].b);
+    }
     OMAP_FOREACH(&c->inflight, x)
     {
         free(x->key);
         free(x);
     }
     free(c->inflight.b);
-    OMAP_FOREACH(&c->dirty_jobs, x)
-    {
-        free(x->key);
-        free(x);
+    for (int r = 0; r < NRES; r++) {
+        OMAP_FOREACH(&c->dirty[r], x)
+        {
+            free(x->key);
+            free(x);
+        }
+        free(c->dirty[r].b);
     }
-    free(c->dirty_jobs.b);
     OMAP_FOREACH(&c->dirty_wls, x)
     {
         free(x->key);

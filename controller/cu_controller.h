@@ -98,6 +98,40 @@ json_object *cu_ctrl_reset_checks(json_object *old, int64_t now_ms);
 json_object *cu_ctrl_job_start_patch(json_object *job, json_object *wl, json_object *flavors,
                                      cu_diag *d, int *permanent);
 
+/* The merge patch of pod template tmpl (borrowed: {metadata, spec}) that
+ * starts pod set idx of Workload wl as cu_ctrl_job_start_patch does pod
+ * set 0's: {"spec": {"nodeSelector" (the template's and the flavors'),
+ * "tolerations" (when any)}, "metadata": {the podSetUpdates' labels and
+ * annotations} (when any)}; NULL with d (and *permanent) as there. */
+json_object *cu_ctrl_podset_start(json_object *tmpl, json_object *wl, size_t idx,
+                                  json_object *flavors, cu_diag *d, int *permanent);
+
+/* Builds the Workload Kueue's jobset integration creates for the JobSet js:
+ * its name from cu_jobset_workload_name, a controller ownerReference to
+ * the JobSet, one pod set per replicated Job (its name; count replicas x
+ * min(parallelism, completions); its Job's pod template), queueName and
+ * priorityClassRef (the priority-class label, else the first pod template
+ * with a priorityClassName). Returns a new object, or NULL with
+ * "JobSet ns/name: field: problem" in d. */
+json_object *cu_ctrl_workload_for_jobset(json_object *js, cu_diag *d);
+
+/* The merge patch of a JobSet that gives its spec.replicatedJobs (rjobs,
+ * borrowed; a merge patch replaces a list whole, so it carries all of
+ * them) the pod template merge patches tp[0..n) (NULL: unchanged), with
+ * the resourceVersion precondition rv (NULL: none). New, or NULL. */
+json_object *cu_ctrl_jobset_templates_patch(json_object *rjobs, json_object *const *tp, size_t n,
+                                            const char *rv);
+
+/* The merge patch that starts an admitted JobSet: spec.suspend=false and
+ * every replicated Job's pod template started as its pod set of wl
+ * (cu_ctrl_podset_start, on the pod set's template in tmpls when given,
+ * else the replicated Job's), as cu_ctrl_jobset_templates_patch writes
+ * them. NULL with d when the admission has another number of pod sets
+ * (Kueue's message) or as cu_ctrl_podset_start. */
+json_object *cu_ctrl_jobset_start_patch(json_object *rjobs, json_object *tmpls, json_object *wl,
+                                        json_object *flavors, const char *rv, cu_diag *d,
+                                        int *permanent);
+
 /* `cueue controller [OPTIONS]`: argv[0] is "controller". Returns the exit
  * code (0 after SIGTERM/SIGINT, 1 on a runtime failure, 2 bad usage). */
 int cu_controller_main(int argc, char **argv);

@@ -15,8 +15,10 @@ static int log_admission(ctrl *c, const cu_wl_info *info, const rec *w)
         for (size_t r = 0; r < info->psa[i].n && off < sizeof(flv) - 1; r++)
             off += (size_t)snprintf(flv + off, sizeof(flv) - off, "%s%s=%s", off ? "," : "",
                                     info->psa[i].resources[r], info->psa[i].flavors[r]);
-    ctrl_log(c, 0, "admitted Workload %s to ClusterQueue %s (%s)%s%s", w->key, info->cluster_queue,
-             flv, w->owner ? " for Job " : "", w->owner ? w->owner : "");
+    ctrl_log(c, 0, "admitted Workload %s to ClusterQueue %s (%s)%s%s%s%s", w->key,
+             info->cluster_queue, flv, w->owner ? " for " : "",
+             w->owner ? res_tab[w->owner_r].kind : "", w->owner ? " " : "",
+             w->owner ? w->owner : "");
     return 0;
 }
 
@@ -56,7 +58,7 @@ static int send_deactivation(ctrl *c, rec *w, const cu_workload *wl)
     snprintf(op, sizeof(op), "spec:%s", w->key);
     snprintf(path, sizeof(path), "%s/%s/workloads/%s", WLPATH, wl->meta.ns, wl->meta.name);
     snprintf(what, sizeof(what), "deactivating Workload %s", w->key);
-    return ctrl_send_write(c, OP_OTHER, op, w->key, "PATCH", path, MERGE, sp, what);
+    return ctrl_send_write(c, OP_OTHER, R_WL, op, w->key, "PATCH", path, MERGE, sp, what);
 }
 
 static void admit(ctrl *c, int idx)
@@ -97,7 +99,7 @@ static void admit(ctrl *c, int idx)
     char what[1300], path[1200];
     snprintf(what, sizeof(what), "writing the admission of Workload %s", w->key);
     snprintf(path, sizeof(path), "%s/%s/workloads/%s/status", WLPATH, wl->meta.ns, wl->meta.name);
-    if (!ctrl_send_write(c, OP_ADMIT, op, w->key, "PATCH", path, MERGE, p, what)) {
+    if (!ctrl_send_write(c, OP_ADMIT, R_WL, op, w->key, "PATCH", path, MERGE, p, what)) {
         /* another write of this Workload is in flight, or this version was
          * written already: wait for a newer one (not logged nor counted:
          * it is admitted when the write is sent) */
@@ -230,6 +232,17 @@ static void write_evictions(ctrl *c)
     }
 }
 
+/* Whether the pods of Workload w's owner (no Job) are ready now, as its
+ * integration's pods_ready hook counts them; 0 without one. */
+static int owner_pods_ready(ctrl *c, rec *w, int32_t pods)
+{
+    const ctrl_integ *in = w->owner ? ctrl_integ_of(w->owner_r) : NULL;
+    int64_t ready = 0, succeeded = 0;
+    if (!in || !in->pods_ready || !in->pods_ready(c, w, &ready, &succeeded))
+        return 0;
+    return cu_pr_job_pods_ready(pods, ready, succeeded);
+}
+
 /* The record of a workload pending in the engine (its removed copies show
  * as finished), or NULL. */
 rec *ctrl_pending_rec(ctrl *c, const cu_wl_info *info)
@@ -357,7 +370,7 @@ static void pods_ready(ctrl *c)
         const cu_workload *wl = ctrl_wl_of(w);
         if (!wl || !cu_workload_has_quota(wl) || cu_workload_finished(wl))
             continue;
-        rec *jr = w->owner ? ctrl_omap_get(&c->objs[R_JOB], w->owner) : NULL;
+        rec *jr = w->owner ? ctrl_omap_get(&c->objs[w->owner_r], w->owner) : NULL;
         const cjob *j = jr ? jr->job : NULL;
         const cu_condition *adm = cu_workload_cond(wl, "Admitted");
         const cu_condition *prc = cu_workload_cond(wl, "PodsReady");
@@ -376,7 +389,8 @@ static void pods_ready(ctrl *c)
             .ready_reason = prc ? prc->reason : NULL,
             .ready_ltt_ms = prc ? prc->ltt_ms : 0,
             .job_pods_ready =
-                j && !j->suspended && cu_pr_job_pods_ready(pods, j->ready, j->succeeded),
+                j ? !j->suspended && cu_pr_job_pods_ready(pods, j->ready, j->succeeded)
+                  : owner_pods_ready(c, w, pods),
             .requeue_count = w->rq_count,
         };
         if (cu_pr_wl_not_ready(&pw))
@@ -666,9 +680,8 @@ static void deactivate_one(ctrl *c, rec *w, int64_t now)
 {
     const cu_workload *wl = ctrl_wl_of(w);
     if (wl && cu_workload_has_quota(wl) && !cu_workload_finished(wl) &&
-        ctrl_cond_is(wl, "Evicted", "True") &&
-        (!w->owner || !ctrl_omap_get(&c->objs[R_JOB], w->owner))) {
-        /* no Job to stop (a Workload created directly, or its Job is
+        ctrl_cond_is(wl, "Evicted", "True") && !ctrl_owner_alive(c, w)) {
+        /* nothing to stop (a Workload created directly, or its owner is
          * gone): the eviction completes at once */
         ctrl_release_evicted(c, w);
         return;
@@ -823,7 +836,7 @@ static void qstatus_send(const char *key, const char *body, void *ud)
     /* a merge patch: the server does far less work for it than for an
      * apply (no managed-fields merge against the CRD's schema), and the
      * status is ours alone */
-    if (!b || !ctrl_send_write(c, OP_QSTATUS, op, key, "PATCH", path, MERGE, b, what))
+    if (!b || !ctrl_send_write(c, OP_QSTATUS, -1, op, key, "PATCH", path, MERGE, b, what))
         cu_coalescer_written(c->co, key, 0);
 }
 
@@ -898,13 +911,15 @@ static int startup_wait(ctrl *c, int64_t now)
         c->startup_done = 1;
         return 0;
     }
-    OMAP_FOREACH(&c->objs[R_JOB], jr)
-    {
-        cjob *j = jr->job;
-        if (!j || j->finished || j->deleting || !j->create_body || !ctrl_job_queue(c, j))
+    for (int r = R_FIRST_OWNER; r < NRES; r++) {
+        const ctrl_integ *in = ctrl_integ_of(r);
+        if (!in || !in->awaits_workload)
             continue;
-        if (!ctrl_omap_get(&c->objs[R_WL], j->wlkey))
-            return 1;
+        OMAP_FOREACH(&c->objs[r], x)
+        {
+            if (in->awaits_workload(c, x))
+                return 1;
+        }
     }
     c->startup_done = 1;
     return 0;
@@ -931,7 +946,7 @@ static void cycle(ctrl *c)
     if (c->retry_wake && now >= c->retry_wake) {
         /* writes refused with 409: look at those objects again */
         c->retry_wake = 0;
-        for (int r = R_WL; r <= R_JOB; r++) {
+        for (int r = R_WL; r < NRES; r++) {
             OMAP_FOREACH(&c->objs[r], x)
             {
                 if (!x->retry_at)
@@ -941,7 +956,10 @@ static void cycle(ctrl *c)
                         x->hold = 0; /* its backoff is over: may be admitted again */
                         ctrl_eng_add(c, x);
                     }
-                    ctrl_mark_job(c, r == R_JOB ? x->key : x->owner);
+                    if (r == R_WL)
+                        ctrl_mark_owner(c, x->owner_r, x->owner);
+                    else
+                        ctrl_mark_owner(c, r, x->key);
                     c->need_views = c->pr_dirty = c->deact_dirty = 1;
                 } else if (!c->retry_wake || x->retry_at < c->retry_wake) {
                     c->retry_wake = x->retry_at;
@@ -966,7 +984,8 @@ static void cycle(ctrl *c)
     if (now >= c->resync_at) {
         /* a periodic full pass: no lost trigger leaves a Job behind */
         c->resync_at = now + 30000;
-        OMAP_FOREACH(&c->objs[R_JOB], jr) ctrl_mark_job(c, jr->key);
+        for (int r = R_FIRST_OWNER; r < NRES; r++)
+            OMAP_FOREACH(&c->objs[r], jr) ctrl_mark_owner(c, r, jr->key);
         OMAP_FOREACH(&c->objs[R_WL], wr)
         {
             if (wr->hold) {
@@ -978,15 +997,17 @@ static void cycle(ctrl *c)
         c->pr_dirty = 1;
         c->deact_dirty = 1;
     }
-    /* the Job integration first: it creates Workloads and stops evicted Jobs */
-    OMAP_FOREACH(&c->dirty_jobs, d)
-    {
-        ctrl_omap_del(&c->dirty_jobs, d->key);
-        rec *jr = ctrl_omap_get(&c->objs[R_JOB], d->key);
-        if (jr)
-            ctrl_reconcile_job(c, jr);
-        free(d->key);
-        free(d);
+    /* the integrations first: they create Workloads and stop evicted jobs */
+    for (int r = R_FIRST_OWNER; r < NRES; r++) {
+        const ctrl_integ *in = ctrl_integ_of(r);
+        OMAP_FOREACH(&c->dirty[r], d)
+        {
+            ctrl_omap_del(&c->dirty[r], d->key);
+            if (in && in->reconcile && c->cfg.on[r])
+                in->reconcile(c, d->key);
+            free(d->key);
+            free(d);
+        }
     }
 
     pods_ready(c);

@@ -93,10 +93,11 @@ cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nw
     return w;
 }
 
-void ctrl_decode_wl_extras(rec *x, json_object *obj)
+void ctrl_decode_wl_extras(ctrl *c, rec *x, json_object *obj)
 {
     free(x->owner);
     x->owner = NULL;
+    x->owner_r = 0;
     free(x->owners);
     x->owners = NULL;
     json_object *owners = cu_jpath(obj, "metadata.ownerReferences");
@@ -118,18 +119,30 @@ void ctrl_decode_wl_extras(rec *x, json_object *obj)
         const char *kind = cu_jstr(o, "kind"), *name = cu_jstr(o, "name");
         const char *av = cu_jstr(o, "apiVersion");
         json_object *ctl = cu_jget(o, "controller");
-        if (kind && name && av && strcmp(kind, "Job") == 0 && strcmp(av, "batch/v1") == 0 && ctl &&
-            json_object_get_boolean(ctl)) {
+        int okind = -1;
+        for (int r = R_FIRST_OWNER; kind && av && r < NRES && okind < 0; r++)
+            if (strcmp(kind, res_tab[r].kind) == 0 && strcmp(av, res_tab[r].api_version) == 0)
+                okind = r;
+        if (okind >= 0 && name && ctl && json_object_get_boolean(ctl) && !x->owner) {
             const char *ns = cu_jpath_str(obj, "metadata.namespace");
             size_t l = strlen(ns ? ns : "") + strlen(name) + 2;
             x->owner = malloc(l);
             if (x->owner)
                 snprintf(x->owner, l, "%s/%s", ns ? ns : "", name);
+            x->owner_r = okind;
         }
+    }
+    /* owners no controlling reference names (a pod group's Workload) */
+    for (int r = R_FIRST_OWNER; r < NRES && !x->owner; r++) {
+        const ctrl_integ *in = ctrl_integ_of(r);
+        if (in && in->wl_owner && c->cfg.on[r])
+            in->wl_owner(c, x, obj);
     }
     if (refs)
         x->owners = ctrl_jtext(refs);
     json_object_put(refs);
+    free(x->fins); /* an integration that deletes it takes its own off first */
+    x->fins = ctrl_jtext(cu_jpath(obj, "metadata.finalizers"));
     free(x->tmpl);
     x->tmpl = NULL;
     free(x->tmeta);
@@ -137,21 +150,40 @@ void ctrl_decode_wl_extras(rec *x, json_object *obj)
     free(x->acs);
     json_object *acs = cu_jpath(obj, "status.admissionChecks");
     x->acs = cu_jarr_len(acs) ? ctrl_jtext(acs) : NULL;
+    free(x->pstmpls);
+    x->pstmpls = NULL;
     json_object *ps = cu_jpath(obj, "spec.podSets");
     json_object *p0 = json_object_is_type(ps, json_type_array) && json_object_array_length(ps)
                           ? json_object_array_get_idx(ps, 0)
                           : NULL;
     x->ps_count = (int32_t)cu_jas_int64(cu_jget(p0, "count"), 1);
-    json_object *ts = cu_jpath(p0, "template.spec");
-    json_object *t = json_object_new_object();
-    json_object *sel = cu_jget(ts, "nodeSelector"), *tols = cu_jget(ts, "tolerations");
-    if (sel)
-        json_object_object_add(t, "nodeSelector", json_object_get(sel));
-    if (tols)
-        json_object_object_add(t, "tolerations", json_object_get(tols));
-    x->tmpl = ctrl_jtext(t);
-    json_object_put(t);
-    x->tmeta = ctrl_meta_text(cu_jpath(p0, "template.metadata"));
+    /* every pod set's scheduling directives and metadata; pod set 0's
+     * (a pod set of none when there is none) in tmpl and tmeta too */
+    json_object *all = json_object_new_array();
+    for (size_t i = 0, n = cu_jarr_len(ps); i < (n ? n : 1); i++) {
+        json_object *pi = n ? json_object_array_get_idx(ps, i) : NULL;
+        json_object *ts = cu_jpath(pi, "template.spec");
+        json_object *t = json_object_new_object(), *e = json_object_new_object();
+        json_object *sel = cu_jget(ts, "nodeSelector"), *tols = cu_jget(ts, "tolerations");
+        if (sel)
+            json_object_object_add(t, "nodeSelector", json_object_get(sel));
+        if (tols)
+            json_object_object_add(t, "tolerations", json_object_get(tols));
+        char *meta = ctrl_meta_text(cu_jpath(pi, "template.metadata"));
+        if (i == 0) {
+            x->tmpl = ctrl_jtext(t);
+            x->tmeta = ctrl_sdup(meta);
+        }
+        json_object_object_add(e, "spec", t);
+        json_object_object_add(e, "meta", meta ? cu_json_parse_str(meta) : NULL);
+        free(meta);
+        if (n)
+            json_object_array_add(all, e);
+        else
+            json_object_put(e);
+    }
+    x->pstmpls = ctrl_jtext(all);
+    json_object_put(all);
     json_object *rq = cu_jpath(obj, "status.requeueState");
     x->rq_count = (int32_t)cu_jas_int64(cu_jget(rq, "count"), 0);
     const char *at = cu_jstr(rq, "requeueAt");

@@ -75,7 +75,7 @@ static void write_fins(ctrl *c, int r, rec *x, int add)
     snprintf(path, sizeof(path), "%s/%s", res_tab[r].path, x->key);
     snprintf(what, sizeof(what), "%s finalizer %s of %s %s", add ? "adding" : "removing",
              CU_FINALIZER_IN_USE, res_tab[r].kind, x->key);
-    if (ctrl_send_write(c, OP_OTHER, op, x->key, "PATCH", path, MERGE, p, what))
+    if (ctrl_send_write(c, OP_OTHER, x->r, op, x->key, "PATCH", path, MERGE, p, what))
         ctrl_log(c, 1, "%s", what);
 }
 

@@ -16,6 +16,7 @@ void ctrl_rec_free(rec *x)
     free(x->owners);
     free(x->tmpl);
     free(x->tmeta);
+    free(x->pstmpls);
     free(x->acs);
     free(x->ev_reason);
     free(x->ev_msg);
@@ -30,6 +31,10 @@ void ctrl_rec_free(rec *x)
     free(x->start_cq);
     free(x->started_rv);
     ctrl_cjob_free(x->job);
+    const ctrl_integ *in = ctrl_integ_of(x->r);
+    if (x->ij && in && in->free_data)
+        in->free_data(x);
+    free(x->uid);
     free(x);
 }
 
@@ -50,7 +55,7 @@ static void emit_obj(ctrl *c, int r, json_object *obj, const char *reason, const
 {
     const char *name = cu_jpath_str(obj, "metadata.name");
     if (name && *name)
-        ctrl_emit_av(c, r == R_JOB, res_tab[r].api_version, res_tab[r].kind,
+        ctrl_emit_av(c, r >= R_FIRST_OWNER, res_tab[r].api_version, res_tab[r].kind,
                      cu_jpath_str(obj, "metadata.namespace"), name,
                      cu_jpath_str(obj, "metadata.uid"), "Warning", reason, msg);
 }
@@ -96,7 +101,7 @@ static void wl_decode_cond(ctrl *c, rec *x, json_object *obj, const char *why)
              sl + 1);
     snprintf(what, sizeof(what), "writing condition %s of Workload %s", CU_COND_DECODE_FAILED,
              x->key);
-    ctrl_send_write(c, OP_STATUS, op, x->key, "PATCH", path, MERGE, p, what);
+    ctrl_send_write(c, OP_STATUS, R_WL, op, x->key, "PATCH", path, MERGE, p, what);
 }
 
 /* Object obj (resource r, record x) cannot be decoded: said once per
@@ -113,6 +118,16 @@ static void report_undecodable(ctrl *c, rec *x, int r, json_object *obj, const c
     ctrl_log(c, 0, "%s %s cannot be decoded; left out until it changes: %s", res_tab[r].kind,
              x->key, why);
     emit_obj(c, r, obj, CU_EV_DECODE_FAILED, why);
+}
+
+static void report_decodable(ctrl *c, rec *x, int r, json_object *obj);
+
+void ctrl_report_bad(ctrl *c, rec *x, int r, json_object *obj, const char *why)
+{
+    if (why)
+        report_undecodable(c, x, r, obj, why);
+    else
+        report_decodable(c, x, r, obj);
 }
 
 /* Object x decodes (again). */
@@ -144,6 +159,16 @@ void ctrl_on_skip(cu_informer *inf, const char *why, json_object *obj, void *ud)
         emit_obj(c, rc->r, obj, CU_EV_DECODE_FAILED, why);
 }
 
+/* Tells every enabled integration that Workload w changed. */
+static void wl_changed(ctrl *c, rec *w, int deleted)
+{
+    for (int r = R_FIRST_OWNER; r < NRES; r++) {
+        const ctrl_integ *in = ctrl_integ_of(r);
+        if (in && in->wl_changed && c->cfg.on[r])
+            in->wl_changed(c, w, deleted);
+    }
+}
+
 void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
 {
     (void)inf;
@@ -159,10 +184,11 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         if (!x)
             return;
         ctrl_omap_del(&c->objs[r], key);
-        if (r == R_JOB) {
-            ctrl_log(c, 1, "Job %s deleted", key);
-            if (x->job)
-                ctrl_mark_wl(c, x->job->wlkey); /* an eviction it held up ends */
+        if (r >= R_FIRST_OWNER) {
+            ctrl_log(c, 1, "%s %s deleted", res_tab[r].kind, key);
+            const ctrl_integ *in = ctrl_integ_of(r);
+            if (in && in->deleted)
+                in->deleted(c, x);
         } else if (r == R_WL) {
             if (x->assumed) {
                 x->assumed = 0;
@@ -172,7 +198,8 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
                 c->nevict_pending--;
             ctrl_eng_remove(c, x);
             ctrl_set_decode(c, x, NULL);
-            ctrl_mark_job(c, x->owner);
+            ctrl_mark_owner(c, x->owner_r, x->owner);
+            wl_changed(c, x, 1);
         } else {
             c->need_rebuild = 1;
             x->pinned = 1; /* the engine may point into it */
@@ -206,19 +233,15 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
     free(x->rv);
     x->rv = ctrl_sdup(cu_jpath_str(obj, "metadata.resourceVersion"));
 
-    if (r == R_JOB) {
-        cjob *j = ctrl_decode_job(c, obj);
-        if (!j) {
-            report_undecodable(c, x, r, obj, "no metadata.namespace, name or uid");
-            return;
-        }
-        if (j->bad)
-            report_undecodable(c, x, r, obj, j->bad);
-        else
-            report_decodable(c, x, r, obj);
-        ctrl_cjob_free(x->job);
-        x->job = j;
-        ctrl_mark_job(c, key);
+    if (r >= R_FIRST_OWNER) {
+        free(x->uid);
+        x->uid = ctrl_sdup(cu_jpath_str(obj, "metadata.uid"));
+        const char *ct = cu_jpath_str(obj, "metadata.creationTimestamp");
+        int64_t ms = 0;
+        x->created_ms = ct && cu_time_parse(ct, &ms) == 0 ? ms : 0;
+        const ctrl_integ *in = ctrl_integ_of(r);
+        if (in && in->decode)
+            in->decode(c, x, obj);
         c->pr_dirty = 1;
         return;
     }
@@ -239,7 +262,7 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         report_decodable(c, x, r, obj);
         ctrl_set_decode(c, x, w);
         x->hold = 0;
-        ctrl_decode_wl_extras(x, obj);
+        ctrl_decode_wl_extras(c, x, obj);
         /* every decode carries the queue time, not only the engine's copy:
          * the wait-time metrics read the current decode at admission */
         ctrl_job_order(c, x);
@@ -250,7 +273,8 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
             c->nevict_pending--;
         }
         ctrl_wl_sync(c, x);
-        ctrl_mark_job(c, x->owner);
+        ctrl_mark_owner(c, x->owner_r, x->owner);
+        wl_changed(c, x, 0);
         c->need_views = 1;
         c->pr_dirty = 1;
         ctrl_mark_wl(c, x->key);
@@ -338,10 +362,12 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
     const char *lqname = cu_jpath_str(obj, "metadata.name");
     if (r == R_LQ && lqname && strcmp(lqname, "default") == 0 && c->need_rebuild) {
         /* Jobs of its namespace may now be managed (LocalQueue "default") */
-        OMAP_FOREACH(&c->objs[R_JOB], jr)
-        {
-            if (jr->job && !jr->job->label_queue)
-                ctrl_mark_job(c, jr->key);
+        for (int o = R_FIRST_OWNER; o < NRES; o++) {
+            OMAP_FOREACH(&c->objs[o], jr)
+            {
+                if (o != R_JOB || (jr->job && !jr->job->label_queue))
+                    ctrl_mark_owner(c, o, jr->key);
+            }
         }
     }
 }

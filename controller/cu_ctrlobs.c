@@ -421,6 +421,18 @@ static int debug_pending(ctrl *c, const char *query, cu_buf *b)
     free(v);
     if (!doc)
         return 500;
+    /* each Workload's owner (a Job, a JobSet, a pod group's pods ...) */
+    json_object *items = cu_jget(doc, "items");
+    for (size_t i = 0, ni = cu_jarr_len(items); i < ni; i++) {
+        json_object *it = json_object_array_get_idx(items, i);
+        char key[600], own[600];
+        snprintf(key, sizeof(key), "%s/%s", cu_jstr(it, "namespace"), cu_jstr(it, "name"));
+        rec *x = ctrl_omap_get(&c->objs[R_WL], key);
+        json_object *refs = x && x->owners ? cu_json_parse_str(x->owners) : NULL;
+        if (cu_status_owner_text(refs, own, sizeof(own)))
+            json_object_object_add(it, "owner", json_object_new_string(own));
+        json_object_put(refs);
+    }
     cu_buf_puts(b, json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN));
     cu_buf_puts(b, "\n");
     json_object_put(doc);

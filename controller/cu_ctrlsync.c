@@ -95,18 +95,18 @@ void ctrl_set_decode(ctrl *c, rec *x, cu_world *w)
 }
 
 /* Adds w's current decode to the engine when it belongs there. */
-/* Queue order of a Job's Workload: the Job's creation time when it is
+/* Queue order of an owned Workload: its owner's creation time when it is
  * earlier than the Workload's (the Workload is created after the Job; after
  * a controller outage, much later, and in no particular order). */
 void ctrl_job_order(ctrl *c, rec *w)
 {
     const cu_workload *wl = ctrl_wl_of(w);
-    rec *jr = w->owner ? ctrl_omap_get(&c->objs[R_JOB], w->owner) : NULL;
-    if (!wl || !jr || !jr->job || !jr->job->created_ms)
+    rec *jr = w->owner ? ctrl_omap_get(&c->objs[w->owner_r], w->owner) : NULL;
+    if (!wl || !jr || !jr->created_ms)
         return;
     cu_workload *mw = (cu_workload *)wl; /* our own decode */
-    if (!mw->meta.has_created || jr->job->created_ms < mw->meta.created_ms) {
-        mw->meta.created_ms = jr->job->created_ms;
+    if (!mw->meta.has_created || jr->created_ms < mw->meta.created_ms) {
+        mw->meta.created_ms = jr->created_ms;
         mw->meta.has_created = 1;
     }
 }
@@ -153,7 +153,7 @@ void ctrl_rebuild(ctrl *c)
     c->next_wake = 0;
     cu_world *vw = &c->vw;
     size_t cnt[NRES] = { 0 };
-    for (int r = 0; r < R_JOB; r++)
+    for (int r = 0; r < R_FIRST_OWNER; r++)
         cnt[r] = c->objs[r].n;
 #define ALLOCV(vec, r) \
     do { \

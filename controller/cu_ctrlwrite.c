@@ -9,6 +9,7 @@
 typedef struct wctx {
     ctrl *c;
     opkind kind;
+    int r; /* the resource of the record key names */
     char *op, *key, *what;
 } wctx;
 
@@ -19,14 +20,14 @@ int ctrl_leading(const ctrl *c)
 
 /* The guard slot of a write: Workload status (admission included) and
  * spec writes, Job patches. NULL for writes without one. */
-static char **guard_slot(ctrl *c, opkind kind, const char *op, const char *key, rec **out)
+static char **guard_slot(ctrl *c, opkind kind, int r, const char *op, const char *key, rec **out)
 {
     rec *x = NULL;
     int slot = 0;
     if (kind == OP_STATUS || kind == OP_ADMIT) {
         x = ctrl_omap_get(&c->objs[R_WL], key);
     } else if (kind == OP_JOB) {
-        x = ctrl_omap_get(&c->objs[R_JOB], key);
+        x = ctrl_omap_get(&c->objs[r], key);
     } else if (kind == OP_OTHER && strncmp(op, "spec:", 5) == 0) {
         x = ctrl_omap_get(&c->objs[R_WL], key);
         slot = 1;
@@ -82,16 +83,25 @@ static void reread_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     free(x);
 }
 
-/* GETs one Workload or Job again and feeds it through ctrl_on_event (as the
- * watch would). */
+void ctrl_obj_path(int r, const char *key, char *out, size_t n)
+{
+    const char *path = res_tab[r].path, *plural = strrchr(path, '/');
+    const char *sl = strchr(key, '/');
+    if (sl)
+        snprintf(out, n, "%.*s/namespaces/%.*s%s/%s", (int)(plural - path), path, (int)(sl - key),
+                 key, plural, sl + 1);
+    else
+        snprintf(out, n, "%s/%s", path, key);
+}
+
+/* GETs one Workload or owner object again and feeds it through
+ * ctrl_on_event (as the watch would). */
 static void reread(ctrl *c, int r, const char *key)
 {
-    const char *sl = strchr(key, '/');
-    if (!sl)
+    if (!strchr(key, '/'))
         return;
     char path[1200];
-    snprintf(path, sizeof(path), "%s/%.*s/%s/%s", r == R_JOB ? "/apis/batch/v1/namespaces" : WLPATH,
-             (int)(sl - key), key, r == R_JOB ? "jobs" : "workloads", sl + 1);
+    ctrl_obj_path(r, key, path, sizeof(path));
     rrctx *x = calloc(1, sizeof(*x));
     if (!x)
         return;
@@ -119,7 +129,7 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     if (!ok && w->kind == OP_CREATE && r->code == 409)
         ok = 1; /* AlreadyExists: the watch brings it */
     if (!ok && w->kind == OP_CREATE) {
-        rec *jr = ctrl_omap_get(&c->objs[R_JOB], w->key);
+        rec *jr = ctrl_omap_get(&c->objs[w->r], w->key);
         if (jr)
             jr->created_at = 0; /* failed: create again */
     }
@@ -135,22 +145,23 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
         c->n.write_errors++;
         if (r->code == 409)
             c->n.conflicts++;
-        rec *jr = w->kind == OP_CREATE ? ctrl_omap_get(&c->objs[R_JOB], w->key) : NULL;
-        rec *lx = jr ? jr : ctrl_omap_get(&c->objs[w->kind == OP_JOB ? R_JOB : R_WL], w->key);
+        rec *jr = w->kind == OP_CREATE ? ctrl_omap_get(&c->objs[w->r], w->key) : NULL;
+        rec *lx = jr ? jr : ctrl_omap_get(&c->objs[w->kind == OP_JOB ? w->r : R_WL], w->key);
         char msg[700];
         cu_ctrl_status_text(r->code, r->error, r->body, msg, sizeof(msg));
-        if (jr && jr->job && cu_ctrl_refused_for_good(r->code)) {
-            /* it cannot succeed as it is: said once, on the Job, and not
-             * sent again until the Job changes what it asks for */
+        const char *wlkey = w->kind == OP_CREATE ? w->op + strlen("create:") : "";
+        const char *wlname = strchr(wlkey, '/') ? strchr(wlkey, '/') + 1 : wlkey;
+        if (jr && cu_ctrl_refused_for_good(r->code)) {
+            /* it cannot succeed as it is: said once, on the owner, and not
+             * sent again until the owner changes what it asks for */
             jr->refused = jr->create_hash;
             ctrl_log(c, 0,
-                     "Job %s: the API server refused its Workload %s (%s); not sent again "
-                     "until the Job changes",
-                     w->key, jr->job->wlkey, msg);
+                     "%s %s: the API server refused its Workload %s (%s); not sent again "
+                     "until the %s changes",
+                     res_tab[w->r].kind, w->key, wlkey, msg, res_tab[w->r].kind);
             char m[900];
-            snprintf(m, sizeof(m), "Workload %s could not be created: %s",
-                     strchr(jr->job->wlkey, '/') + 1, msg);
-            ctrl_emit_job(c, jr->job, "Warning", CU_EV_FAILED_CREATE_WORKLOAD, m);
+            snprintf(m, sizeof(m), "Workload %s could not be created: %s", wlname, msg);
+            ctrl_emit_owner(c, jr, "Warning", CU_EV_FAILED_CREATE_WORKLOAD, m);
         } else {
             /* the first failure of a streak at the default level, the
              * retries after it (backing off) only with -v 2 */
@@ -160,9 +171,9 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
         if (w->kind == OP_QSTATUS)
             cu_coalescer_written(c->co, w->key, 0);
         rec *gx;
-        char **g = guard_slot(c, w->kind, w->op, w->key, &gx);
+        char **g = guard_slot(c, w->kind, w->r, w->op, w->key, &gx);
         if (w->kind == OP_CREATE)
-            gx = ctrl_omap_get(&c->objs[R_JOB], w->key);
+            gx = ctrl_omap_get(&c->objs[w->r], w->key);
         if ((g || w->kind == OP_CREATE) && gx) {
             /* the same version is written again only after a backoff
              * (cu_ctrl_retry_delay_ms); a new version may be written at
@@ -174,7 +185,7 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
             if (!c->retry_wake || gx->retry_at < c->retry_wake)
                 c->retry_wake = gx->retry_at;
             if (r->code == 409 && g && strncmp(w->op, "fin:", 4) != 0)
-                reread(c, w->kind == OP_JOB ? R_JOB : R_WL, w->key);
+                reread(c, w->kind == OP_JOB ? w->r : R_WL, w->key);
         }
         if (w->kind == OP_ADMIT) {
             rec *x = ctrl_omap_get(&c->objs[R_WL], w->key);
@@ -186,34 +197,34 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     }
     if (ok && w->kind == OP_QSTATUS)
         cu_coalescer_written(c->co, w->key, 1);
-    rec *cj = ok && w->kind == OP_CREATE ? ctrl_omap_get(&c->objs[R_JOB], w->key) : NULL;
+    rec *cj = ok && w->kind == OP_CREATE ? ctrl_omap_get(&c->objs[w->r], w->key) : NULL;
     if (cj) {
         cj->conflicts = 0;
         cj->retry_at = 0;
     }
     if (cj && r->code != 409) {
         /* in the API now (not on a 409: someone else created it) */
-        rec *jr = cj;
-        if (jr->job && jr->job->wlkey) {
-            const cjob *j = jr->job;
-            ctrl_log(c, 1, "Job %s: created Workload %s", jr->key, j->wlkey);
+        const char *wlkey = w->op + strlen("create:"), *sl = strchr(wlkey, '/');
+        if (sl) {
+            char ns[300];
+            snprintf(ns, sizeof(ns), "%.*s", (int)(sl - wlkey), wlkey);
+            ctrl_log(c, 1, "%s %s: created Workload %s", res_tab[w->r].kind, cj->key, wlkey);
             char m[900];
-            ctrl_emit_job(
-                c, j, "Normal", CU_EV_CREATED_WORKLOAD,
-                cu_ctrl_event_msg_created_workload(m, sizeof(m), j->ns, strchr(j->wlkey, '/') + 1));
+            ctrl_emit_owner(c, cj, "Normal", CU_EV_CREATED_WORKLOAD,
+                            cu_ctrl_event_msg_created_workload(m, sizeof(m), ns, sl + 1));
         }
     }
     if (ok) {
         rec *gx;
-        if (guard_slot(c, w->kind, w->op, w->key, &gx) && gx) {
+        if (guard_slot(c, w->kind, w->r, w->op, w->key, &gx) && gx) {
             gx->conflicts = 0;
             gx->retry_at = 0;
         }
     }
     if (w->kind == OP_JOB) {
-        rec *jr = ctrl_omap_get(&c->objs[R_JOB], w->key);
-        if (jr)
-            ctrl_job_started(c, jr, ok, r->body);
+        const ctrl_integ *in = ctrl_integ_of(w->r);
+        if (in && in->written)
+            in->written(c, w->key, ok, r->body);
     }
     if (ok && w->kind == OP_ADMIT) {
         rec *x = ctrl_omap_get(&c->objs[R_WL], w->key);
@@ -229,8 +240,11 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
      * Workload's eviction and PodsReady state: a write they wanted may
      * have been dropped while this one was in flight (the watch can bring
      * a write's result before its answer) */
-    rec *wl = ctrl_omap_get(&c->objs[R_WL], w->key);
-    ctrl_mark_job(c, wl && wl->owner ? wl->owner : w->key);
+    rec *wl = w->r == R_WL ? ctrl_omap_get(&c->objs[R_WL], w->key) : NULL;
+    if (wl)
+        ctrl_mark_owner(c, wl->owner_r, wl->owner);
+    else if (w->r >= R_FIRST_OWNER)
+        ctrl_mark_owner(c, w->r, w->key);
     if (wl) {
         c->pr_dirty = 1;
         ctrl_mark_wl(c, wl->key);
@@ -243,11 +257,12 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
 
 /* Sends body (taken) unless op is in flight or this replica must not
  * write. Returns 1 when sent. */
-int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const char *method,
-                    const char *path, const char *ctype, json_object *body, const char *what)
+int ctrl_send_write(ctrl *c, opkind kind, int r, const char *op, const char *key,
+                    const char *method, const char *path, const char *ctype, json_object *body,
+                    const char *what)
 {
     rec *gx = NULL;
-    char **g = guard_slot(c, kind, op, key, &gx);
+    char **g = guard_slot(c, kind, r, op, key, &gx);
     if (ctrl_omap_get(&c->inflight, op) || !ctrl_leading(c) ||
         (g && *g && gx->rv && strcmp(*g, gx->rv) == 0 &&
          (!gx->retry_at || cu_clock_system_now(NULL) < gx->retry_at))) {
@@ -259,6 +274,7 @@ int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const
     if (w) {
         w->c = c;
         w->kind = kind;
+        w->r = r;
         w->op = strdup(op);
         w->key = strdup(key);
         w->what = strdup(what);
@@ -316,7 +332,11 @@ static void mark(ctrl *c, omap *set, const char *key)
     }
 }
 
-void ctrl_mark_job(ctrl *c, const char *jkey) { mark(c, &c->dirty_jobs, jkey); }
+void ctrl_mark_owner(ctrl *c, int r, const char *key)
+{
+    if (r >= R_FIRST_OWNER && r < NRES)
+        mark(c, &c->dirty[r], key);
+}
 
 void ctrl_mark_wl(ctrl *c, const char *wkey) { mark(c, &c->dirty_wls, wkey); }
 
@@ -460,10 +480,15 @@ void ctrl_emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *
         emit(c, 0, "Workload", wl->meta.ns, wl->meta.name, wl->meta.uid, type, reason, msg);
 }
 
-void ctrl_emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg)
+void ctrl_emit_owner(ctrl *c, const rec *x, const char *type, const char *reason, const char *msg)
 {
-    if (j)
-        emit(c, 1, "Job", j->ns, j->name, j->uid, type, reason, msg);
+    const char *sl = x ? strchr(x->key, '/') : NULL;
+    if (!sl || x->r < R_FIRST_OWNER)
+        return;
+    char ns[300];
+    snprintf(ns, sizeof(ns), "%.*s", (int)(sl - x->key), x->key);
+    ctrl_emit_av(c, 1, res_tab[x->r].api_version, res_tab[x->r].kind, ns, sl + 1,
+                 x->uid ? x->uid : (x->job ? x->job->uid : NULL), type, reason, msg);
 }
 
 /* ---------------- conditions ---------------- */
@@ -529,5 +554,5 @@ int ctrl_wl_status_write(ctrl *c, rec *w, opkind kind, json_object *p, const cha
     char op[1100], path[1200];
     snprintf(op, sizeof(op), "status:%s", w->key);
     snprintf(path, sizeof(path), "%s/%s/workloads/%s/status", WLPATH, wl->meta.ns, wl->meta.name);
-    return ctrl_send_write(c, kind, op, w->key, "PATCH", path, MERGE, p, what);
+    return ctrl_send_write(c, kind, R_WL, op, w->key, "PATCH", path, MERGE, p, what);
 }

@@ -5,7 +5,11 @@
  * edits the object as the input says (members removed and added, arrays
  * cut and grown, a value replaced: the JSON Patch generation), 2 the
  * conversion (/convert through cu_whrev_serve), 3 a path of the table
- * through cu_whrev_serve with a Content-Type; the rest is the body.
+ * through cu_whrev_serve with a Content-Type, with an env whose
+ * Configuration enables every integration Cueue serves (Job, Pod, JobSet,
+ * LeaderWorkerSet: their hooks do their work, not the no-op), knows every
+ * Namespace but "ghost" and has a LocalQueue "default" in each namespace
+ * whose name starts with "d"; the rest is the body.
  * Checked beyond memory safety: the status is one the server answers
  * (200, 400, 404, 500); every answer to a review is a JSON object of the
  * review's apiVersion and kind with a response; an admission's response
@@ -63,6 +67,44 @@ static void edit(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
     json_object_put(before);
 }
 
+static const cu_kvs *fz_ns_labels(void *ud, const char *ns)
+{
+    static cu_kv kv = { "kubernetes.io/metadata.name", "" };
+    static cu_kvs l = { 1, &kv };
+    (void)ud;
+    if (!strcmp(ns, "ghost"))
+        return NULL;
+    kv.value = ns;
+    return &l;
+}
+
+static int fz_lq_exists(void *ud, const char *ns, const char *name)
+{
+    (void)ud;
+    return ns[0] == 'd' && !strcmp(name, "default");
+}
+
+/* The env of way 3 (made once). */
+static const cu_wh_env *fz_env(void)
+{
+    static cu_arena a;
+    static cu_config cfg;
+    static cu_wh_env env;
+    static const char *fw[] = { "batch/job", "pod", "jobset.x-k8s.io/jobset",
+                                "leaderworkerset.x-k8s.io/leaderworkerset" };
+    if (!env.cfg) {
+        cu_arena_init(&a, 0);
+        if (cu_config_init_defaults(&cfg, &a) != CU_OK)
+            abort();
+        cfg.frameworks.n = 4;
+        cfg.frameworks.items = fw;
+        env.cfg = &cfg;
+        env.ns_labels = fz_ns_labels;
+        env.lq_exists = fz_lq_exists;
+    }
+    return &env;
+}
+
 static const cu_wh_hook edit_hook = { "edit.test", "/edit", 1, "", "v1", "x", 1u, edit };
 
 static void check_patch(json_object *resp, int may_patch)
@@ -110,8 +152,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         code =
             cu_whrev_serve(NULL, CU_WH_CONVERT_PATH, "application/json", body, len, &out, &ctype);
     else
-        code = cu_whrev_serve(NULL, hooks[edit_seed % nh].path,
-                              edit_seed & 8 ? "text/plain" : "application/json; charset=utf-8",
+        code = cu_whrev_serve(fz_env(), hooks[edit_seed % nh].path,
+                              edit_seed & 32 ? "text/plain" : "application/json; charset=utf-8",
                               body, len, &out, &ctype);
     if (code != 200 && code != 400 && code != 404 && code != 500)
         abort();

@@ -452,6 +452,135 @@ static void test_job_finished(void **st)
     }
 }
 
+static const char JOBSET[] =
+    "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":"
+    "\"train\",\"namespace\":\"team\",\"uid\":\"1b2c-uid\",\"resourceVersion\":\"7\","
+    "\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{\"suspend\":true,"
+    "\"replicatedJobs\":[{\"name\":\"driver\",\"template\":{\"spec\":{\"template\":{\"spec\":{"
+    "\"containers\":[{\"name\":\"c\"}]}}}}},{\"name\":\"workers\",\"replicas\":2,\"template\":"
+    "{\"spec\":{\"parallelism\":3,\"completions\":2,\"template\":{\"metadata\":{\"labels\":"
+    "{\"role\":\"w\"}},\"spec\":{\"priorityClassName\":\"high\",\"nodeSelector\":{\"a\":\"b\"},"
+    "\"containers\":[{\"name\":\"c\"}]}}}}}]}}";
+
+/* The Workload of a JobSet, as Kueue's jobset integration builds it: its
+ * name, an owner reference to the JobSet, a pod set per replicated Job
+ * (replicas x min(parallelism, completions)), the priority class of the
+ * first template with one. */
+static void test_workload_for_jobset(void **st)
+{
+    (void)st;
+    json_object *js = J(JOBSET);
+    cu_diag d;
+    cu_diag_init(&d);
+    json_object *wl = cu_ctrl_workload_for_jobset(js, &d);
+    assert_non_null(wl);
+    assert_string_equal(S(wl, "metadata", "name", NULL), "jobset-train-2da5f");
+    json_object *own = json_object_array_get_idx(
+        json_object_object_get(json_object_object_get(wl, "metadata"), "ownerReferences"), 0);
+    assert_string_equal(S(own, "apiVersion", NULL, NULL), "jobset.x-k8s.io/v1alpha2");
+    assert_string_equal(S(own, "kind", NULL, NULL), "JobSet");
+    assert_string_equal(S(own, "uid", NULL, NULL), "1b2c-uid");
+    json_object *spec = json_object_object_get(wl, "spec");
+    assert_string_equal(S(spec, "queueName", NULL, NULL), "lq");
+    assert_string_equal(S(spec, "priorityClassRef", "kind", NULL), "PriorityClass");
+    assert_string_equal(S(spec, "priorityClassRef", "name", NULL), "high");
+    json_object *ps = json_object_object_get(spec, "podSets");
+    assert_int_equal(json_object_array_length(ps), 2);
+    json_object *p0 = json_object_array_get_idx(ps, 0), *p1 = json_object_array_get_idx(ps, 1);
+    assert_string_equal(S(p0, "name", NULL, NULL), "driver");
+    assert_int_equal(json_object_get_int(json_object_object_get(p0, "count")), 1);
+    assert_string_equal(S(p1, "name", NULL, NULL), "workers");
+    assert_int_equal(json_object_get_int(json_object_object_get(p1, "count")), 4);
+    assert_string_equal(S(p1, "template", "metadata", "labels"), "{ \"role\": \"w\" }");
+    json_object_put(wl);
+    /* bad input: named by field */
+    json_object *rjs = json_object_object_get(json_object_object_get(js, "spec"), "replicatedJobs");
+    json_object_object_add(json_object_array_get_idx(rjs, 1), "replicas",
+                           json_object_new_string("two"));
+    assert_null(cu_ctrl_workload_for_jobset(js, &d));
+    assert_int_equal(d.n, 1);
+    assert_string_equal(d.msgs[0], "JobSet team/train: spec.replicatedJobs[1].replicas: must be "
+                                   "an integer >= 0");
+    json_object_object_add(json_object_object_get(js, "spec"), "replicatedJobs",
+                           json_object_new_array());
+    assert_null(cu_ctrl_workload_for_jobset(js, &d));
+    assert_string_equal(d.msgs[1], "JobSet team/train: spec.replicatedJobs: missing or empty");
+    cu_diag_free(&d);
+    json_object_put(js);
+}
+
+/* The start of a JobSet: unsuspended, each replicated Job's pod template
+ * with its own pod set's flavor node labels and tolerations, the whole
+ * list sent with the version it was read at; a restore is the same list
+ * with the templates' patches. */
+static void test_jobset_start_patch(void **st)
+{
+    (void)st;
+    json_object *js = J(JOBSET);
+    json_object *rjs = json_object_object_get(json_object_object_get(js, "spec"), "replicatedJobs");
+    json_object *flavors =
+        J("{\"cpu\":{\"spec\":{\"nodeLabels\":{\"pool\":\"cpu\"}}},\"gpu\":{\"spec\":{"
+          "\"nodeLabels\":{\"pool\":\"gpu\"},\"tolerations\":[{\"key\":\"g\",\"operator\":"
+          "\"Exists\"}]}}}");
+    json_object *wl =
+        J("{\"metadata\":{\"name\":\"w\",\"namespace\":\"team\"},\"status\":{\"admission\":"
+          "{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"driver\",\"count\":1,"
+          "\"flavors\":{\"cpu\":\"cpu\"}},{\"name\":\"workers\",\"count\":4,\"flavors\":"
+          "{\"nvidia.com/gpu\":\"gpu\"}}]}}}");
+    cu_diag d;
+    cu_diag_init(&d);
+    json_object *p = cu_ctrl_jobset_start_patch(rjs, NULL, wl, flavors, "7", &d, NULL);
+    assert_non_null(p);
+    assert_string_equal(S(p, "metadata", "resourceVersion", NULL), "7");
+    json_object *spec = json_object_object_get(p, "spec");
+    assert_false(json_object_get_boolean(json_object_object_get(spec, "suspend")));
+    json_object *out = json_object_object_get(spec, "replicatedJobs");
+    assert_int_equal(json_object_array_length(out), 2);
+    json_object *t0 = json_object_object_get(
+        json_object_object_get(json_object_array_get_idx(out, 0), "template"), "spec");
+    json_object *t1 = json_object_object_get(
+        json_object_object_get(json_object_array_get_idx(out, 1), "template"), "spec");
+    assert_string_equal(S(t0, "template", "spec", "nodeSelector"), "{ \"pool\": \"cpu\" }");
+    assert_null(S(t0, "template", "spec", "tolerations"));
+    json_object *ts1 = json_object_object_get(json_object_object_get(t1, "template"), "spec");
+    assert_string_equal(S(ts1, "nodeSelector", "pool", NULL), "gpu");
+    assert_string_equal(S(ts1, "nodeSelector", "a", NULL), "b"); /* its own kept */
+    assert_int_equal(json_object_array_length(json_object_object_get(ts1, "tolerations")), 1);
+    /* the rest of the replicated Job is as it was */
+    assert_int_equal(json_object_get_int(json_object_object_get(t1, "parallelism")), 3);
+    assert_string_equal(S(json_object_array_get_idx(out, 1), "name", NULL, NULL), "workers");
+    assert_string_equal(S(t1, "template", "metadata", "labels"), "{ \"role\": \"w\" }");
+    /* restore: the templates' patches (a key removed, a list dropped) */
+    json_object *tp[2] = { NULL, J("{\"spec\":{\"nodeSelector\":{\"pool\":null},"
+                                   "\"tolerations\":null}}") };
+    json_object *rp = cu_ctrl_jobset_templates_patch(out, tp, 2, NULL);
+    assert_non_null(rp);
+    assert_null(json_object_object_get(rp, "metadata"));
+    json_object *r1 = json_object_array_get_idx(
+        json_object_object_get(json_object_object_get(rp, "spec"), "replicatedJobs"), 1);
+    json_object *rs1 = json_object_object_get(
+        json_object_object_get(
+            json_object_object_get(json_object_object_get(r1, "template"), "spec"), "template"),
+        "spec");
+    assert_string_equal(S(rs1, "nodeSelector", NULL, NULL), "{ \"a\": \"b\" }");
+    assert_null(json_object_object_get(rs1, "tolerations"));
+    json_object_put(tp[1]);
+    json_object_put(rp);
+    json_object_put(p);
+    /* another number of pod sets than replicated Jobs: Kueue's error */
+    json_object_array_del_idx(
+        json_object_object_get(
+            json_object_object_get(json_object_object_get(wl, "status"), "admission"),
+            "podSetAssignments"),
+        1, 1);
+    assert_null(cu_ctrl_jobset_start_patch(rjs, NULL, wl, flavors, NULL, &d, NULL));
+    assert_string_equal(d.msgs[0], "invalid podSetsInfo length: expecting 2 podsets, got 1");
+    cu_diag_free(&d);
+    json_object_put(wl);
+    json_object_put(flavors);
+    json_object_put(js);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +595,8 @@ int main(void)
         cmocka_unit_test(test_job_start_patch_updates),
         cmocka_unit_test(test_job_start_patch_conflicts),
         cmocka_unit_test(test_job_finished),
+        cmocka_unit_test(test_workload_for_jobset),
+        cmocka_unit_test(test_jobset_start_patch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

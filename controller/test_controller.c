@@ -55,7 +55,21 @@
 
 /* ---------------- the resources the fake serves ---------------- */
 
-enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_AC, R_WL, R_JOB, NRES, R_OTHER = NRES };
+enum {
+    R_RF,
+    R_CQ,
+    R_COHORT,
+    R_LQ,
+    R_WPC,
+    R_PC,
+    R_NS,
+    R_AC,
+    R_WL,
+    R_JOB,
+    R_POD,
+    NRES,
+    R_OTHER = NRES
+};
 
 static const struct {
     const char *prefix, *plural, *api_version, *list_kind;
@@ -75,6 +89,7 @@ static const struct {
       "AdmissionCheckList" },
     { "/apis/kueue.x-k8s.io/v1beta2", "workloads", "kueue.x-k8s.io/v1beta2", "WorkloadList" },
     { "/apis/batch/v1", "jobs", "batch/v1", "JobList" },
+    { "/api/v1", "pods", "v1", "PodList" },
 };
 
 /* ---------------- the fake API server ---------------- */
@@ -951,6 +966,7 @@ typedef struct fx {
     srv *s;
     pid_t pid;
     char dir[256], kc[300], log[300];
+    char cfg[300]; /* a Configuration file for the controller, "" for none */
 } fx;
 
 static int setup(void **state)
@@ -1075,13 +1091,19 @@ static void start(fx *f)
         f->s = NULL;
         /* no webhook server: its certificate Secret is not what these
          * tests count (test_whreview.c and e2e/controller-webhooks.sh) */
+        char cfg[300];
+        snprintf(cfg, sizeof(cfg), "%s", f->cfg);
         char *argv[] = { "controller", "--kubeconfig",
                          kc,           "--health-probe-bind-address",
                          "0",          "--metrics-bind-address",
                          "0",          "--webhook-bind-address",
                          "0",          "-v",
-                         "3",          NULL };
-        int rc = cu_controller_main((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv);
+                         "3",          "--config",
+                         cfg,          NULL };
+        int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
+        if (!*cfg)
+            argc -= 2;
+        int rc = cu_controller_main(argc, argv);
         exit(rc);
     }
     f->pid = pid;
@@ -1366,6 +1388,85 @@ static void test_creates_workload_for_job(void **state)
     serve_for(f, 300);
     size_t posts = count_req(f, 0, f->s->nreqs, is_post_to, path);
     CHECK(f, posts == 1, "%zu Workload creations, want 1", posts);
+    stop(f);
+}
+
+/* Plain pods (the pod integration, enabled by the Configuration): a group
+ * of 2 gets no Workload while 1 pod exists; once complete, one Workload
+ * named after the group with a pod set of 2 and an ownerReference per
+ * pod; admitted, both pods are ungated with the flavor's nodeSelector. */
+static void add_pod(srv *s, const char *name)
+{
+    char b[2048];
+    snprintf(b, sizeof(b),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"team\",\"uid\":\"uid-%s\","
+             "\"creationTimestamp\":\"2025-01-01T00:00:00Z\",\"labels\":{"
+             "\"kueue.x-k8s.io/queue-name\":\"lq\",\"kueue.x-k8s.io/managed\":\"true\","
+             "\"kueue.x-k8s.io/pod-group-name\":\"grp\"},\"annotations\":{"
+             "\"kueue.x-k8s.io/pod-group-total-count\":\"2\"},"
+             "\"finalizers\":[\"kueue.x-k8s.io/managed\"]},"
+             "\"spec\":{\"schedulingGates\":[{\"name\":\"kueue.x-k8s.io/admission\"}],"
+             "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{"
+             "\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Pending\"}}",
+             name, name);
+    srv_add(s, R_POD, b);
+}
+
+/* ud: a pod's path. A PATCH of it. */
+static int is_pod_patch(const sreq *q, const void *ud)
+{
+    return strcmp(q->method, "PATCH") == 0 && strcmp(q->path, (const char *)ud) == 0;
+}
+
+static void test_pod_group_admitted_whole(void **state)
+{
+    fx *f = *state;
+    snprintf(f->cfg, sizeof(f->cfg), "%s/config.yaml", f->dir);
+    FILE *cf = fopen(f->cfg, "w");
+    assert_non_null(cf);
+    fputs("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+          "integrations:\n  frameworks: [batch/job, pod]\n",
+          cf);
+    fclose(cf);
+    base_world(f->s);
+    add_pod(f->s, "grp-0");
+    start(f);
+    const char *path = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/workloads";
+    serve_for(f, 800);
+    size_t posts = count_req(f, 0, f->s->nreqs, is_post_to, path);
+    CHECK(f, posts == 0, "%zu Workloads created for an incomplete group", posts);
+    add_pod(f->s, "grp-1");
+    long i = wait_req(f, 0, is_post_to, path, 5000);
+    CHECK(f, i >= 0, "no Workload created for the complete group");
+    json_object *b = f->s->reqs[i].j;
+    EQS(f, b, "metadata.name", "grp");
+    json_object *ig = NULL;
+    json_object_object_get_ex(jpath(b, "metadata.annotations"), "kueue.x-k8s.io/is-group-workload",
+                              &ig);
+    CHECK(f, ig && strcmp(json_object_get_string(ig), "true") == 0, "no is-group-workload: %s",
+          f->s->reqs[i].body);
+    CHECK(f, json_object_array_length(jpath(b, "metadata.ownerReferences")) == 2,
+          "ownerReferences: %s", f->s->reqs[i].body);
+    CHECK(f, json_object_array_length(jpath(b, "spec.podSets")) == 1, "podSets: %s",
+          f->s->reqs[i].body);
+    assert_int_equal(json_object_get_int(jpath(b, "spec.podSets.0.count")), 2);
+    /* the controller admits it (2 of 4 cpu) and ungates both pods */
+    const char *p0 = "/api/v1/namespaces/team/pods/grp-0",
+               *p1 = "/api/v1/namespaces/team/pods/grp-1";
+    long a = wait_req(f, 0, is_admission, "grp", 5000);
+    CHECK(f, a >= 0, "the group's Workload was never admitted");
+    long u0 = wait_req(f, 0, is_pod_patch, p0, 5000), u1 = wait_req(f, 0, is_pod_patch, p1, 5000);
+    CHECK(f, u0 > a && u1 > a, "both pods ungated after the admission (%ld, %ld, %ld)", a, u0, u1);
+    for (int k = 0; k < 2; k++) {
+        json_object *q = f->s->reqs[k ? u1 : u0].j;
+        EQS(f, q, "spec.nodeSelector.pool", "p1");
+        json_object *g = NULL;
+        CHECK(f, json_object_object_get_ex(jpath(q, "spec"), "schedulingGates", &g) && !g,
+              "the gate not removed: %s", f->s->reqs[k ? u1 : u0].body);
+    }
+    obj *pod = store_find(f->s, R_POD, "team/grp-1");
+    CHECK(f, !jpath(pod->o, "spec.schedulingGates"), "pod grp-1 still gated");
     stop(f);
 }
 
@@ -2302,6 +2403,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bare_preemption_slow_answer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_job_in_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_status_merge_patch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pod_group_admitted_whole, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,7 +64,7 @@ YAML
 pass "queues applied"
 start_controller ctrl -v 1 --metrics-bind-address 127.0.0.1:0
 wait_for 15 "controller logs its metrics address" grep -q "metrics on [^ ]* (/metrics)" "$TMP/ctrl.log"
-METRICS=http://$(sed -n 's/.*metrics on \([^ ]*\) (\/metrics).*/\1/p' "$TMP/ctrl.log" | head -n 1)/metrics
+metrics_url "$TMP/ctrl.log"
 # checks_wait_count CQ: observations of kueue_admission_checks_wait_time_seconds for CQ
 checks_wait_count() {
     curl -sf --max-time 5 "$METRICS" |

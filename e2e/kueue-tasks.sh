@@ -134,26 +134,13 @@ count_admitted() {
         | select(any(.status.conditions[]?; .type == "Admitted" and .status == "True"))
         | select(all(.status.conditions[]?; .type != "Finished" or .status != "True"))] | length'
 }
-# metric NAME [LABEL="VALUE"...]: the value of the first sample of NAME in the
-# last scrape ($TMP/metrics) that has all these labels (others may be there
-# too, such as replica_role), or empty.
-metric() {
-    local name=$1; shift
-    awk -v m="$name" -v want="$*" '
-        index($1, m "{") == 1 || $1 == m {
-            n = split(want, w, " "); ok = 1
-            for (i = 1; i <= n; i++) if (!index($1, "{" w[i]) && !index($1, "," w[i])) ok = 0
-            if (ok) { print $2; exit }
-        }' "$TMP/metrics"
-}
-scrape() { curl -sf --max-time 10 "$METRICS" -o "$TMP/metrics"; }
 
 start_cluster
 apply_crds
 start_controller ctrl -v 1 --health-probe-bind-address 0 --metrics-bind-address 127.0.0.1:0
 wait_for 30 "controller synced" grep -q "all informers synced" "$TMP/ctrl.log"
 wait_for 15 "controller logs its metrics address" grep -q "metrics on [^ ]* (/metrics)" "$TMP/ctrl.log"
-METRICS=http://$(sed -n 's/.*metrics on \([^ ]*\) (\/metrics).*/\1/p' "$TMP/ctrl.log" | head -n 1)/metrics
+metrics_url "$TMP/ctrl.log"
 
 ####################### 1. Administer cluster quotas #######################
 BASE_PREFIX=${E2E_PREFIX:-}
@@ -421,7 +408,7 @@ YAML
 start_controller ctrl-fs -v 1 --config "$TMP/fs-config.yaml" --health-probe-bind-address 0 --metrics-bind-address 127.0.0.1:0
 wait_for 30 "controller with fair sharing synced" grep -q "all informers synced" "$TMP/ctrl-fs.log"
 wait_for 15 "it logs its metrics address" grep -q "metrics on [^ ]* (/metrics)" "$TMP/ctrl-fs.log"
-METRICS=http://$(sed -n 's/.*metrics on \([^ ]*\) (\/metrics).*/\1/p' "$TMP/ctrl-fs.log" | head -n 1)/metrics
+metrics_url "$TMP/ctrl-fs.log"
 k create namespace fs >/dev/null
 k apply -f - >/dev/null <<'YAML' || fail "fair-sharing queues" "kubectl apply failed"
 apiVersion: kueue.x-k8s.io/v1beta2

@@ -22,6 +22,11 @@
 # cluster alone (its fault injection, its flags) is guarded by
 # `embedded_only DESC` and says so in a SKIP line on the real one.
 #
+# Other projects' controllers (e2e/k8s/addons.sh: jobset, ...) that a
+# script needs on the real control plane: E2E_ADDONS="NAME..." set before
+# e2e_init; the script skips (77) when one is not built, and start_k8s
+# starts them once the cluster is up. The embedded cluster runs none.
+#
 # Needs bash 4; the tools the script names in e2e_init (timeout is always
 # checked).
 
@@ -40,13 +45,21 @@ e2e_init() {
         command -v "$tool" >/dev/null 2>&1 || { echo "SKIP  all: $tool is not installed"; exit 0; }
     done
     E2E_CLUSTER=${CUEUE_E2E_CLUSTER:-embedded}
-    # the real binaries' cache, named before HOME moves into $TMP
+    # the real binaries' cache and Go's module cache (the addons' sources),
+    # named before HOME moves into $TMP
     export CUEUE_K8S_CACHE=${CUEUE_K8S_CACHE:-$HOME/.cache/cueue-k8s}
+    if command -v go >/dev/null 2>&1; then
+        export GOMODCACHE=${GOMODCACHE:-$(go env GOMODCACHE)}
+    fi
     case $E2E_CLUSTER in
     embedded) ;;
     k8s)
         "$ROOT/e2e/k8s/cluster.sh" built \
             || { echo "SKIP  all: the real control plane is not built (e2e/k8s/cluster.sh build)"; exit 77; }
+        for tool in ${E2E_ADDONS:-}; do
+            "$ROOT/e2e/k8s/addons.sh" built "$tool" \
+                || { echo "SKIP  all: the $tool addon is not built (e2e/k8s/addons.sh build $tool)"; exit 77; }
+        done
         E2E_PREFIX="${E2E_PREFIX:-}[k8s] " ;;
     *) echo "CUEUE_E2E_CLUSTER must be embedded or k8s, not $E2E_CLUSTER" >&2; exit 2 ;;
     esac
@@ -185,14 +198,17 @@ start_cluster() {
 # The first call brings it up (the nodes of $K8S_NODES, default the embedded
 # cluster's built-in set); after stop_cluster, the next one starts the API
 # server again over the same etcd, as a restart of the embedded cluster
-# with --data-dir keeps its objects. CL_PID is the API server's pid.
+# with --data-dir keeps its objects; the addons of $E2E_ADDONS are started
+# after the first. CL_PID is the API server's pid.
 start_k8s() {
     local d=$TMP/k8s
     if [ -s "$d/env" ]; then
         "$ROOT/e2e/k8s/cluster.sh" start "$d" kube-apiserver >>"$TMP/cluster.log" 2>&1
     else
         "$ROOT/e2e/k8s/cluster.sh" up "$d" ${K8S_NODES:+--nodes "$K8S_NODES"} \
-            >>"$TMP/cluster.log" 2>&1
+            >>"$TMP/cluster.log" 2>&1 &&
+            { [ -z "${E2E_ADDONS:-}" ] ||
+                "$ROOT/e2e/k8s/addons.sh" up "$d" $E2E_ADDONS >>"$TMP/cluster.log" 2>&1; }
     fi || {
         echo "FAIL  ${E2E_PREFIX:-}cluster did not start"
         cat "$TMP/cluster.log"
@@ -294,6 +310,27 @@ start_controller() {
     local name=$1; shift
     "$CUEUE" controller --kubeconfig "$KC" "$@" 2>>"$TMP/$name.log" &
     CT_PID=$!
+}
+
+# metric NAME [LABEL="VALUE"...]: the value of the first sample of NAME in the
+# last scrape ($TMP/metrics) that has all these labels (others may be there
+# too, such as replica_role), or empty.
+metric() {
+    local name=$1; shift
+    awk -v m="$name" -v want="$*" '
+        index($1, m "{") == 1 || $1 == m {
+            n = split(want, w, " "); ok = 1
+            for (i = 1; i <= n; i++) if (!index($1, "{" w[i]) && !index($1, "," w[i])) ok = 0
+            if (ok) { print $2; exit }
+        }' "$TMP/metrics"
+}
+# scrape: GET $METRICS (the controller's /metrics URL) into $TMP/metrics
+scrape() { curl -sf --max-time 10 "$METRICS" -o "$TMP/metrics"; }
+
+# metrics_url LOG: the controller's /metrics URL from its log line
+# "metrics on ADDR (/metrics)" (plain HTTP), into METRICS
+metrics_url() {
+    METRICS=http://$(sed -n 's/.*metrics on \([^ ]*\) (\/metrics).*/\1/p' "$1" | head -n 1)/metrics
 }
 
 # check_v1beta1_workload NS LQ: a v1beta1 client creates a Workload in

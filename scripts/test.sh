@@ -12,6 +12,7 @@ scripts/install-deps.sh
 jobs=$(nproc)
 echo "== the real control plane for the k8s_* tests (built once, then cached)"
 e2e/k8s/cluster.sh build
+e2e/k8s/addons.sh build
 echo "== Kueue, for bench/vs-kueue.sh's small run (built once, then cached)"
 bench/kueue/build.sh build
 echo "== build and test (RelWithDebInfo)"

@@ -497,6 +497,29 @@ json_object *cu_status_pending_doc(const cu_wl_info **v, size_t n, const char *c
     return doc;
 }
 
+const char *cu_status_owner_text(json_object *refs, char *out, size_t n)
+{
+    size_t nr = json_object_is_type(refs, json_type_array) ? json_object_array_length(refs) : 0;
+    json_object *pick = NULL;
+    for (size_t i = 0; i < nr && !pick; i++) {
+        json_object *ctl = NULL, *o = json_object_array_get_idx(refs, i);
+        if (json_object_object_get_ex(o, "controller", &ctl) && json_object_get_boolean(ctl))
+            pick = o;
+    }
+    if (!pick && nr)
+        pick = json_object_array_get_idx(refs, 0);
+    json_object *k = NULL, *nm = NULL;
+    if (!pick || !json_object_object_get_ex(pick, "kind", &k) ||
+        !json_object_object_get_ex(pick, "name", &nm))
+        return NULL;
+    if (nr > 1)
+        snprintf(out, n, "%s/%s (+%zu)", json_object_get_string(k), json_object_get_string(nm),
+                 nr - 1);
+    else
+        snprintf(out, n, "%s/%s", json_object_get_string(k), json_object_get_string(nm));
+    return out;
+}
+
 json_object *cu_status_visibility_doc(const cu_wl_info **v, size_t n, const char *cq,
                                       const char *lq, int64_t limit, int64_t offset,
                                       cu_status_owners_fn owners, void *ud)

@@ -106,6 +106,13 @@ cu_node *cu_status_cond_node(cu_arena *a, const char *type, int status, const ch
 json_object *cu_status_pending_doc(const cu_wl_info **v, size_t n, const char *cq, const char *lq,
                                    int64_t now_ms);
 
+/* The owner of a Workload as `cueue queue pending` shows it, from its
+ * metadata.ownerReferences refs (borrowed; NULL or not an array: none):
+ * "KIND/NAME" of the controlling reference, else of the first, with
+ * " (+N)" when N more objects own it (the pods of a pod group). Into out;
+ * returns out, or NULL when there is none. */
+const char *cu_status_owner_text(json_object *refs, char *out, size_t n);
+
 /* Kueue's visibility API (visibility.kueue.x-k8s.io/v1beta2). */
 #define CU_VISIBILITY_GROUP "visibility.kueue.x-k8s.io"
 #define CU_VISIBILITY_VERSION "v1beta2"

@@ -312,6 +312,30 @@ static void test_wl_readmitted_cond(void **st)
     assert_string_equal(k.message, "Previously: ");
 }
 
+/* The owner shown for a pending Workload: the controlling reference,
+ * else the first, with the number of other owners (a pod group's pods). */
+static void test_owner_text(void **st)
+{
+    (void)st;
+    char b[100];
+    json_object *r = json_tokener_parse(
+        "[{\"kind\":\"Pod\",\"name\":\"p-0\"},{\"kind\":\"Pod\",\"name\":\"p-1\"},"
+        "{\"kind\":\"Pod\",\"name\":\"p-2\"}]");
+    assert_string_equal(cu_status_owner_text(r, b, sizeof(b)), "Pod/p-0 (+2)");
+    json_object_put(r);
+    r = json_tokener_parse("[{\"kind\":\"Team\",\"name\":\"t\"},{\"kind\":\"JobSet\","
+                           "\"name\":\"train\",\"controller\":true}]");
+    assert_string_equal(cu_status_owner_text(r, b, sizeof(b)), "JobSet/train (+1)");
+    json_object_put(r);
+    r = json_tokener_parse("[{\"kind\":\"Job\",\"name\":\"pi\",\"controller\":true}]");
+    assert_string_equal(cu_status_owner_text(r, b, sizeof(b)), "Job/pi");
+    json_object_put(r);
+    r = json_tokener_parse("[]");
+    assert_null(cu_status_owner_text(r, b, sizeof(b)));
+    assert_null(cu_status_owner_text(NULL, b, sizeof(b)));
+    json_object_put(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -319,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_inactive_and_cut),
         cmocka_unit_test(test_caps_and_kinds),
         cmocka_unit_test(test_utf8_cut),
+        cmocka_unit_test(test_owner_text),
         cmocka_unit_test(test_usage_without_reserved_only),
         cmocka_unit_test(test_wl_admission_conds),
         cmocka_unit_test(test_wl_evicted_conds),

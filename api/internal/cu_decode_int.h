@@ -85,5 +85,11 @@ void cu_dec_wpc(dctx *c, const cu_node *root, cu_wpc *x);
 void cu_dec_pc(dctx *c, const cu_node *root, cu_priority_class *x);
 void cu_dec_config(dctx *c, const cu_node *root, cu_config *x);
 void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl);
+void cu_dec_jobset(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl);
+/* The Finished condition of an owner's Workload from the first of root's
+ * status.conditions that fin (cu_job_cond_finished, ...) says finishes it,
+ * with its message and time. */
+void cu_dec_owner_finished(dctx *c, const cu_node *root, cu_workload *wl,
+                           int (*fin)(const char *t, const char *s, int *failed));
 
 #endif

@@ -81,10 +81,11 @@ typedef struct model {
     cu_world cw;         /* the --config file */
     const cu_config *cf; /* NULL without --config */
     cu_engine *e;
-    cu_strmap synth; /* "ns/name" of Workloads built from Jobs that have none */
-    cu_arena keys;   /* the keys of synth */
-    int have_ns;     /* the Namespaces were listed */
-    int would_admit; /* pending in the API, admitted by the engine */
+    cu_strmap synth;     /* "ns/name" of Workloads built from Jobs that have none */
+    cu_arena keys;       /* the keys of synth */
+    json_object *owners; /* "ns/name" of a Workload -> its owner (cu_status_owner_text) */
+    int have_ns;         /* the Namespaces were listed */
+    int would_admit;     /* pending in the API, admitted by the engine */
 } model;
 
 /* Prints "cueue: CMD: message" to stderr. */
@@ -133,6 +134,24 @@ void cli_say_api_error(cli *c, const api *a, const areq *q);
 /* Splits "[NS/]NAME" into ns and name (254-byte buffers); the namespace
  * defaults to the kubeconfig context's, else "default". Returns 0 or RC_USAGE. */
 int cli_split_target(const cli *c, const char *arg, char *ns, char *name, const char *what);
+/* cu_cli_owner.c: kubectl-style references to the owners of Workloads */
+typedef struct cli_kind {
+    const char *kind, *api_version, *prefix, *plural; /* prefix: "/apis/GROUP/VERSION" */
+    const char *words[6]; /* what a reference may call it, NULL-terminated */
+} cli_kind;
+/* Workload, Job, JobSet, LeaderWorkerSet, Pod; ends with a NULL kind. */
+extern const cli_kind cli_kinds[];
+/* The kind a reference word names ("jobset", "pods", "lws", ...), or NULL. */
+const cli_kind *cli_kind_of(const char *word);
+/* Splits "[NAMESPACE/][KIND/]NAME" (KIND/NAME when the first of two parts
+ * is a kind word, else NAMESPACE/NAME) into ns, *kind (NULL when none is
+ * given) and name, as cli_split_target. Returns 0 or RC_USAGE. */
+int cli_split_ref(const cli *c, const char *arg, char *ns, const cli_kind **kind, char *name,
+                  const char *what);
+/* The names (sorted, in ar) of the Workloads of namespace ns whose
+ * ownerReferences name the object kind/name. Returns 0 or RC_FAIL (said). */
+int cli_owned_workloads(cli *c, api *a, const char *ns, const cli_kind *k, const char *name,
+                        cu_strs *out, cu_arena *ar);
 /* GET of a namespaced object: 0 with *obj (new, caller puts) or NULL for
  * 404; else an exit code with the problem printed. */
 int cli_api_get_obj(cli *c, api *a, const char *prefix, const char *ns, const char *plural,

@@ -150,7 +150,48 @@ static void ensure_obj(json_object *o, const char *k)
         json_object_object_add(o, k, json_object_new_object());
 }
 
-static void prepare_create(rt_ent *rt, json_object *o)
+/* kube-apiserver's pod strategy on create: a pod created with scheduling
+ * gates gets the condition PodScheduled False, reason SchedulingGated (the
+ * scheduler leaves it alone until the gates are gone). ts: now. */
+static void pod_gated_condition(json_object *pod, json_object *stt, const char *ts)
+{
+    if (cu_jarr_len(cu_jpath(pod, "spec.schedulingGates")) == 0)
+        return;
+    json_object *c = json_object_new_object(), *conds = json_object_new_array();
+    cu_jset_str(c, "type", "PodScheduled");
+    cu_jset_str(c, "status", "False");
+    json_object_object_add(c, "lastProbeTime", NULL);
+    cu_jset_str(c, "lastTransitionTime", ts);
+    cu_jset_str(c, "reason", "SchedulingGated");
+    cu_jset_str(c, "message", "Scheduling is blocked due to non-empty scheduling gates");
+    json_object_array_add(conds, c);
+    json_object_object_add(stt, "conditions", conds);
+}
+
+/* kube-apiserver's pod update rule on spec.schedulingGates: gates may be
+ * removed, never added (errors into fe). */
+static void pod_gates_update(json_object *nw, json_object *old, ferrs *fe)
+{
+    json_object *ng = cu_jpath(nw, "spec.schedulingGates"),
+                *og = cu_jpath(old, "spec.schedulingGates");
+    for (size_t i = 0; i < cu_jarr_len(ng); i++) {
+        const char *n = cu_jstr(json_object_array_get_idx(ng, i), "name");
+        int found = 0;
+        for (size_t k = 0; n && k < cu_jarr_len(og) && !found; k++) {
+            const char *o = cu_jstr(json_object_array_get_idx(og, k), "name");
+            found = o && !strcmp(o, n);
+        }
+        if (found)
+            continue;
+        char field[64];
+        snprintf(field, sizeof(field), "spec.schedulingGates[%zu].name", i);
+        ferr_add(fe, field, "FieldValueForbidden",
+                 "Forbidden: only deletion is allowed, but found new scheduling gate '%s'",
+                 n ? n : "");
+    }
+}
+
+static void prepare_create(rt_ent *rt, json_object *o, const char *ts)
 {
     json_object *m = cu_jget(o, "metadata");
     switch (rt->kid) {
@@ -158,6 +199,7 @@ static void prepare_create(rt_ent *rt, json_object *o)
         json_object *stt = json_object_new_object();
         cu_jset_str(stt, "phase", "Pending");
         cu_jset_str(stt, "qosClass", qos_class(o));
+        pod_gated_condition(o, stt, ts);
         json_object_object_add(o, "status", stt);
         break;
     }
@@ -333,7 +375,7 @@ cu_err cu_store_create(cu_store *s, const cu_rtype *rtp, const char *ns, json_ob
     now_str(s, ts, sizeof(ts));
     cu_jset_str(m, "uid", uid);
     cu_jset_str(m, "creationTimestamp", ts);
-    prepare_create(rt, obj);
+    prepare_create(rt, obj, ts);
     if (rt->kid == K_CRD && (err = register_crd_locked(s, obj, st)) != CU_OK)
         goto out;
     err = commit_put(s, &c, rt, NULL, obj, st);
@@ -562,6 +604,8 @@ cu_err cu_store_update(cu_store *s, const cu_rtype *rtp, const char *ns, const c
         fe.n = fe.total = 0;
         if (rt->kid == K_CR)
             schema_check(rt, nw, &fe);
+        if (rt->kid == K_POD && !status_ep)
+            pod_gates_update(nw, old, &fe);
         if (fe.n) {
             err = err_invalid(st, rt, name, &fe);
             goto out;

@@ -221,6 +221,13 @@ static void cells_pod(json_object *cells, json_object *o, json_object *meta, int
     snprintf(buf, sizeof buf, "%zu/%zu", ready, total);
     json_object_array_add(cells, json_object_new_string(buf));
     const char *status = cu_jstr(st, "reason");
+    json_object *conds = cu_jget(st, "conditions");
+    for (size_t i = 0; i < jlen(conds); i++) { /* kubectl's printer: a gated pod says so */
+        json_object *c = json_object_array_get_idx(conds, i);
+        const char *t = cu_jstr(c, "type"), *r = cu_jstr(c, "reason");
+        if (t && r && !strcmp(t, "PodScheduled") && !strcmp(r, "SchedulingGated"))
+            status = "SchedulingGated";
+    }
     if (!status)
         status = reason;
     if (!status && phase)

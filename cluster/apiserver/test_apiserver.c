@@ -303,6 +303,17 @@ static void test_table_builtins(void **state)
     assert_string_equal(cell_str(r, 6), "gpu-1");
     json_object_put(t);
     json_object_put(p);
+    /* a gated pod: kubectl's printer says SchedulingGated */
+    p = json_tokener_parse(
+        "{\"metadata\":{\"name\":\"g\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
+        "\"spec\":{\"schedulingGates\":[{\"name\":\"x/y\"}],\"containers\":[{\"name\":\"a\"}]},"
+        "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
+        "\"status\":\"False\",\"reason\":\"SchedulingGated\"}]}}");
+    t = cu_table_build(&pod, p, 1, 1, now);
+    assert_string_equal(cell_str(json_object_array_get_idx(get(t, "rows"), 0), 2),
+                        "SchedulingGated");
+    json_object_put(t);
+    json_object_put(p);
 
     cu_rtype job = { 0 };
     job.group = "batch";

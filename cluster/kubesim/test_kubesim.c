@@ -1005,15 +1005,50 @@ static void test_gated_pod_waits(void **state)
     step(f);
     json_object *p = get(f, f->pods, "default", "gated");
     assert_null(path(p, "spec.nodeName"));
-    assert_null(cond(p, "PodScheduled"));
+    /* as kube-apiserver writes it on creation, and nothing more */
+    json_object *c = cond(p, "PodScheduled");
+    assert_non_null(c);
+    assert_string_equal(cu_jstr(c, "status"), "False");
+    assert_string_equal(cu_jstr(c, "reason"), "SchedulingGated");
+    assert_string_equal(cu_jstr(c, "message"),
+                        "Scheduling is blocked due to non-empty scheduling gates");
     json_object_put(p);
     p = get(f, f->pods, "default", "free");
     assert_non_null(path(p, "spec.nodeName"));
     assert_string_equal(pstr(p, "status.phase"), "Running");
+    assert_null(cond(p, "PodScheduled") ? cu_jstr(cond(p, "PodScheduled"), "reason") : NULL);
     json_object_put(p);
     json_object *evs = list(f, f->events, "default", NULL);
     assert_int_equal(nitems(evs), 0);
     json_object_put(evs);
+    /* still gated after more passes */
+    f->now += 60 * 1000;
+    step(f);
+    p = get(f, f->pods, "default", "gated");
+    assert_null(path(p, "spec.nodeName"));
+    /* a gate cannot be added, as kube-apiserver refuses it */
+    cu_status st;
+    json_object *out = NULL;
+    json_object *add = cu_jcopy(p);
+    json_object_array_add(cu_jpath(add, "spec.schedulingGates"),
+                          cu_json_parse_str("{\"name\":\"example.com/more\"}"));
+    assert_int_equal(cu_store_update(f->s, f->pods, "default", "gated", NULL, add, &out, &st),
+                     CU_EINVAL);
+    assert_int_equal(st.code, 422);
+    assert_non_null(strstr(st.message,
+                           "spec.schedulingGates[1].name: Forbidden: only deletion is "
+                           "allowed, but found new scheduling gate 'example.com/more'"));
+    /* the gate removed: the next pass binds it */
+    json_object_object_del(cu_jget(p, "spec"), "schedulingGates");
+    assert_int_equal(cu_store_update(f->s, f->pods, "default", "gated", NULL, p, &out, &st), CU_OK);
+    json_object_put(out);
+    step(f);
+    p = get(f, f->pods, "default", "gated");
+    assert_non_null(path(p, "spec.nodeName"));
+    c = cond(p, "PodScheduled");
+    assert_string_equal(cu_jstr(c, "status"), "True");
+    assert_string_equal(pstr(p, "status.phase"), "Running");
+    json_object_put(p);
     /* without a runtime it keeps running */
     f->now += 3600 * 1000;
     step(f);

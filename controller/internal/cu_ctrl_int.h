@@ -22,6 +22,7 @@
 #include "cu_explain.h"
 #include "cu_metrics.h"
 #include "cu_log.h"
+#include "cu_lws.h"
 #include "cu_podsready.h"
 #include "cu_visibility.h"
 #include "cu_informer.h"
@@ -40,22 +41,62 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { R_RF, R_CQ, R_COHORT, R_LQ, R_WPC, R_PC, R_NS, R_AC, R_WL, R_JOB, NRES };
+/* The resources the controller watches. R_WL and the queue-shaping kinds
+ * before it are Kueue's and core's; from R_JOB on, the integrations' kinds
+ * (Kueue's "frameworks"): objects that own Workloads, each kind handled by
+ * one file in controller/jobs/ through its ctrl_integ. */
+enum {
+    R_RF,
+    R_CQ,
+    R_COHORT,
+    R_LQ,
+    R_WPC,
+    R_PC,
+    R_NS,
+    R_AC,
+    R_WL,
+    R_JOB,
+    R_JOBSET,
+    R_LWS,
+    R_POD,
+    R_LWS_POD, /* the LeaderWorkerSet's pods, managed or not yet (cu_lws.c) */
+    NRES
+};
+#define R_FIRST_OWNER R_JOB
 
 static const struct {
     const char *path, *api_version, *kind;
+    const char *framework; /* integrations.frameworks name (owner kinds), NULL */
+    int optional;          /* its CRD may be missing: a 404 lists as empty, logged */
+    const char *selector;  /* label selector of the informer, NULL: all */
 } res_tab[NRES] = {
-    { "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", CU_GROUP "/v1beta2", "ResourceFlavor" },
-    { "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", CU_GROUP "/v1beta2", "ClusterQueue" },
-    { "/apis/kueue.x-k8s.io/v1beta2/cohorts", CU_GROUP "/v1beta2", "Cohort" },
-    { "/apis/kueue.x-k8s.io/v1beta2/localqueues", CU_GROUP "/v1beta2", "LocalQueue" },
+    { "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", CU_GROUP "/v1beta2", "ResourceFlavor", NULL,
+      0, NULL },
+    { "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", CU_GROUP "/v1beta2", "ClusterQueue", NULL, 0,
+      NULL },
+    { "/apis/kueue.x-k8s.io/v1beta2/cohorts", CU_GROUP "/v1beta2", "Cohort", NULL, 0, NULL },
+    { "/apis/kueue.x-k8s.io/v1beta2/localqueues", CU_GROUP "/v1beta2", "LocalQueue", NULL, 0,
+      NULL },
     { "/apis/kueue.x-k8s.io/v1beta2/workloadpriorityclasses", CU_GROUP "/v1beta2",
-      "WorkloadPriorityClass" },
-    { "/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass" },
-    { "/api/v1/namespaces", "v1", "Namespace" },
-    { "/apis/kueue.x-k8s.io/v1beta2/admissionchecks", CU_GROUP "/v1beta2", "AdmissionCheck" },
-    { "/apis/kueue.x-k8s.io/v1beta2/workloads", CU_GROUP "/v1beta2", "Workload" },
-    { "/apis/batch/v1/jobs", "batch/v1", "Job" },
+      "WorkloadPriorityClass", NULL, 0, NULL },
+    { "/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass", NULL,
+      0, NULL },
+    { "/api/v1/namespaces", "v1", "Namespace", NULL, 0, NULL },
+    /* AdmissionChecks are new in crds/: a cluster installed before them
+     * still runs, with ClusterQueues that name checks inactive */
+    { "/apis/kueue.x-k8s.io/v1beta2/admissionchecks", CU_GROUP "/v1beta2", "AdmissionCheck", NULL,
+      1, NULL },
+    { "/apis/kueue.x-k8s.io/v1beta2/workloads", CU_GROUP "/v1beta2", "Workload", NULL, 0, NULL },
+    { "/apis/batch/v1/jobs", "batch/v1", "Job", "batch/job", 0, NULL },
+    { "/apis/jobset.x-k8s.io/v1alpha2/jobsets", "jobset.x-k8s.io/v1alpha2", "JobSet",
+      "jobset.x-k8s.io/jobset", 1, NULL },
+    { "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets", "leaderworkerset.x-k8s.io/v1",
+      "LeaderWorkerSet", "leaderworkerset.x-k8s.io/leaderworkerset", 1, NULL },
+    /* only the pods the pod webhook marked managed */
+    { "/api/v1/pods", "v1", "Pod", "pod", 0, CU_LABEL_MANAGED "=" CU_LABEL_MANAGED_VALUE },
+    /* the LeaderWorkerSet's pods, to be labelled into their group's pod
+     * group before the pod integration sees them */
+    { "/api/v1/pods", "v1", "Pod", CU_LWS_FRAMEWORK, 0, CU_LWS_LABEL_SET_NAME },
 };
 
 static const char MERGE[] = "application/merge-patch+json";
@@ -66,20 +107,31 @@ static const char WLPATH[] = "/apis/kueue.x-k8s.io/v1beta2/namespaces";
 
 /* ---------------- records ---------------- */
 
-/* What the controller keeps of a batch/v1 Job. */
+/* One pod template of a suspend-based object as it is now (one per pod
+ * set of its Workload, in order). */
+typedef struct cjob_ps {
+    char *sel;  /* its nodeSelector (JSON text), NULL if none */
+    char *tol;  /* its tolerations (JSON text), NULL if none */
+    char *meta; /* its {"labels","annotations"} (JSON text) */
+} cjob_ps;
+
+/* What the controller keeps of an object of a suspend-based integration
+ * (Kueue's GenericJob: a batch/v1 Job, a JobSet; cu_suspend.c). */
 typedef struct cjob {
     char *ns, *name, *uid;
     char *label_queue; /* the queue-name label, NULL when absent */
     char *wlkey;       /* ns/name of its Workload */
     int suspended, finished, failed, deleting;
-    char *fail_msg;
-    int has_par, has_comp;
+    char *fin_msg;         /* the finished message, NULL: its kind's default */
+    int has_par, has_comp; /* Jobs: spec.parallelism, spec.completions */
     int32_t par, comp;
     int64_t created_ms;               /* metadata.creationTimestamp, 0 when absent */
     int64_t active, ready, succeeded; /* active: status.active + status.terminating */
-    char *cur_sel;     /* the template's nodeSelector now (JSON text), NULL if none */
-    char *cur_tol;     /* the template's tolerations now (JSON text), NULL if none */
-    char *cur_meta;    /* the template's {"labels","annotations"} now (JSON text) */
+    cjob_ps *ps;                      /* its pod templates now */
+    size_t nps;
+    char *own;         /* what the kind's start and restore patches rebuild
+                          whole (a JobSet's {"replicatedJobs", "resourceVersion"},
+                          JSON text), NULL */
     int has_start;     /* status.startTime is set (the API server then refuses
                           changes to the template's scheduling directives) */
     char *create_body; /* the Workload to create (JSON text), NULL if unmanaged */
@@ -101,11 +153,15 @@ typedef struct rec {
     int adm_written; /* ... and the write succeeded (the Job may start) */
     int hold;        /* a write of this version conflicted: out of the engine
                                 until a newer version arrives */
-    char *owner;     /* "ns/job" of its controlling Job, NULL */
+    char *owner;     /* its owner's key in objs[owner_r] ("ns/name"), NULL: none
+                        (an integration may key owners that are no single object,
+                        e.g. a pod group, in its own way) */
+    int owner_r;     /* the owner's resource (R_JOB...) */
     char *owners;    /* metadata.ownerReferences [{apiVersion, kind, name, uid}] (JSON
                         text) for the visibility API, NULL when none */
     char *tmpl;      /* pod set 0's template spec: {"nodeSelector","tolerations"} */
     char *tmeta;     /* pod set 0's template metadata: {"labels","annotations"} */
+    char *pstmpls;   /* every pod set's: [{"spec": as tmpl, "meta": as tmeta}] (JSON text) */
     char *acs;       /* status.admissionChecks as read (JSON text), NULL when none */
     int adm_checks;  /* the admission written (assumed) left AdmissionChecks to pass:
                         the Job waits for Admitted */
@@ -117,8 +173,8 @@ typedef struct rec {
     /* ResourceFlavors: spec.nodeLabels and spec.tolerations (JSON text) */
     char *rf_spec;
     /* ClusterQueues, ResourceFlavors: metadata.finalizers as read (JSON
-     * text, NULL when none), whether they hold Kueue's resource-in-use,
-     * and whether metadata.deletionTimestamp is set */
+     * text, NULL when none; Workloads too), whether they hold Kueue's
+     * resource-in-use, and whether metadata.deletionTimestamp is set */
     char *fins;
     int has_fin, deleting;
     /* ClusterQueues, LocalQueues: status.conditions as read (JSON text) */
@@ -148,6 +204,11 @@ typedef struct rec {
     char *start_cq, *started_rv;
     int64_t started_at;
     cjob *job;
+    /* owner kinds (R_FIRST_OWNER..): metadata.uid, and the integration's
+     * own record of the object (its ctrl_integ's decode and free_data) */
+    char *uid;
+    int64_t created_ms; /* metadata.creationTimestamp, 0 when absent */
+    void *ij;
 } rec;
 
 typedef struct omap {
@@ -172,7 +233,7 @@ typedef struct cfgx {
     cu_pr_config pr; /* waitForPodsReady */
     int manage_without_queue;
     const cu_config *cf; /* the Configuration file, NULL */
-    int jobs;            /* batch/job integration on */
+    int on[NRES];        /* owner kinds: the integration is enabled */
 } cfgx;
 
 struct ctrl {
@@ -191,9 +252,11 @@ struct ctrl {
     rctx rc[NRES];
     int ninf, nsynced;
     omap objs[NRES];
-    omap inflight;   /* operation keys in flight (records with only a key) */
-    omap dirty_jobs; /* Job keys to reconcile */
-    omap dirty_wls;  /* Workload keys for deactivations() to look at */
+    omap inflight;    /* operation keys in flight (records with only a key) */
+    omap dirty[NRES]; /* owner kinds: the keys their integration is to reconcile */
+    omap units[NRES]; /* owner kinds: their integration's own records (e.g. pod
+                         groups), keyed as it likes; freed with ctrl_rec_free */
+    omap dirty_wls;   /* Workload keys for deactivations() to look at */
     int verbose;
     cu_log log;
     cfgx cfg;
@@ -315,14 +378,22 @@ void ctrl_on_attempt(void *ud, const char *method, int watch, int code, double s
 void ctrl_on_outcome(void *ud, int code, const char *error, const char *body);
 /* Sends body (taken) to path with method and content type ctype, unless
  * op (the operation key, e.g. "status:ns/name") is in flight or this
- * replica must not write; key names the record the write is about, what
- * is logged. Returns 1 when sent. */
-int ctrl_send_write(ctrl *c, opkind kind, const char *op, const char *key, const char *method,
-                    const char *path, const char *ctype, json_object *body, const char *what);
+ * replica must not write; key names the record the write is about (in
+ * objs[r]; for OP_CREATE the owner the Workload is created for, whose
+ * key op carries after "create:"), what is logged. Returns 1 when sent. */
+int ctrl_send_write(ctrl *c, opkind kind, int r, const char *op, const char *key,
+                    const char *method, const char *path, const char *ctype, json_object *body,
+                    const char *what);
+/* The REST path of the object key ("ns/name", or "name" when cluster
+ * scoped) of resource r into out. */
+void ctrl_obj_path(int r, const char *key, char *out, size_t n);
 /* 1 when a write with operation key op is in flight. */
 int ctrl_inflight(ctrl *c, const char *op);
-/* Queues the Job jkey (borrowed, copied) for reconciling. */
-void ctrl_mark_job(ctrl *c, const char *jkey);
+/* Queues key (borrowed, copied; NULL: nothing) for reconciling by the
+ * integration of owner kind r. */
+void ctrl_mark_owner(ctrl *c, int r, const char *key);
+/* The same for the Job jkey. */
+#define ctrl_mark_job(c, jkey) ctrl_mark_owner((c), R_JOB, (jkey))
 void ctrl_mark_wl(ctrl *c, const char *wkey);
 /* Frees the Events still queued. */
 void ctrl_ev_queue_free(ctrl *c);
@@ -332,10 +403,11 @@ void ctrl_ev_queue_free(ctrl *c);
 void ctrl_emit_av(ctrl *c, int job, const char *av, const char *kind, const char *ns,
                   const char *name, const char *uid, const char *type, const char *reason,
                   const char *msg);
-/* The same about a Workload / a Job (NULL: nothing). */
+/* The same about a Workload (NULL: nothing). */
 void ctrl_emit_wl(ctrl *c, const cu_workload *wl, const char *type, const char *reason,
                   const char *msg);
-void ctrl_emit_job(ctrl *c, const cjob *j, const char *type, const char *reason, const char *msg);
+/* The same about the object of owner record x (of an integration's kind). */
+void ctrl_emit_owner(ctrl *c, const rec *x, const char *type, const char *reason, const char *msg);
 /* The Workload decoded in r (borrowed from r), or NULL. */
 const cu_workload *ctrl_wl_of(const rec *r);
 /* 1 when wl (may be NULL) has condition type with status. */
@@ -444,31 +516,122 @@ void ctrl_log_invalid(ctrl *c, int r, const cu_world *w);
  * frees with ctrl_world_free), or NULL with the reason in why. */
 cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nwhy);
 /* Reads into x what the controller needs of a Workload beyond the decode:
- * its controlling Job, pod set 0's template, status.requeueState. */
-void ctrl_decode_wl_extras(rec *x, json_object *obj);
+ * its owner (an integration's object), pod set 0's template,
+ * status.requeueState. */
+void ctrl_decode_wl_extras(ctrl *c, rec *x, json_object *obj);
 
-/* ---- jobs/cu_job.c: the batch/v1 Job integration ---- */
+/* ---- jobs/: the integrations ---- */
 
-/* What the controller keeps of the Job (borrowed): a new cjob (caller
- * frees with ctrl_cjob_free), NULL without namespace, name or uid. */
-cjob *ctrl_decode_job(ctrl *c, json_object *job);
-/* The queue of a Job: its label; else "default" when its namespace has a
- * LocalQueue named default; else "" when manageJobsWithoutQueueName
+/* An integration (Kueue's "framework"): how the controller handles the
+ * objects of one owner kind. Each lives in its own file of controller/jobs/
+ * and is found by its resource. A NULL hook does nothing. */
+typedef struct ctrl_integ {
+    int r; /* its resource */
+    /* obj (borrowed), a new version of the owner record x, decoded into x
+     * (x->job / x->ij; the old one replaced), and the keys to reconcile
+     * marked (ctrl_mark_owner). Undecodable: said with ctrl_report_bad. */
+    void (*decode)(ctrl *c, rec *x, json_object *obj);
+    /* x is deleted from the API (called before x is freed). */
+    void (*deleted)(ctrl *c, rec *x);
+    /* frees x->ij. */
+    void (*free_data)(rec *x);
+    /* brings the object (or unit: a pod group) of a marked key and its
+     * Workload to what they should be: one write per object at a time */
+    void (*reconcile)(ctrl *c, const char *key);
+    /* the answer to an OP_JOB write about owner key (ok: 2xx; body: the
+     * object it returned) */
+    void (*written)(ctrl *c, const char *key, int ok, const char *body);
+    /* 1 when x should have a Workload that is not seen yet (the first
+     * cycles after a start wait, at most 5 s, for those to be created) */
+    int (*awaits_workload)(ctrl *c, rec *x);
+    /* Workload x's owner (x->owner, x->owner_r) when no controlling
+     * ownerReference names it (e.g. a pod group); 1 when set. */
+    int (*wl_owner)(ctrl *c, rec *x, json_object *obj);
+    /* 1 when the owner key (not a record of objs[r]) still exists */
+    int (*owner_alive)(ctrl *c, const char *key);
+    /* Workload w was added, changed or (deleted: 1) is being deleted; told
+     * to every integration, for Workloads it uses but does not own (e.g.
+     * prebuilt ones) */
+    void (*wl_changed)(ctrl *c, rec *w, int deleted);
+    /* for waitForPodsReady: the ready and succeeded pods of Workload w's
+     * owner (not a Job) into *ready, *succeeded; 1 when it has started (no
+     * pod waits to be let run), 0: not started, nothing counted */
+    int (*pods_ready)(ctrl *c, rec *w, int64_t *ready, int64_t *succeeded);
+    /* a suspend-based integration's kind rules (cu_suspend.c), NULL */
+    const struct ctrl_susp_ops *susp;
+} ctrl_integ;
+
+/* The integrations, one per file of controller/jobs/ (cu_jobs.c finds them). */
+extern const ctrl_integ ctrl_integ_job, ctrl_integ_jobset, ctrl_integ_lws, ctrl_integ_pod,
+    ctrl_integ_lws_pod;
+/* The integration of resource r, NULL for a kind that is none. */
+const ctrl_integ *ctrl_integ_of(int r);
+/* The resource of obj's controlling owner when it is of an enabled
+ * integration (Kueue's managed ancestor: obj gets no Workload of its own),
+ * else -1. */
+int ctrl_managed_parent(ctrl *c, json_object *obj);
+/* 1 when Workload w's owner is still there (its record, or as its
+ * integration's owner_alive says). */
+int ctrl_owner_alive(ctrl *c, const rec *w);
+/* Marks Workload w Finished (reason, msg) and counts it in the metrics
+ * when it held quota (every integration's end of a Workload). Returns 1
+ * when the write was sent. */
+int ctrl_finish_workload(ctrl *c, rec *w, const char *reason, const char *msg);
+/* Writes into the Workload spec (being created) the value of the priority
+ * class its priorityClassRef names, as Kueue does, when that class is
+ * known. */
+void ctrl_wl_priority(ctrl *c, json_object *spec);
+/* Says once per problem (log, Warning Event on obj) that obj, of resource
+ * r (record x), cannot be decoded; NULL why: it decodes (again). */
+void ctrl_report_bad(ctrl *c, rec *x, int r, json_object *obj, const char *why);
+
+/* ---- jobs/cu_suspend.c: the suspend-based integrations (Kueue's GenericJob) ---- */
+
+/* What differs between the kinds that stop by spec.suspend (a batch/v1 Job,
+ * a JobSet); the rest, in cu_suspend.c, is theirs in common: the record,
+ * the Workload created, the start, the stop, the restore, the finish. */
+typedef struct ctrl_susp_ops {
+    /* the name of the Workload of the object name/uid (arena-owned) */
+    const char *(*wl_name)(cu_arena *a, const char *name, const char *uid);
+    /* obj's pod templates (borrowed from obj) into t, at most max; their number */
+    size_t (*templates)(json_object *obj, json_object **t, size_t max);
+    /* the kind's own fields of obj into j: finished, failed, fin_msg,
+     * active, ready, succeeded, has_start, own ... */
+    void (*fill)(cjob *j, json_object *obj);
+    /* the Workload body for obj (labelled with a queue), NULL with d */
+    json_object *(*workload)(json_object *obj, cu_diag *d);
+    /* what the merge patch that suspends j sets in spec besides suspend
+     * (w: its Workload record, NULL); NULL: nothing */
+    void (*suspend)(const cjob *j, const rec *w, json_object *spec);
+    /* the merge patch that changes j's pod templates by tp[i] (merge
+     * patches of a pod template, NULL: none; j->nps of them) */
+    json_object *(*retemplate)(const cjob *j, const rec *w, json_object *const *tp);
+    /* the merge patch that starts j with its Workload's admission wj
+     * ({metadata, status: {admission, admissionChecks}}) and flavors
+     * ({name: {spec}}), its pod templates being w's; NULL with the
+     * problems in d (*permanent: as Kueue, no retry) */
+    json_object *(*start)(const cjob *j, const rec *w, json_object *wj, json_object *flavors,
+                          cu_diag *d, int *permanent);
+    /* the finished messages when fin_msg is NULL */
+    const char *ok_msg, *fail_msg;
+} ctrl_susp_ops;
+
+/* The hooks of a suspend-based integration (its ctrl_integ's; the kind
+ * rules are its susp). */
+void ctrl_susp_decode(ctrl *c, rec *x, json_object *obj);
+void ctrl_susp_deleted(ctrl *c, rec *x);
+void ctrl_susp_reconcile_key(ctrl *c, int r, const char *key);
+void ctrl_susp_written(ctrl *c, int r, const char *key, int ok, const char *body);
+int ctrl_susp_awaits_workload(ctrl *c, rec *x);
+/* The queue of an object: its label; else "default" when its namespace
+ * has a LocalQueue named default; else "" when manageJobsWithoutQueueName
  * covers its namespace (managed, no queue); NULL: not managed. */
 const char *ctrl_job_queue(ctrl *c, const cjob *j);
 /* An evicted Workload whose pods are gone: status.admission cleared,
  * QuotaReserved=False, Admitted=False, Requeued=True. */
 void ctrl_release_evicted(ctrl *c, rec *w);
-/* Brings the Job jr and its Workload to what they should be: creates the
- * Workload, starts the admitted Job, stops the evicted or unadmitted one,
- * marks the Workload Finished. One write per object at a time. */
-void ctrl_reconcile_job(ctrl *c, rec *jr);
-/* The answer to a write of the Job jr (ok: 2xx; body: the Job it
- * returned): when it was the start, "started Job" is logged and the Started
- * Event emitted now, once, and the started version noted (rec.started_rv). */
-void ctrl_job_started(ctrl *c, rec *jr, int ok, const char *body);
-/* How long a started Job's suspended versions are taken as older than the
- * start (the watch lagging) before the start may be sent again. */
+/* How long a started object's suspended versions are taken as older than
+ * the start (the watch lagging) before the start may be sent again. */
 #define CTRL_START_ECHO_MS 10000
 
 /* ---- cu_ctrlinform.c: informer events ---- */

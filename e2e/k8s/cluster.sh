@@ -22,6 +22,8 @@
 #                                       kube-scheduler, kwok)
 #   e2e/k8s/cluster.sh start DIR NAME   start it again, as it was started
 #   e2e/k8s/cluster.sh restart DIR NAME stop and start one; wait until ready
+#   e2e/k8s/cluster.sh ports N          print N free loopback ports (for the
+#                                       addons of addons.sh)
 #
 # The cache is ${CUEUE_K8S_CACHE:-$HOME/.cache/cueue-k8s}. --nodes takes the
 # same file as `cueue cluster --nodes` (v1 Node documents); the default is
@@ -346,7 +348,7 @@ args_of() {
             --authentication-kubeconfig="$DIR/controller-manager.kubeconfig" \
             --authorization-kubeconfig="$DIR/controller-manager.kubeconfig" \
             --bind-address=127.0.0.1 --secure-port="$KCM_PORT" --leader-elect=false \
-            --controllers=job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,node-lifecycle-controller,pod-garbage-collector-controller,ttl-after-finished-controller \
+            --controllers=job-controller,statefulset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,node-lifecycle-controller,pod-garbage-collector-controller,ttl-after-finished-controller \
             --service-account-private-key-file="$p/sa.key" --root-ca-file="$p/ca.crt" \
             --use-service-account-credentials=true \
             --kube-api-qps=200 --kube-api-burst=400 --concurrent-job-syncs=10 \
@@ -501,6 +503,7 @@ down() {
     local n
     [ $# -ge 1 ] || die "usage: cluster.sh down DIR"
     DIR=$(cd "$1" 2>/dev/null && pwd) || DIR=$1
+    "$HERE/addons.sh" down "$DIR" # JobSet, LeaderWorkerSet, ... first
     for n in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do stop_one "$n"; done
     rm -f "$DIR/pids"
     # and any component of this cluster the pids file no longer names
@@ -528,6 +531,7 @@ bin) built && echo "$BIN" ;;
 up) shift; up "$@" ;;
 down) shift; down "$@" ;;
 stop|start|restart) one "$@" ;;
+ports) free_ports "${2:-1}" ;;
 -h|--help|help)
     sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' ;;
 *) die "usage: cluster.sh build|built|bin|up DIR [--nodes FILE]|down DIR|stop|start|restart DIR NAME" ;;

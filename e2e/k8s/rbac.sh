@@ -137,6 +137,20 @@ if ! "$CLUSTER_SH" up "$K8S" --nodes "$TMP/nodes.yaml" >"$TMP/cluster-up.log" 2>
     e2e_finish
 fi
 pass "real control plane up in $((SECONDS - t0)) s"
+# the JobSet and LeaderWorkerSet controllers, so that the integrations the
+# shipped Configuration enables run here (their rules are checked as the
+# rest); without their builds, those rules are left out of the check
+ADDONS=0
+if "$HERE/addons.sh" built jobset && "$HERE/addons.sh" built lws; then
+    if "$HERE/addons.sh" up "$K8S" jobset lws >"$TMP/addons-up.log" 2>&1; then
+        ADDONS=1
+        pass "the JobSet and LWS controllers started"
+    else
+        fail "the JobSet and LWS controllers started" "$(tail -n 5 "$TMP/addons-up.log")"
+    fi
+else
+    echo "SKIP  the JobSet and LWS integrations: addons not built (e2e/k8s/addons.sh build)"
+fi
 KC=$K8S/kubeconfig # cluster admin: lib.sh's k() uses it
 
 apply_crds
@@ -163,6 +177,8 @@ k apply -f "$ROOT/config/manager/10-secret.yaml" >/dev/null || fail "the empty S
 # the Configuration the controllers run with: the shipped one's namespace
 # and certificate names (config/manager/00-config.yaml), no leader election
 # unless a run asks for it
+# and its integrations.frameworks
+FWS=$(sed -n '/^      frameworks:/,/^    [a-z]/s/^      - //p' "$ROOT/config/manager/00-config.yaml" | paste -sd, -)
 cat >"$TMP/config.yaml" <<YAML
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -172,6 +188,8 @@ internalCertManagement:
   enable: true
   webhookServiceName: cueue-webhook-service
   webhookSecretName: cueue-webhook-server-cert
+integrations:
+  frameworks: [$FWS]
 YAML
 WHFLAGS=(--config "$TMP/config.yaml" --webhook-bind-address 127.0.0.1:0
          --webhook-cert-dir "$TMP/certs")
@@ -359,6 +377,109 @@ wait_for 60 "mover's Workload moved to lq-b" wl_queue mover lq-b
 wait_for 60 "mover admitted in cq-b" wl_cond mover Admitted True
 wait_for 120 "mover Complete" job_complete mover
 
+# A pod group of 2 (the pod integration): created as Kueue's pod webhook
+# leaves such pods (none routes here): managed, gated, with its finalizer.
+# Admitted whole, ungated, run, and their finalizers are taken off.
+for i in 0 1; do
+    k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pg-$i
+  namespace: $NS
+  labels: {kueue.x-k8s.io/queue-name: lq-b, kueue.x-k8s.io/managed: "true", kueue.x-k8s.io/pod-group-name: pg}
+  annotations: {kueue.x-k8s.io/pod-group-total-count: "2", cueue.dev/simulated-runtime: 3s}
+  finalizers: [kueue.x-k8s.io/managed]
+spec:
+  schedulingGates: [{name: kueue.x-k8s.io/admission}]
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: busybox
+    resources: {requests: {cpu: 500m}}
+YAML
+done
+pg_wl_cond() {
+    k get workload -n "$NS" pg -o json | jq -e --arg t "$1" \
+        'any(.status.conditions[]?; .type == $t and .status == "True")' >/dev/null
+}
+pg_done() {
+    k get pods -n "$NS" -l kueue.x-k8s.io/pod-group-name=pg -o json | jq -e '[.items[] |
+        select(.status.phase == "Succeeded" and (.metadata.finalizers // [] | length) == 0)] |
+        length == 2' >/dev/null
+}
+wait_for 60 "pod group pg admitted whole" pg_wl_cond Admitted
+wait_for 120 "pod group pg ran (Succeeded), its finalizers taken off" pg_done
+wait_for 60 "pod group pg's Workload Finished" pg_wl_cond Finished
+if [ "$ADDONS" = 1 ]; then
+    # a JobSet of one replicated Job: admitted, started, Completed
+    k apply -f - >/dev/null <<YAML
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: js
+  namespace: $NS
+  labels: {kueue.x-k8s.io/queue-name: lq-b}
+spec:
+  suspend: true
+  replicatedJobs:
+  - name: w
+    replicas: 1
+    template:
+      spec:
+        parallelism: 1
+        completions: 1
+        template:
+          metadata:
+            annotations: {cueue.dev/simulated-runtime: 3s}
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: main
+              image: busybox
+              resources: {requests: {cpu: 500m}}
+YAML
+    js_done() { k get jobset -n "$NS" js -o json |
+        jq -e 'any(.status.conditions[]?; .type == "Completed" and .status == "True")' >/dev/null; }
+    wait_for 60 "JobSet js admitted" wl_cond js Admitted True
+    wait_for 150 "JobSet js Completed" js_done
+    wait_for 60 "JobSet js's Workload Finished" wl_cond js Finished True
+    # a LeaderWorkerSet of one group of 2 (templates marked as Kueue's LWS
+    # webhook marks them): its group's Workload, its pods labelled into it
+    k apply -f - >/dev/null <<YAML
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: lw
+  namespace: $NS
+  labels: {kueue.x-k8s.io/queue-name: lq-b}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      metadata:
+        annotations: {kueue.x-k8s.io/pod-suspending-parent: leaderworkerset.x-k8s.io/leaderworkerset}
+      spec:
+        containers:
+        - name: main
+          image: busybox
+          resources: {requests: {cpu: 250m}}
+YAML
+    wait_for 60 "LWS lw: its group's Workload admitted" wl_cond lw Admitted True
+    lw_labelled() {
+        k get pods -n "$NS" -l leaderworkerset.sigs.k8s.io/name=lw -o json | jq -e '[.items[] |
+            select(.metadata.labels["kueue.x-k8s.io/managed"] == "true")] | length == 2' >/dev/null
+    }
+    wait_for 60 "LWS lw: its 2 pods labelled into their group" lw_labelled
+    # scaled to no group: the controller deletes the group's Workload
+    lw_wl=$(wl_of lw)
+    k patch leaderworkerset -n "$NS" lw --type merge -p '{"spec":{"replicas":0}}' >/dev/null
+    lw_wl_gone() { ! k get workload -n "$NS" "$lw_wl" >/dev/null 2>&1; }
+    wait_for 60 "LWS lw scaled to 0: its group's Workload deleted" lw_wl_gone
+    k delete leaderworkerset -n "$NS" lw --wait=false >/dev/null
+fi
+
 # Events, as the ServiceAccount wrote them
 # ev_has "KIND NAME REASON": such an Event exists in $NS
 ev_has() {
@@ -423,13 +544,23 @@ audited() {
             then "/" + .objectRef.subresource else "" end) \(.verb) \(.responseStatus.code)"'
 }
 # rules granted that a run may well not use, and why
-UNUSED_OK="kueue.x-k8s.io/workloads get|batch/jobs get|batch/jobs/finalizers update|/secrets create|"
-# workloads get, jobs get: read again only after a 409 conflict on a write;
+UNUSED_OK="kueue.x-k8s.io/workloads get|batch/jobs get|jobset.x-k8s.io/jobsets get|/secrets create|"
+UNUSED_OK+="batch/jobs/finalizers update|/pods/finalizers update|jobset.x-k8s.io/jobsets/finalizers update|"
+UNUSED_OK+="leaderworkerset.x-k8s.io/leaderworkersets/finalizers update|/pods delete|"
+[ "$ADDONS" = 1 ] || UNUSED_OK+="jobset.x-k8s.io/jobsets list|jobset.x-k8s.io/jobsets watch|jobset.x-k8s.io/jobsets patch|"
+# workloads get, jobs get, jobsets get: read again only after a 409
+# conflict on a write;
 # secrets create: only when the Secret is missing (dist/install.yaml ships
 # it empty, as here, so the controller updates it);
-# jobs/finalizers update: asked by OwnerReferencesPermissionEnforcement for
-# blockOwnerDeletion, which is no request of its own (section 3 shows it
-# is needed)
+# jobs/finalizers, pods/finalizers, jobsets/finalizers and
+# leaderworkersets/finalizers update: asked by
+# OwnerReferencesPermissionEnforcement for blockOwnerDeletion on a
+# Workload's owner, which is no request of its own (section 3 shows it is
+# needed);
+# pods delete: only an excess pod of a group, or a failed one replaced
+# (e2e/controller-pods.sh);
+# without the addons, the JobSet rules (the CRD is missing: not even
+# listed; e2e/controller-jobset.sh runs them)
 # audit_checks WHAT FROM TO: no request in the window refused (403 or 401)
 audit_checks() {
     local what=$1 from=$2 to=$3 reqs refused

@@ -87,6 +87,22 @@ seq_pod_crud() {
     req GET "$p/p1"
 }
 
+# A pod created with scheduling gates: its PodScheduled condition
+# (SchedulingGated, written on creation), kubectl's STATUS column, a gate
+# added (refused: only deletion is allowed), the gates removed.
+SEQS+=(pod_scheduling_gates)
+seq_pod_scheduling_gates() {
+    local p=$CORE/namespaces/$NS/pods
+    req POST "$p" '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"g1"},"spec":{"schedulerName":"none","schedulingGates":[{"name":"example.com/a"},{"name":"example.com/b"}],"containers":[{"name":"main","image":"busybox"}]}}'
+    req GET "$p/g1"
+    kc get pod g1 -n "$NS"
+    req PATCH "$p/g1" '{"spec":{"schedulingGates":[{"name":"example.com/c"}]}}' application/strategic-merge-patch+json
+    req PATCH "$p/g1" '{"spec":{"schedulingGates":[{"name":"example.com/b"}]}}' application/merge-patch+json
+    req PATCH "$p/g1" '{"spec":{"schedulingGates":null}}' application/merge-patch+json
+    req GET "$p/g1"
+    req DELETE "$p/g1?gracePeriodSeconds=0"
+}
+
 SEQS+=(custom_crud)
 seq_custom_crud() {
     local p=$W/namespaces/$NS/widgets
