@@ -84,7 +84,7 @@ jqe() {
     [ -n "$in" ] || in=null
     jq -e "$@" <<<"$in"
 }
-ctrl_args() { echo "-v 2 --metrics-bind-address 0 --health-probe-bind-address 0"; }
+ctrl_args() { echo "-v 2 --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 0"; }
 
 # The full flow: Cueue's LWS and pod webhooks (Kueue's paths) registered by
 # URL on the controller's webhook server, its CA injected by the controller
@@ -300,12 +300,14 @@ check_lws_pending() {
             length == 4 and all(.[]; any(.spec.schedulingGates[]?; .name == "kueue.x-k8s.io/admission"))'
     }
     check "... and its 4 pods stay gated" "$(pods_json | jq -c '[.items[] | [.metadata.name, .spec.schedulingGates]]')" gated
-    # explain by the LWS: its groups' Workloads, the third one pending
-    KUBECONFIG=$KC "$CUEUE" explain leaderworkerset/infer >"$TMP/out" 2>"$TMP/err"
+    # explain by the LWS: its groups' Workloads, the third one pending (the
+    # controller's HTTP server is its metrics address)
+    metrics_url "$TMP/ctrl.log"
+    KUBECONFIG=$KC CUEUE_CONTROLLER=${METRICS%/metrics} "$CUEUE" explain leaderworkerset/infer >"$TMP/out" 2>"$TMP/err"
     check "cueue explain leaderworkerset/infer explains its groups' Workloads, $WL2 pending" \
         "$(head -c 800 "$TMP/out") $(cat "$TMP/err")" \
         grep -q "^Workload default/$WL2: pending" "$TMP/out"
-    KUBECONFIG=$KC "$CUEUE" queue pending -o wide >"$TMP/out" 2>&1
+    KUBECONFIG=$KC CUEUE_CONTROLLER=${METRICS%/metrics} "$CUEUE" queue pending -o wide >"$TMP/out" 2>&1
     check "cueue queue pending -o wide lists $WL2 with its LeaderWorkerSet as owner" "$(cat "$TMP/out")" \
         grep -Eq "default/$WL2 .* LeaderWorkerSet/infer " "$TMP/out"
 }
