@@ -459,7 +459,25 @@ static int create_obj(dev *dv, const dev_obj *o)
     return rc;
 }
 
-/* Waits until the group/version of every CRD in l is served (at most 10 s). */
+/* 1 when the discovery document resp (of /apis/GROUP/VERSION) lists the
+ * resource plural. */
+static int discovery_lists(const cu_buf *resp, const char *plural)
+{
+    json_object *doc = cu_json_parse_str(resp->data ? resp->data : "");
+    json_object *res = cu_jget(doc, "resources");
+    int found = 0;
+    for (size_t i = 0, n = cu_jarr_len(res); i < n && !found; i++) {
+        const char *name = cu_jstr(json_object_array_get_idx(res, i), "name");
+        found = name && strcmp(name, plural) == 0;
+    }
+    json_object_put(doc);
+    return found;
+}
+
+/* Waits until every CRD in l is served: its group/version's discovery
+ * lists its resource (at most 10 s each). A real API server serves a
+ * group/version as soon as one of its CRDs is established, before the
+ * others of the group are. */
 static void wait_crds_served(dev *dv, const dev_objs *l)
 {
     cu_buf resp;
@@ -472,12 +490,14 @@ static void wait_crds_served(dev *dv, const dev_objs *l)
             json_object_array_length(vers) == 0)
             continue;
         const char *v = cu_jstr(json_object_array_get_idx(vers, 0), "name");
-        if (!v)
+        const char *plural = cu_jpath_str(spec, "names.plural");
+        if (!v || !plural)
             continue;
         char path[512];
         snprintf(path, sizeof path, "/apis/%s/%s", group, v);
         for (int t = 0; t < 100; t++) {
-            if (http_do(&dv->http, "GET", path, NULL, NULL, &resp) == 200)
+            if (http_do(&dv->http, "GET", path, NULL, NULL, &resp) == 200 &&
+                discovery_lists(&resp, plural))
                 break;
             struct timespec ts = { 0, 100 * 1000000L };
             nanosleep(&ts, NULL);

@@ -210,9 +210,13 @@ metadata: {name: zones-queue, namespace: default}
 spec: {clusterQueue: zones-cq}
 YAML
 wait_for 20 "zones-cq is Active" cq_active zones-cq
-{ job zone-1 default zones-queue 3 3 1Gi 600s; echo ---; job zone-2 default zones-queue 2 3 1Gi 600s; } \
-    | k apply -f - >/dev/null || fail "create zone jobs" "kubectl failed"
+# zone-2 is created once zone-1 is admitted: two Jobs applied together get
+# Workloads whose creates may complete in either order (in the same second,
+# which is all creationTimestamp tells apart), and which one takes zone-a
+# is then a tie, as in Kueue
+job zone-1 default zones-queue 3 3 1Gi 600s | k apply -f - >/dev/null || fail "create zone-1" "kubectl failed"
 poll 30 job_unsuspended default zone-1
+job zone-2 default zones-queue 2 3 1Gi 600s | k apply -f - >/dev/null || fail "create zone-2" "kubectl failed"
 wait_for 30 "zone-1 (9 cpu) and zone-2 (6 cpu) both admitted" job_unsuspended default zone-2
 W1=$(wl_of default zone-1) W2=$(wl_of default zone-2)
 f="$(flavor_of default "$W1" cpu)/$(flavor_of default "$W1" memory) $(flavor_of default "$W2" cpu)/$(flavor_of default "$W2" memory)"
