@@ -280,13 +280,22 @@ json_object *cu_pod_group_workload(const char *group, json_object *const *pods, 
         cu_diag_error(d, "pod group %s: no pods", group ? group : "?");
         return NULL;
     }
+    for (size_t i = 0; i < n; i++)
+        if (!cu_jpath_str(pods[i], "metadata.name") || !cu_jpath_str(pods[i], "metadata.uid")) {
+            cu_diag_error(d, "pod group %s: a pod has no metadata.name or metadata.uid", group);
+            return NULL;
+        }
     role *roles = calloc(n, sizeof(*roles));
-    if (!roles)
+    if (!roles) {
+        cu_diag_error(d, "pod group %s: out of memory", group);
         return NULL;
+    }
     size_t nr = 0;
     for (size_t i = 0; i < n; i++) {
         char r[CU_POD_ROLE_MAX + 1];
         if (cu_pod_role(pods[i], r) != 0) {
+            cu_diag_error(d, "pod group %s: pod %s: its role hash cannot be computed", group,
+                          cu_jpath_str(pods[i], "metadata.name"));
             free(roles);
             return NULL;
         }
