@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int k = 0; k < 3; k++) {
         cu_diag dk;
         cu_diag_init(&dk);
-        json_object *w = k == 0 ? cu_pod_workload(o, &dk)
+        json_object *w = k == 0   ? cu_pod_workload(o, &dk)
                          : k == 1 ? cu_pod_group_workload("group", pods, 2, &dk)
                                   : cu_lws_workload(o, 1, &dk);
         if (!w && dk.n == 0)
