@@ -229,8 +229,7 @@ void cu_topo_request_validate(cu_ann_get get, void *ud, const char *path, cu_dia
         cu_diag_error(e, "%s.annotations[%s]: Required value: must be set when '%s' is specified",
                       path, CU_ANN_TAS_SLICE_SIZE, CU_ANN_TAS_SLICE_REQUIRED);
     if (!sreq && ssize)
-        cu_diag_error(e,
-                      "%s.annotations[%s]: Forbidden: may not be set when '%s' is not specified",
+        cu_diag_error(e, "%s.annotations[%s]: Forbidden: may not be set when '%s' is not specified",
                       path, CU_ANN_TAS_SLICE_SIZE, CU_ANN_TAS_SLICE_REQUIRED);
     if (cons)
         cu_diag_error(e,

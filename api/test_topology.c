@@ -123,8 +123,7 @@ static void test_topology_rules(void **state)
                   "label can only be used at the lowest level of topology");
     topo_problems("[{nodeLabel: a/b/c}]",
                   "Topology t: spec.levels[0].nodeLabel: Invalid value: \"a/b/c\": "
-                  "spec.levels[0].nodeLabel in body should match '" CU_TOPOLOGY_LABEL_PATTERN
-                  "'");
+                  "spec.levels[0].nodeLabel in body should match '" CU_TOPOLOGY_LABEL_PATTERN "'");
     topo_problems("[{nodeLabel: \"\"}]", "Topology t: spec.levels[0].nodeLabel: Required value");
     topo_problems("[{nodeLabel: l1}, {nodeLabel: l2}, {nodeLabel: l3}, {nodeLabel: l4}, "
                   "{nodeLabel: l5}, {nodeLabel: l6}, {nodeLabel: l7}, {nodeLabel: l8}, "
@@ -185,13 +184,14 @@ static void test_request_build(void **state)
     assert_int_equal(cu_topo_request_build(cu_ann_get_json, a, NULL, NULL, NULL, &r), 0);
     assert_false(r.present);
     /* an index label alone makes one (Kueue with TAS on: every Job) */
-    assert_int_equal(cu_topo_request_build(cu_ann_get_json, a, CU_LABEL_JOB_COMPLETION_INDEX,
-                                           NULL, NULL, &r),
-                     0);
+    assert_int_equal(
+        cu_topo_request_build(cu_ann_get_json, a, CU_LABEL_JOB_COMPLETION_INDEX, NULL, NULL, &r),
+        0);
     assert_true(r.present);
     json_object *j = cu_topo_request_json(&r);
-    assert_string_equal(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
-                        "{\"podIndexLabel\":\"batch.kubernetes.io/job-completion-index\"}");
+    assert_string_equal(
+        json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+        "{\"podIndexLabel\":\"batch.kubernetes.io/job-completion-index\"}");
     json_object_put(j);
     json_object_put(a);
 
@@ -204,12 +204,13 @@ static void test_request_build(void **state)
                                            CU_LABEL_JOBSET_JOB_INDEX, &four, &r),
                      0);
     j = cu_topo_request_json(&r);
-    assert_string_equal(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
-                        "{\"required\":\"rack\",\"podIndexLabel\":"
-                        "\"batch.kubernetes.io/job-completion-index\",\"subGroupIndexLabel\":"
-                        "\"jobset.sigs.k8s.io/job-index\",\"subGroupCount\":4,"
-                        "\"podSetGroupName\":\"g\",\"podSetSliceRequiredTopology\":\"host\","
-                        "\"podSetSliceSize\":2}");
+    assert_string_equal(
+        json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+        "{\"required\":\"rack\",\"podIndexLabel\":"
+        "\"batch.kubernetes.io/job-completion-index\",\"subGroupIndexLabel\":"
+        "\"jobset.sigs.k8s.io/job-index\",\"subGroupCount\":4,"
+        "\"podSetGroupName\":\"g\",\"podSetSliceRequiredTopology\":\"host\","
+        "\"podSetSliceSize\":2}");
     json_object_put(j);
     json_object_put(a);
 
@@ -217,8 +218,9 @@ static void test_request_build(void **state)
     a = ann("{\"" CU_ANN_TAS_UNCONSTRAINED "\":\"True\",\"" CU_ANN_PODSET_GROUP_NAME "\":\"g\"}");
     assert_int_equal(cu_topo_request_build(cu_ann_get_json, a, NULL, NULL, NULL, &r), 0);
     j = cu_topo_request_json(&r);
-    assert_string_equal(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
-                        "{\"unconstrained\":true}");
+    assert_string_equal(
+        json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+        "{\"unconstrained\":true}");
     json_object_put(j);
     json_object_put(a);
     a = ann("{\"" CU_ANN_TAS_UNCONSTRAINED "\":\"yes\"}");
@@ -325,8 +327,7 @@ static void check_assign(const cu_topo_assign *x, size_t nd, const char *const *
 }
 
 /* A Workload (JSON) with the assignment ta, decoded. */
-static const cu_topo_assign *decode_wl(cu_world *w, cu_diag *d, const char *api,
-                                       json_object *ta)
+static const cu_topo_assign *decode_wl(cu_world *w, cu_diag *d, const char *api, json_object *ta)
 {
     json_object *wl = cu_json_parse_str(
         "{\"kind\":\"Workload\",\"metadata\":{\"name\":\"wl\",\"namespace\":\"ns\"},"
@@ -359,11 +360,12 @@ static void test_assign_json(void **state)
     assert_non_null(j);
     /* v1beta2: one slice, rack universal, hosts with their common prefix,
      * the counts universal */
-    assert_string_equal(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
-                        "{\"levels\":[\"cloud.com/rack\",\"kubernetes.io/hostname\"],\"slices\":["
-                        "{\"domainCount\":3,\"valuesPerLevel\":[{\"universal\":\"rack-1\"},"
-                        "{\"individual\":{\"prefix\":\"node-\",\"roots\":[\"a\",\"b\",\"c\"]}}],"
-                        "\"podCounts\":{\"universal\":1}}]}");
+    assert_string_equal(
+        json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+        "{\"levels\":[\"cloud.com/rack\",\"kubernetes.io/hostname\"],\"slices\":["
+        "{\"domainCount\":3,\"valuesPerLevel\":[{\"universal\":\"rack-1\"},"
+        "{\"individual\":{\"prefix\":\"node-\",\"roots\":[\"a\",\"b\",\"c\"]}}],"
+        "\"podCounts\":{\"universal\":1}}]}");
     /* read back from the v1beta2 shape */
     cu_world w;
     cu_diag d;
@@ -378,8 +380,9 @@ static void test_assign_json(void **state)
     cu_topo_assign tb = { 2, levels2, 2, v2, c2 };
     j = cu_topo_assign_json(&tb);
     assert_non_null(j);
-    assert_non_null(strstr(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
-                           "\"podCounts\":{\"individual\":[2,1]}"));
+    assert_non_null(strstr(
+        json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+        "\"podCounts\":{\"individual\":[2,1]}"));
     json_object *old = cu_json_parse_str(
         "{\"levels\":[\"cloud.com/rack\",\"kubernetes.io/hostname\"],\"domains\":["
         "{\"values\":[\"r1\",\"h1\"],\"count\":2},{\"values\":[\"r2\",\"h2\"],\"count\":1}]}");
@@ -408,9 +411,9 @@ static void test_assign_json(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_topology_decode), cmocka_unit_test(test_topology_rules),
+        cmocka_unit_test(test_topology_decode),  cmocka_unit_test(test_topology_rules),
         cmocka_unit_test(test_topology_convert), cmocka_unit_test(test_request_build),
-        cmocka_unit_test(test_request_decode),  cmocka_unit_test(test_assign_json),
+        cmocka_unit_test(test_request_decode),   cmocka_unit_test(test_assign_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
