@@ -302,3 +302,57 @@ json_object *cu_topo_assign_json(const cu_topo_assign *ta)
     }
     return o;
 }
+
+void cu_topo_groups_validate(const cu_topo_member *m, size_t n, cu_diag *e)
+{
+    cu_buf b;
+    cu_buf_init(&b, 0);
+    for (size_t i = 0; i < n; i++) {
+        const char *g = m[i].req.podset_group_name;
+        if (!g)
+            continue;
+        int first = 1;
+        for (size_t k = 0; k < i && first; k++)
+            first = !m[k].req.podset_group_name || strcmp(m[k].req.podset_group_name, g) != 0;
+        if (!first)
+            continue; /* each group once, at its first pod set */
+        size_t idx[2] = { 0, 0 }, size = 0;
+        for (size_t k = i; k < n; k++)
+            if (m[k].req.podset_group_name && !strcmp(m[k].req.podset_group_name, g)) {
+                if (size < 2)
+                    idx[size] = k;
+                size++;
+            }
+        if (size != 2) {
+            for (size_t k = i; k < n; k++)
+                if (m[k].req.podset_group_name && !strcmp(m[k].req.podset_group_name, g))
+                    cu_diag_error(e,
+                                  "%s[%s]: Invalid value: %s: can only define groups of exactly 2 "
+                                  "pod sets, got: %zu pod set(s)",
+                                  m[k].path, CU_ANN_PODSET_GROUP_NAME, gq(&b, g), size);
+            continue;
+        }
+        const cu_topo_member *a = &m[idx[0]], *c = &m[idx[1]];
+        if (a->count != 1 && c->count != 1)
+            for (size_t k = 0; k < 2; k++)
+                cu_diag_error(e,
+                              "%s[%s]: Invalid value: %s: can only define groups where at least "
+                              "one pod set has only 1 replica, got: %d replica(s) and %d "
+                              "replica(s) in the group",
+                              m[idx[k]].path, CU_ANN_PODSET_GROUP_NAME, gq(&b, g), a->count,
+                              c->count);
+        const cu_topo_request *ra = &a->req, *rc = &c->req;
+        int same = (ra->required || ra->preferred) && (rc->required || rc->preferred) &&
+                   !ra->required == !rc->required && !ra->preferred == !rc->preferred &&
+                   (!ra->required || !strcmp(ra->required, rc->required)) &&
+                   (!ra->preferred || !strcmp(ra->preferred, rc->preferred));
+        if (!same)
+            for (size_t k = 0; k < 2; k++)
+                cu_diag_error(e,
+                              "%s: Invalid value: must specify '%s' or '%s' topology consistent "
+                              "with '%s' in group '%s'",
+                              m[idx[k]].path, CU_ANN_TAS_REQUIRED, CU_ANN_TAS_PREFERRED,
+                              m[idx[1 - k]].path, g);
+    }
+    cu_buf_free(&b);
+}

@@ -84,6 +84,20 @@ void cu_topo_request_validate(cu_ann_get get, void *ud, const char *path, cu_dia
  * ValidateSliceSizeAnnotationUpperBound), errors as above. */
 void cu_topo_slice_bound(cu_ann_get get, void *ud, const char *path, int32_t count, cu_diag *e);
 
+/* One pod set of a JobSet or LeaderWorkerSet for the group rule: path is
+ * its template's annotations ("spec.replicatedJobs[0].template.spec.
+ * template.metadata.annotations"), count its pods, req its request. */
+typedef struct cu_topo_member {
+    const char *path;
+    int32_t count;
+    cu_topo_request req;
+} cu_topo_member;
+/* Kueue's ValidatePodSetGroupingTopology: the pod sets that share a
+ * podSetGroupName come in pairs, at least one of a single pod, with the
+ * same required or preferred level; errors into e as the webhooks word
+ * them. */
+void cu_topo_groups_validate(const cu_topo_member *m, size_t n, cu_diag *e);
+
 /* The assignment as v1beta2's status.admission.podSetAssignments[]
  * .topologyAssignment (levels and slices, Kueue's compressed encoding),
  * NULL when out of memory or malformed (a count < 0, a NULL value). */

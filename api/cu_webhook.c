@@ -36,8 +36,8 @@
  * The TAS annotations of pod templates are checked (cu_topology.c's
  * rules) for Jobs, JobSets, LeaderWorkerSets and Pods; vtopology.kb.io is
  * Cueue's own, the Topology CRD's CEL rules for API servers without CEL.
- * Not done: the pods' topology gate (no placement yet), the pairing of
- * podset-group-name pod sets, and MultiKueue's managedBy defaulting.
+ * Not done: the pods' topology gate (no placement yet) and MultiKueue's
+ * managedBy defaulting.
  */
 #include "cu_webhook.h"
 
@@ -1030,17 +1030,35 @@ static void v_jobset(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
         jf_update_rules(env, &e, js, old, obj_ns(req, js), suspended(js), suspended(old));
     jf_create_rules(&e, js);
     json_object *rjs = cu_jpath(js, "spec.replicatedJobs");
-    for (size_t i = 0; i < cu_jarr_len(rjs); i++) {
+    size_t n = cu_jarr_len(rjs);
+    cu_topo_member *m = calloc(n ? n : 1, sizeof(*m));
+    char(*paths)[160] = calloc(n ? n : 1, sizeof(*paths));
+    int built = m && paths;
+    for (size_t i = 0; m && paths && i < n; i++) {
         json_object *rj = json_object_array_get_idx(rjs, i);
         json_object *jspec = cu_jpath(rj, "template.spec");
         json_object *par = cu_jget(jspec, "parallelism"), *comp = cu_jget(jspec, "completions");
-        int32_t count = cu_jobset_podset_count((int32_t)cu_jas_int64(cu_jget(rj, "replicas"), 1),
-                                               par != NULL, (int32_t)cu_jas_int64(par, 1),
-                                               comp != NULL, (int32_t)cu_jas_int64(comp, 1));
+        int32_t replicas = (int32_t)cu_jas_int64(cu_jget(rj, "replicas"), 1);
+        m[i].count = cu_jobset_podset_count(replicas, par != NULL, (int32_t)cu_jas_int64(par, 1),
+                                            comp != NULL, (int32_t)cu_jas_int64(comp, 1));
+        snprintf(paths[i], sizeof(paths[i]),
+                 "spec.replicatedJobs[%zu].template.spec.template.metadata.annotations", i);
+        m[i].path = paths[i];
+        built &=
+            cu_topo_request_build(cu_ann_get_json, cu_jpath(jspec, "template.metadata.annotations"),
+                                  CU_LABEL_JOB_COMPLETION_INDEX, CU_LABEL_JOBSET_JOB_INDEX,
+                                  &replicas, &m[i].req) == 0;
+    }
+    if (built) /* Kueue: only when the pod sets could be built */
+        cu_topo_groups_validate(m, n, &e);
+    for (size_t i = 0; m && paths && i < n; i++) {
+        json_object *jspec = cu_jpath(json_object_array_get_idx(rjs, i), "template.spec");
         char path[160];
         snprintf(path, sizeof(path), "spec.replicatedJobs[%zu].template.spec.template.metadata", i);
-        tas_rules(&e, cu_jget(jspec, "template"), path, count, 1);
+        tas_rules(&e, cu_jget(jspec, "template"), path, m[i].count, 1);
     }
+    free(m);
+    free(paths);
     errs_deny(resp, &e);
     cu_diag_free(&e);
 }
@@ -1427,10 +1445,22 @@ static void v_lws(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
     check_crd_name_label(&e, lws, CU_LABEL_QUEUE_NAME);
     int32_t size = cu_lws_size(lws);
     json_object *leader = lws_leader(lws);
+    json_object *worker = cu_jpath(lws, "spec.leaderWorkerTemplate.workerTemplate");
     if (leader)
         tas_rules(&e, leader, "spec.leaderWorkerTemplate.leaderTemplate.metadata", 1, 1);
-    tas_rules(&e, cu_jpath(lws, "spec.leaderWorkerTemplate.workerTemplate"),
-              "spec.leaderWorkerTemplate.workerTemplate.metadata", leader ? size - 1 : size, 1);
+    tas_rules(&e, worker, "spec.leaderWorkerTemplate.workerTemplate.metadata",
+              leader ? size - 1 : size, 1);
+    cu_topo_member m[2] = {
+        { "spec.leaderWorkerTemplate.leaderTemplate.metadata.annotations", 1, { 0 } },
+        { "spec.leaderWorkerTemplate.workerTemplate.metadata.annotations",
+          leader ? size - 1 : size,
+          { 0 } },
+    };
+    if ((!leader || cu_topo_request_build(cu_ann_get_json, cu_jpath(leader, "metadata.annotations"),
+                                          NULL, NULL, NULL, &m[0].req) == 0) &&
+        cu_topo_request_build(cu_ann_get_json, cu_jpath(worker, "metadata.annotations"),
+                              CU_LABEL_LWS_WORKER_INDEX, NULL, NULL, &m[1].req) == 0)
+        cu_topo_groups_validate(leader ? m : m + 1, leader ? 2 : 1, &e);
     if (req->op == CU_WH_UPDATE && old) {
         immutable_label(&e, lws, old, CU_LABEL_QUEUE_NAME);
         /* a LeaderWorkerSet counts as suspended while none of its

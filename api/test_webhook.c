@@ -496,6 +496,56 @@ static void test_job_topology(void **state)
     done(&c);
 }
 
+/* A JobSet of a leader (1 pod) and workers (replicas 2 x 2 pods), their
+ * templates' annotations given. */
+#define TJS(lann, wann) \
+    "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":" \
+    "\"js\",\"namespace\":\"team-a\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}}," \
+    "\"spec\":{\"suspend\":true,\"replicatedJobs\":[{\"name\":\"leader\",\"template\":{" \
+    "\"spec\":{\"template\":{\"metadata\":{\"annotations\":{" lann "}},\"spec\":{" \
+    "\"containers\":[{\"name\":\"c\"}]}}}}},{\"name\":\"workers\",\"replicas\":2," \
+    "\"template\":{\"spec\":{\"parallelism\":2,\"template\":{\"metadata\":{\"annotations\":{" wann \
+    "}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}}]}}"
+#define A_GRP "\"kueue.x-k8s.io/podset-group-name\":\"g\""
+static void enable_all(fx *f);
+#define RJ(i) "spec.replicatedJobs[" #i "].template.spec.template.metadata.annotations"
+
+static void test_jobset_topology_groups(void **state)
+{
+    fx *f = *state;
+    enable_all(f);
+    call c;
+    run(&c, f, "vjobset.kb.io", CU_WH_CREATE, TJS(A_REQ "\"rack\"," A_GRP, A_REQ "\"rack\"," A_GRP),
+        NULL);
+    expect_allowed(&c);
+    done(&c);
+    /* a group of one */
+    run(&c, f, "vjobset.kb.io", CU_WH_CREATE, TJS(A_REQ "\"rack\"," A_GRP, A_REQ "\"rack\""), NULL);
+    expect_denied(&c, RJ(0) "[kueue.x-k8s.io/podset-group-name]: Invalid value: \"g\": can only "
+                            "define groups of exactly 2 pod sets, got: 1 pod set(s)");
+    done(&c);
+    /* two levels that differ */
+    run(&c, f, "vjobset.kb.io", CU_WH_CREATE,
+        TJS(A_REQ "\"rack\"," A_GRP, A_PREF "\"rack\"," A_GRP), NULL);
+    expect_denied(
+        &c,
+        "[" RJ(
+            0) ": Invalid value: must specify "
+               "'kueue.x-k8s.io/podset-required-topology' or "
+               "'kueue.x-k8s.io/podset-preferred-topology' topology consistent with '" RJ(
+                   1) "' in group 'g', " RJ(1) ": Invalid value: must specify "
+                                               "'kueue.x-k8s.io/podset-required-topology' or "
+                                               "'kueue.x-k8s.io/podset-preferred-topology' topology consistent "
+                                               "with '" RJ(0) "' in group 'g']");
+    done(&c);
+    /* and the annotation rules on each replicated Job's template */
+    run(&c, f, "vjobset.kb.io", CU_WH_CREATE, TJS("", A_SREQ "\"rack\"," A_SSIZE "\"5\""), NULL);
+    expect_denied(&c, "spec.replicatedJobs[1].template.spec.template.metadata.annotations"
+                      "[kueue.x-k8s.io/podset-slice-size]: Invalid value: \"5\": must not be "
+                      "greater than pod set count 4");
+    done(&c);
+}
+
 /* ---------------- Workload ---------------- */
 
 #define WL_PS(count, cpu) \
@@ -1338,6 +1388,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resource_flavor_topology, setup, teardown),
         cmocka_unit_test_setup_teardown(test_topology, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_topology, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_jobset_topology_groups, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
