@@ -604,6 +604,18 @@ static int topo(cctx *c, void *psa)
     return c->down ? topo_down(c, ta) : topo_up(c, ta);
 }
 
+cu_err cu_conv_topology(const cu_ctree *t, void *ta, int down, cu_buf *err)
+{
+    cctx cc = { .t = t, .down = down, .manifest = 0, .err = err, .rc = CU_OK }, *c = &cc;
+    if (TY(ta) != CU_CT_MAP)
+        return CU_OK;
+    if (down ? GET(ta, "slices") != NULL : GET(ta, "domains") != NULL) {
+        if (down ? topo_down(c, ta) : topo_up(c, ta))
+            return c->rc != CU_OK ? c->rc : CU_EINVAL;
+    }
+    return c->rc;
+}
+
 /* ---- MultiKueueCluster: kubeConfig/clusterProfileRef <-> clusterSource ---- */
 
 static int mkc(cctx *c, void *spec)
@@ -874,6 +886,17 @@ static void n_drop(void *ud, void *n)
     (void)n; /* arena-owned */
 }
 
+static const cu_ctree node_tree = { NULL,      n_type,    n_get,  n_str,    n_num,     n_len,
+                                    n_at,      n_del,     n_take, n_rename, n_new_map, n_new_seq,
+                                    n_new_str, n_new_int, n_set,  n_push,   n_drop };
+
+cu_err cu_conv_topology_node(cu_arena *a, cu_node *ta, int down, cu_buf *err)
+{
+    cu_ctree t = node_tree;
+    t.ud = a;
+    return cu_conv_topology(&t, ta, down, err);
+}
+
 /* 1 if api is in a Kueue group in a version convert does not know. */
 static int kueue_version_unknown(const char *api)
 {
@@ -908,9 +931,8 @@ static int conv(cu_arena *a, cu_node *doc, int depth, const char *file, cu_diag 
         cu_diag_unknown_kind(d, file, doc, "passing through");
     if (strcmp(api, CU_GROUP "/v1beta1") != 0)
         return 0;
-    const cu_ctree t = { a,         n_type,    n_get,  n_str,    n_num,     n_len,
-                         n_at,      n_del,     n_take, n_rename, n_new_map, n_new_seq,
-                         n_new_str, n_new_int, n_set,  n_push,   n_drop };
+    cu_ctree t = node_tree;
+    t.ud = a;
     return cu_conv_object(&t, doc, kind, 0, 1, NULL) == CU_ENOMEM ? 0 : 1;
 }
 

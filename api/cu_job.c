@@ -4,6 +4,7 @@
 #include "cu_decode_int.h"
 #include "cu_names.h"
 #include "cu_sha1.h"
+#include "cu_topology.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -50,6 +51,8 @@ void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl
     const cu_node *tmpl = cu_dec_want_map(c, cu_node_get(spec, "template"), "spec.template");
     const cu_node *pspec = cu_dec_want_map(c, cu_node_get(tmpl, "spec"), "spec.template.spec");
     cu_dec_podspec(c, pspec, "spec.template.spec", ps);
+    cu_dec_topo_template(c, tmpl, "spec.template", CU_LABEL_JOB_COMPLETION_INDEX, NULL, NULL,
+                         &ps->topo);
 
     cu_job_priority_ref(cu_kvs_get(&jm->labels, CU_LABEL_PRIORITY_CLASS), ps->priority_class_name,
                         &wl->pc_group, &wl->pc_kind, &wl->pc_name);

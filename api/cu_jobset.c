@@ -4,6 +4,7 @@
 #include "cu_jobset.h"
 #include "cu_decode_int.h"
 #include "cu_job.h"
+#include "cu_topology.h"
 
 const char *cu_jobset_workload_name(cu_arena *a, const char *name, const char *uid)
 {
@@ -73,6 +74,9 @@ void cu_dec_jobset(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload 
         }
         cu_dec_path(q, b, "template.spec.template.spec");
         cu_dec_podspec(c, cu_dec_want_map(c, cu_node_path(js, "template.spec"), q), q, ps);
+        cu_dec_topo_template(
+            c, cu_node_get(js, "template"), cu_dec_path(q, b, "template.spec.template"),
+            CU_LABEL_JOB_COMPLETION_INDEX, CU_LABEL_JOBSET_JOB_INDEX, &replicas, &ps->topo);
         if (!pcn && ps->priority_class_name && *ps->priority_class_name)
             pcn = ps->priority_class_name;
     }

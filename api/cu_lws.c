@@ -4,6 +4,7 @@
  */
 #include "cu_lws.h"
 #include "cu_objects.h"
+#include "cu_topology.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +40,10 @@ static const char *label(json_object *o, const char *key)
     return cu_jstr(cu_jpath(o, "metadata.labels"), key);
 }
 
-/* A pod set: name, count, and a copy of the spec of template t. */
-static json_object *pod_set(const char *name, int32_t count, json_object *t)
+/* A pod set: name, count, a copy of the spec of template t, and the
+ * topology request of t's annotations (index_label: the workers'). */
+static json_object *pod_set(const char *name, int32_t count, json_object *t,
+                            const char *index_label)
 {
     json_object *ps = json_object_new_object(), *tmpl = json_object_new_object();
     json_object *spec = cu_jcopy(cu_jget(t, "spec"));
@@ -48,6 +51,7 @@ static json_object *pod_set(const char *name, int32_t count, json_object *t)
     cu_jset_int(ps, "count", count);
     json_object_object_add(tmpl, "spec", spec ? spec : json_object_new_object());
     json_object_object_add(ps, "template", tmpl);
+    cu_topo_request_add(ps, t, index_label, NULL, NULL);
     return ps;
 }
 
@@ -125,10 +129,12 @@ json_object *cu_lws_workload(json_object *lws, int32_t idx, cu_diag *d)
     json_object *spec = cu_jchild(wl, "spec"), *podsets = json_object_new_array();
     cu_jset_str(spec, "queueName", queue);
     if (leader) {
-        json_object_array_add(podsets, pod_set(CU_LWS_PODSET_LEADER, 1, leader));
-        json_object_array_add(podsets, pod_set(CU_LWS_PODSET_WORKER, size - 1, worker));
+        json_object_array_add(podsets, pod_set(CU_LWS_PODSET_LEADER, 1, leader, NULL));
+        json_object_array_add(
+            podsets, pod_set(CU_LWS_PODSET_WORKER, size - 1, worker, CU_LABEL_LWS_WORKER_INDEX));
     } else {
-        json_object_array_add(podsets, pod_set(CU_LWS_PODSET_MAIN, size, worker));
+        json_object_array_add(podsets,
+                              pod_set(CU_LWS_PODSET_MAIN, size, worker, CU_LABEL_LWS_WORKER_INDEX));
     }
     json_object_object_add(spec, "podSets", podsets);
     /* the first pod set's priorityClassName that is set (leader first) */

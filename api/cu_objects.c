@@ -105,6 +105,7 @@ const char *cu_kind_name(cu_kind k)
     case CU_KIND_CONFIGURATION: return "Configuration";
     case CU_KIND_ADMISSION_CHECK: return "AdmissionCheck";
     case CU_KIND_JOBSET: return "JobSet";
+    case CU_KIND_TOPOLOGY: return "Topology";
     case CU_KIND_UNKNOWN: break;
     }
     return "Unknown";
@@ -235,6 +236,7 @@ void cu_world_free(cu_world *w)
     free(w->namespaces.items);
     free(w->configs.items);
     free(w->checks.items);
+    free(w->topologies.items);
     memset(w, 0, sizeof(*w));
 }
 
@@ -358,6 +360,23 @@ static void dec_flavor(dctx *c, const cu_node *root, cu_resource_flavor *rf)
     cu_dec_taints(c, spec, "nodeTaints", "spec", &rf->ntaints, &rf->taints);
     cu_dec_tolerations(c, spec, "tolerations", "spec", &rf->ntols, &rf->tols);
     rf->topology_name = cu_dec_str(c, spec, "topologyName", "spec");
+}
+
+/* A Topology: spec.levels[].nodeLabel (the rules: cu_validate.c). */
+static void dec_topology(dctx *c, const cu_node *root, cu_topology *t)
+{
+    const cu_node *spec = cu_dec_want_map(c, cu_node_get(root, "spec"), "spec");
+    const cu_node *lv = cu_dec_want_seq(c, cu_node_get(spec, "levels"), "spec.levels");
+    if (!lv || !lv->n)
+        return;
+    t->levels = cu_dec_alloc(c, lv->n * sizeof(*t->levels));
+    for (size_t i = 0; t->levels && i < lv->n; i++) {
+        char p[PATHMAX];
+        cu_dec_path(p, "spec.levels", "[%zu]", i);
+        const cu_node *l = cu_dec_want_map(c, lv->vals[i], p);
+        const char *nl = l ? cu_dec_str(c, l, "nodeLabel", p) : NULL;
+        t->levels[t->nlevels++] = nl ? nl : "";
+    }
 }
 
 /* spec.admissionChecksStrategy.admissionChecks (v1beta2), or the v1beta1
@@ -532,6 +551,7 @@ static const kindinfo kinds[] = {
     { "config.kueue.x-k8s.io", "Configuration", CU_KIND_CONFIGURATION, 0 },
     { CU_GROUP, "AdmissionCheck", CU_KIND_ADMISSION_CHECK, 0 },
     { "jobset.x-k8s.io", "JobSet", CU_KIND_JOBSET, 1 },
+    { CU_GROUP, "Topology", CU_KIND_TOPOLOGY, 0 },
 };
 
 /* Finds the kind for apiVersion/kind; sets *v1beta1 for the old kueue
@@ -754,6 +774,17 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
         obj = x;
         if (!c.nerr && !c.oom)
             pushed = VEC_PUSH(w->checks, x) == 0 ? 1 : -1;
+        break;
+    }
+    case CU_KIND_TOPOLOGY: {
+        cu_topology *x = cu_dec_alloc(&c, sizeof(*x));
+        if (!x)
+            break;
+        x->meta = meta;
+        dec_topology(&c, root, x);
+        obj = x;
+        if (!c.nerr && !c.oom)
+            pushed = VEC_PUSH(w->topologies, x) == 0 ? 1 : -1;
         break;
     }
     case CU_KIND_UNKNOWN: break;

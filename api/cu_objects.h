@@ -131,7 +131,8 @@ typedef enum cu_kind {
     CU_KIND_PRIORITY_CLASS,
     CU_KIND_CONFIGURATION,
     CU_KIND_ADMISSION_CHECK,
-    CU_KIND_JOBSET
+    CU_KIND_JOBSET,
+    CU_KIND_TOPOLOGY
 } cu_kind;
 
 /* Returns "ClusterQueue" etc. */
@@ -204,6 +205,17 @@ typedef struct cu_resource_flavor {
     const char *topology_name;
 } cu_resource_flavor;
 
+/* A Topology (kueue.x-k8s.io, cluster scoped, the same in v1beta1 and
+ * v1beta2): the levels of Topology-Aware Scheduling, each a node label,
+ * from the highest (e.g. a block) to the lowest (often
+ * kubernetes.io/hostname). Validation: cu_object_validate. */
+#define CU_TOPOLOGY_MAX_LEVELS 16
+typedef struct cu_topology {
+    cu_meta meta;
+    size_t nlevels;
+    const char **levels; /* spec.levels[].nodeLabel, highest first */
+} cu_topology;
+
 /* spec.admissionChecksStrategy.admissionChecks[] (v1beta1
  * spec.admissionChecks: names only). on_flavors empty: every flavor. */
 typedef struct cu_cqcheck {
@@ -260,6 +272,27 @@ typedef struct cu_local_queue {
     int64_t fs_weight; /* milli; default 1000 */
 } cu_local_queue;
 
+/* A pod set's spec.podSets[].topologyRequest (Kueue's
+ * PodSetTopologyRequest; the same in v1beta1 and v1beta2 but for the alpha
+ * multi-layer constraints, which Cueue does not read). A Workload built
+ * from a Job, JobSet, pod group or LeaderWorkerSet gets it from the pod
+ * template's annotations (cu_topology.h). present 0: no request (all
+ * fields NULL / 0). The level fields hold a Topology level's node label. */
+typedef struct cu_topo_request {
+    int present;
+    const char *required;  /* all pods in one domain of this level */
+    const char *preferred; /* the lowest level from here up that fits */
+    int has_unconstrained;
+    int unconstrained;                                  /* true: any nodes, placed pod by pod */
+    const char *pod_index_label, *subgroup_index_label; /* NULL when unset */
+    int has_subgroup_count;
+    int32_t subgroup_count;
+    const char *podset_group_name;
+    const char *slice_required; /* podSetSliceRequiredTopology */
+    int has_slice_size;
+    int32_t slice_size; /* podSetSliceSize */
+} cu_topo_request;
+
 typedef struct cu_podset {
     const char *name; /* default "main" */
     int32_t count;    /* default 1 */
@@ -281,13 +314,32 @@ typedef struct cu_podset {
     size_t ntols;
     cu_toleration *tols;
     const char *priority_class_name; /* template spec.priorityClassName */
+    cu_topo_request topo;            /* topologyRequest */
 } cu_podset;
+
+/* The topology assignment of a pod set (status.admission.podSetAssignments[]
+ * .topologyAssignment), held expanded, in v1beta1's shape: the levels (node
+ * labels, highest first, as the Topology's, possibly only its lowest ones)
+ * and the domains, each with one value per level (domain i's values are
+ * values[i * nlevels .. (i + 1) * nlevels)) and its pod count.
+ * cu_topo_assign_json writes it in v1beta2's compressed shape (slices);
+ * the Workload decoder reads both shapes into it. To fill one: set levels,
+ * nlevels, ndomains, and values / counts of ndomains * nlevels and ndomains
+ * entries (arena or static storage; the struct owns nothing). */
+typedef struct cu_topo_assign {
+    size_t nlevels;
+    const char **levels;
+    size_t ndomains;
+    const char **values; /* ndomains * nlevels */
+    int32_t *counts;     /* ndomains */
+} cu_topo_assign;
 
 typedef struct cu_psa { /* status.admission.podSetAssignments[] */
     const char *name;
     int32_t count;
-    cu_kvs flavors;   /* resource -> flavor */
-    cu_reslist usage; /* resourceUsage (total for the pod set) */
+    cu_kvs flavors;       /* resource -> flavor */
+    cu_reslist usage;     /* resourceUsage (total for the pod set) */
+    cu_topo_assign *topo; /* topologyAssignment, NULL when none */
 } cu_psa;
 
 typedef struct cu_condition {
@@ -531,6 +583,7 @@ typedef struct cu_world {
     CU_VEC(cu_namespace *) namespaces;
     CU_VEC(cu_config *) configs;
     CU_VEC(cu_admission_check *) checks;
+    CU_VEC(cu_topology *) topologies;
     size_t nseq;
 } cu_world;
 

@@ -8,6 +8,7 @@
 #include "cu_json.h"
 #include "cu_objects.h"
 #include "cu_sha256.h"
+#include "cu_topology.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -233,6 +234,7 @@ static json_object *pod_set(const char *name, int32_t count, json_object *pod)
     json_object_object_add(ps, "count", json_object_new_int(count));
     json_object_object_add(t, "spec", cu_jcopy(cu_jget(pod, "spec")));
     json_object_object_add(ps, "template", t);
+    cu_topo_request_add(ps, pod, CU_LABEL_POD_GROUP_INDEX, NULL, NULL);
     return ps;
 }
 

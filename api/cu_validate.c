@@ -54,6 +54,7 @@
 #include "cu_names.h"
 #include "cu_objects.h"
 #include "cu_quantity.h"
+#include "cu_topology.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -680,7 +681,6 @@ static void check_resource_groups(vctx *v, const cu_rgroups *groups, const rg_cf
 
 static void check_flavor(vctx *v, const cu_resource_flavor *rf)
 {
-    char q[320];
     set_obj(v, "ResourceFlavor", &rf->meta, 0);
     check_meta(v, &rf->meta, 0, 0);
     if (rf->node_labels.n > MAX_FLAVOR_LABELS)
@@ -691,11 +691,10 @@ static void check_flavor(vctx *v, const cu_resource_flavor *rf)
     check_tolerations(v, "spec.tolerations", rf->ntols, rf->tols);
     if (rf->topology_name) {
         check_subdomain(v, "spec.topologyName", rf->topology_name);
-        if (rf->node_labels.n == 0)
-            verr(v, "spec.nodeLabels",
-                 "Required value: at least one nodeLabel is required "
-                 "when topologyName is set (topologyName: %s)",
-                 quote(q, sizeof(q), rf->topology_name));
+        if (rf->node_labels.n == 0) /* Kueue's CEL rule on the spec, its words */
+            verr(v, "spec",
+                 "Invalid value: \"object\": at least one nodeLabel is required when topology "
+                 "is set");
     }
 }
 
@@ -971,6 +970,46 @@ static void check_admission_check(vctx *v, const cu_admission_check *k)
         verr(v, "spec.controllerName", "Too long: may not be more than 253 bytes (has %zu)", n);
 }
 
+/* Kueue's Topology rules (its CRD: 1..16 levels, each nodeLabel 1..316
+ * characters of CU_TOPOLOGY_LABEL_PATTERN; and its CEL rules: the levels
+ * unique, kubernetes.io/hostname only as the lowest level). The
+ * immutability of the levels is the webhook's (an update). */
+static void check_topology(vctx *v, const cu_topology *t)
+{
+    char q[340], p[64];
+    set_obj(v, "Topology", &t->meta, 0);
+    check_meta(v, &t->meta, 0, 0);
+    if (t->nlevels == 0) {
+        verr(v, "spec.levels", "Required value");
+        return;
+    }
+    if (t->nlevels > CU_TOPOLOGY_MAX_LEVELS)
+        verr(v, "spec.levels", "Too many: %zu: must have at most %d items", t->nlevels,
+             CU_TOPOLOGY_MAX_LEVELS);
+    int dup = 0, host = 0;
+    for (size_t i = 0; i < t->nlevels; i++) {
+        const char *l = t->levels[i];
+        size_t n = strlen(l);
+        snprintf(p, sizeof(p), "spec.levels[%zu].nodeLabel", i);
+        if (n == 0)
+            verr(v, p, "Required value");
+        else if (n > CU_TOPOLOGY_LABEL_MAX)
+            verr(v, p, "Too long: may not be more than %d bytes", CU_TOPOLOGY_LABEL_MAX);
+        else if (!cu_topology_label_ok(l))
+            verr(v, p, "Invalid value: %s: %s in body should match '%s'", quote(q, sizeof(q), l), p,
+                 CU_TOPOLOGY_LABEL_PATTERN);
+        for (size_t j = 0; j < i; j++)
+            dup |= strcmp(t->levels[j], l) == 0;
+        host |= strcmp(l, CU_LABEL_HOSTNAME) == 0;
+    }
+    if (dup)
+        verr(v, "spec.levels", "Invalid value: \"array\": must be unique");
+    if (host && strcmp(t->levels[t->nlevels - 1], CU_LABEL_HOSTNAME) != 0)
+        verr(v, "spec.levels",
+             "Invalid value: \"array\": the " CU_LABEL_HOSTNAME
+             " label can only be used at the lowest level of topology");
+}
+
 static void check_namespace(vctx *v, const cu_namespace *ns)
 {
     set_obj(v, "Namespace", &ns->meta, 0);
@@ -1049,6 +1088,7 @@ cu_err cu_object_validate(cu_kind kind, const void *obj, cu_diag *d)
     case CU_KIND_PRIORITY_CLASS: check_pc(&v, obj); break;
     case CU_KIND_NAMESPACE: check_namespace(&v, obj); break;
     case CU_KIND_ADMISSION_CHECK: check_admission_check(&v, obj); break;
+    case CU_KIND_TOPOLOGY: check_topology(&v, obj); break;
     default:
         cu_diag_error(d, "%s: no validation for this kind", cu_kind_name(kind));
         return CU_EINVAL;
@@ -1089,6 +1129,9 @@ cu_err cu_world_validate(const cu_world *w, cu_diag *d)
     for (size_t i = 0; i < w->checks.n; i++)
         check_admission_check(&v, w->checks.items[i]);
     DUPS(&v, "AdmissionCheck", 0, w->checks);
+    for (size_t i = 0; i < w->topologies.n; i++)
+        check_topology(&v, w->topologies.items[i]);
+    DUPS(&v, "Topology", 0, w->topologies);
 
     return v.nerr ? CU_EINVAL : CU_OK;
 }

@@ -33,15 +33,20 @@
  * Workload defaulter keeps minCount: a no-op), TopologyAwareScheduling on
  * (the admission's topology fields may change), LocalQueueDefaulting GA,
  * ElasticJobsViaWorkloadSlices, AdmissionGatedBy and PriorityBoost off.
- * Not done: the TAS annotations of the Job's pod template, the pods'
- * topology gate, and MultiKueue's managedBy
- * defaulting (Cueue has neither TAS nor MultiKueue).
+ * The TAS annotations of pod templates are checked (cu_topology.c's
+ * rules) for Jobs, JobSets, LeaderWorkerSets and Pods; vtopology.kb.io is
+ * Cueue's own, the Topology CRD's CEL rules for API servers without CEL.
+ * Not done: the pods' topology gate (no placement yet) and MultiKueue's
+ * managedBy defaulting.
  */
 #include "cu_webhook.h"
 
+#include "cu_jobset.h"
 #include "cu_json.h"
+#include "cu_lws.h"
 #include "cu_names.h"
 #include "cu_pod.h"
+#include "cu_topology.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -215,20 +220,6 @@ static int go_atoi(const char *s, long long *out, char *why, size_t nwhy)
     return 0;
 }
 
-/* Go's strconv.ParseBool: 1 true, 0 false, -1 invalid. */
-static int go_parse_bool(const char *s)
-{
-    static const char *const t[] = { "1", "t", "T", "TRUE", "true", "True" };
-    static const char *const f[] = { "0", "f", "F", "FALSE", "false", "False" };
-    for (size_t i = 0; i < 6; i++) {
-        if (!strcmp(s, t[i]))
-            return 1;
-        if (!strcmp(s, f[i]))
-            return 0;
-    }
-    return -1;
-}
-
 /* ---------------- Kueue objects through api/'s decoders ---------------- */
 
 /* Decodes obj (a kind object, namespace ns when the object has none) into
@@ -257,6 +248,7 @@ static const void *decode_one(cu_world *w, cu_kind kind, json_object *obj, const
         case CU_KIND_COHORT: out = w->cohorts.n == 1 ? w->cohorts.items[0] : NULL; break;
         case CU_KIND_RESOURCE_FLAVOR: out = w->flavors.n == 1 ? w->flavors.items[0] : NULL; break;
         case CU_KIND_WORKLOAD: out = w->workloads.n == 1 ? w->workloads.items[0] : NULL; break;
+        case CU_KIND_TOPOLOGY: out = w->topologies.n == 1 ? w->topologies.items[0] : NULL; break;
         default: break;
         }
     }
@@ -303,7 +295,52 @@ static void validate_kind(cu_kind kind, cu_wh_req *req, cu_wh_resp *resp)
     }
 VALIDATOR(v_cluster_queue, CU_KIND_CLUSTER_QUEUE)
 VALIDATOR(v_cohort, CU_KIND_COHORT)
-VALIDATOR(v_resource_flavor, CU_KIND_RESOURCE_FLAVOR)
+
+/* vresourceflavor.kb.io: the object's rules, and on UPDATE the CEL rules of
+ * Kueue's CRD for a flavor that had a topologyName (the embedded cluster
+ * runs no CEL): its nodeLabels, tolerations and topologyName stay. */
+static void v_resource_flavor(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
+{
+    (void)env;
+    if (req->op != CU_WH_CREATE && req->op != CU_WH_UPDATE)
+        return;
+    cu_diag e;
+    cu_diag_init(&e);
+    api_validate(&e, CU_KIND_RESOURCE_FLAVOR, req->object, req->ns);
+    json_object *ns = cu_jget(req->object, "spec"), *os = cu_jget(req->old_object, "spec");
+    if (req->op == CU_WH_UPDATE && cu_jget(os, "topologyName")) {
+        static const char *const f[] = { "nodeLabels", "tolerations", "topologyName" };
+        for (size_t i = 0; i < 3; i++) {
+            json_object *a = cu_jget(ns, f[i]), *b = cu_jget(os, f[i]);
+            if ((a != NULL) != (b != NULL) || (a && !cu_json_equal(a, b)))
+                ferr(&e, "spec",
+                     "Invalid value: \"object\": %s %s immutable when topologyName is set", f[i],
+                     i < 2 ? "are" : "is");
+        }
+    }
+    errs_deny(resp, &e);
+    cu_diag_free(&e);
+}
+
+/* vtopology.kb.io: Kueue has no Topology webhook; its CRD's schema and CEL
+ * rules check it. This one states them for API servers that do not run
+ * CEL (the embedded cluster): the object's rules (cu_validate.c), and on
+ * UPDATE that spec.levels did not change. */
+static void v_topology(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
+{
+    (void)env;
+    if (req->op != CU_WH_CREATE && req->op != CU_WH_UPDATE)
+        return;
+    cu_diag e;
+    cu_diag_init(&e);
+    api_validate(&e, CU_KIND_TOPOLOGY, req->object, NULL);
+    if (req->op == CU_WH_UPDATE && req->old_object &&
+        !cu_json_equal(cu_jpath(req->object, "spec.levels"),
+                       cu_jpath(req->old_object, "spec.levels")))
+        ferr(&e, "spec.levels", "Invalid value: \"array\": " MSG_IMMUTABLE);
+    errs_deny(resp, &e);
+    cu_diag_free(&e);
+}
 
 /* Kueue's defaulter of ClusterQueues and ResourceFlavors: the
  * resource-in-use finalizer on every new object. */
@@ -814,7 +851,7 @@ static void check_sync_completions(cu_diag *e, json_object *job)
     cu_buf t;
     cu_buf_init(&t, 0);
     snprintf(path, sizeof(path), "metadata.annotations[%s]", ANN_SYNC_COMPLETIONS);
-    int b = go_parse_bool(v);
+    int b = cu_go_parse_bool(v);
     if (b < 0) {
         const char *qv = q(&t, v); /* one buffer: quoted once, used twice */
         ferr(e, path, "Invalid value: %s: strconv.ParseBool: parsing %s: invalid syntax", qv, qv);
@@ -836,7 +873,7 @@ static void check_sync_completions(cu_diag *e, json_object *job)
 static int sync_completions(json_object *job)
 {
     const char *v = annotation(job, ANN_SYNC_COMPLETIONS);
-    return v && go_parse_bool(v) == 1;
+    return v && cu_go_parse_bool(v) == 1;
 }
 
 /* jobframework's ValidateJobOnCreate: the labels every integration has. */
@@ -845,6 +882,20 @@ static void jf_create_rules(cu_diag *e, json_object *obj)
     check_crd_name_label(e, obj, CU_LABEL_QUEUE_NAME);
     check_crd_name_label(e, obj, CU_LABEL_PREBUILT_WORKLOAD);
     check_max_exec(e, obj);
+}
+
+/* Kueue's TAS rules on one pod template (tmpl; path: its metadata) of a
+ * pod set of count pods; bound_always: the slice-size bound also when the
+ * annotations have other errors (JobSet, LeaderWorkerSet; the Job checks
+ * it only on otherwise valid annotations). */
+static void tas_rules(cu_diag *e, json_object *tmpl, const char *path, int32_t count,
+                      int bound_always)
+{
+    json_object *ann = cu_jpath(tmpl, "metadata.annotations");
+    size_t before = e->nerrors;
+    cu_topo_request_validate(cu_ann_get_json, ann, path, e);
+    if (bound_always || e->nerrors == before)
+        cu_topo_slice_bound(cu_ann_get_json, ann, path, count, e);
 }
 
 /* jobframework's ValidateJobOnCreate and the Job's own annotation rules. */
@@ -959,6 +1010,7 @@ static void v_job(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
         if (old)
             job_update_rules(env, &e, job, old, obj_ns(req, job));
     }
+    tas_rules(&e, cu_jpath(job, "spec.template"), "spec.template.metadata", job_pods(job), 0);
     errs_deny(resp, &e);
     cu_diag_free(&e);
 }
@@ -977,6 +1029,36 @@ static void v_jobset(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
     if (req->op == CU_WH_UPDATE && old)
         jf_update_rules(env, &e, js, old, obj_ns(req, js), suspended(js), suspended(old));
     jf_create_rules(&e, js);
+    json_object *rjs = cu_jpath(js, "spec.replicatedJobs");
+    size_t n = cu_jarr_len(rjs);
+    cu_topo_member *m = calloc(n ? n : 1, sizeof(*m));
+    char(*paths)[160] = calloc(n ? n : 1, sizeof(*paths));
+    int built = m && paths;
+    for (size_t i = 0; m && paths && i < n; i++) {
+        json_object *rj = json_object_array_get_idx(rjs, i);
+        json_object *jspec = cu_jpath(rj, "template.spec");
+        json_object *par = cu_jget(jspec, "parallelism"), *comp = cu_jget(jspec, "completions");
+        int32_t replicas = (int32_t)cu_jas_int64(cu_jget(rj, "replicas"), 1);
+        m[i].count = cu_jobset_podset_count(replicas, par != NULL, (int32_t)cu_jas_int64(par, 1),
+                                            comp != NULL, (int32_t)cu_jas_int64(comp, 1));
+        snprintf(paths[i], sizeof(paths[i]),
+                 "spec.replicatedJobs[%zu].template.spec.template.metadata.annotations", i);
+        m[i].path = paths[i];
+        built &=
+            cu_topo_request_build(cu_ann_get_json, cu_jpath(jspec, "template.metadata.annotations"),
+                                  CU_LABEL_JOB_COMPLETION_INDEX, CU_LABEL_JOBSET_JOB_INDEX,
+                                  &replicas, &m[i].req) == 0;
+    }
+    if (built) /* Kueue: only when the pod sets could be built */
+        cu_topo_groups_validate(m, n, &e);
+    for (size_t i = 0; m && paths && i < n; i++) {
+        json_object *jspec = cu_jpath(json_object_array_get_idx(rjs, i), "template.spec");
+        char path[160];
+        snprintf(path, sizeof(path), "spec.replicatedJobs[%zu].template.spec.template.metadata", i);
+        tas_rules(&e, cu_jget(jspec, "template"), path, m[i].count, 1);
+    }
+    free(m);
+    free(paths);
     errs_deny(resp, &e);
     cu_diag_free(&e);
 }
@@ -984,7 +1066,6 @@ static void v_jobset(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
 /* ---------------- Pod ---------------- */
 
 #define ANN_POD_INDEX_OFFSET "kueue.x-k8s.io/pod-index-offset"
-#define ANN_PODSET_GROUP "kueue.x-k8s.io/podset-group-name"
 
 static int has_gate(json_object *pod, const char *gate)
 {
@@ -1121,6 +1202,7 @@ static void pod_common_rules(cu_diag *e, json_object *pod)
                      q(&t, gtc), CU_ANN_POD_GROUP_TOTAL_COUNT, gtc);
         }
     }
+    cu_topo_request_validate(cu_ann_get_json, cu_jpath(pod, "metadata.annotations"), "metadata", e);
     /* a prebuilt Workload must be the group's (Kueue shows the field path
      * as the value, which marshals to {}) */
     const char *pre = label(pod, CU_LABEL_PREBUILT_WORKLOAD);
@@ -1209,7 +1291,7 @@ static void lws_template_default(json_object *lws, json_object *tmpl, int worker
         return;
     cu_jset_str(ann, CU_ANN_POD_SUSPENDING_PARENT, FW_LWS);
     cu_jset_str(ann, CU_ANN_POD_GROUP_SERVING, "true");
-    if (worker && lws_leader(lws) && !cu_jget(ann, ANN_PODSET_GROUP))
+    if (worker && lws_leader(lws) && !cu_jget(ann, CU_ANN_PODSET_GROUP_NAME))
         cu_jset_str(ann, ANN_POD_INDEX_OFFSET, "1");
 }
 
@@ -1361,6 +1443,24 @@ static void v_lws(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
     cu_diag e;
     cu_diag_init(&e);
     check_crd_name_label(&e, lws, CU_LABEL_QUEUE_NAME);
+    int32_t size = cu_lws_size(lws);
+    json_object *leader = lws_leader(lws);
+    json_object *worker = cu_jpath(lws, "spec.leaderWorkerTemplate.workerTemplate");
+    if (leader)
+        tas_rules(&e, leader, "spec.leaderWorkerTemplate.leaderTemplate.metadata", 1, 1);
+    tas_rules(&e, worker, "spec.leaderWorkerTemplate.workerTemplate.metadata",
+              leader ? size - 1 : size, 1);
+    cu_topo_member m[2] = {
+        { "spec.leaderWorkerTemplate.leaderTemplate.metadata.annotations", 1, { 0 } },
+        { "spec.leaderWorkerTemplate.workerTemplate.metadata.annotations",
+          leader ? size - 1 : size,
+          { 0 } },
+    };
+    if ((!leader || cu_topo_request_build(cu_ann_get_json, cu_jpath(leader, "metadata.annotations"),
+                                          NULL, NULL, NULL, &m[0].req) == 0) &&
+        cu_topo_request_build(cu_ann_get_json, cu_jpath(worker, "metadata.annotations"),
+                              CU_LABEL_LWS_WORKER_INDEX, NULL, NULL, &m[1].req) == 0)
+        cu_topo_groups_validate(leader ? m : m + 1, leader ? 2 : 1, &e);
     if (req->op == CU_WH_UPDATE && old) {
         immutable_label(&e, lws, old, CU_LABEL_QUEUE_NAME);
         /* a LeaderWorkerSet counts as suspended while none of its
@@ -1417,6 +1517,8 @@ static const cu_wh_hook hooks[] = {
       v_pod },
     { "vresourceflavor.kb.io", "/validate-kueue-x-k8s-io-v1beta2-resourceflavor", 0, KV,
       "resourceflavors", OPS(CU_WH_CREATE, CU_WH_UPDATE), v_resource_flavor },
+    { "vtopology.kb.io", "/validate-kueue-x-k8s-io-v1beta2-topology", 0, KV, "topologies",
+      OPS(CU_WH_CREATE, CU_WH_UPDATE), v_topology },
     { "vworkload.kb.io", "/validate-kueue-x-k8s-io-v1beta2-workload", 0, KV, "workloads",
       OPS(CU_WH_CREATE, CU_WH_UPDATE), v_workload },
 };

@@ -168,6 +168,11 @@ static const cu_ctree jtree = { NULL,      j_type,    j_get,  j_str,    j_num,  
                                 j_at,      j_del,     j_take, j_rename, j_new_map, j_new_seq,
                                 j_new_str, j_new_int, j_set,  j_push,   j_drop };
 
+cu_err cu_conv_topology_json(json_object *ta, int down, cu_buf *err)
+{
+    return cu_conv_topology(&jtree, ta, down, err);
+}
+
 #define V1 CU_GROUP "/v1beta1"
 #define V2 CU_GROUP "/v1beta2"
 

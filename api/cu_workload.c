@@ -2,9 +2,11 @@
  * cu_workload.c - decoding of Workloads (pod sets, priority class reference,
  * status), WorkloadPriorityClasses and PriorityClasses.
  */
+#include "cu_convert_int.h"
 #include "cu_decode_int.h"
 #include "cu_names.h"
 #include "cu_podreq.h"
+#include "cu_topology.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -139,6 +141,118 @@ static void dec_checks(dctx *c, const cu_node *st, cu_workload *wl)
     }
 }
 
+static const char *node_ann(void *ud, const char *key)
+{
+    return cu_node_scalar(cu_node_get(ud, key));
+}
+
+void cu_dec_topo_template(dctx *c, const cu_node *tmpl, const char *path, const char *index_label,
+                          const char *subgroup_label, const int32_t *subgroup_count,
+                          cu_topo_request *r)
+{
+    char q[PATHMAX];
+    const cu_node *ann = cu_node_path(tmpl, "metadata.annotations");
+    if (ann && ann->type != CU_NODE_MAP)
+        ann = NULL;
+    if (cu_topo_request_build(node_ann, (void *)ann, index_label, subgroup_label, subgroup_count,
+                              r) != 0) {
+        cu_dec_err(c, cu_dec_path(q, path, "metadata.annotations"),
+                   "Invalid value: " CU_ANN_TAS_UNCONSTRAINED
+                   " must be a boolean and " CU_ANN_TAS_SLICE_SIZE " a 32-bit integer");
+        return;
+    }
+    /* the strings are the document's: copy them into the arena */
+    const char **strs[] = { &r->required,          &r->preferred,
+                            &r->pod_index_label,   &r->subgroup_index_label,
+                            &r->podset_group_name, &r->slice_required };
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+        if (*strs[i])
+            *strs[i] = cu_dec_strdup(c, *strs[i]);
+}
+
+/* spec.podSets[].topologyRequest (p: the pod set's path). */
+static void dec_topo_request(dctx *c, const cu_node *pn, const char *p, cu_topo_request *r)
+{
+    char q[PATHMAX];
+    const cu_node *tr = cu_dec_want_map(c, cu_node_get(pn, "topologyRequest"),
+                                        cu_dec_path(q, p, "topologyRequest"));
+    if (!tr)
+        return;
+    r->present = 1;
+    r->required = cu_dec_str(c, tr, "required", q);
+    r->preferred = cu_dec_str(c, tr, "preferred", q);
+    cu_dec_bool(c, tr, "unconstrained", q, &r->unconstrained);
+    r->has_unconstrained = cu_node_get(tr, "unconstrained") != NULL;
+    r->pod_index_label = cu_dec_str(c, tr, "podIndexLabel", q);
+    r->subgroup_index_label = cu_dec_str(c, tr, "subGroupIndexLabel", q);
+    r->has_subgroup_count = cu_dec_i32(c, tr, "subGroupCount", q, &r->subgroup_count);
+    r->podset_group_name = cu_dec_str(c, tr, "podSetGroupName", q);
+    r->slice_required = cu_dec_str(c, tr, "podSetSliceRequiredTopology", q);
+    r->has_slice_size = cu_dec_i32(c, tr, "podSetSliceSize", q, &r->slice_size);
+}
+
+/* status.admission.podSetAssignments[].topologyAssignment in either shape
+ * (v1beta2 slices are expanded by cu_convert.c's rules first). */
+static cu_topo_assign *dec_topo_assign(dctx *c, const cu_node *a, const char *p)
+{
+    char q[PATHMAX], r[PATHMAX];
+    const cu_node *ta = cu_dec_want_map(c, cu_node_get(a, "topologyAssignment"),
+                                        cu_dec_path(q, p, "topologyAssignment"));
+    if (!ta)
+        return NULL;
+    if (cu_node_get(ta, "slices")) {
+        cu_node *cl = cu_node_clone(c->a, ta);
+        cu_buf err;
+        cu_buf_init(&err, 0);
+        cu_err rc = cl ? cu_conv_topology_node(c->a, cl, 1, &err) : CU_ENOMEM;
+        if (rc == CU_ENOMEM)
+            c->oom = 1;
+        else if (rc != CU_OK)
+            cu_dec_err(c, q, "%s", cu_buf_str(&err));
+        cu_buf_free(&err);
+        if (rc != CU_OK)
+            return NULL;
+        ta = cl;
+    }
+    cu_topo_assign *x = cu_dec_alloc(c, sizeof(*x));
+    const cu_node *lv = cu_dec_want_seq(c, cu_node_get(ta, "levels"), cu_dec_path(r, q, "levels"));
+    const cu_node *ds =
+        cu_dec_want_seq(c, cu_node_get(ta, "domains"), cu_dec_path(r, q, "domains"));
+    if (!x)
+        return NULL;
+    x->nlevels = lv ? lv->n : 0;
+    x->ndomains = ds ? ds->n : 0;
+    x->levels = cu_dec_alloc(c, (x->nlevels ? x->nlevels : 1) * sizeof(*x->levels));
+    size_t nv = x->nlevels * x->ndomains;
+    x->values = cu_dec_alloc(c, (nv > 0 ? nv : 1) * sizeof(char *));
+    x->counts = cu_dec_alloc(c, (x->ndomains ? x->ndomains : 1) * sizeof(*x->counts));
+    if (!x->levels || !x->values || !x->counts)
+        return NULL;
+    for (size_t i = 0; i < x->nlevels; i++) {
+        const char *s = cu_node_scalar(lv->vals[i]);
+        if (!s)
+            cu_dec_err(c, cu_dec_path(r, q, "levels[%zu]", i), "must be a string");
+        x->levels[i] = cu_dec_strdup(c, s ? s : "");
+    }
+    for (size_t d = 0; d < x->ndomains; d++) {
+        char dp[PATHMAX];
+        cu_dec_path(dp, q, "domains[%zu]", d);
+        const cu_node *dm = cu_dec_want_map(c, ds->vals[d], dp);
+        const cu_node *vs = dm ? cu_dec_want_seq(c, cu_node_get(dm, "values"), dp) : NULL;
+        if (!vs || vs->n != x->nlevels) {
+            cu_dec_err(c, dp, "must have one value per level (%zu)", x->nlevels);
+            return NULL;
+        }
+        for (size_t l = 0; l < x->nlevels; l++) {
+            const char *s = cu_node_scalar(vs->vals[l]);
+            x->values[d * x->nlevels + l] = cu_dec_strdup(c, s ? s : "");
+        }
+        if (cu_dec_i32(c, dm, "count", dp, &x->counts[d]) && x->counts[d] < 0)
+            cu_dec_err(c, cu_dec_path(r, dp, "count"), "must be greater than or equal to 0");
+    }
+    return x;
+}
+
 static void dec_status(dctx *c, const cu_node *root, cu_workload *wl)
 {
     const cu_node *st = cu_dec_want_map(c, cu_node_get(root, "status"), "status");
@@ -176,6 +290,7 @@ static void dec_status(dctx *c, const cu_node *root, cu_workload *wl)
                 }
                 cu_dec_kvs(c, a, "flavors", p, &x->flavors);
                 cu_dec_reslist(c, a, "resourceUsage", p, &x->usage);
+                x->topo = dec_topo_assign(c, a, p);
             }
         }
     }
@@ -234,6 +349,7 @@ void cu_dec_workload(dctx *c, const cu_node *root, cu_workload *wl)
             const cu_node *pspec =
                 cu_dec_want_map(c, cu_node_get(tmpl, "spec"), cu_dec_path(q, p, "template.spec"));
             cu_dec_podspec(c, pspec, q, x);
+            dec_topo_request(c, pn, p, &x->topo);
         }
     }
     dec_status(c, root, wl);

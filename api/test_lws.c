@@ -97,6 +97,10 @@ static void test_workload_leader_worker(void **state)
     assert_int_equal(cu_jas_int64(cu_jget(p0, "count"), -1), 1);
     assert_string_equal(cu_jstr(p1, "name"), "worker");
     assert_int_equal(cu_jas_int64(cu_jget(p1, "count"), -1), 3);
+    /* Kueue's topology requests: the workers' index label, none for the leader */
+    assert_null(cu_jget(p0, "topologyRequest"));
+    assert_string_equal(cu_jpath_str(p1, "topologyRequest.podIndexLabel"),
+                        "leaderworkerset.sigs.k8s.io/worker-index");
     /* the template's spec only: its metadata is not copied */
     assert_null(cu_jpath(p0, "template.metadata"));
     assert_int_equal(cu_jarr_len(cu_jpath(p0, "template.spec.containers")), 1);

@@ -78,6 +78,19 @@ static void test_single(void **st)
     assert_string_equal(cu_jstr(ps, "name"), "main");
     assert_int_equal(cu_jint(ps, "count"), 1);
     assert_true(cu_json_equal(cu_jpath(ps, "template.spec"), cu_jget(p, "spec")));
+    /* Kueue's request: the pod group index label; the pod's TAS annotations */
+    assert_string_equal(cu_jpath_str(ps, "topologyRequest.podIndexLabel"),
+                        "kueue.x-k8s.io/pod-group-pod-index");
+    assert_null(cu_jpath(ps, "topologyRequest.preferred"));
+    json_object *pmd = cu_jget(p, "metadata"), *pann = json_object_new_object();
+    cu_jset_str(pann, "kueue.x-k8s.io/podset-preferred-topology", "cloud.com/rack");
+    json_object_object_add(pmd, "annotations", pann);
+    json_object *wl2 = cu_pod_workload(p, &d);
+    assert_string_equal(cu_jpath_str(json_object_array_get_idx(cu_jpath(wl2, "spec.podSets"), 0),
+                                     "topologyRequest.preferred"),
+                        "cloud.com/rack");
+    json_object_put(wl2);
+    json_object_object_del(pmd, "annotations");
     json_object *own = json_object_array_get_idx(cu_jpath(wl, "metadata.ownerReferences"), 0);
     assert_string_equal(cu_jstr(own, "kind"), "Pod");
     assert_string_equal(cu_jstr(own, "uid"), "uid-p1");

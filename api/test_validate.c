@@ -638,8 +638,8 @@ static const tcase cases[] = {
         "ResourceFlavor tainted: spec.tolerations[1].operator: Invalid value: \"Exists\": value "
         "must be empty when `operator` is 'Exists'",
         "ResourceFlavor tainted: spec.tolerations[2].effect: Unsupported value: \"Never\": " EFFECTS,
-        "ResourceFlavor tas: spec.nodeLabels: Required value: at least one nodeLabel is required "
-        "when topologyName is set (topologyName: \"default\")",
+        "ResourceFlavor tas: spec: Invalid value: \"object\": at least one nodeLabel is required "
+        "when topology is set",
         "ResourceFlavor many: spec.nodeTaints: Too many: 9: must have at most 8 items",
         "ResourceFlavor many: spec.tolerations: Too many: 9: must have at most 8 items", NULL } },
     { "cluster queue resources and flavors",

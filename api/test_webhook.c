@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cu_json.h"
+#include "cu_topology.h"
 #include "cu_webhook.h"
 
 #define SUBDOMAIN \
@@ -173,6 +174,8 @@ static void test_table(void **state)
           (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
         { "vresourceflavor.kb.io", "/validate-kueue-x-k8s-io-v1beta2-resourceflavor",
           "resourceflavors", 0, (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
+        { "vtopology.kb.io", "/validate-kueue-x-k8s-io-v1beta2-topology", "topologies", 0,
+          (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
         { "vworkload.kb.io", "/validate-kueue-x-k8s-io-v1beta2-workload", "workloads", 0,
           (1u << CU_WH_CREATE) | (1u << CU_WH_UPDATE) },
     };
@@ -345,6 +348,201 @@ static void test_resource_flavor(void **state)
         NULL);
     expect_denied(&c, "spec.nodeTaints[1]: Duplicate value: \"spot:NoSchedule\": taints must be "
                       "unique by key and effect pair");
+    done(&c);
+}
+
+#define RF_TAS(spec) \
+    "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\",\"metadata\":" \
+    "{\"name\":\"tas\"},\"spec\":{" spec "}}"
+
+static void test_resource_flavor_topology(void **state)
+{
+    fx *f = *state;
+    call c;
+    /* Kueue's CEL rule: a topologyName needs node labels */
+    run(&c, f, "vresourceflavor.kb.io", CU_WH_CREATE, RF_TAS("\"topologyName\":\"default\""), NULL);
+    expect_denied(&c, "spec: Invalid value: \"object\": at least one nodeLabel is required when "
+                      "topology is set");
+    done(&c);
+    /* once set, nodeLabels, tolerations and topologyName stay */
+    run(&c, f, "vresourceflavor.kb.io", CU_WH_UPDATE,
+        RF_TAS("\"nodeLabels\":{\"pool\":\"b\"},\"topologyName\":\"default\""),
+        RF_TAS("\"nodeLabels\":{\"pool\":\"a\"},\"topologyName\":\"default\""));
+    expect_denied(&c, "spec: Invalid value: \"object\": nodeLabels are immutable when "
+                      "topologyName is set");
+    done(&c);
+    run(&c, f, "vresourceflavor.kb.io", CU_WH_UPDATE, RF_TAS("\"nodeLabels\":{\"pool\":\"a\"}"),
+        RF_TAS("\"nodeLabels\":{\"pool\":\"a\"},\"topologyName\":\"default\""));
+    expect_denied(&c, "spec: Invalid value: \"object\": topologyName is immutable when "
+                      "topologyName is set");
+    done(&c);
+    /* without a topologyName before, anything may change */
+    run(&c, f, "vresourceflavor.kb.io", CU_WH_UPDATE,
+        RF_TAS("\"nodeLabels\":{\"pool\":\"b\"},\"topologyName\":\"default\""),
+        RF_TAS("\"nodeLabels\":{\"pool\":\"a\"}"));
+    expect_allowed(&c);
+    done(&c);
+}
+
+#define TOPO(levels) \
+    "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Topology\",\"metadata\":" \
+    "{\"name\":\"default\"},\"spec\":{\"levels\":[" levels "]}}"
+#define LVL(l) "{\"nodeLabel\":\"" l "\"}"
+
+static void test_topology(void **state)
+{
+    fx *f = *state;
+    call c;
+    run(&c, f, "vtopology.kb.io", CU_WH_CREATE,
+        TOPO(LVL("cloud.com/block") "," LVL("cloud.com/rack") "," LVL("kubernetes.io/hostname")),
+        NULL);
+    expect_allowed(&c);
+    done(&c);
+    run(&c, f, "vtopology.kb.io", CU_WH_CREATE,
+        TOPO(LVL("kubernetes.io/hostname") "," LVL("cloud.com/rack")), NULL);
+    expect_denied(&c, "spec.levels: Invalid value: \"array\": the kubernetes.io/hostname label "
+                      "can only be used at the lowest level of topology");
+    done(&c);
+    run(&c, f, "vtopology.kb.io", CU_WH_CREATE, TOPO(LVL("rack") "," LVL("rack")), NULL);
+    expect_denied(&c, "spec.levels: Invalid value: \"array\": must be unique");
+    done(&c);
+    run(&c, f, "vtopology.kb.io", CU_WH_CREATE, TOPO(""), NULL);
+    expect_denied(&c, "spec.levels: Required value");
+    done(&c);
+    run(&c, f, "vtopology.kb.io", CU_WH_CREATE, TOPO(LVL("-bad")), NULL);
+    expect_denied(&c,
+                  "spec.levels[0].nodeLabel: Invalid value: \"-bad\": "
+                  "spec.levels[0].nodeLabel in body should match '" CU_TOPOLOGY_LABEL_PATTERN "'");
+    done(&c);
+    /* the levels are immutable */
+    run(&c, f, "vtopology.kb.io", CU_WH_UPDATE, TOPO(LVL("cloud.com/rack")),
+        TOPO(LVL("cloud.com/block") "," LVL("cloud.com/rack")));
+    expect_denied(&c, "spec.levels: Invalid value: \"array\": field is immutable");
+    done(&c);
+    run(&c, f, "vtopology.kb.io", CU_WH_UPDATE, TOPO(LVL("cloud.com/rack")),
+        TOPO(LVL("cloud.com/rack")));
+    expect_allowed(&c);
+    done(&c);
+}
+
+/* A Job with pod-template annotations (TAS). */
+#define TJOB(ann) \
+    "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\"," \
+    "\"namespace\":\"team-a\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{\"parallelism\":4," \
+    "\"completions\":4,\"suspend\":true,\"template\":{\"metadata\":{\"annotations\":{" ann \
+    "}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}"
+#define A_REQ "\"kueue.x-k8s.io/podset-required-topology\":"
+#define A_PREF "\"kueue.x-k8s.io/podset-preferred-topology\":"
+#define A_UNC "\"kueue.x-k8s.io/podset-unconstrained-topology\":"
+#define A_SREQ "\"kueue.x-k8s.io/podset-slice-required-topology\":"
+#define A_SSIZE "\"kueue.x-k8s.io/podset-slice-size\":"
+#define TPATH "spec.template.metadata.annotations"
+
+static void test_job_topology(void **state)
+{
+    fx *f = *state;
+    call c;
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE,
+        TJOB(A_REQ "\"cloud.com/rack\"," A_SREQ "\"kubernetes.io/hostname\"," A_SSIZE "\"2\""),
+        NULL);
+    expect_allowed(&c);
+    done(&c);
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE, TJOB(A_REQ "\"rack\"," A_PREF "\"rack\""), NULL);
+    expect_denied(&c, TPATH ": Invalid value: must not contain more than one topology annotation: "
+                            "[\"kueue.x-k8s.io/podset-required-topology\", "
+                            "\"kueue.x-k8s.io/podset-preferred-topology\", "
+                            "\"kueue.x-k8s.io/podset-unconstrained-topology\"]");
+    done(&c);
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE, TJOB(A_UNC "\"yes\""), NULL);
+    expect_denied(&c, TPATH "[kueue.x-k8s.io/podset-unconstrained-topology]: Invalid value: "
+                            "\"yes\": must be a boolean value");
+    done(&c);
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE, TJOB(A_SREQ "\"rack\""), NULL);
+    expect_denied(&c, TPATH "[kueue.x-k8s.io/podset-slice-size]: Required value: must be set when "
+                            "'kueue.x-k8s.io/podset-slice-required-topology' is specified");
+    done(&c);
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE, TJOB(A_SSIZE "\"2\""), NULL);
+    expect_denied(&c, TPATH "[kueue.x-k8s.io/podset-slice-size]: Forbidden: may not be set when "
+                            "'kueue.x-k8s.io/podset-slice-required-topology' is not specified");
+    done(&c);
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE, TJOB(A_SREQ "\"rack\"," A_SSIZE "\"0\""), NULL);
+    expect_denied(&c, TPATH "[kueue.x-k8s.io/podset-slice-size]: Invalid value: \"0\": must be "
+                            "greater than or equal to 1");
+    done(&c);
+    /* the bound on the pod count, only on otherwise valid annotations */
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE, TJOB(A_SREQ "\"rack\"," A_SSIZE "\"5\""), NULL);
+    expect_denied(&c, TPATH "[kueue.x-k8s.io/podset-slice-size]: Invalid value: \"5\": must not "
+                            "be greater than pod set count 4");
+    done(&c);
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE, TJOB(A_REQ "\"a/b/c\""), NULL);
+    assert_false(c.resp.allowed);
+    assert_non_null(strstr(cu_buf_str(&c.resp.message),
+                           TPATH "[kueue.x-k8s.io/podset-required-topology]: Invalid value: "
+                                 "\"a/b/c\": a qualified name must consist of"));
+    done(&c);
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE, TJOB("\"kueue.x-k8s.io/podset-group-name\":\"12\""),
+        NULL);
+    expect_denied(&c, "[" TPATH "[kueue.x-k8s.io/podset-group-name]: Invalid value: \"12\": must "
+                      "not be a number, " TPATH "[kueue.x-k8s.io/podset-group-name]: "
+                      "Forbidden: may not be set when neither "
+                      "'kueue.x-k8s.io/podset-preferred-topology' nor "
+                      "'kueue.x-k8s.io/podset-required-topology' is specified]");
+    done(&c);
+    run(&c, f, "vjob.kb.io", CU_WH_CREATE,
+        TJOB("\"kueue.x-k8s.io/podset-slice-required-topology-constraints\":\"[]\""), NULL);
+    expect_denied(&c, TPATH "[kueue.x-k8s.io/podset-slice-required-topology-constraints]: "
+                            "Forbidden: the TASMultiLayerTopology feature gate must be enabled to "
+                            "use this annotation");
+    done(&c);
+}
+
+/* A JobSet of a leader (1 pod) and workers (replicas 2 x 2 pods), their
+ * templates' annotations given. */
+#define TJS(lann, wann) \
+    "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":" \
+    "\"js\",\"namespace\":\"team-a\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}}," \
+    "\"spec\":{\"suspend\":true,\"replicatedJobs\":[{\"name\":\"leader\",\"template\":{" \
+    "\"spec\":{\"template\":{\"metadata\":{\"annotations\":{" lann "}},\"spec\":{" \
+    "\"containers\":[{\"name\":\"c\"}]}}}}},{\"name\":\"workers\",\"replicas\":2," \
+    "\"template\":{\"spec\":{\"parallelism\":2,\"template\":{\"metadata\":{\"annotations\":{" wann \
+    "}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}}]}}"
+#define A_GRP "\"kueue.x-k8s.io/podset-group-name\":\"g\""
+static void enable_all(fx *f);
+#define RJ(i) "spec.replicatedJobs[" #i "].template.spec.template.metadata.annotations"
+
+static void test_jobset_topology_groups(void **state)
+{
+    fx *f = *state;
+    enable_all(f);
+    call c;
+    run(&c, f, "vjobset.kb.io", CU_WH_CREATE, TJS(A_REQ "\"rack\"," A_GRP, A_REQ "\"rack\"," A_GRP),
+        NULL);
+    expect_allowed(&c);
+    done(&c);
+    /* a group of one */
+    run(&c, f, "vjobset.kb.io", CU_WH_CREATE, TJS(A_REQ "\"rack\"," A_GRP, A_REQ "\"rack\""), NULL);
+    expect_denied(&c, RJ(0) "[kueue.x-k8s.io/podset-group-name]: Invalid value: \"g\": can only "
+                            "define groups of exactly 2 pod sets, got: 1 pod set(s)");
+    done(&c);
+    /* two levels that differ */
+    run(&c, f, "vjobset.kb.io", CU_WH_CREATE,
+        TJS(A_REQ "\"rack\"," A_GRP, A_PREF "\"rack\"," A_GRP), NULL);
+    expect_denied(
+        &c,
+        "[" RJ(
+            0) ": Invalid value: must specify "
+               "'kueue.x-k8s.io/podset-required-topology' or "
+               "'kueue.x-k8s.io/podset-preferred-topology' topology consistent with '" RJ(
+                   1) "' in group 'g', " RJ(1) ": Invalid value: must specify "
+                                               "'kueue.x-k8s.io/podset-required-topology' or "
+                                               "'kueue.x-k8s.io/podset-preferred-topology' topology consistent "
+                                               "with '" RJ(0) "' in group 'g']");
+    done(&c);
+    /* and the annotation rules on each replicated Job's template */
+    run(&c, f, "vjobset.kb.io", CU_WH_CREATE, TJS("", A_SREQ "\"rack\"," A_SSIZE "\"5\""), NULL);
+    expect_denied(&c, "spec.replicatedJobs[1].template.spec.template.metadata.annotations"
+                      "[kueue.x-k8s.io/podset-slice-size]: Invalid value: \"5\": must not be "
+                      "greater than pod set count 4");
     done(&c);
 }
 
@@ -1187,6 +1385,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_jobset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lws_default, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lws_validate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resource_flavor_topology, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_topology, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_topology, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_jobset_topology_groups, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

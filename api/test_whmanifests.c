@@ -12,7 +12,7 @@
  * timeoutSeconds 10, and for namespaced resources a namespaceSelector that
  * leaves out kube-system and cueue-system. The manifests must hold exactly
  * Kueue's fifteen webhooks (Kueue's config/components/webhook for the kinds
- * Cueue serves); every hook of the table must be in them, and every webhook
+ * Cueue serves) and Cueue's Topology validator; every hook of the table must be in them, and every webhook
  * of them in the table. Tests run in the source root.
  */
 #include <stdarg.h>
@@ -51,6 +51,8 @@ static const char *const kueue_hooks[][2] = {
     { "vpod.kb.io", "/validate--v1-pod" },
     { "vresourceflavor.kb.io", "/validate-kueue-x-k8s-io-v1beta2-resourceflavor" },
     { "vworkload.kb.io", "/validate-kueue-x-k8s-io-v1beta2-workload" },
+    /* Cueue's own: the Topology's CRD rules for API servers without CEL */
+    { "vtopology.kb.io", "/validate-kueue-x-k8s-io-v1beta2-topology" },
 };
 #define NKUEUE (sizeof(kueue_hooks) / sizeof(kueue_hooks[0]))
 
@@ -144,7 +146,7 @@ static void test_configurations_present(void **state)
     assert_non_null(find_obj(f, "MutatingWebhookConfiguration", MUT));
     assert_non_null(find_obj(f, "ValidatingWebhookConfiguration", VAL));
     assert_non_null(find_obj(f, "Service", "cueue-webhook-service"));
-    /* the manifests hold exactly Kueue's fifteen webhooks */
+    /* the manifests hold exactly Kueue's fifteen webhooks and vtopology */
     size_t total = 0;
     const cu_node *m = cu_node_get(find_obj(f, "MutatingWebhookConfiguration", MUT), "webhooks");
     const cu_node *v = cu_node_get(find_obj(f, "ValidatingWebhookConfiguration", VAL), "webhooks");
@@ -193,9 +195,9 @@ static void check_hook(const cu_node *h, const cu_wh_hook *t, int mutating)
     if (ops != t->ops)
         fail_msg("%s: operations 0x%x in the manifest, 0x%x in the table", name, ops, t->ops);
     /* namespaced resources skip kube-system and the controller's namespace */
-    int namespaced = strcmp(t->resource, "clusterqueues") != 0 &&
-                     strcmp(t->resource, "cohorts") != 0 &&
-                     strcmp(t->resource, "resourceflavors") != 0;
+    int namespaced =
+        strcmp(t->resource, "clusterqueues") != 0 && strcmp(t->resource, "cohorts") != 0 &&
+        strcmp(t->resource, "resourceflavors") != 0 && strcmp(t->resource, "topologies") != 0;
     const cu_node *me = cu_node_path(h, "namespaceSelector.matchExpressions");
     if (!namespaced) {
         assert_null(me);
@@ -231,7 +233,7 @@ static void test_table_in_manifests(void **state)
     }
 }
 
-/* The manifests hold Kueue's fifteen (test_configurations_present), so
+/* The manifests hold Kueue's fifteen and vtopology (test_configurations_present), so
  * each of those must be in the table. */
 static void test_manifests_in_table(void **state)
 {

@@ -86,7 +86,7 @@ check "cert-manager: no empty Secret shipped" "$F" 'get("Secret", "cueue-webhook
 check "cert-manager: the Secret is the certificate directory" "$F" \
     '[v for v in get("Deployment", "cueue-controller-manager")["spec"]["template"]["spec"]["volumes"] if v["name"] == "cert"][0] == {"name": "cert", "secret": {"secretName": "cueue-webhook-server-cert"}}'
 check "cert-manager: CA injection on both webhook configurations and all CRDs" "$F" \
-    'all(o["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == "cueue-system/cueue-serving-cert" for o in objs if o["kind"] in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "CustomResourceDefinition")) and sum(o["kind"] == "CustomResourceDefinition" for o in objs) == 7'
+    'all(o["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == "cueue-system/cueue-serving-cert" for o in objs if o["kind"] in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "CustomResourceDefinition")) and sum(o["kind"] == "CustomResourceDefinition" for o in objs) == 8'
 check "cert-manager: internalCertManagement off in the Configuration" "$F" \
     'yaml.safe_load(get("ConfigMap", "cueue-manager-config")["data"]["controller_manager_config.yaml"])["internalCertManagement"] == {"enable": False}'
 check "enablePrometheus: the ServiceMonitor of config/prometheus/" "$F" \

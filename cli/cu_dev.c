@@ -318,6 +318,7 @@ static const struct {
     { "Node", "nodes", 0 },
     { "CustomResourceDefinition", "customresourcedefinitions", 0 },
     { "PriorityClass", "priorityclasses", 0 },
+    { "Topology", "topologies", 0 },
     { "ResourceFlavor", "resourceflavors", 0 },
     { "ClusterQueue", "clusterqueues", 0 },
     { "Cohort", "cohorts", 0 },

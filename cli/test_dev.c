@@ -141,6 +141,10 @@ static void test_collection_path(void **st)
         { "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
           "\"metadata\":{\"name\":\"cq\",\"namespace\":\"x\"}}",
           "/apis/kueue.x-k8s.io/v1beta2/clusterqueues" },
+        /* not "topologys" */
+        { "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Topology\","
+          "\"metadata\":{\"name\":\"t\"}}",
+          "/apis/kueue.x-k8s.io/v1beta2/topologies" },
         /* unknown kinds: lower-case + "s", scoped by metadata.namespace */
         { "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w\"}}",
           "/apis/example.com/v1/widgets" },

@@ -97,6 +97,11 @@ static void test_workload_for_job(void **st)
         json_object *ps = json_object_array_get_idx(
             json_object_object_get(json_object_object_get(wl, "spec"), "podSets"), 0);
         assert_int_equal(json_object_get_int(json_object_object_get(ps, "count")), cases[i].count);
+        /* Kueue (TAS on by default) gives every Job's pod set its index label */
+        assert_string_equal(S(ps, "topologyRequest", "podIndexLabel", NULL),
+                            "batch.kubernetes.io/job-completion-index");
+        assert_null(
+            json_object_object_get(json_object_object_get(ps, "topologyRequest"), "required"));
         /* and the engine's decoder reads it back with the template's requests */
         cu_world w;
         cu_world_init(&w);
@@ -492,6 +497,31 @@ static void test_workload_for_jobset(void **st)
     assert_string_equal(S(p1, "name", NULL, NULL), "workers");
     assert_int_equal(json_object_get_int(json_object_object_get(p1, "count")), 4);
     assert_string_equal(S(p1, "template", "metadata", "labels"), "{ \"role\": \"w\" }");
+    /* the topology request: the Job index as the sub-group, the replicas as their count */
+    json_object *tr = json_object_object_get(p1, "topologyRequest");
+    assert_string_equal(S(tr, "podIndexLabel", NULL, NULL),
+                        "batch.kubernetes.io/job-completion-index");
+    assert_string_equal(S(tr, "subGroupIndexLabel", NULL, NULL), "jobset.sigs.k8s.io/job-index");
+    assert_int_equal(json_object_get_int(json_object_object_get(tr, "subGroupCount")), 2);
+    json_object_put(wl);
+    /* a TAS annotation on a template becomes the pod set's request */
+    json_object *rj0 = json_object_array_get_idx(
+        json_object_object_get(json_object_object_get(js, "spec"), "replicatedJobs"), 0);
+    json_object *t0 = json_object_object_get(
+        json_object_object_get(json_object_object_get(rj0, "template"), "spec"), "template");
+    json_object *md = json_object_new_object(), *an = json_object_new_object();
+    json_object_object_add(an, "kueue.x-k8s.io/podset-required-topology",
+                           json_object_new_string("cloud.com/rack"));
+    json_object_object_add(md, "annotations", an);
+    json_object_object_add(t0, "metadata", md);
+    wl = cu_ctrl_workload_for_jobset(js, &d);
+    assert_non_null(wl);
+    p0 = json_object_array_get_idx(
+        json_object_object_get(json_object_object_get(wl, "spec"), "podSets"), 0);
+    assert_string_equal(S(p0, "topologyRequest", "required", NULL), "cloud.com/rack");
+    assert_int_equal(json_object_get_int(json_object_object_get(
+                         json_object_object_get(p0, "topologyRequest"), "subGroupCount")),
+                     1);
     json_object_put(wl);
     /* bad input: named by field */
     json_object *rjs = json_object_object_get(json_object_object_get(js, "spec"), "replicatedJobs");

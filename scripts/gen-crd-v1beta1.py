@@ -11,8 +11,8 @@ Usage: scripts/gen-crd-v1beta1.py [--check] [CRD_DIR]
 
 As in Kueue's CRDs, the four kinds whose schemas differ (ClusterQueue,
 Cohort, LocalQueue, Workload) convert through the webhook at path /convert
-of the Service cueue-webhook-service in cueue-system; the other three keep
-the API server's own conversion (only apiVersion changes).
+of the Service cueue-webhook-service in cueue-system; the other four (with
+Topology) keep the API server's own conversion (only apiVersion changes).
 """
 import copy
 import os
@@ -242,6 +242,7 @@ TRANSFORMS = {
     "AdmissionCheck": admission_check,
     "ResourceFlavor": lambda s, cols: None,
     "WorkloadPriorityClass": lambda s, cols: None,
+    "Topology": lambda s, cols: None,
 }
 
 CONVERSION = """  conversion:

@@ -12,7 +12,7 @@
 # What goes in, in this order (kubectl applies in file order, and a
 # namespaced object needs its Namespace first):
 #   config/rbac/00-namespace.yaml       the Namespace cueue-system
-#   crds/*.yaml                         the seven CRDs (with their conversion section)
+#   crds/*.yaml                         the eight CRDs (with their conversion section)
 #   config/rbac/*.yaml (the rest)       ServiceAccount, ClusterRoles, Roles, bindings
 #   config/manager/*.yaml               Configuration (ConfigMap), Secret, Deployment, Services
 #   config/webhook/*.yaml               the mutating and validating webhook configurations

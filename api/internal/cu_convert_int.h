@@ -13,6 +13,8 @@
 #include <stdint.h>
 
 #include "cu_base.h"
+#include "cu_doc.h"
+#include "cu_json.h"
 
 typedef enum cu_ct_type {
     CU_CT_NONE = 0, /* absent */
@@ -59,5 +61,15 @@ typedef struct cu_ctree {
  * be partly converted), or CU_ENOMEM. */
 cu_err cu_conv_object(const cu_ctree *t, void *obj, const char *kind, int down, int manifest,
                       cu_buf *err);
+
+/* The topology assignment ta (status.admission.podSetAssignments[]
+ * .topologyAssignment) alone: v1beta1 domains to v1beta2 slices (down 0)
+ * or slices to domains (down 1), by the rules of cu_conv_object; a map
+ * without the source field is left alone. Errors as cu_conv_object. */
+cu_err cu_conv_topology(const cu_ctree *t, void *ta, int down, cu_buf *err);
+/* cu_conv_topology on a cu_node map (new nodes from a). */
+cu_err cu_conv_topology_node(cu_arena *a, cu_node *ta, int down, cu_buf *err);
+/* cu_conv_topology on a json-c object (api/cu_whconvert.c). */
+cu_err cu_conv_topology_json(json_object *ta, int down, cu_buf *err);
 
 #endif

@@ -75,6 +75,12 @@ void cu_dec_taints(dctx *c, const cu_node *map, const char *key, const char *bas
                    cu_taint **out);
 void cu_dec_meta(dctx *c, const cu_node *root, const char *api, const char *name, int namespaced,
                  cu_meta *m);
+/* The topology request of pod template tmpl (cu_topo_request_build on its
+ * metadata.annotations; path: the template's path, for the error on an
+ * annotation that cannot be read), strings copied (cu_workload.c). */
+void cu_dec_topo_template(dctx *c, const cu_node *tmpl, const char *path, const char *index_label,
+                          const char *subgroup_label, const int32_t *subgroup_count,
+                          cu_topo_request *r);
 /* 1 when s holds v (cu_objects.c). */
 int cu_strs_has(const cu_strs *s, const char *v);
 /* The kinds decoded outside cu_objects.c: fill the arena-owned object whose

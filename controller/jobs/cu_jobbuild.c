@@ -5,6 +5,7 @@
  */
 #include "cu_ctrl_int.h"
 #include "cu_jobset.h"
+#include "cu_topology.h"
 
 /* metadata.labels[key] / metadata.annotations[key] (keys contain dots) */
 static const char *jmeta_kv(json_object *o, const char *field, const char *key)
@@ -156,6 +157,7 @@ json_object *cu_ctrl_workload_for_job(json_object *job, cu_diag *d)
         return NULL;
     }
     json_object_object_add(ps, "template", t);
+    cu_topo_request_add(ps, tmpl, CU_LABEL_JOB_COMPLETION_INDEX, NULL, NULL);
     json_object_array_add(podsets, ps);
     json_object_object_add(spec, "podSets", podsets);
     return wl;
@@ -399,6 +401,8 @@ json_object *cu_ctrl_workload_for_jobset(json_object *js, cu_diag *d)
             return NULL;
         }
         json_object_object_add(ps, "template", t);
+        cu_topo_request_add(ps, tmpl, CU_LABEL_JOB_COMPLETION_INDEX, CU_LABEL_JOBSET_JOB_INDEX,
+                            &replicas);
         json_object_array_add(podsets, ps);
     }
     cu_arena a;
