@@ -1,0 +1,72 @@
+/*
+ * cu_topo_int.h - the snapshot's records, shared by cu_topology.c (nodes,
+ * usage, the domain tree) and cu_place.c (placement). topology/ only.
+ */
+#ifndef CU_TOPO_INT_H
+#define CU_TOPO_INT_H
+
+#include "cu_strmap.h"
+#include "cu_topology.h"
+
+/* One node by name: what the informer said (in a, replaced as a whole)
+ * and the usage counted on it (by resource index, kept across). */
+typedef struct topo_node {
+    char *name; /* malloc'd, the key of cu_topo.bynode */
+    cu_arena a; /* labels, taints, values */
+    int known, ready, unsched, flavor_ok, member;
+    cu_kvs labels;
+    size_t ntaints;
+    cu_taint *taints;
+    const char **values; /* nvals (the snapshot's nlevels) level values (members only) */
+    size_t nvals;
+    size_t nres;         /* alloc, bound, adm: [0, nres), absent = 0 */
+    int64_t *alloc, *bound, *adm;
+} topo_node;
+
+/* One domain of the tree; the domains of a level are sorted by values, so
+ * a domain's children are a range of the next level and a leaf's nodes a
+ * range of cu_topo.sorted. */
+typedef struct topo_dom {
+    size_t level;
+    const char **values; /* level + 1 values, borrowed from a node */
+    size_t first, n;     /* children (or nodes, for a leaf) */
+    size_t parent;
+    int64_t state, slice; /* placement scratch: pods, slices */
+} topo_dom;
+
+struct cu_topo {
+    char *name;
+    size_t nlevels;
+    char **levels;
+    int host_lowest; /* the lowest level is kubernetes.io/hostname */
+    cu_kvs node_labels;
+    size_t ntols;
+    cu_toleration *tols;
+    cu_arena fa; /* the flavor's copies */
+
+    CU_VEC(topo_node *) nodes;
+    cu_strmap bynode;
+    CU_VEC(char *) resnames; /* resource index -> name (malloc'd); 0 is "pods" */
+    cu_strmap byres;
+
+    int dirty;            /* the tree must be rebuilt */
+    cu_arena ta;          /* the tree */
+    topo_node **sorted;   /* member nodes by values */
+    size_t nsorted;
+    topo_dom **lv;        /* nlevels arrays of domains */
+    size_t *nlv;
+};
+
+/* Rebuilds the tree when a node changed: CU_OK or CU_ENOMEM. */
+cu_err cu_topo_int_tree(cu_topo *t);
+/* The index of resource name, interned when new (-1 when out of memory). */
+int cu_topo_int_res(cu_topo *t, const char *name);
+/* A member node's free amount of resource r (ADMITTED usage left out
+ * when no_adm). */
+int64_t cu_topo_int_free(const topo_node *n, int r, int no_adm);
+/* Whether the flavor's and tols' tolerations tolerate n's taints (the
+ * first untolerated one in *taint, may be NULL). */
+int cu_topo_int_tolerated(const cu_topo *t, const topo_node *n, const cu_toleration *tols,
+                          size_t ntols, const cu_taint **taint);
+
+#endif

@@ -1,0 +1,534 @@
+/*
+ * test_topology.c - the TAS snapshot and placement (cu_topology.h) on
+ * Kueue's cases: the issue's fragmented GPUs, required / preferred /
+ * unconstrained, BestFit packing against LeastFreeCapacity, slices, the
+ * nodes a flavor or a pod set cannot use, usage updates and the
+ * diagnosis of a pod set that waits.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cu_topology.h"
+
+#define GPU "nvidia.com/gpu"
+#define BLOCK "cloud.provider.com/block"
+#define RACK "cloud.provider.com/rack"
+
+static const char *const levels3[] = {BLOCK, RACK, CU_TOPO_HOSTNAME};
+
+static cu_topo *topo3(void)
+{
+    cu_topo_flavor f = {.name = "default", .nlevels = 3, .levels = levels3};
+    cu_topo *t = cu_topo_new(&f);
+    assert_non_null(t);
+    return t;
+}
+
+/* A ready node in block/rack with gpus GPUs, 32 cpus and 110 pods. */
+static void node(cu_topo *t, const char *name, const char *block, const char *rack, int64_t gpus)
+{
+    cu_kv l[] = {{BLOCK, block}, {RACK, rack}, {CU_TOPO_HOSTNAME, name}, {"pool", "h100"}};
+    cu_kvs labels = {4, l};
+    cu_res a[] = {{"cpu", 32000}, {GPU, gpus}, {"pods", 110}};
+    cu_reslist alloc = {3, a};
+    cu_topo_node n = {.name = name, .labels = &labels, .allocatable = &alloc, .ready = 1};
+    assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
+}
+
+/* count pods of gpus GPUs (and 1 cpu) bound to the node. */
+static void bind(cu_topo *t, const char *nodename, int64_t gpus, int32_t count, int sign)
+{
+    cu_res r[] = {{"cpu", 1000}, {GPU, gpus}};
+    cu_reslist l = {2, r};
+    assert_int_equal(cu_topo_usage(t, nodename, CU_TOPO_BOUND, &l, count, sign), CU_OK);
+}
+
+/* One pod's requests: gpus GPUs and 1 cpu, in the caller's req[2]. */
+#define PER_POD(name, gpus) \
+    cu_res name##_r[] = {{"cpu", 1000}, {GPU, gpus}}; \
+    cu_reslist name = {2, name##_r}
+
+/* The assignment as "v1/v2:count v1/v2:count" for comparisons. */
+static const char *show(const cu_topo_result *r)
+{
+    static char buf[1024];
+    size_t o = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < r->ndomains; i++) {
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s", i ? " " : "");
+        for (size_t k = 0; k < r->nlevels; k++)
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", k ? "/" : "", r->domains[i].values[k]);
+        o += (size_t)snprintf(buf + o, sizeof buf - o, ":%d", r->domains[i].count);
+    }
+    return buf;
+}
+
+static cu_err place1(cu_topo *t, cu_topo_request *q, cu_topo_profile p, cu_topo_result *r)
+{
+    cu_topo_opts o = {.profile = p};
+    return cu_topo_place(t, q, 1, &o, r);
+}
+
+/* Four 8-GPU nodes with single-GPU pods holding 6 on each: 8 GPUs free by
+ * quota, 2 per node. */
+static cu_topo *fragmented(void)
+{
+    cu_topo *t = topo3();
+    const char *names[] = {"gpu-a", "gpu-b", "gpu-c", "gpu-d"};
+    for (int i = 0; i < 4; i++) {
+        node(t, names[i], "b1", i < 2 ? "r1" : "r2", 8);
+        bind(t, names[i], 1, 6, 1);
+    }
+    return t;
+}
+
+static void test_issue_example(void **state)
+{
+    (void)state;
+    cu_topo *t = fragmented();
+    PER_POD(three, 3);
+    cu_topo_request q = {.count = 2, .per_pod = &three, .mode = CU_TOPO_UNCONSTRAINED};
+    cu_topo_result r;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
+    assert_false(r.ok);
+    assert_string_equal(r.reason, "topology \"default\" doesn't allow to fit any of 2 pod(s). "
+                                  "Total nodes: 4; excluded: resource \"nvidia.com/gpu\": 4");
+    assert_int_equal(r.diag.requested, 2);
+    assert_int_equal(r.diag.fit_one, 0);
+    assert_int_equal(r.diag.fit_total, 0);
+    assert_string_equal(r.diag.resource, GPU);
+    assert_int_equal(r.diag.per_pod, 3);
+    assert_int_equal(r.diag.max_free, 2);
+    assert_int_equal(r.diag.ntop, 4);
+    assert_string_equal(r.diag.top[0].node, "gpu-a");
+    assert_int_equal(r.diag.top[0].free, 2);
+    assert_string_equal(r.diag.top[3].node, "gpu-d");
+    assert_int_equal(r.diag.nodes_member, 4);
+    cu_topo_result_free(&r);
+    /* required on a host: the same */
+    q.mode = CU_TOPO_REQUIRED;
+    q.level = CU_TOPO_HOSTNAME;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
+    assert_int_equal(r.diag.max_free, 2);
+    cu_topo_result_free(&r);
+    assert_int_equal(cu_topo_placeable(t, &three, NULL, NULL, 0), 0);
+
+    /* 2 pods x 2 GPUs fits on two nodes, one pod each */
+    PER_POD(two, 2);
+    q = (cu_topo_request){.count = 2, .per_pod = &two, .mode = CU_TOPO_PREFERRED, .level = RACK};
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_true(r.ok);
+    assert_int_equal(r.nlevels, 1);
+    assert_string_equal(r.levels[0], CU_TOPO_HOSTNAME);
+    assert_string_equal(show(&r), "gpu-a:1 gpu-b:1");
+    cu_topo_result_free(&r);
+    assert_int_equal(cu_topo_placeable(t, &two, NULL, NULL, 0), 4);
+    const char *best = NULL;
+    assert_int_equal(cu_topo_max_free(t, GPU, &best), 2);
+    assert_string_equal(best, "gpu-a");
+
+    /* a node frees 3 GPUs on two nodes: now the 3-GPU gang fits */
+    bind(t, "gpu-c", 1, 1, -1);
+    bind(t, "gpu-d", 1, 1, -1);
+    assert_int_equal(cu_topo_max_free(t, GPU, &best), 3);
+    assert_string_equal(best, "gpu-c");
+    q = (cu_topo_request){.count = 2, .per_pod = &three, .mode = CU_TOPO_REQUIRED, .level = RACK};
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_string_equal(show(&r), "gpu-c:1 gpu-d:1");
+    cu_topo_result_free(&r);
+    cu_topo_free(t);
+}
+
+/* Two blocks of two racks of two nodes, each node with one free GPU. */
+static cu_topo *grid(void)
+{
+    cu_topo *t = topo3();
+    const char *blocks[] = {"b1", "b2"}, *racks[] = {"r1", "r2"};
+    char name[32];
+    for (int b = 0; b < 2; b++)
+        for (int r = 0; r < 2; r++)
+            for (int n = 0; n < 2; n++) {
+                snprintf(name, sizeof name, "%s-%s-n%d", blocks[b], racks[r], n);
+                node(t, name, blocks[b], racks[r], 1);
+            }
+    return t;
+}
+
+static void test_required_preferred_unconstrained(void **state)
+{
+    (void)state;
+    cu_topo *t = grid();
+    PER_POD(one, 1);
+    cu_topo_result r;
+    /* required rack: a rack has 2, so 3 do not fit */
+    cu_topo_request q = {.count = 3, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = RACK};
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
+    assert_string_equal(r.reason, "topology \"default\" allows to fit only 2 out of 3 pod(s)");
+    assert_int_equal(r.diag.fit_one, 2);
+    assert_int_equal(r.diag.fit_total, 8);
+    cu_topo_result_free(&r);
+    /* preferred rack: one block, over two racks */
+    q.mode = CU_TOPO_PREFERRED;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_string_equal(show(&r), "b1-r1-n0:1 b1-r1-n1:1 b1-r2-n0:1");
+    cu_topo_result_free(&r);
+    /* preferred rack, 5 pods: more than a block, spread at the top */
+    q.count = 5;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_string_equal(show(&r), "b1-r1-n0:1 b1-r1-n1:1 b1-r2-n0:1 b1-r2-n1:1 b2-r1-n0:1");
+    cu_topo_result_free(&r);
+    /* required block: 4 fit, 5 do not */
+    q.mode = CU_TOPO_REQUIRED;
+    q.level = BLOCK;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
+    assert_int_equal(r.diag.fit_one, 4);
+    cu_topo_result_free(&r);
+    q.count = 4;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_string_equal(show(&r), "b1-r1-n0:1 b1-r1-n1:1 b1-r2-n0:1 b1-r2-n1:1");
+    cu_topo_result_free(&r);
+    /* unconstrained: any nodes; 9 is more than there is */
+    q = (cu_topo_request){.count = 8, .per_pod = &one, .mode = CU_TOPO_UNCONSTRAINED};
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_int_equal(r.ndomains, 8);
+    cu_topo_result_free(&r);
+    q.count = 9;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
+    assert_string_equal(r.reason, "topology \"default\" allows to fit only 8 out of 9 pod(s)");
+    cu_topo_result_free(&r);
+    /* a level the topology does not have */
+    q = (cu_topo_request){.count = 1, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = "zone"};
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
+    assert_string_equal(r.reason, "no requested topology level: zone");
+    cu_topo_result_free(&r);
+    cu_topo_free(t);
+}
+
+/* Free GPUs: a 4, b 1, c 2, all in one rack. */
+static cu_topo *uneven(void)
+{
+    cu_topo *t = topo3();
+    node(t, "a", "b1", "r1", 4);
+    node(t, "b", "b1", "r1", 1);
+    node(t, "c", "b1", "r1", 2);
+    return t;
+}
+
+static void test_bestfit_packs(void **state)
+{
+    (void)state;
+    cu_topo *t = uneven();
+    PER_POD(one, 1);
+    cu_topo_result r;
+    /* one pod on a host: the fullest node that still fits (b) */
+    cu_topo_request q = {.count = 1, .per_pod = &one, .mode = CU_TOPO_PREFERRED, .level = CU_TOPO_HOSTNAME};
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_string_equal(show(&r), "b:1");
+    cu_topo_result_free(&r);
+    /* two pods required on one host: c (2) rather than a (4) */
+    q.count = 2;
+    q.mode = CU_TOPO_REQUIRED;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_string_equal(show(&r), "c:2");
+    cu_topo_result_free(&r);
+    /* five preferred on a host: the rack; BestFit takes a whole (4) and
+     * the tightest for the last one (b), keeping c free */
+    q.count = 5;
+    q.mode = CU_TOPO_PREFERRED;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_string_equal(show(&r), "a:4 b:1");
+    cu_topo_result_free(&r);
+    /* unconstrained: LeastFreeCapacity (TASProfileMixed) fills the least
+     * free nodes first; with the gate off, BestFit */
+    q = (cu_topo_request){.count = 5, .per_pod = &one, .mode = CU_TOPO_UNCONSTRAINED};
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_string_equal(show(&r), "a:2 b:1 c:2");
+    cu_topo_result_free(&r);
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_BEST_FIT, &r), CU_OK);
+    assert_string_equal(show(&r), "a:4 b:1");
+    cu_topo_result_free(&r);
+    /* LeastFreeCapacity, one node fits: the least free that does */
+    q.count = 2;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_string_equal(show(&r), "c:2");
+    cu_topo_result_free(&r);
+    cu_topo_free(t);
+}
+
+static void test_racks_pack(void **state)
+{
+    (void)state;
+    /* rack r1 has 4 free, r2 2: two pods required in a rack go to r2 */
+    cu_topo *t = topo3();
+    node(t, "n1", "b1", "r1", 2);
+    node(t, "n2", "b1", "r1", 2);
+    node(t, "n3", "b1", "r2", 1);
+    node(t, "n4", "b1", "r2", 1);
+    PER_POD(one, 1);
+    cu_topo_request q = {.count = 2, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = RACK};
+    cu_topo_result r;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_string_equal(show(&r), "n3:1 n4:1");
+    cu_topo_result_free(&r);
+    /* three: only r1; inside it the fewest nodes: n1 2 then the tightest */
+    q.count = 3;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_string_equal(show(&r), "n1:2 n2:1");
+    cu_topo_result_free(&r);
+    int64_t fr = 0;
+    assert_int_equal(cu_topo_ndomains(t, 1), 2);
+    const char *const *v = cu_topo_domain(t, 1, 0, GPU, &fr);
+    assert_string_equal(v[0], "b1");
+    assert_string_equal(v[1], "r1");
+    assert_int_equal(fr, 4);
+    cu_topo_free(t);
+}
+
+static void test_slices(void **state)
+{
+    (void)state;
+    /* block b1: r1 has 2 (one slice of 2), r2 has 1 (none); b2: two racks
+     * of 2 (two slices) */
+    cu_topo *t = topo3();
+    node(t, "n1", "b1", "r1", 1);
+    node(t, "n2", "b1", "r1", 1);
+    node(t, "n3", "b1", "r2", 1);
+    node(t, "n5", "b2", "r3", 1);
+    node(t, "n6", "b2", "r3", 1);
+    node(t, "n7", "b2", "r4", 2);
+    PER_POD(one, 1);
+    cu_topo_request q = {.count = 4, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = BLOCK,
+                         .slice_level = RACK, .slice_size = 2};
+    cu_topo_result r;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_string_equal(show(&r), "n5:1 n6:1 n7:2");
+    cu_topo_result_free(&r);
+    q.count = 6;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
+    assert_string_equal(r.reason, "topology \"default\" allows to fit only 2 out of 3 slice(s)");
+    cu_topo_result_free(&r);
+    q.slice_size = 0;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
+    assert_string_equal(r.reason, "slice topology requested, but slice size not provided");
+    cu_topo_result_free(&r);
+    q = (cu_topo_request){.count = 2, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = RACK,
+                          .slice_level = BLOCK, .slice_size = 2};
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
+    assert_string_equal(r.reason, "podset slice topology " BLOCK " is above the podset topology " RACK);
+    cu_topo_result_free(&r);
+    cu_topo_free(t);
+}
+
+static void test_filters(void **state)
+{
+    (void)state;
+    cu_kv fl[] = {{"pool", "h100"}};
+    cu_kvs flabels = {1, fl};
+    cu_toleration ftol = {.key = "reserved", .op = CU_TOL_EXISTS};
+    cu_topo_flavor f = {.name = "t", .nlevels = 3, .levels = levels3, .node_labels = &flabels,
+                        .ntols = 1, .tols = &ftol};
+    cu_topo *t = cu_topo_new(&f);
+    assert_non_null(t);
+    node(t, "ok", "b1", "r1", 1);
+    cu_res a[] = {{GPU, 1}, {"pods", 10}};
+    cu_reslist alloc = {2, a};
+    cu_kv l[] = {{BLOCK, "b1"}, {RACK, "r1"}, {CU_TOPO_HOSTNAME, "x"}, {"pool", "a100"}};
+    cu_kvs labels = {4, l};
+    /* another pool */
+    cu_topo_node n = {.name = "other-pool", .labels = &labels, .allocatable = &alloc, .ready = 1};
+    assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
+    /* no rack label */
+    l[3].value = "h100";
+    cu_kv l2[] = {{BLOCK, "b1"}, {CU_TOPO_HOSTNAME, "norack"}, {"pool", "h100"}};
+    cu_kvs labels2 = {3, l2};
+    n = (cu_topo_node){.name = "norack", .labels = &labels2, .allocatable = &alloc, .ready = 1};
+    assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
+    /* not ready, unschedulable */
+    l[2].value = "notready";
+    n = (cu_topo_node){.name = "notready", .labels = &labels, .allocatable = &alloc, .ready = 0};
+    assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
+    l[2].value = "cordoned";
+    n = (cu_topo_node){.name = "cordoned", .labels = &labels, .allocatable = &alloc, .ready = 1,
+                       .unschedulable = 1};
+    assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
+    /* tainted: NoSchedule untolerated, the flavor's tolerated one,
+     * PreferNoSchedule (not a filter) */
+    cu_taint bad = {"dedicated", "infra", "NoSchedule"}, tol = {"reserved", "x", "NoExecute"},
+             soft = {"slow", NULL, "PreferNoSchedule"};
+    l[2].value = "tainted";
+    n = (cu_topo_node){.name = "tainted", .labels = &labels, .allocatable = &alloc, .ready = 1,
+                       .ntaints = 1, .taints = &bad};
+    assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
+    l[2].value = "tolerated";
+    n = (cu_topo_node){.name = "tolerated", .labels = &labels, .allocatable = &alloc, .ready = 1,
+                       .ntaints = 1, .taints = &tol};
+    assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
+    l[2].value = "soft";
+    n = (cu_topo_node){.name = "soft", .labels = &labels, .allocatable = &alloc, .ready = 1,
+                       .ntaints = 1, .taints = &soft};
+    assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
+
+    cu_res one_r[] = {{GPU, 1}};
+    cu_reslist one = {1, one_r};
+    assert_int_equal(cu_topo_placeable(t, &one, NULL, NULL, 0), 3);
+    cu_topo_request q = {.count = 4, .per_pod = &one, .mode = CU_TOPO_UNCONSTRAINED};
+    cu_topo_result r;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
+    assert_string_equal(r.reason, "topology \"t\" allows to fit only 3 out of 4 pod(s). Total nodes: "
+                                  "4; excluded: taint \"dedicated=infra:NoSchedule\": 1");
+    assert_int_equal(r.diag.nodes_known, 8);
+    assert_int_equal(r.diag.nodes_member, 4);
+    assert_int_equal(r.diag.nodes_not_ready, 1);
+    assert_int_equal(r.diag.nodes_unschedulable, 1);
+    assert_int_equal(r.diag.nodes_flavor, 2);
+    assert_int_equal(r.diag.nodes_taint, 1);
+    assert_int_equal(r.diag.fit_total, 3);
+    cu_topo_result_free(&r);
+    /* the pod set tolerates the taint itself, and selects by label */
+    cu_toleration ptol = {.key = "dedicated", .op = CU_TOL_EQUAL, .value = "infra"};
+    q.ntols = 1;
+    q.tols = &ptol;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_string_equal(show(&r), "ok:1 soft:1 tainted:1 tolerated:1");
+    cu_topo_result_free(&r);
+    cu_kv sl[] = {{CU_TOPO_HOSTNAME, "ok"}};
+    cu_nodesel sel = {.selector = {1, sl}};
+    q.sel = &sel;
+    q.count = 1;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_string_equal(show(&r), "ok:1");
+    cu_topo_result_free(&r);
+    q.count = 2;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
+    assert_int_equal(r.diag.nodes_selector, 3);
+    assert_string_equal(r.reason, "topology \"t\" allows to fit only 1 out of 2 pod(s). Total nodes: "
+                                  "4; excluded: nodeSelector: 3");
+    cu_topo_result_free(&r);
+    /* the node becomes ready: it counts */
+    l[2].value = "notready";
+    n = (cu_topo_node){.name = "notready", .labels = &labels, .allocatable = &alloc, .ready = 1};
+    assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
+    assert_int_equal(cu_topo_placeable(t, &one, NULL, NULL, 0), 4);
+    cu_topo_node_remove(t, "notready");
+    assert_int_equal(cu_topo_placeable(t, &one, NULL, NULL, 0), 3);
+    cu_topo_free(t);
+}
+
+static void test_usage_updates(void **state)
+{
+    (void)state;
+    cu_topo *t = topo3();
+    PER_POD(one, 1);
+    /* usage before the node arrives is kept */
+    bind(t, "n1", 1, 3, 1);
+    node(t, "n1", "b1", "r1", 4);
+    int64_t f = 0;
+    assert_int_equal(cu_topo_node_free(t, "n1", GPU, &f), CU_OK);
+    assert_int_equal(f, 1);
+    assert_int_equal(cu_topo_node_free(t, "n1", "pods", &f), CU_OK);
+    assert_int_equal(f, 107);
+    assert_int_equal(cu_topo_node_free(t, "n1", "cpu", &f), CU_OK);
+    assert_int_equal(f, 29000);
+    assert_int_equal(cu_topo_node_free(t, "nope", GPU, &f), CU_ENOTFOUND);
+    /* admitted TAS usage counts, except when simulating an empty flavor */
+    assert_int_equal(cu_topo_usage(t, "n1", CU_TOPO_ADMITTED, &one, 1, 1), CU_OK);
+    assert_int_equal(cu_topo_placeable(t, &one, NULL, NULL, 0), 0);
+    cu_topo_request q = {.count = 1, .per_pod = &one, .mode = CU_TOPO_UNCONSTRAINED};
+    cu_topo_result r;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
+    cu_topo_result_free(&r);
+    cu_topo_opts o = {.simulate_empty = 1};
+    assert_int_equal(cu_topo_place(t, &q, 1, &o, &r), CU_OK);
+    cu_topo_result_free(&r);
+    assert_int_equal(cu_topo_usage(t, "n1", CU_TOPO_ADMITTED, &one, 1, -1), CU_OK);
+    /* a replaced node (more GPUs) keeps its usage; removed and back too */
+    node(t, "n1", "b1", "r1", 8);
+    assert_int_equal(cu_topo_max_free(t, GPU, NULL), 5);
+    cu_topo_node_remove(t, "n1");
+    assert_int_equal(cu_topo_max_free(t, GPU, NULL), 0);
+    assert_int_equal(cu_topo_ndomains(t, 2), 0);
+    node(t, "n1", "b1", "r1", 8);
+    assert_int_equal(cu_topo_max_free(t, GPU, NULL), 5);
+    bind(t, "n1", 1, 3, -1);
+    assert_int_equal(cu_topo_max_free(t, GPU, NULL), 8);
+    /* the pods count: 2 allocatable pods take 2 pods whatever the GPUs */
+    cu_kv l[] = {{BLOCK, "b1"}, {RACK, "r1"}, {CU_TOPO_HOSTNAME, "n1"}};
+    cu_kvs labels = {3, l};
+    cu_res a[] = {{"cpu", 32000}, {GPU, 8}, {"pods", 2}};
+    cu_reslist alloc = {3, a};
+    cu_topo_node n = {.name = "n1", .labels = &labels, .allocatable = &alloc, .ready = 1};
+    assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
+    assert_int_equal(cu_topo_placeable(t, &one, NULL, NULL, 0), 2);
+    cu_topo_free(t);
+}
+
+static void test_pod_sets_share(void **state)
+{
+    (void)state;
+    /* two pod sets of one flavor: the second counts the first */
+    cu_topo *t = fragmented();
+    PER_POD(two, 2);
+    cu_topo_request q[3] = {
+        {.count = 2, .per_pod = &two, .mode = CU_TOPO_REQUIRED, .level = RACK},
+        {.count = 2, .per_pod = &two, .mode = CU_TOPO_REQUIRED, .level = RACK},
+        {.count = 1, .per_pod = &two, .mode = CU_TOPO_UNCONSTRAINED},
+    };
+    cu_topo_result r[3];
+    assert_int_equal(cu_topo_place(t, q, 2, NULL, r), CU_OK);
+    assert_string_equal(show(&r[0]), "gpu-a:1 gpu-b:1");
+    assert_string_equal(show(&r[1]), "gpu-c:1 gpu-d:1");
+    cu_topo_result_free(&r[0]);
+    cu_topo_result_free(&r[1]);
+    assert_int_equal(cu_topo_place(t, q, 3, NULL, r), CU_EINVAL);
+    assert_true(r[0].ok && r[1].ok);
+    assert_false(r[2].ok);
+    assert_int_equal(r[2].diag.max_free, 0);
+    for (int i = 0; i < 3; i++)
+        cu_topo_result_free(&r[i]);
+    /* nothing was recorded */
+    assert_int_equal(cu_topo_placeable(t, &two, NULL, NULL, 0), 4);
+    cu_topo_free(t);
+}
+
+static void test_rack_leaves(void **state)
+{
+    (void)state;
+    /* the lowest level is a rack: its nodes' capacity is summed, and the
+     * assignment names every level */
+    static const char *const lv[] = {BLOCK, RACK};
+    cu_topo_flavor f = {.name = "racks", .nlevels = 2, .levels = lv};
+    cu_topo *t = cu_topo_new(&f);
+    node(t, "n1", "b1", "r1", 1);
+    node(t, "n2", "b1", "r1", 1);
+    node(t, "n3", "b1", "r2", 1);
+    PER_POD(one, 1);
+    cu_topo_request q = {.count = 2, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = RACK};
+    cu_topo_result r;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_int_equal(r.nlevels, 2);
+    assert_string_equal(show(&r), "b1/r1:2");
+    cu_topo_result_free(&r);
+    cu_topo_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_issue_example),
+        cmocka_unit_test(test_required_preferred_unconstrained),
+        cmocka_unit_test(test_bestfit_packs),
+        cmocka_unit_test(test_racks_pack),
+        cmocka_unit_test(test_slices),
+        cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_usage_updates),
+        cmocka_unit_test(test_pod_sets_share),
+        cmocka_unit_test(test_rack_leaves),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
