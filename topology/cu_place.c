@@ -83,9 +83,9 @@ static cu_err resolve(pctx *c, const cu_reslist *per_pod)
         if (strcmp(per_pod->items[i].name, CU_TOPO_PODS) == 0)
             pods += per_pod->items[i].milli;
         else if (per_pod->items[i].milli != 0)
-            v[n++] = (rsort){per_pod->items[i].name, per_pod->items[i].milli};
+            v[n++] = (rsort){ per_pod->items[i].name, per_pod->items[i].milli };
     }
-    v[n++] = (rsort){CU_TOPO_PODS, pods};
+    v[n++] = (rsort){ CU_TOPO_PODS, pods };
     qsort(v, n, sizeof *v, rsort_cmp);
     for (size_t i = 0; i < n; i++) {
         int r = cu_topo_int_res(c->t, v[i].name);
@@ -157,8 +157,8 @@ static int eligible(pctx *c, const topo_node *n, const cu_nodesel *sel, const cu
     }
     if (!sel)
         return 1;
-    cu_kv field = {"metadata.name", n->name};
-    cu_kvs fields = {1, &field};
+    cu_kv field = { "metadata.name", n->name };
+    cu_kvs fields = { 1, &field };
     cu_nodesel only = *sel;
     only.has_required = 0;
     if (!cu_match_nodesel(&only, &n->labels, &fields)) {
@@ -438,7 +438,7 @@ static void diagnose(pctx *c, cu_topo_result *r)
     if (!all)
         return;
     for (size_t e = 0; e < ne; e++)
-        all[e] = (cu_topo_nodefree){t->sorted[pos[e]]->name, fr[e * c->nr + rk]};
+        all[e] = (cu_topo_nodefree){ t->sorted[pos[e]]->name, fr[e * c->nr + rk] };
     qsort(all, ne, sizeof *all, nf_cmp);
     g->max_free = all[0].free;
     for (size_t e = 0; e < ne && e < CU_TOPO_DIAG_TOP; e++) {
@@ -499,8 +499,9 @@ static cu_err place_one(pctx *c, cu_topo_result *r)
         return CU_OK;
     }
     if (c->lvl > c->slvl) {
-        fail(r, cu_arena_printf(&r->arena, "podset slice topology %s is above the podset topology %s",
-                                skey, key));
+        fail(r,
+             cu_arena_printf(&r->arena, "podset slice topology %s is above the podset topology %s",
+                             skey, key));
         return CU_OK;
     }
     c->ntaint = c->ex_sel = c->ex_aff = 0;
@@ -648,7 +649,7 @@ cu_err cu_topo_place(cu_topo *t, const cu_topo_request *reqs, size_t n, const cu
                 return CU_ENOMEM;
     cu_arena s;
     cu_arena_init(&s, 16384);
-    pctx c = {.t = t, .s = &s, .L = t->nlevels, .R = t->resnames.n};
+    pctx c = { .t = t, .s = &s, .L = t->nlevels, .R = t->resnames.n };
     c.no_adm = o && o->simulate_empty;
     size_t nl = t->nlv[t->nlevels - 1], m = t->nsorted ? t->nsorted : 1;
     c.assumed = cu_arena_alloc(&s, (nl ? nl : 1) * c.R * sizeof *c.assumed);
@@ -659,7 +660,8 @@ cu_err cu_topo_place(cu_topo *t, const cu_topo_request *reqs, size_t n, const cu
     size_t i = 0;
     for (; e == CU_OK && i < n; i++) {
         c.rq = &reqs[i];
-        c.lfc = reqs[i].mode == CU_TOPO_UNCONSTRAINED && !(o && o->profile == CU_TOPO_PROFILE_BEST_FIT);
+        c.lfc =
+            reqs[i].mode == CU_TOPO_UNCONSTRAINED && !(o && o->profile == CU_TOPO_PROFILE_BEST_FIT);
         e = resolve(&c, reqs[i].per_pod);
         if (e == CU_OK)
             e = place_one(&c, &out[i]);
@@ -685,7 +687,7 @@ int64_t cu_topo_placeable(cu_topo *t, const cu_reslist *per_pod, const cu_nodese
         return 0;
     cu_arena s;
     cu_arena_init(&s, 4096);
-    pctx c = {.t = t, .s = &s, .L = t->nlevels};
+    pctx c = { .t = t, .s = &s, .L = t->nlevels };
     int64_t total = 0;
     int64_t *free = NULL;
     if (resolve(&c, per_pod) == CU_OK && (free = cu_arena_alloc(&s, c.nr * sizeof *free))) {

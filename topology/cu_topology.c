@@ -150,7 +150,7 @@ static int node_cover(topo_node *n, size_t r)
     if (r < n->nres)
         return 0;
     size_t m = r + 8;
-    int64_t **arrs[3] = {&n->alloc, &n->bound, &n->adm};
+    int64_t **arrs[3] = { &n->alloc, &n->bound, &n->adm };
     for (int k = 0; k < 3; k++) {
         int64_t *p = realloc(*arrs[k], m * sizeof *p);
         if (!p)
@@ -166,7 +166,8 @@ static int flavor_ok(const cu_topo *t, const cu_kvs *labels)
 {
     for (size_t i = 0; i < t->node_labels.n; i++) {
         const char *v = cu_kvs_get(labels, t->node_labels.items[i].key);
-        if (!v || strcmp(v, t->node_labels.items[i].value ? t->node_labels.items[i].value : "") != 0)
+        if (!v ||
+            strcmp(v, t->node_labels.items[i].value ? t->node_labels.items[i].value : "") != 0)
             return 0;
     }
     for (size_t i = 0; i < t->nlevels; i++)

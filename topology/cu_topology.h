@@ -81,8 +81,7 @@ cu_err cu_topo_usage(cu_topo *t, const char *node, cu_topo_usage_kind kind,
 
 /* The free amount of resource on node (allocatable - bound - admitted);
  * CU_ENOTFOUND when the node is not a member. */
-cu_err cu_topo_node_free(const cu_topo *t, const char *node, const char *resource,
-                         int64_t *out);
+cu_err cu_topo_node_free(const cu_topo *t, const char *node, const char *resource, int64_t *out);
 
 /* The domain tree (rebuilt after node changes, on the next call). */
 size_t cu_topo_nlevels(const cu_topo *t);
@@ -109,10 +108,13 @@ typedef enum cu_topo_mode {
  * TASProfileMixed, beta and on): BestFit for required and preferred,
  * LeastFreeCapacity for unconstrained. BEST_FIT is the gate off: BestFit
  * for all. */
-typedef enum cu_topo_profile { CU_TOPO_PROFILE_MIXED = 0, CU_TOPO_PROFILE_BEST_FIT } cu_topo_profile;
+typedef enum cu_topo_profile {
+    CU_TOPO_PROFILE_MIXED = 0,
+    CU_TOPO_PROFILE_BEST_FIT
+} cu_topo_profile;
 
 typedef struct cu_topo_request {
-    int32_t count;            /* pods */
+    int32_t count;             /* pods */
     const cu_reslist *per_pod; /* one pod's requests (without "pods") */
     cu_topo_mode mode;
     const char *level; /* REQUIRED, PREFERRED: the level's label key */

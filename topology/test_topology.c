@@ -15,16 +15,17 @@
 #include <string.h>
 
 #include "cu_topology.h"
+#include "test_topo_check.h"
 
 #define GPU "nvidia.com/gpu"
 #define BLOCK "cloud.provider.com/block"
 #define RACK "cloud.provider.com/rack"
 
-static const char *const levels3[] = {BLOCK, RACK, CU_TOPO_HOSTNAME};
+static const char *const levels3[] = { BLOCK, RACK, CU_TOPO_HOSTNAME };
 
 static cu_topo *topo3(void)
 {
-    cu_topo_flavor f = {.name = "default", .nlevels = 3, .levels = levels3};
+    cu_topo_flavor f = { .name = "default", .nlevels = 3, .levels = levels3 };
     cu_topo *t = cu_topo_new(&f);
     assert_non_null(t);
     return t;
@@ -33,26 +34,28 @@ static cu_topo *topo3(void)
 /* A ready node in block/rack with gpus GPUs, 32 cpus and 110 pods. */
 static void node(cu_topo *t, const char *name, const char *block, const char *rack, int64_t gpus)
 {
-    cu_kv l[] = {{BLOCK, block}, {RACK, rack}, {CU_TOPO_HOSTNAME, name}, {"pool", "h100"}};
-    cu_kvs labels = {4, l};
-    cu_res a[] = {{"cpu", 32000}, {GPU, gpus}, {"pods", 110}};
-    cu_reslist alloc = {3, a};
-    cu_topo_node n = {.name = name, .labels = &labels, .allocatable = &alloc, .ready = 1};
+    cu_kv l[] = {
+        { BLOCK, block }, { RACK, rack }, { CU_TOPO_HOSTNAME, name }, { "pool", "h100" }
+    };
+    cu_kvs labels = { 4, l };
+    cu_res a[] = { { "cpu", 32000 }, { GPU, gpus }, { "pods", 110 } };
+    cu_reslist alloc = { 3, a };
+    cu_topo_node n = { .name = name, .labels = &labels, .allocatable = &alloc, .ready = 1 };
     assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
 }
 
 /* count pods of gpus GPUs (and 1 cpu) bound to the node. */
 static void bind(cu_topo *t, const char *nodename, int64_t gpus, int32_t count, int sign)
 {
-    cu_res r[] = {{"cpu", 1000}, {GPU, gpus}};
-    cu_reslist l = {2, r};
+    cu_res r[] = { { "cpu", 1000 }, { GPU, gpus } };
+    cu_reslist l = { 2, r };
     assert_int_equal(cu_topo_usage(t, nodename, CU_TOPO_BOUND, &l, count, sign), CU_OK);
 }
 
 /* One pod's requests: gpus GPUs and 1 cpu, in the caller's req[2]. */
 #define PER_POD(name, gpus) \
-    cu_res name##_r[] = {{"cpu", 1000}, {GPU, gpus}}; \
-    cu_reslist name = {2, name##_r}
+    cu_res name##_r[] = { { "cpu", 1000 }, { GPU, gpus } }; \
+    cu_reslist name = { 2, name##_r }
 
 /* The assignment as "v1/v2:count v1/v2:count" for comparisons. */
 static const char *show(const cu_topo_result *r)
@@ -63,7 +66,8 @@ static const char *show(const cu_topo_result *r)
     for (size_t i = 0; i < r->ndomains; i++) {
         o += (size_t)snprintf(buf + o, sizeof buf - o, "%s", i ? " " : "");
         for (size_t k = 0; k < r->nlevels; k++)
-            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", k ? "/" : "", r->domains[i].values[k]);
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", k ? "/" : "",
+                                  r->domains[i].values[k]);
         o += (size_t)snprintf(buf + o, sizeof buf - o, ":%d", r->domains[i].count);
     }
     return buf;
@@ -71,7 +75,7 @@ static const char *show(const cu_topo_result *r)
 
 static cu_err place1(cu_topo *t, cu_topo_request *q, cu_topo_profile p, cu_topo_result *r)
 {
-    cu_topo_opts o = {.profile = p};
+    cu_topo_opts o = { .profile = p };
     return cu_topo_place(t, q, 1, &o, r);
 }
 
@@ -80,7 +84,7 @@ static cu_err place1(cu_topo *t, cu_topo_request *q, cu_topo_profile p, cu_topo_
 static cu_topo *fragmented(void)
 {
     cu_topo *t = topo3();
-    const char *names[] = {"gpu-a", "gpu-b", "gpu-c", "gpu-d"};
+    const char *names[] = { "gpu-a", "gpu-b", "gpu-c", "gpu-d" };
     for (int i = 0; i < 4; i++) {
         node(t, names[i], "b1", i < 2 ? "r1" : "r2", 8);
         bind(t, names[i], 1, 6, 1);
@@ -93,7 +97,7 @@ static void test_issue_example(void **state)
     (void)state;
     cu_topo *t = fragmented();
     PER_POD(three, 3);
-    cu_topo_request q = {.count = 2, .per_pod = &three, .mode = CU_TOPO_UNCONSTRAINED};
+    cu_topo_request q = { .count = 2, .per_pod = &three, .mode = CU_TOPO_UNCONSTRAINED };
     cu_topo_result r;
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
     assert_false(r.ok);
@@ -121,7 +125,7 @@ static void test_issue_example(void **state)
 
     /* 2 pods x 2 GPUs fits on two nodes, one pod each */
     PER_POD(two, 2);
-    q = (cu_topo_request){.count = 2, .per_pod = &two, .mode = CU_TOPO_PREFERRED, .level = RACK};
+    q = (cu_topo_request){ .count = 2, .per_pod = &two, .mode = CU_TOPO_PREFERRED, .level = RACK };
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
     assert_true(r.ok);
     assert_int_equal(r.nlevels, 1);
@@ -138,7 +142,7 @@ static void test_issue_example(void **state)
     bind(t, "gpu-d", 1, 1, -1);
     assert_int_equal(cu_topo_max_free(t, GPU, &best), 3);
     assert_string_equal(best, "gpu-c");
-    q = (cu_topo_request){.count = 2, .per_pod = &three, .mode = CU_TOPO_REQUIRED, .level = RACK};
+    q = (cu_topo_request){ .count = 2, .per_pod = &three, .mode = CU_TOPO_REQUIRED, .level = RACK };
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
     assert_string_equal(show(&r), "gpu-c:1 gpu-d:1");
     cu_topo_result_free(&r);
@@ -149,7 +153,7 @@ static void test_issue_example(void **state)
 static cu_topo *grid(void)
 {
     cu_topo *t = topo3();
-    const char *blocks[] = {"b1", "b2"}, *racks[] = {"r1", "r2"};
+    const char *blocks[] = { "b1", "b2" }, *racks[] = { "r1", "r2" };
     char name[32];
     for (int b = 0; b < 2; b++)
         for (int r = 0; r < 2; r++)
@@ -167,7 +171,7 @@ static void test_required_preferred_unconstrained(void **state)
     PER_POD(one, 1);
     cu_topo_result r;
     /* required rack: a rack has 2, so 3 do not fit */
-    cu_topo_request q = {.count = 3, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = RACK};
+    cu_topo_request q = { .count = 3, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = RACK };
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
     assert_string_equal(r.reason, "topology \"default\" allows to fit only 2 out of 3 pod(s)");
     assert_int_equal(r.diag.fit_one, 2);
@@ -194,7 +198,7 @@ static void test_required_preferred_unconstrained(void **state)
     assert_string_equal(show(&r), "b1-r1-n0:1 b1-r1-n1:1 b1-r2-n0:1 b1-r2-n1:1");
     cu_topo_result_free(&r);
     /* unconstrained: any nodes; 9 is more than there is */
-    q = (cu_topo_request){.count = 8, .per_pod = &one, .mode = CU_TOPO_UNCONSTRAINED};
+    q = (cu_topo_request){ .count = 8, .per_pod = &one, .mode = CU_TOPO_UNCONSTRAINED };
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
     assert_int_equal(r.ndomains, 8);
     cu_topo_result_free(&r);
@@ -203,7 +207,7 @@ static void test_required_preferred_unconstrained(void **state)
     assert_string_equal(r.reason, "topology \"default\" allows to fit only 8 out of 9 pod(s)");
     cu_topo_result_free(&r);
     /* a level the topology does not have */
-    q = (cu_topo_request){.count = 1, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = "zone"};
+    q = (cu_topo_request){ .count = 1, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = "zone" };
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
     assert_string_equal(r.reason, "no requested topology level: zone");
     cu_topo_result_free(&r);
@@ -227,7 +231,9 @@ static void test_bestfit_packs(void **state)
     PER_POD(one, 1);
     cu_topo_result r;
     /* one pod on a host: the fullest node that still fits (b) */
-    cu_topo_request q = {.count = 1, .per_pod = &one, .mode = CU_TOPO_PREFERRED, .level = CU_TOPO_HOSTNAME};
+    cu_topo_request q = {
+        .count = 1, .per_pod = &one, .mode = CU_TOPO_PREFERRED, .level = CU_TOPO_HOSTNAME
+    };
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
     assert_string_equal(show(&r), "b:1");
     cu_topo_result_free(&r);
@@ -246,7 +252,7 @@ static void test_bestfit_packs(void **state)
     cu_topo_result_free(&r);
     /* unconstrained: LeastFreeCapacity (TASProfileMixed) fills the least
      * free nodes first; with the gate off, BestFit */
-    q = (cu_topo_request){.count = 5, .per_pod = &one, .mode = CU_TOPO_UNCONSTRAINED};
+    q = (cu_topo_request){ .count = 5, .per_pod = &one, .mode = CU_TOPO_UNCONSTRAINED };
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
     assert_string_equal(show(&r), "a:2 b:1 c:2");
     cu_topo_result_free(&r);
@@ -271,7 +277,7 @@ static void test_racks_pack(void **state)
     node(t, "n3", "b1", "r2", 1);
     node(t, "n4", "b1", "r2", 1);
     PER_POD(one, 1);
-    cu_topo_request q = {.count = 2, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = RACK};
+    cu_topo_request q = { .count = 2, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = RACK };
     cu_topo_result r;
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
     assert_string_equal(show(&r), "n3:1 n4:1");
@@ -303,8 +309,12 @@ static void test_slices(void **state)
     node(t, "n6", "b2", "r3", 1);
     node(t, "n7", "b2", "r4", 2);
     PER_POD(one, 1);
-    cu_topo_request q = {.count = 4, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = BLOCK,
-                         .slice_level = RACK, .slice_size = 2};
+    cu_topo_request q = { .count = 4,
+                          .per_pod = &one,
+                          .mode = CU_TOPO_REQUIRED,
+                          .level = BLOCK,
+                          .slice_level = RACK,
+                          .slice_size = 2 };
     cu_topo_result r;
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
     assert_string_equal(show(&r), "n5:1 n6:1 n7:2");
@@ -317,10 +327,15 @@ static void test_slices(void **state)
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
     assert_string_equal(r.reason, "slice topology requested, but slice size not provided");
     cu_topo_result_free(&r);
-    q = (cu_topo_request){.count = 2, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = RACK,
-                          .slice_level = BLOCK, .slice_size = 2};
+    q = (cu_topo_request){ .count = 2,
+                           .per_pod = &one,
+                           .mode = CU_TOPO_REQUIRED,
+                           .level = RACK,
+                           .slice_level = BLOCK,
+                           .slice_size = 2 };
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
-    assert_string_equal(r.reason, "podset slice topology " BLOCK " is above the podset topology " RACK);
+    assert_string_equal(r.reason,
+                        "podset slice topology " BLOCK " is above the podset topology " RACK);
     cu_topo_result_free(&r);
     cu_topo_free(t);
 }
@@ -328,60 +343,78 @@ static void test_slices(void **state)
 static void test_filters(void **state)
 {
     (void)state;
-    cu_kv fl[] = {{"pool", "h100"}};
-    cu_kvs flabels = {1, fl};
-    cu_toleration ftol = {.key = "reserved", .op = CU_TOL_EXISTS};
-    cu_topo_flavor f = {.name = "t", .nlevels = 3, .levels = levels3, .node_labels = &flabels,
-                        .ntols = 1, .tols = &ftol};
+    cu_kv fl[] = { { "pool", "h100" } };
+    cu_kvs flabels = { 1, fl };
+    cu_toleration ftol = { .key = "reserved", .op = CU_TOL_EXISTS };
+    cu_topo_flavor f = { .name = "t",
+                         .nlevels = 3,
+                         .levels = levels3,
+                         .node_labels = &flabels,
+                         .ntols = 1,
+                         .tols = &ftol };
     cu_topo *t = cu_topo_new(&f);
     assert_non_null(t);
     node(t, "ok", "b1", "r1", 1);
-    cu_res a[] = {{GPU, 1}, {"pods", 10}};
-    cu_reslist alloc = {2, a};
-    cu_kv l[] = {{BLOCK, "b1"}, {RACK, "r1"}, {CU_TOPO_HOSTNAME, "x"}, {"pool", "a100"}};
-    cu_kvs labels = {4, l};
+    cu_res a[] = { { GPU, 1 }, { "pods", 10 } };
+    cu_reslist alloc = { 2, a };
+    cu_kv l[] = { { BLOCK, "b1" }, { RACK, "r1" }, { CU_TOPO_HOSTNAME, "x" }, { "pool", "a100" } };
+    cu_kvs labels = { 4, l };
     /* another pool */
-    cu_topo_node n = {.name = "other-pool", .labels = &labels, .allocatable = &alloc, .ready = 1};
+    cu_topo_node n = { .name = "other-pool", .labels = &labels, .allocatable = &alloc, .ready = 1 };
     assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
     /* no rack label */
     l[3].value = "h100";
-    cu_kv l2[] = {{BLOCK, "b1"}, {CU_TOPO_HOSTNAME, "norack"}, {"pool", "h100"}};
-    cu_kvs labels2 = {3, l2};
-    n = (cu_topo_node){.name = "norack", .labels = &labels2, .allocatable = &alloc, .ready = 1};
+    cu_kv l2[] = { { BLOCK, "b1" }, { CU_TOPO_HOSTNAME, "norack" }, { "pool", "h100" } };
+    cu_kvs labels2 = { 3, l2 };
+    n = (cu_topo_node){ .name = "norack", .labels = &labels2, .allocatable = &alloc, .ready = 1 };
     assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
     /* not ready, unschedulable */
     l[2].value = "notready";
-    n = (cu_topo_node){.name = "notready", .labels = &labels, .allocatable = &alloc, .ready = 0};
+    n = (cu_topo_node){ .name = "notready", .labels = &labels, .allocatable = &alloc, .ready = 0 };
     assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
     l[2].value = "cordoned";
-    n = (cu_topo_node){.name = "cordoned", .labels = &labels, .allocatable = &alloc, .ready = 1,
-                       .unschedulable = 1};
+    n = (cu_topo_node){
+        .name = "cordoned", .labels = &labels, .allocatable = &alloc, .ready = 1, .unschedulable = 1
+    };
     assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
     /* tainted: NoSchedule untolerated, the flavor's tolerated one,
      * PreferNoSchedule (not a filter) */
-    cu_taint bad = {"dedicated", "infra", "NoSchedule"}, tol = {"reserved", "x", "NoExecute"},
-             soft = {"slow", NULL, "PreferNoSchedule"};
+    cu_taint bad = { "dedicated", "infra", "NoSchedule" }, tol = { "reserved", "x", "NoExecute" },
+             soft = { "slow", NULL, "PreferNoSchedule" };
     l[2].value = "tainted";
-    n = (cu_topo_node){.name = "tainted", .labels = &labels, .allocatable = &alloc, .ready = 1,
-                       .ntaints = 1, .taints = &bad};
+    n = (cu_topo_node){ .name = "tainted",
+                        .labels = &labels,
+                        .allocatable = &alloc,
+                        .ready = 1,
+                        .ntaints = 1,
+                        .taints = &bad };
     assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
     l[2].value = "tolerated";
-    n = (cu_topo_node){.name = "tolerated", .labels = &labels, .allocatable = &alloc, .ready = 1,
-                       .ntaints = 1, .taints = &tol};
+    n = (cu_topo_node){ .name = "tolerated",
+                        .labels = &labels,
+                        .allocatable = &alloc,
+                        .ready = 1,
+                        .ntaints = 1,
+                        .taints = &tol };
     assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
     l[2].value = "soft";
-    n = (cu_topo_node){.name = "soft", .labels = &labels, .allocatable = &alloc, .ready = 1,
-                       .ntaints = 1, .taints = &soft};
+    n = (cu_topo_node){ .name = "soft",
+                        .labels = &labels,
+                        .allocatable = &alloc,
+                        .ready = 1,
+                        .ntaints = 1,
+                        .taints = &soft };
     assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
 
-    cu_res one_r[] = {{GPU, 1}};
-    cu_reslist one = {1, one_r};
+    cu_res one_r[] = { { GPU, 1 } };
+    cu_reslist one = { 1, one_r };
     assert_int_equal(cu_topo_placeable(t, &one, NULL, NULL, 0), 3);
-    cu_topo_request q = {.count = 4, .per_pod = &one, .mode = CU_TOPO_UNCONSTRAINED};
+    cu_topo_request q = { .count = 4, .per_pod = &one, .mode = CU_TOPO_UNCONSTRAINED };
     cu_topo_result r;
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
-    assert_string_equal(r.reason, "topology \"t\" allows to fit only 3 out of 4 pod(s). Total nodes: "
-                                  "4; excluded: taint \"dedicated=infra:NoSchedule\": 1");
+    assert_string_equal(r.reason,
+                        "topology \"t\" allows to fit only 3 out of 4 pod(s). Total nodes: "
+                        "4; excluded: taint \"dedicated=infra:NoSchedule\": 1");
     assert_int_equal(r.diag.nodes_known, 8);
     assert_int_equal(r.diag.nodes_member, 4);
     assert_int_equal(r.diag.nodes_not_ready, 1);
@@ -391,14 +424,14 @@ static void test_filters(void **state)
     assert_int_equal(r.diag.fit_total, 3);
     cu_topo_result_free(&r);
     /* the pod set tolerates the taint itself, and selects by label */
-    cu_toleration ptol = {.key = "dedicated", .op = CU_TOL_EQUAL, .value = "infra"};
+    cu_toleration ptol = { .key = "dedicated", .op = CU_TOL_EQUAL, .value = "infra" };
     q.ntols = 1;
     q.tols = &ptol;
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
     assert_string_equal(show(&r), "ok:1 soft:1 tainted:1 tolerated:1");
     cu_topo_result_free(&r);
-    cu_kv sl[] = {{CU_TOPO_HOSTNAME, "ok"}};
-    cu_nodesel sel = {.selector = {1, sl}};
+    cu_kv sl[] = { { CU_TOPO_HOSTNAME, "ok" } };
+    cu_nodesel sel = { .selector = { 1, sl } };
     q.sel = &sel;
     q.count = 1;
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
@@ -407,12 +440,13 @@ static void test_filters(void **state)
     q.count = 2;
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
     assert_int_equal(r.diag.nodes_selector, 3);
-    assert_string_equal(r.reason, "topology \"t\" allows to fit only 1 out of 2 pod(s). Total nodes: "
-                                  "4; excluded: nodeSelector: 3");
+    assert_string_equal(r.reason,
+                        "topology \"t\" allows to fit only 1 out of 2 pod(s). Total nodes: "
+                        "4; excluded: nodeSelector: 3");
     cu_topo_result_free(&r);
     /* the node becomes ready: it counts */
     l[2].value = "notready";
-    n = (cu_topo_node){.name = "notready", .labels = &labels, .allocatable = &alloc, .ready = 1};
+    n = (cu_topo_node){ .name = "notready", .labels = &labels, .allocatable = &alloc, .ready = 1 };
     assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
     assert_int_equal(cu_topo_placeable(t, &one, NULL, NULL, 0), 4);
     cu_topo_node_remove(t, "notready");
@@ -439,11 +473,11 @@ static void test_usage_updates(void **state)
     /* admitted TAS usage counts, except when simulating an empty flavor */
     assert_int_equal(cu_topo_usage(t, "n1", CU_TOPO_ADMITTED, &one, 1, 1), CU_OK);
     assert_int_equal(cu_topo_placeable(t, &one, NULL, NULL, 0), 0);
-    cu_topo_request q = {.count = 1, .per_pod = &one, .mode = CU_TOPO_UNCONSTRAINED};
+    cu_topo_request q = { .count = 1, .per_pod = &one, .mode = CU_TOPO_UNCONSTRAINED };
     cu_topo_result r;
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
     cu_topo_result_free(&r);
-    cu_topo_opts o = {.simulate_empty = 1};
+    cu_topo_opts o = { .simulate_empty = 1 };
     assert_int_equal(cu_topo_place(t, &q, 1, &o, &r), CU_OK);
     cu_topo_result_free(&r);
     assert_int_equal(cu_topo_usage(t, "n1", CU_TOPO_ADMITTED, &one, 1, -1), CU_OK);
@@ -458,11 +492,11 @@ static void test_usage_updates(void **state)
     bind(t, "n1", 1, 3, -1);
     assert_int_equal(cu_topo_max_free(t, GPU, NULL), 8);
     /* the pods count: 2 allocatable pods take 2 pods whatever the GPUs */
-    cu_kv l[] = {{BLOCK, "b1"}, {RACK, "r1"}, {CU_TOPO_HOSTNAME, "n1"}};
-    cu_kvs labels = {3, l};
-    cu_res a[] = {{"cpu", 32000}, {GPU, 8}, {"pods", 2}};
-    cu_reslist alloc = {3, a};
-    cu_topo_node n = {.name = "n1", .labels = &labels, .allocatable = &alloc, .ready = 1};
+    cu_kv l[] = { { BLOCK, "b1" }, { RACK, "r1" }, { CU_TOPO_HOSTNAME, "n1" } };
+    cu_kvs labels = { 3, l };
+    cu_res a[] = { { "cpu", 32000 }, { GPU, 8 }, { "pods", 2 } };
+    cu_reslist alloc = { 3, a };
+    cu_topo_node n = { .name = "n1", .labels = &labels, .allocatable = &alloc, .ready = 1 };
     assert_int_equal(cu_topo_node_set(t, &n), CU_OK);
     assert_int_equal(cu_topo_placeable(t, &one, NULL, NULL, 0), 2);
     cu_topo_free(t);
@@ -475,9 +509,9 @@ static void test_pod_sets_share(void **state)
     cu_topo *t = fragmented();
     PER_POD(two, 2);
     cu_topo_request q[3] = {
-        {.count = 2, .per_pod = &two, .mode = CU_TOPO_REQUIRED, .level = RACK},
-        {.count = 2, .per_pod = &two, .mode = CU_TOPO_REQUIRED, .level = RACK},
-        {.count = 1, .per_pod = &two, .mode = CU_TOPO_UNCONSTRAINED},
+        { .count = 2, .per_pod = &two, .mode = CU_TOPO_REQUIRED, .level = RACK },
+        { .count = 2, .per_pod = &two, .mode = CU_TOPO_REQUIRED, .level = RACK },
+        { .count = 1, .per_pod = &two, .mode = CU_TOPO_UNCONSTRAINED },
     };
     cu_topo_result r[3];
     assert_int_equal(cu_topo_place(t, q, 2, NULL, r), CU_OK);
@@ -501,20 +535,179 @@ static void test_rack_leaves(void **state)
     (void)state;
     /* the lowest level is a rack: its nodes' capacity is summed, and the
      * assignment names every level */
-    static const char *const lv[] = {BLOCK, RACK};
-    cu_topo_flavor f = {.name = "racks", .nlevels = 2, .levels = lv};
+    static const char *const lv[] = { BLOCK, RACK };
+    cu_topo_flavor f = { .name = "racks", .nlevels = 2, .levels = lv };
     cu_topo *t = cu_topo_new(&f);
     node(t, "n1", "b1", "r1", 1);
     node(t, "n2", "b1", "r1", 1);
     node(t, "n3", "b1", "r2", 1);
     PER_POD(one, 1);
-    cu_topo_request q = {.count = 2, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = RACK};
+    cu_topo_request q = { .count = 2, .per_pod = &one, .mode = CU_TOPO_REQUIRED, .level = RACK };
     cu_topo_result r;
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
     assert_int_equal(r.nlevels, 2);
     assert_string_equal(show(&r), "b1/r1:2");
     cu_topo_result_free(&r);
     cu_topo_free(t);
+}
+
+/* ---- cases of Kueue's own TAS tests (pkg/cache/scheduler), restated ---- */
+
+/* A ready node named host with cpus cpus (whole) and pods pods; block or
+ * rack NULL: no such label. */
+static void knode(cu_topo *t, const char *block, const char *rack, const char *host, int64_t cpus,
+                  int64_t pods)
+{
+    cu_kv l[3];
+    size_t n = 0;
+    if (block)
+        l[n++] = (cu_kv){ BLOCK, block };
+    if (rack)
+        l[n++] = (cu_kv){ RACK, rack };
+    l[n++] = (cu_kv){ CU_TOPO_HOSTNAME, host };
+    cu_kvs labels = { n, l };
+    cu_res a[] = { { "cpu", cpus * 1000 }, { "pods", pods } };
+    cu_reslist alloc = { 2, a };
+    cu_topo_node x = { .name = host, .labels = &labels, .allocatable = &alloc, .ready = 1 };
+    assert_int_equal(cu_topo_node_set(t, &x), CU_OK);
+}
+
+static cu_topo *klevels(size_t n, const char *const *levels)
+{
+    cu_topo_flavor f = { .name = "default", .nlevels = n, .levels = levels };
+    cu_topo *t = cu_topo_new(&f);
+    assert_non_null(t);
+    return t;
+}
+
+/* Places count pods of one cpu; returns the assignment or the reason. */
+static const char *kplace(cu_topo *t, cu_topo_request q, int32_t count)
+{
+    static char out[1024];
+    cu_res c[] = { { "cpu", 1000 } };
+    cu_reslist one = { 1, c };
+    q.count = count;
+    q.per_pod = &one;
+    cu_topo_result r;
+    cu_err e = place1(t, &q, CU_TOPO_PROFILE_MIXED, &r);
+    snprintf(out, sizeof out, "%s", e == CU_OK ? show(&r) : r.reason ? r.reason : "?");
+    cu_topo_result_free(&r);
+    return out;
+}
+
+static const char *const two_levels[] = { BLOCK, RACK };
+
+/* Kueue's defaultNodes: b1 {r1 {x3}, r2 {x5 x1 x6}}, b2 {r1 {x2}, r2 {x4}},
+ * one cpu each, x4 two. */
+static cu_topo *kdefault(size_t n, const char *const *levels)
+{
+    cu_topo *t = klevels(n, levels);
+    knode(t, "b1", "r1", "x3", 1, 10);
+    knode(t, "b1", "r2", "x5", 1, 10);
+    knode(t, "b1", "r2", "x1", 1, 10);
+    knode(t, "b1", "r2", "x6", 1, 10);
+    knode(t, "b2", "r1", "x2", 1, 10);
+    knode(t, "b2", "r2", "x4", 2, 40);
+    return t;
+}
+
+static void test_kueue_cases(void **state)
+{
+    (void)state;
+    cu_topo_request req_block = { .mode = CU_TOPO_REQUIRED, .level = BLOCK };
+    cu_topo_request pref_block = { .mode = CU_TOPO_PREFERRED, .level = BLOCK };
+    cu_topo_request req_rack = { .mode = CU_TOPO_REQUIRED, .level = RACK };
+    cu_topo_request pref_rack = { .mode = CU_TOPO_PREFERRED, .level = RACK };
+    cu_topo_request unc = { .mode = CU_TOPO_UNCONSTRAINED };
+
+    /* "minimize the number of used racks before optimizing the number of
+     * nodes": r3's four 1-cpu nodes rather than r1 + r2's two 2-cpu ones */
+    cu_topo *t = topo3();
+    knode(t, "b1", "r1", "x3", 2, 10);
+    knode(t, "b1", "r2", "x5", 2, 20);
+    knode(t, "b1", "r3", "x1", 1, 10);
+    knode(t, "b1", "r3", "x6", 1, 10);
+    knode(t, "b1", "r3", "x2", 1, 10);
+    knode(t, "b1", "r3", "x4", 1, 10);
+    assert_string_equal(kplace(t, req_block, 4), "x1:1 x2:1 x4:1 x6:1");
+    cu_topo_free(t);
+
+    /* "choose the node that can accommodate all Pods" */
+    t = topo3();
+    knode(t, "b1", "r1", "x3", 2, 10);
+    knode(t, "b1", "r1", "x5", 1, 10);
+    knode(t, "b1", "r1", "x1", 1, 10);
+    assert_string_equal(kplace(t, req_block, 2), "x3:2");
+    cu_topo_free(t);
+
+    /* "unconstrained; 6 pods fit into hosts scattered across the whole
+     * datacenter even they could fit into single rack" (LeastFreeCapacity) */
+    t = topo3();
+    knode(t, "b1", "r1", "x3", 4, 10);
+    knode(t, "b1", "r1", "x5", 1, 10);
+    knode(t, "b1", "r1", "x1", 1, 10);
+    knode(t, "b2", "r1", "x6", 2, 10);
+    knode(t, "b2", "r1", "x2", 1, 10);
+    assert_string_equal(kplace(t, unc, 6), "x1:1 x3:1 x5:1 x2:1 x6:2");
+    cu_topo_free(t);
+
+    /* "unconstrained; a single pod fits into each host" */
+    t = kdefault(3, levels3);
+    assert_string_equal(kplace(t, unc, 1), "x3:1");
+    cu_topo_free(t);
+
+    /* "block preferred; Pods fit in 2 blocks" (one level) */
+    static const char *const one_level[] = { BLOCK };
+    t = klevels(1, one_level);
+    knode(t, "b1", NULL, "b1", 2, 20);
+    knode(t, "b2", NULL, "b2", 1, 10);
+    knode(t, "b3", NULL, "b3", 4, 40);
+    assert_string_equal(kplace(t, pref_block, 5), "b2:1 b3:4");
+    cu_topo_free(t);
+
+    /* two levels: racks are the leaves */
+    t = kdefault(2, two_levels);
+    assert_string_equal(kplace(t, req_rack, 2), "b2/r2:2");
+    assert_string_equal(kplace(t, pref_rack, 4), "b1/r1:1 b1/r2:3");
+    assert_string_equal(kplace(t, pref_rack, 6), "b1/r1:1 b1/r2:3 b2/r2:2");
+    assert_string_equal(kplace(t, pref_block, 6), "b1/r1:1 b1/r2:3 b2/r2:2");
+    assert_string_equal(kplace(t, pref_block, 10),
+                        "topology \"default\" allows to fit only 7 out of 10 pod(s)");
+    assert_string_equal(kplace(t, req_rack, 4),
+                        "topology \"default\" allows to fit only 3 out of 4 pod(s)");
+    cu_topo_free(t);
+
+    /* "block required for podset; host required for slices; prioritize
+     * more free slice capacity first and then tight fit" */
+    cu_topo_request slices = {
+        .mode = CU_TOPO_REQUIRED, .level = BLOCK, .slice_level = CU_TOPO_HOSTNAME, .slice_size = 2
+    };
+    t = topo3();
+    knode(t, "b1", "r1", "x3", 6, 10);
+    knode(t, "b1", "r1", "x5", 5, 10);
+    knode(t, "b1", "r1", "x1", 4, 10);
+    knode(t, "b1", "r1", "x6", 2, 10);
+    assert_string_equal(kplace(t, slices, 12), "x1:4 x3:6 x6:2");
+    cu_topo_free(t);
+    /* "... select domains with tight fit" */
+    t = topo3();
+    knode(t, "b1", "r1", "x3", 3, 10);
+    knode(t, "b1", "r1", "x5", 2, 10);
+    knode(t, "b1", "r1", "x1", 2, 10);
+    assert_string_equal(kplace(t, slices, 4), "x1:2 x5:2");
+    cu_topo_free(t);
+}
+
+/* Random flavors and pod sets against a model (test_topo_check.h). */
+static void test_random_against_model(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 3000; seed++) {
+        tc_src s = { .seed = seed * 0x9E3779B97F4A7C15ull };
+        int line = tc_check(&s);
+        if (line)
+            fail_msg("seed %llu: test_topo_check.h:%d", (unsigned long long)seed, line);
+    }
 }
 
 int main(void)
@@ -529,6 +722,8 @@ int main(void)
         cmocka_unit_test(test_usage_updates),
         cmocka_unit_test(test_pod_sets_share),
         cmocka_unit_test(test_rack_leaves),
+        cmocka_unit_test(test_kueue_cases),
+        cmocka_unit_test(test_random_against_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,7 +19,7 @@ typedef struct topo_node {
     cu_taint *taints;
     const char **values; /* nvals (the snapshot's nlevels) level values (members only) */
     size_t nvals;
-    size_t nres;         /* alloc, bound, adm: [0, nres), absent = 0 */
+    size_t nres; /* alloc, bound, adm: [0, nres), absent = 0 */
     int64_t *alloc, *bound, *adm;
 } topo_node;
 
@@ -49,11 +49,11 @@ struct cu_topo {
     CU_VEC(char *) resnames; /* resource index -> name (malloc'd); 0 is "pods" */
     cu_strmap byres;
 
-    int dirty;            /* the tree must be rebuilt */
-    cu_arena ta;          /* the tree */
-    topo_node **sorted;   /* member nodes by values */
+    int dirty;          /* the tree must be rebuilt */
+    cu_arena ta;        /* the tree */
+    topo_node **sorted; /* member nodes by values */
     size_t nsorted;
-    topo_dom **lv;        /* nlevels arrays of domains */
+    topo_dom **lv; /* nlevels arrays of domains */
     size_t *nlv;
 };
 
