@@ -61,7 +61,7 @@ int main(int argc, char **argv)
         cu_reslist alloc = { 3, a };
         cu_topo_node n = { .name = name, .labels = &labels, .allocatable = &alloc, .ready = 1 };
         if (cu_topo_node_set(t, &n) != CU_OK ||
-            cu_topo_usage(t, name, CU_TOPO_BOUND, &one, (int32_t)(rnd(&seed) % 6), 1) != CU_OK)
+            cu_topo_usage(t, name, &one, (int32_t)(rnd(&seed) % 6), 1) != CU_OK)
             return 1;
     }
     int64_t t0 = cu_clock_mono_ns();
@@ -98,7 +98,7 @@ int main(int argc, char **argv)
            (double)(cu_clock_mono_ns() - t0) / rounds / 1000.0, (long long)p);
     t0 = cu_clock_mono_ns();
     for (int i = 0; i < rounds; i++)
-        cu_topo_usage(t, "node-00000", CU_TOPO_BOUND, &one, 1, i % 2 ? -1 : 1);
+        cu_topo_usage(t, "node-00000", &one, 1, i % 2 ? -1 : 1);
     printf("%-36s %8.3f us\n", "usage update", (double)(cu_clock_mono_ns() - t0) / rounds / 1000.0);
     cu_topo_free(t);
     return 0;

@@ -194,13 +194,17 @@ static cu_err fill(pctx *c)
                 continue;
             any = 1;
             for (size_t k = 0; k < c->nr; k++)
-                free[k] += cu_topo_int_free(n, c->ri[k], c->no_adm);
+                free[k] += cu_topo_int_free(t, n, c->ri[k], 0);
         }
         d->state = d->slice = 0;
         if (!any)
             continue;
-        for (size_t k = 0; k < c->nr; k++)
+        const topo_use *u = c->no_adm || !t->uses.n ? NULL : cu_topo_int_use(t, d, c->s);
+        for (size_t k = 0; k < c->nr; k++) {
             free[k] -= c->assumed[i * c->R + (size_t)c->ri[k]];
+            if (u && (size_t)c->ri[k] < u->nres)
+                free[k] -= u->v[c->ri[k]];
+        }
         size_t lim = 0;
         d->state = count_in(c, free, &lim);
         if (d->state == 0)
@@ -403,7 +407,7 @@ static void diagnose(pctx *c, cu_topo_result *r)
             if (!c->elig[j])
                 continue;
             for (size_t k = 0; k < c->nr; k++) {
-                fr[ne * c->nr + k] = cu_topo_int_free(t->sorted[j], c->ri[k], c->no_adm);
+                fr[ne * c->nr + k] = cu_topo_int_free(t, t->sorted[j], c->ri[k], !c->no_adm);
                 if (d->n == 1)
                     fr[ne * c->nr + k] -= c->assumed[i * c->R + (size_t)c->ri[k]];
             }
@@ -696,7 +700,7 @@ int64_t cu_topo_placeable(cu_topo *t, const cu_reslist *per_pod, const cu_nodese
             if (!eligible(&c, n, sel, tols, ntols, 0))
                 continue;
             for (size_t k = 0; k < c.nr; k++)
-                free[k] = cu_topo_int_free(n, c.ri[k], 0);
+                free[k] = cu_topo_int_free(t, n, c.ri[k], 1);
             total += count_in(&c, free, NULL);
         }
     }

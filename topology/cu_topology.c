@@ -67,6 +67,7 @@ cu_topo *cu_topo_new(const cu_topo_flavor *f)
     cu_arena_init(&t->ta, 16384);
     cu_strmap_init(&t->bynode);
     cu_strmap_init(&t->byres);
+    cu_strmap_init(&t->byuse);
     int bad = 0;
     t->name = (char *)adup(&t->fa, f->name ? f->name : "", &bad);
     t->nlevels = f->nlevels;
@@ -98,7 +99,6 @@ static void node_free(topo_node *n)
     free(n->name);
     free(n->alloc);
     free(n->bound);
-    free(n->adm);
     free(n);
 }
 
@@ -109,6 +109,12 @@ void cu_topo_free(cu_topo *t)
     for (size_t i = 0; i < t->nodes.n; i++)
         node_free(t->nodes.items[i]);
     free(t->nodes.items);
+    for (size_t i = 0; i < t->uses.n; i++) {
+        free(t->uses.items[i].key);
+        free(t->uses.items[i].v);
+    }
+    free(t->uses.items);
+    cu_strmap_free(&t->byuse);
     for (size_t i = 0; i < t->resnames.n; i++)
         free(t->resnames.items[i]);
     free(t->resnames.items);
@@ -144,22 +150,33 @@ static topo_node *node_get(cu_topo *t, const char *name, int make)
     return n;
 }
 
-/* Makes n's arrays cover resource r. */
-static int node_cover(topo_node *n, size_t r)
+/* Makes the k arrays arrs of *nres entries cover index r (zeroed). */
+static int cover(int64_t **arrs, int k, size_t *nres, size_t r)
 {
-    if (r < n->nres)
+    if (r < *nres)
         return 0;
     size_t m = r + 8;
-    int64_t **arrs[3] = { &n->alloc, &n->bound, &n->adm };
-    for (int k = 0; k < 3; k++) {
-        int64_t *p = realloc(*arrs[k], m * sizeof *p);
+    for (int i = 0; i < k; i++) {
+        int64_t *p = realloc(arrs[i], m * sizeof *p);
         if (!p)
             return -1;
-        memset(p + n->nres, 0, (m - n->nres) * sizeof *p);
-        *arrs[k] = p;
+        memset(p + *nres, 0, (m - *nres) * sizeof *p);
+        arrs[i] = p;
     }
-    n->nres = m;
+    *nres = m;
     return 0;
+}
+
+static int node_cover(topo_node *n, size_t r)
+{
+    int64_t *arrs[2] = { n->alloc, n->bound };
+    size_t had = n->nres;
+    int e = cover(arrs, 2, &n->nres, r);
+    if (n->nres != had || e) {
+        n->alloc = arrs[0];
+        n->bound = arrs[1];
+    }
+    return e;
 }
 
 static int flavor_ok(const cu_topo *t, const cu_kvs *labels)
@@ -188,6 +205,7 @@ cu_err cu_topo_node_set(cu_topo *t, const cu_topo_node *in)
     n->ntaints = 0;
     n->taints = NULL;
     n->values = NULL;
+    n->host = NULL;
     n->known = 1;
     n->member = 0;
     t->dirty = 1;
@@ -217,6 +235,7 @@ cu_err cu_topo_node_set(cu_topo *t, const cu_topo_node *in)
         n->known = 0;
         return CU_ENOMEM;
     }
+    n->host = cu_kvs_get(&n->labels, CU_TOPO_HOSTNAME);
     n->flavor_ok = flavor_ok(t, &n->labels);
     if (n->ready && !n->unsched && n->flavor_ok) {
         n->values = cu_arena_alloc(&n->a, t->nlevels * sizeof *n->values);
@@ -241,38 +260,133 @@ void cu_topo_node_remove(cu_topo *t, const char *name)
     t->dirty = 1;
 }
 
-cu_err cu_topo_usage(cu_topo *t, const char *node, cu_topo_usage_kind kind,
-                     const cu_reslist *per_pod, int32_t count, int sign)
+/* Interns per_pod's resources and adds sign * count of each (and count
+ * "pods") to the usage array *u of *nres entries. */
+static cu_err add_usage(cu_topo *t, int64_t **u, size_t *nres, const cu_reslist *per_pod,
+                        int32_t count, int sign)
+{
+    int64_t s = sign < 0 ? -1 : 1;
+    size_t np = per_pod ? per_pod->n : 0;
+    for (size_t i = 0; i < np; i++) {
+        int r = cu_topo_int_res(t, per_pod->items[i].name);
+        if (r < 0 || cover(u, 1, nres, (size_t)r))
+            return CU_ENOMEM;
+    }
+    if (cover(u, 1, nres, 0))
+        return CU_ENOMEM;
+    for (size_t i = 0; i < np; i++) {
+        int r = cu_strmap_get(&t->byres, per_pod->items[i].name);
+        if (r > 0) /* "pods" (0) is counted once per pod below */
+            (*u)[r] += s * per_pod->items[i].milli * count;
+    }
+    (*u)[0] += s * count;
+    return CU_OK;
+}
+
+cu_err cu_topo_usage(cu_topo *t, const char *node, const cu_reslist *per_pod, int32_t count,
+                     int sign)
 {
     if (!node || count < 0)
         return CU_EINVAL;
     topo_node *n = node_get(t, node, 1);
     if (!n)
         return CU_ENOMEM;
-    int64_t s = sign < 0 ? -1 : 1;
-    size_t np = per_pod ? per_pod->n : 0;
-    for (size_t i = 0; i < np; i++) {
+    /* alloc and bound share nres: cover both first */
+    for (size_t i = 0; per_pod && i < per_pod->n; i++) {
         int r = cu_topo_int_res(t, per_pod->items[i].name);
         if (r < 0 || node_cover(n, (size_t)r))
             return CU_ENOMEM;
     }
     if (node_cover(n, 0))
         return CU_ENOMEM;
-    int64_t *u = kind == CU_TOPO_ADMITTED ? n->adm : n->bound;
-    for (size_t i = 0; i < np; i++) {
-        int r = cu_strmap_get(&t->byres, per_pod->items[i].name);
-        if (r > 0) /* "pods" (0) is counted once per pod below */
-            u[r] += s * per_pod->items[i].milli * count;
-    }
-    u[0] += s * count;
-    return CU_OK;
+    size_t nres = n->nres;
+    cu_err e = add_usage(t, &n->bound, &nres, per_pod, count, sign);
+    CU_ASSERT(e != CU_OK || nres == n->nres);
+    return e;
 }
 
-int64_t cu_topo_int_free(const topo_node *n, int r, int no_adm)
+/* The key of a leaf from its values (the hostname alone, or joined). */
+static char *use_key(const char *const *values, size_t nvalues)
+{
+    size_t len = 1;
+    for (size_t i = 0; i < nvalues; i++)
+        len += strlen(values[i] ? values[i] : "") + 1;
+    char *k = malloc(len), *p = k;
+    if (!k)
+        return NULL;
+    for (size_t i = 0; i < nvalues; i++) {
+        const char *v = values[i] ? values[i] : "";
+        size_t l = strlen(v);
+        if (i)
+            *p++ = ',';
+        memcpy(p, v, l);
+        p += l;
+    }
+    *p = 0;
+    return k;
+}
+
+cu_err cu_topo_assigned(cu_topo *t, const char *const *values, size_t nvalues,
+                        const cu_reslist *per_pod, int32_t count, int sign)
+{
+    if (!values || count < 0 || nvalues != (t->host_lowest ? 1 : t->nlevels))
+        return CU_EINVAL;
+    char *k = use_key(values, nvalues);
+    if (!k)
+        return CU_ENOMEM;
+    int i = cu_strmap_get(&t->byuse, k);
+    if (i < 0) {
+        topo_use u = { k, 0, NULL };
+        if (CU_VEC_PUSH(t->uses, u, 16)) {
+            free(k);
+            return CU_ENOMEM;
+        }
+        i = (int)(t->uses.n - 1);
+        if (cu_strmap_put(&t->byuse, k, i) != CU_OK) {
+            t->uses.n--;
+            free(k);
+            return CU_ENOMEM;
+        }
+    } else {
+        free(k);
+    }
+    topo_use *u = &t->uses.items[i];
+    return add_usage(t, &u->v, &u->nres, per_pod, count, sign);
+}
+
+int64_t cu_topo_int_assigned(const cu_topo *t, const char *key, int r)
+{
+    int i = key && r >= 0 ? cu_strmap_get(&t->byuse, key) : -1;
+    if (i < 0 || (size_t)r >= t->uses.items[i].nres)
+        return 0;
+    return t->uses.items[i].v[r];
+}
+
+const char *cu_topo_int_leafkey(const cu_topo *t, const topo_dom *d, cu_arena *a)
+{
+    if (t->host_lowest)
+        return d->values[t->nlevels - 1];
+    char *k = use_key(d->values, t->nlevels);
+    const char *c = k ? cu_arena_strdup(a, k) : NULL;
+    free(k);
+    return c;
+}
+
+const topo_use *cu_topo_int_use(const cu_topo *t, const topo_dom *d, cu_arena *a)
+{
+    const char *key = cu_topo_int_leafkey(t, d, a);
+    int i = key ? cu_strmap_get(&t->byuse, key) : -1;
+    return i < 0 ? NULL : &t->uses.items[i];
+}
+
+int64_t cu_topo_int_free(const cu_topo *t, const topo_node *n, int r, int assigned)
 {
     if (r < 0 || (size_t)r >= n->nres)
         return 0;
-    return n->alloc[r] - n->bound[r] - (no_adm ? 0 : n->adm[r]);
+    int64_t f = n->alloc[r] - n->bound[r];
+    if (assigned && t->host_lowest && t->uses.n)
+        f -= cu_topo_int_assigned(t, n->host, r);
+    return f;
 }
 
 cu_err cu_topo_node_free(const cu_topo *t, const char *node, const char *resource, int64_t *out)
@@ -280,7 +394,7 @@ cu_err cu_topo_node_free(const cu_topo *t, const char *node, const char *resourc
     int i = cu_strmap_get(&t->bynode, node);
     if (i < 0 || !t->nodes.items[i]->member)
         return CU_ENOTFOUND;
-    *out = cu_topo_int_free(t->nodes.items[i], cu_strmap_get(&t->byres, resource), 0);
+    *out = cu_topo_int_free(t, t->nodes.items[i], cu_strmap_get(&t->byres, resource), 1);
     return CU_OK;
 }
 
@@ -397,7 +511,11 @@ static int64_t dom_free(const cu_topo *t, const topo_dom *d, int r)
     int64_t s = 0;
     if (d->level == t->nlevels - 1) {
         for (size_t i = 0; i < d->n; i++)
-            s += cu_topo_int_free(t->sorted[d->first + i], r, 0);
+            s += cu_topo_int_free(t, t->sorted[d->first + i], r, 0);
+        cu_arena a;
+        cu_arena_init(&a, 256);
+        s -= cu_topo_int_assigned(t, cu_topo_int_leafkey(t, d, &a), r);
+        cu_arena_free(&a);
         return s;
     }
     for (size_t i = 0; i < d->n; i++)
@@ -425,7 +543,7 @@ int64_t cu_topo_max_free(cu_topo *t, const char *resource, const char **node)
         const topo_node *n = t->nodes.items[i];
         if (!n->member || !cu_topo_int_tolerated(t, n, NULL, 0, NULL))
             continue;
-        int64_t f = cu_topo_int_free(n, r, 0);
+        int64_t f = cu_topo_int_free(t, n, r, 1);
         if (!bn || f > best || (f == best && strcmp(n->name, bn) < 0)) {
             best = f;
             bn = n->name;

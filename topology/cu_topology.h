@@ -9,7 +9,8 @@
  * profiles. A failed placement says why in numbers (cu_topo_diag).
  *
  * Pure: no I/O, no clock. The controller feeds a cu_topo from its
- * informers (cu_topo_node_set, cu_topo_node_remove, cu_topo_usage) and the
+ * informers (cu_topo_node_set, cu_topo_node_remove, cu_topo_usage for
+ * bound pods, cu_topo_assigned for admitted TAS workloads) and the
  * scheduler asks it (cu_topo_place, cu_topo_placeable, cu_topo_max_free).
  * Every function borrows its arguments; a cu_topo copies what it keeps.
  *
@@ -63,23 +64,30 @@ void cu_topo_free(cu_topo *t);
 /* Adds node n or replaces what is known of the node of that name. A node
  * takes part (is a "member") only when it is ready, schedulable, has every
  * level's label and every pair of the flavor's nodeLabels (Kueue's nodes
- * cache). Usage counted on the node is kept across replacements. */
+ * cache). Its bound usage (cu_topo_usage) is kept across replacements. */
 cu_err cu_topo_node_set(cu_topo *t, const cu_topo_node *n);
-/* Forgets the node (its usage stays counted under its name, for when it
+/* Forgets the node (its bound usage stays counted under its name, for when it
  * comes back, until removed by cu_topo_usage). Unknown names are ignored. */
 void cu_topo_node_remove(cu_topo *t, const char *name);
 
-/* Usage on a node: BOUND for pods bound to it that TAS did not place
- * (DaemonSets, other workloads: Kueue's non-TAS usage), ADMITTED for the
- * pods of admitted TAS workloads assigned to it (what placement with
- * simulate_empty ignores). */
-typedef enum cu_topo_usage_kind { CU_TOPO_BOUND = 0, CU_TOPO_ADMITTED } cu_topo_usage_kind;
-/* Adds (sign > 0) or removes (sign < 0) count pods of per_pod requests
- * (and count "pods") on node (known or not yet known). */
-cu_err cu_topo_usage(cu_topo *t, const char *node, cu_topo_usage_kind kind,
-                     const cu_reslist *per_pod, int32_t count, int sign);
+/* The pods bound to a node that TAS did not place (DaemonSets, other
+ * workloads: Kueue's non-TAS usage): adds (sign > 0) or removes (sign < 0)
+ * count pods of per_pod requests (and count "pods") on node, known or not
+ * yet known. */
+cu_err cu_topo_usage(cu_topo *t, const char *node, const cu_reslist *per_pod, int32_t count,
+                     int sign);
+/* The pods of an admitted TAS workload: one domain of its topology
+ * assignment as cu_topo_place gives it (nvalues values for the
+ * assignment's levels: the hostname alone when the lowest level is
+ * kubernetes.io/hostname, else every level), count pods of per_pod; what
+ * placement with simulate_empty leaves out (Kueue's TAS usage, kept by
+ * domain, so it outlives the node and is counted again when a node of that
+ * domain comes back). CU_EINVAL when nvalues is not the assignment's. */
+cu_err cu_topo_assigned(cu_topo *t, const char *const *values, size_t nvalues,
+                        const cu_reslist *per_pod, int32_t count, int sign);
 
-/* The free amount of resource on node (allocatable - bound - admitted);
+/* The free amount of resource on node (allocatable - bound - assigned,
+ * the last only when the lowest level is kubernetes.io/hostname);
  * CU_ENOTFOUND when the node is not a member. */
 cu_err cu_topo_node_free(const cu_topo *t, const char *node, const char *resource, int64_t *out);
 
@@ -132,7 +140,7 @@ typedef struct cu_topo_request {
 
 typedef struct cu_topo_opts {
     cu_topo_profile profile;
-    int simulate_empty; /* as if no ADMITTED usage (Kueue's WithSimulateEmpty) */
+    int simulate_empty; /* as if no cu_topo_assigned usage (Kueue's WithSimulateEmpty) */
 } cu_topo_opts;
 
 /* One domain of an assignment: its values for the assignment's levels. */
@@ -186,7 +194,7 @@ typedef struct cu_topo_result {
  * cu_topo_result_free). Returns CU_OK when every pod set fits, CU_EINVAL
  * when one does not (out[i].ok 0 and its reason; the ones after it are not
  * tried, ok 0 and reason NULL), CU_ENOMEM. Changes no usage: the caller
- * records an admission with cu_topo_usage(ADMITTED) per domain. */
+ * records an admission with cu_topo_assigned per domain. */
 cu_err cu_topo_place(cu_topo *t, const cu_topo_request *reqs, size_t n, const cu_topo_opts *o,
                      cu_topo_result *out);
 void cu_topo_result_free(cu_topo_result *r);

@@ -131,7 +131,7 @@ static int tc_check(tc_src *s)
                 cu_res u[] = { { "gpu", 1 } };
                 cu_reslist ul = { 1, u };
                 if (cu_topo_node_set(t, &tn) != CU_OK ||
-                    cu_topo_usage(t, x->name, CU_TOPO_BOUND, &ul, (int32_t)used, 1) != CU_OK)
+                    cu_topo_usage(t, x->name, &ul, (int32_t)used, 1) != CU_OK)
                     return __LINE__;
                 x->gpu = gpus - used;
                 x->pods = podcap - used;
@@ -262,6 +262,21 @@ static int tc_check(tc_src *s)
             }
         }
         if (!bad && sum != q[i].count)
+            bad = __LINE__;
+    }
+    /* recorded as admitted, the placements use what the model took */
+    for (int i = 0; i < 2 && !bad && r[0].ok && r[1].ok; i++)
+        for (size_t d = 0; d < r[i].ndomains && !bad; d++)
+            if (cu_topo_assigned(t, r[i].domains[d].values, r[i].nlevels, &pl[i],
+                                 r[i].domains[d].count, 1) != CU_OK)
+                bad = __LINE__;
+    if (!bad && r[0].ok && r[1].ok) {
+        cu_res one_r[] = { { "gpu", 1 } };
+        cu_reslist one = { 1, one_r };
+        int64_t total = 0;
+        for (size_t j = 0; j < nn; j++)
+            total += tc_fit(&nodes[j], 1);
+        if (cu_topo_placeable(t, &one, NULL, &tol, 0) != total)
             bad = __LINE__;
     }
     for (int i = 0; i < 2; i++) {

@@ -49,7 +49,7 @@ static void bind(cu_topo *t, const char *nodename, int64_t gpus, int32_t count, 
 {
     cu_res r[] = { { "cpu", 1000 }, { GPU, gpus } };
     cu_reslist l = { 2, r };
-    assert_int_equal(cu_topo_usage(t, nodename, CU_TOPO_BOUND, &l, count, sign), CU_OK);
+    assert_int_equal(cu_topo_usage(t, nodename, &l, count, sign), CU_OK);
 }
 
 /* One pod's requests: gpus GPUs and 1 cpu, in the caller's req[2]. */
@@ -470,9 +470,14 @@ static void test_usage_updates(void **state)
     assert_int_equal(cu_topo_node_free(t, "n1", "cpu", &f), CU_OK);
     assert_int_equal(f, 29000);
     assert_int_equal(cu_topo_node_free(t, "nope", GPU, &f), CU_ENOTFOUND);
-    /* admitted TAS usage counts, except when simulating an empty flavor */
-    assert_int_equal(cu_topo_usage(t, "n1", CU_TOPO_ADMITTED, &one, 1, 1), CU_OK);
+    /* admitted TAS usage counts, except when simulating an empty flavor;
+     * it is kept by the assignment's domain (the hostname here) */
+    const char *host[] = { "n1" };
+    assert_int_equal(cu_topo_assigned(t, host, 1, &one, 1, 1), CU_OK);
+    assert_int_equal(cu_topo_assigned(t, levels3, 3, &one, 1, 1), CU_EINVAL);
     assert_int_equal(cu_topo_placeable(t, &one, NULL, NULL, 0), 0);
+    assert_int_equal(cu_topo_node_free(t, "n1", GPU, &f), CU_OK);
+    assert_int_equal(f, 0);
     cu_topo_request q = { .count = 1, .per_pod = &one, .mode = CU_TOPO_UNCONSTRAINED };
     cu_topo_result r;
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_EINVAL);
@@ -480,7 +485,7 @@ static void test_usage_updates(void **state)
     cu_topo_opts o = { .simulate_empty = 1 };
     assert_int_equal(cu_topo_place(t, &q, 1, &o, &r), CU_OK);
     cu_topo_result_free(&r);
-    assert_int_equal(cu_topo_usage(t, "n1", CU_TOPO_ADMITTED, &one, 1, -1), CU_OK);
+    assert_int_equal(cu_topo_assigned(t, host, 1, &one, 1, -1), CU_OK);
     /* a replaced node (more GPUs) keeps its usage; removed and back too */
     node(t, "n1", "b1", "r1", 8);
     assert_int_equal(cu_topo_max_free(t, GPU, NULL), 5);
@@ -547,6 +552,15 @@ static void test_rack_leaves(void **state)
     assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
     assert_int_equal(r.nlevels, 2);
     assert_string_equal(show(&r), "b1/r1:2");
+    /* recorded as admitted: the rack is full, the next pod goes to r2 */
+    assert_int_equal(cu_topo_assigned(t, r.domains[0].values, r.nlevels, &one, 2, 1), CU_OK);
+    cu_topo_result_free(&r);
+    int64_t fr = -1;
+    cu_topo_domain(t, 1, 0, GPU, &fr);
+    assert_int_equal(fr, 0);
+    q.count = 1;
+    assert_int_equal(place1(t, &q, CU_TOPO_PROFILE_MIXED, &r), CU_OK);
+    assert_string_equal(show(&r), "b1/r2:1");
     cu_topo_result_free(&r);
     cu_topo_free(t);
 }

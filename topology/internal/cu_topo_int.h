@@ -19,9 +19,18 @@ typedef struct topo_node {
     cu_taint *taints;
     const char **values; /* nvals (the snapshot's nlevels) level values (members only) */
     size_t nvals;
-    size_t nres; /* alloc, bound, adm: [0, nres), absent = 0 */
-    int64_t *alloc, *bound, *adm;
+    const char *host; /* its kubernetes.io/hostname label, or NULL */
+    size_t nres;      /* alloc, bound: [0, nres), absent = 0 */
+    int64_t *alloc, *bound;
 } topo_node;
+
+/* The usage of admitted TAS workloads on one leaf domain, by its key
+ * (the hostname, or the values joined with ","). */
+typedef struct topo_use {
+    char *key; /* malloc'd, the key of cu_topo.byuse */
+    size_t nres;
+    int64_t *v;
+} topo_use;
 
 /* One domain of the tree; the domains of a level are sorted by values, so
  * a domain's children are a range of the next level and a leaf's nodes a
@@ -46,6 +55,8 @@ struct cu_topo {
 
     CU_VEC(topo_node *) nodes;
     cu_strmap bynode;
+    CU_VEC(topo_use) uses;
+    cu_strmap byuse;
     CU_VEC(char *) resnames; /* resource index -> name (malloc'd); 0 is "pods" */
     cu_strmap byres;
 
@@ -61,9 +72,17 @@ struct cu_topo {
 cu_err cu_topo_int_tree(cu_topo *t);
 /* The index of resource name, interned when new (-1 when out of memory). */
 int cu_topo_int_res(cu_topo *t, const char *name);
-/* A member node's free amount of resource r (ADMITTED usage left out
- * when no_adm). */
-int64_t cu_topo_int_free(const topo_node *n, int r, int no_adm);
+/* A node's free amount of resource r: allocatable - bound, and, when
+ * assigned and the leaves are hosts, minus the assigned usage of its
+ * host. */
+int64_t cu_topo_int_free(const cu_topo *t, const topo_node *n, int r, int assigned);
+/* The assigned usage of resource r on the leaf of key (0 when none). */
+int64_t cu_topo_int_assigned(const cu_topo *t, const char *key, int r);
+/* The key of leaf domain d: the hostname, or its values joined with ","
+ * (on a, NULL when out of memory). */
+const char *cu_topo_int_leafkey(const cu_topo *t, const topo_dom *d, cu_arena *a);
+/* The assigned usage of leaf d, or NULL (a: scratch for its key). */
+const topo_use *cu_topo_int_use(const cu_topo *t, const topo_dom *d, cu_arena *a);
 /* Whether the flavor's and tols' tolerations tolerate n's taints (the
  * first untolerated one in *taint, may be NULL). */
 int cu_topo_int_tolerated(const cu_topo *t, const topo_node *n, const cu_toleration *tols,
