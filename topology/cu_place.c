@@ -374,6 +374,7 @@ static void diagnose(pctx *c, cu_topo_result *r)
     cu_topo_diag *g = &r->diag;
     size_t L = c->L;
     g->requested = (int32_t)c->count;
+    g->level = cu_arena_strdup(&r->arena, t->levels[c->lvl]);
     for (size_t i = 0; i < t->nodes.n; i++) {
         const topo_node *n = t->nodes.items[i];
         if (!n->known)
@@ -444,6 +445,7 @@ static void diagnose(pctx *c, cu_topo_result *r)
     for (size_t e = 0; e < ne; e++)
         all[e] = (cu_topo_nodefree){ t->sorted[pos[e]]->name, fr[e * c->nr + rk] };
     qsort(all, ne, sizeof *all, nf_cmp);
+    g->neligible = ne;
     g->max_free = all[0].free;
     for (size_t e = 0; e < ne && e < CU_TOPO_DIAG_TOP; e++) {
         g->top[e].node = cu_arena_strdup(&r->arena, all[e].node);
@@ -706,4 +708,59 @@ int64_t cu_topo_placeable(cu_topo *t, const cu_reslist *per_pod, const cu_nodese
     }
     cu_arena_free(&s);
     return total;
+}
+
+/* ---- the diagnosis as text ---- */
+
+static void top_nodes(const cu_topo_diag *g, cu_buf *out)
+{
+    char q[64];
+    for (size_t i = 0; i < g->ntop; i++)
+        cu_buf_printf(out, "%s%s %s", i ? ", " : "", g->top[i].node,
+                      cu_qty_format_res(g->resource, g->top[i].free, q, sizeof q));
+    if (g->neligible > g->ntop)
+        cu_buf_printf(out, ", ...");
+}
+
+cu_err cu_topo_diag_text(const cu_topo_diag *g, cu_buf *out)
+{
+    char a[64], b[64];
+    if (!g->resource) {
+        cu_buf_printf(out, "no node can take the pods");
+    } else if (g->max_free < g->per_pod) {
+        cu_buf_printf(out, "no node has %s %s free: largest free per node %s (",
+                      cu_qty_format_res(g->resource, g->per_pod, a, sizeof a), g->resource,
+                      cu_qty_format_res(g->resource, g->max_free, b, sizeof b));
+        top_nodes(g, out);
+        cu_buf_printf(out, ")");
+    } else if (g->fit_total < g->requested) {
+        cu_buf_printf(out, "the nodes take only %d of the %d pods (largest free %s per node %s: ",
+                      g->fit_total, g->requested, g->resource,
+                      cu_qty_format_res(g->resource, g->max_free, b, sizeof b));
+        top_nodes(g, out);
+        cu_buf_printf(out, ")");
+    } else {
+        cu_buf_printf(out, "at most %d of the %d pods fit in one %s (%d on all nodes)", g->fit_one,
+                      g->requested, g->level ? g->level : "domain", g->fit_total);
+    }
+    struct {
+        size_t n;
+        const char *what;
+    } out_[] = {
+        { g->nodes_not_ready, "not ready" },
+        { g->nodes_unschedulable, "unschedulable" },
+        { g->nodes_flavor, "not matching the flavor's node labels or the topology's levels" },
+        { g->nodes_taint, "with a taint not tolerated" },
+        { g->nodes_selector, "not matching the pods' nodeSelector" },
+        { g->nodes_affinity, "not matching the pods' node affinity" },
+    };
+    int first = 1;
+    for (size_t i = 0; i < sizeof out_ / sizeof out_[0]; i++) {
+        if (!out_[i].n)
+            continue;
+        cu_buf_printf(out, "%s%zu %s", first ? "; nodes left out: " : ", ", out_[i].n,
+                      out_[i].what);
+        first = 0;
+    }
+    return out->failed ? CU_ENOMEM : CU_OK;
 }

@@ -169,9 +169,18 @@ typedef struct cu_topo_diag {
     const char *resource;
     int64_t per_pod;  /* its request per pod */
     int64_t max_free; /* the largest free amount of it on one eligible node */
-    size_t ntop;      /* eligible nodes, largest free of it first, then by name */
+    size_t neligible; /* nodes the pod set may use */
+    size_t ntop;      /* of them, largest free of it first, then by name */
     cu_topo_nodefree top[CU_TOPO_DIAG_TOP];
+    const char *level; /* the requested level (the lowest for unconstrained) */
 } cu_topo_diag;
+
+/* Appends to out why the pod set waits, in numbers, e.g. "no node has 3
+ * nvidia.com/gpu free: largest free per node 2 (gpu-a 2, gpu-b 2, gpu-c 2,
+ * gpu-d 2)", "the nodes take only 3 of the 4 pods (...)" or "at most 2 of
+ * the 3 pods fit in one cloud.provider.com/rack (8 on all nodes)", then
+ * the nodes left out and why. Amounts as Kueue prints quantities. */
+cu_err cu_topo_diag_text(const cu_topo_diag *g, cu_buf *out);
 
 /* A placement: on success levels/domains are Kueue's TopologyAssignment
  * (levels: only kubernetes.io/hostname when it is the lowest level, else

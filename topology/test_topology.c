@@ -114,6 +114,12 @@ static void test_issue_example(void **state)
     assert_int_equal(r.diag.top[0].free, 2);
     assert_string_equal(r.diag.top[3].node, "gpu-d");
     assert_int_equal(r.diag.nodes_member, 4);
+    cu_buf b;
+    cu_buf_init(&b, 4096);
+    assert_int_equal(cu_topo_diag_text(&r.diag, &b), CU_OK);
+    assert_string_equal(b.data, "no node has 3 nvidia.com/gpu free: largest free per node 2 "
+                                "(gpu-a 2, gpu-b 2, gpu-c 2, gpu-d 2)");
+    cu_buf_free(&b);
     cu_topo_result_free(&r);
     /* required on a host: the same */
     q.mode = CU_TOPO_REQUIRED;
@@ -176,6 +182,11 @@ static void test_required_preferred_unconstrained(void **state)
     assert_string_equal(r.reason, "topology \"default\" allows to fit only 2 out of 3 pod(s)");
     assert_int_equal(r.diag.fit_one, 2);
     assert_int_equal(r.diag.fit_total, 8);
+    cu_buf b;
+    cu_buf_init(&b, 4096);
+    assert_int_equal(cu_topo_diag_text(&r.diag, &b), CU_OK);
+    assert_string_equal(b.data, "at most 2 of the 3 pods fit in one " RACK " (8 on all nodes)");
+    cu_buf_free(&b);
     cu_topo_result_free(&r);
     /* preferred rack: one block, over two racks */
     q.mode = CU_TOPO_PREFERRED;
@@ -422,6 +433,15 @@ static void test_filters(void **state)
     assert_int_equal(r.diag.nodes_flavor, 2);
     assert_int_equal(r.diag.nodes_taint, 1);
     assert_int_equal(r.diag.fit_total, 3);
+    cu_buf b;
+    cu_buf_init(&b, 4096);
+    assert_int_equal(cu_topo_diag_text(&r.diag, &b), CU_OK);
+    assert_string_equal(b.data,
+                        "the nodes take only 3 of the 4 pods (largest free nvidia.com/gpu per "
+                        "node 1: ok 1, soft 1, tolerated 1); nodes left out: 1 not ready, 1 "
+                        "unschedulable, 2 not matching the flavor's node labels or the "
+                        "topology's levels, 1 with a taint not tolerated");
+    cu_buf_free(&b);
     cu_topo_result_free(&r);
     /* the pod set tolerates the taint itself, and selects by label */
     cu_toleration ptol = { .key = "dedicated", .op = CU_TOL_EQUAL, .value = "infra" };
