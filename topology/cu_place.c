@@ -1,5 +1,5 @@
 /*
- * cu_place.c - placing pod sets on a TAS flavor's snapshot (cu_topology.h),
+ * cu_place.c - placing pod sets on a TAS flavor's snapshot (cu_tas.h),
  * with the semantics of Kueue v0.17's TAS flavor snapshot:
  *
  * 1. Counts: every leaf domain (a node when the lowest level is
@@ -25,7 +25,7 @@
  * (TASMultiLayerTopology); nor the leader/worker pod-set groups of
  * LeaderWorkerSet, elastic workload slices and node replacement.
  */
-#include "cu_topo_int.h"
+#include "cu_tas_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +33,8 @@
 
 /* One placement's context (scratch memory in s). */
 typedef struct pctx {
-    cu_topo *t;
-    const cu_topo_request *rq;
+    cu_tas *t;
+    const cu_tas_request *rq;
     cu_arena *s;
     int lfc, required, unconstrained, no_adm;
     int64_t ss, count;
@@ -80,15 +80,15 @@ static cu_err resolve(pctx *c, const cu_reslist *per_pod)
         return CU_ENOMEM;
     int64_t pods = 1;
     for (size_t i = 0; i < np; i++) {
-        if (strcmp(per_pod->items[i].name, CU_TOPO_PODS) == 0)
+        if (strcmp(per_pod->items[i].name, CU_TAS_PODS) == 0)
             pods += per_pod->items[i].milli;
         else if (per_pod->items[i].milli != 0)
             v[n++] = (rsort){ per_pod->items[i].name, per_pod->items[i].milli };
     }
-    v[n++] = (rsort){ CU_TOPO_PODS, pods };
+    v[n++] = (rsort){ CU_TAS_PODS, pods };
     qsort(v, n, sizeof *v, rsort_cmp);
     for (size_t i = 0; i < n; i++) {
-        int r = cu_topo_int_res(c->t, v[i].name);
+        int r = cu_tas_int_res(c->t, v[i].name);
         if (r < 0)
             return CU_ENOMEM;
         c->ri[i] = r;
@@ -150,7 +150,7 @@ static int eligible(pctx *c, const topo_node *n, const cu_nodesel *sel, const cu
                     size_t ntols, int stats)
 {
     const cu_taint *x = NULL;
-    if (!cu_topo_int_tolerated(c->t, n, tols, ntols, &x)) {
+    if (!cu_tas_int_tolerated(c->t, n, tols, ntols, &x)) {
         if (stats)
             count_taint(c, x);
         return 0;
@@ -176,7 +176,7 @@ static int eligible(pctx *c, const topo_node *n, const cu_nodesel *sel, const cu
 
 static cu_err fill(pctx *c)
 {
-    cu_topo *t = c->t;
+    cu_tas *t = c->t;
     size_t L = c->L;
     int64_t *free = cu_arena_alloc(c->s, c->nr * sizeof *free);
     if (!free)
@@ -194,12 +194,12 @@ static cu_err fill(pctx *c)
                 continue;
             any = 1;
             for (size_t k = 0; k < c->nr; k++)
-                free[k] += cu_topo_int_free(t, n, c->ri[k], 0);
+                free[k] += cu_tas_int_free(t, n, c->ri[k], 0);
         }
         d->state = d->slice = 0;
         if (!any)
             continue;
-        const topo_use *u = c->no_adm || !t->uses.n ? NULL : cu_topo_int_use(t, d, c->s);
+        const topo_use *u = c->no_adm || !t->uses.n ? NULL : cu_tas_int_use(t, d, c->s);
         for (size_t k = 0; k < c->nr; k++) {
             free[k] -= c->assumed[i * c->R + (size_t)c->ri[k]];
             if (u && (size_t)c->ri[k] < u->nres)
@@ -362,16 +362,16 @@ static const char *not_fit(pctx *c, cu_arena *a, int64_t fit, int64_t want)
 
 static int nf_cmp(const void *pa, const void *pb)
 {
-    const cu_topo_nodefree *a = pa, *b = pb;
+    const cu_tas_nodefree *a = pa, *b = pb;
     if (a->free != b->free)
         return a->free > b->free ? -1 : 1;
     return strcmp(a->node, b->node);
 }
 
-static void diagnose(pctx *c, cu_topo_result *r)
+static void diagnose(pctx *c, cu_tas_result *r)
 {
-    cu_topo *t = c->t;
-    cu_topo_diag *g = &r->diag;
+    cu_tas *t = c->t;
+    cu_tas_diag *g = &r->diag;
     size_t L = c->L;
     g->requested = (int32_t)c->count;
     g->level = cu_arena_strdup(&r->arena, t->levels[c->lvl]);
@@ -408,7 +408,7 @@ static void diagnose(pctx *c, cu_topo_result *r)
             if (!c->elig[j])
                 continue;
             for (size_t k = 0; k < c->nr; k++) {
-                fr[ne * c->nr + k] = cu_topo_int_free(t, t->sorted[j], c->ri[k], !c->no_adm);
+                fr[ne * c->nr + k] = cu_tas_int_free(t, t->sorted[j], c->ri[k], !c->no_adm);
                 if (d->n == 1)
                     fr[ne * c->nr + k] -= c->assumed[i * c->R + (size_t)c->ri[k]];
             }
@@ -439,15 +439,15 @@ static void diagnose(pctx *c, cu_topo_result *r)
     }
     g->resource = cu_arena_strdup(&r->arena, c->rn[rk]);
     g->per_pod = c->ra[rk];
-    cu_topo_nodefree *all = cu_arena_alloc(c->s, ne * sizeof *all);
+    cu_tas_nodefree *all = cu_arena_alloc(c->s, ne * sizeof *all);
     if (!all)
         return;
     for (size_t e = 0; e < ne; e++)
-        all[e] = (cu_topo_nodefree){ t->sorted[pos[e]]->name, fr[e * c->nr + rk] };
+        all[e] = (cu_tas_nodefree){ t->sorted[pos[e]]->name, fr[e * c->nr + rk] };
     qsort(all, ne, sizeof *all, nf_cmp);
     g->neligible = ne;
     g->max_free = all[0].free;
-    for (size_t e = 0; e < ne && e < CU_TOPO_DIAG_TOP; e++) {
+    for (size_t e = 0; e < ne && e < CU_TAS_DIAG_TOP; e++) {
         g->top[e].node = cu_arena_strdup(&r->arena, all[e].node);
         g->top[e].free = all[e].free;
         g->ntop = e + 1;
@@ -456,7 +456,7 @@ static void diagnose(pctx *c, cu_topo_result *r)
 
 /* ---- one pod set ---- */
 
-static int level_of(const cu_topo *t, const char *key, size_t *out)
+static int level_of(const cu_tas *t, const char *key, size_t *out)
 {
     for (size_t i = 0; key && i < t->nlevels; i++)
         if (strcmp(t->levels[i], key) == 0) {
@@ -466,20 +466,20 @@ static int level_of(const cu_topo *t, const char *key, size_t *out)
     return 0;
 }
 
-static void fail(cu_topo_result *r, const char *msg)
+static void fail(cu_tas_result *r, const char *msg)
 {
     r->ok = 0;
     r->reason = msg ? msg : "topology: out of memory";
 }
 
-static cu_err place_one(pctx *c, cu_topo_result *r)
+static cu_err place_one(pctx *c, cu_tas_result *r)
 {
-    cu_topo *t = c->t;
-    const cu_topo_request *q = c->rq;
+    cu_tas *t = c->t;
+    const cu_tas_request *q = c->rq;
     size_t L = c->L;
     c->count = q->count;
-    c->required = q->mode == CU_TOPO_REQUIRED;
-    c->unconstrained = q->mode == CU_TOPO_UNCONSTRAINED;
+    c->required = q->mode == CU_TAS_REQUIRED;
+    c->unconstrained = q->mode == CU_TAS_UNCONSTRAINED;
     c->ss = 1;
     if (q->slice_level) {
         if (q->slice_size <= 0) {
@@ -622,7 +622,7 @@ static cu_err place_one(pctx *c, cu_topo_result *r)
         const topo_dom *d = cur[i];
         if (d->state == 0)
             continue;
-        cu_topo_assign *x = &r->domains[r->ndomains++];
+        cu_tas_assign *x = &r->domains[r->ndomains++];
         x->count = (int32_t)d->state;
         x->values = cu_arena_alloc(&r->arena, r->nlevels * sizeof *x->values);
         if (!x->values)
@@ -638,20 +638,20 @@ static cu_err place_one(pctx *c, cu_topo_result *r)
     return CU_OK;
 }
 
-cu_err cu_topo_place(cu_topo *t, const cu_topo_request *reqs, size_t n, const cu_topo_opts *o,
-                     cu_topo_result *out)
+cu_err cu_tas_place(cu_tas *t, const cu_tas_request *reqs, size_t n, const cu_tas_opts *o,
+                    cu_tas_result *out)
 {
     for (size_t i = 0; i < n; i++) {
         memset(&out[i], 0, sizeof out[i]);
         cu_arena_init(&out[i].arena, 1024);
     }
-    cu_err e = cu_topo_int_tree(t);
+    cu_err e = cu_tas_int_tree(t);
     if (e != CU_OK)
         return e;
     /* intern every requested resource first: R is fixed below */
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; reqs[i].per_pod && k < reqs[i].per_pod->n; k++)
-            if (cu_topo_int_res(t, reqs[i].per_pod->items[k].name) < 0)
+            if (cu_tas_int_res(t, reqs[i].per_pod->items[k].name) < 0)
                 return CU_ENOMEM;
     cu_arena s;
     cu_arena_init(&s, 16384);
@@ -667,7 +667,7 @@ cu_err cu_topo_place(cu_topo *t, const cu_topo_request *reqs, size_t n, const cu
     for (; e == CU_OK && i < n; i++) {
         c.rq = &reqs[i];
         c.lfc =
-            reqs[i].mode == CU_TOPO_UNCONSTRAINED && !(o && o->profile == CU_TOPO_PROFILE_BEST_FIT);
+            reqs[i].mode == CU_TAS_UNCONSTRAINED && !(o && o->profile == CU_TAS_PROFILE_BEST_FIT);
         e = resolve(&c, reqs[i].per_pod);
         if (e == CU_OK)
             e = place_one(&c, &out[i]);
@@ -680,16 +680,16 @@ cu_err cu_topo_place(cu_topo *t, const cu_topo_request *reqs, size_t n, const cu
     return e;
 }
 
-void cu_topo_result_free(cu_topo_result *r)
+void cu_tas_result_free(cu_tas_result *r)
 {
     if (r)
         cu_arena_free(&r->arena);
 }
 
-int64_t cu_topo_placeable(cu_topo *t, const cu_reslist *per_pod, const cu_nodesel *sel,
-                          const cu_toleration *tols, size_t ntols)
+int64_t cu_tas_placeable(cu_tas *t, const cu_reslist *per_pod, const cu_nodesel *sel,
+                         const cu_toleration *tols, size_t ntols)
 {
-    if (cu_topo_int_tree(t) != CU_OK)
+    if (cu_tas_int_tree(t) != CU_OK)
         return 0;
     cu_arena s;
     cu_arena_init(&s, 4096);
@@ -702,7 +702,7 @@ int64_t cu_topo_placeable(cu_topo *t, const cu_reslist *per_pod, const cu_nodese
             if (!eligible(&c, n, sel, tols, ntols, 0))
                 continue;
             for (size_t k = 0; k < c.nr; k++)
-                free[k] = cu_topo_int_free(t, n, c.ri[k], 1);
+                free[k] = cu_tas_int_free(t, n, c.ri[k], 1);
             total += count_in(&c, free, NULL);
         }
     }
@@ -712,7 +712,7 @@ int64_t cu_topo_placeable(cu_topo *t, const cu_reslist *per_pod, const cu_nodese
 
 /* ---- the diagnosis as text ---- */
 
-static void top_nodes(const cu_topo_diag *g, cu_buf *out)
+static void top_nodes(const cu_tas_diag *g, cu_buf *out)
 {
     char q[64];
     for (size_t i = 0; i < g->ntop; i++)
@@ -722,7 +722,7 @@ static void top_nodes(const cu_topo_diag *g, cu_buf *out)
         cu_buf_printf(out, ", ...");
 }
 
-cu_err cu_topo_diag_text(const cu_topo_diag *g, cu_buf *out)
+cu_err cu_tas_diag_text(const cu_tas_diag *g, cu_buf *out)
 {
     char a[64], b[64];
     if (!g->resource) {

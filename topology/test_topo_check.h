@@ -1,7 +1,7 @@
 /*
  * test_topo_check.h - a random TAS flavor (blocks, racks, hosts with GPUs,
  * some used, not ready or tainted) and pod sets drawn from a byte source,
- * placed by cu_topo_place and checked against a plain model of the same
+ * placed by cu_tas_place and checked against a plain model of the same
  * nodes: every pod is placed on an eligible node with room for it (the
  * pod sets of one call together), a required pod set stays in one domain
  * of its level, slices stay whole in their domains, the same input gives
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cu_topology.h"
+#include "cu_tas.h"
 
 typedef struct tc_src {
     const uint8_t *p; /* fuzz bytes, or NULL for the PRNG */
@@ -42,7 +42,7 @@ typedef struct tc_node {
     int member, tainted;
 } tc_node;
 
-static const char *const tc_levels[] = { "block", "rack", CU_TOPO_HOSTNAME };
+static const char *const tc_levels[] = { "block", "rack", CU_TAS_HOSTNAME };
 
 /* The model's pods of g GPUs that fit on node x. */
 static int64_t tc_fit(const tc_node *x, int64_t g)
@@ -95,10 +95,8 @@ static int tc_check(tc_src *s)
     tc_node nodes[TC_MAX];
     size_t nn = 0;
     cu_toleration tol = { .key = "ok", .op = CU_TOL_EXISTS };
-    cu_topo_flavor f = {
-        .name = "fz", .nlevels = 3, .levels = tc_levels, .ntols = 1, .tols = &tol
-    };
-    cu_topo *t = cu_topo_new(&f);
+    cu_tas_flavor f = { .name = "fz", .nlevels = 3, .levels = tc_levels, .ntols = 1, .tols = &tol };
+    cu_tas *t = cu_tas_new(&f);
     if (!t)
         return __LINE__;
     unsigned nb = 1 + tc_byte(s) % 3;
@@ -118,20 +116,20 @@ static int tc_check(tc_src *s)
                 cu_taint taint = { tk == 0 ? "bad" : "ok", NULL, "NoSchedule" };
                 cu_kv l[] = { { "block", x->block },
                               { "rack", x->rack },
-                              { CU_TOPO_HOSTNAME, x->name } };
+                              { CU_TAS_HOSTNAME, x->name } };
                 cu_kvs labels = { 3, l };
                 cu_res a[] = { { "gpu", gpus }, { "pods", podcap } };
                 cu_reslist alloc = { 2, a };
-                cu_topo_node tn = { .name = x->name,
-                                    .labels = &labels,
-                                    .allocatable = &alloc,
-                                    .ready = ready,
-                                    .ntaints = tk < 2,
-                                    .taints = &taint };
+                cu_tas_node tn = { .name = x->name,
+                                   .labels = &labels,
+                                   .allocatable = &alloc,
+                                   .ready = ready,
+                                   .ntaints = tk < 2,
+                                   .taints = &taint };
                 cu_res u[] = { { "gpu", 1 } };
                 cu_reslist ul = { 1, u };
-                if (cu_topo_node_set(t, &tn) != CU_OK ||
-                    cu_topo_usage(t, x->name, &ul, (int32_t)used, 1) != CU_OK)
+                if (cu_tas_node_set(t, &tn) != CU_OK ||
+                    cu_tas_usage(t, x->name, &ul, (int32_t)used, 1) != CU_OK)
                     return __LINE__;
                 x->gpu = gpus - used;
                 x->pods = podcap - used;
@@ -141,7 +139,7 @@ static int tc_check(tc_src *s)
         }
     }
     /* two pod sets of one flavor */
-    cu_topo_request q[2];
+    cu_tas_request q[2];
     cu_res per[2][1];
     cu_reslist pl[2];
     int64_t g[2];
@@ -153,26 +151,26 @@ static int tc_check(tc_src *s)
         unsigned m = tc_byte(s);
         memset(&q[i], 0, sizeof q[i]);
         q[i].per_pod = &pl[i];
-        q[i].mode = (cu_topo_mode)(m % 3);
+        q[i].mode = (cu_tas_mode)(m % 3);
         qlvl[i] = (m >> 2) % 3;
         q[i].level = tc_levels[qlvl[i]];
         int64_t ss = 1;
         qsl[i] = 2;
         if ((m >> 4) % 4 == 0) {
-            qsl[i] = q[i].mode == CU_TOPO_UNCONSTRAINED ? (m >> 6) % 3
-                                                        : qlvl[i] + (m >> 6) % (3 - qlvl[i]);
+            qsl[i] = q[i].mode == CU_TAS_UNCONSTRAINED ? (m >> 6) % 3
+                                                       : qlvl[i] + (m >> 6) % (3 - qlvl[i]);
             ss = 1 + tc_byte(s) % 3;
             q[i].slice_level = tc_levels[qsl[i]];
             q[i].slice_size = (int32_t)ss;
         }
         q[i].count = (int32_t)((tc_byte(s) % 10) * ss);
-        if (q[i].mode == CU_TOPO_UNCONSTRAINED)
+        if (q[i].mode == CU_TAS_UNCONSTRAINED)
             qlvl[i] = q[i].slice_level ? 0 : 2;
     }
-    cu_topo_opts o = { .profile = (cu_topo_profile)(tc_byte(s) % 2) };
-    cu_topo_result r[2], r2[2];
-    cu_err e = cu_topo_place(t, q, 2, &o, r);
-    cu_err e2 = cu_topo_place(t, q, 2, &o, r2);
+    cu_tas_opts o = { .profile = (cu_tas_profile)(tc_byte(s) % 2) };
+    cu_tas_result r[2], r2[2];
+    cu_err e = cu_tas_place(t, q, 2, &o, r);
+    cu_err e2 = cu_tas_place(t, q, 2, &o, r2);
     int bad = 0;
     if (e != e2)
         bad = __LINE__;
@@ -193,7 +191,7 @@ static int tc_check(tc_src *s)
         }
         /* does the model see a placement? */
         int64_t can;
-        if (q[i].mode == CU_TOPO_REQUIRED) {
+        if (q[i].mode == CU_TAS_REQUIRED) {
             can = 0;
             for (size_t j = 0; j < nn; j++) {
                 char k[64];
@@ -228,7 +226,7 @@ static int tc_check(tc_src *s)
         int64_t sum = 0;
         char first[64] = "";
         for (size_t d = 0; !bad && d < r[i].ndomains; d++) {
-            const cu_topo_assign *a = &r[i].domains[d];
+            const cu_tas_assign *a = &r[i].domains[d];
             tc_node *x = NULL;
             for (size_t j = 0; j < nn; j++)
                 if (strcmp(nodes[j].name, a->values[0]) == 0)
@@ -242,7 +240,7 @@ static int tc_check(tc_src *s)
             x->pods -= a->count;
             char k[64];
             tc_dom(x, qlvl[i], k, sizeof k);
-            if (q[i].mode == CU_TOPO_REQUIRED && d > 0 && strcmp(first, k) != 0)
+            if (q[i].mode == CU_TAS_REQUIRED && d > 0 && strcmp(first, k) != 0)
                 bad = __LINE__;
             memcpy(first, k, sizeof k);
             /* slices whole: the pods under x's slice domain */
@@ -267,8 +265,8 @@ static int tc_check(tc_src *s)
     /* recorded as admitted, the placements use what the model took */
     for (int i = 0; i < 2 && !bad && r[0].ok && r[1].ok; i++)
         for (size_t d = 0; d < r[i].ndomains && !bad; d++)
-            if (cu_topo_assigned(t, r[i].domains[d].values, r[i].nlevels, &pl[i],
-                                 r[i].domains[d].count, 1) != CU_OK)
+            if (cu_tas_assigned(t, r[i].domains[d].values, r[i].nlevels, &pl[i],
+                                r[i].domains[d].count, 1) != CU_OK)
                 bad = __LINE__;
     if (!bad && r[0].ok && r[1].ok) {
         cu_res one_r[] = { { "gpu", 1 } };
@@ -276,14 +274,14 @@ static int tc_check(tc_src *s)
         int64_t total = 0;
         for (size_t j = 0; j < nn; j++)
             total += tc_fit(&nodes[j], 1);
-        if (cu_topo_placeable(t, &one, NULL, &tol, 0) != total)
+        if (cu_tas_placeable(t, &one, NULL, &tol, 0) != total)
             bad = __LINE__;
     }
     for (int i = 0; i < 2; i++) {
-        cu_topo_result_free(&r[i]);
-        cu_topo_result_free(&r2[i]);
+        cu_tas_result_free(&r[i]);
+        cu_tas_result_free(&r2[i]);
     }
-    cu_topo_free(t);
+    cu_tas_free(t);
     return bad;
 }
 

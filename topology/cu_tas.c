@@ -1,9 +1,9 @@
 /*
- * cu_topology.c - a TAS flavor's snapshot: its nodes, the usage on them
- * and the tree of topology domains (cu_topology.h). Placement is
+ * cu_tas.c - a TAS flavor's snapshot: its nodes, the usage on them
+ * and the tree of topology domains (cu_tas.h). Placement is
  * cu_place.c.
  */
-#include "cu_topo_int.h"
+#include "cu_tas_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +37,7 @@ static int kvs_copy(cu_arena *a, cu_kvs *dst, const cu_kvs *src)
     return bad ? -1 : 0;
 }
 
-int cu_topo_int_res(cu_topo *t, const char *name)
+int cu_tas_int_res(cu_tas *t, const char *name)
 {
     int i = cu_strmap_get(&t->byres, name);
     if (i >= 0)
@@ -56,11 +56,11 @@ int cu_topo_int_res(cu_topo *t, const char *name)
     return i;
 }
 
-cu_topo *cu_topo_new(const cu_topo_flavor *f)
+cu_tas *cu_tas_new(const cu_tas_flavor *f)
 {
     if (!f || !f->nlevels)
         return NULL;
-    cu_topo *t = calloc(1, sizeof *t);
+    cu_tas *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
     cu_arena_init(&t->fa, 1024);
@@ -84,11 +84,11 @@ cu_topo *cu_topo_new(const cu_topo_flavor *f)
         t->tols[i].effect = adup(&t->fa, f->tols[i].effect, &bad);
     }
     t->ntols = f->ntols;
-    if (bad || cu_topo_int_res(t, CU_TOPO_PODS) != 0) {
-        cu_topo_free(t);
+    if (bad || cu_tas_int_res(t, CU_TAS_PODS) != 0) {
+        cu_tas_free(t);
         return NULL;
     }
-    t->host_lowest = strcmp(t->levels[t->nlevels - 1], CU_TOPO_HOSTNAME) == 0;
+    t->host_lowest = strcmp(t->levels[t->nlevels - 1], CU_TAS_HOSTNAME) == 0;
     t->dirty = 1;
     return t;
 }
@@ -102,7 +102,7 @@ static void node_free(topo_node *n)
     free(n);
 }
 
-void cu_topo_free(cu_topo *t)
+void cu_tas_free(cu_tas *t)
 {
     if (!t)
         return;
@@ -126,7 +126,7 @@ void cu_topo_free(cu_topo *t)
 }
 
 /* The record of name, made when new (NULL when out of memory). */
-static topo_node *node_get(cu_topo *t, const char *name, int make)
+static topo_node *node_get(cu_tas *t, const char *name, int make)
 {
     int i = cu_strmap_get(&t->bynode, name);
     if (i >= 0)
@@ -179,7 +179,7 @@ static int node_cover(topo_node *n, size_t r)
     return e;
 }
 
-static int flavor_ok(const cu_topo *t, const cu_kvs *labels)
+static int flavor_ok(const cu_tas *t, const cu_kvs *labels)
 {
     for (size_t i = 0; i < t->node_labels.n; i++) {
         const char *v = cu_kvs_get(labels, t->node_labels.items[i].key);
@@ -193,7 +193,7 @@ static int flavor_ok(const cu_topo *t, const cu_kvs *labels)
     return 1;
 }
 
-cu_err cu_topo_node_set(cu_topo *t, const cu_topo_node *in)
+cu_err cu_tas_node_set(cu_tas *t, const cu_tas_node *in)
 {
     if (!in || !in->name)
         return CU_EINVAL;
@@ -225,7 +225,7 @@ cu_err cu_topo_node_set(cu_topo *t, const cu_topo_node *in)
     for (size_t i = 0; i < n->nres; i++)
         n->alloc[i] = 0;
     for (size_t i = 0; !bad && in->allocatable && i < in->allocatable->n; i++) {
-        int r = cu_topo_int_res(t, in->allocatable->items[i].name);
+        int r = cu_tas_int_res(t, in->allocatable->items[i].name);
         if (r < 0 || node_cover(n, (size_t)r))
             bad = 1;
         else
@@ -235,7 +235,7 @@ cu_err cu_topo_node_set(cu_topo *t, const cu_topo_node *in)
         n->known = 0;
         return CU_ENOMEM;
     }
-    n->host = cu_kvs_get(&n->labels, CU_TOPO_HOSTNAME);
+    n->host = cu_kvs_get(&n->labels, CU_TAS_HOSTNAME);
     n->flavor_ok = flavor_ok(t, &n->labels);
     if (n->ready && !n->unsched && n->flavor_ok) {
         n->values = cu_arena_alloc(&n->a, t->nlevels * sizeof *n->values);
@@ -251,7 +251,7 @@ cu_err cu_topo_node_set(cu_topo *t, const cu_topo_node *in)
     return CU_OK;
 }
 
-void cu_topo_node_remove(cu_topo *t, const char *name)
+void cu_tas_node_remove(cu_tas *t, const char *name)
 {
     topo_node *n = node_get(t, name, 0);
     if (!n || !n->known)
@@ -262,13 +262,13 @@ void cu_topo_node_remove(cu_topo *t, const char *name)
 
 /* Interns per_pod's resources and adds sign * count of each (and count
  * "pods") to the usage array *u of *nres entries. */
-static cu_err add_usage(cu_topo *t, int64_t **u, size_t *nres, const cu_reslist *per_pod,
+static cu_err add_usage(cu_tas *t, int64_t **u, size_t *nres, const cu_reslist *per_pod,
                         int32_t count, int sign)
 {
     int64_t s = sign < 0 ? -1 : 1;
     size_t np = per_pod ? per_pod->n : 0;
     for (size_t i = 0; i < np; i++) {
-        int r = cu_topo_int_res(t, per_pod->items[i].name);
+        int r = cu_tas_int_res(t, per_pod->items[i].name);
         if (r < 0 || cover(u, 1, nres, (size_t)r))
             return CU_ENOMEM;
     }
@@ -283,8 +283,7 @@ static cu_err add_usage(cu_topo *t, int64_t **u, size_t *nres, const cu_reslist 
     return CU_OK;
 }
 
-cu_err cu_topo_usage(cu_topo *t, const char *node, const cu_reslist *per_pod, int32_t count,
-                     int sign)
+cu_err cu_tas_usage(cu_tas *t, const char *node, const cu_reslist *per_pod, int32_t count, int sign)
 {
     if (!node || count < 0)
         return CU_EINVAL;
@@ -293,7 +292,7 @@ cu_err cu_topo_usage(cu_topo *t, const char *node, const cu_reslist *per_pod, in
         return CU_ENOMEM;
     /* alloc and bound share nres: cover both first */
     for (size_t i = 0; per_pod && i < per_pod->n; i++) {
-        int r = cu_topo_int_res(t, per_pod->items[i].name);
+        int r = cu_tas_int_res(t, per_pod->items[i].name);
         if (r < 0 || node_cover(n, (size_t)r))
             return CU_ENOMEM;
     }
@@ -326,8 +325,8 @@ static char *use_key(const char *const *values, size_t nvalues)
     return k;
 }
 
-cu_err cu_topo_assigned(cu_topo *t, const char *const *values, size_t nvalues,
-                        const cu_reslist *per_pod, int32_t count, int sign)
+cu_err cu_tas_assigned(cu_tas *t, const char *const *values, size_t nvalues,
+                       const cu_reslist *per_pod, int32_t count, int sign)
 {
     if (!values || count < 0 || nvalues != (t->host_lowest ? 1 : t->nlevels))
         return CU_EINVAL;
@@ -354,7 +353,7 @@ cu_err cu_topo_assigned(cu_topo *t, const char *const *values, size_t nvalues,
     return add_usage(t, &u->v, &u->nres, per_pod, count, sign);
 }
 
-int64_t cu_topo_int_assigned(const cu_topo *t, const char *key, int r)
+int64_t cu_tas_int_assigned(const cu_tas *t, const char *key, int r)
 {
     int i = key && r >= 0 ? cu_strmap_get(&t->byuse, key) : -1;
     if (i < 0 || (size_t)r >= t->uses.items[i].nres)
@@ -362,7 +361,7 @@ int64_t cu_topo_int_assigned(const cu_topo *t, const char *key, int r)
     return t->uses.items[i].v[r];
 }
 
-const char *cu_topo_int_leafkey(const cu_topo *t, const topo_dom *d, cu_arena *a)
+const char *cu_tas_int_leafkey(const cu_tas *t, const topo_dom *d, cu_arena *a)
 {
     if (t->host_lowest)
         return d->values[t->nlevels - 1];
@@ -372,34 +371,34 @@ const char *cu_topo_int_leafkey(const cu_topo *t, const topo_dom *d, cu_arena *a
     return c;
 }
 
-const topo_use *cu_topo_int_use(const cu_topo *t, const topo_dom *d, cu_arena *a)
+const topo_use *cu_tas_int_use(const cu_tas *t, const topo_dom *d, cu_arena *a)
 {
-    const char *key = cu_topo_int_leafkey(t, d, a);
+    const char *key = cu_tas_int_leafkey(t, d, a);
     int i = key ? cu_strmap_get(&t->byuse, key) : -1;
     return i < 0 ? NULL : &t->uses.items[i];
 }
 
-int64_t cu_topo_int_free(const cu_topo *t, const topo_node *n, int r, int assigned)
+int64_t cu_tas_int_free(const cu_tas *t, const topo_node *n, int r, int assigned)
 {
     if (r < 0 || (size_t)r >= n->nres)
         return 0;
     int64_t f = n->alloc[r] - n->bound[r];
     if (assigned && t->host_lowest && t->uses.n)
-        f -= cu_topo_int_assigned(t, n->host, r);
+        f -= cu_tas_int_assigned(t, n->host, r);
     return f;
 }
 
-cu_err cu_topo_node_free(const cu_topo *t, const char *node, const char *resource, int64_t *out)
+cu_err cu_tas_node_free(const cu_tas *t, const char *node, const char *resource, int64_t *out)
 {
     int i = cu_strmap_get(&t->bynode, node);
     if (i < 0 || !t->nodes.items[i]->member)
         return CU_ENOTFOUND;
-    *out = cu_topo_int_free(t, t->nodes.items[i], cu_strmap_get(&t->byres, resource), 1);
+    *out = cu_tas_int_free(t, t->nodes.items[i], cu_strmap_get(&t->byres, resource), 1);
     return CU_OK;
 }
 
-int cu_topo_int_tolerated(const cu_topo *t, const topo_node *n, const cu_toleration *tols,
-                          size_t ntols, const cu_taint **taint)
+int cu_tas_int_tolerated(const cu_tas *t, const topo_node *n, const cu_toleration *tols,
+                         size_t ntols, const cu_taint **taint)
 {
     for (size_t i = 0; i < n->ntaints; i++) {
         const cu_taint *x = &n->taints[i];
@@ -432,7 +431,7 @@ static int node_cmp(const void *pa, const void *pb)
     return c ? c : strcmp(a->name, b->name);
 }
 
-cu_err cu_topo_int_tree(cu_topo *t)
+cu_err cu_tas_int_tree(cu_tas *t)
 {
     if (!t->dirty)
         return CU_OK;
@@ -491,30 +490,30 @@ cu_err cu_topo_int_tree(cu_topo *t)
     return CU_OK;
 }
 
-size_t cu_topo_nlevels(const cu_topo *t) { return t->nlevels; }
+size_t cu_tas_nlevels(const cu_tas *t) { return t->nlevels; }
 
-const char *cu_topo_level(const cu_topo *t, size_t level)
+const char *cu_tas_level(const cu_tas *t, size_t level)
 {
     return level < t->nlevels ? t->levels[level] : NULL;
 }
 
-size_t cu_topo_ndomains(cu_topo *t, size_t level)
+size_t cu_tas_ndomains(cu_tas *t, size_t level)
 {
-    if (level >= t->nlevels || cu_topo_int_tree(t) != CU_OK)
+    if (level >= t->nlevels || cu_tas_int_tree(t) != CU_OK)
         return 0;
     return t->nlv[level];
 }
 
 /* Sums the free amount of r over the member nodes under d. */
-static int64_t dom_free(const cu_topo *t, const topo_dom *d, int r)
+static int64_t dom_free(const cu_tas *t, const topo_dom *d, int r)
 {
     int64_t s = 0;
     if (d->level == t->nlevels - 1) {
         for (size_t i = 0; i < d->n; i++)
-            s += cu_topo_int_free(t, t->sorted[d->first + i], r, 0);
+            s += cu_tas_int_free(t, t->sorted[d->first + i], r, 0);
         cu_arena a;
         cu_arena_init(&a, 256);
-        s -= cu_topo_int_assigned(t, cu_topo_int_leafkey(t, d, &a), r);
+        s -= cu_tas_int_assigned(t, cu_tas_int_leafkey(t, d, &a), r);
         cu_arena_free(&a);
         return s;
     }
@@ -523,10 +522,10 @@ static int64_t dom_free(const cu_topo *t, const topo_dom *d, int r)
     return s;
 }
 
-const char *const *cu_topo_domain(cu_topo *t, size_t level, size_t i, const char *resource,
-                                  int64_t *free)
+const char *const *cu_tas_domain(cu_tas *t, size_t level, size_t i, const char *resource,
+                                 int64_t *free)
 {
-    if (i >= cu_topo_ndomains(t, level))
+    if (i >= cu_tas_ndomains(t, level))
         return NULL;
     const topo_dom *d = &t->lv[level][i];
     if (free)
@@ -534,16 +533,16 @@ const char *const *cu_topo_domain(cu_topo *t, size_t level, size_t i, const char
     return d->values;
 }
 
-int64_t cu_topo_max_free(cu_topo *t, const char *resource, const char **node)
+int64_t cu_tas_max_free(cu_tas *t, const char *resource, const char **node)
 {
     int r = cu_strmap_get(&t->byres, resource);
     int64_t best = 0;
     const char *bn = NULL;
     for (size_t i = 0; i < t->nodes.n; i++) {
         const topo_node *n = t->nodes.items[i];
-        if (!n->member || !cu_topo_int_tolerated(t, n, NULL, 0, NULL))
+        if (!n->member || !cu_tas_int_tolerated(t, n, NULL, 0, NULL))
             continue;
-        int64_t f = cu_topo_int_free(t, n, r, 1);
+        int64_t f = cu_tas_int_free(t, n, r, 1);
         if (!bn || f > best || (f == best && strcmp(n->name, bn) < 0)) {
             best = f;
             bn = n->name;

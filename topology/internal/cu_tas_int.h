@@ -1,17 +1,17 @@
 /*
- * cu_topo_int.h - the snapshot's records, shared by cu_topology.c (nodes,
+ * cu_tas_int.h - the snapshot's records, shared by cu_tas.c (nodes,
  * usage, the domain tree) and cu_place.c (placement). topology/ only.
  */
-#ifndef CU_TOPO_INT_H
-#define CU_TOPO_INT_H
+#ifndef CU_TAS_INT_H
+#define CU_TAS_INT_H
 
 #include "cu_strmap.h"
-#include "cu_topology.h"
+#include "cu_tas.h"
 
 /* One node by name: what the informer said (in a, replaced as a whole)
  * and the usage counted on it (by resource index, kept across). */
 typedef struct topo_node {
-    char *name; /* malloc'd, the key of cu_topo.bynode */
+    char *name; /* malloc'd, the key of cu_tas.bynode */
     cu_arena a; /* labels, taints, values */
     int known, ready, unsched, flavor_ok, member;
     cu_kvs labels;
@@ -27,14 +27,14 @@ typedef struct topo_node {
 /* The usage of admitted TAS workloads on one leaf domain, by its key
  * (the hostname, or the values joined with ","). */
 typedef struct topo_use {
-    char *key; /* malloc'd, the key of cu_topo.byuse */
+    char *key; /* malloc'd, the key of cu_tas.byuse */
     size_t nres;
     int64_t *v;
 } topo_use;
 
 /* One domain of the tree; the domains of a level are sorted by values, so
  * a domain's children are a range of the next level and a leaf's nodes a
- * range of cu_topo.sorted. */
+ * range of cu_tas.sorted. */
 typedef struct topo_dom {
     size_t level;
     const char **values; /* level + 1 values, borrowed from a node */
@@ -43,7 +43,7 @@ typedef struct topo_dom {
     int64_t state, slice; /* placement scratch: pods, slices */
 } topo_dom;
 
-struct cu_topo {
+struct cu_tas {
     char *name;
     size_t nlevels;
     char **levels;
@@ -69,23 +69,23 @@ struct cu_topo {
 };
 
 /* Rebuilds the tree when a node changed: CU_OK or CU_ENOMEM. */
-cu_err cu_topo_int_tree(cu_topo *t);
+cu_err cu_tas_int_tree(cu_tas *t);
 /* The index of resource name, interned when new (-1 when out of memory). */
-int cu_topo_int_res(cu_topo *t, const char *name);
+int cu_tas_int_res(cu_tas *t, const char *name);
 /* A node's free amount of resource r: allocatable - bound, and, when
  * assigned and the leaves are hosts, minus the assigned usage of its
  * host. */
-int64_t cu_topo_int_free(const cu_topo *t, const topo_node *n, int r, int assigned);
+int64_t cu_tas_int_free(const cu_tas *t, const topo_node *n, int r, int assigned);
 /* The assigned usage of resource r on the leaf of key (0 when none). */
-int64_t cu_topo_int_assigned(const cu_topo *t, const char *key, int r);
+int64_t cu_tas_int_assigned(const cu_tas *t, const char *key, int r);
 /* The key of leaf domain d: the hostname, or its values joined with ","
  * (on a, NULL when out of memory). */
-const char *cu_topo_int_leafkey(const cu_topo *t, const topo_dom *d, cu_arena *a);
+const char *cu_tas_int_leafkey(const cu_tas *t, const topo_dom *d, cu_arena *a);
 /* The assigned usage of leaf d, or NULL (a: scratch for its key). */
-const topo_use *cu_topo_int_use(const cu_topo *t, const topo_dom *d, cu_arena *a);
+const topo_use *cu_tas_int_use(const cu_tas *t, const topo_dom *d, cu_arena *a);
 /* Whether the flavor's and tols' tolerations tolerate n's taints (the
  * first untolerated one in *taint, may be NULL). */
-int cu_topo_int_tolerated(const cu_topo *t, const topo_node *n, const cu_toleration *tols,
-                          size_t ntols, const cu_taint **taint);
+int cu_tas_int_tolerated(const cu_tas *t, const topo_node *n, const cu_toleration *tols,
+                         size_t ntols, const cu_taint **taint);
 
 #endif
