@@ -37,6 +37,7 @@ if [ "$secs" -gt 0 ]; then
   fuzzers="$fuzzers fuzz_protobuf fuzz_patch fuzz_watch fuzz_kconfig fuzz_visibility"
   fuzzers="$fuzzers fuzz_whconvert"
   fuzzers="$fuzzers fuzz_webhook"
+  fuzzers="$fuzzers fuzz_topology"
   echo "== fuzz targets, ${secs}s each"
   CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCUEUE_FUZZ=ON > /dev/null
   cmake --build build-fuzz -j"$jobs" --target $fuzzers
