@@ -115,10 +115,8 @@ integrations:
 YAML
 start_controller ctrl --config "$TMP/config.yaml" -v 1 --metrics-bind-address 127.0.0.1:0 \
     --health-probe-bind-address 0
-mport() { sed -n 's/.*metrics on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$TMP/ctrl.log" | head -n 1; }
-has_mport() { [ -n "$(mport)" ]; }
-wait_for 15 "controller serves metrics" has_mport
-export KUBECONFIG=$KC CUEUE_CONTROLLER=http://127.0.0.1:$(mport)
+wait_for 15 "controller serves metrics" grep -q "metrics on [^ ]* (/metrics)" "$TMP/ctrl.log"
+use_controller "$TMP/ctrl.log"
 # explain REF [-o json]: cueue explain with stdout in $TMP/out, $RC
 explain() { "$CUEUE" explain "$@" >"$TMP/out" 2>"$TMP/err"; RC=$?; }
 

@@ -300,14 +300,13 @@ check_lws_pending() {
             length == 4 and all(.[]; any(.spec.schedulingGates[]?; .name == "kueue.x-k8s.io/admission"))'
     }
     check "... and its 4 pods stay gated" "$(pods_json | jq -c '[.items[] | [.metadata.name, .spec.schedulingGates]]')" gated
-    # explain by the LWS: its groups' Workloads, the third one pending (the
-    # controller's HTTP server is its metrics address)
-    metrics_url "$TMP/ctrl.log"
-    KUBECONFIG=$KC CUEUE_CONTROLLER=${METRICS%/metrics} "$CUEUE" explain leaderworkerset/infer >"$TMP/out" 2>"$TMP/err"
+    # explain by the LWS: its groups' Workloads, the third one pending
+    use_controller "$TMP/ctrl.log"
+    "$CUEUE" explain leaderworkerset/infer >"$TMP/out" 2>"$TMP/err"
     check "cueue explain leaderworkerset/infer explains its groups' Workloads, $WL2 pending" \
         "$(head -c 800 "$TMP/out") $(cat "$TMP/err")" \
         grep -q "^Workload default/$WL2: pending" "$TMP/out"
-    KUBECONFIG=$KC CUEUE_CONTROLLER=${METRICS%/metrics} "$CUEUE" queue pending -o wide >"$TMP/out" 2>&1
+    "$CUEUE" queue pending -o wide >"$TMP/out" 2>&1
     check "cueue queue pending -o wide lists $WL2 with its LeaderWorkerSet as owner" "$(cat "$TMP/out")" \
         grep -Eq "default/$WL2 .* LeaderWorkerSet/infer " "$TMP/out"
 }

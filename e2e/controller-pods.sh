@@ -127,7 +127,7 @@ YAML
 start_controller ctrl -v 2 --config "$TMP/config.yaml" --webhook-bind-address 0 \
     --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 0
 wait_for 60 "controller synced" grep -q "all informers synced" "$TMP/ctrl.log"
-metrics_url "$TMP/ctrl.log"
+use_controller "$TMP/ctrl.log"
 
 wl_json() { k get workload "$1" -n default -o json 2>/dev/null; }
 wl_cond() {   # WORKLOAD TYPE STATUS
@@ -198,12 +198,12 @@ g2_gated() {
 check "g2 pending: all 6 pods gated, none bound" "$(gpods g2 | jq -c '[.items[] | .spec.nodeName]')" g2_gated
 # what a user asks about the waiting group: explain by a pod, the pending
 # list with its owner, the pending metric
-KUBECONFIG=$KC CUEUE_CONTROLLER=${METRICS%/metrics} "$CUEUE" explain pod/g2-3 >"$TMP/out" 2>"$TMP/err"; rc=$?
+"$CUEUE" explain pod/g2-3 >"$TMP/out" 2>"$TMP/err"; rc=$?
 check "cueue explain pod/g2-3 explains the group's Workload g2 (pending for GPUs)" \
     "rc $rc: $(head -c 600 "$TMP/out") $(cat "$TMP/err")" \
     eval "[ $rc -eq 0 ] && grep -qx '(Pod default/g2-3: its Workload default/g2)' '$TMP/out' &&
           grep -q '^Workload default/g2: pending' '$TMP/out' && grep -q 'nvidia.com/gpu' '$TMP/out'"
-KUBECONFIG=$KC CUEUE_CONTROLLER=${METRICS%/metrics} "$CUEUE" queue pending -o wide >"$TMP/out" 2>&1
+"$CUEUE" queue pending -o wide >"$TMP/out" 2>&1
 check "cueue queue pending -o wide lists g2 with a pod of its group as owner" "$(cat "$TMP/out")" \
     grep -Eq "^0 +default/g2 .* Pod/g2-[0-5] " "$TMP/out"
 g2_metric() {

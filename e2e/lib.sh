@@ -333,6 +333,15 @@ metrics_url() {
     METRICS=http://$(sed -n 's/.*metrics on \([^ ]*\) (\/metrics).*/\1/p' "$1" | head -n 1)/metrics
 }
 
+# use_controller LOG: `cueue explain` and `cueue queue` run by the script
+# ask the API server of $KC and the controller that logs to LOG (its
+# plain-HTTP metrics address serves them), never another suite's on the
+# default address: exports KUBECONFIG and CUEUE_CONTROLLER
+use_controller() {
+    metrics_url "$1"
+    export KUBECONFIG=$KC CUEUE_CONTROLLER=${METRICS%/metrics}
+}
+
 # check_v1beta1_workload NS LQ: a v1beta1 client creates a Workload in
 # LocalQueue LQ (v1beta2 is stored), reads it back in v1beta1 with its
 # v1beta1 fields, a v1beta2 reader sees them converted (through the CRD's
