@@ -106,6 +106,8 @@ const char *cu_kind_name(cu_kind k)
     case CU_KIND_ADMISSION_CHECK: return "AdmissionCheck";
     case CU_KIND_JOBSET: return "JobSet";
     case CU_KIND_TOPOLOGY: return "Topology";
+    case CU_KIND_NODE: return "Node";
+    case CU_KIND_POD: return "Pod";
     case CU_KIND_UNKNOWN: break;
     }
     return "Unknown";
@@ -787,6 +789,8 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
             pushed = VEC_PUSH(w->topologies, x) == 0 ? 1 : -1;
         break;
     }
+    case CU_KIND_NODE: /* decoded once the kinds table lists them (issue 18) */
+    case CU_KIND_POD: break;
     case CU_KIND_UNKNOWN: break;
     }
     if (c.oom || pushed < 0 || !obj)

@@ -132,7 +132,9 @@ typedef enum cu_kind {
     CU_KIND_CONFIGURATION,
     CU_KIND_ADMISSION_CHECK,
     CU_KIND_JOBSET,
-    CU_KIND_TOPOLOGY
+    CU_KIND_TOPOLOGY,
+    CU_KIND_NODE, /* core/v1 Node: TAS capacity (cu_kube_node) */
+    CU_KIND_POD   /* core/v1 Pod bound to a node: TAS usage (cu_kube_pod) */
 } cu_kind;
 
 /* Returns "ClusterQueue" etc. */
@@ -215,6 +217,34 @@ typedef struct cu_topology {
     size_t nlevels;
     const char **levels; /* spec.levels[].nodeLabel, highest first */
 } cu_topology;
+
+/* A Node (core/v1) as Topology-Aware Scheduling reads it (cu_world
+ * nodes; the controller's Node informer). */
+typedef struct cu_kube_node {
+    cu_meta meta;           /* name and labels */
+    cu_reslist allocatable; /* status.allocatable (status.capacity when absent) */
+    size_t ntaints;
+    cu_taint *taints;  /* spec.taints */
+    int unschedulable; /* spec.unschedulable */
+    int ready;         /* condition Ready is True (no Ready condition: 0) */
+} cu_kube_node;
+
+/* A Pod (core/v1) as TAS reads it: the requests of a pod bound to a node
+ * count against that node while it has not ended (cu_world pods; the
+ * controller's Pod informer). */
+#define CU_LABEL_TAS "kueue.x-k8s.io/tas"
+typedef struct cu_kube_pod {
+    cu_meta meta;
+    const char *node_name; /* spec.nodeName, NULL when not bound */
+    const char *phase;     /* status.phase, NULL when absent */
+    int ended;             /* phase Succeeded or Failed */
+    int tas;               /* labelled kueue.x-k8s.io/tas: placed by TAS, whose
+                              usage is counted from its Workload's topology
+                              assignment, not from the pod */
+    cu_reslist requests;   /* one pod's effective requests (cu_pod_requests:
+                              max of init containers, sum of containers,
+                              overhead), without "pods" */
+} cu_kube_pod;
 
 /* spec.admissionChecksStrategy.admissionChecks[] (v1beta1
  * spec.admissionChecks: names only). on_flavors empty: every flavor. */
@@ -584,6 +614,8 @@ typedef struct cu_world {
     CU_VEC(cu_config *) configs;
     CU_VEC(cu_admission_check *) checks;
     CU_VEC(cu_topology *) topologies;
+    CU_VEC(cu_kube_node *) nodes; /* Nodes (TAS), e.g. for cueue simulate */
+    CU_VEC(cu_kube_pod *) pods;   /* Pods bound to nodes (TAS usage) */
     size_t nseq;
 } cu_world;
 

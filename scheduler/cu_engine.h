@@ -141,6 +141,44 @@ int cu_engine_run(cu_engine *e, int max_cycles);
  * CU_EINVAL with the first violation in d. */
 cu_err cu_engine_check_invariants(const cu_engine *e, cu_diag *d);
 
+/* ---- Topology-Aware Scheduling (issue 18; docs/topology.md) ----
+ * A ResourceFlavor with spec.topologyName naming a loaded Topology is a TAS
+ * flavor: the engine keeps one placement snapshot (topology/cu_tas.h) of
+ * the cluster's nodes for it, and admits a pod set that uses it only when
+ * its pods are placed on node capacity in the requested domain (Kueue's
+ * flavor assigner and TAS flavor snapshot); the placement is the pod set's
+ * topology assignment (cu_psa_info.topo). cu_engine_load takes w->nodes
+ * and w->pods (bound pods not labelled kueue.x-k8s.io/tas, not ended);
+ * a driver keeps them current with the calls below. Node and pod changes
+ * do not requeue by themselves: the driver calls cu_engine_capacity_freed
+ * when capacity grew (a node added or freed, a pod gone). */
+
+/* Adds or replaces a node (copied). */
+cu_err cu_engine_node_set(cu_engine *e, const cu_kube_node *n);
+/* Forgets a node; unknown names are ignored. */
+void cu_engine_node_remove(cu_engine *e, const char *name);
+/* A pod bound to node that TAS did not place: its requests per_pod count
+ * against the node (sign > 0 when it is bound, < 0 when it ends or is
+ * deleted; the caller pairs them). */
+cu_err cu_engine_pod_usage(cu_engine *e, const char *node, const cu_reslist *per_pod, int sign);
+/* Node capacity grew: the inadmissible workloads that wait for TAS
+ * capacity go back to their heaps (as a released quota does). */
+void cu_engine_capacity_freed(cu_engine *e);
+
+/* The TAS flavors: their number, and flavor i's name and placement
+ * snapshot (engine-owned; read it with topology/cu_tas.h's queries between
+ * engine calls, e.g. for metrics: cu_tas_placeable, cu_tas_max_free,
+ * cu_tas_node_free). */
+size_t cu_engine_ntas(const cu_engine *e);
+struct cu_tas *cu_engine_tas(cu_engine *e, size_t i, const char **flavor);
+
+/* The per-pod requests of the largest pod shape among the pending pod sets
+ * whose last attempt failed TAS placement in TAS flavor i (largest: the
+ * greatest request of the flavor's resource with the greatest request,
+ * then the greatest sum), or NULL when none waits there (engine-owned; for
+ * the metric of what that shape can place now). */
+const cu_reslist *cu_engine_tas_pending_shape(cu_engine *e, size_t i);
+
 /* ---- read-only views ---- */
 typedef struct cu_fr_usage {
     const char *flavor, *resource;
@@ -159,10 +197,12 @@ typedef struct cu_fr_usage {
 typedef struct cu_psa_info {
     const char *name;
     int32_t count;
-    size_t n;               /* resources assigned */
-    const char **resources; /* sorted by name */
-    const char **flavors;   /* flavor for resources[i] */
-    int64_t *usage;         /* total usage of resources[i] (milli) */
+    size_t n;                   /* resources assigned */
+    const char **resources;     /* sorted by name */
+    const char **flavors;       /* flavor for resources[i] */
+    int64_t *usage;             /* total usage of resources[i] (milli) */
+    const cu_topo_assign *topo; /* its topology assignment (TAS), NULL when
+                                   none; engine-owned */
 } cu_psa_info;
 
 typedef struct cu_wl_info {

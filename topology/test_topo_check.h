@@ -37,7 +37,7 @@ static unsigned tc_byte(tc_src *s)
 
 #define TC_MAX 36
 typedef struct tc_node {
-    char name[16], block[8], rack[8];
+    char name[16], block[16], rack[16];
     int64_t gpu, pods; /* free */
     int member, tainted;
 } tc_node;
