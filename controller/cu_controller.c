@@ -100,6 +100,7 @@ void ctrl_cjob_free(cjob *j)
     for (size_t i = 0; i < j->nps; i++) {
         free(j->ps[i].sel);
         free(j->ps[i].tol);
+        free(j->ps[i].gates);
         free(j->ps[i].meta);
     }
     free(j->ps);
@@ -123,6 +124,23 @@ void ctrl_log(ctrl *c, int v, const char *fmt, ...)
 }
 
 /* ---------------- json helpers (for decoding at the boundary) ---------------- */
+
+void ctrl_gates_without(json_object *spec, json_object *gates, const char *drop1, const char *drop2)
+{
+    json_object *keep = json_object_new_array();
+    for (size_t k = 0, n = cu_jarr_len(gates); k < n; k++) {
+        json_object *g = json_object_array_get_idx(gates, k);
+        const char *gn = cu_jstr(g, "name");
+        if (!gn || ((!drop1 || strcmp(gn, drop1) != 0) && (!drop2 || strcmp(gn, drop2) != 0)))
+            json_object_array_add(keep, json_object_get(g));
+    }
+    if (json_object_array_length(keep))
+        json_object_object_add(spec, "schedulingGates", keep);
+    else {
+        json_object_put(keep);
+        json_object_object_add(spec, "schedulingGates", NULL);
+    }
+}
 
 char *ctrl_sdup(const char *s) { return s ? strdup(s) : NULL; }
 
@@ -923,6 +941,7 @@ out:
         free(x);
     }
     free(c->dirty_wls.b);
+    ctrl_tas_free(c);
     free(c->by_idx);
     free(c->redo.items);
     free(c->adm.items);

@@ -3,6 +3,7 @@
  * admission status patch). Pure functions: no I/O. The Job's bodies are in jobs/cu_jobbuild.c.
  */
 #include "cu_ctrl_int.h"
+#include "cu_topology.h"
 #include "cu_wlstatus.h"
 
 #include <stdio.h>
@@ -163,6 +164,8 @@ json_object *cu_ctrl_admission_patch(const cu_wl_info *info, const char *rv, jso
         json_object_object_add(o, "flavors", fl);
         json_object_object_add(o, "resourceUsage", use);
         json_object_object_add(o, "count", json_object_new_int(ps->count));
+        if (ps->topo) /* TAS: where its pods go, v1beta2's shape */
+            json_object_object_add(o, "topologyAssignment", cu_topo_assign_json(ps->topo));
         json_object_array_add(psas, o);
     }
     json_object_object_add(adm, "podSetAssignments", psas);

@@ -1009,6 +1009,7 @@ static void cycle(ctrl *c)
             free(d);
         }
     }
+    ctrl_tas_ungate(c);
 
     pods_ready(c);
     deactivations(c);

@@ -20,6 +20,7 @@ void ctrl_log_invalid(ctrl *c, int r, const cu_world *w)
         [R_PC] = "kube-apiserver would refuse it",
         [R_NS] = "kube-apiserver would refuse it",
         [R_AC] = "the ClusterQueues using it are inactive until it is fixed",
+        [R_TOPO] = "the ResourceFlavors naming it place no pod until it is fixed",
     };
     static const cu_kind kinds[NRES] = {
         [R_RF] = CU_KIND_RESOURCE_FLAVOR,
@@ -30,6 +31,7 @@ void ctrl_log_invalid(ctrl *c, int r, const cu_world *w)
         [R_PC] = CU_KIND_PRIORITY_CLASS,
         [R_NS] = CU_KIND_NAMESPACE,
         [R_AC] = CU_KIND_ADMISSION_CHECK,
+        [R_TOPO] = CU_KIND_TOPOLOGY,
     };
     const void *obj = NULL;
     switch (r) {
@@ -41,6 +43,7 @@ void ctrl_log_invalid(ctrl *c, int r, const cu_world *w)
     case R_PC: obj = w->pcs.n ? w->pcs.items[0] : NULL; break;
     case R_NS: obj = w->namespaces.n ? w->namespaces.items[0] : NULL; break;
     case R_AC: obj = w->checks.n ? w->checks.items[0] : NULL; break;
+    case R_TOPO: obj = w->topologies.n ? w->topologies.items[0] : NULL; break;
     default: return;
     }
     cu_diag d;
@@ -85,7 +88,7 @@ cu_world *ctrl_decode_obj(ctrl *c, int r, json_object *obj, char *why, size_t nw
     cu_diag_free(&d);
     cu_arena_free(&tmp);
     size_t total = w->flavors.n + w->cqs.n + w->cohorts.n + w->lqs.n + w->workloads.n + w->wpcs.n +
-                   w->pcs.n + w->namespaces.n + w->checks.n;
+                   w->pcs.n + w->namespaces.n + w->checks.n + w->topologies.n;
     if (total != 1) {
         ctrl_world_free(w);
         return NULL;
@@ -169,6 +172,9 @@ void ctrl_decode_wl_extras(ctrl *c, rec *x, json_object *obj)
             json_object_object_add(t, "nodeSelector", json_object_get(sel));
         if (tols)
             json_object_object_add(t, "tolerations", json_object_get(tols));
+        json_object *gates = cu_jget(ts, "schedulingGates");
+        if (gates)
+            json_object_object_add(t, "schedulingGates", json_object_get(gates));
         char *meta = ctrl_meta_text(cu_jpath(pi, "template.metadata"));
         if (i == 0) {
             x->tmpl = ctrl_jtext(t);

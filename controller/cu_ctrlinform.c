@@ -175,6 +175,10 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
     rctx *rc = ud;
     ctrl *c = rc->c;
     int r = rc->r;
+    if (r == R_NODE || r == R_TPOD) {
+        ctrl_tas_on_event(c, r, ev, obj); /* kept apart: only what TAS needs */
+        return;
+    }
     char key[600];
     obj_key(obj, key, sizeof(key));
     c->eng_dirty = 1;
@@ -275,6 +279,7 @@ void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud)
         ctrl_wl_sync(c, x);
         ctrl_mark_owner(c, x->owner_r, x->owner);
         wl_changed(c, x, 0);
+        ctrl_tas_wl_changed(c, x);
         c->need_views = 1;
         c->pr_dirty = 1;
         ctrl_mark_wl(c, x->key);

@@ -246,6 +246,11 @@ void ctrl_rebuild(ctrl *c)
         vw->workloads.items[vw->workloads.n++] = (cu_workload *)wl;
         order[no++] = x;
     }
+    if (ctrl_tas_world(c, vw) != CU_OK) {
+        ctrl_log(c, 0, "out of memory building the engine");
+        free(order);
+        return;
+    }
     cu_diag d;
     cu_diag_init(&d);
     c->eng = cu_engine_new(&c->eopts);
@@ -267,7 +272,9 @@ void ctrl_rebuild(ctrl *c)
         c->need_views = 1;
         c->eng_dirty = 1;
         c->n.rebuilds++;
-        ctrl_log(c, 2, "engine rebuilt: %zu ClusterQueues, %zu workloads", vw->cqs.n, no);
+        ctrl_log(c, 2,
+                 "engine rebuilt: %zu ClusterQueues, %zu workloads, %zu nodes, %zu bound pods",
+                 vw->cqs.n, no, vw->nodes.n, vw->pods.n);
     }
     cu_diag_free(&d);
     free(order);

@@ -197,6 +197,48 @@ static void test_admission_patch(void **st)
     json_object_put(p);
 }
 
+/* TAS: the pod set's topology assignment written in v1beta2's shape. */
+static void test_admission_patch_topology(void **st)
+{
+    (void)st;
+    const char *res[] = { "nvidia.com/gpu" }, *fl[] = { "h100" };
+    int64_t use[] = { 4 };
+    const char *levels[] = { "kubernetes.io/hostname" }, *values[] = { "gpu-a", "gpu-b" };
+    int32_t counts[] = { 1, 1 };
+    cu_topo_assign ta = {
+        .nlevels = 1, .levels = levels, .ndomains = 2, .values = values, .counts = counts
+    };
+    cu_psa_info psa = { .name = "main",
+                        .count = 2,
+                        .n = 1,
+                        .resources = res,
+                        .flavors = fl,
+                        .usage = use,
+                        .topo = &ta };
+    cu_wl_info info = {
+        .ns = "n", .name = "w", .cluster_queue = "cq", .admitted = 1, .npsa = 1, .psa = &psa
+    };
+    json_object *p = cu_ctrl_admission_patch(&info, NULL, NULL, NULL, 0);
+    json_object *adm = json_object_object_get(json_object_object_get(p, "status"), "admission");
+    json_object *ps =
+        json_object_array_get_idx(json_object_object_get(adm, "podSetAssignments"), 0);
+    json_object *t = json_object_object_get(ps, "topologyAssignment");
+    assert_non_null(t);
+    assert_string_equal(
+        json_object_get_string(json_object_array_get_idx(json_object_object_get(t, "levels"), 0)),
+        "kubernetes.io/hostname");
+    json_object *sl = json_object_array_get_idx(json_object_object_get(t, "slices"), 0);
+    assert_int_equal(json_object_get_int(json_object_object_get(sl, "domainCount")), 2);
+    /* without an assignment: no field */
+    psa.topo = NULL;
+    json_object *q = cu_ctrl_admission_patch(&info, NULL, NULL, NULL, 0);
+    adm = json_object_object_get(json_object_object_get(q, "status"), "admission");
+    ps = json_object_array_get_idx(json_object_object_get(adm, "podSetAssignments"), 0);
+    assert_null(json_object_object_get(ps, "topologyAssignment"));
+    json_object_put(p);
+    json_object_put(q);
+}
+
 /* The admission with AdmissionChecks not all Ready: QuotaReserved alone,
  * and the checks that apply synced into status.admissionChecks. */
 static void test_admission_patch_checks(void **st)
@@ -619,6 +661,7 @@ int main(void)
         cmocka_unit_test(test_workload_for_job_errors),
         cmocka_unit_test(test_set_condition),
         cmocka_unit_test(test_admission_patch),
+        cmocka_unit_test(test_admission_patch_topology),
         cmocka_unit_test(test_admission_patch_checks),
         cmocka_unit_test(test_sync_and_reset_checks),
         cmocka_unit_test(test_job_start_patch),

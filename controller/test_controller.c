@@ -67,6 +67,7 @@ enum {
     R_WL,
     R_JOB,
     R_POD,
+    R_NODE,
     NRES,
     R_OTHER = NRES
 };
@@ -90,6 +91,7 @@ static const struct {
     { "/apis/kueue.x-k8s.io/v1beta2", "workloads", "kueue.x-k8s.io/v1beta2", "WorkloadList" },
     { "/apis/batch/v1", "jobs", "batch/v1", "JobList" },
     { "/api/v1", "pods", "v1", "PodList" },
+    { "/api/v1", "nodes", "v1", "NodeList" },
 };
 
 /* ---------------- the fake API server ---------------- */

@@ -54,6 +54,10 @@ enum {
     R_PC,
     R_NS,
     R_AC,
+    R_TOPO, /* Topologies (TAS): queue-shaping */
+    R_NODE, /* Nodes (TAS capacity; cu_ctrltas.c keeps them) */
+    R_TPOD, /* every Pod (TAS: bound pods' usage, the ungater's gated pods;
+               cu_ctrltas.c keeps what it needs of them) */
     R_WL,
     R_JOB,
     R_JOBSET,
@@ -86,6 +90,10 @@ static const struct {
      * still runs, with ClusterQueues that name checks inactive */
     { "/apis/kueue.x-k8s.io/v1beta2/admissionchecks", CU_GROUP "/v1beta2", "AdmissionCheck", NULL,
       1, NULL },
+    /* Topologies: a cluster installed before them still runs, without TAS */
+    { "/apis/kueue.x-k8s.io/v1beta2/topologies", CU_GROUP "/v1beta2", "Topology", NULL, 1, NULL },
+    { "/api/v1/nodes", "v1", "Node", NULL, 0, NULL },
+    { "/api/v1/pods", "v1", "Pod", NULL, 0, NULL },
     { "/apis/kueue.x-k8s.io/v1beta2/workloads", CU_GROUP "/v1beta2", "Workload", NULL, 0, NULL },
     { "/apis/batch/v1/jobs", "batch/v1", "Job", "batch/job", 0, NULL },
     { "/apis/jobset.x-k8s.io/v1alpha2/jobsets", "jobset.x-k8s.io/v1alpha2", "JobSet",
@@ -110,9 +118,10 @@ static const char WLPATH[] = "/apis/kueue.x-k8s.io/v1beta2/namespaces";
 /* One pod template of a suspend-based object as it is now (one per pod
  * set of its Workload, in order). */
 typedef struct cjob_ps {
-    char *sel;  /* its nodeSelector (JSON text), NULL if none */
-    char *tol;  /* its tolerations (JSON text), NULL if none */
-    char *meta; /* its {"labels","annotations"} (JSON text) */
+    char *sel;   /* its nodeSelector (JSON text), NULL if none */
+    char *tol;   /* its tolerations (JSON text), NULL if none */
+    char *gates; /* its schedulingGates (JSON text), NULL if none */
+    char *meta;  /* its {"labels","annotations"} (JSON text) */
 } cjob_ps;
 
 /* What the controller keeps of an object of a suspend-based integration
@@ -316,6 +325,8 @@ struct ctrl {
     char ident[300];
     ev_timer stop_timer, drain;
 
+    struct ctrl_tas *tas; /* Nodes, bound pods, the ungater (cu_ctrltas.c); NULL */
+
     cu_httpd *health, *metrics;
     cu_mauth *mauth; /* secure metrics: TokenReview and SubjectAccessReview */
     struct {         /* the visibility API server (cu_ctrlvis.c) */
@@ -360,6 +371,11 @@ void ctrl_cjob_free(cjob *j);
 void ctrl_log(ctrl *c, int v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* strdup of s, NULL for NULL. */
 char *ctrl_sdup(const char *s);
+/* Sets spec["schedulingGates"] to the gates (a json array, borrowed; NULL:
+ * none) without those named drop1 and drop2 (NULL: none), or to null (a
+ * merge patch's removal) when none is left. */
+void ctrl_gates_without(json_object *spec, json_object *gates, const char *drop1,
+                        const char *drop2);
 /* o as plain JSON text (new, caller frees), NULL for NULL. */
 char *ctrl_jtext(json_object *o);
 /* The labels and annotations of a pod template's metadata md (NULL: none)
@@ -641,6 +657,33 @@ void ctrl_rec_free(rec *x);
 /* The informers' callbacks (ud is the rctx of the resource). */
 void ctrl_on_skip(cu_informer *inf, const char *why, json_object *obj, void *ud);
 void ctrl_on_event(cu_informer *inf, cu_ievent ev, json_object *obj, void *ud);
+
+/* ---- cu_ctrltas.c: Topology-Aware Scheduling (Nodes, bound pods, the ungater) ---- */
+
+/* Kueue's names on the pods of a Workload admitted by TAS (its
+ * pkg/constants and apis/kueue/v1beta2): the pod set label and the
+ * Workload annotation its start puts on the pod templates. */
+#define CU_LABEL_PODSET "kueue.x-k8s.io/podset"
+#define CU_ANN_TAS_WORKLOAD "kueue.x-k8s.io/workload"
+
+/* An informer event of a Node (r R_NODE) or a Pod (R_TPOD): what TAS
+ * needs of it kept, the engine told (cu_engine_node_set/remove,
+ * cu_engine_pod_usage paired per pod, cu_engine_capacity_freed), the
+ * Workload of a TAS pod marked for the ungater. */
+void ctrl_tas_on_event(ctrl *c, int r, cu_ievent ev, json_object *obj);
+/* Puts the Topologies, the Nodes and the counted pods into vw (pointers
+ * into the records, valid until they change; the engine copies them). */
+cu_err ctrl_tas_world(ctrl *c, cu_world *vw);
+/* Workload w changed: looked at by the ungater when it has a topology
+ * assignment. */
+void ctrl_tas_wl_changed(ctrl *c, rec *w);
+/* The topology ungater: the gated pods of the marked Workloads admitted
+ * by TAS get their domain's node selector and lose the topology gate. */
+void ctrl_tas_ungate(ctrl *c);
+/* The Nodes kept, the pods whose usage is counted. */
+size_t ctrl_tas_nnodes(const ctrl *c);
+size_t ctrl_tas_ncounted(const ctrl *c);
+void ctrl_tas_free(ctrl *c);
 
 /* ---- cu_ctrlfinal.c: the resource-in-use finalizer ---- */
 
