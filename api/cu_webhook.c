@@ -36,7 +36,7 @@
  * The TAS annotations of pod templates are checked (cu_topology.c's
  * rules) for Jobs, JobSets, LeaderWorkerSets and Pods; vtopology.kb.io is
  * Cueue's own, the Topology CRD's CEL rules for API servers without CEL.
- * Not done: the pods' topology gate (no placement yet) and MultiKueue's
+ * Not done: MultiKueue's
  * managedBy defaulting.
  */
 #include "cu_webhook.h"
@@ -53,6 +53,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Kueue's pod constant: the annotation naming the label that holds a pod's
+ * index in its group (copied into kueue.x-k8s.io/pod-group-pod-index). */
+#define CU_ANN_POD_GROUP_INDEX_LABEL "kueue.x-k8s.io/pod-group-pod-index-label"
 
 #define LBL_MAX_EXEC "kueue.x-k8s.io/max-exec-time-seconds"
 #define ANN_SYNC_COMPLETIONS "kueue.x-k8s.io/job-completions-equal-parallelism"
@@ -1152,6 +1156,18 @@ static void m_pod(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
     json_object *gate = json_object_new_object();
     cu_jset_str(gate, "name", CU_POD_SCHEDULING_GATE);
     add_to_list(cu_jchild(pod, "spec"), "schedulingGates", gate, CU_POD_SCHEDULING_GATE);
+    /* Topology-Aware Scheduling (on, as in Kueue v0.17): the pod group's
+     * index label copied from the label the annotation names, and the
+     * topology gate, which the ungater takes off once TAS placed the pod
+     * (and Kueue's ungating of a pod set admitted without TAS) */
+    const char *ixl = annotation(pod, CU_ANN_POD_GROUP_INDEX_LABEL);
+    if (ixl) {
+        const char *v = label(pod, ixl);
+        set_label(pod, CU_LABEL_POD_GROUP_INDEX, v ? v : "");
+    }
+    json_object *tgate = json_object_new_object();
+    cu_jset_str(tgate, "name", CU_TAS_GATE);
+    add_to_list(cu_jchild(pod, "spec"), "schedulingGates", tgate, CU_TAS_GATE);
     /* the role of the pod in its group's Workload (Kueue's addRoleHash) */
     char role[CU_POD_ROLE_MAX + 1];
     json_object *meta = cu_jchild(pod, "metadata");

@@ -905,8 +905,8 @@ static void enable_first(fx *f, size_t n)
     "\"kueue.x-k8s.io/pod-suspending-parent\":\"leaderworkerset.x-k8s.io/leaderworkerset\""
 
 /* What mpod.kb.io did: bits 1 managed label, 2 gate, 4 finalizer, 16 the
- * role-hash annotation added (8 hex digits); 8 anything else changed; -1
- * denied. */
+ * role-hash annotation added (8 hex digits), 32 the topology gate (TAS);
+ * 8 anything else changed; -1 denied. */
 static int mpod(fx *f, const char *pod)
 {
     call c;
@@ -925,6 +925,22 @@ static int mpod(fx *f, const char *pod)
         json_object_object_del(cu_jpath(c.obj, "metadata.labels"), "kueue.x-k8s.io/managed");
     }
     json_object *gates = cu_jpath(c.obj, "spec.schedulingGates");
+    /* the topology gate (TAS), added last, once */
+    size_t nt = 0;
+    for (size_t i = 0; i < cu_jarr_len(gates); i++)
+        nt += !strcmp(cu_jstr(json_object_array_get_idx(gates, i), "name"),
+                      "kueue.x-k8s.io/topology");
+    assert_true(nt <= 1);
+    if (nt && !strstr(pod, "kueue.x-k8s.io/topology")) {
+        size_t last = cu_jarr_len(gates) - 1;
+        assert_string_equal(cu_jstr(json_object_array_get_idx(gates, last), "name"),
+                            "kueue.x-k8s.io/topology");
+        r |= 32;
+        json_object_array_del_idx(gates, last, 1);
+        if (!cu_jarr_len(gates) && !cu_jpath(before, "spec.schedulingGates"))
+            json_object_object_del(cu_jpath(c.obj, "spec"), "schedulingGates");
+        gates = cu_jpath(c.obj, "spec.schedulingGates");
+    }
     size_t ng = 0;
     for (size_t i = 0; i < cu_jarr_len(gates); i++)
         ng += !strcmp(cu_jstr(json_object_array_get_idx(gates, i), "name"),
@@ -968,8 +984,8 @@ static int mpod(fx *f, const char *pod)
     return r;
 }
 
-#define MANAGED (1 | 2 | 4 | 16) /* label, gate, finalizer and role */
-#define GATED (2 | 16)
+#define MANAGED (1 | 2 | 4 | 16 | 32) /* label, gate, finalizer, role, topology gate */
+#define GATED (2 | 16 | 32)
 
 static void test_pod_gate_matrix(void **state)
 {
@@ -992,11 +1008,22 @@ static void test_pod_gate_matrix(void **state)
     assert_int_equal(mpod(f, POD("team-a", QLABEL, "", ",\"finalizers\":[\"x/y\"]",
                                  ",\"schedulingGates\":[{\"name\":\"other\"},"
                                  "{\"name\":\"kueue.x-k8s.io/admission\"}]")),
-                     1 | 4 | 16);
+                     1 | 4 | 16 | 32);
     /* a role-hash annotation already there is kept */
     assert_int_equal(
         mpod(f, POD("team-a", QLABEL, "\"kueue.x-k8s.io/role-hash\":\"leader\"", "", "")),
-        1 | 2 | 4);
+        1 | 2 | 4 | 32);
+    /* TAS: the pod group's index label copied from the label the annotation names */
+    {
+        call c;
+        run(&c, f, "mpod.kb.io", CU_WH_CREATE,
+            POD("team-a", QLABEL ",\"idx\":\"3\"",
+                "\"kueue.x-k8s.io/pod-group-pod-index-label\":\"idx\"", "", ""),
+            NULL);
+        assert_string_equal(
+            cu_jstr(cu_jpath(c.obj, "metadata.labels"), "kueue.x-k8s.io/pod-group-pod-index"), "3");
+        done(&c);
+    }
     /* suspended by its parent: the gate only, wherever it is, whoever owns it */
     assert_int_equal(mpod(f, POD("team-a", "", PARENT, OWNER("StatefulSet", "apps/v1"), "")),
                      GATED);

@@ -354,6 +354,55 @@ static void test_job_start_patch_updates(void **st)
     json_object_put(flavors);
 }
 
+/* TAS: a pod set admitted with a topology assignment starts gated with
+ * the topology gate, labelled with its pod set and annotated with its
+ * Workload; implicit TAS (no request) adds the unconstrained annotation. */
+static void test_job_start_patch_tas(void **st)
+{
+    (void)st;
+    char buf[2048];
+    snprintf(buf, sizeof(buf), JOB, 2, 2);
+    json_object *job = J(buf);
+    json_object *flavors = J("{\"h100\":{\"spec\":{\"nodeLabels\":{\"pool\":\"gpu\"}}}}");
+    static const char *const reqs[] = { "{}", "{\"topologyRequest\":{\"required\":\"rack\"}}" };
+    for (int k = 0; k < 2; k++) {
+        char wb[1500];
+        snprintf(wb, sizeof(wb),
+                 "{\"metadata\":{\"name\":\"w\",\"namespace\":\"team\"},\"spec\":{\"podSets\":"
+                 "[%s]},\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":"
+                 "[{\"name\":\"main\",\"count\":2,\"flavors\":{\"cpu\":\"h100\"},"
+                 "\"topologyAssignment\":{\"levels\":[\"rack\"],\"domains\":[{\"values\":"
+                 "[\"r1\"],\"count\":2}]}}]}}}",
+                 reqs[k]);
+        json_object *wl = J(wb);
+        cu_diag d;
+        cu_diag_init(&d);
+        json_object *p = cu_ctrl_job_start_patch(job, wl, flavors, &d, NULL);
+        assert_non_null(p);
+        json_object *t = json_object_object_get(json_object_object_get(p, "spec"), "template");
+        assert_string_equal(S(t, "metadata", "labels", "kueue.x-k8s.io/podset"), "main");
+        assert_string_equal(S(t, "metadata", "annotations", "kueue.x-k8s.io/workload"), "w");
+        if (k == 0)
+            assert_string_equal(
+                S(t, "metadata", "annotations", "kueue.x-k8s.io/podset-unconstrained-topology"),
+                "true");
+        else
+            assert_null(
+                S(t, "metadata", "annotations", "kueue.x-k8s.io/podset-unconstrained-topology"));
+        json_object *g =
+            json_object_object_get(json_object_object_get(t, "spec"), "schedulingGates");
+        assert_int_equal(json_object_array_length(g), 1);
+        assert_string_equal(S(json_object_array_get_idx(g, 0), "name", NULL, NULL),
+                            "kueue.x-k8s.io/topology");
+        assert_string_equal(S(t, "spec", "nodeSelector", "pool"), "gpu");
+        json_object_put(p);
+        cu_diag_free(&d);
+        json_object_put(wl);
+    }
+    json_object_put(job);
+    json_object_put(flavors);
+}
+
 /* start_conflict(FLAVOR_LABELS, UPDATE): the start patch of JOB (template
  * nodeSelector a=b) admitted to a flavor with FLAVOR_LABELS and a check
  * whose update for pod set main is UPDATE; NULL when refused, with
@@ -662,6 +711,7 @@ int main(void)
         cmocka_unit_test(test_set_condition),
         cmocka_unit_test(test_admission_patch),
         cmocka_unit_test(test_admission_patch_topology),
+        cmocka_unit_test(test_job_start_patch_tas),
         cmocka_unit_test(test_admission_patch_checks),
         cmocka_unit_test(test_sync_and_reset_checks),
         cmocka_unit_test(test_job_start_patch),

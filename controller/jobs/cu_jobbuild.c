@@ -253,6 +253,20 @@ json_object *cu_ctrl_podset_start(json_object *tmpl, json_object *wl, size_t idx
      * applies them with the flavors': additive only) */
     const char *psname = cu_jstr(psa, "name") ? cu_jstr(psa, "name") : "main";
     json_object *labels = json_object_new_object(), *anns = json_object_new_object();
+    /* TAS (Kueue's pod set info of an assignment with a topology
+     * assignment): the topology gate, the Workload annotation and the pod
+     * set label, which the topology ungater finds the pods by, and the
+     * unconstrained annotation when the pod set asked for no topology
+     * (Kueue's implicit TAS), so that the pods count as TAS's */
+    int tas = cu_jget(psa, "topologyAssignment") != NULL;
+    if (tas) {
+        json_object *rq = cu_jget(json_object_array_get_idx(cu_jpath(wl, "spec.podSets"), idx),
+                                  "topologyRequest");
+        if (!cu_jget(rq, "required") && !cu_jget(rq, "preferred") && !cu_jget(rq, "unconstrained"))
+            cu_jset_str(anns, CU_ANN_TAS_UNCONSTRAINED, "true");
+        cu_jset_str(anns, CU_ANN_TAS_WORKLOAD, wlname ? wlname : "");
+        cu_jset_str(labels, CU_LABEL_PODSET, psname);
+    }
     json_object *acs = cu_jpath(wl, "status.admissionChecks");
     int ok = 1;
     for (size_t i = 0, n = cu_jarr_len(acs); ok && i < n; i++) {
@@ -298,6 +312,22 @@ json_object *cu_ctrl_podset_start(json_object *tmpl, json_object *wl, size_t idx
     json_object *tp = json_object_new_object();
     json_object_object_add(tp, "spec", tspec);
     json_object_object_add(tspec, "nodeSelector", sel);
+    if (tas) { /* the template's gates and the topology gate */
+        json_object *gates = json_object_new_array(), *tg = cu_jpath(tmpl, "spec.schedulingGates");
+        int have = 0;
+        for (size_t i = 0, n = cu_jarr_len(tg); i < n; i++) {
+            json_object *g = json_object_array_get_idx(tg, i);
+            const char *gn = cu_jstr(g, "name");
+            have |= gn && strcmp(gn, CU_TAS_GATE) == 0;
+            json_object_array_add(gates, json_object_get(g));
+        }
+        if (!have) {
+            json_object *g = json_object_new_object();
+            cu_jset_str(g, "name", CU_TAS_GATE);
+            json_object_array_add(gates, g);
+        }
+        json_object_object_add(tspec, "schedulingGates", gates);
+    }
     if (json_object_array_length(tols) > 0)
         json_object_object_add(tspec, "tolerations", tols);
     else

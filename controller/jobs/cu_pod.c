@@ -13,6 +13,7 @@
  */
 #include "cu_ctrl_int.h"
 #include "cu_pod.h"
+#include "cu_topology.h"
 
 #define POD_TAG 0x706f64   /* ij of a pod's record: a cpod */
 #define GROUP_TAG 0x677270 /* ij of a group's record in units: a pgroup */
@@ -319,6 +320,20 @@ static json_object *ungate_patch(ctrl *c, rec *x, rec *w, cu_diag *d, int *perma
     json_object *fl = cu_jchild(o, "flavors"), *flavors = json_object_new_object();
     cu_jset_str(o, "name", wl->psa[i].name);
     cu_jset_int(o, "count", wl->psa[i].count);
+    if (wl->psa[i].topo) { /* TAS: the start marks the pod (labels, annotations) */
+        json_object_object_add(o, "topologyAssignment", cu_topo_assign_json(wl->psa[i].topo));
+        json_object *wps = json_object_new_array(), *ps = json_object_new_object();
+        for (size_t k = 0; k < wl->npodsets; k++) {
+            json_object *rq = wl->podsets[k].name && wl->psa[i].name &&
+                                      !strcmp(wl->podsets[k].name, wl->psa[i].name)
+                                  ? cu_topo_request_json(&wl->podsets[k].topo)
+                                  : NULL;
+            if (rq)
+                json_object_object_add(ps, "topologyRequest", rq);
+        }
+        json_object_array_add(wps, ps);
+        json_object_object_add(cu_jchild(wj, "spec"), "podSets", wps);
+    }
     for (size_t k = 0; k < wl->psa[i].flavors.n; k++) {
         const char *fn = wl->psa[i].flavors.items[k].value;
         cu_jset_str(fl, wl->psa[i].flavors.items[k].key, fn);
@@ -355,19 +370,10 @@ static json_object *ungate_patch(ctrl *c, rec *x, rec *w, cu_diag *d, int *perma
         json_object_object_add(cu_jchild(patch, "metadata"), "labels", json_object_get(lab));
     if (ann)
         json_object_object_add(cu_jchild(patch, "metadata"), "annotations", json_object_get(ann));
-    json_object *gates = cu_jpath(p->obj, "spec.schedulingGates"), *keep = json_object_new_array();
-    for (size_t k = 0, n = cu_jarr_len(gates); k < n; k++) {
-        json_object *g = json_object_array_get_idx(gates, k);
-        const char *gn = cu_jstr(g, "name");
-        if (!gn || strcmp(gn, CU_POD_SCHEDULING_GATE) != 0)
-            json_object_array_add(keep, json_object_get(g));
-    }
-    if (json_object_array_length(keep))
-        json_object_object_add(spec, "schedulingGates", keep);
-    else {
-        json_object_put(keep);
-        json_object_object_add(spec, "schedulingGates", NULL);
-    }
+    /* Kueue's gate off; the topology gate too unless TAS placed the pod
+     * set (the topology ungater removes it then) */
+    ctrl_gates_without(spec, cu_jpath(p->obj, "spec.schedulingGates"), CU_POD_SCHEDULING_GATE,
+                       wl->psa[i].topo ? NULL : CU_TAS_GATE);
     json_object_put(jp);
     return patch;
 }

@@ -8,6 +8,7 @@
  * is its ctrl_susp_ops (cu_job.c, cu_jobset.c).
  */
 #include "cu_ctrl_int.h"
+#include "cu_topology.h"
 
 static const ctrl_susp_ops *ops_of(int r)
 {
@@ -58,6 +59,8 @@ static cjob *susp_decode(ctrl *c, json_object *obj, const ctrl_susp_ops *o)
         json_object *tol = cu_jpath(t[i], "spec.tolerations");
         j->ps[i].tol = json_object_is_type(tol, json_type_array) ? ctrl_jtext(tol) : NULL;
         j->ps[i].meta = ctrl_meta_text(cu_jget(t[i], "metadata"));
+        json_object *gates = cu_jpath(t[i], "spec.schedulingGates");
+        j->ps[i].gates = json_object_is_type(gates, json_type_array) ? ctrl_jtext(gates) : NULL;
     }
     cu_arena a;
     cu_arena_init(&a, 1024);
@@ -189,21 +192,29 @@ static json_object *tmpl_restore_patch(const cjob_ps *cur, json_object *orig, js
 {
     json_object *osel = cu_jget(orig, "nodeSelector"), *otol = cu_jget(orig, "tolerations");
     json_object *csel = parse_or_null(cur->sel), *ctol = parse_or_null(cur->tol);
+    /* the scheduling gates too: a TAS start added the topology gate */
+    json_object *ogates = cu_jget(orig, "schedulingGates"), *cgates = parse_or_null(cur->gates);
+    int gates = !same_or_empty(cgates, ogates);
+    json_object_put(cgates);
     json_object *cmeta = parse_or_null(cur->meta);
     json_object *sel = map_restore(csel, osel);
     json_object *lab = map_restore(cu_jget(cmeta, "labels"), cu_jget(ometa, "labels"));
     json_object *ann = map_restore(cu_jget(cmeta, "annotations"), cu_jget(ometa, "annotations"));
     int tol = !same_or_empty(ctol, otol);
     json_object *tmpl = NULL;
-    if (sel || lab || ann || tol) {
+    if (sel || lab || ann || tol || gates) {
         tmpl = json_object_new_object();
-        if (sel || tol) {
+        if (sel || tol || gates) {
             json_object *tspec = json_object_new_object();
             json_object_object_add(tmpl, "spec", tspec);
             if (sel && json_object_object_length(sel))
                 json_object_object_add(tspec, "nodeSelector", json_object_get(sel));
             if (tol)
                 json_object_object_add(tspec, "tolerations", otol ? json_object_get(otol) : NULL);
+            if (gates)
+                json_object_object_add(tspec, "schedulingGates",
+                                       same_or_empty(ogates, NULL) ? NULL
+                                                                   : json_object_get(ogates));
         }
         if (lab || ann) {
             json_object *md = json_object_new_object();
@@ -289,8 +300,21 @@ static json_object *start_patch(ctrl *c, const cjob *j, const rec *w, const ctrl
         json_object_object_add(ps, "flavors", fl);
         json_object_object_add(ps, "count",
                                json_object_new_int(vi ? vi->psa[i].count : wl->psa[i].count));
+        const cu_topo_assign *ta = vi ? vi->psa[i].topo : wl->psa[i].topo;
+        if (ta)
+            json_object_object_add(ps, "topologyAssignment", cu_topo_assign_json(ta));
         json_object_array_add(psas, ps);
     }
+    /* the pod sets' topology requests (TAS: an implicit one is marked) */
+    json_object *wps = json_object_new_array();
+    for (size_t i = 0; i < wl->npodsets; i++) {
+        json_object *ps = json_object_new_object();
+        json_object *rq = cu_topo_request_json(&wl->podsets[i].topo);
+        if (rq)
+            json_object_object_add(ps, "topologyRequest", rq);
+        json_object_array_add(wps, ps);
+    }
+    json_object_object_add(cu_jchild(wj, "spec"), "podSets", wps);
     json_object_object_add(adm, "podSetAssignments", psas);
     json_object_object_add(st, "admission", adm);
     json_object *acs = parse_or_null(w->acs); /* their podSetUpdates */
