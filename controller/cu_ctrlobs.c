@@ -194,6 +194,59 @@ static double q(const char *resource, int64_t v) { return cu_qty_res_float(resou
  * Kueue reads these. */
 static double kq(int64_t v) { return (double)v; }
 
+/* The TAS gauges (docs/metrics.md), per TAS flavor: its free quota over
+ * the roots of the cohort forest, and from its placement snapshot. */
+static void tas_gauges(ctrl *c)
+{
+    cu_kueue_metrics *k = &c->km;
+    size_t ntas = cu_engine_ntas(c->eng), nnodes = 0;
+    if (!ntas)
+        return;
+    const char **nodes = ctrl_tas_node_names(c, &nnodes);
+    for (size_t f = 0; f < ntas; f++) {
+        const char *flavor = NULL;
+        struct cu_tas *t = cu_engine_tas(c->eng, f, &flavor);
+        if (!t || !flavor)
+            continue;
+        const char *res[32];
+        size_t nres = 0;
+        /* the resources the ClusterQueues give it quota of, and the free
+         * quota at the roots (a ClusterQueue in no cohort, a root Cohort) */
+        for (size_t i = 0, n = cu_engine_ncqs(c->eng); i < n; i++) {
+            const cu_cq_info *ci = cu_engine_cq_info(c->eng, i);
+            for (size_t u = 0; u < ci->nusage; u++) {
+                const cu_fr_usage *fu = &ci->usage[u];
+                if (strcmp(fu->flavor, flavor) != 0)
+                    continue;
+                int seen = 0;
+                for (size_t r = 0; r < nres && !seen; r++)
+                    seen = strcmp(res[r], fu->resource) == 0;
+                if (!seen && nres < 32)
+                    res[nres++] = fu->resource;
+                if (!ci->cohort) {
+                    const char *a[] = { flavor, fu->resource };
+                    int64_t free = fu->subtree - fu->total;
+                    cu_metric_inc(k->cueue_tas_quota_free, a, q(fu->resource, free > 0 ? free : 0));
+                }
+            }
+        }
+        for (size_t i = 0, n = cu_engine_ncohorts(c->eng); i < n; i++) {
+            const cu_cohort_info *hi = cu_engine_cohort_info(c->eng, i);
+            for (size_t u = 0; !hi->parent && u < hi->nusage; u++) {
+                const cu_fr_usage *fu = &hi->usage[u];
+                if (strcmp(fu->flavor, flavor) != 0)
+                    continue;
+                const char *a[] = { flavor, fu->resource };
+                int64_t free = fu->subtree - fu->total;
+                cu_metric_inc(k->cueue_tas_quota_free, a, q(fu->resource, free > 0 ? free : 0));
+            }
+        }
+        cu_metrics_tas_flavor(k, flavor, t, res, nres, nodes, nodes ? nnodes : 0,
+                              cu_engine_tas_pending_shape(c->eng, f));
+    }
+    free(nodes);
+}
+
 /* Gauges are rebuilt from the engine's views at each scrape (so deleted
  * queues vanish); counters kept by the controller are copied in. */
 static void refresh_gauges(ctrl *c)
@@ -226,6 +279,10 @@ static void refresh_gauges(ctrl *c)
         k->cohort_subtree_resource_reservations,
         k->cohort_subtree_admitted_active_workloads,
         k->cueue_pending_workloads_by_reason,
+        k->cueue_tas_quota_free,
+        k->cueue_tas_placeable,
+        k->cueue_tas_largest_node_free,
+        k->cueue_tas_node_free,
     };
     for (size_t i = 0; i < sizeof(reset) / sizeof(reset[0]); i++)
         cu_metric_reset_family(reset[i]);
@@ -358,6 +415,7 @@ static void refresh_gauges(ctrl *c)
         }
         fset(k->cohort_subtree_admitted_active_workloads, ws, 0);
     }
+    tas_gauges(c);
     /* admitted workloads in each cohort's subtree: every ClusterQueue adds
      * its own to each cohort up its chain */
     for (size_t j = 0, nq = cu_engine_ncqs(c->eng); j < nq; j++) {

@@ -595,6 +595,20 @@ cu_err ctrl_tas_world(ctrl *c, cu_world *vw)
     return CU_OK;
 }
 
+const char **ctrl_tas_node_names(ctrl *c, size_t *n)
+{
+    *n = 0;
+    struct ctrl_tas *t = c->tas;
+    if (!t || !t->nodes.n)
+        return NULL;
+    const char **out = calloc(t->nodes.n, sizeof(*out));
+    if (!out)
+        return NULL;
+    HMAP_FOREACH(&t->nodes, tnode, x) out[(*n)++] = x->h.key;
+    qsort(out, *n, sizeof(*out), cu_strp_cmp);
+    return out;
+}
+
 size_t ctrl_tas_nnodes(const ctrl *c) { return c->tas ? c->tas->nodes.n : 0; }
 size_t ctrl_tas_ncounted(const ctrl *c) { return c->tas ? c->tas->counted : 0; }
 

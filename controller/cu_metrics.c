@@ -4,6 +4,7 @@
  * cu_metrics registry (base/cu_prom.c).
  */
 #include "cu_metrics.h"
+#include "cu_tas.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -504,6 +505,35 @@ static const cat_entry catalogue[] = {
       B_NONE,
       { "reason", NULL },
       "Metric updates the registry rejected (a bug in the controller), by 'reason'." },
+    { F(cueue_tas_quota_free),
+      "cueue_tas_quota_free",
+      CU_METRIC_GAUGE,
+      B_NONE,
+      { "flavor", "resource", NULL },
+      "Quota of a TAS flavor's resource not reserved: over the roots of the cohort forest (a root "
+      "Cohort, or a ClusterQueue in no cohort), the subtree quota of 'flavor' and 'resource' "
+      "minus what its workloads reserve, at least 0, summed." },
+    { F(cueue_tas_placeable),
+      "cueue_tas_placeable",
+      CU_METRIC_GAUGE,
+      B_NONE,
+      { "flavor", "resource", NULL },
+      "Of a TAS flavor's 'resource', the amount placeable now for the largest pod shape that waits "
+      "for TAS capacity there: the pods of that shape the nodes take, each on its own, times its "
+      "request. No series when none waits." },
+    { F(cueue_tas_largest_node_free),
+      "cueue_tas_largest_node_free",
+      CU_METRIC_GAUGE,
+      B_NONE,
+      { "flavor", "resource", NULL },
+      "The largest free amount of 'resource' on one node of a TAS flavor (allocatable minus the "
+      "bound pods and the admitted TAS workloads placed there)." },
+    { F(cueue_tas_node_free),
+      "cueue_tas_node_free",
+      CU_METRIC_GAUGE,
+      B_NONE,
+      { "flavor", "node", "resource", NULL },
+      "The free amount of 'resource' on each 'node' of a TAS flavor." },
 };
 
 static const double def_buckets[] = { .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10 };
@@ -570,4 +600,32 @@ cu_err cu_metrics_kueue_register(cu_metrics *m, cu_kueue_metrics *out)
     }
     cu_metrics_count_errors_in(m, out->cueue_metrics_errors_total);
     return CU_OK;
+}
+
+/* ---------------- Topology-Aware Scheduling ---------------- */
+
+void cu_metrics_tas_flavor(const cu_kueue_metrics *k, const char *flavor, struct cu_tas *t,
+                           const char *const *resources, size_t nres, const char *const *nodes,
+                           size_t nnodes, const struct cu_reslist *shape)
+{
+    for (size_t r = 0; r < nres; r++) {
+        const char *a[] = { flavor, resources[r] };
+        cu_metric_set(k->cueue_tas_largest_node_free, a,
+                      cu_qty_res_float(resources[r], cu_tas_max_free(t, resources[r], NULL)));
+        for (size_t n = 0; n < nnodes; n++) {
+            int64_t free = 0;
+            if (cu_tas_node_free(t, nodes[n], resources[r], &free) != CU_OK)
+                continue; /* not a member of the flavor */
+            const char *b[] = { flavor, nodes[n], resources[r] };
+            cu_metric_set(k->cueue_tas_node_free, b, cu_qty_res_float(resources[r], free));
+        }
+    }
+    if (!shape)
+        return;
+    int64_t pods = cu_tas_placeable(t, shape, NULL, NULL, 0);
+    for (size_t i = 0; i < shape->n; i++) {
+        const char *a[] = { flavor, shape->items[i].name };
+        cu_metric_set(k->cueue_tas_placeable, a,
+                      cu_qty_res_float(shape->items[i].name, pods * shape->items[i].milli));
+    }
 }

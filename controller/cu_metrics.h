@@ -104,6 +104,11 @@ typedef struct cu_kueue_metrics {
     cu_metric_family *cueue_leader;                       /* no labels (gauge 0/1) */
     cu_metric_family *cueue_pending_workloads_by_reason;  /* cluster_queue, reason */
     cu_metric_family *cueue_metrics_errors_total;         /* reason */
+    /* Topology-Aware Scheduling, per TAS flavor (docs/metrics.md) */
+    cu_metric_family *cueue_tas_quota_free;        /* flavor, resource */
+    cu_metric_family *cueue_tas_placeable;         /* flavor, resource */
+    cu_metric_family *cueue_tas_largest_node_free; /* flavor, resource */
+    cu_metric_family *cueue_tas_node_free;         /* flavor, node, resource */
 } cu_kueue_metrics;
 
 /* Registers every family of the catalogue in m and fills *out with the
@@ -112,6 +117,21 @@ typedef struct cu_kueue_metrics {
  * or CU_EINVAL when a name clashes with a family already in m (see
  * cu_metrics_last_error). */
 cu_err cu_metrics_kueue_register(cu_metrics *m, cu_kueue_metrics *out);
+
+/* The TAS gauges of one TAS flavor from its placement snapshot t (topology/
+ * cu_tas.h; flavor its name): for each of the nres resources (the ones the
+ * ClusterQueues give the flavor quota of), the largest free amount on one
+ * node (cueue_tas_largest_node_free) and each member node's free amount
+ * among the nnodes names (cueue_tas_node_free; a node that is not a member
+ * has none); and, when shape (the per-pod requests of the largest pending
+ * pod shape that failed TAS placement there) is not NULL, for each of its
+ * resources the pods of that shape placeable now times its request
+ * (cueue_tas_placeable). Amounts in whole units (cores, bytes, GPUs). */
+struct cu_tas;
+struct cu_reslist;
+void cu_metrics_tas_flavor(const cu_kueue_metrics *k, const char *flavor, struct cu_tas *t,
+                           const char *const *resources, size_t nres, const char *const *nodes,
+                           size_t nnodes, const struct cu_reslist *shape);
 
 /* Kueue's bucket layouts, for tests and for the controller.
  * Exponential: [1, 2.5, 5, 10, ...] with n bounds (n = 14 or 16). */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cu_metrics.h"
+#include "cu_tas.h"
 #include "test_prom.h"
 
 static void test_errors_counted_in_catalogue(void **state)
@@ -184,11 +185,69 @@ static void test_catalogue_promtool(void **state)
     cu_metrics_free(m);
 }
 
+/* ---------------- Topology-Aware Scheduling ---------------- */
+
+/* Four 8-GPU nodes, single-GPU pods holding 6 on each: 2 free per node, 8
+ * in all; a pending shape of 3 GPUs places nothing, one of 2 places 4 pods. */
+static void test_tas_flavor_gauges(void **state)
+{
+    (void)state;
+    cu_metrics *m = cu_metrics_new();
+    cu_kueue_metrics k;
+    assert_int_equal(cu_metrics_kueue_register(m, &k), CU_OK);
+    const char *levels[] = { "rack", "kubernetes.io/hostname" };
+    cu_tas_flavor fl = { .name = "default", .nlevels = 2, .levels = levels };
+    cu_tas *t = cu_tas_new(&fl);
+    assert_non_null(t);
+    const char *names[] = { "gpu-a", "gpu-b", "gpu-c", "gpu-d" };
+    cu_res alloc[] = { { "cpu", 32000 }, { "nvidia.com/gpu", 8 }, { "pods", 110 } };
+    cu_reslist al = { 3, alloc };
+    cu_res one[] = { { "nvidia.com/gpu", 1 } };
+    cu_reslist onegpu = { 1, one };
+    for (int i = 0; i < 4; i++) {
+        cu_kv kv[] = { { "rack", i < 2 ? "r1" : "r2" }, { "kubernetes.io/hostname", names[i] } };
+        cu_kvs labels = { 2, kv };
+        cu_tas_node n = { .name = names[i], .labels = &labels, .allocatable = &al, .ready = 1 };
+        assert_int_equal(cu_tas_node_set(t, &n), CU_OK);
+        assert_int_equal(cu_tas_usage(t, names[i], &onegpu, 6, +1), CU_OK);
+    }
+    const char *res[] = { "nvidia.com/gpu" };
+    const char *nodes[] = { "gpu-a", "gpu-b", "gpu-c", "gpu-d", "gone" };
+    cu_res three[] = { { "nvidia.com/gpu", 3 } };
+    cu_reslist shape3 = { 1, three };
+    cu_metrics_tas_flavor(&k, "h100", t, res, 1, nodes, 5, &shape3);
+    double x = -1;
+    const char *a[] = { "h100", "nvidia.com/gpu" };
+    assert_int_equal(cu_metric_get(k.cueue_tas_largest_node_free, a, &x), CU_OK);
+    assert_true(x == 2);
+    assert_int_equal(cu_metric_get(k.cueue_tas_placeable, a, &x), CU_OK);
+    assert_true(x == 0); /* no node has 3 free */
+    const char *b[] = { "h100", "gpu-c", "nvidia.com/gpu" };
+    assert_int_equal(cu_metric_get(k.cueue_tas_node_free, b, &x), CU_OK);
+    assert_true(x == 2);
+    const char *gone[] = { "h100", "gone", "nvidia.com/gpu" };
+    assert_int_equal(cu_metric_get(k.cueue_tas_node_free, gone, &x), CU_ENOTFOUND);
+    /* a node frees 3: one pod of 3 fits there */
+    assert_int_equal(cu_tas_usage(t, "gpu-a", &onegpu, 3, -1), CU_OK);
+    cu_metrics_tas_flavor(&k, "h100", t, res, 1, nodes, 5, &shape3);
+    assert_int_equal(cu_metric_get(k.cueue_tas_placeable, a, &x), CU_OK);
+    assert_true(x == 3);
+    assert_int_equal(cu_metric_get(k.cueue_tas_largest_node_free, a, &x), CU_OK);
+    assert_true(x == 5);
+    /* no shape waits: no placeable series is written */
+    cu_metric_reset_family(k.cueue_tas_placeable);
+    cu_metrics_tas_flavor(&k, "h100", t, res, 1, nodes, 5, NULL);
+    assert_int_equal(cu_metric_get(k.cueue_tas_placeable, a, &x), CU_ENOTFOUND);
+    cu_tas_free(t);
+    cu_metrics_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors_counted_in_catalogue),
         cmocka_unit_test(test_catalogue_layout),
+        cmocka_unit_test(test_tas_flavor_gauges),
         cmocka_unit_test(test_catalogue_promtool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

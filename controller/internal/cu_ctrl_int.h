@@ -680,6 +680,9 @@ void ctrl_tas_wl_changed(ctrl *c, rec *w);
 /* The topology ungater: the gated pods of the marked Workloads admitted
  * by TAS get their domain's node selector and lose the topology gate. */
 void ctrl_tas_ungate(ctrl *c);
+/* The names of the Nodes kept, sorted (a new array of borrowed names,
+ * caller frees; NULL when none), their number in *n. */
+const char **ctrl_tas_node_names(ctrl *c, size_t *n);
 /* The Nodes kept, the pods whose usage is counted. */
 size_t ctrl_tas_nnodes(const ctrl *c);
 size_t ctrl_tas_ncounted(const ctrl *c);
