@@ -424,7 +424,7 @@ static void join_into(cu_buf *b, const char *psname, cu_strlist *r)
 /* Cueue's numbers after Kueue's not-fit message of pod set p (its
  * placement result r in TAS flavor ti): the ClusterQueue's free quota of
  * the resource that blocks, then the nodes' side (cu_tas_diag_text). */
-static void tas_numbers(cu_engine *e, const ecq *c, int ti, const cu_tas_result *r, cu_buf *b)
+void cu_assign_tas_numbers(cu_engine *e, const ecq *c, int ti, const cu_tas_result *r, cu_buf *b)
 {
     const cu_tas_diag *g = &r->diag;
     const etas *s = &e->tas.items[ti];
@@ -459,16 +459,14 @@ static const cu_nodesel *tas_nodesel(cu_arena *a, const cu_podset *ps)
     return s;
 }
 
-/* Fills pod set p's request in plan slot k, for TAS flavor ti. */
-static int tas_request(cu_engine *e, const ewl *w, const asg *a, size_t p, int ti, int implied,
-                       tasplan *plan, size_t k)
+int cu_assign_tas_request(cu_arena *ar, const ecq *c, const ewl *w, size_t p, int32_t count,
+                          cu_tas_request *q)
 {
     const cu_podset *ps = &w->obj->podsets[p];
     const cu_topo_request *r = &ps->topo;
-    const eassign *ea = &a->ps[p];
-    cu_tas_request *q = &plan->req[k];
+    int implied = tas_requested(c, ps) == 2;
     memset(q, 0, sizeof(*q));
-    q->count = ea->count;
+    q->count = count;
     q->per_pod = &ps->requests;
     if (!implied && r->required) {
         q->mode = CU_TAS_REQUIRED;
@@ -483,14 +481,25 @@ static int tas_request(cu_engine *e, const ewl *w, const asg *a, size_t p, int t
         q->slice_level = r->slice_required;
         q->slice_size = r->has_slice_size ? r->slice_size : 0;
     }
-    q->sel = tas_nodesel(&e->cycle, ps);
+    q->sel = tas_nodesel(ar, ps);
     q->ntols = ps->ntols;
     q->tols = ps->tols;
+    return q->sel ? 0 : -1;
+}
+
+/* Fills pod set p's request in plan slot k, for TAS flavor ti. */
+static int tas_request(cu_engine *e, const ecq *c, const ewl *w, const asg *a, size_t p, int ti,
+                       tasplan *plan, size_t k)
+{
+    const cu_podset *ps = &w->obj->podsets[p];
+    const eassign *ea = &a->ps[p];
+    if (cu_assign_tas_request(&e->cycle, c, w, p, ea->count, &plan->req[k]))
+        return -1;
     /* its usage: the requests of the resources assigned the TAS flavor */
     cu_reslist *u = &plan->use[k];
     u->n = 0;
     u->items = cu_arena_alloc(&e->cycle, (ps->requests.n ? ps->requests.n : 1) * sizeof(cu_res));
-    if (!q->sel || !u->items)
+    if (!u->items)
         return -1;
     for (size_t i = 0; i < ps->requests.n; i++) {
         int rid = cu_strmap_get(&e->res_map, ps->requests.items[i].name);
@@ -600,7 +609,7 @@ static void tas_step(cu_engine *e, const ecq *c, ewl *w, asg *a)
             plan->use[k] = plan->use[k - 1];
             k--;
         }
-        if (tas_request(e, w, a, p, ti, req == 2, plan, k)) {
+        if (tas_request(e, c, w, a, p, ti, plan, k)) {
             tas_error(e, a, w->ps[p].name, "out of memory");
             return;
         }
@@ -622,7 +631,7 @@ static void tas_step(cu_engine *e, const ecq *c, ewl *w, asg *a)
             cu_buf_printf(&b, "couldn't assign flavors to pod set %s: %s", psname,
                           res[fail].reason ? res[fail].reason : "out of memory");
             if (err == CU_EINVAL)
-                tas_numbers(e, c, plan->ti[fail], &res[fail], &b);
+                cu_assign_tas_numbers(e, c, plan->ti[fail], &res[fail], &b);
             a->msg = cu_arena_strdup(ar, cu_buf_str(&b));
             cu_buf_free(&b);
             a->reason = R_WAITING_FOR_QUOTA;

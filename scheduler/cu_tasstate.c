@@ -35,6 +35,10 @@ void cu_engine_tas_free(cu_engine *e)
     e->tas.n = 0;
     free(e->tas_over);
     e->tas_over = NULL;
+    cu_strmap_free(&e->pod_node);
+    free(e->pod_count.items);
+    e->pod_count.items = NULL;
+    e->pod_count.n = 0;
 }
 
 static void node_view(const cu_kube_node *n, cu_tas_node *out)
@@ -139,7 +143,22 @@ cu_err cu_engine_pod_usage(cu_engine *e, const char *node, const cu_reslist *per
         if (err)
             return err;
     }
+    int k = cu_strmap_get(&e->pod_node, node);
+    if (k < 0) {
+        const char *copy = cu_arena_strdup(&e->arena, node);
+        if (!copy || VEC_PUSH(e->pod_count, 0) ||
+            cu_strmap_put(&e->pod_node, copy, (int)e->pod_count.n - 1))
+            return CU_ENOMEM;
+        k = (int)e->pod_count.n - 1;
+    }
+    e->pod_count.items[k] += sign > 0 ? 1 : -1;
     return CU_OK;
+}
+
+int32_t cu_engine_tas_bound_pods(const cu_engine *e, const char *node)
+{
+    int k = cu_strmap_get(&e->pod_node, node);
+    return k < 0 ? 0 : e->pod_count.items[k];
 }
 
 size_t cu_engine_ntas(const cu_engine *e) { return e->tas.n; }

@@ -208,12 +208,14 @@ struct cu_engine {
     cu_strmap res_map, flv_map, cq_map, cohort_map, lq_map, ns_map;
     CU_VEC(const char *) res_names;
     CU_VEC(eflavor) flavors;
-    CU_VEC(etas) tas; /* the TAS flavors (cu_tasstate.c) */
-    char *tas_over;   /* the first admission that put a node over its
+    CU_VEC(etas) tas;          /* the TAS flavors (cu_tasstate.c) */
+    cu_strmap pod_node;        /* node name -> index in pod_count */
+    CU_VEC(int32_t) pod_count; /* pods bound per node (cu_engine_pod_usage) */
+    char *tas_over;            /* the first admission that put a node over its
                          allocatable (cu_engine_tas_check), NULL: none */
-    size_t nres_fr;   /* resources known when frs were built */
-    size_t nflv_fr;   /* flavors known when frs were built */
-    int *frmat;       /* [flavor * nres_fr + res] -> fr, -1 */
+    size_t nres_fr;            /* resources known when frs were built */
+    size_t nflv_fr;            /* flavors known when frs were built */
+    int *frmat;                /* [flavor * nres_fr + res] -> fr, -1 */
     size_t nfr;
     int *fr_flv, *fr_res;
     CU_VEC(ecq) cqs;
@@ -319,6 +321,9 @@ void cu_engine_tas_apply(cu_engine *e, const ewl *w, int sign);
  * (when the lowest level is the hostname) left with less than nothing
  * free of a resource it requests (cu_engine_check_invariants reports it). */
 void cu_engine_tas_check(cu_engine *e, const ewl *w);
+/* The pods bound to node that TAS did not place (cu_engine_pod_usage's
+ * count). */
+int32_t cu_engine_tas_bound_pods(const cu_engine *e, const char *node);
 /* Frees w's topology assignments (w->topo). */
 void cu_engine_tas_forget(ewl *w);
 /* The TAS pod sets of one flavor assignment (per-round arena): pod set
