@@ -239,6 +239,8 @@ void cu_world_free(cu_world *w)
     free(w->configs.items);
     free(w->checks.items);
     free(w->topologies.items);
+    free(w->nodes.items);
+    free(w->pods.items);
     memset(w, 0, sizeof(*w));
 }
 

@@ -34,6 +34,7 @@ cu_engine *cu_engine_new(const cu_engine_opts *opts)
     cu_strmap_init(&e->cohort_map);
     cu_strmap_init(&e->lq_map);
     cu_strmap_init(&e->ns_map);
+    cu_strmap_init(&e->pod_node);
     cu_arena_init(&e->arena, 64 * 1024);
     cu_arena_init(&e->cycle, 64 * 1024);
     cu_arena_init(&e->scratch, 64 * 1024);
@@ -215,6 +216,10 @@ cu_err cu_engine_check_invariants(const cu_engine *e, cu_diag *d)
     }
     usage_ctx ctx = { e, sum };
     cu_err err = CU_OK;
+    if (e->tas_over) {
+        cu_diag_error(d, "%s", e->tas_over);
+        err = CU_EINVAL;
+    }
     for (size_t i = 0; i < e->cqs.n && !err; i++) {
         if (admitted[i] != e->cqs.items[i].admitted) {
             cu_diag_error(d, "ClusterQueue %s: admitted counter %d, but %d workloads hold quota",
