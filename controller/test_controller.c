@@ -1472,6 +1472,90 @@ static void test_pod_group_admitted_whole(void **state)
     stop(f);
 }
 
+/* A Workload team/tw admitted with a topology assignment (hostname level:
+ * gpu-a 1 pod, gpu-b 1 pod), its pod set asking for ranks by the Job's
+ * completion index. */
+static void add_tas_workload(srv *s)
+{
+    srv_add(s, R_WL,
+            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"metadata\":{"
+            "\"name\":\"tw\",\"namespace\":\"team\",\"uid\":\"wl-tw\","
+            "\"creationTimestamp\":\"2025-01-01T00:00:00Z\"},"
+            "\"spec\":{\"queueName\":\"lq\",\"active\":true,\"podSets\":[{\"name\":\"main\","
+            "\"count\":2,\"topologyRequest\":{\"required\":\"kubernetes.io/hostname\","
+            "\"podIndexLabel\":\"batch.kubernetes.io/job-completion-index\"},"
+            "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
+            "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}]},"
+            "\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{"
+            "\"name\":\"main\",\"count\":2,\"flavors\":{\"cpu\":\"f1\"},\"resourceUsage\":"
+            "{\"cpu\":\"2\"},\"topologyAssignment\":{\"levels\":[\"kubernetes.io/hostname\"],"
+            "\"slices\":[{\"domainCount\":2,\"podCounts\":{\"universal\":1},\"valuesPerLevel\":"
+            "[{\"individual\":{\"prefix\":\"gpu-\",\"roots\":[\"a\",\"b\"]}}]}]}}]},"
+            "\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\",\"reason\":"
+            "\"QuotaReserved\",\"message\":\"Quota reserved in ClusterQueue cq\","
+            "\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"},{\"type\":\"Admitted\",\"status\":"
+            "\"True\",\"reason\":\"Admitted\",\"message\":\"The workload is admitted\","
+            "\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"}]}}");
+}
+
+/* A gated pod of tw's pod set: completion index idx (< 0: no index label). */
+static void add_tas_pod(srv *s, const char *name, int idx)
+{
+    char b[2048], lab[120] = "";
+    if (idx >= 0)
+        snprintf(lab, sizeof(lab), ",\"batch.kubernetes.io/job-completion-index\":\"%d\"", idx);
+    snprintf(b, sizeof(b),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"team\",\"uid\":\"uid-%s\",\"labels\":{"
+             "\"kueue.x-k8s.io/podset\":\"main\"%s},\"annotations\":{"
+             "\"kueue.x-k8s.io/workload\":\"tw\","
+             "\"kueue.x-k8s.io/podset-required-topology\":\"kubernetes.io/hostname\"}},"
+             "\"spec\":{\"schedulingGates\":[{\"name\":\"other\"},"
+             "{\"name\":\"kueue.x-k8s.io/topology\"}],\"nodeSelector\":{\"pool\":\"p1\"},"
+             "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]},"
+             "\"status\":{\"phase\":\"Pending\"}}",
+             name, name, lab);
+    srv_add(s, R_POD, b);
+}
+
+/* The topology ungater: the gated pods of a Workload admitted by TAS get
+ * their domain's hostname in their nodeSelector and lose the topology gate
+ * (other gates kept); by rank when every pod has its index (pod z, index
+ * 0, to gpu-a), else in name order. */
+static void tas_ungater(void **state, int ranked)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_tas_workload(f->s);
+    add_tas_pod(f->s, "y", ranked ? 1 : -1);
+    add_tas_pod(f->s, "z", ranked ? 0 : -1);
+    start(f);
+    const char *py = "/api/v1/namespaces/team/pods/y", *pz = "/api/v1/namespaces/team/pods/z";
+    long uy = wait_req(f, 0, is_pod_patch, py, 5000), uz = wait_req(f, 0, is_pod_patch, pz, 5000);
+    CHECK(f, uy >= 0 && uz >= 0, "the pods were not ungated (%ld, %ld)", uy, uz);
+    const char *hy = json_object_get_string(
+        jget(jpath(f->s->reqs[uy].j, "spec.nodeSelector"), "kubernetes.io/hostname"));
+    const char *hz = json_object_get_string(
+        jget(jpath(f->s->reqs[uz].j, "spec.nodeSelector"), "kubernetes.io/hostname"));
+    CHECK(f, hy && !strcmp(hy, ranked ? "gpu-b" : "gpu-a"), "pod y to %s: %s", hy ? hy : "-",
+          f->s->reqs[uy].body);
+    CHECK(f, hz && !strcmp(hz, ranked ? "gpu-a" : "gpu-b"), "pod z to %s: %s", hz ? hz : "-",
+          f->s->reqs[uz].body);
+    json_object *g = jpath(f->s->reqs[uy].j, "spec.schedulingGates");
+    CHECK(f,
+          json_object_array_length(g) == 1 &&
+              !strcmp(jstrp(json_object_array_get_idx(g, 0), "name"), "other"),
+          "the other gate kept, the topology gate gone: %s", f->s->reqs[uy].body);
+    /* once ungated (the watch shows it), not patched again */
+    serve_for(f, 1500);
+    size_t n = count_req(f, 0, f->s->nreqs, is_pod_patch, py);
+    CHECK(f, n == 1, "pod y patched %zu times", n);
+    stop(f);
+}
+
+static void test_tas_ungater_ranks(void **state) { tas_ungater(state, 1); }
+static void test_tas_ungater_names(void **state) { tas_ungater(state, 0); }
+
 /* 2. A pending Workload that fits is admitted with a precondition. */
 static void test_admits_with_precondition(void **state)
 {
@@ -2406,6 +2490,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stop_job_in_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_status_merge_patch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pod_group_admitted_whole, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tas_ungater_ranks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tas_ungater_names, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
