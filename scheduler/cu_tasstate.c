@@ -491,10 +491,22 @@ void cu_engine_tas_drop(cu_engine *e)
     e->tas_kept_n.n = 0;
 }
 
+void cu_engine_tas_reserve(cu_engine *e, const tasplan *p, const cu_tas_result *r, int sign)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        if (!r[i].ok)
+            continue;
+        cu_tas *t = e->tas.items[p->ti[i]].t;
+        for (size_t d = 0; d < r[i].ndomains; d++)
+            (void)cu_tas_assigned(t, (const char *const *)r[i].domains[d].values, r[i].nlevels,
+                                  &p->use[i], r[i].domains[d].count, sign);
+    }
+}
+
 int cu_engine_tas_still_fits(cu_engine *e, const tasplan *p)
 {
     if (!p->res)
-        return 0;
+        return -1;
     /* the amounts the plan puts on each node, summed over its pod sets */
     typedef struct need {
         int ti;
@@ -506,7 +518,7 @@ int cu_engine_tas_still_fits(cu_engine *e, const tasplan *p)
     for (size_t i = 0; i < p->n; i++) {
         const cu_tas_result *r = &p->res[i];
         if (!r->ok || r->nlevels != 1 || strcmp(r->levels[0], CU_TAS_HOSTNAME) != 0)
-            return 0;
+            return -1;
         const cu_reslist *pp = p->req[i].per_pod;
         for (size_t d = 0; d < r->ndomains; d++)
             for (size_t k = 0; k <= pp->n; k++) {
@@ -514,7 +526,7 @@ int cu_engine_tas_still_fits(cu_engine *e, const tasplan *p)
                 int64_t per = k < pp->n ? pp->items[k].milli : 1;
                 int64_t amt;
                 if (cu_qty_mul(per, r->domains[d].count, &amt) != CU_OK)
-                    return 0;
+                    return -1;
                 size_t j;
                 for (j = 0; j < nn; j++)
                     if (buf[j].ti == p->ti[i] &&
@@ -523,7 +535,7 @@ int cu_engine_tas_still_fits(cu_engine *e, const tasplan *p)
                         break;
                 if (j == nn) {
                     if (nn == sizeof(buf) / sizeof(buf[0]))
-                        return 0; /* a large plan: placed again */
+                        return -1; /* a large plan: placed again */
                     buf[nn++] = (need){ p->ti[i], r->domains[d].values[0], res, 0 };
                 }
                 buf[j].amt = cu_qty_sat_add(buf[j].amt, amt);

@@ -358,10 +358,14 @@ typedef struct tasplan {
  * (cu_engine_tas_drop), which frees them; CU_ENOMEM when it cannot. */
 cu_err cu_engine_tas_keep(cu_engine *e, cu_tas_result *r, size_t n);
 void cu_engine_tas_drop(cu_engine *e);
-/* 1 when p->res, placed earlier in the round, still fits every node it
- * uses now (the lowest level is the hostname; its pods' requests, "pods"
- * too, at most each node's free amount), so it may be admitted as is. */
+/* Whether p->res, placed earlier in the round, still fits every node it
+ * uses now (Kueue's TASFlavorSnapshot.Fits: its pods' requests, "pods"
+ * too, at most each node's free amount): 1 yes, 0 no, -1 when it cannot
+ * tell (no result, leaves that are not nodes, a large plan). */
 int cu_engine_tas_still_fits(cu_engine *e, const tasplan *p);
+/* Adds (sign > 0) or removes the usage of the placements r of p's pod
+ * sets on their snapshots (a reservation for the rest of a round). */
+void cu_engine_tas_reserve(cu_engine *e, const tasplan *p, const cu_tas_result *r, int sign);
 /* Places p's pod sets (simulate_empty: as if no admitted TAS workload
  * held the nodes). Returns CU_OK when all fit, CU_EINVAL when one does
  * not (*fail: its index in p), CU_ENOMEM. res (p->n entries, or NULL)
