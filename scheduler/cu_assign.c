@@ -7,6 +7,7 @@
  * Per-round memory comes from e->cycle.
  */
 #include "cu_assign_int.h"
+#include "cu_hash.h"
 #include "cu_match.h"
 
 #include <stdio.h>
@@ -481,9 +482,11 @@ int cu_assign_tas_request(cu_arena *ar, const ecq *c, const ewl *w, size_t p, in
         q->slice_level = r->slice_required;
         q->slice_size = r->has_slice_size ? r->slice_size : 0;
     }
-    q->sel = tas_nodesel(ar, ps);
     q->ntols = ps->ntols;
     q->tols = ps->tols;
+    if (!ps->node_selector.n && !ps->nterms)
+        return 0; /* no selector: every node matches */
+    q->sel = tas_nodesel(ar, ps);
     return q->sel ? 0 : -1;
 }
 
@@ -615,6 +618,7 @@ static void tas_step(cu_engine *e, const ecq *c, ewl *w, asg *a)
         }
         plan->n++;
     }
+    plan->res = NULL;
     a->tas = plan;
     cu_tas_result *res = cu_arena_alloc(ar, plan->n * sizeof(*res));
     if (!res) {
@@ -639,12 +643,35 @@ static void tas_step(cu_engine *e, const ecq *c, ewl *w, asg *a)
             w->tas_wait = plan->ti[fail] + 1;
             w->tas_ps = plan->ps[fail];
         }
+        if (!err && cu_engine_tas_keep(e, res, plan->n) == CU_OK) {
+            plan->res = res; /* admitted as is while it still fits */
+            return;
+        }
         for (size_t i = 0; i < plan->n; i++)
             cu_tas_result_free(&res[i]);
         if (!err)
             return;
     }
-    cu_err err = cu_engine_tas_place(e, plan, 1, NULL, &fail);
+    /* as if empty: the same answer for the same shape while the nodes and
+     * their bound pods do not change (remembered per engine) */
+    uint64_t key = w->shape;
+    for (size_t i = 0; i < plan->n; i++) {
+        int32_t v[3] = { plan->ps[i], plan->ti[i], plan->req[i].count };
+        key = cu_hash_bytes(key, v, sizeof(v));
+    }
+    tas_empty *slot = &e->tas_empty[key % TAS_EMPTY_CACHE];
+    cu_err err;
+    if (slot->gen == e->tas_nodes_gen + 1 && slot->key == key) {
+        err = slot->fits ? CU_OK : CU_EINVAL;
+        fail = 0;
+    } else {
+        err = cu_engine_tas_place(e, plan, 1, NULL, &fail);
+        if (err != CU_ENOMEM) {
+            slot->key = key;
+            slot->gen = e->tas_nodes_gen + 1;
+            slot->fits = err == CU_OK;
+        }
+    }
     if (err) {
         a->mode = MODE_NOFIT;
         if (!w->tas_wait) {

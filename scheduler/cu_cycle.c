@@ -350,13 +350,74 @@ static cu_err reserve_capacity(cu_engine *e, ecq *c, const asg *a, journal *j)
     return CU_OK;
 }
 
+/* A TAS reservation of the round: placements r of plan p, counted on
+ * the nodes until the round ends. */
+typedef struct tasresv {
+    const tasplan *p;
+    const cu_tas_result *r;
+} tasresv;
+
 /* State of one round's processing. */
 typedef struct rstate {
     journal j;
     ewl **victims;
     size_t nvict, capvict;
     int admitted, issued;
+    tasresv *tr;
+    size_t ntr, captr;
 } rstate;
+
+/* Counts the placements r of p on the nodes until the round ends. */
+static cu_err tas_resv_push(cu_engine *e, rstate *rs, const tasplan *p, const cu_tas_result *r)
+{
+    if (rs->ntr == rs->captr) {
+        size_t cap = rs->captr ? rs->captr * 2 : 8;
+        tasresv *n = cu_arena_alloc(&e->cycle, cap * sizeof(*n));
+        if (!n)
+            return CU_ENOMEM;
+        if (rs->ntr)
+            memcpy(n, rs->tr, rs->ntr * sizeof(*n));
+        rs->tr = n;
+        rs->captr = cap;
+    }
+    rs->tr[rs->ntr++] = (tasresv){ p, r };
+    cu_engine_tas_reserve(e, p, r, 1);
+    return CU_OK;
+}
+
+/* Kueue reserves a nominated entry's TAS usage with its quota for the
+ * rest of the cycle (netUsage): the placement with its victims removed for
+ * a preemptor, as if empty for one without targets. Places p (simulate:
+ * as if empty) and counts the placement on the nodes until the round ends
+ * (tas_unreserve). */
+static cu_err tas_reserve(cu_engine *e, rstate *rs, const tasplan *p, int simulate)
+{
+    if (!p || !p->n)
+        return CU_OK;
+    cu_tas_result *r = cu_arena_alloc(&e->cycle, p->n * sizeof(*r));
+    if (!r)
+        return CU_ENOMEM;
+    cu_err err = cu_engine_tas_place(e, p, simulate, r, NULL);
+    cu_err kerr = cu_engine_tas_keep(e, r, p->n);
+    if (kerr) {
+        for (size_t i = 0; i < p->n; i++)
+            cu_tas_result_free(&r[i]);
+        return kerr;
+    }
+    if (err == CU_ENOMEM)
+        return err;
+    if (err)
+        return CU_OK; /* nothing placed: nothing reserved */
+    return tas_resv_push(e, rs, p, r);
+}
+
+static void tas_unreserve(cu_engine *e, rstate *rs)
+{
+    while (rs->ntr) {
+        rs->ntr--;
+        cu_engine_tas_reserve(e, rs->tr[rs->ntr].p, rs->tr[rs->ntr].r, -1);
+    }
+}
 
 /* Processes one nominated entry: admit it, issue its preemptions,
  * reserve capacity, or leave it for requeueing with a reason. Usage of
@@ -370,6 +431,8 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
     if (en->a.mode != MODE_FIT && !en->t.n) {
         if (c->obj->preemption.reclaim != CU_PP_ANY) {
             cu_err err = reserve_capacity(e, c, &en->a, &rs->j);
+            if (!err)
+                err = tas_reserve(e, rs, en->a.tas, 1);
             if (err)
                 return err;
         }
@@ -391,11 +454,30 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
             cu_engine_apply_usage(e, rs->victims[k], -1);
         for (size_t k = 0; k < en->t.n; k++)
             cu_engine_apply_usage(e, en->t.t[k].wl, -1);
-        int ok = cu_asg_fits(e, c, &en->a, 1, 1);
+        int ok = cu_asg_fits(e, c, &en->a, 1, 0);
+        cu_tas_result *pr = NULL;
+        cu_err perr = CU_OK;
+        if (ok && en->a.tas && en->a.tas->n) {
+            /* its pod sets placed with the victims gone (Kueue's
+             * updateAssignmentForTAS), reserved below for the round */
+            pr = cu_arena_alloc(&e->cycle, en->a.tas->n * sizeof(*pr));
+            perr = pr ? cu_engine_tas_place(e, en->a.tas, 0, pr, NULL) : CU_ENOMEM;
+            ok = perr == CU_OK;
+        }
         for (size_t k = 0; k < en->t.n; k++)
             cu_engine_apply_usage(e, en->t.t[k].wl, 1);
         for (size_t k = 0; k < rs->nvict; k++)
             cu_engine_apply_usage(e, rs->victims[k], 1);
+        if (pr) {
+            cu_err kerr = cu_engine_tas_keep(e, pr, en->a.tas->n);
+            if (kerr) {
+                for (size_t k = 0; k < en->a.tas->n; k++)
+                    cu_tas_result_free(&pr[k]);
+                return kerr;
+            }
+        }
+        if (perr == CU_ENOMEM)
+            return perr;
         if (!ok) {
             en->msg = "Workload no longer fits after processing another workload";
             forget_flavors(w);
@@ -406,6 +488,11 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
         int ci = (int)(c - e->cqs.items);
         for (size_t k = 0; k < en->a.nuse; k++) {
             cu_err err = journal_add(e, &rs->j, ci, en->a.fr[k], en->a.amt[k]);
+            if (err)
+                return err;
+        }
+        if (pr) {
+            cu_err err = tas_resv_push(e, rs, en->a.tas, pr);
             if (err)
                 return err;
         }
@@ -451,7 +538,13 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
      * Cueue never admits into quota a preempted workload still holds */
     cu_tas_result *tres = NULL;
     int ok = cu_asg_fits(e, c, &en->a, 1, 0);
-    if (ok && en->a.tas && en->a.tas->n) {
+    const cu_tas_result *use = NULL;
+    int still = ok && en->a.tas && en->a.tas->n ? cu_engine_tas_still_fits(e, en->a.tas) : -1;
+    if (still == 1) {
+        use = en->a.tas->res; /* the nomination's placement: its nodes still take it */
+    } else if (still == 0) {
+        ok = 0; /* Kueue's fits: the nomination's placement no longer fits */
+    } else if (ok && en->a.tas && en->a.tas->n) {
         /* placed again against the usage of this round's admissions */
         tres = cu_arena_alloc(&e->cycle, en->a.tas->n * sizeof(*tres));
         if (!tres)
@@ -462,7 +555,7 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
         else if (perr)
             ok = 0;
     }
-    cu_err err = ok < 0 ? CU_ENOMEM : ok ? admit(e, c, w, &en->a, tres) : CU_OK;
+    cu_err err = ok < 0 ? CU_ENOMEM : ok ? admit(e, c, w, &en->a, use ? use : tres) : CU_OK;
     for (size_t i = 0; tres && i < en->a.tas->n; i++)
         cu_tas_result_free(&tres[i]);
     if (!ok) {
@@ -514,6 +607,7 @@ static int pending_flavors(const ewl *w)
 /* One Kueue cycle. */
 static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
 {
+    cu_engine_tas_drop(e);
     cu_arena_free(&e->cycle);
     e->round++;
     int released = e->opts.manual_evictions ? 0 : cu_engine_complete_evictions(e);
@@ -604,6 +698,7 @@ static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
     }
     int admitted = rs.admitted, issued = rs.issued, parked = 0, retried = 0;
     journal_undo(e, &rs.j);
+    tas_unreserve(e, &rs);
     /* requeue the rest */
     for (size_t i = 0; i < n; i++) {
         entry *en = &ents[i];

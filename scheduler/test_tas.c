@@ -549,6 +549,36 @@ static void test_status_and_readmission(void **state)
     cu_world_free(&w);
 }
 
+/* Two ClusterQueues' heads of one round placed (BestFit) on the same
+ * node with room for one: the second no longer fits once the first is
+ * admitted (Kueue's check), waits a round and goes to another node; no
+ * node is ever over its allocatable. */
+static void test_same_round_collision(void **state)
+{
+    (void)state;
+    cu_world w;
+    gpu_world(&w);
+    for (int i = 1; i < 4; i++)
+        w.pods.items[i]->requests.items[0].milli = 4; /* gpu-a 2 free, the others 4 */
+    const char *f[] = { "h100" };
+    int64_t nom[] = { 32 };
+    add_cq(&w, "tas2", 1, f, nom);
+    add_wl(&w, "one", "tas", 1, 2, CU_TAS_HOSTNAME, NULL, 0);
+    add_wl(&w, "two", "tas2", 1, 2, CU_TAS_HOSTNAME, NULL, 0);
+    cu_engine *e = engine(&w);
+    run(e);
+    char b1[64], b2[64];
+    assignment(find(e, "one"), b1, sizeof b1);
+    assignment(find(e, "two"), b2, sizeof b2);
+    assert_true(strcmp(b1, "gpu-a=1") == 0 || strcmp(b2, "gpu-a=1") == 0);
+    assert_string_not_equal(b1, b2);
+    const int64_t bound[4] = { 6, 4, 4, 4 };
+    accounting(e, bound);
+    assert_int_equal(node_free(e, "gpu-a"), 0);
+    cu_engine_free(e);
+    cu_world_free(&w);
+}
+
 /* cueue explain of a TAS-blocked workload: Kueue's message with the
  * numbers, and which admitted workload must end to open a node (golden). */
 static void test_explain_golden(void **state)
@@ -634,6 +664,7 @@ int main(void)
         cmocka_unit_test(test_tas_flavor_refused),
         cmocka_unit_test(test_preempt_frees_domain),
         cmocka_unit_test(test_status_and_readmission),
+        cmocka_unit_test(test_same_round_collision),
         cmocka_unit_test(test_explain_golden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
