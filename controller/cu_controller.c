@@ -125,6 +125,19 @@ void ctrl_log(ctrl *c, int v, const char *fmt, ...)
 
 /* ---------------- json helpers (for decoding at the boundary) ---------------- */
 
+const char *ctrl_cond_status(json_object *obj, const char *type)
+{
+    json_object *conds = cu_jpath(obj, "status.conditions");
+    const char *out = NULL;
+    for (size_t i = 0, n = cu_jarr_len(conds); i < n; i++) {
+        json_object *k = json_object_array_get_idx(conds, i);
+        const char *t = cu_jstr(k, "type");
+        if (t && strcmp(t, type) == 0)
+            out = cu_jstr(k, "status");
+    }
+    return out;
+}
+
 void ctrl_gates_without(json_object *spec, json_object *gates, const char *drop1, const char *drop2)
 {
     json_object *keep = json_object_new_array();

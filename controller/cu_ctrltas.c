@@ -266,13 +266,8 @@ static int node_decode(tnode *t, json_object *obj)
         tn->effect = cu_jstr(x, "effect") ? cu_arena_strdup(a, cu_jstr(x, "effect")) : NULL;
     }
     n->unschedulable = cu_jas_true(cu_jpath(obj, "spec.unschedulable"));
-    json_object *conds = cu_jpath(obj, "status.conditions");
-    for (size_t i = 0, nc = cu_jarr_len(conds); i < nc; i++) {
-        json_object *x = json_object_array_get_idx(conds, i);
-        const char *ty = cu_jstr(x, "type"), *st = cu_jstr(x, "status");
-        if (ty && strcmp(ty, "Ready") == 0)
-            n->ready = st && strcmp(st, "True") == 0;
-    }
+    const char *rs = ctrl_cond_status(obj, "Ready");
+    n->ready = rs && strcmp(rs, "True") == 0;
     return 0;
 }
 
@@ -285,13 +280,9 @@ static size_t node_shape(json_object *obj)
     json_object_object_add(t, "c", json_object_get(cu_jpath(obj, "status.capacity")));
     json_object_object_add(t, "t", json_object_get(cu_jpath(obj, "spec.taints")));
     json_object_object_add(t, "u", json_object_get(cu_jpath(obj, "spec.unschedulable")));
-    json_object *conds = cu_jpath(obj, "status.conditions");
-    for (size_t i = 0, nc = cu_jarr_len(conds); i < nc; i++) {
-        json_object *x = json_object_array_get_idx(conds, i);
-        const char *ty = cu_jstr(x, "type");
-        if (ty && strcmp(ty, "Ready") == 0)
-            json_object_object_add(t, "r", json_object_get(cu_jget(x, "status")));
-    }
+    const char *rs = ctrl_cond_status(obj, "Ready");
+    if (rs)
+        json_object_object_add(t, "r", json_object_new_string(rs));
     size_t h = cu_hash_str(json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN));
     json_object_put(t);
     return h;

@@ -371,6 +371,9 @@ void ctrl_cjob_free(cjob *j);
 void ctrl_log(ctrl *c, int v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* strdup of s, NULL for NULL. */
 char *ctrl_sdup(const char *s);
+/* The status of condition type in obj's status.conditions (the last of
+ * that type; borrowed), NULL when absent. */
+const char *ctrl_cond_status(json_object *obj, const char *type);
 /* Sets spec["schedulingGates"] to the gates (a json array, borrowed; NULL:
  * none) without those named drop1 and drop2 (NULL: none), or to null (a
  * merge patch's removal) when none is left. */

@@ -190,13 +190,8 @@ static cpod *decode_pod(json_object *obj)
     p->succeeded = ph && strcmp(ph, "Succeeded") == 0;
     p->failed = ph && strcmp(ph, "Failed") == 0;
     p->runnable = cu_pod_runnable(obj);
-    json_object *conds = cu_jpath(obj, "status.conditions");
-    for (size_t i = 0, n = cu_jarr_len(conds); i < n; i++) {
-        json_object *k = json_object_array_get_idx(conds, i);
-        const char *t = cu_jstr(k, "type"), *st = cu_jstr(k, "status");
-        if (t && strcmp(t, "Ready") == 0)
-            p->ready = st && strcmp(st, "True") == 0;
-    }
+    const char *rs = ctrl_cond_status(obj, "Ready");
+    p->ready = rs && strcmp(rs, "True") == 0;
     if (cu_pod_role(obj, p->role) != 0)
         p->role[0] = '\0';
     char k[700];
