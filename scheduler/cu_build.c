@@ -179,6 +179,38 @@ static void cq_checks_activity(cu_engine *e, const cu_cluster_queue *obj, ecq *c
     cu_buf_free(&b);
 }
 
+/* Topology-Aware Scheduling: whether every flavor of c has a topologyName
+ * (Kueue's IsTASOnly; Cueue asks for one flavor at least), and Kueue's
+ * TopologyNotFound when a flavor's Topology is missing (the ClusterQueue
+ * is inactive; the least of the reasons, below the AdmissionChecks'). */
+static void cq_topology_activity(cu_engine *e, ecq *cp)
+{
+    size_t nflv = 0, ntas = 0;
+    cu_buf b;
+    cu_buf_init(&b, 64 * 1024);
+    for (size_t g = 0; g < cp->ngroups; g++)
+        for (size_t f = 0; f < cp->groups[g].nflv; f++) {
+            const eflavor *fl = &e->flavors.items[cp->groups[g].flv[f]];
+            nflv++;
+            if (!fl->obj || !fl->obj->topology_name)
+                continue;
+            ntas++;
+            if (fl->tas >= 0)
+                continue;
+            cu_buf_printf(&b, "%sthere is no Topology \"%s\" for TAS flavor \"%s\"",
+                          b.len ? ", " : "Can't admit new workloads: ", fl->obj->topology_name,
+                          fl->name);
+        }
+    cp->tas_only = nflv > 0 && ntas == nflv;
+    if (b.len) {
+        cu_buf_puts(&b, ".");
+        cp->active = 0;
+        cp->reason = "TopologyNotFound";
+        cp->message = cu_arena_strdup(&e->arena, cu_buf_str(&b));
+    }
+    cu_buf_free(&b);
+}
+
 static cu_err build_group(cu_engine *e, ecq *c, const cu_rgroup *rg, egroup *g)
 {
     g->nres = rg->covered.n;
@@ -278,6 +310,7 @@ cu_err cu_engine_build_cq(cu_engine *e, const cu_cluster_queue *obj, const char 
                 badf = fl;
         }
     }
+    cq_topology_activity(e, cp);
     cq_checks_activity(e, obj, cp);
     if (badf) {
         cp->active = 0;

@@ -55,6 +55,7 @@ void cu_engine_free_wl(ewl *w)
     free(w->note);
     free(w->plan);
     free(w->fmem);
+    cu_engine_tas_forget(w);
     for (size_t i = 0; i < w->nps; i++) {
         free(w->ps[i].res);
         free(w->ps[i].amt);
@@ -103,6 +104,7 @@ void cu_engine_free(cu_engine *e)
         free(e->lqs.items[i].afs_penalty);
     }
     free(e->lqs.items);
+    cu_engine_tas_free(e);
     free(e->flavors.items);
     free(e->res_names.items);
     free(e->nonempty.items);
@@ -157,7 +159,7 @@ int cu_engine_intern_flavor(cu_engine *e, const char *name)
     const char *copy = cu_arena_strdup(&e->arena, name);
     if (!copy)
         return -1;
-    eflavor f = { copy, NULL, NULL };
+    eflavor f = { copy, NULL, NULL, -1 };
     id = (int)e->flavors.n;
     if (VEC_PUSH(e->flavors, f) || cu_strmap_put(&e->flv_map, copy, id))
         return -1;

@@ -63,6 +63,9 @@ cu_err cu_engine_load(cu_engine *e, const cu_world *w, cu_diag *d)
         e->flavors.items[id].bad = cu_engine_invalid_arena(
             e, CU_KIND_RESOURCE_FLAVOR, w->flavors.items[i], &w->flavors.items[i]->meta);
     }
+    /* the TAS flavors' snapshots, with the nodes and bound pods */
+    if ((err = cu_engine_tas_load(e)))
+        return err;
     /* invalid ClusterQueues and Cohorts: their groups are not used */
     const char **cq_bad = cu_arena_alloc(&e->arena, (w->cqs.n ? w->cqs.n : 1) * sizeof(char *));
     char *co_bad = cu_arena_alloc(&e->arena, w->cohorts.n ? w->cohorts.n : 1);

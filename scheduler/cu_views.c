@@ -126,6 +126,7 @@ static cu_err fill_wl(const cu_engine *e, cu_arena *a, const ewl *w, cu_wl_info 
             const eassign *s = &w->adm[p];
             ps[p].name = w->ps[p].name;
             ps[p].count = s->count;
+            ps[p].topo = w->topo && w->topo[p].tas >= 0 ? &w->topo[p].ta : NULL;
             ps[p].n = s->n;
             ps[p].resources = cu_arena_alloc(a, (s->n ? s->n : 1) * sizeof(char *));
             ps[p].flavors = cu_arena_alloc(a, (s->n ? s->n : 1) * sizeof(char *));

@@ -116,6 +116,7 @@ void cu_engine_apply_usage(cu_engine *e, ewl *w, int sign)
     ecq *c = &e->cqs.items[w->cq];
     for (size_t i = 0; i < w->nuse; i++)
         cu_quota_add_usage(c->node, (size_t)w->use_fr[i], sign * w->use_amt[i]);
+    cu_engine_tas_apply(e, w, sign);
 }
 
 /* Records an admission from status.admission of a Workload. */
@@ -134,12 +135,7 @@ static cu_err preadmitted(cu_engine *e, ewl *w)
     if (!w->adm || !w->use_fr || !w->use_amt)
         return CU_ENOMEM;
     for (size_t i = 0; i < w->nps; i++) {
-        const cu_psa *psa = NULL;
-        for (size_t j = 0; j < o->npsa; j++)
-            if (o->psa[j].name && strcmp(o->psa[j].name, w->ps[i].name) == 0)
-                psa = &o->psa[j];
-        if (!psa && i < o->npsa)
-            psa = &o->psa[i];
+        const cu_psa *psa = cu_engine_psa_of(o, i, w->ps[i].name);
         eassign *a = &w->adm[i];
         a->count = psa && psa->count > 0 ? psa->count : w->ps[i].count;
         size_t n = psa ? psa->flavors.n : 0;
@@ -200,6 +196,9 @@ static cu_err preadmitted(cu_engine *e, ewl *w)
         }
     }
     if (w->cq >= 0) {
+        cu_err err = cu_engine_tas_from_status(e, w);
+        if (err)
+            return err;
         cu_engine_apply_usage(e, w, 1);
         e->cqs.items[w->cq].admitted++;
         return cu_engine_adm_add(&e->cqs.items[w->cq], w);
@@ -241,6 +240,7 @@ static void evict(cu_engine *e, ewl *w)
         cu_engine_requeue_tree(e, e->cqs.items[w->cq].tree);
     }
     w->evicting = 0;
+    cu_engine_tas_forget(w);
     for (size_t i = 0; w->adm && i < w->nps; i++) {
         free(w->adm[i].res);
         free(w->adm[i].flv);
@@ -545,8 +545,20 @@ cu_err cu_engine_finish(cu_engine *e, int idx)
         cu_engine_adm_del(&e->cqs.items[w->cq], w);
         cu_engine_requeue_tree(e, e->cqs.items[w->cq].tree);
     }
+    cu_engine_tas_forget(w);
     e->views_dirty = 1;
     return CU_OK;
+}
+
+void cu_engine_capacity_freed(cu_engine *e)
+{
+    /* as freed quota does: the inadmissible workloads of every cohort
+     * tree that holds a TAS flavor's user go back to their heaps */
+    if (!e->tas.n)
+        return;
+    for (int t = 0; t < e->ntrees; t++)
+        cu_engine_requeue_tree(e, t);
+    e->views_dirty = 1;
 }
 
 void cu_engine_release(cu_engine *e, int idx)

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 objdir=${1:-build}/CMakeFiles/cueue_scheduler.dir/scheduler
 # layer:file, lowest first; a file may call files listed before it only
 order="
-state:cu_engine state:cu_build state:cu_afs state:cu_workloads state:cu_load
+state:cu_tasstate state:cu_engine state:cu_build state:cu_afs state:cu_workloads state:cu_load
 drs:cu_drs
 preempt:cu_preempt_policy preempt:cu_fairpreempt preempt:cu_preempt
 assign:cu_assign

@@ -13,6 +13,7 @@
 #include "cu_quota.h"
 #include "cu_queue.h"
 #include "cu_strmap.h"
+#include "cu_tas.h"
 
 enum { WL_NONE = 0, WL_QUEUED, WL_ADMITTED, WL_FINISHED };
 
@@ -43,7 +44,35 @@ typedef struct eflavor {
     const char *name;
     const cu_resource_flavor *obj; /* NULL when missing */
     const char *bad;               /* why it fails validation, NULL if valid */
+    int tas;                       /* its TAS snapshot (e->tas), -1: not a TAS flavor
+                                      or its Topology is missing */
 } eflavor;
+
+/* One TAS flavor (cu_tasstate.c): a ResourceFlavor whose topologyName
+ * names a loaded Topology, and the placement snapshot of the nodes for
+ * it (levels from the Topology, nodeLabels and tolerations from the
+ * flavor). */
+typedef struct etas {
+    int flv;              /* flavor id */
+    const char *flavor;   /* its name */
+    const char *topology; /* the Topology's name */
+    const char **levels;  /* the Topology's levels (e->arena) */
+    size_t nlevels;
+    cu_tas *t;        /* owned */
+    cu_reslist shape; /* cu_engine_tas_pending_shape (malloc'd items) */
+    int has_shape;
+} etas;
+
+/* One pod set's topology assignment held by an admitted workload: the
+ * TAS snapshot it counts on, the view (levels borrowed from the etas,
+ * values and counts owned) and the per-pod requests counted per domain
+ * (the resources assigned the TAS flavor; names borrowed from
+ * e->res_names). */
+typedef struct etopo {
+    int tas; /* index in e->tas, -1: none */
+    cu_topo_assign ta;
+    cu_reslist per_pod;
+} etopo;
 
 typedef struct egroup {
     size_t nres;
@@ -70,7 +99,9 @@ typedef struct ecq {
     size_t nres_group; /* resource id -> group, -1 */
     int pods_res;      /* resource id of "pods" if covered, else -1 */
     int in_list;
-    int tree; /* index of its cohort tree */
+    int tree;     /* index of its cohort tree */
+    int tas_only; /* every flavor of its groups has a topologyName (Kueue's
+                     IsTASOnly; at least one flavor) */
     int admitted;
     ewl **adm;
     size_t nadm, capadm; /* workloads holding quota here */
@@ -136,6 +167,10 @@ struct ewl {
     size_t nps;
     eps *ps;
     eassign *adm; /* nps entries when admitted */
+    etopo *topo;  /* nps entries when admitted with a topology assignment,
+                     else NULL (cu_tasstate.c) */
+    int tas_wait; /* its last attempt failed TAS placement: flavor tas index + 1 */
+    int tas_ps;   /* ... for this pod set */
     size_t nuse;
     int *use_fr;
     int64_t *use_amt;
@@ -173,9 +208,10 @@ struct cu_engine {
     cu_strmap res_map, flv_map, cq_map, cohort_map, lq_map, ns_map;
     CU_VEC(const char *) res_names;
     CU_VEC(eflavor) flavors;
-    size_t nres_fr; /* resources known when frs were built */
-    size_t nflv_fr; /* flavors known when frs were built */
-    int *frmat;     /* [flavor * nres_fr + res] -> fr, -1 */
+    CU_VEC(etas) tas; /* the TAS flavors (cu_tasstate.c) */
+    size_t nres_fr;   /* resources known when frs were built */
+    size_t nflv_fr;   /* flavors known when frs were built */
+    int *frmat;       /* [flavor * nres_fr + res] -> fr, -1 */
     size_t nfr;
     int *fr_flv, *fr_res;
     CU_VEC(ecq) cqs;
@@ -268,6 +304,28 @@ void cu_engine_adm_del(ecq *c, ewl *w);
 /* Releases the quota of every workload whose preemption was issued and
  * requeues them (the job controller stopped them). Returns how many. */
 int cu_engine_complete_evictions(cu_engine *e);
+
+/* Topology-Aware Scheduling's state (cu_tasstate.c): builds a snapshot
+ * per TAS flavor of e->world and feeds it the world's nodes and bound
+ * pods (cu_engine_load, after the flavors); frees them. */
+cu_err cu_engine_tas_load(cu_engine *e);
+void cu_engine_tas_free(cu_engine *e);
+/* Adds (sign > 0) or removes w's topology assignments' usage on the
+ * snapshots (part of cu_engine_apply_usage). */
+void cu_engine_tas_apply(cu_engine *e, const ewl *w, int sign);
+/* Frees w's topology assignments (w->topo). */
+void cu_engine_tas_forget(ewl *w);
+/* The status.admission.podSetAssignments[] entry of pod set i named name
+ * (by name, else the i-th), or NULL. */
+const cu_psa *cu_engine_psa_of(const cu_workload *o, size_t i, const char *name);
+/* Builds w->topo from its Workload's status.admission (preadmitted):
+ * each pod set's topologyAssignment on its TAS flavor. */
+cu_err cu_engine_tas_from_status(cu_engine *e, ewl *w);
+/* Records pod set p of w as placed in TAS flavor ti by r (a successful
+ * cu_tas_place result): copies the domains into w->topo[p] (allocating
+ * w->topo) with per-pod requests per_pod. Does not apply the usage. */
+cu_err cu_engine_tas_record(cu_engine *e, ewl *w, size_t p, int ti, const cu_tas_result *r,
+                            const cu_reslist *per_pod);
 
 /* Appends x to a CU_VEC (base's CU_VEC_PUSH; malloc'd, the owner frees
  * items); 0, or -1 when out of memory. */
