@@ -37,8 +37,8 @@ void cu_dec_node(dctx *c, const cu_node *root, cu_kube_node *x)
     const cu_node *cs = cu_dec_want_seq(c, cu_node_get(st, "conditions"), "status.conditions");
     for (size_t i = 0; cs && i < cs->n; i++) {
         char p[PATHMAX];
-        const cu_node *cn = cu_dec_want_map(c, cs->vals[i], cu_dec_path(p, "status.conditions",
-                                                                        "[%zu]", i));
+        const cu_node *cn =
+            cu_dec_want_map(c, cs->vals[i], cu_dec_path(p, "status.conditions", "[%zu]", i));
         const char *t = cn ? cu_dec_str(c, cn, "type", p) : NULL;
         const char *v = cn ? cu_dec_str(c, cn, "status", p) : NULL;
         if (t && strcmp(t, "Ready") == 0)
