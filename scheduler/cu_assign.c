@@ -102,6 +102,87 @@ static int affinity_matches(const egroup *g, const cu_podset *ps, const cu_kvs *
     return 0;
 }
 
+/* ---------------- Topology-Aware Scheduling ---------------- */
+
+/* Kueue's IsExplicitlyRequestingTAS. */
+static int tas_explicit(const cu_podset *ps)
+{
+    const cu_topo_request *r = &ps->topo;
+    return r->present && (r->has_unconstrained || r->required || r->preferred ||
+                          r->slice_required || r->has_slice_size);
+}
+
+/* Kueue's isTASRequested: 1 explicitly, 2 implied (every flavor of a
+ * TAS-only ClusterQueue is a TAS flavor), 0 not. */
+static int tas_requested(const ecq *c, const cu_podset *ps)
+{
+    if (tas_explicit(ps))
+        return 1;
+    return c->tas_only ? 2 : 0;
+}
+
+static int tas_level_known(const etas *s, const char *level)
+{
+    for (size_t i = 0; i < s->nlevels; i++)
+        if (strcmp(s->levels[i], level) == 0)
+            return 1;
+    return 0;
+}
+
+/* Kueue's HasLevel: the request's level (required, preferred, the highest
+ * for slices alone, the lowest for unconstrained) and its slice level
+ * (the lowest by default) are levels of the flavor's Topology. */
+static int tas_has_level(const etas *s, const cu_topo_request *r)
+{
+    const char *lowest = s->levels[s->nlevels - 1], *main;
+    if (r->required)
+        main = r->required;
+    else if (r->preferred)
+        main = r->preferred;
+    else if (r->slice_required)
+        main = s->levels[0];
+    else if (r->has_unconstrained && r->unconstrained)
+        main = lowest;
+    else
+        return 0;
+    return tas_level_known(s, main) &&
+           tas_level_known(s, r->slice_required ? r->slice_required : lowest);
+}
+
+/* Kueue's checkPodSetAndFlavorMatchForTAS: why flavor fl of group g does
+ * not suit pod set ps (in e->cycle), or NULL. A pod set that asks for TAS
+ * takes only TAS flavors with its level (a non-TAS flavor only for
+ * resources the group does not cover); one that does not never takes a
+ * TAS flavor. */
+static const char *tas_mismatch(cu_engine *e, const ecq *c, const egroup *g, const cu_podset *ps,
+                                const eflavor *fl)
+{
+    cu_arena *ar = &e->cycle;
+    int req = tas_requested(c, ps);
+    if (req == 2)
+        return NULL;
+    if (!req)
+        return fl->obj->topology_name
+                   ? cu_arena_printf(ar, "Flavor \"%s\" supports only TopologyAwareScheduling",
+                                     fl->name)
+                   : NULL;
+    if (!fl->obj->topology_name) {
+        for (size_t r = 0; r < ps->requests.n; r++) {
+            int rid = cu_strmap_get(&e->res_map, ps->requests.items[r].name);
+            for (size_t k = 0; rid >= 0 && k < g->nres; k++)
+                if (g->res[k] == rid)
+                    return cu_arena_printf(
+                        ar, "Flavor \"%s\" does not support TopologyAwareScheduling", fl->name);
+        }
+        return NULL;
+    }
+    if (fl->tas < 0)
+        return cu_arena_printf(ar, "Flavor \"%s\" information missing in TAS cache", fl->name);
+    if (!tas_has_level(&e->tas.items[fl->tas], &ps->topo))
+        return cu_arena_printf(ar, "Flavor \"%s\" does not contain the requested level", fl->name);
+    return NULL;
+}
+
 /* ---------------- flavor assignment ---------------- */
 
 typedef struct item {
@@ -194,6 +275,13 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
         const eflavor *fl = &e->flavors.items[g->flv[fi]];
         if (!fl->obj) {
             cu_strlist_add(ar, reasons, cu_arena_printf(ar, "flavor %s not found", fl->name));
+            if (R_NO_MATCHING_FLAVOR < least)
+                least = R_NO_MATCHING_FLAVOR;
+            continue;
+        }
+        const char *tm = tas_mismatch(e, c, g, pso, fl);
+        if (tm) {
+            cu_strlist_add(ar, reasons, tm);
             if (R_NO_MATCHING_FLAVOR < least)
                 least = R_NO_MATCHING_FLAVOR;
             continue;
@@ -333,6 +421,232 @@ static void join_into(cu_buf *b, const char *psname, cu_strlist *r)
     }
 }
 
+/* Cueue's numbers after Kueue's not-fit message of pod set p (its
+ * placement result r in TAS flavor ti): the ClusterQueue's free quota of
+ * the resource that blocks, then the nodes' side (cu_tas_diag_text). */
+static void tas_numbers(cu_engine *e, const ecq *c, int ti, const cu_tas_result *r, cu_buf *b)
+{
+    const cu_tas_diag *g = &r->diag;
+    const etas *s = &e->tas.items[ti];
+    int rid = g->resource ? cu_strmap_get(&e->res_map, g->resource) : -1;
+    int fr = cu_engine_fr(e, s->flv, rid);
+    cu_buf_puts(b, "; ");
+    if (fr >= 0 && c->node->declared[fr]) {
+        char q[40];
+        cu_buf_printf(
+            b, "quota has %s %s free in flavor %s, but ",
+            cu_qty_format_res(g->resource, cu_quota_available(c->node, (size_t)fr), q, sizeof(q)),
+            g->resource, s->flavor);
+    }
+    cu_tas_diag_text(g, b);
+}
+
+/* The nodeSelector and required node affinity of pod set ps as the
+ * placement reads them (in a); NULL when out of memory. */
+static const cu_nodesel *tas_nodesel(cu_arena *a, const cu_podset *ps)
+{
+    cu_nodesel *s = cu_arena_alloc(a, sizeof(*s));
+    cu_nodeterm *t = cu_arena_alloc(a, (ps->nterms ? ps->nterms : 1) * sizeof(*t));
+    if (!s || !t)
+        return NULL;
+    memset(t, 0, (ps->nterms ? ps->nterms : 1) * sizeof(*t));
+    for (size_t i = 0; i < ps->nterms; i++)
+        t[i].exprs = ps->terms[i];
+    s->selector = ps->node_selector;
+    s->has_required = ps->nterms > 0;
+    s->nterms = ps->nterms;
+    s->terms = t;
+    return s;
+}
+
+/* Fills pod set p's request in plan slot k, for TAS flavor ti. */
+static int tas_request(cu_engine *e, const ewl *w, const asg *a, size_t p, int ti, int implied,
+                       tasplan *plan, size_t k)
+{
+    const cu_podset *ps = &w->obj->podsets[p];
+    const cu_topo_request *r = &ps->topo;
+    const eassign *ea = &a->ps[p];
+    cu_tas_request *q = &plan->req[k];
+    memset(q, 0, sizeof(*q));
+    q->count = ea->count;
+    q->per_pod = &ps->requests;
+    if (!implied && r->required) {
+        q->mode = CU_TAS_REQUIRED;
+        q->level = r->required;
+    } else if (!implied && r->preferred) {
+        q->mode = CU_TAS_PREFERRED;
+        q->level = r->preferred;
+    } else {
+        q->mode = CU_TAS_UNCONSTRAINED;
+    }
+    if (!implied) {
+        q->slice_level = r->slice_required;
+        q->slice_size = r->has_slice_size ? r->slice_size : 0;
+    }
+    q->sel = tas_nodesel(&e->cycle, ps);
+    q->ntols = ps->ntols;
+    q->tols = ps->tols;
+    /* its usage: the requests of the resources assigned the TAS flavor */
+    cu_reslist *u = &plan->use[k];
+    u->n = 0;
+    u->items = cu_arena_alloc(&e->cycle, (ps->requests.n ? ps->requests.n : 1) * sizeof(cu_res));
+    if (!q->sel || !u->items)
+        return -1;
+    for (size_t i = 0; i < ps->requests.n; i++) {
+        int rid = cu_strmap_get(&e->res_map, ps->requests.items[i].name);
+        for (size_t j = 0; j < ea->n; j++)
+            if (ea->res[j] == rid && e->flavors.items[ea->flv[j]].tas == ti) {
+                u->items[u->n++] = ps->requests.items[i];
+                break;
+            }
+    }
+    plan->ps[k] = (int)p;
+    plan->ti[k] = ti;
+    return 0;
+}
+
+/* The error of a TAS pod set that cannot be placed at all (Kueue's
+ * onlyTASFlavor, podSetTopologyRequest): the assignment does not fit. */
+static void tas_error(cu_engine *e, asg *a, const char *psname, const char *err)
+{
+    a->mode = MODE_NOFIT;
+    a->reason = R_NO_MATCHING_FLAVOR;
+    a->msg = cu_arena_printf(&e->cycle, "failed to assign flavors to pod set %s: %s", psname, err);
+}
+
+/* Kueue's TAS step of findAssignment, after quota: the pod sets that ask
+ * for TAS (explicitly, or implied in a TAS-only ClusterQueue) are placed
+ * in their TAS flavor, those of one flavor together. Mode Fit: placed
+ * against current usage; failing that, the assignment needs preemption
+ * (Kueue's reason, with Cueue's numbers after it). Mode Preempt: placed
+ * as if no admitted TAS workload held the nodes; failing that, NoFit. */
+static void tas_step(cu_engine *e, const ecq *c, ewl *w, asg *a)
+{
+    cu_arena *ar = &e->cycle;
+    w->tas_wait = 0;
+    if (a->mode == MODE_NOFIT)
+        return;
+    size_t n = 0;
+    for (size_t p = 0; p < w->nps; p++)
+        n += tas_requested(c, &w->obj->podsets[p]) != 0;
+    if (!n)
+        return;
+    int cq_tas = 0;
+    for (size_t g = 0; g < c->ngroups && !cq_tas; g++)
+        for (size_t f = 0; f < c->groups[g].nflv && !cq_tas; f++)
+            cq_tas = e->flavors.items[c->groups[g].flv[f]].tas >= 0;
+    tasplan *plan = cu_arena_alloc(ar, sizeof(*plan));
+    if (plan) {
+        plan->n = 0;
+        plan->ps = cu_arena_alloc(ar, n * sizeof(int));
+        plan->ti = cu_arena_alloc(ar, n * sizeof(int));
+        plan->req = cu_arena_alloc(ar, n * sizeof(cu_tas_request));
+        plan->use = cu_arena_alloc(ar, n * sizeof(cu_reslist));
+    }
+    if (!plan || !plan->ps || !plan->ti || !plan->req || !plan->use) {
+        tas_error(e, a, w->ps[0].name, "out of memory");
+        return;
+    }
+    for (size_t p = 0; p < w->nps; p++) {
+        int req = tas_requested(c, &w->obj->podsets[p]);
+        if (!req)
+            continue;
+        if (!cq_tas) {
+            tas_error(e, a, w->ps[p].name,
+                      "workload requires Topology, but there is no TAS cache information");
+            return;
+        }
+        /* Kueue's onlyTASFlavor: exactly one TAS flavor */
+        const eassign *ea = &a->ps[p];
+        int ti = -1, many = 0;
+        for (size_t j = 0; j < ea->n; j++) {
+            int x = e->flavors.items[ea->flv[j]].tas;
+            if (x >= 0 && ti >= 0 && x != ti)
+                many = 1;
+            else if (x >= 0)
+                ti = x;
+        }
+        if (ti < 0) {
+            tas_error(e, a, w->ps[p].name, "no TAS flavor assigned");
+            return;
+        }
+        if (many) {
+            cu_strlist names = { 0 };
+            for (size_t j = 0; j < ea->n; j++) {
+                int x = e->flavors.items[ea->flv[j]].tas;
+                size_t k;
+                for (k = 0; x >= 0 && k < names.n; k++)
+                    if (strcmp(names.s[k], e->tas.items[x].flavor) == 0)
+                        break;
+                if (x >= 0 && k == names.n)
+                    cu_strlist_add(ar, &names, e->tas.items[x].flavor);
+            }
+            qsort(names.s, names.n, sizeof(*names.s), cmp_str);
+            cu_buf b;
+            cu_buf_init(&b, 64 * 1024);
+            cu_buf_puts(&b, "more than one TAS flavor assigned: ");
+            for (size_t k = 0; k < names.n; k++)
+                cu_buf_printf(&b, "%s%s", k ? ", " : "", names.s[k]);
+            tas_error(e, a, w->ps[p].name, cu_arena_strdup(ar, cu_buf_str(&b)));
+            cu_buf_free(&b);
+            return;
+        }
+        /* sorted by flavor, then pod set */
+        size_t k = plan->n;
+        while (k > 0 && plan->ti[k - 1] > ti) {
+            plan->ps[k] = plan->ps[k - 1];
+            plan->ti[k] = plan->ti[k - 1];
+            plan->req[k] = plan->req[k - 1];
+            plan->use[k] = plan->use[k - 1];
+            k--;
+        }
+        if (tas_request(e, w, a, p, ti, req == 2, plan, k)) {
+            tas_error(e, a, w->ps[p].name, "out of memory");
+            return;
+        }
+        plan->n++;
+    }
+    a->tas = plan;
+    cu_tas_result *res = cu_arena_alloc(ar, plan->n * sizeof(*res));
+    if (!res) {
+        tas_error(e, a, w->ps[0].name, "out of memory");
+        return;
+    }
+    size_t fail = 0;
+    if (a->mode == MODE_FIT) {
+        cu_err err = cu_engine_tas_place(e, plan, 0, res, &fail);
+        if (err) {
+            const char *psname = w->ps[plan->ps[fail]].name;
+            cu_buf b;
+            cu_buf_init(&b, 64 * 1024);
+            cu_buf_printf(&b, "couldn't assign flavors to pod set %s: %s", psname,
+                          res[fail].reason ? res[fail].reason : "out of memory");
+            if (err == CU_EINVAL)
+                tas_numbers(e, c, plan->ti[fail], &res[fail], &b);
+            a->msg = cu_arena_strdup(ar, cu_buf_str(&b));
+            cu_buf_free(&b);
+            a->reason = R_WAITING_FOR_QUOTA;
+            a->mode = MODE_PREEMPT;
+            w->tas_wait = plan->ti[fail] + 1;
+            w->tas_ps = plan->ps[fail];
+        }
+        for (size_t i = 0; i < plan->n; i++)
+            cu_tas_result_free(&res[i]);
+        if (!err)
+            return;
+    }
+    cu_err err = cu_engine_tas_place(e, plan, 1, NULL, &fail);
+    if (err) {
+        a->mode = MODE_NOFIT;
+        if (!w->tas_wait) {
+            w->tas_wait = plan->ti[fail] + 1;
+            w->tas_ps = plan->ps[fail];
+        }
+        return;
+    }
+    a->tas_preempt = 1;
+}
+
 /* Assigns flavors for all pod sets of w with the given counts. The
  * workload's mode is the worst of its pod sets'. */
 static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
@@ -465,6 +779,7 @@ static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
         a->reason = R_WAITING_FOR_QUOTA;
     }
     cu_buf_free(&msg);
+    tas_step(e, c, w, a);
 }
 
 static int preemptish(int mode)
@@ -512,7 +827,7 @@ static cu_err nominate_counts(cu_engine *e, ecq *c, ewl *w, int32_t *counts, int
     if (preemptish(out->mode)) {
         if (e->oracle.valid && e->oracle.w == w && e->oracle.c == c &&
             e->oracle.round == e->round && out->nuse == 1 && out->fr[0] == e->oracle.fr &&
-            out->amt[0] == e->oracle.val) {
+            out->amt[0] == e->oracle.val && !out->tas) {
             *t = e->oracle.t; /* the same search the oracle just ran */
         } else {
             cu_err err = cu_preempt_targets(e, c, w, out, -1, 0, t);

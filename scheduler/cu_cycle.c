@@ -69,8 +69,26 @@ static int entry_cmp(const void *pa, const void *pb)
     return strcmp(qa->key, qb->key);
 }
 
-static cu_err admit(cu_engine *e, ecq *c, ewl *w, const asg *a)
+/* Records the placements tres of a's TAS pod sets on w (before its usage
+ * is applied). */
+static cu_err record_topology(cu_engine *e, ewl *w, const asg *a, const cu_tas_result *tres)
 {
+    for (size_t i = 0; a->tas && tres && i < a->tas->n; i++) {
+        cu_err err = cu_engine_tas_record(e, w, (size_t)a->tas->ps[i], a->tas->ti[i], &tres[i],
+                                          &a->tas->use[i]);
+        if (err) {
+            cu_engine_tas_forget(w);
+            return err;
+        }
+    }
+    return CU_OK;
+}
+
+static cu_err admit(cu_engine *e, ecq *c, ewl *w, const asg *a, const cu_tas_result *tres)
+{
+    cu_err terr = record_topology(e, w, a, tres);
+    if (terr)
+        return terr;
     eassign *adm = calloc(w->nps ? w->nps : 1, sizeof(eassign));
     int *fr = malloc((a->nuse ? a->nuse : 1) * sizeof(int));
     int64_t *amt = malloc((a->nuse ? a->nuse : 1) * sizeof(int64_t));
@@ -131,6 +149,7 @@ static cu_err admit(cu_engine *e, ecq *c, ewl *w, const asg *a)
     free(w->note);
     w->note = NULL;
     w->reason = R_NONE;
+    w->tas_wait = 0;
     w->blocked_by = NULL;
     w->waiting_for = 0;
     free(w->plan);
@@ -139,6 +158,7 @@ static cu_err admit(cu_engine *e, ecq *c, ewl *w, const asg *a)
     if (c->sticky == w)
         c->sticky = NULL;
     cu_engine_apply_usage(e, w, 1);
+    cu_engine_tas_check(e, w);
     c->admitted++;
     if (cu_afs_admitted(e, c, w))
         return CU_ENOMEM;
@@ -371,7 +391,7 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
             cu_engine_apply_usage(e, rs->victims[k], -1);
         for (size_t k = 0; k < en->t.n; k++)
             cu_engine_apply_usage(e, en->t.t[k].wl, -1);
-        int ok = cu_asg_fits(c, &en->a, 1);
+        int ok = cu_asg_fits(e, c, &en->a, 1, 1);
         for (size_t k = 0; k < en->t.n; k++)
             cu_engine_apply_usage(e, en->t.t[k].wl, 1);
         for (size_t k = 0; k < rs->nvict; k++)
@@ -429,14 +449,29 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
     }
     /* Fit: must fit against real usage plus this round's reservations;
      * Cueue never admits into quota a preempted workload still holds */
-    if (!cu_asg_fits(c, &en->a, 1)) {
+    cu_tas_result *tres = NULL;
+    int ok = cu_asg_fits(e, c, &en->a, 1, 0);
+    if (ok && en->a.tas && en->a.tas->n) {
+        /* placed again against the usage of this round's admissions */
+        tres = cu_arena_alloc(&e->cycle, en->a.tas->n * sizeof(*tres));
+        if (!tres)
+            return CU_ENOMEM;
+        cu_err perr = cu_engine_tas_place(e, en->a.tas, 0, tres, NULL);
+        if (perr == CU_ENOMEM)
+            ok = -1;
+        else if (perr)
+            ok = 0;
+    }
+    cu_err err = ok < 0 ? CU_ENOMEM : ok ? admit(e, c, w, &en->a, tres) : CU_OK;
+    for (size_t i = 0; tres && i < en->a.tas->n; i++)
+        cu_tas_result_free(&tres[i]);
+    if (!ok) {
         en->msg = "Workload no longer fits after processing another workload";
         forget_flavors(w);
         en->reason = R_PENDING;
         en->requeue = RQ_HEAP;
         return CU_OK;
     }
-    cu_err err = admit(e, c, w, &en->a);
     if (err)
         return err;
     en->requeue = RQ_DONE;

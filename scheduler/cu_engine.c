@@ -215,6 +215,10 @@ cu_err cu_engine_check_invariants(const cu_engine *e, cu_diag *d)
     }
     usage_ctx ctx = { e, sum };
     cu_err err = CU_OK;
+    if (e->tas_over) {
+        cu_diag_error(d, "%s", e->tas_over);
+        err = CU_EINVAL;
+    }
     for (size_t i = 0; i < e->cqs.n && !err; i++) {
         if (admitted[i] != e->cqs.items[i].admitted) {
             cu_diag_error(d, "ClusterQueue %s: admitted counter %d, but %d workloads hold quota",

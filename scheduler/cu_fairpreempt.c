@@ -55,6 +55,7 @@ typedef struct fctx {
     const int64_t *amt;
     const int *frs;
     size_t nfrs;
+    const tasplan *tas; /* the preemptor's TAS pod sets, NULL: none */
     fcand *cands;
     size_t ncands;
     const cu_qnode *root; /* root of the preemptor's tree */
@@ -104,7 +105,8 @@ static int fits(fctx *f)
             ok = 0;
     if (f->preemptor_added)
         preemptor_usage(f, 1);
-    return ok;
+    /* and its TAS pod sets are placed (Kueue's workloadFits) */
+    return ok && cu_engine_tas_fits(f->e, f->tas);
 }
 
 static int cq_index(const fctx *f, const ecq *q) { return (int)(q - f->e->cqs.items); }
@@ -526,7 +528,7 @@ static int pass2_may_take(fctx *f)
 }
 
 cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr, const int64_t *amt,
-                       const int *frs, size_t nfrs, targets *out)
+                       const int *frs, size_t nfrs, const tasplan *tas, targets *out)
 {
     cu_arena *ar = &e->scratch;
     out->n = 0;
@@ -541,6 +543,7 @@ cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr,
     f.amt = amt;
     f.frs = frs;
     f.nfrs = nfrs;
+    f.tas = tas;
     f.dirty = -1;
     const cu_cluster_queue *q = c->obj;
     size_t ncq = e->cqs.n, nco = e->cohorts.n ? e->cohorts.n : 1;

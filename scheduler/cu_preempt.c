@@ -55,6 +55,7 @@ typedef struct pctx {
     const int64_t *amt;
     const int *frs;
     size_t nfrs;
+    const tasplan *tas; /* the preemptor's TAS pod sets, NULL: none */
     cand *cands;
     size_t n, cap;
 } pctx;
@@ -400,17 +401,20 @@ static int wl_fits(const pctx *p, int allow_borrow)
         if (p->amt[i] > cu_quota_available(n, fr))
             return 0;
     }
-    return 1;
+    /* and its TAS pod sets are placed (Kueue's workloadFits) */
+    return cu_engine_tas_fits(p->e, p->tas);
 }
 
-int cu_asg_fits(const ecq *c, const asg *a, int allow_borrow)
+int cu_asg_fits(cu_engine *e, const ecq *c, const asg *a, int allow_borrow, int tas)
 {
     pctx p;
     memset(&p, 0, sizeof(p));
+    p.e = e;
     p.c = (ecq *)c;
     p.nuse = a->nuse;
     p.fr = a->fr;
     p.amt = a->amt;
+    p.tas = tas ? a->tas : NULL;
     return wl_fits(&p, allow_borrow);
 }
 
@@ -557,18 +561,22 @@ static cu_err targets_in(cu_engine *e, ecq *c, ewl *w, const asg *a, int only_fr
         p.fr = one;
         p.amt = amt;
     } else {
+        /* the flavor-resources that do not fit, and with TAS those of the
+         * TAS flavors (Kueue's Preempt mode for the TAS pod sets) */
         for (size_t i = 0; i < a->nuse; i++)
-            if (a->amt[i] > cu_quota_available(c->node, (size_t)a->fr[i]))
+            if (a->amt[i] > cu_quota_available(c->node, (size_t)a->fr[i]) ||
+                (a->tas_preempt && e->flavors.items[e->fr_flv[a->fr[i]]].tas >= 0))
                 frs[p.nfrs++] = a->fr[i];
         p.nuse = a->nuse;
         p.fr = a->fr;
         p.amt = a->amt;
+        p.tas = a->tas;
     }
     p.frs = frs;
     if (!p.nfrs)
         return CU_OK;
     if (e->opts.fair_sharing)
-        return cu_fair_targets(e, c, w, p.nuse, p.fr, p.amt, p.frs, p.nfrs, out);
+        return cu_fair_targets(e, c, w, p.nuse, p.fr, p.amt, p.frs, p.nfrs, p.tas, out);
     return classic(&p, out);
 }
 

@@ -12,6 +12,7 @@
  */
 #include "cu_state_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,8 @@ void cu_engine_tas_free(cu_engine *e)
     free(e->tas.items);
     e->tas.items = NULL;
     e->tas.n = 0;
+    free(e->tas_over);
+    e->tas_over = NULL;
 }
 
 static void node_view(const cu_kube_node *n, cu_tas_node *out)
@@ -76,7 +79,7 @@ cu_err cu_engine_tas_load(cu_engine *e)
         for (size_t l = 0; l < tp->nlevels; l++)
             if (!(x.levels[l] = cu_arena_strdup(&e->arena, tp->levels[l])))
                 return CU_ENOMEM;
-        cu_tas_flavor tf = { x.topology, x.nlevels, x.levels, &fl->obj->node_labels,
+        cu_tas_flavor tf = { x.topology,     x.nlevels,    x.levels, &fl->obj->node_labels,
                              fl->obj->ntols, fl->obj->tols };
         x.t = cu_tas_new(&tf);
         if (!x.t)
@@ -139,10 +142,7 @@ cu_err cu_engine_pod_usage(cu_engine *e, const char *node, const cu_reslist *per
     return CU_OK;
 }
 
-size_t cu_engine_ntas(const cu_engine *e)
-{
-    return e->tas.n;
-}
+size_t cu_engine_ntas(const cu_engine *e) { return e->tas.n; }
 
 struct cu_tas *cu_engine_tas(cu_engine *e, size_t i, const char **flavor)
 {
@@ -231,6 +231,29 @@ void cu_engine_tas_apply(cu_engine *e, const ewl *w, int sign)
     }
 }
 
+void cu_engine_tas_check(cu_engine *e, const ewl *w)
+{
+    for (size_t p = 0; w->topo && p < w->nps && !e->tas_over; p++) {
+        const etopo *x = &w->topo[p];
+        if (x->tas < 0 || x->ta.nlevels != 1 || strcmp(x->ta.levels[0], CU_TAS_HOSTNAME) != 0)
+            continue;
+        cu_tas *t = e->tas.items[x->tas].t;
+        for (size_t d = 0; d < x->ta.ndomains && !e->tas_over; d++)
+            for (size_t r = 0; r < x->per_pod.n && !e->tas_over; r++) {
+                int64_t v = 0;
+                const char *node = x->ta.values[d], *res = x->per_pod.items[r].name;
+                if (cu_tas_node_free(t, node, res, &v) == CU_OK && v < 0) {
+                    char buf[512];
+                    snprintf(buf, sizeof buf,
+                             "Workload %s: its admission put node %s over its allocatable %s "
+                             "(%lld free)",
+                             w->key, node, res, (long long)v);
+                    e->tas_over = strdup(buf);
+                }
+            }
+    }
+}
+
 static cu_err topo_alloc(ewl *w)
 {
     if (w->topo)
@@ -307,7 +330,8 @@ cu_err cu_engine_tas_record(cu_engine *e, ewl *w, size_t p, int ti, const cu_tas
  * requests of the resources psa assigns to that flavor (Kueue's TAS
  * usage leaves quota-only flavors out). out->items is malloc'd, the names
  * borrowed from ps. */
-static cu_err per_pod_on(const cu_podset *ps, const cu_psa *psa, const char *flavor, cu_reslist *out)
+static cu_err per_pod_on(const cu_podset *ps, const cu_psa *psa, const char *flavor,
+                         cu_reslist *out)
 {
     out->n = 0;
     out->items = malloc((ps->requests.n ? ps->requests.n : 1) * sizeof(cu_res));
@@ -376,4 +400,48 @@ cu_err cu_engine_tas_from_status(cu_engine *e, ewl *w)
             return err;
     }
     return CU_OK;
+}
+
+/* ---------------- placement of a flavor assignment ---------------- */
+
+cu_err cu_engine_tas_place(cu_engine *e, const tasplan *p, int simulate_empty, cu_tas_result *res,
+                           size_t *fail)
+{
+    cu_tas_result one[8];
+    cu_tas_result *r = res;
+    if (!r) {
+        r = p->n <= 8 ? one : malloc(p->n * sizeof(cu_tas_result));
+        if (!r)
+            return CU_ENOMEM;
+    }
+    memset(r, 0, p->n * sizeof(cu_tas_result));
+    cu_tas_opts o = { CU_TAS_PROFILE_MIXED, simulate_empty };
+    cu_err err = CU_OK;
+    for (size_t i = 0; i < p->n && !err;) {
+        size_t j = i;
+        while (j < p->n && p->ti[j] == p->ti[i])
+            j++;
+        err = cu_tas_place(e->tas.items[p->ti[i]].t, p->req + i, j - i, &o, r + i);
+        if (err == CU_EINVAL && fail) {
+            *fail = i;
+            for (size_t k = i; k < j; k++)
+                if (!r[k].ok) {
+                    *fail = k;
+                    break;
+                }
+        }
+        i = j;
+    }
+    if (!res) {
+        for (size_t i = 0; i < p->n; i++)
+            cu_tas_result_free(&r[i]);
+        if (r != one)
+            free(r);
+    }
+    return err;
+}
+
+int cu_engine_tas_fits(cu_engine *e, const tasplan *p)
+{
+    return !p || !p->n || cu_engine_tas_place(e, p, 0, NULL, NULL) == CU_OK;
 }

@@ -65,6 +65,14 @@ static uint64_t shape_hash(const ewl *w)
             h = h_str(h, x->value);
             h = h_str(h, x->effect);
         }
+        /* the topology request (TAS) */
+        const cu_topo_request *tr = &p->topo;
+        int32_t tv[5] = { tr->present, tr->has_unconstrained ? 1 + tr->unconstrained : 0,
+                          tr->has_slice_size ? tr->slice_size : -1, 0, 0 };
+        h = cu_hash_bytes(h, tv, sizeof(tv));
+        h = h_str(h, tr->required);
+        h = h_str(h, tr->preferred);
+        h = h_str(h, tr->slice_required);
     }
     return h;
 }

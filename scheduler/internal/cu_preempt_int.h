@@ -23,6 +23,12 @@ typedef struct asg {
     int *fr;
     int64_t *amt;
     int16_t *tried; /* nps * ngroups: Kueue's LastTriedFlavorIdx (FMEM_*) */
+    /* Topology-Aware Scheduling: the pod sets to place (NULL: none), and
+     * whether their TAS flavor-resources need preemption (Kueue sets the
+     * TAS pod sets' flavors to Preempt when placement needs it or the
+     * quota does) */
+    const tasplan *tas;
+    int tas_preempt;
 } asg;
 
 /* Flavor memory values (ewl.fmem, asg.tried); >= 0: a flavor index. */
@@ -48,7 +54,7 @@ int cu_preempt_oracle(cu_engine *e, ecq *c, ewl *w, int fr, int64_t val, int *bo
 /* Fair-sharing preemption (cu_fairpreempt.c): same contract as the classic
  * search, for the usage (fr, amt) of w, contested frs. */
 cu_err cu_fair_targets(cu_engine *e, ecq *c, ewl *w, size_t nuse, const int *fr, const int64_t *amt,
-                       const int *frs, size_t nfrs, targets *out);
+                       const int *frs, size_t nfrs, const tasplan *tas, targets *out);
 /* Rules both searches share (cu_preempt_policy.c). All borrow. */
 /* 1 when v has used up its preemption budget (see cu_engine_opts). */
 int cu_preempt_protected(const cu_engine *e, const ewl *v);
@@ -61,8 +67,9 @@ int cu_within_nominal(const cu_qnode *n, const int *frs, size_t nfrs);
 /* Kueue's CandidatesOrdering (same: the candidate is in the preemptor's
  * ClusterQueue); <0 when a goes first. */
 int cu_cand_cmp(const ewl *a, int a_same, const ewl *b, int b_same);
-/* 1 if all of a's usage fits in c now (optionally not borrowing)
+/* 1 if all of a's usage fits in c now (optionally not borrowing) and,
+ * with tas, its TAS pod sets are placed against current usage
  * (cu_preempt.c). */
-int cu_asg_fits(const ecq *c, const asg *a, int allow_borrow);
+int cu_asg_fits(cu_engine *e, const ecq *c, const asg *a, int allow_borrow, int tas);
 
 #endif

@@ -209,6 +209,8 @@ struct cu_engine {
     CU_VEC(const char *) res_names;
     CU_VEC(eflavor) flavors;
     CU_VEC(etas) tas; /* the TAS flavors (cu_tasstate.c) */
+    char *tas_over;   /* the first admission that put a node over its
+                         allocatable (cu_engine_tas_check), NULL: none */
     size_t nres_fr;   /* resources known when frs were built */
     size_t nflv_fr;   /* flavors known when frs were built */
     int *frmat;       /* [flavor * nres_fr + res] -> fr, -1 */
@@ -313,8 +315,33 @@ void cu_engine_tas_free(cu_engine *e);
 /* Adds (sign > 0) or removes w's topology assignments' usage on the
  * snapshots (part of cu_engine_apply_usage). */
 void cu_engine_tas_apply(cu_engine *e, const ewl *w, int sign);
+/* After w's admission: notes in e->tas_over a node of its assignments
+ * (when the lowest level is the hostname) left with less than nothing
+ * free of a resource it requests (cu_engine_check_invariants reports it). */
+void cu_engine_tas_check(cu_engine *e, const ewl *w);
 /* Frees w's topology assignments (w->topo). */
 void cu_engine_tas_forget(ewl *w);
+/* The TAS pod sets of one flavor assignment (per-round arena): pod set
+ * ps[i] placed in TAS flavor ti[i] with request req[i]; use[i] is its
+ * per-pod usage there (the requests of the resources assigned that
+ * flavor). Sorted by ti, then pod set: each flavor's pod sets are placed
+ * together, in order (Kueue's FindTopologyAssignmentsForWorkload). */
+typedef struct tasplan {
+    size_t n;
+    int *ps;
+    int *ti;
+    cu_tas_request *req;
+    cu_reslist *use;
+} tasplan;
+/* Places p's pod sets (simulate_empty: as if no admitted TAS workload
+ * held the nodes). Returns CU_OK when all fit, CU_EINVAL when one does
+ * not (*fail: its index in p), CU_ENOMEM. res (p->n entries, or NULL)
+ * receives the results; the caller frees each with cu_tas_result_free. */
+cu_err cu_engine_tas_place(cu_engine *e, const tasplan *p, int simulate_empty, cu_tas_result *res,
+                           size_t *fail);
+/* 1 when every pod set of p (NULL: none) is placed against current usage. */
+int cu_engine_tas_fits(cu_engine *e, const tasplan *p);
+
 /* The status.admission.podSetAssignments[] entry of pod set i named name
  * (by name, else the i-th), or NULL. */
 const cu_psa *cu_engine_psa_of(const cu_workload *o, size_t i, const char *name);
