@@ -23,6 +23,13 @@
  *
  * Only engine calls are timed (CLOCK_PROCESS_CPUTIME_ID); generation and
  * the driver's bookkeeping are not.
+ *
+ * TAS (--tas): Kueue's TAS performance config (configs/tas: 1 block x 10
+ * racks x 64 nodes of 96 cpu; the baseline's queues; small, medium and
+ * large workloads of 2, 4 and 8 pods, a third each asking for a required
+ * rack, a preferred rack, and slices in a rack) run twice on the same
+ * workload set: "tas-quota" with a plain flavor (quota alone), "tas" with
+ * the flavor on the Topology and the nodes, every admission placed.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -57,6 +64,8 @@ typedef struct bench_class {
     int64_t runtime_ms;
     int32_t priority;
     int64_t interval_ms; /* creation interval; first one after one interval */
+    int32_t pods;        /* pods of the one pod set (0: 1); cpu_milli is their total */
+    int32_t slice;       /* the TAS slice size of its third kind (0: 1) */
 } bench_class;
 
 typedef struct bench_shape {
@@ -73,21 +82,32 @@ static const bench_shape bench_shapes[] = {
     { "baseline",
       5,
       6,
-      { { "small", 350, 1000, 200, 50, 100 },
-        { "medium", 100, 5000, 500, 100, 500 },
-        { "large", 50, 20000, 1000, 200, 1200 } },
+      { { "small", 350, 1000, 200, 50, 100, 1, 1 },
+        { "medium", 100, 5000, 500, 100, 500, 1, 1 },
+        { "large", 50, 20000, 1000, 200, 1200, 1, 1 } },
       100000.0,
       57.0,
       351.1 },
     { "large",
       10,
       100,
-      { { "small", 35, 1000, 150, 50, 60 },
-        { "medium", 11, 5000, 350, 100, 300 },
-        { "large", 4, 20000, 700, 200, 700 } },
+      { { "small", 35, 1000, 150, 50, 60, 1, 1 },
+        { "medium", 11, 5000, 350, 100, 300, 1, 1 },
+        { "large", 4, 20000, 700, 200, 700, 1, 1 } },
       50000.0,
       38.6,
       1179.4 },
+    /* Kueue's configs/tas: the baseline's queues and amounts, in 2, 4 and
+     * 8 pods; its published usage and wall time (rangespec means) */
+    { "tas",
+      5,
+      6,
+      { { "small", 350, 1000, 200, 50, 100, 2, 1 },
+        { "medium", 100, 5000, 500, 100, 500, 4, 2 },
+        { "large", 50, 20000, 1000, 200, 1200, 8, 4 } },
+      20000.0,
+      62.4,
+      401.5 },
 };
 #define BENCH_NSHAPES (sizeof bench_shapes / sizeof bench_shapes[0])
 
@@ -96,14 +116,17 @@ typedef struct bench_variant {
     const char *name; /* "baseline", "large", "baseline-fs", "large-fs" */
     size_t shape;     /* index in bench_shapes */
     int fair_sharing; /* engine opts.fair_sharing, default strategies */
+    int tas;          /* the flavor on a Topology, the nodes, topology requests */
 } bench_variant;
 
 static const bench_variant bench_variants[] = {
-    { "baseline", 0, 0 },
-    { "large", 1, 0 },
-    { "baseline-fs", 0, 1 },
-    { "large-fs", 1, 1 },
+    { "baseline", 0, 0, 0 }, { "large", 1, 0, 0 },     { "baseline-fs", 0, 1, 0 },
+    { "large-fs", 1, 1, 0 }, { "tas-quota", 2, 0, 0 }, { "tas", 2, 0, 1 },
 };
+#define BENCH_TAS_MASK 0x30 /* tas-quota and tas */
+#define BENCH_TAS_RACKS 10
+#define BENCH_TAS_HOSTS 64 /* per rack */
+#define BENCH_TAS_KINDS 3  /* required rack, preferred rack, slices in a rack */
 #define BENCH_NVARIANTS (sizeof bench_variants / sizeof bench_variants[0])
 
 typedef struct bench_opts {
@@ -208,9 +231,10 @@ typedef struct bench_run {
     size_t npending;
     long long step_preempted; /* preemptions issued at the current event time */
     bench_heap finishes;
-    bench_i64s cycle_ns;               /* every cycle */
-    bench_i64s busy_ns;                /* cycles that made progress */
-    cu_podset podsets[BENCH_NCLASSES]; /* shared by all workloads of a class */
+    bench_i64s cycle_ns;                                /* every cycle */
+    bench_i64s busy_ns;                                 /* cycles that made progress */
+    cu_podset podsets[BENCH_NCLASSES][BENCH_TAS_KINDS]; /* shared by the workloads of a
+                                                           class (and TAS kind) */
     cu_res requests[BENCH_NCLASSES];
     cu_kv labels[BENCH_NCLASSES];
     bench_result r;
@@ -358,6 +382,54 @@ static const char *bench_name(bench_run *br, const char *fmt, ...)
     return s;
 }
 
+#define BENCH_TAS_BLOCK "cloud.provider.com/topology-block"
+#define BENCH_TAS_RACK "cloud.provider.com/topology-rack"
+#define BENCH_TAS_HOST "kubernetes.io/hostname"
+
+/* TAS: the flavor rf on Topology default-topology (block, rack, host) and
+ * its 640 nodes of 96 cpu, as Kueue's configs/tas. */
+static void bench_build_tas(bench_run *br, cu_resource_flavor *rf)
+{
+    cu_world *w = &br->world;
+    cu_topology *tp = bench_alloc(br, sizeof *tp);
+    const char **levels = bench_alloc(br, 3 * sizeof *levels);
+    cu_kv *group = bench_alloc(br, sizeof *group);
+    cu_res *alloc = bench_alloc(br, 2 * sizeof *alloc);
+    size_t r, h;
+
+    levels[0] = BENCH_TAS_BLOCK;
+    levels[1] = BENCH_TAS_RACK;
+    levels[2] = BENCH_TAS_HOST;
+    bench_meta(br, &tp->meta, "default-topology", NULL);
+    tp->nlevels = 3;
+    tp->levels = levels;
+    *(cu_topology **)BENCH_PUSH(w->topologies) = tp;
+    group->key = "tas-node-group";
+    group->value = "tas";
+    rf->node_labels.n = 1;
+    rf->node_labels.items = group;
+    rf->topology_name = "default-topology";
+    alloc[0] = (cu_res){ "cpu", 96000 };
+    alloc[1] = (cu_res){ "pods", 110 };
+    for (r = 0; r < BENCH_TAS_RACKS; r++)
+        for (h = 0; h < BENCH_TAS_HOSTS; h++) {
+            cu_kube_node *n = bench_alloc(br, sizeof *n);
+            cu_kv *l = bench_alloc(br, 4 * sizeof *l);
+            const char *name = bench_name(br, "node-b0-r%zu-%zu", r, h);
+            bench_meta(br, &n->meta, name, NULL);
+            l[0] = (cu_kv){ BENCH_TAS_BLOCK, "b0" };
+            l[1] = (cu_kv){ BENCH_TAS_RACK, bench_name(br, "b0-r%zu", r) };
+            l[2] = (cu_kv){ BENCH_TAS_HOST, name };
+            l[3] = (cu_kv){ "tas-node-group", "tas" };
+            n->meta.labels.n = 4;
+            n->meta.labels.items = l;
+            n->allocatable.n = 2;
+            n->allocatable.items = alloc;
+            n->ready = 1;
+            *(cu_kube_node **)BENCH_PUSH(w->nodes) = n;
+        }
+}
+
 static void bench_build_world(bench_run *br)
 {
     const bench_shape *s = br->shape;
@@ -440,15 +512,35 @@ static void bench_build_world(bench_run *br)
 
     for (k = 0; k < BENCH_NCLASSES; k++) {
         const bench_class *cl = &s->classes[k];
+        int32_t pods = cl->pods > 0 ? cl->pods : 1;
         br->requests[k].name = "cpu";
-        br->requests[k].milli = cl->cpu_milli;
-        br->podsets[k].name = "main";
-        br->podsets[k].count = 1;
-        br->podsets[k].requests.n = 1;
-        br->podsets[k].requests.items = &br->requests[k];
+        br->requests[k].milli = cl->cpu_milli / pods;
+        for (size_t t = 0; t < BENCH_TAS_KINDS; t++) {
+            cu_podset *ps = &br->podsets[k][t];
+            ps->name = "main";
+            ps->count = pods;
+            ps->requests.n = 1;
+            ps->requests.items = &br->requests[k];
+            if (!br->variant->tas)
+                continue;
+            ps->topo.present = 1;
+            ps->topo.pod_index_label = "batch.kubernetes.io/job-completion-index";
+            if (t == 0) {
+                ps->topo.required = BENCH_TAS_RACK;
+            } else if (t == 1) {
+                ps->topo.preferred = BENCH_TAS_RACK;
+            } else {
+                ps->topo.required = BENCH_TAS_RACK;
+                ps->topo.slice_required = BENCH_TAS_RACK;
+                ps->topo.has_slice_size = 1;
+                ps->topo.slice_size = cl->slice > 0 ? cl->slice : 1;
+            }
+        }
         br->labels[k].key = "kueue.x-k8s.io/performance-scheduler-class";
         br->labels[k].value = cl->name;
     }
+    if (br->variant->tas)
+        bench_build_tas(br, rf);
 }
 
 /* Creates the si-th workload of class k for ClusterQueue cq, arriving at
@@ -468,7 +560,7 @@ static int32_t bench_new_workload(bench_run *br, size_t cq, size_t k, int si, in
     wl->priority = br->shape->classes[k].priority;
     wl->active = 1;
     wl->npodsets = 1;
-    wl->podsets = &br->podsets[k];
+    wl->podsets = &br->podsets[k][(size_t)si % BENCH_TAS_KINDS];
 
     if (br->nwls == br->capwls) {
         br->capwls = br->capwls ? 2 * br->capwls : 1024;
@@ -1254,7 +1346,8 @@ static void bench_run_variant(const bench_variant *v, const bench_opts *o)
 static void bench_usage(FILE *f)
 {
     fprintf(f,
-            "usage: cueue_bench [--shape baseline|large|baseline-fs|large-fs|both|all]\n"
+            "usage: cueue_bench [--shape baseline|large|baseline-fs|large-fs|both|all|\n"
+            "                            tas-quota|tas] [--tas]\n"
             "                   [--fair-sharing] [--one-head-per-cycle]\n"
             "                   [--check] [--check-every N] [--json] [--help]\n"
             "\n"
@@ -1268,6 +1361,11 @@ static void bench_usage(FILE *f)
             "                        with fair sharing), both (default: baseline and large)\n"
             "                        or all (the four). With more than one, each runs in\n"
             "                        its own child process so peak RSS is its own\n"
+            "  --tas                 Topology-Aware Scheduling: Kueue's TAS config (640\n"
+            "                        nodes, 15,000 workloads of 2, 4 and 8 pods asking for a\n"
+            "                        rack) run as tas-quota (the same workloads on a plain\n"
+            "                        flavor: quota alone) and tas (every admission placed\n"
+            "                        on the nodes), to compare their decisions/s\n"
             "  --fair-sharing        run the fair-sharing variant of the chosen shapes\n"
             "                        (engine fairSharing on, default preemption strategies)\n"
             "  --one-head-per-cycle  Kueue's exact loop: one head per ClusterQueue per cycle\n"
@@ -1295,6 +1393,8 @@ static int bench_parse(int argc, char **argv, bench_opts *o)
             o->one_head_per_cycle = 1;
         } else if (strcmp(a, "--fair-sharing") == 0) {
             o->fair_sharing = 1;
+        } else if (strcmp(a, "--tas") == 0) {
+            o->variants_mask = BENCH_TAS_MASK;
         } else if (strcmp(a, "--check") == 0) {
             o->check = 1;
         } else if (strcmp(a, "--json") == 0) {
@@ -1304,7 +1404,7 @@ static int bench_parse(int argc, char **argv, bench_opts *o)
             size_t k;
             if (!v) {
                 fprintf(stderr, "cueue_bench: --shape needs a value: baseline, large, "
-                                "baseline-fs, large-fs, both or all\n");
+                                "baseline-fs, large-fs, both, all, tas-quota or tas\n");
                 return -1;
             }
             o->variants_mask = 0;
@@ -1318,7 +1418,8 @@ static int bench_parse(int argc, char **argv, bench_opts *o)
             if (o->variants_mask == 0) {
                 fprintf(stderr,
                         "cueue_bench: --shape: unknown shape \"%s\" "
-                        "(want baseline, large, baseline-fs, large-fs, both or all)\n",
+                        "(want baseline, large, baseline-fs, large-fs, both, all, tas-quota "
+                        "or tas)\n",
                         v);
                 return -1;
             }
@@ -1342,9 +1443,11 @@ static int bench_parse(int argc, char **argv, bench_opts *o)
             return -1;
         }
     }
-    /* --fair-sharing moves baseline and large to their -fs variants */
+    /* --fair-sharing moves baseline and large to their -fs variants (the
+     * TAS ones run without) */
     if (o->fair_sharing)
-        o->variants_mask = (o->variants_mask | (o->variants_mask << 2)) & 12;
+        o->variants_mask = ((o->variants_mask | (o->variants_mask << 2)) & 12) |
+                           (o->variants_mask & BENCH_TAS_MASK);
     return 0;
 }
 

@@ -7,6 +7,7 @@
  * Per-round memory comes from e->cycle.
  */
 #include "cu_assign_int.h"
+#include "cu_hash.h"
 #include "cu_match.h"
 
 #include <stdio.h>
@@ -424,7 +425,7 @@ static void join_into(cu_buf *b, const char *psname, cu_strlist *r)
 /* Cueue's numbers after Kueue's not-fit message of pod set p (its
  * placement result r in TAS flavor ti): the ClusterQueue's free quota of
  * the resource that blocks, then the nodes' side (cu_tas_diag_text). */
-static void tas_numbers(cu_engine *e, const ecq *c, int ti, const cu_tas_result *r, cu_buf *b)
+void cu_assign_tas_numbers(cu_engine *e, const ecq *c, int ti, const cu_tas_result *r, cu_buf *b)
 {
     const cu_tas_diag *g = &r->diag;
     const etas *s = &e->tas.items[ti];
@@ -459,16 +460,14 @@ static const cu_nodesel *tas_nodesel(cu_arena *a, const cu_podset *ps)
     return s;
 }
 
-/* Fills pod set p's request in plan slot k, for TAS flavor ti. */
-static int tas_request(cu_engine *e, const ewl *w, const asg *a, size_t p, int ti, int implied,
-                       tasplan *plan, size_t k)
+int cu_assign_tas_request(cu_arena *ar, const ecq *c, const ewl *w, size_t p, int32_t count,
+                          cu_tas_request *q)
 {
     const cu_podset *ps = &w->obj->podsets[p];
     const cu_topo_request *r = &ps->topo;
-    const eassign *ea = &a->ps[p];
-    cu_tas_request *q = &plan->req[k];
+    int implied = tas_requested(c, ps) == 2;
     memset(q, 0, sizeof(*q));
-    q->count = ea->count;
+    q->count = count;
     q->per_pod = &ps->requests;
     if (!implied && r->required) {
         q->mode = CU_TAS_REQUIRED;
@@ -483,14 +482,27 @@ static int tas_request(cu_engine *e, const ewl *w, const asg *a, size_t p, int t
         q->slice_level = r->slice_required;
         q->slice_size = r->has_slice_size ? r->slice_size : 0;
     }
-    q->sel = tas_nodesel(&e->cycle, ps);
     q->ntols = ps->ntols;
     q->tols = ps->tols;
+    if (!ps->node_selector.n && !ps->nterms)
+        return 0; /* no selector: every node matches */
+    q->sel = tas_nodesel(ar, ps);
+    return q->sel ? 0 : -1;
+}
+
+/* Fills pod set p's request in plan slot k, for TAS flavor ti. */
+static int tas_request(cu_engine *e, const ecq *c, const ewl *w, const asg *a, size_t p, int ti,
+                       tasplan *plan, size_t k)
+{
+    const cu_podset *ps = &w->obj->podsets[p];
+    const eassign *ea = &a->ps[p];
+    if (cu_assign_tas_request(&e->cycle, c, w, p, ea->count, &plan->req[k]))
+        return -1;
     /* its usage: the requests of the resources assigned the TAS flavor */
     cu_reslist *u = &plan->use[k];
     u->n = 0;
     u->items = cu_arena_alloc(&e->cycle, (ps->requests.n ? ps->requests.n : 1) * sizeof(cu_res));
-    if (!q->sel || !u->items)
+    if (!u->items)
         return -1;
     for (size_t i = 0; i < ps->requests.n; i++) {
         int rid = cu_strmap_get(&e->res_map, ps->requests.items[i].name);
@@ -600,12 +612,13 @@ static void tas_step(cu_engine *e, const ecq *c, ewl *w, asg *a)
             plan->use[k] = plan->use[k - 1];
             k--;
         }
-        if (tas_request(e, w, a, p, ti, req == 2, plan, k)) {
+        if (tas_request(e, c, w, a, p, ti, plan, k)) {
             tas_error(e, a, w->ps[p].name, "out of memory");
             return;
         }
         plan->n++;
     }
+    plan->res = NULL;
     a->tas = plan;
     cu_tas_result *res = cu_arena_alloc(ar, plan->n * sizeof(*res));
     if (!res) {
@@ -622,7 +635,7 @@ static void tas_step(cu_engine *e, const ecq *c, ewl *w, asg *a)
             cu_buf_printf(&b, "couldn't assign flavors to pod set %s: %s", psname,
                           res[fail].reason ? res[fail].reason : "out of memory");
             if (err == CU_EINVAL)
-                tas_numbers(e, c, plan->ti[fail], &res[fail], &b);
+                cu_assign_tas_numbers(e, c, plan->ti[fail], &res[fail], &b);
             a->msg = cu_arena_strdup(ar, cu_buf_str(&b));
             cu_buf_free(&b);
             a->reason = R_WAITING_FOR_QUOTA;
@@ -630,12 +643,35 @@ static void tas_step(cu_engine *e, const ecq *c, ewl *w, asg *a)
             w->tas_wait = plan->ti[fail] + 1;
             w->tas_ps = plan->ps[fail];
         }
+        if (!err && cu_engine_tas_keep(e, res, plan->n) == CU_OK) {
+            plan->res = res; /* admitted as is while it still fits */
+            return;
+        }
         for (size_t i = 0; i < plan->n; i++)
             cu_tas_result_free(&res[i]);
         if (!err)
             return;
     }
-    cu_err err = cu_engine_tas_place(e, plan, 1, NULL, &fail);
+    /* as if empty: the same answer for the same shape while the nodes and
+     * their bound pods do not change (remembered per engine) */
+    uint64_t key = w->shape;
+    for (size_t i = 0; i < plan->n; i++) {
+        int32_t v[3] = { plan->ps[i], plan->ti[i], plan->req[i].count };
+        key = cu_hash_bytes(key, v, sizeof(v));
+    }
+    tas_empty *slot = &e->tas_empty[key % TAS_EMPTY_CACHE];
+    cu_err err;
+    if (slot->gen == e->tas_nodes_gen + 1 && slot->key == key) {
+        err = slot->fits ? CU_OK : CU_EINVAL;
+        fail = 0;
+    } else {
+        err = cu_engine_tas_place(e, plan, 1, NULL, &fail);
+        if (err != CU_ENOMEM) {
+            slot->key = key;
+            slot->gen = e->tas_nodes_gen + 1;
+            slot->fits = err == CU_OK;
+        }
+    }
     if (err) {
         a->mode = MODE_NOFIT;
         if (!w->tas_wait) {

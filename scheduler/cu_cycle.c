@@ -451,7 +451,10 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
      * Cueue never admits into quota a preempted workload still holds */
     cu_tas_result *tres = NULL;
     int ok = cu_asg_fits(e, c, &en->a, 1, 0);
-    if (ok && en->a.tas && en->a.tas->n) {
+    const cu_tas_result *use = NULL;
+    if (ok && en->a.tas && en->a.tas->n && cu_engine_tas_still_fits(e, en->a.tas)) {
+        use = en->a.tas->res; /* its nodes still take it */
+    } else if (ok && en->a.tas && en->a.tas->n) {
         /* placed again against the usage of this round's admissions */
         tres = cu_arena_alloc(&e->cycle, en->a.tas->n * sizeof(*tres));
         if (!tres)
@@ -462,7 +465,7 @@ static cu_err process_entry(cu_engine *e, entry *en, rstate *rs)
         else if (perr)
             ok = 0;
     }
-    cu_err err = ok < 0 ? CU_ENOMEM : ok ? admit(e, c, w, &en->a, tres) : CU_OK;
+    cu_err err = ok < 0 ? CU_ENOMEM : ok ? admit(e, c, w, &en->a, use ? use : tres) : CU_OK;
     for (size_t i = 0; tres && i < en->a.tas->n; i++)
         cu_tas_result_free(&tres[i]);
     if (!ok) {
@@ -514,6 +517,7 @@ static int pending_flavors(const ewl *w)
 /* One Kueue cycle. */
 static cu_err round_once(cu_engine *e, cu_cycle_stats *st)
 {
+    cu_engine_tas_drop(e);
     cu_arena_free(&e->cycle);
     e->round++;
     int released = e->opts.manual_evictions ? 0 : cu_engine_complete_evictions(e);

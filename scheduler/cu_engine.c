@@ -34,6 +34,7 @@ cu_engine *cu_engine_new(const cu_engine_opts *opts)
     cu_strmap_init(&e->cohort_map);
     cu_strmap_init(&e->lq_map);
     cu_strmap_init(&e->ns_map);
+    cu_strmap_init(&e->pod_node);
     cu_arena_init(&e->arena, 64 * 1024);
     cu_arena_init(&e->cycle, 64 * 1024);
     cu_arena_init(&e->scratch, 64 * 1024);

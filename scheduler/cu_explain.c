@@ -613,6 +613,8 @@ static void unblock_flavors(xwl *x)
     }
 }
 
+static cu_err analyze_topology(xwl *x);
+
 static cu_err build(xwl *x)
 {
     cu_engine *e = x->e;
@@ -776,7 +778,12 @@ static cu_err build(xwl *x)
                 quota_blocked = 1;
     for (size_t p = 0; p < x->nps; p++)
         quota_blocked |= x->ps[p].uncovered.n > 0;
-    x->fits_now = !quota_blocked;
+    if (!quota_blocked && w->tas_wait) {
+        err = analyze_topology(x);
+        if (err)
+            return err;
+    }
+    x->fits_now = !quota_blocked && !(x->topo.on && !x->topo.fits_now);
     if (quota_blocked) {
         x->pre_quota = x->all_chosen;
         if (x->targets.n)
@@ -785,6 +792,138 @@ static cu_err build(xwl *x)
                                            x->targets.n, x->targets.n == 1 ? "" : "s"));
         unblock_flavors(x);
     }
+    return CU_OK;
+}
+
+/* ---------------- topology ---------------- */
+
+typedef struct tcand {
+    ewl *w;
+    int64_t pods; /* its pods in the flavor */
+} tcand;
+
+static int tcand_cmp(const void *pa, const void *pb)
+{
+    const tcand *a = pa, *b = pb;
+    if (a->pods != b->pods)
+        return a->pods < b->pods ? -1 : 1;
+    return strcmp(a->w->key, b->w->key);
+}
+
+/* Places x's blocked pod set (request q in snapshot t) now; 1 when it
+ * fits. With r, keeps the result (caller frees). */
+static int tplace(cu_tas *t, const cu_tas_request *q, cu_tas_result *r)
+{
+    cu_tas_result tmp;
+    cu_tas_opts o = { CU_TAS_PROFILE_MIXED, 0 };
+    cu_err err = cu_tas_place(t, q, 1, &o, r ? r : &tmp);
+    if (!r)
+        cu_tas_result_free(&tmp);
+    return err == CU_OK;
+}
+
+/* The pod set w's last attempt could not place: the numbers of its
+ * failure now, and which admitted workloads of the flavor would have to
+ * finish or be preempted to open a fitting domain (removed from the
+ * snapshot the fewest pods first, greedily, until it fits; then each put
+ * back that is not needed). Usage is restored before returning. */
+static cu_err analyze_topology(xwl *x)
+{
+    cu_engine *e = x->e;
+    cu_arena *ar = x->ar;
+    ewl *w = x->w;
+    int ti = w->tas_wait - 1;
+    size_t p = (size_t)w->tas_ps;
+    if (ti < 0 || (size_t)ti >= e->tas.n || p >= w->nps)
+        return CU_OK;
+    const etas *s = &e->tas.items[ti];
+    cu_tas *t = s->t;
+    x->topo.on = 1;
+    x->topo.flavor = s->flavor;
+    x->topo.psname = w->ps[p].name;
+    cu_tas_request q;
+    if (cu_assign_tas_request(ar, x->c, w, p, w->ps[p].count, &q))
+        return CU_ENOMEM;
+    cu_tas_result r;
+    if (tplace(t, &q, &r)) {
+        x->topo.fits_now = 1;
+        cu_tas_result_free(&r);
+        return CU_OK;
+    }
+    cu_buf b;
+    cu_buf_init(&b, 64 * 1024);
+    cu_assign_tas_numbers(e, x->c, ti, &r, &b);
+    cu_tas_result_free(&r);
+    /* without the leading "; " */
+    x->topo.numbers = cu_arena_strdup(ar, b.len > 2 ? cu_buf_str(&b) + 2 : "");
+    cu_buf_free(&b);
+    /* the admitted workloads placed in this flavor */
+    size_t n = 0;
+    tcand *c = cu_arena_alloc(ar, (e->wls.n ? e->wls.n : 1) * sizeof(tcand));
+    if (!c)
+        return CU_ENOMEM;
+    for (size_t i = 0; i < e->wls.n; i++) {
+        ewl *v = e->wls.items[i];
+        if (v->state != WL_ADMITTED || !v->topo)
+            continue;
+        int64_t pods = 0;
+        for (size_t k = 0; k < v->nps; k++)
+            if (v->topo[k].tas == ti)
+                for (size_t d = 0; d < v->topo[k].ta.ndomains; d++)
+                    pods += v->topo[k].ta.counts[d];
+        if (pods)
+            c[n++] = (tcand){ v, pods };
+    }
+    qsort(c, n, sizeof(*c), tcand_cmp);
+    size_t nr = 0;
+    int ok = 0;
+    while (nr < n && !ok) {
+        cu_engine_tas_apply(e, c[nr++].w, -1);
+        ok = tplace(t, &q, NULL);
+    }
+    if (ok) {
+        /* put back, newest removal first (never the last), what is not
+         * needed; a kept one is marked by clearing its pointer */
+        for (size_t k = nr - 1; k-- > 0;) {
+            cu_engine_tas_apply(e, c[k].w, 1);
+            if (tplace(t, &q, NULL))
+                c[k].w = NULL;
+            else
+                cu_engine_tas_apply(e, c[k].w, -1);
+        }
+        if (tplace(t, &q, &r)) {
+            for (size_t d = 0; d < r.ndomains; d++) {
+                const char *h = r.domains[d].values[r.nlevels - 1];
+                if (r.nlevels && strcmp(r.levels[r.nlevels - 1], CU_TAS_HOSTNAME) == 0) {
+                    cu_strlist_add(ar, &x->topo.hosts, cu_arena_strdup(ar, h));
+                    x->topo.other_pods += cu_engine_tas_bound_pods(e, h);
+                }
+            }
+        }
+        cu_tas_result_free(&r);
+        for (size_t k = 0; k < nr; k++)
+            if (c[k].w)
+                cu_strlist_add(ar, &x->topo.blockers, c[k].w->key);
+        qsort(x->topo.blockers.s, x->topo.blockers.n, sizeof(char *), cu_strp_cmp);
+    } else {
+        x->topo.never = 1;
+    }
+    for (size_t k = 0; k < nr; k++)
+        if (c[k].w)
+            cu_engine_tas_apply(e, c[k].w, 1);
+    if (x->topo.never)
+        cu_strlist_add(ar, &x->unblock,
+                       cu_arena_printf(ar,
+                                       "more free capacity on the nodes of flavor %s (pods that "
+                                       "Kueue did not place hold them)",
+                                       s->flavor));
+    else if (x->topo.blockers.n)
+        cu_strlist_add(ar, &x->unblock,
+                       cu_arena_printf(ar,
+                                       "%zu admitted workload%s of flavor %s finishing or "
+                                       "preempted (see Topology)",
+                                       x->topo.blockers.n, x->topo.blockers.n == 1 ? "" : "s",
+                                       s->flavor));
     return CU_OK;
 }
 

@@ -218,6 +218,10 @@ static void t_preemption(xwl *x, cu_buf *b)
         cu_buf_puts(b, "  not needed: it fits now\n");
         return;
     }
+    if (x->topo.on) {
+        cu_buf_puts(b, "  its quota fits; what holds the nodes: see Topology\n");
+        return;
+    }
     if (!x->all_chosen) {
         cu_buf_puts(b, "  cannot help: no flavor can ever fit it\n");
         return;
@@ -253,6 +257,33 @@ static void t_preemption(xwl *x, cu_buf *b)
     cu_buf_printf(b, "  preempting %zu would make room:\n", x->targets.n);
     for (size_t i = 0; i < x->targets.n; i++)
         cu_buf_printf(b, "    %s\n", x->targets.s[i]);
+}
+
+static void t_topology(xwl *x, cu_buf *b)
+{
+    cu_buf_printf(b, "\nTopology (flavor %s)\n", x->topo.flavor);
+    if (x->topo.fits_now) {
+        cu_buf_printf(b, "  pod set %s is placed now: the next attempt admits it\n",
+                      x->topo.psname);
+        return;
+    }
+    cu_buf_printf(b, "  pod set %s: %s\n", x->topo.psname, x->topo.numbers);
+    if (x->topo.never) {
+        cu_buf_printf(b, "  it does not fit even with every admitted workload of flavor %s gone\n",
+                      x->topo.flavor);
+        return;
+    }
+    cu_buf_printf(b, "  admitted workloads that would have to finish or be preempted first:\n");
+    for (size_t i = 0; i < x->topo.blockers.n; i++)
+        cu_buf_printf(b, "    %s\n", x->topo.blockers.s[i]);
+    if (x->topo.hosts.n) {
+        cu_buf_puts(b, "  it would get ");
+        for (size_t i = 0; i < x->topo.hosts.n; i++)
+            cu_buf_printf(b, "%s%s", i ? ", " : "", x->topo.hosts.s[i]);
+        cu_buf_printf(b, "; %lld pod%s that Kueue did not place also run%s there\n",
+                      (long long)x->topo.other_pods, x->topo.other_pods == 1 ? "" : "s",
+                      x->topo.other_pods == 1 ? "s" : "");
+    }
 }
 
 static void t_holds(xwl *x, cu_buf *b)
@@ -297,6 +328,15 @@ static void t_admission(xwl *x, cu_buf *b)
                 cu_buf_printf(b, " (%s)", ps->flavors[i]);
         }
         cu_buf_puts(b, "\n");
+        const cu_topo_assign *ta = ps->topo;
+        for (size_t d = 0; ta && d < ta->ndomains; d++) {
+            cu_buf_puts(b, d ? ", " : "    topology: ");
+            for (size_t l = 0; l < ta->nlevels; l++)
+                cu_buf_printf(b, "%s%s", l ? "/" : "", ta->values[d * ta->nlevels + l]);
+            cu_buf_printf(b, " %d", (int)ta->counts[d]);
+        }
+        if (ta && ta->ndomains)
+            cu_buf_puts(b, "\n");
     }
 }
 
@@ -369,6 +409,8 @@ static void render_text(xwl *x, cu_buf *b)
         if (x->analyzed) {
             t_flavors(x, b);
             t_preemption(x, b);
+            if (x->topo.on)
+                t_topology(x, b);
         }
         if (x->unblock.n) {
             cu_buf_puts(b, "\nTo unblock\n");
@@ -623,6 +665,18 @@ static cu_node *render_doc(dctx *c, xwl *x)
         dset(c, pm, "waitingFor", dlist(c, &x->victims));
         dset(c, pm, "targets", dlist(c, &x->targets));
         dset(c, root, "preemption", pm);
+        if (x->topo.on) {
+            cu_node *tm = dmap(c);
+            dset(c, tm, "flavor", dstr(c, x->topo.flavor));
+            dset(c, tm, "podSet", dstr(c, x->topo.psname));
+            dset(c, tm, "placedNow", cu_node_new_bool(c->a, x->topo.fits_now));
+            dset(c, tm, "why", dstr(c, x->topo.numbers));
+            dset(c, tm, "fitsWithNoAdmittedWorkload", cu_node_new_bool(c->a, !x->topo.never));
+            dset(c, tm, "mustFinishOrBePreempted", dlist(c, &x->topo.blockers));
+            dset(c, tm, "wouldGet", dlist(c, &x->topo.hosts));
+            dset(c, tm, "otherPods", dint(c, x->topo.other_pods));
+            dset(c, root, "topology", tm);
+        }
     } else if (x->not_analyzed) {
         dset(c, root, "notEvaluated", dstr(c, x->not_analyzed));
     }

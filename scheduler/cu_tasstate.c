@@ -35,6 +35,13 @@ void cu_engine_tas_free(cu_engine *e)
     e->tas.n = 0;
     free(e->tas_over);
     e->tas_over = NULL;
+    cu_engine_tas_drop(e);
+    free(e->tas_kept.items);
+    free(e->tas_kept_n.items);
+    cu_strmap_free(&e->pod_node);
+    free(e->pod_count.items);
+    e->pod_count.items = NULL;
+    e->pod_count.n = 0;
 }
 
 static void node_view(const cu_kube_node *n, cu_tas_node *out)
@@ -112,6 +119,7 @@ cu_err cu_engine_node_set(cu_engine *e, const cu_kube_node *n)
         return CU_EINVAL;
     cu_tas_node v;
     node_view(n, &v);
+    e->tas_nodes_gen++;
     for (size_t i = 0; i < e->tas.n; i++) {
         cu_err err = cu_tas_node_set(e->tas.items[i].t, &v);
         if (err)
@@ -125,6 +133,7 @@ void cu_engine_node_remove(cu_engine *e, const char *name)
 {
     if (!name)
         return;
+    e->tas_nodes_gen++;
     for (size_t i = 0; i < e->tas.n; i++)
         cu_tas_node_remove(e->tas.items[i].t, name);
     e->views_dirty = 1;
@@ -134,12 +143,28 @@ cu_err cu_engine_pod_usage(cu_engine *e, const char *node, const cu_reslist *per
 {
     if (!node)
         return CU_EINVAL;
+    e->tas_nodes_gen++;
     for (size_t i = 0; i < e->tas.n; i++) {
         cu_err err = cu_tas_usage(e->tas.items[i].t, node, per_pod, 1, sign);
         if (err)
             return err;
     }
+    int k = cu_strmap_get(&e->pod_node, node);
+    if (k < 0) {
+        const char *copy = cu_arena_strdup(&e->arena, node);
+        if (!copy || VEC_PUSH(e->pod_count, 0) ||
+            cu_strmap_put(&e->pod_node, copy, (int)e->pod_count.n - 1))
+            return CU_ENOMEM;
+        k = (int)e->pod_count.n - 1;
+    }
+    e->pod_count.items[k] += sign > 0 ? 1 : -1;
     return CU_OK;
+}
+
+int32_t cu_engine_tas_bound_pods(const cu_engine *e, const char *node)
+{
+    int k = cu_strmap_get(&e->pod_node, node);
+    return k < 0 ? 0 : e->pod_count.items[k];
 }
 
 size_t cu_engine_ntas(const cu_engine *e) { return e->tas.n; }
@@ -444,4 +469,71 @@ cu_err cu_engine_tas_place(cu_engine *e, const tasplan *p, int simulate_empty, c
 int cu_engine_tas_fits(cu_engine *e, const tasplan *p)
 {
     return !p || !p->n || cu_engine_tas_place(e, p, 0, NULL, NULL) == CU_OK;
+}
+
+cu_err cu_engine_tas_keep(cu_engine *e, cu_tas_result *r, size_t n)
+{
+    if (VEC_PUSH(e->tas_kept, r))
+        return CU_ENOMEM;
+    if (VEC_PUSH(e->tas_kept_n, n)) {
+        e->tas_kept.n--;
+        return CU_ENOMEM;
+    }
+    return CU_OK;
+}
+
+void cu_engine_tas_drop(cu_engine *e)
+{
+    for (size_t i = 0; i < e->tas_kept.n; i++)
+        for (size_t k = 0; k < e->tas_kept_n.items[i]; k++)
+            cu_tas_result_free(&e->tas_kept.items[i][k]);
+    e->tas_kept.n = 0;
+    e->tas_kept_n.n = 0;
+}
+
+int cu_engine_tas_still_fits(cu_engine *e, const tasplan *p)
+{
+    if (!p->res)
+        return 0;
+    /* the amounts the plan puts on each node, summed over its pod sets */
+    typedef struct need {
+        int ti;
+        const char *node, *res;
+        int64_t amt;
+    } need;
+    need buf[64];
+    size_t nn = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        const cu_tas_result *r = &p->res[i];
+        if (!r->ok || r->nlevels != 1 || strcmp(r->levels[0], CU_TAS_HOSTNAME) != 0)
+            return 0;
+        const cu_reslist *pp = p->req[i].per_pod;
+        for (size_t d = 0; d < r->ndomains; d++)
+            for (size_t k = 0; k <= pp->n; k++) {
+                const char *res = k < pp->n ? pp->items[k].name : CU_TAS_PODS;
+                int64_t per = k < pp->n ? pp->items[k].milli : 1;
+                int64_t amt;
+                if (cu_qty_mul(per, r->domains[d].count, &amt) != CU_OK)
+                    return 0;
+                size_t j;
+                for (j = 0; j < nn; j++)
+                    if (buf[j].ti == p->ti[i] &&
+                        strcmp(buf[j].node, r->domains[d].values[0]) == 0 &&
+                        strcmp(buf[j].res, res) == 0)
+                        break;
+                if (j == nn) {
+                    if (nn == sizeof(buf) / sizeof(buf[0]))
+                        return 0; /* a large plan: placed again */
+                    buf[nn++] = (need){ p->ti[i], r->domains[d].values[0], res, 0 };
+                }
+                buf[j].amt = cu_qty_sat_add(buf[j].amt, amt);
+            }
+    }
+    for (size_t j = 0; j < nn; j++) {
+        int64_t fr = 0;
+        if (cu_tas_node_free(e->tas.items[buf[j].ti].t, buf[j].node, buf[j].res, &fr) != CU_OK ||
+            fr < buf[j].amt)
+            return 0;
+    }
+    return 1;
 }

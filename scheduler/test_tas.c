@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cu_engine.h"
+#include "cu_explain.h"
 #include "cu_tas.h"
 
 #define GPU "nvidia.com/gpu"
@@ -153,8 +154,7 @@ static cu_cluster_queue *add_cq(cu_world *w, const char *name, size_t n, const c
 /* A Job-like Workload: count pods of gpus each, asking for required (or
  * preferred) level, or none (NULL, NULL). */
 static cu_workload *add_wl(cu_world *w, const char *name, const char *cq, int32_t count,
-                           int64_t gpus, const char *required, const char *preferred,
-                           int32_t prio)
+                           int64_t gpus, const char *required, const char *preferred, int32_t prio)
 {
     cu_workload *wl = al(w, sizeof(*wl));
     wl->meta.name = s(w, "%s", name);
@@ -549,6 +549,82 @@ static void test_status_and_readmission(void **state)
     cu_world_free(&w);
 }
 
+/* cueue explain of a TAS-blocked workload: Kueue's message with the
+ * numbers, and which admitted workload must end to open a node (golden). */
+static void test_explain_golden(void **state)
+{
+    (void)state;
+    cu_world w;
+    gpu_world(&w);
+    for (int i = 0; i < 4; i++)
+        w.pods.items[i]->requests.items[0].milli = 4;
+    add_wl(&w, "train-a", "tas", 2, 3, RACK, NULL, 0);
+    add_wl(&w, "train-b", "tas", 2, 3, RACK, NULL, 0);
+    add_wl(&w, "big", "tas", 1, 4, CU_TAS_HOSTNAME, NULL, 0);
+    cu_engine *e = engine(&w);
+    run(e);
+    cu_buf b;
+    cu_buf_init(&b, 1 << 20);
+    assert_int_equal(cu_engine_explain(e, "ns/big", &b, NULL), CU_OK);
+    assert_string_equal(
+        cu_buf_str(&b),
+        "Workload ns/big: pending (WaitingForQuota)\n"
+        "  message: couldn't assign flavors to pod set main: topology \"gpu\" doesn't allow to "
+        "fit any of 1 pod(s). Total nodes: 4; excluded: resource \"nvidia.com/gpu\": 4; quota "
+        "has 20 nvidia.com/gpu free in flavor h100, but no node has 4 nvidia.com/gpu free: "
+        "largest free per node 1 (gpu-a 1, gpu-b 1, gpu-c 1, gpu-d 1)\n"
+        "\n"
+        "Queue\n"
+        "  LocalQueue ns/lq-tas -> ClusterQueue tas\n"
+        "  ClusterQueue tas: active, BestEffortFIFO\n"
+        "  priority 0\n"
+        "  position 0 in ClusterQueue tas (nothing ahead of it), 0 in LocalQueue ns/lq-tas\n"
+        "  set aside as inadmissible: tried again when quota is freed in its cohort tree\n"
+        "\n"
+        "Requests\n"
+        "  pod set main: 1 pod (nvidia.com/gpu 4)\n"
+        "\n"
+        "Flavors for pod set main (nvidia.com/gpu), in order\n"
+        "  h100: fits now\n"
+        "    nvidia.com/gpu: fits (requested 4, available 20)\n"
+        "  fits now in flavor h100\n"
+        "\n"
+        "Preemption\n"
+        "  preemption not configured (withinClusterQueue: Never, reclaimWithinCohort: Never)\n"
+        "  its quota fits; what holds the nodes: see Topology\n"
+        "\n"
+        "Topology (flavor h100)\n"
+        "  pod set main: quota has 20 nvidia.com/gpu free in flavor h100, but no node has 4 "
+        "nvidia.com/gpu free: largest free per node 1 (gpu-a 1, gpu-b 1, gpu-c 1, gpu-d 1)\n"
+        "  admitted workloads that would have to finish or be preempted first:\n"
+        "    ns/train-a\n"
+        "  it would get gpu-a; 1 pod that Kueue did not place also runs there\n"
+        "\n"
+        "To unblock\n"
+        "  - 1 admitted workload of flavor h100 finishing or preempted (see Topology)\n");
+    cu_buf_free(&b);
+    cu_buf_init(&b, 1 << 20);
+    assert_int_equal(cu_engine_explain(e, "ns/train-a", &b, NULL), CU_OK);
+    assert_non_null(strstr(cu_buf_str(&b),
+                           "  pod set main: 2 pods in flavor h100: nvidia.com/gpu 6\n"
+                           "    topology: gpu-a 1, gpu-b 1\n"));
+    cu_buf_free(&b);
+    /* the document form carries the same */
+    cu_arena a;
+    cu_arena_init(&a, 0);
+    cu_node *doc = NULL;
+    assert_int_equal(cu_engine_explain_doc(e, "ns/big", &a, &doc, NULL), CU_OK);
+    cu_buf_init(&b, 1 << 20);
+    assert_int_equal(cu_node_emit_json(doc, &b, 0), CU_OK);
+    assert_non_null(strstr(cu_buf_str(&b), "\"mustFinishOrBePreempted\":[\"ns/train-a\"]"));
+    cu_buf_free(&b);
+    cu_arena_free(&a);
+    const int64_t bound[4] = { 4, 4, 4, 4 };
+    accounting(e, bound);
+    cu_engine_free(e);
+    cu_world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -558,6 +634,7 @@ int main(void)
         cmocka_unit_test(test_tas_flavor_refused),
         cmocka_unit_test(test_preempt_frees_domain),
         cmocka_unit_test(test_status_and_readmission),
+        cmocka_unit_test(test_explain_golden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

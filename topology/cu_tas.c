@@ -371,11 +371,16 @@ const char *cu_tas_int_leafkey(const cu_tas *t, const topo_dom *d, cu_arena *a)
     return c;
 }
 
-const topo_use *cu_tas_int_use(const cu_tas *t, const topo_dom *d, cu_arena *a)
+const topo_use *cu_tas_int_use(const cu_tas *t, topo_dom *d, cu_arena *a)
 {
-    const char *key = cu_tas_int_leafkey(t, d, a);
-    int i = key ? cu_strmap_get(&t->byuse, key) : -1;
-    return i < 0 ? NULL : &t->uses.items[i];
+    if (!(d->use_seen && (d->use_idx >= 0 || d->use_seen == t->uses.n + 1))) {
+        const char *key = cu_tas_int_leafkey(t, d, a);
+        if (!key)
+            return NULL; /* out of memory: not cached */
+        d->use_idx = cu_strmap_get(&t->byuse, key);
+        d->use_seen = t->uses.n + 1;
+    }
+    return d->use_idx < 0 ? NULL : &t->uses.items[d->use_idx];
 }
 
 int64_t cu_tas_int_free(const cu_tas *t, const topo_node *n, int r, int assigned)

@@ -35,6 +35,16 @@ int cu_group_has_key(const egroup *g, const char *key);
  * not Never, or fair sharing is on and reclaimWithinCohort is not Never).
  * Otherwise the flavor is NoFit for fr and nobody is preempted for it. */
 int cu_assign_may_preempt(const cu_engine *e, const ecq *c, int fr, int64_t val, int may_reclaim);
+/* Topology-Aware Scheduling (cu_assign.c), shared with the explanations:
+ * the placement request of w's pod set p with count pods in c (its
+ * level, slices, selectors and tolerations; implied TAS unconstrained),
+ * allocating in ar; 0, or -1 when out of memory. And Cueue's numbers
+ * after Kueue's not-fit message of a placement r in TAS flavor ti
+ * ("; quota has 8 nvidia.com/gpu free in flavor h100, but no node has
+ * ..."), appended to b. */
+int cu_assign_tas_request(cu_arena *ar, const ecq *c, const ewl *w, size_t p, int32_t count,
+                          cu_tas_request *q);
+void cu_assign_tas_numbers(cu_engine *e, const ecq *c, int ti, const cu_tas_result *r, cu_buf *b);
 /* Assigns flavors to w in c and, when that needs preemption, finds the
  * targets (t); with minCount, the largest count that fits or can preempt.
  * out and t are in e->cycle. */

@@ -90,6 +90,18 @@ typedef struct xwl {
     cu_strlist victims; /* preempted for it, still holding quota */
     int searched;
     cu_strlist targets;
+    /* Topology-Aware Scheduling: its last attempt failed placement of
+     * pod set psname in TAS flavor flavor */
+    struct {
+        int on;
+        const char *flavor, *psname;
+        const char *numbers; /* "quota has ..., but no node has ..." */
+        int fits_now;        /* it is placed now (capacity came back) */
+        int never;           /* not even with every admitted TAS workload gone */
+        cu_strlist blockers; /* admitted workloads whose end opens a domain */
+        cu_strlist hosts;    /* the nodes it would get then */
+        int64_t other_pods;  /* pods bound there that Kueue did not place */
+    } topo;
     /* unblock */
     cu_strlist unblock;
 } xwl;

@@ -63,6 +63,15 @@ typedef struct etas {
     int has_shape;
 } etas;
 
+/* What placement as if empty (no admitted TAS workload) said for a
+ * scheduling shape (ewl.shape, the plan's counts and flavors), valid while
+ * the nodes and bound pods are as they were (cu_engine.tas_nodes_gen). */
+#define TAS_EMPTY_CACHE 32
+typedef struct tas_empty {
+    uint64_t key, gen; /* gen 0: unused */
+    int fits;
+} tas_empty;
+
 /* One pod set's topology assignment held by an admitted workload: the
  * TAS snapshot it counts on, the view (levels borrowed from the etas,
  * values and counts owned) and the per-pod requests counted per domain
@@ -208,12 +217,18 @@ struct cu_engine {
     cu_strmap res_map, flv_map, cq_map, cohort_map, lq_map, ns_map;
     CU_VEC(const char *) res_names;
     CU_VEC(eflavor) flavors;
-    CU_VEC(etas) tas; /* the TAS flavors (cu_tasstate.c) */
-    char *tas_over;   /* the first admission that put a node over its
+    CU_VEC(etas) tas;                 /* the TAS flavors (cu_tasstate.c) */
+    cu_strmap pod_node;               /* node name -> index in pod_count */
+    CU_VEC(int32_t) pod_count;        /* pods bound per node (cu_engine_pod_usage) */
+    uint64_t tas_nodes_gen;           /* bumped by every node and bound pod change */
+    CU_VEC(cu_tas_result *) tas_kept; /* this round's kept placements */
+    CU_VEC(size_t) tas_kept_n;
+    tas_empty tas_empty[TAS_EMPTY_CACHE];
+    char *tas_over; /* the first admission that put a node over its
                          allocatable (cu_engine_tas_check), NULL: none */
-    size_t nres_fr;   /* resources known when frs were built */
-    size_t nflv_fr;   /* flavors known when frs were built */
-    int *frmat;       /* [flavor * nres_fr + res] -> fr, -1 */
+    size_t nres_fr; /* resources known when frs were built */
+    size_t nflv_fr; /* flavors known when frs were built */
+    int *frmat;     /* [flavor * nres_fr + res] -> fr, -1 */
     size_t nfr;
     int *fr_flv, *fr_res;
     CU_VEC(ecq) cqs;
@@ -319,6 +334,9 @@ void cu_engine_tas_apply(cu_engine *e, const ewl *w, int sign);
  * (when the lowest level is the hostname) left with less than nothing
  * free of a resource it requests (cu_engine_check_invariants reports it). */
 void cu_engine_tas_check(cu_engine *e, const ewl *w);
+/* The pods bound to node that TAS did not place (cu_engine_pod_usage's
+ * count). */
+int32_t cu_engine_tas_bound_pods(const cu_engine *e, const char *node);
 /* Frees w's topology assignments (w->topo). */
 void cu_engine_tas_forget(ewl *w);
 /* The TAS pod sets of one flavor assignment (per-round arena): pod set
@@ -332,7 +350,18 @@ typedef struct tasplan {
     int *ti;
     cu_tas_request *req;
     cu_reslist *use;
+    cu_tas_result *res; /* the placement against the usage of its flavor
+                           assignment (mode Fit), NULL: none; freed with
+                           the round (cu_engine_tas_keep) */
 } tasplan;
+/* Keeps the n results r (in e->cycle) until the next round
+ * (cu_engine_tas_drop), which frees them; CU_ENOMEM when it cannot. */
+cu_err cu_engine_tas_keep(cu_engine *e, cu_tas_result *r, size_t n);
+void cu_engine_tas_drop(cu_engine *e);
+/* 1 when p->res, placed earlier in the round, still fits every node it
+ * uses now (the lowest level is the hostname; its pods' requests, "pods"
+ * too, at most each node's free amount), so it may be admitted as is. */
+int cu_engine_tas_still_fits(cu_engine *e, const tasplan *p);
 /* Places p's pod sets (simulate_empty: as if no admitted TAS workload
  * held the nodes). Returns CU_OK when all fit, CU_EINVAL when one does
  * not (*fail: its index in p), CU_ENOMEM. res (p->n entries, or NULL)

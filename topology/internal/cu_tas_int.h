@@ -41,6 +41,11 @@ typedef struct topo_dom {
     size_t first, n;     /* children (or nodes, for a leaf) */
     size_t parent;
     int64_t state, slice; /* placement scratch: pods, slices */
+    /* a leaf's entry in cu_tas.uses (cu_tas_int_use): use_idx, looked up
+     * when uses had use_seen - 1 entries (0: not yet); entries are only
+     * added, so a found index stays valid and a miss until uses grows */
+    size_t use_seen;
+    int use_idx;
 } topo_dom;
 
 struct cu_tas {
@@ -81,8 +86,9 @@ int64_t cu_tas_int_assigned(const cu_tas *t, const char *key, int r);
 /* The key of leaf domain d: the hostname, or its values joined with ","
  * (on a, NULL when out of memory). */
 const char *cu_tas_int_leafkey(const cu_tas *t, const topo_dom *d, cu_arena *a);
-/* The assigned usage of leaf d, or NULL (a: scratch for its key). */
-const topo_use *cu_tas_int_use(const cu_tas *t, const topo_dom *d, cu_arena *a);
+/* The assigned usage of leaf d, or NULL (a: scratch for its key); the
+ * lookup is cached in d. */
+const topo_use *cu_tas_int_use(const cu_tas *t, topo_dom *d, cu_arena *a);
 /* Whether the flavor's and tols' tolerations tolerate n's taints (the
  * first untolerated one in *taint, may be NULL). */
 int cu_tas_int_tolerated(const cu_tas *t, const topo_node *n, const cu_toleration *tols,
