@@ -31,13 +31,9 @@ void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl
     if (has_comp && comp < 0)
         cu_dec_err(c, "spec.completions", "must be greater than or equal to 0");
 
-    wl->podsets = cu_dec_alloc(c, sizeof(*wl->podsets));
-    if (!wl->podsets)
+    cu_podset *ps = cu_dec_main_podset(c, wl, cu_job_podset_count(has_par, par, has_comp, comp));
+    if (!ps)
         return;
-    wl->npodsets = 1;
-    cu_podset *ps = &wl->podsets[0];
-    ps->name = cu_dec_strdup(c, "main");
-    ps->count = cu_job_podset_count(has_par, par, has_comp, comp);
 
     const char *mp = cu_kvs_get(&jm->annotations, CU_ANN_JOB_MIN_PARALLELISM);
     if (mp) {
@@ -59,6 +55,18 @@ void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl
 
     /* A finished Job (Complete/Failed=True) finishes its Workload. */
     cu_dec_owner_finished(c, root, wl, cu_job_cond_finished);
+}
+
+cu_podset *cu_dec_main_podset(dctx *c, cu_workload *wl, int32_t count)
+{
+    wl->podsets = cu_dec_alloc(c, sizeof(*wl->podsets));
+    if (!wl->podsets)
+        return NULL;
+    wl->npodsets = 1;
+    cu_podset *ps = &wl->podsets[0];
+    ps->name = cu_dec_strdup(c, "main");
+    ps->count = count;
+    return ps;
 }
 
 void cu_dec_owner_finished(dctx *c, const cu_node *root, cu_workload *wl,

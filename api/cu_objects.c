@@ -4,7 +4,8 @@
  * dispatch by kind, loading files and folders) and the decoders of the
  * queue kinds (ResourceFlavor, ClusterQueue, Cohort, LocalQueue). The
  * decoding context is in cu_decode.c; Workloads in cu_workload.c, the
- * Configuration in cu_config.c, Jobs in cu_job.c.
+ * Configuration in cu_config.c, Jobs in cu_job.c, Nodes and Pods in
+ * cu_kube.c.
  *
  * Invariants:
  *  - every string stored in an object is a copy in w->arena; the doc tree
@@ -556,6 +557,8 @@ static const kindinfo kinds[] = {
     { CU_GROUP, "AdmissionCheck", CU_KIND_ADMISSION_CHECK, 0 },
     { "jobset.x-k8s.io", "JobSet", CU_KIND_JOBSET, 1 },
     { CU_GROUP, "Topology", CU_KIND_TOPOLOGY, 0 },
+    { "", "Node", CU_KIND_NODE, 0 },
+    { "", "Pod", CU_KIND_POD, 1 },
 };
 
 /* Finds the kind for apiVersion/kind; sets *v1beta1 for the old kueue
@@ -649,6 +652,16 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
         if (!qn || !*qn) {
             cu_diag_warn(d, "%s:%d: %s %s has no " CU_LABEL_QUEUE_NAME " label; not managed", file,
                          root->line, ki->kind, c.who);
+            return CU_OK;
+        }
+    }
+    if (ki->k == CU_KIND_POD) {
+        const cu_node *labels = cu_node_path(root, "metadata.labels");
+        const char *qn = cu_node_scalar(cu_node_get(labels, CU_LABEL_QUEUE_NAME));
+        const char *grp = cu_node_scalar(cu_node_get(labels, CU_LABEL_POD_GROUP_NAME));
+        if (qn && *qn && grp && *grp) {
+            cu_diag_warn(d, "%s:%d: Pod %s is in pod group %s: pod groups are not simulated yet",
+                         file, root->line, c.who, grp);
             return CU_OK;
         }
     }
@@ -791,8 +804,29 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
             pushed = VEC_PUSH(w->topologies, x) == 0 ? 1 : -1;
         break;
     }
-    case CU_KIND_NODE: /* decoded once the kinds table lists them (issue 18) */
-    case CU_KIND_POD: break;
+    case CU_KIND_NODE: {
+        cu_kube_node *x = cu_dec_alloc(&c, sizeof(*x));
+        if (!x)
+            break;
+        x->meta = meta;
+        cu_dec_node(&c, root, x);
+        obj = x;
+        if (!c.nerr && !c.oom)
+            pushed = VEC_PUSH(w->nodes, x) == 0 ? 1 : -1;
+        break;
+    }
+    case CU_KIND_POD: {
+        cu_kube_pod *x = cu_dec_alloc(&c, sizeof(*x));
+        cu_workload *wl = cu_dec_alloc(&c, sizeof(*wl));
+        if (!x || !wl)
+            break;
+        x->meta = meta;
+        int queued = cu_dec_pod(&c, root, x, wl);
+        obj = x;
+        if (!c.nerr && !c.oom)
+            pushed = (queued ? VEC_PUSH(w->workloads, wl) : VEC_PUSH(w->pods, x)) == 0 ? 1 : -1;
+        break;
+    }
     case CU_KIND_UNKNOWN: break;
     }
     if (c.oom || pushed < 0 || !obj)

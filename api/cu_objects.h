@@ -626,7 +626,8 @@ void cu_world_free(cu_world *w);
 
 /* Decodes one document root into w: known kinds become objects (a Job with
  * the queue-name label becomes a Workload; a Job without it is skipped with
- * a warning), "List" kinds are expanded, unknown kinds are skipped with a
+ * a warning; a Pod with it becomes the Workload of a single pod, one in a
+ * pod group is skipped with a warning; other Pods go to w->pods), "List" kinds are expanded, unknown kinds are skipped with a
  * warning naming FILE:LINE, kind and name. Structural problems (wrong
  * type, bad quantity, unknown enum value) are errors in d naming kind,
  * namespace/name, the field path and the problem; the object is then

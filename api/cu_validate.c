@@ -1132,6 +1132,8 @@ cu_err cu_world_validate(const cu_world *w, cu_diag *d)
     for (size_t i = 0; i < w->topologies.n; i++)
         check_topology(&v, w->topologies.items[i]);
     DUPS(&v, "Topology", 0, w->topologies);
+    DUPS(&v, "Node", 0, w->nodes);
+    DUPS(&v, "Pod", 1, w->pods);
 
     return v.nerr ? CU_EINVAL : CU_OK;
 }

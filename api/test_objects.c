@@ -2,7 +2,7 @@
  * test_objects.c - decoding of every kind from YAML text, v1beta1/v1beta2
  * equivalence, defaults, Job -> Workload, error messages (and that other
  * objects survive a bad one), label selectors, priorities, conversion and
- * loading files and folders.
+ * loading files and folders; core/v1 Nodes and Pods.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cu_json.h"
 #include "cu_objects.h"
+#include "cu_pod.h"
 
 typedef struct fx {
     cu_world w;
@@ -1609,6 +1611,264 @@ static void test_load(void **state)
     rm_rf(dir);
 }
 
+/* ------------------------------------------------------------------ */
+/* core/v1 Nodes and Pods (Topology-Aware Scheduling, cu_kube.c): allocatable
+ * or capacity, taints, unschedulable, Ready; a pod's node, phase, effective
+ * requests and TAS label; a queued Pod as its single pod's Workload, the
+ * one the pod integration's builder (cu_pod_workload) makes. */
+
+static void test_node(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f, "apiVersion: v1\n"
+                             "kind: Node\n"
+                             "metadata:\n"
+                             "  name: gpu-a\n"
+                             "  labels: {cloud.com/rack: rack-1, kubernetes.io/hostname: gpu-a}\n"
+                             "spec:\n"
+                             "  unschedulable: true\n"
+                             "  taints: [{key: gpu, value: 'yes', effect: NoSchedule}]\n"
+                             "status:\n"
+                             "  capacity: {cpu: '64', nvidia.com/gpu: '9'}\n"
+                             "  allocatable: {cpu: 63500m, memory: 256Gi, nvidia.com/gpu: '8',"
+                             " pods: '110'}\n"
+                             "  conditions:\n"
+                             "  - {type: MemoryPressure, status: 'False'}\n"
+                             "  - {type: Ready, status: 'True'}\n"),
+                     CU_OK);
+    assert_int_equal(f->w.nodes.n, 1);
+    const cu_kube_node *n = f->w.nodes.items[0];
+    assert_string_equal(n->meta.name, "gpu-a");
+    assert_null(n->meta.ns);
+    assert_string_equal(cu_kvs_get(&n->meta.labels, "cloud.com/rack"), "rack-1");
+    /* allocatable wins over capacity, each resource in its unit */
+    assert_int_equal(n->allocatable.n, 4);
+    assert_int_equal(cu_reslist_get(&n->allocatable, "cpu"), 63500);
+    assert_int_equal(cu_reslist_get(&n->allocatable, "nvidia.com/gpu"), 8);
+    assert_int_equal(cu_reslist_get(&n->allocatable, "memory"), 256LL << 30);
+    assert_int_equal(cu_reslist_get(&n->allocatable, "pods"), 110);
+    assert_string_equal(n->allocatable.items[0].name, "cpu"); /* sorted */
+    assert_int_equal(n->ntaints, 1);
+    assert_string_equal(n->taints[0].key, "gpu");
+    assert_string_equal(n->taints[0].effect, "NoSchedule");
+    assert_true(n->unschedulable);
+    assert_true(n->ready);
+}
+
+static void test_node_capacity_not_ready(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f, "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n"
+                             "status:\n"
+                             "  capacity: {nvidia.com/gpu: 4}\n"
+                             "  conditions: [{type: Ready, status: Unknown}]\n"
+                             "---\n"
+                             "apiVersion: v1\nkind: Node\nmetadata: {name: b}\n"),
+                     CU_OK);
+    assert_int_equal(f->w.nodes.n, 2);
+    const cu_kube_node *a = f->w.nodes.items[0], *b = f->w.nodes.items[1];
+    assert_int_equal(cu_reslist_get(&a->allocatable, "nvidia.com/gpu"), 4);
+    assert_false(a->ready);
+    assert_false(a->unschedulable);
+    /* no status at all: nothing allocatable, not Ready */
+    assert_int_equal(b->allocatable.n, 0);
+    assert_false(b->ready);
+}
+
+static void test_node_errors(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f, "apiVersion: v1\nkind: Node\nmetadata: {name: bad}\n"
+                             "status: {allocatable: {nvidia.com/gpu: eight}}\n"
+                             "---\n"
+                             "apiVersion: v1\nkind: Node\nmetadata: {name: neg}\n"
+                             "status: {capacity: {cpu: '-1'}}\n"
+                             "---\n"
+                             "apiVersion: v1\nkind: Node\nmetadata: {name: t}\n"
+                             "spec: {taints: oops, unschedulable: maybe}\n"
+                             "---\n"
+                             "apiVersion: v1\nkind: Node\nmetadata: {name: good}\n"),
+                     CU_EINVAL);
+    assert_msg(&f->d, "Node bad: status.allocatable.nvidia.com/gpu: invalid quantity \"eight\"");
+    assert_msg(&f->d, "Node neg: status.capacity.cpu: must be greater than or equal to 0");
+    assert_msg(&f->d, "Node t: spec.taints: must be a list");
+    assert_msg(&f->d, "Node t: spec.unschedulable: must be a boolean");
+    /* the bad ones are dropped, the good one kept */
+    assert_int_equal(f->w.nodes.n, 1);
+    assert_string_equal(f->w.nodes.items[0]->meta.name, "good");
+}
+
+static void test_pod(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(
+        load(f, "apiVersion: v1\nkind: Pod\n"
+                "metadata: {name: p1, namespace: ml, labels: {kueue.x-k8s.io/tas: 'true'}}\n"
+                "spec:\n"
+                "  nodeName: gpu-a\n"
+                "  initContainers:\n"
+                "  - {name: i, resources: {requests: {nvidia.com/gpu: 3}}}\n"
+                "  containers:\n"
+                "  - {name: a, resources: {requests: {cpu: 500m, nvidia.com/gpu: 1}}}\n"
+                "  - {name: b, resources: {limits: {nvidia.com/gpu: 1}}}\n"
+                "  overhead: {cpu: 100m}\n"
+                "status: {phase: Running}\n"
+                "---\n"
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: done}\n"
+                "spec: {nodeName: gpu-b, containers: [{name: c}]}\n"
+                "status: {phase: Succeeded}\n"
+                "---\n"
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: failed}\n"
+                "spec: {containers: [{name: c}]}\nstatus: {phase: Failed}\n"),
+        CU_OK);
+    assert_int_equal(f->w.pods.n, 3);
+    assert_int_equal(f->w.workloads.n, 0);
+    const cu_kube_pod *p = f->w.pods.items[0];
+    assert_string_equal(p->meta.ns, "ml");
+    assert_string_equal(p->node_name, "gpu-a");
+    assert_string_equal(p->phase, "Running");
+    assert_false(p->ended);
+    assert_true(p->tas);
+    /* max(init 3, containers 1 + 1) = 3 GPUs; cpu 500m + overhead 100m */
+    assert_int_equal(cu_reslist_get(&p->requests, "nvidia.com/gpu"), 3);
+    assert_int_equal(cu_reslist_get(&p->requests, "cpu"), 600);
+    const cu_kube_pod *done = f->w.pods.items[1], *failed = f->w.pods.items[2];
+    assert_string_equal(done->meta.ns, "default");
+    assert_true(done->ended);
+    assert_false(done->tas);
+    assert_int_equal(done->requests.n, 0);
+    assert_true(failed->ended);
+    assert_null(failed->node_name);
+}
+
+static void test_pod_errors(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(
+        load(f, "apiVersion: v1\nkind: Pod\nmetadata: {name: q, namespace: ml}\n"
+                "spec:\n"
+                "  nodeName: [a]\n"
+                "  containers: [{name: a, resources: {requests: {nvidia.com/gpu: two}}}]\n"
+                "---\n"
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: s, namespace: ml}\n"
+                "spec: {containers: []}\nstatus: {phase: {}}\n"
+                "---\n"
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: ok, namespace: ml}\n"
+                "spec: {nodeName: n, containers: [{name: a}]}\n"),
+        CU_EINVAL);
+    assert_msg(&f->d, "Pod ml/q: spec.nodeName: must be a string");
+    assert_msg(&f->d, "Pod ml/q: spec.containers[0].resources.requests.nvidia.com/gpu: invalid "
+                      "quantity \"two\"");
+    assert_msg(&f->d, "Pod ml/s: status.phase: must be a string");
+    assert_int_equal(f->w.pods.n, 1);
+    assert_string_equal(f->w.pods.items[0]->meta.name, "ok");
+}
+
+/* A Pod with the queue-name label is the Workload of its single pod, the
+ * one api/cu_pod.c's builder makes for the controller. */
+static void test_queued_pod(void **state)
+{
+    fx *f = *state;
+    static const char pod[] =
+        "apiVersion: v1\nkind: Pod\n"
+        "metadata:\n"
+        "  name: trainer\n"
+        "  namespace: ml\n"
+        "  uid: 0b1c5c4e-1111-2222-3333-444455556666\n"
+        "  labels: {kueue.x-k8s.io/queue-name: lq, kueue.x-k8s.io/priority-class: high}\n"
+        "  annotations: {kueue.x-k8s.io/podset-required-topology: cloud.com/rack}\n"
+        "spec:\n"
+        "  nodeSelector: {gpu: h100}\n"
+        "  containers: [{name: a, resources: {requests: {nvidia.com/gpu: 2}}}]\n";
+    assert_int_equal(load(f, pod), CU_OK);
+    assert_int_equal(f->w.pods.n, 0);
+    assert_int_equal(f->w.workloads.n, 1);
+    const cu_workload *wl = f->w.workloads.items[0];
+    assert_string_equal(wl->queue_name, "lq");
+    assert_string_equal(wl->meta.ns, "ml");
+    assert_int_equal(wl->npodsets, 1);
+    assert_string_equal(wl->podsets[0].name, "main");
+    assert_int_equal(wl->podsets[0].count, 1);
+    assert_int_equal(cu_reslist_get(&wl->podsets[0].requests, "nvidia.com/gpu"), 2);
+    assert_string_equal(cu_kvs_get(&wl->podsets[0].node_selector, "gpu"), "h100");
+    assert_true(wl->podsets[0].topo.present);
+    assert_string_equal(wl->podsets[0].topo.required, "cloud.com/rack");
+    assert_string_equal(wl->podsets[0].topo.pod_index_label, "kueue.x-k8s.io/pod-group-pod-index");
+    assert_string_equal(wl->pc_kind, "WorkloadPriorityClass");
+    assert_string_equal(wl->pc_name, "high");
+    assert_int_equal(wl->nconds, 0);
+
+    /* the same name, queue and pod set as the controller's builder */
+    cu_arena a;
+    cu_doc *docs = NULL;
+    size_t n = 0;
+    cu_arena_init(&a, 0);
+    assert_int_equal(cu_doc_parse("p.yaml", pod, strlen(pod), &a, &docs, &n, &f->d), CU_OK);
+    json_object *pj = cu_node_to_json(docs[0].root);
+    json_object *wj = cu_pod_workload(pj, &f->d);
+    assert_non_null(wj);
+    assert_string_equal(cu_jpath_str(wj, "metadata.name"), wl->meta.name);
+    assert_string_equal(cu_jpath_str(wj, "spec.queueName"), wl->queue_name);
+    assert_string_equal(cu_jpath_str(wj, "spec.priorityClassRef.name"), wl->pc_name);
+    json_object *ps = json_object_array_get_idx(cu_jpath(wj, "spec.podSets"), 0);
+    assert_string_equal(cu_jstr(ps, "name"), wl->podsets[0].name);
+    assert_int_equal(cu_jint(ps, "count"), wl->podsets[0].count);
+    assert_string_equal(cu_jpath_str(ps, "topologyRequest.required"), wl->podsets[0].topo.required);
+    assert_string_equal(cu_jpath_str(ps, "topologyRequest.podIndexLabel"),
+                        wl->podsets[0].topo.pod_index_label);
+    json_object_put(wj);
+    json_object_put(pj);
+    cu_arena_free(&a);
+}
+
+static void test_queued_pod_ended_and_group(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f, "apiVersion: v1\nkind: Pod\n"
+                             "metadata: {name: d, labels: {kueue.x-k8s.io/queue-name: lq}}\n"
+                             "spec: {containers: [{name: a}]}\nstatus: {phase: Failed}\n"
+                             "---\n"
+                             "apiVersion: v1\nkind: Pod\n"
+                             "metadata: {name: g0, namespace: ml, labels: "
+                             "{kueue.x-k8s.io/queue-name: lq, kueue.x-k8s.io/pod-group-name: g}}\n"
+                             "spec: {containers: [{name: a}]}\n"),
+                     CU_OK);
+    assert_int_equal(f->w.workloads.n, 1);
+    const cu_workload *wl = f->w.workloads.items[0];
+    assert_true(cu_workload_finished(wl));
+    assert_string_equal(wl->conds[0].reason, "Failed");
+    /* a pod group is not simulated: warned, skipped */
+    assert_int_equal(f->w.pods.n, 0);
+    assert_msg(&f->d, "warning: test.yaml:7: Pod ml/g0 is in pod group g: pod groups are not "
+                      "simulated yet");
+}
+
+static void test_queued_pod_error(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f, "apiVersion: v1\nkind: Pod\n"
+                             "metadata: {name: x, namespace: ml, labels: "
+                             "{kueue.x-k8s.io/queue-name: lq}}\n"
+                             "spec: {nodeSelector: [a], containers: [{name: a}]}\n"),
+                     CU_EINVAL);
+    assert_msg(&f->d, "Pod ml/x: spec.nodeSelector: must be an object");
+    assert_int_equal(f->w.workloads.n, 0);
+}
+
+static void test_node_pod_duplicates(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(load(f, "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\n"
+                             "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\n"
+                             "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\n"
+                             "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: x}\n"),
+                     CU_OK);
+    assert_int_equal(cu_world_validate(&f->w, &f->d), CU_EINVAL);
+    assert_msg(&f->d, "Node a: metadata.name: Duplicate value: \"a\": defined at test.yaml:1 and "
+                      "again at test.yaml:5");
+    assert_int_equal(f->d.nerrors, 1); /* the pods are in two namespaces */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1638,6 +1898,15 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_admission_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_load, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quota_too_large, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_capacity_not_ready, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pod, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pod_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queued_pod, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queued_pod_ended_and_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queued_pod_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_pod_duplicates, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -105,6 +105,10 @@ static const char dev_help[] =
     "                          'cueue cluster' (step 1): a real cluster, whose\n"
     "                          nodes run the pods; nothing is deleted when\n"
     "                          it stops\n"
+    "      --nodes FILE        the simulated nodes instead of the built-in ones\n"
+    "                          (v1 Node YAML, as 'cueue cluster --nodes FILE'):\n"
+    "                          e.g. GPU nodes with topology labels for\n"
+    "                          Topology-Aware Scheduling (docs/cluster.md)\n"
     "      --duration SECONDS  stop after SECONDS (for tests; default: run\n"
     "                          until Ctrl-C or SIGTERM)\n"
     "      --quiet             print only the change lines and errors (no\n"
@@ -371,6 +375,7 @@ typedef struct dev {
     const char *dir, *samples, *crds;
     const char *ext_kc; /* --kubeconfig: an existing cluster, or NULL */
     const char *config; /* --config: the controller's Configuration, or NULL */
+    const char *nodes;  /* --nodes: the cluster's Nodes (cueue cluster --nodes), or NULL */
     /* where the webhooks are routed: the controller's namespace and its
      * webhook Service (the install's, or those of --config); no_webhooks
      * when --config turns internal certificate management off */
@@ -1048,7 +1053,11 @@ static int start_cluster(dev *dv)
     snprintf(log, sizeof log, "%s/cluster.log", dv->dir);
     unlink(dv->kubeconfig);
     char *args[] = { "cueue",        "cluster", "--listen", "127.0.0.1:0", "--kubeconfig-out",
-                     dv->kubeconfig, NULL };
+                     dv->kubeconfig, NULL,      NULL,       NULL };
+    if (dv->nodes) {
+        args[6] = "--nodes";
+        args[7] = (char *)dv->nodes;
+    }
     dv->cluster = spawn(dv, args, log);
     if (dv->cluster < 0)
         return 1;
@@ -1079,7 +1088,7 @@ static int apply_all(dev *dv, const dev_objs *l, const char *what)
 
 int cu_dev_main(int argc, char **argv)
 {
-    enum { O_DIR = 256, O_SAMPLES, O_CRDS, O_DURATION, O_QUIET, O_KUBECONFIG, O_CONFIG };
+    enum { O_DIR = 256, O_SAMPLES, O_CRDS, O_DURATION, O_QUIET, O_KUBECONFIG, O_CONFIG, O_NODES };
     static const struct option opts[] = {
         { "dir", required_argument, NULL, O_DIR },
         { "samples", required_argument, NULL, O_SAMPLES },
@@ -1088,6 +1097,7 @@ int cu_dev_main(int argc, char **argv)
         { "quiet", no_argument, NULL, O_QUIET },
         { "kubeconfig", required_argument, NULL, O_KUBECONFIG },
         { "config", required_argument, NULL, O_CONFIG },
+        { "nodes", required_argument, NULL, O_NODES },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -1111,6 +1121,7 @@ int cu_dev_main(int argc, char **argv)
         case O_QUIET: dv.quiet = 1; break;
         case O_KUBECONFIG: dv.ext_kc = optarg; break;
         case O_CONFIG: dv.config = optarg; break;
+        case O_NODES: dv.nodes = optarg; break;
         case O_DURATION: {
             char *end;
             errno = 0;
@@ -1133,6 +1144,9 @@ int cu_dev_main(int argc, char **argv)
         return usage("--dir: path too long: '%s'", dv.dir);
     if (dv.ext_kc && (!*dv.ext_kc || strlen(dv.ext_kc) >= DEV_PATH_MAX))
         return usage("--kubeconfig needs a file, got '%s'", dv.ext_kc);
+    if (dv.nodes && (!*dv.nodes || dv.ext_kc))
+        return usage("--nodes needs a file and the embedded cluster (not --kubeconfig), got '%s'",
+                     dv.nodes);
 
     /* Read everything first: a bad Configuration or bad manifests start
      * nothing. */

@@ -244,6 +244,9 @@ static void test_flags(void **st)
     assert_int_not_equal(stat(dir, &sb), 0);
     assert_int_equal(run("dev", "--kubeconfig", "", NULL), 2);
     assert_int_equal(run("dev", "--kubeconfig", NULL), 2);
+    /* --nodes goes to the embedded cluster: none with --kubeconfig */
+    assert_int_equal(run("dev", "--nodes", "", NULL), 2);
+    assert_int_equal(run("dev", "--nodes", "n.yaml", "--kubeconfig", "kc", NULL), 2);
     /* --kubeconfig: no cluster is started; an unreadable file fails (1)
      * before anything is created or started */
     char bad[160], nokc[160];

@@ -16,7 +16,9 @@
 
 #include "cu_exclude.h"
 #include "cu_explain.h"
+#include "cu_json.h"
 #include "cu_status.h"
+#include "cu_topology.h"
 #include "cu_wlstatus.h"
 
 #include <stdlib.h>
@@ -141,6 +143,18 @@ static cu_node *psa_map(sim_tb *tb, const cu_psa_info *p, int usage)
     return m;
 }
 
+/* A pod set's topology assignment (TAS) in Kueue's v1beta2 shape
+ * (api's cu_topo_assign_json), or NULL when it has none. */
+static cu_node *psa_topo(sim_tb *tb, const cu_psa_info *p)
+{
+    if (!p->topo)
+        return NULL;
+    json_object *j = cu_topo_assign_json(p->topo);
+    cu_node *n = j ? cu_node_from_json(tb->a, j) : NULL;
+    json_object_put(j);
+    return tb_check(tb, n);
+}
+
 /* The ClusterQueue a workload is queued in or admitted to. */
 static const char *wl_cq(const cu_wl_info *wi)
 {
@@ -216,6 +230,8 @@ static cu_node *json_workload(sim_tb *tb, const cu_wl_info *wi)
             tb_set(tb, ps, "name", tb_str(tb, p->name));
             tb_set(tb, ps, "count", tb_int(tb, p->count));
             tb_set(tb, ps, "flavors", psa_map(tb, p, 0));
+            if (p->topo)
+                tb_set(tb, ps, "topologyAssignment", psa_topo(tb, p));
             tb_push(tb, pss, ps);
         }
     }
@@ -420,6 +436,8 @@ static cu_node *yaml_wl(sim_tb *tb, const cu_wl_info *wi, int64_t now)
             tb_set(tb, ps, "flavors", psa_map(tb, p, 0));
             tb_set(tb, ps, "resourceUsage", psa_map(tb, p, 1));
             tb_set(tb, ps, "count", tb_int(tb, p->count));
+            if (p->topo)
+                tb_set(tb, ps, "topologyAssignment", psa_topo(tb, p));
             tb_push(tb, psas, ps);
         }
         tb_set(tb, adm, "podSetAssignments", psas);
@@ -548,7 +566,31 @@ static void table_rows(cu_buf *out, const sim_row *rows, size_t n)
     }
 }
 
-/* "main=3 [cpu=h100, nvidia.com/gpu=h100]" for every pod set. */
+/* A topology assignment in short: each domain as its values joined by
+ * "/" and ":" its pod count, the values it shares with the domain before
+ * it (all but the lowest) left out: "rack-1/gpu-a:1, gpu-b:1, rack-2/gpu-c:2". */
+static void table_topo(cu_buf *b, const cu_topo_assign *t)
+{
+    for (size_t d = 0; d < t->ndomains; d++) {
+        const char *const *v = t->values + d * t->nlevels;
+        size_t from = 0;
+        if (d && t->nlevels > 1) {
+            const char *const *pv = v - t->nlevels;
+            size_t same = 0;
+            while (same < t->nlevels - 1 && strcmp(v[same], pv[same]) == 0)
+                same++;
+            if (same == t->nlevels - 1)
+                from = same;
+        }
+        cu_buf_puts(b, d ? ", " : "");
+        for (size_t l = from; l < t->nlevels; l++)
+            cu_buf_printf(b, "%s%s", l > from ? "/" : "", v[l]);
+        cu_buf_printf(b, ":%d", (int)t->counts[d]);
+    }
+}
+
+/* "main=3 [cpu=h100, nvidia.com/gpu=h100]" for every pod set, and its
+ * topology assignment when TAS placed it: " on rack-1/gpu-a:2, gpu-b:1". */
 static const char *table_podsets(cu_arena *a, const cu_wl_info *wi)
 {
     cu_buf b;
@@ -564,6 +606,10 @@ static const char *table_podsets(cu_arena *a, const cu_wl_info *wi)
             cu_buf_printf(&b, "%s%s=%s", k ? ", " : "", p->resources[r], p->flavors[r]);
         }
         cu_buf_puts(&b, "]");
+        if (p->topo) {
+            cu_buf_puts(&b, " on ");
+            table_topo(&b, p->topo);
+        }
     }
     const char *s = cu_arena_strdup(a, cu_buf_str(&b));
     cu_buf_free(&b);
@@ -930,7 +976,7 @@ cu_err cu_sim_render(cu_engine *e, const cu_world *w, const cu_sim_opts *opts, c
 static size_t world_nobjects(const cu_world *w)
 {
     return w->flavors.n + w->cqs.n + w->cohorts.n + w->lqs.n + w->workloads.n + w->wpcs.n +
-           w->pcs.n + w->namespaces.n;
+           w->pcs.n + w->namespaces.n + w->checks.n + w->topologies.n + w->nodes.n + w->pods.n;
 }
 
 /* Reads the --config file into cw and points *out at its Configuration.

@@ -40,7 +40,9 @@ static int has_duplicates(const cu_world *w)
     return (w->flavors.n && DUP_IN(w->flavors)) || (w->cqs.n && DUP_IN(w->cqs)) ||
            (w->cohorts.n && DUP_IN(w->cohorts)) || (w->lqs.n && DUP_IN(w->lqs)) ||
            (w->workloads.n && DUP_IN(w->workloads)) || (w->wpcs.n && DUP_IN(w->wpcs)) ||
-           (w->pcs.n && DUP_IN(w->pcs)) || (w->namespaces.n && DUP_IN(w->namespaces));
+           (w->pcs.n && DUP_IN(w->pcs)) || (w->namespaces.n && DUP_IN(w->namespaces)) ||
+           (w->topologies.n && DUP_IN(w->topologies)) || (w->nodes.n && DUP_IN(w->nodes)) ||
+           (w->pods.n && DUP_IN(w->pods));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -92,6 +92,15 @@ void cu_dec_pc(dctx *c, const cu_node *root, cu_priority_class *x);
 void cu_dec_config(dctx *c, const cu_node *root, cu_config *x);
 void cu_dec_job(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl);
 void cu_dec_jobset(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload *wl);
+/* wl's one pod set "main" of count pods (a Job's, a single pod's), NULL
+ * when out of memory (cu_job.c). */
+cu_podset *cu_dec_main_podset(dctx *c, cu_workload *wl, int32_t count);
+/* A Node (cu_kube.c). */
+void cu_dec_node(dctx *c, const cu_node *root, cu_kube_node *x);
+/* A Pod (cu_kube.c) whose meta is set: returns 0 with x filled, or 1 when
+ * it has the queue-name label and wl (its meta unset) was filled instead
+ * as the Workload of the single pod. */
+int cu_dec_pod(dctx *c, const cu_node *root, cu_kube_pod *x, cu_workload *wl);
 /* The Finished condition of an owner's Workload from the first of root's
  * status.conditions that fin (cu_job_cond_finished, ...) says finishes it,
  * with its message and time. */

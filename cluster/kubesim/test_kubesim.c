@@ -1057,6 +1057,79 @@ static void test_gated_pod_waits(void **state)
     json_object_put(p);
 }
 
+/* Topology-Aware Scheduling's hand-off: Kueue admits a gang onto nodes,
+ * its pods wait behind the kueue.x-k8s.io/topology gate, and the ungater
+ * removes the gate and adds a nodeSelector per domain in one update. The
+ * scheduler must then bind each pod where its selector says, on GPU nodes
+ * declared with topology labels (the docs/cluster.md nodes file). */
+static void test_tas_ungated_pods_follow_selector(void **state)
+{
+    fx *f = *state;
+    char p[] = "/tmp/cu_kubesim_tas_XXXXXX", err[512];
+    int fd = mkstemp(p);
+    assert_true(fd >= 0);
+    close(fd);
+    char nodes[4096] = "";
+    static const char *const names[] = { "gpu-a", "gpu-b", "gpu-c", "gpu-d" };
+    for (int i = 0; i < 4; i++) {
+        char one[512];
+        snprintf(one, sizeof one,
+                 "%sapiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n  labels:\n"
+                 "    cloud.com/rack: rack-%d\n    kubernetes.io/hostname: %s\n"
+                 "status:\n  capacity: {cpu: \"32\", memory: 128Gi, nvidia.com/gpu: \"8\","
+                 " pods: \"110\"}\n",
+                 i ? "---\n" : "", names[i], i / 2 + 1, names[i]);
+        strcat(nodes, one);
+    }
+    write_file(p, nodes);
+    assert_int_equal(cu_kubesim_add_nodes(f->s, p, f->now, err, sizeof err), CU_OK);
+    unlink(p);
+    json_object *n = get(f, f->nodes, NULL, "gpu-c");
+    assert_string_equal(cu_jstr(path(n, "status.allocatable"), "nvidia.com/gpu"), "8");
+    assert_string_equal(cu_jstr(path(n, "metadata.labels"), "cloud.com/rack"), "rack-2");
+    json_object_put(n);
+    for (int i = 0; i < 2; i++) {
+        char pod[512];
+        snprintf(pod, sizeof pod,
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"gang-%d\"},"
+                 "\"spec\":{\"schedulingGates\":[{\"name\":\"kueue.x-k8s.io/topology\"}],"
+                 "\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"requests\":"
+                 "{\"nvidia.com/gpu\":\"3\"}}}]}}",
+                 i);
+        create(f, f->pods, "default", pod);
+    }
+    step(f);
+    for (int i = 0; i < 2; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "gang-%d", i);
+        json_object *pod = get(f, f->pods, "default", name);
+        assert_null(path(pod, "spec.nodeName")); /* gated: never scheduled */
+        /* the ungater: gate removed, the domain's labels as nodeSelector */
+        json_object_object_del(cu_jget(pod, "spec"), "schedulingGates");
+        char sel[160];
+        snprintf(sel, sizeof sel,
+                 "{\"cloud.com/rack\":\"rack-2\",\"kubernetes.io/hostname\":\"%s\"}",
+                 i ? "gpu-d" : "gpu-c");
+        json_object_object_add(cu_jget(pod, "spec"), "nodeSelector", cu_json_parse_str(sel));
+        cu_status st;
+        json_object *out = NULL;
+        assert_int_equal(cu_store_update(f->s, f->pods, "default", name, NULL, pod, &out, &st),
+                         CU_OK);
+        json_object_put(out);
+    }
+    step(f);
+    /* without the selectors both would go to gpu-a, the first of four
+     * equally free nodes */
+    for (int i = 0; i < 2; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "gang-%d", i);
+        json_object *pod = get(f, f->pods, "default", name);
+        assert_string_equal(pstr(pod, "spec.nodeName"), i ? "gpu-d" : "gpu-c");
+        assert_string_equal(pstr(pod, "status.phase"), "Running");
+        json_object_put(pod);
+    }
+}
+
 static void delete_first_pod(fx *f)
 {
     cu_status st;
@@ -1202,6 +1275,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_suspend_and_resume, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_unschedulable_event, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_gated_pod_waits, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_tas_ungated_pods_follow_selector, fx_setup,
+                                        fx_teardown),
         cmocka_unit_test_setup_teardown(test_deleted_pod_fails_and_is_replaced, fx_setup,
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(test_job_deletion_collects_pods, fx_setup, fx_teardown),
