@@ -304,6 +304,9 @@ static void test_done_when(void **state)
     cu_reslist one = { 1, &(cu_res){ GPU, 1 } };
     assert_int_equal(cu_engine_pod_usage(e, "gpu-c", &one, -1), CU_OK);
     assert_int_equal(cu_engine_pod_usage(e, "gpu-d", &one, -1), CU_OK);
+    run(e); /* set aside as inadmissible: not retried until told */
+    assert_false(find(e, "big")->admitted);
+    assert_true(find(e, "big")->inadmissible);
     cu_engine_capacity_freed(e);
     run(e);
     v = find(e, "big");
