@@ -33,7 +33,8 @@ static inline void *al(cu_world *w, size_t n)
 }
 
 /* A formatted string (at most 255 characters) in w's arena. */
-static inline const char *s(cu_world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline const char *s(cu_world *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static inline const char *s(cu_world *w, const char *fmt, ...)
 {
     char buf[256];
