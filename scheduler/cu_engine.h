@@ -149,11 +149,22 @@ cu_err cu_engine_check_invariants(const cu_engine *e, cu_diag *d);
  * flavor assigner and TAS flavor snapshot); the placement is the pod set's
  * topology assignment (cu_psa_info.topo). cu_engine_load takes w->nodes
  * and w->pods (bound pods not labelled kueue.x-k8s.io/tas, not ended);
- * a driver keeps them current with the calls below. Node and pod changes
- * do not requeue by themselves: the driver calls cu_engine_capacity_freed
- * when capacity grew (a node added or freed, a pod gone). */
+ * a driver keeps them current with the calls below (after cu_engine_load:
+ * before it there is no snapshot to feed). Node and pod changes do not
+ * requeue by themselves: the driver calls cu_engine_capacity_freed when
+ * capacity grew (a node added or freed, a pod gone).
+ *
+ * A ClusterQueue with a flavor whose Topology is missing is inactive
+ * (reason TopologyNotFound, as Kueue). A workload TAS cannot place waits
+ * with Kueue's message followed by Cueue's numbers ("; quota has 8
+ * nvidia.com/gpu free in flavor h100, but no node has 3 nvidia.com/gpu
+ * free: ..."). An admitted workload's assignment counts on the nodes until
+ * it finishes, is evicted (its quota released) or removed; a reload reads
+ * it back from status.admission. cu_engine_check_invariants also fails when
+ * an admission left a node it uses with less than nothing free. */
 
-/* Adds or replaces a node (copied). */
+/* Adds or replaces a node (copied) in every TAS flavor's snapshot (it
+ * takes part where it carries the flavor's nodeLabels and every level). */
 cu_err cu_engine_node_set(cu_engine *e, const cu_kube_node *n);
 /* Forgets a node; unknown names are ignored. */
 void cu_engine_node_remove(cu_engine *e, const char *name);

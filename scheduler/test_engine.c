@@ -16,33 +16,7 @@
 #include <string.h>
 
 #include "cu_engine.h"
-
-#define PUSH(v, x) \
-    do { \
-        if ((v).n == (v).cap) { \
-            (v).cap = (v).cap ? (v).cap * 2 : 8; \
-            (v).items = realloc((v).items, (v).cap * sizeof(*(v).items)); \
-            assert_non_null((v).items); \
-        } \
-        (v).items[(v).n++] = (x); \
-    } while (0)
-
-static void *al(cu_world *w, size_t n)
-{
-    void *p = cu_arena_alloc(&w->arena, n);
-    assert_non_null(p);
-    return p;
-}
-
-static const char *s(cu_world *w, const char *fmt, ...)
-{
-    char buf[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return cu_arena_strdup(&w->arena, buf);
-}
+#include "test_world.h"
 
 static void add_flavor(cu_world *w, const char *name)
 {

@@ -17,41 +17,14 @@
 #include <string.h>
 
 #include "cu_engine.h"
+#include "test_world.h"
 #include "cu_explain.h"
 #include "cu_tas.h"
 
 #define GPU "nvidia.com/gpu"
 #define RACK "cloud.provider.com/rack"
 
-#define PUSH(v, x) \
-    do { \
-        if ((v).n == (v).cap) { \
-            (v).cap = (v).cap ? (v).cap * 2 : 8; \
-            (v).items = realloc((v).items, (v).cap * sizeof(*(v).items)); \
-            assert_non_null((v).items); \
-        } \
-        (v).items[(v).n++] = (x); \
-    } while (0)
-
 static int64_t now_ms = 1767225600000LL;
-
-static void *al(cu_world *w, size_t n)
-{
-    void *p = cu_arena_alloc(&w->arena, n);
-    assert_non_null(p);
-    memset(p, 0, n);
-    return p;
-}
-
-static const char *s(cu_world *w, const char *fmt, ...)
-{
-    char buf[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return cu_arena_strdup(&w->arena, buf);
-}
 
 static cu_kvs kvs(cu_world *w, size_t n, const char *const *kv)
 {
@@ -304,6 +277,9 @@ static void test_done_when(void **state)
     cu_reslist one = { 1, &(cu_res){ GPU, 1 } };
     assert_int_equal(cu_engine_pod_usage(e, "gpu-c", &one, -1), CU_OK);
     assert_int_equal(cu_engine_pod_usage(e, "gpu-d", &one, -1), CU_OK);
+    run(e); /* set aside as inadmissible: not retried until told */
+    assert_false(find(e, "big")->admitted);
+    assert_true(find(e, "big")->inadmissible);
     cu_engine_capacity_freed(e);
     run(e);
     v = find(e, "big");
