@@ -141,7 +141,13 @@ static void write_done(cu_kclient *kc, const cu_kresp *r, void *ud)
     if (fin_conflict)
         ctrl_log(c, 2, "%s: the object changed meanwhile; written again on its new version",
                  w->what);
-    if (!ok && !fin_conflict) {
+    /* a write to an owner's object (a Job, a pod) that was deleted meanwhile,
+     * e.g. an LWS pod removed by a scale-down while it was being labelled:
+     * nothing is left to write, and its DELETED event is on the way */
+    int gone = !ok && r->code == 404 && w->kind == OP_JOB;
+    if (gone)
+        ctrl_log(c, 2, "%s: the object is gone", w->what);
+    if (!ok && !fin_conflict && !gone) {
         c->n.write_errors++;
         if (r->code == 409)
             c->n.conflicts++;
