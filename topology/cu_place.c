@@ -20,10 +20,18 @@
  *    are sorted and filled the same way with the fewest domains; below the
  *    slice level each domain's pods are spread over its own children.
  *
+ * A pod-set group (cu_tas_request.group: a leader of one pod and its
+ * workers) is one placement of the workers' request in which every domain
+ * also counts whether the leader fits (lead) and the workers that fit
+ * besides it (swl, sswl); domains that can take the leader come first and
+ * the leader goes, with the workers, into the domains chosen at the
+ * workers' level (Kueue's stateWithLeader counting). The result is split
+ * back: the leader's domain and the workers' domains.
+ *
  * Not done (Kueue's alpha gates, off by default in v0.17): balanced
  * placement (TASBalancedPlacement), multi-layer slices
- * (TASMultiLayerTopology); nor the leader/worker pod-set groups of
- * LeaderWorkerSet, elastic workload slices and node replacement.
+ * (TASMultiLayerTopology); nor elastic workload slices and node
+ * replacement.
  */
 #include "cu_tas_int.h"
 
@@ -44,6 +52,13 @@ typedef struct pctx {
     int *ri;
     int64_t *ra;
     const char **rn;
+    /* a group's leader: lc 1 (0: none), its request sorted like ri/ra, and
+     * its result (the workers' is the one place_one is given) */
+    int64_t lc;
+    size_t lnr;
+    int *lri;
+    int64_t *lra;
+    cu_tas_result *rl;
     int64_t *assumed; /* [leaf * R + resource] */
     size_t R;
     unsigned char *elig; /* by position in t->sorted */
@@ -99,13 +114,13 @@ static cu_err resolve(pctx *c, const cu_reslist *per_pod)
     return CU_OK;
 }
 
-/* How many pods fit in free[] (by request index); *lim: the limiting
- * request index (the first by name among equals). */
-static int64_t count_in(const pctx *c, const int64_t *free, size_t *lim)
+/* How many pods of the nr amounts ra fit in free[] (by request index);
+ * *lim: the limiting request index (the first by name among equals). */
+static int64_t count_in(const int64_t *ra, size_t nr, const int64_t *free, size_t *lim)
 {
     int64_t best = -1;
-    for (size_t k = 0; k < c->nr; k++) {
-        int64_t n = free[k] <= 0 ? 0 : free[k] / c->ra[k];
+    for (size_t k = 0; k < nr; k++) {
+        int64_t n = free[k] <= 0 ? 0 : free[k] / ra[k];
         if (best < 0 || n < best) {
             best = n;
             if (lim)
@@ -174,54 +189,104 @@ static int eligible(pctx *c, const topo_node *n, const cu_nodesel *sel, const cu
 
 /* ---- phase 1: counts ---- */
 
+/* The free amounts of the nr resources ri on leaf i (its eligible nodes,
+ * less the pod sets placed before and, unless no_adm, the admitted TAS
+ * workloads u) into free[]. */
+static void leaf_free(const pctx *c, size_t i, const topo_use *u, const int *ri, size_t nr,
+                      int64_t *free)
+{
+    const cu_tas *t = c->t;
+    const topo_dom *d = &t->lv[c->L - 1][i];
+    memset(free, 0, nr * sizeof *free);
+    for (size_t j = d->first; j < d->first + d->n; j++)
+        if (c->elig[j])
+            for (size_t k = 0; k < nr; k++)
+                free[k] += cu_tas_int_free(t, t->sorted[j], ri[k], 0);
+    for (size_t k = 0; k < nr; k++) {
+        free[k] -= c->assumed[i * c->R + (size_t)ri[k]];
+        if (u && (size_t)ri[k] < u->nres)
+            free[k] -= u->v[ri[k]];
+    }
+}
+
+/* A group's leader on a leaf whose workers' free amounts are free[]:
+ * sets d->lead and d->swl (the workers besides the leader); lfree is
+ * scratch of c->lnr entries. */
+static void leaf_leader(const pctx *c, size_t i, const topo_use *u, int64_t *free, int64_t *lfree)
+{
+    topo_dom *d = &c->t->lv[c->L - 1][i];
+    leaf_free(c, i, u, c->lri, c->lnr, lfree);
+    if (count_in(c->lra, c->lnr, lfree, NULL) == 0)
+        return;
+    d->lead = 1;
+    for (size_t k = 0; k < c->nr; k++)
+        for (size_t m = 0; m < c->lnr; m++)
+            if (c->lri[m] == c->ri[k])
+                free[k] -= c->lra[m];
+    d->swl = count_in(c->ra, c->nr, free, NULL);
+}
+
 static cu_err fill(pctx *c)
 {
     cu_tas *t = c->t;
     size_t L = c->L;
     int64_t *free = cu_arena_alloc(c->s, c->nr * sizeof *free);
-    if (!free)
+    int64_t *lfree = cu_arena_alloc(c->s, (c->lnr + 1) * sizeof *lfree);
+    if (!free || !lfree)
         return CU_ENOMEM;
     c->nleaves = t->nlv[L - 1];
     for (size_t i = 0; i < t->nlv[L - 1]; i++) {
         topo_dom *d = &t->lv[L - 1][i];
-        memset(free, 0, c->nr * sizeof *free);
         int any = 0;
         for (size_t j = d->first; j < d->first + d->n; j++) {
             const topo_node *n = t->sorted[j];
             c->elig[j] = (unsigned char)(!t->host_lowest ||
                                          eligible(c, n, c->rq->sel, c->rq->tols, c->rq->ntols, 1));
-            if (!c->elig[j])
-                continue;
-            any = 1;
-            for (size_t k = 0; k < c->nr; k++)
-                free[k] += cu_tas_int_free(t, n, c->ri[k], 0);
+            any |= c->elig[j];
         }
-        d->state = d->slice = 0;
+        d->state = d->slice = d->swl = d->sswl = d->lead = 0;
         if (!any)
             continue;
         const topo_use *u = c->no_adm || !t->uses.n ? NULL : cu_tas_int_use(t, d, c->s);
-        for (size_t k = 0; k < c->nr; k++) {
-            free[k] -= c->assumed[i * c->R + (size_t)c->ri[k]];
-            if (u && (size_t)c->ri[k] < u->nres)
-                free[k] -= u->v[c->ri[k]];
-        }
+        leaf_free(c, i, u, c->ri, c->nr, free);
         size_t lim = 0;
-        d->state = count_in(c, free, &lim);
+        d->state = d->swl = count_in(c->ra, c->nr, free, &lim);
         if (d->state == 0)
             c->res_ex[lim]++;
-        if (L - 1 == c->slvl)
+        if (c->lc)
+            leaf_leader(c, i, u, free, lfree);
+        if (L - 1 == c->slvl) {
             d->slice = d->state / c->ss;
+            d->sswl = d->swl / c->ss;
+        }
     }
     for (size_t l = L - 1; l-- > 0;) {
         for (size_t i = 0; i < t->nlv[l]; i++) {
             topo_dom *d = &t->lv[l][i];
-            d->state = d->slice = 0;
+            /* the leader goes to the child that loses the fewest workers
+             * to it (Kueue takes the minimum over all children, also
+             * those that cannot take the leader: then it would count
+             * room that is not there) */
+            int64_t lose = INT64_MAX, slose = INT64_MAX;
+            d->state = d->slice = d->lead = 0;
             for (size_t j = d->first; j < d->first + d->n; j++) {
-                d->state += t->lv[l + 1][j].state;
-                d->slice += t->lv[l + 1][j].slice;
+                const topo_dom *x = &t->lv[l + 1][j];
+                d->state += x->state;
+                d->slice += x->slice;
+                if (!x->lead)
+                    continue;
+                d->lead = 1;
+                if (x->state - x->swl < lose)
+                    lose = x->state - x->swl;
+                if (x->slice - x->sswl < slose)
+                    slose = x->slice - x->sswl;
             }
-            if (l == c->slvl)
+            d->swl = d->lead ? d->state - lose : d->state;
+            d->sswl = d->lead ? d->slice - slose : d->slice;
+            if (l == c->slvl) {
                 d->slice = d->state / c->ss;
+                d->sswl = d->swl / c->ss;
+            }
         }
     }
     return CU_OK;
@@ -241,6 +306,10 @@ static int vals_cmp(const topo_dom *a, const topo_dom *b)
 
 static int i64_cmp(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
 
+/* BestFit: most slices first, then fewest pods; LeastFreeCapacity:
+ * fewest slices first. The ...wl variants count the domains with a
+ * group's leader: those that can take it first, then by the workers that
+ * fit besides it (Kueue's sortedDomainsWithLeader). */
 static int cmp_bestfit(const void *pa, const void *pb)
 {
     const topo_dom *a = *(topo_dom *const *)pa, *b = *(topo_dom *const *)pb;
@@ -259,25 +328,65 @@ static int cmp_leastfree(const void *pa, const void *pb)
     return x ? x : vals_cmp(a, b);
 }
 
+static int cmp_bestfit_wl(const void *pa, const void *pb)
+{
+    const topo_dom *a = *(topo_dom *const *)pa, *b = *(topo_dom *const *)pb;
+    int x = i64_cmp(b->lead, a->lead);
+    if (!x)
+        x = i64_cmp(b->sswl, a->sswl);
+    if (!x)
+        x = i64_cmp(a->swl, b->swl);
+    return x ? x : vals_cmp(a, b);
+}
+
+static int cmp_leastfree_wl(const void *pa, const void *pb)
+{
+    const topo_dom *a = *(topo_dom *const *)pa, *b = *(topo_dom *const *)pb;
+    int x = i64_cmp(b->lead, a->lead);
+    if (!x)
+        x = i64_cmp(a->sswl, b->sswl);
+    if (!x)
+        x = i64_cmp(a->swl, b->swl);
+    return x ? x : vals_cmp(a, b);
+}
+
 static int cmp_values(const void *pa, const void *pb)
 {
     return vals_cmp(*(topo_dom *const *)pa, *(topo_dom *const *)pb);
 }
 
-static void sort_doms(const pctx *c, topo_dom **d, size_t n)
+/* Sorts d by the profile; leader: a leader is still to be placed. */
+static void sort_doms(const pctx *c, topo_dom **d, size_t n, int leader)
 {
-    qsort(d, n, sizeof *d, c->lfc ? cmp_leastfree : cmp_bestfit);
+    if (leader)
+        qsort(d, n, sizeof *d, c->lfc ? cmp_leastfree_wl : cmp_bestfit_wl);
+    else
+        qsort(d, n, sizeof *d, c->lfc ? cmp_leastfree : cmp_bestfit);
 }
 
-/* The first domain of d (sorted) with the fewest pods (slices) that is
- * still at least need; d[0] when none is. */
-static topo_dom *best_fit(topo_dom **d, size_t n, int64_t need, int slices)
+/* The pods (slices) a domain takes with lead leaders still to place. */
+static int64_t room(const topo_dom *d, int64_t lead, int slices)
+{
+    if (lead)
+        return slices ? d->sswl : d->swl;
+    return slices ? d->slice : d->state;
+}
+
+/* Whether d takes need pods (slices) and lead leaders. */
+static int takes(const topo_dom *d, int64_t need, int64_t lead, int slices)
+{
+    return room(d, lead, slices) >= need && d->lead >= lead;
+}
+
+/* The first domain of d (sorted) with the fewest pods (slices) that still
+ * takes need of them and lead leaders; d[0] when none does. */
+static topo_dom *best_fit(topo_dom **d, size_t n, int64_t need, int64_t lead, int slices)
 {
     topo_dom *b = d[0];
-    int64_t bs = slices ? b->slice : b->state;
+    int64_t bs = room(b, lead, slices);
     for (size_t i = 1; i < n; i++) {
-        int64_t s = slices ? d[i]->slice : d[i]->state;
-        if (s >= need && s < bs) {
+        int64_t s = room(d[i], lead, slices);
+        if (s < bs && takes(d[i], need, lead, slices)) {
             b = d[i];
             bs = s;
         }
@@ -285,30 +394,67 @@ static topo_dom *best_fit(topo_dom **d, size_t n, int64_t need, int slices)
     return b;
 }
 
-/* Assigns count pods (count / ss slices when slices) to the fewest of the
- * sorted domains d, appending them to out (*nout). -1 when they do not
- * take them all (the counts said they would). */
-static int fill_down(const pctx *c, topo_dom **d, size_t n, int64_t count, int64_t ss, int slices,
-                     topo_dom **out, size_t *nout)
+/* The first of d that takes lead leaders losing the fewest pods (slices)
+ * to them; n when none takes them. */
+static size_t least_loss(topo_dom *const *d, size_t n, int64_t lead, int slices)
+{
+    size_t b = n;
+    for (size_t i = 0; i < n; i++)
+        if (d[i]->lead >= lead && (b == n || room(d[i], 0, slices) - room(d[i], lead, slices) <
+                                                 room(d[b], 0, slices) - room(d[b], lead, slices)))
+            b = i;
+    return b;
+}
+
+/* Assigns count pods (count / ss slices when slices) and lead leaders to
+ * the fewest of the sorted domains d (Kueue's updateCountsToMinimum),
+ * appending them to out (*nout). Each chosen domain's state, slice and
+ * lead become what it takes. -1 when they do not take them all (the
+ * counts said they would). */
+static int fill_down(const pctx *c, topo_dom **d, size_t n, int64_t count, int64_t lead, int64_t ss,
+                     int slices, topo_dom **out, size_t *nout)
 {
     int64_t rem = slices ? count / ss : count;
+    if (lead > 0 && n && !takes(d[0], rem, lead, slices)) {
+        /* no domain takes the leader and all workers: the leader goes
+         * where it costs the fewest workers, which is how fill counted
+         * the room of the parent (Kueue gives it to the first domain,
+         * which may leave workers without room), then the workers */
+        size_t b = least_loss(d, n, lead, slices);
+        if (b == n)
+            return -1;
+        topo_dom *x = d[b];
+        int64_t have = room(x, lead, slices);
+        if (have > rem)
+            have = rem;
+        out[(*nout)++] = x;
+        x->lead = lead;
+        x->state = slices ? have * ss : have;
+        if (slices)
+            x->slice = have;
+        rem -= have;
+        lead = 0;
+        memmove(d + b, d + b + 1, (n - b - 1) * sizeof *d);
+        n--;
+        if (rem <= 0)
+            return 0;
+    }
     for (size_t i = 0; i < n; i++) {
         topo_dom *x = d[i];
-        int64_t have = slices ? x->slice : x->state;
-        if (!c->lfc && have >= rem) {
-            x = best_fit(d + i, n - i, rem, slices);
-            have = slices ? x->slice : x->state;
-        }
+        if (!c->lfc && takes(x, rem, lead, slices))
+            x = best_fit(d + i, n - i, rem, lead, slices);
+        int64_t have = room(x, lead, slices), lt = x->lead < lead ? x->lead : lead;
+        if (have > rem)
+            have = rem;
         out[(*nout)++] = x;
-        if (have >= rem) {
-            x->state = slices ? rem * ss : rem;
-            if (slices)
-                x->slice = rem;
-            return 0;
-        }
+        x->lead = lt;
+        x->state = slices ? have * ss : have;
         if (slices)
-            x->state = have * ss;
+            x->slice = have;
         rem -= have;
+        lead -= lt;
+        if (rem <= 0 && lead <= 0)
+            return 0;
     }
     return -1;
 }
@@ -430,7 +576,7 @@ static void diagnose(pctx *c, cu_tas_result *r)
         int64_t most = -1;
         for (size_t e = 0; e < ne; e++) {
             size_t lim = 0;
-            int64_t p = count_in(c, fr + e * c->nr, &lim);
+            int64_t p = count_in(c->ra, c->nr, fr + e * c->nr, &lim);
             if (p > most) {
                 most = p;
                 rk = lim;
@@ -466,10 +612,64 @@ static int level_of(const cu_tas *t, const char *key, size_t *out)
     return 0;
 }
 
-static void fail(cu_tas_result *r, const char *msg)
+/* Refuses the pod set (and its group's leader) with msg. */
+static void fail(const pctx *c, cu_tas_result *r, const char *msg)
 {
     r->ok = 0;
     r->reason = msg ? msg : "topology: out of memory";
+    if (c->rl) {
+        c->rl->ok = 0;
+        c->rl->reason = cu_arena_strdup(&c->rl->arena, r->reason);
+        if (!c->rl->reason)
+            c->rl->reason = "topology: out of memory";
+    }
+}
+
+/* fail, with the numbers (the workers' for both members of a group). */
+static void refuse(pctx *c, cu_tas_result *r, const char *msg)
+{
+    fail(c, r, msg);
+    diagnose(c, r);
+    if (c->rl)
+        diagnose(c, c->rl);
+}
+
+/* The assignment of the chosen leaves cur (sorted by values) into r: their
+ * workers, or with leader their leaders; counts them as assumed usage. */
+static cu_err assign(pctx *c, topo_dom **cur, size_t ncur, cu_tas_result *r, int leader)
+{
+    cu_tas *t = c->t;
+    size_t L = c->L, from = t->host_lowest ? L - 1 : 0;
+    size_t nr = leader ? c->lnr : c->nr;
+    const int *ri = leader ? c->lri : c->ri;
+    const int64_t *ra = leader ? c->lra : c->ra;
+    r->nlevels = L - from;
+    r->levels = cu_arena_alloc(&r->arena, r->nlevels * sizeof *r->levels);
+    r->domains = cu_arena_alloc(&r->arena, (ncur ? ncur : 1) * sizeof *r->domains);
+    if (!r->levels || !r->domains)
+        return CU_ENOMEM;
+    for (size_t i = from; i < L; i++)
+        if (!(r->levels[i - from] = cu_arena_strdup(&r->arena, t->levels[i])))
+            return CU_ENOMEM;
+    for (size_t i = 0; i < ncur; i++) {
+        const topo_dom *d = cur[i];
+        int64_t n = leader ? d->lead : d->state;
+        if (n == 0)
+            continue;
+        cu_tas_assign *x = &r->domains[r->ndomains++];
+        x->count = (int32_t)n;
+        x->values = cu_arena_alloc(&r->arena, r->nlevels * sizeof *x->values);
+        if (!x->values)
+            return CU_ENOMEM;
+        for (size_t k = from; k < L; k++)
+            if (!(x->values[k - from] = cu_arena_strdup(&r->arena, d->values[k])))
+                return CU_ENOMEM;
+        size_t leaf = (size_t)(d - t->lv[L - 1]);
+        for (size_t k = 0; k < nr; k++)
+            c->assumed[leaf * c->R + (size_t)ri[k]] += ra[k] * n;
+    }
+    r->ok = 1;
+    return CU_OK;
 }
 
 static cu_err place_one(pctx *c, cu_tas_result *r)
@@ -483,7 +683,7 @@ static cu_err place_one(pctx *c, cu_tas_result *r)
     c->ss = 1;
     if (q->slice_level) {
         if (q->slice_size <= 0) {
-            fail(r, "slice topology requested, but slice size not provided");
+            fail(c, r, "slice topology requested, but slice size not provided");
             return CU_OK;
         }
         c->ss = q->slice_size;
@@ -492,20 +692,20 @@ static cu_err place_one(pctx *c, cu_tas_result *r)
     if (c->unconstrained)
         key = q->slice_level ? t->levels[0] : t->levels[L - 1];
     if (!key) {
-        fail(r, "topology level not specified");
+        fail(c, r, "topology level not specified");
         return CU_OK;
     }
     if (!level_of(t, key, &c->lvl)) {
-        fail(r, cu_arena_printf(&r->arena, "no requested topology level: %s", key));
+        fail(c, r, cu_arena_printf(&r->arena, "no requested topology level: %s", key));
         return CU_OK;
     }
     const char *skey = q->slice_level ? q->slice_level : t->levels[L - 1];
     if (!level_of(t, skey, &c->slvl)) {
-        fail(r, cu_arena_printf(&r->arena, "no requested topology level for slices: %s", skey));
+        fail(c, r, cu_arena_printf(&r->arena, "no requested topology level for slices: %s", skey));
         return CU_OK;
     }
     if (c->lvl > c->slvl) {
-        fail(r,
+        fail(c, r,
              cu_arena_printf(&r->arena, "podset slice topology %s is above the podset topology %s",
                              skey, key));
         return CU_OK;
@@ -522,63 +722,78 @@ static cu_err place_one(pctx *c, cu_tas_result *r)
     if (!cur || !next || !tmp)
         return CU_ENOMEM;
     size_t ncur = 0, lvl = c->lvl;
-    int64_t sc = c->count / c->ss;
+    int64_t sc = c->count / c->ss, lc = c->lc;
     for (;;) {
         size_t n = t->nlv[lvl];
         if (!n) {
-            fail(r, cu_arena_printf(&r->arena, "no topology domains at level: %s", t->levels[lvl]));
-            diagnose(c, r);
+            refuse(c, r,
+                   cu_arena_printf(&r->arena, "no topology domains at level: %s", t->levels[lvl]));
             return CU_OK;
         }
         for (size_t i = 0; i < n; i++)
             tmp[i] = &t->lv[lvl][i];
-        sort_doms(c, tmp, n);
+        sort_doms(c, tmp, n, lc > 0);
         topo_dom *top = tmp[0];
-        if (!c->lfc && top->slice >= sc)
-            top = best_fit(tmp, n, sc, 1);
+        if (!c->lfc && takes(top, sc, lc, 1))
+            top = best_fit(tmp, n, sc, lc, 1);
         if (c->lfc) {
             for (size_t i = 0; i < n && !ncur; i++)
-                if (tmp[i]->slice >= sc)
+                if (takes(tmp[i], sc, lc, 1))
                     cur[ncur++] = tmp[i];
             if (ncur)
                 break;
             if (c->required) {
-                fail(r, not_fit(c, &r->arena, tmp[n - 1]->state, sc));
-                diagnose(c, r);
+                refuse(c, r, not_fit(c, &r->arena, tmp[n - 1]->state, sc));
                 return CU_OK;
             }
         }
-        if (top->slice >= sc) {
+        if (takes(top, sc, lc, 1)) {
             cur[ncur++] = top;
             break;
         }
         if (c->required) {
-            fail(r, not_fit(c, &r->arena, top->slice, sc));
-            diagnose(c, r);
+            refuse(c, r, not_fit(c, &r->arena, top->slice, sc));
             return CU_OK;
         }
         if (lvl > 0 && !c->unconstrained) {
             lvl--;
             continue;
         }
+        /* spread: the leader where it costs the fewest workers (Kueue
+         * takes the first domains that can take it), then the workers
+         * over the domains by the profile */
         int64_t rem = sc;
-        for (size_t i = 0; rem > 0 && i < n; i++) {
+        size_t i = 0;
+        if (lc > 0) {
+            size_t b = least_loss(tmp, n, lc, 1);
+            if (b == n) {
+                refuse(c, r, not_fit(c, &r->arena, 0, sc));
+                return CU_OK;
+            }
+            topo_dom *d = tmp[b];
+            memmove(tmp + 1, tmp, b * sizeof *tmp);
+            tmp[0] = d;
+            cur[ncur++] = d;
+            rem -= d->sswl;
+            i = 1;
+        }
+        sort_doms(c, tmp + i, n - i, 0);
+        for (; rem > 0 && i < n; i++) {
             topo_dom *d = tmp[i];
             if (!c->lfc && d->slice >= rem)
-                d = best_fit(tmp + i, n - i, rem, 1);
+                d = best_fit(tmp + i, n - i, rem, 0, 1);
             cur[ncur++] = d;
             rem -= d->slice;
         }
         if (rem > 0) {
-            fail(r, not_fit(c, &r->arena, sc - rem, sc));
-            diagnose(c, r);
+            refuse(c, r, not_fit(c, &r->arena, sc - rem, sc));
             return CU_OK;
         }
         break;
     }
     /* phase 3: down to the leaves */
     size_t nn = 0;
-    int bad = fill_down(c, cur, ncur, c->count, c->ss, 1, next, &nn);
+    int bad = fill_down(c, cur, ncur, c->count, lc, c->ss, 1, next, &nn);
     topo_dom **sw = cur;
     cur = next, next = sw, ncur = nn;
     size_t stop = L - 1 < c->slvl ? L - 1 : c->slvl;
@@ -587,9 +802,9 @@ static cu_err place_one(pctx *c, cu_tas_result *r)
         for (size_t i = 0; i < ncur; i++)
             for (size_t j = 0; j < cur[i]->n; j++)
                 tmp[n++] = &t->lv[lvl + 1][cur[i]->first + j];
-        sort_doms(c, tmp, n);
+        sort_doms(c, tmp, n, lc > 0);
         nn = 0;
-        bad = fill_down(c, tmp, n, c->count, c->ss, 1, next, &nn);
+        bad = fill_down(c, tmp, n, c->count, lc, c->ss, 1, next, &nn);
         sw = cur, cur = next, next = sw, ncur = nn;
     }
     for (; !bad && lvl < L - 1; lvl++) {
@@ -598,44 +813,37 @@ static cu_err place_one(pctx *c, cu_tas_result *r)
             size_t n = cur[i]->n;
             for (size_t j = 0; j < n; j++)
                 tmp[j] = &t->lv[lvl + 1][cur[i]->first + j];
-            sort_doms(c, tmp, n);
-            bad = fill_down(c, tmp, n, cur[i]->state, 1, 0, next, &nn);
+            sort_doms(c, tmp, n, cur[i]->lead > 0);
+            bad = fill_down(c, tmp, n, cur[i]->state, cur[i]->lead, 1, 0, next, &nn);
         }
         sw = cur, cur = next, next = sw, ncur = nn;
     }
     if (bad) {
-        fail(r, "topology: the domains' counts do not add up (a bug)");
+        fail(c, r, "topology: the domains' counts do not add up (a bug)");
         return CU_OK;
     }
-    /* the assignment */
+    /* the assignment: the leader's, then the workers' */
     qsort(cur, ncur, sizeof *cur, cmp_values);
-    size_t from = t->host_lowest ? L - 1 : 0;
-    r->nlevels = L - from;
-    r->levels = cu_arena_alloc(&r->arena, r->nlevels * sizeof *r->levels);
-    r->domains = cu_arena_alloc(&r->arena, (ncur ? ncur : 1) * sizeof *r->domains);
-    if (!r->levels || !r->domains)
-        return CU_ENOMEM;
-    for (size_t i = from; i < L; i++)
-        if (!(r->levels[i - from] = cu_arena_strdup(&r->arena, t->levels[i])))
-            return CU_ENOMEM;
-    for (size_t i = 0; i < ncur; i++) {
-        const topo_dom *d = cur[i];
-        if (d->state == 0)
-            continue;
-        cu_tas_assign *x = &r->domains[r->ndomains++];
-        x->count = (int32_t)d->state;
-        x->values = cu_arena_alloc(&r->arena, r->nlevels * sizeof *x->values);
-        if (!x->values)
-            return CU_ENOMEM;
-        for (size_t k = from; k < L; k++)
-            if (!(x->values[k - from] = cu_arena_strdup(&r->arena, d->values[k])))
-                return CU_ENOMEM;
-        size_t leaf = (size_t)(d - t->lv[L - 1]);
-        for (size_t k = 0; k < c->nr; k++)
-            c->assumed[leaf * c->R + (size_t)c->ri[k]] += c->ra[k] * d->state;
-    }
-    r->ok = 1;
-    return CU_OK;
+    cu_err e2 = c->rl ? assign(c, cur, ncur, c->rl, 1) : CU_OK;
+    return e2 == CU_OK ? assign(c, cur, ncur, r, 0) : e2;
+}
+
+/* The partner of reqs[i] in a group of two (Kueue's podSetGroupName):
+ * its index, or n when reqs[i] has no group, the group has another size
+ * or the smaller of the two is not a single pod. */
+static size_t partner(const cu_tas_request *reqs, size_t n, size_t i)
+{
+    const char *g = reqs[i].group;
+    size_t other = n, size = 1;
+    for (size_t k = 0; g && k < n; k++)
+        if (k != i && reqs[k].group && strcmp(reqs[k].group, g) == 0) {
+            other = k;
+            size++;
+        }
+    int32_t a = reqs[i].count, b = size == 2 ? reqs[other].count : 0;
+    if (size != 2 || (a < b ? a : b) != 1)
+        return n;
+    return other;
 }
 
 cu_err cu_tas_place(cu_tas *t, const cu_tas_request *reqs, size_t n, const cu_tas_opts *o,
@@ -662,19 +870,37 @@ cu_err cu_tas_place(cu_tas *t, const cu_tas_request *reqs, size_t n, const cu_ta
     c.elig = cu_arena_alloc(&s, m);
     c.taint_s = cu_arena_alloc(&s, m * sizeof *c.taint_s);
     c.taint_n = cu_arena_alloc(&s, m * sizeof *c.taint_n);
-    e = c.assumed && c.elig && c.taint_s && c.taint_n ? CU_OK : CU_ENOMEM;
-    size_t i = 0;
-    for (; e == CU_OK && i < n; i++) {
-        c.rq = &reqs[i];
-        c.lfc =
-            reqs[i].mode == CU_TAS_UNCONSTRAINED && !(o && o->profile == CU_TAS_PROFILE_BEST_FIT);
-        e = resolve(&c, reqs[i].per_pod);
-        if (e == CU_OK)
-            e = place_one(&c, &out[i]);
-        if (e == CU_OK && !out[i].ok) {
-            e = CU_EINVAL;
-            break;
+    unsigned char *done = cu_arena_alloc(&s, n ? n : 1);
+    e = c.assumed && c.elig && c.taint_s && c.taint_n && done ? CU_OK : CU_ENOMEM;
+    if (done)
+        memset(done, 0, n ? n : 1);
+    for (size_t i = 0; e == CU_OK && i < n; i++) {
+        if (done[i])
+            continue;
+        /* Kueue's findLeaderAndWorkers: of a group the first member is
+         * the workers unless the second has more pods */
+        size_t w = i, l = partner(reqs, n, i);
+        if (l < n && reqs[l].count > reqs[i].count)
+            w = l, l = i;
+        c.lc = 0;
+        c.rl = NULL;
+        if (l < n) {
+            done[l] = 1;
+            e = resolve(&c, reqs[l].per_pod);
+            c.lc = 1;
+            c.lnr = c.nr, c.lri = c.ri, c.lra = c.ra;
+            c.rl = &out[l];
         }
+        done[w] = 1;
+        c.rq = &reqs[w];
+        c.lfc =
+            reqs[w].mode == CU_TAS_UNCONSTRAINED && !(o && o->profile == CU_TAS_PROFILE_BEST_FIT);
+        if (e == CU_OK)
+            e = resolve(&c, reqs[w].per_pod);
+        if (e == CU_OK)
+            e = place_one(&c, &out[w]);
+        if (e == CU_OK && !out[w].ok)
+            e = CU_EINVAL;
     }
     cu_arena_free(&s);
     return e;
@@ -703,7 +929,7 @@ int64_t cu_tas_placeable(cu_tas *t, const cu_reslist *per_pod, const cu_nodesel 
                 continue;
             for (size_t k = 0; k < c.nr; k++)
                 free[k] = cu_tas_int_free(t, n, c.ri[k], 1);
-            total += count_in(&c, free, NULL);
+            total += count_in(c.ra, c.nr, free, NULL);
         }
     }
     cu_arena_free(&s);

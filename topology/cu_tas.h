@@ -133,6 +133,16 @@ typedef struct cu_tas_request {
     const cu_nodesel *sel;
     size_t ntols;
     const cu_toleration *tols;
+    /* topologyRequest.podSetGroupName (NULL: none). Two requests of one
+     * cu_tas_place call with the same group, one of them of a single pod,
+     * are placed jointly as Kueue does a LeaderWorkerSet's or a JobSet's
+     * leader and workers: the single pod (the leader; of two single pods,
+     * the later) goes with the other's pods (the workers) into the same
+     * domains of the workers' level, as one placement governed by the
+     * workers' mode, level, slices, selector and tolerations. A group of
+     * any other shape (one request, three, no single pod) is placed one
+     * request at a time, as without a group. */
+    const char *group;
 } cu_tas_request;
 
 typedef struct cu_tas_opts {
@@ -194,13 +204,16 @@ typedef struct cu_tas_result {
     cu_arena arena;
 } cu_tas_result;
 
-/* Places the n pod sets of reqs one after the other, each counting the
- * ones before it (Kueue's assumed usage for the pod sets of one flavor),
- * into out[0..n) (each initialized here; free each with
+/* Places the n pod sets of reqs one after the other (a group of two, see
+ * cu_tas_request.group, together, when its first member comes), each
+ * counting the ones before it (Kueue's assumed usage for the pod sets of
+ * one flavor), into out[0..n) (each initialized here; free each with
  * cu_tas_result_free). Returns CU_OK when every pod set fits, CU_EINVAL
- * when one does not (out[i].ok 0 and its reason; the ones after it are not
- * tried, ok 0 and reason NULL), CU_ENOMEM. Changes no usage: the caller
- * records an admission with cu_tas_assigned per domain. */
+ * when one does not (out[i].ok 0 and its reason, the same for both
+ * members of a group, and diag the workers' numbers; the ones not yet
+ * placed are not tried, ok 0 and reason NULL), CU_ENOMEM. Changes no
+ * usage: the caller records an admission with cu_tas_assigned per
+ * domain. */
 cu_err cu_tas_place(cu_tas *t, const cu_tas_request *reqs, size_t n, const cu_tas_opts *o,
                     cu_tas_result *out);
 void cu_tas_result_free(cu_tas_result *r);

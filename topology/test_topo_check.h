@@ -6,7 +6,11 @@
  * pod sets of one call together), a required pod set stays in one domain
  * of its level, slices stay whole in their domains, the same input gives
  * the same answer, and a pod set fails exactly when the model says no
- * placement of that mode exists. Shared by test_topology.c (seeded) and
+ * placement of that mode exists. Some draws make the two a group (a
+ * leader of one pod and its workers): then they fail or fit together, a
+ * required leader stays in the workers' domain, and they fail exactly
+ * when no node of such a domain (of the whole flavor otherwise) can take
+ * the leader with room left for the workers. Shared by test_topology.c (seeded) and
  * fuzz_topology.c (libFuzzer's bytes). check() returns 0 or a line
  * number.
  */
@@ -168,6 +172,22 @@ static int tc_check(tc_src *s)
             qlvl[i] = q[i].slice_level ? 0 : 2;
     }
     cu_tas_opts o = { .profile = (cu_tas_profile)(tc_byte(s) % 2) };
+    /* a group: q[0] the leader (one pod), unless q[1] has one pod too
+     * (then q[1] is, as in Kueue); no group when q[1] has none */
+    int grp = tc_byte(s) % 3 == 0 && q[1].count > 0;
+    int w = 0, l = 1;
+    if (grp) {
+        q[0].count = 1;
+        q[0].slice_level = NULL;
+        q[0].slice_size = 0;
+        q[0].mode = q[1].mode;
+        q[0].level = q[1].level;
+        qlvl[0] = qlvl[1];
+        qsl[0] = 2;
+        q[0].group = q[1].group = "g";
+        if (q[1].count > 1)
+            w = 1, l = 0;
+    }
     cu_tas_result r[2], r2[2];
     cu_err e = cu_tas_place(t, q, 2, &o, r);
     cu_err e2 = cu_tas_place(t, q, 2, &o, r2);
@@ -182,16 +202,41 @@ static int tc_check(tc_src *s)
                 r[i].domains[d].count != r2[i].domains[d].count)
                 bad = __LINE__;
     }
-    for (int i = 0; i < 2 && !bad; i++) {
+    /* a group: can it be placed (a node for the leader, then room for
+     * the workers in its domain)? */
+    int gcan = 0;
+    int64_t wss = q[w].slice_level ? q[w].slice_size : 1;
+    for (size_t j = 0; grp && j < nn; j++) {
+        if (tc_fit(&nodes[j], g[l]) < 1)
+            continue;
+        char k[64];
+        tc_dom(&nodes[j], qlvl[w], k, sizeof k);
+        int req = q[w].mode == CU_TAS_REQUIRED;
+        nodes[j].gpu -= g[l];
+        nodes[j].pods--;
+        if (tc_slices(nodes, nn, req ? qlvl[w] : 0, req ? k : NULL, qsl[w], wss, g[w]) >=
+            q[w].count / wss)
+            gcan = 1;
+        nodes[j].gpu += g[l];
+        nodes[j].pods++;
+    }
+    char gfirst[64] = "";
+    int order[2] = { grp ? l : 0, grp ? w : 1 };
+    for (int oi = 0; oi < 2 && !bad; oi++) {
+        int i = order[oi];
         int64_t ss = q[i].slice_level ? q[i].slice_size : 1, sc = q[i].count / ss;
-        if (i == 1 && !r[0].ok) {
-            if (r[1].ok || r[1].reason)
+        if (oi == 1 && !r[order[0]].ok) {
+            if (r[i].ok || !r[i].reason != !grp)
+                bad = __LINE__;
+            if (grp && r[i].diag.requested != q[w].count)
                 bad = __LINE__;
             break;
         }
         /* does the model see a placement? */
         int64_t can;
-        if (q[i].mode == CU_TAS_REQUIRED) {
+        if (grp) {
+            can = gcan;
+        } else if (q[i].mode == CU_TAS_REQUIRED) {
             can = 0;
             for (size_t j = 0; j < nn; j++) {
                 char k[64];
@@ -214,11 +259,12 @@ static int tc_check(tc_src *s)
             break;
         }
         if (!r[i].ok) {
-            if (!r[i].reason || r[i].diag.requested != q[i].count)
+            int wi = grp ? w : i;
+            if (!r[i].reason || r[i].diag.requested != q[wi].count)
                 bad = __LINE__;
             int64_t total = 0;
             for (size_t j = 0; j < nn; j++)
-                total += tc_fit(&nodes[j], g[i]);
+                total += tc_fit(&nodes[j], g[wi]);
             if (any_member && r[i].diag.fit_total != total)
                 bad = __LINE__;
             break;
@@ -243,6 +289,13 @@ static int tc_check(tc_src *s)
             if (q[i].mode == CU_TAS_REQUIRED && d > 0 && strcmp(first, k) != 0)
                 bad = __LINE__;
             memcpy(first, k, sizeof k);
+            /* a group's workers in the leader's domain */
+            if (grp && q[i].mode == CU_TAS_REQUIRED) {
+                if (oi == 0)
+                    memcpy(gfirst, k, sizeof k);
+                else if (strcmp(gfirst, k) != 0)
+                    bad = __LINE__;
+            }
             /* slices whole: the pods under x's slice domain */
             if (ss > 1) {
                 char sk[64], y[64];

@@ -730,6 +730,110 @@ static void test_kueue_cases(void **state)
     cu_tas_free(t);
 }
 
+/* A LeaderWorkerSet's leader (1 pod, 1 GPU) and workers (3 pods, 2 GPUs
+ * each) in one group, both required in a rack. */
+#define GROUP(q, one, two) \
+    PER_POD(one, 1); \
+    PER_POD(two, 2); \
+    cu_tas_request q[2] = { \
+        { .count = 1, .per_pod = &one, .mode = CU_TAS_REQUIRED, .level = RACK, .group = "g" }, \
+        { .count = 3, .per_pod = &two, .mode = CU_TAS_REQUIRED, .level = RACK, .group = "g" }, \
+    }
+
+static void test_group_joint(void **state)
+{
+    (void)state;
+    /* r1 has room for the workers alone (6 GPUs), r2 for both (4 + 4):
+     * without the group the two are split: the leader first takes the
+     * tighter r1, the workers r2; the workers first take r1 (BestFit),
+     * the leader r2 */
+    cu_tas *t = topo3();
+    node(t, "gpu-a", "b1", "r1", 8);
+    bind(t, "gpu-a", 1, 2, 1);
+    node(t, "gpu-b", "b1", "r2", 8);
+    node(t, "gpu-c", "b1", "r2", 8);
+    bind(t, "gpu-b", 1, 4, 1);
+    bind(t, "gpu-c", 1, 4, 1);
+    GROUP(q, one, two);
+    cu_tas_result r[2];
+    q[0].group = q[1].group = NULL;
+    assert_int_equal(cu_tas_place(t, q, 2, NULL, r), CU_OK);
+    assert_string_equal(show(&r[0]), "gpu-a:1");
+    assert_string_equal(show(&r[1]), "gpu-b:2 gpu-c:1");
+    for (int i = 0; i < 2; i++)
+        cu_tas_result_free(&r[i]);
+    cu_tas_request wl[2] = { q[1], q[0] };
+    assert_int_equal(cu_tas_place(t, wl, 2, NULL, r), CU_OK);
+    assert_string_equal(show(&r[0]), "gpu-a:3");
+    assert_string_equal(show(&r[1]), "gpu-b:1");
+    for (int i = 0; i < 2; i++)
+        cu_tas_result_free(&r[i]);
+    /* the leader first: still placed with the workers, not before them */
+    q[0].group = q[1].group = "g";
+    assert_int_equal(cu_tas_place(t, q, 2, NULL, r), CU_OK);
+    assert_string_equal(show(&r[0]), "gpu-b:1");
+    assert_string_equal(show(&r[1]), "gpu-b:1 gpu-c:2");
+    for (int i = 0; i < 2; i++)
+        cu_tas_result_free(&r[i]);
+    /* the same with the workers first; a pod set after the group counts
+     * both of its members (r2 keeps 1 GPU, r1 its 6) */
+    PER_POD(six, 6);
+    cu_tas_request q2[3] = {
+        q[1], q[0], { .count = 1, .per_pod = &six, .mode = CU_TAS_REQUIRED, .level = RACK }
+    };
+    cu_tas_result r3[3];
+    assert_int_equal(cu_tas_place(t, q2, 3, NULL, r3), CU_OK);
+    assert_string_equal(show(&r3[0]), "gpu-b:1 gpu-c:2");
+    assert_string_equal(show(&r3[1]), "gpu-b:1");
+    assert_string_equal(show(&r3[2]), "gpu-a:1");
+    for (int i = 0; i < 3; i++)
+        cu_tas_result_free(&r3[i]);
+    /* a group of three is no group: each placed on its own, as above */
+    cu_tas_request q3[3] = { q[1], q[0], q[0] };
+    assert_int_equal(cu_tas_place(t, q3, 3, NULL, r3), CU_OK);
+    assert_string_equal(show(&r3[0]), "gpu-a:3");
+    assert_string_equal(show(&r3[1]), "gpu-b:1");
+    for (int i = 0; i < 3; i++)
+        cu_tas_result_free(&r3[i]);
+    cu_tas_free(t);
+}
+
+static void test_group_split_refused(void **state)
+{
+    (void)state;
+    /* r1 takes the 3 workers (6 GPUs) but not the leader besides, r2 only
+     * the leader (1 GPU): apart they fit, together they do not */
+    cu_tas *t = topo3();
+    node(t, "gpu-a", "b1", "r1", 8);
+    bind(t, "gpu-a", 1, 2, 1);
+    node(t, "gpu-b", "b1", "r2", 8);
+    bind(t, "gpu-b", 1, 7, 1);
+    GROUP(q, one, two);
+    cu_tas_result r[2];
+    q[0].group = q[1].group = NULL;
+    assert_int_equal(cu_tas_place(t, q, 2, NULL, r), CU_OK);
+    for (int i = 0; i < 2; i++)
+        cu_tas_result_free(&r[i]);
+    q[0].group = q[1].group = "g";
+    assert_int_equal(cu_tas_place(t, q, 2, NULL, r), CU_EINVAL);
+    for (int i = 0; i < 2; i++) {
+        assert_false(r[i].ok);
+        assert_string_equal(r[i].reason, "topology \"default\" allows to fit only 3 out of 3 "
+                                         "pod(s). Total nodes: 2; excluded: resource "
+                                         "\"nvidia.com/gpu\": 1");
+        assert_int_equal(r[i].diag.requested, 3);
+        cu_tas_result_free(&r[i]);
+    }
+    /* preferred: one block then, the leader where it costs no worker */
+    q[0].mode = q[1].mode = CU_TAS_PREFERRED;
+    assert_int_equal(cu_tas_place(t, q, 2, NULL, r), CU_OK);
+    assert_string_equal(show(&r[0]), "gpu-b:1");
+    assert_string_equal(show(&r[1]), "gpu-a:3");
+    for (int i = 0; i < 2; i++)
+        cu_tas_result_free(&r[i]);
+    cu_tas_free(t);
+}
+
 /* Random flavors and pod sets against a model (test_topo_check.h). */
 static void test_random_against_model(void **state)
 {
@@ -755,6 +859,8 @@ int main(void)
         cmocka_unit_test(test_pod_sets_share),
         cmocka_unit_test(test_rack_leaves),
         cmocka_unit_test(test_kueue_cases),
+        cmocka_unit_test(test_group_joint),
+        cmocka_unit_test(test_group_split_refused),
         cmocka_unit_test(test_random_against_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,6 +41,11 @@ typedef struct topo_dom {
     size_t first, n;     /* children (or nodes, for a leaf) */
     size_t parent;
     int64_t state, slice; /* placement scratch: pods, slices */
+    /* with a group's leader (Kueue's stateWithLeader, sliceStateWithLeader,
+     * leaderState): the workers' pods and slices that fit besides one
+     * leader pod, and the leader pods that fit (0 or 1; without a leader
+     * swl = state, sswl = slice, lead = 0) */
+    int64_t swl, sswl, lead;
     /* a leaf's entry in cu_tas.uses (cu_tas_int_use): use_idx, looked up
      * when uses had use_seen - 1 entries (0: not yet); entries are only
      * added, so a found index stays valid and a miss until uses grows */
