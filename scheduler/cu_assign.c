@@ -484,6 +484,7 @@ int cu_assign_tas_request(cu_arena *ar, const ecq *c, const ewl *w, size_t p, in
     }
     q->ntols = ps->ntols;
     q->tols = ps->tols;
+    q->group = r->podset_group_name; /* a leader and its workers: placed together */
     if (!ps->node_selector.n && !ps->nterms)
         return 0; /* no selector: every node matches */
     q->sel = tas_nodesel(ar, ps);

@@ -73,6 +73,7 @@ static uint64_t shape_hash(const ewl *w)
         h = h_str(h, tr->required);
         h = h_str(h, tr->preferred);
         h = h_str(h, tr->slice_required);
+        h = h_str(h, tr->podset_group_name); /* placed jointly (cu_tas_request.group) */
     }
     return h;
 }

@@ -207,13 +207,13 @@ static int64_t node_free(cu_engine *e, const char *node)
     return v;
 }
 
-/* "ns/name: values=count ..." of pod set 0's assignment. */
-static void assignment(const cu_wl_info *v, char *out, size_t n)
+/* "values=count ..." of pod set p's assignment. */
+static void assignment_ps(const cu_wl_info *v, size_t p, char *out, size_t n)
 {
     size_t l = 0;
     out[0] = 0;
     assert_true(v->admitted);
-    const cu_topo_assign *ta = v->psa[0].topo;
+    const cu_topo_assign *ta = v->psa[p].topo;
     assert_non_null(ta);
     for (size_t d = 0; d < ta->ndomains; d++) {
         l += (size_t)snprintf(out + l, n - l, "%s", d ? " " : "");
@@ -223,6 +223,8 @@ static void assignment(const cu_wl_info *v, char *out, size_t n)
         l += (size_t)snprintf(out + l, n - l, "=%d", ta->counts[d]);
     }
 }
+
+static void assignment(const cu_wl_info *v, char *out, size_t n) { assignment_ps(v, 0, out, n); }
 
 /* The issue's world: gpu-a..gpu-d in rack r1, 8 GPUs each, 6 used by
  * bound pods; flavor h100 on Topology gpu [rack, hostname]; ClusterQueue
@@ -557,6 +559,70 @@ static void test_same_round_collision(void **state)
 
 /* cueue explain of a TAS-blocked workload: Kueue's message with the
  * numbers, and which admitted workload must end to open a node (golden). */
+/* A LeaderWorkerSet group: leader 1 pod x 1 GPU, workers 3 pods x 2 GPUs,
+ * both required in a rack, in group (NULL: none). Rack r1 (gpu-a, 6 GPUs
+ * free) has room for the workers alone, r2 (gpu-b, gpu-c, 4 free each)
+ * for both. */
+static cu_engine *lws_engine(cu_world *w, const char *group)
+{
+    cu_world_init(w);
+    add_node(w, "gpu-a", "r1", 8);
+    add_pod(w, "hog-a", "gpu-a", 2);
+    add_node(w, "gpu-b", "r2", 8);
+    add_pod(w, "hog-b", "gpu-b", 4);
+    add_node(w, "gpu-c", "r2", 8);
+    add_pod(w, "hog-c", "gpu-c", 4);
+    add_topology(w, "gpu", RACK, CU_TAS_HOSTNAME);
+    add_flavor(w, "h100", "gpu");
+    const char *f[] = { "h100" };
+    int64_t nom[] = { 32 };
+    add_cq(w, "tas", 1, f, nom);
+    cu_workload *wl = add_wl(w, "lws", "tas", 1, 1, RACK, NULL, 0);
+    cu_podset *ps = al(w, 2 * sizeof(cu_podset));
+    ps[0] = wl->podsets[0];
+    ps[0].name = "leader";
+    ps[0].topo.pod_index_label = NULL;
+    ps[0].topo.podset_group_name = group;
+    ps[1] = ps[0];
+    ps[1].name = "workers";
+    ps[1].count = 3;
+    ps[1].requests = res2(w, GPU, 2, NULL, 0);
+    wl->podsets = ps;
+    wl->npodsets = 2;
+    cu_engine *e = engine(w);
+    run(e);
+    return e;
+}
+
+static void test_podset_group(void **state)
+{
+    (void)state;
+    cu_world w;
+    char buf[512];
+    /* without the group the leader takes the tighter rack r1 and the
+     * workers go to r2 */
+    cu_engine *e = lws_engine(&w, NULL);
+    const cu_wl_info *v = find(e, "lws");
+    assignment_ps(v, 0, buf, sizeof buf);
+    assert_string_equal(buf, "gpu-a=1");
+    assignment_ps(v, 1, buf, sizeof buf);
+    assert_string_equal(buf, "gpu-b=2 gpu-c=1");
+    cu_engine_free(e);
+    cu_world_free(&w);
+    /* with it both land in r2, the leader beside a worker */
+    e = lws_engine(&w, "lws-0");
+    v = find(e, "lws");
+    assignment_ps(v, 0, buf, sizeof buf);
+    assert_string_equal(buf, "gpu-b=1");
+    assignment_ps(v, 1, buf, sizeof buf);
+    assert_string_equal(buf, "gpu-b=1 gpu-c=2");
+    assert_int_equal(node_free(e, "gpu-a"), 6);
+    assert_int_equal(node_free(e, "gpu-b"), 1);
+    assert_int_equal(node_free(e, "gpu-c"), 0);
+    cu_engine_free(e);
+    cu_world_free(&w);
+}
+
 static void test_explain_golden(void **state)
 {
     (void)state;
@@ -642,6 +708,7 @@ int main(void)
         cmocka_unit_test(test_status_and_readmission),
         cmocka_unit_test(test_same_round_collision),
         cmocka_unit_test(test_explain_golden),
+        cmocka_unit_test(test_podset_group),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
