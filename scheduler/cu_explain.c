@@ -810,15 +810,26 @@ static int tcand_cmp(const void *pa, const void *pb)
     return strcmp(a->w->key, b->w->key);
 }
 
-/* Places x's blocked pod set (request q in snapshot t) now; 1 when it
- * fits. With r, keeps the result (caller frees). */
-static int tplace(cu_tas *t, const cu_tas_request *q, cu_tas_result *r)
+/* x's blocked pod set's request, with its pod-set group's other member
+ * (placed jointly; both in pod-set order) when it has one. */
+typedef struct treq {
+    cu_tas_request q[2];
+    size_t n, self; /* q[self] is the blocked pod set's */
+} treq;
+
+/* Places tq in snapshot t now; 1 when it fits. With r, keeps the blocked
+ * pod set's result (caller frees). */
+static int tplace(cu_tas *t, const treq *tq, cu_tas_result *r)
 {
-    cu_tas_result tmp;
+    cu_tas_result tmp[2];
     cu_tas_opts o = { CU_TAS_PROFILE_MIXED, 0 };
-    cu_err err = cu_tas_place(t, q, 1, &o, r ? r : &tmp);
-    if (!r)
-        cu_tas_result_free(&tmp);
+    cu_err err = cu_tas_place(t, tq->q, tq->n, &o, tmp);
+    for (size_t i = 0; i < tq->n; i++) {
+        if (r && i == tq->self)
+            *r = tmp[i];
+        else
+            cu_tas_result_free(&tmp[i]);
+    }
     return err == CU_OK;
 }
 
@@ -841,9 +852,23 @@ static cu_err analyze_topology(xwl *x)
     x->topo.on = 1;
     x->topo.flavor = s->flavor;
     x->topo.psname = w->ps[p].name;
-    cu_tas_request q;
-    if (cu_assign_tas_request(ar, x->c, w, p, w->ps[p].count, &q))
+    treq q = { .n = 1 };
+    if (cu_assign_tas_request(ar, x->c, w, p, w->ps[p].count, &q.q[0]))
         return CU_ENOMEM;
+    size_t other = w->nps, members = 1;
+    for (size_t k = 0; q.q[0].group && k < w->nps; k++) {
+        const char *g = w->obj->podsets[k].topo.podset_group_name;
+        if (k != p && g && strcmp(g, q.q[0].group) == 0)
+            other = k, members++;
+    }
+    if (members == 2) { /* else placed alone, as by the engine */
+        q.n = 2;
+        q.self = other < p;
+        if (q.self)
+            q.q[1] = q.q[0];
+        if (cu_assign_tas_request(ar, x->c, w, other, w->ps[other].count, &q.q[1 - q.self]))
+            return CU_ENOMEM;
+    }
     cu_tas_result r;
     if (tplace(t, &q, &r)) {
         x->topo.fits_now = 1;

@@ -563,15 +563,15 @@ static void test_same_round_collision(void **state)
  * both required in a rack, in group (NULL: none). Rack r1 (gpu-a, 6 GPUs
  * free) has room for the workers alone, r2 (gpu-b, gpu-c, 4 free each)
  * for both. */
-static cu_engine *lws_engine(cu_world *w, const char *group)
+static cu_engine *lws_world(cu_world *w, const char *group, int64_t hog_b, int64_t hog_c)
 {
     cu_world_init(w);
     add_node(w, "gpu-a", "r1", 8);
     add_pod(w, "hog-a", "gpu-a", 2);
     add_node(w, "gpu-b", "r2", 8);
-    add_pod(w, "hog-b", "gpu-b", 4);
+    add_pod(w, "hog-b", "gpu-b", hog_b);
     add_node(w, "gpu-c", "r2", 8);
-    add_pod(w, "hog-c", "gpu-c", 4);
+    add_pod(w, "hog-c", "gpu-c", hog_c);
     add_topology(w, "gpu", RACK, CU_TAS_HOSTNAME);
     add_flavor(w, "h100", "gpu");
     const char *f[] = { "h100" };
@@ -593,6 +593,8 @@ static cu_engine *lws_engine(cu_world *w, const char *group)
     run(e);
     return e;
 }
+
+static cu_engine *lws_engine(cu_world *w, const char *group) { return lws_world(w, group, 4, 4); }
 
 static void test_podset_group(void **state)
 {
@@ -619,6 +621,33 @@ static void test_podset_group(void **state)
     assert_int_equal(node_free(e, "gpu-a"), 6);
     assert_int_equal(node_free(e, "gpu-b"), 1);
     assert_int_equal(node_free(e, "gpu-c"), 0);
+    cu_engine_free(e);
+    cu_world_free(&w);
+    /* r2 has room for the leader only (gpu-b 1 GPU, gpu-c none): split
+     * it would fit, as a group it waits, and explain says so */
+    e = lws_world(&w, "lws-0", 7, 8);
+    v = find(e, "lws");
+    assert_false(v->admitted);
+    cu_buf b;
+    cu_buf_init(&b, 1 << 20);
+    assert_int_equal(cu_engine_explain(e, "ns/lws", &b, NULL), CU_OK);
+    const char *why = "but at most 2 of the group's 3 worker pods fit in one "
+                      "cloud.provider.com/rack beside its leader (3 without it, 3 on all nodes)";
+    char want[1024];
+    snprintf(want, sizeof want,
+             "couldn't assign flavors to pod set leader: topology \"gpu\" allows to fit only 3 "
+             "out of 3 pod(s). Total nodes: 3; excluded: resource \"nvidia.com/gpu\": 2; quota "
+             "has 32 nvidia.com/gpu free in flavor h100, %s",
+             why);
+    assert_string_equal(v->message, want);
+    /* explain places the leader with its workers too (alone it fits) */
+    snprintf(want, sizeof want,
+             "Topology (flavor h100)\n  pod set leader: quota has 32 nvidia.com/gpu free in "
+             "flavor h100, %s\n  it does not fit even with every admitted workload of flavor "
+             "h100 gone\n",
+             why);
+    assert_non_null(strstr(cu_buf_str(&b), want));
+    cu_buf_free(&b);
     cu_engine_free(e);
     cu_world_free(&w);
 }

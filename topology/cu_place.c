@@ -306,48 +306,39 @@ static int vals_cmp(const topo_dom *a, const topo_dom *b)
 
 static int i64_cmp(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
 
-/* BestFit: most slices first, then fewest pods; LeastFreeCapacity:
- * fewest slices first. The ...wl variants count the domains with a
- * group's leader: those that can take it first, then by the workers that
- * fit besides it (Kueue's sortedDomainsWithLeader). */
-static int cmp_bestfit(const void *pa, const void *pb)
+/* The profile's order: BestFit most slices first, LeastFreeCapacity
+ * fewest; then fewest pods; then values. With leader (a group's leader
+ * still to place: Kueue's sortedDomainsWithLeader) the domains that can
+ * take it first, counting the workers that fit beside it. */
+static int dom_order(const topo_dom *a, const topo_dom *b, int lfc, int leader)
 {
-    const topo_dom *a = *(topo_dom *const *)pa, *b = *(topo_dom *const *)pb;
-    int x = i64_cmp(b->slice, a->slice);
+    int x = leader ? i64_cmp(b->lead, a->lead) : 0;
+    int64_t as = leader ? a->sswl : a->slice, bs = leader ? b->sswl : b->slice;
     if (!x)
-        x = i64_cmp(a->state, b->state);
+        x = lfc ? i64_cmp(as, bs) : i64_cmp(bs, as);
+    if (!x)
+        x = leader ? i64_cmp(a->swl, b->swl) : i64_cmp(a->state, b->state);
     return x ? x : vals_cmp(a, b);
 }
 
-static int cmp_leastfree(const void *pa, const void *pb)
+static int cmp_bestfit(const void *a, const void *b)
 {
-    const topo_dom *a = *(topo_dom *const *)pa, *b = *(topo_dom *const *)pb;
-    int x = i64_cmp(a->slice, b->slice);
-    if (!x)
-        x = i64_cmp(a->state, b->state);
-    return x ? x : vals_cmp(a, b);
+    return dom_order(*(topo_dom *const *)a, *(topo_dom *const *)b, 0, 0);
 }
 
-static int cmp_bestfit_wl(const void *pa, const void *pb)
+static int cmp_leastfree(const void *a, const void *b)
 {
-    const topo_dom *a = *(topo_dom *const *)pa, *b = *(topo_dom *const *)pb;
-    int x = i64_cmp(b->lead, a->lead);
-    if (!x)
-        x = i64_cmp(b->sswl, a->sswl);
-    if (!x)
-        x = i64_cmp(a->swl, b->swl);
-    return x ? x : vals_cmp(a, b);
+    return dom_order(*(topo_dom *const *)a, *(topo_dom *const *)b, 1, 0);
 }
 
-static int cmp_leastfree_wl(const void *pa, const void *pb)
+static int cmp_bestfit_wl(const void *a, const void *b)
 {
-    const topo_dom *a = *(topo_dom *const *)pa, *b = *(topo_dom *const *)pb;
-    int x = i64_cmp(b->lead, a->lead);
-    if (!x)
-        x = i64_cmp(a->sswl, b->sswl);
-    if (!x)
-        x = i64_cmp(a->swl, b->swl);
-    return x ? x : vals_cmp(a, b);
+    return dom_order(*(topo_dom *const *)a, *(topo_dom *const *)b, 0, 1);
+}
+
+static int cmp_leastfree_wl(const void *a, const void *b)
+{
+    return dom_order(*(topo_dom *const *)a, *(topo_dom *const *)b, 1, 1);
 }
 
 static int cmp_values(const void *pa, const void *pb)
@@ -406,6 +397,23 @@ static size_t least_loss(topo_dom *const *d, size_t n, int64_t lead, int slices)
     return b;
 }
 
+/* Domain x takes what it can of *rem pods (slices of ss) and *lead
+ * leaders: its state, slice and lead become that; appended to out. */
+static void take(topo_dom *x, int64_t *rem, int64_t *lead, int64_t ss, int slices, topo_dom **out,
+                 size_t *nout)
+{
+    int64_t have = room(x, *lead, slices), lt = x->lead < *lead ? x->lead : *lead;
+    if (have > *rem)
+        have = *rem;
+    out[(*nout)++] = x;
+    x->lead = lt;
+    x->state = slices ? have * ss : have;
+    if (slices)
+        x->slice = have;
+    *rem -= have;
+    *lead -= lt;
+}
+
 /* Assigns count pods (count / ss slices when slices) and lead leaders to
  * the fewest of the sorted domains d (Kueue's updateCountsToMinimum),
  * appending them to out (*nout). Each chosen domain's state, slice and
@@ -423,17 +431,7 @@ static int fill_down(const pctx *c, topo_dom **d, size_t n, int64_t count, int64
         size_t b = least_loss(d, n, lead, slices);
         if (b == n)
             return -1;
-        topo_dom *x = d[b];
-        int64_t have = room(x, lead, slices);
-        if (have > rem)
-            have = rem;
-        out[(*nout)++] = x;
-        x->lead = lead;
-        x->state = slices ? have * ss : have;
-        if (slices)
-            x->slice = have;
-        rem -= have;
-        lead = 0;
+        take(d[b], &rem, &lead, ss, slices, out, nout);
         memmove(d + b, d + b + 1, (n - b - 1) * sizeof *d);
         n--;
         if (rem <= 0)
@@ -443,16 +441,7 @@ static int fill_down(const pctx *c, topo_dom **d, size_t n, int64_t count, int64
         topo_dom *x = d[i];
         if (!c->lfc && takes(x, rem, lead, slices))
             x = best_fit(d + i, n - i, rem, lead, slices);
-        int64_t have = room(x, lead, slices), lt = x->lead < lead ? x->lead : lead;
-        if (have > rem)
-            have = rem;
-        out[(*nout)++] = x;
-        x->lead = lt;
-        x->state = slices ? have * ss : have;
-        if (slices)
-            x->slice = have;
-        rem -= have;
-        lead -= lt;
+        take(x, &rem, &lead, ss, slices, out, nout);
         if (rem <= 0 && lead <= 0)
             return 0;
     }
@@ -535,9 +524,14 @@ static void diagnose(pctx *c, cu_tas_result *r)
     g->nodes_affinity = c->ex_aff;
     for (size_t i = 0; i < c->ntaint; i++)
         g->nodes_taint += c->taint_n[i];
-    for (size_t i = 0; i < t->nlv[c->lvl]; i++)
-        if (t->lv[c->lvl][i].state > g->fit_one)
-            g->fit_one = (int32_t)t->lv[c->lvl][i].state;
+    g->leader = c->lc > 0;
+    for (size_t i = 0; i < t->nlv[c->lvl]; i++) {
+        const topo_dom *d = &t->lv[c->lvl][i];
+        if (d->state > g->fit_one)
+            g->fit_one = (int32_t)d->state;
+        if (d->lead && d->swl > g->fit_one_leader)
+            g->fit_one_leader = (int32_t)d->swl;
+    }
     int64_t total = 0;
     for (size_t i = 0; i < t->nlv[L - 1]; i++)
         total += t->lv[L - 1][i].state;
@@ -965,6 +959,12 @@ cu_err cu_tas_diag_text(const cu_tas_diag *g, cu_buf *out)
                       cu_qty_format_res(g->resource, g->max_free, b, sizeof b));
         top_nodes(g, out);
         cu_buf_printf(out, ")");
+    } else if (g->leader) {
+        cu_buf_printf(out,
+                      "at most %d of the group's %d worker pods fit in one %s beside its leader "
+                      "(%d without it, %d on all nodes)",
+                      g->fit_one_leader, g->requested, g->level ? g->level : "domain", g->fit_one,
+                      g->fit_total);
     } else {
         cu_buf_printf(out, "at most %d of the %d pods fit in one %s (%d on all nodes)", g->fit_one,
                       g->requested, g->level ? g->level : "domain", g->fit_total);

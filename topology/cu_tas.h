@@ -180,13 +180,21 @@ typedef struct cu_tas_diag {
     size_t ntop;      /* of them, largest free of it first, then by name */
     cu_tas_nodefree top[CU_TAS_DIAG_TOP];
     const char *level; /* the requested level (the lowest for unconstrained) */
+    /* a pod-set group (the numbers above are its workers'): fit_one_leader
+     * is the most workers that fit in one domain of the level beside the
+     * leader */
+    int leader;
+    int32_t fit_one_leader;
 } cu_tas_diag;
 
 /* Appends to out why the pod set waits, in numbers, e.g. "no node has 3
  * nvidia.com/gpu free: largest free per node 2 (gpu-a 2, gpu-b 2, gpu-c 2,
  * gpu-d 2)", "the nodes take only 3 of the 4 pods (...)" or "at most 2 of
- * the 3 pods fit in one cloud.provider.com/rack (8 on all nodes)", then
- * the nodes left out and why. Amounts as Kueue prints quantities. */
+ * the 3 pods fit in one cloud.provider.com/rack (8 on all nodes)" (for a
+ * group "at most 2 of the group's 3 worker pods fit in one
+ * cloud.provider.com/rack beside its leader (3 without it, 3 on all
+ * nodes)"), then the nodes left out and why. Amounts as Kueue prints
+ * quantities. */
 cu_err cu_tas_diag_text(const cu_tas_diag *g, cu_buf *out);
 
 /* A placement: on success levels/domains are Kueue's TopologyAssignment

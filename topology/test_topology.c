@@ -740,6 +740,20 @@ static void test_kueue_cases(void **state)
         { .count = 3, .per_pod = &two, .mode = CU_TAS_REQUIRED, .level = RACK, .group = "g" }, \
     }
 
+/* Rack r1: gpu-a with 6 GPUs free; rack r2: gpu-b and gpu-c, 8 GPUs
+ * each, used_b and used_c of them used. */
+static cu_tas *two_racks(int32_t used_b, int32_t used_c)
+{
+    cu_tas *t = topo3();
+    node(t, "gpu-a", "b1", "r1", 8);
+    bind(t, "gpu-a", 1, 2, 1);
+    node(t, "gpu-b", "b1", "r2", 8);
+    node(t, "gpu-c", "b1", "r2", 8);
+    bind(t, "gpu-b", 1, used_b, 1);
+    bind(t, "gpu-c", 1, used_c, 1);
+    return t;
+}
+
 static void test_group_joint(void **state)
 {
     (void)state;
@@ -747,13 +761,7 @@ static void test_group_joint(void **state)
      * without the group the two are split: the leader first takes the
      * tighter r1, the workers r2; the workers first take r1 (BestFit),
      * the leader r2 */
-    cu_tas *t = topo3();
-    node(t, "gpu-a", "b1", "r1", 8);
-    bind(t, "gpu-a", 1, 2, 1);
-    node(t, "gpu-b", "b1", "r2", 8);
-    node(t, "gpu-c", "b1", "r2", 8);
-    bind(t, "gpu-b", 1, 4, 1);
-    bind(t, "gpu-c", 1, 4, 1);
+    cu_tas *t = two_racks(4, 4);
     GROUP(q, one, two);
     cu_tas_result r[2];
     q[0].group = q[1].group = NULL;
@@ -802,12 +810,9 @@ static void test_group_split_refused(void **state)
 {
     (void)state;
     /* r1 takes the 3 workers (6 GPUs) but not the leader besides, r2 only
-     * the leader (1 GPU): apart they fit, together they do not */
-    cu_tas *t = topo3();
-    node(t, "gpu-a", "b1", "r1", 8);
-    bind(t, "gpu-a", 1, 2, 1);
-    node(t, "gpu-b", "b1", "r2", 8);
-    bind(t, "gpu-b", 1, 7, 1);
+     * the leader (1 GPU on gpu-b, gpu-c full): apart they fit, together
+     * they do not */
+    cu_tas *t = two_racks(7, 8);
     GROUP(q, one, two);
     cu_tas_result r[2];
     q[0].group = q[1].group = NULL;
@@ -819,9 +824,16 @@ static void test_group_split_refused(void **state)
     for (int i = 0; i < 2; i++) {
         assert_false(r[i].ok);
         assert_string_equal(r[i].reason, "topology \"default\" allows to fit only 3 out of 3 "
-                                         "pod(s). Total nodes: 2; excluded: resource "
-                                         "\"nvidia.com/gpu\": 1");
+                                         "pod(s). Total nodes: 3; excluded: resource "
+                                         "\"nvidia.com/gpu\": 2");
         assert_int_equal(r[i].diag.requested, 3);
+        cu_buf b;
+        cu_buf_init(&b, 4096);
+        assert_int_equal(cu_tas_diag_text(&r[i].diag, &b), CU_OK);
+        assert_string_equal(cu_buf_str(&b),
+                            "at most 2 of the group's 3 worker pods fit in one " RACK
+                            " beside its leader (3 without it, 3 on all nodes)");
+        cu_buf_free(&b);
         cu_tas_result_free(&r[i]);
     }
     /* preferred: one block then, the leader where it costs no worker */
