@@ -100,21 +100,8 @@ static cu_cohort *add_cohort(cu_world *w, const char *name, const char *parent, 
 static cu_workload *add_wl(cu_world *w, const char *name, const char *cq, int64_t cpu_milli,
                            int32_t count, int32_t min, int32_t prio, int64_t ts)
 {
-    cu_workload *wl = al(w, sizeof(*wl));
-    wl->meta.name = s(w, "%s", name);
-    wl->meta.ns = "ns";
-    wl->meta.created_ms = ts;
-    wl->meta.has_created = 1;
-    wl->meta.seq = w->nseq++;
-    wl->queue_name = s(w, "lq-%s", cq);
-    wl->has_priority = 1;
-    wl->priority = prio;
-    wl->active = 1;
-    wl->npodsets = 1;
-    wl->podsets = al(w, sizeof(cu_podset));
+    cu_workload *wl = tw_workload(w, name, cq, count, prio, ts);
     cu_podset *ps = &wl->podsets[0];
-    ps->name = "main";
-    ps->count = count;
     if (min > 0 && min < count) {
         ps->has_min = 1;
         ps->min_count = min;
@@ -123,7 +110,6 @@ static cu_workload *add_wl(cu_world *w, const char *name, const char *cq, int64_
     ps->requests.items = al(w, sizeof(cu_res));
     ps->requests.items[0].name = "cpu";
     ps->requests.items[0].milli = cpu_milli;
-    PUSH(w->workloads, wl);
     return wl;
 }
 

@@ -129,27 +129,13 @@ static cu_cluster_queue *add_cq(cu_world *w, const char *name, size_t n, const c
 static cu_workload *add_wl(cu_world *w, const char *name, const char *cq, int32_t count,
                            int64_t gpus, const char *required, const char *preferred, int32_t prio)
 {
-    cu_workload *wl = al(w, sizeof(*wl));
-    wl->meta.name = s(w, "%s", name);
-    wl->meta.ns = "ns";
-    wl->meta.created_ms = now_ms + (int64_t)w->nseq;
-    wl->meta.has_created = 1;
-    wl->meta.seq = w->nseq++;
-    wl->queue_name = s(w, "lq-%s", cq);
-    wl->has_priority = 1;
-    wl->priority = prio;
-    wl->active = 1;
-    wl->npodsets = 1;
-    wl->podsets = al(w, sizeof(cu_podset));
+    cu_workload *wl = tw_workload(w, name, cq, count, prio, now_ms + (int64_t)w->nseq);
     cu_podset *ps = &wl->podsets[0];
-    ps->name = "main";
-    ps->count = count;
     ps->requests = res2(w, GPU, gpus, NULL, 0);
     ps->topo.present = 1;
     ps->topo.pod_index_label = "batch.kubernetes.io/job-completion-index";
     ps->topo.required = required;
     ps->topo.preferred = preferred;
-    PUSH(w->workloads, wl);
     return wl;
 }
 

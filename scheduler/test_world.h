@@ -45,4 +45,28 @@ static inline const char *s(cu_world *w, const char *fmt, ...)
     return cu_arena_strdup(&w->arena, buf);
 }
 
+/* A Workload of one pod set "main" of count pods in namespace "ns", queued
+ * in LocalQueue lq-CQ with priority prio, created at created_ms, pushed
+ * onto w's workloads; the caller fills the pod set's requests. */
+static inline cu_workload *tw_workload(cu_world *w, const char *name, const char *cq, int32_t count,
+                                       int32_t prio, int64_t created_ms)
+{
+    cu_workload *wl = al(w, sizeof(*wl));
+    wl->meta.name = s(w, "%s", name);
+    wl->meta.ns = "ns";
+    wl->meta.created_ms = created_ms;
+    wl->meta.has_created = 1;
+    wl->meta.seq = w->nseq++;
+    wl->queue_name = s(w, "lq-%s", cq);
+    wl->has_priority = 1;
+    wl->priority = prio;
+    wl->active = 1;
+    wl->npodsets = 1;
+    wl->podsets = al(w, sizeof(cu_podset));
+    wl->podsets[0].name = "main";
+    wl->podsets[0].count = count;
+    PUSH(w->workloads, wl);
+    return wl;
+}
+
 #endif

@@ -870,10 +870,20 @@ static json_object *smp_merge_list(smp_ctx *c, json_object *ol, json_object *pl,
             }
             continue;
         }
-        elem_key(e, mk, &has);
+        json_object *kv = elem_key(e, mk, &has);
         if (!has) {
             seterr(c->err, c->errn, "%s[%zu]: map does not contain declared merge key: %s", path, i,
                    mk);
+            goto fail;
+        }
+        /* server-side apply identifies an item by its key: a null key is
+         * none (kube-apiserver: "element that omits key field"), and an
+         * item without one would be appended again on every apply */
+        if (c->apply && !kv) {
+            seterr(c->err, c->errn,
+                   "%s[%zu]: associative list with keys has an element that omits key field "
+                   "\"%s\"",
+                   path, i, mk);
             goto fail;
         }
         json_object_array_add(plain, json_object_get(e));

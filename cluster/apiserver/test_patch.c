@@ -388,6 +388,11 @@ static const pcase apply_cases[] = {
       0 },
     { "patch directives are not apply configuration", "{}", "{'spec':{'$patch':'replace'}}", "v1",
       "Pod", NULL, "may not contain patch directive $patch" },
+    { "an item with a null key is refused (it would be appended on every apply)",
+      "{'spec':{'containers':[{'name':'a','image':'1'}]}}",
+      "{'spec':{'containers':[{'name':null,'image':'2'}]}}", "v1", "Pod", NULL,
+      "spec.containers[0]: associative list with keys has an element that omits key field "
+      "\"name\"" },
 };
 
 static void test_apply_patch(void **state)
