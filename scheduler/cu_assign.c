@@ -256,15 +256,39 @@ static int preferred(const ecq *c, int mode, int borrow, int bmode, int bborrow)
     return borrow < bborrow;
 }
 
-/* Finds the flavor of group g for the items of one pod set, trying the
+/* Why flavor fl of group g suits none of the npso pod sets pso (the first
+ * that it does not suit, checked as Kueue's checkFlavorForPodSets: TAS,
+ * taints, then node affinity), or NULL. */
+static const char *flavor_mismatch(cu_engine *e, const ecq *c, const egroup *g,
+                                   const cu_podset *const *pso, size_t npso, const eflavor *fl)
+{
+    cu_arena *ar = &e->cycle;
+    for (size_t k = 0; k < npso; k++) {
+        const char *tm = tas_mismatch(e, c, g, pso[k], fl);
+        if (tm)
+            return tm;
+        const cu_taint *t = cu_flavor_untolerated(fl->obj, pso[k]);
+        if (t)
+            return cu_arena_printf(ar, "untolerated taint {%s %s %s <nil>} in flavor %s",
+                                   t->key ? t->key : "", t->value ? t->value : "", t->effect,
+                                   fl->name);
+        if (!affinity_matches(g, pso[k], &fl->obj->node_labels))
+            return cu_arena_printf(ar, "flavor %s doesn't match node affinity", fl->name);
+    }
+    return NULL;
+}
+
+/* Finds the flavor of group g for the items of one unit (a pod set, or
+ * the npso pod sets of a pod-set group, their requests summed), trying the
  * flavors from index start on (Kueue's NextFlavorToTryForPodSetResource).
  * Returns the flavor index within the group, or -1; *mode_out is the
  * chosen flavor's mode, *tried_out the flavor the search stopped at
  * (FMEM_LAST if it went to the last one). Reasons for flavors that do not
  * fit are appended to reasons. */
-static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_podset *pso,
-                       item *items, size_t nitems, asg *a, cu_strlist *reasons, int *reason_code,
-                       int *borrow_out, int *mode_out, size_t start, int16_t *tried_out)
+static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_podset *const *pso,
+                       size_t npso, item *items, size_t nitems, asg *a, cu_strlist *reasons,
+                       int *reason_code, int *borrow_out, int *mode_out, size_t start,
+                       int16_t *tried_out)
 {
     cu_arena *ar = &e->cycle;
     char b1[40], b2[40], b3[40];
@@ -280,26 +304,9 @@ static int find_flavor(cu_engine *e, ecq *c, ewl *w, const egroup *g, const cu_p
                 least = R_NO_MATCHING_FLAVOR;
             continue;
         }
-        const char *tm = tas_mismatch(e, c, g, pso, fl);
-        if (tm) {
-            cu_strlist_add(ar, reasons, tm);
-            if (R_NO_MATCHING_FLAVOR < least)
-                least = R_NO_MATCHING_FLAVOR;
-            continue;
-        }
-        const cu_taint *t = cu_flavor_untolerated(fl->obj, pso);
-        if (t) {
-            cu_strlist_add(ar, reasons,
-                           cu_arena_printf(ar, "untolerated taint {%s %s %s <nil>} in flavor %s",
-                                           t->key ? t->key : "", t->value ? t->value : "",
-                                           t->effect, fl->name));
-            if (R_NO_MATCHING_FLAVOR < least)
-                least = R_NO_MATCHING_FLAVOR;
-            continue;
-        }
-        if (!affinity_matches(g, pso, &fl->obj->node_labels)) {
-            cu_strlist_add(ar, reasons,
-                           cu_arena_printf(ar, "flavor %s doesn't match node affinity", fl->name));
+        const char *why = flavor_mismatch(e, c, g, pso, npso, fl);
+        if (why) {
+            cu_strlist_add(ar, reasons, why);
             if (R_NO_MATCHING_FLAVOR < least)
                 least = R_NO_MATCHING_FLAVOR;
             continue;
@@ -684,8 +691,46 @@ static void tas_step(cu_engine *e, const ecq *c, ewl *w, asg *a)
     a->tas_preempt = 1;
 }
 
-/* Assigns flavors for all pod sets of w with the given counts. The
- * workload's mode is the worst of its pod sets'. */
+/* The items of pod set p with count cnt into items (sorted by resource
+ * name, the ClusterQueue's pods resource included); returns how many. */
+static size_t podset_items(cu_engine *e, const ecq *c, const eps *ps, int32_t cnt, item *items)
+{
+    size_t n = 0;
+    int pods_done = c->pods_res < 0;
+    for (size_t r = 0; r <= ps->nreq; r++) {
+        if (!pods_done && (r == ps->nreq || strcmp("pods", e->res_names.items[ps->res[r]]) < 0)) {
+            items[n].res = c->pods_res;
+            items[n].amt = cu_qty_res_units("pods", cnt);
+            items[n].flv = -1;
+            n++;
+            pods_done = 1;
+        }
+        if (r == ps->nreq)
+            break;
+        int64_t v = cu_engine_mul_sat(ps->amt[r], cnt);
+        if (v == 0)
+            continue;
+        items[n].res = ps->res[r];
+        items[n].amt = v;
+        items[n].flv = -1;
+        n++;
+    }
+    return n;
+}
+
+/* Joins the unit's reasons under each of its pod sets' names, as Kueue
+ * gives every pod set of a group the group's status. */
+static void join_unit(cu_buf *b, const ewl *w, const size_t *mem, size_t nmem, cu_strlist *r)
+{
+    for (size_t k = 0; k < nmem; k++)
+        join_into(b, w->ps[mem[k]].name, r);
+}
+
+/* Kueue's assignFlavors, for the counts given. Flavors are assigned per
+ * unit, in the order of each unit's first pod set: a pod set alone, or the
+ * pod sets that share a podSetGroupName (a leader and its workers), which
+ * take one flavor per resource group on their summed requests, so that
+ * the placement can put them in one domain. */
 static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
 {
     cu_arena *ar = &e->cycle;
@@ -694,61 +739,77 @@ static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
     size_t total = 1;
     for (size_t i = 0; i < w->nps; i++)
         total += w->ps[i].nreq + 1;
-    a->ps = cu_arena_alloc(ar, (w->nps ? w->nps : 1) * sizeof(eassign));
+    size_t nps1 = w->nps ? w->nps : 1;
+    a->ps = cu_arena_alloc(ar, nps1 * sizeof(eassign));
     a->fr = cu_arena_alloc(ar, total * sizeof(int));
     a->amt = cu_arena_alloc(ar, total * sizeof(int64_t));
-    item *items = cu_arena_alloc(ar, total * sizeof(item));
+    item *items = cu_arena_alloc(ar, total * sizeof(item)); /* every pod set's, in turn */
+    item *sum = cu_arena_alloc(ar, total * sizeof(item));   /* one unit's, summed */
+    item **pit = cu_arena_alloc(ar, nps1 * sizeof(item *));
+    size_t *pn = cu_arena_alloc(ar, nps1 * sizeof(size_t));
+    size_t *mem = cu_arena_alloc(ar, nps1 * sizeof(size_t));
+    const cu_podset **pso = cu_arena_alloc(ar, nps1 * sizeof(cu_podset *));
+    unsigned char *done = cu_arena_alloc(ar, nps1);
     size_t ng = c->ngroups;
     a->tried = cu_arena_alloc(ar, (w->nps * ng > 0 ? w->nps * ng : 1) * sizeof(int16_t));
-    if (!a->ps || !a->fr || !a->amt || !items || !a->tried) {
+    if (!a->ps || !a->fr || !a->amt || !items || !sum || !pit || !pn || !mem || !pso || !done ||
+        !a->tried) {
         a->msg = "out of memory";
         a->reason = R_PENDING;
         return;
     }
+    memset(done, 0, nps1);
     for (size_t k = 0; k < w->nps * ng; k++)
         a->tried[k] = FMEM_NONE;
+    size_t off = 0;
+    for (size_t p = 0; p < w->nps; p++) {
+        pit[p] = items + off;
+        pn[p] = podset_items(e, c, &w->ps[p], counts[p], pit[p]);
+        off += pn[p];
+    }
     /* the last attempt's flavor memory, if it was made in this queue */
-    const int16_t *mem =
+    const int16_t *fmem =
         w->fmem && w->fmem_cq == (int)(c - e->cqs.items) && w->fmem_ng == ng ? w->fmem : NULL;
     cu_buf msg;
     cu_buf_init(&msg, 1 << 20);
     int wmode = MODE_FIT;
     for (size_t p = 0; p < w->nps; p++) {
-        const eps *ps = &w->ps[p];
-        const cu_podset *pso = &w->obj->podsets[p];
-        int32_t cnt = counts[p];
-        size_t n = 0;
-        int pods_done = c->pods_res < 0;
-        for (size_t r = 0; r <= ps->nreq; r++) {
-            if (!pods_done &&
-                (r == ps->nreq || strcmp("pods", e->res_names.items[ps->res[r]]) < 0)) {
-                items[n].res = c->pods_res;
-                items[n].amt = cu_qty_res_units("pods", cnt);
-                items[n].flv = -1;
-                n++;
-                pods_done = 1;
+        if (done[p])
+            continue;
+        /* the unit: p, and the later pod sets of its group */
+        size_t nmem = 0;
+        const char *gname = w->obj->podsets[p].topo.podset_group_name;
+        for (size_t q = p; q < w->nps; q++) {
+            const char *gq = w->obj->podsets[q].topo.podset_group_name;
+            if (q == p || (gname && gq && strcmp(gname, gq) == 0)) {
+                done[q] = 1;
+                pso[nmem] = &w->obj->podsets[q];
+                mem[nmem++] = q;
             }
-            if (r == ps->nreq)
-                break;
-            int64_t v = cu_engine_mul_sat(ps->amt[r], cnt);
-            if (v == 0)
-                continue;
-            items[n].res = ps->res[r];
-            items[n].amt = v;
-            items[n].flv = -1;
-            n++;
         }
+        size_t n = 0;
+        for (size_t k = 0; k < nmem; k++)
+            for (size_t i = 0; i < pn[mem[k]]; i++) {
+                const item *it = &pit[mem[k]][i];
+                size_t j;
+                for (j = 0; j < n && sum[j].res != it->res; j++)
+                    ;
+                if (j == n)
+                    sum[n++] = *it;
+                else
+                    sum[j].amt = cu_qty_sat_add(sum[j].amt, it->amt);
+            }
         cu_strlist reasons = { 0 };
         int psmode = MODE_FIT;
         for (size_t i = 0; i < n; i++) {
-            if (items[i].flv >= 0)
+            if (sum[i].flv >= 0)
                 continue;
-            int gi = (size_t)items[i].res < c->nres_group ? c->res_group[items[i].res] : -1;
+            int gi = (size_t)sum[i].res < c->nres_group ? c->res_group[sum[i].res] : -1;
             if (gi < 0) {
                 cu_strlist_add(ar, &reasons,
                                cu_arena_printf(ar, "resource %s unavailable in ClusterQueue",
-                                               e->res_names.items[items[i].res]));
-                join_into(&msg, ps->name, &reasons);
+                                               e->res_names.items[sum[i].res]));
+                join_unit(&msg, w, mem, nmem, &reasons);
                 a->msg = cu_arena_strdup(ar, cu_buf_str(&msg));
                 a->reason = R_NO_MATCHING_FLAVOR;
                 cu_buf_free(&msg);
@@ -757,57 +818,65 @@ static void assign(cu_engine *e, ecq *c, ewl *w, const int32_t *counts, asg *a)
             const egroup *g = &c->groups[gi];
             int code = R_PENDING, borrow = 0, mode = MODE_NOFIT;
             size_t before = reasons.n;
-            size_t start =
-                mem && mem[p * ng + (size_t)gi] >= 0 ? (size_t)mem[p * ng + (size_t)gi] + 1 : 0;
+            int16_t last = fmem ? fmem[mem[0] * ng + (size_t)gi] : FMEM_NONE;
+            size_t start = last >= 0 ? (size_t)last + 1 : 0;
             int16_t tried = FMEM_NONE;
-            int fi = find_flavor(e, c, w, g, pso, items, n, a, &reasons, &code, &borrow, &mode,
+            int fi = find_flavor(e, c, w, g, pso, nmem, sum, n, a, &reasons, &code, &borrow, &mode,
                                  start, &tried);
             if (fi < 0) {
                 /* a pod set without flavors remembers none */
-                for (size_t k = 0; k < ng; k++)
-                    a->tried[p * ng + k] = FMEM_NONE;
-                join_into(&msg, ps->name, &reasons);
+                for (size_t k = 0; k < nmem; k++)
+                    for (size_t gk = 0; gk < ng; gk++)
+                        a->tried[mem[k] * ng + gk] = FMEM_NONE;
+                join_unit(&msg, w, mem, nmem, &reasons);
                 a->msg = cu_arena_strdup(ar, cu_buf_str(&msg));
                 a->reason = code;
                 cu_buf_free(&msg);
                 return;
             }
-            a->tried[p * ng + (size_t)gi] = tried;
+            for (size_t k = 0; k < nmem; k++)
+                a->tried[mem[k] * ng + (size_t)gi] = tried;
             if (mode == MODE_FIT)
                 reasons.n = before; /* a fitting flavor carries no reasons */
             if (mode < psmode)
                 psmode = mode;
             if (borrow > a->borrow)
                 a->borrow = borrow;
-            for (size_t j = 0; j < n; j++) {
-                for (size_t rpos = 0; rpos < g->nres; rpos++) {
-                    if (g->res[rpos] != items[j].res)
-                        continue;
-                    items[j].flv = g->flv[fi];
-                    acc_add(a, g->fr[(size_t)fi * g->nres + rpos], items[j].amt);
-                }
+            for (size_t rpos = 0; rpos < g->nres; rpos++) {
+                for (size_t j = 0; j < n; j++)
+                    if (g->res[rpos] == sum[j].res) {
+                        sum[j].flv = g->flv[fi];
+                        acc_add(a, g->fr[(size_t)fi * g->nres + rpos], sum[j].amt);
+                    }
+                for (size_t k = 0; k < nmem; k++)
+                    for (size_t j = 0; j < pn[mem[k]]; j++)
+                        if (g->res[rpos] == pit[mem[k]][j].res)
+                            pit[mem[k]][j].flv = g->flv[fi];
             }
         }
         if (psmode != MODE_FIT && reasons.n)
-            join_into(&msg, ps->name, &reasons);
+            join_unit(&msg, w, mem, nmem, &reasons);
         if (psmode < wmode)
             wmode = psmode;
-        eassign *ea = &a->ps[p];
-        ea->count = cnt;
-        ea->n = n;
-        ea->res = cu_arena_alloc(ar, (n ? n : 1) * sizeof(int));
-        ea->flv = cu_arena_alloc(ar, (n ? n : 1) * sizeof(int));
-        ea->amt = cu_arena_alloc(ar, (n ? n : 1) * sizeof(int64_t));
-        if (!ea->res || !ea->flv || !ea->amt) {
-            a->msg = "out of memory";
-            a->reason = R_PENDING;
-            cu_buf_free(&msg);
-            return;
-        }
-        for (size_t i = 0; i < n; i++) {
-            ea->res[i] = items[i].res;
-            ea->flv[i] = items[i].flv;
-            ea->amt[i] = items[i].amt;
+        for (size_t k = 0; k < nmem; k++) {
+            size_t q = mem[k];
+            eassign *ea = &a->ps[q];
+            ea->count = counts[q];
+            ea->n = pn[q];
+            ea->res = cu_arena_alloc(ar, (pn[q] ? pn[q] : 1) * sizeof(int));
+            ea->flv = cu_arena_alloc(ar, (pn[q] ? pn[q] : 1) * sizeof(int));
+            ea->amt = cu_arena_alloc(ar, (pn[q] ? pn[q] : 1) * sizeof(int64_t));
+            if (!ea->res || !ea->flv || !ea->amt) {
+                a->msg = "out of memory";
+                a->reason = R_PENDING;
+                cu_buf_free(&msg);
+                return;
+            }
+            for (size_t i = 0; i < pn[q]; i++) {
+                ea->res[i] = pit[q][i].res;
+                ea->flv[i] = pit[q][i].flv;
+                ea->amt[i] = pit[q][i].amt;
+            }
         }
     }
     a->mode = wmode;

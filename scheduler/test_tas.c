@@ -549,6 +549,25 @@ static void test_same_round_collision(void **state)
  * both required in a rack, in group (NULL: none). Rack r1 (gpu-a, 6 GPUs
  * free) has room for the workers alone, r2 (gpu-b, gpu-c, 4 free each)
  * for both. */
+/* Workload lws in ClusterQueue tas, as a LeaderWorkerSet's: a leader of
+ * 1 GPU and 3 workers of 2 GPUs, asking for a rack, in pod-set group group
+ * (NULL: none). */
+static void add_lws(cu_world *w, const char *group)
+{
+    cu_workload *wl = add_wl(w, "lws", "tas", 1, 1, RACK, NULL, 0);
+    cu_podset *ps = al(w, 2 * sizeof(cu_podset));
+    ps[0] = wl->podsets[0];
+    ps[0].name = "leader";
+    ps[0].topo.pod_index_label = NULL;
+    ps[0].topo.podset_group_name = group;
+    ps[1] = ps[0];
+    ps[1].name = "workers";
+    ps[1].count = 3;
+    ps[1].requests = res2(w, GPU, 2, NULL, 0);
+    wl->podsets = ps;
+    wl->npodsets = 2;
+}
+
 static cu_engine *lws_world(cu_world *w, const char *group, int64_t hog_b, int64_t hog_c)
 {
     cu_world_init(w);
@@ -563,18 +582,7 @@ static cu_engine *lws_world(cu_world *w, const char *group, int64_t hog_b, int64
     const char *f[] = { "h100" };
     int64_t nom[] = { 32 };
     add_cq(w, "tas", 1, f, nom);
-    cu_workload *wl = add_wl(w, "lws", "tas", 1, 1, RACK, NULL, 0);
-    cu_podset *ps = al(w, 2 * sizeof(cu_podset));
-    ps[0] = wl->podsets[0];
-    ps[0].name = "leader";
-    ps[0].topo.pod_index_label = NULL;
-    ps[0].topo.podset_group_name = group;
-    ps[1] = ps[0];
-    ps[1].name = "workers";
-    ps[1].count = 3;
-    ps[1].requests = res2(w, GPU, 2, NULL, 0);
-    wl->podsets = ps;
-    wl->npodsets = 2;
+    add_lws(w, group);
     cu_engine *e = engine(w);
     run(e);
     return e;
@@ -634,6 +642,72 @@ static void test_podset_group(void **state)
              why);
     assert_non_null(strstr(cu_buf_str(&b), want));
     cu_buf_free(&b);
+    cu_engine_free(e);
+    cu_world_free(&w);
+}
+
+/* A leader (1 GPU) and 3 workers (2 GPUs each) in a ClusterQueue with
+ * flavors small (nom[0] GPUs) and big (nom[1]), both on racks r1 and r2
+ * of two free 8-GPU nodes. */
+static cu_engine *group_flavor_world(cu_world *w, const char *group, int64_t small, int64_t big)
+{
+    cu_world_init(w);
+    add_node(w, "gpu-a", "r1", 8);
+    add_node(w, "gpu-b", "r2", 8);
+    add_topology(w, "gpu", RACK, CU_TAS_HOSTNAME);
+    add_flavor(w, "small", "gpu");
+    add_flavor(w, "big", "gpu");
+    const char *f[] = { "small", "big" };
+    int64_t nom[] = { small, big };
+    add_cq(w, "tas", 2, f, nom);
+    add_lws(w, group);
+    cu_engine *e = engine(w);
+    run(e);
+    return e;
+}
+
+static void test_podset_group_flavor(void **state)
+{
+    (void)state;
+    cu_world w;
+    /* alone, the leader fits small (4 GPUs) and the workers (6) only big */
+    cu_engine *e = group_flavor_world(&w, NULL, 4, 32);
+    const cu_wl_info *v = find(e, "lws");
+    assert_true(v->admitted);
+    assert_string_equal(v->psa[0].flavors[0], "small");
+    assert_string_equal(v->psa[1].flavors[0], "big");
+    cu_engine_free(e);
+    cu_world_free(&w);
+    /* a group takes one flavor on its summed request (7 GPUs): big */
+    e = group_flavor_world(&w, "lws-0", 4, 32);
+    v = find(e, "lws");
+    assert_true(v->admitted);
+    assert_string_equal(v->psa[0].flavors[0], "big");
+    assert_string_equal(v->psa[1].flavors[0], "big");
+    assert_int_equal(v->psa[0].usage[0], 1);
+    assert_int_equal(v->psa[1].usage[0], 6);
+    char b0[128], b1[128];
+    assignment_ps(v, 0, b0, sizeof b0);
+    assignment_ps(v, 1, b1, sizeof b1);
+    /* one node (hence one rack) takes the leader and all workers */
+    size_t l0 = strcspn(b0, "=");
+    assert_true(l0 > 0 && l0 == strcspn(b1, "=") && strncmp(b0, b1, l0) == 0);
+    assert_int_equal(strchr(b1, ' ') == NULL, 1);
+    cu_engine_free(e);
+    cu_world_free(&w);
+    /* 7 GPUs fit neither: every pod set of the group carries the reasons */
+    e = group_flavor_world(&w, "lws-0", 4, 6);
+    v = find(e, "lws");
+    assert_false(v->admitted);
+    const char *why = "insufficient quota for nvidia.com/gpu in flavor big, request > maximum "
+                      "capacity (7 > 6), insufficient quota for nvidia.com/gpu in flavor small, "
+                      "request > maximum capacity (7 > 4)";
+    char want[1024];
+    snprintf(want, sizeof want,
+             "couldn't assign flavors to pod set leader: %s; couldn't assign flavors to pod set "
+             "workers: %s",
+             why, why);
+    assert_string_equal(v->message, want);
     cu_engine_free(e);
     cu_world_free(&w);
 }
@@ -724,6 +798,7 @@ int main(void)
         cmocka_unit_test(test_same_round_collision),
         cmocka_unit_test(test_explain_golden),
         cmocka_unit_test(test_podset_group),
+        cmocka_unit_test(test_podset_group_flavor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
