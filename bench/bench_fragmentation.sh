@@ -62,79 +62,15 @@ HOST=kubernetes.io/hostname
 GPU=nvidia.com/gpu
 PODS=2 PER_POD=3
 
-nodes_yaml() {
-    local i
-    for ((i = 0; i < nodes; i++)); do
-        cat <<YAML
-apiVersion: v1
-kind: Node
-metadata:
-  name: gpu-$i
-  labels: {$RACK: rack-$((i / 4)), $HOST: gpu-$i, node-group: tas}
-status:
-  capacity: {cpu: "32", memory: 256Gi, pods: "110", $GPU: "8"}
-  allocatable: {cpu: "32", memory: 256Gi, pods: "110", $GPU: "8"}
----
-YAML
-    done
-}
-
 queue_yaml() { # MODE
+    local topo=()
     if [ "$1" = tas-on ]; then
-        cat <<YAML
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Topology
-metadata: {name: gpu-topology}
-spec:
-  levels: [{nodeLabel: $RACK}, {nodeLabel: $HOST}]
----
-YAML
+        topology_yaml gpu-topology "$RACK" "$HOST"
+        echo ---
+        topo=(--topology gpu-topology)
     fi
-    cat <<YAML
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: h100}
-spec:
-  nodeLabels: {node-group: tas}
-$([ "$1" = tas-on ] && echo "  topologyName: gpu-topology")
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [$GPU]
-    flavors:
-    - name: h100
-      resources: [{name: $GPU, nominalQuota: "$((njobs * PODS * PER_POD))"}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: default}
-spec: {clusterQueue: cq}
-YAML
-}
-
-fillers_yaml() {
-    local i j
-    for ((i = 0; i < nodes; i++)); do
-        for ((j = 0; j < fill; j++)); do
-            cat <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: fill-$i-$j, namespace: default, labels: {app: filler}}
-spec:
-  nodeName: gpu-$i
-  restartPolicy: Never
-  containers:
-  - name: c
-    image: busybox
-    resources: {requests: {$GPU: "1"}, limits: {$GPU: "1"}}
----
-YAML
-        done
-    done
+    quota_yaml --flavor h100 --labels '{node-group: tas}' "${topo[@]}" --resource "$GPU" \
+        "cq:lq:$((njobs * PODS * PER_POD))"
 }
 
 jobs_of_mode() { # MODE
@@ -205,13 +141,13 @@ settled() {
 }
 
 mode_on_cluster() { # MODE: on a started cluster, the figures into $TMP/MODE.fig
-    local mode=$1 n
+    local mode=$1 n i
     queue_yaml "$mode" | k apply -f - >/dev/null || { fail "$mode: queue objects" "apply failed"; return 1; }
-    [ "$fill" -eq 0 ] || fillers_yaml | k apply -f - >/dev/null \
+    [ "$fill" -eq 0 ] || for ((i = 0; i < nodes; i++)); do filler_pods_yaml "gpu-$i" "$fill"; done \
+        | k apply -f - >/dev/null \
         || { fail "$mode: filler pods" "apply failed"; return 1; }
     n=$((nodes * fill))
-    running() { [ "$(k get pods -n default -l app=filler --field-selector status.phase=Running -o name | wc -l)" -eq "$n" ]; }
-    wait_for 120 "$mode: $n filler pods hold $fill GPUs on each of $nodes nodes" running || return 1
+    wait_for 120 "$mode: $n filler pods hold $fill GPUs on each of $nodes nodes" fillers_running "$n" || return 1
     start_controller "ctrl-$mode" -v 1 --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 0 \
         --webhook-bind-address 0
     wait_for 60 "$mode: controller synced" grep -q "all informers synced" "$TMP/ctrl-$mode.log" || return 1
@@ -234,7 +170,9 @@ dump() {
     for l in "$TMP"/*.log; do [ -e "$l" ] && show "$l" "${l##*/}" 30; done
 }
 
-nodes_yaml >"$TMP/nodes.yaml"
+for ((i = 0; i < nodes; i++)); do
+    gpu_node_yaml "gpu-$i" 8 "$RACK: rack-$((i / 4)), $HOST: gpu-$i, node-group: tas"
+done >"$TMP/nodes.yaml"
 for mode in tas-off tas-on; do run_mode "$mode"; done
 
 echo

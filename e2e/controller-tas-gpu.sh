@@ -42,75 +42,24 @@ dump() {
 RACK=cloud.provider.com/topology-rack
 HOST=kubernetes.io/hostname
 NODES="gpu-a gpu-b gpu-c gpu-d"
-node_yaml() { # NAME RACK
-    cat <<YAML
-apiVersion: v1
-kind: Node
-metadata:
-  name: $1
-  labels: {$RACK: $2, $HOST: $1, node-group: tas}
-status:
-  capacity: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "8"}
-  allocatable: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "8"}
----
-YAML
-}
-{ node_yaml gpu-a r1; node_yaml gpu-b r1; node_yaml gpu-c r2; node_yaml gpu-d r2; } >"$TMP/nodes.yaml"
+for n in gpu-a:r1 gpu-b:r1 gpu-c:r2 gpu-d:r2; do
+    gpu_node_yaml "${n%:*}" 8 "$RACK: ${n#*:}, $HOST: ${n%:*}, node-group: tas"
+done >"$TMP/nodes.yaml"
 K8S_NODES=$TMP/nodes.yaml
 start_cluster --nodes "$TMP/nodes.yaml"
 apply_crds
 
-k apply -f - >/dev/null <<YAML || fail "TAS queue objects" "apply failed"
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Topology
-metadata: {name: gpu-topology}
-spec:
-  levels: [{nodeLabel: $RACK}, {nodeLabel: $HOST}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: h100}
-spec:
-  nodeLabels: {node-group: tas}
-  topologyName: gpu-topology
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: "32"}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: default}
-spec: {clusterQueue: cq}
-YAML
+{
+    topology_yaml gpu-topology "$RACK" "$HOST"
+    echo ---
+    quota_yaml --flavor h100 --labels '{node-group: tas}' --topology gpu-topology \
+        --resource nvidia.com/gpu cq:lq:32
+} | k apply -f - >/dev/null || fail "TAS queue objects" "apply failed"
 
 # six single-GPU pods on each node, not Kueue's (bound by nodeName)
-for n in $NODES; do
-    for i in 1 2 3 4 5 6; do
-        cat <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: fill-$n-$i, namespace: default, labels: {app: filler}}
-spec:
-  nodeName: $n
-  restartPolicy: Never
-  containers:
-  - name: c
-    image: busybox
-    resources: {requests: {nvidia.com/gpu: "1"}, limits: {nvidia.com/gpu: "1"}}
----
-YAML
-    done
-done | k apply -f - >/dev/null || fail "filler pods" "apply failed"
-running() { [ "$(k get pods -n default -l app=filler --field-selector status.phase=Running -o name | wc -l)" -eq "$1" ]; }
-wait_for 90 "24 filler pods hold 6 GPUs on each node" running 24
+for n in $NODES; do filler_pods_yaml "$n" 6; done | k apply -f - >/dev/null \
+    || fail "filler pods" "apply failed"
+wait_for 90 "24 filler pods hold 6 GPUs on each node" fillers_running 24
 
 start_controller ctrl -v 2 --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 0 \
     --webhook-bind-address 0

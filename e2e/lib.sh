@@ -250,17 +250,21 @@ apply_crds() {
         || { echo "FAIL  ${E2E_PREFIX:-}crds not established"; FAILS=$((FAILS + 1)); exit 1; }
 }
 
-# quota_yaml [--labels '{K: V}'] [--flavor NAME] [--namespace NS] CQ:LQ:CPU...:
-# one ResourceFlavor (default "general", with the given nodeLabels), and per
-# argument a ClusterQueue CQ (namespaceSelector {}, cpu nominalQuota CPU in
-# that flavor, no cohort so nothing is borrowed) and a LocalQueue LQ in NS
-# (default "default") pointing at it.
+# quota_yaml [--labels '{K: V}'] [--flavor NAME] [--topology T] [--resource R]
+#            [--namespace NS] CQ:LQ:QUOTA...:
+# one ResourceFlavor (default "general", with the given nodeLabels and
+# topologyName), and per argument a ClusterQueue CQ (namespaceSelector {},
+# nominalQuota QUOTA of resource R, default cpu, in that flavor, no cohort so
+# nothing is borrowed) and a LocalQueue LQ in NS (default "default")
+# pointing at it.
 quota_yaml() {
-    local labels="" flavor=general ns=default a cq lq cpu
+    local labels="" flavor=general topology="" res=cpu ns=default a cq lq quota
     while [ $# -gt 0 ]; do
         case "$1" in
             --labels) labels=$2; shift 2;;
             --flavor) flavor=$2; shift 2;;
+            --topology) topology=$2; shift 2;;
+            --resource) res=$2; shift 2;;
             --namespace) ns=$2; shift 2;;
             *) break;;
         esac
@@ -268,12 +272,11 @@ quota_yaml() {
     echo "apiVersion: kueue.x-k8s.io/v1beta2"
     echo "kind: ResourceFlavor"
     echo "metadata: {name: $flavor}"
-    if [ -n "$labels" ]; then
-        echo "spec:"
-        echo "  nodeLabels: $labels"
-    fi
+    [ -n "$labels$topology" ] && echo "spec:"
+    [ -n "$labels" ] && echo "  nodeLabels: $labels"
+    [ -n "$topology" ] && echo "  topologyName: $topology"
     for a in "$@"; do
-        IFS=: read -r cq lq cpu <<<"$a"
+        IFS=: read -r cq lq quota <<<"$a"
         cat <<YAML
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -282,16 +285,70 @@ metadata: {name: $cq}
 spec:
   namespaceSelector: {}
   resourceGroups:
-  - coveredResources: [cpu]
+  - coveredResources: [$res]
     flavors:
     - name: $flavor
       resources:
-      - {name: cpu, nominalQuota: "$cpu"}
+      - {name: $res, nominalQuota: "$quota"}
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
 metadata: {name: $lq, namespace: $ns}
 spec: {clusterQueue: $cq}
+YAML
+    done
+}
+
+# topology_yaml NAME LEVEL...: a Topology whose levels are the node labels
+# LEVEL, highest first.
+topology_yaml() {
+    local name=$1 l sep=""; shift
+    printf 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: %s}\n' "$name"
+    printf 'spec:\n  levels: ['
+    for l in "$@"; do printf '%s{nodeLabel: %s}' "$sep" "$l"; sep=", "; done
+    printf ']\n'
+}
+
+# gpu_node_yaml NAME GPUS LABELS: a Node NAME (for --nodes) with GPUS
+# nvidia.com/gpu, 32 cpu and 110 pods allocatable, and the labels LABELS
+# ('K: V, ...'), followed by a document separator.
+gpu_node_yaml() {
+    cat <<YAML
+apiVersion: v1
+kind: Node
+metadata:
+  name: $1
+  labels: {$3}
+status:
+  capacity: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "$2"}
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "$2"}
+---
+YAML
+}
+
+# fillers_running N: exactly N filler pods (app=filler) run.
+fillers_running() {
+    [ "$(k get pods -n default -l app=filler --field-selector status.phase=Running -o name | wc -l)" -eq "$1" ]
+}
+
+# filler_pods_yaml NODE N: N pods fill-NODE-1..N in namespace default
+# (label app=filler), not Kueue's, bound to NODE by nodeName, each asking
+# for one nvidia.com/gpu: the GPUs other workloads already hold.
+filler_pods_yaml() {
+    local i
+    for ((i = 1; i <= $2; i++)); do
+        cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: fill-$1-$i, namespace: default, labels: {app: filler}}
+spec:
+  nodeName: $1
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: busybox
+    resources: {requests: {nvidia.com/gpu: "1"}, limits: {nvidia.com/gpu: "1"}}
+---
 YAML
     done
 }
