@@ -29,6 +29,11 @@
 #    of groups 1 and 2 are deleted, group 0's stays;
 #  - Kueue's finalizer is taken off an LWS pod that ended (Succeeded) and
 #    off one being deleted.
+# check_lws_tas (on the real control plane): Topology-Aware Scheduling of a
+# group whose leader and workers share a podset-group-name and ask for one
+# rack: admitted in one flavor with a topologyAssignment per pod set, its 4
+# pods run ungated, all in the one rack that has room for the leader beside
+# the workers (the tighter rack has room for the workers alone).
 # check_lws_runs (on the real control plane: it needs the LWS controller's
 # pods, the pod group integration and the LWS and pod webhooks): both groups admitted, their
 # pods ungated and running on the flavor's nodes; the third group's
@@ -365,5 +370,79 @@ wait_for 30 "an LWS pod that ended loses Kueue's finalizer" ended_unfinalized
 k delete pod gone-1 --wait=false >/dev/null || fail "delete pod gone-1" "failed"
 gone() { ! k get pod gone-1 >/dev/null 2>&1; }
 wait_for 30 "an LWS pod being deleted loses Kueue's finalizer (and is gone)" gone
+
+# ---- Topology-Aware Scheduling: a leader and its workers in one rack ----
+# (the real LWS controller and kube-scheduler) four 8-GPU nodes, gpu-a and
+# gpu-b in rack r1 with 4 and 6 GPUs held by filler pods, gpu-c and gpu-d in
+# rack r2 free. An LWS group of a 1-GPU leader and 3 workers of 2 GPUs asks
+# for one rack with podset-group-name: r1 has room for the 3 workers (6
+# GPUs) but not for the leader beside them, so both pod sets go to r2, in
+# one flavor, and kube-scheduler runs the 4 pods there.
+check_lws_tas() {
+    local RACK=cloud.provider.com/topology-rack HOST=kubernetes.io/hostname n
+    for n in gpu-a:r1 gpu-b:r1 gpu-c:r2 gpu-d:r2; do
+        gpu_node_yaml "${n%:*}" 8 "$RACK: ${n#*:}, $HOST: ${n%:*}, node-group: tas"
+    done | k apply -f - >/dev/null || fail "GPU nodes" "create failed"
+    gpu_nodes_ready() {
+        k get nodes -l node-group=tas -o json | jqe '[.items[] | select(
+            any(.status.conditions[]?; .type == "Ready" and .status == "True") and
+            (.spec.taints // [] | length) == 0)] | length == 4'
+    }
+    wait_for 60 "TAS: four GPU nodes Ready, untainted" gpu_nodes_ready
+    {
+        topology_yaml gpu-topology "$RACK" "$HOST"
+        echo ---
+        quota_yaml --flavor h100 --labels '{node-group: tas}' --topology gpu-topology \
+            --resource nvidia.com/gpu cq-tas:lq-tas:32
+        echo ---
+        filler_pods_yaml gpu-a 4
+        filler_pods_yaml gpu-b 6
+    } | k apply -f - >/dev/null || fail "TAS: Topology, flavor, queues, filler pods" "apply failed"
+    wait_for 60 "TAS: 10 filler pods hold 4 GPUs of gpu-a and 6 of gpu-b" fillers_running 10
+    local ann="{kueue.x-k8s.io/podset-required-topology: $RACK, kueue.x-k8s.io/podset-group-name: g}"
+    k apply -f - >/dev/null <<YAML || fail "LWS tas" "create failed"
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: tas
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: lq-tas}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 4
+    leaderTemplate:
+      metadata: {annotations: $ann}
+      spec:
+        containers: [{name: leader, image: busybox, resources: {requests: {nvidia.com/gpu: "1"}, limits: {nvidia.com/gpu: "1"}}}]
+    workerTemplate:
+      metadata: {annotations: $ann}
+      spec:
+        containers: [{name: worker, image: busybox, resources: {requests: {nvidia.com/gpu: "2"}, limits: {nvidia.com/gpu: "2"}}}]
+YAML
+    tas_wl() { k get workloads -n default -o json | jq -c '[.items[] | select(any(.metadata.ownerReferences[]?;
+        .kind == "LeaderWorkerSet" and .name == "tas"))][0] // empty'; }
+    tas_admitted() { tas_wl | jqe 'any(.status.conditions[]?; .type == "Admitted" and .status == "True")'; }
+    wait_for 60 "TAS: the group's Workload is admitted" tas_admitted
+    local wl
+    wl=$(tas_wl)
+    check "... both pod sets in flavor h100, each with a topologyAssignment" "$(jq -c .status.admission <<<"$wl")" \
+        jqe '[.status.admission.podSetAssignments[] | [.name, .flavors["nvidia.com/gpu"], .count,
+            (.topologyAssignment != null)]] == [["leader", "h100", 1, true], ["worker", "h100", 3, true]]' \
+        <<<"$wl"
+    tas_pods() { k get pods -n default -l leaderworkerset.sigs.k8s.io/name=tas -o json; }
+    tas_running() {
+        tas_pods | jqe '[.items[] | select(.status.phase == "Running" and (.spec.schedulingGates // [] | length) == 0)]
+            | length == 4'
+    }
+    wait_for 90 "TAS: the leader and 3 workers run, ungated" tas_running
+    local racks
+    racks=$(tas_pods | jq -r '.items[].spec.nodeName' | sort -u | while read -r n; do
+        k get node "$n" -o jsonpath="{.metadata.labels.cloud\.provider\.com/topology-rack}"; echo; done | sort -u | tr '\n' ' ')
+    check "... all on nodes of rack r2 (r1 has room for the workers, not for the leader beside them)" \
+        "$racks $(tas_pods | jq -c '[.items[] | [.metadata.name, .spec.nodeName, .spec.nodeSelector]]')" \
+        test "$racks" = "r2 "
+}
+[ "$FULL" = 1 ] && check_lws_tas
 
 e2e_finish
