@@ -24,6 +24,10 @@
 /* alpha, behind the TASMultiLayerTopology gate (off in v0.17): refused */
 #define CU_ANN_TAS_SLICE_CONSTRAINTS "kueue.x-k8s.io/podset-slice-required-topology-constraints"
 #define CU_ANN_PODSET_GROUP_NAME "kueue.x-k8s.io/podset-group-name"
+/* Added to a pod set's ranks by the topology ungater (Kueue's LWS webhook
+ * puts 1 on the workers of a LeaderWorkerSet with a leader and no group,
+ * whose worker indices start at 1). */
+#define CU_ANN_POD_INDEX_OFFSET "kueue.x-k8s.io/pod-index-offset"
 /* The scheduling gate of TAS pods (the ungater removes it). */
 #define CU_TAS_GATE "kueue.x-k8s.io/topology"
 

@@ -1069,8 +1069,6 @@ static void v_jobset(const cu_wh_env *env, cu_wh_req *req, cu_wh_resp *resp)
 
 /* ---------------- Pod ---------------- */
 
-#define ANN_POD_INDEX_OFFSET "kueue.x-k8s.io/pod-index-offset"
-
 static int has_gate(json_object *pod, const char *gate)
 {
     json_object *gates = cu_jpath(pod, "spec.schedulingGates");
@@ -1308,7 +1306,7 @@ static void lws_template_default(json_object *lws, json_object *tmpl, int worker
     cu_jset_str(ann, CU_ANN_POD_SUSPENDING_PARENT, FW_LWS);
     cu_jset_str(ann, CU_ANN_POD_GROUP_SERVING, "true");
     if (worker && lws_leader(lws) && !cu_jget(ann, CU_ANN_PODSET_GROUP_NAME))
-        cu_jset_str(ann, ANN_POD_INDEX_OFFSET, "1");
+        cu_jset_str(ann, CU_ANN_POD_INDEX_OFFSET, "1");
 }
 
 /* mleaderworkerset.kb.io: Kueue's LeaderWorkerSet defaulter (CREATE and

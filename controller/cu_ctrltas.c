@@ -10,9 +10,12 @@
  * arena); per bound, running pod that is not TAS's, its node and its
  * effective requests, exactly what was counted in the engine (so that the
  * +1 and the -1 pair); per pod of a Workload admitted by TAS, what the
- * ungater needs (its Workload, pod set, gate, labels, nodeSelector).
+ * ungater needs (its Workload, pod set, gate, labels, nodeSelector, index
+ * offset).
  * Nothing else of a pod.
  */
+#include <ctype.h>
+
 #include "cu_ctrl_int.h"
 #include "cu_podreq.h"
 #include "cu_topology.h"
@@ -99,8 +102,9 @@ typedef struct tpod {
     size_t nreq;
     cu_res *req; /* names malloc'd */
     /* a pod of a Workload that TAS placed (wl NULL: none) */
-    char *wl; /* ns/name of the Workload (kueue.x-k8s.io/workload) */
-    char *ps; /* its pod set (kueue.x-k8s.io/podset) */
+    char *wl;     /* ns/name of the Workload (kueue.x-k8s.io/workload) */
+    char *ps;     /* its pod set (kueue.x-k8s.io/podset) */
+    char *offset; /* its kueue.x-k8s.io/pod-index-offset, NULL when none */
     int gated, ended;
     json_object *labels, *sel, *gates;
     json_object *sent; /* the node selector an ungate patch sent (until the
@@ -152,11 +156,12 @@ static void tas_info_free(tpod *p)
 {
     free(p->wl);
     free(p->ps);
+    free(p->offset);
     json_object_put(p->labels);
     json_object_put(p->sel);
     json_object_put(p->gates);
     json_object_put(p->sent);
-    p->wl = p->ps = NULL;
+    p->wl = p->ps = p->offset = NULL;
     p->labels = p->sel = p->gates = p->sent = NULL;
 }
 
@@ -471,6 +476,8 @@ static void tas_info(struct ctrl_tas *t, tpod *p, json_object *obj, int deleted)
     snprintf(key, sizeof(key), "%s/%s", ns, wl);
     p->wl = strdup(key);
     p->ps = strdup(ps);
+    const char *off = cu_jstr(cu_jpath(obj, "metadata.annotations"), CU_ANN_POD_INDEX_OFFSET);
+    p->offset = off ? strdup(off) : NULL;
     p->ended = pod_ended(obj);
     p->gated = 0;
     json_object *gates = cu_jpath(obj, "spec.schedulingGates");
@@ -481,7 +488,7 @@ static void tas_info(struct ctrl_tas *t, tpod *p, json_object *obj, int deleted)
     p->labels = json_object_get(cu_jpath(obj, "metadata.labels"));
     p->sel = json_object_get(cu_jpath(obj, "spec.nodeSelector"));
     p->gates = json_object_get(gates);
-    if (!p->wl || !p->ps)
+    if (!p->wl || !p->ps || (off && !p->offset))
         tas_info_free(p);
     else
         tas_mark(t, p->wl);
@@ -736,6 +743,24 @@ static void ungate_podset(ctrl *c, struct ctrl_tas *t, const char *key, const cu
                     max_rank = smaller ? psa->count : psa->count + other;
                 }
         }
+    /* plus the pods' index offset (Kueue reads the first pod's) */
+    if (np && pods[0]->offset) {
+        const char *s = pods[0]->offset;
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (!*s || isspace((unsigned char)*s) || *end || errno || v < -INT32_MAX ||
+            v > INT32_MAX - (long)max_rank || v > INT32_MAX - (long)offset) {
+            ctrl_log(
+                c, 0,
+                "Pod %s: annotation %s=\"%s\" is not an integer: pod set %s of %s is not ungated",
+                pods[0]->h.key, CU_ANN_POD_INDEX_OFFSET, s, psa->name, key);
+            free(pods);
+            return;
+        }
+        offset += (int32_t)v;
+        max_rank += (int32_t)v;
+    }
     /* the domain of each rank, in the assignment's order */
     int64_t total = 0;
     for (size_t d = 0; d < ta->ndomains; d++)

@@ -1415,6 +1415,19 @@ static void add_pod(srv *s, const char *name)
     srv_add(s, R_POD, b);
 }
 
+/* 1 when a line of the controller's log holds s. */
+static int log_has(const fx *f, const char *s)
+{
+    FILE *l = fopen(f->log, "r");
+    char line[4096];
+    int found = 0;
+    while (l && !found && fgets(line, sizeof(line), l))
+        found = strstr(line, s) != NULL;
+    if (l)
+        fclose(l);
+    return found;
+}
+
 /* ud: a pod's path. A PATCH of it. */
 static int is_pod_patch(const sreq *q, const void *ud)
 {
@@ -1498,37 +1511,43 @@ static void add_tas_workload(srv *s)
             "\"lastTransitionTime\":\"2025-01-01T00:00:05Z\"}]}}");
 }
 
-/* A gated pod of tw's pod set: completion index idx (< 0: no index label). */
-static void add_tas_pod(srv *s, const char *name, int idx)
+/* A gated pod of tw's pod set: completion index idx (< 0: no index label),
+ * with the pod-index-offset annotation off (NULL: none). */
+static void add_tas_pod(srv *s, const char *name, int idx, const char *off)
 {
-    char b[2048], lab[120] = "";
+    char b[2048], lab[120] = "", ann[120] = "";
     if (idx >= 0)
         snprintf(lab, sizeof(lab), ",\"batch.kubernetes.io/job-completion-index\":\"%d\"", idx);
+    if (off)
+        snprintf(ann, sizeof(ann), ",\"kueue.x-k8s.io/pod-index-offset\":\"%s\"", off);
     snprintf(b, sizeof(b),
              "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
              "\"namespace\":\"team\",\"uid\":\"uid-%s\",\"labels\":{"
              "\"kueue.x-k8s.io/podset\":\"main\"%s},\"annotations\":{"
              "\"kueue.x-k8s.io/workload\":\"tw\","
-             "\"kueue.x-k8s.io/podset-required-topology\":\"kubernetes.io/hostname\"}},"
+             "\"kueue.x-k8s.io/podset-required-topology\":\"kubernetes.io/hostname\"%s}},"
              "\"spec\":{\"schedulingGates\":[{\"name\":\"other\"},"
              "{\"name\":\"kueue.x-k8s.io/topology\"}],\"nodeSelector\":{\"pool\":\"p1\"},"
              "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]},"
              "\"status\":{\"phase\":\"Pending\"}}",
-             name, name, lab);
+             name, name, lab, ann);
     srv_add(s, R_POD, b);
 }
 
 /* The topology ungater: the gated pods of a Workload admitted by TAS get
  * their domain's hostname in their nodeSelector and lose the topology gate
  * (other gates kept); by rank when every pod has its index (pod z, index
- * 0, to gpu-a), else in name order. */
+ * 0, to gpu-a), else in name order. With offset (ranked 2) the indices are
+ * 2 and 1, the pods annotated kueue.x-k8s.io/pod-index-offset 1: ranks 1
+ * and 0 (without the offset, index 2 is no rank of 2 pods: name order). */
 static void tas_ungater(void **state, int ranked)
 {
     fx *f = *state;
     base_world(f->s);
     add_tas_workload(f->s);
-    add_tas_pod(f->s, "y", ranked ? 1 : -1);
-    add_tas_pod(f->s, "z", ranked ? 0 : -1);
+    int o = ranked == 2;
+    add_tas_pod(f->s, "y", ranked ? 1 + o : -1, o ? "1" : NULL);
+    add_tas_pod(f->s, "z", ranked ? 0 + o : -1, o ? "1" : NULL);
     start(f);
     const char *py = "/api/v1/namespaces/team/pods/y", *pz = "/api/v1/namespaces/team/pods/z";
     long uy = wait_req(f, 0, is_pod_patch, py, 5000), uz = wait_req(f, 0, is_pod_patch, pz, 5000);
@@ -1555,6 +1574,26 @@ static void tas_ungater(void **state, int ranked)
 
 static void test_tas_ungater_ranks(void **state) { tas_ungater(state, 1); }
 static void test_tas_ungater_names(void **state) { tas_ungater(state, 0); }
+static void test_tas_ungater_offset(void **state) { tas_ungater(state, 2); }
+
+/* A pod-index-offset that is no integer: the pod set is not ungated, and
+ * the log says why. */
+static void test_tas_ungater_bad_offset(void **state)
+{
+    fx *f = *state;
+    base_world(f->s);
+    add_tas_workload(f->s);
+    add_tas_pod(f->s, "y", 1, "one");
+    add_tas_pod(f->s, "z", 0, "one");
+    start(f);
+    serve_for(f, 1500);
+    size_t n = count_req(f, 0, f->s->nreqs, is_pod_patch, "/api/v1/namespaces/team/pods/y") +
+               count_req(f, 0, f->s->nreqs, is_pod_patch, "/api/v1/namespaces/team/pods/z");
+    CHECK(f, n == 0, "%zu pod patches", n);
+    CHECK(f, log_has(f, "is not an integer: pod set main of team/tw is not ungated"),
+          "the log does not say why");
+    stop(f);
+}
 
 /* 2. A pending Workload that fits is admitted with a precondition. */
 static void test_admits_with_precondition(void **state)
@@ -2492,6 +2531,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pod_group_admitted_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tas_ungater_ranks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tas_ungater_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tas_ungater_offset, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tas_ungater_bad_offset, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
