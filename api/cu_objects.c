@@ -242,6 +242,7 @@ void cu_world_free(cu_world *w)
     free(w->topologies.items);
     free(w->nodes.items);
     free(w->pods.items);
+    cu_group_pods_free(w);
     memset(w, 0, sizeof(*w));
 }
 
@@ -659,11 +660,8 @@ static cu_err decode_object(cu_world *w, const cu_node *root, const char *file, 
         const cu_node *labels = cu_node_path(root, "metadata.labels");
         const char *qn = cu_node_scalar(cu_node_get(labels, CU_LABEL_QUEUE_NAME));
         const char *grp = cu_node_scalar(cu_node_get(labels, CU_LABEL_POD_GROUP_NAME));
-        if (qn && *qn && grp && *grp) {
-            cu_diag_warn(d, "%s:%d: Pod %s is in pod group %s: pod groups are not simulated yet",
-                         file, root->line, c.who, grp);
-            return CU_OK;
-        }
+        if (qn && *qn && grp && *grp)
+            return cu_keep_group_pod(&c, root, name, grp);
     }
     cu_dec_meta(&c, root, api, name, ki->namespaced, &meta);
 
@@ -1054,7 +1052,10 @@ cu_err cu_world_load(cu_world *w, const char *const *paths, size_t npaths, cu_di
         if (err)
             return err;
     }
-    return l.result;
+    cu_err err = cu_world_pod_groups(w, d);
+    if (err == CU_ENOMEM)
+        return err;
+    return err ? CU_EINVAL : l.result;
 }
 
 /* ------------------------------------------------------------------ */

@@ -616,6 +616,9 @@ typedef struct cu_world {
     CU_VEC(cu_topology *) topologies;
     CU_VEC(cu_kube_node *) nodes; /* Nodes (TAS), e.g. for cueue simulate */
     CU_VEC(cu_kube_pod *) pods;   /* Pods bound to nodes (TAS usage) */
+    /* queued Pods of pod groups, until cu_world_pod_groups makes their
+     * groups' Workloads */
+    CU_VEC(struct cu_group_pod *) group_pods;
     size_t nseq;
 } cu_world;
 
@@ -627,7 +630,8 @@ void cu_world_free(cu_world *w);
 /* Decodes one document root into w: known kinds become objects (a Job with
  * the queue-name label becomes a Workload; a Job without it is skipped with
  * a warning; a Pod with it becomes the Workload of a single pod, one in a
- * pod group is skipped with a warning; other Pods go to w->pods), "List" kinds are expanded, unknown kinds are skipped with a
+ * pod group is kept for cu_world_pod_groups; other Pods go to w->pods),
+ * "List" kinds are expanded, unknown kinds are skipped with a
  * warning naming FILE:LINE, kind and name. Structural problems (wrong
  * type, bad quantity, unknown enum value) are errors in d naming kind,
  * namespace/name, the field path and the problem; the object is then
@@ -635,10 +639,22 @@ void cu_world_free(cu_world *w);
  * Borrows doc (strings are copied into w's arena). */
 cu_err cu_world_decode(cu_world *w, const cu_doc *doc, cu_diag *d);
 
+/* The Workloads of the pod groups whose queued Pods cu_world_decode kept,
+ * as Kueue's pod integration makes them (cu_pod_group_workload: one pod
+ * set per role), once a group has as many pods (not Failed) as its
+ * pod-group-total-count; a group with fewer is skipped with a warning (its
+ * Workload waits for them), the excess of one with more is left out with
+ * a warning. A group whose pods disagree on the total count or the queue,
+ * or whose count is not an integer >= 1, is an error naming a pod (Kueue's
+ * messages). A group whose pods all ended is Finished as Kueue finishes it
+ * ("Pods succeeded: S/T."). Returns CU_OK, CU_EINVAL or CU_ENOMEM. */
+cu_err cu_world_pod_groups(cu_world *w, cu_diag *d);
+
 /* Loads paths (files, or folders read recursively in name order taking
- * *.yaml, *.yml, *.json) into w. A syntax error is reported as
- * "FILE:LINE:COLUMN: message" and returns CU_ESYNTAX; decode errors are
- * collected (all of them) and return CU_EINVAL. */
+ * *.yaml, *.yml, *.json) into w, then its pod groups (cu_world_pod_groups).
+ * A syntax error is reported as "FILE:LINE:COLUMN: message" and returns
+ * CU_ESYNTAX; decode errors are collected (all of them) and return
+ * CU_EINVAL. */
 cu_err cu_world_load(cu_world *w, const char *const *paths, size_t npaths, cu_diag *d);
 
 /* Validates every object by Kueue's rules and cross-object consistency

@@ -1837,10 +1837,82 @@ static void test_queued_pod_ended_and_group(void **state)
     const cu_workload *wl = f->w.workloads.items[0];
     assert_true(cu_workload_finished(wl));
     assert_string_equal(wl->conds[0].reason, "Failed");
-    /* a pod group is not simulated: warned, skipped */
+    /* a pod of a group waits for cu_world_pod_groups; without a total
+     * count its group is refused there (Kueue's message) */
     assert_int_equal(f->w.pods.n, 0);
-    assert_msg(&f->d, "warning: test.yaml:7: Pod ml/g0 is in pod group g: pod groups are not "
-                      "simulated yet");
+    assert_int_equal(cu_world_pod_groups(&f->w, &f->d), CU_EINVAL);
+    assert_msg(&f->d,
+               "test.yaml:7: Pod ml/g0: metadata.annotations["
+               "kueue.x-k8s.io/pod-group-total-count]: must be an integer greater than zero");
+    assert_int_equal(f->w.workloads.n, 1);
+}
+
+/* A pod of group g (total count total, queue q, phase ph or none),
+ * requesting gpus. */
+static const char *group_pod(char *b, size_t n, const char *name, const char *g, const char *total,
+                             const char *q, int gpus, const char *ph)
+{
+    snprintf(b, n,
+             "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: ml\n"
+             "  labels: {kueue.x-k8s.io/queue-name: %s, kueue.x-k8s.io/pod-group-name: %s}\n"
+             "  annotations: {kueue.x-k8s.io/pod-group-total-count: \"%s\"}\n"
+             "spec: {containers: [{name: a, resources: {requests: {nvidia.com/gpu: %d}}}]}\n"
+             "%s%s%s",
+             name, q, g, total, gpus, ph ? "status: {phase: " : "", ph ? ph : "", ph ? "}\n" : "");
+    return b;
+}
+
+static void test_pod_groups(void **state)
+{
+    fx *f = *state;
+    char y[8192] = "", b[1024];
+    /* complete: a leader and 2 workers (two shapes: two pod sets) */
+    strcat(y, group_pod(b, sizeof b, "lead", "ok", "3", "lq", 1, NULL));
+    strcat(y, group_pod(b, sizeof b, "w1", "ok", "3", "lq", 2, NULL));
+    strcat(y, group_pod(b, sizeof b, "w2", "ok", "3", "lq", 2, "Running"));
+    /* incomplete: 1 of 2 (a Failed pod holds no place) */
+    strcat(y, group_pod(b, sizeof b, "h0", "half", "2", "lq", 1, NULL));
+    strcat(y, group_pod(b, sizeof b, "h1", "half", "2", "lq", 1, "Failed"));
+    /* the pods disagree: total count, queue */
+    strcat(y, group_pod(b, sizeof b, "t0", "tot", "2", "lq", 1, NULL));
+    strcat(y, group_pod(b, sizeof b, "t1", "tot", "3", "lq", 1, NULL));
+    strcat(y, group_pod(b, sizeof b, "q0", "que", "2", "lq", 1, NULL));
+    strcat(y, group_pod(b, sizeof b, "q1", "que", "2", "other", 1, NULL));
+    /* all succeeded: Finished; one too many: the last left out */
+    strcat(y, group_pod(b, sizeof b, "s0", "done", "2", "lq", 1, "Succeeded"));
+    strcat(y, group_pod(b, sizeof b, "s1", "done", "2", "lq", 1, "Succeeded"));
+    strcat(y, group_pod(b, sizeof b, "x0", "extra", "1", "lq", 1, NULL));
+    strcat(y, group_pod(b, sizeof b, "x1", "extra", "1", "lq", 1, NULL));
+    assert_int_equal(load(f, y), CU_OK);
+    assert_int_equal(f->w.workloads.n, 0);
+    assert_int_equal(cu_world_pod_groups(&f->w, &f->d), CU_EINVAL);
+    assert_int_equal(f->w.group_pods.n, 0);
+    assert_int_equal(f->w.workloads.n, 3);
+    const cu_workload *ok = f->w.workloads.items[0];
+    assert_string_equal(ok->meta.name, "ok");
+    assert_string_equal(ok->queue_name, "lq");
+    assert_int_equal(ok->npodsets, 2);
+    int32_t c0 = ok->podsets[0].count, c1 = ok->podsets[1].count;
+    assert_true((c0 == 1 && c1 == 2) || (c0 == 2 && c1 == 1));
+    assert_int_equal(cu_reslist_get(&ok->podsets[c0 == 1 ? 0 : 1].requests, "nvidia.com/gpu"), 1);
+    assert_int_equal(cu_reslist_get(&ok->podsets[c0 == 1 ? 1 : 0].requests, "nvidia.com/gpu"), 2);
+    assert_false(cu_workload_finished(ok));
+    assert_msg(&f->d, "warning: test.yaml:30: pod group ml/half has 1 of its 2 pods: Kueue makes "
+                      "its Workload when all are there; not simulated");
+    assert_msg(&f->d, "test.yaml:58: pod group ml/tot: pods 't0' and 't1' has different "
+                      "'kueue.x-k8s.io/pod-group-total-count' values: 2!=3");
+    assert_msg(&f->d, "test.yaml:76: pod group ml/que: pods 'q0' and 'q1' has different "
+                      "queue names: lq!=other");
+    const cu_workload *done = f->w.workloads.items[1];
+    assert_string_equal(done->meta.name, "done");
+    assert_true(cu_workload_finished(done));
+    assert_string_equal(done->conds[0].message, "Pods succeeded: 2/2.");
+    const cu_workload *extra = f->w.workloads.items[2];
+    assert_string_equal(extra->meta.name, "extra");
+    assert_int_equal(extra->npodsets, 1);
+    assert_int_equal(extra->podsets[0].count, 1);
+    assert_msg(&f->d, "warning: test.yaml:114: pod group ml/extra has 2 pods for 1: the last 1 "
+                      "left out");
 }
 
 static void test_queued_pod_error(void **state)
@@ -1905,6 +1977,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pod_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queued_pod, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queued_pod_ended_and_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pod_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queued_pod_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_pod_duplicates, setup, teardown),
     };

@@ -69,6 +69,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         bad |= err != CU_OK;
     }
+    cu_err gerr = cu_world_pod_groups(&w, &d); /* the pod groups' Workloads */
+    if (gerr == CU_EINVAL && d.nerrors == 0)
+        abort();
+    bad |= gerr != CU_OK;
     if (bad || (cu_world_validate(&w, &d) != CU_OK && has_duplicates(&w)))
         goto out;
     int64_t now = 1767225600000LL;

@@ -101,6 +101,12 @@ void cu_dec_node(dctx *c, const cu_node *root, cu_kube_node *x);
  * it has the queue-name label and wl (its meta unset) was filled instead
  * as the Workload of the single pod. */
 int cu_dec_pod(dctx *c, const cu_node *root, cu_kube_pod *x, cu_workload *wl);
+/* Keeps the queued Pod root (named name, in pod group group) for
+ * cu_world_pod_groups (cu_kube.c): a JSON copy with its namespace, name
+ * and (when it has none) a uid. */
+cu_err cu_keep_group_pod(dctx *c, const cu_node *root, const char *name, const char *group);
+/* Frees the pods cu_keep_group_pod kept and not yet made into Workloads. */
+void cu_group_pods_free(cu_world *w);
 /* The Finished condition of an owner's Workload from the first of root's
  * status.conditions that fin (cu_job_cond_finished, ...) says finishes it,
  * with its message and time. */
