@@ -77,7 +77,10 @@ int cu_dec_pod(dctx *c, const cu_node *root, cu_kube_pod *x, cu_workload *wl)
     const cu_node *st = cu_dec_want_map(c, cu_node_get(root, "status"), "status");
     x->phase = cu_dec_str(c, st, "phase", "status");
     x->ended = x->phase && (strcmp(x->phase, "Succeeded") == 0 || strcmp(x->phase, "Failed") == 0);
-    x->tas = cu_kvs_get(&x->meta.labels, CU_LABEL_TAS) != NULL;
+    const cu_node *ann = cu_node_path(root, "metadata.annotations");
+    x->tas = cu_topology_pod_is_tas(cu_dec_node_ann,
+                                    (void *)(ann && ann->type == CU_NODE_MAP ? ann : NULL),
+                                    cu_kvs_get(&x->meta.labels, CU_LABEL_TAS));
     const char *q = cu_kvs_get(&x->meta.labels, CU_LABEL_QUEUE_NAME);
     if (q && *q) {
         wl->meta = x->meta;

@@ -141,7 +141,7 @@ static void dec_checks(dctx *c, const cu_node *st, cu_workload *wl)
     }
 }
 
-static const char *node_ann(void *ud, const char *key)
+const char *cu_dec_node_ann(void *ud, const char *key)
 {
     return cu_node_scalar(cu_node_get(ud, key));
 }
@@ -154,8 +154,8 @@ void cu_dec_topo_template(dctx *c, const cu_node *tmpl, const char *path, const 
     const cu_node *ann = cu_node_path(tmpl, "metadata.annotations");
     if (ann && ann->type != CU_NODE_MAP)
         ann = NULL;
-    if (cu_topo_request_build(node_ann, (void *)ann, index_label, subgroup_label, subgroup_count,
-                              r) != 0) {
+    if (cu_topo_request_build(cu_dec_node_ann, (void *)ann, index_label, subgroup_label,
+                              subgroup_count, r) != 0) {
         cu_dec_err(c, cu_dec_path(q, path, "metadata.annotations"),
                    "Invalid value: " CU_ANN_TAS_UNCONSTRAINED
                    " must be a boolean and " CU_ANN_TAS_SLICE_SIZE " a 32-bit integer");

@@ -354,13 +354,8 @@ static void node_event(ctrl *c, struct ctrl_tas *t, cu_ievent ev, json_object *o
  * counts too. */
 static int pod_is_tas(json_object *obj)
 {
-    json_object *anns = cu_jpath(obj, "metadata.annotations");
-    if (cu_jget(anns, CU_ANN_TAS_REQUIRED) || cu_jget(anns, CU_ANN_TAS_PREFERRED) ||
-        cu_jget(anns, CU_ANN_TAS_UNCONSTRAINED))
-        return 1;
-    json_object *labels = cu_jpath(obj, "metadata.labels");
-    const char *v = cu_jstr(labels, CU_LABEL_TAS);
-    return v && strcmp(v, "true") == 0;
+    return cu_topology_pod_is_tas(cu_ann_get_json, cu_jpath(obj, "metadata.annotations"),
+                                  cu_jstr(cu_jpath(obj, "metadata.labels"), CU_LABEL_TAS));
 }
 
 static int pod_ended(json_object *obj)

@@ -95,6 +95,8 @@ void cu_dec_jobset(dctx *c, const cu_node *root, const cu_meta *jm, cu_workload 
 /* wl's one pod set "main" of count pods (a Job's, a single pod's), NULL
  * when out of memory (cu_job.c). */
 cu_podset *cu_dec_main_podset(dctx *c, cu_workload *wl, int32_t count);
+/* cu_ann_get over a cu_node annotations map (ud: the map, or NULL). */
+const char *cu_dec_node_ann(void *ud, const char *key);
 /* A Node (cu_kube.c). */
 void cu_dec_node(dctx *c, const cu_node *root, cu_kube_node *x);
 /* A Pod (cu_kube.c) whose meta is set: returns 0 with x filled, or 1 when
