@@ -1,7 +1,7 @@
 /*
  * cu_kube.c - the core/v1 kinds Topology-Aware Scheduling reads: a Node
  * (allocatable, labels, taints, unschedulable, Ready) and a Pod (its node,
- * phase, effective requests, the kueue.x-k8s.io/tas label), and a Pod with
+ * phase, effective requests, whether TAS placed it), and a Pod with
  * the queue-name label decoded as the Workload Kueue's pod integration
  * creates for a single pod (the rules of api/cu_pod.c: its name, its
  * priority class, one pod set "main" of one pod whose template is the pod,
@@ -79,8 +79,7 @@ int cu_dec_pod(dctx *c, const cu_node *root, cu_kube_pod *x, cu_workload *wl)
     x->ended = x->phase && (strcmp(x->phase, "Succeeded") == 0 || strcmp(x->phase, "Failed") == 0);
     const cu_node *ann = cu_node_path(root, "metadata.annotations");
     x->tas = cu_topology_pod_is_tas(cu_dec_node_ann,
-                                    (void *)(ann && ann->type == CU_NODE_MAP ? ann : NULL),
-                                    cu_kvs_get(&x->meta.labels, CU_LABEL_TAS));
+                                    (void *)(ann && ann->type == CU_NODE_MAP ? ann : NULL));
     const char *q = cu_kvs_get(&x->meta.labels, CU_LABEL_QUEUE_NAME);
     if (q && *q) {
         wl->meta = x->meta;

@@ -232,13 +232,12 @@ typedef struct cu_kube_node {
 /* A Pod (core/v1) as TAS reads it: the requests of a pod bound to a node
  * count against that node while it has not ended (cu_world pods; the
  * controller's Pod informer). */
-#define CU_LABEL_TAS "kueue.x-k8s.io/tas"
 typedef struct cu_kube_pod {
     cu_meta meta;
     const char *node_name; /* spec.nodeName, NULL when not bound */
     const char *phase;     /* status.phase, NULL when absent */
     int ended;             /* phase Succeeded or Failed */
-    int tas;               /* labelled kueue.x-k8s.io/tas: placed by TAS, whose
+    int tas;               /* placed by TAS (cu_topology_pod_is_tas), whose
                               usage is counted from its Workload's topology
                               assignment, not from the pod */
     cu_reslist requests;   /* one pod's effective requests (cu_pod_requests:

@@ -63,10 +63,10 @@ int cu_topology_label_ok(const char *s)
 
 const char *cu_ann_get_json(void *ud, const char *key) { return cu_jstr(ud, key); }
 
-int cu_topology_pod_is_tas(cu_ann_get get, void *ud, const char *tas_label)
+int cu_topology_pod_is_tas(cu_ann_get get, void *ud)
 {
     return get(ud, CU_ANN_TAS_REQUIRED) || get(ud, CU_ANN_TAS_PREFERRED) ||
-           get(ud, CU_ANN_TAS_UNCONSTRAINED) || (tas_label && strcmp(tas_label, "true") == 0);
+           get(ud, CU_ANN_TAS_UNCONSTRAINED);
 }
 
 int cu_topo_request_build(cu_ann_get get, void *ud, const char *pod_index_label,

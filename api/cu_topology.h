@@ -55,14 +55,15 @@ typedef const char *(*cu_ann_get)(void *ud, const char *key);
 /* cu_ann_get over a json-c metadata.annotations map (ud: the map). */
 const char *cu_ann_get_json(void *ud, const char *key);
 
-/* Whether a pod is one that TAS placed, as Kueue's IsTAS decides it: it
- * has a podset-required, -preferred or -unconstrained topology annotation
- * (get/ud over its annotations; Kueue's start adds the unconstrained one
- * to pod sets admitted by TAS implicitly); or it has the label
- * kueue.x-k8s.io/tas: "true" of Kueue's older releases (tas_label: its
- * value, NULL when absent). Such a pod's node usage is its Workload's
- * assignment, not its own. */
-int cu_topology_pod_is_tas(cu_ann_get get, void *ud, const char *tas_label);
+/* Whether a pod is one that TAS placed, as Kueue v0.17's IsTAS decides
+ * it: it has a podset-required, -preferred or -unconstrained topology
+ * annotation (get/ud over its annotations; Kueue's start adds the
+ * unconstrained one to pod sets admitted by TAS implicitly). Such a pod's
+ * node usage is its Workload's assignment, not its own. The label
+ * kueue.x-k8s.io/tas of Kueue's older releases counts for nothing: Kueue
+ * v0.17 counts such a pod as any other (bench/diff-kueue.sh, scenario
+ * 308). */
+int cu_topology_pod_is_tas(cu_ann_get get, void *ud);
 
 /* Kueue's topology request of a pod set from its template's annotations
  * (get/ud) and what the integration adds: the pod index label (Job and

@@ -1701,26 +1701,27 @@ static void test_node_errors(void **state)
 static void test_pod(void **state)
 {
     fx *f = *state;
-    assert_int_equal(
-        load(f, "apiVersion: v1\nkind: Pod\n"
-                "metadata: {name: p1, namespace: ml, labels: {kueue.x-k8s.io/tas: 'true'}}\n"
-                "spec:\n"
-                "  nodeName: gpu-a\n"
-                "  initContainers:\n"
-                "  - {name: i, resources: {requests: {nvidia.com/gpu: 3}}}\n"
-                "  containers:\n"
-                "  - {name: a, resources: {requests: {cpu: 500m, nvidia.com/gpu: 1}}}\n"
-                "  - {name: b, resources: {limits: {nvidia.com/gpu: 1}}}\n"
-                "  overhead: {cpu: 100m}\n"
-                "status: {phase: Running}\n"
-                "---\n"
-                "apiVersion: v1\nkind: Pod\nmetadata: {name: done}\n"
-                "spec: {nodeName: gpu-b, containers: [{name: c}]}\n"
-                "status: {phase: Succeeded}\n"
-                "---\n"
-                "apiVersion: v1\nkind: Pod\nmetadata: {name: failed}\n"
-                "spec: {containers: [{name: c}]}\nstatus: {phase: Failed}\n"),
-        CU_OK);
+    assert_int_equal(load(f,
+                          "apiVersion: v1\nkind: Pod\n"
+                          "metadata: {name: p1, namespace: ml, annotations: "
+                          "{kueue.x-k8s.io/podset-unconstrained-topology: 'true'}}\n"
+                          "spec:\n"
+                          "  nodeName: gpu-a\n"
+                          "  initContainers:\n"
+                          "  - {name: i, resources: {requests: {nvidia.com/gpu: 3}}}\n"
+                          "  containers:\n"
+                          "  - {name: a, resources: {requests: {cpu: 500m, nvidia.com/gpu: 1}}}\n"
+                          "  - {name: b, resources: {limits: {nvidia.com/gpu: 1}}}\n"
+                          "  overhead: {cpu: 100m}\n"
+                          "status: {phase: Running}\n"
+                          "---\n"
+                          "apiVersion: v1\nkind: Pod\nmetadata: {name: done}\n"
+                          "spec: {nodeName: gpu-b, containers: [{name: c}]}\n"
+                          "status: {phase: Succeeded}\n"
+                          "---\n"
+                          "apiVersion: v1\nkind: Pod\nmetadata: {name: failed}\n"
+                          "spec: {containers: [{name: c}]}\nstatus: {phase: Failed}\n"),
+                     CU_OK);
     assert_int_equal(f->w.pods.n, 3);
     assert_int_equal(f->w.workloads.n, 0);
     const cu_kube_pod *p = f->w.pods.items[0];

@@ -14,8 +14,11 @@
 # and `cueue controller` on the other, each with the scenario's
 # Configuration. Once no Workload has changed for a few seconds, the
 # controllers stop and bench/kueue/diff.py compares, per Workload: admitted
-# or not, ClusterQueue, flavor per pod set and resource, pod count, evicted
-# or not; per ClusterQueue: usage per flavor and resource.
+# or not, ClusterQueue, flavor per pod set and resource, pod count, the
+# topology assignment's domains (Topology-Aware Scheduling), evicted or
+# not; per ClusterQueue: usage per flavor and resource. Nodes and Pods in
+# a scenario are created with their status (no kubelet runs): the
+# capacity TAS places on and the pods bound to it.
 #
 #   --cases DIR   every scenario in DIR: a subfolder with input.yaml (the
 #                 objects, v1beta1 or v1beta2, in creation order) and an

@@ -348,14 +348,10 @@ static void node_event(ctrl *c, struct ctrl_tas *t, cu_ievent ev, json_object *o
 
 /* ---------------- Pods ---------------- */
 
-/* Kueue's IsTAS: a pod placed by TAS has one of the topology annotations
- * (Kueue's start adds podset-unconstrained-topology to those admitted
- * implicitly); the label kueue.x-k8s.io/tas of Kueue's older releases
- * counts too. */
+/* Kueue's IsTAS (cu_topology_pod_is_tas). */
 static int pod_is_tas(json_object *obj)
 {
-    return cu_topology_pod_is_tas(cu_ann_get_json, cu_jpath(obj, "metadata.annotations"),
-                                  cu_jstr(cu_jpath(obj, "metadata.labels"), CU_LABEL_TAS));
+    return cu_topology_pod_is_tas(cu_ann_get_json, cu_jpath(obj, "metadata.annotations"));
 }
 
 static int pod_ended(json_object *obj)

@@ -148,7 +148,7 @@ cu_err cu_engine_check_invariants(const cu_engine *e, cu_diag *d);
  * its pods are placed on node capacity in the requested domain (Kueue's
  * flavor assigner and TAS flavor snapshot); the placement is the pod set's
  * topology assignment (cu_psa_info.topo). cu_engine_load takes w->nodes
- * and w->pods (bound pods not labelled kueue.x-k8s.io/tas, not ended);
+ * and w->pods (bound pods not placed by TAS, not ended);
  * a driver keeps them current with the calls below (after cu_engine_load:
  * before it there is no snapshot to feed). Node and pod changes do not
  * requeue by themselves: the driver calls cu_engine_capacity_freed when

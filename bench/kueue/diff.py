@@ -54,11 +54,13 @@ KINDS = {
     "AdmissionCheck": ("/apis/" + V, "admissionchecks", False),
     "Topology": ("/apis/" + V, "topologies", False),
     "PriorityClass": ("/apis/scheduling.k8s.io/v1", "priorityclasses", False),
+    "Node": ("/api/v1", "nodes", False),
+    "Pod": ("/api/v1", "pods", True),
     "Job": ("/apis/batch/v1", "jobs", True),
 }
 # emptied between scenarios, dependants first
-EMPTY_ORDER = ["Job", "Workload", "LocalQueue", "ClusterQueue", "Cohort", "ResourceFlavor",
-               "WorkloadPriorityClass", "AdmissionCheck", "Topology", "PriorityClass"]
+EMPTY_ORDER = ["Job", "Pod", "Workload", "LocalQueue", "ClusterQueue", "Cohort", "ResourceFlavor",
+               "WorkloadPriorityClass", "AdmissionCheck", "Topology", "PriorityClass", "Node"]
 
 
 def log(*a):
@@ -241,6 +243,9 @@ def load_scenario(path, cueue_bin):
     if any(str(d.get("apiVersion", "")).startswith(GROUP + "/v1beta1") for d in raw):
         raw = convert_v1beta1(files, cueue_bin)
     docs, config = [], {}
+    # a v1 List is its items (as kubectl applies it)
+    raw = [i for d in raw for i in ((d.get("items") or []) if d.get("kind") == "List" else [d])
+           if isinstance(i, dict)]
     for d in raw:
         if d.get("kind") == "Configuration":
             config = d
@@ -254,11 +259,12 @@ def normalize(docs):
     """What Kueue's webhooks (not installed here: nothing serves them) and
     a real API server need of the objects: a Workload's spec.priority next
     to its priorityClassRef (Kueue's CRD refuses one without the other);
-    the limits of a Job's extended resources (the API server refuses a
-    request for one without an equal limit). An object with only
-    metadata.generateName gets a name of its own (generateName and its
-    place in the input), the same on both clusters, so its Workload can be
-    matched across them (each server would generate a different one)."""
+    the limits of a Job's or a Pod's extended resources (the API server
+    refuses a request for one without an equal limit), a container's image.
+    An object with only metadata.generateName gets a name of its own
+    (generateName and its place in the input), the same on both clusters,
+    so its Workload can be matched across them (each server would generate
+    a different one)."""
     values = {}
     for i, d in enumerate(docs):
         md = d.get("metadata") or {}
@@ -276,9 +282,10 @@ def normalize(docs):
                 v = values.get((ref.get("kind", "WorkloadPriorityClass"), ref.get("name")))
                 if v is not None:
                     spec["priority"] = v
-        if d.get("kind") == "Job":
-            ps = ((spec.get("template") or {}).get("spec") or {})
+        if d.get("kind") in ("Job", "Pod"):
+            ps = ((spec.get("template") or {}).get("spec") or {}) if d["kind"] == "Job" else spec
             for c in (ps.get("containers") or []) + (ps.get("initContainers") or []):
+                c.setdefault("image", "busybox")  # the API server requires one
                 res = c.get("resources") or {}
                 for r, q in (res.get("requests") or {}).items():
                     if r in ("cpu", "memory", "ephemeral-storage"):
@@ -347,7 +354,9 @@ class Side:
                 if md.get("finalizers"):
                     k.req("PATCH", p, {"metadata": {"finalizers": None}},
                           "application/merge-patch+json")
-                k.req("DELETE", p + "?propagationPolicy=Background")
+                # no kubelet confirms a pod's end: a pod goes at once
+                k.req("DELETE", p + "?propagationPolicy=Background" +
+                      ("&gracePeriodSeconds=0" if kind == "Pod" else ""))
         for kind in EMPTY_ORDER:
             end = time.time() + 30
             while True:
@@ -374,10 +383,14 @@ class Side:
         if st == 404:
             k.must("POST", obj_path("Namespace"),
                    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": want}})
-            return
-        if (cur["metadata"].get("labels") or {}) != want:
+        elif (cur["metadata"].get("labels") or {}) != want:
             cur["metadata"]["labels"] = want
             k.must("PUT", obj_path("Namespace", name=name), cur)
+        # a Pod needs its namespace's default ServiceAccount, which no
+        # controller makes here
+        k.must("POST", "/api/v1/namespaces/%s/serviceaccounts" % name,
+               {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}},
+               ok=(201, 409))
 
     def create(self, d):
         kind = d["kind"]
@@ -388,6 +401,14 @@ class Side:
             bmd.pop(f, None)
         body.pop("status", None)
         self.kube.must("POST", obj_path(kind, md.get("namespace")), body)
+
+    def node_taints(self, d):
+        """The Node's taints as the scenario gives them: the API server
+        taints a new node not-ready, and no node lifecycle controller runs
+        here to lift it once the node is Ready."""
+        taints = (d.get("spec") or {}).get("taints")
+        self.kube.must("PATCH", obj_path("Node", name=d["metadata"]["name"]),
+                       {"spec": {"taints": taints or None}}, "application/merge-patch+json")
 
     def write_status(self, d):
         st = json.loads(json.dumps(d.get("status") or {}))
@@ -613,6 +634,30 @@ def wl_key(wl):
     return md["namespace"] + "/" + name
 
 
+def topology_domains(ta):
+    """A v1beta2 topologyAssignment (levels, slices of domainCount,
+    valuesPerLevel and podCounts, each universal or individual) as its
+    domains, sorted: ["value/value...=count", ...]. Two encodings of the
+    same placement compare equal."""
+    out = []
+    for sl in ta.get("slices") or []:
+        n = sl.get("domainCount") or 0
+        cols = []
+        for lv in sl.get("valuesPerLevel") or []:
+            if lv.get("universal") is not None:
+                cols.append([lv["universal"]] * n)
+            else:
+                ind = lv.get("individual") or {}
+                pre, suf = ind.get("prefix") or "", ind.get("suffix") or ""
+                cols.append([pre + r + suf for r in ind.get("roots") or []])
+        pc = sl.get("podCounts") or {}
+        counts = [pc["universal"]] * n if pc.get("universal") is not None else list(pc.get("individual") or [])
+        for i in range(n):
+            vals = [c[i] if i < len(c) else "?" for c in cols]
+            out.append("%s=%s" % ("/".join(vals), counts[i] if i < len(counts) else "?"))
+    return sorted(out)
+
+
 def decisions(side, scen, wls):
     """The final state, in the form of `cueue simulate -o json`."""
     lqs = cq_of_lq(scen.docs)
@@ -631,8 +676,11 @@ def decisions(side, scen, wls):
         pss = []
         if admitted:
             for a in adm.get("podSetAssignments") or []:
-                pss.append({"name": a.get("name"), "count": a.get("count"),
-                            "flavors": dict(sorted((a.get("flavors") or {}).items()))})
+                ps = {"name": a.get("name"), "count": a.get("count"),
+                      "flavors": dict(sorted((a.get("flavors") or {}).items()))}
+                if a.get("topologyAssignment"):
+                    ps["topology"] = topology_domains(a["topologyAssignment"])
+                pss.append(ps)
                 if not (fin and fin.get("status") == "True"):
                     for r, q in (a.get("resourceUsage") or {}).items():
                         f = (a.get("flavors") or {}).get(r, "")
@@ -854,6 +902,12 @@ def run_scenario(scen, sides, args, workdir):
         for d in docs:
             if d.get("kind") in KINDS and d["kind"] not in ("Namespace", "Workload", "Job"):
                 in_parallel([lambda s=s: s.create(d) for s in sides])
+                # a Node's capacity and Ready condition, a Pod's phase: no
+                # kubelet (nor KWOK) writes them here
+                if d["kind"] in ("Node", "Pod") and d.get("status"):
+                    in_parallel([lambda s=s: s.write_status(d) for s in sides])
+                if d["kind"] == "Node":
+                    in_parallel([lambda s=s: s.node_taints(d) for s in sides])
         create_groups(sides, first)
         if all(check_stamps(s, first) for s in sides):
             break
