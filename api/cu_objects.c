@@ -228,6 +228,7 @@ void cu_world_init(cu_world *w)
 
 void cu_world_free(cu_world *w)
 {
+    cu_group_pods_free(w); /* its records are in the arena */
     cu_arena_free(&w->arena);
     free(w->flavors.items);
     free(w->cqs.items);
@@ -242,7 +243,6 @@ void cu_world_free(cu_world *w)
     free(w->topologies.items);
     free(w->nodes.items);
     free(w->pods.items);
-    cu_group_pods_free(w);
     memset(w, 0, sizeof(*w));
 }
 

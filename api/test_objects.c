@@ -1863,6 +1863,19 @@ static const char *group_pod(char *b, size_t n, const char *name, const char *g,
     return b;
 }
 
+/* A world freed with pods of a group still kept (no cu_world_pod_groups:
+ * the webhooks decode one pod so): nothing leaks or is read after free
+ * (fuzz_webhook found the free reading the arena it had freed). */
+static void test_pod_group_kept_then_freed(void **state)
+{
+    fx *f = *state;
+    char b[1024];
+    assert_int_equal(load(f, group_pod(b, sizeof b, "g0", "g", "2", "lq", 1, NULL)), CU_OK);
+    assert_int_equal(f->w.group_pods.n, 1);
+    cu_world_free(&f->w);
+    cu_world_init(&f->w);
+}
+
 static void test_pod_groups(void **state)
 {
     fx *f = *state;
@@ -1979,6 +1992,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_queued_pod, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queued_pod_ended_and_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pod_groups, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pod_group_kept_then_freed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queued_pod_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_pod_duplicates, setup, teardown),
     };
