@@ -163,40 +163,27 @@ static const char *gp_ann(const struct cu_group_pod *p, const char *key)
     return cu_jstr(cu_jpath(p->obj, "metadata.annotations"), key);
 }
 
-static const char *gp_queue(const struct cu_group_pod *p)
-{
-    const char *q = cu_jstr(cu_jpath(p->obj, "metadata.labels"), CU_LABEL_QUEUE_NAME);
-    return q ? q : "";
-}
-
-/* Why the pods m[0..n) of one group disagree (Kueue's messages), or 0. */
+/* Whether the pods m[0..n) of one group disagree (cu_pod_group_disagree,
+ * Kueue's messages, said in d at the pod concerned), else *total. */
 static int group_invalid(struct cu_group_pod *const *m, size_t n, int32_t *total, cu_diag *d)
 {
-    if (!cu_pod_group_total(gp_ann(m[0], CU_ANN_POD_GROUP_TOTAL_COUNT), total)) {
-        cu_diag_error(d,
-                      "%s:%d: Pod %s/%s: metadata.annotations[" CU_ANN_POD_GROUP_TOTAL_COUNT
-                      "]: must be an integer greater than zero",
-                      m[0]->file, m[0]->line, m[0]->ns, m[0]->name);
+    json_object **objs = malloc(n * sizeof(*objs));
+    if (!objs) {
+        cu_diag_error(d, "pod group %s/%s: out of memory", m[0]->ns, m[0]->group);
         return 1;
     }
-    for (size_t i = 1; i < n; i++) {
-        int32_t t = 0;
-        if (!cu_pod_group_total(gp_ann(m[i], CU_ANN_POD_GROUP_TOTAL_COUNT), &t) || t != *total) {
-            cu_diag_error(
-                d, "%s:%d: pod group %s/%s: pods '%s' and '%s' has different '%s' values: %d!=%d",
-                m[i]->file, m[i]->line, m[0]->ns, m[0]->group, m[0]->name, m[i]->name,
-                CU_ANN_POD_GROUP_TOTAL_COUNT, (int)*total, (int)t);
-            return 1;
-        }
-        if (strcmp(gp_queue(m[0]), gp_queue(m[i])) != 0) {
-            cu_diag_error(
-                d, "%s:%d: pod group %s/%s: pods '%s' and '%s' has different queue names: %s!=%s",
-                m[i]->file, m[i]->line, m[0]->ns, m[0]->group, m[0]->name, m[i]->name,
-                gp_queue(m[0]), gp_queue(m[i]));
-            return 1;
-        }
-    }
-    return 0;
+    for (size_t i = 0; i < n; i++)
+        objs[i] = m[i]->obj;
+    char why[900];
+    size_t bad = 0;
+    int rc = cu_pod_group_disagree(objs, n, total, &bad, why, sizeof(why));
+    free(objs);
+    if (rc && bad == 0)
+        cu_diag_error(d, "%s:%d: %s", m[0]->file, m[0]->line, why);
+    else if (rc)
+        cu_diag_error(d, "%s:%d: pod group %s/%s: %s", m[bad]->file, m[bad]->line, m[0]->ns,
+                      m[0]->group, why);
+    return rc;
 }
 
 /* The Workload of one group's pods m[0..n) (not Failed), into w. */

@@ -164,6 +164,51 @@ int cu_pod_group_total(const char *v, int32_t *out)
     return 1;
 }
 
+static const char *group_queue(json_object *pod)
+{
+    const char *q = cu_jstr(cu_jpath(pod, "metadata.labels"), CU_LABEL_QUEUE_NAME);
+    return q ? q : "";
+}
+
+static const char *group_count(json_object *pod)
+{
+    return cu_jstr(cu_jpath(pod, "metadata.annotations"), CU_ANN_POD_GROUP_TOTAL_COUNT);
+}
+
+int cu_pod_group_disagree(json_object *const *pods, size_t n, int32_t *total, size_t *bad,
+                          char *why, size_t whyn)
+{
+    *bad = 0;
+    const char *n0 = cu_jpath_str(pods[0], "metadata.name");
+    n0 = n0 ? n0 : "";
+    if (!cu_pod_group_total(group_count(pods[0]), total)) {
+        const char *ns = cu_jpath_str(pods[0], "metadata.namespace");
+        snprintf(why, whyn,
+                 "Pod %s/%s: metadata.annotations[" CU_ANN_POD_GROUP_TOTAL_COUNT
+                 "]: must be an integer greater than zero",
+                 ns ? ns : "", n0);
+        return 1;
+    }
+    for (size_t i = 1; i < n; i++) {
+        int32_t t = 0;
+        const char *ni = cu_jpath_str(pods[i], "metadata.name");
+        ni = ni ? ni : "";
+        *bad = i;
+        if (!cu_pod_group_total(group_count(pods[i]), &t) || t != *total) {
+            snprintf(why, whyn, "pods '%s' and '%s' has different '%s' values: %d!=%d", n0, ni,
+                     CU_ANN_POD_GROUP_TOTAL_COUNT, (int)*total, (int)t);
+            return 1;
+        }
+        if (strcmp(group_queue(pods[0]), group_queue(pods[i])) != 0) {
+            snprintf(why, whyn, "pods '%s' and '%s' has different queue names: %s!=%s", n0, ni,
+                     group_queue(pods[0]), group_queue(pods[i]));
+            return 1;
+        }
+    }
+    *bad = 0;
+    return 0;
+}
+
 int cu_pod_group_finished(int32_t succeeded, int32_t total, int any_active, int unretriable,
                           char *msg, size_t n)
 {

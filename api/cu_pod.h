@@ -68,4 +68,13 @@ int cu_pod_group_finished(int32_t succeeded, int32_t total, int any_active, int 
  * when it is a decimal integer >= 1, else 0. */
 int cu_pod_group_total(const char *v, int32_t *out);
 
+/* Whether the pods[0..n) of one group agree, as Kueue checks them before
+ * it makes the group's Workload: 0 with the total count in *total, or 1
+ * with Kueue's message in why: the first pod's count is not an integer
+ * >= 1 (which="Pod NS/NAME: metadata.annotations[...]: ..."), or pod *bad
+ * differs from the first in the count or the queue ("pods 'a' and 'b' has
+ * different ..."; *bad 0 for the first kind). */
+int cu_pod_group_disagree(json_object *const *pods, size_t n, int32_t *total, size_t *bad,
+                          char *why, size_t whyn);
+
 #endif

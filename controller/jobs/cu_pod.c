@@ -529,28 +529,23 @@ static void no_workload(ctrl *c, pgroup *g, rec **pods, size_t n)
         if (pod_of(pods[i])->runnable)
             act[na++] = pods[i];
     char why[900];
-    int32_t total = na ? pod_of(act[0])->total : 0;
+    int32_t total = 0;
     why[0] = '\0';
     if (!na) {
         free(act);
         return;
     }
-    if (total < 1)
-        snprintf(why, sizeof(why),
-                 "Pod %s: metadata.annotations[" CU_ANN_POD_GROUP_TOTAL_COUNT
-                 "]: must be an integer greater than zero",
-                 act[0]->key);
-    for (size_t i = 1; !*why && i < na; i++) {
-        cpod *p = pod_of(act[i]), *q = pod_of(act[0]);
-        if (p->total != total)
-            snprintf(why, sizeof(why), "pods '%s' and '%s' has different '%s' values: %d!=%d",
-                     strchr(act[0]->key, '/') + 1, strchr(act[i]->key, '/') + 1,
-                     CU_ANN_POD_GROUP_TOTAL_COUNT, (int)total, (int)p->total);
-        else if (strcmp(p->queue ? p->queue : "", q->queue ? q->queue : "") != 0)
-            snprintf(why, sizeof(why), "pods '%s' and '%s' has different queue names: %s!=%s",
-                     strchr(act[0]->key, '/') + 1, strchr(act[i]->key, '/') + 1,
-                     q->queue ? q->queue : "", p->queue ? p->queue : "");
+    json_object **chk = malloc(na * sizeof(*chk));
+    if (!chk) {
+        free(act);
+        return;
     }
+    for (size_t i = 0; i < na; i++)
+        chk[i] = pod_of(act[i])->obj;
+    size_t bad;
+    if (!cu_pod_group_disagree(chk, na, &total, &bad, why, sizeof(why)))
+        why[0] = '\0';
+    free(chk);
     if (*why) {
         say_compose(c, g, act[0], why);
         free(act);
